@@ -1,0 +1,82 @@
+# mcpgw — build, run and test. See docs/testing.md.
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+
+GO        ?= go
+CACHE     ?= $(CURDIR)/.cache
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -s -w -X main.version=$(VERSION)
+FUZZTIME  ?= 30s
+E2E_TIMEOUT ?= 20m
+UNIT_TIMEOUT ?= 10m
+# Extra arguments for the e2e go test, e.g. make test-e2e E2E_ARGS='-run TestHarness -v'
+E2E_ARGS  ?=
+
+E2E_ENV := MCPGW_PEERS=$(CACHE) MCPGW_BIN=$(CURDIR)/bin/mcpgw MCPGW_E2E_DIR=$(CURDIR)/test/e2e
+
+# Every package except the end-to-end one (which needs the peers and bin/mcpgw).
+UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
+GO_FILES  = $(shell find . -name '*.go' -not -path './test/e2e/node_modules/*' -not -path './.cache/*' -not -path './.git/*')
+
+.PHONY: build run peers test vet test-unit test-e2e fuzz bench lint clean distclean everything-server
+
+## build: static bin/mcpgw (and bin/mcpgw-bridge once cmd/mcpgw-bridge exists)
+build:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw ./cmd/mcpgw
+	if [ -d cmd/mcpgw-bridge ]; then \
+		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-bridge ./cmd/mcpgw-bridge; \
+	fi
+
+## everything-server: the go-sdk conformance fixture examples/mcpgw.yaml runs over stdio
+everything-server:
+	CGO_ENABLED=0 $(GO) build -o $(CACHE)/bin/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
+
+## run: build and serve examples/mcpgw.yaml
+run: build everything-server
+	bin/mcpgw serve --config examples/mcpgw.yaml
+
+## peers: install the real test peers into .cache and test/e2e/node_modules
+peers:
+	CACHE=$(CACHE) scripts/peers.sh
+
+## test: peers, build, vet, unit tests with -race, then the end-to-end tests
+test:
+	$(MAKE) --no-print-directory peers
+	$(MAKE) --no-print-directory build
+	$(MAKE) --no-print-directory vet
+	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory test-e2e
+
+vet:
+	$(GO) vet ./...
+
+test-unit:
+	pkgs="$(UNIT_PKGS)"; \
+	if [ -n "$$pkgs" ]; then $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $$pkgs; \
+	else echo "no unit packages"; fi
+
+test-e2e:
+	$(E2E_ENV) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_ARGS) ./test/e2e/...
+
+## fuzz: every Fuzz target in the module for $(FUZZTIME) each
+fuzz:
+	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
+
+## bench: micro-benchmarks (placeholder until bench/ has its own harness)
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## lint: gofmt must list nothing, go vet must pass
+lint:
+	@out="$$(gofmt -l $(GO_FILES))"; \
+	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+## clean: build outputs and the go test cache; distclean also drops the installed peers
+clean:
+	rm -rf bin/
+	$(GO) clean -testcache
+
+distclean: clean
+	rm -rf $(CACHE) test/e2e/node_modules

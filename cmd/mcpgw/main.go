@@ -1,0 +1,264 @@
+// Command mcpgw is the MCP gateway daemon and its admin CLI.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+const usage = `mcpgw — an MCP gateway: one endpoint in front of many MCP servers.
+
+Usage:
+  mcpgw serve    [--config FILE]   run the gateway
+  mcpgw validate [--config FILE] [--offline]
+                                    check a config: every problem is listed; with
+                                    upstreams connected, also name collisions
+  mcpgw version                     print the version
+
+The config defaults to $MCPGW_CONFIG, else ./mcpgw.yaml if it exists, else the embedded
+defaults (no upstreams, 127.0.0.1:8080). See docs/config.md.
+`
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == upstream.ChildArg {
+		upstream.RunChild(os.Args[2:])
+		return
+	}
+	if len(os.Args) < 2 {
+		fmt.Fprint(os.Stderr, usage)
+		os.Exit(2)
+	}
+	var err error
+	switch os.Args[1] {
+	case "serve":
+		err = serve(os.Args[2:])
+	case "validate":
+		err = validate(os.Args[2:], os.Stdout)
+	case "version", "--version", "-v":
+		fmt.Println("mcpgw", version)
+	case "help", "-h", "--help":
+		fmt.Print(usage)
+	default:
+		fmt.Fprintf(os.Stderr, "mcpgw: unknown command %q\n\n%s", os.Args[1], usage)
+		os.Exit(2)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "mcpgw:", err)
+		os.Exit(1)
+	}
+}
+
+func configPath(flagValue string) string {
+	if flagValue != "" {
+		return flagValue
+	}
+	if env := os.Getenv("MCPGW_CONFIG"); env != "" {
+		return env
+	}
+	if _, err := os.Stat("mcpgw.yaml"); err == nil {
+		return "mcpgw.yaml"
+	}
+	return ""
+}
+
+func loadConfig(path string) (*registry.Config, registry.Problems, error) {
+	if path == "" {
+		return registry.ParseConfig(nil)
+	}
+	return registry.LoadConfig(path)
+}
+
+func newLogger(cfg *registry.Config, w io.Writer) *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(cfg.Log.Level))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if cfg.Log.Format == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+func validate(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	cfgFlag := fs.String("config", "", "config file")
+	offline := fs.Bool("offline", false, "do not connect to upstreams (skips name collision checks)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	path := configPath(*cfgFlag)
+	cfg, ps, err := loadConfig(path)
+	for _, p := range ps {
+		fmt.Fprintln(out, p.String())
+	}
+	if err != nil {
+		var probs registry.Problems
+		if errors.As(err, &probs) {
+			return fmt.Errorf("%s: invalid config", display(path))
+		}
+		return err
+	}
+	if !*offline && len(cfg.Servers) > 0 {
+		reg := registry.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		reg.Start(connectWait(cfg))
+		for _, st := range reg.Statuses() {
+			if st.State != registry.StateUp {
+				fmt.Fprintf(out, "warning: servers.%s: could not list its tools (%s): %s\n", st.Name, st.State, st.Error)
+			}
+			for _, p := range st.Problems {
+				fmt.Fprintf(out, "warning: servers.%s: %s\n", st.Name, p)
+			}
+		}
+		coll := reg.Collisions()
+		reg.Close()
+		for _, p := range coll {
+			fmt.Fprintln(out, p.String())
+		}
+		if len(coll) > 0 {
+			return fmt.Errorf("%s: invalid config", display(path))
+		}
+	}
+	fmt.Fprintf(out, "%s: ok (%d servers)\n", display(path), len(cfg.Servers))
+	return nil
+}
+
+func display(path string) string {
+	if path == "" {
+		return "embedded defaults"
+	}
+	return path
+}
+
+func connectWait(cfg *registry.Config) time.Duration {
+	wait := cfg.Upstream.ConnectTimeout
+	for _, d := range cfg.Servers {
+		if d.Timeouts.Connect > wait {
+			wait = d.Timeouts.Connect
+		}
+	}
+	return wait + time.Second
+}
+
+func serve(args []string) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfgFlag := fs.String("config", "", "config file")
+	listen := fs.String("listen", "", "override the config's listen address")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	path := configPath(*cfgFlag)
+	cfg, ps, err := loadConfig(path)
+	if err != nil {
+		for _, p := range ps {
+			fmt.Fprintln(os.Stderr, p.String())
+		}
+		return fmt.Errorf("%s: invalid config; nothing started", display(path))
+	}
+	if *listen != "" {
+		cfg.Listen = *listen
+	}
+	log := newLogger(cfg, os.Stderr)
+	slog.SetDefault(log)
+	for _, p := range ps {
+		log.Warn("config", "problem", p.String())
+	}
+	if err := checkListener(cfg, log); err != nil {
+		return err
+	}
+	if exe, err := os.Executable(); err == nil {
+		upstream.GuardianPath = exe
+	}
+	upstream.Version, gateway.Version = version, version
+
+	store, err := openStore(cfg)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+
+	reg := registry.New(cfg, log)
+	gw := gateway.New(cfg, reg, store, log)
+	reg.Start(connectWait(cfg))
+	if coll := reg.Collisions(); len(coll) > 0 {
+		reg.Close()
+		for _, p := range coll {
+			fmt.Fprintln(os.Stderr, p.String())
+		}
+		return fmt.Errorf("%s: invalid config (exposed name collisions); nothing started", display(path))
+	}
+	gw.Start()
+
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
+		reg.Close()
+		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+	}
+	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	log.Info("mcpgw listening", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version,
+		"servers", len(cfg.Servers), "state_dir", cfg.StateDir, "store", cfg.Store)
+
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case sig := <-sigs:
+		log.Info("shutting down", "signal", sig.String())
+	case err := <-errc:
+		if !errors.Is(err, http.ErrServerClosed) {
+			log.Error("server failed", "err", err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+	gw.Close()
+	reg.Close()
+	return nil
+}
+
+// checkListener refuses auth mode none on a listener other than loopback, unless the
+// operator said so explicitly.
+func checkListener(cfg *registry.Config, log *slog.Logger) error {
+	host, _, _ := net.SplitHostPort(cfg.Listen)
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	if cfg.Auth.Mode == "none" && !loopback {
+		if !cfg.Auth.AllowNonLoopback {
+			return fmt.Errorf("auth.mode none trusts identity headers, so it only runs on a loopback listener; %s is not one (set auth.allow_non_loopback: true to override)", cfg.Listen)
+		}
+		log.Warn("AUTH IS OFF on a non-loopback listener: anyone who can reach " + cfg.Listen + " can use every tool")
+	}
+	return nil
+}
+
+func openStore(cfg *registry.Config) (sessions.Store, error) {
+	switch {
+	case cfg.Store == "memory":
+		return sessions.NewMemory(), nil
+	case cfg.Store == "bolt":
+		return sessions.OpenBolt(filepath.Join(cfg.StateDir, "mcpgw.db"))
+	case strings.HasPrefix(cfg.Store, "redis"):
+		return nil, fmt.Errorf("store %s: the Redis store is not built yet", cfg.Store)
+	}
+	return nil, fmt.Errorf("unknown store %q", cfg.Store)
+}

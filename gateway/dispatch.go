@@ -1,0 +1,509 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// dispatch answers one client request on out.
+func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	switch m.Method {
+	case "ping":
+		_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+	case "initialize":
+		// A second initialize on a live session: answer it again (legacy SSE clients send
+		// their first initialize here).
+		_ = out.reply(wire.Result(m.ID, g.initializeResult(s.rec.ProtocolVersion, s.rec.Servers)))
+	case "tools/list":
+		g.list(s, m, "tools", out)
+	case "prompts/list":
+		g.list(s, m, "prompts", out)
+	case "resources/list":
+		g.list(s, m, "resources", out)
+	case "resources/templates/list":
+		g.list(s, m, "resourceTemplates", out)
+	case "tools/call":
+		g.callTool(ctx, s, m, out)
+	case "prompts/get":
+		g.getPrompt(ctx, s, m, out)
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		g.resourceRequest(ctx, s, m, out)
+	case "completion/complete":
+		g.complete(ctx, s, m, out)
+	case "logging/setLevel":
+		g.setLevel(ctx, s, m, out)
+	default:
+		_ = out.reply(wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
+	}
+}
+
+func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if len(m.Params) > 0 {
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+			return
+		}
+	}
+	v := s.View()
+	page, ok := v.ListPage(kind, p.Cursor, g.cfg.HTTP.PageSize)
+	if !ok {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: invalid cursor", nil))
+		return
+	}
+	if kind == "tools" {
+		tools, others := listFingerprints(v)
+		s.viewMu.Lock()
+		s.sentTools = tools
+		if s.sentOthers == "" {
+			s.sentOthers = others
+		}
+		s.viewMu.Unlock()
+		g.metrics.listBytes.WithLabelValues("full").Add(float64(len(page)))
+		g.metrics.listTokens.WithLabelValues("full").Add(float64(len(page) / 4))
+	} else {
+		_, others := listFingerprints(v)
+		s.viewMu.Lock()
+		s.sentOthers = others
+		s.viewMu.Unlock()
+	}
+	_ = out.reply(wire.Result(m.ID, page))
+}
+
+// callParams is the part of tools/call params the gateway reads; arguments stay raw.
+type callParams struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Meta      json.RawMessage `json:"_meta,omitempty"`
+	Task      json.RawMessage `json:"task,omitempty"`
+}
+
+func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	var p callParams
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Name == "" {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: tools/call needs a tool name", nil))
+		return
+	}
+	t := s.View().Tool(p.Name)
+	if t == nil {
+		g.metrics.calls.WithLabelValues("", p.Name, "unknown").Inc()
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
+		return
+	}
+	start := time.Now()
+	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
+	b = append(b, `{"name":`...)
+	b = append(b, wire.Quote(t.Name)...)
+	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
+		b = append(b, `,"arguments":`...)
+		b = append(b, p.Arguments...)
+	}
+	meta, route := g.rewriteMeta(p.Meta)
+	if meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	if len(p.Task) > 0 {
+		b = append(b, `,"task":`...)
+		b = append(b, p.Task...)
+	}
+	b = append(b, '}')
+	outcome := g.forward(ctx, s, m, t.Server, "tools/call", b, route, out, true)
+	g.metrics.calls.WithLabelValues(t.Server, t.Name, outcome).Inc()
+	g.metrics.callSeconds.WithLabelValues(t.Server, t.Name).Observe(time.Since(start).Seconds())
+}
+
+// rewriteMeta replaces a progress token with a gateway token, so that tokens of different
+// sessions never collide on a shared upstream. It returns the new _meta and the token.
+func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, string) {
+	if len(meta) == 0 || string(meta) == "null" {
+		return nil, ""
+	}
+	var mm map[string]json.RawMessage
+	if err := json.Unmarshal(meta, &mm); err != nil {
+		return meta, ""
+	}
+	orig, ok := mm["progressToken"]
+	if !ok {
+		return meta, ""
+	}
+	tok := "mcpgw-p" + itoa(g.progSeq.Add(1))
+	mm["progressToken"] = wire.Quote(tok)
+	out, _ := json.Marshal(mm)
+	g.progMu.Lock()
+	g.progress[tok] = progressRoute{token: append(json.RawMessage(nil), orig...)}
+	g.progMu.Unlock()
+	return out, tok
+}
+
+// forward sends a request to one upstream on behalf of a session and relays everything
+// that belongs to it back on out. It returns the outcome for metrics.
+func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, method string, params []byte, progTok string, out outbox, isTool bool) string {
+	defer func() {
+		if progTok != "" {
+			g.progMu.Lock()
+			delete(g.progress, progTok)
+			g.progMu.Unlock()
+		}
+	}()
+	fail := func(outcome, text string) string {
+		if isTool {
+			_ = out.reply(wire.Result(m.ID, toolError(text)))
+		} else {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, text, nil))
+		}
+		return outcome
+	}
+	srv := g.reg.Server(server)
+	timeout := g.cfg.Upstream.CallTimeout
+	if srv != nil {
+		timeout = srv.Def.Timeouts.Call
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	conn, err := s.conn(cctx, server)
+	if err != nil {
+		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
+	}
+	owner := &callOwner{s: s, out: out, id: m.ID}
+	k, err := conn.Begin(cctx, method, params, owner)
+	if err != nil {
+		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
+	}
+	if progTok != "" {
+		g.progMu.Lock()
+		r := g.progress[progTok]
+		r.session, r.call = s, k
+		g.progress[progTok] = r
+		g.progMu.Unlock()
+	}
+	key := string(m.ID)
+	s.mu.Lock()
+	s.inflight[key] = k
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.inflight[key] == k {
+			delete(s.inflight, key)
+		}
+		s.mu.Unlock()
+	}()
+	for {
+		raw, final, err := k.Next(cctx)
+		if err != nil {
+			switch {
+			case errors.Is(err, context.Canceled) && owner.cancelled.Load():
+				_ = out.reply(nil)
+				return "cancelled"
+			case errors.Is(err, context.DeadlineExceeded) || (cctx.Err() != nil && ctx.Err() == nil):
+				conn.Abandon(k, "timeout")
+				return fail("timeout", fmt.Sprintf("upstream %q did not answer within %s", server, timeout))
+			case ctx.Err() != nil:
+				conn.Abandon(k, "client went away")
+				return "cancelled"
+			case errors.Is(err, context.Canceled):
+				_ = out.reply(nil)
+				return "cancelled"
+			default:
+				return fail("unavailable", fmt.Sprintf("upstream %q failed during the call: %v", server, err))
+			}
+		}
+		if !final {
+			_ = out.related(raw)
+			continue
+		}
+		var resp wire.Msg
+		if err := wire.ParseInto(raw, &resp); err != nil {
+			return fail("error", fmt.Sprintf("upstream %q sent a malformed response", server))
+		}
+		if resp.Error != nil {
+			_ = out.reply(wire.RawError(m.ID, resp.Error))
+			return "error"
+		}
+		_ = out.reply(wire.Result(m.ID, resp.Result))
+		if isTool && isErrorResult(resp.Result) {
+			return "tool_error"
+		}
+		return "ok"
+	}
+}
+
+// callOwner ties an upstream call to the client request it serves.
+type callOwner struct {
+	s         *Session
+	out       outbox
+	id        json.RawMessage
+	cancelled atomic.Bool
+}
+
+// isErrorResult looks for "isError":true without decoding the whole result.
+func isErrorResult(res json.RawMessage) bool {
+	i := strings.LastIndex(string(res), `"isError"`)
+	if i < 0 {
+		return false
+	}
+	rest := strings.TrimLeft(string(res[i+len(`"isError"`):]), " \t\r\n:")
+	return strings.HasPrefix(rest, "true")
+}
+
+// toolError is a tool result that reports a gateway-side failure to the model.
+func toolError(text string) json.RawMessage {
+	b, _ := json.Marshal(map[string]any{
+		"content": []map[string]string{{"type": "text", "text": text}},
+		"isError": true,
+	})
+	return b
+}
+
+func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	var p map[string]json.RawMessage
+	var name string
+	if json.Unmarshal(m.Params, &p) != nil || json.Unmarshal(p["name"], &name) != nil || name == "" {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: prompts/get needs a prompt name", nil))
+		return
+	}
+	pr := s.View().Prompt(name)
+	if pr == nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+name, nil))
+		return
+	}
+	p["name"] = wire.Quote(pr.Name)
+	meta, tok := g.rewriteMeta(p["_meta"])
+	if meta != nil {
+		p["_meta"] = meta
+	}
+	b, _ := json.Marshal(p)
+	g.forward(ctx, s, m, pr.Server, "prompts/get", b, tok, out, false)
+}
+
+// resourceServer finds which upstream serves a URI: a listed resource, else the first
+// server with a template that matches it, else the only server with resources.
+func resourceServer(v *registry.View, uri string) string {
+	if r := v.Resource(uri); r != nil {
+		return r.Server
+	}
+	for _, t := range v.Templates {
+		if templateMatches(t.URI, uri) {
+			return t.Server
+		}
+	}
+	return ""
+}
+
+// templateMatches matches a URI against an RFC 6570 template's literal parts.
+func templateMatches(tmpl, uri string) bool {
+	for tmpl != "" {
+		i := strings.IndexByte(tmpl, '{')
+		if i < 0 {
+			return tmpl == uri
+		}
+		lit := tmpl[:i]
+		if !strings.HasPrefix(uri, lit) {
+			return false
+		}
+		uri = uri[len(lit):]
+		j := strings.IndexByte(tmpl[i:], '}')
+		if j < 0 {
+			return false
+		}
+		tmpl = tmpl[i+j+1:]
+		next := tmpl
+		if k := strings.IndexByte(next, '{'); k >= 0 {
+			next = next[:k]
+		}
+		if next == "" {
+			if tmpl == "" {
+				return true
+			}
+			continue
+		}
+		k := strings.Index(uri, next)
+		if k < 0 {
+			return false
+		}
+		uri = uri[k:]
+	}
+	return uri == ""
+}
+
+func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	var p struct {
+		URI string `json:"uri"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || p.URI == "" {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+m.Method+" needs a uri", nil))
+		return
+	}
+	server := resourceServer(s.View(), p.URI)
+	if m.Method == "resources/unsubscribe" {
+		s.mu.Lock()
+		if sv, ok := s.subs[p.URI]; ok {
+			server = sv
+			delete(s.subs, p.URI)
+		}
+		s.mu.Unlock()
+	}
+	if server == "" {
+		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+p.URI, map[string]string{"uri": p.URI}))
+		return
+	}
+	if m.Method == "resources/subscribe" {
+		s.mu.Lock()
+		s.subs[p.URI] = server
+		s.mu.Unlock()
+	}
+	g.forward(ctx, s, m, server, m.Method, m.Params, "", out, false)
+}
+
+func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	var p map[string]json.RawMessage
+	var ref struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || json.Unmarshal(p["ref"], &ref) != nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref", nil))
+		return
+	}
+	v := s.View()
+	var server string
+	switch ref.Type {
+	case "ref/prompt":
+		pr := v.Prompt(ref.Name)
+		if pr == nil {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+ref.Name, nil))
+			return
+		}
+		server = pr.Server
+		nr, _ := json.Marshal(map[string]string{"type": "ref/prompt", "name": pr.Name})
+		p["ref"] = nr
+	case "ref/resource":
+		server = resourceServer(v, ref.URI)
+		for _, t := range v.Templates {
+			if t.URI == ref.URI {
+				server = t.Server
+			}
+		}
+		if server == "" {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown resource: "+ref.URI, nil))
+			return
+		}
+	default:
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown ref type "+ref.Type, nil))
+		return
+	}
+	b, _ := json.Marshal(p)
+	g.forward(ctx, s, m, server, "completion/complete", b, "", out, false)
+}
+
+var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
+
+// setLevel records the session's log level and passes it to the upstreams that log.
+func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	if json.Unmarshal(m.Params, &p) != nil || !logLevels[p.Level] {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))
+		return
+	}
+	s.mu.Lock()
+	s.logLevel = p.Level
+	s.rec.LogLevel = p.Level
+	conns := make([]*upstream.Conn, 0, len(s.conns))
+	for _, sc := range s.conns {
+		if sc.conn != nil {
+			conns = append(conns, sc.conn)
+		}
+	}
+	s.mu.Unlock()
+	_ = g.store.Put(&s.rec)
+	for _, name := range s.rec.Servers {
+		if srv := g.reg.Server(name); srv != nil && srv.Mode == registry.ModeShared {
+			if c := srv.Shared(); c != nil {
+				conns = append(conns, c)
+			}
+		}
+	}
+	params, _ := json.Marshal(map[string]string{"level": p.Level})
+	for _, c := range conns {
+		if c.ServerCaps.Logging == nil {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		if _, err := c.Request(cctx, "logging/setLevel", params); err != nil {
+			g.log.Debug("logging/setLevel upstream failed", "server", c.Name, "err", err)
+		}
+		cancel()
+	}
+	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+}
+
+// clientNotification handles notifications from a client.
+func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
+	switch m.Method {
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) != nil || len(p.RequestID) == 0 {
+			return
+		}
+		s.mu.Lock()
+		k := s.inflight[string(p.RequestID)]
+		s.mu.Unlock()
+		if k == nil {
+			return
+		}
+		if o, ok := k.Owner.(*callOwner); ok {
+			o.cancelled.Store(true)
+		}
+		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
+		k.Conn().Abandon(k, "cancelled by client")
+	case "notifications/roots/list_changed":
+		s.mu.Lock()
+		conns := make([]*upstream.Conn, 0, len(s.conns))
+		for _, sc := range s.conns {
+			if sc.conn != nil {
+				conns = append(conns, sc.conn)
+			}
+		}
+		s.mu.Unlock()
+		for _, c := range conns {
+			_ = c.Notify(g.ctx, m.Method, m.Params)
+		}
+	case "notifications/initialized", "notifications/progress":
+	}
+}
+
+// clientResponse routes a client's answer to a server-to-client request to the upstream
+// that asked.
+func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
+	var id string
+	_ = json.Unmarshal(m.ID, &id)
+	g.reqMu.Lock()
+	pr, ok := g.pendingReqs[id]
+	if ok {
+		delete(g.pendingReqs, id)
+	}
+	g.reqMu.Unlock()
+	if !ok || pr.session != s {
+		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
+		return
+	}
+	if err := pr.conn.Reply(pr.upstreamID, m.Result, m.Error); err != nil {
+		g.log.Warn("relaying a client response upstream failed", "server", pr.conn.Name, "err", err)
+	}
+}

@@ -1,0 +1,376 @@
+// Package gateway is the MCP server clients see: the streamable HTTP and legacy SSE fronts,
+// request dispatch and relaying to upstreams, health and metrics.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// Protocol versions the gateway speaks to clients.
+var (
+	streamableVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26"}
+	legacyVersions     = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+	latestVersion      = "2025-11-25"
+)
+
+// Gateway serves MCP to clients over the upstreams of a registry.
+type Gateway struct {
+	cfg   *registry.Config
+	reg   *registry.Registry
+	store sessions.Store
+	log   *slog.Logger
+
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu       sync.RWMutex
+	sessions map[string]*Session
+
+	// pendingReqs maps the ids of server-to-client requests the gateway forwarded to the
+	// upstream request they stand for.
+	reqMu       sync.Mutex
+	pendingReqs map[string]pendingReq
+	reqSeq      atomic.Int64
+
+	// progress maps gateway progress tokens to the client's.
+	progMu   sync.Mutex
+	progress map[string]progressRoute
+	progSeq  atomic.Int64
+
+	instCount sync.Map // server → *atomic.Int64
+	streamSeq atomic.Int64
+
+	hosts   map[string]bool
+	origins map[string]bool
+
+	metrics *metrics
+	mux     *http.ServeMux
+}
+
+type pendingReq struct {
+	conn       *upstream.Conn
+	upstreamID json.RawMessage
+	session    *Session
+}
+
+type progressRoute struct {
+	session *Session
+	token   json.RawMessage
+	call    *upstream.Call
+}
+
+// New builds a gateway. Call Start, then serve Handler.
+func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) *Gateway {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
+		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
+		metrics: newMetrics()}
+	g.hosts, g.origins = allowLists(cfg)
+	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+		g.handleUpstream(nil, c, m, raw, rel)
+	}
+	reg.OnChange = g.serverChanged
+	reg.OnState = g.serverState
+	g.mux = http.NewServeMux()
+	g.mux.HandleFunc("/mcp", g.serveMCP)
+	g.mux.HandleFunc("/sse", g.serveSSE)
+	g.mux.HandleFunc("/message", g.serveMessage)
+	g.mux.HandleFunc("/healthz", g.serveHealthz)
+	g.mux.HandleFunc("/readyz", g.serveReadyz)
+	g.mux.Handle("/metrics", g.metrics.handler())
+	return g
+}
+
+// Handler is the gateway's HTTP handler.
+func (g *Gateway) Handler() http.Handler { return g.mux }
+
+// Start begins background work (idle reaping).
+func (g *Gateway) Start() { go g.reap() }
+
+// Close ends every session and background work.
+func (g *Gateway) Close() {
+	g.cancel()
+	g.mu.Lock()
+	all := make([]*Session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		all = append(all, s)
+	}
+	g.sessions = map[string]*Session{}
+	g.mu.Unlock()
+	for _, s := range all {
+		s.close()
+	}
+}
+
+// allowLists holds the Host and Origin values accepted: the listener's own names (and
+// localhost aliases for a loopback listener) plus configured extras.
+func allowLists(cfg *registry.Config) (map[string]bool, map[string]bool) {
+	hosts, origins := map[string]bool{}, map[string]bool{}
+	host, port, _ := net.SplitHostPort(cfg.Listen)
+	names := []string{host}
+	ip := net.ParseIP(host)
+	if host == "" || host == "0.0.0.0" || host == "::" || (ip != nil && ip.IsLoopback()) || host == "localhost" {
+		names = append(names, "localhost", "127.0.0.1", "::1", "[::1]")
+	}
+	for _, n := range names {
+		if n == "" {
+			continue
+		}
+		h := n
+		if strings.Contains(n, ":") && !strings.HasPrefix(n, "[") {
+			h = "[" + n + "]"
+		}
+		hosts[h+":"+port] = true
+		origins["http://"+h+":"+port] = true
+		origins["https://"+h+":"+port] = true
+	}
+	for _, h := range cfg.HTTP.AllowedHosts {
+		hosts[strings.ToLower(h)] = true
+	}
+	for _, o := range cfg.HTTP.AllowedOrigins {
+		origins[strings.ToLower(strings.TrimRight(o, "/"))] = true
+	}
+	return hosts, origins
+}
+
+// checkOrigin enforces the Host and Origin allow-lists (DNS rebinding protection).
+func (g *Gateway) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if !g.hosts["*"] && !g.hosts[strings.ToLower(r.Host)] {
+		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: Host "+strconv.Quote(r.Host)+" is not allowed")
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && !g.origins["*"] && !g.origins[strings.ToLower(o)] {
+		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: Origin "+strconv.Quote(o)+" is not allowed")
+		return false
+	}
+	return true
+}
+
+func writeHTTPError(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(wire.Error(nil, code, msg, nil))
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// newSessionID returns 128 bits of randomness as visible ASCII.
+func newSessionID() string { return rand.Text() }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// lookup finds a live session, or revives one from the store (after a restart).
+func (g *Gateway) lookup(id string) *Session {
+	g.mu.RLock()
+	s := g.sessions[id]
+	g.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	rec, err := g.store.Get(id)
+	if err != nil || rec == nil {
+		return nil
+	}
+	return g.adopt(rec)
+}
+
+// adopt makes a stored session live in this process.
+func (g *Gateway) adopt(rec *sessions.Record) *Session {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if s := g.sessions[rec.ID]; s != nil {
+		return s
+	}
+	s := g.newSession(*rec)
+	g.sessions[rec.ID] = s
+	g.metrics.sessions.WithLabelValues(rec.Transport).Inc()
+	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
+	return s
+}
+
+func (g *Gateway) newSession(rec sessions.Record) *Session {
+	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
+		conns: map[string]*sessConn{}, down: map[string]bool{}, inflight: map[string]*upstream.Call{},
+		subs: map[string]string{}, logLevel: rec.LogLevel}
+	var caps struct {
+		Sampling    json.RawMessage `json:"sampling"`
+		Elicitation json.RawMessage `json:"elicitation"`
+		Roots       json.RawMessage `json:"roots"`
+	}
+	_ = json.Unmarshal(rec.ClientCaps, &caps)
+	s.caps.sampling, s.caps.elicitation, s.caps.roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
+	s.touch()
+	return s
+}
+
+// register adds a new session.
+func (g *Gateway) register(s *Session) error {
+	if err := g.store.Put(&s.rec); err != nil {
+		return err
+	}
+	g.mu.Lock()
+	g.sessions[s.ID] = s
+	g.mu.Unlock()
+	g.metrics.sessions.WithLabelValues(s.Transport).Inc()
+	return nil
+}
+
+// end removes a session and stops its upstream instances.
+func (g *Gateway) end(s *Session, why string) {
+	g.mu.Lock()
+	_, ok := g.sessions[s.ID]
+	delete(g.sessions, s.ID)
+	g.mu.Unlock()
+	if ok {
+		g.metrics.sessions.WithLabelValues(s.Transport).Dec()
+	}
+	_ = g.store.Delete(s.ID)
+	s.close()
+	g.log.Info("session ended", "session", s.ID, "why", why)
+}
+
+// instances counts the live per-session instances of a server.
+func (g *Gateway) instances(server string) *atomic.Int64 {
+	if n, ok := g.instCount.Load(server); ok {
+		return n.(*atomic.Int64)
+	}
+	n, _ := g.instCount.LoadOrStore(server, new(atomic.Int64))
+	return n.(*atomic.Int64)
+}
+
+// reap ends sessions idle past http.session_idle_timeout and stops per-session instances
+// idle past upstream.idle_timeout.
+func (g *Gateway) reap() {
+	t := time.NewTicker(30 * time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		g.mu.RLock()
+		all := make([]*Session, 0, len(g.sessions))
+		for _, s := range g.sessions {
+			all = append(all, s)
+		}
+		g.mu.RUnlock()
+		for _, s := range all {
+			s.mu.Lock()
+			hasStream := s.stream != nil && !s.stream.isClosed()
+			s.mu.Unlock()
+			if !hasStream && now.Sub(time.Unix(0, s.lastSeen.Load())) > g.cfg.HTTP.SessionIdle {
+				g.end(s, "idle")
+				continue
+			}
+			s.mu.Lock()
+			for name, sc := range s.conns {
+				if sc.conn != nil && len(sc.conn.InFlight()) == 0 && now.Sub(time.Unix(0, sc.used.Load())) > g.cfg.Upstream.IdleTimeout {
+					delete(s.conns, name)
+					go sc.conn.Close()
+				}
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// serverChanged tells sessions whose view changed.
+func (g *Gateway) serverChanged(server string) {
+	g.mu.RLock()
+	all := make([]*Session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		all = append(all, s)
+	}
+	g.mu.RUnlock()
+	for _, s := range all {
+		for _, name := range s.rec.Servers {
+			if name == server {
+				g.notifyIfChanged(s)
+				break
+			}
+		}
+	}
+}
+
+// notifyIfChanged sends list_changed notifications to a session whose view differs from
+// the one it was last shown or told about.
+func (g *Gateway) notifyIfChanged(s *Session) {
+	v := s.View()
+	tools, others := listFingerprints(v)
+	s.viewMu.Lock()
+	sendTools := s.sentTools != "" && s.sentTools != tools
+	sendOthers := s.sentOthers != "" && s.sentOthers != others
+	if sendTools {
+		s.sentTools = tools
+	}
+	if sendOthers {
+		s.sentOthers = others
+	}
+	s.viewMu.Unlock()
+	if sendTools {
+		g.metrics.listChanged.Inc()
+		_ = s.send(wire.Notification("notifications/tools/list_changed", nil))
+	}
+	if sendOthers {
+		_ = s.send(wire.Notification("notifications/prompts/list_changed", nil))
+		_ = s.send(wire.Notification("notifications/resources/list_changed", nil))
+	}
+}
+
+// listFingerprints summarise a view's tools and its prompts and resources.
+func listFingerprints(v *registry.View) (tools, others string) {
+	var b strings.Builder
+	for _, t := range v.Tools {
+		b.WriteString(t.Exposed)
+		b.WriteByte(0)
+		b.WriteString(strconv.Itoa(len(t.Def)))
+		b.WriteByte(';')
+	}
+	tools = "t" + b.String()
+	b.Reset()
+	for _, p := range v.Prompts {
+		b.WriteString(p.Exposed)
+		b.WriteByte(';')
+	}
+	for _, r := range v.Resources {
+		b.WriteString(r.URI)
+		b.WriteByte(';')
+	}
+	for _, r := range v.Templates {
+		b.WriteString(r.URI)
+		b.WriteByte(';')
+	}
+	return tools, "o" + b.String()
+}
+
+func (g *Gateway) serverState(server, state string) {
+	switch state {
+	case registry.StateUp:
+		g.metrics.upstreamUp.WithLabelValues(server).Set(1)
+	case registry.StateDown, registry.StateStopped:
+		g.metrics.upstreamUp.WithLabelValues(server).Set(0)
+	case "restart":
+		g.metrics.upstreamRestarts.WithLabelValues(server).Inc()
+	}
+}

@@ -1,0 +1,39 @@
+package gateway
+
+import (
+	"encoding/json"
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// serveHealthz says the process is alive.
+func (g *Gateway) serveHealthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// serveReadyz reports the store and every upstream. It answers 503 when the store is
+// unreachable; upstreams that are down are reported but do not make the gateway unready,
+// since sessions keep working without them.
+func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
+	type ready struct {
+		Ready     bool              `json:"ready"`
+		Store     string            `json:"store"`
+		Sessions  int               `json:"sessions"`
+		Upstreams []registry.Status `json:"upstreams"`
+	}
+	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses()}
+	if _, err := g.store.Get("readyz-probe"); err != nil && err.Error() != "session not found" {
+		out.Ready, out.Store = false, err.Error()
+	}
+	g.mu.RLock()
+	out.Sessions = len(g.sessions)
+	g.mu.RUnlock()
+	b, _ := json.MarshalIndent(out, "", "  ")
+	w.Header().Set("Content-Type", "application/json")
+	if !out.Ready {
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}
+	_, _ = w.Write(append(b, '\n'))
+}

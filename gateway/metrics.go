@@ -1,0 +1,50 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// metrics are the gateway's Prometheus series (docs/metrics.md). Each gateway has its own
+// registry, so tests can run several in one process.
+type metrics struct {
+	reg              *prometheus.Registry
+	calls            *prometheus.CounterVec
+	callSeconds      *prometheus.HistogramVec
+	sessions         *prometheus.GaugeVec
+	upstreamUp       *prometheus.GaugeVec
+	upstreamRestarts *prometheus.CounterVec
+	upstreamStarts   *prometheus.CounterVec
+	listBytes        *prometheus.CounterVec
+	listTokens       *prometheus.CounterVec
+	listChanged      prometheus.Counter
+}
+
+func newMetrics() *metrics {
+	m := &metrics{reg: prometheus.NewRegistry()}
+	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tool_calls_total",
+		Help: "Tool calls by upstream server, upstream tool name and outcome (ok, tool_error, error, unknown, unavailable, timeout, cancelled)."},
+		[]string{"server", "tool", "outcome"})
+	m.callSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_tool_call_duration_seconds",
+		Help:    "Tool call duration through the gateway, from request to response.",
+		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
+		[]string{"server", "tool"})
+	m.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_sessions_active", Help: "Live sessions by client transport."}, []string{"transport"})
+	m.upstreamUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_up", Help: "1 while a shared upstream is connected (per_session: while its catalogue is known)."}, []string{"server"})
+	m.upstreamRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_restarts_total", Help: "Upstream reconnects and restarts after a failure."}, []string{"server"})
+	m.upstreamStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_instances_started_total", Help: "Per-session upstream instances started."}, []string{"server"})
+	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by form."}, []string{"form"})
+	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Estimated tokens (bytes/4) of tools/list results served, by form."}, []string{"form"})
+	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
+	m.reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
+		m.listBytes, m.listTokens, m.listChanged,
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}

@@ -1,0 +1,439 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// Session is one client session on the gateway, live in this process.
+type Session struct {
+	ID        string
+	Transport string // streamable | sse | socket
+	rec       sessions.Record
+
+	g *Gateway
+
+	caps struct{ sampling, elicitation, roots bool }
+
+	mu       sync.Mutex
+	conns    map[string]*sessConn // per_session upstream instances, by server
+	down     map[string]bool      // per_session servers whose instance is down
+	downGen  uint64
+	inflight map[string]*upstream.Call // downstream request id → upstream call
+	subs     map[string]string         // subscribed resource URI → server
+	stream   *stream                   // the GET stream (streamable) or the event stream (legacy SSE)
+	pending  []byte                    // messages waiting for a GET stream (bounded)
+	logLevel string
+	closed   bool
+
+	lastSeen atomic.Int64
+
+	viewMu     sync.Mutex
+	viewGen    uint64
+	viewDown   uint64
+	view       *registry.View
+	sentTools  string
+	sentOthers string
+}
+
+type sessConn struct {
+	once sync.Once
+	conn *upstream.Conn
+	err  error
+	used atomic.Int64
+}
+
+func (s *Session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }
+
+// View returns the session's current view: its servers, less those down for it.
+func (s *Session) View() *registry.View {
+	gen := s.g.reg.Gen()
+	s.mu.Lock()
+	dg := s.downGen
+	s.mu.Unlock()
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if s.view != nil && s.viewGen == gen && s.viewDown == dg {
+		return s.view
+	}
+	s.mu.Lock()
+	down := make(map[string]bool, len(s.down))
+	for k, v := range s.down {
+		down[k] = v
+	}
+	s.mu.Unlock()
+	s.view = s.g.reg.ViewFor(s.rec.Servers, down)
+	s.viewGen, s.viewDown = gen, dg
+	return s.view
+}
+
+// conn returns the connection that serves server for this session: the shared one, or
+// this session's own instance, started on first use.
+func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, error) {
+	srv := s.g.reg.Server(server)
+	if srv == nil {
+		return nil, fmt.Errorf("unknown server %q", server)
+	}
+	if srv.Mode == registry.ModeShared {
+		if c := srv.Shared(); c != nil {
+			return c, nil
+		}
+		st, why := srv.State()
+		return nil, fmt.Errorf("%s (%s)", st, why)
+	}
+	for attempt := 0; attempt < 2; attempt++ {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, errors.New("session ended")
+		}
+		sc := s.conns[server]
+		if sc == nil {
+			if n := s.g.instances(server).Load(); n >= int64(srv.Def.MaxInstances) {
+				s.mu.Unlock()
+				return nil, fmt.Errorf("per-session instance limit (%d) reached", srv.Def.MaxInstances)
+			}
+			sc = &sessConn{}
+			s.conns[server] = sc
+		}
+		s.mu.Unlock()
+		sc.once.Do(func() { sc.conn, sc.err = s.spawn(srv) })
+		if sc.err != nil {
+			s.mu.Lock()
+			if s.conns[server] == sc {
+				delete(s.conns, server)
+			}
+			s.mu.Unlock()
+			return nil, sc.err
+		}
+		select {
+		case <-sc.conn.Done():
+			// Died since; start a new one.
+			s.mu.Lock()
+			if s.conns[server] == sc {
+				delete(s.conns, server)
+			}
+			s.mu.Unlock()
+			continue
+		default:
+		}
+		sc.used.Store(time.Now().UnixNano())
+		return sc.conn, nil
+	}
+	return nil, errors.New("instance keeps exiting")
+}
+
+func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
+	o := srv.Options()
+	if len(s.rec.ClientCaps) > 0 {
+		o.ClientCaps = s.rec.ClientCaps
+	}
+	if len(s.rec.ClientInfo) > 0 {
+		o.ClientInfo = s.rec.ClientInfo
+	}
+	o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+		s.g.handleUpstream(s, c, m, raw, rel)
+	}
+	c, err := srv.Spawn(s.g.ctx, o)
+	if err != nil {
+		s.g.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)
+		s.setDown(srv.Name, true)
+		return nil, err
+	}
+	s.g.metrics.upstreamStarts.WithLabelValues(srv.Name).Inc()
+	n := s.g.instances(srv.Name)
+	n.Add(1)
+	go func() { <-c.Done(); n.Add(-1) }()
+	s.setDown(srv.Name, false)
+	if lvl := s.level(); lvl != "" && c.ServerCaps.Logging != nil {
+		// Before the first call goes out, so that its first log message is not filtered.
+		p, _ := json.Marshal(map[string]string{"level": lvl})
+		ctx, cancel := context.WithTimeout(s.g.ctx, 10*time.Second)
+		_, _ = c.Request(ctx, "logging/setLevel", p)
+		cancel()
+	}
+	go s.watch(srv, c)
+	return c, nil
+}
+
+// watch notices a per-session instance that exits while the session lives: its tools
+// leave the view until the next call starts it again.
+func (s *Session) watch(srv *registry.Server, c *upstream.Conn) {
+	<-c.Done()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return
+	}
+	if !errors.Is(c.Err(), upstream.ErrClosed) {
+		s.g.log.Warn("per-session upstream exited", "server", srv.Name, "session", s.ID, "err", c.Err())
+		s.g.metrics.upstreamRestarts.WithLabelValues(srv.Name).Inc()
+		s.setDown(srv.Name, true)
+		// Bring it back in the background so its tools return without waiting for a call.
+		go func() {
+			backoff := registry.BackoffMin
+			for i := 0; i < 8; i++ {
+				select {
+				case <-time.After(backoff):
+				case <-s.g.ctx.Done():
+					return
+				}
+				if s.isClosed() {
+					return
+				}
+				if _, err := s.conn(s.g.ctx, srv.Name); err == nil {
+					return
+				}
+				backoff *= 2
+			}
+		}()
+	}
+}
+
+func (s *Session) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *Session) setDown(server string, down bool) {
+	s.mu.Lock()
+	if s.down[server] == down {
+		s.mu.Unlock()
+		return
+	}
+	if down {
+		s.down[server] = true
+	} else {
+		delete(s.down, server)
+	}
+	s.downGen++
+	s.mu.Unlock()
+	s.g.notifyIfChanged(s)
+}
+
+func (s *Session) level() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.logLevel
+}
+
+// send delivers a message on the session's stream (GET stream or legacy event stream).
+// With no stream open, up to 256 KiB wait for the next GET.
+func (s *Session) send(msg []byte) error {
+	s.mu.Lock()
+	st := s.stream
+	if st == nil {
+		if len(s.pending)+len(msg) < 256<<10 {
+			s.pending = append(append(s.pending, msg...), '\n')
+		}
+		s.mu.Unlock()
+		return errNoStream
+	}
+	s.mu.Unlock()
+	return st.send(msg)
+}
+
+var errNoStream = errors.New("no stream open for the session")
+
+// attach makes st the session's stream; it fails if one is open already.
+func (s *Session) attach(st *stream) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stream != nil && !s.stream.isClosed() {
+		return false
+	}
+	s.stream = st
+	if len(s.pending) > 0 {
+		for _, line := range splitLines(s.pending) {
+			_ = st.trySend(line)
+		}
+		s.pending = nil
+	}
+	return true
+}
+
+func (s *Session) detach(st *stream) {
+	s.mu.Lock()
+	if s.stream == st {
+		s.stream = nil
+	}
+	s.mu.Unlock()
+}
+
+func splitLines(b []byte) [][]byte {
+	var out [][]byte
+	for len(b) > 0 {
+		i := 0
+		for i < len(b) && b[i] != '\n' {
+			i++
+		}
+		out = append(out, append([]byte(nil), b[:i]...))
+		if i < len(b) {
+			i++
+		}
+		b = b[i:]
+	}
+	return out
+}
+
+// close ends the session's upstream instances and stream.
+func (s *Session) close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conns := s.conns
+	s.conns = map[string]*sessConn{}
+	calls := s.inflight
+	s.inflight = map[string]*upstream.Call{}
+	st := s.stream
+	s.mu.Unlock()
+	for _, k := range calls {
+		k.Conn().Abandon(k, "session ended")
+	}
+	for _, sc := range conns {
+		if sc.conn != nil {
+			go sc.conn.Close()
+		}
+	}
+	if st != nil {
+		st.close()
+	}
+}
+
+// outbox is where one request's related messages and its response are written.
+type outbox interface {
+	// related writes a notification or request that belongs to the request.
+	related(msg []byte) error
+	// reply writes the response; nil ends the request without one (after cancellation).
+	reply(msg []byte) error
+}
+
+// stream is an open event stream to a client (GET or legacy SSE).
+type stream struct {
+	ch     chan []byte
+	done   chan struct{}
+	once   sync.Once
+	nextID atomic.Int64
+	prefix string
+}
+
+func newStream(prefix string) *stream {
+	return &stream{ch: make(chan []byte, 256), done: make(chan struct{}), prefix: prefix}
+}
+
+func (st *stream) close() { st.once.Do(func() { close(st.done) }) }
+
+func (st *stream) isClosed() bool {
+	select {
+	case <-st.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// send queues msg, waiting up to 5 s for room.
+func (st *stream) send(msg []byte) error {
+	select {
+	case st.ch <- msg:
+		return nil
+	case <-st.done:
+		return errNoStream
+	default:
+	}
+	t := time.NewTimer(5 * time.Second)
+	defer t.Stop()
+	select {
+	case st.ch <- msg:
+		return nil
+	case <-st.done:
+		return errNoStream
+	case <-t.C:
+		return errors.New("client stream is not reading")
+	}
+}
+
+func (st *stream) trySend(msg []byte) error {
+	select {
+	case st.ch <- msg:
+		return nil
+	default:
+		return errors.New("stream full")
+	}
+}
+
+// pump writes queued messages as events until the client goes away or the stream closes.
+func (st *stream) pump(w http.ResponseWriter, r *http.Request) {
+	fl, _ := w.(http.Flusher)
+	keep := time.NewTicker(25 * time.Second)
+	defer keep.Stop()
+	var buf []byte
+	for {
+		select {
+		case msg := <-st.ch:
+			buf = buf[:0]
+			id := ""
+			if st.prefix != "" {
+				id = st.prefix + "-" + itoa(st.nextID.Add(1))
+			}
+			buf = wire.AppendEvent(buf, id, "message", msg)
+			// Drain what else is queued into the same write.
+			for more := true; more; {
+				select {
+				case m := <-st.ch:
+					if st.prefix != "" {
+						id = st.prefix + "-" + itoa(st.nextID.Add(1))
+					}
+					buf = wire.AppendEvent(buf, id, "message", m)
+				default:
+					more = false
+				}
+			}
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		case <-keep.C:
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		case <-st.done:
+			return
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// streamOutbox sends a request's messages and response on the session's stream (legacy
+// SSE, where every response travels on the event stream).
+type streamOutbox struct{ s *Session }
+
+func (o streamOutbox) related(msg []byte) error { return o.s.send(msg) }
+func (o streamOutbox) reply(msg []byte) error {
+	if msg == nil {
+		return nil
+	}
+	return o.s.send(msg)
+}

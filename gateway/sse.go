@@ -1,0 +1,114 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// serveSSE is the legacy HTTP+SSE transport (2024-11-05): GET /sse opens the session's
+// event stream and names the POST endpoint in its first event.
+func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request) {
+	if !g.checkOrigin(w, r) {
+		return
+	}
+	if r.Method != http.MethodGet {
+		w.Header().Set("Allow", "GET")
+		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+		return
+	}
+	now := time.Now().UTC()
+	rec, _, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
+	rec.Created, rec.LastSeen = now, now
+	s := g.newSession(rec)
+	st := newStream("")
+	s.attach(st)
+	if err := g.register(s); err != nil {
+		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
+		return
+	}
+	defer g.end(s, "event stream closed")
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write([]byte("event: endpoint\ndata: /message?sessionId=" + s.ID + "\n\n"))
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	st.pump(w, r)
+}
+
+// serveMessage takes the POSTs of a legacy SSE session; answers travel on its stream.
+func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
+	if !g.checkOrigin(w, r) {
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+		return
+	}
+	sid := r.URL.Query().Get("sessionId")
+	if sid == "" {
+		sid = r.URL.Query().Get("sessionid")
+	}
+	if sid == "" {
+		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
+		return
+	}
+	g.mu.RLock()
+	s := g.sessions[sid]
+	g.mu.RUnlock()
+	if s == nil || s.Transport != "sse" {
+		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+		return
+	}
+	body, ok := g.readBody(w, r)
+	if !ok {
+		return
+	}
+	var m wire.Msg
+	if err := wire.ParseInto(bytes.TrimSpace(body), &m); err != nil {
+		if errors.Is(err, wire.ErrNotObject) {
+			writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil))
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		return
+	}
+	if !m.Valid() {
+		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil))
+		return
+	}
+	s.touch()
+	switch {
+	case m.IsResponse():
+		g.clientResponse(s, &m)
+	case m.IsNotification():
+		g.clientNotification(s, &m)
+	case m.Method == "initialize":
+		rec, result, errMsg := g.initialize(&m, "sse", legacyVersions)
+		if errMsg != nil {
+			_ = s.send(errMsg)
+			break
+		}
+		s.mu.Lock()
+		s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
+		s.mu.Unlock()
+		fresh := g.newSession(s.rec)
+		s.caps = fresh.caps
+		_ = g.store.Put(&s.rec)
+		_ = s.send(wire.Result(m.ID, result))
+	default:
+		msg := m
+		go g.dispatch(context.WithoutCancel(r.Context()), s, &msg, streamOutbox{s})
+	}
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write([]byte("Accepted"))
+}

@@ -1,0 +1,470 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// serveMCP is the streamable HTTP endpoint: POST carries client messages, GET opens the
+// session's stream for server-initiated messages, DELETE ends the session.
+func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if !g.checkOrigin(w, r) {
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		g.servePost(w, r)
+	case http.MethodGet:
+		g.serveGet(w, r)
+	case http.MethodDelete:
+		g.serveDelete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+	}
+}
+
+// readBody reads a request body within the configured limit; false means an error answer
+// was written.
+func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if r.ContentLength > g.cfg.HTTP.MaxBodyBytes {
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
+		return nil, false
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.HTTP.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
+			return nil, false
+		}
+		writeHTTPError(w, http.StatusBadRequest, wire.CodeParseError, "Could not read the request body")
+		return nil, false
+	}
+	return body, true
+}
+
+// checkVersionHeader enforces MCP-Protocol-Version. SEP-2575 requests (2026-07-28 and
+// later) are answered with the code that makes those clients fall back to initialize.
+func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessage) (newer bool, ok bool) {
+	v := r.Header.Get("MCP-Protocol-Version")
+	if v == "" || slices.Contains(streamableVersions, v) {
+		return false, true
+	}
+	if v >= "2026-07-28" {
+		return true, true
+	}
+	writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest,
+		"Bad Request: Unsupported protocol version: "+v+" (supported versions: "+strings.Join(streamableVersions, ", ")+")")
+	return false, false
+}
+
+func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested string) {
+	writeJSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeUnsupportedProtocolVersion,
+		"protocol version "+requested+" is not supported by this gateway; use initialize",
+		map[string]any{"supported": streamableVersions, "requested": requested}))
+}
+
+func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
+	body, ok := g.readBody(w, r)
+	if !ok {
+		return
+	}
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) > 0 && trimmed[0] == '[' {
+		g.serveBatch(w, r, trimmed)
+		return
+	}
+	var m wire.Msg
+	if err := wire.ParseInto(trimmed, &m); err != nil {
+		if errors.Is(err, wire.ErrNotObject) {
+			writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil))
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		return
+	}
+	if !m.Valid() {
+		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil))
+		return
+	}
+	newer, ok := checkVersionHeader(w, r, m.ID)
+	if !ok {
+		return
+	}
+	if m.Method == "server/discover" || (newer && m.Method != "initialize") {
+		unsupportedNewProtocol(w, m.ID, r.Header.Get("MCP-Protocol-Version"))
+		return
+	}
+	if m.Method == "initialize" {
+		g.initializeHTTP(w, r, &m)
+		return
+	}
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required", nil))
+		return
+	}
+	s := g.lookup(sid)
+	if s == nil {
+		writeJSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeSessionNotFound, "Session not found", nil))
+		return
+	}
+	s.touch()
+	switch {
+	case m.IsResponse():
+		g.clientResponse(s, &m)
+		w.WriteHeader(http.StatusAccepted)
+	case m.IsNotification():
+		g.clientNotification(s, &m)
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		out := newPostReply(w, r)
+		if s.rec.ProtocolVersion >= "2025-11-25" {
+			out.prime("s" + itoa(g.streamSeq.Add(1)))
+		}
+		g.dispatch(r.Context(), s, &m, out)
+		out.finish()
+	}
+}
+
+// serveBatch handles a JSON array body: refused on 2025-06-18 and later (batching was
+// removed), processed one by one for 2025-03-26 sessions.
+func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+	var raws []json.RawMessage
+	if err := json.Unmarshal(body, &raws); err != nil {
+		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		return
+	}
+	v := r.Header.Get("MCP-Protocol-Version")
+	var s *Session
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		if s = g.lookup(sid); s == nil {
+			writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+			return
+		}
+		if v == "" {
+			v = s.rec.ProtocolVersion
+		}
+	}
+	if s == nil || v != "2025-03-26" || len(raws) == 0 {
+		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Bad Request: JSON-RPC batching is not supported in 2025-06-18 and later", nil))
+		return
+	}
+	var replies [][]byte
+	for _, raw := range raws {
+		var m wire.Msg
+		if err := wire.ParseInto(raw, &m); err != nil || !m.Valid() {
+			replies = append(replies, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request", nil))
+			continue
+		}
+		switch {
+		case m.IsResponse():
+			g.clientResponse(s, &m)
+		case m.IsNotification():
+			g.clientNotification(s, &m)
+		default:
+			out := &collectReply{}
+			g.dispatch(r.Context(), s, &m, out)
+			if out.msg != nil {
+				replies = append(replies, out.msg)
+			}
+		}
+	}
+	if len(replies) == 0 {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	writeJSON(w, http.StatusOK, append(append([]byte("["), bytes.Join(replies, []byte(","))...), ']'))
+}
+
+// collectReply keeps the response (batch mode); related messages go to the session stream.
+type collectReply struct {
+	s   *Session
+	msg []byte
+}
+
+func (c *collectReply) related(msg []byte) error {
+	if c.s != nil {
+		return c.s.send(msg)
+	}
+	return nil
+}
+func (c *collectReply) reply(msg []byte) error { c.msg = msg; return nil }
+
+// initializeHTTP creates a session for an initialize request.
+func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire.Msg) {
+	if !m.IsRequest() {
+		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
+		return
+	}
+	rec, result, errMsg := g.initialize(m, "streamable", streamableVersions)
+	if errMsg != nil {
+		writeJSON(w, http.StatusBadRequest, errMsg)
+		return
+	}
+	s := g.newSession(rec)
+	if err := g.register(s); err != nil {
+		g.log.Error("store unavailable", "err", err)
+		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
+		return
+	}
+	w.Header().Set("Mcp-Session-Id", s.ID)
+	writeJSON(w, http.StatusOK, wire.Result(m.ID, result))
+}
+
+// initialize negotiates the protocol version and builds the session record and result.
+func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (sessions.Record, []byte, []byte) {
+	var p struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      json.RawMessage `json:"clientInfo"`
+	}
+	if len(m.Params) > 0 {
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			return sessions.Record{}, nil, wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
+		}
+	}
+	version := latestVersion
+	if slices.Contains(versions, p.ProtocolVersion) {
+		version = p.ProtocolVersion
+	}
+	now := time.Now().UTC()
+	rec := sessions.Record{
+		ID: newSessionID(), Transport: transport, ProtocolVersion: version,
+		ClientCaps: p.Capabilities, ClientInfo: p.ClientInfo,
+		Servers: g.defaultServers(), Created: now, LastSeen: now,
+	}
+	return rec, g.initializeResult(version, rec.Servers), nil
+}
+
+// defaultServers are the servers a session of the default agent sees.
+func (g *Gateway) defaultServers() []string {
+	var out []string
+	for _, name := range g.reg.Names() {
+		if g.reg.Server(name).Def.Enabled() {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+var gatewayCaps = json.RawMessage(`{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`)
+
+func (g *Gateway) initializeResult(version string, servers []string) []byte {
+	var instr strings.Builder
+	for _, name := range servers {
+		if srv := g.reg.Server(name); srv != nil {
+			if cat := srv.Catalog(); cat != nil && strings.TrimSpace(cat.Instructions) != "" {
+				if instr.Len() > 0 {
+					instr.WriteString("\n\n")
+				}
+				instr.WriteString("## " + name + "\n" + strings.TrimSpace(cat.Instructions))
+			}
+		}
+	}
+	res := map[string]any{
+		"protocolVersion": version,
+		"capabilities":    gatewayCaps,
+		"serverInfo":      map[string]string{"name": "mcpgw", "title": "mcpgw MCP gateway", "version": Version},
+	}
+	if instr.Len() > 0 {
+		res["instructions"] = instr.String()
+	}
+	b, _ := json.Marshal(res)
+	return b
+}
+
+// Version is the gateway's version string.
+var Version = "dev"
+
+func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
+		return nil
+	}
+	s := g.lookup(sid)
+	if s == nil {
+		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+		return nil
+	}
+	return s
+}
+
+// serveGet opens the session's stream for server-initiated messages.
+func (g *Gateway) serveGet(w http.ResponseWriter, r *http.Request) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		writeHTTPError(w, http.StatusNotAcceptable, wire.CodeConnection, "Not Acceptable: the client must accept text/event-stream")
+		return
+	}
+	if _, ok := checkVersionHeader(w, r, nil); !ok {
+		return
+	}
+	s := g.sessionFor(w, r)
+	if s == nil {
+		return
+	}
+	st := newStream("g")
+	if !s.attach(st) {
+		writeHTTPError(w, http.StatusConflict, wire.CodeConnection, "Conflict: only one GET stream is allowed per session")
+		return
+	}
+	defer s.detach(st)
+	defer st.close()
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	st.pump(w, r)
+}
+
+func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
+	s := g.sessionFor(w, r)
+	if s == nil {
+		return
+	}
+	g.end(s, "client DELETE")
+	w.WriteHeader(http.StatusOK)
+}
+
+// postReply answers one POSTed request: as a JSON body when the response is all there is,
+// or, once a related message must go first, as an event stream. A primed reply (requests
+// on 2025-11-25 sessions, SEP-1699) is an event stream from the start whose first event
+// carries an id and a retry hint; it is flushed on its own only if the response has not
+// come within primeDelay, so a fast call still leaves in one write.
+type postReply struct {
+	w        http.ResponseWriter
+	r        *http.Request
+	mu       sync.Mutex
+	sse      bool
+	done     bool
+	sseOnly  bool
+	streamID string
+	nextID   int
+	buf      []byte
+	timer    *time.Timer
+}
+
+const primeDelay = 20 * time.Millisecond
+
+func newPostReply(w http.ResponseWriter, r *http.Request) *postReply {
+	accept := r.Header.Get("Accept")
+	return &postReply{w: w, r: r, sseOnly: !strings.Contains(accept, "application/json") && strings.Contains(accept, "text/event-stream")}
+}
+
+// prime starts the event stream with a priming event (id, retry, empty data).
+func (p *postReply) prime(streamID string) {
+	if !strings.Contains(p.r.Header.Get("Accept"), "text/event-stream") {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.streamID = streamID
+	p.startSSE()
+	p.buf = append(p.buf[:0], "id: "...)
+	p.buf = append(p.buf, p.eventID()...)
+	p.buf = append(p.buf, "\nretry: 1000\ndata: \n\n"...)
+	_, _ = p.w.Write(p.buf)
+	p.timer = time.AfterFunc(primeDelay, func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if !p.done {
+			if fl, ok := p.w.(http.Flusher); ok {
+				fl.Flush()
+			}
+		}
+	})
+}
+
+func (p *postReply) eventID() string {
+	if p.streamID == "" {
+		return ""
+	}
+	id := p.streamID + "-" + itoa(int64(p.nextID))
+	p.nextID++
+	return id
+}
+
+func (p *postReply) startSSE() {
+	h := p.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	p.w.WriteHeader(http.StatusOK)
+	p.sse = true
+}
+
+func (p *postReply) event(msg []byte) error {
+	p.buf = wire.AppendEvent(p.buf[:0], p.eventID(), "message", msg)
+	if _, err := p.w.Write(p.buf); err != nil {
+		return err
+	}
+	if fl, ok := p.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return nil
+}
+
+func (p *postReply) related(msg []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return errNoStream
+	}
+	if !p.sse {
+		p.startSSE()
+	}
+	return p.event(msg)
+}
+
+func (p *postReply) reply(msg []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return errNoStream
+	}
+	p.done = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	if msg == nil {
+		if !p.sse {
+			p.startSSE()
+		}
+		return nil
+	}
+	if p.sse || p.sseOnly {
+		if !p.sse {
+			p.startSSE()
+		}
+		return p.event(msg)
+	}
+	p.w.Header().Set("Content-Type", "application/json")
+	p.w.WriteHeader(http.StatusOK)
+	_, err := p.w.Write(msg)
+	return err
+}
+
+// finish makes sure the request got an answer.
+func (p *postReply) finish() {
+	p.mu.Lock()
+	done := p.done
+	p.mu.Unlock()
+	if !done {
+		_ = p.reply(nil)
+	}
+}

@@ -1,0 +1,203 @@
+package registry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync/atomic"
+
+	"github.com/mcpgw/mcpgw/registry/upstream"
+)
+
+// Tool is one upstream tool as the gateway exposes it.
+type Tool struct {
+	Server  string
+	Name    string // the upstream's own name
+	Exposed string
+	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
+	Def         json.RawMessage
+	ReadOnly    bool
+	Destructive bool
+}
+
+// Prompt is one upstream prompt as exposed.
+type Prompt struct {
+	Server  string
+	Name    string
+	Exposed string
+	Def     json.RawMessage
+}
+
+// Resource is a resource or resource template; URIs are not renamed.
+type Resource struct {
+	Server string
+	URI    string // uri, or uriTemplate for templates
+	Def    json.RawMessage
+}
+
+// Catalog is what one upstream offers, as of its last listing.
+type Catalog struct {
+	Tools     []*Tool
+	Prompts   []*Prompt
+	Resources []*Resource
+	Templates []*Resource
+	Caps      upstream.Capabilities
+	// Instructions from the upstream's initialize result.
+	Instructions string
+	// Problems found while building the catalogue (names that collide inside one server).
+	Problems []string
+	// seq identifies this catalogue in view keys.
+	seq uint64
+}
+
+var catalogSeq atomic.Uint64
+
+// fetchCatalog lists everything an upstream offers.
+func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n Naming) (*Catalog, error) {
+	cat := &Catalog{Caps: c.ServerCaps, Instructions: c.Instructions, seq: catalogSeq.Add(1)}
+	if c.ServerCaps.Tools != nil {
+		items, err := c.ListAll(ctx, "tools/list", "tools")
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %w", err)
+		}
+		seen := map[string]string{}
+		for _, raw := range items {
+			t, err := exposeTool(server, raw, n)
+			if err != nil {
+				cat.Problems = append(cat.Problems, err.Error())
+				continue
+			}
+			if prev, dup := seen[t.Exposed]; dup {
+				cat.Problems = append(cat.Problems, fmt.Sprintf("tools %q and %q both expose as %q; the second is hidden", prev, t.Name, t.Exposed))
+				continue
+			}
+			seen[t.Exposed] = t.Name
+			cat.Tools = append(cat.Tools, t)
+		}
+		sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Exposed < cat.Tools[j].Exposed })
+	}
+	if c.ServerCaps.Prompts != nil {
+		items, err := c.ListAll(ctx, "prompts/list", "prompts")
+		if err != nil {
+			return nil, fmt.Errorf("prompts/list: %w", err)
+		}
+		for _, raw := range items {
+			var head struct {
+				Name string `json:"name"`
+			}
+			if json.Unmarshal(raw, &head) != nil || head.Name == "" {
+				cat.Problems = append(cat.Problems, "a prompt without a name was skipped")
+				continue
+			}
+			ex := ExposedName(server, head.Name, n)
+			cat.Prompts = append(cat.Prompts, &Prompt{Server: server, Name: head.Name, Exposed: ex, Def: rename(raw, ex)})
+		}
+		sort.Slice(cat.Prompts, func(i, j int) bool { return cat.Prompts[i].Exposed < cat.Prompts[j].Exposed })
+	}
+	if c.ServerCaps.Resources != nil {
+		items, err := c.ListAll(ctx, "resources/list", "resources")
+		if err != nil {
+			return nil, fmt.Errorf("resources/list: %w", err)
+		}
+		for _, raw := range items {
+			var head struct {
+				URI string `json:"uri"`
+			}
+			if json.Unmarshal(raw, &head) == nil && head.URI != "" {
+				cat.Resources = append(cat.Resources, &Resource{Server: server, URI: head.URI, Def: compact(raw)})
+			}
+		}
+		// Templates are optional; an upstream without them answers method not found.
+		if items, err := c.ListAll(ctx, "resources/templates/list", "resourceTemplates"); err == nil {
+			for _, raw := range items {
+				var head struct {
+					URI string `json:"uriTemplate"`
+				}
+				if json.Unmarshal(raw, &head) == nil && head.URI != "" {
+					cat.Templates = append(cat.Templates, &Resource{Server: server, URI: head.URI, Def: compact(raw)})
+				}
+			}
+		}
+	}
+	return cat, nil
+}
+
+func exposeTool(server string, raw json.RawMessage, n Naming) (*Tool, error) {
+	var head struct {
+		Name        string `json:"name"`
+		Annotations *struct {
+			ReadOnlyHint    *bool `json:"readOnlyHint"`
+			DestructiveHint *bool `json:"destructiveHint"`
+		} `json:"annotations"`
+	}
+	if err := json.Unmarshal(raw, &head); err != nil || head.Name == "" {
+		return nil, fmt.Errorf("a tool without a readable name was skipped")
+	}
+	t := &Tool{Server: server, Name: head.Name, Exposed: ExposedName(server, head.Name, n), Destructive: true}
+	if a := head.Annotations; a != nil {
+		if a.ReadOnlyHint != nil {
+			t.ReadOnly = *a.ReadOnlyHint
+		}
+		if a.DestructiveHint != nil {
+			t.Destructive = *a.DestructiveHint
+		}
+	}
+	t.Def = rename(raw, t.Exposed)
+	return t, nil
+}
+
+// rename returns def with its "name" member set to name. Members keep a stable order
+// (sorted keys), so the same upstream definition always gives the same bytes.
+func rename(def json.RawMessage, name string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(def, &m); err != nil {
+		return compact(def)
+	}
+	m["name"], _ = json.Marshal(name)
+	out, err := json.Marshal(m)
+	if err != nil {
+		return compact(def)
+	}
+	return out
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// equal reports whether two catalogues expose the same things.
+func (c *Catalog) equal(o *Catalog) bool {
+	if c == nil || o == nil {
+		return c == o
+	}
+	if len(c.Tools) != len(o.Tools) || len(c.Prompts) != len(o.Prompts) || len(c.Resources) != len(o.Resources) || len(c.Templates) != len(o.Templates) {
+		return false
+	}
+	for i := range c.Tools {
+		if !bytes.Equal(c.Tools[i].Def, o.Tools[i].Def) {
+			return false
+		}
+	}
+	for i := range c.Prompts {
+		if !bytes.Equal(c.Prompts[i].Def, o.Prompts[i].Def) {
+			return false
+		}
+	}
+	for i := range c.Resources {
+		if !bytes.Equal(c.Resources[i].Def, o.Resources[i].Def) {
+			return false
+		}
+	}
+	for i := range c.Templates {
+		if !bytes.Equal(c.Templates[i].Def, o.Templates[i].Def) {
+			return false
+		}
+	}
+	return true
+}

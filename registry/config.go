@@ -1,0 +1,643 @@
+package registry
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// ConfigVersion is the schema version this build writes and reads. Older files migrate
+// forward on load (see migrate).
+const ConfigVersion = 1
+
+// Config is the whole gateway configuration: the shape of mcpgw.yaml (docs/config.md).
+type Config struct {
+	Version   int                        `yaml:"version"`
+	Listen    string                     `yaml:"listen"`
+	StateDir  string                     `yaml:"state_dir"`
+	Store     string                     `yaml:"store"`
+	Naming    Naming                     `yaml:"naming"`
+	Auth      AuthConfig                 `yaml:"auth"`
+	HTTP      HTTPConfig                 `yaml:"http"`
+	Upstream  UpstreamDefaults           `yaml:"upstream"`
+	Log       LogConfig                  `yaml:"log"`
+	Servers   map[string]*ServerDef      `yaml:"servers"`
+	Agents    map[string]*AgentConfig    `yaml:"agents"`
+	Executors map[string]*ExecutorConfig `yaml:"executors"`
+	Tasks     map[string]*TaskConfig     `yaml:"tasks"`
+
+	// Path is the file the config was read from ("" for the embedded default).
+	Path string `yaml:"-"`
+}
+
+// Naming says how upstream tool and prompt names become exposed names.
+type Naming struct {
+	Prefix    string `yaml:"prefix"`    // always | never
+	Separator string `yaml:"separator"` // default "__"
+	MaxLength int    `yaml:"max_length"`
+}
+
+// AuthConfig selects how callers are identified. Modes other than none are described in
+// docs/config.md; this struct keeps their settings for the auth package.
+type AuthConfig struct {
+	Mode string         `yaml:"mode"`
+	JWT  map[string]any `yaml:"jwt"`
+	// AllowNonLoopback lets mode none run on a non-loopback listener.
+	AllowNonLoopback bool `yaml:"allow_non_loopback"`
+}
+
+// HTTPConfig holds the HTTP front's limits and allow-lists.
+type HTTPConfig struct {
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// AllowedHosts are extra Host header values accepted besides the listener's own names.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// AllowedOrigins are extra Origin values accepted besides the listener's own origins.
+	AllowedOrigins []string      `yaml:"allowed_origins"`
+	PageSize       int           `yaml:"page_size"`
+	SessionIdle    time.Duration `yaml:"session_idle_timeout"`
+}
+
+// UpstreamDefaults apply to every server that does not set its own.
+type UpstreamDefaults struct {
+	ConnectTimeout  time.Duration `yaml:"connect_timeout"`
+	CallTimeout     time.Duration `yaml:"call_timeout"`
+	ProtocolVersion string        `yaml:"protocol_version"`
+	// MaxPerSession caps the per_session instances of one server.
+	MaxPerSession int `yaml:"max_instances"`
+	// IdleTimeout reaps a per_session instance unused for this long.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+}
+
+// LogConfig configures the gateway's own log.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // json | text
+}
+
+// ServerDef is one upstream MCP server (McpServerDef in DESIGN.md).
+type ServerDef struct {
+	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse
+	Command        string            `yaml:"command"`
+	Args           []string          `yaml:"args"`
+	Env            map[string]string `yaml:"env"`
+	Dir            string            `yaml:"dir"`
+	URL            string            `yaml:"url"`
+	Headers        map[string]string `yaml:"headers"`
+	Mode           string            `yaml:"mode"` // auto | shared | per_session
+	StdioProxy     bool              `yaml:"stdio_proxy"`
+	DefaultEnabled *bool             `yaml:"default_enabled"`
+	Meta           ServerMeta        `yaml:"meta"`
+	Timeouts       Timeouts          `yaml:"timeouts"`
+	ProtocolVer    string            `yaml:"protocol_version"`
+	MaxInstances   int               `yaml:"max_instances"`
+}
+
+// ServerMeta is descriptive data shown in the admin API and UI.
+type ServerMeta struct {
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	URL         string `yaml:"url"`
+	Icon        string `yaml:"icon"`
+}
+
+// Timeouts bound an upstream's connection set-up and each call.
+type Timeouts struct {
+	Connect time.Duration `yaml:"connect"`
+	Call    time.Duration `yaml:"call"`
+}
+
+// AgentConfig is AgentMcpConfig of DESIGN.md section 3.
+type AgentConfig struct {
+	Enabled   *bool       `yaml:"enabled"`
+	Servers   []AgentUse  `yaml:"servers"`
+	Tools     ToolFilter  `yaml:"tools"`
+	ReadOnly  bool        `yaml:"read_only"`
+	Handshake string      `yaml:"handshake"`
+	Executor  string      `yaml:"executor"`
+	Keys      []string    `yaml:"api_keys"`
+	Extra     interface{} `yaml:"-"`
+}
+
+// AgentUse names one server an agent may use, optionally with its own mode.
+type AgentUse struct {
+	Name string
+	Mode string
+}
+
+// UnmarshalYAML accepts "name" or {name: x, mode: y}.
+func (u *AgentUse) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		u.Name = n.Value
+		return nil
+	}
+	var v struct {
+		Name string `yaml:"name"`
+		Mode string `yaml:"mode"`
+	}
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	u.Name, u.Mode = v.Name, v.Mode
+	return nil
+}
+
+// ToolFilter holds allow and deny globs over exposed tool names.
+type ToolFilter struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// ExecutorConfig is an executor and its MCP policy.
+type ExecutorConfig struct {
+	Type      string         `yaml:"type"`
+	MCPPolicy ExecutorPolicy `yaml:"mcp_policy"`
+}
+
+// ExecutorPolicy is ExecutorMcpPolicy of DESIGN.md section 3.
+type ExecutorPolicy struct {
+	AllowStdio          *bool             `yaml:"allow_stdio"`
+	AllowHTTP           *bool             `yaml:"allow_http"`
+	AllowSSE            *bool             `yaml:"allow_sse"`
+	AllowStreamableHTTP *bool             `yaml:"allow_streamable_http"`
+	URLRewrite          map[string]string `yaml:"url_rewrite"`
+	EnvInjection        map[string]string `yaml:"env_injection"`
+	AllowlistServers    []string          `yaml:"allowlist_servers"`
+	DenylistServers     []string          `yaml:"denylist_servers"`
+}
+
+// TaskConfig is a task provisioned from the file.
+type TaskConfig struct {
+	EnabledMCPServers []string `yaml:"enabled_mcp_servers"`
+	Agent             string   `yaml:"agent"`
+}
+
+// Transport kinds after normalisation.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "streamable_http"
+	TransportSSE   = "sse"
+)
+
+// Instance modes after resolution.
+const (
+	ModeShared     = "shared"
+	ModePerSession = "per_session"
+)
+
+// Transport returns the normalised transport of a server ("http" is streamable HTTP).
+func (d *ServerDef) Transport() string {
+	switch d.Type {
+	case "http", "streamable_http", "streamable-http", "streamableHttp":
+		return TransportHTTP
+	}
+	return d.Type
+}
+
+// ResolvedMode applies the auto rule: stdio is per_session unless stdio_proxy, anything else shared.
+func (d *ServerDef) ResolvedMode() string {
+	switch d.Mode {
+	case ModeShared, ModePerSession:
+		return d.Mode
+	}
+	if d.Transport() == TransportStdio && !d.StdioProxy {
+		return ModePerSession
+	}
+	return ModeShared
+}
+
+// Enabled reports the server's default_enabled (true when unset).
+func (d *ServerDef) Enabled() bool { return d.DefaultEnabled == nil || *d.DefaultEnabled }
+
+// Problem is one thing wrong with a config. Warnings do not stop the gateway.
+type Problem struct {
+	Warning bool
+	Where   string
+	Text    string
+}
+
+func (p Problem) String() string {
+	kind := "error"
+	if p.Warning {
+		kind = "warning"
+	}
+	if p.Where == "" {
+		return kind + ": " + p.Text
+	}
+	return kind + ": " + p.Where + ": " + p.Text
+}
+
+// Problems is a list of config problems; as an error it lists them all.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	n := 0
+	for _, p := range ps {
+		if !p.Warning {
+			n++
+		}
+	}
+	fmt.Fprintf(&b, "invalid config: %d problem(s)", n)
+	for _, p := range ps {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// HasErrors reports whether any problem is an error rather than a warning.
+func (ps Problems) HasErrors() bool {
+	for _, p := range ps {
+		if !p.Warning {
+			return true
+		}
+	}
+	return false
+}
+
+// Warnings returns only the warnings.
+func (ps Problems) Warnings() Problems {
+	var w Problems
+	for _, p := range ps {
+		if p.Warning {
+			w = append(w, p)
+		}
+	}
+	return w
+}
+
+var envRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)(:-([^}]*))?\}`)
+
+// expandEnv replaces ${VAR} and ${VAR:-default}. Unset variables without a default expand
+// to "" and are reported as warnings.
+func expandEnv(src []byte, lookup func(string) (string, bool)) ([]byte, Problems) {
+	var ps Problems
+	seen := map[string]bool{}
+	out := envRef.ReplaceAllFunc(src, func(m []byte) []byte {
+		sub := envRef.FindSubmatch(m)
+		name := string(sub[1])
+		if v, ok := lookup(name); ok && v != "" {
+			return []byte(v)
+		}
+		if len(sub[2]) > 0 {
+			return sub[3]
+		}
+		if !seen[name] {
+			seen[name] = true
+			ps = append(ps, Problem{Warning: true, Text: fmt.Sprintf("environment variable %s is not set; ${%s} expands to an empty string", name, name)})
+		}
+		return nil
+	})
+	return out, ps
+}
+
+// LoadConfig reads, expands, parses, migrates and validates a config file. The returned
+// Problems hold every warning; err is a Problems value when there are errors.
+func LoadConfig(path string) (*Config, Problems, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read config: %w", err)
+	}
+	cfg, ps, err := ParseConfig(raw)
+	if cfg != nil {
+		cfg.Path = path
+	}
+	return cfg, ps, err
+}
+
+// ParseConfig is LoadConfig on bytes.
+func ParseConfig(raw []byte) (*Config, Problems, error) {
+	expanded, ps := expandEnv(raw, os.LookupEnv)
+	cfg := &Config{}
+	dec := yaml.NewDecoder(bytes.NewReader(expanded))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
+		ps = append(ps, yamlProblems(err)...)
+		return nil, ps, ps
+	}
+	migrate(cfg)
+	cfg.applyDefaults()
+	ps = append(ps, cfg.Validate()...)
+	if ps.HasErrors() {
+		return cfg, ps, ps
+	}
+	return cfg, ps, nil
+}
+
+func yamlProblems(err error) Problems {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		var ps Problems
+		for _, e := range te.Errors {
+			ps = append(ps, Problem{Text: e})
+		}
+		return ps
+	}
+	return Problems{{Text: err.Error()}}
+}
+
+// migrate brings an older schema forward. Version 0 (unset) is the same shape as 1.
+func migrate(c *Config) {
+	if c.Version < ConfigVersion {
+		c.Version = ConfigVersion
+	}
+}
+
+// DefaultStateDir is ~/.local/state/mcpgw, or $XDG_STATE_HOME/mcpgw.
+func DefaultStateDir() string {
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
+		return filepath.Join(x, "mcpgw")
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return filepath.Join(os.TempDir(), "mcpgw-state")
+	}
+	return filepath.Join(home, ".local", "state", "mcpgw")
+}
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir()
+	}
+	if strings.HasPrefix(c.StateDir, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			c.StateDir = filepath.Join(home, c.StateDir[2:])
+		}
+	}
+	if c.Store == "" {
+		c.Store = "bolt"
+	}
+	if c.Naming.Prefix == "" {
+		c.Naming.Prefix = "always"
+	}
+	if c.Naming.Separator == "" {
+		c.Naming.Separator = "__"
+	}
+	if c.Naming.MaxLength == 0 {
+		c.Naming.MaxLength = 64
+	}
+	if c.Auth.Mode == "" {
+		c.Auth.Mode = "none"
+	}
+	if c.HTTP.MaxBodyBytes == 0 {
+		c.HTTP.MaxBodyBytes = 4 << 20
+	}
+	if c.HTTP.PageSize == 0 {
+		c.HTTP.PageSize = 1000
+	}
+	if c.HTTP.SessionIdle == 0 {
+		c.HTTP.SessionIdle = 24 * time.Hour
+	}
+	if c.Upstream.ConnectTimeout == 0 {
+		c.Upstream.ConnectTimeout = 30 * time.Second
+	}
+	if c.Upstream.CallTimeout == 0 {
+		c.Upstream.CallTimeout = 120 * time.Second
+	}
+	if c.Upstream.ProtocolVersion == "" {
+		c.Upstream.ProtocolVersion = "2025-11-25"
+	}
+	if c.Upstream.MaxPerSession == 0 {
+		c.Upstream.MaxPerSession = 256
+	}
+	if c.Upstream.IdleTimeout == 0 {
+		c.Upstream.IdleTimeout = 30 * time.Minute
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "json"
+	}
+	for _, d := range c.Servers {
+		if d == nil {
+			continue
+		}
+		if d.Mode == "" {
+			d.Mode = "auto"
+		}
+		if d.Timeouts.Connect == 0 {
+			d.Timeouts.Connect = c.Upstream.ConnectTimeout
+		}
+		if d.Timeouts.Call == 0 {
+			d.Timeouts.Call = c.Upstream.CallTimeout
+		}
+		if d.ProtocolVer == "" {
+			d.ProtocolVer = c.Upstream.ProtocolVersion
+		}
+		if d.MaxInstances == 0 {
+			d.MaxInstances = c.Upstream.MaxPerSession
+		}
+	}
+}
+
+var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// SharedStdioError is the exact message DESIGN.md gives for shared mode on a stdio server.
+func SharedStdioError(name string) string {
+	return fmt.Sprintf("mcp server %q: shared mode requires HTTP/SSE/streamable HTTP transport (stdio is per-session only)", name)
+}
+
+// Validate lists every problem it finds; it does not stop at the first.
+func (c *Config) Validate() Problems {
+	var ps Problems
+	add := func(warn bool, where, format string, a ...any) {
+		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		add(false, "listen", "%q is not host:port: %v", c.Listen, err)
+	}
+	switch {
+	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"):
+	default:
+		add(false, "store", "%q is not one of bolt, memory, redis://host:port/db", c.Store)
+	}
+	switch c.Naming.Prefix {
+	case "always", "never":
+	default:
+		add(false, "naming.prefix", "%q is not one of always, never", c.Naming.Prefix)
+	}
+	if !regexp.MustCompile(`^[A-Za-z0-9_-]{1,8}$`).MatchString(c.Naming.Separator) {
+		add(false, "naming.separator", "%q must be 1 to 8 of the characters A-Z a-z 0-9 _ -", c.Naming.Separator)
+	}
+	if c.Naming.MaxLength < 16 || c.Naming.MaxLength > 128 {
+		add(false, "naming.max_length", "%d must be between 16 and 128", c.Naming.MaxLength)
+	}
+	switch c.Auth.Mode {
+	case "none", "api_key", "jwt", "oauth":
+	default:
+		add(false, "auth.mode", "%q is not one of none, api_key, jwt, oauth", c.Auth.Mode)
+	}
+	if c.HTTP.MaxBodyBytes < 1024 {
+		add(false, "http.max_body_bytes", "%d is too small (at least 1024)", c.HTTP.MaxBodyBytes)
+	}
+	if c.HTTP.PageSize < 1 {
+		add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		add(false, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "json", "text":
+	default:
+		add(false, "log.format", "%q is not one of json, text", c.Log.Format)
+	}
+
+	for _, name := range sortedKeys(c.Servers) {
+		d := c.Servers[name]
+		where := "servers." + name
+		if d == nil {
+			add(false, where, "empty server definition")
+			continue
+		}
+		if !serverNameRE.MatchString(name) {
+			add(false, where, "server name must be 1 to 64 of the characters A-Z a-z 0-9 _ -")
+		}
+		if c.Naming.Prefix == "always" && strings.Contains(name, c.Naming.Separator) {
+			add(false, where, "server name contains the name separator %q, so exposed names would be ambiguous", c.Naming.Separator)
+		}
+		switch d.Transport() {
+		case TransportStdio:
+			if d.Command == "" {
+				add(false, where, "type stdio needs a command")
+			}
+			if d.URL != "" {
+				add(true, where, "url is ignored for type stdio")
+			}
+		case TransportHTTP, TransportSSE:
+			if d.URL == "" {
+				add(false, where, "type %s needs a url", d.Type)
+			} else if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				add(false, where, "url %q is not an http(s) URL", d.URL)
+			}
+			if d.Command != "" {
+				add(true, where, "command is ignored for type %s", d.Type)
+			}
+		case "":
+			add(false, where, "missing type (one of stdio, http, streamable_http, sse)")
+		default:
+			add(false, where, "unknown type %q (one of stdio, http, streamable_http, sse)", d.Type)
+		}
+		switch d.Mode {
+		case "auto", ModeShared, ModePerSession:
+		default:
+			add(false, where, "unknown mode %q (one of auto, shared, per_session)", d.Mode)
+		}
+		if d.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
+			add(false, "", "%s", SharedStdioError(name))
+		}
+		if d.ProtocolVer != "" && !SupportedUpstreamVersion(d.ProtocolVer) {
+			add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
+		}
+	}
+
+	for _, name := range sortedKeys(c.Agents) {
+		a := c.Agents[name]
+		where := "agents." + name
+		if a == nil {
+			continue
+		}
+		for _, u := range a.Servers {
+			if _, ok := c.Servers[u.Name]; !ok {
+				add(false, where, "unknown server %q", u.Name)
+			}
+			switch u.Mode {
+			case "", "auto", ModeShared, ModePerSession:
+			default:
+				add(false, where, "server %q: unknown mode %q", u.Name, u.Mode)
+			}
+			if d := c.Servers[u.Name]; d != nil && u.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
+				add(false, where, "%s", SharedStdioError(u.Name))
+			}
+		}
+		for _, g := range append(append([]string{}, a.Tools.Allow...), a.Tools.Deny...) {
+			if _, err := filepath.Match(g, ""); err != nil {
+				add(false, where, "bad glob %q: %v", g, err)
+			}
+		}
+		switch a.Handshake {
+		case "", "auto", "full", "thin":
+		default:
+			add(false, where, "handshake %q is not one of auto, full, thin", a.Handshake)
+		}
+		if a.Executor != "" {
+			if _, ok := c.Executors[a.Executor]; !ok {
+				add(false, where, "unknown executor %q", a.Executor)
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.Executors) {
+		e := c.Executors[name]
+		where := "executors." + name
+		if e == nil {
+			continue
+		}
+		switch e.Type {
+		case "local_pc", "local_docker", "remote_docker", "remote_vps", "k8s":
+		default:
+			add(false, where, "unknown type %q (one of local_pc, local_docker, remote_docker, remote_vps, k8s)", e.Type)
+		}
+		if len(e.MCPPolicy.AllowlistServers) > 0 && len(e.MCPPolicy.DenylistServers) > 0 {
+			add(true, where, "both allowlist_servers and denylist_servers are set; the allowlist wins")
+		}
+		for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
+			if _, ok := c.Servers[s]; !ok {
+				add(true, where, "names unknown server %q", s)
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.Tasks) {
+		t := c.Tasks[name]
+		if t == nil {
+			continue
+		}
+		for _, s := range t.EnabledMCPServers {
+			if _, ok := c.Servers[s]; !ok {
+				add(false, "tasks."+name, "unknown server %q", s)
+			}
+		}
+		if t.Agent != "" {
+			if _, ok := c.Agents[t.Agent]; !ok {
+				add(false, "tasks."+name, "unknown agent %q", t.Agent)
+			}
+		}
+	}
+	return ps
+}
+
+var upstreamVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// SupportedUpstreamVersion reports whether the gateway can speak v to an upstream.
+func SupportedUpstreamVersion(v string) bool {
+	for _, s := range upstreamVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,587 @@
+// Package registry holds the gateway's configuration model and its upstream servers: their
+// connections and supervision, their catalogues of tools, prompts and resources, and views.
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// Server states.
+const (
+	StateStarting = "starting"
+	StateUp       = "up"
+	StateDown     = "down"
+	StateStopped  = "stopped"
+)
+
+// Backoff bounds for restarting an upstream. The delay doubles after each failure and
+// resets only after the upstream stayed up for StableAfter.
+var (
+	BackoffMin  = 250 * time.Millisecond
+	BackoffMax  = 30 * time.Second
+	StableAfter = 30 * time.Second
+)
+
+// Server is one configured upstream server.
+type Server struct {
+	Name string
+	Def  *ServerDef
+	Mode string
+
+	reg *Registry
+
+	mu       sync.Mutex
+	cat      *Catalog
+	state    string
+	lastErr  string
+	since    time.Time
+	restarts int
+	conn     *upstream.Conn // shared mode only
+	pid      int
+}
+
+// Status is a server's health for /readyz and the admin API.
+type Status struct {
+	Name      string    `json:"name"`
+	Transport string    `json:"transport"`
+	Mode      string    `json:"mode"`
+	State     string    `json:"state"`
+	Since     time.Time `json:"since"`
+	Error     string    `json:"error,omitempty"`
+	Restarts  int       `json:"restarts"`
+	Tools     int       `json:"tools"`
+	Prompts   int       `json:"prompts"`
+	Resources int       `json:"resources"`
+	Problems  []string  `json:"problems,omitempty"`
+}
+
+// Registry owns the upstream servers.
+type Registry struct {
+	Config *Config
+	log    *slog.Logger
+
+	servers map[string]*Server
+	names   []string
+
+	// gen changes whenever any server's catalogue or state changes.
+	gen atomic.Uint64
+
+	// Handler receives upstream messages that are neither responses nor list_changed.
+	Handler upstream.Handler
+	// OnChange is called (from its own goroutine) after a server's catalogue or state changed.
+	OnChange func(server string)
+	// OnUp and OnRestart observe supervision, for metrics.
+	OnState func(server, state string)
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	views  *viewCache
+}
+
+// New builds a registry for cfg. Start connects the upstreams.
+func New(cfg *Config, log *slog.Logger) *Registry {
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &Registry{Config: cfg, log: log, servers: map[string]*Server{}, ctx: ctx, cancel: cancel, views: newViewCache(256)}
+	for _, name := range sortedKeys(cfg.Servers) {
+		d := cfg.Servers[name]
+		r.servers[name] = &Server{Name: name, Def: d, Mode: d.ResolvedMode(), reg: r, state: StateStarting, since: time.Now()}
+		r.names = append(r.names, name)
+	}
+	return r
+}
+
+// Names lists the configured servers in order.
+func (r *Registry) Names() []string { return r.names }
+
+// Server returns a server by name.
+func (r *Registry) Server(name string) *Server { return r.servers[name] }
+
+// Gen is a counter that changes whenever any catalogue or server state changes.
+func (r *Registry) Gen() uint64 { return r.gen.Load() }
+
+// Start starts supervising every server and waits up to wait for them to come up the first
+// time (a server that is slow or down does not stop the gateway from starting).
+func (r *Registry) Start(wait time.Duration) {
+	var ready sync.WaitGroup
+	for _, name := range r.names {
+		s := r.servers[name]
+		ready.Add(1)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			s.supervise(&ready)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { ready.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(wait):
+	}
+}
+
+// Close stops every shared upstream.
+func (r *Registry) Close() {
+	r.cancel()
+	for _, s := range r.servers {
+		s.mu.Lock()
+		c := s.conn
+		s.mu.Unlock()
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+	r.wg.Wait()
+}
+
+// Statuses reports every server's health.
+func (r *Registry) Statuses() []Status {
+	out := make([]Status, 0, len(r.names))
+	for _, name := range r.names {
+		out = append(out, r.servers[name].Status())
+	}
+	return out
+}
+
+// Status reports the server's health.
+func (s *Server) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Status{Name: s.Name, Transport: s.Def.Transport(), Mode: s.Mode, State: s.state, Since: s.since, Error: s.lastErr, Restarts: s.restarts}
+	if s.cat != nil {
+		st.Tools, st.Prompts, st.Resources = len(s.cat.Tools), len(s.cat.Prompts), len(s.cat.Resources)
+		st.Problems = s.cat.Problems
+	}
+	return st
+}
+
+// Catalog returns the server's current catalogue, or nil while it is not up.
+func (s *Server) Catalog() *Catalog {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cat
+}
+
+// Shared returns the shared connection (nil for per_session servers or while down).
+func (s *Server) Shared() *upstream.Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
+}
+
+// State returns the server's state and last error.
+func (s *Server) State() (string, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state, s.lastErr
+}
+
+func (s *Server) setState(state string, err error, cat *Catalog, conn *upstream.Conn, replaceCat bool) {
+	s.mu.Lock()
+	changed := s.state != state
+	s.state = state
+	s.since = time.Now()
+	if err != nil {
+		s.lastErr = err.Error()
+	} else if state == StateUp {
+		s.lastErr = ""
+	}
+	if replaceCat {
+		if !s.cat.equal(cat) {
+			changed = true
+		}
+		s.cat = cat
+	}
+	s.conn = conn
+	s.mu.Unlock()
+	if changed {
+		s.reg.changed(s.Name)
+	}
+	if s.reg.OnState != nil {
+		s.reg.OnState(s.Name, state)
+	}
+}
+
+func (r *Registry) changed(server string) {
+	r.gen.Add(1)
+	if r.OnChange != nil {
+		go r.OnChange(server)
+	}
+}
+
+// Options returns how to dial this server (shared or probe instances).
+func (s *Server) Options() upstream.Options {
+	d := s.Def
+	return upstream.Options{
+		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
+		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
+		Log: s.reg.log,
+	}
+}
+
+// supervise keeps a shared server connected, or keeps a per_session server's catalogue
+// known (by probing one instance), restarting with exponential back-off.
+func (s *Server) supervise(ready *sync.WaitGroup) {
+	var once sync.Once
+	markReady := func() { once.Do(ready.Done) }
+	defer markReady()
+	backoff := BackoffMin
+	for attempt := 0; s.reg.ctx.Err() == nil; attempt++ {
+		if attempt > 0 {
+			s.mu.Lock()
+			s.restarts++
+			s.mu.Unlock()
+			if s.reg.OnState != nil {
+				s.reg.OnState(s.Name, "restart")
+			}
+		}
+		started := time.Now()
+		err := s.runOnce(markReady)
+		if s.reg.ctx.Err() != nil {
+			s.setState(StateStopped, nil, nil, nil, true)
+			return
+		}
+		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", backoff)
+		s.setState(StateDown, err, nil, nil, true)
+		markReady()
+		if time.Since(started) >= StableAfter {
+			backoff = BackoffMin
+		}
+		// Jitter keeps a fleet of gateways from reconnecting in lock-step.
+		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
+		select {
+		case <-time.After(sleep):
+		case <-s.reg.ctx.Done():
+			s.setState(StateStopped, nil, nil, nil, true)
+			return
+		}
+		if backoff *= 2; backoff > BackoffMax {
+			backoff = BackoffMax
+		}
+	}
+}
+
+// runOnce connects, lists the catalogue, and (shared) waits until the connection ends.
+// For per_session servers it probes once and then waits for a refresh request.
+func (s *Server) runOnce(markReady func()) error {
+	o := s.Options()
+	o.Handler = s.reg.handle
+	c, err := upstream.Dial(s.reg.ctx, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.reg.ctx, s.Def.Timeouts.Connect)
+	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config.Naming)
+	cancel()
+	if err != nil {
+		_ = c.Close()
+		return err
+	}
+	for _, p := range cat.Problems {
+		s.reg.log.Warn("upstream catalogue problem", "server", s.Name, "problem", p)
+	}
+	if s.Mode == ModePerSession {
+		// The probe instance only tells us the catalogue; each session starts its own.
+		_ = c.Close()
+		s.setState(StateUp, nil, cat, nil, true)
+		markReady()
+		<-s.reg.ctx.Done()
+		return s.reg.ctx.Err()
+	}
+	s.mu.Lock()
+	s.pid = c.Pid()
+	s.mu.Unlock()
+	s.setState(StateUp, nil, cat, c, true)
+	s.reg.log.Info("upstream up", "server", s.Name, "transport", s.Def.Transport(), "tools", len(cat.Tools), "protocol", c.ProtocolVersion)
+	markReady()
+	select {
+	case <-c.Done():
+		err := c.Err()
+		_ = c.Close()
+		if err == nil {
+			err = errors.New("connection ended")
+		}
+		return err
+	case <-s.reg.ctx.Done():
+		_ = c.Close()
+		return s.reg.ctx.Err()
+	}
+}
+
+// Pid returns the process id of a shared stdio upstream (0 if none).
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
+
+// Spawn starts a per-session instance of the server for one session, offering the
+// session's own client capabilities and info, with env and headers as given.
+func (s *Server) Spawn(ctx context.Context, o upstream.Options) (*upstream.Conn, error) {
+	if o.Handler == nil {
+		o.Handler = s.reg.handle
+	} else {
+		h := o.Handler
+		o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+			if s.reg.listChanged(s, c, m) {
+				return
+			}
+			h(c, m, raw, rel)
+		}
+	}
+	return upstream.Dial(ctx, o)
+}
+
+// handle is the handler of shared connections.
+func (r *Registry) handle(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+	if s := r.servers[c.Name]; s != nil && r.listChanged(s, c, m) {
+		return
+	}
+	if r.Handler != nil {
+		r.Handler(c, m, raw, rel)
+	}
+}
+
+// listChanged re-reads a server's lists after the upstream said they changed.
+func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg) bool {
+	switch m.Method {
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+	default:
+		return false
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(r.ctx, s.Def.Timeouts.Connect)
+		defer cancel()
+		cat, err := fetchCatalog(ctx, s.Name, c, r.Config.Naming)
+		if err != nil {
+			r.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
+			return
+		}
+		s.mu.Lock()
+		same := s.cat.equal(cat)
+		if !same {
+			s.cat = cat
+		}
+		s.mu.Unlock()
+		if !same {
+			r.log.Info("upstream catalogue changed", "server", s.Name, "tools", len(cat.Tools))
+			r.changed(s.Name)
+		}
+	}()
+	return true
+}
+
+// ErrUnavailable wraps errors for servers that are not up.
+var ErrUnavailable = errors.New("upstream unavailable")
+
+// UnavailableError names the upstream that could not serve a request.
+func UnavailableError(server string, cause error) error {
+	return fmt.Errorf("%w: upstream %q: %v", ErrUnavailable, server, cause)
+}
+
+// View is the set of tools, prompts and resources one session may see.
+type View struct {
+	Key       string
+	Servers   []string
+	Tools     []*Tool
+	Prompts   []*Prompt
+	Resources []*Resource
+	Templates []*Resource
+
+	toolByName   map[string]*Tool
+	promptByName map[string]*Prompt
+	resourceBy   map[string]*Resource
+
+	pages sync.Map // cursor+kind → []byte
+}
+
+// Tool finds a tool by exposed name.
+func (v *View) Tool(name string) *Tool { return v.toolByName[name] }
+
+// Prompt finds a prompt by exposed name.
+func (v *View) Prompt(name string) *Prompt { return v.promptByName[name] }
+
+// Resource finds the server of a listed resource URI.
+func (v *View) Resource(uri string) *Resource { return v.resourceBy[uri] }
+
+// ViewFor builds (or fetches from cache) the view over the given servers. Servers that are
+// not up, and those in exclude, are left out. filter, if set, decides per tool.
+func (r *Registry) ViewFor(servers []string, exclude map[string]bool) *View {
+	type part struct {
+		name string
+		cat  *Catalog
+	}
+	parts := make([]part, 0, len(servers))
+	keyb := make([]byte, 0, 64)
+	for _, name := range servers {
+		s := r.servers[name]
+		if s == nil || exclude[name] {
+			continue
+		}
+		cat := s.Catalog()
+		if cat == nil {
+			continue
+		}
+		parts = append(parts, part{name, cat})
+		keyb = append(keyb, name...)
+		keyb = append(keyb, '@')
+		keyb = strconv.AppendUint(keyb, cat.seq, 36)
+		keyb = append(keyb, ';')
+	}
+	key := string(keyb)
+	if v := r.views.get(key); v != nil {
+		return v
+	}
+	v := &View{Key: key, toolByName: map[string]*Tool{}, promptByName: map[string]*Prompt{}, resourceBy: map[string]*Resource{}}
+	tmplSeen := map[string]bool{}
+	for _, p := range parts {
+		v.Servers = append(v.Servers, p.name)
+		for _, t := range p.cat.Tools {
+			if _, dup := v.toolByName[t.Exposed]; dup {
+				continue // first server wins; validation reports the collision
+			}
+			v.toolByName[t.Exposed] = t
+			v.Tools = append(v.Tools, t)
+		}
+		for _, pr := range p.cat.Prompts {
+			if _, dup := v.promptByName[pr.Exposed]; dup {
+				continue
+			}
+			v.promptByName[pr.Exposed] = pr
+			v.Prompts = append(v.Prompts, pr)
+		}
+		for _, res := range p.cat.Resources {
+			if _, dup := v.resourceBy[res.URI]; dup {
+				continue
+			}
+			v.resourceBy[res.URI] = res
+			v.Resources = append(v.Resources, res)
+		}
+		for _, t := range p.cat.Templates {
+			if tmplSeen[t.URI] {
+				continue
+			}
+			tmplSeen[t.URI] = true
+			v.Templates = append(v.Templates, t)
+		}
+	}
+	sort.Slice(v.Tools, func(i, j int) bool { return v.Tools[i].Exposed < v.Tools[j].Exposed })
+	sort.Slice(v.Prompts, func(i, j int) bool { return v.Prompts[i].Exposed < v.Prompts[j].Exposed })
+	r.views.put(key, v)
+	return v
+}
+
+// Collisions lists exposed tool and prompt names that more than one server offers, as
+// validation problems naming both servers.
+func (r *Registry) Collisions() Problems {
+	var ps Problems
+	tools := map[string]string{}
+	prompts := map[string]string{}
+	for _, name := range r.names {
+		cat := r.servers[name].Catalog()
+		if cat == nil {
+			continue
+		}
+		for _, t := range cat.Tools {
+			if prev, ok := tools[t.Exposed]; ok && prev != name {
+				ps = append(ps, Problem{Where: "servers." + name, Text: fmt.Sprintf("tool name %q collides with server %q's tool of the same exposed name", t.Exposed, prev)})
+				continue
+			}
+			tools[t.Exposed] = name
+		}
+		for _, p := range cat.Prompts {
+			if prev, ok := prompts[p.Exposed]; ok && prev != name {
+				ps = append(ps, Problem{Where: "servers." + name, Text: fmt.Sprintf("prompt name %q collides with server %q's prompt of the same exposed name", p.Exposed, prev)})
+				continue
+			}
+			prompts[p.Exposed] = name
+		}
+	}
+	return ps
+}
+
+// ListPage returns one page of a list result, pre-serialized: kind is tools, prompts,
+// resources or resourceTemplates. An unknown cursor gives ok=false.
+func (v *View) ListPage(kind, cursor string, pageSize int) (page []byte, ok bool) {
+	ck := kind + "\x00" + cursor
+	if b, hit := v.pages.Load(ck); hit {
+		return b.([]byte), true
+	}
+	var defs []json.RawMessage
+	var names []string
+	switch kind {
+	case "tools":
+		for _, t := range v.Tools {
+			defs, names = append(defs, t.Def), append(names, t.Exposed)
+		}
+	case "prompts":
+		for _, p := range v.Prompts {
+			defs, names = append(defs, p.Def), append(names, p.Exposed)
+		}
+	case "resources":
+		for _, res := range v.Resources {
+			defs, names = append(defs, res.Def), append(names, res.Server+"\x00"+res.URI)
+		}
+	case "resourceTemplates":
+		for _, res := range v.Templates {
+			defs, names = append(defs, res.Def), append(names, res.Server+"\x00"+res.URI)
+		}
+	}
+	start := 0
+	if cursor != "" {
+		after, err := decodeCursor(kind, cursor)
+		if err != nil {
+			return nil, false
+		}
+		start = -1
+		for i, n := range names {
+			if n == after {
+				start = i + 1
+				break
+			}
+		}
+		if start < 0 {
+			return nil, false
+		}
+	}
+	end := len(defs)
+	if pageSize > 0 && end-start > pageSize {
+		end = start + pageSize
+	}
+	size := 32
+	for _, d := range defs[start:end] {
+		size += len(d) + 1
+	}
+	b := make([]byte, 0, size)
+	b = append(b, `{"`...)
+	b = append(b, kind...)
+	b = append(b, `":[`...)
+	for i, d := range defs[start:end] {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, d...)
+	}
+	b = append(b, ']')
+	if end < len(defs) {
+		b = append(b, `,"nextCursor":`...)
+		b = append(b, wire.Quote(encodeCursor(kind, names[end-1]))...)
+	}
+	b = append(b, '}')
+	v.pages.Store(ck, b)
+	return b, true
+}

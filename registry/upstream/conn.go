@@ -1,0 +1,346 @@
+// Package upstream connects the gateway to one upstream MCP server over stdio, streamable
+// HTTP or legacy SSE, and relays JSON-RPC messages as raw bytes.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// ErrClosed is returned for calls on a connection that has ended.
+var ErrClosed = errors.New("upstream connection closed")
+
+// Handler receives what an upstream sends that is not the response to a call: notifications
+// and server-to-client requests. rel is the call the message belongs to when the transport
+// knows it (a streamable HTTP response stream), else nil. Handlers run on the connection's
+// reader; they must not block.
+type Handler func(c *Conn, m *wire.Msg, raw []byte, rel *Call)
+
+// transport moves raw messages to and from one upstream.
+type transport interface {
+	// start begins delivering inbound messages.
+	start(deliver func(raw []byte, rel *Call)) error
+	// send writes one message. For a request, rel is its call; transports that answer on the
+	// request's own stream (streamable HTTP) deliver that stream's messages with rel.
+	send(ctx context.Context, msg []byte, rel *Call) error
+	// afterInit is told the initialize result (session id captured by HTTP transports).
+	afterInit(protocolVersion string)
+	close() error
+	done() <-chan struct{}
+	// err says why the transport ended.
+	err() error
+}
+
+// Conn is a JSON-RPC connection to one upstream instance.
+type Conn struct {
+	Name    string
+	tr      transport
+	handler Handler
+	log     *slog.Logger
+
+	nextID atomic.Int64
+	mu     sync.Mutex
+	calls  map[int64]*Call
+	closed bool
+
+	// InitResult is the raw initialize result; ServerCaps its capabilities member.
+	InitResult      json.RawMessage
+	ServerCaps      Capabilities
+	ProtocolVersion string
+	// Instructions from the upstream's initialize result.
+	Instructions string
+}
+
+// Capabilities is the part of an upstream's capabilities the gateway acts on.
+type Capabilities struct {
+	Tools       *struct{ ListChanged bool }            `json:"tools,omitempty"`
+	Prompts     *struct{ ListChanged bool }            `json:"prompts,omitempty"`
+	Resources   *struct{ Subscribe, ListChanged bool } `json:"resources,omitempty"`
+	Logging     json.RawMessage                        `json:"logging,omitempty"`
+	Completions json.RawMessage                        `json:"completions,omitempty"`
+}
+
+// Call is one request in flight to the upstream. Related messages (notifications and
+// requests the upstream sends on the request's stream or routed to it) and finally the
+// response arrive on it in order.
+type Call struct {
+	ID     int64
+	Method string
+	// Owner is set by the caller to find the downstream side of the call.
+	Owner any
+	conn  *Conn
+
+	mu    sync.Mutex
+	queue [][]byte
+	sig   chan struct{}
+	resp  []byte
+	fin   bool
+	err   error
+	Start time.Time
+}
+
+func newCall(c *Conn, id int64, method string) *Call {
+	return &Call{ID: id, Method: method, conn: c, sig: make(chan struct{}, 1), Start: time.Now()}
+}
+
+// Push queues a related message for the caller.
+func (k *Call) Push(raw []byte) {
+	k.mu.Lock()
+	if !k.fin {
+		k.queue = append(k.queue, raw)
+	}
+	k.mu.Unlock()
+	k.signal()
+}
+
+func (k *Call) signal() {
+	select {
+	case k.sig <- struct{}{}:
+	default:
+	}
+}
+
+func (k *Call) finish(resp []byte, err error) {
+	k.mu.Lock()
+	if k.fin {
+		k.mu.Unlock()
+		return
+	}
+	k.fin, k.resp, k.err = true, resp, err
+	k.mu.Unlock()
+	k.signal()
+}
+
+// Next waits for the next related message (related=true) or the final response. It returns
+// ctx's error if ctx ends first, and ErrClosed-wrapped errors when the connection dies.
+func (k *Call) Next(ctx context.Context) (raw []byte, final bool, err error) {
+	for {
+		k.mu.Lock()
+		if len(k.queue) > 0 {
+			raw = k.queue[0]
+			k.queue[0] = nil
+			k.queue = k.queue[1:]
+			k.mu.Unlock()
+			return raw, false, nil
+		}
+		if k.fin {
+			resp, err := k.resp, k.err
+			k.mu.Unlock()
+			return resp, true, err
+		}
+		k.mu.Unlock()
+		select {
+		case <-k.sig:
+		case <-ctx.Done():
+			return nil, false, ctx.Err()
+		}
+	}
+}
+
+// Conn returns the connection the call runs on.
+func (k *Call) Conn() *Conn { return k.conn }
+
+func newConn(name string, tr transport, h Handler, log *slog.Logger) *Conn {
+	return &Conn{Name: name, tr: tr, handler: h, log: log, calls: map[int64]*Call{}}
+}
+
+func (c *Conn) start() error {
+	if err := c.tr.start(c.deliver); err != nil {
+		return err
+	}
+	go func() {
+		<-c.tr.done()
+		c.failAll(c.tr.err())
+	}()
+	return nil
+}
+
+func (c *Conn) failAll(err error) {
+	if err == nil {
+		err = ErrClosed
+	}
+	c.mu.Lock()
+	c.closed = true
+	calls := c.calls
+	c.calls = map[int64]*Call{}
+	c.mu.Unlock()
+	for _, k := range calls {
+		k.finish(nil, fmt.Errorf("%w: %v", ErrClosed, err))
+	}
+}
+
+// Done is closed when the connection has ended.
+func (c *Conn) Done() <-chan struct{} { return c.tr.done() }
+
+// Err says why the connection ended.
+func (c *Conn) Err() error { return c.tr.err() }
+
+// Close ends the connection (and, for stdio, the process).
+func (c *Conn) Close() error {
+	err := c.tr.close()
+	c.failAll(ErrClosed)
+	return err
+}
+
+// deliver routes one inbound message: responses to their call, everything else to the
+// handler.
+func (c *Conn) deliver(raw []byte, rel *Call) {
+	var m wire.Msg
+	if err := wire.ParseInto(raw, &m); err != nil {
+		c.log.Warn("upstream sent malformed JSON-RPC", "server", c.Name, "err", err)
+		return
+	}
+	if m.IsResponse() {
+		id, err := strconv.ParseInt(string(m.ID), 10, 64)
+		if err != nil {
+			c.log.Debug("upstream response with foreign id", "server", c.Name, "id", string(m.ID))
+			return
+		}
+		c.mu.Lock()
+		k := c.calls[id]
+		delete(c.calls, id)
+		c.mu.Unlock()
+		if k != nil {
+			k.finish(raw, nil)
+		}
+		return
+	}
+	if m.Method == "" {
+		return
+	}
+	if m.IsRequest() && m.Method == "ping" {
+		_ = c.Reply(m.ID, json.RawMessage(`{}`), nil)
+		return
+	}
+	if c.handler != nil {
+		c.handler(c, &m, raw, rel)
+	}
+}
+
+// Begin sends a request and returns its call. params are raw JSON (or nil).
+func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage, owner any) (*Call, error) {
+	id := c.nextID.Add(1)
+	k := newCall(c, id, method)
+	k.Owner = owner
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w: %v", ErrClosed, c.tr.err())
+	}
+	c.calls[id] = k
+	c.mu.Unlock()
+	if err := c.tr.send(ctx, wire.Request(wire.IntID(id), method, params), k); err != nil {
+		c.mu.Lock()
+		delete(c.calls, id)
+		c.mu.Unlock()
+		return nil, err
+	}
+	return k, nil
+}
+
+// Abandon forgets a call (after a timeout or cancellation) and tells the upstream.
+func (c *Conn) Abandon(k *Call, reason string) {
+	c.mu.Lock()
+	_, ok := c.calls[k.ID]
+	delete(c.calls, k.ID)
+	c.mu.Unlock()
+	k.finish(nil, context.Canceled)
+	if ok {
+		p, _ := json.Marshal(map[string]any{"requestId": k.ID, "reason": reason})
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.tr.send(ctx, wire.Notification("notifications/cancelled", p), nil)
+	}
+}
+
+// fail ends one call with err.
+func (c *Conn) fail(k *Call, err error) {
+	c.mu.Lock()
+	delete(c.calls, k.ID)
+	c.mu.Unlock()
+	k.finish(nil, fmt.Errorf("%w: %v", ErrClosed, err))
+}
+
+// InFlight returns the calls currently waiting for a response, oldest first.
+func (c *Conn) InFlight() []*Call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*Call, 0, len(c.calls))
+	for _, k := range c.calls {
+		out = append(out, k)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j].ID < out[j-1].ID; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}
+
+// Request sends a request and waits for its result, discarding related messages.
+func (c *Conn) Request(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
+	k, err := c.Begin(ctx, method, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		raw, final, err := k.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				c.Abandon(k, "timeout")
+			}
+			return nil, err
+		}
+		if !final {
+			continue
+		}
+		var m wire.Msg
+		if err := wire.ParseInto(raw, &m); err != nil {
+			return nil, err
+		}
+		if m.Error != nil {
+			e := wire.ParseError(m.Error)
+			return nil, &RPCError{Code: e.Code, Message: e.Message, Raw: m.Error}
+		}
+		return m.Result, nil
+	}
+}
+
+// RPCError is a JSON-RPC error returned by an upstream.
+type RPCError struct {
+	Code    int
+	Message string
+	Raw     json.RawMessage
+}
+
+func (e *RPCError) Error() string { return fmt.Sprintf("upstream error %d: %s", e.Code, e.Message) }
+
+// Notify sends a notification.
+func (c *Conn) Notify(ctx context.Context, method string, params json.RawMessage) error {
+	return c.tr.send(ctx, wire.Notification(method, params), nil)
+}
+
+// Reply answers a request the upstream sent. Exactly one of result and errObj is set.
+func (c *Conn) Reply(id json.RawMessage, result json.RawMessage, errObj json.RawMessage) error {
+	var msg []byte
+	if errObj != nil {
+		msg = wire.RawError(id, errObj)
+	} else {
+		msg = wire.Result(id, result)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return c.tr.send(ctx, msg, nil)
+}
+
+// SendRaw writes an already-built message (used to relay notifications upstream).
+func (c *Conn) SendRaw(ctx context.Context, msg []byte) error { return c.tr.send(ctx, msg, nil) }

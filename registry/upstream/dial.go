@@ -1,0 +1,180 @@
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"sort"
+	"time"
+)
+
+// Options says how to reach one upstream instance.
+type Options struct {
+	Name      string
+	Transport string // stdio | streamable_http | sse
+	Command   string
+	Args      []string
+	Env       map[string]string
+	Dir       string
+	URL       string
+	Headers   map[string]string
+	// ProtocolVersion offered in initialize (default 2025-11-25).
+	ProtocolVersion string
+	// ClientCaps is the capabilities object sent in initialize (raw JSON). Nil means the
+	// gateway's own: roots, sampling and elicitation, which it relays to its clients.
+	ClientCaps json.RawMessage
+	// ClientInfo is the clientInfo sent in initialize (raw JSON); nil means mcpgw's.
+	ClientInfo     json.RawMessage
+	ConnectTimeout time.Duration
+	Handler        Handler
+	Log            *slog.Logger
+}
+
+// DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
+// sessions: everything it can relay to a client.
+var DefaultClientCaps = json.RawMessage(`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`)
+
+// Version is the gateway's version, sent as clientInfo.version.
+var Version = "dev"
+
+// Dial starts the transport, performs the initialize handshake and returns a ready Conn.
+func Dial(ctx context.Context, o Options) (*Conn, error) {
+	log := o.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	var tr transport
+	switch o.Transport {
+	case "stdio":
+		tr = newStdio(o.Name, o.Command, o.Args, mergeEnv(o.Env), o.Dir, log)
+	case "streamable_http":
+		tr = newStreamable(o.Name, o.URL, o.Headers, log)
+	case "sse":
+		tr = newSSE(o.Name, o.URL, o.Headers, log)
+	default:
+		return nil, fmt.Errorf("unknown transport %q", o.Transport)
+	}
+	c := newConn(o.Name, tr, o.Handler, log)
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.ConnectTimeout)
+	defer cancel()
+	if err := c.start(); err != nil {
+		_ = tr.close()
+		return nil, err
+	}
+	if err := c.initialize(ctx, o); err != nil {
+		_ = c.Close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("initialize: no answer within %s", o.ConnectTimeout)
+		}
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return c, nil
+}
+
+func (c *Conn) initialize(ctx context.Context, o Options) error {
+	pv := o.ProtocolVersion
+	if pv == "" {
+		pv = "2025-11-25"
+	}
+	caps := o.ClientCaps
+	if caps == nil {
+		caps = DefaultClientCaps
+	}
+	info := o.ClientInfo
+	if info == nil {
+		info, _ = json.Marshal(map[string]string{"name": "mcpgw", "version": Version})
+	}
+	params, _ := json.Marshal(map[string]any{
+		"protocolVersion": pv,
+		"capabilities":    caps,
+		"clientInfo":      info,
+	})
+	res, err := c.Request(ctx, "initialize", params)
+	if err != nil {
+		return err
+	}
+	var ir struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		Instructions    string          `json:"instructions"`
+	}
+	if err := json.Unmarshal(res, &ir); err != nil {
+		return fmt.Errorf("bad initialize result: %w", err)
+	}
+	if ir.ProtocolVersion == "" {
+		return fmt.Errorf("initialize result has no protocolVersion")
+	}
+	c.InitResult = res
+	c.ProtocolVersion = ir.ProtocolVersion
+	c.Instructions = ir.Instructions
+	if len(ir.Capabilities) > 0 {
+		_ = json.Unmarshal(ir.Capabilities, &c.ServerCaps)
+	}
+	c.tr.afterInit(ir.ProtocolVersion)
+	return c.Notify(ctx, "notifications/initialized", nil)
+}
+
+// ListAll pages through a list method and returns the raw items under key.
+func (c *Conn) ListAll(ctx context.Context, method, key string) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	cursor := ""
+	for page := 0; page < 1000; page++ {
+		var params json.RawMessage
+		if cursor != "" {
+			params, _ = json.Marshal(map[string]string{"cursor": cursor})
+		}
+		res, err := c.Request(ctx, method, params)
+		if err != nil {
+			return nil, err
+		}
+		var lr map[string]json.RawMessage
+		if err := json.Unmarshal(res, &lr); err != nil {
+			return nil, fmt.Errorf("bad %s result: %w", method, err)
+		}
+		var items []json.RawMessage
+		if raw := lr[key]; len(raw) > 0 {
+			if err := json.Unmarshal(raw, &items); err != nil {
+				return nil, fmt.Errorf("bad %s result: %w", method, err)
+			}
+		}
+		out = append(out, items...)
+		cursor = ""
+		if raw := lr["nextCursor"]; len(raw) > 0 {
+			_ = json.Unmarshal(raw, &cursor)
+		}
+		if cursor == "" {
+			return out, nil
+		}
+	}
+	return out, fmt.Errorf("%s: more than 1000 pages", method)
+}
+
+// Pid returns the upstream's process id for stdio transports (0 otherwise).
+func (c *Conn) Pid() int {
+	if s, ok := c.tr.(*stdioTransport); ok {
+		return s.Pid()
+	}
+	return 0
+}
+
+// mergeEnv is the gateway's environment with the server's env on top, in a stable order.
+func mergeEnv(extra map[string]string) []string {
+	env := os.Environ()
+	if len(extra) == 0 {
+		return env
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		env = append(env, k+"="+extra[k])
+	}
+	return env
+}

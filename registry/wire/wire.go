@@ -1,0 +1,182 @@
+// Package wire reads and writes JSON-RPC 2.0 messages the way the gateway's hot path needs:
+// only the envelope is decoded, params, results and errors stay raw bytes.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+)
+
+// JSON-RPC and MCP error codes used by the gateway.
+const (
+	CodeParseError      = -32700
+	CodeInvalidRequest  = -32600
+	CodeMethodNotFound  = -32601
+	CodeInvalidParams   = -32602
+	CodeInternalError   = -32603
+	CodeSessionNotFound = -32001
+	CodeConnection      = -32000
+	// CodeUnsupportedProtocolVersion is SEP-2575's code; go-sdk v1.8 clients fall back to
+	// initialize when server/discover answers with it.
+	CodeUnsupportedProtocolVersion = -32022
+)
+
+// Msg is one JSON-RPC message with its envelope decoded and everything else raw.
+// A request has Method and ID; a notification has Method and no ID; a response has ID and
+// Result or Error.
+type Msg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   json.RawMessage `json:"error,omitempty"`
+}
+
+// ErrNotObject is returned by Parse for a body that is valid JSON but no JSON-RPC object.
+var ErrNotObject = errors.New("not a JSON-RPC message object")
+
+// Parse decodes one message's envelope. It returns a *json.SyntaxError-like error for
+// malformed JSON and ErrNotObject for JSON that is not an object.
+func Parse(b []byte) (*Msg, error) {
+	m := new(Msg)
+	if err := ParseInto(b, m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// ParseInto is Parse into a caller-owned Msg.
+func ParseInto(b []byte, m *Msg) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		if len(b) > 0 && json.Valid(b) {
+			return ErrNotObject
+		}
+		return &json.SyntaxError{}
+	}
+	if err := json.Unmarshal(b, m); err != nil {
+		return err
+	}
+	if len(m.ID) == 4 && string(m.ID) == "null" {
+		m.ID = nil
+	}
+	return nil
+}
+
+// IsRequest reports whether m is a request (method and id).
+func (m *Msg) IsRequest() bool { return m.Method != "" && m.ID != nil }
+
+// IsNotification reports whether m is a notification (method, no id).
+func (m *Msg) IsNotification() bool { return m.Method != "" && m.ID == nil }
+
+// IsResponse reports whether m is a response (no method, result or error).
+func (m *Msg) IsResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
+
+// Valid reports whether the envelope is well-formed for JSON-RPC 2.0.
+func (m *Msg) Valid() bool {
+	if m.JSONRPC != "2.0" {
+		return false
+	}
+	if m.Method != "" {
+		return m.ID == nil || validID(m.ID)
+	}
+	return m.ID != nil && (m.Result != nil) != (m.Error != nil)
+}
+
+func validID(id json.RawMessage) bool {
+	if len(id) == 0 {
+		return false
+	}
+	switch id[0] {
+	case '"':
+		return true
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// Request builds a request message.
+func Request(id json.RawMessage, method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, 48+len(method)+len(params)+len(id))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = strconv.AppendQuote(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// Notification builds a notification message.
+func Notification(method string, params json.RawMessage) []byte {
+	b := make([]byte, 0, 40+len(method)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","method":`...)
+	b = strconv.AppendQuote(b, method)
+	if len(params) > 0 {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}')
+}
+
+// Result builds a success response.
+func Result(id json.RawMessage, result json.RawMessage) []byte {
+	b := make([]byte, 0, 36+len(id)+len(result))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"result":`...)
+	b = append(b, result...)
+	return append(b, '}')
+}
+
+// RawError builds an error response around an already-encoded error object.
+func RawError(id json.RawMessage, errObj json.RawMessage) []byte {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b := make([]byte, 0, 36+len(id)+len(errObj))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"error":`...)
+	b = append(b, errObj...)
+	return append(b, '}')
+}
+
+// ErrorObject is the error member of a response.
+type ErrorObject struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error builds an error response. A nil id is written as null.
+func Error(id json.RawMessage, code int, message string, data any) []byte {
+	e := ErrorObject{Code: code, Message: message}
+	if data != nil {
+		e.Data, _ = json.Marshal(data)
+	}
+	eb, _ := json.Marshal(e)
+	return RawError(id, eb)
+}
+
+// ParseError decodes an error member.
+func ParseError(raw json.RawMessage) ErrorObject {
+	var e ErrorObject
+	_ = json.Unmarshal(raw, &e)
+	return e
+}
+
+// IntID encodes n as a JSON-RPC id.
+func IntID(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
+
+// Quote encodes s as a JSON string.
+func Quote(s string) json.RawMessage {
+	b, _ := json.Marshal(s)
+	return b
+}
