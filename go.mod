@@ -3,6 +3,7 @@ module github.com/mcpgw/mcpgw
 go 1.26.8
 
 require (
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/prometheus/client_golang v1.25.0
 	go.etcd.io/bbolt v1.5.0

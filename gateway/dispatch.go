@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -95,13 +96,13 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: tools/call needs a tool name", nil))
 		return
 	}
+	start := time.Now()
 	t := s.View().Tool(p.Name)
 	if t == nil {
-		g.metrics.calls.WithLabelValues("", p.Name, "unknown").Inc()
+		g.denial(s, p.Name, start)
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}
-	start := time.Now()
 	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
 	b = append(b, `{"name":`...)
 	b = append(b, wire.Quote(t.Name)...)
@@ -120,8 +121,11 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	}
 	b = append(b, '}')
 	outcome := g.forward(ctx, s, m, t.Server, "tools/call", b, route, out, true)
-	g.metrics.calls.WithLabelValues(t.Server, t.Name, outcome).Inc()
-	g.metrics.callSeconds.WithLabelValues(t.Server, t.Name).Observe(time.Since(start).Seconds())
+	d := time.Since(start)
+	g.metrics.calls.WithLabelValues(g.metrics.agentLabel(s.rec.Agent), t.Server, t.Name, outcome).Inc()
+	g.metrics.callSeconds.WithLabelValues(t.Server, t.Name).Observe(d.Seconds())
+	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
 // rewriteMeta replaces a progress token with a gateway token, so that tokens of different
@@ -247,14 +251,17 @@ type callOwner struct {
 	cancelled atomic.Bool
 }
 
-// isErrorResult looks for "isError":true without decoding the whole result.
+// isErrorResult reports a result's top-level "isError": true. encoding/json skips the
+// other members without building them.
 func isErrorResult(res json.RawMessage) bool {
-	i := strings.LastIndex(string(res), `"isError"`)
-	if i < 0 {
+	if !strings.Contains(string(res), `"isError"`) {
 		return false
 	}
-	rest := strings.TrimLeft(string(res[i+len(`"isError"`):]), " \t\r\n:")
-	return strings.HasPrefix(rest, "true")
+	var r struct {
+		IsError bool `json:"isError"`
+	}
+	_ = json.Unmarshal(res, &r)
+	return r.IsError
 }
 
 // toolError is a tool result that reports a gateway-side failure to the model.

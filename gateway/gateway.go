@@ -6,15 +6,18 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -60,6 +63,11 @@ type Gateway struct {
 
 	metrics *metrics
 	mux     *http.ServeMux
+
+	pol    atomic.Pointer[policy]
+	polGen atomic.Uint64
+	audit  *auth.Audit
+	keys   *auth.KeyFile
 }
 
 type pendingReq struct {
@@ -74,12 +82,33 @@ type progressRoute struct {
 	call    *upstream.Call
 }
 
-// New builds a gateway. Call Start, then serve Handler.
-func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) *Gateway {
+// New builds a gateway. Call Start, then serve Handler. keys (API keys created by
+// `mcpgw token create-key`) and audit may be nil.
+func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
-		metrics: newMetrics()}
+		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel)}
+	if cfg.Auth.Mode == "api_key" {
+		kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
+		if err != nil {
+			cancel()
+			return nil, err
+		}
+		g.keys = kf
+	}
+	if err := g.Reload(cfg); err != nil {
+		cancel()
+		return nil, err
+	}
+	if !cfg.Auth.Audit.Disabled {
+		a, err := auth.OpenAudit(cfg.Auth.Audit.Path, log)
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("audit log: %w", err)
+		}
+		g.audit = a
+	}
 	g.hosts, g.origins = allowLists(cfg)
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		g.handleUpstream(nil, c, m, raw, rel)
@@ -93,7 +122,34 @@ func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
 	g.mux.Handle("/metrics", g.metrics.handler())
-	return g
+	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
+	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
+	g.adminRoutes()
+	return g, nil
+}
+
+// KeyFilePath is where API keys created by `mcpgw token create-key` are kept (hashed).
+func KeyFilePath(cfg *registry.Config) string { return filepath.Join(cfg.StateDir, "api_keys.jsonl") }
+
+// Reload applies a new config's agents, executors, tasks and credentials. Sessions keep
+// their server sets; sessions whose view changed are sent list_changed. Changes to servers,
+// the listener and the store need a restart.
+func (g *Gateway) Reload(cfg *registry.Config) error {
+	authn, err := auth.NewAuthenticator(cfg, g.keys)
+	if err != nil {
+		return err
+	}
+	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1)})
+	g.mu.RLock()
+	all := make([]*Session, 0, len(g.sessions))
+	for _, s := range g.sessions {
+		all = append(all, s)
+	}
+	g.mu.RUnlock()
+	for _, s := range all {
+		g.notifyIfChanged(s)
+	}
+	return nil
 }
 
 // Handler is the gateway's HTTP handler.
@@ -115,6 +171,7 @@ func (g *Gateway) Close() {
 	for _, s := range all {
 		s.close()
 	}
+	g.audit.Close()
 }
 
 // allowLists holds the Host and Origin values accepted: the listener's own names (and

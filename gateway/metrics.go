@@ -21,13 +21,17 @@ type metrics struct {
 	listBytes        *prometheus.CounterVec
 	listTokens       *prometheus.CounterVec
 	listChanged      prometheus.Counter
+	denials          *prometheus.CounterVec
+	agents           *agentLabels
 }
 
-func newMetrics() *metrics {
-	m := &metrics{reg: prometheus.NewRegistry()}
+func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
+
+func newMetrics(agentLabel string) *metrics {
+	m := &metrics{reg: prometheus.NewRegistry(), agents: newAgentLabels(agentLabel)}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tool_calls_total",
-		Help: "Tool calls by upstream server, upstream tool name and outcome (ok, tool_error, error, unknown, unavailable, timeout, cancelled)."},
-		[]string{"server", "tool", "outcome"})
+		Help: "Tool calls by agent, upstream server, upstream tool name and outcome (ok, tool_error, error, unavailable, timeout, cancelled)."},
+		[]string{"agent", "server", "tool", "outcome"})
 	m.callSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_tool_call_duration_seconds",
 		Help:    "Tool call duration through the gateway, from request to response.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
@@ -38,9 +42,10 @@ func newMetrics() *metrics {
 	m.upstreamStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_instances_started_total", Help: "Per-session upstream instances started."}, []string{"server"})
 	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by form."}, []string{"form"})
 	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Estimated tokens (bytes/4) of tools/list results served, by form."}, []string{"form"})
+	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_denials_total", Help: "Refused requests and tool calls by agent and reason."}, []string{"agent", "reason"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
 	m.reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listChanged,
+		m.listBytes, m.listTokens, m.listChanged, m.denials,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

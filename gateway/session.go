@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -43,8 +44,11 @@ type Session struct {
 	viewGen    uint64
 	viewDown   uint64
 	view       *registry.View
+	viewFilt   *auth.Filter
 	sentTools  string
 	sentOthers string
+	filt       *auth.Filter
+	filtGen    uint64
 }
 
 type sessConn struct {
@@ -58,13 +62,14 @@ func (s *Session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }
 
 // View returns the session's current view: its servers, less those down for it.
 func (s *Session) View() *registry.View {
+	f := s.filter()
 	gen := s.g.reg.Gen()
 	s.mu.Lock()
 	dg := s.downGen
 	s.mu.Unlock()
 	s.viewMu.Lock()
 	defer s.viewMu.Unlock()
-	if s.view != nil && s.viewGen == gen && s.viewDown == dg {
+	if s.view != nil && s.viewGen == gen && s.viewDown == dg && s.viewFilt == f {
 		return s.view
 	}
 	s.mu.Lock()
@@ -73,8 +78,8 @@ func (s *Session) View() *registry.View {
 		down[k] = v
 	}
 	s.mu.Unlock()
-	s.view = s.g.reg.ViewFor(s.rec.Servers, down)
-	s.viewGen, s.viewDown = gen, dg
+	s.view = s.g.reg.ViewFor(s.rec.Servers, down, f)
+	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
 }
 
@@ -85,7 +90,11 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 	if srv == nil {
 		return nil, fmt.Errorf("unknown server %q", server)
 	}
-	if srv.Mode == registry.ModeShared {
+	mode := srv.Mode
+	if o, ok := s.rec.Overrides[server]; ok && o.Mode != "" {
+		mode = o.Mode
+	}
+	if mode == registry.ModeShared {
 		if c := srv.Shared(); c != nil {
 			return c, nil
 		}
@@ -136,6 +145,21 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 
 func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
 	o := srv.Options()
+	if ov, ok := s.rec.Overrides[srv.Name]; ok {
+		if ov.URL != "" {
+			o.URL = ov.URL
+		}
+		if len(ov.Env) > 0 {
+			env := make(map[string]string, len(o.Env)+len(ov.Env))
+			for k, v := range ov.Env {
+				env[k] = v
+			}
+			for k, v := range o.Env {
+				env[k] = v // the server's own value wins
+			}
+			o.Env = env
+		}
+	}
 	if len(s.rec.ClientCaps) > 0 {
 		o.ClientCaps = s.rec.ClientCaps
 	}

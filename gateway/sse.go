@@ -21,9 +21,17 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 		return
 	}
+	id, ok := g.authenticate(w, r)
+	if !ok {
+		return
+	}
 	now := time.Now().UTC()
-	rec, _, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
+	rec, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
 	rec.Created, rec.LastSeen = now, now
+	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
+		g.refuse(w, fail, id)
+		return
+	}
 	s := g.newSession(rec)
 	st := newStream("")
 	s.attach(st)
@@ -54,6 +62,10 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 		return
 	}
+	id, ok := g.authenticate(w, r)
+	if !ok {
+		return
+	}
 	sid := r.URL.Query().Get("sessionId")
 	if sid == "" {
 		sid = r.URL.Query().Get("sessionid")
@@ -67,6 +79,9 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 	g.mu.RUnlock()
 	if s == nil || s.Transport != "sse" {
 		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+		return
+	}
+	if !g.continueSession(w, id, s) {
 		return
 	}
 	body, ok := g.readBody(w, r)
@@ -93,11 +108,12 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 	case m.IsNotification():
 		g.clientNotification(s, &m)
 	case m.Method == "initialize":
-		rec, result, errMsg := g.initialize(&m, "sse", legacyVersions)
+		rec, errMsg := g.initialize(&m, "sse", legacyVersions)
 		if errMsg != nil {
 			_ = s.send(errMsg)
 			break
 		}
+		result := g.initializeResult(rec.ProtocolVersion, s.rec.Servers)
 		s.mu.Lock()
 		s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
 		s.mu.Unlock()

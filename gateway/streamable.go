@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -76,13 +77,17 @@ func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested
 }
 
 func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
+	id, ok := g.authenticate(w, r)
+	if !ok {
+		return
+	}
 	body, ok := g.readBody(w, r)
 	if !ok {
 		return
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		g.serveBatch(w, r, trimmed)
+		g.serveBatch(w, r, trimmed, id)
 		return
 	}
 	var m wire.Msg
@@ -107,7 +112,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.Method == "initialize" {
-		g.initializeHTTP(w, r, &m)
+		g.initializeHTTP(w, r, &m, id)
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -118,6 +123,9 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	s := g.lookup(sid)
 	if s == nil {
 		writeJSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeSessionNotFound, "Session not found", nil))
+		return
+	}
+	if !g.continueSession(w, id, s) {
 		return
 	}
 	s.touch()
@@ -140,7 +148,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 
 // serveBatch handles a JSON array body: refused on 2025-06-18 and later (batching was
 // removed), processed one by one for 2025-03-26 sessions.
-func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte) {
+func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, id *auth.Identity) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
 		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
@@ -151,6 +159,9 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 		if s = g.lookup(sid); s == nil {
 			writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+			return
+		}
+		if !g.continueSession(w, id, s) {
 			return
 		}
 		if v == "" {
@@ -203,16 +214,21 @@ func (c *collectReply) related(msg []byte) error {
 func (c *collectReply) reply(msg []byte) error { c.msg = msg; return nil }
 
 // initializeHTTP creates a session for an initialize request.
-func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire.Msg) {
+func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire.Msg, id *auth.Identity) {
 	if !m.IsRequest() {
 		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
 		return
 	}
-	rec, result, errMsg := g.initialize(m, "streamable", streamableVersions)
+	rec, errMsg := g.initialize(m, "streamable", streamableVersions)
 	if errMsg != nil {
 		writeJSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
+	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
+		g.refuse(w, fail, id)
+		return
+	}
+	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
 	s := g.newSession(rec)
 	if err := g.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
@@ -223,8 +239,8 @@ func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire
 	writeJSON(w, http.StatusOK, wire.Result(m.ID, result))
 }
 
-// initialize negotiates the protocol version and builds the session record and result.
-func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (sessions.Record, []byte, []byte) {
+// initialize negotiates the protocol version and builds the session record.
+func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (sessions.Record, []byte) {
 	var p struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
@@ -232,7 +248,7 @@ func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (
 	}
 	if len(m.Params) > 0 {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			return sessions.Record{}, nil, wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
+			return sessions.Record{}, wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil)
 		}
 	}
 	version := latestVersion
@@ -243,20 +259,9 @@ func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (
 	rec := sessions.Record{
 		ID: newSessionID(), Transport: transport, ProtocolVersion: version,
 		ClientCaps: p.Capabilities, ClientInfo: p.ClientInfo,
-		Servers: g.defaultServers(), Created: now, LastSeen: now,
+		Created: now, LastSeen: now,
 	}
-	return rec, g.initializeResult(version, rec.Servers), nil
-}
-
-// defaultServers are the servers a session of the default agent sees.
-func (g *Gateway) defaultServers() []string {
-	var out []string
-	for _, name := range g.reg.Names() {
-		if g.reg.Server(name).Def.Enabled() {
-			out = append(out, name)
-		}
-	}
-	return out
+	return rec, nil
 }
 
 var gatewayCaps = json.RawMessage(`{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`)
@@ -289,6 +294,10 @@ func (g *Gateway) initializeResult(version string, servers []string) []byte {
 var Version = "dev"
 
 func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
+	id, ok := g.authenticate(w, r)
+	if !ok {
+		return nil
+	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
@@ -297,6 +306,9 @@ func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
 	s := g.lookup(sid)
 	if s == nil {
 		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+		return nil
+	}
+	if !g.continueSession(w, id, s) {
 		return nil
 	}
 	return s

@@ -48,13 +48,77 @@ type Naming struct {
 	MaxLength int    `yaml:"max_length"`
 }
 
-// AuthConfig selects how callers are identified. Modes other than none are described in
-// docs/config.md; this struct keeps their settings for the auth package.
+// AuthConfig selects how callers are identified (docs/auth.md).
 type AuthConfig struct {
-	Mode string         `yaml:"mode"`
-	JWT  map[string]any `yaml:"jwt"`
+	Mode string `yaml:"mode"` // none | api_key | jwt | oauth
 	// AllowNonLoopback lets mode none run on a non-loopback listener.
-	AllowNonLoopback bool `yaml:"allow_non_loopback"`
+	AllowNonLoopback bool         `yaml:"allow_non_loopback"`
+	Headers          HeaderNames  `yaml:"headers"`
+	APIKeys          []APIKeyDef  `yaml:"api_keys"`
+	JWT              JWTConfig    `yaml:"jwt"`
+	OAuth            OAuthConfig  `yaml:"oauth"`
+	AdminToken       string       `yaml:"admin_token"`
+	Audit            AuditConfig  `yaml:"audit"`
+	Metrics          MetricsLabel `yaml:"metrics"`
+}
+
+// HeaderNames are the identity headers; a deployment may rename them.
+type HeaderNames struct {
+	Agent        string `yaml:"agent"`
+	Conversation string `yaml:"conversation"`
+	Task         string `yaml:"task"`
+	Executor     string `yaml:"executor"`
+}
+
+// APIKeyDef binds a hashed API key to an agent. The key itself is never stored.
+type APIKeyDef struct {
+	Agent  string `yaml:"agent"`
+	SHA256 string `yaml:"sha256"` // hex SHA-256 of the key
+	ID     string `yaml:"id"`
+}
+
+// JWTConfig verifies (and, for `mcpgw token issue`, signs) JSON Web Tokens.
+type JWTConfig struct {
+	Issuer     string        `yaml:"issuer"`
+	Audience   string        `yaml:"audience"`
+	ClockSkew  time.Duration `yaml:"clock_skew"`
+	AgentClaim string        `yaml:"agent_claim"` // default "sub"
+	Keys       []JWTKey      `yaml:"keys"`
+}
+
+// JWTKey is one verification key with its pinned algorithm.
+type JWTKey struct {
+	Kid            string `yaml:"kid"`
+	Alg            string `yaml:"alg"` // HS256 HS384 HS512 RS256 RS384 RS512 PS256 ES256 ES384 EdDSA
+	Secret         string `yaml:"secret"`
+	PublicKey      string `yaml:"public_key"` // PEM
+	PublicKeyFile  string `yaml:"public_key_file"`
+	PrivateKeyFile string `yaml:"private_key_file"` // only for `mcpgw token issue`
+}
+
+// OAuthConfig makes the gateway an OAuth 2.1 resource server.
+type OAuthConfig struct {
+	// Resource is the canonical URI of this gateway's MCP endpoint (audience by default).
+	Resource             string        `yaml:"resource"`
+	AuthorizationServers []string      `yaml:"authorization_servers"`
+	Issuer               string        `yaml:"issuer"`
+	Audience             string        `yaml:"audience"`
+	JWKSURL              string        `yaml:"jwks_url"`
+	Scopes               []string      `yaml:"scopes"`
+	AgentClaim           string        `yaml:"agent_claim"` // default "sub"
+	ClockSkew            time.Duration `yaml:"clock_skew"`
+	JWKSRefresh          time.Duration `yaml:"jwks_refresh"`
+}
+
+// AuditConfig says where the audit log goes.
+type AuditConfig struct {
+	Path     string `yaml:"path"` // default state_dir/audit.jsonl; "off" disables
+	Disabled bool   `yaml:"-"`
+}
+
+// MetricsLabel bounds the cardinality of the agent label on metrics.
+type MetricsLabel struct {
+	AgentLabel string `yaml:"agent_label"` // all | top:N | off (default top:50)
 }
 
 // HTTPConfig holds the HTTP front's limits and allow-lists.
@@ -393,6 +457,39 @@ func (c *Config) applyDefaults() {
 	if c.Auth.Mode == "" {
 		c.Auth.Mode = "none"
 	}
+	h := &c.Auth.Headers
+	for _, d := range []struct {
+		p *string
+		v string
+	}{{&h.Agent, "X-Agent-ID"}, {&h.Conversation, "X-Conversation-ID"}, {&h.Task, "X-Task-ID"}, {&h.Executor, "X-Executor-ID"}} {
+		if *d.p == "" {
+			*d.p = d.v
+		}
+	}
+	if c.Auth.JWT.AgentClaim == "" {
+		c.Auth.JWT.AgentClaim = "sub"
+	}
+	if c.Auth.JWT.ClockSkew == 0 {
+		c.Auth.JWT.ClockSkew = 30 * time.Second
+	}
+	if c.Auth.OAuth.AgentClaim == "" {
+		c.Auth.OAuth.AgentClaim = "sub"
+	}
+	if c.Auth.OAuth.ClockSkew == 0 {
+		c.Auth.OAuth.ClockSkew = 30 * time.Second
+	}
+	if c.Auth.OAuth.JWKSRefresh == 0 {
+		c.Auth.OAuth.JWKSRefresh = 10 * time.Minute
+	}
+	switch c.Auth.Audit.Path {
+	case "":
+		c.Auth.Audit.Path = filepath.Join(c.StateDir, "audit.jsonl")
+	case "off":
+		c.Auth.Audit.Disabled = true
+	}
+	if c.Auth.Metrics.AgentLabel == "" {
+		c.Auth.Metrics.AgentLabel = "top:50"
+	}
 	if c.HTTP.MaxBodyBytes == 0 {
 		c.HTTP.MaxBodyBytes = 4 << 20
 	}
@@ -478,9 +575,50 @@ func (c *Config) Validate() Problems {
 		add(false, "naming.max_length", "%d must be between 16 and 128", c.Naming.MaxLength)
 	}
 	switch c.Auth.Mode {
-	case "none", "api_key", "jwt", "oauth":
+	case "none", "api_key":
+	case "jwt":
+		if len(c.Auth.JWT.Keys) == 0 {
+			add(false, "auth.jwt.keys", "mode jwt needs at least one key")
+		}
+	case "oauth":
+		if c.Auth.OAuth.JWKSURL == "" {
+			add(false, "auth.oauth.jwks_url", "mode oauth needs the authorization server's JWKS URL")
+		}
+		if len(c.Auth.OAuth.AuthorizationServers) == 0 {
+			add(false, "auth.oauth.authorization_servers", "mode oauth needs at least one authorization server (RFC 9728)")
+		}
 	default:
 		add(false, "auth.mode", "%q is not one of none, api_key, jwt, oauth", c.Auth.Mode)
+	}
+	for i, k := range c.Auth.JWT.Keys {
+		where := fmt.Sprintf("auth.jwt.keys[%d]", i)
+		switch k.Alg {
+		case "HS256", "HS384", "HS512":
+			if k.Secret == "" {
+				add(false, where, "%s needs a secret", k.Alg)
+			}
+		case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA":
+			if k.PublicKey == "" && k.PublicKeyFile == "" && k.PrivateKeyFile == "" {
+				add(false, where, "%s needs public_key, public_key_file or private_key_file", k.Alg)
+			}
+		case "":
+			add(false, where, "missing alg (the algorithm is pinned per key)")
+		default:
+			add(false, where, "unsupported alg %q", k.Alg)
+		}
+	}
+	for i, k := range c.Auth.APIKeys {
+		if _, ok := c.Agents[k.Agent]; len(c.Agents) > 0 && !ok {
+			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "unknown agent %q", k.Agent)
+		}
+		if len(k.SHA256) != 64 {
+			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "sha256 must be 64 hex digits")
+		}
+	}
+	switch al := c.Auth.Metrics.AgentLabel; {
+	case al == "all", al == "off", strings.HasPrefix(al, "top:"):
+	default:
+		add(false, "auth.metrics.agent_label", "%q is not one of all, off, top:N", al)
 	}
 	if c.HTTP.MaxBodyBytes < 1024 {
 		add(false, "http.max_body_bytes", "%d is too small (at least 1024)", c.HTTP.MaxBodyBytes)

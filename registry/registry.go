@@ -418,9 +418,17 @@ func (v *View) Prompt(name string) *Prompt { return v.promptByName[name] }
 // Resource finds the server of a listed resource URI.
 func (v *View) Resource(uri string) *Resource { return v.resourceBy[uri] }
 
+// ViewFilter decides what of the catalogue a view admits. Key identifies its rules.
+type ViewFilter interface {
+	Key() string
+	Server(name string) (bool, string)
+	Tool(t *Tool) (bool, string)
+	Prompt(p *Prompt) bool
+}
+
 // ViewFor builds (or fetches from cache) the view over the given servers. Servers that are
-// not up, and those in exclude, are left out. filter, if set, decides per tool.
-func (r *Registry) ViewFor(servers []string, exclude map[string]bool) *View {
+// not up, and those in exclude, are left out; filter (if not nil) decides the rest.
+func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter ViewFilter) *View {
 	type part struct {
 		name string
 		cat  *Catalog
@@ -432,6 +440,11 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool) *View {
 		if s == nil || exclude[name] {
 			continue
 		}
+		if filter != nil {
+			if ok, _ := filter.Server(name); !ok {
+				continue
+			}
+		}
 		cat := s.Catalog()
 		if cat == nil {
 			continue
@@ -441,6 +454,10 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool) *View {
 		keyb = append(keyb, '@')
 		keyb = strconv.AppendUint(keyb, cat.seq, 36)
 		keyb = append(keyb, ';')
+	}
+	if filter != nil {
+		keyb = append(keyb, '|')
+		keyb = append(keyb, filter.Key()...)
 	}
 	key := string(keyb)
 	if v := r.views.get(key); v != nil {
@@ -454,11 +471,19 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool) *View {
 			if _, dup := v.toolByName[t.Exposed]; dup {
 				continue // first server wins; validation reports the collision
 			}
+			if filter != nil {
+				if ok, _ := filter.Tool(t); !ok {
+					continue
+				}
+			}
 			v.toolByName[t.Exposed] = t
 			v.Tools = append(v.Tools, t)
 		}
 		for _, pr := range p.cat.Prompts {
 			if _, dup := v.promptByName[pr.Exposed]; dup {
+				continue
+			}
+			if filter != nil && !filter.Prompt(pr) {
 				continue
 			}
 			v.promptByName[pr.Exposed] = pr

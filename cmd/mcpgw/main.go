@@ -33,6 +33,12 @@ Usage:
   mcpgw validate [--config FILE] [--offline]
                                     check a config: every problem is listed; with
                                     upstreams connected, also name collisions
+  mcpgw explain  --agent A [--task T] [--executor E] [--config FILE] [--json]
+                                    every tool, admitted or hidden, and the rule
+  mcpgw token create-key --agent A [--config FILE]
+                                    create an API key for agent A (printed once)
+  mcpgw token issue --agent A [--ttl 1h] [--config FILE]
+                                    mint a JWT with the config's signing key
   mcpgw version                     print the version
 
 The config defaults to $MCPGW_CONFIG, else ./mcpgw.yaml if it exists, else the embedded
@@ -54,6 +60,10 @@ func main() {
 		err = serve(os.Args[2:])
 	case "validate":
 		err = validate(os.Args[2:], os.Stdout)
+	case "explain":
+		err = explain(os.Args[2:], os.Stdout)
+	case "token":
+		err = token(os.Args[2:], os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Println("mcpgw", version)
 	case "help", "-h", "--help":
@@ -196,7 +206,10 @@ func serve(args []string) error {
 	defer store.Close()
 
 	reg := registry.New(cfg, log)
-	gw := gateway.New(cfg, reg, store, log)
+	gw, err := gateway.New(cfg, reg, store, log)
+	if err != nil {
+		return fmt.Errorf("%s: %w; nothing started", display(path), err)
+	}
 	reg.Start(connectWait(cfg))
 	if coll := reg.Collisions(); len(coll) > 0 {
 		reg.Close()
@@ -218,8 +231,12 @@ func serve(args []string) error {
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	stopWatch := make(chan struct{})
+	go watchConfig(path, cfg, gw, log, hup, stopWatch)
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
@@ -228,6 +245,7 @@ func serve(args []string) error {
 			log.Error("server failed", "err", err)
 		}
 	}
+	close(stopWatch)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(ctx)

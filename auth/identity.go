@@ -1,0 +1,222 @@
+package auth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// DefaultAgent is the agent every caller is when the config has no agents section.
+const DefaultAgent = "default"
+
+// Identity is who a request comes from.
+type Identity struct {
+	Agent        string
+	Conversation string
+	Task         string
+	Executor     string
+	// Method is how the agent was established: header, api_key, jwt or oauth.
+	Method string
+	// Principal binds sessions: a session may only be used by the principal that opened it.
+	Principal string
+	// Claims narrow what a token holder may use (nil without a token).
+	Claims *Claims
+}
+
+// Failure is an authentication or authorization refusal, with the HTTP answer it needs.
+type Failure struct {
+	Status          int // 401 or 403
+	Message         string
+	WWWAuthenticate string
+	Reason          string // short label for metrics and the audit log
+}
+
+func (f *Failure) Error() string { return f.Message }
+
+// Authenticator turns requests into identities under one config.
+type Authenticator struct {
+	cfg         *registry.Config
+	jwt         *JWTVerifier
+	oauth       *OAuthVerifier
+	keys        *KeyFile
+	staticKeys  map[string]string // sha256 → agent
+	metadataURL string
+}
+
+// NewAuthenticator prepares the verifiers of cfg.Auth. keys may be nil.
+func NewAuthenticator(cfg *registry.Config, keys *KeyFile) (*Authenticator, error) {
+	a := &Authenticator{cfg: cfg, keys: keys, staticKeys: map[string]string{}}
+	for _, k := range cfg.Auth.APIKeys {
+		a.staticKeys[strings.ToLower(k.SHA256)] = k.Agent
+	}
+	var err error
+	switch cfg.Auth.Mode {
+	case "jwt":
+		if a.jwt, err = NewJWTVerifier(cfg.Auth.JWT); err != nil {
+			return nil, err
+		}
+	case "oauth":
+		if a.oauth, err = NewOAuthVerifier(cfg.Auth.OAuth, nil); err != nil {
+			return nil, err
+		}
+		a.metadataURL = metadataURL(cfg)
+	}
+	return a, nil
+}
+
+// metadataURL is where the RFC 9728 document is served: the path-inserted form for the
+// resource (https://gw/.well-known/oauth-protected-resource/mcp for https://gw/mcp).
+func metadataURL(cfg *registry.Config) string {
+	res := strings.TrimRight(cfg.Auth.OAuth.Resource, "/")
+	if res == "" {
+		res = "http://" + cfg.Listen + "/mcp"
+	}
+	origin, path := res, ""
+	if i := strings.Index(res, "://"); i >= 0 {
+		if j := strings.IndexByte(res[i+3:], '/'); j >= 0 {
+			origin, path = res[:i+3+j], res[i+3+j:]
+		}
+	}
+	return origin + "/.well-known/oauth-protected-resource" + path
+}
+
+func (a *Authenticator) challenge(code, desc string) string {
+	if a.cfg.Auth.Mode == "oauth" {
+		return WWWAuthenticate(a.metadataURL, a.cfg.Auth.OAuth.Scopes, code, desc)
+	}
+	if code == "" && desc == "" {
+		return `Bearer realm="mcpgw"`
+	}
+	return `Bearer realm="mcpgw", ` + strings.TrimPrefix(WWWAuthenticate("", nil, code, desc), "Bearer ")
+}
+
+func (a *Authenticator) unauthorized(reason, desc string) *Failure {
+	code := "invalid_token"
+	if reason == "no_credentials" {
+		code = ""
+	}
+	return &Failure{Status: http.StatusUnauthorized, Message: "Unauthorized: " + desc, Reason: reason,
+		WWWAuthenticate: a.challenge(code, desc)}
+}
+
+// Authenticate establishes the identity of r. Identity headers are trusted only in mode
+// none; with credentials, a header that contradicts the credential is refused (403).
+// An empty Agent in mode none means the request named none (the caller decides: the
+// default agent, or the agent of the session it continues).
+func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Identity, *Failure) {
+	h := a.cfg.Auth.Headers
+	id := &Identity{
+		Agent:        strings.TrimSpace(r.Header.Get(h.Agent)),
+		Conversation: strings.TrimSpace(r.Header.Get(h.Conversation)),
+		Task:         strings.TrimSpace(r.Header.Get(h.Task)),
+		Executor:     strings.TrimSpace(r.Header.Get(h.Executor)),
+	}
+	if a.cfg.Auth.Mode == "none" {
+		id.Method = "header"
+		if id.Agent == "" && len(a.cfg.Agents) == 0 {
+			id.Agent = DefaultAgent
+		}
+		id.Principal = "agent:" + id.Agent
+		return id, a.checkAgent(id)
+	}
+	authz := r.Header.Get("Authorization")
+	token, ok := strings.CutPrefix(authz, "Bearer ")
+	if !ok {
+		token, ok = strings.CutPrefix(authz, "bearer ")
+	}
+	token = strings.TrimSpace(token)
+	if !ok || token == "" {
+		return nil, a.unauthorized("no_credentials", "missing bearer token")
+	}
+	var claims *Claims
+	var err error
+	switch a.cfg.Auth.Mode {
+	case "api_key":
+		agent, found := a.lookupKey(token)
+		if !found {
+			return nil, a.unauthorized("invalid_credentials", "unknown API key")
+		}
+		claims = &Claims{Agent: agent, Subject: "key:" + HashAPIKey(token)[:12]}
+		id.Method = "api_key"
+	case "jwt":
+		claims, err = a.jwt.Verify(token)
+		id.Method = "jwt"
+	case "oauth":
+		claims, err = a.oauth.Verify(ctx, token)
+		id.Method = "oauth"
+	}
+	if errors.Is(err, ErrKeysUnavailable) {
+		return nil, &Failure{Status: http.StatusServiceUnavailable, Reason: "keys_unavailable",
+			Message: "Service Unavailable: the authorization server's keys cannot be fetched"}
+	}
+	if err != nil {
+		reason := err.Error()
+		var te *TokenError
+		if errors.As(err, &te) {
+			reason = te.Reason
+		}
+		return nil, a.unauthorized("invalid_credentials", reason)
+	}
+	if claims.Agent == "" {
+		return nil, a.unauthorized("invalid_credentials", "the credential names no agent")
+	}
+	if id.Agent != "" && id.Agent != claims.Agent {
+		return nil, &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
+			Message: fmt.Sprintf("Forbidden: header %s %q contradicts the credential's agent %q", h.Agent, id.Agent, claims.Agent)}
+	}
+	if claims.Task != "" && id.Task != "" && id.Task != claims.Task {
+		return nil, &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
+			Message: fmt.Sprintf("Forbidden: header %s %q contradicts the credential's task %q", h.Task, id.Task, claims.Task)}
+	}
+	if claims.Conversation != "" && id.Conversation != "" && id.Conversation != claims.Conversation {
+		return nil, &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
+			Message: fmt.Sprintf("Forbidden: header %s %q contradicts the credential's conversation %q", h.Conversation, id.Conversation, claims.Conversation)}
+	}
+	id.Agent = claims.Agent
+	if claims.Task != "" {
+		id.Task = claims.Task
+	}
+	if claims.Conversation != "" {
+		id.Conversation = claims.Conversation
+	}
+	id.Claims = claims
+	id.Principal = id.Method + ":" + claims.Agent + ":" + claims.Subject
+	return id, a.checkAgent(id)
+}
+
+func (a *Authenticator) lookupKey(key string) (string, bool) {
+	if agent, ok := a.staticKeys[HashAPIKey(key)]; ok {
+		return agent, true
+	}
+	if a.keys != nil {
+		return a.keys.Lookup(key)
+	}
+	return "", false
+}
+
+// checkAgent refuses unknown agents (401) and disabled ones (403) once agents are defined.
+func (a *Authenticator) checkAgent(id *Identity) *Failure {
+	if len(a.cfg.Agents) == 0 || id.Agent == "" {
+		return nil
+	}
+	ac, ok := a.cfg.Agents[id.Agent]
+	if !ok {
+		return a.unauthorized("unknown_agent", fmt.Sprintf("unknown agent %q", id.Agent))
+	}
+	if ac != nil && ac.Enabled != nil && !*ac.Enabled {
+		return &Failure{Status: http.StatusForbidden, Reason: "agent_disabled", Message: fmt.Sprintf("Forbidden: agent %q is disabled", id.Agent)}
+	}
+	return nil
+}
+
+// ErrNoAgent is returned when a request in mode none names no agent and agents are defined.
+var ErrNoAgent = errors.New("no agent identity")
+
+// NoAgent is the refusal for a request that names no agent while agents are defined.
+func (a *Authenticator) NoAgent() *Failure {
+	return a.unauthorized("no_credentials", "no agent identity: send the "+a.cfg.Auth.Headers.Agent+" header")
+}

@@ -1,0 +1,369 @@
+package auth
+
+import (
+	"fmt"
+	"net/http"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// Override is what the agent's config or executor policy changes for one server.
+type Override = sessions.Override
+
+// Resolution is a session's server set, decided once at session start (DESIGN.md §3).
+type Resolution struct {
+	Servers   []string
+	Overrides map[string]Override
+	Executor  string
+	Warnings  []string
+}
+
+// Resolve runs the resolution pipeline: the agent's servers (a disabled agent has none),
+// then the executor policy (allowlist, else denylist, then transports; URL rewrite; env
+// injection), then the task's enabled servers, then the credential's narrowing, then modes.
+// taskServers is nil when the session has no task.
+func Resolve(cfg *registry.Config, id *Identity, taskServers []string) (*Resolution, *Failure) {
+	res := &Resolution{Overrides: map[string]Override{}}
+	var names []string
+	modes := map[string]string{}
+	if ac, ok := cfg.Agents[id.Agent]; ok && ac != nil {
+		if ac.Enabled != nil && !*ac.Enabled {
+			return res, nil
+		}
+		if len(ac.Servers) == 0 {
+			names = defaultEnabled(cfg)
+		}
+		for _, u := range ac.Servers {
+			names = append(names, u.Name)
+			if u.Mode != "" && u.Mode != "auto" {
+				modes[u.Name] = u.Mode
+			}
+		}
+		res.Executor = ac.Executor
+	} else {
+		names = defaultEnabled(cfg)
+	}
+	if id.Executor != "" {
+		if _, ok := cfg.Executors[id.Executor]; !ok {
+			return nil, &Failure{Status: http.StatusForbidden, Reason: "unknown_executor", Message: fmt.Sprintf("Forbidden: unknown executor %q", id.Executor)}
+		}
+		res.Executor = id.Executor
+	}
+	if ex := cfg.Executors[res.Executor]; ex != nil {
+		names = applyExecutor(cfg, ex.MCPPolicy, res, names)
+	}
+	if taskServers != nil {
+		names = intersect(names, taskServers, func(n string) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q is not enabled for task %q", n, id.Task))
+		})
+	}
+	if id.Claims != nil && id.Claims.Servers != nil {
+		names = intersect(names, id.Claims.Servers, func(n string) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q is outside the credential's servers", n))
+		})
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		d := cfg.Servers[n]
+		if d == nil {
+			continue
+		}
+		if m := modes[n]; m != "" {
+			if m == registry.ModeShared && d.Transport() == registry.TransportStdio && !d.StdioProxy {
+				res.Warnings = append(res.Warnings, registry.SharedStdioError(n))
+				continue
+			}
+			o := res.Overrides[n]
+			o.Mode = m
+			res.Overrides[n] = o
+		}
+		res.Servers = append(res.Servers, n)
+	}
+	return res, nil
+}
+
+func defaultEnabled(cfg *registry.Config) []string {
+	var out []string
+	for n, d := range cfg.Servers {
+		if d != nil && d.Enabled() {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func intersect(names, keep []string, dropped func(string)) []string {
+	set := map[string]bool{}
+	for _, k := range keep {
+		set[k] = true
+	}
+	var out []string
+	for _, n := range names {
+		if set[n] {
+			out = append(out, n)
+		} else {
+			dropped(n)
+		}
+	}
+	return out
+}
+
+func allowed(b *bool) bool { return b == nil || *b }
+
+func applyExecutor(cfg *registry.Config, p registry.ExecutorPolicy, res *Resolution, names []string) []string {
+	var out []string
+	allow := map[string]bool{}
+	for _, s := range p.AllowlistServers {
+		allow[s] = true
+	}
+	deny := map[string]bool{}
+	for _, s := range p.DenylistServers {
+		deny[s] = true
+	}
+	for _, n := range names {
+		d := cfg.Servers[n]
+		if d == nil {
+			continue
+		}
+		switch {
+		case len(allow) > 0 && !allow[n]:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: not in executor %q allowlist", n, res.Executor))
+			continue
+		case len(allow) == 0 && deny[n]:
+			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: in executor %q denylist", n, res.Executor))
+			continue
+		}
+		ok := true
+		switch d.Type {
+		case "stdio":
+			ok = allowed(p.AllowStdio)
+		case "http":
+			ok = allowed(p.AllowHTTP) || (p.AllowHTTP == nil && allowed(p.AllowStreamableHTTP))
+		case "streamable_http":
+			ok = allowed(p.AllowStreamableHTTP)
+		case "sse":
+			ok = allowed(p.AllowSSE)
+		}
+		if !ok {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: executor %q does not allow transport %s", n, res.Executor, d.Type))
+			continue
+		}
+		o := res.Overrides[n]
+		if d.URL != "" {
+			if u := RewriteURL(d.URL, p.URLRewrite); u != d.URL {
+				o.URL = u
+			}
+		}
+		if len(p.EnvInjection) > 0 && d.Transport() == registry.TransportStdio {
+			o.Env = map[string]string{}
+			for k, v := range p.EnvInjection {
+				// The server's own value wins.
+				if _, own := d.Env[k]; !own {
+					o.Env[k] = v
+				}
+			}
+		}
+		if o.URL != "" || len(o.Env) > 0 {
+			res.Overrides[n] = o
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// RewriteURL applies the longest matching prefix rule of url_rewrite.
+func RewriteURL(u string, rules map[string]string) string {
+	best := ""
+	for from := range rules {
+		if strings.HasPrefix(u, from) && len(from) > len(best) {
+			best = from
+		}
+	}
+	if best == "" {
+		return u
+	}
+	return rules[best] + u[len(best):]
+}
+
+// Filter is the one decision function: what a session may see and call. tools/list,
+// tools/call, prompts and resources all go through it (via the view it builds).
+type Filter struct {
+	key      string
+	allow    []string
+	deny     []string
+	narrow   []string // credential's tool globs (nil: none)
+	readOnly bool
+	servers  map[string]bool // nil: every server of the session
+}
+
+// NewFilter builds the filter for an agent (and credential) under cfg.
+func NewFilter(cfg *registry.Config, id *Identity) *Filter {
+	f := &Filter{}
+	if ac := cfg.Agents[id.Agent]; ac != nil {
+		f.allow, f.deny, f.readOnly = ac.Tools.Allow, ac.Tools.Deny, ac.ReadOnly
+		if ac.Enabled != nil && !*ac.Enabled {
+			f.servers = map[string]bool{}
+		} else if len(ac.Servers) > 0 {
+			f.servers = map[string]bool{}
+			for _, u := range ac.Servers {
+				f.servers[u.Name] = true
+			}
+		}
+	}
+	if id.Claims != nil {
+		f.narrow = id.Claims.Tools
+		f.readOnly = f.readOnly || id.Claims.ReadOnly
+		if id.Claims.Servers != nil {
+			cs := map[string]bool{}
+			for _, s := range id.Claims.Servers {
+				if f.servers == nil || f.servers[s] {
+					cs[s] = true
+				}
+			}
+			f.servers = cs
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "a%q d%q n%q r%v", f.allow, f.deny, f.narrow, f.readOnly)
+	if f.servers != nil {
+		ks := make([]string, 0, len(f.servers))
+		for k := range f.servers {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		fmt.Fprintf(&b, " s%q", ks)
+	}
+	f.key = b.String()
+	return f
+}
+
+// Key identifies the filter's rules, for view caching.
+func (f *Filter) Key() string { return f.key }
+
+// Server reports whether the agent may still use a server of its session.
+func (f *Filter) Server(name string) (bool, string) {
+	if f.servers != nil && !f.servers[name] {
+		return false, "server not permitted for this agent or credential"
+	}
+	return true, ""
+}
+
+// Tool decides one tool and names the rule that decided.
+func (f *Filter) Tool(t *registry.Tool) (bool, string) {
+	if ok, why := f.Server(t.Server); !ok {
+		return false, why
+	}
+	for _, g := range f.deny {
+		if m, _ := path.Match(g, t.Exposed); m {
+			return false, "denied by agent tools.deny " + g
+		}
+	}
+	rule := "admitted: server " + t.Server + " is in the session"
+	if len(f.allow) > 0 {
+		hit := ""
+		for _, g := range f.allow {
+			if m, _ := path.Match(g, t.Exposed); m {
+				hit = g
+				break
+			}
+		}
+		if hit == "" {
+			return false, "not matched by agent tools.allow"
+		}
+		rule = "admitted by agent tools.allow " + hit
+	}
+	if f.narrow != nil {
+		hit := false
+		for _, g := range f.narrow {
+			if m, _ := path.Match(g, t.Exposed); m {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false, "not matched by the credential's tools"
+		}
+	}
+	if f.readOnly && !t.ReadOnly {
+		return false, "read_only: tool is not annotated readOnlyHint: true"
+	}
+	return true, rule
+}
+
+// Prompt decides one prompt: its server and the agent's tool globs apply.
+func (f *Filter) Prompt(p *registry.Prompt) bool {
+	if ok, _ := f.Server(p.Server); !ok {
+		return false
+	}
+	for _, g := range f.deny {
+		if m, _ := path.Match(g, p.Exposed); m {
+			return false
+		}
+	}
+	return true
+}
+
+// Decision is one line of an explanation.
+type Decision struct {
+	Tool     string `json:"tool"`
+	Server   string `json:"server"`
+	Admitted bool   `json:"admitted"`
+	Rule     string `json:"rule"`
+}
+
+// Explain lists every tool of every configured server with the decision for an identity
+// (and task): servers outside the session's resolution are hidden with the reason.
+func Explain(cfg *registry.Config, reg *registry.Registry, id *Identity, taskServers []string) ([]Decision, *Resolution, *Failure) {
+	res, fail := Resolve(cfg, id, taskServers)
+	if fail != nil {
+		return nil, nil, fail
+	}
+	in := map[string]bool{}
+	for _, s := range res.Servers {
+		in[s] = true
+	}
+	f := NewFilter(cfg, id)
+	var out []Decision
+	for _, name := range reg.Names() {
+		srv := reg.Server(name)
+		cat := srv.Catalog()
+		if cat == nil {
+			st, why := srv.State()
+			out = append(out, Decision{Tool: "*", Server: name, Rule: "server " + st + ": " + why})
+			continue
+		}
+		for _, t := range cat.Tools {
+			d := Decision{Tool: t.Exposed, Server: name}
+			if !in[name] {
+				d.Rule = serverReason(cfg, id, res, name, taskServers)
+			} else {
+				d.Admitted, d.Rule = f.Tool(t)
+			}
+			out = append(out, d)
+		}
+	}
+	return out, res, nil
+}
+
+func serverReason(cfg *registry.Config, id *Identity, res *Resolution, name string, taskServers []string) string {
+	for _, w := range res.Warnings {
+		if strings.Contains(w, fmt.Sprintf("%q", name)) {
+			return w
+		}
+	}
+	if ac, ok := cfg.Agents[id.Agent]; ok && ac != nil {
+		if ac.Enabled != nil && !*ac.Enabled {
+			return "agent is disabled"
+		}
+		return "server not in agent " + id.Agent + "'s servers"
+	}
+	if d := cfg.Servers[name]; d != nil && !d.Enabled() {
+		return "server has default_enabled: false"
+	}
+	return "server not in the session"
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// watchConfig reloads the config on SIGHUP and when the file changes (polled every 2 s).
+// An invalid new config is logged and the running one kept.
+func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *slog.Logger, hup <-chan os.Signal, stop <-chan struct{}) {
+	if path == "" {
+		return
+	}
+	stamp := func() string {
+		st, err := os.Stat(path)
+		if err != nil {
+			return ""
+		}
+		return fmt.Sprint(st.ModTime().UnixNano(), st.Size())
+	}
+	last := stamp()
+	tick := time.NewTicker(2 * time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-hup:
+			log.Info("SIGHUP: reloading config", "path", path)
+		case <-tick.C:
+			now := stamp()
+			if now == last || now == "" {
+				continue
+			}
+			last = now
+			log.Info("config file changed: reloading", "path", path)
+		}
+		last = stamp()
+		next, ps, err := registry.LoadConfig(path)
+		if err != nil {
+			log.Error("config reload refused; keeping the running config", "err", err)
+			continue
+		}
+		for _, p := range ps {
+			log.Warn("config", "problem", p.String())
+		}
+		if changed := serverChanges(cfg, next); changed != "" {
+			log.Warn("server, listener and store changes apply after a restart", "changed", changed)
+		}
+		if err := gw.Reload(next); err != nil {
+			log.Error("config reload failed; keeping the running config", "err", err)
+			continue
+		}
+		log.Info("config reloaded", "agents", len(next.Agents), "executors", len(next.Executors), "tasks", len(next.Tasks))
+	}
+}
+
+func serverChanges(a, b *registry.Config) string {
+	ja, _ := json.Marshal(a.Servers)
+	jb, _ := json.Marshal(b.Servers)
+	switch {
+	case string(ja) != string(jb):
+		return "servers"
+	case a.Listen != b.Listen:
+		return "listen"
+	case a.Store != b.Store:
+		return "store"
+	}
+	return ""
+}
+
+// explain prints every tool for an agent (task, executor), admitted or hidden, with the
+// rule that decided. It connects to the upstreams to learn their tools.
+func explain(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
+	cfgFlag := fs.String("config", "", "config file")
+	agent := fs.String("agent", "", "agent id")
+	task := fs.String("task", "", "task id")
+	executor := fs.String("executor", "", "executor id")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *agent == "" {
+		return fmt.Errorf("explain needs --agent")
+	}
+	cfg, _, err := loadConfig(configPath(*cfgFlag))
+	if err != nil {
+		return err
+	}
+	cfg.Auth.Audit.Disabled = true
+	if cfg.Auth.Mode == "api_key" {
+		cfg.Auth.Mode = "none" // explain needs no key file
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := registry.New(cfg, log)
+	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
+	if err != nil {
+		return err
+	}
+	reg.Start(connectWait(cfg))
+	defer reg.Close()
+	v, fail := gw.Explain(*agent, *task, *executor)
+	if fail != nil {
+		return fmt.Errorf("%s", fail.Message)
+	}
+	if *asJSON {
+		b, _ := json.MarshalIndent(v, "", "  ")
+		_, err := fmt.Fprintln(out, string(b))
+		return err
+	}
+	fmt.Fprintf(out, "agent %s", v.Agent)
+	if v.Task != "" {
+		fmt.Fprintf(out, ", task %s", v.Task)
+	}
+	if v.Executor != "" {
+		fmt.Fprintf(out, ", executor %s", v.Executor)
+	}
+	fmt.Fprintf(out, ": servers %v, %d tools admitted, %d hidden\n", v.Servers, v.Admitted, v.Hidden)
+	for _, w := range v.Warnings {
+		fmt.Fprintln(out, "warning:", w)
+	}
+	tw := tabwriter.NewWriter(out, 2, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "TOOL\tSERVER\tDECISION\tRULE")
+	for _, d := range v.Tools {
+		dec := "hidden"
+		if d.Admitted {
+			dec = "admitted"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Tool, d.Server, dec, d.Rule)
+	}
+	return tw.Flush()
+}
+
+// token creates API keys and mints JWTs.
+func token(args []string, out io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("token needs a subcommand: create-key or issue")
+	}
+	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
+	cfgFlag := fs.String("config", "", "config file")
+	agent := fs.String("agent", "", "agent id")
+	ttl := fs.Duration("ttl", time.Hour, "token lifetime (issue)")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *agent == "" {
+		return fmt.Errorf("token %s needs --agent", args[0])
+	}
+	cfg, _, err := loadConfig(configPath(*cfgFlag))
+	if err != nil {
+		return err
+	}
+	if len(cfg.Agents) > 0 {
+		if _, ok := cfg.Agents[*agent]; !ok {
+			return fmt.Errorf("unknown agent %q (not in the config's agents)", *agent)
+		}
+	}
+	switch args[0] {
+	case "create-key":
+		kf, err := auth.OpenKeyFile(gateway.KeyFilePath(cfg))
+		if err != nil {
+			return err
+		}
+		key, rec, err := kf.Add(*agent)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "API key", rec.ID, "for agent", *agent, "(shown once; stored hashed in", gateway.KeyFilePath(cfg)+"):")
+		_, err = fmt.Fprintln(out, key)
+		return err
+	case "issue":
+		tok, err := auth.IssueJWT(cfg.Auth.JWT, *agent, *ttl, nil)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(out, tok)
+		return err
+	}
+	return fmt.Errorf("unknown token subcommand %q (create-key, issue)", args[0])
+}

@@ -1,0 +1,317 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// adminRoutes mounts the admin API (docs/admin-api.md).
+func (g *Gateway) adminRoutes() {
+	g.mux.HandleFunc("GET /api/agents/{id}/view", g.admin(g.apiAgentView))
+	g.mux.HandleFunc("GET /api/servers", g.admin(g.apiServers))
+	g.mux.HandleFunc("GET /api/sessions", g.admin(g.apiSessions))
+	g.mux.HandleFunc("GET /api/tasks", g.admin(g.apiTasks))
+	g.mux.HandleFunc("POST /api/tasks", g.admin(g.apiCreateTask))
+	g.mux.HandleFunc("GET /api/tasks/{id}", g.admin(g.apiGetTask))
+	g.mux.HandleFunc("PUT /api/tasks/{id}", g.admin(g.apiPutTask))
+	g.mux.HandleFunc("DELETE /api/tasks/{id}", g.admin(g.apiDeleteTask))
+}
+
+// admin guards an admin handler: the admin token (auth.admin_token) as a bearer token, or,
+// when no admin token is set and auth is off, a loopback caller.
+func (g *Gateway) admin(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !g.checkOrigin(w, r) {
+			return
+		}
+		cfg := g.policy().cfg
+		tok := cfg.Auth.AdminToken
+		if tok == "" {
+			host, _, _ := net.SplitHostPort(r.RemoteAddr)
+			ip := net.ParseIP(host)
+			if cfg.Auth.Mode != "none" || ip == nil || !ip.IsLoopback() {
+				apiError(w, http.StatusForbidden, "the admin API needs auth.admin_token")
+				return
+			}
+		} else {
+			got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
+				apiError(w, http.StatusUnauthorized, "admin token missing or wrong")
+				return
+			}
+		}
+		h(w, r)
+	}
+}
+
+func apiError(w http.ResponseWriter, status int, msg string) {
+	apiJSON(w, status, map[string]string{"error": msg})
+}
+
+func apiJSON(w http.ResponseWriter, status int, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// AgentView is the explanation of what an agent (with a task and executor) may see.
+type AgentView struct {
+	Agent     string                   `json:"agent"`
+	Task      string                   `json:"task,omitempty"`
+	Executor  string                   `json:"executor,omitempty"`
+	Servers   []string                 `json:"servers"`
+	Warnings  []string                 `json:"warnings,omitempty"`
+	Tools     []auth.Decision          `json:"tools"`
+	Admitted  int                      `json:"admitted"`
+	Hidden    int                      `json:"hidden"`
+	Overrides map[string]auth.Override `json:"overrides,omitempty"`
+}
+
+// Explain decides every tool for an agent, task and executor.
+func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failure) {
+	cfg := g.policy().cfg
+	if len(cfg.Agents) > 0 {
+		if _, ok := cfg.Agents[agent]; !ok {
+			return nil, &auth.Failure{Status: http.StatusNotFound, Message: "unknown agent " + agent}
+		}
+	}
+	id := &auth.Identity{Agent: agent, Task: task, Executor: executor}
+	var taskServers []string
+	if task != "" {
+		t, err := g.task(task)
+		if err != nil {
+			return nil, &auth.Failure{Status: http.StatusNotFound, Message: "unknown task " + task}
+		}
+		taskServers = t.EnabledMCPServers
+		if taskServers == nil {
+			taskServers = []string{}
+		}
+	}
+	ds, res, fail := auth.Explain(cfg, g.reg, id, taskServers)
+	if fail != nil {
+		return nil, fail
+	}
+	v := &AgentView{Agent: agent, Task: task, Executor: res.Executor, Servers: res.Servers, Warnings: res.Warnings, Tools: ds, Overrides: res.Overrides}
+	if v.Servers == nil {
+		v.Servers = []string{}
+	}
+	for _, d := range ds {
+		if d.Admitted {
+			v.Admitted++
+		} else {
+			v.Hidden++
+		}
+	}
+	return v, nil
+}
+
+func (g *Gateway) apiAgentView(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	v, fail := g.Explain(r.PathValue("id"), q.Get("task"), q.Get("executor"))
+	if fail != nil {
+		apiError(w, fail.Status, fail.Message)
+		return
+	}
+	apiJSON(w, http.StatusOK, v)
+}
+
+func (g *Gateway) apiServers(w http.ResponseWriter, r *http.Request) {
+	apiJSON(w, http.StatusOK, g.reg.Statuses())
+}
+
+func (g *Gateway) apiSessions(w http.ResponseWriter, r *http.Request) {
+	recs, err := g.store.List()
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
+		return
+	}
+	type row struct {
+		ID, Transport, Agent, Conversation, Task string
+		Servers                                  []string
+		Created, LastSeen                        time.Time
+	}
+	out := []row{}
+	for _, r := range recs {
+		out = append(out, row{r.ID, r.Transport, r.Agent, r.Conversation, r.Task, r.Servers, r.Created, r.LastSeen})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
+	apiJSON(w, http.StatusOK, out)
+}
+
+// allTasks merges file-provisioned tasks with those created through the API.
+func (g *Gateway) allTasks() ([]*sessions.Task, error) {
+	stored, err := g.store.ListTasks()
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, t := range stored {
+		seen[t.ID] = true
+	}
+	cfg := g.policy().cfg
+	for id, tc := range cfg.Tasks {
+		if !seen[id] && tc != nil {
+			stored = append(stored, &sessions.Task{ID: id, EnabledMCPServers: tc.EnabledMCPServers, Agent: tc.Agent, FileManaged: true})
+		}
+	}
+	sort.Slice(stored, func(i, j int) bool { return stored[i].ID < stored[j].ID })
+	return stored, nil
+}
+
+func (g *Gateway) apiTasks(w http.ResponseWriter, r *http.Request) {
+	ts, err := g.allTasks()
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	apiJSON(w, http.StatusOK, ts)
+}
+
+type taskBody struct {
+	ID                string    `json:"id"`
+	EnabledMCPServers *[]string `json:"enabled_mcp_servers"`
+	Agent             string    `json:"agent"`
+}
+
+func (g *Gateway) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, bool) {
+	var b taskBody
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err == nil && len(body) > 0 {
+		err = json.Unmarshal(body, &b)
+	}
+	if err != nil {
+		apiError(w, http.StatusBadRequest, "bad task JSON: "+err.Error())
+		return nil, false
+	}
+	cfg := g.policy().cfg
+	if b.EnabledMCPServers != nil {
+		for _, s := range *b.EnabledMCPServers {
+			if _, ok := cfg.Servers[s]; !ok {
+				apiError(w, http.StatusBadRequest, "unknown server "+s)
+				return nil, false
+			}
+		}
+	}
+	if b.Agent != "" && len(cfg.Agents) > 0 {
+		if _, ok := cfg.Agents[b.Agent]; !ok {
+			apiError(w, http.StatusBadRequest, "unknown agent "+b.Agent)
+			return nil, false
+		}
+	}
+	return &b, true
+}
+
+// apiCreateTask creates a task. Without enabled_mcp_servers it is pre-filled from the
+// servers' default_enabled.
+func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
+	b, ok := g.readTask(w, r)
+	if !ok {
+		return
+	}
+	if b.ID == "" {
+		b.ID = "task-" + strings.ToLower(rand.Text()[:10])
+	}
+	if _, err := g.task(b.ID); err == nil {
+		apiError(w, http.StatusConflict, "task "+b.ID+" exists")
+		return
+	}
+	t := &sessions.Task{ID: b.ID, Agent: b.Agent, Created: time.Now().UTC()}
+	if b.EnabledMCPServers != nil {
+		t.EnabledMCPServers = *b.EnabledMCPServers
+	} else {
+		cfg := g.policy().cfg
+		for name, d := range cfg.Servers {
+			if d != nil && d.Enabled() {
+				t.EnabledMCPServers = append(t.EnabledMCPServers, name)
+			}
+		}
+		sort.Strings(t.EnabledMCPServers)
+	}
+	if t.EnabledMCPServers == nil {
+		t.EnabledMCPServers = []string{}
+	}
+	if err := g.store.PutTask(t); err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	apiJSON(w, http.StatusCreated, t)
+}
+
+func (g *Gateway) apiGetTask(w http.ResponseWriter, r *http.Request) {
+	t, err := g.task(r.PathValue("id"))
+	if err != nil {
+		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
+		return
+	}
+	apiJSON(w, http.StatusOK, t)
+}
+
+// apiPutTask changes a task's servers. Sessions already running keep theirs.
+func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
+	t, err := g.task(r.PathValue("id"))
+	if err != nil {
+		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
+		return
+	}
+	if t.FileManaged {
+		apiError(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
+		return
+	}
+	b, ok := g.readTask(w, r)
+	if !ok {
+		return
+	}
+	if b.EnabledMCPServers != nil {
+		t.EnabledMCPServers = *b.EnabledMCPServers
+	}
+	if b.Agent != "" {
+		t.Agent = b.Agent
+	}
+	if err := g.store.PutTask(t); err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	apiJSON(w, http.StatusOK, t)
+}
+
+func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
+	t, err := g.task(r.PathValue("id"))
+	if err != nil {
+		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
+		return
+	}
+	if t.FileManaged {
+		apiError(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
+		return
+	}
+	if err := g.store.DeleteTask(t.ID); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// serveResourceMetadata serves the RFC 9728 protected resource metadata in mode oauth.
+func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	cfg := g.policy().cfg
+	if cfg.Auth.Mode != "oauth" {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Access-Control-Allow-Origin", "*")
+	_, _ = w.Write(auth.ProtectedResourceMetadata(cfg.Auth.OAuth))
+}

@@ -1,0 +1,222 @@
+package gateway
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// policy is the part of the config that a reload may change: agents, executors, tasks
+// and credentials. Requests read it through one atomic pointer.
+type policy struct {
+	cfg   *registry.Config
+	authn *auth.Authenticator
+	gen   uint64
+}
+
+func (g *Gateway) policy() *policy { return g.pol.Load() }
+
+// authenticate establishes the caller's identity or writes the refusal.
+func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
+	id, fail := g.policy().authn.Authenticate(r.Context(), r)
+	if fail != nil {
+		g.refuse(w, fail, id)
+		return nil, false
+	}
+	return id, true
+}
+
+func (g *Gateway) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Identity) {
+	agent := ""
+	if id != nil {
+		agent = id.Agent
+	}
+	g.metrics.denials.WithLabelValues(g.metrics.agentLabel(agent), fail.Reason).Inc()
+	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: agent, Outcome: "refused", Rule: fail.Message})
+	if fail.WWWAuthenticate != "" {
+		w.Header().Set("WWW-Authenticate", fail.WWWAuthenticate)
+	}
+	writeHTTPError(w, fail.Status, wire.CodeConnection, fail.Message)
+}
+
+// continueSession checks that a request may use session s: same principal. In mode none a
+// request that names no agent continues as the session's agent.
+func (g *Gateway) continueSession(w http.ResponseWriter, id *auth.Identity, s *Session) bool {
+	if id.Method == "header" && id.Agent == "" {
+		return true
+	}
+	if id.Principal != s.rec.Principal {
+		g.refuse(w, &auth.Failure{Status: http.StatusForbidden, Reason: "session_principal",
+			Message: "Forbidden: this session belongs to another principal"}, id)
+		return false
+	}
+	return true
+}
+
+// startIdentity resolves the server set of a new session, or refuses.
+func (g *Gateway) startIdentity(ctx context.Context, id *auth.Identity, rec *sessions.Record) *auth.Failure {
+	pol := g.policy()
+	if id.Agent == "" {
+		return pol.authn.NoAgent()
+	}
+	var taskServers []string
+	if id.Task != "" {
+		t, err := g.task(id.Task)
+		if err != nil {
+			return &auth.Failure{Status: http.StatusForbidden, Reason: "unknown_task",
+				Message: fmt.Sprintf("Forbidden: task %q does not exist", id.Task)}
+		}
+		if t.Agent != "" && t.Agent != id.Agent {
+			return &auth.Failure{Status: http.StatusForbidden, Reason: "task_agent",
+				Message: fmt.Sprintf("Forbidden: task %q belongs to agent %q", id.Task, t.Agent)}
+		}
+		taskServers = t.EnabledMCPServers
+		if taskServers == nil {
+			taskServers = []string{}
+		}
+	}
+	res, fail := auth.Resolve(pol.cfg, id, taskServers)
+	if fail != nil {
+		return fail
+	}
+	for _, w := range res.Warnings {
+		g.log.Warn("session resolution", "agent", id.Agent, "task", id.Task, "warning", w)
+	}
+	rec.Agent, rec.Conversation, rec.Task, rec.Executor = id.Agent, id.Conversation, id.Task, res.Executor
+	rec.Principal = id.Principal
+	rec.Servers = res.Servers
+	if rec.Servers == nil {
+		rec.Servers = []string{}
+	}
+	if len(res.Overrides) > 0 {
+		rec.Overrides = res.Overrides
+	}
+	if c := id.Claims; c != nil && (c.Servers != nil || c.Tools != nil || c.ReadOnly) {
+		rec.Narrow = &sessions.Narrow{Servers: c.Servers, Tools: c.Tools, ReadOnly: c.ReadOnly,
+			HasServers: c.Servers != nil, HasTools: c.Tools != nil}
+	}
+	return nil
+}
+
+// task finds a task: the store first (admin API), then the config file.
+func (g *Gateway) task(id string) (*sessions.Task, error) {
+	if t, err := g.store.GetTask(id); err == nil {
+		return t, nil
+	}
+	if tc := g.policy().cfg.Tasks[id]; tc != nil {
+		return &sessions.Task{ID: id, EnabledMCPServers: tc.EnabledMCPServers, Agent: tc.Agent, FileManaged: true}, nil
+	}
+	return nil, sessions.ErrNotFound
+}
+
+// identityOf rebuilds a session's identity from its record (for its filter).
+func identityOf(rec *sessions.Record) *auth.Identity {
+	id := &auth.Identity{Agent: rec.Agent, Conversation: rec.Conversation, Task: rec.Task, Executor: rec.Executor, Principal: rec.Principal}
+	if n := rec.Narrow; n != nil {
+		id.Claims = &auth.Claims{Agent: rec.Agent, ReadOnly: n.ReadOnly}
+		if n.HasServers {
+			id.Claims.Servers = append([]string{}, n.Servers...)
+		}
+		if n.HasTools {
+			id.Claims.Tools = append([]string{}, n.Tools...)
+		}
+	}
+	return id
+}
+
+// filter returns the session's decision function under the current policy.
+func (s *Session) filter() *auth.Filter {
+	pol := s.g.policy()
+	s.viewMu.Lock()
+	defer s.viewMu.Unlock()
+	if s.filt == nil || s.filtGen != pol.gen {
+		s.filt = auth.NewFilter(pol.cfg, identityOf(&s.rec))
+		s.filtGen = pol.gen
+	}
+	return s.filt
+}
+
+// denial records a refused tool call in the audit log and metrics. It explains why the
+// tool is hidden when the session's servers hold it, else calls it unknown.
+func (g *Gateway) denial(s *Session, tool string, start time.Time) {
+	rule := "unknown tool"
+	for _, name := range s.rec.Servers {
+		srv := g.reg.Server(name)
+		if srv == nil {
+			continue
+		}
+		if cat := srv.Catalog(); cat != nil {
+			for _, t := range cat.Tools {
+				if t.Exposed == tool {
+					_, rule = s.filter().Tool(t)
+				}
+			}
+		}
+	}
+	reason := "unknown_tool"
+	if rule != "unknown tool" {
+		reason = "hidden_tool"
+	}
+	g.metrics.denials.WithLabelValues(g.metrics.agentLabel(s.rec.Agent), reason).Inc()
+	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+		Session: s.ID, Tool: tool, Outcome: "denied", Rule: rule, DurationMS: ms(time.Since(start))})
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// agentLabels bounds the agent label's cardinality: all, off, or the first N agents seen
+// (the rest are "other").
+type agentLabels struct {
+	mode string
+	max  int
+	mu   sync.Mutex
+	seen map[string]bool
+}
+
+func newAgentLabels(spec string) *agentLabels {
+	a := &agentLabels{mode: spec, seen: map[string]bool{}}
+	if n, ok := strings.CutPrefix(spec, "top:"); ok {
+		a.mode = "top"
+		a.max, _ = strconv.Atoi(n)
+	}
+	return a
+}
+
+func (a *agentLabels) label(agent string) string {
+	switch a.mode {
+	case "off":
+		return ""
+	case "all":
+		return agent
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.seen[agent] {
+		return agent
+	}
+	if len(a.seen) < a.max {
+		a.seen[agent] = true
+		return agent
+	}
+	return "other"
+}
+
+// sortedAgents lists configured agents.
+func sortedAgents(cfg *registry.Config) []string {
+	out := make([]string, 0, len(cfg.Agents))
+	for a := range cfg.Agents {
+		out = append(out, a)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,223 @@
+package registry
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// goPackage is the part of `go list -json` the architecture rules read.
+type goPackage struct {
+	ImportPath   string
+	Name         string
+	Dir          string
+	Imports      []string
+	Deps         []string
+	TestImports  []string
+	XTestImports []string
+}
+
+// listPackages runs `go list -deps -json ./...` at the module root (once per test
+// binary) and returns the module's own packages.
+func listPackages(t *testing.T) (module string, pkgs []goPackage) {
+	t.Helper()
+	listOnce.Do(func() { listed.module, listed.pkgs, listed.err = goList() })
+	if listed.err != nil {
+		if errors.Is(listed.err, exec.ErrNotFound) {
+			t.Skip("no go command on PATH")
+		}
+		t.Fatal(listed.err)
+	}
+	return listed.module, listed.pkgs
+}
+
+var (
+	listOnce sync.Once
+	listed   struct {
+		module string
+		pkgs   []goPackage
+		err    error
+	}
+)
+
+func goList() (module string, pkgs []goPackage, err error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", nil, err
+	}
+	out, err := exec.Command(goBin, "list", "-m", "-json").Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("go list -m: %w", err)
+	}
+	var mod struct{ Path, Dir string }
+	if err := json.Unmarshal(out, &mod); err != nil {
+		return "", nil, err
+	}
+	cmd := exec.Command(goBin, "list", "-e", "-deps", "-json", "./...")
+	cmd.Dir = mod.Dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err = cmd.Output()
+	if err != nil {
+		return "", nil, fmt.Errorf("go list -deps -json ./...: %w\n%s", err, stderr.Bytes())
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			return "", nil, err
+		}
+		if p.ImportPath == mod.Path || strings.HasPrefix(p.ImportPath, mod.Path+"/") {
+			pkgs = append(pkgs, p)
+		}
+	}
+	if len(pkgs) == 0 {
+		return "", nil, errors.New("go list found none of the module's packages")
+	}
+	return mod.Path, pkgs, nil
+}
+
+// under reports whether import path p is the package top or one of its sub-packages.
+func under(p, top string) bool { return p == top || strings.HasPrefix(p, top+"/") }
+
+// TestImportGraph keeps DESIGN.md's package picture true: gateway may import registry,
+// sessions and auth; those (and bridge) never import gateway; there is no util or common
+// package; cmd sits only at the top and nobody imports it.
+func TestImportGraph(t *testing.T) {
+	module, pkgs := listPackages(t)
+	for _, v := range archViolations(module, pkgs) {
+		t.Error(v)
+	}
+	if t.Failed() {
+		var names []string
+		for _, p := range pkgs {
+			names = append(names, strings.TrimPrefix(p.ImportPath, module+"/"))
+		}
+		t.Logf("module packages: %s", strings.Join(names, " "))
+	}
+}
+
+// archViolations applies the package rules to the module's packages.
+func archViolations(module string, pkgs []goPackage) []string {
+	var (
+		out     []string
+		gateway = module + "/gateway"
+		cmd     = module + "/cmd"
+		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge"}
+		// The top level of DESIGN.md section 11, plus the end-to-end tests.
+		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true, "bridge": true, "test": true}
+		banned   = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
+	)
+	for _, p := range pkgs {
+		for _, low := range lower {
+			if !under(p.ImportPath, low) {
+				continue
+			}
+			for _, d := range append(append([]string{}, p.Imports...), p.Deps...) {
+				if under(d, gateway) {
+					out = append(out, fmt.Sprintf("%s depends on %s: registry, sessions, auth and bridge must never import gateway", p.ImportPath, d))
+					break
+				}
+			}
+		}
+		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		if rel == "" {
+			out = append(out, fmt.Sprintf("the module root %s is a Go package; code belongs in the packages of DESIGN.md section 11", module))
+			continue
+		}
+		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in DESIGN.md section 11 (cmd, gateway, registry, sessions, auth, bridge)", p.ImportPath, top))
+		}
+		for i, part := range strings.Split(rel, "/") {
+			if part == "cmd" && i != 0 {
+				out = append(out, fmt.Sprintf("%s: cmd/ belongs only at the top of the module", p.ImportPath))
+			}
+		}
+		if banned[path.Base(p.ImportPath)] || banned[p.Name] {
+			out = append(out, fmt.Sprintf("%s: a package named %q is a sign the seam is wrong", p.ImportPath, path.Base(p.ImportPath)))
+		}
+		for _, imps := range [][]string{p.Imports, p.TestImports, p.XTestImports} {
+			for _, imp := range imps {
+				if under(imp, module) && banned[path.Base(imp)] {
+					out = append(out, fmt.Sprintf("%s imports %s", p.ImportPath, imp))
+				}
+				if under(imp, cmd) {
+					out = append(out, fmt.Sprintf("%s imports %s: commands are leaves", p.ImportPath, imp))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestArchRulesCatchWrongArrows feeds the rules a module that breaks each of them.
+func TestArchRulesCatchWrongArrows(t *testing.T) {
+	const m = "example.com/gw"
+	bad := []goPackage{
+		{ImportPath: m + "/registry/upstream", Imports: []string{m + "/registry/wire"}, Deps: []string{m + "/gateway", "fmt"}},
+		{ImportPath: m + "/sessions", Imports: []string{m + "/gateway/admin"}},
+		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/internal/util", m + "/cmd/mcpgw"}},
+		{ImportPath: m + "/internal/util", Name: "util"},
+		{ImportPath: m + "/registry/cmd/tool", Name: "main"},
+		{ImportPath: m + "/auth", TestImports: []string{m + "/auth/common"}},
+		{ImportPath: m, Name: "gw"},
+	}
+	got := strings.Join(archViolations(m, bad), "\n")
+	for _, want := range []string{
+		"registry/upstream depends on " + m + "/gateway",
+		"sessions depends on " + m + "/gateway/admin",
+		"gateway imports " + m + "/internal/util",
+		"imports " + m + "/cmd/mcpgw: commands are leaves",
+		`top-level package "internal"`,
+		`a package named "util"`,
+		"registry/cmd/tool: cmd/ belongs only at the top",
+		"auth imports " + m + "/auth/common",
+		"the module root " + m + " is a Go package",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("rules missed %q; reported:\n%s", want, got)
+		}
+	}
+	good := []goPackage{
+		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/sessions", m + "/auth"}},
+		{ImportPath: m + "/registry", Imports: []string{m + "/registry/wire", "github.com/prometheus/common/expfmt"}},
+		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/gateway"}},
+	}
+	if v := archViolations(m, good); len(v) > 0 {
+		t.Errorf("a good module was refused: %v", v)
+	}
+}
+
+// TestImportGraphSeesGateway makes sure the rule above is not vacuous: the command does
+// reach gateway and registry through the graph go list reports.
+func TestImportGraphSeesGateway(t *testing.T) {
+	module, pkgs := listPackages(t)
+	for _, p := range pkgs {
+		if p.ImportPath != module+"/cmd/mcpgw" {
+			continue
+		}
+		var gw, reg bool
+		for _, d := range p.Deps {
+			gw = gw || d == module+"/gateway"
+			reg = reg || d == module+"/registry"
+		}
+		if !gw || !reg {
+			t.Fatalf("cmd/mcpgw deps lack gateway (%v) or registry (%v): the graph is not what go list should report", gw, reg)
+		}
+		if filepath.Base(p.Dir) != "mcpgw" {
+			t.Errorf("cmd/mcpgw lives in %s", p.Dir)
+		}
+		return
+	}
+	t.Fatal("cmd/mcpgw not found")
+}

@@ -1,0 +1,405 @@
+package registry
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// knownBug skips a test that shows a reported bug, unless MCPGW_KNOWN_BUGS=1 (to check a
+// fix).
+func knownBug(t *testing.T, why string) {
+	t.Helper()
+	if os.Getenv("MCPGW_KNOWN_BUGS") != "1" {
+		t.Skip("known bug: " + why)
+	}
+}
+
+// designExample is the config of DESIGN.md section 12, verbatim: the shape users type.
+const designExample = `listen: 127.0.0.1:8080
+state_dir: ~/.local/state/mcpgw      # bbolt file, Unix socket, audit log
+store: bolt                          # bolt | memory | redis://127.0.0.1:6379/0
+naming:
+  prefix: always                     # always | never
+  separator: "__"
+  max_length: 64
+auth:
+  mode: none                         # none | api_key | jwt | oauth
+  # jwt:
+  #   issuer: https://issuer.example
+  #   audience: mcpgw
+  #   keys:
+  #     - {alg: HS256, secret: "${MCPGW_JWT_SECRET}"}
+  #     - {alg: RS256, public_key_file: /etc/mcpgw/jwt.pub}
+servers:
+  everything:
+    type: stdio
+    command: npx
+    args: ["-y", "@modelcontextprotocol/server-everything"]
+    mode: auto                       # auto | shared | per_session
+  docs:
+    type: streamable_http
+    url: http://127.0.0.1:3101/mcp
+    headers: {Authorization: "Bearer ${DOCS_TOKEN}"}
+    default_enabled: false
+agents:
+  claude-code:
+    servers: [everything, docs]
+    tools: {deny: ["everything__get-env"]}
+executors:
+  docker:
+    type: local_docker
+    mcp_policy:
+      allow_stdio: true
+      allow_streamable_http: true
+      url_rewrite: {"http://127.0.0.1": "http://host.docker.internal"}
+tasks:
+  task-42:
+    enabled_mcp_servers: [docs]
+`
+
+func TestDesignExampleParses(t *testing.T) {
+	t.Setenv("DOCS_TOKEN", "s3cret")
+	t.Setenv("HOME", "/home/tester")
+	cfg, ps, err := ParseConfig([]byte(designExample))
+	if err != nil {
+		t.Fatalf("DESIGN.md example: %v", err)
+	}
+	if ps.HasErrors() {
+		t.Fatalf("DESIGN.md example has errors: %v", ps)
+	}
+	if got := cfg.Servers["docs"].Headers["Authorization"]; got != "Bearer s3cret" {
+		t.Errorf("docs Authorization = %q, want expanded token", got)
+	}
+	if cfg.StateDir != filepath.Join("/home/tester", ".local/state/mcpgw") {
+		t.Errorf("state_dir = %q, want ~ expanded", cfg.StateDir)
+	}
+	ev := cfg.Servers["everything"]
+	if ev.Transport() != TransportStdio || ev.ResolvedMode() != ModePerSession || ev.Command != "npx" || len(ev.Args) != 2 {
+		t.Errorf("everything = %+v (mode %s)", ev, ev.ResolvedMode())
+	}
+	docs := cfg.Servers["docs"]
+	if docs.Transport() != TransportHTTP || docs.ResolvedMode() != ModeShared || docs.Enabled() {
+		t.Errorf("docs: transport %s mode %s enabled %v", docs.Transport(), docs.ResolvedMode(), docs.Enabled())
+	}
+	a := cfg.Agents["claude-code"]
+	if len(a.Servers) != 2 || a.Servers[0].Name != "everything" || a.Servers[1].Name != "docs" || len(a.Tools.Deny) != 1 {
+		t.Errorf("agent claude-code = %+v", a)
+	}
+	p := cfg.Executors["docker"].MCPPolicy
+	if p.AllowStdio == nil || !*p.AllowStdio || p.URLRewrite["http://127.0.0.1"] != "http://host.docker.internal" {
+		t.Errorf("executor docker policy = %+v", p)
+	}
+	if got := cfg.Tasks["task-42"].EnabledMCPServers; len(got) != 1 || got[0] != "docs" {
+		t.Errorf("task-42 servers = %v", got)
+	}
+	if cfg.Version != ConfigVersion {
+		t.Errorf("version = %d, want migrated to %d", cfg.Version, ConfigVersion)
+	}
+}
+
+// TestDesignExampleNoSpuriousWarnings: the only ${VAR} left unset sits in a YAML comment.
+func TestDesignExampleNoSpuriousWarnings(t *testing.T) {
+	knownBug(t, "expandEnv runs over the raw file before YAML parsing, so ${MCPGW_JWT_SECRET} inside a comment gives an 'is not set' warning")
+	t.Setenv("DOCS_TOKEN", "s3cret")
+	os.Unsetenv("MCPGW_JWT_SECRET")
+	_, ps, err := ParseConfig([]byte(designExample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w := ps.Warnings(); len(w) > 0 {
+		t.Fatalf("warnings for a commented-out line: %v", w)
+	}
+}
+
+const sharedStdioMsg = `mcp server "local": shared mode requires HTTP/SSE/streamable HTTP transport (stdio is per-session only)`
+
+func TestConfigProblems(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		// every wantErr must be the text (or, with a leading ~, a substring) of one error
+		wantErr []string
+		// substrings of warnings that must be there
+		wantWarn []string
+	}{
+		{
+			name:    "unknown type",
+			yaml:    "servers:\n  a: {type: grpc, url: http://x}\n",
+			wantErr: []string{`~servers.a: unknown type "grpc"`},
+		},
+		{
+			name:    "missing type",
+			yaml:    "servers:\n  a: {url: http://x}\n",
+			wantErr: []string{"~servers.a: missing type"},
+		},
+		{
+			name:    "missing command",
+			yaml:    "servers:\n  a: {type: stdio}\n",
+			wantErr: []string{"~servers.a: type stdio needs a command"},
+		},
+		{
+			name:    "missing url",
+			yaml:    "servers:\n  a: {type: sse}\n",
+			wantErr: []string{"~servers.a: type sse needs a url"},
+		},
+		{
+			name:    "url not http",
+			yaml:    "servers:\n  a: {type: http, url: \"ftp://example.com/mcp\"}\n",
+			wantErr: []string{`~servers.a: url "ftp://example.com/mcp" is not an http(s) URL`},
+		},
+		{
+			name:    "url without host",
+			yaml:    "servers:\n  a: {type: streamable_http, url: \"http://\"}\n",
+			wantErr: []string{`~is not an http(s) URL`},
+		},
+		{
+			name:    "url unparsable",
+			yaml:    "servers:\n  a: {type: streamable_http, url: \"http://[::1\"}\n",
+			wantErr: []string{`~is not an http(s) URL`},
+		},
+		{
+			name:    "shared stdio",
+			yaml:    "servers:\n  local: {type: stdio, command: x, mode: shared}\n",
+			wantErr: []string{sharedStdioMsg},
+		},
+		{
+			name:    "shared stdio chosen by an agent",
+			yaml:    "servers:\n  local: {type: stdio, command: x}\nagents:\n  a:\n    servers: [{name: local, mode: shared}]\n",
+			wantErr: []string{"agents.a: " + sharedStdioMsg},
+		},
+		{
+			name: "shared stdio with stdio_proxy is fine",
+			yaml: "servers:\n  local: {type: stdio, command: x, mode: shared, stdio_proxy: true}\n",
+		},
+		{
+			name:    "unknown top-level key",
+			yaml:    "listen: 127.0.0.1:8080\nlisten_addr: 1\n",
+			wantErr: []string{"~field listen_addr not found"},
+		},
+		{
+			name:    "unknown server key",
+			yaml:    "servers:\n  a: {type: stdio, command: x, comand: y}\n",
+			wantErr: []string{"~field comand not found"},
+		},
+		{
+			name:    "every problem at once",
+			yaml:    "store: etcd\nnaming: {prefix: sometimes}\nservers:\n  a: {type: stdio}\n  b: {type: sse}\n  c: {type: grpc}\n  local: {type: stdio, command: x, mode: shared}\ntasks:\n  t: {enabled_mcp_servers: [nope]}\n",
+			wantErr: []string{`~store: "etcd"`, `~naming.prefix: "sometimes"`, "~servers.a: type stdio needs a command", "~servers.b: type sse needs a url", `~servers.c: unknown type "grpc"`, sharedStdioMsg, `~tasks.t: unknown server "nope"`},
+		},
+		{
+			name:     "allowlist and denylist",
+			yaml:     "servers:\n  a: {type: http, url: \"http://x/mcp\"}\nexecutors:\n  e:\n    type: local_pc\n    mcp_policy: {allowlist_servers: [a], denylist_servers: [a]}\n",
+			wantWarn: []string{"executors.e: both allowlist_servers and denylist_servers are set; the allowlist wins"},
+		},
+		{
+			name:    "server name with the separator",
+			yaml:    "servers:\n  my__srv: {type: http, url: \"http://x/mcp\"}\n",
+			wantErr: []string{`~servers.my__srv: server name contains the name separator "__"`},
+		},
+		{
+			name:    "agent names an unknown server",
+			yaml:    "agents:\n  a: {servers: [ghost]}\n",
+			wantErr: []string{`~agents.a: unknown server "ghost"`},
+		},
+		{
+			name:    "limits",
+			yaml:    "naming: {max_length: 8}\nhttp: {max_body_bytes: 10}\nlisten: nocolon\n",
+			wantErr: []string{"~naming.max_length", "~http.max_body_bytes", "~listen:"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, ps, err := ParseConfig([]byte(tt.yaml))
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("unexpected error: %v", err)
+				}
+				if cfg == nil {
+					t.Fatal("no config")
+				}
+			} else {
+				if err == nil {
+					t.Fatalf("no error; problems: %v", ps)
+				}
+				if err.Error() != Problems(ps).Error() {
+					t.Errorf("the error is not the problem list:\nerr %v\nps  %v", err, ps)
+				}
+			}
+			var errs, warns []string
+			for _, p := range ps {
+				s := strings.TrimPrefix(strings.TrimPrefix(p.String(), "error: "), "warning: ")
+				if p.Warning {
+					warns = append(warns, s)
+				} else {
+					errs = append(errs, s)
+				}
+			}
+			for _, w := range tt.wantErr {
+				if !matchAny(errs, w) {
+					t.Errorf("missing error %q in:\n  %s", w, strings.Join(errs, "\n  "))
+				}
+			}
+			if n := nonWarnings(ps); n != len(tt.wantErr) && len(tt.wantErr) > 0 {
+				t.Errorf("%d errors, want %d:\n  %s", n, len(tt.wantErr), strings.Join(errs, "\n  "))
+			}
+			for _, w := range tt.wantWarn {
+				if !matchAny(warns, "~"+w) {
+					t.Errorf("missing warning %q in:\n  %s", w, strings.Join(warns, "\n  "))
+				}
+			}
+		})
+	}
+}
+
+func matchAny(list []string, want string) bool {
+	for _, s := range list {
+		if sub, ok := strings.CutPrefix(want, "~"); ok {
+			if strings.Contains(s, sub) {
+				return true
+			}
+		} else if s == want {
+			return true
+		}
+	}
+	return false
+}
+
+func nonWarnings(ps Problems) int {
+	n := 0
+	for _, p := range ps {
+		if !p.Warning {
+			n++
+		}
+	}
+	return n
+}
+
+func TestSharedStdioMessageIsExact(t *testing.T) {
+	_, ps, err := ParseConfig([]byte("servers:\n  local: {type: stdio, command: x, mode: shared}\n"))
+	if err == nil {
+		t.Fatal("shared stdio accepted")
+	}
+	for _, p := range ps {
+		if p.Text == sharedStdioMsg {
+			if p.String() != "error: "+sharedStdioMsg {
+				t.Errorf("printed as %q", p.String())
+			}
+			return
+		}
+	}
+	t.Fatalf("no problem with exactly the DESIGN.md text; got %v", ps)
+}
+
+// TestUnknownKeysDoNotHideOtherProblems: `mcpgw validate` lists every problem, also when
+// one of them is a misspelt key.
+func TestUnknownKeysDoNotHideOtherProblems(t *testing.T) {
+	knownBug(t, "ParseConfig returns right after a yaml decode error, so an unknown key hides every validation problem")
+	_, ps, err := ParseConfig([]byte("servers:\n  a: {type: stdio, comand: x}\n  b: {type: sse}\n"))
+	if err == nil {
+		t.Fatal("accepted")
+	}
+	var errs []string
+	for _, p := range ps {
+		errs = append(errs, p.String())
+	}
+	for _, want := range []string{"field comand not found", "servers.a: type stdio needs a command", "servers.b: type sse needs a url"} {
+		if !matchAny(errs, "~"+want) {
+			t.Errorf("missing %q in %v", want, errs)
+		}
+	}
+}
+
+func TestEnvExpansion(t *testing.T) {
+	t.Setenv("MCPGW_T_URL", "http://127.0.0.1:9000/mcp")
+	t.Setenv("MCPGW_T_TOKEN", "tok")
+	t.Setenv("MCPGW_T_EMPTY", "")
+	os.Unsetenv("MCPGW_T_UNSET")
+	yaml := `servers:
+  a:
+    type: streamable_http
+    url: ${MCPGW_T_URL}
+    headers:
+      Authorization: "Bearer ${MCPGW_T_TOKEN}"
+      X-Default: "${MCPGW_T_UNSET:-fallback}"
+      X-Empty-Default: "${MCPGW_T_EMPTY:-was-empty}"
+      X-Set-Default: "${MCPGW_T_TOKEN:-unused}"
+      X-Missing: "[${MCPGW_T_UNSET}]"
+      X-Literal: "$MCPGW_T_TOKEN {x} ${not-a-name}"
+`
+	cfg, ps, err := ParseConfig([]byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Servers["a"]
+	if a.URL != "http://127.0.0.1:9000/mcp" {
+		t.Errorf("url = %q", a.URL)
+	}
+	want := map[string]string{
+		"Authorization":   "Bearer tok",
+		"X-Default":       "fallback",
+		"X-Empty-Default": "was-empty",
+		"X-Set-Default":   "tok",
+		"X-Missing":       "[]",
+		"X-Literal":       "$MCPGW_T_TOKEN {x} ${not-a-name}",
+	}
+	for k, v := range want {
+		if a.Headers[k] != v {
+			t.Errorf("header %s = %q, want %q", k, a.Headers[k], v)
+		}
+	}
+	w := ps.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0].Text, "MCPGW_T_UNSET") {
+		t.Errorf("warnings = %v, want exactly one naming MCPGW_T_UNSET", w)
+	}
+}
+
+// TestEnvValuesAreNotYAML: a secret with YAML syntax in it arrives as typed in the
+// environment.
+func TestEnvValuesAreNotYAML(t *testing.T) {
+	knownBug(t, "${VAR} is substituted into the raw YAML text, so a value with \" or ' #' or a newline changes the document")
+	t.Setenv("MCPGW_T_PW", `pa"ss #word`)
+	cfg, _, err := ParseConfig([]byte("servers:\n  a:\n    type: http\n    url: http://x/mcp\n    headers: {X-Pw: ${MCPGW_T_PW}, X-Q: \"${MCPGW_T_PW}\"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"X-Pw", "X-Q"} {
+		if got := cfg.Servers["a"].Headers[k]; got != `pa"ss #word` {
+			t.Errorf("%s = %q", k, got)
+		}
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	cfg, _, err := ParseConfig([]byte("servers:\n  a: {type: http, url: \"http://x/mcp\", timeouts: {call: 2s}}\n  b: {type: stdio, command: x}\nupstream: {call_timeout: 300ms}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Listen != "127.0.0.1:8080" || cfg.Store != "bolt" || cfg.Naming.Separator != "__" || cfg.Naming.MaxLength != 64 || cfg.HTTP.MaxBodyBytes != 4<<20 {
+		t.Errorf("defaults: %+v", cfg)
+	}
+	if cfg.Servers["a"].Timeouts.Call != 2*time.Second || cfg.Servers["b"].Timeouts.Call != 300*time.Millisecond {
+		t.Errorf("call timeouts a=%v b=%v", cfg.Servers["a"].Timeouts.Call, cfg.Servers["b"].Timeouts.Call)
+	}
+	if cfg.Servers["a"].ProtocolVer != "2025-11-25" {
+		t.Errorf("upstream protocol = %q, want pinned 2025-11-25", cfg.Servers["a"].ProtocolVer)
+	}
+}
+
+func TestLoadConfigNamesTheFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "mcpgw.yaml")
+	if err := os.WriteFile(p, []byte("listen: 127.0.0.1:9\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := LoadConfig(p)
+	if err != nil || cfg.Path != p {
+		t.Fatalf("LoadConfig: %v, path %q", err, cfg.Path)
+	}
+	_, _, err = LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
+	if err == nil || !regexp.MustCompile(`missing\.yaml`).MatchString(err.Error()) {
+		t.Fatalf("missing file: %v", err)
+	}
+}

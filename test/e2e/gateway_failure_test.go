@@ -1,0 +1,374 @@
+package e2e
+
+// Upstream and gateway failures with real processes: an upstream killed with SIGKILL in
+// the middle of a call (shared over streamable HTTP, then per-session over stdio), and the
+// gateway itself killed with SIGKILL, which must take every process it started with it.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const (
+	// killCallTimeout is the gateway's call timeout in these tests: a call cut by a dead
+	// upstream must come back long before it.
+	killCallTimeout = 60 * time.Second
+	// promptAfterKill bounds how long after the kill the cut call may take to return.
+	promptAfterKill = 10 * time.Second
+	// longCall is the slow call: 40 steps of one second, with progress.
+	longCallSeconds = 40
+)
+
+func longCallArgs() map[string]any {
+	return map[string]any{"duration": longCallSeconds, "steps": longCallSeconds}
+}
+
+// startLongCall starts the slow tool with a progress token and waits for its first
+// progress notification, so the call is known to run on the upstream.
+func startLongCall(t *testing.T, gc *goClient, tool, token string) (<-chan callResult, context.CancelFunc) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), killCallTimeout+30*time.Second)
+	t.Cleanup(cancel)
+	ch := gc.callAsync(ctx, tool, longCallArgs(), token)
+	select {
+	case p := <-gc.progress:
+		t.Logf("%s running: progress %v/%v", tool, p.Progress, p.Total)
+	case r := <-ch:
+		t.Fatalf("%s returned before any progress: err=%v result=%q", tool, r.err, resultText(r.res))
+	case <-time.After(15 * time.Second):
+		t.Fatalf("%s: no progress within 15 s", tool)
+	}
+	return ch, cancel
+}
+
+// expectCutCall waits for a call whose upstream was killed at killedAt: it must end
+// promptly with an isError tool result that names server.
+func expectCutCall(t *testing.T, ch <-chan callResult, killedAt time.Time, server string) {
+	t.Helper()
+	select {
+	case r := <-ch:
+		after := time.Since(killedAt)
+		t.Logf("cut call returned %s after the kill: err=%v isError=%v text=%q",
+			after.Round(time.Millisecond), r.err, r.res != nil && r.res.IsError, resultText(r.res))
+		if r.err != nil {
+			t.Errorf("cut call: JSON-RPC/transport error %v; want a tool result with isError naming %q", r.err, server)
+			return
+		}
+		if !r.res.IsError {
+			t.Errorf("cut call: isError false, text %q", resultText(r.res))
+		}
+		if txt := resultText(r.res); !strings.Contains(txt, `"`+server+`"`) && !strings.Contains(txt, "upstream "+server) {
+			t.Errorf("cut call: error text %q does not name upstream %q", txt, server)
+		}
+		if after > promptAfterKill {
+			t.Errorf("cut call took %s after the kill (call timeout %s); want under %s", after, killCallTimeout, promptAfterKill)
+		}
+	case <-time.After(promptAfterKill + 5*time.Second):
+		t.Errorf("cut call did not return within %s of the kill", promptAfterKill+5*time.Second)
+	}
+}
+
+func hasPrefixed(names []string, prefix string) int {
+	n := 0
+	for _, name := range names {
+		if strings.HasPrefix(name, prefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestUpstreamKilledMidCall: SIGKILL to an upstream while a call runs on it.
+func TestUpstreamKilledMidCall(t *testing.T) {
+	needGatewayBin(t)
+	t.Run("shared-streamable-http", testSharedUpstreamKilled)
+	t.Run("per-session-stdio", testPerSessionUpstreamKilled)
+}
+
+// testSharedUpstreamKilled: the npm server-everything over streamable HTTP (shared),
+// killed mid-call, then restarted on the same port.
+func testSharedUpstreamKilled(t *testing.T) {
+	up, port := startServerEverythingNodeProc(t, "streamableHttp")
+	upURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	g := startGateway(t, `
+log: {level: debug, format: text}
+upstream: {call_timeout: `+killCallTimeout.String()+`}
+servers:
+  ev:
+    type: streamable_http
+    url: `+upURL+`
+`)
+	gc := connectGoClient(t, &mcp.StreamableClientTransport{Endpoint: g.URL})
+	tools := gc.toolNames(t) // a session is told list_changed only once it has listed
+	nTools := hasPrefixed(tools, "ev__")
+	if !slices.Contains(tools, "ev__trigger-long-running-operation") || !slices.Contains(tools, "ev__echo") {
+		t.Fatalf("tools: %v", tools)
+	}
+
+	ch, _ := startLongCall(t, gc, "ev__trigger-long-running-operation", "shared-kill")
+	killedAt := time.Now()
+	up.Kill9()
+	t.Logf("killed the upstream (pid %d)", up.Pid)
+	expectCutCall(t, ch, killedAt, "ev")
+
+	// Its tools leave the view, the session hears about it, health says down: one
+	// bounded wait for all three, then each is judged on its own.
+	var (
+		heard, down, gone bool
+		state             string
+		names             []string
+	)
+	waitFor(15*time.Second, func() (bool, string) {
+		heard = heard || gc.listChanged.Load() >= 1
+		if u, err := upstreamState(g, "ev"); err == nil {
+			down = u.State != "up" && u.State != "starting"
+			state = fmt.Sprintf("%+v", u)
+		} else {
+			state = err.Error()
+		}
+		if n, err := gc.tryToolNames(); err == nil {
+			names, gone = n, hasPrefixed(n, "ev__") == 0
+		}
+		return heard && down && gone, ""
+	})
+	if !heard {
+		t.Errorf("no tools/list_changed within 15 s of the upstream's death")
+	}
+	if !down {
+		t.Errorf("/readyz still shows the dead upstream as up 15 s after the kill: %s", state)
+	} else {
+		t.Logf("/readyz after the kill: %s", state)
+	}
+	if !gone {
+		t.Errorf("tools/list 15 s after the kill still has %d ev__ tools", hasPrefixed(names, "ev__"))
+	}
+	if m, err := getMetrics(g); err == nil {
+		if v, ok := metricValue(m, "mcpgw_upstream_up", map[string]string{"server": "ev"}); !ok || v != 0 {
+			t.Errorf("mcpgw_upstream_up{server=ev} = %v (present %v), want 0 while down", v, ok)
+		}
+		if v, ok := metricValue(m, "mcpgw_tool_calls_total", map[string]string{"server": "ev", "outcome": "unavailable"}); !ok || v < 1 {
+			t.Errorf("mcpgw_tool_calls_total{server=ev,outcome=unavailable} = %v (present %v), want >= 1", v, ok)
+		}
+	} else {
+		t.Errorf("metrics: %v", err)
+	}
+
+	// Back on the same port: within a bounded time the tools return and calls work.
+	before := gc.listChanged.Load()
+	if _, err := startServerEverythingNodeAt(t, "streamableHttp", port); err != nil {
+		t.Fatalf("restart the upstream on port %d: %v", port, err)
+	}
+	restartedAt := time.Now()
+	const recoverWithin = 45 * time.Second
+	desc, ok := waitFor(recoverWithin, func() (bool, string) {
+		u, err := upstreamState(g, "ev")
+		return err == nil && u.State == "up", fmt.Sprintf("%+v %v", u, err)
+	})
+	if !ok {
+		t.Fatalf("upstream not up again %s after its restart: %s", recoverWithin, desc)
+	}
+	t.Logf("upstream up again %s after its restart: %s", time.Since(restartedAt).Round(time.Millisecond), desc)
+	if !gc.waitListChanged(before+1, 10*time.Second) {
+		t.Errorf("no tools/list_changed when the upstream came back")
+	}
+	names, err := gc.tryToolNames()
+	if err != nil {
+		t.Fatalf("tools/list after recovery: %v", err)
+	}
+	if n := hasPrefixed(names, "ev__"); n != nTools {
+		t.Errorf("after recovery tools/list has %d ev__ tools, want %d", n, nTools)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: "ev__echo", Arguments: map[string]any{"message": "back"}})
+	if err != nil || res.IsError || !strings.Contains(resultText(res), "Echo: back") {
+		t.Errorf("call after recovery: err=%v result=%q", err, resultText(res))
+	}
+	if u, err := upstreamState(g, "ev"); err == nil && u.Restarts < 1 {
+		t.Errorf("/readyz restarts = %d after a restart", u.Restarts)
+	}
+}
+
+// guardedInstances finds the upstream processes the gateway runs under its guardian
+// (`mcpgw __mcpgw_child ...`) whose command line contains match.
+func guardedInstances(gatewayPid int, match string) (instances []procInfo, all []procInfo) {
+	all = descendants(gatewayPid)
+	byPid := map[int]procInfo{}
+	for _, p := range all {
+		byPid[p.Pid] = p
+	}
+	for _, p := range all {
+		parent, ok := byPid[p.PPid]
+		if ok && strings.Contains(parent.Cmdline, "__mcpgw_child") && !strings.Contains(p.Cmdline, "__mcpgw_child") &&
+			strings.Contains(p.Cmdline, match) && p.State != "Z" {
+			instances = append(instances, p)
+		}
+	}
+	return instances, all
+}
+
+// testPerSessionUpstreamKilled: the session's own stdio instance of the npm
+// server-everything (under the guardian) is killed mid-call; a later call starts a new one.
+func testPerSessionUpstreamKilled(t *testing.T) {
+	script := serverEverythingScript(t)
+	g := startGateway(t, `
+log: {level: debug, format: text}
+upstream: {call_timeout: `+killCallTimeout.String()+`}
+servers:
+  ev:
+    type: stdio
+    command: {{node}}
+    args: [`+yamlQuote(script)+`]
+`)
+	killPidsAtCleanup(t, func() []int {
+		var pids []int
+		for _, p := range descendants(g.Pid) {
+			pids = append(pids, p.Pid)
+		}
+		return pids
+	})
+	gc := connectGoClient(t, &mcp.StreamableClientTransport{Endpoint: g.URL})
+	gc.toolNames(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: "ev__echo", Arguments: map[string]any{"message": "first"}})
+	if err != nil || res.IsError {
+		t.Fatalf("first call: %v %q", err, resultText(res))
+	}
+	var inst []procInfo
+	desc, ok := waitFor(5*time.Second, func() (bool, string) {
+		var all []procInfo
+		inst, all = guardedInstances(g.Pid, "server-everything")
+		return len(inst) == 1, describeProcs(all)
+	})
+	if !ok {
+		t.Fatalf("want exactly one guarded server-everything under the gateway, process tree:%s", desc)
+	}
+	victim := inst[0]
+	t.Logf("session instance: pid %d (guardian %d)", victim.Pid, victim.PPid)
+
+	ch, _ := startLongCall(t, gc, "ev__trigger-long-running-operation", "session-kill")
+	killedAt := time.Now()
+	if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
+		t.Fatalf("kill %d: %v", victim.Pid, err)
+	}
+	expectCutCall(t, ch, killedAt, "ev")
+
+	// A later call works again, on a new instance.
+	var last string
+	worked := false
+	for i := 0; i < 20 && !worked; i++ {
+		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := gc.CallTool(cctx, &mcp.CallToolParams{Name: "ev__echo", Arguments: map[string]any{"message": "again"}})
+		ccancel()
+		switch {
+		case err != nil:
+			last = err.Error()
+		case res.IsError || !strings.Contains(resultText(res), "Echo: again"):
+			last = resultText(res)
+		default:
+			worked = true
+		}
+		if !worked {
+			time.Sleep(250 * time.Millisecond)
+		}
+	}
+	if !worked {
+		t.Fatalf("no call worked after the instance was killed; last: %s", last)
+	}
+	if pidAlive(victim.Pid) {
+		t.Errorf("killed instance %d still alive", victim.Pid)
+	}
+	inst, all := guardedInstances(g.Pid, "server-everything")
+	if len(inst) != 1 || inst[0].Pid == victim.Pid {
+		t.Errorf("want one new instance after the restart, process tree:%s", describeProcs(all))
+	}
+	t.Logf("tools/list_changed notifications seen by the session: %d", gc.listChanged.Load())
+}
+
+// TestGatewayKill9LeavesNoChildren: kill -9 of the gateway takes its upstreams with it:
+// a per-session stdio instance (node, under the guardian), a shared stdio one, and a
+// per-session one one level deeper (sh, which does not exec, running everything-server).
+func TestGatewayKill9LeavesNoChildren(t *testing.T) {
+	needGatewayBin(t)
+	everything := serverEverythingScript(t)
+	memory := npmServerScript(t, "server-memory")
+	memFile := t.TempDir() + "/memory.jsonl"
+	g := startGateway(t, `
+log: {level: debug, format: text}
+servers:
+  ev:
+    type: stdio
+    command: {{node}}
+    args: [`+yamlQuote(everything)+`]
+  mem:
+    type: stdio
+    mode: shared
+    stdio_proxy: true
+    command: {{node}}
+    args: [`+yamlQuote(memory)+`]
+    env: {MEMORY_FILE_PATH: `+yamlQuote(memFile)+`}
+  deep:
+    type: stdio
+    command: sh
+    args: ["-c", "'{{everything_server}}'; exit $?"]
+`)
+	var recorded []int
+	killPidsAtCleanup(t, func() []int { return recorded })
+
+	gc := connectGoClient(t, &mcp.StreamableClientTransport{Endpoint: g.URL})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, name := range []string{"ev__echo", "mem__read_graph", "deep__test_simple_text"} {
+		args := map[string]any{}
+		if name == "ev__echo" {
+			args["message"] = "start the instance"
+		}
+		res, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		if err != nil || res.IsError {
+			t.Fatalf("%s: %v %q", name, err, resultText(res))
+		}
+	}
+	var tree []procInfo
+	desc, ok := waitFor(5*time.Second, func() (bool, string) {
+		tree = descendants(g.Pid)
+		inst, _ := guardedInstances(g.Pid, "server-everything")
+		mem, _ := guardedInstances(g.Pid, "server-memory")
+		deep := 0
+		for _, p := range tree {
+			if strings.HasSuffix(p.Cmdline, "/everything-server") && p.State != "Z" {
+				deep++
+			}
+		}
+		return len(inst) == 1 && len(mem) == 1 && deep == 1, describeProcs(tree)
+	})
+	if !ok {
+		t.Fatalf("want one guarded server-everything, one server-memory and one everything-server under sh under the gateway; tree:%s", desc)
+	}
+	for _, p := range tree {
+		recorded = append(recorded, p.Pid)
+	}
+	t.Logf("gateway %d descendants:%s", g.Pid, describeProcs(tree))
+
+	g.Kill9()
+	desc, ok = waitFor(5*time.Second, func() (bool, string) {
+		var alive []procInfo
+		for _, pid := range recorded {
+			if pidAlive(pid) {
+				p, _ := readProc(pid)
+				alive = append(alive, p)
+			}
+		}
+		return len(alive) == 0, describeProcs(alive)
+	})
+	if !ok {
+		t.Errorf("5 s after kill -9 of the gateway these descendants are still alive:%s", desc)
+	}
+}
