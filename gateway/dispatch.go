@@ -58,7 +58,14 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		}
 	}
 	v := s.View()
-	page, ok := v.ListPage(kind, p.Cursor, g.cfg.HTTP.PageSize)
+	thin := kind == "tools" && g.form(s, v) == "thin"
+	var page []byte
+	var ok bool
+	if thin {
+		page, ok = v.ListPage(kind, true, p.Cursor, g.cfg.HTTP.PageSize, g.describeDef)
+	} else {
+		page, ok = v.ListPage(kind, false, p.Cursor, g.cfg.HTTP.PageSize)
+	}
 	if !ok {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: invalid cursor", nil))
 		return
@@ -71,8 +78,12 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 			s.sentOthers = others
 		}
 		s.viewMu.Unlock()
-		g.metrics.listBytes.WithLabelValues("full").Add(float64(len(page)))
-		g.metrics.listTokens.WithLabelValues("full").Add(float64(len(page) / 4))
+		form := "full"
+		if thin {
+			form = "thin"
+		}
+		g.metrics.listBytes.WithLabelValues(form).Add(float64(len(page)))
+		g.metrics.listTokens.WithLabelValues(form).Add(float64(len(page) / 4))
 	} else {
 		_, others := listFingerprints(v)
 		s.viewMu.Lock()
@@ -97,11 +108,22 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		return
 	}
 	start := time.Now()
-	t := s.View().Tool(p.Name)
+	if p.Name == g.describeName {
+		g.describeTools(s, m, p.Arguments, out)
+		return
+	}
+	v := s.View()
+	t := v.Tool(p.Name)
 	if t == nil {
 		g.denial(s, p.Name, start)
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
+	}
+	if s.thinFor(v) {
+		if err := t.ValidateArgs(p.Arguments); err != nil {
+			g.schemaOnError(s, m, t, err, out, start)
+			return
+		}
 	}
 	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
 	b = append(b, `{"name":`...)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -64,10 +65,18 @@ type Gateway struct {
 	metrics *metrics
 	mux     *http.ServeMux
 
+	describeName string
+	describeDef  json.RawMessage
+
 	pol    atomic.Pointer[policy]
 	polGen atomic.Uint64
 	audit  *auth.Audit
 	keys   *auth.KeyFile
+	bus    sessions.Bus
+	origin string
+
+	// ReloadHook is called when another replica announces a config reload.
+	ReloadHook func()
 }
 
 type pendingReq struct {
@@ -110,6 +119,7 @@ func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log
 		g.audit = a
 	}
 	g.hosts, g.origins = allowLists(cfg)
+	g.describeName, g.describeDef = g.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		g.handleUpstream(nil, c, m, raw, rel)
 	}
@@ -140,23 +150,19 @@ func (g *Gateway) Reload(cfg *registry.Config) error {
 		return err
 	}
 	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1)})
-	g.mu.RLock()
-	all := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		all = append(all, s)
-	}
-	g.mu.RUnlock()
-	for _, s := range all {
-		g.notifyIfChanged(s)
-	}
+	g.notifyAll()
 	return nil
 }
 
 // Handler is the gateway's HTTP handler.
 func (g *Gateway) Handler() http.Handler { return g.mux }
 
-// Start begins background work (idle reaping).
-func (g *Gateway) Start() { go g.reap() }
+// Start begins background work: idle reaping, the store sweep, and replica events.
+func (g *Gateway) Start() {
+	g.startBus()
+	go g.sweep(time.Now())
+	go g.reap()
+}
 
 // Close ends every session and background work.
 func (g *Gateway) Close() {
@@ -207,6 +213,9 @@ func allowLists(cfg *registry.Config) (map[string]bool, map[string]bool) {
 
 // checkOrigin enforces the Host and Origin allow-lists (DNS rebinding protection).
 func (g *Gateway) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if auth.Trusted(r.Context()) {
+		return true // the Unix socket: no browser can reach it
+	}
 	if !g.hosts["*"] && !g.hosts[strings.ToLower(r.Host)] {
 		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: Host "+strconv.Quote(r.Host)+" is not allowed")
 		return false
@@ -235,19 +244,36 @@ func newSessionID() string { return rand.Text() }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// lookup finds a live session, or revives one from the store (after a restart).
-func (g *Gateway) lookup(id string) *Session {
+// lookup finds a live session, or revives one from the store (after a restart, or one
+// opened on another replica).
+func (g *Gateway) lookup(id string) (*Session, error) {
 	g.mu.RLock()
 	s := g.sessions[id]
 	g.mu.RUnlock()
 	if s != nil {
-		return s
+		return s, nil
 	}
 	rec, err := g.store.Get(id)
-	if err != nil || rec == nil {
-		return nil
+	if err != nil {
+		return nil, err
 	}
-	return g.adopt(rec)
+	return g.adopt(rec), nil
+}
+
+// session finds the session a request names, or writes 404 (unknown or ended) or 503
+// (store unavailable).
+func (g *Gateway) session(w http.ResponseWriter, sid string, msgID json.RawMessage) *Session {
+	s, err := g.lookup(sid)
+	switch {
+	case err == nil:
+		return s
+	case errors.Is(err, sessions.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
+	default:
+		g.log.Error("session store unavailable", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, wire.Error(msgID, wire.CodeInternalError, "Session store unavailable", nil))
+	}
+	return nil
 }
 
 // adopt makes a stored session live in this process.
@@ -302,6 +328,7 @@ func (g *Gateway) end(s *Session, why string) {
 	}
 	_ = g.store.Delete(s.ID)
 	s.close()
+	g.publish("end", s.ID)
 	g.log.Info("session ended", "session", s.ID, "why", why)
 }
 
@@ -319,6 +346,7 @@ func (g *Gateway) instances(server string) *atomic.Int64 {
 func (g *Gateway) reap() {
 	t := time.NewTicker(30 * time.Second)
 	defer t.Stop()
+	sweeps := 0
 	for {
 		select {
 		case <-g.ctx.Done():
@@ -326,6 +354,9 @@ func (g *Gateway) reap() {
 		case <-t.C:
 		}
 		now := time.Now()
+		if sweeps++; sweeps%10 == 0 {
+			g.sweep(now)
+		}
 		g.mu.RLock()
 		all := make([]*Session, 0, len(g.sessions))
 		for _, s := range g.sessions {

@@ -49,6 +49,7 @@ type Session struct {
 	sentOthers string
 	filt       *auth.Filter
 	filtGen    uint64
+	forms      map[string]string // view hash → form served (full | thin)
 }
 
 type sessConn struct {

@@ -38,11 +38,15 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 // readBody reads a request body within the configured limit; false means an error answer
 // was written.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if r.ContentLength > g.cfg.HTTP.MaxBodyBytes {
+	limit := g.cfg.HTTP.MaxBodyBytes
+	if auth.Trusted(r.Context()) && limit < SocketMaxBody {
+		limit = SocketMaxBody
+	}
+	if r.ContentLength > limit {
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.HTTP.MaxBodyBytes))
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -120,9 +124,8 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required", nil))
 		return
 	}
-	s := g.lookup(sid)
+	s := g.session(w, sid, m.ID)
 	if s == nil {
-		writeJSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeSessionNotFound, "Session not found", nil))
 		return
 	}
 	if !g.continueSession(w, id, s) {
@@ -157,8 +160,7 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 	v := r.Header.Get("MCP-Protocol-Version")
 	var s *Session
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-		if s = g.lookup(sid); s == nil {
-			writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+		if s = g.session(w, sid, nil); s == nil {
 			return
 		}
 		if !g.continueSession(w, id, s) {
@@ -227,6 +229,10 @@ func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire
 	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
 		g.refuse(w, fail, id)
 		return
+	}
+	switch h := r.Header.Get("X-MCP-Handshake"); h {
+	case "full", "thin", "auto":
+		rec.Handshake = h
 	}
 	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
 	s := g.newSession(rec)
@@ -303,9 +309,8 @@ func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
 		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
 		return nil
 	}
-	s := g.lookup(sid)
+	s := g.session(w, sid, nil)
 	if s == nil {
-		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
 		return nil
 	}
 	if !g.continueSession(w, id, s) {

@@ -17,7 +17,9 @@ type Tool struct {
 	Name    string // the upstream's own name
 	Exposed string
 	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
-	Def         json.RawMessage
+	Def json.RawMessage
+	// Thin is Def in the thin form (DESIGN.md §7).
+	Thin        json.RawMessage
 	ReadOnly    bool
 	Destructive bool
 }
@@ -145,6 +147,7 @@ func exposeTool(server string, raw json.RawMessage, n Naming) (*Tool, error) {
 		}
 	}
 	t.Def = rename(raw, t.Exposed)
+	t.Thin = thinTool(t.Def)
 	return t, nil
 }
 

@@ -407,6 +407,9 @@ type View struct {
 	resourceBy   map[string]*Resource
 
 	pages sync.Map // cursor+kind → []byte
+
+	hashOnce sync.Once
+	hash     string
 }
 
 // Tool finds a tool by exposed name.
@@ -540,9 +543,13 @@ func (r *Registry) Collisions() Problems {
 }
 
 // ListPage returns one page of a list result, pre-serialized: kind is tools, prompts,
-// resources or resourceTemplates. An unknown cursor gives ok=false.
-func (v *View) ListPage(kind, cursor string, pageSize int) (page []byte, ok bool) {
+// resources or resourceTemplates; thin selects the thin form of tools. An unknown cursor
+// gives ok=false.
+func (v *View) ListPage(kind string, thin bool, cursor string, pageSize int, extra ...json.RawMessage) (page []byte, ok bool) {
 	ck := kind + "\x00" + cursor
+	if thin {
+		ck = "thin:" + ck
+	}
 	if b, hit := v.pages.Load(ck); hit {
 		return b.([]byte), true
 	}
@@ -551,7 +558,18 @@ func (v *View) ListPage(kind, cursor string, pageSize int) (page []byte, ok bool
 	switch kind {
 	case "tools":
 		for _, t := range v.Tools {
-			defs, names = append(defs, t.Def), append(names, t.Exposed)
+			if thin {
+				defs = append(defs, t.Thin)
+			} else {
+				defs = append(defs, t.Def)
+			}
+			names = append(names, t.Exposed)
+		}
+		if thin {
+			// Gateway tools go last; their names sort after no upstream's on purpose.
+			for i, e := range extra {
+				defs, names = append(defs, e), append(names, "\xff"+strconv.Itoa(i))
+			}
 		}
 	case "prompts":
 		for _, p := range v.Prompts {

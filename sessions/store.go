@@ -1,20 +1,25 @@
-// Package sessions keeps session and conversation records in a store (bbolt, Redis or
-// memory) so that sessions outlive the gateway process.
+// Package sessions keeps session, task and conversation records in a store (bbolt, Redis
+// or memory) so that sessions outlive the gateway process, and carries events between
+// replicas that share a Redis store (Bus).
 package sessions
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
-
-	bolt "go.etcd.io/bbolt"
 )
 
 // Record is what the gateway remembers of a session.
+//
+// When adding a field, update cloneRecord (TestCloneRecordCoversEveryField fails until
+// you do).
 type Record struct {
 	ID              string          `json:"id"`
 	Transport       string          `json:"transport"`
@@ -65,13 +70,32 @@ type Task struct {
 	FileManaged bool `json:"file_managed,omitempty"`
 }
 
-// ErrNotFound is returned for a session the store does not hold.
+// Conversation is what the gateway remembers of an (agent, conversation) pair for the
+// full/thin handshake (DESIGN.md §7): the hash of the view whose full tool list the
+// conversation has already been sent.
+type Conversation struct {
+	Agent        string    `json:"agent"`
+	ID           string    `json:"id"`
+	FullViewHash string    `json:"full_view_hash"`
+	Updated      time.Time `json:"updated"`
+}
+
+// ErrNotFound is returned for a session, task or conversation the store does not hold.
+// (gateway/health.go compares its text; keep it.)
 var ErrNotFound = errors.New("session not found")
 
-// Store holds session records.
+// ErrUnavailable wraps errors of a store that cannot be reached right now (Redis down,
+// timed out). The gateway answers such requests with HTTP 503; the store recovers by
+// itself when its backend comes back.
+var ErrUnavailable = errors.New("session store unavailable")
+
+// Store holds session, task and conversation records. Every method is safe for
+// concurrent use. Records are stored by value: callers may change what they passed to
+// Put or got from Get without affecting the store.
 type Store interface {
 	Put(r *Record) error
 	Get(id string) (*Record, error)
+	// Delete of an absent record is not an error.
 	Delete(id string) error
 	// List returns every record (for reaping and the admin API).
 	List() ([]*Record, error)
@@ -79,7 +103,37 @@ type Store interface {
 	GetTask(id string) (*Task, error)
 	DeleteTask(id string) error
 	ListTasks() ([]*Task, error)
+	GetConversation(agent, id string) (*Conversation, error)
+	PutConversation(c *Conversation) error
 	Close() error
+}
+
+// Open opens the store named by spec (the config's `store:`): "bolt" is the file
+// mcpgw.db in stateDir, "memory" is process memory, and a redis://, rediss:// or unix://
+// URL is a Redis server (pinged once: an unreachable server is an error).
+func Open(spec, stateDir string) (Store, error) {
+	switch {
+	case spec == "bolt":
+		if stateDir == "" {
+			return nil, errors.New("store bolt: no state directory")
+		}
+		return OpenBolt(filepath.Join(stateDir, "mcpgw.db"))
+	case spec == "memory":
+		return NewMemory(), nil
+	case strings.HasPrefix(spec, "redis://"), strings.HasPrefix(spec, "rediss://"), strings.HasPrefix(spec, "unix://"):
+		return OpenRedis(spec)
+	}
+	return nil, fmt.Errorf("unknown store %q: want bolt, memory or a redis:// URL", redactSpec(spec))
+}
+
+// redactSpec hides a password in something that may be a URL.
+func redactSpec(spec string) string {
+	if i := strings.Index(spec, "://"); i >= 0 {
+		if j := strings.LastIndex(spec, "@"); j > i {
+			return spec[:i+3] + "xxxxx" + spec[j:]
+		}
+	}
+	return spec
 }
 
 // Memory is a Store in process memory (tests, and `store: memory`).
@@ -87,26 +141,32 @@ type Memory struct {
 	mu    sync.Mutex
 	m     map[string]Record
 	tasks map[string]Task
+	convs map[convKey]Conversation
 }
 
+type convKey struct{ agent, id string }
+
 // NewMemory returns an empty memory store.
-func NewMemory() *Memory { return &Memory{m: map[string]Record{}, tasks: map[string]Task{}} }
+func NewMemory() *Memory {
+	return &Memory{m: map[string]Record{}, tasks: map[string]Task{}, convs: map[convKey]Conversation{}}
+}
 
 func (s *Memory) PutTask(t *Task) error {
+	c := cloneTask(t)
 	s.mu.Lock()
-	s.tasks[t.ID] = *t
+	s.tasks[t.ID] = *c
 	s.mu.Unlock()
 	return nil
 }
 
 func (s *Memory) GetTask(id string) (*Task, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	t, ok := s.tasks[id]
+	s.mu.Unlock()
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return &t, nil
+	return cloneTask(&t), nil
 }
 
 func (s *Memory) DeleteTask(id string) error {
@@ -121,27 +181,29 @@ func (s *Memory) ListTasks() ([]*Task, error) {
 	defer s.mu.Unlock()
 	out := make([]*Task, 0, len(s.tasks))
 	for _, t := range s.tasks {
-		t := t
-		out = append(out, &t)
+		out = append(out, cloneTask(&t))
 	}
 	return out, nil
 }
 
 func (s *Memory) Put(r *Record) error {
+	c := cloneRecord(r)
 	s.mu.Lock()
-	s.m[r.ID] = *r
+	s.m[r.ID] = *c
 	s.mu.Unlock()
 	return nil
 }
 
 func (s *Memory) Get(id string) (*Record, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	r, ok := s.m[id]
+	s.mu.Unlock()
 	if !ok {
 		return nil, ErrNotFound
 	}
-	return &r, nil
+	// The stored value is never changed in place (Put replaces it), so copying it
+	// outside the lock is safe.
+	return cloneRecord(&r), nil
 }
 
 func (s *Memory) Delete(id string) error {
@@ -156,132 +218,61 @@ func (s *Memory) List() ([]*Record, error) {
 	defer s.mu.Unlock()
 	out := make([]*Record, 0, len(s.m))
 	for _, r := range s.m {
-		r := r
-		out = append(out, &r)
+		out = append(out, cloneRecord(&r))
 	}
 	return out, nil
 }
 
+func (s *Memory) GetConversation(agent, id string) (*Conversation, error) {
+	s.mu.Lock()
+	c, ok := s.convs[convKey{agent, id}]
+	s.mu.Unlock()
+	if !ok {
+		return nil, ErrNotFound
+	}
+	return &c, nil
+}
+
+func (s *Memory) PutConversation(c *Conversation) error {
+	s.mu.Lock()
+	s.convs[convKey{c.Agent, c.ID}] = *c
+	s.mu.Unlock()
+	return nil
+}
+
 func (s *Memory) Close() error { return nil }
 
-// Bolt is a Store in one bbolt file.
-type Bolt struct {
-	db   *bolt.DB
-	path string
-}
-
-var (
-	bucketSessions = []byte("sessions")
-	bucketTasks    = []byte("tasks")
-)
-
-// OpenBolt opens (or creates) the state file at path. A file that is not a bbolt database,
-// or is corrupt, is an error naming the path: the gateway refuses to start rather than
-// drop sessions silently.
-func OpenBolt(path string) (*Bolt, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("state dir: %w", err)
-	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
-	if err != nil {
-		return nil, fmt.Errorf("open state file %s: %w", path, err)
-	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		if _, err := tx.CreateBucketIfNotExists(bucketSessions); err != nil {
-			return err
+// cloneRecord returns a deep copy of r: it shares no slice, map or pointer with r.
+func cloneRecord(r *Record) *Record {
+	c := *r
+	c.ClientInfo = cloneRaw(r.ClientInfo)
+	c.ClientCaps = cloneRaw(r.ClientCaps)
+	c.Servers = slices.Clone(r.Servers)
+	if r.Overrides != nil {
+		c.Overrides = make(map[string]Override, len(r.Overrides))
+		for k, o := range r.Overrides {
+			o.Env = maps.Clone(o.Env)
+			c.Overrides[k] = o
 		}
-		_, err := tx.CreateBucketIfNotExists(bucketTasks)
-		return err
-	})
-	if err != nil {
-		db.Close()
-		return nil, fmt.Errorf("state file %s: %w", path, err)
 	}
-	return &Bolt{db: db, path: path}, nil
-}
-
-func (s *Bolt) Put(r *Record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return err
+	if r.Narrow != nil {
+		n := *r.Narrow
+		n.Servers = slices.Clone(n.Servers)
+		n.Tools = slices.Clone(n.Tools)
+		c.Narrow = &n
 	}
-	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSessions).Put([]byte(r.ID), b)
-	})
+	return &c
 }
 
-func (s *Bolt) Get(id string) (*Record, error) {
-	var r *Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketSessions).Get([]byte(id))
-		if v == nil {
-			return ErrNotFound
-		}
-		r = new(Record)
-		return json.Unmarshal(v, r)
-	})
-	return r, err
-}
-
-func (s *Bolt) Delete(id string) error {
-	return s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSessions).Delete([]byte(id))
-	})
-}
-
-func (s *Bolt) List() ([]*Record, error) {
-	var out []*Record
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketSessions).ForEach(func(k, v []byte) error {
-			r := new(Record)
-			if err := json.Unmarshal(v, r); err != nil {
-				return fmt.Errorf("session %q: %w", k, err)
-			}
-			out = append(out, r)
-			return nil
-		})
-	})
-	return out, err
-}
-
-func (s *Bolt) PutTask(t *Task) error {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return err
+func cloneRaw(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
 	}
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketTasks).Put([]byte(t.ID), b) })
+	return bytes.Clone(b)
 }
 
-func (s *Bolt) GetTask(id string) (*Task, error) {
-	var t *Task
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketTasks).Get([]byte(id))
-		if v == nil {
-			return ErrNotFound
-		}
-		t = new(Task)
-		return json.Unmarshal(v, t)
-	})
-	return t, err
+func cloneTask(t *Task) *Task {
+	c := *t
+	c.EnabledMCPServers = slices.Clone(t.EnabledMCPServers)
+	return &c
 }
-
-func (s *Bolt) DeleteTask(id string) error {
-	return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketTasks).Delete([]byte(id)) })
-}
-
-func (s *Bolt) ListTasks() ([]*Task, error) {
-	var out []*Task
-	err := s.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketTasks).ForEach(func(k, v []byte) error {
-			t := new(Task)
-			if err := json.Unmarshal(v, t); err != nil {
-				return fmt.Errorf("task %q: %w", k, err)
-			}
-			out = append(out, t)
-			return nil
-		})
-	})
-	return out, err
-}
-
-func (s *Bolt) Close() error { return s.db.Close() }

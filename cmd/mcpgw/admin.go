@@ -16,9 +16,10 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// watchConfig reloads the config on SIGHUP and when the file changes (polled every 2 s).
+// watchConfig reloads the config on SIGHUP, when the file changes (polled every 2 s), and
+// when another replica announces a reload.
 // An invalid new config is logged and the running one kept.
-func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *slog.Logger, hup <-chan os.Signal, stop <-chan struct{}) {
+func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *slog.Logger, hup <-chan os.Signal, peer <-chan struct{}, stop <-chan struct{}) {
 	if path == "" {
 		return
 	}
@@ -33,11 +34,15 @@ func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *sl
 	tick := time.NewTicker(2 * time.Second)
 	defer tick.Stop()
 	for {
+		fromPeer := false
 		select {
 		case <-stop:
 			return
-		case <-hup:
-			log.Info("SIGHUP: reloading config", "path", path)
+		case <-peer:
+			fromPeer = true
+			log.Info("another replica reloaded its config: reloading", "path", path)
+		case sig := <-hup:
+			log.Info("reloading config", "path", path, "trigger", sig.String())
 		case <-tick.C:
 			now := stamp()
 			if now == last || now == "" {
@@ -61,6 +66,9 @@ func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *sl
 		if err := gw.Reload(next); err != nil {
 			log.Error("config reload failed; keeping the running config", "err", err)
 			continue
+		}
+		if !fromPeer {
+			gw.PublishReload()
 		}
 		log.Info("config reloaded", "agents", len(next.Agents), "executors", len(next.Executors), "tasks", len(next.Tasks))
 	}

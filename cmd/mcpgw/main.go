@@ -12,8 +12,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -39,6 +37,9 @@ Usage:
                                     create an API key for agent A (printed once)
   mcpgw token issue --agent A [--ttl 1h] [--config FILE]
                                     mint a JWT with the config's signing key
+  mcpgw client-config --agent A --client claude-code|codex|cursor|gemini|qwen|opencode
+                    [--via http|bridge] [--executor E] [--config FILE]
+                                    print the block for that client's config file
   mcpgw version                     print the version
 
 The config defaults to $MCPGW_CONFIG, else ./mcpgw.yaml if it exists, else the embedded
@@ -64,6 +65,8 @@ func main() {
 		err = explain(os.Args[2:], os.Stdout)
 	case "token":
 		err = token(os.Args[2:], os.Stdout)
+	case "client-config":
+		err = clientConfig(os.Args[2:], os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Println("mcpgw", version)
 	case "help", "-h", "--help":
@@ -199,10 +202,11 @@ func serve(args []string) error {
 	}
 	upstream.Version, gateway.Version = version, version
 
-	store, err := openStore(cfg)
+	store, err := sessions.Open(cfg.Store, cfg.StateDir)
 	if err != nil {
 		return err
 	}
+	store = sessions.NewCached(store, 10000)
 	defer store.Close()
 
 	reg := registry.New(cfg, log)
@@ -226,17 +230,34 @@ func serve(args []string) error {
 		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
 	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	sockPath := gateway.SocketPath(cfg.StateDir)
+	sockLn, err := gateway.ListenSocket(sockPath)
+	if err != nil {
+		ln.Close()
+		reg.Close()
+		return fmt.Errorf("unix socket: %w", err)
+	}
+	sockSrv := gw.SocketServer()
+	go func() { _ = sockSrv.Serve(sockLn) }()
+	defer os.Remove(sockPath)
 	log.Info("mcpgw listening", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version,
-		"servers", len(cfg.Servers), "state_dir", cfg.StateDir, "store", cfg.Store)
+		"servers", len(cfg.Servers), "state_dir", cfg.StateDir, "store", cfg.Store, "socket", sockPath)
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
+	peer := make(chan struct{}, 1)
+	gw.ReloadHook = func() {
+		select {
+		case peer <- struct{}{}:
+		default:
+		}
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	stopWatch := make(chan struct{})
-	go watchConfig(path, cfg, gw, log, hup, stopWatch)
+	go watchConfig(path, cfg, gw, log, hup, peer, stopWatch)
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
@@ -249,6 +270,7 @@ func serve(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_ = srv.Shutdown(ctx)
+	_ = sockSrv.Shutdown(ctx)
 	gw.Close()
 	reg.Close()
 	return nil
@@ -267,16 +289,4 @@ func checkListener(cfg *registry.Config, log *slog.Logger) error {
 		log.Warn("AUTH IS OFF on a non-loopback listener: anyone who can reach " + cfg.Listen + " can use every tool")
 	}
 	return nil
-}
-
-func openStore(cfg *registry.Config) (sessions.Store, error) {
-	switch {
-	case cfg.Store == "memory":
-		return sessions.NewMemory(), nil
-	case cfg.Store == "bolt":
-		return sessions.OpenBolt(filepath.Join(cfg.StateDir, "mcpgw.db"))
-	case strings.HasPrefix(cfg.Store, "redis"):
-		return nil, fmt.Errorf("store %s: the Redis store is not built yet", cfg.Store)
-	}
-	return nil, fmt.Errorf("unknown store %q", cfg.Store)
 }

@@ -91,6 +91,18 @@ servers:
 		}
 	}
 
+	// The listing through the legacy SSE front first (before any session has started a
+	// per-session instance), to compare with the streamable HTTP listing below.
+	legacy := runAggregateClient(t, g.Base+"/sse", []Step{
+		{"op": "call", "name": "ev-http__echo", "args": map[string]any{"message": "via legacy front"}},
+	}, ClientOptions{Transport: "sse", Timeout: 60 * time.Second})
+	if !legacy.OK {
+		t.Fatalf("TS client over /sse failed: %+v", legacy.Error)
+	}
+	if len(legacy.Results) != 1 || !legacy.Results[0].OK || !strings.Contains(string(legacy.Results[0].Result), "Echo: via legacy front") {
+		t.Errorf("echo over /sse: %+v", legacy.Results)
+	}
+
 	const longArgsDuration = 20 // seconds: the aborted calls' duration, to find them on the wire
 	long := map[string]any{"duration": longArgsDuration, "steps": longArgsDuration}
 	steps := []Step{
@@ -114,6 +126,9 @@ servers:
 		t.Fatalf("TS client failed: %+v (transport errors %v)", rep.Error, rep.TransportErrors)
 	}
 	t.Logf("TS client: protocol %s, %d tools in %d page(s), notifications %v", rep.ProtocolVersion, len(rep.Tools), rep.ToolPages, rep.Notifications)
+	if !slices.Equal(legacy.Tools, rep.Tools) {
+		t.Errorf("tools over /sse differ from /mcp:\n sse: %v\n mcp: %v", legacy.Tools, rep.Tools)
+	}
 
 	// Names: every tool is SERVER__tool, valid, unique; each server contributes.
 	perServer := map[string][]string{}
@@ -222,20 +237,6 @@ servers:
 			desc, inLog, tailFile(inLog, 4000))
 	} else {
 		t.Logf("ev-stdio: upstream call id %s was cancelled on the upstream's stdin", callID)
-	}
-
-	// The same listing through the legacy SSE front.
-	legacy := runAggregateClient(t, g.Base+"/sse", []Step{
-		{"op": "call", "name": "ev-http__echo", "args": map[string]any{"message": "via legacy front"}},
-	}, ClientOptions{Transport: "sse", Timeout: 60 * time.Second})
-	if !legacy.OK {
-		t.Fatalf("TS client over /sse failed: %+v", legacy.Error)
-	}
-	if !slices.Equal(legacy.Tools, rep.Tools) {
-		t.Errorf("tools over /sse differ from /mcp:\n sse: %v\n mcp: %v", legacy.Tools, rep.Tools)
-	}
-	if len(legacy.Results) != 1 || !legacy.Results[0].OK || !strings.Contains(string(legacy.Results[0].Result), "Echo: via legacy front") {
-		t.Errorf("echo over /sse: %+v", legacy.Results)
 	}
 }
 

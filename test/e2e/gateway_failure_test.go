@@ -7,6 +7,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"syscall"
@@ -370,5 +371,79 @@ servers:
 	})
 	if !ok {
 		t.Errorf("5 s after kill -9 of the gateway these descendants are still alive:%s", desc)
+	}
+}
+
+// TestUpstreamSessionLost: the upstream forgets the gateway's session while both stay up
+// (here the test ends it with DELETE, as a restart behind the gateway's back would). The
+// npm server-everything then answers 400 with a JSON-RPC error without an id (see
+// PEERS.md: 400, not 404, for an unknown session). A call must not hang until the call
+// timeout, and within a bounded time the gateway must have a working session again.
+func TestUpstreamSessionLost(t *testing.T) {
+	needGatewayBin(t)
+	up, port := startServerEverythingNodeProc(t, "streamableHttp")
+	upURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
+	const callTimeout = 6 * time.Second
+	g := startGateway(t, `
+log: {level: debug, format: text}
+upstream: {call_timeout: `+callTimeout.String()+`}
+servers:
+  ev:
+    type: streamable_http
+    url: `+upURL+`
+`)
+	// The upstream logs each session it creates; the gateway's shared connection is the only one.
+	sid := ""
+	for _, line := range strings.Split(up.Log(), "\n") {
+		if _, rest, ok := strings.Cut(line, "Session initialized with ID: "); ok {
+			sid = strings.TrimSpace(rest)
+		}
+	}
+	if sid == "" {
+		t.Fatalf("no session id in the upstream's log:\n%s", up.Tail(2000))
+	}
+	req, _ := http.NewRequest(http.MethodDelete, upURL, nil)
+	req.Header.Set("Mcp-Session-Id", sid)
+	resp, err := probeClient.Do(req)
+	if err != nil {
+		t.Fatalf("DELETE the gateway's upstream session: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		t.Fatalf("DELETE the gateway's upstream session: HTTP %d", resp.StatusCode)
+	}
+	t.Logf("ended the gateway's upstream session %s", sid)
+
+	gc := connectGoClient(t, &mcp.StreamableClientTransport{Endpoint: g.URL})
+	gc.toolNames(t)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout+10*time.Second)
+	defer cancel()
+	res, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: "ev__echo", Arguments: map[string]any{"message": "after"}})
+	took := time.Since(start)
+	t.Logf("first call after the session loss: %s, err=%v text=%q", took.Round(time.Millisecond), err, resultText(res))
+	if err == nil && !res.IsError && !strings.Contains(resultText(res), "Echo: after") {
+		t.Errorf("first call: unexpected result %q", resultText(res))
+	}
+	if err == nil && res.IsError && !strings.Contains(resultText(res), `"ev"`) {
+		t.Errorf("first call: isError %q does not name the upstream", resultText(res))
+	}
+	if took >= callTimeout-time.Second {
+		t.Errorf("first call after the upstream lost the session took %s (call timeout %s): the upstream's 400 answer was not taken as an answer", took.Round(time.Millisecond), callTimeout)
+	}
+	// Recovery: a call works again within a bounded time.
+	const recoverWithin = 15 * time.Second
+	desc, ok := waitFor(recoverWithin, func() (bool, string) {
+		cctx, ccancel := context.WithTimeout(context.Background(), callTimeout+2*time.Second)
+		defer ccancel()
+		res, err := gc.CallTool(cctx, &mcp.CallToolParams{Name: "ev__echo", Arguments: map[string]any{"message": "again"}})
+		if err != nil {
+			return false, err.Error()
+		}
+		return !res.IsError && strings.Contains(resultText(res), "Echo: again"), resultText(res)
+	})
+	if !ok {
+		st, _ := upstreamState(g, "ev")
+		t.Errorf("no call worked within %s after the upstream lost the gateway's session; last: %s; readyz: %+v", recoverWithin, desc, st)
 	}
 }

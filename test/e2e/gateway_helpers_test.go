@@ -280,8 +280,15 @@ type goClient struct {
 // handlers that record tools/list_changed and progress. The session is closed at cleanup.
 func connectGoClient(t testing.TB, transport mcp.Transport) *goClient {
 	t.Helper()
+	return connectGoClientOpts(t, transport, nil)
+}
+
+// connectGoClientOpts is connectGoClient with a hook that may add to the client options
+// (handlers that declare capabilities, for instance).
+func connectGoClientOpts(t testing.TB, transport mcp.Transport, edit func(*mcp.ClientOptions)) *goClient {
+	t.Helper()
 	gc := &goClient{changedCh: make(chan struct{}, 64), progress: make(chan *mcp.ProgressNotificationParams, 256)}
-	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-e2e-go-client", Version: "1.0.0"}, &mcp.ClientOptions{
+	opts := &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			gc.listChanged.Add(1)
 			select {
@@ -295,7 +302,11 @@ func connectGoClient(t testing.TB, transport mcp.Transport) *goClient {
 			default:
 			}
 		},
-	})
+	}
+	if edit != nil {
+		edit(opts)
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-e2e-go-client", Version: "1.0.0"}, opts)
 	// The SSE transport ties its event stream to Connect's context, so that context lives
 	// until cleanup; a timer bounds the connect itself.
 	ctx, cancel := context.WithCancel(context.Background())

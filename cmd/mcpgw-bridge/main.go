@@ -1,0 +1,81 @@
+// Command mcpgw-bridge lets an MCP client that only speaks stdio use the mcpgw daemon: it
+// relays newline-delimited JSON-RPC between stdin/stdout and the daemon's Unix socket (or
+// a remote gateway's streamable HTTP endpoint), and hides daemon restarts.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/mcpgw/mcpgw/bridge"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+func main() {
+	env := func(k string) string { return os.Getenv(k) }
+	socket := flag.String("socket", "", "daemon Unix socket (default $MCPGW_SOCKET, else STATE_DIR/mcpgw.sock)")
+	url := flag.String("url", "", "remote gateway endpoint, e.g. https://gw.example/mcp (token from $MCPGW_TOKEN)")
+	agent := flag.String("agent", env("MCPGW_AGENT_ID"), "agent id ($MCPGW_AGENT_ID)")
+	conv := flag.String("conversation", env("MCPGW_CONVERSATION_ID"), "conversation id ($MCPGW_CONVERSATION_ID)")
+	task := flag.String("task", env("MCPGW_TASK_ID"), "task id ($MCPGW_TASK_ID)")
+	executor := flag.String("executor", env("MCPGW_EXECUTOR_ID"), "executor id ($MCPGW_EXECUTOR_ID)")
+	reconnect := flag.Duration("reconnect-for", 30*time.Second, "how long to wait for a daemon that went away")
+	debug := flag.Bool("debug", false, "log debug messages to stderr")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: mcpgw-bridge [--agent A] [--socket PATH | --url URL] [flags]\n\nstdout carries MCP only; logs go to stderr.")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	lvl := slog.LevelInfo
+	if *debug {
+		lvl = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})).With("component", "mcpgw-bridge")
+
+	o := bridge.Options{URL: *url, Token: os.Getenv("MCPGW_TOKEN"), Agent: *agent, Conversation: *conv, Task: *task,
+		Executor: *executor, ReconnectFor: *reconnect, Log: log}
+	if o.URL == "" {
+		o.Socket = *socket
+		if o.Socket == "" {
+			o.Socket = os.Getenv("MCPGW_SOCKET")
+		}
+		if o.Socket == "" {
+			o.Socket = filepath.Join(registry.DefaultStateDir(), "mcpgw.sock")
+		}
+	}
+
+	// Leave with the parent: the kernel signals us if it dies, and we also poll.
+	const prSetPdeathsig = 1
+	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(syscall.SIGTERM), 0)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	parent := os.Getppid()
+	go func() {
+		for range time.Tick(500 * time.Millisecond) {
+			if os.Getppid() != parent {
+				log.Info("parent exited; leaving")
+				stop()
+				return
+			}
+		}
+	}()
+
+	go func() {
+		// A read of stdin cannot be interrupted; leave once the relay has been told to stop.
+		<-ctx.Done()
+		time.Sleep(200 * time.Millisecond)
+		os.Exit(0)
+	}()
+	b := bridge.New(o, os.Stdout)
+	if err := b.Run(ctx, os.Stdin); err != nil && ctx.Err() == nil {
+		log.Error("bridge stopped", "err", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// clientSpec is what one agent runtime's config needs.
+type clientSpec struct {
+	client, agent, executor, via, url string
+	socket                            string // non-default daemon socket
+	token                             bool   // the gateway wants a bearer token
+}
+
+var clientTransports = map[string][]string{
+	// Which of the gateway's routes each client can use (docs/clients/).
+	"claude-code": {"http", "bridge"},
+	"codex":       {"http", "bridge"},
+	"cursor":      {"http", "bridge"},
+	"gemini":      {"http", "bridge"},
+	"qwen":        {"http", "bridge"},
+	"opencode":    {"http", "bridge"},
+}
+
+func clientConfig(args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("client-config", flag.ContinueOnError)
+	cfgFlag := fs.String("config", "", "config file")
+	agent := fs.String("agent", "", "agent id")
+	client := fs.String("client", "", "claude-code | codex | cursor | gemini | qwen | opencode")
+	via := fs.String("via", "http", "http (the gateway's URL) or bridge (spawn mcpgw-bridge over stdio)")
+	executor := fs.String("executor", "", "executor whose url_rewrite applies (e.g. local_docker)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *agent == "" || *client == "" {
+		return fmt.Errorf("client-config needs --agent and --client")
+	}
+	vias, ok := clientTransports[*client]
+	if !ok {
+		return fmt.Errorf("unknown client %q (claude-code, codex, cursor, gemini, qwen, opencode)", *client)
+	}
+	if !contains(vias, *via) {
+		return fmt.Errorf("client %s cannot use --via %s", *client, *via)
+	}
+	cfg, _, err := loadConfig(configPath(*cfgFlag))
+	if err != nil {
+		return err
+	}
+	spec := clientSpec{client: *client, agent: *agent, executor: *executor, via: *via, url: gatewayURL(cfg),
+		token: cfg.Auth.Mode != "none"}
+	if cfg.StateDir != registry.DefaultStateDir() {
+		spec.socket = gateway.SocketPath(cfg.StateDir)
+	}
+	if *executor != "" {
+		ex, ok := cfg.Executors[*executor]
+		if !ok {
+			return fmt.Errorf("unknown executor %q", *executor)
+		}
+		spec.url = auth.RewriteURL(spec.url, ex.MCPPolicy.URLRewrite)
+	}
+	b, err := renderClientConfig(spec)
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(b)
+	return err
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+// gatewayURL is the URL clients use: the listener, with a wildcard host made loopback.
+func gatewayURL(cfg *registry.Config) string {
+	host, port, _ := net.SplitHostPort(cfg.Listen)
+	switch host {
+	case "", "0.0.0.0", "::":
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, port) + "/mcp"
+}
+
+func (s clientSpec) bridgeArgs() []string {
+	args := []string{"--agent", s.agent}
+	if s.socket != "" {
+		args = append(args, "--socket", s.socket)
+	}
+	if s.executor != "" {
+		args = append(args, "--executor", s.executor)
+	}
+	return args
+}
+
+// renderClientConfig prints the block for the client's own config format.
+func renderClientConfig(s clientSpec) ([]byte, error) {
+	headers := map[string]string{"X-Agent-ID": s.agent}
+	if s.executor != "" {
+		headers["X-Executor-ID"] = s.executor
+	}
+	// Each client spells "take this from the environment" its own way.
+	tokenRef := map[string]string{
+		"claude-code": "Bearer ${MCPGW_TOKEN}",
+		"cursor":      "Bearer ${env:MCPGW_TOKEN}",
+		"gemini":      "Bearer $MCPGW_TOKEN",
+		"qwen":        "Bearer $MCPGW_TOKEN",
+		"opencode":    "Bearer {env:MCPGW_TOKEN}",
+	}
+	if s.token && s.client != "codex" {
+		headers["Authorization"] = tokenRef[s.client]
+	}
+	bridgeEnv := map[string]string{}
+	if s.token {
+		bridgeEnv["MCPGW_TOKEN"] = strings.TrimPrefix(tokenRef[s.client], "Bearer ")
+	}
+	var server map[string]any
+	switch s.client {
+	case "codex":
+		return renderCodex(s), nil
+	case "claude-code":
+		if s.via == "bridge" {
+			server = map[string]any{"type": "stdio", "command": "mcpgw-bridge", "args": s.bridgeArgs()}
+		} else {
+			server = map[string]any{"type": "http", "url": s.url, "headers": headers}
+		}
+	case "cursor":
+		if s.via == "bridge" {
+			server = map[string]any{"command": "mcpgw-bridge", "args": s.bridgeArgs()}
+		} else {
+			server = map[string]any{"url": s.url, "headers": headers}
+		}
+	case "gemini", "qwen":
+		if s.via == "bridge" {
+			server = map[string]any{"command": "mcpgw-bridge", "args": s.bridgeArgs()}
+		} else {
+			server = map[string]any{"httpUrl": s.url, "headers": headers}
+		}
+	case "opencode":
+		var srv map[string]any
+		if s.via == "bridge" {
+			srv = map[string]any{"type": "local", "command": append([]string{"mcpgw-bridge"}, s.bridgeArgs()...), "enabled": true}
+			if len(bridgeEnv) > 0 {
+				srv["environment"] = bridgeEnv
+			}
+		} else {
+			srv = map[string]any{"type": "remote", "url": s.url, "headers": headers, "enabled": true}
+		}
+		return marshal(map[string]any{"$schema": "https://opencode.ai/config.json", "mcp": map[string]any{"mcpgw": srv}})
+	}
+	if s.via == "bridge" && len(bridgeEnv) > 0 {
+		server["env"] = bridgeEnv
+	}
+	return marshal(map[string]any{"mcpServers": map[string]any{"mcpgw": server}})
+}
+
+func marshal(v any) ([]byte, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// renderCodex writes Codex's TOML (~/.codex/config.toml).
+func renderCodex(s clientSpec) []byte {
+	var b bytes.Buffer
+	b.WriteString("[mcp_servers.mcpgw]\n")
+	if s.via == "bridge" {
+		b.WriteString("command = \"mcpgw-bridge\"\n")
+		b.WriteString("args = [")
+		for i, a := range s.bridgeArgs() {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(a))
+		}
+		b.WriteString("]\n")
+		if s.token {
+			b.WriteString("env_vars = [\"MCPGW_TOKEN\"]\n")
+		}
+		return b.Bytes()
+	}
+	b.WriteString("url = " + strconv.Quote(s.url) + "\n")
+	if s.token {
+		b.WriteString("bearer_token_env_var = \"MCPGW_TOKEN\"\n")
+	}
+	hs := map[string]string{"X-Agent-ID": s.agent}
+	if s.executor != "" {
+		hs["X-Executor-ID"] = s.executor
+	}
+	keys := make([]string, 0, len(hs))
+	for k := range hs {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	b.WriteString("http_headers = { ")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(strconv.Quote(k) + " = " + strconv.Quote(hs[k]))
+	}
+	b.WriteString(" }\n")
+	return b.Bytes()
+}

@@ -1,0 +1,112 @@
+package sessions
+
+import (
+	"hash/maphash"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+)
+
+// CacheTTL is how long NewCached keeps a session record. With a Redis store shared by
+// several replicas, another replica may change or delete a record this one has cached:
+// this replica then serves the stale copy for at most CacheTTL. A record's Put or Delete
+// through this wrapper updates or evicts it at once.
+const CacheTTL = 2 * time.Second
+
+// Cached is a Store with an LRU of session records in front (see NewCached).
+type Cached struct {
+	s   Store
+	lru *expirable.LRU[string, *Record]
+
+	// gens detect a Put or Delete of the same record (stripe) that ran concurrently with a
+	// store read or write, whose result would otherwise be cached over a newer one.
+	mu   sync.Mutex
+	gens [64]uint64
+	seed maphash.Seed
+}
+
+// NewCached puts an LRU of up to size session records in front of s for Get. Put and
+// Delete go to s and then update or evict the entry; tasks, conversations and List pass
+// through uncached. Entries expire after CacheTTL (stale reads across replicas are
+// bounded by it). Errors are not cached. BusOf sees through the wrapper (Unwrap).
+func NewCached(s Store, size int) Store {
+	if size <= 0 {
+		return s
+	}
+	return &Cached{s: s, lru: expirable.NewLRU[string, *Record](size, nil, CacheTTL), seed: maphash.MakeSeed()}
+}
+
+// Unwrap returns the store behind the cache.
+func (c *Cached) Unwrap() Store { return c.s }
+
+func (c *Cached) stripe(id string) *uint64 {
+	return &c.gens[maphash.String(c.seed, id)%uint64(len(c.gens))]
+}
+
+func (c *Cached) gen(id string) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return *c.stripe(id)
+}
+
+// settle records a change of id. It caches r (nil: evicts) if nothing else touched the
+// stripe since g was read; otherwise evicts, as the order of the racing writes is unknown.
+func (c *Cached) settle(id string, g uint64, r *Record, change bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	p := c.stripe(id)
+	if r != nil && *p == g {
+		c.lru.Add(id, r)
+	} else {
+		c.lru.Remove(id)
+	}
+	if change {
+		*p++
+	}
+}
+
+func (c *Cached) Get(id string) (*Record, error) {
+	if r, ok := c.lru.Get(id); ok {
+		return cloneRecord(r), nil
+	}
+	g := c.gen(id)
+	r, err := c.s.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	c.settle(id, g, cloneRecord(r), false)
+	return r, nil
+}
+
+func (c *Cached) Put(r *Record) error {
+	g := c.gen(r.ID)
+	cp := cloneRecord(r)
+	err := c.s.Put(r)
+	if err != nil {
+		cp = nil // the store may or may not hold it now
+	}
+	c.settle(r.ID, g, cp, true)
+	return err
+}
+
+func (c *Cached) Delete(id string) error {
+	err := c.s.Delete(id)
+	c.settle(id, 0, nil, true)
+	return err
+}
+
+func (c *Cached) List() ([]*Record, error)                { return c.s.List() }
+func (c *Cached) PutTask(t *Task) error                   { return c.s.PutTask(t) }
+func (c *Cached) GetTask(id string) (*Task, error)        { return c.s.GetTask(id) }
+func (c *Cached) DeleteTask(id string) error              { return c.s.DeleteTask(id) }
+func (c *Cached) ListTasks() ([]*Task, error)             { return c.s.ListTasks() }
+func (c *Cached) PutConversation(cv *Conversation) error  { return c.s.PutConversation(cv) }
+func (c *Cached) GetConversation(a, id string) (*Conversation, error) {
+	return c.s.GetConversation(a, id)
+}
+
+func (c *Cached) Close() error {
+	c.lru.Purge()
+	return c.s.Close()
+}

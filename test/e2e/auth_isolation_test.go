@@ -1,0 +1,454 @@
+package e2e
+
+// Isolation between sessions: tasks that run side by side see only their own servers, and
+// a session id is no credential (docs/auth.md, DESIGN.md §6).
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/auth"
+)
+
+// isolationRounds is how many rounds each concurrent TypeScript client runs.
+const isolationRounds = 20
+
+// TestParallelTaskIsolation: one gateway (auth none), agent a1 with everything, filesystem
+// and memory; task-a gets everything, task-b filesystem and memory. TypeScript-SDK clients
+// of both tasks run at the same time, 20 rounds each: every list shows exactly the task's
+// own tools, every call of the other task's tools fails exactly like a name that never
+// existed (-32602), the own tools work. The audit log holds each denial with tool, agent
+// and task. A task created through the admin API scopes a session; an unknown task is 403.
+func TestParallelTaskIsolation(t *testing.T) {
+	needGatewayBin(t)
+	nodeBinPath := node(t)
+	everything := serverEverythingScript(t)
+	fsScript := npmServerScript(t, "server-filesystem")
+	memScript := npmServerScript(t, "server-memory")
+
+	work := t.TempDir()
+	allowed := filepath.Join(work, "allowed")
+	if err := os.MkdirAll(allowed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	memFile := filepath.Join(work, "memory.jsonl")
+	g := startGateway(t, `
+log: {level: info, format: text}
+upstream: {call_timeout: 60s}
+servers:
+  everything:
+    type: stdio
+    command: `+yamlQuote(nodeBinPath)+`
+    args: [`+yamlQuote(everything)+`]
+  filesystem:
+    type: stdio
+    command: `+yamlQuote(nodeBinPath)+`
+    args: [`+yamlQuote(fsScript)+`, `+yamlQuote(allowed)+`]
+  memory:
+    type: stdio
+    command: `+yamlQuote(nodeBinPath)+`
+    args: [`+yamlQuote(memScript)+`]
+    env: {MEMORY_FILE_PATH: `+yamlQuote(memFile)+`}
+agents:
+  a1:
+    servers: [everything, filesystem, memory]
+  a2:
+    servers: [memory]
+tasks:
+  task-a: {enabled_mcp_servers: [everything]}
+  task-b: {enabled_mcp_servers: [filesystem, memory]}
+`)
+	rz, err := getReadyz(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"everything", "filesystem", "memory"} {
+		if u := rz.upstream(name); u == nil || u.State != "up" || u.Tools == 0 {
+			t.Fatalf("upstream %s not up: %+v", name, u)
+		}
+	}
+
+	type plan struct {
+		task     string
+		own      []string // prefixes of the task's own tools
+		ownCalls []Step   // calls that must work
+		foreign  []string // the other task's tools
+		mustList []string // tools every list shows
+	}
+	plans := []plan{
+		{
+			task: "task-a", own: []string{"everything__"},
+			ownCalls: []Step{{"op": "call", "name": "everything__echo", "args": map[string]any{"message": "from task-a"}}},
+			foreign:  []string{"filesystem__list_allowed_directories", "memory__read_graph"},
+			mustList: []string{"everything__echo", "everything__get-sum"},
+		},
+		{
+			task: "task-b", own: []string{"filesystem__", "memory__"},
+			ownCalls: []Step{
+				{"op": "call", "name": "filesystem__list_allowed_directories", "args": map[string]any{}},
+				{"op": "call", "name": "memory__read_graph", "args": map[string]any{}},
+			},
+			foreign:  []string{"everything__echo", "everything__get-sum"},
+			mustList: []string{"filesystem__list_allowed_directories", "filesystem__read_text_file", "memory__read_graph"},
+		},
+	}
+	// Each round: list, the own calls, the foreign calls, a name that never existed.
+	stepsFor := func(p plan) []Step {
+		var steps []Step
+		for r := 0; r < isolationRounds; r++ {
+			steps = append(steps, Step{"op": "list"})
+			steps = append(steps, p.ownCalls...)
+			for _, f := range p.foreign {
+				args := map[string]any{"message": "leak?"}
+				if strings.HasSuffix(f, "get-sum") {
+					args = map[string]any{"a": 1, "b": 2}
+				}
+				steps = append(steps, Step{"op": "call", "name": f, "args": args})
+			}
+			steps = append(steps, Step{"op": "call", "name": fmt.Sprintf("nosuch__never-existed-%d", r), "args": map[string]any{}})
+		}
+		return steps
+	}
+
+	const clientsPerTask = 2
+	type outcome struct {
+		p      plan
+		tag    string
+		steps  []Step
+		rep    *ClientReport
+		stderr string
+		err    error
+	}
+	var outs []*outcome
+	for _, p := range plans {
+		for i := 0; i < clientsPerTask; i++ {
+			outs = append(outs, &outcome{p: p, tag: fmt.Sprintf("%s-%d", p.task, i), steps: stepsFor(p)})
+		}
+	}
+	env := nodeEnv(t)
+	e2e := e2eDir(t)
+	stepsDir := t.TempDir()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for _, o := range outs {
+		wg.Add(1)
+		go func(o *outcome) {
+			defer wg.Done()
+			o.rep, o.stderr, o.err = runAggregateClientAsync(nodeBinPath, e2e, env, g.URL, o.steps,
+				[]string{"X-Agent-ID: a1", "X-Task-ID: " + o.p.task}, 120*time.Second, stepsDir, o.tag)
+		}(o)
+	}
+	wg.Wait()
+	t.Logf("%d concurrent TS clients × %d rounds took %s", len(outs), isolationRounds, time.Since(start).Round(time.Millisecond))
+
+	sessionTask := map[string]string{}
+	for _, o := range outs {
+		if o.err != nil {
+			t.Errorf("%s: %v\nstderr:\n%s", o.tag, o.err, o.stderr)
+			continue
+		}
+		rep := o.rep
+		if !rep.OK {
+			t.Errorf("%s: client failed: %+v\nstderr:\n%s", o.tag, rep.Error, o.stderr)
+			continue
+		}
+		sessionTask[rep.SessionID] = o.p.task
+		checkOwnTools := func(label string, names []string) {
+			if len(names) == 0 {
+				t.Errorf("%s %s: no tools", o.tag, label)
+			}
+			for _, n := range names {
+				ok := false
+				for _, pre := range o.p.own {
+					ok = ok || strings.HasPrefix(n, pre)
+				}
+				if !ok {
+					t.Errorf("%s %s: tool %q leaked from outside %s", o.tag, label, n, o.p.task)
+				}
+			}
+			for _, pre := range o.p.own {
+				if withPrefix(names, pre) == 0 {
+					t.Errorf("%s %s: no %s* tool: %v", o.tag, label, pre, names)
+				}
+			}
+		}
+		checkOwnTools("initial list", rep.Tools)
+		sizes := map[int]int{}
+		if len(rep.Results) != len(o.steps) {
+			t.Errorf("%s: %d results for %d steps", o.tag, len(rep.Results), len(o.steps))
+			continue
+		}
+		var bogus *ClientError
+		for i, st := range o.steps {
+			r := rep.Results[i]
+			name, _ := st["name"].(string)
+			switch {
+			case st["op"] == "list":
+				var l struct {
+					Tools []string `json:"tools"`
+				}
+				if !r.OK || json.Unmarshal(r.Result, &l) != nil {
+					t.Errorf("%s step %d list: %+v", o.tag, i, r.Error)
+					continue
+				}
+				// The npm server-everything registers some tools only for clients with
+				// sampling, elicitation or roots, so the catalogue may change once this
+				// session's own instance starts: the list may shrink, never leak.
+				checkOwnTools(fmt.Sprintf("step %d list", i), l.Tools)
+				for _, must := range o.p.mustList {
+					if !slices.Contains(l.Tools, must) {
+						t.Errorf("%s step %d list lacks %s: %v", o.tag, i, must, l.Tools)
+					}
+				}
+				sizes[len(l.Tools)]++
+			case strings.HasPrefix(name, "nosuch__"):
+				if r.OK || r.Error == nil || r.Error.Code != -32602 {
+					t.Errorf("%s step %d %s: want -32602, got ok=%v error=%+v result=%s", o.tag, i, name, r.OK, r.Error, r.Result)
+					continue
+				}
+				bogus = r.Error
+				bogus.Message = strings.ReplaceAll(bogus.Message, name, "<TOOL>")
+			case slices.Contains(o.p.foreign, name):
+				if r.OK || r.Error == nil {
+					t.Errorf("%s step %d: the other task's %s answered: %s", o.tag, i, name, r.Result)
+					continue
+				}
+				if r.Error.Code != -32602 {
+					t.Errorf("%s step %d %s: code %d, want -32602: %+v", o.tag, i, name, r.Error.Code, r.Error)
+				}
+				// The same error as a missing name, the name aside: the next step is the
+				// never-existing name of this round; compare with it.
+				next := rep.Results[i+len(o.p.foreign)-slices.Index(o.p.foreign, name)]
+				nextName := o.steps[i+len(o.p.foreign)-slices.Index(o.p.foreign, name)]["name"].(string)
+				if next.Error != nil {
+					want := strings.ReplaceAll(next.Error.Message, nextName, "<TOOL>")
+					got := strings.ReplaceAll(r.Error.Message, name, "<TOOL>")
+					if got != want || string(r.Error.Data) != string(next.Error.Data) {
+						t.Errorf("%s step %d: hidden %s answers %q (data %s), a missing tool %q (data %s): distinguishable",
+							o.tag, i, name, got, r.Error.Data, want, next.Error.Data)
+					}
+				}
+			default: // own call
+				text, isErr := toolResultText(r.Result)
+				if !r.OK || isErr {
+					t.Errorf("%s step %d own call %s: ok=%v error=%+v result=%s", o.tag, i, name, r.OK, r.Error, r.Result)
+					continue
+				}
+				switch name {
+				case "everything__echo":
+					if !strings.Contains(text, "from task-a") {
+						t.Errorf("%s step %d echo: %q", o.tag, i, text)
+					}
+				case "filesystem__list_allowed_directories":
+					if !strings.Contains(text, filepath.Base(allowed)) {
+						t.Errorf("%s step %d list_allowed_directories: %q", o.tag, i, text)
+					}
+				}
+			}
+		}
+		if bogus == nil {
+			t.Errorf("%s: no never-existing tool error seen", o.tag)
+		} else {
+			t.Logf("%s: session %s, %d tools at first, list sizes %v, notifications %v, unknown-tool error %+v",
+				o.tag, rep.SessionID, len(rep.Tools), sizes, rep.Notifications, *bogus)
+		}
+	}
+	if t.Failed() {
+		return
+	}
+
+	// The audit log has every denial: kind denial, the tool, the agent, the task, the
+	// session. Each foreign tool was refused isolationRounds times per session.
+	auditPath := filepath.Join(g.StateDir, "audit.jsonl")
+	wantDenials := 0
+	for _, o := range outs {
+		wantDenials += isolationRounds * (len(o.p.foreign) + 1)
+	}
+	desc, ok := waitFor(10*time.Second, func() (bool, string) {
+		n := countAudit(readAudit(t, auditPath), func(l auditLine) bool { return l.Kind == "denial" })
+		return n >= wantDenials, fmt.Sprintf("%d denial lines, want %d", n, wantDenials)
+	})
+	if !ok {
+		t.Fatalf("audit log: %s", desc)
+	}
+	time.Sleep(auditFlushWait)
+	lines := readAudit(t, auditPath)
+	for _, o := range outs {
+		sid := o.rep.SessionID
+		for _, f := range o.p.foreign {
+			n := countAudit(lines, func(l auditLine) bool {
+				return l.Kind == "denial" && l.Tool == f && l.Agent == "a1" && l.Task == o.p.task && l.Session == sid
+			})
+			if n != isolationRounds {
+				t.Errorf("audit: %d denials of %s for agent a1, %s, session %s; want %d", n, f, o.p.task, sid, isolationRounds)
+			}
+		}
+		// Own calls are calls, never denials; a session's lines carry its own task only.
+		for _, l := range lines {
+			if l.Session != sid {
+				continue
+			}
+			if l.Task != o.p.task || l.Agent != "a1" {
+				t.Errorf("audit: a line of session %s (%s) says agent %q task %q: %+v", sid, o.p.task, l.Agent, l.Task, l)
+			}
+			if l.Kind == "call" && l.Outcome != "ok" {
+				t.Errorf("audit: own call failed: %+v", l)
+			}
+			if l.Kind == "denial" && !slices.Contains(o.p.foreign, l.Tool) && !strings.HasPrefix(l.Tool, "nosuch__") {
+				t.Errorf("audit: an own tool was denied: %+v", l)
+			}
+		}
+		calls := countAudit(lines, func(l auditLine) bool { return l.Kind == "call" && l.Session == sid })
+		if want := isolationRounds * len(o.p.ownCalls); calls != want {
+			t.Errorf("audit: %d call lines for session %s, want %d", calls, sid, want)
+		}
+	}
+	if len(sessionTask) != len(outs) {
+		t.Errorf("sessions: %v (want %d distinct)", sessionTask, len(outs))
+	}
+
+	// A task created through the admin API (loopback, mode none: no token) scopes a session.
+	body := `{"id":"task-c","enabled_mcp_servers":["memory"],"agent":"a1"}`
+	a := rawRequest(t, http.MethodPost, g.Base+"/api/tasks", nil, body)
+	if a.Status != http.StatusCreated {
+		t.Fatalf("POST /api/tasks: %s", a)
+	}
+	if a := rawRequest(t, http.MethodGet, g.Base+"/api/tasks/task-c", nil, ""); a.Status != http.StatusOK || !strings.Contains(string(a.Body), "memory") {
+		t.Errorf("GET /api/tasks/task-c: %s", a)
+	}
+	sc := openRawSession(t, g.URL, map[string]string{"X-Agent-ID": "a1", "X-Task-ID": "task-c"})
+	names := sc.tools(t)
+	if len(names) == 0 || withPrefix(names, "memory__") != len(names) {
+		t.Errorf("task-c (memory only) lists %v", names)
+	}
+	if r := sc.callTool(t, "everything__echo", map[string]any{"message": "x"}); r.Reply == nil || r.Reply.Error == nil || r.Reply.Error.Code != -32602 {
+		t.Errorf("task-c calling everything__echo: %s", r)
+	}
+	// A task of a1 used by a2: 403.
+	if a := rawInitialize(t, g.URL, map[string]string{"X-Agent-ID": "a2", "X-Task-ID": "task-c"}); a.Status != http.StatusForbidden {
+		t.Errorf("agent a2 with a1's task-c: %s, want 403", a)
+	}
+	// An unknown task: 403 naming it, and no session.
+	a = rawInitialize(t, g.URL, map[string]string{"X-Agent-ID": "a1", "X-Task-ID": "task-nope-42"})
+	if a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), "task-nope-42") || a.Header.Get("Mcp-Session-Id") != "" {
+		t.Errorf("unknown task: %s (session %q), want 403 naming task-nope-42", a, a.Header.Get("Mcp-Session-Id"))
+	}
+}
+
+// theftAttempts are the requests a thief makes with a stolen session id. Each must be 403
+// and show nothing of the victim's tools.
+func theftAttempts(t *testing.T, victim *rawSession, thief map[string]string, label string, victimTools []string) {
+	t.Helper()
+	over := map[string]string{}
+	for k, v := range thief {
+		over[k] = v
+	}
+	leaked := func(a httpAnswer) string {
+		for _, tool := range victimTools {
+			if strings.Contains(string(a.Body), tool) {
+				return tool
+			}
+		}
+		return ""
+	}
+	check := func(what string, a httpAnswer) {
+		t.Helper()
+		if a.Status != http.StatusForbidden {
+			t.Errorf("%s: %s with the stolen session: %s, want 403", label, what, a)
+		}
+		if tool := leaked(a); tool != "" {
+			t.Errorf("%s: %s: the refusal shows the victim's tool %s: %s", label, what, tool, a)
+		}
+	}
+	check("POST tools/list", victim.request(t, over, "tools/list", map[string]any{}))
+	check("POST tools/call", victim.request(t, over, "tools/call", map[string]any{"name": victimTools[0], "arguments": map[string]any{}}))
+	check("POST ping", victim.request(t, over, "ping", map[string]any{}))
+	getHdr := victim.headers(over)
+	getHdr["Accept"] = "text/event-stream"
+	check("GET stream", rawRequest(t, http.MethodGet, victim.URL, getHdr, ""))
+	check("DELETE", rawRequest(t, http.MethodDelete, victim.URL, victim.headers(over), ""))
+}
+
+// TestSessionTheft: a session id is no credential. With API keys, agent bob's key (and a
+// second key of alice's, another credential) on alice's session is 403 on POST, GET and
+// DELETE, the refusal shows none of alice's tools, and alice's session still works. In mode
+// none, X-Agent-ID b on a's session is 403.
+func TestSessionTheft(t *testing.T) {
+	needGatewayBin(t)
+	everythingServer(t)
+	t.Run("api_key", func(t *testing.T) {
+		aliceKey, aliceHash := auth.NewAPIKey()
+		alice2Key, alice2Hash := auth.NewAPIKey()
+		bobKey, bobHash := auth.NewAPIKey()
+		g := startGateway(t, `
+log: {level: info, format: text}
+auth:
+  mode: api_key
+  api_keys:
+    - {agent: alice, sha256: `+aliceHash+`}
+    - {agent: alice, sha256: `+alice2Hash+`}
+    - {agent: bob, sha256: `+bobHash+`}
+servers:
+  everything: {type: stdio, command: {{everything_server}}}
+  other: {type: stdio, command: {{everything_server}}}
+agents:
+  alice: {servers: [everything]}
+  bob: {servers: [other]}
+`)
+		alice := openRawSession(t, g.URL, bearer(aliceKey))
+		aliceTools := alice.tools(t)
+		if len(aliceTools) == 0 || withPrefix(aliceTools, "everything__") != len(aliceTools) {
+			t.Fatalf("alice's tools: %v", aliceTools)
+		}
+		bob := openRawSession(t, g.URL, bearer(bobKey))
+		if bt := bob.tools(t); len(bt) == 0 || withPrefix(bt, "other__") != len(bt) {
+			t.Fatalf("bob's tools: %v", bt)
+		}
+		theftAttempts(t, alice, bearer(bobKey), "bob's key", aliceTools)
+		theftAttempts(t, alice, bearer(alice2Key), "alice's other key", aliceTools)
+		// Bob naming alice in the header on top of his key: contradiction, 403.
+		if a := alice.request(t, map[string]string{"Authorization": "Bearer " + bobKey, "X-Agent-ID": "alice"}, "tools/list", map[string]any{}); a.Status != http.StatusForbidden {
+			t.Errorf("bob's key with X-Agent-ID alice: %s, want 403", a)
+		}
+		// No credential at all on alice's session: 401.
+		if a := alice.request(t, map[string]string{"Authorization": ""}, "tools/list", map[string]any{}); a.Status != http.StatusUnauthorized || a.Header.Get("WWW-Authenticate") == "" {
+			t.Errorf("no key on alice's session: %s, want 401 with WWW-Authenticate", a)
+		}
+		// Alice's session survived every attempt, the DELETEs included.
+		if got := alice.tools(t); !slices.Equal(sortedCopy(got), sortedCopy(aliceTools)) {
+			t.Errorf("alice's tools after the attempts: %v, before %v", got, aliceTools)
+		}
+		r := alice.callTool(t, "everything__test_simple_text", nil)
+		if text, isErr := toolResultText(r.Reply.Result); r.Status != http.StatusOK || r.Reply.Error != nil || isErr || !strings.Contains(text, "simple text") {
+			t.Errorf("alice's call after the attempts: %s", r)
+		}
+	})
+	t.Run("none", func(t *testing.T) {
+		g := startGateway(t, `
+log: {level: info, format: text}
+servers:
+  everything: {type: stdio, command: {{everything_server}}}
+  other: {type: stdio, command: {{everything_server}}}
+agents:
+  a: {servers: [everything]}
+  b: {servers: [other]}
+`)
+		sa := openRawSession(t, g.URL, map[string]string{"X-Agent-ID": "a"})
+		aTools := sa.tools(t)
+		if len(aTools) == 0 || withPrefix(aTools, "everything__") != len(aTools) {
+			t.Fatalf("a's tools: %v", aTools)
+		}
+		theftAttempts(t, sa, map[string]string{"X-Agent-ID": "b"}, "X-Agent-ID b", aTools)
+		if got := sa.tools(t); !slices.Equal(sortedCopy(got), sortedCopy(aTools)) {
+			t.Errorf("a's tools after the attempts: %v, before %v", got, aTools)
+		}
+	})
+}
