@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // serveHealthz says the process is alive.
@@ -24,7 +26,7 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 		Upstreams []registry.Status `json:"upstreams"`
 	}
 	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses()}
-	if _, err := g.store.Get("readyz-probe"); err != nil && err.Error() != "session not found" {
+	if _, err := g.store.Get("readyz-probe"); err != nil && !errors.Is(err, sessions.ErrNotFound) {
 		out.Ready, out.Store = false, err.Error()
 	}
 	g.mu.RLock()

@@ -559,7 +559,7 @@ func (c *Config) Validate() Problems {
 		add(false, "listen", "%q is not host:port: %v", c.Listen, err)
 	}
 	switch {
-	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"):
+	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"), strings.HasPrefix(c.Store, "unix://"):
 	default:
 		add(false, "store", "%q is not one of bolt, memory, redis://host:port/db", c.Store)
 	}

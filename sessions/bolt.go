@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -48,11 +50,19 @@ func OpenBolt(path string) (*Bolt, error) {
 // end of the mapping (SIGBUS), which kills the process unless the goroutine asked for
 // faults to panic. Both become errors here.
 func openBoltChecked(path string) (db *bolt.DB, err error) {
+	var file *os.File
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if p := recover(); p != nil {
-			// The half-open DB (file lock, mapping) cannot be closed safely; it is leaked,
-			// which is fine for an error the gateway exits on.
+			// The half-open DB cannot be closed through bbolt; closing its file releases
+			// the lock (the mapping is leaked, which is fine for an error the gateway
+			// exits on).
+			if file != nil {
+				file.Close()
+			}
+			// Its mapping still holds the file's lock: a later open in this process
+			// would wait for it and then blame another process.
+			panickedPaths.Store(path, true)
 			db, err = nil, fmt.Errorf("corrupt bbolt database: %v", p)
 		}
 	}()
@@ -60,7 +70,22 @@ func openBoltChecked(path string) (db *bolt.DB, err error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
-	db, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: 5 * time.Second})
+	if err == nil && fi.Size() > 0 {
+		if err := checkBoltMeta(path, fi.Size()); err != nil {
+			return nil, err
+		}
+	}
+	if _, bad := panickedPaths.Load(path); bad {
+		return nil, errors.New("corrupt bbolt database (an earlier open of it in this process failed)")
+	}
+	db, err = bolt.Open(path, 0o600, &bolt.Options{
+		Timeout: 5 * time.Second,
+		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
+			f, err := os.OpenFile(name, flag, mode)
+			file = f
+			return f, err
+		},
+	})
 	if err != nil {
 		if errors.Is(err, bolt.ErrTimeout) {
 			return nil, fmt.Errorf("locked by another process (is another gateway running?): %w", err)
@@ -68,7 +93,7 @@ func openBoltChecked(path string) (db *bolt.DB, err error) {
 		return nil, fmt.Errorf("not a valid bbolt database: %w", err)
 	}
 	if err := checkBolt(db, fi); err != nil {
-		db.Close()
+		db.Close() // the check's transaction is rolled back, even after a panic
 		return nil, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
@@ -86,13 +111,106 @@ func openBoltChecked(path string) (db *bolt.DB, err error) {
 	return db, nil
 }
 
+// panickedPaths are files whose bbolt open panicked in this process.
+var panickedPaths sync.Map
+
+// bbolt's meta page (go.etcd.io/bbolt/internal/common.Meta), after the 16-byte page
+// header: magic, version, page size, flags u32; root bucket (root, sequence), freelist,
+// high-water mark (pgid), txid, checksum u64 (FNV-64a of what precedes it). Native byte
+// order, as bbolt writes it.
+const (
+	boltMagic          = 0xED0CDAED
+	boltVersion        = 2
+	boltPageHeader     = 16
+	boltMetaSize       = 64
+	boltNoFreelist     = ^uint64(0)
+	boltMetaChecksumAt = 56
+)
+
+type boltMeta struct {
+	pageSize                 uint32
+	root, freelist, pgid, tx uint64
+}
+
+func parseBoltMeta(b []byte) (m boltMeta, ok bool) {
+	if len(b) < boltMetaSize {
+		return m, false
+	}
+	e := binary.NativeEndian
+	if e.Uint32(b[0:]) != boltMagic || e.Uint32(b[4:]) != boltVersion {
+		return m, false
+	}
+	h := fnv.New64a()
+	h.Write(b[:boltMetaChecksumAt])
+	if h.Sum64() != e.Uint64(b[boltMetaChecksumAt:]) {
+		return m, false
+	}
+	return boltMeta{pageSize: e.Uint32(b[8:]), root: e.Uint64(b[16:]), freelist: e.Uint64(b[32:]),
+		pgid: e.Uint64(b[40:]), tx: e.Uint64(b[48:])}, true
+}
+
+// checkBoltMeta reads the meta page bbolt will use, as bbolt picks it (the valid one with
+// the higher txid), and refuses a file shorter than its high-water mark or whose meta
+// points past it: bbolt would read past the end of the file. A file with no valid meta
+// page is left to bbolt to reject.
+func checkBoltMeta(path string, size int64) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	read := func(off int64) []byte {
+		b := make([]byte, boltMetaSize)
+		if _, err := f.ReadAt(b, off+boltPageHeader); err != nil {
+			return nil
+		}
+		return b
+	}
+	m0, ok0 := parseBoltMeta(read(0))
+	var m1 boltMeta
+	var ok1 bool
+	if ok0 {
+		m1, ok1 = parseBoltMeta(read(int64(m0.pageSize)))
+	} else {
+		for ps := int64(1024); ps <= 64<<10 && ps < size; ps *= 2 {
+			if m1, ok1 = parseBoltMeta(read(ps)); ok1 {
+				break
+			}
+		}
+	}
+	m := m0
+	switch {
+	case ok0 && ok1 && m1.tx > m0.tx, !ok0 && ok1:
+		m = m1
+	case !ok0 && !ok1:
+		return nil
+	}
+	if m.pageSize < 512 || m.pageSize > 1<<20 {
+		return fmt.Errorf("corrupt bbolt database: page size %d", m.pageSize)
+	}
+	if hwm := m.pgid * uint64(m.pageSize); m.pgid < 2 || hwm > uint64(size) || hwm/uint64(m.pageSize) != m.pgid {
+		return fmt.Errorf("truncated bbolt database: it claims %d pages of %d bytes, the file has %d bytes", m.pgid, m.pageSize, size)
+	}
+	if m.root >= m.pgid || (m.freelist >= m.pgid && m.freelist != boltNoFreelist) {
+		return fmt.Errorf("corrupt bbolt database: root page %d, freelist page %d, %d pages", m.root, m.freelist, m.pgid)
+	}
+	return nil
+}
+
 // checkBolt verifies an opened database (fi is the file as it was before opening, nil if
 // it did not exist).
-func checkBolt(db *bolt.DB, fi os.FileInfo) error {
+func checkBolt(db *bolt.DB, fi os.FileInfo) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("corrupt bbolt database: %v", p)
+		}
+	}()
 	return db.View(func(tx *bolt.Tx) error {
-		// The high-water mark must lie within the file, or reading pages faults.
+		// The high-water mark must lie within the file, or reading pages faults
+		// (checkBoltMeta already refused such a file; this is the same check on what
+		// bbolt actually uses).
 		if fi != nil && fi.Size() > 0 && tx.Size() > fi.Size() {
-			return fmt.Errorf("truncated: the database claims %d bytes, the file has %d", tx.Size(), fi.Size())
+			return fmt.Errorf("truncated bbolt database: it claims %d bytes, the file has %d", tx.Size(), fi.Size())
 		}
 		// Touch every reachable page from this goroutine (which turns faults into panics).
 		var walk func(b *bolt.Bucket, depth int) error

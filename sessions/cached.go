@@ -8,11 +8,11 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 )
 
-// CacheTTL is how long NewCached keeps a session record. With a Redis store shared by
+// cacheTTL is how long NewCached keeps a session record. With a Redis store shared by
 // several replicas, another replica may change or delete a record this one has cached:
-// this replica then serves the stale copy for at most CacheTTL. A record's Put or Delete
-// through this wrapper updates or evicts it at once.
-const CacheTTL = 2 * time.Second
+// this replica then serves the stale copy for at most cacheTTL. A record's Put or Delete
+// through this wrapper updates or evicts it at once. (A variable for tests.)
+var cacheTTL = 2 * time.Second
 
 // Cached is a Store with an LRU of session records in front (see NewCached).
 type Cached struct {
@@ -28,13 +28,13 @@ type Cached struct {
 
 // NewCached puts an LRU of up to size session records in front of s for Get. Put and
 // Delete go to s and then update or evict the entry; tasks, conversations and List pass
-// through uncached. Entries expire after CacheTTL (stale reads across replicas are
+// through uncached. Entries expire after 2 s (stale reads across replicas are
 // bounded by it). Errors are not cached. BusOf sees through the wrapper (Unwrap).
 func NewCached(s Store, size int) Store {
 	if size <= 0 {
 		return s
 	}
-	return &Cached{s: s, lru: expirable.NewLRU[string, *Record](size, nil, CacheTTL), seed: maphash.MakeSeed()}
+	return &Cached{s: s, lru: expirable.NewLRU[string, *Record](size, nil, cacheTTL), seed: maphash.MakeSeed()}
 }
 
 // Unwrap returns the store behind the cache.
@@ -96,12 +96,12 @@ func (c *Cached) Delete(id string) error {
 	return err
 }
 
-func (c *Cached) List() ([]*Record, error)                { return c.s.List() }
-func (c *Cached) PutTask(t *Task) error                   { return c.s.PutTask(t) }
-func (c *Cached) GetTask(id string) (*Task, error)        { return c.s.GetTask(id) }
-func (c *Cached) DeleteTask(id string) error              { return c.s.DeleteTask(id) }
-func (c *Cached) ListTasks() ([]*Task, error)             { return c.s.ListTasks() }
-func (c *Cached) PutConversation(cv *Conversation) error  { return c.s.PutConversation(cv) }
+func (c *Cached) List() ([]*Record, error)               { return c.s.List() }
+func (c *Cached) PutTask(t *Task) error                  { return c.s.PutTask(t) }
+func (c *Cached) GetTask(id string) (*Task, error)       { return c.s.GetTask(id) }
+func (c *Cached) DeleteTask(id string) error             { return c.s.DeleteTask(id) }
+func (c *Cached) ListTasks() ([]*Task, error)            { return c.s.ListTasks() }
+func (c *Cached) PutConversation(cv *Conversation) error { return c.s.PutConversation(cv) }
 func (c *Cached) GetConversation(a, id string) (*Conversation, error) {
 	return c.s.GetConversation(a, id)
 }

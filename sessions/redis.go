@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/url"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -30,8 +33,9 @@ import (
 // an error wrapping ErrUnavailable; go-redis dials again on later calls, so the store
 // recovers by itself when the server comes back (about a second later at most).
 type Redis struct {
-	c   *redis.Client
-	url string // redacted, for errors
+	c      *redis.Client
+	url    string // redacted, for errors
+	closed atomic.Bool
 }
 
 const (
@@ -47,8 +51,8 @@ const (
 
 var keyEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
 
-func sessionKey(id string) string   { return "mcpgw:session:" + keyEscaper.Replace(id) }
-func taskKey(id string) string      { return "mcpgw:task:" + keyEscaper.Replace(id) }
+func sessionKey(id string) string { return "mcpgw:session:" + keyEscaper.Replace(id) }
+func taskKey(id string) string    { return "mcpgw:task:" + keyEscaper.Replace(id) }
 func convKeyRedis(a, id string) string {
 	return "mcpgw:conv:" + keyEscaper.Replace(a) + ":" + keyEscaper.Replace(id)
 }
@@ -58,6 +62,7 @@ func convKeyRedis(a, id string) string {
 // pool_size, …) are honoured. It pings the server once: an unreachable server is an error
 // (wrapping ErrUnavailable) naming the URL without its password.
 func OpenRedis(rawURL string) (*Redis, error) {
+	quietRedisLog.Do(func() { redis.SetLogger(slogRedis{}) })
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		// url.Error repeats the whole URL, password included: keep only the reason.
@@ -98,24 +103,32 @@ func OpenRedis(rawURL string) (*Redis, error) {
 	defer cancel()
 	if err := s.c.Ping(ctx).Err(); err != nil {
 		s.c.Close()
-		return nil, fmt.Errorf("redis store %s: %w", shown, s.wrap("ping", err))
+		return nil, s.wrap("ping", err)
 	}
 	return s, nil
 }
 
-// wrap classifies an error of the client: connection-level failures (and server replies
-// meaning "not now", such as LOADING) wrap ErrUnavailable; other server replies are
-// returned as they are.
+// quietRedisLog sends go-redis's own log lines (a "failed to dial" for every attempt
+// while the server is down) to slog at debug level: the store returns those errors to its
+// callers, which log them as they see fit.
+var quietRedisLog sync.Once
+
+type slogRedis struct{}
+
+func (slogRedis) Printf(ctx context.Context, format string, v ...any) {
+	slog.Default().DebugContext(ctx, "redis: "+fmt.Sprintf(format, v...))
+}
+
+// wrap classifies an error of the client: connection-level failures (refused, timed
+// out, closed) and server replies meaning "not now" (LOADING, READONLY, auth lost, …) wrap
+// ErrUnavailable; other server replies (a bug of ours, say WRONGTYPE) are returned as
+// they are. The message names the server (password hidden) and the operation.
 func (s *Redis) wrap(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	var re redis.Error
-	if errors.As(err, &re) && !errors.Is(err, redis.ErrClosed) {
-		var ne net.Error
-		if !errors.As(err, &ne) && !transientReply(re.Error()) {
-			return fmt.Errorf("redis %s: %w", op, err)
-		}
+	if re, ok := errors.AsType[redis.Error](err); ok && !transientReply(re.Error()) {
+		return fmt.Errorf("redis %s (%s): %w", s.url, op, err)
 	}
 	return fmt.Errorf("%w: redis %s (%s): %w", ErrUnavailable, s.url, op, err)
 }
@@ -129,7 +142,7 @@ func transientReply(msg string) bool {
 	return false
 }
 
-func ctx() (context.Context, context.CancelFunc) {
+func opCtx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), opTimeout)
 }
 
@@ -212,16 +225,19 @@ func (s *Redis) PutConversation(c *Conversation) error {
 	if err != nil {
 		return err
 	}
-	ctx, cancel := ctx()
+	ctx, cancel := opCtx()
 	defer cancel()
 	return s.wrap("put conversation", s.c.Set(ctx, convKeyRedis(c.Agent, c.ID), b, 0).Err())
 }
 
 // Close closes the client. A Subscribe still running ends.
-func (s *Redis) Close() error { return s.c.Close() }
+func (s *Redis) Close() error {
+	s.closed.Store(true)
+	return s.c.Close()
+}
 
 func (s *Redis) getJSON(op, key string, v any) error {
-	ctx, cancel := ctx()
+	ctx, cancel := opCtx()
 	defer cancel()
 	b, err := s.c.Get(ctx, key).Bytes()
 	if errors.Is(err, redis.Nil) {
@@ -238,7 +254,7 @@ func (s *Redis) getJSON(op, key string, v any) error {
 
 // putIndexed sets key and adds id to the index set, atomically (MULTI/EXEC).
 func (s *Redis) putIndexed(op, index, id, key string, b []byte) error {
-	ctx, cancel := ctx()
+	ctx, cancel := opCtx()
 	defer cancel()
 	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Set(ctx, key, b, 0)
@@ -249,7 +265,7 @@ func (s *Redis) putIndexed(op, index, id, key string, b []byte) error {
 }
 
 func (s *Redis) deleteIndexed(op, index, id, key string) error {
-	ctx, cancel := ctx()
+	ctx, cancel := opCtx()
 	defer cancel()
 	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
 		p.Del(ctx, key)
@@ -262,7 +278,7 @@ func (s *Redis) deleteIndexed(op, index, id, key string) error {
 // listIndexed reads the ids of the index set, then their values in chunks. Each round
 // trip has its own opTimeout. An id whose key is gone (deleted meanwhile) is skipped.
 func (s *Redis) listIndexed(op, index string, keyOf func(string) string, each func(id string, v []byte) error) error {
-	c, cancel := ctx()
+	c, cancel := opCtx()
 	ids, err := s.c.SMembers(c, index).Result()
 	cancel()
 	if err != nil {
@@ -276,7 +292,7 @@ func (s *Redis) listIndexed(op, index string, keyOf func(string) string, each fu
 		for i, id := range chunk {
 			keys[i] = keyOf(id)
 		}
-		c, cancel := ctx()
+		c, cancel := opCtx()
 		vals, err := s.c.MGet(c, keys...).Result()
 		cancel()
 		if err != nil {
@@ -351,8 +367,8 @@ func (s *Redis) Subscribe(ctx context.Context, fn func(msg []byte)) {
 		if s.subscribeOnce(ctx, fn) {
 			backoff = subBackoffMin
 		}
-		if errors.Is(s.c.Ping(context.Background()).Err(), redis.ErrClosed) {
-			return // store closed
+		if s.closed.Load() {
+			return
 		}
 		t := time.NewTimer(backoff)
 		select {

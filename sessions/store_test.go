@@ -1,6 +1,8 @@
 package sessions
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,33 +11,59 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 )
 
-// knownBug skips a test that shows a reported bug, unless MCPGW_KNOWN_BUGS=1 (to check a
-// fix).
-func knownBug(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("MCPGW_KNOWN_BUGS") != "1" {
-		t.Skip("known bug: " + why)
-	}
-}
-
-// stores are the backends every Store test runs against.
-var stores = []struct {
-	name string
-	open func(t *testing.T) Store
+// backends are the stores every Store test runs against. setup runs once per backend
+// (the redis one starts a server, or skips) and returns how to open a fresh, empty store.
+var backends = []struct {
+	name  string
+	setup func(t *testing.T) func(t *testing.T) Store
 }{
-	{"memory", func(t *testing.T) Store { return NewMemory() }},
-	{"bolt", func(t *testing.T) Store {
-		s, err := OpenBolt(filepath.Join(t.TempDir(), "state", "mcpgw.db"))
-		if err != nil {
-			t.Fatal(err)
+	{"memory", func(*testing.T) func(*testing.T) Store {
+		return func(*testing.T) Store { return NewMemory() }
+	}},
+	{"bolt", func(*testing.T) func(*testing.T) Store {
+		return func(t *testing.T) Store {
+			s, err := OpenBolt(filepath.Join(t.TempDir(), "state", "mcpgw.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return s
 		}
-		return s
+	}},
+	{"redis", func(t *testing.T) func(*testing.T) Store {
+		srv := startRedis(t)
+		return func(t *testing.T) Store {
+			s := srv.open(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.c.FlushDB(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+	}},
+	{"cached/memory", func(*testing.T) func(*testing.T) Store {
+		return func(*testing.T) Store { return NewCached(NewMemory(), 100) }
+	}},
+	{"cached/redis", func(t *testing.T) func(*testing.T) Store {
+		srv := startRedis(t)
+		return func(t *testing.T) Store {
+			s := srv.open(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := s.c.FlushDB(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+			return NewCached(s, 100)
+		}
 	}},
 }
 
@@ -53,10 +81,11 @@ func record(id string) *Record {
 }
 
 func TestStore(t *testing.T) {
-	for _, st := range stores {
+	for _, st := range backends {
 		t.Run(st.name, func(t *testing.T) {
+			open := st.setup(t)
 			t.Run("put get", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				want := record("s1")
 				if err := s.Put(want); err != nil {
@@ -69,7 +98,7 @@ func TestStore(t *testing.T) {
 				sameRecord(t, got, want)
 			})
 			t.Run("missing", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				if r, err := s.Get("nope"); !errors.Is(err, ErrNotFound) || r != nil {
 					t.Fatalf("Get(missing) = %v, %v; want nil, ErrNotFound", r, err)
@@ -79,7 +108,7 @@ func TestStore(t *testing.T) {
 				}
 			})
 			t.Run("overwrite", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				r := record("s1")
 				_ = s.Put(r)
@@ -91,7 +120,7 @@ func TestStore(t *testing.T) {
 				sameRecord(t, got, r)
 			})
 			t.Run("delete", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				_ = s.Put(record("s1"))
 				_ = s.Put(record("s2"))
@@ -106,7 +135,7 @@ func TestStore(t *testing.T) {
 				}
 			})
 			t.Run("list", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				if l, err := s.List(); err != nil || len(l) != 0 {
 					t.Fatalf("empty List = %v, %v", l, err)
@@ -129,7 +158,7 @@ func TestStore(t *testing.T) {
 				}
 			})
 			t.Run("stored by value", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				r := record("s1")
 				_ = s.Put(r)
@@ -138,13 +167,10 @@ func TestStore(t *testing.T) {
 				got, _ := s.Get("s1")
 				got.Servers[1] = "changed-after-get"
 				again, _ := s.Get("s1")
-				if st.name == "memory" {
-					knownBug(t, "Memory.Put and Get copy the Record struct but share its slices, maps and pointers (Servers, ClientCaps, ClientInfo, Overrides, Narrow) with the caller; Bolt does not")
-				}
 				sameRecord(t, again, record("s1"))
 			})
 			t.Run("concurrent", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				var wg sync.WaitGroup
 				for i := 0; i < 8; i++ {
@@ -174,7 +200,7 @@ func TestStore(t *testing.T) {
 				}
 			})
 			t.Run("tasks", func(t *testing.T) {
-				s := st.open(t)
+				s := open(t)
 				defer s.Close()
 				task := &Task{ID: "task-42", EnabledMCPServers: []string{"docs"}, Agent: "claude-code", Created: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC), FileManaged: true}
 				if err := s.PutTask(task); err != nil {
@@ -199,6 +225,93 @@ func TestStore(t *testing.T) {
 				}
 				if _, err := s.GetTask("task-42"); !errors.Is(err, ErrNotFound) {
 					t.Fatalf("deleted task: %v", err)
+				}
+			})
+			t.Run("task list and value", func(t *testing.T) {
+				s := open(t)
+				defer s.Close()
+				if l, err := s.ListTasks(); err != nil || len(l) != 0 {
+					t.Fatalf("empty ListTasks = %v, %v", l, err)
+				}
+				for _, id := range []string{"a", "b:1", "c%2"} {
+					if err := s.PutTask(&Task{ID: id, EnabledMCPServers: []string{"docs", id}}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				task := &Task{ID: "a", EnabledMCPServers: []string{"x", "y"}}
+				_ = s.PutTask(task)
+				task.EnabledMCPServers[0] = "changed-after-put"
+				got, _ := s.GetTask("a")
+				got.EnabledMCPServers[1] = "changed-after-get"
+				if again, _ := s.GetTask("a"); !slices.Equal(again.EnabledMCPServers, []string{"x", "y"}) {
+					t.Fatalf("task shares memory with callers: %v", again.EnabledMCPServers)
+				}
+				if err := s.DeleteTask("nope"); err != nil {
+					t.Fatalf("DeleteTask(missing) = %v", err)
+				}
+				_ = s.DeleteTask("b:1")
+				l, err := s.ListTasks()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ids []string
+				for _, t := range l {
+					ids = append(ids, t.ID)
+				}
+				sort.Strings(ids)
+				if !slices.Equal(ids, []string{"a", "c%2"}) {
+					t.Fatalf("ListTasks ids = %v", ids)
+				}
+			})
+			t.Run("conversations", func(t *testing.T) {
+				s := open(t)
+				defer s.Close()
+				if c, err := s.GetConversation("claude-code", "c1"); !errors.Is(err, ErrNotFound) || c != nil {
+					t.Fatalf("GetConversation(missing) = %v, %v; want nil, ErrNotFound", c, err)
+				}
+				want := &Conversation{Agent: "claude-code", ID: "c1", FullViewHash: "h1", Updated: time.Date(2025, 3, 4, 5, 6, 7, 8, time.UTC)}
+				if err := s.PutConversation(want); err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.GetConversation("claude-code", "c1")
+				if err != nil || got.Agent != want.Agent || got.ID != want.ID || got.FullViewHash != "h1" || !got.Updated.Equal(want.Updated) {
+					t.Fatalf("GetConversation = %+v, %v; want %+v", got, err, want)
+				}
+				want.FullViewHash = "h2"
+				if err := s.PutConversation(want); err != nil {
+					t.Fatal(err)
+				}
+				if got, _ := s.GetConversation("claude-code", "c1"); got == nil || got.FullViewHash != "h2" {
+					t.Fatalf("overwritten conversation = %+v", got)
+				}
+				// (agent, id) pairs that join to the same string stay apart, and
+				// conversations are their own namespace.
+				pairs := [][2]string{{"a:b", "c"}, {"a", "b:c"}, {"a%3Ab", "c"}, {"", "a:b:c"}, {"a:b:c", ""}}
+				for i, p := range pairs {
+					if err := s.PutConversation(&Conversation{Agent: p[0], ID: p[1], FullViewHash: fmt.Sprint(i)}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				for i, p := range pairs {
+					if got, err := s.GetConversation(p[0], p[1]); err != nil || got.FullViewHash != fmt.Sprint(i) || got.Agent != p[0] || got.ID != p[1] {
+						t.Errorf("GetConversation(%q, %q) = %+v, %v; want hash %d", p[0], p[1], got, err, i)
+					}
+				}
+				if _, err := s.GetConversation("codex", "c1"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("another agent's conversation: %v", err)
+				}
+				if _, err := s.Get("c1"); !errors.Is(err, ErrNotFound) {
+					t.Fatalf("a conversation is visible as a session: %v", err)
+				}
+			})
+			t.Run("json names", func(t *testing.T) {
+				// Records cross processes and versions (Redis, bbolt): the field names
+				// are part of the format.
+				b, _ := json.Marshal(&Conversation{Agent: "a", ID: "i", FullViewHash: "h"})
+				for _, k := range []string{`"agent"`, `"id"`, `"full_view_hash"`, `"updated"`} {
+					if !strings.Contains(string(b), k) {
+						t.Errorf("conversation JSON %s lacks %s", b, k)
+					}
 				}
 			})
 		})
@@ -298,5 +411,181 @@ func TestBoltCreatesStateDir(t *testing.T) {
 	defer s.Close()
 	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm()&0o077 != 0 {
 		t.Fatalf("state file %v, %v: want it private (0600)", fi, err)
+	}
+}
+
+// A truncated database (a copy cut short, a full disk) is refused with an error naming
+// the file, whatever the length: bbolt alone panics or faults on most of them.
+func TestBoltTruncatedFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "full.db")
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		_ = s.Put(record(fmt.Sprintf("session-%04d", i)))
+	}
+	_ = s.PutTask(&Task{ID: "t1"})
+	_ = s.Close()
+	full, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hwm int // bytes in use: the file's tail past them is preallocated, unused space
+	{
+		s, _ := OpenBolt(path)
+		_ = s.db.View(func(tx *bolt.Tx) error { hwm = int(tx.Size()); return nil })
+		_ = s.Close()
+	}
+	pg := 4096
+	for _, n := range []int{1, 100, pg, pg + 100, 2 * pg, 2*pg + 1, 3 * pg, 5 * pg, hwm / 2, hwm - pg, hwm - 1, hwm, hwm + 1, len(full) - 1} {
+		if n <= 0 || n >= len(full) {
+			continue
+		}
+		t.Run(strconv.Itoa(n), func(t *testing.T) {
+			p := filepath.Join(dir, fmt.Sprintf("cut-%d.db", n))
+			if err := os.WriteFile(p, full[:n], 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if n >= hwm {
+				s, err := OpenBolt(p)
+				if err != nil {
+					t.Fatalf("cut in the unused tail (%d of %d bytes used): %v", n, hwm, err)
+				}
+				defer s.Close()
+				if l, err := s.List(); err != nil || len(l) != 400 {
+					t.Fatalf("List = %d records, %v", len(l), err)
+				}
+				return
+			}
+			for try := 0; try < 2; try++ { // a failed open must not keep the file locked
+				start := time.Now()
+				s, err := OpenBolt(p)
+				if err == nil {
+					s.Close()
+					t.Fatalf("OpenBolt accepted a file cut to %d of %d bytes", n, hwm)
+				}
+				if !strings.Contains(err.Error(), p) {
+					t.Fatalf("error does not name the file: %v", err)
+				}
+				if time.Since(start) > 2*time.Second {
+					t.Fatalf("OpenBolt took %v (file left locked?): %v", time.Since(start), err)
+				}
+			}
+			// Never silently recreated.
+			if b, _ := os.ReadFile(p); !bytes.Equal(b, full[:n]) {
+				t.Fatal("OpenBolt changed the corrupt file")
+			}
+		})
+	}
+}
+
+// Corruption inside the tree (not the meta pages) is found at open, not at the first Get.
+func TestBoltCorruptPages(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "full.db")
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 400; i++ {
+		_ = s.Put(record(fmt.Sprintf("session-%04d", i)))
+	}
+	_ = s.Close()
+	full, _ := os.ReadFile(path)
+	pg := 4096
+	for page := 2; page*pg < len(full) && page < 40; page++ {
+		b := bytes.Clone(full)
+		for i := page * pg; i < page*pg+64; i++ {
+			b[i] ^= 0xa5
+		}
+		p := filepath.Join(dir, fmt.Sprintf("page-%d.db", page))
+		_ = os.WriteFile(p, b, 0o600)
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("page %d: OpenBolt panicked: %v", page, r)
+				}
+			}()
+			s, err := OpenBolt(p)
+			if err != nil {
+				if !strings.Contains(err.Error(), p) {
+					t.Errorf("page %d: error does not name the file: %v", page, err)
+				}
+				start := time.Now()
+				if _, err := OpenBolt(p); err == nil || !strings.Contains(err.Error(), p) || time.Since(start) > 2*time.Second {
+					t.Errorf("page %d: second open: %v after %v", page, err, time.Since(start))
+				}
+				if _, poisoned := panickedPaths.Load(p); poisoned {
+					t.Logf("page %d: bbolt's open panicked: %v", page, err)
+				}
+				return
+			}
+			// Pages not in use (free) may be damaged harmlessly; the data must still read.
+			defer s.Close()
+			if l, err := s.List(); err != nil || len(l) != 400 {
+				t.Errorf("page %d: OpenBolt accepted the file but List = %d records, %v", page, len(l), err)
+			}
+		}()
+	}
+}
+
+func TestBoltConversationsSurviveReopen(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgw.db")
+	s, _ := OpenBolt(path)
+	_ = s.PutConversation(&Conversation{Agent: "a", ID: "c", FullViewHash: "h"})
+	_ = s.Close()
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if c, err := s.GetConversation("a", "c"); err != nil || c.FullViewHash != "h" {
+		t.Fatalf("conversation lost across reopen: %+v, %v", c, err)
+	}
+}
+
+// A damaged freelist page makes bbolt's Open itself panic (it loads the freelist): the
+// panic is an error naming the file, and opening it again in the same process is one too
+// (not a wait on the lock the half-open database still holds).
+func TestBoltCorruptFreelist(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mcpgw.db")
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		_ = s.Put(record(fmt.Sprintf("session-%04d", i)))
+		_ = s.Delete(fmt.Sprintf("session-%04d", i-1))
+	}
+	_ = s.Close()
+	b, _ := os.ReadFile(path)
+	m0, ok0 := parseBoltMeta(b[boltPageHeader:])
+	m1, ok1 := parseBoltMeta(b[4096+boltPageHeader:])
+	if !ok0 || !ok1 {
+		t.Fatal("cannot read the meta pages")
+	}
+	m := m0
+	if m1.tx > m0.tx {
+		m = m1
+	}
+	off := int(m.freelist) * int(m.pageSize)
+	for i := off + 8; i < off+16; i++ { // flags, count: no longer a freelist page
+		b[i] = 0xff
+	}
+	_ = os.WriteFile(path, b, 0o600)
+	for try := 0; try < 2; try++ {
+		start := time.Now()
+		s, err := OpenBolt(path)
+		if err == nil {
+			s.Close()
+			t.Fatal("OpenBolt accepted a database whose freelist page is damaged")
+		}
+		if !strings.Contains(err.Error(), path) || time.Since(start) > 2*time.Second {
+			t.Fatalf("try %d: %v after %v", try, err, time.Since(start))
+		}
+		t.Logf("try %d: %v", try, err)
 	}
 }
