@@ -2,6 +2,9 @@ package auth
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -184,7 +187,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Ide
 		id.Conversation = claims.Conversation
 	}
 	id.Claims = claims
-	id.Principal = id.Method + ":" + claims.Agent + ":" + claims.Subject
+	id.Principal = id.Method + ":" + claims.Agent + ":" + claims.Subject + narrowDigest(claims)
 	return id, a.checkAgent(id)
 }
 
@@ -231,3 +234,14 @@ func WithTrusted(ctx context.Context) context.Context {
 
 // Trusted reports whether ctx was marked by WithTrusted.
 func Trusted(ctx context.Context) bool { v, _ := ctx.Value(trustedKey{}).(bool); return v }
+
+// narrowDigest tells credentials of one subject apart by what they narrow: a token limited
+// to some tools must not use a session opened by a broader token.
+func narrowDigest(c *Claims) string {
+	if c.Servers == nil && c.Tools == nil && !c.ReadOnly && c.Task == "" && c.Conversation == "" {
+		return ""
+	}
+	b, _ := json.Marshal([]any{c.Servers, c.Tools, c.ReadOnly, c.Task, c.Conversation})
+	sum := sha256.Sum256(b)
+	return "#" + hex.EncodeToString(sum[:6])
+}

@@ -203,16 +203,18 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
 	owner := &callOwner{s: s, out: out, id: m.ID}
+	if progTok != "" {
+		owner.attach = func(k *upstream.Call) {
+			g.progMu.Lock()
+			r := g.progress[progTok]
+			r.session, r.call = s, k
+			g.progress[progTok] = r
+			g.progMu.Unlock()
+		}
+	}
 	k, err := conn.Begin(cctx, method, params, owner)
 	if err != nil {
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
-	}
-	if progTok != "" {
-		g.progMu.Lock()
-		r := g.progress[progTok]
-		r.session, r.call = s, k
-		g.progress[progTok] = r
-		g.progMu.Unlock()
 	}
 	key := string(m.ID)
 	s.mu.Lock()
@@ -271,6 +273,14 @@ type callOwner struct {
 	out       outbox
 	id        json.RawMessage
 	cancelled atomic.Bool
+	attach    func(*upstream.Call)
+}
+
+// Attach is called by the connection before the request is sent.
+func (o *callOwner) Attach(k *upstream.Call) {
+	if o.attach != nil {
+		o.attach(k)
+	}
 }
 
 // isErrorResult reports a result's top-level "isError": true. encoding/json skips the
@@ -330,40 +340,27 @@ func resourceServer(v *registry.View, uri string) string {
 	return ""
 }
 
-// templateMatches matches a URI against an RFC 6570 template's literal parts.
+// templateMatches matches a URI against an RFC 6570 template's literal parts; each
+// expression matches any run of characters (with backtracking).
 func templateMatches(tmpl, uri string) bool {
-	for tmpl != "" {
-		i := strings.IndexByte(tmpl, '{')
-		if i < 0 {
-			return tmpl == uri
-		}
-		lit := tmpl[:i]
-		if !strings.HasPrefix(uri, lit) {
-			return false
-		}
-		uri = uri[len(lit):]
-		j := strings.IndexByte(tmpl[i:], '}')
-		if j < 0 {
-			return false
-		}
-		tmpl = tmpl[i+j+1:]
-		next := tmpl
-		if k := strings.IndexByte(next, '{'); k >= 0 {
-			next = next[:k]
-		}
-		if next == "" {
-			if tmpl == "" {
-				return true
-			}
-			continue
-		}
-		k := strings.Index(uri, next)
-		if k < 0 {
-			return false
-		}
-		uri = uri[k:]
+	i := strings.IndexByte(tmpl, '{')
+	if i < 0 {
+		return tmpl == uri
 	}
-	return uri == ""
+	if !strings.HasPrefix(uri, tmpl[:i]) {
+		return false
+	}
+	j := strings.IndexByte(tmpl[i:], '}')
+	if j < 0 {
+		return false
+	}
+	rest, uri := tmpl[i+j+1:], uri[i:]
+	for k := len(uri); k >= 0; k-- {
+		if templateMatches(rest, uri[k:]) {
+			return true
+		}
+	}
+	return false
 }
 
 func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {

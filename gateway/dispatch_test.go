@@ -1,18 +1,8 @@
 package gateway
 
 import (
-	"os"
 	"testing"
 )
-
-// knownBug skips a test that shows a reported bug, unless MCPGW_KNOWN_BUGS=1 (to check a
-// fix).
-func knownBug(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("MCPGW_KNOWN_BUGS") != "1" {
-		t.Skip("known bug: " + why)
-	}
-}
 
 func TestTemplateMatches(t *testing.T) {
 	tests := []struct {
@@ -58,7 +48,6 @@ func TestTemplateMatches(t *testing.T) {
 // variable's value ({+path} keeps slashes); the match must not stop at its first
 // occurrence.
 func TestTemplateMatchesBacktracks(t *testing.T) {
-	knownBug(t, "templateMatches (gateway/dispatch.go) jumps to the first occurrence of the literal after a variable and never backtracks")
 	for _, tt := range []struct{ tmpl, uri string }{
 		{"file:///{+path}/README", "file:///a/README/b/README"},
 		{"x://{a}b", "x://1b1b"},

@@ -28,15 +28,6 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// knownBug skips a test that shows a reported bug, unless MCPGW_KNOWN_BUGS=1 (to check a
-// fix).
-func knownBug(t *testing.T, why string) {
-	t.Helper()
-	if os.Getenv("MCPGW_KNOWN_BUGS") != "1" {
-		t.Skip("known bug: " + why)
-	}
-}
-
 // The go-sdk conformance everything-server is the real upstream of these tests: a
 // binary from $MCPGW_PEERS/bin, or built here from the go.mod tool dependency.
 var (
@@ -852,7 +843,6 @@ func TestGETUnsupportedVersion(t *testing.T) {
 		t.Fatalf("GET with 2024-01-01: HTTP %d", r.status)
 	}
 	t.Run("garbage", func(t *testing.T) {
-		knownBug(t, `checkVersionHeader (gateway/streamable.go) treats any header value >= "2026-07-28" as a newer revision (string compare), and serveGet ignores "newer": GET with MCP-Protocol-Version: banana opens a stream`)
 		status, cancel := g.openGETWithVersion(t, sid, "banana")
 		cancel()
 		if status != http.StatusBadRequest {
@@ -974,5 +964,100 @@ func TestLegacySSE(t *testing.T) {
 			t.Fatalf("session still usable after its stream closed: HTTP %d", r.status)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// progressCall calls test_tool_with_progress (three progress notifications, 0%, 50% and
+// 100%, before the result) with a progress token and returns the tokens the client got.
+func progressCall(t *testing.T, g *testGW, sid string, id int) []string {
+	t.Helper()
+	r := g.call(t, sid, id, "tools/call", `{"name":"everything__test_tool_with_progress","arguments":{},"_meta":{"progressToken":"tok-1"}}`)
+	var tokens []string
+	for _, m := range r.messages(t) {
+		if m.Method != "notifications/progress" {
+			continue
+		}
+		var p struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		}
+		_ = json.Unmarshal(m.Params, &p)
+		tokens = append(tokens, string(p.ProgressToken))
+	}
+	if m := r.message(t); m.Error != nil || string(m.ID) != fmt.Sprint(id) {
+		t.Errorf("final response %s", r.body)
+	}
+	return tokens
+}
+
+// TestProgressTokenRestored: the gateway rewrites progress tokens for the upstream and
+// gives the client back its own.
+func TestProgressTokenRestored(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	sid := g.initialize(t, "2025-11-25", "")
+	tokens := progressCall(t, g, sid, 4)
+	if len(tokens) < 2 { // 3 once TestProgressFirstNotificationKept passes
+		t.Errorf("%d progress notifications on the call's stream, want 3", len(tokens))
+	}
+	for _, tok := range tokens {
+		if tok != `"tok-1"` {
+			t.Errorf("progress with token %s, want \"tok-1\"", tok)
+		}
+	}
+}
+
+// TestProgressFirstNotificationKept: a progress notification the upstream sends as soon
+// as it gets the call must reach the client too.
+func TestProgressFirstNotificationKept(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	// Concurrent calls make the race between the upstream's first notification and the
+	// route's set-up likely.
+	const rounds, sessions, calls = 3, 8, 10
+	var lost atomic.Int32
+	for r := 0; r < rounds; r++ {
+		var wg sync.WaitGroup
+		for i := 0; i < sessions; i++ {
+			sid := g.initialize(t, "2025-11-25", "")
+			for j := 0; j < calls; j++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if n := len(progressCall(t, g, sid, 10+j)); n != 3 {
+						lost.Add(1)
+					}
+				}()
+			}
+		}
+		wg.Wait()
+	}
+	if n := lost.Load(); n > 0 {
+		t.Fatalf("%d of %d calls lost progress notifications", n, rounds*sessions*calls)
+	}
+}
+
+// TestCancelledCall: notifications/cancelled from the client ends the call's stream
+// without a response, and the session goes on.
+func TestCancelledCall(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
+	cancelled := make(chan resp, 1)
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		cancelled <- g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`, header: sessionHeaders(sid, "2025-11-25")})
+	}()
+	start := time.Now()
+	r := g.call(t, sid, 9, "tools/call", `{"name":"everything__test_sampling","arguments":{"prompt":"hi"}}`)
+	if c := <-cancelled; c.status != http.StatusAccepted {
+		t.Fatalf("cancellation: HTTP %d %s", c.status, c.body)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("call ended %v after start; cancellation did not end it", took)
+	}
+	for _, m := range r.messages(t) {
+		if m.IsResponse() {
+			t.Errorf("a cancelled request got a response: %s", r.body)
+		}
+	}
+	if r := g.call(t, sid, 10, "ping", ""); r.status != http.StatusOK || r.message(t).Error != nil {
+		t.Fatalf("session after cancellation: HTTP %d %s", r.status, r.body)
 	}
 }

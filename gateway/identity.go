@@ -37,11 +37,17 @@ func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Id
 }
 
 func (g *Gateway) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Identity) {
-	agent := ""
+	agent, label := "", "unauthenticated"
 	if id != nil {
 		agent = id.Agent
+		cfg := g.policy().cfg
+		if _, known := cfg.Agents[agent]; known || (len(cfg.Agents) == 0 && agent != "") {
+			label = g.metrics.agentLabel(agent)
+		} else {
+			label = "unknown" // refused names must not take the bounded label's slots
+		}
 	}
-	g.metrics.denials.WithLabelValues(g.metrics.agentLabel(agent), fail.Reason).Inc()
+	g.metrics.denials.WithLabelValues(label, fail.Reason).Inc()
 	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: agent, Outcome: "refused", Rule: fail.Message})
 	if fail.WWWAuthenticate != "" {
 		w.Header().Set("WWW-Authenticate", fail.WWWAuthenticate)

@@ -28,8 +28,9 @@ type Session struct {
 	caps struct{ sampling, elicitation, roots bool }
 
 	mu       sync.Mutex
-	conns    map[string]*sessConn // per_session upstream instances, by server
-	down     map[string]bool      // per_session servers whose instance is down
+	conns    map[string]*sessConn         // per_session upstream instances, by server
+	down     map[string]bool              // per_session servers whose instance is down
+	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
 	downGen  uint64
 	inflight map[string]*upstream.Call // downstream request id → upstream call
 	subs     map[string]string         // subscribed resource URI → server
@@ -78,8 +79,12 @@ func (s *Session) View() *registry.View {
 	for k, v := range s.down {
 		down[k] = v
 	}
+	own := make(map[string]*registry.Catalog, len(s.cats))
+	for k, v := range s.cats {
+		own[k] = v
+	}
 	s.mu.Unlock()
-	s.view = s.g.reg.ViewFor(s.rec.Servers, down, f)
+	s.view = s.g.reg.ViewFor(s.rec.Servers, down, f, own)
 	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
 }
@@ -170,7 +175,16 @@ func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
 	o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		s.g.handleUpstream(s, c, m, raw, rel)
 	}
-	c, err := srv.Spawn(s.g.ctx, o)
+	c, err := srv.Spawn(s.g.ctx, o, func(cat *registry.Catalog) {
+		s.mu.Lock()
+		if s.cats == nil {
+			s.cats = map[string]*registry.Catalog{}
+		}
+		s.cats[srv.Name] = cat
+		s.downGen++
+		s.mu.Unlock()
+		s.g.notifyIfChanged(s)
+	})
 	if err != nil {
 		s.g.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)
 		s.setDown(srv.Name, true)

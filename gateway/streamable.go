@@ -66,12 +66,25 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessa
 	if v == "" || slices.Contains(streamableVersions, v) {
 		return false, true
 	}
-	if v >= "2026-07-28" {
+	if isDate(v) && v >= "2026-07-28" && r.Method == http.MethodPost {
 		return true, true
 	}
 	writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest,
 		"Bad Request: Unsupported protocol version: "+v+" (supported versions: "+strings.Join(streamableVersions, ", ")+")")
 	return false, false
+}
+
+// isDate reports whether v looks like a protocol revision (YYYY-MM-DD).
+func isDate(v string) bool {
+	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
+		return false
+	}
+	for i, c := range v {
+		if i != 4 && i != 7 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested string) {

@@ -380,15 +380,35 @@ func LoadConfig(path string) (*Config, Problems, error) {
 	return cfg, ps, err
 }
 
-// ParseConfig is LoadConfig on bytes.
+// ParseConfig is LoadConfig on bytes. ${VAR} references are expanded inside YAML scalar
+// values (never across the document's structure, never in comments); unknown keys are
+// errors, and validation still runs so that every problem is listed at once.
 func ParseConfig(raw []byte) (*Config, Problems, error) {
-	expanded, ps := expandEnv(raw, os.LookupEnv)
+	var ps Problems
+	var doc yaml.Node
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		ps = append(ps, yamlProblems(err)...)
+		return nil, ps, ps
+	}
+	ps = append(ps, expandNode(&doc, os.LookupEnv, map[string]bool{})...)
+	expanded, err := yaml.Marshal(&doc)
+	if err != nil {
+		ps = append(ps, Problem{Text: err.Error()})
+		return nil, ps, ps
+	}
+	if len(doc.Content) == 0 {
+		expanded = nil
+	}
 	cfg := &Config{}
 	dec := yaml.NewDecoder(bytes.NewReader(expanded))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
 		ps = append(ps, yamlProblems(err)...)
-		return nil, ps, ps
+		// Read what can be read, so that the other problems are listed too.
+		cfg = &Config{}
+		if err := yaml.Unmarshal(expanded, cfg); err != nil {
+			return nil, ps, ps
+		}
 	}
 	migrate(cfg)
 	cfg.applyDefaults()
@@ -397,6 +417,35 @@ func ParseConfig(raw []byte) (*Config, Problems, error) {
 		return cfg, ps, ps
 	}
 	return cfg, ps, nil
+}
+
+// expandNode expands ${VAR} in every scalar value of the document.
+func expandNode(n *yaml.Node, lookup func(string) (string, bool), seen map[string]bool) Problems {
+	var ps Problems
+	if n.Kind == yaml.ScalarNode && strings.Contains(n.Value, "${") {
+		out, p := expandEnv([]byte(n.Value), lookup)
+		for _, q := range p {
+			if !seen[q.Text] {
+				seen[q.Text] = true
+				ps = append(ps, q)
+			}
+		}
+		if string(out) != n.Value {
+			n.Value = string(out)
+			switch {
+			case n.Style&(yaml.DoubleQuotedStyle|yaml.SingleQuotedStyle|yaml.LiteralStyle|yaml.FoldedStyle) != 0:
+			case strings.ContainsAny(n.Value, "\"'#:{}[],&*!|>%@`\n\r\t") || strings.TrimSpace(n.Value) != n.Value:
+				// A value with YAML syntax in it stays the string it is.
+				n.Style, n.Tag = yaml.DoubleQuotedStyle, "!!str"
+			default:
+				n.Tag = "" // a plain value: its type is read from what it now says (8080, true)
+			}
+		}
+	}
+	for _, c := range n.Content {
+		ps = append(ps, expandNode(c, lookup, seen)...)
+	}
+	return ps
 }
 
 func yamlProblems(err error) Problems {

@@ -330,16 +330,29 @@ func (s *Server) Pid() int {
 }
 
 // Spawn starts a per-session instance of the server for one session, offering the
-// session's own client capabilities and info, with env and headers as given.
-func (s *Server) Spawn(ctx context.Context, o upstream.Options) (*upstream.Conn, error) {
-	if o.Handler == nil {
-		o.Handler = s.reg.handle
-	} else {
-		h := o.Handler
-		o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-			if s.reg.listChanged(s, c, m) {
-				return
-			}
+// session's own client capabilities and info, with env and headers as given. When the
+// instance says its lists changed, they are re-read and given to onCatalog: an instance's
+// catalogue (which may depend on its client's capabilities) is its session's alone.
+func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*Catalog)) (*upstream.Conn, error) {
+	h := o.Handler
+	o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+		switch m.Method {
+		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+			go func() {
+				cctx, cancel := context.WithTimeout(s.reg.ctx, s.Def.Timeouts.Connect)
+				defer cancel()
+				cat, err := fetchCatalog(cctx, s.Name, c, s.reg.Config.Naming)
+				if err != nil {
+					s.reg.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
+					return
+				}
+				if onCatalog != nil {
+					onCatalog(cat)
+				}
+			}()
+			return
+		}
+		if h != nil {
 			h(c, m, raw, rel)
 		}
 	}
@@ -431,7 +444,7 @@ type ViewFilter interface {
 
 // ViewFor builds (or fetches from cache) the view over the given servers. Servers that are
 // not up, and those in exclude, are left out; filter (if not nil) decides the rest.
-func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter ViewFilter) *View {
+func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog) *View {
 	type part struct {
 		name string
 		cat  *Catalog
@@ -449,6 +462,9 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 			}
 		}
 		cat := s.Catalog()
+		if oc := own[name]; oc != nil && cat != nil {
+			cat = oc // the session's own instance's catalogue
+		}
 		if cat == nil {
 			continue
 		}
@@ -546,7 +562,7 @@ func (r *Registry) Collisions() Problems {
 // resources or resourceTemplates; thin selects the thin form of tools. An unknown cursor
 // gives ok=false.
 func (v *View) ListPage(kind string, thin bool, cursor string, pageSize int, extra ...json.RawMessage) (page []byte, ok bool) {
-	ck := kind + "\x00" + cursor
+	ck := kind + "\x00" + strconv.Itoa(pageSize) + "\x00" + cursor
 	if thin {
 		ck = "thin:" + ck
 	}

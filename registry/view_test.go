@@ -131,7 +131,7 @@ func TestListPagePagination(t *testing.T) {
 		"a": testCatalog(t, "a", names("t", 7), names("p", 3), []string{"file:///a1", "file:///a2"}, []string{"a://{x}"}),
 		"b": testCatalog(t, "b", names("t", 5), names("p", 2), []string{"file:///b1"}, []string{"b://{y}"}),
 	}, "a", "b")
-	v := r.ViewFor([]string{"a", "b"}, nil, nil)
+	v := r.ViewFor([]string{"a", "b"}, nil, nil, nil)
 	var want []string
 	for _, s := range []string{"a", "b"} {
 		for _, n := range names("t", map[string]int{"a": 7, "b": 5}[s]) {
@@ -142,7 +142,7 @@ func TestListPagePagination(t *testing.T) {
 	for _, size := range []int{0, 1, 2, 5, 11, 12, 13, 1000} {
 		t.Run(fmt.Sprintf("size%d", size), func(t *testing.T) {
 			// A fresh view per size: ListPage caches pages by cursor.
-			v := r.ViewFor([]string{"a", "b"}, nil, nil)
+			v := r.ViewFor([]string{"a", "b"}, nil, nil, nil)
 			v = &View{Tools: v.Tools}
 			pages := listAll(t, v, "tools", size)
 			got := slices.Concat(pages...)
@@ -176,7 +176,7 @@ func TestListPageCursors(t *testing.T) {
 		"a": testCatalog(t, "a", names("t", 4), names("p", 2), nil, nil),
 		"c": testCatalog(t, "c", names("t", 2), nil, nil, nil),
 	}, "a", "b", "c")
-	v := r.ViewFor([]string{"a"}, nil, nil)
+	v := r.ViewFor([]string{"a"}, nil, nil, nil)
 	first, ok := listPage(v, "tools", "", 2)
 	if !ok {
 		t.Fatal("first page")
@@ -193,7 +193,7 @@ func TestListPageCursors(t *testing.T) {
 		t.Fatalf("the same cursor gave different pages:\n%s\n%s", second, again)
 	}
 	// The cursor stays valid in another view that still holds the item.
-	wider := r.ViewFor([]string{"a", "c"}, nil, nil)
+	wider := r.ViewFor([]string{"a", "c"}, nil, nil, nil)
 	if _, ok := listPage(wider, "tools", cur, 2); !ok {
 		t.Error("cursor rejected by a view that still holds its item")
 	}
@@ -226,16 +226,16 @@ func TestListPageDeterministicBytes(t *testing.T) {
 		}, "a", "b")
 	}
 	r1, r2 := build(), build()
-	p1, _ := listPage(r1.ViewFor([]string{"a", "b"}, nil, nil), "tools", "", 0)
-	p2, _ := listPage(r1.ViewFor([]string{"b", "a"}, nil, nil), "tools", "", 0)
-	p3, _ := listPage(r2.ViewFor([]string{"a", "b"}, nil, nil), "tools", "", 0)
+	p1, _ := listPage(r1.ViewFor([]string{"a", "b"}, nil, nil, nil), "tools", "", 0)
+	p2, _ := listPage(r1.ViewFor([]string{"b", "a"}, nil, nil, nil), "tools", "", 0)
+	p3, _ := listPage(r2.ViewFor([]string{"a", "b"}, nil, nil, nil), "tools", "", 0)
 	if string(p1) != string(p2) || string(p1) != string(p3) {
 		t.Fatalf("list bytes differ by server order or registry instance:\n%s\n%s\n%s", p1, p2, p3)
 	}
 	if !json.Valid(p1) {
 		t.Fatalf("not JSON: %s", p1)
 	}
-	if v1, v2 := r1.ViewFor([]string{"a", "b"}, nil, nil), r1.ViewFor([]string{"a", "b"}, nil, nil); v1 != v2 {
+	if v1, v2 := r1.ViewFor([]string{"a", "b"}, nil, nil, nil), r1.ViewFor([]string{"a", "b"}, nil, nil, nil); v1 != v2 {
 		t.Error("the same servers and catalogues did not give the cached view")
 	}
 }
@@ -246,14 +246,14 @@ func TestViewForFiltersServers(t *testing.T) {
 		"b": testCatalog(t, "b", []string{"y"}, nil, nil, nil),
 		// "down" has no catalogue: it is not up.
 	}, "a", "b", "down")
-	v := r.ViewFor([]string{"a", "b", "down", "unknown"}, map[string]bool{"b": true}, nil)
+	v := r.ViewFor([]string{"a", "b", "down", "unknown"}, map[string]bool{"b": true}, nil, nil)
 	if len(v.Tools) != 1 || v.Tool("a__x") == nil || v.Tool("b__y") != nil {
 		t.Fatalf("view tools = %v", v.Tools)
 	}
 	if !slices.Equal(v.Servers, []string{"a"}) {
 		t.Errorf("view servers = %v", v.Servers)
 	}
-	empty := r.ViewFor(nil, nil, nil)
+	empty := r.ViewFor(nil, nil, nil, nil)
 	if b, ok := listPage(empty, "tools", "", 10); !ok || string(b) != `{"tools":[]}` {
 		t.Errorf("empty view page = %s, %v", b, ok)
 	}
@@ -262,9 +262,8 @@ func TestViewForFiltersServers(t *testing.T) {
 // TestListPageHonoursPageSize: the page size is a parameter, so a second call on the
 // same view with another size must not get the first call's page.
 func TestListPageHonoursPageSize(t *testing.T) {
-	knownBug(t, "View.ListPage caches pages by kind+cursor only (registry.go, v.pages key), so a later call with another pageSize gets the old page; latent until http.page_size can change on reload")
 	r := testRegistry(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 6), nil, nil, nil)}, "a")
-	v := r.ViewFor([]string{"a"}, nil, nil)
+	v := r.ViewFor([]string{"a"}, nil, nil, nil)
 	_ = listAll(t, v, "tools", 2)
 	if pages := listAll(t, v, "tools", 3); len(pages) != 2 {
 		t.Fatalf("page size 3 over 6 tools gave %d pages", len(pages))
@@ -275,7 +274,7 @@ func TestListPageHonoursPageSize(t *testing.T) {
 // pages, so a client can switch forms between sessions without surprises.
 func TestListPageThinPaginatesLikeFull(t *testing.T) {
 	r := testRegistry(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 9), nil, nil, nil)}, "a")
-	v := r.ViewFor([]string{"a"}, nil, nil)
+	v := r.ViewFor([]string{"a"}, nil, nil, nil)
 	collect := func(thin bool) (out []string) {
 		cursor := ""
 		for i := 0; i < 20; i++ {

@@ -226,7 +226,8 @@ func (c *Conn) deliver(raw []byte, rel *Call) {
 	}
 }
 
-// Begin sends a request and returns its call. params are raw JSON (or nil).
+// Begin sends a request and returns its call. params are raw JSON (or nil). An owner with
+// an Attach(*Call) method is given the call before the request is sent.
 func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage, owner any) (*Call, error) {
 	id := c.nextID.Add(1)
 	k := newCall(c, id, method)
@@ -238,6 +239,10 @@ func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage,
 	}
 	c.calls[id] = k
 	c.mu.Unlock()
+	if a, ok := owner.(interface{ Attach(*Call) }); ok {
+		// Before the request leaves: its first notification may beat Begin's return.
+		a.Attach(k)
+	}
 	if err := c.tr.send(ctx, wire.Request(wire.IntID(id), method, params), k); err != nil {
 		c.mu.Lock()
 		delete(c.calls, id)

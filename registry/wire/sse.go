@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"strconv"
 )
@@ -18,7 +19,8 @@ type Event struct {
 
 // SSEReader reads server-sent events from a stream.
 type SSEReader struct {
-	r *bufio.Reader
+	r   *bufio.Reader
+	max int
 }
 
 // NewSSEReader reads events from r. maxLine bounds one line (and so one data field).
@@ -26,7 +28,7 @@ func NewSSEReader(r io.Reader, maxLine int) *SSEReader {
 	if maxLine <= 0 {
 		maxLine = 16 << 20
 	}
-	return &SSEReader{r: bufio.NewReaderSize(r, 64<<10)}
+	return &SSEReader{r: bufio.NewReaderSize(r, 64<<10), max: maxLine}
 }
 
 // Next returns the next event, or io.EOF at the end of the stream. Events with no data and
@@ -36,7 +38,7 @@ func (s *SSEReader) Next() (Event, error) {
 	var data bytes.Buffer
 	seen := false
 	for {
-		line, err := s.r.ReadBytes('\n')
+		line, err := s.readLine()
 		if len(line) == 0 && err != nil {
 			if seen && (data.Len() > 0 || ev.ID != "") {
 				ev.Data = data.Bytes()
@@ -75,6 +77,24 @@ func (s *SSEReader) Next() (Event, error) {
 		case "retry":
 			ev.Retry, _ = strconv.Atoi(string(value))
 		}
+	}
+}
+
+// ErrLineTooLong is returned for a line over the reader's limit.
+var ErrLineTooLong = errors.New("event stream line over the size limit")
+
+func (s *SSEReader) readLine() ([]byte, error) {
+	var line []byte
+	for {
+		chunk, err := s.r.ReadSlice('\n')
+		if len(line)+len(chunk) > s.max {
+			return nil, ErrLineTooLong
+		}
+		line = append(line, chunk...)
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, err
 	}
 }
 

@@ -105,7 +105,7 @@ func Request(id json.RawMessage, method string, params json.RawMessage) []byte {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = append(b, id...)
 	b = append(b, `,"method":`...)
-	b = strconv.AppendQuote(b, method)
+	b = appendString(b, method)
 	if len(params) > 0 {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -113,11 +113,24 @@ func Request(id json.RawMessage, method string, params json.RawMessage) []byte {
 	return append(b, '}')
 }
 
+// appendString appends s as a JSON string: plain method names are copied, anything else
+// goes through the JSON encoder.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return append(b, Quote(s)...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
+}
+
 // Notification builds a notification message.
 func Notification(method string, params json.RawMessage) []byte {
 	b := make([]byte, 0, 40+len(method)+len(params))
 	b = append(b, `{"jsonrpc":"2.0","method":`...)
-	b = strconv.AppendQuote(b, method)
+	b = appendString(b, method)
 	if len(params) > 0 {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/mcpgw/mcpgw/auth"
 )
 
 // expect401 checks a refused initialize: 401, a Bearer WWW-Authenticate, no session.
@@ -117,30 +119,37 @@ agents:
 		t.Fatal(err)
 	}
 
-	bad := []struct{ name, token string }{
-		{"expired (HS256)", hs(claims(func(c jwt.MapClaims) {
+	bad := []struct{ name, why, token string }{
+		{"expired (HS256)", "expired", hs(claims(func(c jwt.MapClaims) {
 			c["iat"], c["nbf"], c["exp"] = now.Add(-2*time.Hour).Unix(), now.Add(-2*time.Hour).Unix(), now.Add(-10*time.Minute).Unix()
 		}))},
-		{"expired (RS256)", rs(claims(func(c jwt.MapClaims) {
+		{"expired (RS256)", "expired", rs(claims(func(c jwt.MapClaims) {
 			c["iat"], c["nbf"], c["exp"] = now.Add(-2*time.Hour).Unix(), now.Add(-2*time.Hour).Unix(), now.Add(-10*time.Minute).Unix()
 		}))},
-		{"not yet valid", hs(claims(func(c jwt.MapClaims) { c["iat"], c["nbf"] = now.Unix(), now.Add(10*time.Minute).Unix() }))},
-		{"no exp", hs(claims(func(c jwt.MapClaims) { delete(c, "exp") }))},
-		{"wrong issuer", rs(claims(func(c jwt.MapClaims) { c["iss"] = "https://evil.example" }))},
-		{"no issuer", hs(claims(func(c jwt.MapClaims) { delete(c, "iss") }))},
-		{"wrong audience", hs(claims(func(c jwt.MapClaims) { c["aud"] = "someone-else" }))},
-		{"alg none", noneTok},
-		{"alg switched RS256→HS256 with the public PEM as secret", signJWT(t, jwt.SigningMethodHS256, pubPEM, "", claims(nil))},
-		{"wrong RSA key", signJWT(t, jwt.SigningMethodRS256, otherRSKey, "", claims(nil))},
-		{"wrong HMAC secret", signJWT(t, jwt.SigningMethodHS256, []byte(secret+"-not"), "", claims(nil))},
-		{"RS384 (no key of that alg)", signJWT(t, jwt.SigningMethodRS384, rsKey, "", claims(nil))},
-		{"unknown subject", rs(claims(func(c jwt.MapClaims) { c["sub"] = "ghost-agent" }))},
-		{"garbage", "not.a.jwt"},
-		{"empty bearer", ""},
+		{"not yet valid", "not valid yet", hs(claims(func(c jwt.MapClaims) { c["iat"], c["nbf"] = now.Unix(), now.Add(10*time.Minute).Unix() }))},
+		{"no exp", "exp", hs(claims(func(c jwt.MapClaims) { delete(c, "exp") }))},
+		{"wrong issuer", "issuer", rs(claims(func(c jwt.MapClaims) { c["iss"] = "https://evil.example" }))},
+		{"no issuer", "issuer", hs(claims(func(c jwt.MapClaims) { delete(c, "iss") }))},
+		{"wrong audience", "audience", hs(claims(func(c jwt.MapClaims) { c["aud"] = "someone-else" }))},
+		{"alg none", "algorithm not allowed", noneTok},
+		{"alg switched RS256→HS256 with the public PEM as secret", "signature invalid", signJWT(t, jwt.SigningMethodHS256, pubPEM, "", claims(nil))},
+		{"wrong RSA key", "signature invalid", signJWT(t, jwt.SigningMethodRS256, otherRSKey, "", claims(nil))},
+		{"wrong HMAC secret", "signature invalid", signJWT(t, jwt.SigningMethodHS256, []byte(secret+"-not"), "", claims(nil))},
+		{"RS384 (no key of that alg)", "no key for alg RS384", signJWT(t, jwt.SigningMethodRS384, rsKey, "", claims(nil))},
+		{"unknown subject", "unknown agent", rs(claims(func(c jwt.MapClaims) { c["sub"] = "ghost-agent" }))},
+		{"garbage", "malformed", "not.a.jwt"},
+		{"empty bearer", "", ""},
 	}
 	for _, b := range bad {
 		a := rawInitialize(t, g.URL, bearer(b.token))
 		expect401(t, b.name, a)
+		// The refusal says why, in the body and the challenge's error_description.
+		if wa := a.Header.Get("WWW-Authenticate"); b.why != "" && (!strings.Contains(wa, b.why) || !strings.Contains(string(a.Body), b.why)) {
+			t.Errorf("%s: refusal does not say %q: %s", b.name, b.why, a)
+		}
+		if b.name == "alg none" {
+			t.Logf("alg none refused: %s", a)
+		}
 	}
 	expect401(t, "no Authorization header", rawInitialize(t, g.URL, nil))
 	expect401(t, "Basic auth", rawInitialize(t, g.URL, map[string]string{"Authorization": "Basic YTE6cGFzcw=="}))
@@ -156,6 +165,22 @@ agents:
 	}, ClientOptions{Headers: []string{"Authorization: Bearer " + rs(claims(nil))}, Timeout: 60 * time.Second})
 	if !rep.OK || len(rep.Results) != 1 || !rep.Results[0].OK || !strings.Contains(string(rep.Results[0].Result), "ts over jwt") {
 		t.Errorf("TS client with an RS256 token: ok=%v error=%+v results=%+v", rep.OK, rep.Error, rep.Results)
+	}
+
+	// Within the default clock skew (30 s): just expired, or valid in a few seconds.
+	for name, c := range map[string]jwt.MapClaims{
+		"expired 5 s ago":      claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-5 * time.Second).Unix() }),
+		"valid in 5 s (nbf)":   claims(func(c jwt.MapClaims) { c["iat"], c["nbf"] = now.Unix(), now.Add(5*time.Second).Unix() }),
+		"expired 2 min ago":    claims(func(c jwt.MapClaims) { c["exp"] = now.Add(-2 * time.Minute).Unix() }),
+		"valid in 2 min (nbf)": claims(func(c jwt.MapClaims) { c["iat"], c["nbf"] = now.Unix(), now.Add(2*time.Minute).Unix() }),
+	} {
+		a := rawInitialize(t, g.URL, bearer(hs(c)))
+		if strings.Contains(name, "5 s") && a.Status != http.StatusOK {
+			t.Errorf("%s (inside the 30 s clock skew): %s, want 200", name, a)
+		}
+		if strings.Contains(name, "2 min") {
+			expect401(t, name, a)
+		}
 	}
 
 	// A valid token with X-Agent-ID naming another agent: 403; naming its own agent: fine.
@@ -178,6 +203,15 @@ agents:
 	}
 	if r := ns.callTool(t, "everything__get-sum", map[string]any{"a": 1, "b": 2}); r.Reply == nil || r.Reply.Error == nil || r.Reply.Error.Code != -32602 {
 		t.Errorf("narrowed token calling get-sum: %s, want -32602", r)
+	}
+
+	// A hidden tool answers exactly like a missing one.
+	hid := ns.callTool(t, "everything__get-sum", map[string]any{"a": 1, "b": 2})
+	miss := ns.callTool(t, "everything__no-such-tool", map[string]any{"a": 1, "b": 2})
+	if hid.Reply == nil || miss.Reply == nil || hid.Reply.Error == nil || miss.Reply.Error == nil ||
+		strings.ReplaceAll(hid.Reply.Error.Message, "everything__get-sum", "X") != strings.ReplaceAll(miss.Reply.Error.Message, "everything__no-such-tool", "X") ||
+		string(hid.Reply.Error.Data) != string(miss.Reply.Error.Data) || hid.Status != miss.Status {
+		t.Errorf("hidden and missing tools answer differently:\nhidden:  %s\nmissing: %s", hid, miss)
 	}
 
 	// `mcpgw token issue` mints a token the running gateway accepts.
@@ -208,10 +242,14 @@ agents:
 func TestAPIKey(t *testing.T) {
 	needGatewayBin(t)
 	everythingServer(t)
+	staticKey, staticHash := auth.NewAPIKey()
+	staticLine := "    - {agent: a1, sha256: " + staticHash + "}\n"
 	g := startGateway(t, `
 log: {level: info, format: text}
-auth: {mode: api_key}
-servers:
+auth:
+  mode: api_key
+  api_keys:
+`+staticLine+`servers:
   everything: {type: stdio, command: {{everything_server}}}
 agents:
   a1: {servers: [everything]}
@@ -246,6 +284,14 @@ agents:
 		t.Errorf("a1's tools with the new key: %v", names)
 	}
 
+	// The admin API is not open in mode api_key without auth.admin_token, not even to a
+	// valid API key.
+	for _, h := range []map[string]string{nil, bearer(key)} {
+		if a := rawRequest(t, http.MethodGet, g.Base+"/api/tasks", h, ""); a.Status != http.StatusForbidden {
+			t.Errorf("admin API in mode api_key (with %v): %s, want 403", redactHeaders(h), a)
+		}
+	}
+
 	expect401(t, "wrong key", rawInitialize(t, g.URL, bearer(key+"x")))
 	expect401(t, "key of another shape", rawInitialize(t, g.URL, bearer(strings.ToUpper(key))))
 
@@ -276,6 +322,33 @@ agents:
 	if len(lines) != 1 || json.Unmarshal([]byte(lines[0]), &rec) != nil || rec.Agent != "a1" || len(rec.SHA256) != 64 {
 		t.Errorf("key file: want one record for a1 with a sha256, got %s", data)
 	}
+	// A key from the config works; removing it from the file revokes it at the next
+	// request, also on a session it opened. The key file's keys stay.
+	static := openRawSession(t, g.URL, bearer(staticKey))
+	static.tools(t)
+	cfg, err := os.ReadFile(g.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(cfg), staticLine) {
+		t.Fatalf("config lacks %q", staticLine)
+	}
+	writeFileAtomic(t, g.Config, []byte(strings.Replace(string(cfg), "  api_keys:\n"+staticLine, "", 1)))
+	var lastList httpAnswer
+	desc, ok = waitFor(15*time.Second, func() (bool, string) {
+		lastList = static.request(t, nil, "tools/list", map[string]any{})
+		return lastList.Status == http.StatusUnauthorized, lastList.String()
+	})
+	if !ok {
+		t.Errorf("the key removed from the config still works on its session after 15 s: %s", desc)
+	} else if lastList.Header.Get("WWW-Authenticate") == "" {
+		t.Errorf("revoked key: 401 without WWW-Authenticate")
+	}
+	expect401(t, "the removed config key", rawInitialize(t, g.URL, bearer(staticKey)))
+	if a := rawInitialize(t, g.URL, bearer(key)); a.Status != http.StatusOK {
+		t.Errorf("the key file's key after the reload: %s", a)
+	}
+
 	if _, errOut, code := runMcpgw(t, 30*time.Second, "token", "create-key", "--agent", "nobody", "--config", g.Config); code == 0 {
 		t.Errorf("create-key for an unknown agent succeeded")
 	} else if !strings.Contains(errOut, "nobody") {
@@ -453,4 +526,71 @@ agents:
 	// The old key left the JWKS: its tokens are refused now.
 	expect401(t, "token of the retired key", rawInitialize(t, g.URL, bearer(tok(key1, "k1", resource))))
 	expect401(t, "rotated key, wrong audience", rawInitialize(t, g.URL, bearer(tok(key2, "k2", "https://elsewhere.example/mcp"))))
+}
+
+// TestJWTNarrowedTokenOnBroadSession: a token whose mcpgw claim narrows the tools is
+// another credential than a broad token of the same subject, so it may not continue the
+// broad token's session (docs/auth.md: "a session id presented by another principal
+// (another agent or credential)" is 403); whatever the status, it must never see or call
+// more than its own tools.
+func TestJWTNarrowedTokenOnBroadSession(t *testing.T) {
+	needGatewayBin(t)
+	everythingServer(t)
+	const secret = "e2e-hs256-secret-0123456789abcdef-0123456789"
+	g := startGateway(t, `
+log: {level: info, format: text}
+auth:
+  mode: jwt
+  jwt:
+    audience: mcpgw-e2e
+    keys:
+      - {alg: HS256, secret: `+yamlQuote(secret)+`}
+servers:
+  everything: {type: stdio, command: {{everything_server}}}
+agents:
+  a1: {servers: [everything]}
+`)
+	now := time.Now()
+	tok := func(narrow map[string]any) string {
+		c := jwt.MapClaims{"sub": "a1", "aud": "mcpgw-e2e", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+		if narrow != nil {
+			c["mcpgw"] = narrow
+		}
+		return signJWT(t, jwt.SigningMethodHS256, []byte(secret), "", c)
+	}
+	const onlyTool = "everything__test_simple_text"
+	narrow := tok(map[string]any{"tools": []string{onlyTool}})
+	// On its own session the narrowed token sees one tool.
+	ns := openRawSession(t, g.URL, bearer(narrow))
+	if got := ns.tools(t); !slices.Equal(got, []string{onlyTool}) {
+		t.Fatalf("narrowed session lists %v", got)
+	}
+	broad := openRawSession(t, g.URL, bearer(tok(nil)))
+	all := broad.tools(t)
+	if len(all) < 2 {
+		t.Fatalf("broad session lists %v", all)
+	}
+	a := broad.request(t, bearer(narrow), "tools/list", map[string]any{})
+	if a.Status == http.StatusForbidden {
+		return
+	}
+	var res struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if a.Reply != nil && a.Reply.Result != nil {
+		_ = json.Unmarshal(a.Reply.Result, &res)
+	}
+	var names []string
+	for _, tl := range res.Tools {
+		names = append(names, tl.Name)
+	}
+	if a.Status != http.StatusOK || len(names) > 1 || (len(names) == 1 && names[0] != onlyTool) {
+		t.Errorf("a token narrowed to [%s] on a broad session of the same subject: HTTP %d listing %d tools; want 403 (or at most its one tool)",
+			onlyTool, a.Status, len(names))
+	}
+	if r := broad.request(t, bearer(narrow), "tools/call", map[string]any{"name": "everything__test_error_handling", "arguments": map[string]any{}}); r.Status != http.StatusForbidden && (r.Reply == nil || r.Reply.Error == nil) {
+		t.Errorf("the narrowed token called everything__test_error_handling, outside its tools, on the broad session: %s", r)
+	}
 }

@@ -110,6 +110,34 @@ func tryRawRequest(method, url string, hdr map[string]string, body string) (http
 	return a, nil
 }
 
+// rawHeadOnly sends a bodiless request and reads the body only when the answer is not an
+// event stream (a stream that opened where it should not is reported by its status, not
+// waited on).
+func rawHeadOnly(t testing.TB, method, url string, hdr map[string]string) httpAnswer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	a := httpAnswer{Status: resp.StatusCode, Header: resp.Header}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		a.Body, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	} else {
+		a.Body = []byte("(event stream opened)")
+	}
+	return a
+}
+
 // findReply extracts the JSON-RPC response from a JSON body or an event stream.
 func findReply(contentType string, body []byte) *rpcReply {
 	var candidates [][]byte

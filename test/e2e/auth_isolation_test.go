@@ -4,6 +4,8 @@ package e2e
 // a session id is no credential (docs/auth.md, DESIGN.md §6).
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -23,10 +25,13 @@ const isolationRounds = 20
 
 // TestParallelTaskIsolation: one gateway (auth none), agent a1 with everything, filesystem
 // and memory; task-a gets everything, task-b filesystem and memory. TypeScript-SDK clients
-// of both tasks run at the same time, 20 rounds each: every list shows exactly the task's
-// own tools, every call of the other task's tools fails exactly like a name that never
-// existed (-32602), the own tools work. The audit log holds each denial with tool, agent
-// and task. A task created through the admin API scopes a session; an unknown task is 403.
+// of both tasks run at the same time, 20 rounds each: every list shows only the task's own
+// tools, every call of the other task's tools fails exactly like a name that never existed
+// (-32602), the own tools work. The audit log holds each denial with tool, agent, task and
+// session. Prompts, resources, templates and completions are isolated too. A task created
+// through the admin API scopes a session (and changing it later does not change that
+// session); an unknown task, a task of another agent, a disabled agent and an unknown
+// executor are 403.
 func TestParallelTaskIsolation(t *testing.T) {
 	needGatewayBin(t)
 	nodeBinPath := node(t)
@@ -61,6 +66,9 @@ agents:
   a1:
     servers: [everything, filesystem, memory]
   a2:
+    servers: [memory]
+  a3:
+    enabled: false
     servers: [memory]
 tasks:
   task-a: {enabled_mcp_servers: [everything]}
@@ -315,6 +323,9 @@ tasks:
 		t.Errorf("sessions: %v (want %d distinct)", sessionTask, len(outs))
 	}
 
+	// Prompts, resources, templates and completions are isolated like tools.
+	crossTaskOthers(t, g)
+
 	// A task created through the admin API (loopback, mode none: no token) scopes a session.
 	body := `{"id":"task-c","enabled_mcp_servers":["memory"],"agent":"a1"}`
 	a := rawRequest(t, http.MethodPost, g.Base+"/api/tasks", nil, body)
@@ -331,6 +342,34 @@ tasks:
 	}
 	if r := sc.callTool(t, "everything__echo", map[string]any{"message": "x"}); r.Reply == nil || r.Reply.Error == nil || r.Reply.Error.Code != -32602 {
 		t.Errorf("task-c calling everything__echo: %s", r)
+	}
+	// Changing the task later does not change the running session (its server set was
+	// resolved at start); a new session gets the new set.
+	if a := rawRequest(t, http.MethodPut, g.Base+"/api/tasks/task-c", nil, `{"enabled_mcp_servers":["filesystem"]}`); a.Status != http.StatusOK {
+		t.Errorf("PUT /api/tasks/task-c: %s", a)
+	}
+	if got := sc.tools(t); !slices.Equal(sortedCopy(got), sortedCopy(names)) {
+		t.Errorf("task-c's running session changed with the task: %d tools, before %d", len(got), len(names))
+	}
+	if got := openRawSession(t, g.URL, map[string]string{"X-Agent-ID": "a1", "X-Task-ID": "task-c"}).tools(t); len(got) == 0 || withPrefix(got, "filesystem__") != len(got) {
+		t.Errorf("a new task-c session after the PUT lists %v, want filesystem only", got)
+	}
+	// File-managed tasks cannot be edited through the API; a cross-site page cannot use it.
+	if a := rawRequest(t, http.MethodPut, g.Base+"/api/tasks/task-a", nil, `{"enabled_mcp_servers":["memory"]}`); a.Status != http.StatusConflict {
+		t.Errorf("PUT on the file-managed task-a: %s, want 409", a)
+	}
+	if a := rawRequest(t, http.MethodPost, g.Base+"/api/tasks", map[string]string{"Origin": "http://evil.example"}, `{"id":"task-evil"}`); a.Status != http.StatusForbidden {
+		t.Errorf("POST /api/tasks with a foreign Origin: %s, want 403", a)
+	}
+	// A disabled agent and an unknown executor: 403.
+	if a := rawInitialize(t, g.URL, map[string]string{"X-Agent-ID": "a3"}); a.Status != http.StatusForbidden {
+		t.Errorf("disabled agent a3: %s, want 403", a)
+	}
+	if a := rawInitialize(t, g.URL, map[string]string{"X-Agent-ID": "a1", "X-Executor-ID": "no-such-executor"}); a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), "no-such-executor") {
+		t.Errorf("unknown executor: %s, want 403 naming it", a)
+	}
+	if a := rawInitialize(t, g.URL, map[string]string{"X-Agent-ID": "nobody"}); a.Status != http.StatusUnauthorized {
+		t.Errorf("unknown agent: %s, want 401", a)
 	}
 	// A task of a1 used by a2: 403.
 	if a := rawInitialize(t, g.URL, map[string]string{"X-Agent-ID": "a2", "X-Task-ID": "task-c"}); a.Status != http.StatusForbidden {
@@ -373,7 +412,7 @@ func theftAttempts(t *testing.T, victim *rawSession, thief map[string]string, la
 	check("POST ping", victim.request(t, over, "ping", map[string]any{}))
 	getHdr := victim.headers(over)
 	getHdr["Accept"] = "text/event-stream"
-	check("GET stream", rawRequest(t, http.MethodGet, victim.URL, getHdr, ""))
+	check("GET stream", rawHeadOnly(t, http.MethodGet, victim.URL, getHdr))
 	check("DELETE", rawRequest(t, http.MethodDelete, victim.URL, victim.headers(over), ""))
 }
 
@@ -388,21 +427,24 @@ func TestSessionTheft(t *testing.T) {
 		aliceKey, aliceHash := auth.NewAPIKey()
 		alice2Key, alice2Hash := auth.NewAPIKey()
 		bobKey, bobHash := auth.NewAPIKey()
-		g := startGateway(t, `
+		stateDir := t.TempDir() // shared by the restarted gateway (bolt store)
+		cfg := `
+state_dir: ` + yamlQuote(stateDir) + `
 log: {level: info, format: text}
 auth:
   mode: api_key
   api_keys:
-    - {agent: alice, sha256: `+aliceHash+`}
-    - {agent: alice, sha256: `+alice2Hash+`}
-    - {agent: bob, sha256: `+bobHash+`}
+    - {agent: alice, sha256: ` + aliceHash + `}
+    - {agent: alice, sha256: ` + alice2Hash + `}
+    - {agent: bob, sha256: ` + bobHash + `}
 servers:
   everything: {type: stdio, command: {{everything_server}}}
   other: {type: stdio, command: {{everything_server}}}
 agents:
   alice: {servers: [everything]}
   bob: {servers: [other]}
-`)
+`
+		g := startGateway(t, cfg)
 		alice := openRawSession(t, g.URL, bearer(aliceKey))
 		aliceTools := alice.tools(t)
 		if len(aliceTools) == 0 || withPrefix(aliceTools, "everything__") != len(aliceTools) {
@@ -422,13 +464,31 @@ agents:
 		if a := alice.request(t, map[string]string{"Authorization": ""}, "tools/list", map[string]any{}); a.Status != http.StatusUnauthorized || a.Header.Get("WWW-Authenticate") == "" {
 			t.Errorf("no key on alice's session: %s, want 401 with WWW-Authenticate", a)
 		}
+		// The legacy SSE front: alice's stream, bob's key on its /message endpoint.
+		sseTheft(t, g, bearer(aliceKey), []map[string]string{bearer(bobKey), bearer(alice2Key)})
 		// Alice's session survived every attempt, the DELETEs included.
 		if got := alice.tools(t); !slices.Equal(sortedCopy(got), sortedCopy(aliceTools)) {
 			t.Errorf("alice's tools after the attempts: %v, before %v", got, aliceTools)
 		}
 		r := alice.callTool(t, "everything__test_simple_text", nil)
-		if text, isErr := toolResultText(r.Reply.Result); r.Status != http.StatusOK || r.Reply.Error != nil || isErr || !strings.Contains(text, "simple text") {
+		if r.Reply == nil || r.Reply.Error != nil {
+			t.Fatalf("alice's call after the attempts: %s", r)
+		}
+		if text, isErr := toolResultText(r.Reply.Result); r.Status != http.StatusOK || isErr || !strings.Contains(text, "simple text") {
 			t.Errorf("alice's call after the attempts: %s", r)
+		}
+
+		// After a restart the session comes back from the store with its owner: still
+		// alice's only.
+		g.Stop()
+		g2 := startGateway(t, cfg)
+		revived := &rawSession{URL: g2.URL, Header: bearer(aliceKey), ID: alice.ID}
+		revived.next.Store(100)
+		if a := revived.request(t, bearer(bobKey), "tools/list", map[string]any{}); a.Status != http.StatusForbidden {
+			t.Errorf("bob's key on alice's session after a restart: %s, want 403", a)
+		}
+		if got := revived.tools(t); !slices.Equal(sortedCopy(got), sortedCopy(aliceTools)) {
+			t.Errorf("alice's session after a restart lists %v, before %v", got, aliceTools)
 		}
 	})
 	t.Run("none", func(t *testing.T) {
@@ -447,8 +507,129 @@ agents:
 			t.Fatalf("a's tools: %v", aTools)
 		}
 		theftAttempts(t, sa, map[string]string{"X-Agent-ID": "b"}, "X-Agent-ID b", aTools)
+		sseTheft(t, g, map[string]string{"X-Agent-ID": "a"}, []map[string]string{{"X-Agent-ID": "b"}})
 		if got := sa.tools(t); !slices.Equal(sortedCopy(got), sortedCopy(aTools)) {
 			t.Errorf("a's tools after the attempts: %v, before %v", got, aTools)
 		}
 	})
+}
+
+// sseTheft opens a legacy SSE session as owner and posts to its /message endpoint as each
+// thief (403 expected), then as the owner (202).
+func sseTheft(t *testing.T, g *Gateway, owner map[string]string, thieves []map[string]string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, g.Base+"/sse", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range owner {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("GET /sse: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /sse: HTTP %d", resp.StatusCode)
+	}
+	endpoint := ""
+	sc := bufio.NewScanner(resp.Body)
+	for i := 0; i < 20 && endpoint == "" && sc.Scan(); i++ {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok && strings.Contains(d, "sessionId=") {
+			endpoint = d
+		}
+	}
+	if endpoint == "" {
+		t.Fatalf("GET /sse: no endpoint event (%v)", sc.Err())
+	}
+	ping := `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`
+	for i, thief := range thieves {
+		a := rawRequest(t, http.MethodPost, g.Base+endpoint, thief, ping)
+		if a.Status != http.StatusForbidden || strings.Contains(string(a.Body), "everything__") {
+			t.Errorf("SSE thief %d (%v) on %s: %s, want 403", i, redactHeaders(thief), endpoint, a)
+		}
+	}
+	if a := rawRequest(t, http.MethodPost, g.Base+endpoint, owner, ping); a.Status != http.StatusAccepted {
+		t.Errorf("SSE owner on %s: %s, want 202", endpoint, a)
+	}
+}
+
+// crossTaskOthers: a task-b session sees none of task-a's prompts, resources and resource
+// templates, and cannot get, read or complete them.
+func crossTaskOthers(t *testing.T, g *Gateway) {
+	t.Helper()
+	sa := openRawSession(t, g.URL, map[string]string{"X-Agent-ID": "a1", "X-Task-ID": "task-a"})
+	sb := openRawSession(t, g.URL, map[string]string{"X-Agent-ID": "a1", "X-Task-ID": "task-b"})
+	list := func(s *rawSession, method, key, field string) []string {
+		a := s.request(t, nil, method, map[string]any{})
+		if a.Reply == nil || a.Reply.Error != nil {
+			t.Fatalf("%s: %s", method, a)
+		}
+		var res map[string][]map[string]any
+		_ = json.Unmarshal(a.Reply.Result, &res)
+		var out []string
+		for _, it := range res[key] {
+			if v, ok := it[field].(string); ok {
+				out = append(out, v)
+			}
+		}
+		return out
+	}
+	promptsA := list(sa, "prompts/list", "prompts", "name")
+	resA := list(sa, "resources/list", "resources", "uri")
+	tmplA := list(sa, "resources/templates/list", "resourceTemplates", "uriTemplate")
+	if len(promptsA) == 0 || len(resA) == 0 || len(tmplA) == 0 {
+		t.Fatalf("task-a has prompts %v, resources %d, templates %v: the check needs some of each", promptsA, len(resA), tmplA)
+	}
+	for _, p := range promptsA {
+		if !strings.HasPrefix(p, "everything__") {
+			t.Errorf("task-a prompt %q is not everything's", p)
+		}
+	}
+	promptsB := list(sb, "prompts/list", "prompts", "name")
+	resB := list(sb, "resources/list", "resources", "uri")
+	tmplB := list(sb, "resources/templates/list", "resourceTemplates", "uriTemplate")
+	for _, p := range promptsB {
+		if slices.Contains(promptsA, p) {
+			t.Errorf("task-b lists task-a's prompt %s", p)
+		}
+	}
+	for _, r := range resB {
+		if slices.Contains(resA, r) {
+			t.Errorf("task-b lists task-a's resource %s", r)
+		}
+	}
+	for _, r := range tmplB {
+		if slices.Contains(tmplA, r) {
+			t.Errorf("task-b lists task-a's resource template %s", r)
+		}
+	}
+	refused := func(what string, a httpAnswer) {
+		t.Helper()
+		if a.Status == http.StatusOK && a.Reply != nil && a.Reply.Error == nil {
+			t.Errorf("task-b %s: answered %s", what, a)
+		}
+	}
+	refused("prompts/get "+promptsA[0], sb.request(t, nil, "prompts/get", map[string]any{"name": promptsA[0], "arguments": map[string]any{}}))
+	refused("resources/read "+resA[0], sb.request(t, nil, "resources/read", map[string]any{"uri": resA[0]}))
+	refused("resources/subscribe "+resA[0], sb.request(t, nil, "resources/subscribe", map[string]any{"uri": resA[0]}))
+	refused("completion/complete for "+promptsA[0], sb.request(t, nil, "completion/complete", map[string]any{
+		"ref": map[string]any{"type": "ref/prompt", "name": promptsA[0]}, "argument": map[string]any{"name": "x", "value": ""}}))
+	// A URI that only task-a's templates produce.
+	tmpl := tmplA[0]
+	uri := tmpl
+	if i := strings.IndexByte(uri, '{'); i >= 0 {
+		uri = uri[:i] + "1"
+	}
+	refused("resources/read "+uri+" (from template "+tmpl+")", sb.request(t, nil, "resources/read", map[string]any{"uri": uri}))
+	refused("completion/complete for template "+tmpl, sb.request(t, nil, "completion/complete", map[string]any{
+		"ref": map[string]any{"type": "ref/resource", "uri": tmpl}, "argument": map[string]any{"name": "id", "value": ""}}))
+	// The same read works for task-a (so the refusal above is isolation, not a bad URI).
+	if a := sa.request(t, nil, "resources/read", map[string]any{"uri": resA[0]}); a.Reply == nil || a.Reply.Error != nil {
+		t.Errorf("task-a resources/read %s: %s", resA[0], a)
+	}
 }
