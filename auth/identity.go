@@ -112,11 +112,19 @@ func (a *Authenticator) unauthorized(reason, desc string) *Failure {
 // default agent, or the agent of the session it continues).
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Identity, *Failure) {
 	h := a.cfg.Auth.Headers
+	get := func(name, std string) string {
+		v := strings.TrimSpace(r.Header.Get(name))
+		if v == "" && name != std && Trusted(ctx) {
+			// mcpgw-bridge on the socket sends the standard names.
+			v = strings.TrimSpace(r.Header.Get(std))
+		}
+		return v
+	}
 	id := &Identity{
-		Agent:        strings.TrimSpace(r.Header.Get(h.Agent)),
-		Conversation: strings.TrimSpace(r.Header.Get(h.Conversation)),
-		Task:         strings.TrimSpace(r.Header.Get(h.Task)),
-		Executor:     strings.TrimSpace(r.Header.Get(h.Executor)),
+		Agent:        get(h.Agent, "X-Agent-ID"),
+		Conversation: get(h.Conversation, "X-Conversation-ID"),
+		Task:         get(h.Task, "X-Task-ID"),
+		Executor:     get(h.Executor, "X-Executor-ID"),
 	}
 	if a.cfg.Auth.Mode == "none" || Trusted(ctx) {
 		id.Method = "header"

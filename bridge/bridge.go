@@ -101,7 +101,13 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 		if len(line) > 0 {
 			b.handle(line)
 		}
+		if errors.Is(err, errTooLarge) {
+			b.write(wire.Error(nil, wire.CodeInvalidRequest, "mcpgw-bridge: "+err.Error(), nil))
+			continue
+		}
 		if err != nil {
+			// The client is gone: answers in flight have nobody to go to.
+			b.cancel()
 			b.wg.Wait()
 			if errors.Is(err, io.EOF) {
 				return nil
@@ -114,6 +120,8 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 	}
 }
 
+var errTooLarge = fmt.Errorf("message over %d bytes", MaxMessageBytes)
+
 func readLine(r *bufio.Reader) ([]byte, error) {
 	var buf []byte
 	for {
@@ -123,7 +131,7 @@ func readLine(r *bufio.Reader) ([]byte, error) {
 			for errors.Is(err, bufio.ErrBufferFull) {
 				_, err = r.ReadSlice('\n')
 			}
-			return nil, fmt.Errorf("message over %d bytes", MaxMessageBytes)
+			return nil, errTooLarge
 		}
 		buf = append(buf, chunk...)
 		if errors.Is(err, bufio.ErrBufferFull) {

@@ -21,6 +21,8 @@ type clientSpec struct {
 	client, agent, executor, via, url string
 	socket                            string // non-default daemon socket
 	token                             bool   // the gateway wants a bearer token
+	agentHeader, executorHeader       string // the configured identity header names
+	bridgeURL                         bool   // the bridge must reach the gateway by URL
 }
 
 var clientTransports = map[string][]string{
@@ -58,7 +60,7 @@ func clientConfig(args []string, out io.Writer) error {
 		return err
 	}
 	spec := clientSpec{client: *client, agent: *agent, executor: *executor, via: *via, url: gatewayURL(cfg),
-		token: cfg.Auth.Mode != "none"}
+		token: cfg.Auth.Mode != "none", agentHeader: cfg.Auth.Headers.Agent, executorHeader: cfg.Auth.Headers.Executor}
 	if cfg.StateDir != registry.DefaultStateDir() {
 		spec.socket = gateway.SocketPath(cfg.StateDir)
 	}
@@ -67,7 +69,10 @@ func clientConfig(args []string, out io.Writer) error {
 		if !ok {
 			return fmt.Errorf("unknown executor %q", *executor)
 		}
-		spec.url = auth.RewriteURL(spec.url, ex.MCPPolicy.URLRewrite)
+		if u := auth.RewriteURL(spec.url, ex.MCPPolicy.URLRewrite); u != spec.url {
+			// The agent runs where the host's socket is out of reach: the bridge goes by URL.
+			spec.url, spec.bridgeURL = u, true
+		}
 	}
 	b, err := renderClientConfig(spec)
 	if err != nil {
@@ -98,7 +103,10 @@ func gatewayURL(cfg *registry.Config) string {
 
 func (s clientSpec) bridgeArgs() []string {
 	args := []string{"--agent", s.agent}
-	if s.socket != "" {
+	switch {
+	case s.bridgeURL:
+		args = append(args, "--url", s.url)
+	case s.socket != "":
 		args = append(args, "--socket", s.socket)
 	}
 	if s.executor != "" {
@@ -109,9 +117,9 @@ func (s clientSpec) bridgeArgs() []string {
 
 // renderClientConfig prints the block for the client's own config format.
 func renderClientConfig(s clientSpec) ([]byte, error) {
-	headers := map[string]string{"X-Agent-ID": s.agent}
+	headers := map[string]string{s.agentHeader: s.agent}
 	if s.executor != "" {
-		headers["X-Executor-ID"] = s.executor
+		headers[s.executorHeader] = s.executor
 	}
 	// Each client spells "take this from the environment" its own way.
 	tokenRef := map[string]string{
@@ -199,9 +207,9 @@ func renderCodex(s clientSpec) []byte {
 	if s.token {
 		b.WriteString("bearer_token_env_var = \"MCPGW_TOKEN\"\n")
 	}
-	hs := map[string]string{"X-Agent-ID": s.agent}
+	hs := map[string]string{s.agentHeader: s.agent}
 	if s.executor != "" {
-		hs["X-Executor-ID"] = s.executor
+		hs[s.executorHeader] = s.executor
 	}
 	keys := make([]string, 0, len(hs))
 	for k := range hs {

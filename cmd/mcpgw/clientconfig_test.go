@@ -144,7 +144,13 @@ func checkBridge(t *testing.T, c ccCase, command string, args []string, env map[
 	if b.agent != ccAgent {
 		t.Errorf("bridge --agent %q, want %q", b.agent, ccAgent)
 	}
-	if b.socket != ccSocket {
+	if c.executor != "" {
+		// The executor rewrites the gateway URL: the agent runs where the host's socket
+		// is out of reach, so the bridge goes by the rewritten URL.
+		if b.socket != "" || !strings.Contains(b.url, "host.docker.internal") {
+			t.Errorf("bridge in executor %s: --socket %q --url %q, want the rewritten URL and no socket", c.executor, b.socket, b.url)
+		}
+	} else if b.socket != ccSocket {
 		t.Errorf("bridge --socket %q, want %q (the config's state dir is not the default)", b.socket, ccSocket)
 	}
 	if b.executor != c.executor {
@@ -386,10 +392,14 @@ func checkCodex(t *testing.T, c ccCase, out []byte) {
 	if entry.URL != "" {
 		t.Errorf("a stdio entry with url %q", entry.URL)
 	}
-	b2 := parseBridgeArgs(t, entry.Args)
-	if entry.Command != "mcpgw-bridge" || b2.agent != ccAgent || b2.socket != ccSocket || b2.executor != c.executor {
-		t.Errorf("bridge: command %q args %q", entry.Command, entry.Args)
+	if entry.Command != "mcpgw-bridge" {
+		t.Errorf("bridge: command %q", entry.Command)
 	}
+	env := map[string]string{}
+	if c.auth == "jwt" {
+		env["MCPGW_TOKEN"] = tokenIf(c)
+	}
+	checkBridge(t, c, entry.Command, entry.Args, env, tokenIf(c))
 	// Codex starts stdio servers with a scrubbed environment: the token must be forwarded
 	// by name (env_vars), never written into the file.
 	if c.auth == "jwt" && !slices.Contains(entry.EnvVars, "MCPGW_TOKEN") {
@@ -508,4 +518,12 @@ executors:
 			t.Errorf("%s with auth.headers {agent: X-Who, executor: X-Where}: the gateway would not see the identity:\n%s", client, out)
 		}
 	}
+}
+
+// tokenIf is what checkBridge expects for Codex, which forwards MCPGW_TOKEN by name.
+func tokenIf(c ccCase) string {
+	if c.auth == "jwt" {
+		return "$MCPGW_TOKEN"
+	}
+	return ""
 }
