@@ -308,19 +308,42 @@ func (s *Server) runOnce(markReady func()) error {
 	s.setState(StateUp, nil, cat, c, true)
 	s.reg.log.Info("upstream up", "server", s.Name, "transport", s.Def.Transport(), "tools", len(cat.Tools), "protocol", c.ProtocolVersion)
 	markReady()
-	select {
-	case <-c.Done():
-		err := c.Err()
-		_ = c.Close()
-		if err == nil {
-			err = errors.New("connection ended")
+	// A ping every KeepAlive notices an upstream that went away without a word (an HTTP
+	// server without a standalone stream, a hung process).
+	tick := time.NewTicker(KeepAlive)
+	defer tick.Stop()
+	misses := 0
+	for {
+		select {
+		case <-c.Done():
+			err := c.Err()
+			_ = c.Close()
+			if err == nil {
+				err = errors.New("connection ended")
+			}
+			return err
+		case <-s.reg.ctx.Done():
+			_ = c.Close()
+			return s.reg.ctx.Err()
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(s.reg.ctx, KeepAlive/2)
+			_, err := c.Request(ctx, "ping", nil)
+			cancel()
+			var rpc *upstream.RPCError
+			if err == nil || errors.As(err, &rpc) {
+				misses = 0 // any answer, even "method not found", is a sign of life
+				continue
+			}
+			if misses++; misses >= 2 {
+				_ = c.Close()
+				return fmt.Errorf("no answer to ping: %v", err)
+			}
 		}
-		return err
-	case <-s.reg.ctx.Done():
-		_ = c.Close()
-		return s.reg.ctx.Err()
 	}
 }
+
+// KeepAlive is how often shared upstreams are pinged.
+var KeepAlive = 15 * time.Second
 
 // Pid returns the process id of a shared stdio upstream (0 if none).
 func (s *Server) Pid() int {

@@ -10,6 +10,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -140,12 +141,17 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	case resp.StatusCode >= 300:
 		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
 		resp.Body.Close()
-		// A JSON-RPC error body still answers the request.
+		// A JSON-RPC error body answers the request only if it carries the request's id;
+		// an id-less error (as some servers send for an unknown session) does not.
 		if rel != nil && len(body) > 0 && body[0] == '{' {
-			if m, err := wire.Parse(body); err == nil && m.IsResponse() {
+			if m, err := wire.Parse(body); err == nil && m.IsResponse() && string(m.ID) == strconv.FormatInt(rel.ID, 10) {
 				t.deliver(body, rel)
 				return nil
 			}
+		}
+		if resp.StatusCode == http.StatusBadRequest && t.hasSession() && strings.Contains(strings.ToLower(string(body)), "session") {
+			t.die(fmt.Errorf("upstream no longer knows the session: HTTP 400: %s", strings.TrimSpace(string(body))))
+			return fmt.Errorf("%w: session lost by upstream", ErrClosed)
 		}
 		return fmt.Errorf("upstream answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
 	}
@@ -256,6 +262,10 @@ func (t *streamTransport) listen() {
 			if t.ctx.Err() != nil {
 				return
 			}
+			// The upstream is gone: end the connection so that supervision notices,
+			// takes its tools out of views and reconnects.
+			t.die(fmt.Errorf("unreachable: %v", err))
+			return
 		} else {
 			switch {
 			case resp.StatusCode == http.StatusOK:
@@ -264,9 +274,9 @@ func (t *streamTransport) listen() {
 				if time.Since(started) > 10*time.Second {
 					backoff = 250 * time.Millisecond
 				}
-			case resp.StatusCode == http.StatusNotFound && t.hasSession():
+			case (resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusBadRequest) && t.hasSession():
 				resp.Body.Close()
-				t.die(errors.New("upstream ended the session (404)"))
+				t.die(fmt.Errorf("upstream ended the session (HTTP %d)", resp.StatusCode))
 				return
 			default:
 				resp.Body.Close()
