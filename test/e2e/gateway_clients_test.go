@@ -57,7 +57,7 @@ func TestAggregateTSClient(t *testing.T) {
 	// message the gateway wrote to it.
 	teeCmd := fmt.Sprintf("tee -a '%s' | exec '%s' '%s'", inLog, nodeBinPath, everything)
 
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 upstream: {call_timeout: 60s}
 servers:
@@ -325,7 +325,7 @@ func TestInspectorCLI(t *testing.T) {
 	needGatewayBin(t)
 	nodeBin(t, "mcp-inspector")
 	up := startEverythingHTTP(t)
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 servers:
   everything:
@@ -383,7 +383,7 @@ servers:
 func TestGoSDKClient(t *testing.T) {
 	needGatewayBin(t)
 	everythingServer(t)
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 servers:
   everything:

@@ -28,7 +28,7 @@ func assertFullConformance(t *testing.T, label string, r *ConformanceReport) {
 func TestConformanceThroughGatewayStdio(t *testing.T) {
 	needGatewayBin(t)
 	everythingServer(t)
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 naming: {prefix: never}
 log: {level: debug, format: text}
 servers:
@@ -47,7 +47,7 @@ servers:
 func TestConformanceThroughGatewayHTTP(t *testing.T) {
 	needGatewayBin(t)
 	up := startEverythingHTTP(t)
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 naming: {prefix: never}
 log: {level: debug, format: text}
 servers:

@@ -23,7 +23,7 @@ const (
 	killCallTimeout = 60 * time.Second
 	// promptAfterKill bounds how long after the kill the cut call may take to return.
 	promptAfterKill = 10 * time.Second
-	// longCall is the slow call: 40 steps of one second, with progress.
+	// longCallSeconds is the slow call's length: 40 steps of one second, with progress.
 	longCallSeconds = 40
 )
 
@@ -33,20 +33,30 @@ func longCallArgs() map[string]any {
 
 // startLongCall starts the slow tool with a progress token and waits for its first
 // progress notification, so the call is known to run on the upstream.
-func startLongCall(t *testing.T, gc *goClient, tool, token string) (<-chan callResult, context.CancelFunc) {
+func startLongCall(t *testing.T, gc *goClient, tool, token string) <-chan callResult {
 	t.Helper()
+	for drained := false; !drained; { // progress left over from earlier calls
+		select {
+		case <-gc.progress:
+		default:
+			drained = true
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), killCallTimeout+30*time.Second)
 	t.Cleanup(cancel)
 	ch := gc.callAsync(ctx, tool, longCallArgs(), token)
 	select {
 	case p := <-gc.progress:
-		t.Logf("%s running: progress %v/%v", tool, p.Progress, p.Total)
+		t.Logf("%s running: progress %v/%v (token %v)", tool, p.Progress, p.Total, p.ProgressToken)
+		if p.ProgressToken != token {
+			t.Errorf("progress carries token %v, want the client's %q", p.ProgressToken, token)
+		}
 	case r := <-ch:
 		t.Fatalf("%s returned before any progress: err=%v result=%q", tool, r.err, resultText(r.res))
 	case <-time.After(15 * time.Second):
 		t.Fatalf("%s: no progress within 15 s", tool)
 	}
-	return ch, cancel
+	return ch
 }
 
 // expectCutCall waits for a call whose upstream was killed at killedAt: it must end
@@ -98,7 +108,7 @@ func TestUpstreamKilledMidCall(t *testing.T) {
 func testSharedUpstreamKilled(t *testing.T) {
 	up, port := startServerEverythingNodeProc(t, "streamableHttp")
 	upURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 upstream: {call_timeout: `+killCallTimeout.String()+`}
 servers:
@@ -113,7 +123,7 @@ servers:
 		t.Fatalf("tools: %v", tools)
 	}
 
-	ch, _ := startLongCall(t, gc, "ev__trigger-long-running-operation", "shared-kill")
+	ch := startLongCall(t, gc, "ev__trigger-long-running-operation", "shared-kill")
 	killedAt := time.Now()
 	up.Kill9()
 	t.Logf("killed the upstream (pid %d)", up.Pid)
@@ -219,7 +229,7 @@ func guardedInstances(gatewayPid int, match string) (instances []procInfo, all [
 // server-everything (under the guardian) is killed mid-call; a later call starts a new one.
 func testPerSessionUpstreamKilled(t *testing.T) {
 	script := serverEverythingScript(t)
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 upstream: {call_timeout: `+killCallTimeout.String()+`}
 servers:
@@ -228,13 +238,6 @@ servers:
     command: {{node}}
     args: [`+yamlQuote(script)+`]
 `)
-	killPidsAtCleanup(t, func() []int {
-		var pids []int
-		for _, p := range descendants(g.Pid) {
-			pids = append(pids, p.Pid)
-		}
-		return pids
-	})
 	gc := connectGoClient(t, &mcp.StreamableClientTransport{Endpoint: g.URL})
 	gc.toolNames(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -255,18 +258,19 @@ servers:
 	victim := inst[0]
 	t.Logf("session instance: pid %d (guardian %d)", victim.Pid, victim.PPid)
 
-	ch, _ := startLongCall(t, gc, "ev__trigger-long-running-operation", "session-kill")
+	ch := startLongCall(t, gc, "ev__trigger-long-running-operation", "session-kill")
 	killedAt := time.Now()
 	if err := syscall.Kill(victim.Pid, syscall.SIGKILL); err != nil {
 		t.Fatalf("kill %d: %v", victim.Pid, err)
 	}
 	expectCutCall(t, ch, killedAt, "ev")
 
-	// A later call works again, on a new instance.
+	// A later call works again, on a new instance (at most 20 tries within 30 s).
 	var last string
 	worked := false
-	for i := 0; i < 20 && !worked; i++ {
-		cctx, ccancel := context.WithTimeout(context.Background(), 20*time.Second)
+	deadline := time.Now().Add(30 * time.Second)
+	for i := 0; i < 20 && !worked && time.Now().Before(deadline); i++ {
+		cctx, ccancel := context.WithDeadline(context.Background(), deadline)
 		res, err := gc.CallTool(cctx, &mcp.CallToolParams{Name: "ev__echo", Arguments: map[string]any{"message": "again"}})
 		ccancel()
 		switch {
@@ -302,7 +306,7 @@ func TestGatewayKill9LeavesNoChildren(t *testing.T) {
 	everything := serverEverythingScript(t)
 	memory := npmServerScript(t, "server-memory")
 	memFile := t.TempDir() + "/memory.jsonl"
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 servers:
   ev:
@@ -384,7 +388,7 @@ func TestUpstreamSessionLost(t *testing.T) {
 	up, port := startServerEverythingNodeProc(t, "streamableHttp")
 	upURL := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 	const callTimeout = 6 * time.Second
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 upstream: {call_timeout: `+callTimeout.String()+`}
 servers:

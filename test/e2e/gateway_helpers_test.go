@@ -500,3 +500,36 @@ func yamlQuote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// startGatewayChecked is startGateway that also checks, when the test ends, that
+// stopping the gateway (SIGTERM) took every process it started with it: the descendants
+// seen just before the stop must be gone within 5 s. Survivors are killed and reported.
+func startGatewayChecked(t testing.TB, configYAML string) *Gateway {
+	t.Helper()
+	g := startGateway(t, configYAML)
+	t.Cleanup(func() {
+		if g.Exited() {
+			return // killed by the test; its leftovers are the test's to judge
+		}
+		kids := descendants(g.Pid)
+		g.Stop()
+		var left []procInfo
+		waitFor(5*time.Second, func() (bool, string) {
+			left = left[:0]
+			for _, k := range kids {
+				if pidAlive(k.Pid) {
+					left = append(left, k)
+				}
+			}
+			return len(left) == 0, ""
+		})
+		for _, k := range left {
+			_ = syscall.Kill(k.Pid, syscall.SIGKILL)
+		}
+		if len(left) > 0 {
+			t.Errorf("5 s after the gateway stopped (SIGTERM), %d of its %d descendants were still alive (now killed):%s",
+				len(left), len(kids), describeProcs(left))
+		}
+	})
+	return g
+}

@@ -21,7 +21,7 @@ import (
 func TestPerSessionCatalogIsolation(t *testing.T) {
 	needGatewayBin(t)
 	script := serverEverythingScript(t)
-	g := startGateway(t, `
+	g := startGatewayChecked(t, `
 log: {level: debug, format: text}
 servers:
   ev:
