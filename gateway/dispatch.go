@@ -82,6 +82,9 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		if thin {
 			form = "thin"
 		}
+		s.viewMu.Lock()
+		s.lastForm = form
+		s.viewMu.Unlock()
 		g.metrics.listBytes.WithLabelValues(form).Add(float64(len(page)))
 		g.metrics.listTokens.WithLabelValues(form).Add(float64(len(page) / 4))
 	} else {

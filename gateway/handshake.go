@@ -79,11 +79,16 @@ func (g *Gateway) form(s *Session, v *registry.View) string {
 	return form
 }
 
-// thinFor reports whether the session was served the thin form of view v.
+// thinFor reports whether the session's client holds thin definitions of view v's tools:
+// it was served the thin form of this view, or of the last view it listed (the view may
+// have changed since, e.g. when the session's own instance re-listed).
 func (s *Session) thinFor(v *registry.View) bool {
 	s.viewMu.Lock()
 	defer s.viewMu.Unlock()
-	return s.forms[v.Hash()] == "thin"
+	if f, ok := s.forms[v.Hash()]; ok {
+		return f == "thin"
+	}
+	return s.lastForm == "thin"
 }
 
 // describeTools returns the full definitions of the named tools in the session's view.

@@ -35,6 +35,7 @@ func (g *Gateway) startBus() {
 		case "server":
 			g.serverChanged(ev.Name)
 		case "end":
+			sessions.Evict(g.store, ev.Name)
 			g.mu.Lock()
 			s := g.sessions[ev.Name]
 			delete(g.sessions, ev.Name)

@@ -51,6 +51,7 @@ type Session struct {
 	filt       *auth.Filter
 	filtGen    uint64
 	forms      map[string]string // view hash → form served (full | thin)
+	lastForm   string            // the form of the last tools/list served
 }
 
 type sessConn struct {

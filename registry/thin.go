@@ -12,7 +12,7 @@ import (
 
 // thinTool is a tool definition in the thin form (DESIGN.md §7): the same name, the
 // description cut to its first sentence, the input schema reduced to what a call needs,
-// no output schema. Members keep a stable order.
+// nothing else. Members keep a stable order.
 func thinTool(def json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(def, &m); err != nil {
@@ -29,21 +29,8 @@ func thinTool(def json.RawMessage) json.RawMessage {
 	} else {
 		out["inputSchema"] = map[string]any{"type": "object"}
 	}
-	if a, ok := m["annotations"]; ok {
-		var ann map[string]any
-		if json.Unmarshal(a, &ann) == nil {
-			// Hints decide auto-approval in clients; titles and the rest are for people.
-			keep := map[string]any{}
-			for _, k := range []string{"readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"} {
-				if v, ok := ann[k]; ok {
-					keep[k] = v
-				}
-			}
-			if len(keep) > 0 {
-				out["annotations"] = keep
-			}
-		}
-	}
+	// Annotations, titles, icons, output schemas and _meta are left to describe_tools: a
+	// client that needs them asks for the full definition.
 	b, err := json.Marshal(out)
 	if err != nil {
 		return def

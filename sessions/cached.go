@@ -96,6 +96,17 @@ func (c *Cached) Delete(id string) error {
 	return err
 }
 
+// Evict forgets a cached record without touching the store (another replica changed or
+// ended it).
+func (c *Cached) Evict(id string) { c.settle(id, 0, nil, true) }
+
+// Evict forgets id in s's cache, if s has one.
+func Evict(s Store, id string) {
+	if e, ok := s.(interface{ Evict(string) }); ok {
+		e.Evict(id)
+	}
+}
+
 func (c *Cached) List() ([]*Record, error)               { return c.s.List() }
 func (c *Cached) PutTask(t *Task) error                  { return c.s.PutTask(t) }
 func (c *Cached) GetTask(id string) (*Task, error)       { return c.s.GetTask(id) }
