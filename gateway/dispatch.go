@@ -104,9 +104,30 @@ type callParams struct {
 	Task      json.RawMessage `json:"task,omitempty"`
 }
 
+// read scans the params without decoding arguments.
+func (p *callParams) read(raw json.RawMessage) error {
+	return wire.Members(raw, func(k string, v []byte) error {
+		switch k {
+		case "name":
+			s, ok := wire.String(v)
+			if !ok {
+				return errors.New("name is not a string")
+			}
+			p.Name = s
+		case "arguments":
+			p.Arguments = v
+		case "_meta":
+			p.Meta = v
+		case "task":
+			p.Task = v
+		}
+		return nil
+	})
+}
+
 func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
 	var p callParams
-	if err := json.Unmarshal(m.Params, &p); err != nil || p.Name == "" {
+	if err := p.read(m.Params); err != nil || p.Name == "" {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: tools/call needs a tool name", nil))
 		return
 	}
@@ -147,8 +168,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	b = append(b, '}')
 	outcome := g.forward(ctx, s, m, t.Server, "tools/call", b, route, out, true)
 	d := time.Since(start)
-	g.metrics.calls.WithLabelValues(g.metrics.agentLabel(s.rec.Agent), t.Server, t.Name, outcome).Inc()
-	g.metrics.callSeconds.WithLabelValues(t.Server, t.Name).Observe(d.Seconds())
+	g.metrics.observeCall(s.rec.Agent, t, outcome, d.Seconds())
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }

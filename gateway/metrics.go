@@ -2,6 +2,9 @@ package gateway
 
 import (
 	"net/http"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/registry"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -24,9 +27,33 @@ type metrics struct {
 	denials          *prometheus.CounterVec
 	handshakes       *prometheus.CounterVec
 	agents           *agentLabels
+	callHandles      sync.Map // callKey → prometheus.Counter
+	durHandles       sync.Map // *registry.Tool → prometheus.Observer
 }
 
 func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
+
+type callKey struct {
+	agent   string
+	tool    *registry.Tool
+	outcome string
+}
+
+// observeCall counts one tool call. The series handles are cached per (agent, tool,
+// outcome), so the call path does no label hashing.
+func (m *metrics) observeCall(agent string, t *registry.Tool, outcome string, seconds float64) {
+	k := callKey{m.agentLabel(agent), t, outcome}
+	c, ok := m.callHandles.Load(k)
+	if !ok {
+		c, _ = m.callHandles.LoadOrStore(k, m.calls.WithLabelValues(k.agent, t.Server, t.Name, outcome))
+	}
+	c.(prometheus.Counter).Inc()
+	h, ok := m.durHandles.Load(t)
+	if !ok {
+		h, _ = m.durHandles.LoadOrStore(t, m.callSeconds.WithLabelValues(t.Server, t.Name))
+	}
+	h.(prometheus.Observer).Observe(seconds)
+}
 
 func newMetrics(agentLabel string) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), agents: newAgentLabels(agentLabel)}

@@ -39,6 +39,9 @@ type streamTransport struct {
 	mu        sync.Mutex
 	sessionID string
 	version   string
+	base      http.Header
+	sidHdr    []string
+	verHdr    []string
 	deliver   func([]byte, *Call)
 	ctx       context.Context
 	cancel    context.CancelFunc
@@ -89,12 +92,43 @@ func (t *streamTransport) setHeaders(h http.Header) {
 	}
 	t.mu.Lock()
 	if t.sessionID != "" {
-		h.Set("Mcp-Session-Id", t.sessionID)
+		h["Mcp-Session-Id"] = []string{t.sessionID}
 	}
 	if t.version != "" {
-		h.Set("MCP-Protocol-Version", t.version)
+		h["Mcp-Protocol-Version"] = []string{t.version}
 	}
 	t.mu.Unlock()
+}
+
+// postHeaders builds a POST's headers from a prepared base: one map clone per request
+// and no key canonicalisation on the call path.
+func (t *streamTransport) postHeaders() http.Header {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.base == nil {
+		b := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+		for k, v := range t.headers {
+			b.Set(k, v)
+		}
+		t.base = b
+	}
+	h := make(http.Header, len(t.base)+2)
+	for k, v := range t.base {
+		h[k] = v
+	}
+	if t.sessionID != "" {
+		if t.sidHdr == nil {
+			t.sidHdr = []string{t.sessionID}
+		}
+		h["Mcp-Session-Id"] = t.sidHdr
+	}
+	if t.version != "" {
+		if t.verHdr == nil {
+			t.verHdr = []string{t.version}
+		}
+		h["Mcp-Protocol-Version"] = t.verHdr
+	}
+	return h
 }
 
 func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error {
@@ -112,9 +146,7 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	if err != nil {
 		return err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	t.setHeaders(req.Header)
+	req.Header = t.postHeaders()
 	resp, err := t.client.Do(req)
 	if err != nil {
 		if t.ctx.Err() != nil {

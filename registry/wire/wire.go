@@ -3,7 +3,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -48,16 +47,37 @@ func Parse(b []byte) (*Msg, error) {
 	return m, nil
 }
 
-// ParseInto is Parse into a caller-owned Msg.
+// ParseInto is Parse into a caller-owned Msg. The raw members of m are slices of b: b must
+// not be changed while m is in use.
 func ParseInto(b []byte, m *Msg) error {
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || b[0] != '{' {
-		if len(b) > 0 && json.Valid(b) {
-			return ErrNotObject
+	*m = Msg{}
+	err := Members(b, func(k string, v []byte) error {
+		switch k {
+		case "jsonrpc":
+			s, ok := stringValue(v)
+			if !ok {
+				return &json.UnmarshalTypeError{Value: "non-string", Field: "jsonrpc"}
+			}
+			m.JSONRPC = s
+		case "id":
+			m.ID = v
+		case "method":
+			s, ok := stringValue(v)
+			if !ok {
+				return &json.UnmarshalTypeError{Value: "non-string", Field: "method"}
+			}
+			m.Method = s
+		case "params":
+			m.Params = v
+		case "result":
+			m.Result = v
+		case "error":
+			m.Error = v
 		}
-		return &json.SyntaxError{}
-	}
-	if err := json.Unmarshal(b, m); err != nil {
+		return nil
+	})
+	if err != nil {
+		*m = Msg{}
 		return err
 	}
 	if len(m.ID) == 4 && string(m.ID) == "null" {
