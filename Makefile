@@ -47,6 +47,7 @@ test:
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory test-e2e
+	$(MAKE) --no-print-directory bench-smoke
 
 vet:
 	$(GO) vet ./...
@@ -63,9 +64,28 @@ test-e2e:
 fuzz:
 	FUZZTIME=$(FUZZTIME) GO=$(GO) scripts/fuzz.sh
 
-## bench: micro-benchmarks (placeholder until bench/ has its own harness)
+## bench: mcpbench, every scenario with baselines interleaved (several minutes); results in
+## bench/results/<date>-<scenario>.md/.json. Narrow it with BENCH_ARGS='-scenarios S1,S4'.
+BENCH_ARGS ?=
+MCPBENCH   := $(CACHE)/bin/mcpbench
+BENCH_RUN   = cd bench && $(GO) build -o $(MCPBENCH) ./cmd/mcpbench && cd .. && \
+	$(MCPBENCH) run -repo $(CURDIR) -mcpgw $(CURDIR)/bin/mcpgw -bridge $(CURDIR)/bin/mcpgw-bridge -go $(GO) -peers $(CACHE)
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(MAKE) --no-print-directory build
+	$(BENCH_RUN) -out $(CURDIR)/bench/results $(BENCH_ARGS)
+
+## bench-smoke: every mcpbench scenario for about a second (checks they run and write files)
+.PHONY: bench-smoke
+bench-smoke:
+	$(MAKE) --no-print-directory build
+	rm -rf $(CACHE)/bench-smoke
+	$(BENCH_RUN) -smoke -out $(CACHE)/bench-smoke > $(CACHE)/bench-smoke.log 2>&1 || \
+		{ tail -60 $(CACHE)/bench-smoke.log; exit 1; }
+	for s in S1 S2 S3 S4 S5 S6 S8 S9 S10 summary; do \
+		ls $(CACHE)/bench-smoke/*-$$s.md > /dev/null; \
+		if [ $$s != summary ]; then ls $(CACHE)/bench-smoke/*-$$s.json > /dev/null; fi; \
+	done
+	@tail -1 $(CACHE)/bench-smoke.log
 
 ## lint: gofmt must list nothing, go vet must pass
 lint:

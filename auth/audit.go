@@ -25,16 +25,21 @@ type AuditEvent struct {
 	DurationMS   float64   `json:"duration_ms"`
 }
 
-// Audit writes events as JSON lines without blocking the request path: events queue in
-// memory and one goroutine writes them. If the queue is full an event is dropped and
-// counted, never waited for.
+// Audit writes events as JSON lines without blocking the request path: events are
+// appended to an in-memory batch and one goroutine writes the batch every 200 ms (or when
+// it grows large), so a call costs an append, not a goroutine wake-up. Past maxQueued
+// unwritten events, an event is dropped and counted rather than waited for.
 type Audit struct {
-	ch      chan AuditEvent
-	done    chan struct{}
-	dropped int64
 	mu      sync.Mutex
+	batch   []AuditEvent
+	dropped int64
+	kick    chan struct{}
+	stop    chan struct{}
+	done    chan struct{}
 	log     *slog.Logger
 }
+
+const maxQueued = 1 << 16
 
 // OpenAudit appends to the file at path (created 0600 with its directory).
 func OpenAudit(path string, log *slog.Logger) (*Audit, error) {
@@ -45,7 +50,7 @@ func OpenAudit(path string, log *slog.Logger) (*Audit, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Audit{ch: make(chan AuditEvent, 4096), done: make(chan struct{}), log: log}
+	a := &Audit{kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}), log: log}
 	go a.run(f)
 	return a, nil
 }
@@ -56,21 +61,31 @@ func (a *Audit) run(f *os.File) {
 	enc := json.NewEncoder(w)
 	tick := time.NewTicker(200 * time.Millisecond)
 	defer tick.Stop()
-	for {
-		select {
-		case ev, ok := <-a.ch:
-			if !ok {
-				_ = w.Flush()
-				_ = f.Close()
-				return
-			}
+	var spare []AuditEvent
+	flush := func() {
+		a.mu.Lock()
+		batch := a.batch
+		a.batch = spare[:0]
+		a.mu.Unlock()
+		for _, ev := range batch {
 			if err := enc.Encode(ev); err != nil {
 				a.log.Error("audit log write failed", "err", err)
+				break
 			}
+		}
+		_ = w.Flush()
+		spare = batch
+	}
+	for {
+		select {
 		case <-tick.C:
-			if w.Buffered() > 0 {
-				_ = w.Flush()
-			}
+			flush()
+		case <-a.kick:
+			flush()
+		case <-a.stop:
+			flush()
+			_ = f.Close()
+			return
 		}
 	}
 }
@@ -83,24 +98,32 @@ func (a *Audit) Record(ev AuditEvent) {
 	if ev.Time.IsZero() {
 		ev.Time = time.Now().UTC()
 	}
-	select {
-	case a.ch <- ev:
-	default:
-		a.mu.Lock()
+	a.mu.Lock()
+	if len(a.batch) >= maxQueued {
 		a.dropped++
 		n := a.dropped
 		a.mu.Unlock()
 		if n == 1 || n%1000 == 0 {
 			a.log.Warn("audit queue full; events dropped", "dropped", n)
 		}
+		return
+	}
+	a.batch = append(a.batch, ev)
+	big := len(a.batch) == 4096
+	a.mu.Unlock()
+	if big {
+		select {
+		case a.kick <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// Close flushes and closes the log.
+// Close writes what is queued and closes the log.
 func (a *Audit) Close() {
 	if a == nil {
 		return
 	}
-	close(a.ch)
+	close(a.stop)
 	<-a.done
 }

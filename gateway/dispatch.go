@@ -306,17 +306,19 @@ func (o *callOwner) Attach(k *upstream.Call) {
 	}
 }
 
-// isErrorResult reports a result's top-level "isError": true. encoding/json skips the
-// other members without building them.
+// isErrorResult reports a result's top-level "isError": true, scanning without decoding.
 func isErrorResult(res json.RawMessage) bool {
 	if !strings.Contains(string(res), `"isError"`) {
 		return false
 	}
-	var r struct {
-		IsError bool `json:"isError"`
-	}
-	_ = json.Unmarshal(res, &r)
-	return r.IsError
+	isErr := false
+	_ = wire.Members(res, func(k string, v []byte) error {
+		if k == "isError" {
+			isErr = string(v) == "true"
+		}
+		return nil
+	})
+	return isErr
 }
 
 // toolError is a tool result that reports a gateway-side failure to the model.

@@ -426,30 +426,10 @@ func (g *Gateway) notifyIfChanged(s *Session) {
 	}
 }
 
-// listFingerprints summarise a view's tools and its prompts and resources.
+// listFingerprints identify a view's tools, and its prompts and resources (computed once
+// per view).
 func listFingerprints(v *registry.View) (tools, others string) {
-	var b strings.Builder
-	for _, t := range v.Tools {
-		b.WriteString(t.Exposed)
-		b.WriteByte(0)
-		b.WriteString(strconv.Itoa(len(t.Def)))
-		b.WriteByte(';')
-	}
-	tools = "t" + b.String()
-	b.Reset()
-	for _, p := range v.Prompts {
-		b.WriteString(p.Exposed)
-		b.WriteByte(';')
-	}
-	for _, r := range v.Resources {
-		b.WriteString(r.URI)
-		b.WriteByte(';')
-	}
-	for _, r := range v.Templates {
-		b.WriteString(r.URI)
-		b.WriteByte(';')
-	}
-	return tools, "o" + b.String()
+	return "t" + v.Hash(), "o" + v.OthersHash()
 }
 
 func (g *Gateway) serverState(server, state string) {

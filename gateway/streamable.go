@@ -438,12 +438,12 @@ func (p *postReply) startSSE() {
 	p.sse = true
 }
 
-func (p *postReply) event(msg []byte) error {
+func (p *postReply) event(msg []byte, flush bool) error {
 	p.buf = wire.AppendEvent(p.buf[:0], p.eventID(), "message", msg)
 	if _, err := p.w.Write(p.buf); err != nil {
 		return err
 	}
-	if fl, ok := p.w.(http.Flusher); ok {
+	if fl, ok := p.w.(http.Flusher); ok && flush {
 		fl.Flush()
 	}
 	return nil
@@ -458,7 +458,7 @@ func (p *postReply) related(msg []byte) error {
 	if !p.sse {
 		p.startSSE()
 	}
-	return p.event(msg)
+	return p.event(msg, true)
 }
 
 func (p *postReply) reply(msg []byte) error {
@@ -481,7 +481,8 @@ func (p *postReply) reply(msg []byte) error {
 		if !p.sse {
 			p.startSSE()
 		}
-		return p.event(msg)
+		// No flush: the handler's return sends it with the end of the body, in one write.
+		return p.event(msg, false)
 	}
 	p.w.Header().Set("Content-Type", "application/json")
 	p.w.WriteHeader(http.StatusOK)

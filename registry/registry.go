@@ -444,8 +444,10 @@ type View struct {
 
 	pages sync.Map // cursor+kind → []byte
 
-	hashOnce sync.Once
-	hash     string
+	hashOnce   sync.Once
+	hash       string
+	othersOnce sync.Once
+	othersHash string
 }
 
 // Tool finds a tool by exposed name.

@@ -113,6 +113,27 @@ func (v *View) Hash() string {
 	return v.hash
 }
 
+// OthersHash identifies the view's prompts, resources and templates.
+func (v *View) OthersHash() string {
+	v.othersOnce.Do(func() {
+		h := sha256.New()
+		for _, p := range v.Prompts {
+			h.Write(p.Def)
+			h.Write([]byte{0})
+		}
+		for _, r := range v.Resources {
+			h.Write(r.Def)
+			h.Write([]byte{0})
+		}
+		for _, r := range v.Templates {
+			h.Write(r.Def)
+			h.Write([]byte{0})
+		}
+		v.othersHash = hex.EncodeToString(h.Sum(nil)[:16])
+	})
+	return v.othersHash
+}
+
 var schemaCache sync.Map // *Tool → *jsonschema.Resolved (or error)
 
 // ValidateArgs checks arguments against the tool's full input schema (JSON Schema
