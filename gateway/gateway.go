@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
@@ -293,7 +294,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 func (g *Gateway) newSession(rec sessions.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
 		conns: map[string]*sessConn{}, down: map[string]bool{}, inflight: map[string]*upstream.Call{},
-		subs: map[string]string{}, logLevel: rec.LogLevel}
+		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms)}
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`
 		Elicitation json.RawMessage `json:"elicitation"`

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -69,13 +70,28 @@ func (g *Gateway) form(s *Session, v *registry.View) string {
 	if s.forms == nil {
 		s.forms = map[string]string{}
 	}
+	fresh := false
 	if f, ok := s.forms[hash]; ok {
 		form = f
 	} else {
 		s.forms[hash] = form
+		fresh = true
 		g.metrics.handshakes.WithLabelValues(form).Inc()
 	}
 	s.viewMu.Unlock()
+	if fresh {
+		s.mu.Lock()
+		if s.rec.Forms == nil {
+			s.rec.Forms = map[string]string{}
+		}
+		s.rec.Forms[hash] = form
+		rec := s.rec
+		rec.Forms = maps.Clone(s.rec.Forms)
+		s.mu.Unlock()
+		if err := g.store.Put(&rec); err != nil {
+			g.log.Warn("session record not updated", "session", s.ID, "err", err)
+		}
+	}
 	return form
 }
 

@@ -41,6 +41,9 @@ type Record struct {
 	Overrides map[string]Override `json:"overrides,omitempty"`
 	// Narrow is what the session's credential narrowed.
 	Narrow *Narrow `json:"narrow,omitempty"`
+	// Forms are the tools/list forms served, by view hash (full | thin), so that a revived
+	// session keeps validating thin calls (schema-on-error).
+	Forms map[string]string `json:"forms,omitempty"`
 }
 
 // Override is what an agent's config or its executor's policy changes for one server.
@@ -255,6 +258,7 @@ func cloneRecord(r *Record) *Record {
 			c.Overrides[k] = o
 		}
 	}
+	c.Forms = maps.Clone(r.Forms)
 	if r.Narrow != nil {
 		n := *r.Narrow
 		n.Servers = slices.Clone(n.Servers)
