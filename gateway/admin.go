@@ -259,15 +259,24 @@ func (g *Gateway) apiGetTask(w http.ResponseWriter, r *http.Request) {
 	apiJSON(w, http.StatusOK, t)
 }
 
-// apiPutTask changes a task's servers. Sessions already running keep theirs.
-func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
+// editableTask finds the task a request names and refuses file-managed ones.
+func (g *Gateway) editableTask(w http.ResponseWriter, r *http.Request) (*sessions.Task, bool) {
 	t, err := g.task(r.PathValue("id"))
 	if err != nil {
 		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
-		return
+		return nil, false
 	}
 	if t.FileManaged {
 		apiError(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
+		return nil, false
+	}
+	return t, true
+}
+
+// apiPutTask changes a task's servers. Sessions already running keep theirs.
+func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
+	t, ok := g.editableTask(w, r)
+	if !ok {
 		return
 	}
 	b, ok := g.readTask(w, r)
@@ -288,13 +297,8 @@ func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
-	t, err := g.task(r.PathValue("id"))
-	if err != nil {
-		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
-		return
-	}
-	if t.FileManaged {
-		apiError(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
+	t, ok := g.editableTask(w, r)
+	if !ok {
 		return
 	}
 	if err := g.store.DeleteTask(t.ID); err != nil && !errors.Is(err, sessions.ErrNotFound) {
