@@ -93,6 +93,10 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		s.sentOthers = others
 		s.viewMu.Unlock()
 	}
+	if pr, ok := out.(*postReply); ok {
+		_ = pr.replyResult(m.ID, page)
+		return
+	}
 	_ = out.reply(wire.Result(m.ID, page))
 }
 

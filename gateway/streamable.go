@@ -490,6 +490,50 @@ func (p *postReply) reply(msg []byte) error {
 	return err
 }
 
+// replyResult writes {"jsonrpc":"2.0","id":ID,"result":RESULT} without first copying a
+// large result (a pre-serialized tools/list page) into a new buffer. result must hold no
+// line breaks (pages are compact).
+func (p *postReply) replyResult(id, result []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return errNoStream
+	}
+	p.done = true
+	if p.timer != nil {
+		p.timer.Stop()
+	}
+	if !p.sse && !p.sseOnly {
+		p.w.Header().Set("Content-Type", "application/json")
+		p.w.Header().Set("Content-Length", itoa(int64(len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`))))
+		p.w.WriteHeader(http.StatusOK)
+	} else {
+		if !p.sse {
+			p.startSSE()
+		}
+		p.buf = append(p.buf[:0], "event: message\n"...)
+		if id := p.eventID(); id != "" {
+			p.buf = append(p.buf, "id: "...)
+			p.buf = append(p.buf, id...)
+			p.buf = append(p.buf, '\n')
+		}
+		p.buf = append(p.buf, "data: "...)
+		if _, err := p.w.Write(p.buf); err != nil {
+			return err
+		}
+	}
+	for _, part := range [][]byte{[]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}")} {
+		if _, err := p.w.Write(part); err != nil {
+			return err
+		}
+	}
+	if p.sse {
+		_, err := p.w.Write([]byte("\n\n"))
+		return err
+	}
+	return nil
+}
+
 // finish makes sure the request got an answer.
 func (p *postReply) finish() {
 	p.mu.Lock()

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // Tool is one upstream tool as the gateway exposes it.
@@ -17,9 +19,9 @@ type Tool struct {
 	Name    string // the upstream's own name
 	Exposed string
 	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
-	Def json.RawMessage
-	// Thin is Def in the thin form (DESIGN.md §7).
-	Thin        json.RawMessage
+	Def         json.RawMessage
+	thinOnce    sync.Once
+	thin        json.RawMessage
 	ReadOnly    bool
 	Destructive bool
 }
@@ -126,6 +128,12 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n Naming
 	return cat, nil
 }
 
+// Thin is the tool's definition in the thin form (DESIGN.md §7), built on first use.
+func (t *Tool) Thin() json.RawMessage {
+	t.thinOnce.Do(func() { t.thin = thinTool(t.Def) })
+	return t.thin
+}
+
 func exposeTool(server string, raw json.RawMessage, n Naming) (*Tool, error) {
 	var head struct {
 		Name        string `json:"name"`
@@ -147,31 +155,52 @@ func exposeTool(server string, raw json.RawMessage, n Naming) (*Tool, error) {
 		}
 	}
 	t.Def = rename(raw, t.Exposed)
-	t.Thin = thinTool(t.Def)
 	return t, nil
 }
 
-// rename returns def with its "name" member set to name. Members keep a stable order
-// (sorted keys), so the same upstream definition always gives the same bytes.
+// rename returns def, compacted, with its "name" member set to name and its top-level
+// members in key order, so that the same upstream definition always gives the same bytes
+// (whatever order the upstream wrote them in). Member values are copied, not decoded.
 func rename(def json.RawMessage, name string) json.RawMessage {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(def, &m); err != nil {
-		return compact(def)
+	c := compact(def)
+	type member struct {
+		k string
+		v []byte
 	}
-	m["name"], _ = json.Marshal(name)
-	out, err := json.Marshal(m)
-	if err != nil {
-		return compact(def)
+	var ms []member
+	size := 0
+	if err := wire.Members(c, func(k string, v []byte) error {
+		if k != "name" {
+			ms = append(ms, member{k, v})
+			size += len(k) + len(v) + 4
+		}
+		return nil
+	}); err != nil {
+		return c
 	}
-	return out
+	ms = append(ms, member{"name", wire.Quote(name)})
+	sort.SliceStable(ms, func(i, j int) bool { return ms[i].k < ms[j].k })
+	out := make([]byte, 0, size+len(name)+16)
+	out = append(out, '{')
+	for i, m := range ms {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, wire.Quote(m.k)...)
+		out = append(out, ':')
+		out = append(out, m.v...)
+	}
+	return append(out, '}')
 }
 
 func compact(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
+	b.Grow(len(raw))
 	if json.Compact(&b, raw) != nil {
 		return raw
 	}
-	return b.Bytes()
+	out := b.Bytes()
+	return out[:len(out):len(out)]
 }
 
 // equal reports whether two catalogues expose the same things.

@@ -600,7 +600,7 @@ func (v *View) ListPage(kind string, thin bool, cursor string, pageSize int, ext
 	case "tools":
 		for _, t := range v.Tools {
 			if thin {
-				defs = append(defs, t.Thin)
+				defs = append(defs, t.Thin())
 			} else {
 				defs = append(defs, t.Def)
 			}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"sort"
 	"time"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // Options says how to reach one upstream instance.
@@ -132,20 +134,29 @@ func (c *Conn) ListAll(ctx context.Context, method, key string) ([]json.RawMessa
 		if err != nil {
 			return nil, err
 		}
-		var lr map[string]json.RawMessage
-		if err := json.Unmarshal(res, &lr); err != nil {
+		var list, next []byte
+		if err := wire.Members(res, func(k string, v []byte) error {
+			switch k {
+			case key:
+				list = v
+			case "nextCursor":
+				next = v
+			}
+			return nil
+		}); err != nil {
 			return nil, fmt.Errorf("bad %s result: %w", method, err)
 		}
-		var items []json.RawMessage
-		if raw := lr[key]; len(raw) > 0 {
-			if err := json.Unmarshal(raw, &items); err != nil {
+		if len(list) > 0 && string(list) != "null" {
+			if err := wire.Elements(list, func(v []byte) error {
+				out = append(out, v)
+				return nil
+			}); err != nil {
 				return nil, fmt.Errorf("bad %s result: %w", method, err)
 			}
 		}
-		out = append(out, items...)
 		cursor = ""
-		if raw := lr["nextCursor"]; len(raw) > 0 {
-			_ = json.Unmarshal(raw, &cursor)
+		if len(next) > 0 {
+			cursor, _ = wire.String(next)
 		}
 		if cursor == "" {
 			return out, nil

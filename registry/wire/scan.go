@@ -276,3 +276,37 @@ func stringValue(raw []byte) (string, bool) {
 
 // String decodes a raw JSON string value; ok is false for any other kind of value.
 func String(raw []byte) (string, bool) { return stringValue(raw) }
+
+// Elements calls fn for each element of the JSON array b, as a slice of b.
+func Elements(b []byte, fn func(val []byte) error) error {
+	i := skipWS(b, 0)
+	if i >= len(b) || b[i] != '[' {
+		return errSyntax("expected array", i)
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return nil
+	}
+	for {
+		vs := i
+		ve, err := skipValue(b, i, 1)
+		if err != nil {
+			return err
+		}
+		if err := fn(b[vs:ve]); err != nil {
+			return err
+		}
+		i = skipWS(b, ve)
+		if i >= len(b) {
+			return errSyntax("unexpected end", i)
+		}
+		switch b[i] {
+		case ',':
+			i = skipWS(b, i+1)
+		case ']':
+			return nil
+		default:
+			return errSyntax("expected ',' or ']'", i)
+		}
+	}
+}
