@@ -1,10 +1,11 @@
 // Command mcpbench measures mcpgw side by side with baselines on the same machine in the
 // same run: the upstream directly, Go's httputil.ReverseProxy with a tuned Transport, and a
-// plain gateway glued from go-sdk's server and client. Every scenario alternates short
+// plain gateway glued from go-sdk's server and client, and, where they apply, gateways from
+// npm (supergateway for a stdio server behind HTTP; see npm.go). Every scenario alternates short
 // rounds between the targets and reports medians and paired ratios, so that load from
 // other work on the machine hits baselines and gateway alike.
 //
-//	mcpbench run [-scenarios S1,S2,…|all] [-smoke] [-out DIR] …
+//	mcpbench run [-scenarios S1,S2,…|all] [-smoke] [-out DIR] [-npm DIR] …
 //	mcpbench echo (-http ADDR | -stdio) [-tools N]    fast echo MCP server (bench/echo)
 //	mcpbench rproxy -target URL [-idle N]             tuned httputil.ReverseProxy
 //	mcpbench sdkgw -upstream URL                      go-sdk server + client gateway
@@ -71,7 +72,11 @@ type env struct {
 	coldRuns  int // S4
 	benchTime string
 	goBin     string
-	alt       string // candidate mcpgw binary for A/B runs
+	alt       string        // candidate mcpgw binary for A/B runs
+	soak      time.Duration // S7 churn
+	churnWarm time.Duration // S7 warm-up churn before the baseline
+	npmDir    string        // where bench/npm/install.sh put node_modules
+	nodeBin   string        // node for the npm gateways
 	machine   Machine
 }
 
@@ -79,12 +84,12 @@ var scenarios = []struct {
 	id  string
 	run func(context.Context, *env, *Result) error
 }{
-	{"S1", s1}, {"S2", s2}, {"S3", s3}, {"S4", s4}, {"S5", s5}, {"S6", s6}, {"S8", s8}, {"S9", s9}, {"S10", s10},
+	{"S1", s1}, {"S2", s2}, {"S3", s3}, {"S4", s4}, {"S5", s5}, {"S6", s6}, {"S7", s7}, {"S8", s8}, {"S9", s9}, {"S10", s10},
 }
 
 func cmdRun(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	which := fs.String("scenarios", "all", "comma-separated scenario ids (S1,S2,S3,S4,S5,S6,S8,S9,S10) or all")
+	which := fs.String("scenarios", "all", "comma-separated scenario ids (S1,S2,S3,S4,S5,S6,S7,S8,S9,S10) or all")
 	smokeFlag := fs.Bool("smoke", false, "run every scenario for about a second: checks that they run and write files, numbers mean nothing")
 	out := fs.String("out", "bench/results", "directory for <date>-<scenario>.md/.json")
 	repo := fs.String("repo", ".", "repository root (for go test and git describe)")
@@ -98,6 +103,9 @@ func cmdRun(args []string) error {
 	goBin := fs.String("go", "go", "go command (S9 runs go test)")
 	alt := fs.String("alt", "", "a second mcpgw binary (a candidate change) run as one more target in S1, S2 and S4, interleaved with bin/mcpgw")
 	keep := fs.Bool("keep", false, "keep the scratch directory (logs, state)")
+	soak := fs.Duration("soak", 30*time.Second, "S7: how long sessions are churned per gateway")
+	npmDir := fs.String("npm", "", "directory holding node_modules with the npm gateways (bench/npm/install.sh DIR; make bench passes .cache/bench-npm); empty: npm baselines are skipped")
+	nodeBin := fs.String("node", "", "node binary for the npm gateways (default: test/e2e's Node 22 if installed, else node on PATH)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -114,7 +122,7 @@ func cmdRun(args []string) error {
 	}
 	e := &env{repo: abs(*repo), self: self, mcpgw: abs(*mcpgw), bridge: abs(*bridge), peers: *peers, smoke: *smokeFlag,
 		rounds: *rounds, roundDur: *roundDur, warmup: 500 * time.Millisecond, sessionsN: *sessionsN, burstN: 1000,
-		coldRuns: 5, benchTime: *benchTime, goBin: *goBin}
+		coldRuns: 5, benchTime: *benchTime, goBin: *goBin, soak: *soak, churnWarm: 2 * time.Second}
 	if *alt != "" {
 		e.alt = abs(*alt)
 	}
@@ -124,7 +132,12 @@ func cmdRun(args []string) error {
 	smoke = *smokeFlag
 	if *smokeFlag {
 		e.rounds, e.roundDur, e.warmup, e.sessionsN, e.burstN, e.coldRuns, e.benchTime = 1, 100*time.Millisecond, 30*time.Millisecond, 200, 100, 1, "50x"
+		e.soak, e.churnWarm = 300*time.Millisecond, 100*time.Millisecond
 	}
+	if *npmDir != "" {
+		e.npmDir = abs(*npmDir)
+	}
+	e.nodeBin = findNode(e.repo, *nodeBin)
 	for _, bin := range []string{e.mcpgw, e.bridge} {
 		if _, err := os.Stat(bin); err != nil {
 			return fmt.Errorf("%s is missing: run make build first", bin)

@@ -26,6 +26,7 @@ func (e *env) params(r *Result) {
 
 // S1: tools/call, one client, sequential.
 func s1(ctx context.Context, e *env, r *Result) error {
+	e.noteNpmMissing(r, "@1mcp/agent")
 	r.Title = "tools/call, one client, sequential"
 	r.Method = e.methodNote("One session per target, one tools/call at a time (echo tool, 70-byte arguments), keep-alive HTTP/1.1, hand-built bodies.")
 	e.params(r)
@@ -64,6 +65,7 @@ func s1(ctx context.Context, e *env, r *Result) error {
 
 // S2: saturation with 16, 64 and 256 concurrent clients.
 func s2(ctx context.Context, e *env, r *Result) error {
+	e.noteNpmMissing(r, "@1mcp/agent")
 	r.Title = "saturation: 16, 64, 256 concurrent clients"
 	r.Method = e.methodNote("Each client is its own session sending tools/call back to back (closed loop).")
 	e.params(r)
@@ -404,7 +406,8 @@ func s6(ctx context.Context, e *env, r *Result) error {
 func s8(ctx context.Context, e *env, r *Result) error {
 	r.Title = "stdio bridge: mcpgw-bridge → daemon socket → stdio upstream, vs direct stdio"
 	r.Method = e.methodNote("Sequential tools/call over newline-delimited stdio: directly to the echo server (`mcpbench echo -stdio`), and through `bin/mcpgw-bridge` to the daemon's Unix socket, whose upstream is the same echo server over stdio (a per-session instance behind the guardian process). " +
-		fmt.Sprintf("Then %d tools/call written at once without waiting (in flight together), on each path.", e.burstN))
+		"Where installed (make bench), supergateway from npm is a baseline too: the same echo server over stdio behind `supergateway --stdio … --outputTransport streamableHttp --stateful` (one child per session, logging off), compared with the mcpgw daemon over HTTP, sequentially and with 16 concurrent clients. " +
+		fmt.Sprintf("Then %d tools/call written at once without waiting (in flight together), on each stdio path.", e.burstN))
 	e.params(r)
 	r.Params["burst"] = e.burstN
 	body := fmt.Sprintf("servers:\n  echo:\n    type: stdio\n    command: %s\n    args: [echo, -stdio]\n", e.self)
@@ -447,6 +450,26 @@ func s8(ctx context.Context, e *env, r *Result) error {
 	paths = append(paths, path{nameHTTP, func(d time.Duration) stats {
 		return closedLoop(ctx, []*session{hs}, callOp(ht.Tool), d, 1<<20)
 	}})
+	// supergateway from npm: the same echo server over stdio behind a stdio → streamable
+	// HTTP gateway, what a user would pick instead of mcpgw for "my stdio server over HTTP".
+	sgWhy := e.npmSkip("supergateway")
+	var sg *target
+	if sgWhy == "" {
+		if sg, err = e.startSupergateway(ctx, "supergateway", 1); err != nil {
+			return err
+		}
+		ss, err := sg.open(ctx)
+		if err != nil {
+			return err
+		}
+		paths = append(paths, path{sg.Name, func(d time.Duration) stats {
+			return closedLoop(ctx, []*session{ss}, callOp(sg.Tool), d, 1<<20)
+		}})
+		r.Params["node"] = e.nodeVersion()
+	} else {
+		logf("supergateway baseline skipped: %s", sgWhy)
+		r.note("supergateway baseline skipped: %s.", sgWhy)
+	}
 	res := map[string][]stats{}
 	for _, p := range paths {
 		var st stats
@@ -484,6 +507,15 @@ func s8(ctx context.Context, e *env, r *Result) error {
 	r.note("The bridge's own share is the bridge row less the no-bridge row: %+.0f µs at p50.", pairedDiff(res["mcpgw-bridge"], res[nameHTTP], p50Of))
 	add := pairedDiff(res["mcpgw-bridge"], res["direct stdio"], p50Of)
 	r.check("bridge p50 over direct stdio", "≤ +150 µs", fmt.Sprintf("%+.0f µs", add), add <= 150)
+	if sg != nil {
+		r.note("stdio server behind an HTTP gateway, one sequential client: mcpgw p50 %s vs supergateway %s (%s), p99 %s vs %s.",
+			fmtDur(time.Duration(summarize(res[nameHTTP]).P50*1e3)), fmtDur(time.Duration(summarize(res[sg.Name]).P50*1e3)),
+			fmtRatio(pairedRatio(res[nameHTTP], res[sg.Name], p50Of)),
+			fmtDur(time.Duration(summarize(res[nameHTTP]).P99*1e3)), fmtDur(time.Duration(summarize(res[sg.Name]).P99*1e3)))
+		if err := e.s8Concurrent(ctx, r, base, nameHTTP, sg.URL); err != nil {
+			return err
+		}
+	}
 	bt := r.table(fmt.Sprintf("%d in flight", e.burstN), "path", "answered", "errors", "time for all")
 	for _, p := range peers {
 		st := p.burst(callOp(tools[p.name]), e.burstN, 60*time.Second)
@@ -492,6 +524,41 @@ func s8(ctx context.Context, e *env, r *Result) error {
 			p.name, fmt.Sprint(st.N), errCell(s), fmtDur(st.Elapsed))
 		if p.name == "mcpgw-bridge" {
 			r.check(fmt.Sprintf("bridge: %d in flight", e.burstN), "0 errors", fmt.Sprintf("%d errors, %d answered", st.Errors, st.N), st.Errors == 0 && st.N == e.burstN)
+		}
+	}
+	return nil
+}
+
+// s8Concurrent compares mcpgw and supergateway, each in front of the echo server over stdio
+// with one instance per session, under concurrent clients (one session each): throughput and
+// latency, interleaved rounds.
+func (e *env) s8Concurrent(ctx context.Context, r *Result, base, nameHTTP, sgURL string) error {
+	const clients = 16
+	r.Params["concurrent_clients"] = clients
+	gw := newTarget(nameHTTP, base+"/mcp", "echo__echo", clients)
+	sg := newTarget(nameSupergateway, sgURL, "echo", clients)
+	ts := []*target{gw, sg}
+	ss, err := openAll(ctx, ts, clients)
+	if err != nil {
+		return err
+	}
+	res := e.interleave(ctx, ts, ss, func(t *target, s []*session, d time.Duration) stats {
+		return closedLoop(ctx, s, callOp(t.Tool), d, 1<<20)
+	})
+	tb := r.table(fmt.Sprintf("stdio server behind an HTTP gateway, %d clients (one session and one stdio instance each)", clients),
+		"gateway", "calls/s", "p50", "p99", "errors", "throughput / supergateway", "p50 / supergateway")
+	for _, t := range ts {
+		s := summarize(res[t.Name])
+		d := s.data()
+		d["clients"] = clients
+		vsT := pairedRatio(res[t.Name], res[sg.Name], rateOf)
+		vsL := pairedRatio(res[t.Name], res[sg.Name], p50Of)
+		d["rate_vs_supergateway"], d["p50_vs_supergateway"] = vsT, vsL
+		tb.add(d, t.Name, fmtRate(s.Rate), fmtDur(time.Duration(s.P50*1e3)), fmtDur(time.Duration(s.P99*1e3)), errCell(s), fmtRatio(vsT), fmtRatio(vsL))
+	}
+	for _, t := range ts {
+		for _, s := range ss[t.Name] {
+			s.close()
 		}
 	}
 	return nil
