@@ -31,21 +31,9 @@ func Members(b []byte, fn func(key string, val []byte) error) error {
 		}
 		return errSyntax("expected object", i)
 	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
-		if j := skipWS(b, i+1); j != len(b) {
-			return errSyntax("text after the object", j)
-		}
-		return nil
-	}
-	for {
-		if i >= len(b) || b[i] != '"' {
-			return errSyntax("expected a member name", i)
-		}
-		ks := i
-		ke, err := skipString(b, i)
-		if err != nil {
-			return err
+	end, err := scanObject(b, i, 1, func(ks, ke, vs, ve int) error {
+		if fn == nil {
+			return nil
 		}
 		key := b[ks+1 : ke-1]
 		var k string
@@ -56,37 +44,89 @@ func Members(b []byte, fn func(key string, val []byte) error) error {
 		} else {
 			k = string(key)
 		}
+		return fn(k, b[vs:ve])
+	})
+	if err != nil {
+		return err
+	}
+	if j := skipWS(b, end); j != len(b) {
+		return errSyntax("text after the object", j)
+	}
+	return nil
+}
+
+// scanObject walks the object starting at b[i] == '{', calling fn (if set) with the
+// bounds of each member's key (quotes included) and value; it returns the offset after it.
+func scanObject(b []byte, i, depth int, fn func(ks, ke, vs, ve int) error) (int, error) {
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		if i >= len(b) || b[i] != '"' {
+			return 0, errSyntax("expected a member name", i)
+		}
+		ks := i
+		ke, err := skipString(b, i)
+		if err != nil {
+			return 0, err
+		}
 		i = skipWS(b, ke)
 		if i >= len(b) || b[i] != ':' {
-			return errSyntax("expected ':'", i)
+			return 0, errSyntax("expected ':'", i)
 		}
-		i = skipWS(b, i+1)
-		vs := i
-		ve, err := skipValue(b, i, 1)
+		vs := skipWS(b, i+1)
+		ve, err := skipValue(b, vs, depth+1)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if fn != nil {
-			if err := fn(k, b[vs:ve]); err != nil {
-				return err
+			if err := fn(ks, ke, vs, ve); err != nil {
+				return 0, err
 			}
 		}
-		i = skipWS(b, ve)
-		if i >= len(b) {
-			return errSyntax("unexpected end", i)
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case '}':
-			if j := skipWS(b, i+1); j != len(b) {
-				return errSyntax("text after the object", j)
-			}
-			return nil
-		default:
-			return errSyntax("expected ',' or '}'", i)
+		if i, err = next(b, ve, '}'); err != nil || i < 0 {
+			return -i, err
 		}
 	}
+}
+
+// scanArray walks the array starting at b[i] == '[', calling fn (if set) with the bounds
+// of each element; it returns the offset after it.
+func scanArray(b []byte, i, depth int, fn func(vs, ve int) error) (int, error) {
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, nil
+	}
+	for {
+		ve, err := skipValue(b, i, depth+1)
+		if err != nil {
+			return 0, err
+		}
+		if fn != nil {
+			if err := fn(i, ve); err != nil {
+				return 0, err
+			}
+		}
+		if i, err = next(b, ve, ']'); err != nil || i < 0 {
+			return -i, err
+		}
+	}
+}
+
+// next reads the separator after a member or element at b[i]: a ',' gives the offset of
+// the next item; the closing byte gives minus the offset after it (the caller is done).
+func next(b []byte, i int, closing byte) (int, error) {
+	i = skipWS(b, i)
+	switch {
+	case i >= len(b):
+		return 0, errSyntax("unexpected end", i)
+	case b[i] == closing:
+		return -(i + 1), nil
+	case b[i] == ',':
+		return skipWS(b, i+1), nil
+	}
+	return 0, errSyntax("expected ',' or '"+string(closing)+"'", i)
 }
 
 func skipWS(b []byte, i int) int {
@@ -150,59 +190,9 @@ func skipValue(b []byte, i, depth int) (int, error) {
 	case c == '"':
 		return skipString(b, i)
 	case c == '{':
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == '}' {
-			return i + 1, nil
-		}
-		for {
-			if i >= len(b) || b[i] != '"' {
-				return 0, errSyntax("expected a member name", i)
-			}
-			e, err := skipString(b, i)
-			if err != nil {
-				return 0, err
-			}
-			i = skipWS(b, e)
-			if i >= len(b) || b[i] != ':' {
-				return 0, errSyntax("expected ':'", i)
-			}
-			if i, err = skipValue(b, skipWS(b, i+1), depth+1); err != nil {
-				return 0, err
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return 0, errSyntax("unexpected end", i)
-			}
-			if b[i] == '}' {
-				return i + 1, nil
-			}
-			if b[i] != ',' {
-				return 0, errSyntax("expected ',' or '}'", i)
-			}
-			i = skipWS(b, i+1)
-		}
+		return scanObject(b, i, depth, nil)
 	case c == '[':
-		i = skipWS(b, i+1)
-		if i < len(b) && b[i] == ']' {
-			return i + 1, nil
-		}
-		for {
-			var err error
-			if i, err = skipValue(b, i, depth+1); err != nil {
-				return 0, err
-			}
-			i = skipWS(b, i)
-			if i >= len(b) {
-				return 0, errSyntax("unexpected end", i)
-			}
-			if b[i] == ']' {
-				return i + 1, nil
-			}
-			if b[i] != ',' {
-				return 0, errSyntax("expected ',' or ']'", i)
-			}
-			i = skipWS(b, i+1)
-		}
+		return scanArray(b, i, depth, nil)
 	case c == 't':
 		return literal(b, i, "true")
 	case c == 'f':
@@ -283,30 +273,6 @@ func Elements(b []byte, fn func(val []byte) error) error {
 	if i >= len(b) || b[i] != '[' {
 		return errSyntax("expected array", i)
 	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return nil
-	}
-	for {
-		vs := i
-		ve, err := skipValue(b, i, 1)
-		if err != nil {
-			return err
-		}
-		if err := fn(b[vs:ve]); err != nil {
-			return err
-		}
-		i = skipWS(b, ve)
-		if i >= len(b) {
-			return errSyntax("unexpected end", i)
-		}
-		switch b[i] {
-		case ',':
-			i = skipWS(b, i+1)
-		case ']':
-			return nil
-		default:
-			return errSyntax("expected ',' or ']'", i)
-		}
-	}
+	_, err := scanArray(b, i, 1, func(vs, ve int) error { return fn(b[vs:ve]) })
+	return err
 }
