@@ -113,18 +113,18 @@ func (a *Authenticator) unauthorized(reason, desc string) *Failure {
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Identity, *Failure) {
 	h := a.cfg.Auth.Headers
 	get := func(name, std string) string {
-		v := strings.TrimSpace(r.Header.Get(name))
+		v := strings.TrimSpace(HeaderValue(r.Header, name))
 		if v == "" && name != std && Trusted(ctx) {
 			// mcpgw-bridge on the socket sends the standard names.
-			v = strings.TrimSpace(r.Header.Get(std))
+			v = strings.TrimSpace(HeaderValue(r.Header, std))
 		}
 		return v
 	}
 	id := &Identity{
-		Agent:        get(h.Agent, "X-Agent-ID"),
-		Conversation: get(h.Conversation, "X-Conversation-ID"),
-		Task:         get(h.Task, "X-Task-ID"),
-		Executor:     get(h.Executor, "X-Executor-ID"),
+		Agent:        get(h.Agent, "X-Agent-Id"),
+		Conversation: get(h.Conversation, "X-Conversation-Id"),
+		Task:         get(h.Task, "X-Task-Id"),
+		Executor:     get(h.Executor, "X-Executor-Id"),
 	}
 	if a.cfg.Auth.Mode == "none" || Trusted(ctx) {
 		id.Method = "header"
@@ -252,4 +252,19 @@ func narrowDigest(c *Claims) string {
 	b, _ := json.Marshal([]any{c.Servers, c.Tools, c.ReadOnly, c.Task, c.Conversation})
 	sum := sha256.Sum256(b)
 	return "#" + hex.EncodeToString(sum[:6])
+}
+
+// HeaderValue is Header.Get without canonicalising a name that already is canonical (the
+// common case: the defaults, and configured names are canonicalised at load), which
+// Header.Get would allocate for on every request.
+func HeaderValue(h http.Header, name string) string {
+	if v := h[name]; len(v) > 0 {
+		return v[0]
+	}
+	if c := http.CanonicalHeaderKey(name); c != name {
+		if v := h[c]; len(v) > 0 {
+			return v[0]
+		}
+	}
+	return ""
 }

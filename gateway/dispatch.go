@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -110,8 +111,8 @@ type callParams struct {
 
 // read scans the params without decoding arguments.
 func (p *callParams) read(raw json.RawMessage) error {
-	return wire.Members(raw, func(k string, v []byte) error {
-		switch k {
+	return wire.MembersRaw(raw, func(k, v []byte) error {
+		switch string(k) {
 		case "name":
 			s, ok := wire.String(v)
 			if !ok {
@@ -155,7 +156,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	}
 	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
 	b = append(b, `{"name":`...)
-	b = append(b, wire.Quote(t.Name)...)
+	b = wire.AppendQuote(b, t.Name)
 	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
 		b = append(b, `,"arguments":`...)
 		b = append(b, p.Arguments...)
@@ -229,50 +230,53 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 	if err != nil {
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
-	owner := &callOwner{s: s, out: out, id: m.ID}
-	if progTok != "" {
-		owner.attach = func(k *upstream.Call) {
-			g.progMu.Lock()
-			r := g.progress[progTok]
-			r.session, r.call = s, k
-			g.progress[progTok] = r
-			g.progMu.Unlock()
-		}
-	}
-	k, err := conn.Begin(cctx, method, params, owner)
-	if err != nil {
-		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
-	}
+	owner := &callOwner{s: s, out: out, id: m.ID, cancel: cancel, progTok: progTok, g: g}
 	key := string(m.ID)
-	s.mu.Lock()
-	s.inflight[key] = k
-	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
-		if s.inflight[key] == k {
+		if k := s.inflight[key]; k != nil && k.Owner == owner {
 			delete(s.inflight, key)
 		}
 		s.mu.Unlock()
 	}()
+	// ended says what became of a call whose wait ended with err: cancelled by the
+	// client, timed out, or the client went away. k is nil when the request did not get
+	// its answer's head (Begin has told the upstream already).
+	ended := func(err error, k *upstream.Call) (string, bool) {
+		switch {
+		case errors.Is(err, context.Canceled) && owner.cancelled.Load():
+			_ = out.reply(nil)
+			return "cancelled", true
+		case errors.Is(err, context.DeadlineExceeded) || (cctx.Err() != nil && ctx.Err() == nil):
+			if k != nil {
+				conn.Abandon(k, "timeout")
+			}
+			return fail("timeout", fmt.Sprintf("upstream %q did not answer within %s", server, timeout)), true
+		case ctx.Err() != nil:
+			if k != nil {
+				conn.Abandon(k, "client went away")
+			}
+			return "cancelled", true
+		case errors.Is(err, context.Canceled):
+			_ = out.reply(nil)
+			return "cancelled", true
+		}
+		return "", false
+	}
+	k, err := conn.Begin(cctx, method, params, owner)
+	if err != nil {
+		if outcome, ok := ended(err, nil); ok && cctx.Err() != nil {
+			return outcome
+		}
+		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
+	}
 	for {
 		raw, final, err := k.Next(cctx)
 		if err != nil {
-			switch {
-			case errors.Is(err, context.Canceled) && owner.cancelled.Load():
-				_ = out.reply(nil)
-				return "cancelled"
-			case errors.Is(err, context.DeadlineExceeded) || (cctx.Err() != nil && ctx.Err() == nil):
-				conn.Abandon(k, "timeout")
-				return fail("timeout", fmt.Sprintf("upstream %q did not answer within %s", server, timeout))
-			case ctx.Err() != nil:
-				conn.Abandon(k, "client went away")
-				return "cancelled"
-			case errors.Is(err, context.Canceled):
-				_ = out.reply(nil)
-				return "cancelled"
-			default:
-				return fail("unavailable", fmt.Sprintf("upstream %q failed during the call: %v", server, err))
+			if outcome, ok := ended(err, k); ok {
+				return outcome
 			}
+			return fail("unavailable", fmt.Sprintf("upstream %q failed during the call: %v", server, err))
 		}
 		if !final {
 			_ = out.related(raw)
@@ -296,28 +300,43 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 
 // callOwner ties an upstream call to the client request it serves.
 type callOwner struct {
+	g         *Gateway
 	s         *Session
 	out       outbox
 	id        json.RawMessage
+	progTok   string
 	cancelled atomic.Bool
-	attach    func(*upstream.Call)
+	// cancel ends the call's context: a request still waiting for its answer's head is cut
+	// off at once.
+	cancel context.CancelFunc
 }
 
-// Attach is called by the connection before the request is sent.
+// Attach is called by the connection before the request is sent: from then on the call
+// can be cancelled by the client, and progress for its token finds it.
 func (o *callOwner) Attach(k *upstream.Call) {
-	if o.attach != nil {
-		o.attach(k)
+	o.s.mu.Lock()
+	o.s.inflight[string(o.id)] = k
+	o.s.mu.Unlock()
+	if o.progTok != "" {
+		g := o.g
+		g.progMu.Lock()
+		r := g.progress[o.progTok]
+		r.session, r.call = o.s, k
+		g.progress[o.progTok] = r
+		g.progMu.Unlock()
 	}
 }
+
+var isErrorKey = []byte(`"isError"`)
 
 // isErrorResult reports a result's top-level "isError": true, scanning without decoding.
 func isErrorResult(res json.RawMessage) bool {
-	if !strings.Contains(string(res), `"isError"`) {
+	if !bytes.Contains(res, isErrorKey) {
 		return false
 	}
 	isErr := false
-	_ = wire.Members(res, func(k string, v []byte) error {
-		if k == "isError" {
+	_ = wire.MembersRaw(res, func(k, v []byte) error {
+		if string(k) == "isError" {
 			isErr = string(v) == "true"
 		}
 		return nil
@@ -522,11 +541,15 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 		if k == nil {
 			return
 		}
-		if o, ok := k.Owner.(*callOwner); ok {
+		o, _ := k.Owner.(*callOwner)
+		if o != nil {
 			o.cancelled.Store(true)
 		}
 		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
 		k.Conn().Abandon(k, "cancelled by client")
+		if o != nil {
+			o.cancel()
+		}
 	case "notifications/roots/list_changed":
 		s.mu.Lock()
 		conns := make([]*upstream.Conn, 0, len(s.conns))

@@ -46,7 +46,15 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
 		return nil, false
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 {
+		// net/http's body reader stops at Content-Length: one exact buffer, no growth.
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -62,7 +70,7 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 // checkVersionHeader enforces MCP-Protocol-Version. SEP-2575 requests (2026-07-28 and
 // later) are answered with the code that makes those clients fall back to initialize.
 func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessage) (newer bool, ok bool) {
-	v := r.Header.Get("MCP-Protocol-Version")
+	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v == "" || slices.Contains(streamableVersions, v) {
 		return false, true
 	}
@@ -125,7 +133,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.Method == "server/discover" || (newer && m.Method != "initialize") {
-		unsupportedNewProtocol(w, m.ID, r.Header.Get("MCP-Protocol-Version"))
+		unsupportedNewProtocol(w, m.ID, auth.HeaderValue(r.Header, "Mcp-Protocol-Version"))
 		return
 	}
 	if m.Method == "initialize" {
@@ -155,7 +163,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	default:
 		out := newPostReply(w, r)
 		if s.rec.ProtocolVersion >= "2025-11-25" {
-			out.prime("s" + itoa(g.streamSeq.Add(1)))
+			out.prime(g.streamSeq.Add(1))
 		}
 		g.dispatch(r.Context(), s, &m, out)
 		out.finish()
@@ -170,7 +178,7 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
 		return
 	}
-	v := r.Header.Get("MCP-Protocol-Version")
+	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	var s *Session
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 		if s = g.session(w, sid, nil); s == nil {
@@ -243,7 +251,7 @@ func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire
 		g.refuse(w, fail, id)
 		return
 	}
-	switch h := r.Header.Get("X-MCP-Handshake"); h {
+	switch h := auth.HeaderValue(r.Header, "X-Mcp-Handshake"); h {
 	case "full", "thin", "auto":
 		rec.Handshake = h
 	}
@@ -374,9 +382,9 @@ func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 
 // postReply answers one POSTed request: as a JSON body when the response is all there is,
 // or, once a related message must go first, as an event stream. A primed reply (requests
-// on 2025-11-25 sessions, SEP-1699) is an event stream from the start whose first event
-// carries an id and a retry hint; it is flushed on its own only if the response has not
-// come within primeDelay, so a fast call still leaves in one write.
+// on 2025-11-25 sessions, SEP-1699) becomes an event stream whose first event carries an
+// id and a retry hint if the response has not come within primeDelay; a fast call still
+// leaves as one JSON body in one write.
 type postReply struct {
 	w        http.ResponseWriter
 	r        *http.Request
@@ -384,6 +392,8 @@ type postReply struct {
 	sse      bool
 	done     bool
 	sseOnly  bool
+	primed   bool
+	stream   int64 // the stream's number; its id ("s" + number) is made when it starts
 	streamID string
 	nextID   int
 	buf      []byte
@@ -397,28 +407,45 @@ func newPostReply(w http.ResponseWriter, r *http.Request) *postReply {
 	return &postReply{w: w, r: r, sseOnly: !strings.Contains(accept, "application/json") && strings.Contains(accept, "text/event-stream")}
 }
 
-// prime starts the event stream with a priming event (id, retry, empty data).
-func (p *postReply) prime(streamID string) {
+// prime arranges for a priming event (id, retry, empty data, SEP-1699) to open the event
+// stream. Nothing is written yet: an answer that comes within primeDelay leaves as plain
+// JSON (when the client accepts it), since priming belongs to an event stream and a fast
+// answer needs none. A slower answer, or a related message, starts the stream with the
+// priming event first.
+func (p *postReply) prime(stream int64) {
 	if !strings.Contains(p.r.Header.Get("Accept"), "text/event-stream") {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.streamID = streamID
-	p.startSSE()
-	p.buf = append(p.buf[:0], "id: "...)
-	p.buf = append(p.buf, p.eventID()...)
-	p.buf = append(p.buf, "\nretry: 1000\ndata: \n\n"...)
-	_, _ = p.w.Write(p.buf)
+	p.stream = stream
+	p.primed = true
 	p.timer = time.AfterFunc(primeDelay, func() {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if !p.done {
+			p.startStream()
 			if fl, ok := p.w.(http.Flusher); ok {
 				fl.Flush()
 			}
 		}
 	})
+}
+
+// startStream switches the answer to an event stream, opening it with the priming event
+// when the request was primed. Callers hold p.mu.
+func (p *postReply) startStream() {
+	if p.sse {
+		return
+	}
+	p.startSSE()
+	if p.primed {
+		p.streamID = "s" + itoa(p.stream)
+		p.buf = append(p.buf[:0], "id: "...)
+		p.buf = append(p.buf, p.eventID()...)
+		p.buf = append(p.buf, "\nretry: 1000\ndata: \n\n"...)
+		_, _ = p.w.Write(p.buf)
+	}
 }
 
 func (p *postReply) eventID() string {
@@ -430,10 +457,17 @@ func (p *postReply) eventID() string {
 	return id
 }
 
+// Header values shared by every response (net/http does not modify them).
+var (
+	ctJSON     = []string{"application/json"}
+	ctSSE      = []string{"text/event-stream"}
+	hdrNoCache = []string{"no-cache"}
+)
+
 func (p *postReply) startSSE() {
 	h := p.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
+	h["Content-Type"] = ctSSE
+	h["Cache-Control"] = hdrNoCache
 	p.w.WriteHeader(http.StatusOK)
 	p.sse = true
 }
@@ -455,9 +489,7 @@ func (p *postReply) related(msg []byte) error {
 	if p.done {
 		return errNoStream
 	}
-	if !p.sse {
-		p.startSSE()
-	}
+	p.startStream()
 	return p.event(msg, true)
 }
 
@@ -472,19 +504,15 @@ func (p *postReply) reply(msg []byte) error {
 		p.timer.Stop()
 	}
 	if msg == nil {
-		if !p.sse {
-			p.startSSE()
-		}
+		p.startStream()
 		return nil
 	}
 	if p.sse || p.sseOnly {
-		if !p.sse {
-			p.startSSE()
-		}
+		p.startStream()
 		// No flush: the handler's return sends it with the end of the body, in one write.
 		return p.event(msg, false)
 	}
-	p.w.Header().Set("Content-Type", "application/json")
+	p.w.Header()["Content-Type"] = ctJSON
 	p.w.WriteHeader(http.StatusOK)
 	_, err := p.w.Write(msg)
 	return err
@@ -504,13 +532,11 @@ func (p *postReply) replyResult(id, result []byte) error {
 		p.timer.Stop()
 	}
 	if !p.sse && !p.sseOnly {
-		p.w.Header().Set("Content-Type", "application/json")
+		p.w.Header()["Content-Type"] = ctJSON
 		p.w.Header().Set("Content-Length", itoa(int64(len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`))))
 		p.w.WriteHeader(http.StatusOK)
 	} else {
-		if !p.sse {
-			p.startSSE()
-		}
+		p.startStream()
 		p.buf = append(p.buf[:0], "event: message\n"...)
 		if id := p.eventID(); id != "" {
 			p.buf = append(p.buf, "id: "...)

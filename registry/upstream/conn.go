@@ -222,7 +222,8 @@ func (c *Conn) deliver(raw []byte, rel *Call) {
 		return
 	}
 	if c.handler != nil {
-		c.handler(c, &m, raw, rel)
+		hm := m // only what goes to the handler leaves this frame
+		c.handler(c, &hm, raw, rel)
 	}
 }
 
@@ -245,11 +246,33 @@ func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage,
 	}
 	if err := c.tr.send(ctx, wire.Request(wire.IntID(id), method, params), k); err != nil {
 		c.mu.Lock()
+		_, pending := c.calls[id]
 		delete(c.calls, id)
 		c.mu.Unlock()
+		if ctx.Err() != nil {
+			// ctx ended while the request was on its way or waiting for its answer's head:
+			// the upstream may be working on it, and a dropped connection is not a
+			// cancellation, so say so (unless Abandon already did).
+			k.finish(nil, ctx.Err())
+			if pending {
+				reason := "cancelled"
+				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+					reason = "timeout"
+				}
+				c.notifyCancelled(id, reason)
+			}
+			return nil, ctx.Err()
+		}
 		return nil, err
 	}
 	return k, nil
+}
+
+func (c *Conn) notifyCancelled(id int64, reason string) {
+	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = c.tr.send(ctx, wire.Notification("notifications/cancelled", p), nil)
 }
 
 // Abandon forgets a call (after a timeout or cancellation) and tells the upstream.
@@ -260,10 +283,7 @@ func (c *Conn) Abandon(k *Call, reason string) {
 	c.mu.Unlock()
 	k.finish(nil, context.Canceled)
 	if ok {
-		p, _ := json.Marshal(map[string]any{"requestId": k.ID, "reason": reason})
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = c.tr.send(ctx, wire.Notification("notifications/cancelled", p), nil)
+		c.notifyCancelled(k.ID, reason)
 	}
 }
 

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -39,10 +38,9 @@ type streamTransport struct {
 	mu        sync.Mutex
 	sessionID string
 	version   string
-	base      http.Header
-	sidHdr    []string
-	verHdr    []string
 	deliver   func([]byte, *Call)
+	ep        *h1Endpoint
+	active    map[*h1Conn]struct{}
 	ctx       context.Context
 	cancel    context.CancelFunc
 	doneCh    chan struct{}
@@ -57,15 +55,41 @@ func newStreamable(name, endpoint string, headers map[string]string, log *slog.L
 }
 
 func (t *streamTransport) start(deliver func([]byte, *Call)) error {
+	ep, err := newH1Endpoint(t.endpoint, t.headers)
+	if err != nil {
+		return err
+	}
+	t.ep = ep
+	t.active = map[*h1Conn]struct{}{}
 	t.deliver = deliver
 	return nil
+}
+
+// track keeps the connections the transport's POSTs hold, so that die can end them.
+func (t *streamTransport) track(c *h1Conn, add bool) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !add {
+		delete(t.active, c)
+		return true
+	}
+	if t.active == nil {
+		return false // ended
+	}
+	t.active[c] = struct{}{}
+	return true
 }
 
 func (t *streamTransport) die(err error) {
 	t.doneOnce.Do(func() {
 		t.mu.Lock()
 		t.deadErr = err
+		active := t.active
+		t.active = nil
 		t.mu.Unlock()
+		for c := range active {
+			c.nc.Close()
+		}
 		t.cancel()
 		close(t.doneCh)
 	})
@@ -100,79 +124,49 @@ func (t *streamTransport) setHeaders(h http.Header) {
 	t.mu.Unlock()
 }
 
-// postHeaders builds a POST's headers from a prepared base: one map clone per request
-// and no key canonicalisation on the call path.
-func (t *streamTransport) postHeaders() http.Header {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.base == nil {
-		b := http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
-		for k, v := range t.headers {
-			b.Set(k, v)
-		}
-		t.base = b
-	}
-	h := make(http.Header, len(t.base)+2)
-	for k, v := range t.base {
-		h[k] = v
-	}
-	if t.sessionID != "" {
-		if t.sidHdr == nil {
-			t.sidHdr = []string{t.sessionID}
-		}
-		h["Mcp-Session-Id"] = t.sidHdr
-	}
-	if t.version != "" {
-		if t.verHdr == nil {
-			t.verHdr = []string{t.version}
-		}
-		h["Mcp-Protocol-Version"] = t.verHdr
-	}
-	return h
-}
-
+// send POSTs one message. ctx bounds the exchange until the answer's head (and a JSON
+// body) has arrived: when it ends first the connection is closed and ctx's error returned.
+// An event-stream answer is read on its own goroutine and ends with the stream or the
+// transport.
 func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error {
 	select {
 	case <-t.doneCh:
 		return fmt.Errorf("%w: %v", ErrClosed, t.err())
 	default:
 	}
-	// The request's own stream may outlive ctx (a long call); it ends with the transport.
-	reqCtx := ctx
-	if rel != nil {
-		reqCtx = t.ctx
-	}
-	req, err := http.NewRequestWithContext(reqCtx, http.MethodPost, t.endpoint, bytes.NewReader(msg))
+	t.mu.Lock()
+	sid, version := t.sessionID, t.version
+	t.mu.Unlock()
+	resp, err := t.ep.post(ctx, t, sid, version, msg, sid)
 	if err != nil {
-		return err
-	}
-	req.Header = t.postHeaders()
-	resp, err := t.client.Do(req)
-	if err != nil {
-		if t.ctx.Err() != nil {
+		switch {
+		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+			return err
+		case t.ctx.Err() != nil || errors.Is(err, errTransportEnded):
 			return fmt.Errorf("%w: %v", ErrClosed, t.err())
 		}
 		t.die(fmt.Errorf("unreachable: %v", err))
 		return fmt.Errorf("%w: %v", ErrClosed, err)
 	}
-	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+	if resp.sessionID != "" && sid == "" {
 		t.mu.Lock()
 		if t.sessionID == "" {
-			t.sessionID = sid
+			t.sessionID = resp.sessionID
 		}
 		t.mu.Unlock()
 	}
 	switch {
-	case resp.StatusCode == http.StatusAccepted:
-		resp.Body.Close()
+	case resp.status == http.StatusAccepted:
+		resp.discard()
 		return nil
-	case resp.StatusCode == http.StatusNotFound && t.hasSession():
-		resp.Body.Close()
+	case resp.status == http.StatusNotFound && t.hasSession():
+		resp.discard()
 		t.die(errors.New("upstream ended the session (404)"))
 		return fmt.Errorf("%w: session ended by upstream", ErrClosed)
-	case resp.StatusCode >= 300:
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
-		resp.Body.Close()
+	case resp.status >= 300:
+		b := resp.body()
+		body, _ := io.ReadAll(io.LimitReader(b, 4096))
+		b.Close()
 		// A JSON-RPC error body answers the request only if it carries the request's id;
 		// an id-less error (as some servers send for an unknown session) does not.
 		if rel != nil && len(body) > 0 && body[0] == '{' {
@@ -181,21 +175,21 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 				return nil
 			}
 		}
-		if resp.StatusCode == http.StatusBadRequest && t.hasSession() && strings.Contains(strings.ToLower(string(body)), "session") {
+		if resp.status == http.StatusBadRequest && t.hasSession() && strings.Contains(strings.ToLower(string(body)), "session") {
 			t.die(fmt.Errorf("upstream no longer knows the session: HTTP 400: %s", strings.TrimSpace(string(body))))
 			return fmt.Errorf("%w: session lost by upstream", ErrClosed)
 		}
-		return fmt.Errorf("upstream answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body)))
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch ct {
-	case "text/event-stream":
-		go t.readStream(resp, rel)
+		return fmt.Errorf("upstream answered HTTP %d: %s", resp.status, strings.TrimSpace(string(body)))
+	case resp.eventStream:
+		resp.letGoOfCtx()
+		go t.readStream(resp.body(), rel)
 		return nil
 	default:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxMessageBytes))
-		resp.Body.Close()
+		body, err := resp.readBody(MaxMessageBytes)
 		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return fmt.Errorf("read upstream response: %w", err)
 		}
 		if len(bytes.TrimSpace(body)) > 0 {
@@ -213,13 +207,13 @@ func (t *streamTransport) hasSession() bool {
 
 // readStream relays a POST's event stream. If the stream ends before the call's response
 // (SSE polling, SEP-1699), it resumes with GET and Last-Event-ID.
-func (t *streamTransport) readStream(resp *http.Response, rel *Call) {
+func (t *streamTransport) readStream(body io.ReadCloser, rel *Call) {
 	defer func() {
 		if rel != nil && !rel.finished() {
 			rel.conn.fail(rel, errors.New("upstream ended the response stream without a result"))
 		}
 	}()
-	lastID, retry := t.relayEvents(resp, rel)
+	lastID, retry := t.relayEvents(body, rel)
 	for attempt := 0; rel != nil && !rel.finished() && lastID != "" && attempt < 10; attempt++ {
 		if retry <= 0 {
 			retry = 100
@@ -245,7 +239,7 @@ func (t *streamTransport) readStream(resp *http.Response, rel *Call) {
 			return
 		}
 		var id string
-		id, retry = t.relayEvents(r2, rel)
+		id, retry = t.relayEvents(r2.Body, rel)
 		if id != "" {
 			lastID = id
 		}
@@ -258,9 +252,9 @@ func (k *Call) finished() bool {
 	return k.fin
 }
 
-func (t *streamTransport) relayEvents(resp *http.Response, rel *Call) (lastID string, retry int) {
-	defer resp.Body.Close()
-	r := wire.NewSSEReader(resp.Body, MaxMessageBytes)
+func (t *streamTransport) relayEvents(body io.ReadCloser, rel *Call) (lastID string, retry int) {
+	defer body.Close()
+	r := wire.NewSSEReader(body, MaxMessageBytes)
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -302,7 +296,7 @@ func (t *streamTransport) listen() {
 			switch {
 			case resp.StatusCode == http.StatusOK:
 				started := time.Now()
-				t.relayEvents(resp, nil)
+				t.relayEvents(resp.Body, nil)
 				if time.Since(started) > 10*time.Second {
 					backoff = 250 * time.Millisecond
 				}

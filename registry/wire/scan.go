@@ -24,6 +24,16 @@ func errSyntax(msg string, off int) error {
 // Members calls fn for each top-level member of the JSON object b, in order, with the key
 // (decoded) and the raw value. It fails on any malformed JSON in b, anywhere in it.
 func Members(b []byte, fn func(key string, val []byte) error) error {
+	if fn == nil {
+		return MembersRaw(b, nil)
+	}
+	return MembersRaw(b, func(k, v []byte) error { return fn(string(k), v) })
+}
+
+// MembersRaw is Members with the key as bytes (decoded; a slice of b unless it has
+// escapes), valid only during the call: the hot paths switch on string(key), which does
+// not allocate.
+func MembersRaw(b []byte, fn func(key, val []byte) error) error {
 	i := skipWS(b, 0)
 	if i >= len(b) || b[i] != '{' {
 		if i < len(b) && json.Valid(b) {
@@ -36,15 +46,14 @@ func Members(b []byte, fn func(key string, val []byte) error) error {
 			return nil
 		}
 		key := b[ks+1 : ke-1]
-		var k string
 		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
 			if err := json.Unmarshal(b[ks:ke], &k); err != nil {
 				return err
 			}
-		} else {
-			k = string(key)
+			key = []byte(k)
 		}
-		return fn(k, b[vs:ve])
+		return fn(key, b[vs:ve])
 	})
 	if err != nil {
 		return err
@@ -255,6 +264,9 @@ func stringValue(raw []byte) (string, bool) {
 	}
 	inner := raw[1 : len(raw)-1]
 	if bytes.IndexByte(inner, '\\') < 0 {
+		if s, ok := interned(inner); ok {
+			return s, true
+		}
 		return string(inner), true
 	}
 	var s string
@@ -275,4 +287,38 @@ func Elements(b []byte, fn func(val []byte) error) error {
 	}
 	_, err := scanArray(b, i, 1, func(vs, ve int) error { return fn(b[vs:ve]) })
 	return err
+}
+
+// interned returns the constant for the strings every message carries (the JSON-RPC
+// version and the common methods), so reading them allocates nothing.
+func interned(b []byte) (string, bool) {
+	switch string(b) {
+	case "2.0":
+		return "2.0", true
+	case "tools/call":
+		return "tools/call", true
+	case "tools/list":
+		return "tools/list", true
+	case "ping":
+		return "ping", true
+	case "initialize":
+		return "initialize", true
+	case "notifications/initialized":
+		return "notifications/initialized", true
+	case "notifications/progress":
+		return "notifications/progress", true
+	case "notifications/message":
+		return "notifications/message", true
+	case "notifications/cancelled":
+		return "notifications/cancelled", true
+	case "resources/read":
+		return "resources/read", true
+	case "resources/list":
+		return "resources/list", true
+	case "prompts/get":
+		return "prompts/get", true
+	case "prompts/list":
+		return "prompts/list", true
+	}
+	return "", false
 }

@@ -51,8 +51,8 @@ func Parse(b []byte) (*Msg, error) {
 // not be changed while m is in use.
 func ParseInto(b []byte, m *Msg) error {
 	*m = Msg{}
-	err := Members(b, func(k string, v []byte) error {
-		switch k {
+	err := MembersRaw(b, func(k, v []byte) error {
+		switch string(k) {
 		case "jsonrpc":
 			s, ok := stringValue(v)
 			if !ok {
@@ -210,6 +210,22 @@ func IntID(n int64) json.RawMessage { return strconv.AppendInt(nil, n, 10) }
 
 // Quote encodes s as a JSON string.
 func Quote(s string) json.RawMessage {
-	b, _ := json.Marshal(s)
-	return b
+	return AppendQuote(nil, s)
+}
+
+// AppendQuote appends s as a JSON string. Plain strings (printable ASCII without quotes,
+// backslashes or the characters encoding/json escapes for HTML) are copied as they are;
+// anything else goes through encoding/json, so the output is always the same as
+// json.Marshal's.
+func AppendQuote(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(dst, b...)
+		}
+	}
+	dst = append(dst, '"')
+	dst = append(dst, s...)
+	return append(dst, '"')
 }

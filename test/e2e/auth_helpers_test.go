@@ -33,7 +33,7 @@ import (
 )
 
 // rawProtocolVersion is what the raw client negotiates: 2025-06-18 answers POSTed requests
-// with a plain JSON body (2025-11-25 primes an event stream first).
+// with a plain JSON body (on 2025-11-25 a slow answer becomes a primed event stream).
 const rawProtocolVersion = "2025-06-18"
 
 // rawHTTP bounds every raw request.
