@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -48,6 +49,33 @@ type Authenticator struct {
 	keys        *KeyFile
 	staticKeys  map[string]string // sha256 → agent
 	metadataURL string
+
+	// principals caches "agent:" + name for header-named agents (mode none and the
+	// socket), so that a request does not build the same string again.
+	pmu        sync.RWMutex
+	principals map[string]string
+}
+
+// maxCachedPrincipals bounds the principal cache: names come from request headers.
+const maxCachedPrincipals = 4096
+
+func (a *Authenticator) agentPrincipal(agent string) string {
+	a.pmu.RLock()
+	p, ok := a.principals[agent]
+	a.pmu.RUnlock()
+	if ok {
+		return p
+	}
+	p = "agent:" + agent
+	a.pmu.Lock()
+	if a.principals == nil {
+		a.principals = map[string]string{}
+	}
+	if len(a.principals) < maxCachedPrincipals {
+		a.principals[agent] = p
+	}
+	a.pmu.Unlock()
+	return p
 }
 
 // NewAuthenticator prepares the verifiers of cfg.Auth. keys may be nil.
@@ -131,7 +159,7 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Ide
 		if id.Agent == "" && len(a.cfg.Agents) == 0 {
 			id.Agent = DefaultAgent
 		}
-		id.Principal = "agent:" + id.Agent
+		id.Principal = a.agentPrincipal(id.Agent)
 		return id, a.checkAgent(id)
 	}
 	authz := r.Header.Get("Authorization")

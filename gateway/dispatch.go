@@ -224,13 +224,15 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 	if srv != nil {
 		timeout = srv.Def.Timeouts.Call
 	}
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	conn, err := s.conn(cctx, server)
+	// The call is bounded by a deadline carried on the call, not by a derived context: one
+	// context, timer and cancel registration less per call. The client going away still
+	// ends the wait through ctx.
+	deadline := time.Now().Add(timeout)
+	conn, err := s.conn(ctx, server)
 	if err != nil {
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
-	owner := &callOwner{s: s, out: out, id: m.ID, cancel: cancel, progTok: progTok, g: g}
+	owner := &callOwner{s: s, out: out, id: m.ID, progTok: progTok, g: g}
 	key := string(m.ID)
 	defer func() {
 		s.mu.Lock()
@@ -247,7 +249,7 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 		case errors.Is(err, context.Canceled) && owner.cancelled.Load():
 			_ = out.reply(nil)
 			return "cancelled", true
-		case errors.Is(err, context.DeadlineExceeded) || (cctx.Err() != nil && ctx.Err() == nil):
+		case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 			if k != nil {
 				conn.Abandon(k, "timeout")
 			}
@@ -263,15 +265,15 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 		}
 		return "", false
 	}
-	k, err := conn.Begin(cctx, method, params, owner)
+	k, err := conn.BeginUntil(ctx, deadline, method, params, owner)
 	if err != nil {
-		if outcome, ok := ended(err, nil); ok && cctx.Err() != nil {
+		if outcome, ok := ended(err, nil); ok {
 			return outcome
 		}
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
 	for {
-		raw, final, err := k.Next(cctx)
+		raw, final, err := k.Next(ctx)
 		if err != nil {
 			if outcome, ok := ended(err, k); ok {
 				return outcome
@@ -306,9 +308,6 @@ type callOwner struct {
 	id        json.RawMessage
 	progTok   string
 	cancelled atomic.Bool
-	// cancel ends the call's context: a request still waiting for its answer's head is cut
-	// off at once.
-	cancel context.CancelFunc
 }
 
 // Attach is called by the connection before the request is sent: from then on the call
@@ -541,15 +540,13 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 		if k == nil {
 			return
 		}
-		o, _ := k.Owner.(*callOwner)
-		if o != nil {
+		if o, ok := k.Owner.(*callOwner); ok {
 			o.cancelled.Store(true)
 		}
 		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
+		// Abandon ends the call's wait and cuts off a request still waiting for its
+		// answer's head (that request then fails as cancelled, not as a broken upstream).
 		k.Conn().Abandon(k, "cancelled by client")
-		if o != nil {
-			o.cancel()
-		}
 	case "notifications/roots/list_changed":
 		s.mu.Lock()
 		conns := make([]*upstream.Conn, 0, len(s.conns))

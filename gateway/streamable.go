@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -397,7 +398,7 @@ type postReply struct {
 	streamID string
 	nextID   int
 	buf      []byte
-	timer    *time.Timer
+	timer    *primeTimer
 }
 
 const primeDelay = 20 * time.Millisecond
@@ -420,16 +421,49 @@ func (p *postReply) prime(stream int64) {
 	defer p.mu.Unlock()
 	p.stream = stream
 	p.primed = true
-	p.timer = time.AfterFunc(primeDelay, func() {
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		if !p.done {
-			p.startStream()
-			if fl, ok := p.w.(http.Flusher); ok {
-				fl.Flush()
-			}
+	pt := primeTimers.Get().(*primeTimer)
+	pt.p.Store(p)
+	pt.t.Reset(primeDelay)
+	p.timer = pt
+}
+
+// primeTimer is a reusable primeDelay timer: a request's answer usually comes first, the
+// timer is stopped and goes back to the pool, so priming costs no allocation per request.
+type primeTimer struct {
+	t *time.Timer
+	p atomic.Pointer[postReply]
+}
+
+var primeTimers = sync.Pool{New: func() any {
+	pt := &primeTimer{}
+	pt.t = time.AfterFunc(time.Hour, pt.fire)
+	pt.t.Stop()
+	return pt
+}}
+
+// fire starts the event stream of a request whose answer has not come within primeDelay.
+func (pt *primeTimer) fire() {
+	p := pt.p.Load()
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.done {
+		p.startStream()
+		if fl, ok := p.w.(http.Flusher); ok {
+			fl.Flush()
 		}
-	})
+	}
+}
+
+// stop stops the timer; one that had not fired goes back to the pool. A timer whose
+// function has started is left to the garbage collector.
+func (pt *primeTimer) stop() {
+	if pt.t.Stop() {
+		pt.p.Store(nil)
+		primeTimers.Put(pt)
+	}
 }
 
 // startStream switches the answer to an event stream, opening it with the priming event
@@ -501,7 +535,8 @@ func (p *postReply) reply(msg []byte) error {
 	}
 	p.done = true
 	if p.timer != nil {
-		p.timer.Stop()
+		p.timer.stop()
+		p.timer = nil
 	}
 	if msg == nil {
 		p.startStream()
@@ -529,7 +564,8 @@ func (p *postReply) replyResult(id, result []byte) error {
 	}
 	p.done = true
 	if p.timer != nil {
-		p.timer.Stop()
+		p.timer.stop()
+		p.timer = nil
 	}
 	if !p.sse && !p.sseOnly {
 		p.w.Header()["Content-Type"] = ctJSON

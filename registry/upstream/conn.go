@@ -34,6 +34,9 @@ type transport interface {
 	send(ctx context.Context, msg []byte, rel *Call) error
 	// afterInit is told the initialize result (session id captured by HTTP transports).
 	afterInit(protocolVersion string)
+	// interrupt stops waiting on the wire for k's answer (k was abandoned), where the
+	// transport waits per request (streamable HTTP); others do nothing.
+	interrupt(k *Call)
 	close() error
 	done() <-chan struct{}
 	// err says why the transport ended.
@@ -86,6 +89,8 @@ type Call struct {
 	fin   bool
 	err   error
 	Start time.Time
+	// deadline bounds the call: the request on the wire and Next (zero: none).
+	deadline time.Time
 }
 
 func newCall(c *Conn, id int64, method string) *Call {
@@ -121,8 +126,17 @@ func (k *Call) finish(resp []byte, err error) {
 }
 
 // Next waits for the next related message (related=true) or the final response. It returns
-// ctx's error if ctx ends first, and ErrClosed-wrapped errors when the connection dies.
+// ctx's error if ctx ends first, context.DeadlineExceeded once the call's deadline has
+// passed, and ErrClosed-wrapped errors when the connection dies. A timer for the deadline
+// is made only if Next has to wait.
 func (k *Call) Next(ctx context.Context) (raw []byte, final bool, err error) {
+	var timer *time.Timer
+	var expired <-chan time.Time
+	defer func() {
+		if timer != nil {
+			timer.Stop()
+		}
+	}()
 	for {
 		k.mu.Lock()
 		if len(k.queue) > 0 {
@@ -138,10 +152,20 @@ func (k *Call) Next(ctx context.Context) (raw []byte, final bool, err error) {
 			return resp, true, err
 		}
 		k.mu.Unlock()
+		if timer == nil && !k.deadline.IsZero() {
+			d := time.Until(k.deadline)
+			if d <= 0 {
+				return nil, false, context.DeadlineExceeded
+			}
+			timer = time.NewTimer(d)
+			expired = timer.C
+		}
 		select {
 		case <-k.sig:
 		case <-ctx.Done():
 			return nil, false, ctx.Err()
+		case <-expired:
+			return nil, false, context.DeadlineExceeded
 		}
 	}
 }
@@ -228,10 +252,20 @@ func (c *Conn) deliver(raw []byte, rel *Call) {
 }
 
 // Begin sends a request and returns its call. params are raw JSON (or nil). An owner with
-// an Attach(*Call) method is given the call before the request is sent.
+// an Attach(*Call) method is given the call before the request is sent. ctx's deadline, if
+// any, bounds the call.
 func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage, owner any) (*Call, error) {
+	d, _ := ctx.Deadline()
+	return c.BeginUntil(ctx, d, method, params, owner)
+}
+
+// BeginUntil is Begin with the call bounded by deadline (zero: none) instead of by a
+// context of its own: ctx is then only the caller's (its end still ends the wait). The
+// forwarding path uses it to spare a derived context per call.
+func (c *Conn) BeginUntil(ctx context.Context, deadline time.Time, method string, params json.RawMessage, owner any) (*Call, error) {
 	id := c.nextID.Add(1)
 	k := newCall(c, id, method)
+	k.deadline = deadline
 	k.Owner = owner
 	c.mu.Lock()
 	if c.closed {
@@ -249,19 +283,22 @@ func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage,
 		_, pending := c.calls[id]
 		delete(c.calls, id)
 		c.mu.Unlock()
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 			// ctx ended while the request was on its way or waiting for its answer's head:
 			// the upstream may be working on it, and a dropped connection is not a
 			// cancellation, so say so (unless Abandon already did).
-			k.finish(nil, ctx.Err())
+			if e := ctx.Err(); e != nil {
+				err = e
+			}
+			k.finish(nil, err)
 			if pending {
 				reason := "cancelled"
-				if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				if errors.Is(err, context.DeadlineExceeded) {
 					reason = "timeout"
 				}
 				c.notifyCancelled(id, reason)
 			}
-			return nil, ctx.Err()
+			return nil, err
 		}
 		return nil, err
 	}
@@ -282,6 +319,7 @@ func (c *Conn) Abandon(k *Call, reason string) {
 	delete(c.calls, k.ID)
 	c.mu.Unlock()
 	k.finish(nil, context.Canceled)
+	c.tr.interrupt(k)
 	if ok {
 		c.notifyCancelled(k.ID, reason)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -237,10 +238,11 @@ func (e *h1Endpoint) dial(ctx context.Context) (*h1Conn, error) {
 	return &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), key: e.key}, nil
 }
 
-// h1Tracker is told which connections a transport's requests hold, so that ending the
-// transport ends them; track returns false when the transport has already ended.
+// h1Tracker is told which connections a transport's requests hold, and for which call, so
+// that ending the transport or abandoning the call ends them; track returns false when
+// the transport has already ended.
 type h1Tracker interface {
-	track(c *h1Conn, add bool) bool
+	track(c *h1Conn, k *Call, add bool) bool
 }
 
 var errTransportEnded = errors.New("transport ended")
@@ -255,21 +257,22 @@ type h1Response struct {
 	chunked     bool
 	reusable    bool
 
-	ep   *h1Endpoint
-	c    *h1Conn
-	stop func() bool
-	tr   h1Tracker
-	ctx  context.Context
+	ep       *h1Endpoint
+	c        *h1Conn
+	deadline bool // the connection carries ctx's deadline
+	tr       h1Tracker
+	ctx      context.Context
 }
 
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
 
 // post sends one POST and reads the answer's head. sid and version become the
-// Mcp-Session-Id and Mcp-Protocol-Version headers when set. ctx bounds the exchange: when it
-// ends, the connection's reads and writes fail at once and the connection is closed.
+// Mcp-Session-Id and Mcp-Protocol-Version headers when set. ctx's deadline bounds the
+// exchange (as the connection's deadline: no goroutine, timer or allocation of its own);
+// cancelling a call is the tracker's business (it closes the connection held for k).
 // knownSID is the session id the caller already has, so that an unchanged one is not
 // copied.
-func (e *h1Endpoint) post(ctx context.Context, tr h1Tracker, sid, version string, body []byte, knownSID string) (h1Response, error) {
+func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker, k *Call, sid, version string, body []byte, knownSID string) (h1Response, error) {
 	bp := bufPool.Get().(*[]byte)
 	b := append((*bp)[:0], e.head...)
 	if sid != "" {
@@ -308,23 +311,26 @@ func (e *h1Endpoint) post(ctx context.Context, tr h1Tracker, sid, version string
 				return h1Response{}, err
 			}
 		}
-		if !tr.track(c, true) {
+		if !tr.track(c, k, true) {
 			c.nc.Close()
 			return h1Response{}, errTransportEnded
 		}
-		var stop func() bool
-		if ctx.Done() != nil {
-			nc := c.nc
-			stop = context.AfterFunc(ctx, func() { _ = nc.SetDeadline(aLongTimeAgo) })
+		hasDeadline := !deadline.IsZero()
+		if hasDeadline {
+			_ = c.nc.SetDeadline(deadline)
+		}
+		if err := ctx.Err(); err != nil {
+			e.drop(tr, c)
+			return h1Response{}, err
 		}
 		_, err := c.nc.Write(b)
 		if err == nil && !inline {
 			_, err = c.nc.Write(body)
 		}
 		if err != nil {
-			e.drop(tr, c, stop)
-			if ctx.Err() != nil {
-				return h1Response{}, ctx.Err()
+			e.drop(tr, c)
+			if err := ctxErr(ctx, hasDeadline, err); err != nil {
+				return h1Response{}, err
 			}
 			// A kept-alive connection the server closed a moment ago: the request did not
 			// get through, so one more try on a new connection is safe.
@@ -333,11 +339,11 @@ func (e *h1Endpoint) post(ctx context.Context, tr h1Tracker, sid, version string
 			}
 			return h1Response{}, err
 		}
-		r := h1Response{ep: e, c: c, stop: stop, tr: tr, ctx: ctx, length: -1}
+		r := h1Response{ep: e, c: c, deadline: hasDeadline, tr: tr, ctx: ctx, length: -1}
 		if err := r.readHead(knownSID); err != nil {
 			r.fail()
-			if ctx.Err() != nil {
-				return h1Response{}, ctx.Err()
+			if err := ctxErr(ctx, hasDeadline, err); err != nil {
+				return h1Response{}, err
 			}
 			return h1Response{}, err
 		}
@@ -345,20 +351,27 @@ func (e *h1Endpoint) post(ctx context.Context, tr h1Tracker, sid, version string
 	}
 }
 
-var aLongTimeAgo = time.Unix(1, 0)
-
-func (e *h1Endpoint) drop(tr h1Tracker, c *h1Conn, stop func() bool) {
-	if stop != nil {
-		stop()
+// ctxErr says whether err came from ctx or the deadline: ctx's error once it has ended,
+// and context.DeadlineExceeded for a connection that hit the exchange's deadline.
+func ctxErr(ctx context.Context, hasDeadline bool, err error) error {
+	if e := ctx.Err(); e != nil {
+		return e
 	}
-	tr.track(c, false)
+	if hasDeadline && errors.Is(err, os.ErrDeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+func (e *h1Endpoint) drop(tr h1Tracker, c *h1Conn) {
+	tr.track(c, nil, false)
 	c.nc.Close()
 }
 
 // fail closes the connection: the exchange is broken or was cut short.
 func (r *h1Response) fail() {
 	if r.c != nil {
-		r.ep.drop(r.tr, r.c, r.stop)
+		r.ep.drop(r.tr, r.c)
 		r.c = nil
 	}
 }
@@ -371,13 +384,12 @@ func (r *h1Response) done() {
 	}
 	c := r.c
 	r.c = nil
-	r.tr.track(c, false)
-	if r.stop != nil && !r.stop() {
-		// ctx ended meanwhile and its deadline poisoned the connection.
+	r.tr.track(c, nil, false)
+	if !r.reusable || c.br.Buffered() > 0 {
 		c.nc.Close()
 		return
 	}
-	if !r.reusable || c.br.Buffered() > 0 {
+	if r.deadline && c.nc.SetDeadline(time.Time{}) != nil {
 		c.nc.Close()
 		return
 	}
@@ -564,8 +576,8 @@ func (r *h1Response) readBody(limit int64) ([]byte, error) {
 }
 
 func (r *h1Response) readErr(err error) error {
-	if r.ctx.Err() != nil {
-		return r.ctx.Err()
+	if e := ctxErr(r.ctx, r.deadline, err); e != nil {
+		return e
 	}
 	if err == io.EOF {
 		return io.ErrUnexpectedEOF
@@ -591,12 +603,11 @@ func (r *h1Response) discard() {
 // letGoOfCtx detaches the exchange from the ctx given to post: the body (an event
 // stream) may outlive the call that asked for it and ends with the transport instead.
 func (r *h1Response) letGoOfCtx() {
-	if r.stop != nil {
-		if !r.stop() {
-			_ = r.c.nc.SetDeadline(aLongTimeAgo) // ctx already ended: the read fails now
-		}
-		r.stop = nil
+	if r.deadline && r.c != nil {
+		_ = r.c.nc.SetDeadline(time.Time{})
+		r.deadline = false
 	}
+	r.ctx = context.Background()
 }
 
 // body returns the body as a stream; closing it lets the connection go (back to the pool

@@ -40,7 +40,7 @@ type streamTransport struct {
 	version   string
 	deliver   func([]byte, *Call)
 	ep        *h1Endpoint
-	active    map[*h1Conn]struct{}
+	active    map[*h1Conn]*Call
 	ctx       context.Context
 	cancel    context.CancelFunc
 	doneCh    chan struct{}
@@ -60,13 +60,14 @@ func (t *streamTransport) start(deliver func([]byte, *Call)) error {
 		return err
 	}
 	t.ep = ep
-	t.active = map[*h1Conn]struct{}{}
+	t.active = map[*h1Conn]*Call{}
 	t.deliver = deliver
 	return nil
 }
 
-// track keeps the connections the transport's POSTs hold, so that die can end them.
-func (t *streamTransport) track(c *h1Conn, add bool) bool {
+// track keeps the connections the transport's POSTs hold, and their calls, so that die
+// and interrupt can end them.
+func (t *streamTransport) track(c *h1Conn, k *Call, add bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !add {
@@ -76,8 +77,25 @@ func (t *streamTransport) track(c *h1Conn, add bool) bool {
 	if t.active == nil {
 		return false // ended
 	}
-	t.active[c] = struct{}{}
+	t.active[c] = k
 	return true
+}
+
+// interrupt closes the connection a call's POST is waiting on (a cancelled call).
+func (t *streamTransport) interrupt(k *Call) {
+	t.mu.Lock()
+	var held *h1Conn
+	for c, kk := range t.active {
+		if kk == k {
+			held = c
+			delete(t.active, c)
+			break
+		}
+	}
+	t.mu.Unlock()
+	if held != nil {
+		held.nc.Close()
+	}
 }
 
 func (t *streamTransport) die(err error) {
@@ -137,11 +155,17 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	t.mu.Lock()
 	sid, version := t.sessionID, t.version
 	t.mu.Unlock()
-	resp, err := t.ep.post(ctx, t, sid, version, msg, sid)
+	deadline, _ := ctx.Deadline()
+	if rel != nil && !rel.deadline.IsZero() {
+		deadline = rel.deadline
+	}
+	resp, err := t.ep.post(ctx, deadline, t, rel, sid, version, msg, sid)
 	if err != nil {
 		switch {
-		case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 			return err
+		case rel != nil && rel.finished():
+			return context.Canceled // abandoned, and its connection closed by interrupt
 		case t.ctx.Err() != nil || errors.Is(err, errTransportEnded):
 			return fmt.Errorf("%w: %v", ErrClosed, t.err())
 		}
@@ -187,8 +211,11 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	default:
 		body, err := resp.readBody(MaxMessageBytes)
 		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+				return err
+			}
+			if rel != nil && rel.finished() {
+				return context.Canceled
 			}
 			return fmt.Errorf("read upstream response: %w", err)
 		}
@@ -473,6 +500,8 @@ func (t *sseTransport) send(ctx context.Context, msg []byte, _ *Call) error {
 }
 
 func (t *sseTransport) afterInit(string) {}
+
+func (t *sseTransport) interrupt(*Call) {}
 
 func (t *sseTransport) close() error {
 	t.die(ErrClosed)

@@ -162,6 +162,8 @@ func (t *stdioTransport) send(ctx context.Context, msg []byte, _ *Call) error {
 
 func (t *stdioTransport) afterInit(string) {}
 
+func (t *stdioTransport) interrupt(*Call) {}
+
 // close ends the process group: stdin closed, then SIGTERM, then SIGKILL.
 func (t *stdioTransport) close() error {
 	t.errMu.Lock()
