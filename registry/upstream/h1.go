@@ -161,9 +161,17 @@ func newH1Endpoint(rawURL string, headers map[string]string) (*h1Endpoint, error
 	b = append(b, uri...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, u.Host...)
-	b = append(b, "\r\nUser-Agent: mcpgw/"...)
-	b = append(b, Version...)
-	b = append(b, "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"...)
+	b = append(b, "\r\n"...)
+	ownUA := false
+	for k := range headers {
+		ownUA = ownUA || lower(k) == "user-agent"
+	}
+	if !ownUA {
+		b = append(b, "User-Agent: mcpgw/"...)
+		b = append(b, Version...)
+		b = append(b, "\r\n"...)
+	}
+	b = append(b, "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"...)
 	names := make([]string, 0, len(headers))
 	for k := range headers {
 		names = append(names, k)
@@ -185,6 +193,15 @@ func newH1Endpoint(rawURL string, headers map[string]string) (*h1Endpoint, error
 	}
 	e.head = b
 	return e, nil
+}
+
+func containsCRLF(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\r' || s[i] == '\n' {
+			return true
+		}
+	}
+	return false
 }
 
 func validHeaderName(k string) bool {
@@ -218,8 +235,9 @@ func sortStrings(s []string) {
 	}
 }
 
-func (e *h1Endpoint) dial(ctx context.Context) (*h1Conn, error) {
-	var d net.Dialer
+// dial connects, bounded by ctx and by deadline (zero: none), TLS handshake included.
+func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, error) {
+	d := net.Dialer{Deadline: deadline}
 	nc, err := d.DialContext(ctx, "tcp", e.addr)
 	if err != nil {
 		return nil, err
@@ -228,11 +246,15 @@ func (e *h1Endpoint) dial(ctx context.Context) (*h1Conn, error) {
 		_ = tc.SetNoDelay(true)
 	}
 	if e.tlsConf != nil {
+		if !deadline.IsZero() {
+			_ = nc.SetDeadline(deadline)
+		}
 		tc := tls.Client(nc, e.tlsConf)
 		if err := tc.HandshakeContext(ctx); err != nil {
 			nc.Close()
 			return nil, err
 		}
+		_ = nc.SetDeadline(time.Time{})
 		nc = tc
 	}
 	return &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), key: e.key}, nil
@@ -299,14 +321,21 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 		}
 	}()
 
+	if containsCRLF(sid) || containsCRLF(version) {
+		return h1Response{}, errors.New("session id or protocol version holds a line break")
+	}
+	hasDeadline := !deadline.IsZero()
 	for attempt := 0; ; attempt++ {
-		c := e.pool.get(e.key)
+		var c *h1Conn
+		if attempt == 0 {
+			c = e.pool.get(e.key) // a retry goes out on a new connection
+		}
 		reused := c != nil
 		if c == nil {
 			var err error
-			if c, err = e.dial(ctx); err != nil {
-				if ctx.Err() != nil {
-					return h1Response{}, ctx.Err()
+			if c, err = e.dial(ctx, deadline); err != nil {
+				if err := ctxErr(ctx, hasDeadline, err); err != nil {
+					return h1Response{}, err
 				}
 				return h1Response{}, err
 			}
@@ -315,7 +344,6 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 			c.nc.Close()
 			return h1Response{}, errTransportEnded
 		}
-		hasDeadline := !deadline.IsZero()
 		if hasDeadline {
 			_ = c.nc.SetDeadline(deadline)
 		}
@@ -333,8 +361,9 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 				return h1Response{}, err
 			}
 			// A kept-alive connection the server closed a moment ago: the request did not
-			// get through, so one more try on a new connection is safe.
-			if reused && attempt == 0 {
+			// get through, so one more try on a new connection is safe. Not for a
+			// connection closed under the write by interrupt: that call was abandoned.
+			if reused && attempt == 0 && !errors.Is(err, net.ErrClosed) && (k == nil || !k.finished()) {
 				continue
 			}
 			return h1Response{}, err
@@ -562,14 +591,14 @@ func (r *h1Response) readBody(limit int64) ([]byte, error) {
 		r.done()
 		return buf, nil
 	}
-	body := r.body()
+	body := r.body().(*h1Body) // holds the connection from here on
 	buf, err := io.ReadAll(io.LimitReader(body, limit+1))
 	if err == nil && int64(len(buf)) > limit {
 		err = fmt.Errorf("response is over the limit of %d bytes", limit)
 	}
 	if err != nil {
-		r.fail()
-		return nil, r.readErr(err)
+		body.r.fail()
+		return nil, body.r.readErr(err)
 	}
 	body.Close()
 	return buf, nil
