@@ -32,6 +32,9 @@ type Options struct {
 	Token  string // bearer token for URL (from MCPGW_TOKEN)
 	// Identity headers.
 	Agent, Conversation, Task, Executor string
+	// SocketHTTP relays over the socket with one HTTP exchange per message instead of the
+	// socket's line mode (the default): for comparing the two, or a daemon without it.
+	SocketHTTP bool
 	// ReconnectFor bounds how long the bridge keeps trying to reach a daemon that went
 	// away before it gives up with an error.
 	ReconnectFor time.Duration
@@ -58,6 +61,7 @@ type Bridge struct {
 	wg         sync.WaitGroup
 	ctx        context.Context
 	cancel     context.CancelFunc
+	line       *lineBridge // the socket's line mode, when used
 }
 
 // New prepares a bridge writing to out.
@@ -82,12 +86,19 @@ func New(o Options, out io.Writer) *Bridge {
 		b.url = o.URL
 	}
 	b.client = &http.Client{Transport: tr}
+	if o.Socket != "" && !o.SocketHTTP {
+		b.line = newLineBridge(b.ctx, o, b.write)
+	}
 	return b
 }
 
 // Run relays until in ends (the client closed stdin) or ctx ends.
 func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 	defer b.cancel()
+	if b.line != nil {
+		// The client is gone when Run returns: closing the connection ends its session.
+		defer b.line.close()
+	}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -157,6 +168,11 @@ func (b *Bridge) handle(line []byte) {
 	var m wire.Msg
 	if err := wire.ParseInto(line, &m); err != nil {
 		b.write(wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		return
+	}
+	if b.line != nil {
+		// In order, on the stdin reader: a message waits here while the daemon is away.
+		b.line.relay(&m, line)
 		return
 	}
 	switch {

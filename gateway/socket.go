@@ -57,6 +57,9 @@ func (g *Gateway) SocketServer() *http.Server {
 		Handler:           http.HandlerFunc(g.serveSocket),
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if pc, ok := c.(*peekedConn); ok { // from ServeSocket
+				return context.WithValue(ctx, peerUIDKey{}, pc.uid)
+			}
 			uid, err := peerUID(c)
 			if err != nil {
 				uid = -1

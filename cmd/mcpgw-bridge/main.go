@@ -27,6 +27,7 @@ func main() {
 	task := flag.String("task", env("MCPGW_TASK_ID"), "task id ($MCPGW_TASK_ID)")
 	executor := flag.String("executor", env("MCPGW_EXECUTOR_ID"), "executor id ($MCPGW_EXECUTOR_ID)")
 	reconnect := flag.Duration("reconnect-for", 30*time.Second, "how long to wait for a daemon that went away")
+	socketHTTP := flag.Bool("socket-http", false, "relay over the socket with one HTTP exchange per message instead of its line mode")
 	debug := flag.Bool("debug", false, "log debug messages to stderr")
 	flag.Usage = func() {
 		fmt.Fprintln(os.Stderr, "usage: mcpgw-bridge [--agent A] [--socket PATH | --url URL] [flags]\n\nstdout carries MCP only; logs go to stderr.")
@@ -40,7 +41,7 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})).With("component", "mcpgw-bridge")
 
 	o := bridge.Options{URL: *url, Token: os.Getenv("MCPGW_TOKEN"), Agent: *agent, Conversation: *conv, Task: *task,
-		Executor: *executor, ReconnectFor: *reconnect, Log: log}
+		Executor: *executor, ReconnectFor: *reconnect, SocketHTTP: *socketHTTP, Log: log}
 	if o.URL == "" {
 		o.Socket = *socket
 		if o.Socket == "" {

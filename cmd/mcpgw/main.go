@@ -245,7 +245,7 @@ func serve(args []string) error {
 		return fmt.Errorf("unix socket: %w", err)
 	}
 	sockSrv := gw.SocketServer()
-	go func() { _ = sockSrv.Serve(sockLn) }()
+	go func() { _ = gw.ServeSocket(sockLn, sockSrv) }()
 	defer os.Remove(sockPath)
 	log.Info("mcpgw listening", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version,
 		"servers", len(cfg.Servers), "state_dir", cfg.StateDir, "store", cfg.Store, "socket", sockPath)

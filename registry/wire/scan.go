@@ -16,10 +16,22 @@ import (
 // maxDepth bounds nesting, as encoding/json does.
 const maxDepth = 10000
 
-// errSyntax describes where a text stopped being JSON.
+// errSyntax describes where a text stopped being JSON. It unwraps to a
+// *json.SyntaxError with the offset, as encoding/json's errors are.
 func errSyntax(msg string, off int) error {
-	return &json.SyntaxError{Offset: int64(off)}
+	return &syntaxError{msg: msg, se: &json.SyntaxError{Offset: int64(off)}}
 }
+
+type syntaxError struct {
+	msg string
+	se  *json.SyntaxError
+}
+
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("invalid JSON at offset %d: %s", e.se.Offset, e.msg)
+}
+
+func (e *syntaxError) Unwrap() error { return e.se }
 
 // Members calls fn for each top-level member of the JSON object b, in order, with the key
 // (decoded) and the raw value. It fails on any malformed JSON in b, anywhere in it.

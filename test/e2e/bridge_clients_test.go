@@ -98,6 +98,13 @@ func TestBridgeTSClient(t *testing.T) {
 	node(t)
 	up := startEverythingHTTP(t)
 	_, sock := startBridgeGateway(t, shortStateDir(t), bridgeEverythingConfig(up))
+	// The socket's line mode (the default) and one HTTP exchange per message
+	// (--socket-http) must behave the same for the client.
+	t.Run("line mode", func(t *testing.T) { bridgeTSClient(t, bridge, "--socket", sock, "--agent", "a1") })
+	t.Run("socket-http", func(t *testing.T) { bridgeTSClient(t, bridge, "--socket", sock, "--agent", "a1", "--socket-http") })
+}
+
+func bridgeTSClient(t *testing.T, bridge string, bridgeArgs ...string) {
 
 	steps := []Step{
 		{"op": "call", "name": "everything__test_simple_text", "args": map[string]any{}},
@@ -113,8 +120,8 @@ func TestBridgeTSClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	res := runNode(t, 90*time.Second, "js/bridge-client.mjs", "--steps", stepsFile, "--timeout", "60000",
-		"--", bridge, "--socket", sock, "--agent", "a1")
+	args := append([]string{"--steps", stepsFile, "--timeout", "60000", "--", bridge}, bridgeArgs...)
+	res := runNode(t, 90*time.Second, "js/bridge-client.mjs", args...)
 	var rep struct {
 		ClientReport
 		Pid     int `json:"pid"`

@@ -405,7 +405,7 @@ func s6(ctx context.Context, e *env, r *Result) error {
 // S8: the stdio bridge.
 func s8(ctx context.Context, e *env, r *Result) error {
 	r.Title = "stdio bridge: mcpgw-bridge → daemon socket → stdio upstream, vs direct stdio"
-	r.Method = e.methodNote("Sequential tools/call over newline-delimited stdio: directly to the echo server (`mcpbench echo -stdio`), and through `bin/mcpgw-bridge` to the daemon's Unix socket, whose upstream is the same echo server over stdio (a per-session instance behind the guardian process). " +
+	r.Method = e.methodNote("Sequential tools/call over newline-delimited stdio: directly to the echo server (`mcpbench echo -stdio`), and through `bin/mcpgw-bridge` to the daemon's Unix socket, whose upstream is the same echo server over stdio (a per-session instance behind the guardian process). The bridge speaks the socket's line mode (one JSON-RPC message per line, the default); the `--socket-http` row is the same bridge with one HTTP exchange per message on the same socket. " +
 		"Where installed (make bench), supergateway from npm is a baseline too: the same echo server over stdio behind `supergateway --stdio … --outputTransport streamableHttp --stateful` (one child per session, logging off), compared with the mcpgw daemon over HTTP, sequentially and with 16 concurrent clients. " +
 		fmt.Sprintf("Then %d tools/call written at once without waiting (in flight together), on each stdio path.", e.burstN))
 	e.params(r)
@@ -424,8 +424,13 @@ func s8(ctx context.Context, e *env, r *Result) error {
 	if err != nil {
 		return err
 	}
-	peers := []*stdioPeer{newStdioPeer("direct stdio", dp), newStdioPeer("mcpgw-bridge", bp)}
-	tools := map[string]string{"direct stdio": "echo", "mcpgw-bridge": "echo__echo"}
+	const nameBridgeHTTP = "mcpgw-bridge --socket-http"
+	bh, err := startStdio(e.dir, "bridge-http", e.bridge, []string{"--socket", sock, "--socket-http"}, nil)
+	if err != nil {
+		return err
+	}
+	peers := []*stdioPeer{newStdioPeer("direct stdio", dp), newStdioPeer("mcpgw-bridge", bp), newStdioPeer(nameBridgeHTTP, bh)}
+	tools := map[string]string{"direct stdio": "echo", "mcpgw-bridge": "echo__echo", nameBridgeHTTP: "echo__echo"}
 	for _, p := range peers {
 		if err := p.init(30 * time.Second); err != nil {
 			return err
@@ -504,7 +509,8 @@ func s8(ctx context.Context, e *env, r *Result) error {
 		d["p50_added_us"] = add
 		tb.add(d, p.name, fmtRate(s.Rate), fmtDur(time.Duration(s.P50*1e3)), fmtDur(time.Duration(s.P99*1e3)), errCell(s), fmt.Sprintf("%+.0f µs", add))
 	}
-	r.note("The bridge's own share is the bridge row less the no-bridge row: %+.0f µs at p50.", pairedDiff(res["mcpgw-bridge"], res[nameHTTP], p50Of))
+	r.note("The socket's line mode against one HTTP exchange per message on the same socket (`--socket-http`): %+.0f µs at p50; against a client speaking HTTP to the daemon directly (no bridge): %+.0f µs.",
+		pairedDiff(res["mcpgw-bridge"], res[nameBridgeHTTP], p50Of), pairedDiff(res["mcpgw-bridge"], res[nameHTTP], p50Of))
 	add := pairedDiff(res["mcpgw-bridge"], res["direct stdio"], p50Of)
 	r.check("bridge p50 over direct stdio", "≤ +150 µs", fmt.Sprintf("%+.0f µs", add), add <= 150)
 	if sg != nil {

@@ -1,0 +1,460 @@
+package gateway
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// The socket's line mode (docs/decisions.md, "The bridge's line mode"): mcpgw-bridge
+// speaks newline-delimited JSON-RPC over its socket connection, the way its client speaks
+// to it on stdio, instead of one HTTP exchange per message. A connection is one session:
+//
+//	bridge → daemon  {"mcpgw":"hello","version":1,"headers":{...},"session":"<id or empty>"}
+//	daemon → bridge  {"mcpgw":"welcome","session":"<id if resumed, else empty>"}
+//	then JSON-RPC messages both ways, one per line; after an initialize the daemon sends
+//	{"mcpgw":"session","id":"<new id>"} before its result, so that the bridge can resume
+//	the session on a new connection after a daemon restart.
+//
+// Lines whose object has an "mcpgw" member are these control lines; everything else is
+// MCP. The connection's peer uid is checked like the socket's HTTP requests, and its
+// identity comes from the hello's headers, believed as on the socket's HTTP side. The
+// session lives as long as the connection: the bridge closing it (its client is gone) ends
+// the session; the daemon going away does not.
+
+// lineHello is the bridge's first line.
+type lineHello struct {
+	Mcpgw   string            `json:"mcpgw"`
+	Version int               `json:"version"`
+	Headers map[string]string `json:"headers"`
+	Session string            `json:"session"`
+}
+
+// LineProtocolVersion is the line mode's version, sent in the hello.
+const LineProtocolVersion = 1
+
+// lineConn is one bridge connection in line mode.
+type lineConn struct {
+	g   *Gateway
+	c   net.Conn
+	ctx context.Context
+	req *http.Request // the hello's headers, for authentication per message
+
+	wmu  sync.Mutex
+	wbuf []byte
+
+	mu sync.Mutex
+	s  *Session
+	st *stream
+}
+
+// ServeSocket serves the Unix socket: each connection's peer uid is checked, then its
+// first byte decides between HTTP (the socket's HTTP server, srv) and the line mode ('{').
+func (g *Gateway) ServeSocket(ln net.Listener, srv *http.Server) error {
+	httpLn := &chanListener{ch: make(chan net.Conn), done: make(chan struct{}), addr: ln.Addr()}
+	srv.RegisterOnShutdown(func() { ln.Close() })
+	go func() { _ = srv.Serve(httpLn) }()
+	defer httpLn.Close()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return err
+		}
+		go g.sniffSocketConn(c, httpLn)
+	}
+}
+
+func (g *Gateway) sniffSocketConn(c net.Conn, httpLn *chanListener) {
+	uid, err := peerUID(c)
+	if err != nil {
+		uid = -1
+	}
+	br := bufio.NewReaderSize(c, 64<<10)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	first, err := br.Peek(1)
+	_ = c.SetReadDeadline(time.Time{})
+	if err != nil {
+		c.Close()
+		return
+	}
+	pc := &peekedConn{Conn: c, br: br, uid: uid}
+	if first[0] != '{' {
+		if !httpLn.offer(pc) {
+			c.Close()
+		}
+		return
+	}
+	if uid != os.Getuid() {
+		_, _ = c.Write(append(wire.Error(nil, wire.CodeConnection, fmt.Sprintf("Forbidden: peer uid %d is not the gateway's", uid), nil), '\n'))
+		c.Close()
+		return
+	}
+	g.serveLine(c, br)
+}
+
+// peekedConn is a socket connection whose first bytes were read into br.
+type peekedConn struct {
+	net.Conn
+	br  *bufio.Reader
+	uid int
+}
+
+func (p *peekedConn) Read(b []byte) (int, error) { return p.br.Read(b) }
+
+// chanListener hands sniffed connections to an http.Server.
+type chanListener struct {
+	ch   chan net.Conn
+	done chan struct{}
+	once sync.Once
+	addr net.Addr
+}
+
+func (l *chanListener) offer(c net.Conn) bool {
+	select {
+	case l.ch <- c:
+		return true
+	case <-l.done:
+		return false
+	}
+}
+
+func (l *chanListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.ch:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *chanListener) Close() error {
+	l.once.Do(func() { close(l.done) })
+	return nil
+}
+
+func (l *chanListener) Addr() net.Addr { return l.addr }
+
+func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
+	defer c.Close()
+	ctx, cancel := context.WithCancel(auth.WithTrusted(g.ctx))
+	defer cancel()
+	stop := context.AfterFunc(ctx, func() { c.Close() }) // daemon shutdown
+	defer stop()
+	lc := &lineConn{g: g, c: c, ctx: ctx}
+
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := readSocketLine(br)
+	_ = c.SetReadDeadline(time.Time{})
+	if err != nil {
+		return
+	}
+	var h lineHello
+	if err := json.Unmarshal(line, &h); err != nil || h.Mcpgw != "hello" {
+		lc.write(wire.Error(nil, wire.CodeInvalidRequest, "Bad Request: the socket's line mode starts with a hello line", nil))
+		return
+	}
+	if h.Version != LineProtocolVersion {
+		lc.write(wire.Error(nil, wire.CodeInvalidRequest, fmt.Sprintf("Bad Request: line mode version %d is not supported (this gateway speaks %d)", h.Version, LineProtocolVersion), nil))
+		return
+	}
+	lc.req = (&http.Request{Method: http.MethodPost, Header: http.Header{}}).WithContext(ctx)
+	for k, v := range h.Headers {
+		lc.req.Header.Set(k, v)
+	}
+	var resumed *Session
+	if h.Session != "" {
+		if id, fail := lc.authenticate(); fail == nil {
+			if s, err := g.lookup(h.Session); err == nil && lc.mayContinue(id, s) {
+				resumed = s
+			}
+		}
+	}
+	if resumed != nil {
+		lc.control("welcome", "session", resumed.ID)
+		lc.attach(resumed) // after the welcome: its queued messages follow it
+	} else {
+		lc.control("welcome", "session", "")
+	}
+
+	for {
+		line, err := readSocketLine(br)
+		if len(line) > 0 {
+			lc.handle(line)
+		}
+		if errors.Is(err, errLineTooLarge) {
+			lc.write(wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil))
+			continue
+		}
+		if err != nil {
+			break
+		}
+	}
+	lc.mu.Lock()
+	s, st := lc.s, lc.st
+	lc.mu.Unlock()
+	if s == nil {
+		return
+	}
+	s.detach(st)
+	st.close()
+	if g.ctx.Err() == nil {
+		// The bridge closed the connection: its client is gone for good.
+		g.end(s, "bridge disconnected")
+	}
+}
+
+var errLineTooLarge = fmt.Errorf("message over %d bytes", SocketMaxBody)
+
+// readSocketLine reads one line (a fresh buffer: its message may outlive the next read).
+func readSocketLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > SocketMaxBody {
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil {
+				return nil, err
+			}
+			return nil, errLineTooLarge
+		}
+		if buf == nil && err == nil {
+			return bytes.TrimSpace(append([]byte(nil), chunk...)), nil
+		}
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err == io.EOF && len(bytes.TrimSpace(buf)) > 0 {
+			return bytes.TrimSpace(buf), io.EOF
+		}
+		return bytes.TrimSpace(buf), err
+	}
+}
+
+// write sends one message as a line. A message with line breaks (a pretty-printed upstream
+// answer) is compacted first.
+func (lc *lineConn) write(msg []byte) error {
+	lc.wmu.Lock()
+	defer lc.wmu.Unlock()
+	if bytes.IndexByte(msg, '\n') >= 0 {
+		var c bytes.Buffer
+		if json.Compact(&c, msg) == nil {
+			msg = c.Bytes()
+		}
+	}
+	lc.wbuf = append(append(lc.wbuf[:0], msg...), '\n')
+	_, err := lc.c.Write(lc.wbuf)
+	if cap(lc.wbuf) > 1<<20 {
+		lc.wbuf = nil
+	}
+	return err
+}
+
+// control writes a control line: {"mcpgw":kind,key:value}, the "mcpgw" member first (the
+// bridge tells control lines apart by that prefix).
+func (lc *lineConn) control(kind, key, value string) {
+	b := append([]byte(`{"mcpgw":`), wire.Quote(kind)...)
+	b = append(append(append(b, ','), wire.Quote(key)...), ':')
+	b = append(append(b, wire.Quote(value)...), '}')
+	_ = lc.write(b)
+}
+
+func (lc *lineConn) authenticate() (*auth.Identity, *auth.Failure) {
+	return lc.g.policy().authn.Authenticate(lc.ctx, lc.req)
+}
+
+// mayContinue is continueSession for the line mode.
+func (lc *lineConn) mayContinue(id *auth.Identity, s *Session) bool {
+	return (id.Method == "header" && id.Agent == "") || id.Principal == s.rec.Principal
+}
+
+// attach makes s the connection's session and starts relaying its stream (messages not
+// tied to a request) as lines. The session ending closes the connection.
+func (lc *lineConn) attach(s *Session) {
+	st := newStream("")
+	lc.mu.Lock()
+	old, oldSt := lc.s, lc.st
+	lc.s, lc.st = s, st
+	lc.mu.Unlock()
+	if old != nil {
+		old.detach(oldSt)
+		oldSt.close()
+		if old != s {
+			lc.g.end(old, "re-initialized on its bridge connection")
+		}
+	}
+	if !s.attach(st) {
+		// Another connection holds the session's stream (an HTTP GET): share nothing.
+		lc.g.log.Warn("session stream already open; line connection gets no stream", "session", s.ID)
+	}
+	go func() {
+		for {
+			select {
+			case msg := <-st.ch:
+				if lc.write(msg) != nil {
+					return
+				}
+			case <-st.done:
+				s.mu.Lock()
+				closed := s.closed
+				s.mu.Unlock()
+				if closed {
+					lc.c.Close() // ended by the daemon (admin, replica): the bridge reconnects
+				}
+				return
+			}
+		}
+	}()
+}
+
+// refusal turns a refused request into its JSON-RPC error line.
+func (lc *lineConn) refusal(id json.RawMessage, fail *auth.Failure, who *auth.Identity) {
+	rec := &lineRefusal{h: http.Header{}}
+	lc.g.refuse(rec, fail, who)
+	if id == nil {
+		return
+	}
+	msg := fail.Message
+	if m, err := wire.Parse(rec.body.Bytes()); err == nil && m.Error != nil {
+		msg = wire.ParseError(m.Error).Message
+	}
+	_ = lc.write(wire.Error(id, wire.CodeConnection, msg, nil))
+}
+
+type lineRefusal struct {
+	h    http.Header
+	body bytes.Buffer
+}
+
+func (r *lineRefusal) Header() http.Header         { return r.h }
+func (r *lineRefusal) Write(b []byte) (int, error) { return r.body.Write(b) }
+func (r *lineRefusal) WriteHeader(int)             {}
+
+func (lc *lineConn) handle(line []byte) {
+	g := lc.g
+	if line[0] == '[' {
+		// A batch (2025-03-26): each message on its own; answers come one per line.
+		var raws []json.RawMessage
+		if err := json.Unmarshal(line, &raws); err != nil || len(raws) == 0 {
+			_ = lc.write(wire.Error(nil, wire.CodeParseError, "Parse error: not a JSON-RPC batch", nil))
+			return
+		}
+		for _, raw := range raws {
+			if t := bytes.TrimSpace(raw); len(t) > 0 && t[0] != '[' {
+				lc.handle(t)
+			}
+		}
+		return
+	}
+	var m wire.Msg
+	if err := wire.ParseInto(line, &m); err != nil {
+		if errors.Is(err, wire.ErrNotObject) {
+			_ = lc.write(wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil))
+			return
+		}
+		_ = lc.write(wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		return
+	}
+	if !m.Valid() {
+		_ = lc.write(wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil))
+		return
+	}
+	id, fail := lc.authenticate()
+	if fail != nil {
+		lc.refusal(m.ID, fail, id)
+		return
+	}
+	if m.Method == "initialize" {
+		lc.initialize(&m, id)
+		return
+	}
+	if m.Method == "server/discover" {
+		// As on HTTP: a client probing the stateless revision falls back to initialize.
+		_ = lc.write(wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion,
+			"protocol version 2026-07-28 is not supported by this gateway; use initialize",
+			map[string]any{"supported": streamableVersions, "requested": "2026-07-28"}))
+		return
+	}
+	lc.mu.Lock()
+	s := lc.s
+	lc.mu.Unlock()
+	if s == nil {
+		if m.IsRequest() {
+			_ = lc.write(wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: no session on this connection; send initialize first", nil))
+		}
+		return
+	}
+	if !lc.mayContinue(id, s) {
+		lc.refusal(m.ID, &auth.Failure{Status: http.StatusForbidden, Reason: "session_principal",
+			Message: "Forbidden: this session belongs to another principal"}, id)
+		return
+	}
+	s.touch()
+	switch {
+	case m.IsResponse():
+		g.clientResponse(s, &m)
+	case m.IsNotification():
+		g.clientNotification(s, &m)
+	default:
+		go func() {
+			g.dispatch(lc.ctx, s, &m, lineOutbox{lc})
+		}()
+	}
+}
+
+func (lc *lineConn) initialize(m *wire.Msg, id *auth.Identity) {
+	g := lc.g
+	if !m.IsRequest() {
+		_ = lc.write(wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
+		return
+	}
+	rec, errMsg := g.initialize(m, "socket", streamableVersions)
+	if errMsg != nil {
+		_ = lc.write(errMsg)
+		return
+	}
+	if fail := g.startIdentity(lc.ctx, id, &rec); fail != nil {
+		lc.refusal(m.ID, fail, id)
+		return
+	}
+	switch h := auth.HeaderValue(lc.req.Header, "X-Mcp-Handshake"); h {
+	case "full", "thin", "auto":
+		rec.Handshake = h
+	}
+	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
+	s := g.newSession(rec)
+	if err := g.register(s); err != nil {
+		g.log.Error("store unavailable", "err", err)
+		_ = lc.write(wire.Error(m.ID, wire.CodeInternalError, "Session store unavailable", nil))
+		return
+	}
+	lc.attach(s)
+	lc.control("session", "id", s.ID)
+	_ = lc.write(wire.Result(m.ID, result))
+}
+
+// lineOutbox answers one request on its line connection.
+type lineOutbox struct{ lc *lineConn }
+
+func (o lineOutbox) related(msg []byte) error { return o.lc.write(msg) }
+
+func (o lineOutbox) reply(msg []byte) error {
+	if msg == nil {
+		return nil
+	}
+	return o.lc.write(msg)
+}
