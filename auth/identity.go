@@ -50,6 +50,10 @@ type Authenticator struct {
 	staticKeys  map[string]string // sha256 → agent
 	metadataURL string
 
+	// hdr holds the identity header names in canonical form, so that looking them up
+	// does not canonicalise them on every request.
+	hdr struct{ Agent, Conversation, Task, Executor string }
+
 	// principals caches "agent:" + name for header-named agents (mode none and the
 	// socket), so that a request does not build the same string again.
 	pmu        sync.RWMutex
@@ -81,6 +85,9 @@ func (a *Authenticator) agentPrincipal(agent string) string {
 // NewAuthenticator prepares the verifiers of cfg.Auth. keys may be nil.
 func NewAuthenticator(cfg *registry.Config, keys *KeyFile) (*Authenticator, error) {
 	a := &Authenticator{cfg: cfg, keys: keys, staticKeys: map[string]string{}}
+	h := cfg.Auth.Headers
+	a.hdr.Agent, a.hdr.Conversation = http.CanonicalHeaderKey(h.Agent), http.CanonicalHeaderKey(h.Conversation)
+	a.hdr.Task, a.hdr.Executor = http.CanonicalHeaderKey(h.Task), http.CanonicalHeaderKey(h.Executor)
 	for _, k := range cfg.Auth.APIKeys {
 		a.staticKeys[strings.ToLower(k.SHA256)] = k.Agent
 	}
@@ -139,7 +146,7 @@ func (a *Authenticator) unauthorized(reason, desc string) *Failure {
 // An empty Agent in mode none means the request named none (the caller decides: the
 // default agent, or the agent of the session it continues).
 func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Identity, *Failure) {
-	h := a.cfg.Auth.Headers
+	h := &a.hdr
 	get := func(name, std string) string {
 		v := strings.TrimSpace(HeaderValue(r.Header, name))
 		if v == "" && name != std && Trusted(ctx) {
