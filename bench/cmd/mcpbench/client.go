@@ -28,6 +28,10 @@ type target struct {
 	Header map[string]string
 	client *http.Client
 	proc   *proc
+	// legacy: the target speaks HTTP+SSE (2024-11-05): URL is its event stream, and
+	// stream the client that holds the streams open.
+	legacy bool
+	stream *http.Client
 }
 
 func newTarget(name, url, tool string, conns int) *target {
@@ -43,7 +47,8 @@ func newTarget(name, url, tool string, conns int) *target {
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	t := &target{Name: name, URL: url, Base: base, Tool: tool, client: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+	t := &target{Name: name, URL: url, Base: base, Tool: tool, client: &http.Client{Transport: tr, Timeout: 60 * time.Second},
+		stream: &http.Client{Transport: tr}}
 	procsMu.Lock()
 	allTargets = append(allTargets, t)
 	procsMu.Unlock()
@@ -75,6 +80,7 @@ type session struct {
 	t   *target
 	id  string
 	hdr http.Header
+	sse *sseConn // legacy targets
 }
 
 const initBody = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcpbench","version":"1.0.0"}}}`
@@ -91,6 +97,9 @@ func (t *target) baseHeader() http.Header {
 
 // open initializes a session (initialize, then notifications/initialized).
 func (t *target) open(ctx context.Context) (*session, error) {
+	if t.legacy {
+		return t.openLegacy(ctx)
+	}
 	s := &session{t: t, hdr: t.baseHeader()}
 	var buf bytes.Buffer
 	st, hdr, err := s.do(ctx, []byte(initBody), &buf)
@@ -152,6 +161,10 @@ func (t *target) openMany(ctx context.Context, n, par int) ([]*session, error) {
 
 // close ends the session (DELETE), best effort.
 func (s *session) close() {
+	if s.sse != nil {
+		s.sse.cancel()
+		return
+	}
 	if s.id == "" {
 		return
 	}
@@ -168,6 +181,9 @@ func (s *session) close() {
 
 // do POSTs body and reads the whole answer into buf.
 func (s *session) do(ctx context.Context, body []byte, buf *bytes.Buffer) (int, http.Header, error) {
+	if s.sse != nil {
+		return s.doLegacy(ctx, body, buf)
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.t.URL, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, err

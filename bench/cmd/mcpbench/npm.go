@@ -12,6 +12,7 @@ package main
 //     answers 404 for it; see npmMissing.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -27,7 +28,7 @@ const nameSupergateway = "supergateway (npm)"
 
 // npmMissing names gateways the issue suggests that cannot be installed here, with why.
 var npmMissing = map[string]string{
-	"@1mcp/agent": "not installable here: `npm view @1mcp/agent` answers 404 from the npm registry this machine reaches, so the aggregation baseline for S1/S2 is missing",
+	"@1mcp/agent": "not installable here: `npm view @1mcp/agent` answers 404 from the npm registry this machine reaches, so mcp-hub (also from npm) is the aggregation baseline for S1/S2 instead",
 }
 
 // findNode picks the node binary for the npm gateways: the flag, else the Node 22 that
@@ -67,11 +68,21 @@ func (e *env) npmSkip(pkg string) string {
 
 // loopbackJS makes a Node server that listens on a port alone (supergateway's
 // app.listen(port)) listen on 127.0.0.1 instead of every interface.
+// It also refuses fetch() beyond loopback: mcp-hub fetches a marketplace catalogue from
+// GitHub when it starts (and goes on with an empty one when it cannot).
 const loopbackJS = `const net = require('net');
 const listen = net.Server.prototype.listen;
 net.Server.prototype.listen = function (...args) {
   if (typeof args[0] === 'number' && (args.length === 1 || typeof args[1] === 'function')) args.splice(1, 0, '127.0.0.1');
   return listen.apply(this, args);
+};
+const realFetch = globalThis.fetch;
+globalThis.fetch = function (input, init) {
+  const u = new URL(typeof input === 'string' ? input : (input.url || String(input)));
+  if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) {
+    return Promise.reject(new Error('mcpbench: no network beyond loopback (' + u.host + ')'));
+  }
+  return realFetch.call(this, input, init);
 };
 `
 
@@ -118,6 +129,95 @@ func (e *env) startSupergateway(ctx context.Context, name string, conns int) (*t
 	t.proc = p
 	return t, nil
 }
+
+const nameMcpHub = "mcp-hub (npm), legacy SSE"
+
+// startMcpHub runs mcp-hub, an aggregation gateway from npm, in front of the echo server
+// at up (streamable HTTP). Its combined MCP endpoint is legacy HTTP+SSE at /mcp; tools are
+// named server__tool, as mcpgw's. It listens on loopback only; its marketplace fetch is
+// refused (see loopbackJS), and its fallback to curl finds a curl that only fails.
+func (e *env) startMcpHub(ctx context.Context, up string, conns int) (*target, error) {
+	if why := e.npmSkip("mcp-hub"); why != "" {
+		return nil, errors.New(why)
+	}
+	dir := filepath.Join(e.dir, "mcp-hub")
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		return nil, err
+	}
+	pre := filepath.Join(dir, "loopback.cjs")
+	cfg := filepath.Join(dir, "mcp-hub.json")
+	for path, body := range map[string]string{
+		pre:                        loopbackJS,
+		cfg:                        `{"mcpServers":{"echo":{"url":"` + up + `"}}}`,
+		filepath.Join(bin, "curl"): "#!/bin/sh\necho 'mcpbench: no network beyond loopback' >&2\nexit 7\n",
+	} {
+		if err := os.WriteFile(path, []byte(body), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := net.SplitHostPort(addr)
+	args := []string{"--require", pre, filepath.Join(e.npmDir, "node_modules/mcp-hub/dist/cli.js"), "--port", port, "--config", cfg}
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH"), "HOME=" + dir, "XDG_STATE_HOME=" + dir, "XDG_CONFIG_HOME=" + dir}
+	p, err := startPlain(e.dir, "mcp-hub", e.nodeBin, args, env)
+	if err != nil {
+		return nil, err
+	}
+	base := "http://" + addr
+	if err := waitHTTP(ctx, base+"/api/health", p, 60*time.Second); err != nil {
+		return nil, err
+	}
+	t := newTarget(nameMcpHub, base+"/mcp", "echo__echo", conns)
+	t.legacy = true
+	t.proc = p
+	// mcp-hub answers /api/health before its servers are connected: wait for the tool.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		s, err := t.open(ctx)
+		if err == nil {
+			var buf bytes.Buffer
+			_, err = s.call(ctx, callOp(t.Tool), 1, nil, &buf)
+			s.close()
+			if err == nil {
+				return t, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("mcp-hub: echo__echo not callable after 30 s: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// legacyPair returns mcp-hub and mcpgw's own legacy endpoint as targets (same transport
+// on both sides), or nil and the reason mcp-hub is not a baseline here.
+func (e *env) legacyPair(ctx context.Context, ts []*target, conns int) ([]*target, string) {
+	if why := e.npmSkip("mcp-hub"); why != "" {
+		return nil, why
+	}
+	var up, gwBase string
+	for _, t := range ts {
+		switch t.Name {
+		case nameDirect:
+			up = t.URL
+		case nameMcpgw:
+			gwBase = t.Base
+		}
+	}
+	hub, err := e.startMcpHub(ctx, up, conns)
+	if err != nil {
+		return nil, err.Error()
+	}
+	gw := newTarget(nameMcpgwLegacy, gwBase+"/sse", "echo__echo", conns)
+	gw.legacy = true
+	return []*target{hub, gw}, ""
+}
+
+const nameMcpgwLegacy = "mcpgw, legacy SSE (/sse)"
 
 // noteNpmMissing records in r (and prints) why the npm gateway pkg is not a baseline here.
 func (e *env) noteNpmMissing(r *Result, pkg string) {

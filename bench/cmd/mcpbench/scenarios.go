@@ -34,6 +34,12 @@ func s1(ctx context.Context, e *env, r *Result) error {
 	if err != nil {
 		return err
 	}
+	legacy, why := e.legacyPair(ctx, ts, 1)
+	if why != "" {
+		logf("mcp-hub baseline skipped: %s", why)
+		r.note("mcp-hub (aggregation gateway from npm) baseline skipped: %s.", why)
+	}
+	ts = append(ts, legacy...)
 	ss, err := openAll(ctx, ts, 1)
 	if err != nil {
 		return err
@@ -60,6 +66,12 @@ func s1(ctx context.Context, e *env, r *Result) error {
 	r.check("mcpgw p50 vs direct", "≤ 2.5×", fmtRatio(vsD), vsD <= 2.5)
 	r.check("mcpgw p99 vs direct p99", "≤ +500 µs", fmt.Sprintf("%+.0f µs", p99d), p99d <= 500)
 	r.check("mcpgw errors", "0", fmt.Sprint(summarize(g).Errors), summarize(g).Errors == 0)
+	if len(legacy) > 0 {
+		r.note("Aggregation gateway from npm, same transport (legacy HTTP+SSE) on both sides: mcpgw /sse p50 %s vs mcp-hub %s (%s), p99 %s vs %s.",
+			fmtDur(time.Duration(summarize(res[nameMcpgwLegacy]).P50*1e3)), fmtDur(time.Duration(summarize(res[nameMcpHub]).P50*1e3)),
+			fmtRatio(pairedRatio(res[nameMcpgwLegacy], res[nameMcpHub], p50Of)),
+			fmtDur(time.Duration(summarize(res[nameMcpgwLegacy]).P99*1e3)), fmtDur(time.Duration(summarize(res[nameMcpHub]).P99*1e3)))
+	}
 	return nil
 }
 
@@ -75,6 +87,12 @@ func s2(ctx context.Context, e *env, r *Result) error {
 	if err != nil {
 		return err
 	}
+	legacy, why := e.legacyPair(ctx, ts, 256)
+	if why != "" {
+		logf("mcp-hub baseline skipped: %s", why)
+		r.note("mcp-hub (aggregation gateway from npm) baseline skipped: %s.", why)
+	}
+	ts = append(ts, legacy...)
 	for _, c := range levels {
 		ss, err := openAll(ctx, ts, c)
 		if err != nil {
@@ -99,6 +117,11 @@ func s2(ctx context.Context, e *env, r *Result) error {
 		r.check(fmt.Sprintf("mcpgw throughput vs ReverseProxy, %d clients", c), "≥ 1.0×", fmtRatio(vsRP), vsRP >= 1.0)
 		r.check(fmt.Sprintf("mcpgw throughput vs go-sdk gateway, %d clients", c), "≥ 10×", fmtRatio(vsSDK), vsSDK >= 10)
 		r.check(fmt.Sprintf("mcpgw errors, %d clients", c), "0", fmt.Sprint(summarize(g).Errors), summarize(g).Errors == 0)
+		if len(legacy) > 0 {
+			r.note("%d clients, legacy HTTP+SSE on both sides: mcpgw /sse %s calls/s vs mcp-hub (npm) %s (%s the throughput).", c,
+				fmtRate(summarize(res[nameMcpgwLegacy]).Rate), fmtRate(summarize(res[nameMcpHub]).Rate),
+				fmtRatio(pairedRatio(res[nameMcpgwLegacy], res[nameMcpHub], rateOf)))
+		}
 	}
 	return nil
 }
