@@ -312,7 +312,10 @@ func (lc *lineConn) attach(s *Session) {
 				s.mu.Lock()
 				closed := s.closed
 				s.mu.Unlock()
-				if closed {
+				lc.mu.Lock()
+				current := lc.s == s
+				lc.mu.Unlock()
+				if closed && current {
 					lc.c.Close() // ended by the daemon (admin, replica): the bridge reconnects
 				}
 				return

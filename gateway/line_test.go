@@ -139,6 +139,27 @@ func TestLineMode(t *testing.T) {
 		t.Fatalf("ping after a malformed line: %+v", m)
 	}
 
+	// A second initialize on the same connection replaces the session; the connection
+	// stays, and the first session ends.
+	first := sess.ID
+	l.send(strings.Replace(initLine, `"id":1`, `"id":11`, 1))
+	if ctl := l.next(); !strings.HasPrefix(ctl, `{"mcpgw":"session"`) || json.Unmarshal([]byte(ctl), &sess) != nil || sess.ID == first {
+		t.Fatalf("re-initialize: want a new session control line, got %q (first %s)", ctl, first)
+	}
+	if m := l.message(); string(m.ID) != "11" || m.Result == nil {
+		t.Fatalf("re-initialize result: %+v", m)
+	}
+	for i := 0; i < 3; i++ { // the old session's stream closing must not take the connection
+		l.send(`{"jsonrpc":"2.0","id":12,"method":"ping"}`)
+		if m := l.message(); string(m.ID) != "12" || m.Result == nil {
+			t.Fatalf("ping after re-initialize: %+v", m)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if r := g.call(t, first, 13, "ping", ""); r.status != http.StatusNotFound {
+		t.Errorf("the replaced session %s still answers: HTTP %d", first, r.status)
+	}
+
 	// The socket's HTTP side still answers on the same socket.
 	hc := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DialContext: func(ctx context.Context, _, _ string) (net.Conn, error) {
 		var d net.Dialer
