@@ -112,7 +112,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 		if len(line) > 0 {
 			b.handle(line)
 		}
-		if errors.Is(err, errTooLarge) {
+		if errors.Is(err, wire.ErrLineTooLarge) {
 			b.write(wire.Error(nil, wire.CodeInvalidRequest, "mcpgw-bridge: "+err.Error(), nil))
 			continue
 		}
@@ -131,26 +131,8 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 	}
 }
 
-var errTooLarge = fmt.Errorf("message over %d bytes", MaxMessageBytes)
-
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > MaxMessageBytes {
-			// Skip the rest of the line; the message is too large to relay.
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = r.ReadSlice('\n')
-			}
-			return nil, errTooLarge
-		}
-		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return bytes.TrimSpace(buf), err
-	}
-}
+// readLine reads one client (or daemon) line, up to MaxMessageBytes.
+func readLine(r *bufio.Reader) ([]byte, error) { return wire.ReadLine(r, MaxMessageBytes) }
 
 func (b *Bridge) write(msg []byte) {
 	b.outMu.Lock()

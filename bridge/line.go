@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -81,6 +82,12 @@ func (b *lineBridge) relay(m *wire.Msg, line []byte) {
 				b.out(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: the gateway is unreachable: "+err.Error(), nil))
 			}
 			return
+		}
+		if peerGone(l.c) {
+			// The daemon died and the reader has not noticed yet: this message would be
+			// lost on a dead connection; wait for the daemon like any new message.
+			b.drop(l)
+			continue
 		}
 		if isReq {
 			b.mu.Lock()
@@ -310,7 +317,7 @@ func (b *lineBridge) read(l *lineLink) {
 				b.out(line)
 			}
 		}
-		if err != nil && !errors.Is(err, errTooLarge) {
+		if err != nil && !errors.Is(err, wire.ErrLineTooLarge) {
 			break
 		}
 	}
@@ -346,4 +353,25 @@ func (b *lineBridge) close() {
 	if l != nil {
 		l.c.Close()
 	}
+}
+
+// peerGone reports a connection whose other end has closed (a pending EOF), without
+// reading: a peek that does not wait, next to the reader goroutine (Control does not take
+// the connection's read lock, which the blocked reader holds).
+func peerGone(c net.Conn) bool {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return false
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return true
+	}
+	gone := false
+	var b [1]byte
+	_ = rc.Control(func(fd uintptr) {
+		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+		gone = err == nil && n == 0
+	})
+	return gone
 }

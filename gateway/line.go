@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -193,7 +192,7 @@ func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
 		if len(line) > 0 {
 			lc.handle(line)
 		}
-		if errors.Is(err, errLineTooLarge) {
+		if errors.Is(err, wire.ErrLineTooLarge) {
 			lc.write(wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil))
 			continue
 		}
@@ -215,35 +214,8 @@ func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
 	}
 }
 
-var errLineTooLarge = fmt.Errorf("message over %d bytes", SocketMaxBody)
-
-// readSocketLine reads one line (a fresh buffer: its message may outlive the next read).
-func readSocketLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > SocketMaxBody {
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err != nil {
-				return nil, err
-			}
-			return nil, errLineTooLarge
-		}
-		if buf == nil && err == nil {
-			return bytes.TrimSpace(append([]byte(nil), chunk...)), nil
-		}
-		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		if err == io.EOF && len(bytes.TrimSpace(buf)) > 0 {
-			return bytes.TrimSpace(buf), io.EOF
-		}
-		return bytes.TrimSpace(buf), err
-	}
-}
+// readSocketLine reads one line of a bridge connection.
+func readSocketLine(br *bufio.Reader) ([]byte, error) { return wire.ReadLine(br, SocketMaxBody) }
 
 // write sends one message as a line. A message with line breaks (a pretty-printed upstream
 // answer) is compacted first.
@@ -364,16 +336,8 @@ func (lc *lineConn) handle(line []byte) {
 		return
 	}
 	var m wire.Msg
-	if err := wire.ParseInto(line, &m); err != nil {
-		if errors.Is(err, wire.ErrNotObject) {
-			_ = lc.write(wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil))
-			return
-		}
-		_ = lc.write(wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
-		return
-	}
-	if !m.Valid() {
-		_ = lc.write(wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil))
+	if errMsg := parseClient(line, &m); errMsg != nil {
+		_ = lc.write(errMsg)
 		return
 	}
 	id, fail := lc.authenticate()
@@ -434,14 +398,8 @@ func (lc *lineConn) initialize(m *wire.Msg, id *auth.Identity) {
 		lc.refusal(m.ID, fail, id)
 		return
 	}
-	switch h := auth.HeaderValue(lc.req.Header, "X-Mcp-Handshake"); h {
-	case "full", "thin", "auto":
-		rec.Handshake = h
-	}
-	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
-	s := g.newSession(rec)
-	if err := g.register(s); err != nil {
-		g.log.Error("store unavailable", "err", err)
+	s, result, err := g.openSession(rec, auth.HeaderValue(lc.req.Header, "X-Mcp-Handshake"))
+	if err != nil {
 		_ = lc.write(wire.Error(m.ID, wire.CodeInternalError, "Session store unavailable", nil))
 		return
 	}

@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 	"time"
 
@@ -89,16 +88,8 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m wire.Msg
-	if err := wire.ParseInto(bytes.TrimSpace(body), &m); err != nil {
-		if errors.Is(err, wire.ErrNotObject) {
-			writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil))
-			return
-		}
-		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
-		return
-	}
-	if !m.Valid() {
-		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil))
+	if errMsg := parseClient(bytes.TrimSpace(body), &m); errMsg != nil {
+		writeJSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
 	s.touch()

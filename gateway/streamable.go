@@ -117,16 +117,8 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m wire.Msg
-	if err := wire.ParseInto(trimmed, &m); err != nil {
-		if errors.Is(err, wire.ErrNotObject) {
-			writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil))
-			return
-		}
-		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
-		return
-	}
-	if !m.Valid() {
-		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil))
+	if errMsg := parseClient(trimmed, &m); errMsg != nil {
+		writeJSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
 	newer, ok := checkVersionHeader(w, r, m.ID)
@@ -252,19 +244,44 @@ func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire
 		g.refuse(w, fail, id)
 		return
 	}
-	switch h := auth.HeaderValue(r.Header, "X-Mcp-Handshake"); h {
-	case "full", "thin", "auto":
-		rec.Handshake = h
-	}
-	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
-	s := g.newSession(rec)
-	if err := g.register(s); err != nil {
-		g.log.Error("store unavailable", "err", err)
+	s, result, err := g.openSession(rec, auth.HeaderValue(r.Header, "X-Mcp-Handshake"))
+	if err != nil {
 		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", s.ID)
 	writeJSON(w, http.StatusOK, wire.Result(m.ID, result))
+}
+
+// parseClient reads one client message into m; when it is not a valid JSON-RPC 2.0
+// message it returns the error to answer with, the same on every front.
+func parseClient(b []byte, m *wire.Msg) []byte {
+	if err := wire.ParseInto(b, m); err != nil {
+		if errors.Is(err, wire.ErrNotObject) {
+			return wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil)
+		}
+		return wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil)
+	}
+	if !m.Valid() {
+		return wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil)
+	}
+	return nil
+}
+
+// openSession completes an initialize: the handshake form asked for (X-Mcp-Handshake),
+// the session made and stored. It returns the session and the initialize result.
+func (g *Gateway) openSession(rec sessions.Record, handshake string) (*Session, []byte, error) {
+	switch handshake {
+	case "full", "thin", "auto":
+		rec.Handshake = handshake
+	}
+	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
+	s := g.newSession(rec)
+	if err := g.register(s); err != nil {
+		g.log.Error("store unavailable", "err", err)
+		return nil, nil, err
+	}
+	return s, result, nil
 }
 
 // initialize negotiates the protocol version and builds the session record.

@@ -2,7 +2,6 @@ package upstream
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // ChildArg is the first argument with which the gateway binary runs itself as the guardian
@@ -81,7 +82,7 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 		r := bufio.NewReaderSize(t.stdout, 64<<10)
 		var readErr error
 		for {
-			line, err := readLine(r)
+			line, err := wire.ReadLine(r, MaxMessageBytes)
 			if len(line) > 0 {
 				deliver(line, nil)
 			}
@@ -109,31 +110,6 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 }
 
 // readLine reads one newline-terminated message, bounded by MaxMessageBytes.
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if len(buf)+len(chunk) > MaxMessageBytes {
-			return nil, fmt.Errorf("message over %d bytes", MaxMessageBytes)
-		}
-		if err == bufio.ErrBufferFull {
-			buf = append(buf, chunk...)
-			continue
-		}
-		if buf == nil {
-			buf = make([]byte, len(chunk))
-			copy(buf, chunk)
-		} else {
-			buf = append(buf, chunk...)
-		}
-		buf = bytes.TrimSpace(buf)
-		if len(buf) == 0 && err == nil {
-			buf = nil
-			continue
-		}
-		return buf, err
-	}
-}
 
 func (t *stdioTransport) logStderr(r io.Reader) {
 	s := bufio.NewScanner(r)
