@@ -261,8 +261,10 @@ func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, err
 }
 
 // h1Tracker is told which connections a transport's requests hold, and for which call, so
-// that ending the transport or abandoning the call ends them; track returns false when
-// the transport has already ended.
+// that ending the transport or abandoning the call ends them. track(c, k, true) returns
+// false when the transport has already ended; track(c, nil, false) returns false when c
+// was taken away meanwhile (the transport ended or the call was abandoned: c is being
+// closed and must not be pooled).
 type h1Tracker interface {
 	track(c *h1Conn, k *Call, add bool) bool
 }
@@ -413,7 +415,10 @@ func (r *h1Response) done() {
 	}
 	c := r.c
 	r.c = nil
-	r.tr.track(c, nil, false)
+	if !r.tr.track(c, nil, false) {
+		c.nc.Close() // die or interrupt took it: it is closed, or about to be
+		return
+	}
 	if !r.reusable || c.br.Buffered() > 0 {
 		c.nc.Close()
 		return

@@ -66,13 +66,16 @@ func (t *streamTransport) start(deliver func([]byte, *Call)) error {
 }
 
 // track keeps the connections the transport's POSTs hold, and their calls, so that die
-// and interrupt can end them.
+// and interrupt can end them. Adding fails once the transport has ended; removing reports
+// whether c was still held, i.e. not taken away (and closed) by die or interrupt, so
+// that only such a connection goes back to the pool.
 func (t *streamTransport) track(c *h1Conn, k *Call, add bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !add {
+		_, held := t.active[c]
 		delete(t.active, c)
-		return true
+		return held
 	}
 	if t.active == nil {
 		return false // ended
