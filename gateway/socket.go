@@ -15,10 +15,11 @@ import (
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
-// The Unix socket front serves the same MCP endpoint to local processes (mcpgw-bridge).
-// The socket file is 0600 and every connection's peer uid must be the gateway's own; such
-// a peer is trusted like auth mode none (its identity headers are believed), and may send
-// bodies up to SocketMaxBody.
+// The Unix socket front serves the same MCP endpoint to local processes: over HTTP, or in
+// the line mode mcpgw-bridge speaks (gateway/line.go; ServeSocket tells them apart by a
+// connection's first byte). The socket file is 0600 and every connection's peer uid must
+// be the gateway's own; such a peer is trusted like auth mode none (its identity headers
+// are believed), and may send messages up to SocketMaxBody.
 
 // SocketMaxBody bounds a request body on the socket (the bridge carries 16 MiB messages).
 const SocketMaxBody = 64 << 20
@@ -51,7 +52,7 @@ func ListenSocket(path string) (net.Listener, error) {
 	return ln, nil
 }
 
-// SocketServer serves the gateway on a Unix listener.
+// SocketServer is the socket's HTTP side; ServeSocket hands it the HTTP connections.
 func (g *Gateway) SocketServer() *http.Server {
 	return &http.Server{
 		Handler:           http.HandlerFunc(g.serveSocket),
