@@ -308,6 +308,25 @@ func (e *env) idleCases(ctx context.Context, up string, prefix string) []idleCas
 	}
 }
 
+// startSettled starts the gateway with 8 long-lived sessions (they drive settleGC) and
+// takes its settled baseline reading.
+func (c idleCase) startSettled(ctx context.Context) (*target, []*session, map[string]float64, error) {
+	t, err := c.start()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	warm, err := t.openMany(ctx, 8, 8)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t.client.CloseIdleConnections()
+	m0, err := settleGC(ctx, t, warm)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return t, warm, m0, nil
+}
+
 // S5: 10,000 idle sessions.
 func s5(ctx context.Context, e *env, r *Result) error {
 	n := e.sessionsN
@@ -322,16 +341,7 @@ func s5(ctx context.Context, e *env, r *Result) error {
 	}
 	tb := r.table("", "gateway", "set-up/s", "heap before", "heap after", "heap per session", "goroutines per session", "sessions active")
 	for _, c := range e.idleCases(ctx, up, "s5") {
-		t, err := c.start()
-		if err != nil {
-			return err
-		}
-		warm, err := t.openMany(ctx, 8, 8)
-		if err != nil {
-			return err
-		}
-		t.client.CloseIdleConnections()
-		m0, err := settleGC(ctx, t, warm)
+		t, warm, m0, err := c.startSettled(ctx)
 		if err != nil {
 			return err
 		}
@@ -382,16 +392,7 @@ func s6(ctx context.Context, e *env, r *Result) error {
 		if c.label == "mcpgw (memory store)" {
 			continue
 		}
-		t, err := c.start()
-		if err != nil {
-			return err
-		}
-		warm, err := t.openMany(ctx, 8, 8)
-		if err != nil {
-			return err
-		}
-		t.client.CloseIdleConnections()
-		m0, err := settleGC(ctx, t, warm)
+		t, warm, m0, err := c.startSettled(ctx)
 		if err != nil {
 			return err
 		}
