@@ -8,7 +8,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
+	"runtime/debug"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -26,6 +30,41 @@ func (g *Gateway) adminRoutes() {
 	g.mux.HandleFunc("GET /api/tasks/{id}", g.admin(g.apiGetTask))
 	g.mux.HandleFunc("PUT /api/tasks/{id}", g.admin(g.apiPutTask))
 	g.mux.HandleFunc("DELETE /api/tasks/{id}", g.admin(g.apiDeleteTask))
+	g.mux.HandleFunc("GET /api/runtime", g.admin(g.apiRuntime))
+}
+
+// apiRuntime reports the process's goroutines, heap and resident memory; with ?gc=1 it
+// first collects garbage and returns freed memory to the OS, so that a soak test (or an
+// operator chasing a leak) reads what is really held rather than what the GC has not yet
+// collected.
+func (g *Gateway) apiRuntime(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Query().Get("gc") == "1" {
+		debug.FreeOSMemory()
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	apiJSON(w, http.StatusOK, map[string]any{
+		"goroutines":       runtime.NumGoroutine(),
+		"heap_inuse_bytes": ms.HeapInuse,
+		"heap_alloc_bytes": ms.HeapAlloc,
+		"sys_bytes":        ms.Sys,
+		"rss_bytes":        residentBytes(),
+		"sessions":         g.sessionCount(),
+	})
+}
+
+// residentBytes reads the process's resident set size from /proc (0 where there is none).
+func residentBytes() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
 }
 
 // admin guards an admin handler: the admin token (auth.admin_token) as a bearer token, or,
@@ -318,4 +357,10 @@ func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	_, _ = w.Write(auth.ProtectedResourceMetadata(cfg.Auth.OAuth))
+}
+
+func (g *Gateway) sessionCount() int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return len(g.sessions)
 }

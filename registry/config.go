@@ -130,6 +130,14 @@ type HTTPConfig struct {
 	AllowedOrigins []string      `yaml:"allowed_origins"`
 	PageSize       int           `yaml:"page_size"`
 	SessionIdle    time.Duration `yaml:"session_idle_timeout"`
+	// BodyTimeout bounds reading one request body (a client that sends its body slowly
+	// holds a connection and a buffer; default 30s).
+	BodyTimeout time.Duration `yaml:"body_timeout"`
+	// MaxConnections caps the HTTP listener's open connections (default 4096).
+	MaxConnections int `yaml:"max_connections"`
+	// StreamQueue is how many messages may wait for one client stream before it is closed
+	// as a slow reader (default 1024).
+	StreamQueue int `yaml:"stream_queue"`
 }
 
 // UpstreamDefaults apply to every server that does not set its own.
@@ -141,6 +149,9 @@ type UpstreamDefaults struct {
 	MaxPerSession int `yaml:"max_instances"`
 	// IdleTimeout reaps a per_session instance unused for this long.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxMessageBytes bounds one message from an upstream, and so one result (default
+	// 16 MiB). A larger message fails its call and restarts a stdio instance.
+	MaxMessageBytes int `yaml:"max_message_bytes"`
 }
 
 // LogConfig configures the gateway's own log.
@@ -563,6 +574,18 @@ func (c *Config) applyDefaults() {
 	if c.Upstream.IdleTimeout == 0 {
 		c.Upstream.IdleTimeout = 30 * time.Minute
 	}
+	if c.Upstream.MaxMessageBytes == 0 {
+		c.Upstream.MaxMessageBytes = 16 << 20
+	}
+	if c.HTTP.BodyTimeout == 0 {
+		c.HTTP.BodyTimeout = 30 * time.Second
+	}
+	if c.HTTP.MaxConnections == 0 {
+		c.HTTP.MaxConnections = 4096
+	}
+	if c.HTTP.StreamQueue == 0 {
+		c.HTTP.StreamQueue = 1024
+	}
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
 	}
@@ -671,6 +694,18 @@ func (c *Config) Validate() Problems {
 	}
 	if c.HTTP.MaxBodyBytes < 1024 {
 		add(false, "http.max_body_bytes", "%d is too small (at least 1024)", c.HTTP.MaxBodyBytes)
+	}
+	if c.Upstream.MaxMessageBytes < 4096 {
+		add(false, "upstream.max_message_bytes", "%d is too small (at least 4096)", c.Upstream.MaxMessageBytes)
+	}
+	if c.HTTP.MaxConnections < 1 {
+		add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)
+	}
+	if c.HTTP.StreamQueue < 1 {
+		add(false, "http.stream_queue", "%d must be positive", c.HTTP.StreamQueue)
+	}
+	if c.HTTP.BodyTimeout < 0 {
+		add(false, "http.body_timeout", "must not be negative")
 	}
 	if c.HTTP.PageSize < 1 {
 		add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
