@@ -141,6 +141,18 @@ func (a *Authenticator) unauthorized(reason, desc string) *Failure {
 		WWWAuthenticate: a.challenge(code, desc)}
 }
 
+// BearerToken reads the token of an Authorization header with the Bearer scheme. The
+// scheme name is case-insensitive (RFC 7235, section 2.1), and one or more spaces may
+// separate it from the token.
+func BearerToken(authz string) (string, bool) {
+	const scheme = "bearer"
+	if len(authz) <= len(scheme) || !strings.EqualFold(authz[:len(scheme)], scheme) || authz[len(scheme)] != ' ' {
+		return "", false
+	}
+	token := strings.TrimSpace(authz[len(scheme):])
+	return token, token != ""
+}
+
 // Authenticate establishes the identity of r. Identity headers are trusted only in mode
 // none; with credentials, a header that contradicts the credential is refused (403).
 // An empty Agent in mode none means the request named none (the caller decides: the
@@ -169,13 +181,8 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Ide
 		id.Principal = a.agentPrincipal(id.Agent)
 		return id, a.checkAgent(id)
 	}
-	authz := r.Header.Get("Authorization")
-	token, ok := strings.CutPrefix(authz, "Bearer ")
+	token, ok := BearerToken(r.Header.Get("Authorization"))
 	if !ok {
-		token, ok = strings.CutPrefix(authz, "bearer ")
-	}
-	token = strings.TrimSpace(token)
-	if !ok || token == "" {
 		return nil, a.unauthorized("no_credentials", "missing bearer token")
 	}
 	var claims *Claims

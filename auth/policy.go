@@ -255,19 +255,32 @@ func (f *Filter) Server(name string) (bool, string) {
 
 // Tool decides one tool and names the rule that decided.
 func (f *Filter) Tool(t *registry.Tool) (bool, string) {
-	if ok, why := f.Server(t.Server); !ok {
+	return f.decide(t.Server, t.Exposed, t.ReadOnly, "tool")
+}
+
+// Prompt decides one prompt by the same rules as a tool: its server, the agent's allow and
+// deny globs, the credential's narrowing, and read_only (a prompt carries no readOnlyHint,
+// and its server runs code to render it, so a read-only agent sees none).
+func (f *Filter) Prompt(p *registry.Prompt) bool {
+	ok, _ := f.decide(p.Server, p.Exposed, false, "prompt")
+	return ok
+}
+
+// decide is the one rule set for every named thing a session may use.
+func (f *Filter) decide(server, exposed string, readOnly bool, kind string) (bool, string) {
+	if ok, why := f.Server(server); !ok {
 		return false, why
 	}
 	for _, g := range f.deny {
-		if m, _ := path.Match(g, t.Exposed); m {
+		if m, _ := path.Match(g, exposed); m {
 			return false, "denied by agent tools.deny " + g
 		}
 	}
-	rule := "admitted: server " + t.Server + " is in the session"
+	rule := "admitted: server " + server + " is in the session"
 	if len(f.allow) > 0 {
 		hit := ""
 		for _, g := range f.allow {
-			if m, _ := path.Match(g, t.Exposed); m {
+			if m, _ := path.Match(g, exposed); m {
 				hit = g
 				break
 			}
@@ -280,7 +293,7 @@ func (f *Filter) Tool(t *registry.Tool) (bool, string) {
 	if f.narrow != nil {
 		hit := false
 		for _, g := range f.narrow {
-			if m, _ := path.Match(g, t.Exposed); m {
+			if m, _ := path.Match(g, exposed); m {
 				hit = true
 				break
 			}
@@ -289,23 +302,10 @@ func (f *Filter) Tool(t *registry.Tool) (bool, string) {
 			return false, "not matched by the credential's tools"
 		}
 	}
-	if f.readOnly && !t.ReadOnly {
-		return false, "read_only: tool is not annotated readOnlyHint: true"
+	if f.readOnly && !readOnly {
+		return false, "read_only: " + kind + " is not annotated readOnlyHint: true"
 	}
 	return true, rule
-}
-
-// Prompt decides one prompt: its server and the agent's tool globs apply.
-func (f *Filter) Prompt(p *registry.Prompt) bool {
-	if ok, _ := f.Server(p.Server); !ok {
-		return false
-	}
-	for _, g := range f.deny {
-		if m, _ := path.Match(g, p.Exposed); m {
-			return false
-		}
-	}
-	return true
 }
 
 // Decision is one line of an explanation.

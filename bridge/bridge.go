@@ -14,6 +14,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -48,6 +49,7 @@ type Bridge struct {
 	url        string
 	out        io.Writer
 	outMu      sync.Mutex
+	wbuf       []byte // the line being written, under outMu
 	log        *slog.Logger
 	mu         sync.Mutex
 	sid        string
@@ -110,7 +112,7 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 	for {
 		line, err := readLine(r)
 		if len(line) > 0 {
-			b.handle(line)
+			b.handleSafely(line)
 		}
 		if errors.Is(err, wire.ErrLineTooLarge) {
 			b.write(wire.Error(nil, wire.CodeInvalidRequest, "mcpgw-bridge: "+err.Error(), nil))
@@ -137,19 +139,29 @@ func readLine(r *bufio.Reader) ([]byte, error) { return wire.ReadLine(r, MaxMess
 func (b *Bridge) write(msg []byte) {
 	b.outMu.Lock()
 	defer b.outMu.Unlock()
-	if bytes.IndexByte(msg, '\n') >= 0 {
-		var c bytes.Buffer
-		if json.Compact(&c, msg) == nil {
-			msg = c.Bytes()
-		}
+	b.wbuf = wire.AppendLine(b.wbuf[:0], msg)
+	_, _ = b.out.Write(b.wbuf)
+	if cap(b.wbuf) > 1<<20 {
+		b.wbuf = nil
 	}
-	_, _ = b.out.Write(append(msg, '\n'))
+}
+
+// handleSafely is handle with a panic turned into an error answer: a bug costs the client
+// one message, not the bridge (and with it the client's whole gateway connection).
+func (b *Bridge) handleSafely(line []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			b.log.Error("panic while relaying a client message", "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			b.write(wire.Error(nil, wire.CodeInternalError, "mcpgw-bridge: internal error", nil))
+		}
+	}()
+	b.handle(line)
 }
 
 func (b *Bridge) handle(line []byte) {
 	var m wire.Msg
 	if err := wire.ParseInto(line, &m); err != nil {
-		b.write(wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		b.write(wire.ParseFailure(err, &m))
 		return
 	}
 	if b.line != nil {

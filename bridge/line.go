@@ -50,7 +50,7 @@ type lineLink struct {
 func (l *lineLink) write(msg []byte) error {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
-	l.buf = append(append(l.buf[:0], msg...), '\n')
+	l.buf = wire.AppendLine(l.buf[:0], msg)
 	_, err := l.c.Write(l.buf)
 	if cap(l.buf) > 1<<20 {
 		l.buf = nil

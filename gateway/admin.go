@@ -84,7 +84,7 @@ func (g *Gateway) admin(h http.HandlerFunc) http.HandlerFunc {
 				return
 			}
 		} else {
-			got, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			got, _ := auth.BearerToken(r.Header.Get("Authorization"))
 			if subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
 				apiError(w, http.StatusUnauthorized, "admin token missing or wrong")

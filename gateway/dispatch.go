@@ -49,14 +49,10 @@ func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out out
 }
 
 func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
-	var p struct {
-		Cursor string `json:"cursor"`
-	}
-	if len(m.Params) > 0 {
-		if err := json.Unmarshal(m.Params, &p); err != nil {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
-			return
-		}
+	p, err := readRouted(m.Params)
+	if err != nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+		return
 	}
 	v := s.View()
 	thin := kind == "tools" && g.form(s, v) == "thin"
@@ -101,39 +97,14 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 	_ = out.reply(wire.Result(m.ID, page))
 }
 
-// callParams is the part of tools/call params the gateway reads; arguments stay raw.
-type callParams struct {
-	Name      string          `json:"name"`
-	Arguments json.RawMessage `json:"arguments,omitempty"`
-	Meta      json.RawMessage `json:"_meta,omitempty"`
-	Task      json.RawMessage `json:"task,omitempty"`
-}
-
-// read scans the params without decoding arguments.
-func (p *callParams) read(raw json.RawMessage) error {
-	return wire.MembersRaw(raw, func(k, v []byte) error {
-		switch string(k) {
-		case "name":
-			s, ok := wire.String(v)
-			if !ok {
-				return errors.New("name is not a string")
-			}
-			p.Name = s
-		case "arguments":
-			p.Arguments = v
-		case "_meta":
-			p.Meta = v
-		case "task":
-			p.Task = v
-		}
-		return nil
-	})
-}
-
 func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	var p callParams
-	if err := p.read(m.Params); err != nil || p.Name == "" {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: tools/call needs a tool name", nil))
+	p, err := readRouted(m.Params)
+	if err != nil || p.Name == "" {
+		msg := "Invalid params: tools/call needs a tool name"
+		if err != nil {
+			msg = "Invalid params: " + err.Error()
+		}
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
 	start := time.Now()
@@ -161,7 +132,11 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		b = append(b, `,"arguments":`...)
 		b = append(b, p.Arguments...)
 	}
-	meta, route := g.rewriteMeta(p.Meta)
+	meta, route, err := g.rewriteMeta(p.Meta)
+	if err != nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
+		return
+	}
 	if meta != nil {
 		b = append(b, `,"_meta":`...)
 		b = append(b, meta...)
@@ -179,26 +154,38 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 }
 
 // rewriteMeta replaces a progress token with a gateway token, so that tokens of different
-// sessions never collide on a shared upstream. It returns the new _meta and the token.
-func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, string) {
+// sessions never collide on a shared upstream, and no session can name another's. It
+// returns the _meta to forward (rebuilt, members in their order) and the token. A _meta
+// that is not an object, or names a member twice, is refused.
+func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, string, error) {
 	if len(meta) == 0 || string(meta) == "null" {
-		return nil, ""
+		return nil, "", nil
 	}
-	var mm map[string]json.RawMessage
-	if err := json.Unmarshal(meta, &mm); err != nil {
-		return meta, ""
+	var out objBuf
+	var orig json.RawMessage
+	tok := ""
+	err := wire.StrictMembers(meta, func(k, v []byte) error {
+		if string(k) == "progressToken" {
+			orig = v
+			tok = g.progPrefix + itoa(g.progSeq.Add(1))
+			out.str("progressToken", tok)
+			return nil
+		}
+		out.raw(string(k), v)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, wire.ErrNotObject) {
+			err = errParamsNotObject
+		}
+		return nil, "", err
 	}
-	orig, ok := mm["progressToken"]
-	if !ok {
-		return meta, ""
+	if tok != "" {
+		g.progMu.Lock()
+		g.progress[tok] = progressRoute{token: append(json.RawMessage(nil), orig...)}
+		g.progMu.Unlock()
 	}
-	tok := "mcpgw-p" + itoa(g.progSeq.Add(1))
-	mm["progressToken"] = wire.Quote(tok)
-	out, _ := json.Marshal(mm)
-	g.progMu.Lock()
-	g.progress[tok] = progressRoute{token: append(json.RawMessage(nil), orig...)}
-	g.progMu.Unlock()
-	return out, tok
+	return out.bytes(), tok, nil
 }
 
 // forward sends a request to one upstream on behalf of a session and relays everything
@@ -353,24 +340,30 @@ func toolError(text string) json.RawMessage {
 }
 
 func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	var p map[string]json.RawMessage
-	var name string
-	if json.Unmarshal(m.Params, &p) != nil || json.Unmarshal(p["name"], &name) != nil || name == "" {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: prompts/get needs a prompt name", nil))
+	p, err := readRouted(m.Params)
+	if err != nil || p.Name == "" {
+		msg := "Invalid params: prompts/get needs a prompt name"
+		if err != nil {
+			msg = "Invalid params: " + err.Error()
+		}
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
-	pr := s.View().Prompt(name)
+	pr := s.View().Prompt(p.Name)
 	if pr == nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+name, nil))
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+p.Name, nil))
 		return
 	}
-	p["name"] = wire.Quote(pr.Name)
-	meta, tok := g.rewriteMeta(p["_meta"])
-	if meta != nil {
-		p["_meta"] = meta
+	meta, tok, err := g.rewriteMeta(p.Meta)
+	if err != nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
+		return
 	}
-	b, _ := json.Marshal(p)
-	g.forward(ctx, s, m, pr.Server, "prompts/get", b, tok, out, false)
+	var b objBuf
+	b.str("name", pr.Name)
+	b.raw("arguments", p.Arguments)
+	b.raw("_meta", meta)
+	g.forward(ctx, s, m, pr.Server, "prompts/get", b.bytes(), tok, out, false)
 }
 
 // resourceServer finds which upstream serves a URI: a listed resource, else the first
@@ -411,11 +404,18 @@ func templateMatches(tmpl, uri string) bool {
 }
 
 func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	var p struct {
-		URI string `json:"uri"`
+	p, err := readRouted(m.Params)
+	if err != nil || p.URI == "" {
+		msg := "Invalid params: " + m.Method + " needs a uri"
+		if err != nil {
+			msg = "Invalid params: " + err.Error()
+		}
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
+		return
 	}
-	if json.Unmarshal(m.Params, &p) != nil || p.URI == "" {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+m.Method+" needs a uri", nil))
+	meta, tok, err := g.rewriteMeta(p.Meta)
+	if err != nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
 	server := resourceServer(s.View(), p.URI)
@@ -436,22 +436,31 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		s.subs[p.URI] = server
 		s.mu.Unlock()
 	}
-	g.forward(ctx, s, m, server, m.Method, m.Params, "", out, false)
+	// The upstream gets the URI that was routed on, not the client's params.
+	var b objBuf
+	b.str("uri", p.URI)
+	b.raw("_meta", meta)
+	g.forward(ctx, s, m, server, m.Method, b.bytes(), tok, out, false)
 }
 
 func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	var p map[string]json.RawMessage
-	var ref struct {
-		Type string `json:"type"`
-		Name string `json:"name"`
-		URI  string `json:"uri"`
+	p, err := readRouted(m.Params)
+	var ref completionRef
+	if err == nil {
+		ref, err = readRef(p.Ref)
 	}
-	if json.Unmarshal(m.Params, &p) != nil || json.Unmarshal(p["ref"], &ref) != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref", nil))
+	if err != nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref ("+err.Error()+")", nil))
+		return
+	}
+	meta, tok, err := g.rewriteMeta(p.Meta)
+	if err != nil {
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
 	v := s.View()
 	var server string
+	var nr objBuf
 	switch ref.Type {
 	case "ref/prompt":
 		pr := v.Prompt(ref.Name)
@@ -460,8 +469,8 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 			return
 		}
 		server = pr.Server
-		nr, _ := json.Marshal(map[string]string{"type": "ref/prompt", "name": pr.Name})
-		p["ref"] = nr
+		nr.str("type", "ref/prompt")
+		nr.str("name", pr.Name)
 	case "ref/resource":
 		server = resourceServer(v, ref.URI)
 		for _, t := range v.Templates {
@@ -473,22 +482,26 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown resource: "+ref.URI, nil))
 			return
 		}
+		nr.str("type", "ref/resource")
+		nr.str("uri", ref.URI)
 	default:
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown ref type "+ref.Type, nil))
 		return
 	}
-	b, _ := json.Marshal(p)
-	g.forward(ctx, s, m, server, "completion/complete", b, "", out, false)
+	var b objBuf
+	b.raw("ref", nr.bytes())
+	b.raw("argument", p.Argument)
+	b.raw("context", p.Context)
+	b.raw("_meta", meta)
+	g.forward(ctx, s, m, server, "completion/complete", b.bytes(), tok, out, false)
 }
 
 var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
 
 // setLevel records the session's log level and passes it to the upstreams that log.
 func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	var p struct {
-		Level string `json:"level"`
-	}
-	if json.Unmarshal(m.Params, &p) != nil || !logLevels[p.Level] {
+	p, err := readRouted(m.Params)
+	if err != nil || !logLevels[p.Level] {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))
 		return
 	}
@@ -528,10 +541,8 @@ func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out out
 func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 	switch m.Method {
 	case "notifications/cancelled":
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(m.Params, &p) != nil || len(p.RequestID) == 0 {
+		p, err := readRouted(m.Params)
+		if err != nil || len(p.RequestID) == 0 {
 			return
 		}
 		s.mu.Lock()
@@ -556,8 +567,10 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 			}
 		}
 		s.mu.Unlock()
+		// The notification carries nothing an upstream needs (it asks roots/list again):
+		// it goes on without the client's params.
 		for _, c := range conns {
-			_ = c.Notify(g.ctx, m.Method, m.Params)
+			_ = c.Notify(g.ctx, m.Method, nil)
 		}
 	case "notifications/initialized", "notifications/progress":
 	}

@@ -5,6 +5,7 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,10 +54,12 @@ type Gateway struct {
 	pendingReqs map[string]pendingReq
 	reqSeq      atomic.Int64
 
-	// progress maps gateway progress tokens to the client's.
-	progMu   sync.Mutex
-	progress map[string]progressRoute
-	progSeq  atomic.Int64
+	// progress maps gateway progress tokens to the client's. Tokens are progPrefix (random
+	// per process) and a counter, so no upstream or session can name another's call.
+	progMu     sync.Mutex
+	progress   map[string]progressRoute
+	progSeq    atomic.Int64
+	progPrefix string
 
 	instCount sync.Map // server → *atomic.Int64
 	streamSeq atomic.Int64
@@ -98,7 +102,7 @@ func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
-		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel)}
+		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-"}
 	if cfg.Auth.Mode == "api_key" {
 		kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
 		if err != nil {
@@ -156,7 +160,39 @@ func (g *Gateway) Reload(cfg *registry.Config) error {
 }
 
 // Handler is the gateway's HTTP handler.
-func (g *Gateway) Handler() http.Handler { return g.mux }
+func (g *Gateway) Handler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if p := recover(); p != nil {
+				if p == http.ErrAbortHandler {
+					panic(p)
+				}
+				g.logPanic("http "+r.Method+" "+r.URL.Path, p)
+				// Harmless if the answer had begun: the client then sees a cut stream.
+				writeHTTPError(w, http.StatusInternalServerError, wire.CodeInternalError, "Internal error")
+			}
+		}()
+		g.mux.ServeHTTP(w, r)
+	})
+}
+
+// recovered, deferred, turns a panic in work done for one client message into a log line
+// and, where the message has an id, an internal-error answer: a bug must cost one request,
+// never the process (a panic in a goroutine ends it).
+func (g *Gateway) recovered(where string, id json.RawMessage, answer func([]byte) error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	g.logPanic(where, p)
+	if answer != nil {
+		_ = answer(wire.Error(id, wire.CodeInternalError, "Internal error", nil))
+	}
+}
+
+func (g *Gateway) logPanic(where string, p any) {
+	g.log.Error("panic while handling a client message", "where", where, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+}
 
 // Start begins background work: idle reaping, the store sweep, and replica events.
 func (g *Gateway) Start() {
@@ -442,4 +478,11 @@ func (g *Gateway) serverState(server, state string) {
 	case "restart":
 		g.metrics.upstreamRestarts.WithLabelValues(server).Inc()
 	}
+}
+
+// randomHex returns n random bytes in hex.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

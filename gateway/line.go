@@ -54,10 +54,18 @@ type lineConn struct {
 	wmu  sync.Mutex
 	wbuf []byte
 
+	// busy holds a token per request being dispatched: at MaxLineInFlight the reader stops
+	// reading until one ends, so a client that floods the socket waits instead of growing
+	// the daemon by a goroutine per line.
+	busy chan struct{}
+
 	mu sync.Mutex
 	s  *Session
 	st *stream
 }
+
+// MaxLineInFlight bounds the requests one line-mode connection has in dispatch at once.
+const MaxLineInFlight = 256
 
 // ServeSocket serves the Unix socket: each connection's peer uid is checked, then its
 // first byte decides between HTTP (the socket's HTTP server, srv) and the line mode ('{').
@@ -151,7 +159,7 @@ func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
 	defer cancel()
 	stop := context.AfterFunc(ctx, func() { c.Close() }) // daemon shutdown
 	defer stop()
-	lc := &lineConn{g: g, c: c, ctx: ctx}
+	lc := &lineConn{g: g, c: c, ctx: ctx, busy: make(chan struct{}, MaxLineInFlight)}
 
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	line, err := readSocketLine(br)
@@ -190,7 +198,7 @@ func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
 	for {
 		line, err := readSocketLine(br)
 		if len(line) > 0 {
-			lc.handle(line)
+			lc.handleSafely(line)
 		}
 		if errors.Is(err, wire.ErrLineTooLarge) {
 			lc.write(wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: "+err.Error(), nil))
@@ -217,19 +225,21 @@ func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
 // readSocketLine reads one line of a bridge connection.
 func readSocketLine(br *bufio.Reader) ([]byte, error) { return wire.ReadLine(br, SocketMaxBody) }
 
-// write sends one message as a line. A message with line breaks (a pretty-printed upstream
-// answer) is compacted first.
+// write sends one message as a line (wire.AppendLine: one line by construction, whatever
+// an upstream sent).
 func (lc *lineConn) write(msg []byte) error {
 	lc.wmu.Lock()
 	defer lc.wmu.Unlock()
-	if bytes.IndexByte(msg, '\n') >= 0 {
-		var c bytes.Buffer
-		if json.Compact(&c, msg) == nil {
-			msg = c.Bytes()
-		}
-	}
-	lc.wbuf = append(append(lc.wbuf[:0], msg...), '\n')
+	lc.wbuf = wire.AppendLine(lc.wbuf[:0], msg)
+	// A bridge that stops reading cannot hold this writer (and every request of its
+	// session waiting to answer) for ever.
+	_ = lc.c.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 	_, err := lc.c.Write(lc.wbuf)
+	if err != nil {
+		// Part of a line may be out: nothing after it could be read right. The bridge
+		// reconnects and resumes the session.
+		_ = lc.c.Close()
+	}
 	if cap(lc.wbuf) > 1<<20 {
 		lc.wbuf = nil
 	}
@@ -257,7 +267,7 @@ func (lc *lineConn) mayContinue(id *auth.Identity, s *Session) bool {
 // attach makes s the connection's session and starts relaying its stream (messages not
 // tied to a request) as lines. The session ending closes the connection.
 func (lc *lineConn) attach(s *Session) {
-	st := newStream("")
+	st := newStream("", lc.g.cfg.HTTP.StreamQueue)
 	lc.mu.Lock()
 	old, oldSt := lc.s, lc.st
 	lc.s, lc.st = s, st
@@ -319,6 +329,13 @@ func (r *lineRefusal) Header() http.Header         { return r.h }
 func (r *lineRefusal) Write(b []byte) (int, error) { return r.body.Write(b) }
 func (r *lineRefusal) WriteHeader(int)             {}
 
+// handleSafely is handle with a panic turned into an error line: a bug costs one message,
+// never the daemon (a goroutine's panic would end the process).
+func (lc *lineConn) handleSafely(line []byte) {
+	defer lc.g.recovered("socket line", nil, lc.write)
+	lc.handle(line)
+}
+
 func (lc *lineConn) handle(line []byte) {
 	g := lc.g
 	if line[0] == '[' {
@@ -377,7 +394,14 @@ func (lc *lineConn) handle(line []byte) {
 	case m.IsNotification():
 		g.clientNotification(s, &m)
 	default:
+		select {
+		case lc.busy <- struct{}{}:
+		case <-lc.ctx.Done():
+			return
+		}
 		go func() {
+			defer func() { <-lc.busy }()
+			defer g.recovered("socket request", m.ID, lc.write)
 			g.dispatch(lc.ctx, s, &m, lineOutbox{lc})
 		}()
 	}

@@ -28,29 +28,36 @@ type metrics struct {
 	handshakes       *prometheus.CounterVec
 	agents           *agentLabels
 	callHandles      sync.Map // callKey → prometheus.Counter
-	durHandles       sync.Map // *registry.Tool → prometheus.Observer
+	durHandles       sync.Map // toolKey → prometheus.Observer
+	unroutable       *prometheus.CounterVec
 }
 
 func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
 
+// The handle caches are keyed by names, not by *registry.Tool: catalogues are rebuilt on
+// every reload and per-session listing, and a key per tool value would keep each old
+// catalogue's tools alive for ever. Names are as bounded as the series themselves.
+type toolKey struct{ server, tool string }
+
 type callKey struct {
-	agent   string
-	tool    *registry.Tool
+	agent string
+	toolKey
 	outcome string
 }
 
 // observeCall counts one tool call. The series handles are cached per (agent, tool,
 // outcome), so the call path does no label hashing.
 func (m *metrics) observeCall(agent string, t *registry.Tool, outcome string, seconds float64) {
-	k := callKey{m.agentLabel(agent), t, outcome}
+	tk := toolKey{t.Server, t.Name}
+	k := callKey{m.agentLabel(agent), tk, outcome}
 	c, ok := m.callHandles.Load(k)
 	if !ok {
 		c, _ = m.callHandles.LoadOrStore(k, m.calls.WithLabelValues(k.agent, t.Server, t.Name, outcome))
 	}
 	c.(prometheus.Counter).Inc()
-	h, ok := m.durHandles.Load(t)
+	h, ok := m.durHandles.Load(tk)
 	if !ok {
-		h, _ = m.durHandles.LoadOrStore(t, m.callSeconds.WithLabelValues(t.Server, t.Name))
+		h, _ = m.durHandles.LoadOrStore(tk, m.callSeconds.WithLabelValues(t.Server, t.Name))
 	}
 	h.(prometheus.Observer).Observe(seconds)
 }
@@ -73,8 +80,11 @@ func newMetrics(agentLabel string) *metrics {
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_denials_total", Help: "Refused requests and tool calls by agent and reason."}, []string{"agent", "reason"})
 	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin)."}, []string{"form"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
+	m.unroutable = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_unroutable_messages_total",
+		Help: "Upstream messages whose session could not be known for certain (kind: request, answered with an error; notification, dropped) or that a slow client had no room for (kind: overflow)."},
+		[]string{"server", "kind"})
 	m.reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listChanged, m.denials, m.handshakes,
+		m.listBytes, m.listTokens, m.listChanged, m.denials, m.handshakes, m.unroutable,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

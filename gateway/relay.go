@@ -25,21 +25,30 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 		g.progMu.Lock()
 		route, ok := g.progress[tok]
 		g.progMu.Unlock()
-		if !ok || route.call == nil {
+		// A token only counts on the connection its call went out on: another upstream (or
+		// another tenant's instance) that learnt or guessed it reaches nobody.
+		if !ok || route.call == nil || route.call.Conn() != c {
+			g.unroutable(c, "notification")
 			return
 		}
 		p["progressToken"] = route.token
 		params, _ := json.Marshal(p)
-		route.call.Push(wire.Notification(m.Method, params))
-	case "notifications/message":
-		if k := g.relatedCall(owner, c, rel); k != nil {
-			if o, ok := k.Owner.(*callOwner); ok && levelAllowed(o.s.level(), m.Params) {
-				k.Push(raw)
-			}
-			return
+		if !route.call.Push(wire.Notification(m.Method, params)) {
+			g.unroutable(c, "overflow")
 		}
-		if owner != nil && levelAllowed(owner.level(), m.Params) {
-			_ = owner.send(raw)
+	case "notifications/message":
+		k, s := g.relatedCall(owner, c, rel)
+		switch {
+		case k != nil:
+			if levelAllowed(s.level(), m.Params) && !k.Push(raw) {
+				g.unroutable(c, "overflow")
+			}
+		case s != nil:
+			if levelAllowed(s.level(), m.Params) {
+				_ = s.send(raw)
+			}
+		default:
+			g.unroutable(c, "notification")
 		}
 	case "notifications/resources/updated":
 		var p struct {
@@ -81,37 +90,50 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 	}
 }
 
-// relatedCall finds the call an unrelated-looking message most likely belongs to: the
-// stream it came on, else the newest call in flight on the connection.
-func (g *Gateway) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Call) *upstream.Call {
+// relatedCall says whom a message that is not a response belongs to, only where that is
+// certain: the call whose stream it came on (streamable HTTP), else the session that owns
+// the whole instance (per_session). On a shared stdio or legacy SSE connection nothing ties
+// a message to a call, and guessing ("the newest call in flight") once delivered one
+// tenant's sampling requests and log lines to another: there it returns nothing, and the
+// caller refuses the request or drops the notification. On an instance the session owns,
+// every call is that session's, so the message rides the newest call's stream (a client
+// without a GET stream still sees it); k is nil when it goes to the session's own stream.
+func (g *Gateway) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *Session) {
 	if rel != nil {
-		if _, ok := rel.Owner.(*callOwner); ok {
-			return rel
+		if o, ok := rel.Owner.(*callOwner); ok {
+			return rel, o.s
 		}
+	}
+	if owner == nil {
+		return nil, nil
 	}
 	calls := c.InFlight()
 	for i := len(calls) - 1; i >= 0; i-- {
-		if o, ok := calls[i].Owner.(*callOwner); ok && (owner == nil || o.s == owner) {
-			return calls[i]
+		if o, ok := calls[i].Owner.(*callOwner); ok && o.s == owner {
+			return calls[i], owner
 		}
 	}
-	return nil
+	return nil, owner
+}
+
+// unroutable counts an upstream message that reached no session (docs/security.md).
+func (g *Gateway) unroutable(c *upstream.Conn, kind string) {
+	g.metrics.unroutable.WithLabelValues(c.Name, kind).Inc()
 }
 
 // serverRequest relays sampling, elicitation and roots requests to the client whose call
 // caused them, under a gateway id, and remembers where the answer goes.
 func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
-	k := g.relatedCall(owner, c, rel)
-	s := owner
-	if k != nil {
-		s = k.Owner.(*callOwner).s
-	}
+	k, s := g.relatedCall(owner, c, rel)
 	if s == nil {
 		if m.Method == "roots/list" {
+			// No client to ask: an empty list tells the upstream nothing about anyone.
 			_ = c.Reply(m.ID, json.RawMessage(`{"roots":[]}`), nil)
 			return
 		}
-		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "no client session to relay " + m.Method + " to"})
+		g.unroutable(c, "request")
+		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError,
+			Message: "mcpgw cannot tell which client session " + m.Method + " is for on a shared connection; it is not relayed"})
 		_ = c.Reply(m.ID, nil, e)
 		return
 	}
@@ -134,17 +156,46 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 	g.pendingReqs[id] = pendingReq{conn: c, upstreamID: append(json.RawMessage(nil), m.ID...), session: s}
 	g.reqMu.Unlock()
 	msg := wire.Request(wire.Quote(id), m.Method, m.Params)
+	var err error
 	if k != nil {
-		k.Push(msg)
-		return
+		if !k.Push(msg) {
+			g.unroutable(c, "overflow")
+			err = errNoStream
+		}
+	} else {
+		err = s.send(msg)
 	}
-	if err := s.send(msg); err != nil {
+	if err != nil {
 		g.reqMu.Lock()
 		delete(g.pendingReqs, id)
 		g.reqMu.Unlock()
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "client session has no open stream for " + m.Method})
 		_ = c.Reply(m.ID, nil, e)
 	}
+}
+
+// forgetRequests drops the server-to-client requests still waiting for s's answer (its
+// session ended) and tells each upstream that asked, so that neither side waits and the
+// table does not grow with sessions that never answered.
+func (g *Gateway) forgetRequests(s *Session) {
+	var gone []pendingReq
+	g.reqMu.Lock()
+	for id, pr := range g.pendingReqs {
+		if pr.session == s {
+			gone = append(gone, pr)
+			delete(g.pendingReqs, id)
+		}
+	}
+	g.reqMu.Unlock()
+	if len(gone) == 0 {
+		return
+	}
+	e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "the client session ended before it answered"})
+	go func() {
+		for _, pr := range gone {
+			_ = pr.conn.Reply(pr.upstreamID, nil, e)
+		}
+	}()
 }
 
 // subscribers are the sessions subscribed to uri on server (for a per-session instance,

@@ -35,7 +35,8 @@ type Session struct {
 	inflight map[string]*upstream.Call // downstream request id → upstream call
 	subs     map[string]string         // subscribed resource URI → server
 	stream   *stream                   // the GET stream (streamable) or the event stream (legacy SSE)
-	pending  []byte                    // messages waiting for a GET stream (bounded)
+	pending  [][]byte                  // messages waiting for a GET stream, pendingMax bytes at most
+	pendingN int                       // their bytes
 	logLevel string
 	closed   bool
 
@@ -270,14 +271,19 @@ func (s *Session) level() string {
 	return s.logLevel
 }
 
+// pendingMax bounds the bytes of messages waiting for a session's next stream.
+const pendingMax = 256 << 10
+
 // send delivers a message on the session's stream (GET stream or legacy event stream).
-// With no stream open, up to 256 KiB wait for the next GET.
+// With no stream open, up to pendingMax bytes of messages wait for the next GET, each kept
+// whole (a message is never split or joined on its bytes).
 func (s *Session) send(msg []byte) error {
 	s.mu.Lock()
 	st := s.stream
 	if st == nil {
-		if len(s.pending)+len(msg) < 256<<10 {
-			s.pending = append(append(s.pending, msg...), '\n')
+		if s.pendingN+len(msg) <= pendingMax {
+			s.pending = append(s.pending, msg)
+			s.pendingN += len(msg)
 		}
 		s.mu.Unlock()
 		return errNoStream
@@ -296,12 +302,10 @@ func (s *Session) attach(st *stream) bool {
 		return false
 	}
 	s.stream = st
-	if len(s.pending) > 0 {
-		for _, line := range splitLines(s.pending) {
-			_ = st.trySend(line)
-		}
-		s.pending = nil
+	for _, msg := range s.pending {
+		_ = st.trySend(msg)
 	}
+	s.pending, s.pendingN = nil, 0
 	return true
 }
 
@@ -311,22 +315,6 @@ func (s *Session) detach(st *stream) {
 		s.stream = nil
 	}
 	s.mu.Unlock()
-}
-
-func splitLines(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && b[i] != '\n' {
-			i++
-		}
-		out = append(out, append([]byte(nil), b[:i]...))
-		if i < len(b) {
-			i++
-		}
-		b = b[i:]
-	}
-	return out
 }
 
 // close ends the session's upstream instances and stream.
@@ -346,6 +334,7 @@ func (s *Session) close() {
 	for _, k := range calls {
 		k.Conn().Abandon(k, "session ended")
 	}
+	s.g.forgetRequests(s)
 	for _, sc := range conns {
 		if sc.conn != nil {
 			go sc.conn.Close()
@@ -373,9 +362,20 @@ type stream struct {
 	prefix string
 }
 
-func newStream(prefix string) *stream {
-	return &stream{ch: make(chan []byte, 256), done: make(chan struct{}), prefix: prefix}
+// newStream makes a stream on which up to queue messages (0: 1024) may wait for the client.
+func newStream(prefix string, queue int) *stream {
+	if queue <= 0 {
+		queue = 1024
+	}
+	return &stream{ch: make(chan []byte, queue), done: make(chan struct{}), prefix: prefix}
 }
+
+// errSlowStream: a stream closed because its client did not keep up.
+var errSlowStream = errors.New("client stream closed: the client is not reading (http.stream_queue)")
+
+// streamWriteTimeout bounds one write to a client stream: a client that stops reading its
+// GET stream cannot hold the pump (and the connection) for ever.
+const streamWriteTimeout = 30 * time.Second
 
 func (st *stream) close() { st.once.Do(func() { close(st.done) }) }
 
@@ -388,7 +388,9 @@ func (st *stream) isClosed() bool {
 	}
 }
 
-// send queues msg, waiting up to 5 s for room.
+// send queues msg without waiting. Its callers include an upstream's reader, which must
+// never wait on a client (every session on that upstream would wait with it): a stream
+// whose queue is full is closed instead, and the client reconnects its GET stream.
 func (st *stream) send(msg []byte) error {
 	select {
 	case st.ch <- msg:
@@ -397,16 +399,8 @@ func (st *stream) send(msg []byte) error {
 		return errNoStream
 	default:
 	}
-	t := time.NewTimer(5 * time.Second)
-	defer t.Stop()
-	select {
-	case st.ch <- msg:
-		return nil
-	case <-st.done:
-		return errNoStream
-	case <-t.C:
-		return errors.New("client stream is not reading")
-	}
+	st.close()
+	return errSlowStream
 }
 
 func (st *stream) trySend(msg []byte) error {
@@ -421,6 +415,7 @@ func (st *stream) trySend(msg []byte) error {
 // pump writes queued messages as events until the client goes away or the stream closes.
 func (st *stream) pump(w http.ResponseWriter, r *http.Request) {
 	fl, _ := w.(http.Flusher)
+	rc := http.NewResponseController(w)
 	keep := time.NewTicker(25 * time.Second)
 	defer keep.Stop()
 	var buf []byte
@@ -445,13 +440,18 @@ func (st *stream) pump(w http.ResponseWriter, r *http.Request) {
 					more = false
 				}
 			}
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 			if _, err := w.Write(buf); err != nil {
 				return
 			}
 			if fl != nil {
 				fl.Flush()
 			}
+			if cap(buf) > 1<<20 {
+				buf = nil // one burst's buffer is not kept for the stream's life
+			}
 		case <-keep.C:
+			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
 			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
 				return
 			}

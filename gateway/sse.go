@@ -32,7 +32,7 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := g.newSession(rec)
-	st := newStream("")
+	st := newStream("", g.cfg.HTTP.StreamQueue)
 	s.attach(st)
 	if err := g.register(s); err != nil {
 		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
@@ -114,7 +114,10 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		_ = s.send(wire.Result(m.ID, result))
 	default:
 		msg := m
-		go g.dispatch(context.WithoutCancel(r.Context()), s, &msg, streamOutbox{s})
+		go func() {
+			defer g.recovered("legacy message", msg.ID, s.send)
+			g.dispatch(context.WithoutCancel(r.Context()), s, &msg, streamOutbox{s})
+		}()
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = w.Write([]byte("Accepted"))

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,13 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
 		return nil, false
 	}
+	// A body that arrives slowly holds its buffer and connection: bounded by body_timeout.
+	// The deadline is lifted afterwards, so a long call or stream is not cut off by it.
+	rc := http.NewResponseController(w)
+	if g.cfg.HTTP.BodyTimeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(g.cfg.HTTP.BodyTimeout))
+		defer rc.SetReadDeadline(time.Time{})
+	}
 	var body []byte
 	var err error
 	if n := r.ContentLength; n >= 0 {
@@ -60,6 +68,10 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
+			return nil, false
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeHTTPError(w, http.StatusRequestTimeout, wire.CodeInvalidRequest, "Request body not received within http.body_timeout")
 			return nil, false
 		}
 		writeHTTPError(w, http.StatusBadRequest, wire.CodeParseError, "Could not read the request body")
@@ -143,6 +155,9 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.continueSession(w, id, s) {
+		return
+	}
+	if !sameVersion(w, r, s, m.ID) {
 		return
 	}
 	s.touch()
@@ -257,10 +272,7 @@ func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire
 // message it returns the error to answer with, the same on every front.
 func parseClient(b []byte, m *wire.Msg) []byte {
 	if err := wire.ParseInto(b, m); err != nil {
-		if errors.Is(err, wire.ErrNotObject) {
-			return wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC message object", nil)
-		}
-		return wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil)
+		return wire.ParseFailure(err, m)
 	}
 	if !m.Valid() {
 		return wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil)
@@ -355,7 +367,23 @@ func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
 	if !g.continueSession(w, id, s) {
 		return nil
 	}
+	if !sameVersion(w, r, s, nil) {
+		return nil
+	}
 	return s
+}
+
+// sameVersion refuses a request whose MCP-Protocol-Version differs from the version the
+// session negotiated (400): a client may not switch revisions under a session, and the
+// gateway does not guess which rules to apply. No header is accepted, as before.
+func sameVersion(w http.ResponseWriter, r *http.Request, s *Session, id json.RawMessage) bool {
+	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
+	if v == "" || s.rec.ProtocolVersion == "" || v == s.rec.ProtocolVersion {
+		return true
+	}
+	writeJSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeInvalidRequest,
+		"Bad Request: MCP-Protocol-Version "+v+" differs from the session's negotiated version "+s.rec.ProtocolVersion, nil))
+	return false
 }
 
 // serveGet opens the session's stream for server-initiated messages.
@@ -371,7 +399,7 @@ func (g *Gateway) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	st := newStream("g")
+	st := newStream("g", g.cfg.HTTP.StreamQueue)
 	if !s.attach(st) {
 		writeHTTPError(w, http.StatusConflict, wire.CodeConnection, "Conflict: only one GET stream is allowed per session")
 		return

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -22,6 +24,8 @@ type Tool struct {
 	Def         json.RawMessage
 	thinOnce    sync.Once
 	thin        json.RawMessage
+	schemaOnce  sync.Once
+	schema      *jsonschema.Resolved // compiled input schema, for schema-on-error
 	ReadOnly    bool
 	Destructive bool
 }

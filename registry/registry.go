@@ -229,7 +229,7 @@ func (s *Server) Options() upstream.Options {
 	return upstream.Options{
 		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
-		Log: s.reg.log,
+		MaxMessageBytes: s.reg.Config.Upstream.MaxMessageBytes, Log: s.reg.log,
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
-	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -134,30 +133,22 @@ func (v *View) OthersHash() string {
 	return v.othersHash
 }
 
-var schemaCache sync.Map // *Tool → *jsonschema.Resolved (or error)
-
 // ValidateArgs checks arguments against the tool's full input schema (JSON Schema
-// 2020-12). A schema that cannot be compiled validates nothing.
+// 2020-12). A schema that cannot be compiled validates nothing. The compiled schema lives
+// on the tool, so it goes when the catalogue that holds the tool goes.
 func (t *Tool) ValidateArgs(args json.RawMessage) error {
-	var rs *jsonschema.Resolved
-	if c, ok := schemaCache.Load(t); ok {
-		rs, _ = c.(*jsonschema.Resolved)
-	} else {
+	t.schemaOnce.Do(func() {
 		var def struct {
 			InputSchema json.RawMessage `json:"inputSchema"`
 		}
 		if json.Unmarshal(t.Def, &def) == nil && len(def.InputSchema) > 0 {
 			var s jsonschema.Schema
 			if json.Unmarshal(def.InputSchema, &s) == nil {
-				rs, _ = s.Resolve(nil)
+				t.schema, _ = s.Resolve(nil)
 			}
 		}
-		if rs != nil {
-			schemaCache.Store(t, rs)
-		} else {
-			schemaCache.Store(t, false)
-		}
-	}
+	})
+	rs := t.schema
 	if rs == nil {
 		return nil
 	}

@@ -236,7 +236,11 @@ func serve(args []string) error {
 		reg.Close()
 		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
-	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	ln = gateway.LimitListener(ln, cfg.HTTP.MaxConnections)
+	// Headers have ReadHeaderTimeout; bodies get http.body_timeout in the handler (a
+	// server-wide ReadTimeout would also end long-running calls and open streams).
+	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
+		IdleTimeout: 5 * time.Minute}
 	sockPath := gateway.SocketPath(cfg.StateDir)
 	sockLn, err := gateway.ListenSocket(sockPath)
 	if err != nil {

@@ -3,11 +3,14 @@
 package upstream
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -97,14 +100,25 @@ func newCall(c *Conn, id int64, method string) *Call {
 	return &Call{ID: id, Method: method, conn: c, sig: make(chan struct{}, 1), Start: time.Now()}
 }
 
-// Push queues a related message for the caller.
-func (k *Call) Push(raw []byte) {
+// MaxRelated bounds the related messages (progress, log lines, server requests) waiting
+// for one call's client: an upstream that sends faster than a client reads must not grow
+// the gateway's memory. Past it, Push refuses.
+const MaxRelated = 1024
+
+// Push queues a related message for the caller. It reports false, queueing nothing, when
+// the call has ended or MaxRelated messages are already waiting (the client is not keeping
+// up): the caller drops a notification and answers a request with an error.
+func (k *Call) Push(raw []byte) bool {
 	k.mu.Lock()
-	if !k.fin {
+	ok := !k.fin && len(k.queue) < MaxRelated
+	if ok {
 		k.queue = append(k.queue, raw)
 	}
 	k.mu.Unlock()
-	k.signal()
+	if ok {
+		k.signal()
+	}
+	return ok
 }
 
 func (k *Call) signal() {
@@ -218,6 +232,12 @@ func (c *Conn) Close() error {
 // deliver routes one inbound message: responses to their call, everything else to the
 // handler.
 func (c *Conn) deliver(raw []byte, rel *Call) {
+	defer func() {
+		// A message that trips a bug is lost, not the connection and every session on it.
+		if p := recover(); p != nil {
+			c.log.Error("panic while routing an upstream message", "server", c.Name, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+		}
+	}()
 	var m wire.Msg
 	if err := wire.ParseInto(raw, &m); err != nil {
 		c.log.Warn("upstream sent malformed JSON-RPC", "server", c.Name, "err", err)
@@ -305,11 +325,17 @@ func (c *Conn) BeginUntil(ctx context.Context, deadline time.Time, method string
 	return k, nil
 }
 
+// notifyCancelled tells the upstream a call was abandoned. It is sent off the caller's
+// path: the client's answer (a timeout, a cancellation) must not wait for an upstream that
+// may be the reason for it.
 func (c *Conn) notifyCancelled(id int64, reason string) {
 	p, _ := json.Marshal(map[string]any{"requestId": id, "reason": reason})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = c.tr.send(ctx, wire.Notification("notifications/cancelled", p), nil)
+	msg := wire.Notification("notifications/cancelled", p)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = c.tr.send(ctx, msg, nil)
+	}()
 }
 
 // Abandon forgets a call (after a timeout or cancellation) and tells the upstream.
@@ -341,11 +367,7 @@ func (c *Conn) InFlight() []*Call {
 	for _, k := range c.calls {
 		out = append(out, k)
 	}
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j].ID < out[j-1].ID; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
+	slices.SortFunc(out, func(a, b *Call) int { return cmp.Compare(a.ID, b.ID) })
 	return out
 }
 

@@ -30,8 +30,11 @@ type Options struct {
 	// ClientInfo is the clientInfo sent in initialize (raw JSON); nil means mcpgw's.
 	ClientInfo     json.RawMessage
 	ConnectTimeout time.Duration
-	Handler        Handler
-	Log            *slog.Logger
+	// MaxMessageBytes bounds one message from the upstream (0: MaxMessageBytes). A stdio
+	// upstream that sends a larger one is restarted; its calls fail saying why.
+	MaxMessageBytes int
+	Handler         Handler
+	Log             *slog.Logger
 }
 
 // DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
@@ -50,7 +53,8 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 	var tr transport
 	switch o.Transport {
 	case "stdio":
-		tr = newStdio(o.Name, o.Command, o.Args, mergeEnv(o.Env), o.Dir, log)
+		tr = newStdio(stdioSpec{name: o.Name, command: o.Command, args: o.Args, env: mergeEnv(o.Env), dir: o.Dir,
+			maxMessage: o.MaxMessageBytes}, log)
 	case "streamable_http":
 		tr = newStreamable(o.Name, o.URL, o.Headers, log)
 	case "sse":

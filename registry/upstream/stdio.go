@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -25,31 +26,50 @@ const ChildArg = "__mcpgw_child"
 // when the gateway is killed with SIGKILL.
 var GuardianPath string
 
-// MaxMessageBytes bounds one message read from an upstream.
-const MaxMessageBytes = 64 << 20
+// MaxMessageBytes is the default bound of one message read from an upstream (the setting
+// upstream.max_message_bytes).
+const MaxMessageBytes = 16 << 20
+
+// stdioWriteTimeout bounds writing one message that has no call deadline of its own (a
+// notification, a reply): an upstream that stops reading its stdin must not hold the
+// writer, and so every session on the instance, for ever.
+const stdioWriteTimeout = 30 * time.Second
 
 type stdioTransport struct {
-	name    string
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	stdout  io.ReadCloser
-	log     *slog.Logger
-	wmu     sync.Mutex
-	doneCh  chan struct{}
-	errMu   sync.Mutex
+	name   string
+	cmd    *exec.Cmd
+	stdin  *os.File // the pipe's write end: a pollable file, so writes can have deadlines
+	stdout io.ReadCloser
+	log    *slog.Logger
+	maxMsg int
+	wmu    sync.Mutex
+	wbuf   []byte // the line being written, under wmu
+	doneCh chan struct{}
+	errMu  sync.Mutex
+	// exitErr says why the transport ended; failure, set first, wins over what the exit
+	// looked like (a process killed for an oversized message exits with a signal).
 	exitErr error
+	failure error
 	closing bool
 }
 
-func newStdio(name, command string, args []string, env []string, dir string, log *slog.Logger) *stdioTransport {
+// stdioSpec is what starts one stdio upstream.
+type stdioSpec struct {
+	name, command string
+	args, env     []string
+	dir           string
+	maxMessage    int // 0: MaxMessageBytes
+}
+
+func newStdio(sp stdioSpec, log *slog.Logger) *stdioTransport {
 	var cmd *exec.Cmd
 	if GuardianPath != "" {
-		cmd = exec.Command(GuardianPath, append([]string{ChildArg, command}, args...)...)
+		cmd = exec.Command(GuardianPath, append([]string{ChildArg, sp.command}, sp.args...)...)
 	} else {
-		cmd = exec.Command(command, args...)
+		cmd = exec.Command(sp.command, sp.args...)
 	}
-	cmd.Env = env
-	cmd.Dir = dir
+	cmd.Env = sp.env
+	cmd.Dir = sp.dir
 	// A guardian is told with SIGTERM so that it can take its group down; a bare upstream
 	// is killed outright.
 	sig := syscall.SIGKILL
@@ -57,14 +77,19 @@ func newStdio(name, command string, args []string, env []string, dir string, log
 		sig = syscall.SIGTERM
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
-	return &stdioTransport{name: name, cmd: cmd, log: log, doneCh: make(chan struct{})}
+	maxMsg := sp.maxMessage
+	if maxMsg <= 0 {
+		maxMsg = MaxMessageBytes
+	}
+	return &stdioTransport{name: sp.name, cmd: cmd, log: log, maxMsg: maxMsg, doneCh: make(chan struct{})}
 }
 
 func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
-	var err error
-	if t.stdin, err = t.cmd.StdinPipe(); err != nil {
+	pr, pw, err := os.Pipe()
+	if err != nil {
 		return err
 	}
+	t.cmd.Stdin, t.stdin = pr, pw
 	if t.stdout, err = t.cmd.StdoutPipe(); err != nil {
 		return err
 	}
@@ -73,16 +98,26 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 		return err
 	}
 	if err := t.cmd.Start(); err != nil {
+		pr.Close()
+		pw.Close()
 		return fmt.Errorf("start %q: %w", t.cmd.Path, err)
 	}
+	pr.Close() // the child's end
 	go t.logStderr(stderr)
 	go func() {
 		r := bufio.NewReaderSize(t.stdout, 64<<10)
 		var readErr error
 		for {
-			line, err := wire.ReadLine(r, MaxMessageBytes)
+			line, err := wire.ReadLine(r, t.maxMsg)
 			if len(line) > 0 {
 				deliver(line, nil)
+			}
+			if errors.Is(err, wire.ErrLineTooLarge) {
+				// The message cannot be read, so the call it answers cannot be told; the
+				// instance is restarted rather than left to answer calls out of step.
+				t.fail(fmt.Errorf("the upstream sent a message larger than %d bytes (upstream.max_message_bytes); instance restarted", t.maxMsg))
+				readErr = err
+				break
 			}
 			if err != nil {
 				readErr = err
@@ -92,6 +127,8 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 		waitErr := t.cmd.Wait()
 		t.errMu.Lock()
 		switch {
+		case t.failure != nil:
+			t.exitErr = t.failure
 		case t.closing:
 			t.exitErr = ErrClosed
 		case waitErr != nil:
@@ -107,7 +144,22 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 	return nil
 }
 
-// readLine reads one newline-terminated message, bounded by MaxMessageBytes.
+// fail ends the instance for a reason of the gateway's (an oversized message, a write that
+// could not finish): the reason is what its calls report, and the process group is killed.
+func (t *stdioTransport) fail(reason error) {
+	t.errMu.Lock()
+	if t.failure == nil {
+		t.failure = reason
+	}
+	t.errMu.Unlock()
+	t.log.Warn("stdio upstream failed; killing it", "server", t.name, "err", reason)
+	if t.stdin != nil {
+		_ = t.stdin.Close()
+	}
+	if t.cmd.Process != nil {
+		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
 
 func (t *stdioTransport) logStderr(r io.Reader) {
 	s := bufio.NewScanner(r)
@@ -123,12 +175,28 @@ func (t *stdioTransport) send(ctx context.Context, msg []byte, _ *Call) error {
 		return fmt.Errorf("%w: %v", ErrClosed, t.err())
 	default:
 	}
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(stdioWriteTimeout)
+	}
 	t.wmu.Lock()
 	defer t.wmu.Unlock()
-	buf := make([]byte, 0, len(msg)+1)
-	buf = append(append(buf, msg...), '\n')
-	_, err := t.stdin.Write(buf)
+	// One line by construction: a raw CR or LF in what a client sent cannot start a second
+	// message on a line-reading upstream.
+	t.wbuf = wire.AppendLine(t.wbuf[:0], msg)
+	_ = t.stdin.SetWriteDeadline(deadline)
+	n, err := t.stdin.Write(t.wbuf)
+	if cap(t.wbuf) > 1<<20 {
+		t.wbuf = nil
+	}
 	if err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			if n > 0 {
+				// Half a line is on the pipe: the next message would be read as its end.
+				t.fail(fmt.Errorf("the upstream stopped reading its input mid-message; instance restarted"))
+			}
+			return fmt.Errorf("%w: the upstream did not read its input in time", context.DeadlineExceeded)
+		}
 		return fmt.Errorf("%w: write: %v", ErrClosed, err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"unicode/utf8"
 )
 
 // JSON-RPC and MCP error codes used by the gateway.
@@ -37,8 +38,22 @@ type Msg struct {
 // ErrNotObject is returned by Parse for a body that is valid JSON but no JSON-RPC object.
 var ErrNotObject = errors.New("not a JSON-RPC message object")
 
+// EnvelopeError is returned by Parse for a JSON object whose envelope cannot be trusted: a
+// member of the wrong type, a member given twice, or a method that is not valid UTF-8. The
+// gateway routes on these members, so it refuses to pick one reading of them (an upstream
+// or a client library might pick another). The message answers -32600 Invalid Request.
+type EnvelopeError struct {
+	Member  string
+	Problem string
+}
+
+func (e *EnvelopeError) Error() string {
+	return "invalid JSON-RPC envelope: " + e.Member + " " + e.Problem
+}
+
 // Parse decodes one message's envelope. It returns a *json.SyntaxError-like error for
-// malformed JSON and ErrNotObject for JSON that is not an object.
+// malformed JSON, ErrNotObject for JSON that is not an object and an *EnvelopeError for an
+// envelope it will not route on.
 func Parse(b []byte) (*Msg, error) {
 	m := new(Msg)
 	if err := ParseInto(b, m); err != nil {
@@ -47,32 +62,70 @@ func Parse(b []byte) (*Msg, error) {
 	return m, nil
 }
 
+// envelope member bits, to refuse a member given twice.
+const (
+	seenJSONRPC = 1 << iota
+	seenID
+	seenMethod
+	seenParams
+	seenResult
+	seenError
+)
+
 // ParseInto is Parse into a caller-owned Msg. The raw members of m are slices of b: b must
-// not be changed while m is in use.
+// not be changed while m is in use. On an *EnvelopeError, m keeps the id when it was
+// readable, so that the error answer can carry it.
 func ParseInto(b []byte, m *Msg) error {
 	*m = Msg{}
+	var seen int
+	var bad *EnvelopeError
+	once := func(bit int, member string) bool {
+		if seen&bit != 0 {
+			if bad == nil {
+				bad = &EnvelopeError{Member: member, Problem: "is given more than once"}
+			}
+			return false
+		}
+		seen |= bit
+		return true
+	}
 	err := MembersRaw(b, func(k, v []byte) error {
 		switch string(k) {
 		case "jsonrpc":
-			s, ok := stringValue(v)
-			if !ok {
-				return &json.UnmarshalTypeError{Value: "non-string", Field: "jsonrpc"}
+			if once(seenJSONRPC, "jsonrpc") {
+				s, ok := stringValue(v)
+				if !ok && bad == nil {
+					bad = &EnvelopeError{Member: "jsonrpc", Problem: "is not a string"}
+				}
+				m.JSONRPC = s
 			}
-			m.JSONRPC = s
 		case "id":
-			m.ID = v
-		case "method":
-			s, ok := stringValue(v)
-			if !ok {
-				return &json.UnmarshalTypeError{Value: "non-string", Field: "method"}
+			if once(seenID, "id") {
+				m.ID = v
 			}
-			m.Method = s
+		case "method":
+			if once(seenMethod, "method") {
+				s, ok := stringValue(v)
+				switch {
+				case !ok && bad == nil:
+					bad = &EnvelopeError{Member: "method", Problem: "is not a string"}
+				case ok && !utf8.ValidString(s) && bad == nil:
+					bad = &EnvelopeError{Member: "method", Problem: "is not valid UTF-8"}
+				}
+				m.Method = s
+			}
 		case "params":
-			m.Params = v
+			if once(seenParams, "params") {
+				m.Params = v
+			}
 		case "result":
-			m.Result = v
+			if once(seenResult, "result") {
+				m.Result = v
+			}
 		case "error":
-			m.Error = v
+			if once(seenError, "error") {
+				m.Error = v
+			}
 		}
 		return nil
 	})
@@ -82,6 +135,14 @@ func ParseInto(b []byte, m *Msg) error {
 	}
 	if len(m.ID) == 4 && string(m.ID) == "null" {
 		m.ID = nil
+	}
+	if bad != nil {
+		id := m.ID
+		if !validID(id) {
+			id = nil
+		}
+		*m = Msg{ID: id}
+		return bad
 	}
 	return nil
 }

@@ -46,8 +46,12 @@ var parseSeeds = []string{
 	`{"jsonrpc":"2.0","id":"ключ","method":"tools/call","params":{"name":"工具","arguments":{"emoji":"😀\u2028"}}}`,
 	`{"jsonrpc":"2.0","id":"\ud83d\ude00","method":"m\u00e9thode"}`,
 	`{"jsonrpc":"2.0","id":1,"method":"a\tb"}`,
-	// duplicate keys: the last one counts
+	// duplicate envelope members, invalid UTF-8, wrong types: refused (EnvelopeError)
 	`{"jsonrpc":"2.0","id":1,"id":null,"method":"x"}`,
+	`{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/call"}`,
+	`{"jsonrpc":"2.0","method":"\x9c"}`, "{\"jsonrpc\":\"2.0\",\"method\":\"\x9c\"}",
+	`{"jsonrpc":2,"id":3,"method":"ping"}`, `{"jsonrpc":"2.0","id":3,"method":7}`,
+	`{"JSONRPC":"2.0","ID":1,"Method":"ping"}`,
 }
 
 func deepNesting(n int) string {
@@ -63,6 +67,11 @@ func FuzzParse(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Parse(b)
 		if err != nil {
+			_ = err.Error() // every error the parser returns can be printed
+			var ee *EnvelopeError
+			if errors.As(err, &ee) && (ee.Member == "" || ee.Problem == "") {
+				t.Fatalf("envelope error without a member or problem: %#v", ee)
+			}
 			if m != nil {
 				t.Fatalf("Parse returned a message with error %v", err)
 			}
@@ -73,6 +82,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if string(m.ID) == "null" {
 			t.Fatalf("a null id must be reported as no id")
+		}
+		if !utf8.ValidString(m.Method) {
+			t.Fatalf("Parse accepted a method that is not UTF-8: %q", m.Method)
 		}
 		kinds := 0
 		for _, k := range []bool{m.IsRequest(), m.IsNotification(), m.IsResponse()} {

@@ -1,0 +1,127 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// routedParams are the members of a client request's params that the gateway routes on or
+// passes on. They are read by one strict reader (wire.StrictMembers: exact-case names, no
+// member twice, routed strings valid UTF-8), and what goes upstream is rebuilt from them
+// (objBuf), never the client's bytes: an upstream that parses differently from the
+// gateway (case-insensitive names, the first of two members) still reads what was decided.
+type routedParams struct {
+	Name      string // tools/call, prompts/get
+	URI       string // resources/read, subscribe, unsubscribe
+	Arguments json.RawMessage
+	Meta      json.RawMessage
+	Task      json.RawMessage
+	Ref       json.RawMessage // completion/complete
+	Argument  json.RawMessage
+	Context   json.RawMessage
+	Level     string // logging/setLevel
+	Cursor    string // the list methods
+	RequestID json.RawMessage
+}
+
+var errParamsNotObject = errors.New("params must be an object")
+
+// readRouted reads params; absent or null params read as empty.
+func readRouted(raw json.RawMessage) (routedParams, error) {
+	var p routedParams
+	if len(raw) == 0 || string(raw) == "null" {
+		return p, nil
+	}
+	err := wire.StrictMembers(raw, func(k, v []byte) error {
+		var err error
+		switch string(k) {
+		case "name":
+			p.Name, err = wire.StrictString(v)
+		case "uri":
+			p.URI, err = wire.StrictString(v)
+		case "level":
+			p.Level, err = wire.StrictString(v)
+		case "cursor":
+			p.Cursor, err = wire.StrictString(v)
+		case "arguments":
+			p.Arguments = v
+		case "_meta":
+			p.Meta = v
+		case "task":
+			p.Task = v
+		case "ref":
+			p.Ref = v
+		case "argument":
+			p.Argument = v
+		case "context":
+			p.Context = v
+		case "requestId":
+			p.RequestID = v
+		}
+		if err != nil {
+			return errors.New(string(k) + " " + err.Error())
+		}
+		return nil
+	})
+	if errors.Is(err, wire.ErrNotObject) {
+		err = errParamsNotObject
+	}
+	return p, err
+}
+
+// completionRef is a completion/complete ref, read strictly.
+type completionRef struct{ Type, Name, URI string }
+
+func readRef(raw json.RawMessage) (completionRef, error) {
+	var r completionRef
+	err := wire.StrictMembers(raw, func(k, v []byte) error {
+		var err error
+		switch string(k) {
+		case "type":
+			r.Type, err = wire.StrictString(v)
+		case "name":
+			r.Name, err = wire.StrictString(v)
+		case "uri":
+			r.URI, err = wire.StrictString(v)
+		}
+		return err
+	})
+	return r, err
+}
+
+// objBuf builds a JSON object member by member.
+type objBuf struct{ b []byte }
+
+func (o *objBuf) key(k string) {
+	if len(o.b) == 0 {
+		o.b = append(o.b, '{')
+	} else {
+		o.b = append(o.b, ',')
+	}
+	o.b = wire.AppendQuote(o.b, k)
+	o.b = append(o.b, ':')
+}
+
+// raw adds a member with an already-encoded value; an absent or null value adds nothing.
+func (o *objBuf) raw(k string, v []byte) {
+	if len(v) == 0 || string(v) == "null" {
+		return
+	}
+	o.key(k)
+	o.b = append(o.b, v...)
+}
+
+// str adds a string member.
+func (o *objBuf) str(k, v string) {
+	o.key(k)
+	o.b = wire.AppendQuote(o.b, v)
+}
+
+func (o *objBuf) bytes() []byte {
+	if len(o.b) == 0 {
+		return []byte("{}")
+	}
+	return append(o.b, '}')
+}
