@@ -8,6 +8,9 @@ CACHE     ?= $(CURDIR)/.cache
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
+# How long `make test` runs each fuzz target: enough to replay the corpus and try a few
+# hundred thousand inputs; `make fuzz` runs them for FUZZTIME.
+FUZZ_SMOKE ?= 4s
 E2E_TIMEOUT ?= 20m
 UNIT_TIMEOUT ?= 10m
 # Extra arguments for the e2e go test, e.g. make test-e2e E2E_ARGS='-run TestHarness -v'
@@ -46,6 +49,7 @@ test:
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory vet
 	$(MAKE) --no-print-directory test-unit
+	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE)
 	$(MAKE) --no-print-directory test-e2e
 	$(MAKE) --no-print-directory bench-smoke
 

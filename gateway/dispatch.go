@@ -279,13 +279,23 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 			_ = out.reply(wire.RawError(m.ID, resp.Error))
 			return "error"
 		}
-		_ = out.reply(wire.Result(m.ID, resp.Result))
+		if pr, ok := out.(*postReply); ok && len(resp.Result) > largeResult {
+			// Written around the upstream's bytes, not copied into a new message first: a
+			// large result is held once, not twice.
+			_ = pr.replyResult(m.ID, wire.OneLine(resp.Result))
+		} else {
+			_ = out.reply(wire.Result(m.ID, resp.Result))
+		}
 		if isTool && isErrorResult(resp.Result) {
 			return "tool_error"
 		}
 		return "ok"
 	}
 }
+
+// largeResult is the result size from which an HTTP answer is written around the result's
+// bytes instead of being built as one message (small ones are cheaper built: one write).
+const largeResult = 64 << 10
 
 // callOwner ties an upstream call to the client request it serves.
 type callOwner struct {

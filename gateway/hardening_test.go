@@ -1,0 +1,108 @@
+package gateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// malformedEnvelopes once crashed the daemon (a type error that panicked when printed) or
+// could be read two ways (duplicate or oddly cased members, invalid UTF-8).
+var malformedEnvelopes = []struct {
+	name, body string
+	code       int
+}{
+	{"non-string jsonrpc", `{"jsonrpc":2,"id":3,"method":"ping"}`, wire.CodeInvalidRequest},
+	{"non-string method", `{"jsonrpc":"2.0","id":3,"method":7}`, wire.CodeInvalidRequest},
+	{"object method", `{"jsonrpc":"2.0","id":3,"method":{"a":1}}`, wire.CodeInvalidRequest},
+	{"invalid UTF-8 method", "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"\x9c\"}", wire.CodeInvalidRequest},
+	{"duplicate method", `{"jsonrpc":"2.0","id":3,"method":"ping","method":"tools/call"}`, wire.CodeInvalidRequest},
+	{"duplicate id", `{"jsonrpc":"2.0","id":3,"id":4,"method":"ping"}`, wire.CodeInvalidRequest},
+	{"oddly cased members", `{"JSONRPC":"2.0","ID":3,"Method":"ping"}`, wire.CodeInvalidRequest},
+	{"not JSON", `{"jsonrpc":"2.0","id":3,"method":`, wire.CodeParseError},
+	{"deep nesting", `{"jsonrpc":"2.0","id":3,"method":"ping","params":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, wire.CodeParseError},
+}
+
+func TestMalformedEnvelopesOverHTTP(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	sid := g.initialize(t, "2025-11-25", "")
+	for _, tt := range malformedEnvelopes {
+		r := g.do(t, req{body: tt.body, header: sessionHeaders(sid, "2025-11-25")})
+		if r.status != http.StatusBadRequest {
+			t.Errorf("%s: HTTP %d %s, want 400", tt.name, r.status, r.body)
+			continue
+		}
+		r.rpcError(t, tt.code)
+		// The gateway is still there and the session still works.
+		if p := g.call(t, sid, 9, "ping", ""); p.status != http.StatusOK || p.message(t).Error != nil {
+			t.Fatalf("after %s: ping got HTTP %d %s", tt.name, p.status, p.body)
+		}
+	}
+}
+
+func TestMalformedEnvelopesOverSocketLineMode(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	l := dialLine(t, startSocket(t, g))
+	l.hello("")
+	l.send(initLine)
+	for l.next() != "" {
+		if m := l.message(); m.IsResponse() {
+			break
+		}
+	}
+	for _, tt := range malformedEnvelopes {
+		l.send(tt.body)
+		m := l.message()
+		if m.Error == nil || wire.ParseError(m.Error).Code != tt.code {
+			t.Fatalf("%s: got %+v, want error %d", tt.name, m, tt.code)
+		}
+		l.send(`{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+		if p := l.message(); p.Error != nil || string(p.ID) != `"p"` {
+			t.Fatalf("after %s: ping got %+v", tt.name, p)
+		}
+	}
+}
+
+func TestProtocolVersionMustMatchTheSession(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	sid := g.initialize(t, "2025-11-25", "")
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	r := g.do(t, req{body: ping, header: sessionHeaders(sid, "2025-06-18")})
+	if r.status != http.StatusBadRequest {
+		t.Fatalf("2025-06-18 on a 2025-11-25 session: HTTP %d %s, want 400", r.status, r.body)
+	}
+	if e := r.rpcError(t, wire.CodeInvalidRequest); !strings.Contains(e.Message, "2025-11-25") {
+		t.Errorf("message %q does not name the negotiated version", e.Message)
+	}
+	for _, v := range []string{"2025-11-25", "2025-03-26", ""} {
+		if r := g.do(t, req{body: ping, header: sessionHeaders(sid, v)}); r.status != http.StatusOK {
+			t.Errorf("version %q: HTTP %d %s, want 200", v, r.status, r.body)
+		}
+	}
+}
+
+// TestRoutedParamsAreStrict: a value the gateway routes on cannot be given twice or in
+// another case, so no upstream reads a different one than the gateway decided on.
+func TestRoutedParamsAreStrict(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	sid := g.initialize(t, "2025-11-25", "")
+	tests := []struct{ method, params string }{
+		{"tools/call", `{"name":"everything__echo","name":"everything__get-env","arguments":{}}`},
+		{"tools/call", `{"Name":"everything__echo","arguments":{}}`},
+		{"tools/call", "{\"name\":\"everything__e\xffcho\"}"},
+		{"tools/call", `{"name":"everything__echo","_meta":{"progressToken":1,"progressToken":2}}`},
+		{"tools/call", `{"name":"everything__echo","_meta":[1]}`},
+		{"resources/read", `{"uri":"test://static/resource/1","uri":"file:///etc/passwd"}`},
+		{"resources/read", `{"URI":"test://static/resource/1"}`},
+		{"prompts/get", `{"name":"x","name":"y"}`},
+		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"a","name":"b"},"argument":{"name":"x","value":"y"}}`},
+	}
+	for i, tt := range tests {
+		r := g.call(t, sid, 100+i, tt.method, tt.params)
+		if e := r.rpcError(t, wire.CodeInvalidParams); e.Message == "" {
+			t.Errorf("%s %s: empty error message", tt.method, tt.params)
+		}
+	}
+}
