@@ -1,9 +1,13 @@
 package gateway_test
 
 import (
+	"bufio"
+	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -104,5 +108,31 @@ func TestRoutedParamsAreStrict(t *testing.T) {
 		if e := r.rpcError(t, wire.CodeInvalidParams); e.Message == "" {
 			t.Errorf("%s %s: empty error message", tt.method, tt.params)
 		}
+	}
+}
+
+// TestStalledBodyTimesOut: a client that declares a large body and stops sending gets 408
+// within http.body_timeout, instead of holding its connection (and a buffer) for ever.
+func TestStalledBodyTimesOut(t *testing.T) {
+	g := startGateway(t, strings.Replace(baseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
+		"http: {max_body_bytes: 4194304, page_size: 7, body_timeout: 1s}", 1))
+	c, err := net.DialTimeout("tcp", g.addr, 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4000000\r\n\r\n{\"jsonrpc\":", g.addr)
+	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestTimeout {
+		t.Fatalf("stalled body: HTTP %d, want 408", resp.StatusCode)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("408 took %s, want about body_timeout (1s)", d)
 	}
 }

@@ -37,6 +37,9 @@ func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// presizeBody is the largest declared body length that readBody allocates up front.
+const presizeBody = 64 << 10
+
 // readBody reads a request body within the configured limit; false means an error answer
 // was written.
 func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
@@ -57,10 +60,21 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	}
 	var body []byte
 	var err error
-	if n := r.ContentLength; n >= 0 {
+	if n := r.ContentLength; n >= 0 && n <= presizeBody {
 		// net/http's body reader stops at Content-Length: one exact buffer, no growth.
 		body = make([]byte, n)
 		_, err = io.ReadFull(r.Body, body)
+	} else if n > presizeBody {
+		// A large declared length is not taken on trust: the buffer grows with the bytes
+		// that really arrive, so a client that declares 4 MiB and sends nothing holds
+		// nothing.
+		var b bytes.Buffer
+		b.Grow(presizeBody)
+		_, err = b.ReadFrom(io.LimitReader(r.Body, n))
+		if err == nil && int64(b.Len()) != n {
+			err = io.ErrUnexpectedEOF
+		}
+		body = b.Bytes()
 	} else {
 		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	}
