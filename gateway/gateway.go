@@ -88,6 +88,7 @@ type pendingReq struct {
 	conn       *upstream.Conn
 	upstreamID json.RawMessage
 	session    *Session
+	at         time.Time
 }
 
 type progressRoute struct {
@@ -394,6 +395,7 @@ func (g *Gateway) reap() {
 		if sweeps++; sweeps%10 == 0 {
 			g.sweep(now)
 		}
+		g.expireRequests(now)
 		g.mu.RLock()
 		all := make([]*Session, 0, len(g.sessions))
 		for _, s := range g.sessions {

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -124,17 +125,18 @@ func (g *Gateway) unroutable(c *upstream.Conn, kind string) {
 // serverRequest relays sampling, elicitation and roots requests to the client whose call
 // caused them, under a gateway id, and remembers where the answer goes.
 func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
+	upID := append(json.RawMessage(nil), m.ID...) // outlives the reader's buffer (answers go off the reader)
 	k, s := g.relatedCall(owner, c, rel)
 	if s == nil {
 		if m.Method == "roots/list" {
 			// No client to ask: an empty list tells the upstream nothing about anyone.
-			_ = c.Reply(m.ID, json.RawMessage(`{"roots":[]}`), nil)
+			go c.Reply(upID, json.RawMessage(`{"roots":[]}`), nil) // off the reader: the upstream may not be reading
 			return
 		}
 		g.unroutable(c, "request")
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError,
 			Message: "mcpgw cannot tell which client session " + m.Method + " is for on a shared connection; it is not relayed"})
-		_ = c.Reply(m.ID, nil, e)
+		go c.Reply(upID, nil, e)
 		return
 	}
 	capOK := true
@@ -148,12 +150,12 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 	}
 	if !capOK {
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeMethodNotFound, Message: "the client did not declare the capability for " + m.Method})
-		_ = c.Reply(m.ID, nil, e)
+		go c.Reply(upID, nil, e)
 		return
 	}
 	id := "mcpgw-r" + itoa(g.reqSeq.Add(1))
 	g.reqMu.Lock()
-	g.pendingReqs[id] = pendingReq{conn: c, upstreamID: append(json.RawMessage(nil), m.ID...), session: s}
+	g.pendingReqs[id] = pendingReq{conn: c, upstreamID: upID, session: s, at: time.Now()}
 	g.reqMu.Unlock()
 	msg := wire.Request(wire.Quote(id), m.Method, m.Params)
 	var err error
@@ -170,7 +172,7 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 		delete(g.pendingReqs, id)
 		g.reqMu.Unlock()
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "client session has no open stream for " + m.Method})
-		_ = c.Reply(m.ID, nil, e)
+		go c.Reply(upID, nil, e)
 	}
 }
 
@@ -178,10 +180,24 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 // session ended) and tells each upstream that asked, so that neither side waits and the
 // table does not grow with sessions that never answered.
 func (g *Gateway) forgetRequests(s *Session) {
+	g.dropRequests(func(pr pendingReq) bool { return pr.session == s }, "the client session ended before it answered")
+}
+
+// pendingRequestTTL is how long a server-to-client request may wait for its client. The
+// longest legitimate wait is a person answering an elicitation within a call's timeout.
+const pendingRequestTTL = 30 * time.Minute
+
+// expireRequests drops the requests older than pendingRequestTTL (their upstream or
+// client is long gone, or will never answer).
+func (g *Gateway) expireRequests(now time.Time) {
+	g.dropRequests(func(pr pendingReq) bool { return now.Sub(pr.at) > pendingRequestTTL }, "the client did not answer in time")
+}
+
+func (g *Gateway) dropRequests(match func(pendingReq) bool, why string) {
 	var gone []pendingReq
 	g.reqMu.Lock()
 	for id, pr := range g.pendingReqs {
-		if pr.session == s {
+		if match(pr) {
 			gone = append(gone, pr)
 			delete(g.pendingReqs, id)
 		}
@@ -190,7 +206,7 @@ func (g *Gateway) forgetRequests(s *Session) {
 	if len(gone) == 0 {
 		return
 	}
-	e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "the client session ended before it answered"})
+	e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: why})
 	go func() {
 		for _, pr := range gone {
 			_ = pr.conn.Reply(pr.upstreamID, nil, e)

@@ -262,7 +262,9 @@ func (c *Conn) deliver(raw []byte, rel *Call) {
 		return
 	}
 	if m.IsRequest() && m.Method == "ping" {
-		_ = c.Reply(m.ID, json.RawMessage(`{}`), nil)
+		// Off the reader: an upstream that is not reading its input must not stop the
+		// gateway reading its output.
+		go c.Reply(append(json.RawMessage(nil), m.ID...), json.RawMessage(`{}`), nil)
 		return
 	}
 	if c.handler != nil {
