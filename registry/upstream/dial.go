@@ -56,9 +56,13 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 		tr = newStdio(stdioSpec{name: o.Name, command: o.Command, args: o.Args, env: mergeEnv(o.Env), dir: o.Dir,
 			maxMessage: o.MaxMessageBytes}, log)
 	case "streamable_http":
-		tr = newStreamable(o.Name, o.URL, o.Headers, log)
+		st := newStreamable(o.Name, o.URL, o.Headers, log)
+		st.maxMessage = o.MaxMessageBytes
+		tr = st
 	case "sse":
-		tr = newSSE(o.Name, o.URL, o.Headers, log)
+		st := newSSE(o.Name, o.URL, o.Headers, log)
+		st.maxMessage = o.MaxMessageBytes
+		tr = st
 	default:
 		return nil, fmt.Errorf("unknown transport %q", o.Transport)
 	}

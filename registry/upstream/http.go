@@ -34,6 +34,9 @@ type streamTransport struct {
 	headers  map[string]string
 	client   *http.Client
 	log      *slog.Logger
+	// maxMessage bounds one event read from the upstream (Options.MaxMessageBytes; 0:
+	// MaxMessageBytes).
+	maxMessage int
 
 	mu        sync.Mutex
 	sessionID string
@@ -284,7 +287,7 @@ func (k *Call) finished() bool {
 
 func (t *streamTransport) relayEvents(body io.ReadCloser, rel *Call) (lastID string, retry int) {
 	defer body.Close()
-	r := wire.NewSSEReader(body, MaxMessageBytes)
+	r := wire.NewSSEReader(body, eventLimit(t.maxMessage))
 	for {
 		ev, err := r.Next()
 		if err != nil {
@@ -377,6 +380,9 @@ type sseTransport struct {
 	headers map[string]string
 	client  *http.Client
 	log     *slog.Logger
+	// maxMessage bounds one event read from the upstream (Options.MaxMessageBytes; 0:
+	// MaxMessageBytes).
+	maxMessage int
 
 	mu       sync.Mutex
 	endpoint string
@@ -410,7 +416,7 @@ func (t *sseTransport) start(deliver func([]byte, *Call)) error {
 		resp.Body.Close()
 		return fmt.Errorf("connect %s: HTTP %d", t.url, resp.StatusCode)
 	}
-	r := wire.NewSSEReader(resp.Body, MaxMessageBytes)
+	r := wire.NewSSEReader(resp.Body, eventLimit(t.maxMessage))
 	first := make(chan error, 1)
 	go func() {
 		defer resp.Body.Close()
@@ -419,23 +425,27 @@ func (t *sseTransport) start(deliver func([]byte, *Call)) error {
 			ev, err := r.Next()
 			if err != nil {
 				if !gotEndpoint {
-					first <- fmt.Errorf("stream ended before the endpoint event: %v", err)
+					first <- fmt.Errorf("upstream %s: stream ended before the endpoint event: %v", t.name, err)
 				}
 				t.die(fmt.Errorf("event stream ended: %v", err))
 				return
 			}
 			switch ev.Name {
 			case "endpoint":
-				base, _ := url.Parse(t.url)
-				ep, err := base.Parse(strings.TrimSpace(string(ev.Data)))
+				ep, err := t.endpointURL(ev.Data)
 				if err != nil {
 					if !gotEndpoint {
-						first <- fmt.Errorf("bad endpoint event %q", ev.Data)
+						first <- err
+						t.die(err)
+						return
 					}
+					// A later endpoint event that is refused changes nothing.
+					t.log.Warn("legacy SSE upstream named a refused endpoint; keeping the one it named first",
+						"server", t.name, "err", err)
 					continue
 				}
 				t.mu.Lock()
-				t.endpoint = ep.String()
+				t.endpoint = ep
 				t.mu.Unlock()
 				if !gotEndpoint {
 					gotEndpoint = true
@@ -455,9 +465,75 @@ func (t *sseTransport) start(deliver func([]byte, *Call)) error {
 		}
 		return err
 	case <-time.After(30 * time.Second):
-		t.die(errors.New("no endpoint event within 30s"))
-		return errors.New("no endpoint event within 30s")
+		err := fmt.Errorf("upstream %s: no endpoint event within 30s", t.name)
+		t.die(err)
+		return err
 	}
+}
+
+// endpointURL reads the endpoint event: the URL to POST messages to, resolved against the
+// SSE URL. It must be on the SSE URL's origin (scheme, host and port), since every POST
+// carries the configured headers, credentials among them; and it may hold no control
+// characters (CR and LF among them).
+func (t *sseTransport) endpointURL(data []byte) (string, error) {
+	raw := strings.Trim(string(data), " ")
+	shown := raw
+	if len(shown) > 200 {
+		shown = shown[:200] + "..."
+	}
+	refuse := func(why string) (string, error) {
+		return "", fmt.Errorf("upstream %s: refused the SSE endpoint event %q: %s", t.name, shown, why)
+	}
+	if raw == "" {
+		return refuse("it is empty")
+	}
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c < 0x20 || c == 0x7f {
+			return refuse("it holds control characters")
+		}
+	}
+	base, err := url.Parse(t.url)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	ref, err := url.Parse(raw)
+	if err != nil {
+		return refuse(err.Error())
+	}
+	ep := base.ResolveReference(ref)
+	if !sameOrigin(base, ep) {
+		return refuse(fmt.Sprintf("it is not on the origin of the SSE URL (%s://%s), and the configured headers would go with it",
+			base.Scheme, base.Host))
+	}
+	return ep.String(), nil
+}
+
+// sameOrigin reports whether a and b have the same scheme, host and port (a missing port
+// being the scheme's default).
+func sameOrigin(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "http":
+			return "80"
+		case "https":
+			return "443"
+		}
+		return ""
+	}
+	return a.Host != "" && strings.EqualFold(a.Scheme, b.Scheme) &&
+		strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+}
+
+// eventLimit is the bound of one event read from an upstream: n, or MaxMessageBytes
+// when n is not set.
+func eventLimit(n int) int {
+	if n <= 0 {
+		return MaxMessageBytes
+	}
+	return n
 }
 
 func (t *sseTransport) die(err error) {
