@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/mcpgw/mcpgw/registry/upstream"
 )
 
 // ConfigVersion is the schema version this build writes and reads. Older files migrate
@@ -176,7 +178,22 @@ type ServerDef struct {
 	Timeouts       Timeouts          `yaml:"timeouts"`
 	ProtocolVer    string            `yaml:"protocol_version"`
 	MaxInstances   int               `yaml:"max_instances"`
+	TLS            TLS               `yaml:"tls"`
 }
+
+// TLS is how the gateway checks an https upstream and proves itself to it
+// (docs/config.md, "tls"): a CA bundle instead of the system's roots, a client
+// certificate and its key, the name the server's certificate must carry. Files are read
+// and checked when the config loads, and read again on each connect.
+type TLS struct {
+	CAFile     string `yaml:"ca_file"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	ServerName string `yaml:"server_name"`
+}
+
+// Files is the setting as the upstream package takes it.
+func (t TLS) Files() upstream.TLSFiles { return upstream.TLSFiles(t) }
 
 // ServerMeta is descriptive data shown in the admin API and UI.
 type ServerMeta struct {
@@ -766,6 +783,17 @@ func (c *Config) Validate() Problems {
 		}
 		if d.ProtocolVer != "" && !SupportedUpstreamVersion(d.ProtocolVer) {
 			add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
+		}
+		if f := d.TLS.Files(); !f.IsZero() {
+			switch {
+			case d.Transport() == TransportStdio:
+				add(true, where+".tls", "is ignored for type stdio")
+			case strings.HasPrefix(strings.ToLower(d.URL), "http://"):
+				add(true, where+".tls", "is ignored for an http:// url (it applies to https)")
+			}
+			if _, err := f.Load(); err != nil {
+				add(false, where+".tls", "%v", err)
+			}
 		}
 	}
 

@@ -3,7 +3,8 @@
 #   - test/e2e/node_modules from test/e2e/package-lock.json (Node 22, the MCP conformance
 #     suite, Inspector CLI, TypeScript SDK, reference servers) via `npm ci`;
 #   - $CACHE/bin/everything-server, the go-sdk conformance fixture (a `tool` in go.mod);
-#   - redis-server from Debian, when missing and we are root.
+#   - redis-server from Debian, when missing and we are root;
+#   - tinyproxy from Debian, likewise (the upstream client's proxy test).
 # Idempotent: each step is skipped when its stamp says it is up to date.
 # Only npm, apt and the Go module proxy are used; nothing downloads browsers or binaries.
 set -euo pipefail
@@ -102,11 +103,26 @@ ensure_redis() {
 	fi
 }
 
+# ensure_tinyproxy: a real HTTP proxy for the upstream client's proxy test (it skips when
+# tinyproxy is absent). The test starts its own instance on a loopback port.
+ensure_tinyproxy() {
+	if command -v tinyproxy >/dev/null 2>&1; then
+		log "tinyproxy present"
+		return 0
+	fi
+	if apt_install tinyproxy; then
+		log "tinyproxy installed"
+	else
+		log "WARNING: tinyproxy unavailable; the test that needs it will skip"
+	fi
+}
+
 main() {
 	local t0=$SECONDS
 	ensure_node_modules
 	ensure_everything_server
 	ensure_redis
+	ensure_tinyproxy
 	log "done in $((SECONDS - t0))s (cache: $CACHE)"
 }
 

@@ -33,8 +33,11 @@ type Options struct {
 	// MaxMessageBytes bounds one message from the upstream (0: MaxMessageBytes). A stdio
 	// upstream that sends a larger one is restarted; its calls fail saying why.
 	MaxMessageBytes int
-	Handler         Handler
-	Log             *slog.Logger
+	// TLS are an http upstream's TLS settings (servers.<name>.tls): CA bundle, client
+	// certificate, server name. The zero value is the system's roots and no certificate.
+	TLS     TLSFiles
+	Handler Handler
+	Log     *slog.Logger
 }
 
 // DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
@@ -65,6 +68,10 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 		tr = st
 	default:
 		return nil, fmt.Errorf("unknown transport %q", o.Transport)
+	}
+	if err := useTLS(tr, o.TLS); err != nil {
+		_ = tr.close()
+		return nil, err
 	}
 	c := newConn(o.Name, tr, o.Handler, log)
 	if o.ConnectTimeout <= 0 {

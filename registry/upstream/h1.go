@@ -5,10 +5,12 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
@@ -24,34 +26,74 @@ import (
 // over (two wake-ups per call less), no request object, header map or header clone per
 // call. GET streams and DELETE stay on net/http, where their cost does not matter.
 
-// h1Pool holds idle keep-alive connections by endpoint key (scheme and address).
+// h1Pool holds idle keep-alive connections by endpoint key (scheme and address, and the
+// TLS settings and proxy they were made with). Its sizes and timings are fields, zero
+// meaning the default, set by whoever makes the pool (a test, to shorten them).
 type h1Pool struct {
-	mu   sync.Mutex
-	idle map[string][]*h1Conn
+	// maxIdlePerHost bounds the idle connections kept per key (0: 512).
+	maxIdlePerHost int
+	// idleTimeout closes a connection idle for longer, whether or not another request
+	// comes (0: 90 s, net/http's default as well).
+	idleTimeout time.Duration
+	// checkAfter: a connection idle for longer is checked (a peek) before reuse, since
+	// servers close idle connections after their own timeout, Node's after 5 s (0: 500 ms).
+	checkAfter time.Duration
+
+	mu    sync.Mutex
+	idle  map[string][]*h1Conn // by key, the longest idle first
+	reap  *time.Timer          // closes connections that idled too long; made on the first put
+	armed bool                 // reap is set to fire
 }
 
 const (
-	h1MaxIdlePerHost = 512
-	// h1IdleTimeout closes connections idle for longer (net/http's default as well).
-	h1IdleTimeout = 90 * time.Second
-	// h1CheckAfter: a connection idle for longer is checked (a peek) before reuse, since
-	// servers close idle connections after their own timeout (Node's is 5 s).
-	h1CheckAfter = 500 * time.Millisecond
-	// h1MaxHeaderBytes bounds a response head.
+	h1DefaultMaxIdlePerHost = 512
+	h1DefaultIdleTimeout    = 90 * time.Second
+	h1DefaultCheckAfter     = 500 * time.Millisecond
+
+	// h1MaxHeaderBytes bounds a response head, with the interim (1xx) heads before it.
 	h1MaxHeaderBytes = 1 << 20
+	// h1MaxInterim bounds the interim (1xx) answers before the final one.
+	h1MaxInterim = 16
+	// h1MaxChunkLine bounds a chunk-size line with its extensions and CRLF, and
+	// h1MaxTrailerBytes the trailer section, as net/http's 4 KiB read buffer does.
+	h1MaxChunkLine    = 4096
+	h1MaxTrailerBytes = 4096
+	// h1MaxChunkOverhead bounds what chunk lines carry beyond their data (sizes, extensions,
+	// CRLFs), counted as net/http counts it: 16 bytes per chunk and twice the chunk's data
+	// are free.
+	h1MaxChunkOverhead = 16 << 10
 )
 
-var sharedH1Pool = &h1Pool{idle: map[string][]*h1Conn{}}
+var sharedH1Pool = &h1Pool{}
+
+func (p *h1Pool) idleTimeoutOr() time.Duration {
+	if p.idleTimeout > 0 {
+		return p.idleTimeout
+	}
+	return h1DefaultIdleTimeout
+}
 
 type h1Conn struct {
 	nc   net.Conn
 	br   *bufio.Reader
 	key  string
 	used time.Time
+
+	// The liveness peek (alive): the TCP socket, and what the peek needs, made once.
+	raw     syscall.RawConn
+	peekFn  func(uintptr) bool
+	peekOK  bool
+	peekBuf [1]byte
 }
 
-func (p *h1Pool) get(key string) *h1Conn {
+// get takes the most recently used idle connection of key. Connections idle for longer
+// than checkAfter, or all when checkAlways, are peeked first.
+func (p *h1Pool) get(key string, checkAlways bool) *h1Conn {
 	now := time.Now()
+	idleTimeout, checkAfter := p.idleTimeoutOr(), p.checkAfter
+	if checkAfter <= 0 {
+		checkAfter = h1DefaultCheckAfter
+	}
 	for {
 		p.mu.Lock()
 		list := p.idle[key]
@@ -63,7 +105,8 @@ func (p *h1Pool) get(key string) *h1Conn {
 		list[len(list)-1] = nil
 		p.idle[key] = list[:len(list)-1]
 		p.mu.Unlock()
-		if now.Sub(c.used) < h1CheckAfter || c.alive() {
+		// One idle past idleTimeout is closed even if the reaper has not come round yet.
+		if idle := now.Sub(c.used); idle < idleTimeout && (idle < checkAfter && !checkAlways || c.alive()) {
 			return c
 		}
 		c.nc.Close()
@@ -72,65 +115,147 @@ func (p *h1Pool) get(key string) *h1Conn {
 
 func (p *h1Pool) put(c *h1Conn) {
 	c.used = time.Now()
+	maxIdle := p.maxIdlePerHost
+	if maxIdle <= 0 {
+		maxIdle = h1DefaultMaxIdlePerHost
+	}
 	p.mu.Lock()
 	list := p.idle[c.key]
-	// The oldest connection sits at the bottom: drop it once it has idled too long.
-	if len(list) > 0 && c.used.Sub(list[0].used) > h1IdleTimeout {
-		old := list[0]
-		copy(list, list[1:])
-		list[len(list)-1] = nil
-		list = list[:len(list)-1]
-		defer old.nc.Close()
-	}
-	if len(list) >= h1MaxIdlePerHost {
+	if len(list) >= maxIdle {
 		p.mu.Unlock()
 		c.nc.Close()
 		return
 	}
+	if p.idle == nil {
+		p.idle = map[string][]*h1Conn{}
+	}
 	p.idle[c.key] = append(list, c)
+	if !p.armed {
+		p.armed = true
+		if p.reap == nil {
+			p.reap = time.AfterFunc(p.idleTimeoutOr(), p.reapIdle)
+		} else {
+			p.reap.Reset(p.idleTimeoutOr())
+		}
+	}
 	p.mu.Unlock()
 }
 
+// reapIdle closes the connections that have idled for idleTimeout, and sets itself to run
+// again when the next one will have, while any are left.
+func (p *h1Pool) reapIdle() {
+	idleTimeout := p.idleTimeoutOr()
+	now := time.Now()
+	var stale []*h1Conn
+	var next time.Duration
+	p.mu.Lock()
+	for key, list := range p.idle {
+		n := 0
+		for n < len(list) && now.Sub(list[n].used) >= idleTimeout {
+			n++
+		}
+		if n == len(list) {
+			stale = append(stale, list...)
+			delete(p.idle, key)
+			continue
+		}
+		if n > 0 {
+			stale = append(stale, list[:n]...)
+			m := copy(list, list[n:])
+			clear(list[m:])
+			list = list[:m]
+			p.idle[key] = list
+		}
+		if wait := idleTimeout - now.Sub(list[0].used); next == 0 || wait < next {
+			next = wait
+		}
+	}
+	if next > 0 {
+		p.reap.Reset(next)
+	} else {
+		p.armed = false
+	}
+	p.mu.Unlock()
+	for _, c := range stale {
+		c.nc.Close()
+	}
+}
+
 // alive peeks at an idle connection without blocking: a connection the server has closed
-// reads EOF, one it has written to unasked is out of step; both are not reused.
+// reads EOF, one it has written to unasked is out of step; both are not reused. The peek
+// is one non-blocking recv on the socket, allocating nothing.
 func (c *h1Conn) alive() bool {
 	if c.br.Buffered() > 0 {
 		return false
 	}
-	nc := c.nc
-	if t, ok := nc.(*tls.Conn); ok {
-		nc = t.NetConn()
-	}
-	sc, ok := nc.(syscall.Conn)
-	if !ok {
+	if c.raw == nil {
 		return true
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
+	c.peekOK = false
+	if err := c.raw.Read(c.peekFn); err != nil {
 		return false
 	}
-	ok = false
-	var b [1]byte
-	_ = rc.Read(func(fd uintptr) bool {
-		_, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		ok = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-		return true
-	})
-	return ok
+	return c.peekOK
+}
+
+func (c *h1Conn) peek(fd uintptr) bool {
+	_, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+	c.peekOK = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
+	return true
+}
+
+// newH1Conn wraps a connection made over tcp (the socket, under any TLS).
+func newH1Conn(nc, tcp net.Conn, key string) *h1Conn {
+	c := &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), key: key}
+	if sc, ok := tcp.(syscall.Conn); ok {
+		if raw, err := sc.SyscallConn(); err == nil {
+			c.raw, c.peekFn = raw, c.peek
+		}
+	}
+	return c
 }
 
 // h1Endpoint is one upstream URL, parsed once.
 type h1Endpoint struct {
-	key     string // scheme and address: the pool key
-	addr    string // host:port to dial
+	key     string // the pool key: scheme and address, TLS settings and proxy
+	addr    string // host:port of the upstream
 	tlsConf *tls.Config
 	// head is the request line and the headers every POST carries, ready to copy.
 	head []byte
 	pool *h1Pool
+
+	// Through a proxy: the proxy's host:port, its TLS configuration when it is spoken to
+	// over TLS, and the Proxy-Authorization value for its URL's user info. An https
+	// upstream is reached through a CONNECT tunnel; an http one gets its requests in
+	// absolute form.
+	proxyAddr string
+	proxyTLS  *tls.Config
+	proxyAuth string
+	tunnel    bool
+	// checkAlways: every reuse of a pooled connection is peeked first, not only after
+	// the pool's checkAfter. So for requests through a proxy: tinyproxy, for one, closes
+	// the connection after each answer without saying "Connection: close", and the next
+	// request on it, moments later, would fail.
+	checkAlways bool
+}
+
+// h1Options is how an endpoint connects, besides its URL; the zero value is the defaults.
+type h1Options struct {
+	// tls is the TLS configuration of an https upstream (nil: the system's roots). The
+	// endpoint uses a clone, with the URL's host as ServerName unless tls sets one.
+	tls *tls.Config
+	// tlsID tells connections made with different TLS settings apart in the pool ("": the
+	// defaults).
+	tlsID string
+	// proxy picks the proxy for the upstream's URL (nil: http.ProxyFromEnvironment, that is
+	// HTTPS_PROXY, HTTP_PROXY and NO_PROXY, read once per process).
+	proxy func(*http.Request) (*url.URL, error)
+	// pool holds the idle connections (nil: the pool all endpoints share).
+	pool *h1Pool
 }
 
 // newH1Endpoint prepares POSTs to rawURL with the given extra headers.
-func newH1Endpoint(rawURL string, headers map[string]string) (*h1Endpoint, error) {
+func newH1Endpoint(rawURL string, headers map[string]string, o h1Options) (*h1Endpoint, error) {
 	u, err := url.Parse(rawURL)
 	if err != nil {
 		return nil, err
@@ -139,7 +264,10 @@ func newH1Endpoint(rawURL string, headers map[string]string) (*h1Endpoint, error
 		return nil, fmt.Errorf("url %q has no host", rawURL)
 	}
 	host, port := u.Hostname(), u.Port()
-	e := &h1Endpoint{pool: sharedH1Pool}
+	e := &h1Endpoint{pool: o.pool}
+	if e.pool == nil {
+		e.pool = sharedH1Pool
+	}
 	switch u.Scheme {
 	case "http":
 		if port == "" {
@@ -149,19 +277,41 @@ func newH1Endpoint(rawURL string, headers map[string]string) (*h1Endpoint, error
 		if port == "" {
 			port = "443"
 		}
-		e.tlsConf = &tls.Config{ServerName: host, NextProtos: []string{"http/1.1"}}
+		if o.tls != nil {
+			e.tlsConf = o.tls.Clone()
+		} else {
+			e.tlsConf = &tls.Config{}
+		}
+		if e.tlsConf.ServerName == "" {
+			e.tlsConf.ServerName = host
+		}
+		e.tlsConf.NextProtos = []string{"http/1.1"}
 	default:
 		return nil, fmt.Errorf("url %q: scheme must be http or https", rawURL)
 	}
 	e.addr = net.JoinHostPort(host, port)
 	e.key = u.Scheme + "://" + e.addr
-	uri := u.RequestURI()
+	if e.tlsConf != nil && o.tlsID != "" {
+		e.key += " tls " + o.tlsID
+	}
+	target := u.RequestURI()
+	if err := e.useProxy(u, o.proxy); err != nil {
+		return nil, err
+	}
+	if e.proxyAddr != "" && !e.tunnel {
+		target = "http://" + u.Host + target // absolute form, for the proxy
+	}
 	b := make([]byte, 0, 256)
 	b = append(b, "POST "...)
-	b = append(b, uri...)
+	b = append(b, target...)
 	b = append(b, " HTTP/1.1\r\nHost: "...)
 	b = append(b, u.Host...)
 	b = append(b, "\r\n"...)
+	if e.proxyAuth != "" && !e.tunnel {
+		b = append(b, "Proxy-Authorization: "...)
+		b = append(b, e.proxyAuth...)
+		b = append(b, "\r\n"...)
+	}
 	ownUA := false
 	for k := range headers {
 		ownUA = ownUA || lower(k) == "user-agent"
@@ -183,7 +333,7 @@ func newH1Endpoint(rawURL string, headers map[string]string) (*h1Endpoint, error
 			return nil, fmt.Errorf("header %q: not a valid HTTP header", k)
 		}
 		switch lower(k) {
-		case "host", "content-length", "transfer-encoding", "connection", "content-type", "accept":
+		case "host", "content-length", "transfer-encoding", "connection", "content-type", "accept", "proxy-authorization":
 			return nil, fmt.Errorf("header %q is set by the gateway", k)
 		}
 		b = append(b, k...)
@@ -195,6 +345,64 @@ func newH1Endpoint(rawURL string, headers map[string]string) (*h1Endpoint, error
 	return e, nil
 }
 
+// useProxy asks proxy (nil: the environment) whether u goes through a proxy, and sets
+// the endpoint up for it: http and https proxies, with user info as Basic credentials.
+func (e *h1Endpoint) useProxy(u *url.URL, proxy func(*http.Request) (*url.URL, error)) error {
+	if proxy == nil {
+		proxy = http.ProxyFromEnvironment
+	}
+	pu, err := proxy(&http.Request{Method: http.MethodPost, URL: u, Host: u.Host, Header: http.Header{}})
+	if err != nil {
+		return fmt.Errorf("proxy for %s: %w", u.Redacted(), err)
+	}
+	if pu == nil {
+		return nil
+	}
+	port := pu.Port()
+	switch pu.Scheme {
+	case "http":
+		if port == "" {
+			port = "80"
+		}
+	case "https":
+		if port == "" {
+			port = "443"
+		}
+		e.proxyTLS = &tls.Config{ServerName: pu.Hostname(), NextProtos: []string{"http/1.1"}}
+	default:
+		return fmt.Errorf("proxy %s for %s: only http and https proxies are supported", pu.Redacted(), u.Redacted())
+	}
+	if pu.Hostname() == "" {
+		return fmt.Errorf("proxy %s for %s has no host", pu.Redacted(), u.Redacted())
+	}
+	e.proxyAddr = net.JoinHostPort(pu.Hostname(), port)
+	if pu.User != nil {
+		pass, _ := pu.User.Password()
+		e.proxyAuth = "Basic " + base64.StdEncoding.EncodeToString([]byte(pu.User.Username()+":"+pass))
+		if containsCRLF(e.proxyAuth) {
+			return errors.New("proxy credentials hold a line break")
+		}
+	}
+	e.tunnel = e.tlsConf != nil
+	e.checkAlways = !e.tunnel
+	// Connections through different proxies, or with different credentials, are not
+	// shared; the credentials stay out of the key itself.
+	e.key += " via " + pu.Scheme + "://" + e.proxyAddr
+	if e.proxyAuth != "" {
+		e.key += " as " + strconv.FormatUint(fnv64(e.proxyAuth), 16)
+	}
+	return nil
+}
+
+func fnv64(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
 func containsCRLF(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if s[i] == '\r' || s[i] == '\n' {
@@ -204,17 +412,60 @@ func containsCRLF(s string) bool {
 	return false
 }
 
-func validHeaderName(k string) bool {
-	if k == "" {
+// h1Chars classes the bytes of a head: field-name characters (RFC 9110 token) and
+// field-value characters (VCHAR, obs-text, SP, HTAB), as net/textproto has them.
+var h1Chars = func() (t [256]uint8) {
+	for c := 0; c < 256; c++ {
+		switch {
+		case c == ' ' || c == '\t' || c >= 0x21 && c != 0x7f:
+			t[c] |= h1ValueChar
+		}
+		switch {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z',
+			bytes.IndexByte([]byte("!#$%&'*+-.^_`|~"), byte(c)) >= 0:
+			t[c] |= h1TokenChar
+		}
+	}
+	return t
+}()
+
+const (
+	h1TokenChar = 1 << iota
+	h1ValueChar
+)
+
+func isToken(b []byte) bool {
+	if len(b) == 0 {
 		return false
 	}
-	for i := 0; i < len(k); i++ {
-		c := k[i]
-		if c <= ' ' || c >= 0x7f || bytes.IndexByte([]byte(`()<>@,;:\"/[]?={}`), c) >= 0 {
+	for _, c := range b {
+		if h1Chars[c]&h1TokenChar == 0 {
 			return false
 		}
 	}
 	return true
+}
+
+func validHeaderName(k string) bool { return isToken([]byte(k)) }
+
+// fieldValue checks a header value's bytes and trims the whitespace around it.
+func fieldValue(v []byte) ([]byte, bool) {
+	for _, c := range v {
+		if h1Chars[c]&h1ValueChar == 0 {
+			return nil, false
+		}
+	}
+	return trimOWS(v), true
+}
+
+func trimOWS(v []byte) []byte {
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for len(v) > 0 && (v[len(v)-1] == ' ' || v[len(v)-1] == '\t') {
+		v = v[:len(v)-1]
+	}
+	return v
 }
 
 func lower(s string) string {
@@ -235,29 +486,86 @@ func sortStrings(s []string) {
 	}
 }
 
-// dial connects, bounded by ctx and by deadline (zero: none), TLS handshake included.
+// dial connects, bounded by ctx and by deadline (zero: none): through the proxy if there
+// is one, with the proxy's tunnel and TLS handshakes.
 func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, error) {
+	addr := e.addr
+	if e.proxyAddr != "" {
+		addr = e.proxyAddr
+	}
 	d := net.Dialer{Deadline: deadline}
-	nc, err := d.DialContext(ctx, "tcp", e.addr)
+	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	if e.tlsConf != nil {
-		if !deadline.IsZero() {
-			_ = nc.SetDeadline(deadline)
+	if e.proxyAddr == "" && e.tlsConf == nil {
+		return newH1Conn(nc, nc, e.key), nil
+	}
+	raw := nc
+	if !deadline.IsZero() {
+		_ = raw.SetDeadline(deadline)
+	}
+	// ctx bounds the proxy's answer as well as the handshakes.
+	stop := context.AfterFunc(ctx, func() { _ = raw.SetDeadline(time.Unix(1, 0)) })
+	nc, err = e.handshakes(ctx, nc)
+	if !stop() || err != nil {
+		raw.Close()
+		if err == nil {
+			err = ctx.Err()
 		}
-		tc := tls.Client(nc, e.tlsConf)
+		return nil, err
+	}
+	_ = raw.SetDeadline(time.Time{})
+	return newH1Conn(nc, raw, e.key), nil
+}
+
+func (e *h1Endpoint) handshakes(ctx context.Context, nc net.Conn) (net.Conn, error) {
+	if e.proxyTLS != nil {
+		tc := tls.Client(nc, e.proxyTLS)
 		if err := tc.HandshakeContext(ctx); err != nil {
-			nc.Close()
-			return nil, err
+			return nil, fmt.Errorf("proxy %s: %w", e.proxyAddr, err)
 		}
-		_ = nc.SetDeadline(time.Time{})
 		nc = tc
 	}
-	return &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), key: e.key}, nil
+	if e.tunnel {
+		if err := e.connect(nc); err != nil {
+			return nil, err
+		}
+	}
+	if e.tlsConf != nil {
+		tc := tls.Client(nc, e.tlsConf)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return nil, err
+		}
+		nc = tc
+	}
+	return nc, nil
+}
+
+// connect asks the proxy for a tunnel to the upstream.
+func (e *h1Endpoint) connect(nc net.Conn) error {
+	req := "CONNECT " + e.addr + " HTTP/1.1\r\nHost: " + e.addr + "\r\nUser-Agent: mcpgw/" + Version + "\r\n"
+	if e.proxyAuth != "" {
+		req += "Proxy-Authorization: " + e.proxyAuth + "\r\n"
+	}
+	if _, err := io.WriteString(nc, req+"\r\n"); err != nil {
+		return fmt.Errorf("proxy %s: %w", e.proxyAddr, err)
+	}
+	br := bufio.NewReaderSize(nc, 4096)
+	resp, err := http.ReadResponse(br, &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return fmt.Errorf("proxy %s: tunnel to %s: %w", e.proxyAddr, e.addr, err)
+	}
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("proxy %s refused a tunnel to %s: %s", e.proxyAddr, e.addr, resp.Status)
+	}
+	if br.Buffered() > 0 {
+		return fmt.Errorf("proxy %s: bytes after its answer to CONNECT", e.proxyAddr)
+	}
+	return nil
 }
 
 // h1Tracker is told which connections a transport's requests hold, and for which call, so
@@ -330,7 +638,7 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 	for attempt := 0; ; attempt++ {
 		var c *h1Conn
 		if attempt == 0 {
-			c = e.pool.get(e.key) // a retry goes out on a new connection
+			c = e.pool.get(e.key, e.checkAlways) // a retry goes out on a new connection
 		}
 		reused := c != nil
 		if c == nil {
@@ -430,25 +738,33 @@ func (r *h1Response) done() {
 	r.ep.pool.put(c)
 }
 
+// readHead reads the answer's head, after any interim (1xx) ones, and decides how its body
+// is framed. What is ambiguous is refused (docs/decisions.md, "What the upstream HTTP
+// client refuses"): Content-Length given twice with different values, or not as digits;
+// Transfer-Encoding other than one "chunked", or in an HTTP/1.0 answer; a 101; a field
+// name or value net/http would refuse; more than h1MaxInterim interim answers. An answer
+// with both Content-Length and chunked is read as chunked, and its connection closed.
 func (r *h1Response) readHead(knownSID string) error {
 	br := r.c.br
 	total := 0
-	for {
+	for interim := 0; ; interim++ {
 		line, err := readHeadLine(br, &total)
 		if err != nil {
 			return fmt.Errorf("read response: %w", err)
 		}
-		// HTTP/1.x NNN reason
-		if len(line) < 12 || !bytes.HasPrefix(line, []byte("HTTP/1.")) || line[8] != ' ' {
-			return fmt.Errorf("malformed status line %q", truncate(line))
-		}
-		status, err := strconv.Atoi(string(line[9:12]))
-		if err != nil || status < 100 {
+		status, http11, ok := parseStatusLine(line)
+		if !ok {
 			return fmt.Errorf("malformed status line %q", truncate(line))
 		}
 		r.status = status
-		http11 := line[7] == '1'
-		r.reusable = http11
+		r.eventStream, r.sessionID = false, ""
+		var (
+			length        int64 // Content-Length, when lengthDigits > 0
+			lengthDigits  int   // how it was written: "2" and "02" are two values
+			chunked       bool
+			sawTE         bool
+			close, keepOn bool // Connection: close, keep-alive
+		)
 		for {
 			line, err := readHeadLine(br, &total)
 			if err != nil {
@@ -458,30 +774,41 @@ func (r *h1Response) readHead(knownSID string) error {
 				break
 			}
 			i := bytes.IndexByte(line, ':')
-			if i <= 0 {
+			if i <= 0 || !isToken(line[:i]) {
 				return fmt.Errorf("malformed header line %q", truncate(line))
 			}
-			name, val := line[:i], bytes.TrimSpace(line[i+1:])
+			name := line[:i]
+			val, ok := fieldValue(line[i+1:])
+			if !ok {
+				return fmt.Errorf("malformed header line %q", truncate(line))
+			}
 			switch {
 			case asciiEqualFold(name, "content-type"):
 				r.eventStream = hasMediaType(val, "text/event-stream")
 			case asciiEqualFold(name, "content-length"):
-				n, err := strconv.ParseInt(string(val), 10, 64)
-				if err != nil || n < 0 {
+				n, ok := parseLength(val)
+				if !ok {
 					return fmt.Errorf("malformed Content-Length %q", truncate(val))
 				}
-				r.length = n
+				if lengthDigits > 0 && (n != length || len(val) != lengthDigits) {
+					return errors.New("two different Content-Length values")
+				}
+				length, lengthDigits = n, len(val)
 			case asciiEqualFold(name, "transfer-encoding"):
-				if asciiEqualFold(val, "chunked") {
-					r.chunked = true
-				} else if !asciiEqualFold(val, "identity") {
+				if sawTE {
+					return errors.New("Transfer-Encoding given more than once")
+				}
+				sawTE = true
+				if !asciiEqualFold(val, "chunked") {
 					return fmt.Errorf("unsupported Transfer-Encoding %q", truncate(val))
 				}
+				chunked = true
 			case asciiEqualFold(name, "connection"):
-				if containsToken(val, "close") {
-					r.reusable = false
-				} else if containsToken(val, "keep-alive") && !http11 {
-					r.reusable = true
+				close = close || containsToken(val, "close")
+				keepOn = keepOn || containsToken(val, "keep-alive")
+			case asciiEqualFold(name, "trailer"):
+				if containsToken(val, "content-length") || containsToken(val, "transfer-encoding") || containsToken(val, "trailer") {
+					return fmt.Errorf("Trailer %q names a field that frames the message", truncate(val))
 				}
 			case asciiEqualFold(name, "mcp-session-id"):
 				if string(val) == knownSID {
@@ -491,22 +818,79 @@ func (r *h1Response) readHead(knownSID string) error {
 				}
 			}
 		}
-		if status >= 200 || status == 101 {
-			break
+		if sawTE && !http11 {
+			// RFC 9112 6.1: the framing of such a message is faulty.
+			return errors.New("Transfer-Encoding in an HTTP/1.0 answer")
 		}
-		// 1xx informational answers (100 Continue, 103 Early Hints) precede the real one.
-		r.eventStream, r.length, r.chunked, r.sessionID = false, -1, false, ""
+		if status == 101 {
+			return errors.New("unexpected 101 Switching Protocols")
+		}
+		if status < 200 {
+			// 1xx informational answers (100 Continue, 103 Early Hints) precede the real one.
+			if interim == h1MaxInterim {
+				return fmt.Errorf("more than %d informational (1xx) answers", h1MaxInterim)
+			}
+			continue
+		}
+		r.reusable = !close && (http11 || keepOn)
+		r.chunked = false
+		switch {
+		case status == 204 || status == 304:
+			// No body, whatever the head says; a head that says otherwise is not trusted
+			// with another request.
+			r.length = 0
+			if chunked || length > 0 {
+				r.reusable = false
+			}
+		case chunked:
+			// RFC 9112 6.3: chunked wins over Content-Length, and the connection is not
+			// reused.
+			r.chunked, r.length = true, -1
+			if lengthDigits > 0 {
+				r.reusable = false
+			}
+		case lengthDigits > 0:
+			r.length = length
+		default:
+			r.length = -1
+			r.reusable = false // the body runs to the end of the connection
+		}
+		return nil
 	}
-	if r.chunked {
-		r.length = -1
+}
+
+// parseStatusLine reads "HTTP/1.x NNN[ reason]".
+func parseStatusLine(line []byte) (status int, http11, ok bool) {
+	if len(line) < 12 || string(line[:7]) != "HTTP/1." || line[7] != '0' && line[7] != '1' ||
+		line[8] != ' ' || len(line) > 12 && line[12] != ' ' {
+		return 0, false, false
 	}
-	if r.status == 204 || r.status == 304 {
-		r.length = 0
+	for _, c := range line[9:12] {
+		if c < '0' || c > '9' {
+			return 0, false, false
+		}
+		status = status*10 + int(c-'0')
 	}
-	if r.length < 0 && !r.chunked {
-		r.reusable = false // the body runs to the end of the connection
+	return status, line[7] == '1', status >= 100
+}
+
+// parseLength reads a Content-Length: digits only, at most 2^63-1.
+func parseLength(v []byte) (int64, bool) {
+	if len(v) == 0 {
+		return 0, false
 	}
-	return nil
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := int64(c - '0')
+		if n > (1<<63-1-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 func truncate(b []byte) []byte {
@@ -516,7 +900,7 @@ func truncate(b []byte) []byte {
 	return b
 }
 
-// readHeadLine returns one line without its CRLF, borrowed from br's buffer.
+// readHeadLine returns one line without its CRLF (or bare LF), borrowed from br's buffer.
 func readHeadLine(br *bufio.Reader, total *int) ([]byte, error) {
 	line, err := br.ReadSlice('\n')
 	*total += len(line)
@@ -559,7 +943,7 @@ func hasMediaType(val []byte, mt string) bool {
 	if i := bytes.IndexByte(val, ';'); i >= 0 {
 		val = val[:i]
 	}
-	return asciiEqualFold(bytes.TrimSpace(val), mt)
+	return asciiEqualFold(trimOWS(val), mt)
 }
 
 func containsToken(val []byte, tok string) bool {
@@ -570,7 +954,7 @@ func containsToken(val []byte, tok string) bool {
 		} else {
 			part, val = val, nil
 		}
-		if asciiEqualFold(bytes.TrimSpace(part), tok) {
+		if asciiEqualFold(trimOWS(part), tok) {
 			return true
 		}
 	}
@@ -657,11 +1041,13 @@ func (r *h1Response) body() io.ReadCloser {
 }
 
 type h1Body struct {
-	r      h1Response
-	left   int64 // bytes left in the body (length-delimited) or in the current chunk
-	eof    bool
-	err    error
-	closed bool
+	r        h1Response
+	left     int64 // bytes left in the body (length-delimited) or in the current chunk
+	overhead int64 // chunked: what chunk lines carried beyond their allowance
+	crlfDue  bool  // chunked: the CRLF after a chunk's data is still to be read
+	eof      bool
+	err      error
+	closed   bool
 }
 
 func (b *h1Body) Read(p []byte) (int, error) {
@@ -678,8 +1064,18 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	br := r.c.br
 	switch {
 	case r.chunked:
+		if b.crlfDue {
+			if err := readCRLF(br); err != nil {
+				b.err = r.readErr(err)
+				return 0, b.err
+			}
+			b.crlfDue = false
+		}
 		if b.left == 0 {
 			n, err := b.nextChunk()
+			if err == nil && n == 0 {
+				err = readTrailers(br)
+			}
 			if err != nil {
 				b.err = r.readErr(err)
 				return 0, b.err
@@ -700,10 +1096,15 @@ func (b *h1Body) Read(p []byte) (int, error) {
 			return n, b.err
 		}
 		if b.left == 0 {
-			// Each chunk's data ends with CRLF.
-			if _, err := readCRLF(br); err != nil {
-				b.err = r.readErr(err)
-				return n, b.err
+			// Each chunk's data ends with CRLF: read now if it is here, else next time
+			// rather than wait for it with data in hand.
+			if br.Buffered() >= 2 {
+				if err := readCRLF(br); err != nil {
+					b.err = r.readErr(err)
+					return n, b.err
+				}
+			} else {
+				b.crlfDue = true
 			}
 		}
 		return n, nil
@@ -733,49 +1134,114 @@ func (b *h1Body) Read(p []byte) (int, error) {
 	}
 }
 
-// nextChunk reads a chunk-size line; at the last chunk it also reads the trailers.
+// nextChunk reads a chunk-size line (RFC 9112 7.1, as strictly as net/http): CRLF and no
+// other CR, at most h1MaxChunkLine bytes, the size in 1 to 16 hex digits, extensions
+// skipped, the lines' overhead bounded.
 func (b *h1Body) nextChunk() (int64, error) {
-	br := b.r.c.br
-	total := 0
-	line, err := readHeadLine(br, &total)
+	line, err := b.r.c.br.ReadSlice('\n')
 	if err != nil {
+		if err == bufio.ErrBufferFull {
+			return 0, errors.New("chunk line too long")
+		}
 		return 0, err
 	}
-	if i := bytes.IndexByte(line, ';'); i >= 0 {
-		line = line[:i]
+	if len(line) > h1MaxChunkLine {
+		return 0, errors.New("chunk line too long")
 	}
-	n, err := strconv.ParseInt(string(bytes.TrimSpace(line)), 16, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("malformed chunk size %q", truncate(line))
+	if len(line) < 2 || line[len(line)-2] != '\r' {
+		return 0, errors.New("malformed chunk line: it ends in a bare LF")
 	}
-	if n == 0 {
-		for {
-			t, err := readHeadLine(br, &total)
-			if err != nil {
-				return 0, err
-			}
-			if len(t) == 0 {
-				break
-			}
-		}
+	line = line[:len(line)-2]
+	if bytes.IndexByte(line, '\r') >= 0 {
+		return 0, errors.New("malformed chunk line: a CR inside")
+	}
+	b.overhead += int64(len(line)) + 2 // and the CRLF after the data
+	// Trailing whitespace goes, leading does not (as net/http).
+	size := line
+	for len(size) > 0 && (size[len(size)-1] == ' ' || size[len(size)-1] == '\t') {
+		size = size[:len(size)-1]
+	}
+	if i := bytes.IndexByte(size, ';'); i >= 0 {
+		size = size[:i]
+	}
+	n, ok := parseChunkSize(size)
+	if !ok {
+		return 0, fmt.Errorf("malformed chunk size %q", truncate(size))
+	}
+	b.overhead = max(b.overhead-16-2*n, 0)
+	if b.overhead > h1MaxChunkOverhead {
+		return 0, errors.New("chunked body carries too much non-data")
 	}
 	return n, nil
 }
 
-func readCRLF(br *bufio.Reader) (int, error) {
-	c, err := br.ReadByte()
-	if err != nil {
-		return 0, err
+// parseChunkSize reads 1 to 16 hex digits, at most 2^62.
+func parseChunkSize(v []byte) (int64, bool) {
+	if len(v) == 0 || len(v) > 16 {
+		return 0, false
 	}
-	if c == '\r' {
-		if c, err = br.ReadByte(); err != nil {
-			return 1, err
+	var n int64
+	for _, c := range v {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c -= 'a' - 10
+		case 'A' <= c && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return 0, false
+		}
+		if n > (1<<62)>>4 {
+			return 0, false
+		}
+		n = n<<4 | int64(c)
+	}
+	return n, true
+}
+
+// readTrailers reads the trailer section after the last chunk: field lines ending in
+// CRLF, at most h1MaxTrailerBytes with the empty line that ends them.
+func readTrailers(br *bufio.Reader) error {
+	total := 0
+	for {
+		line, err := br.ReadSlice('\n')
+		total += len(line)
+		if err != nil {
+			if err == bufio.ErrBufferFull {
+				return errors.New("trailer section too long")
+			}
+			return err
+		}
+		if total > h1MaxTrailerBytes {
+			return errors.New("trailer section too long")
+		}
+		if len(line) < 2 || line[len(line)-2] != '\r' {
+			return errors.New("malformed trailer: a line ends in a bare LF")
+		}
+		line = line[:len(line)-2]
+		if len(line) == 0 {
+			return nil
+		}
+		i := bytes.IndexByte(line, ':')
+		if _, ok := fieldValue(line[i+1:]); i <= 0 || !isToken(line[:i]) || !ok {
+			return fmt.Errorf("malformed trailer line %q", truncate(line))
 		}
 	}
-	if c != '\n' {
-		return 1, errors.New("malformed chunk: no CRLF after its data")
+}
+
+func readCRLF(br *bufio.Reader) error {
+	c, err := br.ReadByte()
+	if err == nil && c == '\r' {
+		c, err = br.ReadByte()
+		if err == nil && c == '\n' {
+			return nil
+		}
 	}
-	return 2, nil
+	if err != nil {
+		return err
+	}
+	return errors.New("malformed chunk: no CRLF after its data")
 }
 
 func (b *h1Body) Close() error {

@@ -28,7 +28,7 @@ func TestH1TakenConnNotPooled(t *testing.T) {
 			if err := tr.start(func([]byte, *Call) {}); err != nil {
 				t.Fatal(err)
 			}
-			pool := &h1Pool{idle: map[string][]*h1Conn{}}
+			pool := &h1Pool{}
 			tr.ep.pool = pool
 			k := newCall(nil, 1, "tools/call")
 			r, err := tr.ep.post(context.Background(), deadline, tr, k, "", "", []byte(`{}`), "")

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -105,12 +106,11 @@ func doPostCall(ctx context.Context, ep *h1Endpoint, tr h1Tracker, k *Call, sid,
 // newTestEndpoint is newH1Endpoint with a pool of its own, emptied when the test ends.
 func newTestEndpoint(t *testing.T, rawURL string, headers map[string]string) *h1Endpoint {
 	t.Helper()
-	ep, err := newH1Endpoint(rawURL, headers)
+	pool := &h1Pool{}
+	ep, err := newH1Endpoint(rawURL, headers, h1Options{pool: pool, proxy: noProxy})
 	if err != nil {
 		t.Fatalf("newH1Endpoint(%q): %v", rawURL, err)
 	}
-	pool := &h1Pool{idle: map[string][]*h1Conn{}}
-	ep.pool = pool
 	t.Cleanup(func() {
 		pool.mu.Lock()
 		defer pool.mu.Unlock()
@@ -135,6 +135,9 @@ func idleConns(ep *h1Endpoint) []*h1Conn {
 	defer ep.pool.mu.Unlock()
 	return append([]*h1Conn(nil), ep.pool.idle[ep.key]...)
 }
+
+// noProxy is a proxy setting that sends everything direct, whatever the environment says.
+func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
 
 // testCtx bounds a test's exchanges so that a hang fails instead of blocking.
 func testCtx(t *testing.T) context.Context {
@@ -722,11 +725,11 @@ func TestH1ConfiguredUserAgentIsNotDuplicated(t *testing.T) {
 		uas <- r.Header.Values("User-Agent")
 		w.WriteHeader(202)
 	})
-	ep, err := newH1Endpoint(cs.URL, map[string]string{"User-Agent": "custom/1.0"})
+	ep, err := newH1Endpoint(cs.URL, map[string]string{"User-Agent": "custom/1.0"}, h1Options{proxy: noProxy})
 	if err != nil {
 		return // rejecting the header as gateway-set is also fine
 	}
-	ep.pool = &h1Pool{idle: map[string][]*h1Conn{}}
+	ep.pool = &h1Pool{}
 	r, err := doPost(testCtx(t), ep, &testTracker{}, "", "", []byte(`{}`), "")
 	if err != nil {
 		t.Fatal(err)
@@ -947,9 +950,10 @@ func TestH1IdleConnClosedByServer(t *testing.T) {
 		s.sleep(50 * time.Millisecond) // the server's idle timeout
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep.pool.checkAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
-	time.Sleep(h1CheckAfter + 100*time.Millisecond)
+	time.Sleep(150 * time.Millisecond) // the server has acted
 	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
 	if err != nil {
 		t.Fatalf("post on a connection the server closed while idle: %v", err)
@@ -977,9 +981,10 @@ func TestH1IdleConnWithUnaskedDataNotReused(t *testing.T) {
 		waitClosed(c, br, 5*time.Second)
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep.pool.checkAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
-	time.Sleep(h1CheckAfter + 100*time.Millisecond)
+	time.Sleep(150 * time.Millisecond) // the server has acted
 	r := mustPost(t, ep, tr, "{}")
 	if r.status != 200 {
 		t.Fatalf("status %d: the unasked answer was taken for this request's", r.status)
@@ -1019,6 +1024,7 @@ func TestH1RetryOnWriteError(t *testing.T) {
 	kill, killed := make(chan struct{}), make(chan struct{}, 1)
 	srv := resetServer(t, 1, kill, killed)
 	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep.pool.checkAfter = time.Hour // no peek: the write finds the reset
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	first := idleConns(ep)
@@ -1031,7 +1037,7 @@ func TestH1RetryOnWriteError(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("server did not reset the connection")
 	}
-	time.Sleep(30 * time.Millisecond) // let the RST arrive; still well within h1CheckAfter
+	time.Sleep(30 * time.Millisecond) // let the RST arrive
 	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
 	if err != nil {
 		t.Fatalf("post on a reset pooled connection: %v (want one retry on a new connection)", err)
@@ -1433,13 +1439,7 @@ func TestH1MalformedAnswers(t *testing.T) {
 	huge.WriteString("Content-Length: 0\r\n\r\n")
 	chunked := hdr + "Transfer-Encoding: chunked\r\n\r\n"
 
-	for _, tc := range []struct {
-		name       string
-		resp       string
-		closeAfter bool  // the server closes after writing resp
-		limit      int64 // > 0: the head is fine, readBody(limit) must fail
-		want       string
-	}{
+	for _, tc := range []refusal{
 		{"not HTTP", "FOO/1.1 200 OK\r\n\r\n", false, 0, "malformed status line"},
 		{"non-numeric status", "HTTP/1.1 2x0 OK\r\n\r\n", false, 0, "malformed status line"},
 		{"short status line", "HTTP/1.1 20\r\n\r\n", false, 0, "malformed status line"},
@@ -1473,55 +1473,300 @@ func TestH1MalformedAnswers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			expectRefused(t, tc)
+		})
+	}
+}
+
+// refusal is an answer the client must refuse: the exchange fails, and the connection is
+// closed, never pooled.
+type refusal struct {
+	name       string
+	resp       string
+	closeAfter bool  // the server closes after writing resp
+	limit      int64 // > 0: the head is fine, readBody(limit) must fail
+	want       string
+}
+
+func expectRefused(t *testing.T, tc refusal) {
+	t.Helper()
+	closed := make(chan bool, 1)
+	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := readReq(br); err != nil {
+			return
+		}
+		_, _ = io.WriteString(c, tc.resp)
+		if tc.closeAfter {
+			return
+		}
+		closed <- waitClosed(c, br, 5*time.Second)
+	})
+	ep := newTestEndpoint(t, srv.url("/"), nil)
+	tr := &testTracker{}
+	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
+	if tc.limit == 0 {
+		if err == nil {
+			r.fail()
+			t.Fatalf("post succeeded (status %d), want an error with %q", r.status, tc.want)
+		}
+	} else {
+		if err != nil {
+			t.Fatalf("post: %v", err)
+		}
+		var b []byte
+		b, err = r.readBody(tc.limit)
+		if err == nil {
+			t.Fatalf("readBody succeeded with %q, want an error with %q", b, tc.want)
+		}
+	}
+	if !strings.Contains(err.Error(), tc.want) {
+		t.Fatalf("error %q, want one with %q", err, tc.want)
+	}
+	if n := idleCount(ep); n != 0 {
+		t.Fatalf("%d idle connections after a broken answer, want 0", n)
+	}
+	if !tc.closeAfter {
+		select {
+		case ok := <-closed:
+			if !ok {
+				t.Error("the connection was left open")
+			}
+		case <-time.After(500 * time.Millisecond):
+			t.Error("the server did not see the connection closed")
+		}
+	}
+	if n := tr.active(); n != 0 {
+		t.Fatalf("tracker still holds %d connections", n)
+	}
+}
+
+// ---- framing attacks -------------------------------------------------------------------
+//
+// An answer whose framing is ambiguous or out of bounds is refused: read one way by the
+// gateway and another by the server (or a proxy between them), the bytes after it would
+// be taken for the next request's answer on the pooled connection, which may be another
+// session's. Where net/http refuses (FuzzH1ReadResponseAgreesWithNetHTTP), so does the
+// gateway; it also refuses a few things net/http lets by (noted below).
+
+func TestH1RefusesMisframedAnswers(t *testing.T) {
+	const hdr = "HTTP/1.1 200 OK\r\n"
+	const next = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}" // what a misread would take for the next answer
+	chunked := hdr + "Transfer-Encoding: chunked\r\n\r\n"
+	interim := strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", h1MaxInterim+1)
+	ext := strings.Repeat("e", 4096)
+	var overhead strings.Builder // 1-byte chunks carrying 100 bytes of extension each
+	for overhead.Len() < 32<<10 {
+		overhead.WriteString("1;" + strings.Repeat("x", 100) + "\r\nX\r\n")
+	}
+	trailers := strings.Repeat("X-Trailer: "+strings.Repeat("t", 100)+"\r\n", 41) // over 4 KiB
+
+	for _, tc := range []refusal{
+		// 1. Content-Length: one value, digits only.
+		{"two different Content-Lengths", hdr + "Content-Length: 2\r\nContent-Length: 11\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"two different Content-Lengths, longer first", hdr + "Content-Length: 11\r\nContent-Length: 2\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"the same length written twice differently", hdr + "Content-Length: 2\r\nContent-Length: 02\r\n\r\n{}", false, 0, "Content-Length"},
+		{"Content-Length list", hdr + "Content-Length: 2, 11\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"Content-Length with a plus sign", hdr + "Content-Length: +2\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"Content-Length minus one", hdr + "Content-Length: -1\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"Content-Length after a vertical tab", hdr + "Content-Length: \x0b2\r\n\r\n{}" + next, false, 0, "header"},
+		{"Content-Length with inner space", hdr + "Content-Length: 1 1\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"Content-Length in hex", hdr + "Content-Length: 0x2\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"Content-Length with underscores", hdr + "Content-Length: 1_1\r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"empty Content-Length", hdr + "Content-Length: \r\n\r\n{}" + next, false, 0, "Content-Length"},
+		{"Content-Length over 2^63-1", hdr + "Content-Length: 9223372036854775808\r\n\r\n{}", false, 0, "Content-Length"},
+		{"bad Content-Length beside chunked", chunked[:len(chunked)-2] + "Content-Length: +5\r\n\r\n2\r\n{}\r\n0\r\n\r\n", false, 0, "Content-Length"},
+		{"bad Content-Length on a 204", "HTTP/1.1 204 No Content\r\nContent-Length: x\r\n\r\n", false, 0, "Content-Length"},
+		{"a name with a space before its colon", hdr + "Content-Length : 11\r\n\r\n{}" + next, false, 0, "header"},
+		{"a folded line", hdr + "X-A: 1\r\n Content-Length: 2\r\n\r\n{}" + next, false, 0, "header"},
+		{"a NUL in a value", hdr + "X-A: a\x00b\r\nContent-Length: 2\r\n\r\n{}", false, 0, "header"},
+		{"a CR in a value", hdr + "X-A: a\rContent-Length: 11\r\nContent-Length: 2\r\n\r\n{}", false, 0, "header"},
+
+		// 2. Transfer-Encoding: chunked, once, or nothing.
+		{"Transfer-Encoding twice", hdr + "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", false, 0, "Transfer-Encoding"},
+		{"Transfer-Encoding identity", hdr + "Transfer-Encoding: identity\r\nContent-Length: 2\r\n\r\n{}", false, 0, "Transfer-Encoding"},
+		{"Transfer-Encoding chunked twice in one line", hdr + "Transfer-Encoding: chunked, chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", false, 0, "Transfer-Encoding"},
+		{"empty Transfer-Encoding", hdr + "Transfer-Encoding: \r\nContent-Length: 2\r\n\r\n{}", false, 0, "Transfer-Encoding"},
+		// RFC 9112 6.1: an HTTP/1.0 message with Transfer-Encoding has faulty framing
+		// (net/http ignores the header).
+		{"Transfer-Encoding in HTTP/1.0", "HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}", false, 0, "Transfer-Encoding"},
+		{"Trailer naming Content-Length", chunked[:len(chunked)-2] + "Trailer: X-A, content-length\r\n\r\n2\r\n{}\r\n0\r\nContent-Length: 2\r\n\r\n", false, 0, "Trailer"},
+
+		// The status line: HTTP/1.0 or 1.1 and three digits. A 101 was never asked for.
+		{"four-digit status", "HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}", false, 0, "status line"},
+		{"HTTP/1.9", "HTTP/1.9 200 OK\r\nContent-Length: 2\r\n\r\n{}", false, 0, "status line"},
+		{"101 Switching Protocols", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n{}", false, 0, "101"},
+
+		// 3. Bounded interim answers, chunk lines, chunk overhead and trailers.
+		{"too many interim answers", interim + hdr + "Content-Length: 2\r\n\r\n{}", false, 0, "informational"},
+		{"chunk extension over 4 KiB", chunked + "1;" + ext + "\r\nX\r\n0\r\n\r\n", false, 1 << 20, "chunk line too long"},
+		{"chunk overhead over 16 KiB", chunked + overhead.String() + "0\r\n\r\n", false, 1 << 20, "non-data"},
+		{"trailers over 4 KiB", chunked + "1\r\nX\r\n0\r\n" + trailers + "\r\n", false, 1 << 20, "trailer"},
+
+		// Chunk syntax as RFC 9112 (and net/http) has it.
+		{"chunk size with a plus sign", chunked + "+2\r\n{}\r\n0\r\n\r\n", false, 1 << 20, "chunk size"},
+		{"last chunk minus zero", chunked + "2\r\n{}\r\n-0\r\n\r\n", false, 1 << 20, "chunk size"},
+		{"chunk size after a space", chunked + " 2\r\n{}\r\n0\r\n\r\n", false, 1 << 20, "chunk size"},
+		{"chunk size of 17 digits", chunked + "00000000000000002\r\n{}\r\n0\r\n\r\n", false, 1 << 20, "chunk size"},
+		{"chunk line ending in a bare LF", chunked + "2\n{}\r\n0\r\n\r\n", false, 1 << 20, "bare LF"},
+		{"chunk line with a CR inside", chunked + "2\r;x\r\n{}\r\n0\r\n\r\n", false, 1 << 20, "CR"},
+		{"chunk data ending in a bare LF", chunked + "2\r\n{}\n0\r\n\r\n", false, 1 << 20, "CRLF"},
+		{"malformed trailer", chunked + "2\r\n{}\r\n0\r\nNoColon\r\n\r\n", false, 1 << 20, "trailer"},
+		{"trailer ending in a bare LF", chunked + "2\r\n{}\r\n0\r\nX-T: 1\n\r\n", false, 1 << 20, "trailer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			expectRefused(t, tc)
+		})
+	}
+}
+
+// Framing the gateway accepts but does not trust for another request: the answer is read,
+// and its connection closed instead of pooled.
+func TestH1DoubtfulFramingNotPooled(t *testing.T) {
+	for _, tc := range []struct{ name, resp, body string }{
+		// RFC 9112 6.3: Transfer-Encoding overrides Content-Length, and the connection
+		// must not be reused.
+		{"Content-Length and chunked", "HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n", "{}"},
+		{"chunked and Content-Length", "HTTP/1.1 200 OK\r\nTransfer-Encoding: CHUNKED\r\nContent-Length: 0\r\n\r\n2\r\n{}\r\n0\r\n\r\n", "{}"},
+		// A 204 has no body whatever its head says; one that claims one is not trusted.
+		{"204 with a length", "HTTP/1.1 204 No Content\r\nContent-Length: 2\r\n\r\n", ""},
+		{"304 chunked", "HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\n", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			closed := make(chan bool, 1)
 			srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
 				if _, _, err := readReq(br); err != nil {
 					return
 				}
 				_, _ = io.WriteString(c, tc.resp)
-				if tc.closeAfter {
-					return
-				}
 				closed <- waitClosed(c, br, 5*time.Second)
 			})
 			ep := newTestEndpoint(t, srv.url("/"), nil)
 			tr := &testTracker{}
-			r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
-			if tc.limit == 0 {
-				if err == nil {
-					r.fail()
-					t.Fatalf("post succeeded (status %d), want an error with %q", r.status, tc.want)
-				}
-			} else {
-				if err != nil {
-					t.Fatalf("post: %v", err)
-				}
-				var b []byte
-				b, err = r.readBody(tc.limit)
-				if err == nil {
-					t.Fatalf("readBody succeeded with %q, want an error with %q", b, tc.want)
-				}
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("error %q, want one with %q", err, tc.want)
-			}
+			mustReadBody(t, mustPost(t, ep, tr, "{}"), tc.body)
 			if n := idleCount(ep); n != 0 {
-				t.Fatalf("%d idle connections after a broken answer, want 0", n)
+				t.Fatalf("%d idle connections, want 0: the connection was pooled", n)
 			}
-			if !tc.closeAfter {
-				select {
-				case ok := <-closed:
-					if !ok {
-						t.Error("the connection was left open")
-					}
-				case <-time.After(500 * time.Millisecond):
-					t.Error("the server did not see the connection closed")
+			select {
+			case ok := <-closed:
+				if !ok {
+					t.Error("the connection was left open")
 				}
-			}
-			if n := tr.active(); n != 0 {
-				t.Fatalf("tracker still holds %d connections", n)
+			case <-time.After(2 * time.Second):
+				t.Error("the server did not see the connection closed")
 			}
 		})
+	}
+}
+
+// What the checks let through: repeated identical lengths (as net/http), whitespace around
+// a value, up to h1MaxInterim interim answers, extensions and trailers within bounds.
+func TestH1AcceptedFraming(t *testing.T) {
+	interim := strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", h1MaxInterim)
+	for _, tc := range []struct{ name, resp, body string }{
+		{"the same Content-Length twice", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", "{}"},
+		{"Content-Length in spaces and tabs", "HTTP/1.1 200 OK\r\nContent-Length: \t 2 \t\r\n\r\n{}", "{}"},
+		{"h1MaxInterim interim answers", interim + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", "{}"},
+		{"chunk extensions and trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n" +
+			"1;a=b;c=\"d\"\r\n{\r\n1\t \r\n}\r\n0;" + strings.Repeat("e", 4000) + "\r\nX-T: 1\r\n\r\n", "{}"},
+		{"hex chunk sizes", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
+			"0A\r\n0123456789\r\na\r\n0123456789\r\n000\r\n\r\n", "01234567890123456789"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+				serveKeepAlive(c, br, tc.resp, nil)
+			})
+			ep := newTestEndpoint(t, srv.url("/"), nil)
+			tr := &testTracker{}
+			for i := 0; i < 2; i++ {
+				mustReadBody(t, mustPost(t, ep, tr, "{}"), tc.body)
+			}
+			if n := srv.accepted.Load(); n != 1 {
+				t.Fatalf("server accepted %d connections, want 1 (reused)", n)
+			}
+		})
+	}
+}
+
+// 4. Idle connections are closed after the pool's idleTimeout, whether or not another
+// request comes.
+func TestH1IdleConnsReaped(t *testing.T) {
+	closed := make(chan time.Time, 4)
+	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := readReq(br); err != nil {
+			return
+		}
+		_, _ = io.WriteString(c, okJSON)
+		if waitClosed(c, br, 5*time.Second) {
+			closed <- time.Now()
+		}
+	})
+	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep.pool.idleTimeout = 100 * time.Millisecond
+	tr := &testTracker{}
+	// Two connections at once, let go of 50 ms apart: each is closed once it has idled
+	// for idleTimeout, the second after the first.
+	r1, r2 := mustPost(t, ep, tr, "{}"), mustPost(t, ep, tr, "{}")
+	start := time.Now()
+	mustReadBody(t, r1, `{"ok":true}`)
+	time.Sleep(50 * time.Millisecond)
+	mustReadBody(t, r2, `{"ok":true}`)
+	if n := idleCount(ep); n != 2 {
+		t.Fatalf("%d idle connections, want 2", n)
+	}
+	for i := 0; i < 2; i++ {
+		select {
+		case at := <-closed:
+			if d := at.Sub(start); d < 90*time.Millisecond+time.Duration(i)*40*time.Millisecond {
+				t.Errorf("connection %d closed after %v, before its idle timeout", i, d)
+			}
+		case <-time.After(3 * time.Second):
+			t.Fatalf("connection %d still open 3s after its idle timeout of 100ms", i)
+		}
+	}
+	if n := idleCount(ep); n != 0 {
+		t.Fatalf("%d idle connections after reaping, want 0", n)
+	}
+}
+
+// A connection idle past idleTimeout is not handed out, even when the reaper has not come
+// round yet.
+func TestH1StaleConnNotReused(t *testing.T) {
+	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+		serveKeepAlive(c, br, okJSON, nil)
+	})
+	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep.pool.idleTimeout = time.Hour
+	tr := &testTracker{}
+	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
+	ep.pool.mu.Lock()
+	for _, c := range ep.pool.idle[ep.key] {
+		c.used = c.used.Add(-2 * time.Hour)
+	}
+	ep.pool.mu.Unlock()
+	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
+	if n := srv.accepted.Load(); n != 2 {
+		t.Fatalf("server accepted %d connections, want 2: the stale one was reused", n)
+	}
+}
+
+// The pool keeps at most maxIdlePerHost idle connections per endpoint.
+func TestH1MaxIdlePerHost(t *testing.T) {
+	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+		serveKeepAlive(c, br, okJSON, nil)
+	})
+	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep.pool.maxIdlePerHost = 2
+	tr := &testTracker{}
+	var rs []*h1Response
+	for i := 0; i < 4; i++ {
+		rs = append(rs, mustPost(t, ep, tr, "{}"))
+	}
+	for _, r := range rs {
+		mustReadBody(t, r, `{"ok":true}`)
+	}
+	if n := idleCount(ep); n != 2 {
+		t.Fatalf("%d idle connections, want maxIdlePerHost = 2", n)
 	}
 }
 
@@ -1615,8 +1860,9 @@ func TestH1TLS(t *testing.T) {
 		}
 		mustReadBody(t, r, msg)
 	}
-	// Idle past h1CheckAfter: the liveness peek goes through the TLS layer and keeps it.
-	time.Sleep(h1CheckAfter + 100*time.Millisecond)
+	// Idle past checkAfter: the liveness peek goes through the TLS layer and keeps it.
+	ep.pool.checkAfter = time.Nanosecond
+	time.Sleep(10 * time.Millisecond)
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), "{}")
 	if n := cs.conns.Load(); n != 2 { // one refused handshake and one reused connection
 		t.Fatalf("server accepted %d connections, want 2", n)
@@ -1699,7 +1945,7 @@ func TestH1NewEndpoint(t *testing.T) {
 		{"http://h:1/", map[string]string{"X-B": "2", "X-A": "1", "Authorization": "Bearer x"}, "http://h:1", "h:1", false,
 			"Authorization: Bearer x\r\nX-A: 1\r\nX-B: 2\r\n"},
 	} {
-		ep, err := newH1Endpoint(tc.url, tc.headers)
+		ep, err := newH1Endpoint(tc.url, tc.headers, h1Options{proxy: noProxy})
 		if err != nil {
 			t.Errorf("%s: %v", tc.url, err)
 			continue
@@ -1744,8 +1990,93 @@ func TestH1NewEndpointRejects(t *testing.T) {
 		{"Content-Type", "http://h/", map[string]string{"Content-Type": "text/plain"}},
 		{"Accept", "http://h/", map[string]string{"Accept": "*/*"}},
 	} {
-		if ep, err := newH1Endpoint(tc.url, tc.headers); err == nil {
+		if ep, err := newH1Endpoint(tc.url, tc.headers, h1Options{proxy: noProxy}); err == nil {
 			t.Errorf("%s: newH1Endpoint(%q, %q) accepted (head %q)", tc.name, tc.url, tc.headers, ep.head)
 		}
 	}
 }
+
+// ---- benchmark -------------------------------------------------------------------------
+
+// cheapServer answers every request on a connection with resp, reading requests without
+// allocating, so that a benchmark's allocations are the client's.
+func cheapServer(tb testing.TB, resp string) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReaderSize(c, 64<<10)
+				out := []byte(resp)
+				for {
+					n := 0
+					for {
+						line, err := br.ReadSlice('\n')
+						if err != nil {
+							return
+						}
+						if len(line) <= 2 {
+							break
+						}
+						if len(line) > 16 && asciiEqualFold(line[:15], "content-length:") {
+							for _, c := range line[15:] {
+								if '0' <= c && c <= '9' {
+									n = n*10 + int(c-'0')
+								}
+							}
+						}
+					}
+					if _, err := br.Discard(n); err != nil {
+						return
+					}
+					if _, err := c.Write(out); err != nil {
+						return
+					}
+				}
+			}()
+		}
+	}()
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// BenchmarkH1Post is the hot path: one POST and its JSON answer on a kept-alive
+// connection. Its allocations are the answer's body and nothing else.
+func BenchmarkH1Post(b *testing.B) {
+	url := cheapServer(b, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: sess-1\r\nContent-Length: 36\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}")
+	ep, err := newH1Endpoint(url, map[string]string{"Authorization": "Bearer x"}, h1Options{pool: &h1Pool{}, proxy: noProxy})
+	if err != nil {
+		b.Fatal(err)
+	}
+	tr := &benchTracker{}
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
+	post := func() {
+		r, err := ep.post(context.Background(), time.Now().Add(5*time.Second), tr, nil, "sess-1", "2025-11-25", msg, "sess-1")
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.readBody(1 << 20); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; i < 100; i++ {
+		post()
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		post()
+	}
+}
+
+// benchTracker tracks without allocating.
+type benchTracker struct{}
+
+func (benchTracker) track(*h1Conn, *Call, bool) bool { return true }

@@ -17,15 +17,11 @@ import (
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
-// SharedHTTPClient is the client used for upstream HTTP traffic: many idle connections per
-// host, since every session's calls to a shared upstream go through it.
-var SharedHTTPClient = &http.Client{Transport: &http.Transport{
-	Proxy:               nil,
-	MaxIdleConns:        1024,
-	MaxIdleConnsPerHost: 512,
-	IdleConnTimeout:     90 * time.Second,
-	ForceAttemptHTTP2:   false,
-}}
+// SharedHTTPClient is the net/http client of upstreams without TLS settings of their own
+// (GET streams, DELETE, legacy SSE): many idle connections per host, since every session's
+// traffic to a shared upstream goes through it, and the proxy of HTTPS_PROXY, HTTP_PROXY
+// and NO_PROXY. An upstream with a `tls:` setting gets a client of its own (tls.go).
+var SharedHTTPClient = newUpstreamHTTPClient(nil)
 
 // streamTransport is the streamable HTTP client side (2025-03-26 and later).
 type streamTransport struct {
@@ -33,6 +29,7 @@ type streamTransport struct {
 	endpoint string
 	headers  map[string]string
 	client   *http.Client
+	h1       h1Options // how the POSTs connect: TLS settings (tls.go), proxy, pool
 	log      *slog.Logger
 	// maxMessage bounds one event read from the upstream (Options.MaxMessageBytes; 0:
 	// MaxMessageBytes).
@@ -58,7 +55,7 @@ func newStreamable(name, endpoint string, headers map[string]string, log *slog.L
 }
 
 func (t *streamTransport) start(deliver func([]byte, *Call)) error {
-	ep, err := newH1Endpoint(t.endpoint, t.headers)
+	ep, err := newH1Endpoint(t.endpoint, t.headers, t.h1)
 	if err != nil {
 		return err
 	}
