@@ -42,10 +42,12 @@ type stdioTransport struct {
 	stdout io.ReadCloser
 	log    *slog.Logger
 	maxMsg int
-	wmu    sync.Mutex
-	wbuf   []byte // the line being written, under wmu
-	doneCh chan struct{}
-	errMu  sync.Mutex
+	// guarded: the process is a guardian (GuardianPath), which takes its tree down itself.
+	guarded bool
+	wmu     sync.Mutex
+	wbuf    []byte // the line being written, under wmu
+	doneCh  chan struct{}
+	errMu   sync.Mutex
 	// exitErr says why the transport ended; failure, set first, wins over what the exit
 	// looked like (a process killed for an oversized message exits with a signal).
 	exitErr error
@@ -81,7 +83,7 @@ func newStdio(sp stdioSpec, log *slog.Logger) *stdioTransport {
 	if maxMsg <= 0 {
 		maxMsg = MaxMessageBytes
 	}
-	return &stdioTransport{name: sp.name, cmd: cmd, log: log, maxMsg: maxMsg, doneCh: make(chan struct{})}
+	return &stdioTransport{name: sp.name, cmd: cmd, log: log, maxMsg: maxMsg, guarded: GuardianPath != "", doneCh: make(chan struct{})}
 }
 
 func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
@@ -157,7 +159,7 @@ func (t *stdioTransport) fail(reason error) {
 		_ = t.stdin.Close()
 	}
 	if t.cmd.Process != nil {
-		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		go t.terminate() // not here: fail may run on the reader, which terminate waits for
 	}
 }
 
@@ -217,24 +219,37 @@ func (t *stdioTransport) close() error {
 	if t.stdin != nil {
 		_ = t.stdin.Close()
 	}
-	pgid := t.cmd.Process.Pid
 	select {
 	case <-t.doneCh:
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
 		return nil
 	case <-time.After(500 * time.Millisecond):
 	}
-	_ = syscall.Kill(-pgid, syscall.SIGTERM)
-	select {
-	case <-t.doneCh:
-	case <-time.After(2 * time.Second):
-	}
-	_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	select {
-	case <-t.doneCh:
-	case <-time.After(2 * time.Second):
-	}
+	t.terminate()
 	return nil
+}
+
+// terminate ends the instance. A guardian is sent SIGTERM alone and given time: it kills
+// its whole tree, including descendants that left the process group, which a SIGKILL of
+// the group would orphan. A bare upstream gets SIGTERM, then its group SIGKILL.
+func (t *stdioTransport) terminate() {
+	pid := t.cmd.Process.Pid
+	wait := 2 * time.Second
+	if t.guarded {
+		_ = syscall.Kill(pid, syscall.SIGTERM)
+		wait = 5 * time.Second
+	} else {
+		_ = syscall.Kill(-pid, syscall.SIGTERM)
+	}
+	select {
+	case <-t.doneCh:
+	case <-time.After(wait):
+	}
+	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	select {
+	case <-t.doneCh:
+	case <-time.After(2 * time.Second):
+	}
 }
 
 func (t *stdioTransport) done() <-chan struct{} { return t.doneCh }
