@@ -212,7 +212,7 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 		go t.readStream(resp.body(), rel)
 		return nil
 	default:
-		body, err := resp.readBody(MaxMessageBytes)
+		body, err := resp.readBody(int64(eventLimit(t.maxMessage)))
 		if err != nil {
 			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 				return err
@@ -243,7 +243,14 @@ func (t *streamTransport) readStream(body io.ReadCloser, rel *Call) {
 			rel.conn.fail(rel, errors.New("upstream ended the response stream without a result"))
 		}
 	}()
-	lastID, retry := t.relayEvents(body, rel)
+	lastID, retry, err := t.relayEvents(body, rel)
+	if errors.Is(err, wire.ErrEventTooLarge) {
+		// Reading the stream again would meet the same event: the call fails saying why.
+		if rel != nil {
+			rel.conn.fail(rel, fmt.Errorf("the upstream sent a message larger than %d bytes (upstream.max_message_bytes)", eventLimit(t.maxMessage)))
+		}
+		return
+	}
 	for attempt := 0; rel != nil && !rel.finished() && lastID != "" && attempt < 10; attempt++ {
 		if retry <= 0 {
 			retry = 100
@@ -269,9 +276,13 @@ func (t *streamTransport) readStream(body io.ReadCloser, rel *Call) {
 			return
 		}
 		var id string
-		id, retry = t.relayEvents(r2.Body, rel)
+		id, retry, err = t.relayEvents(r2.Body, rel)
 		if id != "" {
 			lastID = id
+		}
+		if errors.Is(err, wire.ErrEventTooLarge) && rel != nil {
+			rel.conn.fail(rel, fmt.Errorf("the upstream sent a message larger than %d bytes (upstream.max_message_bytes)", eventLimit(t.maxMessage)))
+			return
 		}
 	}
 }
@@ -282,13 +293,13 @@ func (k *Call) finished() bool {
 	return k.fin
 }
 
-func (t *streamTransport) relayEvents(body io.ReadCloser, rel *Call) (lastID string, retry int) {
+func (t *streamTransport) relayEvents(body io.ReadCloser, rel *Call) (lastID string, retry int, err error) {
 	defer body.Close()
 	r := wire.NewSSEReader(body, eventLimit(t.maxMessage))
 	for {
 		ev, err := r.Next()
 		if err != nil {
-			return lastID, retry
+			return lastID, retry, err
 		}
 		if ev.ID != "" {
 			lastID = ev.ID
