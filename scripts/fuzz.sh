@@ -13,8 +13,18 @@ for pkg in $("$GO" list ./... | grep -v '/test/e2e'); do
 	for fn in $("$GO" test -list '^Fuzz' "$pkg" | grep '^Fuzz' || true); do
 		found=$((found + 1))
 		echo "fuzz: $pkg $fn for $FUZZTIME"
+		dir="$("$GO" list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$fn"
+		before=$(ls "$dir" 2>/dev/null | wc -l)
 		if ! "$GO" test -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg"; then
-			failed+=("$pkg.$fn")
+			# A failing input is always written to testdata/fuzz: with none, the fuzzer
+			# itself gave up (a worker starved on a loaded machine), so try once more.
+			after=$(ls "$dir" 2>/dev/null | wc -l)
+			if [ "$after" = "$before" ]; then
+				echo "fuzz: $fn failed without a failing input; running it again"
+				"$GO" test -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg" || failed+=("$pkg.$fn")
+			else
+				failed+=("$pkg.$fn")
+			fi
 		fi
 	done
 done
