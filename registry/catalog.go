@@ -63,8 +63,15 @@ type Catalog struct {
 var catalogSeq atomic.Uint64
 
 // fetchCatalog lists everything an upstream offers.
-func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n Naming) (*Catalog, error) {
-	cat := &Catalog{Caps: c.ServerCaps, Instructions: c.Instructions, seq: catalogSeq.Add(1)}
+func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n Naming) (cat *Catalog, err error) {
+	defer func() {
+		// What an upstream lists is input like any other: a list that trips a bug fails
+		// this listing (the server is retried with backoff), never the daemon.
+		if p := recover(); p != nil {
+			cat, err = nil, fmt.Errorf("reading the lists of %q failed: internal error: %v", server, p)
+		}
+	}()
+	cat = &Catalog{Caps: c.ServerCaps, Instructions: c.Instructions, seq: catalogSeq.Add(1)}
 	if c.ServerCaps.Tools != nil {
 		items, err := c.ListAll(ctx, "tools/list", "tools")
 		if err != nil {

@@ -295,6 +295,11 @@ func (k *Call) finished() bool {
 
 func (t *streamTransport) relayEvents(body io.ReadCloser, rel *Call) (lastID string, retry int, err error) {
 	defer body.Close()
+	defer func() {
+		if p := recover(); p != nil { // the stream is lost, not the daemon
+			err = fmt.Errorf("internal error reading the upstream's stream: %v", p)
+		}
+	}()
 	r := wire.NewSSEReader(body, eventLimit(t.maxMessage))
 	for {
 		ev, err := r.Next()
@@ -428,6 +433,11 @@ func (t *sseTransport) start(deliver func([]byte, *Call)) error {
 	first := make(chan error, 1)
 	go func() {
 		defer resp.Body.Close()
+		defer func() {
+			if p := recover(); p != nil { // the connection is lost, not the daemon
+				t.die(fmt.Errorf("internal error reading the event stream: %v", p))
+			}
+		}()
 		gotEndpoint := false
 		for {
 			ev, err := r.Next()
