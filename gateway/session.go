@@ -106,6 +106,9 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 		if c := srv.Shared(); c != nil {
 			return c, nil
 		}
+		if c := srv.WaitShared(ctx); c != nil {
+			return c, nil
+		}
 		st, why := srv.State()
 		return nil, fmt.Errorf("%s (%s)", st, why)
 	}
@@ -216,6 +219,14 @@ func (s *Session) watch(srv *registry.Server, c *upstream.Conn) {
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
+		return
+	}
+	var re *upstream.RestartError
+	if errors.As(c.Err(), &re) {
+		// Ended by the gateway over one bad message: the tools stay listed, and the next
+		// call starts a fresh instance.
+		s.g.log.Info("per-session upstream restarted", "server", srv.Name, "session", s.ID, "why", re)
+		s.g.metrics.upstreamRestarts.WithLabelValues(srv.Name).Inc()
 		return
 	}
 	if !errors.Is(c.Err(), upstream.ErrClosed) {

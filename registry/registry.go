@@ -183,6 +183,25 @@ func (s *Server) Shared() *upstream.Conn {
 	return s.conn
 }
 
+// WaitShared returns the shared connection, waiting up to the server's connect timeout
+// (or ctx) while the server is starting; nil when it is down or does not come up.
+func (s *Server) WaitShared(ctx context.Context) *upstream.Conn {
+	deadline := time.Now().Add(s.Def.Timeouts.Connect)
+	for {
+		s.mu.Lock()
+		c, state := s.conn, s.state
+		s.mu.Unlock()
+		if c != nil || state != StateStarting || time.Now().After(deadline) {
+			return c
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+			return nil
+		}
+	}
+}
+
 // State returns the server's state and last error.
 func (s *Server) State() (string, string) {
 	s.mu.Lock()
@@ -254,6 +273,14 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 		if s.reg.ctx.Err() != nil {
 			s.setState(StateStopped, nil, nil, nil, true)
 			return
+		}
+		var re *upstream.RestartError
+		if errors.As(err, &re) && time.Since(started) >= time.Second {
+			// The gateway ended a working instance (one bad message): start the next at
+			// once and keep the tools listed, so calls wait for it instead of failing.
+			s.reg.log.Info("upstream restarting", "server", s.Name, "why", err)
+			s.setState(StateStarting, err, nil, nil, false)
+			continue
 		}
 		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", backoff)
 		s.setState(StateDown, err, nil, nil, true)

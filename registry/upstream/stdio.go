@@ -117,7 +117,7 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 			if errors.Is(err, wire.ErrLineTooLarge) {
 				// The message cannot be read, so the call it answers cannot be told; the
 				// instance is restarted rather than left to answer calls out of step.
-				t.fail(fmt.Errorf("the upstream sent a message larger than %d bytes (upstream.max_message_bytes); instance restarted", t.maxMsg))
+				t.fail(&RestartError{fmt.Sprintf("the upstream sent a message larger than %d bytes (upstream.max_message_bytes); instance restarted", t.maxMsg)})
 				readErr = err
 				break
 			}
@@ -145,6 +145,13 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 	}()
 	return nil
 }
+
+// RestartError is why the gateway ended a working instance that one message left unusable
+// (an oversized message, a half-written line). Whoever supervises the instance starts a
+// new one at once, without the backoff of a failing upstream, and keeps its tools listed.
+type RestartError struct{ Reason string }
+
+func (e *RestartError) Error() string { return e.Reason }
 
 // fail ends the instance for a reason of the gateway's (an oversized message, a write that
 // could not finish): the reason is what its calls report, and the process group is killed.
@@ -195,7 +202,7 @@ func (t *stdioTransport) send(ctx context.Context, msg []byte, _ *Call) error {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			if n > 0 {
 				// Half a line is on the pipe: the next message would be read as its end.
-				t.fail(fmt.Errorf("the upstream stopped reading its input mid-message; instance restarted"))
+				t.fail(&RestartError{"the upstream stopped reading its input mid-message; instance restarted"})
 			}
 			return fmt.Errorf("%w: the upstream did not read its input in time", context.DeadlineExceeded)
 		}
