@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,6 +32,7 @@ func (g *Gateway) adminRoutes() {
 	g.mux.HandleFunc("PUT /api/tasks/{id}", g.admin(g.apiPutTask))
 	g.mux.HandleFunc("DELETE /api/tasks/{id}", g.admin(g.apiDeleteTask))
 	g.mux.HandleFunc("GET /api/runtime", g.admin(g.apiRuntime))
+	g.mux.HandleFunc("GET /api/runtime/heap", g.admin(g.apiHeapProfile))
 }
 
 // apiRuntime reports the process's goroutines, heap and resident memory; with ?gc=1 it
@@ -51,6 +53,14 @@ func (g *Gateway) apiRuntime(w http.ResponseWriter, r *http.Request) {
 		"rss_bytes":        residentBytes(),
 		"sessions":         g.sessionCount(),
 	})
+}
+
+// apiHeapProfile writes a heap profile (go tool pprof reads it) after a collection: for
+// an operator, or a test, looking for what holds memory.
+func (g *Gateway) apiHeapProfile(w http.ResponseWriter, r *http.Request) {
+	runtime.GC()
+	w.Header().Set("Content-Type", "application/octet-stream")
+	_ = pprof.Lookup("heap").WriteTo(w, 0)
 }
 
 // residentBytes reads the process's resident set size from /proc (0 where there is none).

@@ -503,6 +503,10 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 	}
 	parts := make([]part, 0, len(servers))
 	keyb := make([]byte, 0, 64)
+	// A view built from a session's own instance's catalogue is that session's alone (the
+	// session keeps it): in the shared cache each restart of the instance added a view
+	// no one else would ask for, holding its catalogue until 256 others pushed it out.
+	private := false
 	for _, name := range servers {
 		s := r.servers[name]
 		if s == nil || exclude[name] {
@@ -516,6 +520,7 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 		cat := s.Catalog()
 		if oc := own[name]; oc != nil && cat != nil {
 			cat = oc // the session's own instance's catalogue
+			private = true
 		}
 		if cat == nil {
 			continue
@@ -531,7 +536,7 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 		keyb = append(keyb, filter.Key()...)
 	}
 	key := string(keyb)
-	if v := r.views.get(key); v != nil {
+	if v := r.views.get(key); !private && v != nil {
 		return v
 	}
 	v := &View{Key: key, toolByName: map[string]*Tool{}, promptByName: map[string]*Prompt{}, resourceBy: map[string]*Resource{}}
@@ -577,7 +582,9 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 	}
 	sort.Slice(v.Tools, func(i, j int) bool { return v.Tools[i].Exposed < v.Tools[j].Exposed })
 	sort.Slice(v.Prompts, func(i, j int) bool { return v.Prompts[i].Exposed < v.Prompts[j].Exposed })
-	r.views.put(key, v)
+	if !private {
+		r.views.put(key, v)
+	}
 	return v
 }
 
