@@ -781,11 +781,18 @@ type advRuntime struct {
 	Sys        int64 `json:"sys_bytes"`
 	RSS        int64 `json:"rss_bytes"`
 	Sessions   int   `json:"sessions"`
+	// RSSAnon and RSSFile split RSS (from /proc/PID/status, read right after): anonymous
+	// memory the process allocated, and pages of mapped files (its own binary's code).
+	RSSAnon, RSSFile int64 `json:"-"`
 }
 
 func (r advRuntime) String() string {
-	return fmt.Sprintf("rss %.1f MiB, heap in use %.1f MiB, heap alloc %.1f MiB, sys %.1f MiB, %d goroutines, %d sessions",
-		float64(r.RSS)/(1<<20), float64(r.HeapInuse)/(1<<20), float64(r.HeapAlloc)/(1<<20), float64(r.Sys)/(1<<20), r.Goroutines, r.Sessions)
+	split := ""
+	if r.RSSAnon > 0 {
+		split = fmt.Sprintf(" (anon %.1f, file %.1f)", float64(r.RSSAnon)/(1<<20), float64(r.RSSFile)/(1<<20))
+	}
+	return fmt.Sprintf("rss %.1f MiB%s, heap in use %.1f MiB, heap alloc %.1f MiB, sys %.1f MiB, %d goroutines, %d sessions",
+		float64(r.RSS)/(1<<20), split, float64(r.HeapInuse)/(1<<20), float64(r.HeapAlloc)/(1<<20), float64(r.Sys)/(1<<20), r.Goroutines, r.Sessions)
 }
 
 // advGetRuntime fetches GET /api/runtime (with gc=1: collected and returned to the OS).
@@ -807,7 +814,27 @@ func advGetRuntime(g *Gateway, gc bool) (advRuntime, error) {
 	if err := json.Unmarshal(b, &r); err != nil {
 		return advRuntime{}, fmt.Errorf("GET /api/runtime: %v: %s", err, b)
 	}
+	r.RSSAnon, r.RSSFile = advProcRSS(g.Pid)
 	return r, nil
+}
+
+// advProcRSS reads RssAnon and RssFile of pid (bytes; 0 where /proc has none).
+func advProcRSS(pid int) (anon, file int64) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, 0
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var kb int64
+		if rest, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			anon = kb << 10
+		} else if rest, ok := strings.CutPrefix(line, "RssFile:"); ok {
+			fmt.Sscan(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), &kb)
+			file = kb << 10
+		}
+	}
+	return anon, file
 }
 
 // advMetricSum sums every sample whose series name contains part (ok: any was found).

@@ -128,11 +128,12 @@ type advTarget struct {
 	// allowedArgs and expect: a call of the allowed tool with a message, and its text.
 	allowedArgs func(msg string) string
 	expect      func(msg string) string
-	npm         bool // the npm server-everything: resources, prompts and completions too
+	npm         bool // the npm server-everything: prompts and completions too
+	resources   bool // resource URIs route here (the first server in name order that lists them)
 }
 
-func advEchoTarget(server string) advTarget {
-	return advTarget{server: server, allowed: "echo", hidden: "get-env", npm: true,
+func advEchoTarget(server string, resources bool) advTarget {
+	return advTarget{server: server, allowed: "echo", hidden: "get-env", npm: true, resources: resources,
 		allowedArgs: func(msg string) string { return fmt.Sprintf(`{"message":%q}`, msg) },
 		expect:      func(msg string) string { return "Echo: " + msg }}
 }
@@ -183,13 +184,17 @@ func advVariants(tg advTarget, smug, tag string, id func() string, withGlobal bo
 	i := id()
 	vs = append(vs, advVariant{name: "envelope member", id: i, check: checkTool,
 		body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"x":%s,"method":"tools/call","params":{"name":%q,"arguments":%s}}}`, i, smug, tool, args)})
-	if tg.npm {
+	if tg.resources {
 		const uri = "demo://resource/static/document/architecture.md"
-		prompt, completable := tg.server+"__args-prompt", tg.server+"__completable-prompt"
 		vs = append(vs,
 			req("resources/read params", "resources/read", fmt.Sprintf(`{"uri":%q,"x":%s}`, uri, smug), nil),
 			req("resources/subscribe params", "resources/subscribe", fmt.Sprintf(`{"uri":%q,"x":%s}`, uri, smug), nil),
 			req("resources/unsubscribe params", "resources/unsubscribe", fmt.Sprintf(`{"uri":%q,"x":%s}`, uri, smug), nil),
+		)
+	}
+	if tg.npm {
+		prompt, completable := tg.server+"__args-prompt", tg.server+"__completable-prompt"
+		vs = append(vs,
 			req("prompts/get arguments", "prompts/get", fmt.Sprintf(`{"name":%q,"arguments":{"city":"Paris","x":%s}}`, prompt, smug), nil),
 			req("prompts/get params member", "prompts/get", fmt.Sprintf(`{"name":%q,"arguments":{"city":"Paris"},"x":%s}`, prompt, smug), nil),
 			req("completion/complete params member", "completion/complete", fmt.Sprintf(`{"ref":{"type":"ref/prompt","name":%q},"argument":{"name":"department","value":"E"},"x":%s}`, completable, smug), nil),
@@ -226,7 +231,7 @@ func TestAdversarialNewlineSmuggling(t *testing.T) {
 	nodeBin := node(t)
 	goServer := everythingServer(t)
 	audit := filepath.Join(t.TempDir(), "audit.jsonl")
-	targets := []advTarget{advEchoTarget("ev"), advEchoTarget("evs"), advGoTarget("gs")}
+	targets := []advTarget{advEchoTarget("ev", true), advEchoTarget("evs", false), advGoTarget("gs")}
 	allowedExposed := []string{"ev__echo", "evs__echo", "gs__test_simple_text",
 		"ev__args-prompt", "evs__args-prompt", "ev__completable-prompt", "evs__completable-prompt"}
 	g := startGatewayChecked(t, `
@@ -271,6 +276,7 @@ agents:
 	}
 	var allLines []advRecLine
 	var answers [][]byte
+	refusals := map[string]int{} // JSON-RPC errors by message: refusing is allowed
 
 	// flush calls the allowed tool of every target on send and waits until the recorder
 	// holds those calls: every line sent before them has been read by then.
@@ -337,7 +343,7 @@ agents:
 				case err != nil:
 					t.Errorf("%s: %v", label, err)
 				case v.id != "" && r.Error != nil:
-					t.Logf("%s: refused: %d %s", label, r.Error.Code, advOneLine(r.Error.Message, 160))
+					refusals[fmt.Sprintf("%d %s", r.Error.Code, advOneLine(r.Error.Message, 120))]++
 				case v.id != "" && v.check != nil:
 					if cerr := v.check(r); cerr != nil {
 						t.Errorf("%s: %v", label, cerr)
@@ -388,6 +394,9 @@ agents:
 		}
 	}
 	t.Logf("the upstreams read %d lines; tools/call by tool: %v", len(allLines), calls)
+	for _, m := range sortedKeys(refusals) {
+		t.Logf("refused %d times: %s", refusals[m], m)
+	}
 	if calls["echo"] == 0 || calls["test_simple_text"] == 0 {
 		t.Errorf("the recorder saw no allowed calls (%v): it does not record what the upstreams read", calls)
 	}
