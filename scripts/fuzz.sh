@@ -7,6 +7,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 GO="${GO:-go}"
 FUZZTIME="${FUZZTIME:-30s}"
 
+# count prints how many inputs a corpus directory holds (0 when it does not exist yet).
+count() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
+
 found=0
 failed=()
 for pkg in $("$GO" list ./... | grep -v '/test/e2e'); do
@@ -14,11 +17,11 @@ for pkg in $("$GO" list ./... | grep -v '/test/e2e'); do
 		found=$((found + 1))
 		echo "fuzz: $pkg $fn for $FUZZTIME"
 		dir="$("$GO" list -f '{{.Dir}}' "$pkg")/testdata/fuzz/$fn"
-		before=$(ls "$dir" 2>/dev/null | wc -l)
+		before=$(count "$dir")
 		if ! "$GO" test -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg"; then
 			# A failing input is always written to testdata/fuzz: with none, the fuzzer
 			# itself gave up (a worker starved on a loaded machine), so try once more.
-			after=$(ls "$dir" 2>/dev/null | wc -l)
+			after=$(count "$dir")
 			if [ "$after" = "$before" ]; then
 				echo "fuzz: $fn failed without a failing input; running it again"
 				"$GO" test -run '^$' -fuzz "^${fn}\$" -fuzztime "$FUZZTIME" "$pkg" || failed+=("$pkg.$fn")
