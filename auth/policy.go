@@ -14,7 +14,7 @@ import (
 // Override is what the agent's config or executor policy changes for one server.
 type Override = sessions.Override
 
-// Resolution is a session's server set, decided once at session start (DESIGN.md §3).
+// Resolution is a session's server set, decided once at session start (docs/auth.md).
 type Resolution struct {
 	Servers   []string
 	Overrides map[string]Override

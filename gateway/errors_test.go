@@ -409,7 +409,7 @@ func (g *testGW) tryToolNames(t *testing.T, sid string) ([]string, error) {
 	return nil, nil
 }
 
-// TestErrorTable sends each bad input of DESIGN.md section 10 over HTTP and checks the
+// TestErrorTable sends each bad input of the error table (docs/protocol.md) over HTTP and checks the
 // status code and the JSON-RPC error.
 func TestErrorTable(t *testing.T) {
 	g := startGateway(t, baseConfig)

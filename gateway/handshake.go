@@ -13,7 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// Full and thin handshakes (DESIGN.md §7). The first tools/list of an (agent,
+// Full and thin handshakes (docs/sessions.md). The first tools/list of an (agent,
 // conversation) for a view is full; later sessions of that conversation with the same
 // view get the thin form. A session keeps the form it was first served for a view, so its
 // pages and re-lists stay consistent.

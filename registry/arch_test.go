@@ -90,7 +90,7 @@ func goList() (module string, pkgs []goPackage, err error) {
 // under reports whether import path p is the package top or one of its sub-packages.
 func under(p, top string) bool { return p == top || strings.HasPrefix(p, top+"/") }
 
-// TestImportGraph keeps DESIGN.md's package picture true: gateway may import registry,
+// TestImportGraph keeps the package picture of docs/architecture.md true: gateway may import registry,
 // sessions and auth; those (and bridge) never import gateway; there is no util or common
 // package; cmd sits only at the top and nobody imports it.
 func TestImportGraph(t *testing.T) {
@@ -114,7 +114,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		gateway = module + "/gateway"
 		cmd     = module + "/cmd"
 		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge"}
-		// The top level of DESIGN.md section 11, plus the end-to-end tests.
+		// The top level of docs/architecture.md, plus the end-to-end tests.
 		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true, "bridge": true, "test": true}
 		banned   = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
 	)
@@ -132,11 +132,11 @@ func archViolations(module string, pkgs []goPackage) []string {
 		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if rel == "" {
-			out = append(out, fmt.Sprintf("the module root %s is a Go package; code belongs in the packages of DESIGN.md section 11", module))
+			out = append(out, fmt.Sprintf("the module root %s is a Go package; code belongs in the packages of docs/architecture.md", module))
 			continue
 		}
 		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
-			out = append(out, fmt.Sprintf("%s: top-level package %q is not in DESIGN.md section 11 (cmd, gateway, registry, sessions, auth, bridge)", p.ImportPath, top))
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge)", p.ImportPath, top))
 		}
 		for i, part := range strings.Split(rel, "/") {
 			if part == "cmd" && i != 0 {

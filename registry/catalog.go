@@ -139,7 +139,7 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n Naming
 	return cat, nil
 }
 
-// Thin is the tool's definition in the thin form (DESIGN.md §7), built on first use.
+// Thin is the tool's definition in the thin form (docs/sessions.md), built on first use.
 func (t *Tool) Thin() json.RawMessage {
 	t.thinOnce.Do(func() { t.thin = thinTool(t.Def) })
 	return t.thin

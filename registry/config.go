@@ -162,7 +162,7 @@ type LogConfig struct {
 	Format string `yaml:"format"` // json | text
 }
 
-// ServerDef is one upstream MCP server (McpServerDef in DESIGN.md).
+// ServerDef is one upstream MCP server (docs/config.md, servers).
 type ServerDef struct {
 	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse
 	Command        string            `yaml:"command"`
@@ -209,7 +209,7 @@ type Timeouts struct {
 	Call    time.Duration `yaml:"call"`
 }
 
-// AgentConfig is AgentMcpConfig of DESIGN.md section 3.
+// AgentConfig is an agents.<id> entry (docs/config.md).
 type AgentConfig struct {
 	Enabled   *bool       `yaml:"enabled"`
 	Servers   []AgentUse  `yaml:"servers"`
@@ -256,7 +256,7 @@ type ExecutorConfig struct {
 	MCPPolicy ExecutorPolicy `yaml:"mcp_policy"`
 }
 
-// ExecutorPolicy is ExecutorMcpPolicy of DESIGN.md section 3.
+// ExecutorPolicy is an executor's mcp_policy (docs/config.md).
 type ExecutorPolicy struct {
 	AllowStdio          *bool             `yaml:"allow_stdio"`
 	AllowHTTP           *bool             `yaml:"allow_http"`
@@ -633,7 +633,7 @@ func (c *Config) applyDefaults() {
 
 var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// SharedStdioError is the exact message DESIGN.md gives for shared mode on a stdio server.
+// SharedStdioError is the exact message docs/config.md gives for shared mode on a stdio server.
 func SharedStdioError(name string) string {
 	return fmt.Sprintf("mcp server %q: shared mode requires HTTP/SSE/streamable HTTP transport (stdio is per-session only)", name)
 }

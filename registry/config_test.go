@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// designExample is the config of DESIGN.md section 12, verbatim: the shape users type.
+// designExample is the example config of docs/architecture.md, verbatim: the shape users type.
 const designExample = `listen: 127.0.0.1:8080
 state_dir: ~/.local/state/mcpgw      # bbolt file, Unix socket, audit log
 store: bolt                          # bolt | memory | redis://127.0.0.1:6379/0
@@ -57,10 +57,10 @@ func TestDesignExampleParses(t *testing.T) {
 	t.Setenv("HOME", "/home/tester")
 	cfg, ps, err := ParseConfig([]byte(designExample))
 	if err != nil {
-		t.Fatalf("DESIGN.md example: %v", err)
+		t.Fatalf("architecture example: %v", err)
 	}
 	if ps.HasErrors() {
-		t.Fatalf("DESIGN.md example has errors: %v", ps)
+		t.Fatalf("architecture example has errors: %v", ps)
 	}
 	if got := cfg.Servers["docs"].Headers["Authorization"]; got != "Bearer s3cret" {
 		t.Errorf("docs Authorization = %q, want expanded token", got)
@@ -281,7 +281,7 @@ func TestSharedStdioMessageIsExact(t *testing.T) {
 			return
 		}
 	}
-	t.Fatalf("no problem with exactly the DESIGN.md text; got %v", ps)
+	t.Fatalf("no problem with exactly the documented text; got %v", ps)
 }
 
 // TestUnknownKeysDoNotHideOtherProblems: `mcpgw validate` lists every problem, also when
@@ -391,5 +391,22 @@ func TestLoadConfigNamesTheFile(t *testing.T) {
 	_, _, err = LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
 	if err == nil || !regexp.MustCompile(`missing\.yaml`).MatchString(err.Error()) {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+// TestArchitectureDocShowsTheExample keeps docs/architecture.md's config example the one
+// TestDesignExampleParses parses.
+func TestArchitectureDocShowsTheExample(t *testing.T) {
+	b, err := os.ReadFile("../docs/architecture.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "```yaml\n")
+	block, _, ok2 := strings.Cut(rest, "```")
+	if !ok || !ok2 {
+		t.Fatal("docs/architecture.md has no ```yaml block")
+	}
+	if block != designExample {
+		t.Fatalf("docs/architecture.md's example differs from designExample:\n%s", block)
 	}
 }

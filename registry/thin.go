@@ -9,7 +9,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
-// thinTool is a tool definition in the thin form (DESIGN.md §7): the same name, the
+// thinTool is a tool definition in the thin form (docs/sessions.md): the same name, the
 // description cut to its first sentence, the input schema reduced to what a call needs,
 // nothing else. Members keep a stable order.
 func thinTool(def json.RawMessage) json.RawMessage {

@@ -63,7 +63,7 @@ type Narrow struct {
 	HasTools   bool `json:"has_tools,omitempty"`
 }
 
-// Task is a unit of work with an explicit set of enabled servers (DESIGN.md §2).
+// Task is a unit of work with an explicit set of enabled servers (docs/auth.md).
 type Task struct {
 	ID                string    `json:"id"`
 	EnabledMCPServers []string  `json:"enabled_mcp_servers"`
@@ -74,7 +74,7 @@ type Task struct {
 }
 
 // Conversation is what the gateway remembers of an (agent, conversation) pair for the
-// full/thin handshake (DESIGN.md §7): the hash of the view whose full tool list the
+// full/thin handshake (docs/sessions.md): the hash of the view whose full tool list the
 // conversation has already been sent.
 type Conversation struct {
 	Agent        string    `json:"agent"`

@@ -31,7 +31,7 @@ const (
 	ccSocket    = "/srv/mcpgw/mcpgw.sock"
 )
 
-// ccClients are the runtimes DESIGN.md §1 names.
+// ccClients are the runtimes docs/clients/ covers.
 var ccClients = []string{"claude-code", "codex", "cursor", "gemini", "opencode", "qwen"}
 
 type ccCase struct {

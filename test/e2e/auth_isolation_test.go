@@ -1,7 +1,7 @@
 package e2e
 
 // Isolation between sessions: tasks that run side by side see only their own servers, and
-// a session id is no credential (docs/auth.md, DESIGN.md §6).
+// a session id is no credential (docs/auth.md, docs/security.md).
 
 import (
 	"bufio"

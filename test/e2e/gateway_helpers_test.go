@@ -26,7 +26,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// exposedNameRE is what DESIGN.md §5 promises every exposed tool name matches.
+// exposedNameRE is what docs/config.md (naming) promises every exposed tool name matches.
 var exposedNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
 // ---------------------------------------------------------------------------------------

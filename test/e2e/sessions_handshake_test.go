@@ -1,6 +1,6 @@
 package e2e
 
-// Full and thin handshakes (DESIGN.md §7): the first tools/list of an (agent,
+// Full and thin handshakes (docs/sessions.md): the first tools/list of an (agent,
 // conversation) for a view is full; later sessions of that conversation with the same view
 // get the thin form, whose tools are all still there and callable by name; a thin call
 // with bad arguments answers the full schema; mcpgw__describe_tools gives the full

@@ -1,6 +1,6 @@
 package e2e
 
-// Replicas on one Redis store (DESIGN.md §7): any replica serves any session's requests
+// Replicas on one Redis store (docs/sessions.md): any replica serves any session's requests
 // for shared upstreams, a replica that dies leaves its sessions to the others, a config
 // change reaches the GET streams of every replica, and a store that goes away answers
 // 503 until it is back.

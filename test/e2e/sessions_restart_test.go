@@ -1,6 +1,6 @@
 package e2e
 
-// A session outlives the gateway process (DESIGN.md §7): after kill -9 and a new start on
+// A session outlives the gateway process (docs/sessions.md): after kill -9 and a new start on
 // the same state dir (bbolt) and port, the client's next requests on the same
 // Mcp-Session-Id work without a new initialize; per-session upstreams start again lazily.
 

@@ -112,7 +112,7 @@ func s9(ctx context.Context, e *env, r *Result) error {
 			gw = &lines[i]
 		}
 		if strings.HasPrefix(l.Name, "BenchmarkParseEnvelope") {
-			r.note("Envelope parse of 104 bytes: %.2f µs, %.0f allocs (DESIGN.md §4 quotes about 1.2 µs).", m["ns/op"]/1000, m["allocs/op"])
+			r.note("Envelope parse of 104 bytes: %.2f µs, %.0f allocs (encoding/json with RawMessage takes about 1.2 µs).", m["ns/op"]/1000, m["allocs/op"])
 		}
 	}
 	if gw == nil {
