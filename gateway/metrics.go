@@ -30,6 +30,7 @@ type metrics struct {
 	callHandles      sync.Map // callKey → prometheus.Counter
 	durHandles       sync.Map // toolKey → prometheus.Observer
 	unroutable       *prometheus.CounterVec
+	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
 func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
@@ -83,9 +84,10 @@ func newMetrics(agentLabel string) *metrics {
 	m.unroutable = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_unroutable_messages_total",
 		Help: "Upstream messages whose session could not be known for certain (kind: request, answered with an error; notification, dropped) or that a slow client had no room for (kind: overflow)."},
 		[]string{"server", "kind"})
-	m.reg.MustRegister(m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listChanged, m.denials, m.handshakes, m.unroutable,
-		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
+		m.listBytes, m.listTokens, m.listChanged, m.denials, m.handshakes, m.unroutable}
+	m.reg.MustRegister(m.own...)
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
