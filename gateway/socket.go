@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgw/mcpgw/statedir"
 	"net"
 	"net/http"
 	"os"
@@ -27,7 +28,7 @@ const SocketMaxBody = 64 << 20
 type peerUIDKey struct{}
 
 // SocketPath is the default socket location in the state dir.
-func SocketPath(stateDir string) string { return filepath.Join(stateDir, "mcpgw.sock") }
+func SocketPath(stateDir string) string { return statedir.Socket(stateDir) }
 
 // ListenSocket creates the socket at path (replacing a stale one) with mode 0600.
 func ListenSocket(path string) (net.Listener, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/mcpgw/mcpgw/statedir"
 	"io"
 	"net"
 	"net/url"
@@ -495,17 +496,8 @@ func migrate(c *Config) {
 	}
 }
 
-// DefaultStateDir is ~/.local/state/mcpgw, or $XDG_STATE_HOME/mcpgw.
-func DefaultStateDir() string {
-	if x := os.Getenv("XDG_STATE_HOME"); x != "" {
-		return filepath.Join(x, "mcpgw")
-	}
-	home, err := os.UserHomeDir()
-	if err != nil || home == "" {
-		return filepath.Join(os.TempDir(), "mcpgw-state")
-	}
-	return filepath.Join(home, ".local", "state", "mcpgw")
-}
+// DefaultStateDir is where state lives when the config names no state_dir.
+func DefaultStateDir() string { return statedir.Default() }
 
 func (c *Config) applyDefaults() {
 	if c.Listen == "" {

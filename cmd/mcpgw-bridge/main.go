@@ -10,12 +10,11 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/bridge"
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/statedir"
 )
 
 func main() {
@@ -48,7 +47,7 @@ func main() {
 			o.Socket = os.Getenv("MCPGW_SOCKET")
 		}
 		if o.Socket == "" {
-			o.Socket = filepath.Join(registry.DefaultStateDir(), "mcpgw.sock")
+			o.Socket = statedir.Socket(statedir.Default())
 		}
 	}
 
