@@ -11,7 +11,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/config"
 )
 
 // DefaultAgent is the agent every caller is when the config has no agents section.
@@ -43,7 +43,7 @@ func (f *Failure) Error() string { return f.Message }
 
 // Authenticator turns requests into identities under one config.
 type Authenticator struct {
-	cfg         *registry.Config
+	cfg         *config.Config
 	jwt         *JWTVerifier
 	oauth       *OAuthVerifier
 	keys        *KeyFile
@@ -83,7 +83,7 @@ func (a *Authenticator) agentPrincipal(agent string) string {
 }
 
 // NewAuthenticator prepares the verifiers of cfg.Auth. keys may be nil.
-func NewAuthenticator(cfg *registry.Config, keys *KeyFile) (*Authenticator, error) {
+func NewAuthenticator(cfg *config.Config, keys *KeyFile) (*Authenticator, error) {
 	a := &Authenticator{cfg: cfg, keys: keys, staticKeys: map[string]string{}}
 	h := cfg.Auth.Headers
 	a.hdr.Agent, a.hdr.Conversation = http.CanonicalHeaderKey(h.Agent), http.CanonicalHeaderKey(h.Conversation)
@@ -108,7 +108,7 @@ func NewAuthenticator(cfg *registry.Config, keys *KeyFile) (*Authenticator, erro
 
 // metadataURL is where the RFC 9728 document is served: the path-inserted form for the
 // resource (https://gw/.well-known/oauth-protected-resource/mcp for https://gw/mcp).
-func metadataURL(cfg *registry.Config) string {
+func metadataURL(cfg *config.Config) string {
 	res := strings.TrimRight(cfg.Auth.OAuth.Resource, "/")
 	if res == "" {
 		res = "http://" + cfg.Listen + "/mcp"

@@ -15,8 +15,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/config"
 )
 
 // ErrInvalidToken is wrapped by every error that means "this credential is not acceptable"
@@ -86,7 +85,7 @@ type verifyKey struct {
 
 // JWTVerifier checks tokens signed with the configured keys (auth mode jwt).
 type JWTVerifier struct {
-	cfg        registry.JWTConfig
+	cfg        config.JWTConfig
 	agentClaim string
 	skew       time.Duration
 	keys       []verifyKey
@@ -94,7 +93,7 @@ type JWTVerifier struct {
 }
 
 // NewJWTVerifier loads every configured key. Errors name the key's index and the problem.
-func NewJWTVerifier(cfg registry.JWTConfig) (*JWTVerifier, error) {
+func NewJWTVerifier(cfg config.JWTConfig) (*JWTVerifier, error) {
 	if len(cfg.Keys) == 0 {
 		return nil, errors.New("jwt: no keys configured")
 	}
@@ -119,7 +118,7 @@ func kidNote(kid string) string {
 	return fmt.Sprintf(" (kid %q)", kid)
 }
 
-func loadVerifyKey(k registry.JWTKey) (verifyKey, error) {
+func loadVerifyKey(k config.JWTKey) (verifyKey, error) {
 	vk := verifyKey{kid: k.Kid, alg: k.Alg}
 	switch {
 	case k.Alg == "":
@@ -155,7 +154,7 @@ func loadVerifyKey(k registry.JWTKey) (verifyKey, error) {
 
 // loadPublicKey reads public_key, public_key_file or, failing both, derives the public half
 // of private_key_file.
-func loadPublicKey(k registry.JWTKey) (crypto.PublicKey, error) {
+func loadPublicKey(k config.JWTKey) (crypto.PublicKey, error) {
 	switch {
 	case k.PublicKey != "" && k.PublicKeyFile != "":
 		return nil, errors.New("set public_key or public_key_file, not both")
@@ -578,11 +577,11 @@ func stringList(l []any) ([]string, bool) {
 // IssueJWT signs a token for agent, valid for ttl, with the first key that can sign: an HS*
 // secret or a key with private_key_file. narrow, when non-empty, becomes the "mcpgw" claim
 // (keys: servers, tools, read_only, task, conversation).
-func IssueJWT(cfg registry.JWTConfig, agent string, ttl time.Duration, narrow map[string]any) (string, error) {
+func IssueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[string]any) (string, error) {
 	return issueJWT(cfg, agent, ttl, narrow, time.Now())
 }
 
-func issueJWT(cfg registry.JWTConfig, agent string, ttl time.Duration, narrow map[string]any, now time.Time) (string, error) {
+func issueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[string]any, now time.Time) (string, error) {
 	if agent == "" {
 		return "", errors.New("jwt issue: agent is empty")
 	}
@@ -647,7 +646,7 @@ func issueJWT(cfg registry.JWTConfig, agent string, ttl time.Duration, narrow ma
 
 // loadSigningKey returns the HMAC secret or the private key, checked against the pinned alg
 // and, when the key also has a public key configured, against that public key.
-func loadSigningKey(k registry.JWTKey) (any, error) {
+func loadSigningKey(k config.JWTKey) (any, error) {
 	if !supportedAlgs[k.Alg] {
 		return nil, fmt.Errorf("unsupported alg %q", k.Alg)
 	}

@@ -21,8 +21,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/config"
 )
 
 // Test keys are made once: RSA generation is slow under -race.
@@ -154,13 +153,13 @@ func std(mods ...func(jwt.MapClaims)) jwt.MapClaims {
 func set(k string, v any) func(jwt.MapClaims) { return func(c jwt.MapClaims) { c[k] = v } }
 func del(k string) func(jwt.MapClaims)        { return func(c jwt.MapClaims) { delete(c, k) } }
 
-func jwtTestConfig(t testing.TB) registry.JWTConfig {
+func jwtTestConfig(t testing.TB) config.JWTConfig {
 	testKeys(t)
-	return registry.JWTConfig{
+	return config.JWTConfig{
 		Issuer:    "https://issuer.example",
 		Audience:  "mcpgw-test",
 		ClockSkew: 30 * time.Second,
-		Keys: []registry.JWTKey{
+		Keys: []config.JWTKey{
 			{Kid: "h1", Alg: "HS256", Secret: hsSecret},
 			{Kid: "r1", Alg: "RS256", PublicKey: pubPEM(t, rsaKey1)},
 			{Kid: "r2", Alg: "RS256", PublicKeyFile: writeFile(t, "r2.pem", []byte(pubPEM(t, rsaKey2)))},
@@ -170,7 +169,7 @@ func jwtTestConfig(t testing.TB) registry.JWTConfig {
 	}
 }
 
-func newTestVerifier(t testing.TB, cfg registry.JWTConfig) *JWTVerifier {
+func newTestVerifier(t testing.TB, cfg config.JWTConfig) *JWTVerifier {
 	t.Helper()
 	v, err := NewJWTVerifier(cfg)
 	if err != nil {
@@ -183,7 +182,7 @@ func newTestVerifier(t testing.TB, cfg registry.JWTConfig) *JWTVerifier {
 func TestJWTVerify(t *testing.T) {
 	cfg := jwtTestConfig(t)
 	v := newTestVerifier(t, cfg)
-	rsaOnly := newTestVerifier(t, registry.JWTConfig{Keys: []registry.JWTKey{{Alg: "RS256", PublicKey: pubPEM(t, rsaKey1)}}})
+	rsaOnly := newTestVerifier(t, config.JWTConfig{Keys: []config.JWTKey{{Alg: "RS256", PublicKey: pubPEM(t, rsaKey1)}}})
 
 	noneTok, err := jwt.NewWithClaims(jwt.SigningMethodNone, std()).SignedString(jwt.UnsafeAllowNoneSignatureType)
 	if err != nil {
@@ -319,31 +318,31 @@ func TestJWTClaims(t *testing.T) {
 
 func TestNewJWTVerifierErrors(t *testing.T) {
 	testKeys(t)
-	good := registry.JWTKey{Alg: "HS256", Secret: hsSecret}
+	good := config.JWTKey{Alg: "HS256", Secret: hsSecret}
 	tests := []struct {
 		name string
-		key  registry.JWTKey
+		key  config.JWTKey
 		want string
 	}{
-		{"alg none", registry.JWTKey{Alg: "none", Secret: hsSecret}, `alg "none" is never allowed`},
-		{"missing alg", registry.JWTKey{Secret: hsSecret}, "missing alg"},
-		{"unknown alg", registry.JWTKey{Alg: "HS1", Secret: hsSecret}, "unsupported alg"},
-		{"short secret", registry.JWTKey{Alg: "HS256", Secret: "short"}, "at least 32 bytes"},
-		{"HS384 needs 48", registry.JWTKey{Alg: "HS384", Secret: hsSecret}, "at least 48 bytes"},
-		{"HS with public key", registry.JWTKey{Alg: "HS256", Secret: hsSecret, PublicKey: pubPEM(t, rsaKey1)}, "takes a secret"},
-		{"RS with secret", registry.JWTKey{Alg: "RS256", Secret: hsSecret}, "not a secret"},
-		{"RS without key", registry.JWTKey{Alg: "RS256"}, "needs public_key"},
-		{"RS with EC key", registry.JWTKey{Alg: "RS256", PublicKey: pubPEM(t, ecKey256)}, "needs an RSA key"},
-		{"ES256 with P-384 key", registry.JWTKey{Alg: "ES256", PublicKey: pubPEM(t, ecKey384)}, "needs curve P-256"},
-		{"EdDSA with RSA key", registry.JWTKey{Alg: "EdDSA", PublicKey: pubPEM(t, rsaKey1)}, "needs an Ed25519 key"},
-		{"private key inline", registry.JWTKey{Alg: "ES256", PublicKey: string(privPEM(t, ecKey256, ""))}, "private key where a public key belongs"},
-		{"not PEM", registry.JWTKey{Alg: "ES256", PublicKey: "hello"}, "no PEM public key"},
-		{"both", registry.JWTKey{Alg: "ES256", PublicKey: pubPEM(t, ecKey256), PublicKeyFile: "/x"}, "not both"},
-		{"missing file", registry.JWTKey{Alg: "ES256", PublicKeyFile: filepath.Join(t.TempDir(), "nope.pem")}, "no such file"},
+		{"alg none", config.JWTKey{Alg: "none", Secret: hsSecret}, `alg "none" is never allowed`},
+		{"missing alg", config.JWTKey{Secret: hsSecret}, "missing alg"},
+		{"unknown alg", config.JWTKey{Alg: "HS1", Secret: hsSecret}, "unsupported alg"},
+		{"short secret", config.JWTKey{Alg: "HS256", Secret: "short"}, "at least 32 bytes"},
+		{"HS384 needs 48", config.JWTKey{Alg: "HS384", Secret: hsSecret}, "at least 48 bytes"},
+		{"HS with public key", config.JWTKey{Alg: "HS256", Secret: hsSecret, PublicKey: pubPEM(t, rsaKey1)}, "takes a secret"},
+		{"RS with secret", config.JWTKey{Alg: "RS256", Secret: hsSecret}, "not a secret"},
+		{"RS without key", config.JWTKey{Alg: "RS256"}, "needs public_key"},
+		{"RS with EC key", config.JWTKey{Alg: "RS256", PublicKey: pubPEM(t, ecKey256)}, "needs an RSA key"},
+		{"ES256 with P-384 key", config.JWTKey{Alg: "ES256", PublicKey: pubPEM(t, ecKey384)}, "needs curve P-256"},
+		{"EdDSA with RSA key", config.JWTKey{Alg: "EdDSA", PublicKey: pubPEM(t, rsaKey1)}, "needs an Ed25519 key"},
+		{"private key inline", config.JWTKey{Alg: "ES256", PublicKey: string(privPEM(t, ecKey256, ""))}, "private key where a public key belongs"},
+		{"not PEM", config.JWTKey{Alg: "ES256", PublicKey: "hello"}, "no PEM public key"},
+		{"both", config.JWTKey{Alg: "ES256", PublicKey: pubPEM(t, ecKey256), PublicKeyFile: "/x"}, "not both"},
+		{"missing file", config.JWTKey{Alg: "ES256", PublicKeyFile: filepath.Join(t.TempDir(), "nope.pem")}, "no such file"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := NewJWTVerifier(registry.JWTConfig{Keys: []registry.JWTKey{good, tc.key}})
+			_, err := NewJWTVerifier(config.JWTConfig{Keys: []config.JWTKey{good, tc.key}})
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -352,7 +351,7 @@ func TestNewJWTVerifierErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewJWTVerifier(registry.JWTConfig{}); err == nil {
+	if _, err := NewJWTVerifier(config.JWTConfig{}); err == nil {
 		t.Fatal("no keys: no error")
 	}
 }
@@ -364,14 +363,14 @@ func TestJWTPublicKeyForms(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	forms := map[string]registry.JWTKey{
+	forms := map[string]config.JWTKey{
 		"PKCS#1 public":        {Alg: "RS256", PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "RSA PUBLIC KEY", Bytes: x509.MarshalPKCS1PublicKey(&rsaKey1.PublicKey)}))},
 		"certificate":          {Alg: "RS256", PublicKey: string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: certDER}))},
 		"derived from private": {Alg: "RS256", PrivateKeyFile: writeFile(t, "k.pem", privPEM(t, rsaKey1, "pkcs1"))},
 	}
 	for name, k := range forms {
 		t.Run(name, func(t *testing.T) {
-			v := newTestVerifier(t, registry.JWTConfig{Keys: []registry.JWTKey{k}})
+			v := newTestVerifier(t, config.JWTConfig{Keys: []config.JWTKey{k}})
 			if _, err := v.Verify(sign(t, "RS256", rsaKey1, nil, std())); err != nil {
 				t.Fatal(err)
 			}
@@ -403,15 +402,15 @@ func TestIssueJWTRoundTrip(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.alg, func(t *testing.T) {
-			k := registry.JWTKey{Kid: "k-" + tc.alg, Alg: tc.alg, Secret: tc.secret}
+			k := config.JWTKey{Kid: "k-" + tc.alg, Alg: tc.alg, Secret: tc.secret}
 			if tc.key != nil {
 				k.PublicKey = pubPEM(t, tc.key)
 				k.PrivateKeyFile = writeFile(t, "priv.pem", privPEM(t, tc.key, tc.format))
 			}
-			cfg := registry.JWTConfig{
+			cfg := config.JWTConfig{
 				Issuer: "https://issuer.example", Audience: "mcpgw-test", AgentClaim: "agent",
 				// A verification-only key first: IssueJWT must skip it.
-				Keys: []registry.JWTKey{{Kid: "verify-only", Alg: "EdDSA", PublicKey: pubPEM(t, edKey2)}, k},
+				Keys: []config.JWTKey{{Kid: "verify-only", Alg: "EdDSA", PublicKey: pubPEM(t, edKey2)}, k},
 			}
 			narrow := map[string]any{"servers": []string{"github", "fs"}, "tools": []string{"fs__read_*"}, "read_only": true, "task": "triage", "conversation": "c-9"}
 			tok, err := IssueJWT(cfg, "bot-7", 10*time.Minute, narrow)
@@ -428,7 +427,7 @@ func TestIssueJWTRoundTrip(t *testing.T) {
 			// Verify with only the public half (as the daemon would).
 			vk := k
 			vk.PrivateKeyFile = ""
-			v, err := NewJWTVerifier(registry.JWTConfig{Issuer: cfg.Issuer, Audience: cfg.Audience, AgentClaim: "agent", ClockSkew: time.Second, Keys: []registry.JWTKey{cfg.Keys[0], vk}})
+			v, err := NewJWTVerifier(config.JWTConfig{Issuer: cfg.Issuer, Audience: cfg.Audience, AgentClaim: "agent", ClockSkew: time.Second, Keys: []config.JWTKey{cfg.Keys[0], vk}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -449,22 +448,22 @@ func TestIssueJWTRoundTrip(t *testing.T) {
 
 func TestIssueJWTErrors(t *testing.T) {
 	testKeys(t)
-	hs := registry.JWTConfig{Keys: []registry.JWTKey{{Alg: "HS256", Secret: hsSecret}}}
+	hs := config.JWTConfig{Keys: []config.JWTKey{{Alg: "HS256", Secret: hsSecret}}}
 	tests := []struct {
 		name   string
-		cfg    registry.JWTConfig
+		cfg    config.JWTConfig
 		agent  string
 		ttl    time.Duration
 		narrow map[string]any
 		want   string
 	}{
-		{"no signing key", registry.JWTConfig{Keys: []registry.JWTKey{{Alg: "RS256", PublicKey: pubPEM(t, rsaKey1)}}}, "a", time.Minute, nil, "no key can sign"},
+		{"no signing key", config.JWTConfig{Keys: []config.JWTKey{{Alg: "RS256", PublicKey: pubPEM(t, rsaKey1)}}}, "a", time.Minute, nil, "no key can sign"},
 		{"empty agent", hs, "", time.Minute, nil, "agent is empty"},
 		{"zero ttl", hs, "a", 0, nil, "must be positive"},
 		{"unknown narrowing", hs, "a", time.Minute, map[string]any{"server": []string{"x"}}, `unknown narrowing field "server"`},
-		{"mismatched private key", registry.JWTConfig{Keys: []registry.JWTKey{{Alg: "RS256", PublicKey: pubPEM(t, rsaKey1), PrivateKeyFile: writeFile(t, "k.pem", privPEM(t, rsaKey2, ""))}}}, "a", time.Minute, nil, "does not match"},
-		{"private key of wrong type", registry.JWTConfig{Keys: []registry.JWTKey{{Alg: "ES256", PrivateKeyFile: writeFile(t, "k.pem", privPEM(t, edKey, ""))}}}, "a", time.Minute, nil, "needs an EC key"},
-		{"encrypted key", registry.JWTConfig{Keys: []registry.JWTKey{{Alg: "ES256", PrivateKeyFile: writeFile(t, "k.pem", pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1}}))}}}, "a", time.Minute, nil, "encrypted"},
+		{"mismatched private key", config.JWTConfig{Keys: []config.JWTKey{{Alg: "RS256", PublicKey: pubPEM(t, rsaKey1), PrivateKeyFile: writeFile(t, "k.pem", privPEM(t, rsaKey2, ""))}}}, "a", time.Minute, nil, "does not match"},
+		{"private key of wrong type", config.JWTConfig{Keys: []config.JWTKey{{Alg: "ES256", PrivateKeyFile: writeFile(t, "k.pem", privPEM(t, edKey, ""))}}}, "a", time.Minute, nil, "needs an EC key"},
+		{"encrypted key", config.JWTConfig{Keys: []config.JWTKey{{Alg: "ES256", PrivateKeyFile: writeFile(t, "k.pem", pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: []byte{1}}))}}}, "a", time.Minute, nil, "encrypted"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

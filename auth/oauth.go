@@ -12,14 +12,13 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/config"
 )
 
 // OAuthVerifier validates JWT access tokens issued by an OAuth 2.1 authorization server,
 // with the server's keys from its JWKS (auth mode oauth).
 type OAuthVerifier struct {
-	cfg        registry.OAuthConfig
+	cfg        config.OAuthConfig
 	audience   string
 	agentClaim string
 	skew       time.Duration
@@ -29,7 +28,7 @@ type OAuthVerifier struct {
 
 // NewOAuthVerifier checks the settings; the JWKS is fetched on first use. client nil means a
 // client with a 10 s timeout.
-func NewOAuthVerifier(cfg registry.OAuthConfig, client *http.Client) (*OAuthVerifier, error) {
+func NewOAuthVerifier(cfg config.OAuthConfig, client *http.Client) (*OAuthVerifier, error) {
 	if cfg.JWKSURL == "" {
 		return nil, errors.New("oauth: jwks_url is required")
 	}
@@ -147,7 +146,7 @@ func (v *OAuthVerifier) keysFor(ctx context.Context, t *jwt.Token) (jwt.Verifica
 
 // ProtectedResourceMetadata is the RFC 9728 document served at
 // /.well-known/oauth-protected-resource. authorization_servers falls back to the issuer.
-func ProtectedResourceMetadata(cfg registry.OAuthConfig) []byte {
+func ProtectedResourceMetadata(cfg config.OAuthConfig) []byte {
 	doc := struct {
 		Resource               string   `json:"resource"`
 		AuthorizationServers   []string `json:"authorization_servers"`

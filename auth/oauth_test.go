@@ -19,8 +19,7 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/config"
 )
 
 // toJWK renders the public half of k as a JWK map; alg may be "".
@@ -113,9 +112,9 @@ func oauthClaims(mods ...func(jwt.MapClaims)) jwt.MapClaims {
 	return c
 }
 
-func newOAuth(t testing.TB, srv *jwksServer, clock *fakeClock, mod func(*registry.OAuthConfig)) *OAuthVerifier {
+func newOAuth(t testing.TB, srv *jwksServer, clock *fakeClock, mod func(*config.OAuthConfig)) *OAuthVerifier {
 	t.Helper()
-	cfg := registry.OAuthConfig{
+	cfg := config.OAuthConfig{
 		Resource:             oauthResource,
 		AuthorizationServers: []string{oauthIssuer},
 		Issuer:               oauthIssuer,
@@ -197,7 +196,7 @@ func TestOAuthAudienceDefaultsToResource(t *testing.T) {
 	testKeys(t)
 	srv := newJWKSServer(t, toJWK(t, "rsa", "RS256", rsaKey1))
 	clock := newClock(testNow)
-	explicit := newOAuth(t, srv, clock, func(c *registry.OAuthConfig) { c.Audience = "api://mcpgw" })
+	explicit := newOAuth(t, srv, clock, func(c *config.OAuthConfig) { c.Audience = "api://mcpgw" })
 	tok := sign(t, "RS256", rsaKey1, nil, oauthClaims(set("aud", "api://mcpgw")))
 	if _, err := explicit.Verify(context.Background(), tok); err != nil {
 		t.Fatalf("explicit audience: %v", err)
@@ -346,13 +345,13 @@ func TestOAuthRefreshAndOutage(t *testing.T) {
 func TestNewOAuthVerifierErrors(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  registry.OAuthConfig
+		cfg  config.OAuthConfig
 		want string
 	}{
-		{"no jwks", registry.OAuthConfig{Resource: oauthResource}, "jwks_url is required"},
-		{"relative jwks", registry.OAuthConfig{Resource: oauthResource, JWKSURL: "/jwks"}, "not an absolute URL"},
-		{"plain http", registry.OAuthConfig{Resource: oauthResource, JWKSURL: "http://as.example/jwks"}, "must use https"},
-		{"no audience", registry.OAuthConfig{JWKSURL: "https://as.example/jwks"}, "audience or resource is required"},
+		{"no jwks", config.OAuthConfig{Resource: oauthResource}, "jwks_url is required"},
+		{"relative jwks", config.OAuthConfig{Resource: oauthResource, JWKSURL: "/jwks"}, "not an absolute URL"},
+		{"plain http", config.OAuthConfig{Resource: oauthResource, JWKSURL: "http://as.example/jwks"}, "must use https"},
+		{"no audience", config.OAuthConfig{JWKSURL: "https://as.example/jwks"}, "audience or resource is required"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -362,7 +361,7 @@ func TestNewOAuthVerifierErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := NewOAuthVerifier(registry.OAuthConfig{Resource: oauthResource, JWKSURL: "http://localhost:8080/jwks"}, nil); err != nil {
+	if _, err := NewOAuthVerifier(config.OAuthConfig{Resource: oauthResource, JWKSURL: "http://localhost:8080/jwks"}, nil); err != nil {
 		t.Fatalf("loopback http: %v", err)
 	}
 }
@@ -418,12 +417,12 @@ func TestParseJWKS(t *testing.T) {
 func TestProtectedResourceMetadata(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  registry.OAuthConfig
+		cfg  config.OAuthConfig
 		want string
 	}{
-		{"full", registry.OAuthConfig{Resource: oauthResource, AuthorizationServers: []string{"https://as1.example", "https://as2.example"}, Scopes: []string{"mcp:tools", "mcp:admin"}},
+		{"full", config.OAuthConfig{Resource: oauthResource, AuthorizationServers: []string{"https://as1.example", "https://as2.example"}, Scopes: []string{"mcp:tools", "mcp:admin"}},
 			`{"resource":"https://gw.example/mcp","authorization_servers":["https://as1.example","https://as2.example"],"scopes_supported":["mcp:tools","mcp:admin"],"bearer_methods_supported":["header"],"resource_name":"mcpgw"}`},
-		{"no scopes, issuer as server", registry.OAuthConfig{Resource: oauthResource, Issuer: oauthIssuer},
+		{"no scopes, issuer as server", config.OAuthConfig{Resource: oauthResource, Issuer: oauthIssuer},
 			`{"resource":"https://gw.example/mcp","authorization_servers":["https://as.example"],"bearer_methods_supported":["header"],"resource_name":"mcpgw"}`},
 	}
 	for _, tc := range tests {

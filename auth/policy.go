@@ -3,10 +3,10 @@ package auth
 import (
 	"fmt"
 	"net/http"
-	"path"
 	"sort"
 	"strings"
 
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -26,7 +26,7 @@ type Resolution struct {
 // then the executor policy (allowlist, else denylist, then transports; URL rewrite; env
 // injection), then the task's enabled servers, then the credential's narrowing, then modes.
 // taskServers is nil when the session has no task.
-func Resolve(cfg *registry.Config, id *Identity, taskServers []string) (*Resolution, *Failure) {
+func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolution, *Failure) {
 	res := &Resolution{Overrides: map[string]Override{}}
 	var names []string
 	modes := map[string]string{}
@@ -73,8 +73,8 @@ func Resolve(cfg *registry.Config, id *Identity, taskServers []string) (*Resolut
 			continue
 		}
 		if m := modes[n]; m != "" {
-			if m == registry.ModeShared && d.Transport() == registry.TransportStdio && !d.StdioProxy {
-				res.Warnings = append(res.Warnings, registry.SharedStdioError(n))
+			if m == config.ModeShared && d.Transport() == config.TransportStdio && !d.StdioProxy {
+				res.Warnings = append(res.Warnings, config.SharedStdioError(n))
 				continue
 			}
 			o := res.Overrides[n]
@@ -86,7 +86,7 @@ func Resolve(cfg *registry.Config, id *Identity, taskServers []string) (*Resolut
 	return res, nil
 }
 
-func defaultEnabled(cfg *registry.Config) []string {
+func defaultEnabled(cfg *config.Config) []string {
 	var out []string
 	for n, d := range cfg.Servers {
 		if d != nil && d.Enabled() {
@@ -115,7 +115,7 @@ func intersect(names, keep []string, dropped func(string)) []string {
 
 func allowed(b *bool) bool { return b == nil || *b }
 
-func applyExecutor(cfg *registry.Config, p registry.ExecutorPolicy, res *Resolution, names []string) []string {
+func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution, names []string) []string {
 	var out []string
 	allow := map[string]bool{}
 	for _, s := range p.AllowlistServers {
@@ -159,7 +159,7 @@ func applyExecutor(cfg *registry.Config, p registry.ExecutorPolicy, res *Resolut
 				o.URL = u
 			}
 		}
-		if len(p.EnvInjection) > 0 && d.Transport() == registry.TransportStdio {
+		if len(p.EnvInjection) > 0 && d.Transport() == config.TransportStdio {
 			o.Env = map[string]string{}
 			for k, v := range p.EnvInjection {
 				// The server's own value wins.
@@ -190,124 +190,6 @@ func RewriteURL(u string, rules map[string]string) string {
 	return rules[best] + u[len(best):]
 }
 
-// Filter is the one decision function: what a session may see and call. tools/list,
-// tools/call, prompts and resources all go through it (via the view it builds).
-type Filter struct {
-	key      string
-	allow    []string
-	deny     []string
-	narrow   []string // credential's tool globs (nil: none)
-	readOnly bool
-	servers  map[string]bool // nil: every server of the session
-}
-
-// NewFilter builds the filter for an agent (and credential) under cfg.
-func NewFilter(cfg *registry.Config, id *Identity) *Filter {
-	f := &Filter{}
-	if ac := cfg.Agents[id.Agent]; ac != nil {
-		f.allow, f.deny, f.readOnly = ac.Tools.Allow, ac.Tools.Deny, ac.ReadOnly
-		if ac.Enabled != nil && !*ac.Enabled {
-			f.servers = map[string]bool{}
-		} else if len(ac.Servers) > 0 {
-			f.servers = map[string]bool{}
-			for _, u := range ac.Servers {
-				f.servers[u.Name] = true
-			}
-		}
-	}
-	if id.Claims != nil {
-		f.narrow = id.Claims.Tools
-		f.readOnly = f.readOnly || id.Claims.ReadOnly
-		if id.Claims.Servers != nil {
-			cs := map[string]bool{}
-			for _, s := range id.Claims.Servers {
-				if f.servers == nil || f.servers[s] {
-					cs[s] = true
-				}
-			}
-			f.servers = cs
-		}
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "a%q d%q n%q r%v", f.allow, f.deny, f.narrow, f.readOnly)
-	if f.servers != nil {
-		ks := make([]string, 0, len(f.servers))
-		for k := range f.servers {
-			ks = append(ks, k)
-		}
-		sort.Strings(ks)
-		fmt.Fprintf(&b, " s%q", ks)
-	}
-	f.key = b.String()
-	return f
-}
-
-// Key identifies the filter's rules, for view caching.
-func (f *Filter) Key() string { return f.key }
-
-// Server reports whether the agent may still use a server of its session.
-func (f *Filter) Server(name string) (bool, string) {
-	if f.servers != nil && !f.servers[name] {
-		return false, "server not permitted for this agent or credential"
-	}
-	return true, ""
-}
-
-// Tool decides one tool and names the rule that decided.
-func (f *Filter) Tool(t *registry.Tool) (bool, string) {
-	return f.decide(t.Server, t.Exposed, t.ReadOnly, "tool")
-}
-
-// Prompt decides one prompt by the same rules as a tool: its server, the agent's allow and
-// deny globs, the credential's narrowing, and read_only (a prompt carries no readOnlyHint,
-// and its server runs code to render it, so a read-only agent sees none).
-func (f *Filter) Prompt(p *registry.Prompt) bool {
-	ok, _ := f.decide(p.Server, p.Exposed, false, "prompt")
-	return ok
-}
-
-// decide is the one rule set for every named thing a session may use.
-func (f *Filter) decide(server, exposed string, readOnly bool, kind string) (bool, string) {
-	if ok, why := f.Server(server); !ok {
-		return false, why
-	}
-	for _, g := range f.deny {
-		if m, _ := path.Match(g, exposed); m {
-			return false, "denied by agent tools.deny " + g
-		}
-	}
-	rule := "admitted: server " + server + " is in the session"
-	if len(f.allow) > 0 {
-		hit := ""
-		for _, g := range f.allow {
-			if m, _ := path.Match(g, exposed); m {
-				hit = g
-				break
-			}
-		}
-		if hit == "" {
-			return false, "not matched by agent tools.allow"
-		}
-		rule = "admitted by agent tools.allow " + hit
-	}
-	if f.narrow != nil {
-		hit := false
-		for _, g := range f.narrow {
-			if m, _ := path.Match(g, exposed); m {
-				hit = true
-				break
-			}
-		}
-		if !hit {
-			return false, "not matched by the credential's tools"
-		}
-	}
-	if f.readOnly && !readOnly {
-		return false, "read_only: " + kind + " is not annotated readOnlyHint: true"
-	}
-	return true, rule
-}
-
 // Decision is one line of an explanation.
 type Decision struct {
 	Tool     string `json:"tool"`
@@ -318,7 +200,7 @@ type Decision struct {
 
 // Explain lists every tool of every configured server with the decision for an identity
 // (and task): servers outside the session's resolution are hidden with the reason.
-func Explain(cfg *registry.Config, reg *registry.Registry, id *Identity, taskServers []string) ([]Decision, *Resolution, *Failure) {
+func Explain(cfg *config.Config, reg *registry.Registry, id *Identity, taskServers []string) ([]Decision, *Resolution, *Failure) {
 	res, fail := Resolve(cfg, id, taskServers)
 	if fail != nil {
 		return nil, nil, fail
@@ -350,7 +232,7 @@ func Explain(cfg *registry.Config, reg *registry.Registry, id *Identity, taskSer
 	return out, res, nil
 }
 
-func serverReason(cfg *registry.Config, id *Identity, res *Resolution, name string, taskServers []string) string {
+func serverReason(cfg *config.Config, id *Identity, res *Resolution, name string, taskServers []string) string {
 	for _, w := range res.Warnings {
 		if strings.Contains(w, fmt.Sprintf("%q", name)) {
 			return w

@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -159,7 +160,7 @@ func BenchmarkForwardToolCall(b *testing.B) {
 	srv := httptest.NewUnstartedServer(nil)
 	yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\nservers:\n  echo:\n    type: streamable_http\n    url: %s\n",
 		srv.Listener.Addr().String(), b.TempDir(), up.URL)
-	cfg, _, err := registry.ParseConfig([]byte(yaml))
+	cfg, _, err := config.Parse([]byte(yaml))
 	if err != nil {
 		b.Fatalf("config: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -527,7 +528,7 @@ func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out out
 	s.mu.Unlock()
 	_ = g.store.Put(&s.rec)
 	for _, name := range s.rec.Servers {
-		if srv := g.reg.Server(name); srv != nil && srv.Mode == registry.ModeShared {
+		if srv := g.reg.Server(name); srv != nil && srv.Mode == config.ModeShared {
 			if c := srv.Shared(); c != nil {
 				conns = append(conns, c)
 			}

@@ -22,6 +22,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -152,7 +153,7 @@ func startGateway(t *testing.T, yaml string) *testGW {
 	g := &testGW{srv: srv, addr: srv.Listener.Addr().String(), log: &lockedBuffer{}}
 	g.base = "http://" + g.addr
 	yaml = strings.NewReplacer("{{listen}}", g.addr, "{{state_dir}}", t.TempDir(), "{{everything}}", everythingURL).Replace(yaml)
-	cfg, ps, err := registry.ParseConfig([]byte(yaml))
+	cfg, ps, err := config.Parse([]byte(yaml))
 	if err != nil {
 		srv.Close()
 		t.Fatalf("config: %v", err)

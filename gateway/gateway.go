@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -37,7 +38,7 @@ var (
 
 // Gateway serves MCP to clients over the upstreams of a registry.
 type Gateway struct {
-	cfg   *registry.Config
+	cfg   *config.Config
 	reg   *registry.Registry
 	store sessions.Store
 	log   *slog.Logger
@@ -99,7 +100,7 @@ type progressRoute struct {
 
 // New builds a gateway. Call Start, then serve Handler. keys (API keys created by
 // `mcpgw token create-key`) and audit may be nil.
-func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
+func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
@@ -145,12 +146,12 @@ func New(cfg *registry.Config, reg *registry.Registry, store sessions.Store, log
 }
 
 // KeyFilePath is where API keys created by `mcpgw token create-key` are kept (hashed).
-func KeyFilePath(cfg *registry.Config) string { return filepath.Join(cfg.StateDir, "api_keys.jsonl") }
+func KeyFilePath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "api_keys.jsonl") }
 
 // Reload applies a new config's agents, executors, tasks and credentials. Sessions keep
 // their server sets; sessions whose view changed are sent list_changed. Changes to servers,
 // the listener and the store need a restart.
-func (g *Gateway) Reload(cfg *registry.Config) error {
+func (g *Gateway) Reload(cfg *config.Config) error {
 	authn, err := auth.NewAuthenticator(cfg, g.keys)
 	if err != nil {
 		return err
@@ -220,7 +221,7 @@ func (g *Gateway) Close() {
 
 // allowLists holds the Host and Origin values accepted: the listener's own names (and
 // localhost aliases for a loopback listener) plus configured extras.
-func allowLists(cfg *registry.Config) (map[string]bool, map[string]bool) {
+func allowLists(cfg *config.Config) (map[string]bool, map[string]bool) {
 	hosts, origins := map[string]bool{}, map[string]bool{}
 	host, port, _ := net.SplitHostPort(cfg.Listen)
 	names := []string{host}

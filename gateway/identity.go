@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -19,7 +19,7 @@ import (
 // policy is the part of the config that a reload may change: agents, executors, tasks
 // and credentials. Requests read it through one atomic pointer.
 type policy struct {
-	cfg   *registry.Config
+	cfg   *config.Config
 	authn *auth.Authenticator
 	gen   uint64
 }
@@ -218,7 +218,7 @@ func (a *agentLabels) label(agent string) string {
 }
 
 // sortedAgents lists configured agents.
-func sortedAgents(cfg *registry.Config) []string {
+func sortedAgents(cfg *config.Config) []string {
 	out := make([]string, 0, len(cfg.Agents))
 	for a := range cfg.Agents {
 		out = append(out, a)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -102,7 +103,7 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 	if o, ok := s.rec.Overrides[server]; ok && o.Mode != "" {
 		mode = o.Mode
 	}
-	if mode == registry.ModeShared {
+	if mode == config.ModeShared {
 		if c := srv.Shared(); c != nil {
 			return c, nil
 		}

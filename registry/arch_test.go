@@ -91,8 +91,10 @@ func goList() (module string, pkgs []goPackage, err error) {
 func under(p, top string) bool { return p == top || strings.HasPrefix(p, top+"/") }
 
 // TestImportGraph keeps the package picture of docs/architecture.md true: gateway may import registry,
-// sessions and auth; those (and bridge) never import gateway; there is no util or common
-// package; cmd sits only at the top and nobody imports it.
+// sessions and auth; those (and bridge) never import gateway; config is a model that imports no
+// package that runs it; the bridge links neither the config loader nor the registry; statedir
+// has no module dependencies; there is no util or common package; cmd sits only at the top and
+// nobody imports it.
 func TestImportGraph(t *testing.T) {
 	module, pkgs := listPackages(t)
 	for _, v := range archViolations(module, pkgs) {
@@ -113,9 +115,15 @@ func archViolations(module string, pkgs []goPackage) []string {
 		out     []string
 		gateway = module + "/gateway"
 		cmd     = module + "/cmd"
-		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge"}
+		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config"}
 		// The top level of docs/architecture.md, plus the end-to-end tests.
-		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true, "bridge": true, "test": true}
+		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
+			"bridge": true, "config": true, "statedir": true, "test": true}
+		// What the config model may not depend on: the packages that run it.
+		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway}
+		// What the small bridge binary may not link: the config loader, the registry (its wire
+		// format excepted) and the YAML and JSON Schema libraries they bring.
+		bridgeMayNot = []string{module + "/config", module + "/registry", "gopkg.in/yaml.v3", "github.com/google/jsonschema-go"}
 		banned   = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
 	)
 	for _, p := range pkgs {
@@ -130,13 +138,41 @@ func archViolations(module string, pkgs []goPackage) []string {
 				}
 			}
 		}
+		deps := append(append([]string{}, p.Imports...), p.Deps...)
+		if under(p.ImportPath, module+"/config") {
+			for _, d := range deps {
+				for _, no := range configMayNot {
+					// The upstream transport's TLS file loader is the one piece of registry
+					// the config model uses, to check TLS files while validating.
+					if under(d, no) && !under(d, module+"/registry/upstream") && !under(d, module+"/registry/wire") {
+						out = append(out, fmt.Sprintf("%s depends on %s: the config model must not import what runs it", p.ImportPath, d))
+					}
+				}
+			}
+		}
+		if under(p.ImportPath, module+"/bridge") || under(p.ImportPath, cmd+"/mcpgw-bridge") {
+			for _, d := range deps {
+				for _, no := range bridgeMayNot {
+					if under(d, no) && !under(d, module+"/registry/wire") {
+						out = append(out, fmt.Sprintf("%s depends on %s: the bridge binary stays small", p.ImportPath, d))
+					}
+				}
+			}
+		}
+		if under(p.ImportPath, module+"/statedir") {
+			for _, d := range deps {
+				if under(d, module) && d != p.ImportPath {
+					out = append(out, fmt.Sprintf("%s depends on %s: statedir has no module dependencies", p.ImportPath, d))
+				}
+			}
+		}
 		rel := strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
 		if rel == "" {
 			out = append(out, fmt.Sprintf("the module root %s is a Go package; code belongs in the packages of docs/architecture.md", module))
 			continue
 		}
 		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
-			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge)", p.ImportPath, top))
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir)", p.ImportPath, top))
 		}
 		for i, part := range strings.Split(rel, "/") {
 			if part == "cmd" && i != 0 {
@@ -171,6 +207,9 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/registry/cmd/tool", Name: "main"},
 		{ImportPath: m + "/auth", TestImports: []string{m + "/auth/common"}},
 		{ImportPath: m, Name: "gw"},
+		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream"}, Deps: []string{m + "/registry", m + "/registry/wire"}},
+		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/registry/wire", "gopkg.in/yaml.v3"}},
+		{ImportPath: m + "/statedir", Deps: []string{m + "/registry/wire"}},
 	}
 	got := strings.Join(archViolations(m, bad), "\n")
 	for _, want := range []string{
@@ -183,6 +222,9 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		"registry/cmd/tool: cmd/ belongs only at the top",
 		"auth imports " + m + "/auth/common",
 		"the module root " + m + " is a Go package",
+		"config depends on " + m + "/registry: the config model",
+		"mcpgw-bridge depends on gopkg.in/yaml.v3",
+		"statedir depends on " + m + "/registry/wire",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rules missed %q; reported:\n%s", want, got)
@@ -192,6 +234,8 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/sessions", m + "/auth"}},
 		{ImportPath: m + "/registry", Imports: []string{m + "/registry/wire", "github.com/prometheus/common/expfmt"}},
 		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/gateway"}},
+		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream", "gopkg.in/yaml.v3"}, Deps: []string{m + "/registry/wire"}},
+		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge", m + "/statedir"}, Deps: []string{m + "/registry/wire"}},
 	}
 	if v := archViolations(m, good); len(v) > 0 {
 		t.Errorf("a good module was refused: %v", v)

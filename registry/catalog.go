@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -63,7 +64,7 @@ type Catalog struct {
 var catalogSeq atomic.Uint64
 
 // fetchCatalog lists everything an upstream offers.
-func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n Naming) (cat *Catalog, err error) {
+func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config.Naming) (cat *Catalog, err error) {
 	defer func() {
 		// What an upstream lists is input like any other: a list that trips a bug fails
 		// this listing (the server is retried with backoff), never the daemon.
@@ -145,7 +146,7 @@ func (t *Tool) Thin() json.RawMessage {
 	return t.thin
 }
 
-func exposeTool(server string, raw json.RawMessage, n Naming) (*Tool, error) {
+func exposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, error) {
 	var head struct {
 		Name        string `json:"name"`
 		Annotations *struct {

@@ -4,13 +4,15 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/config"
 )
 
 // ExposedName turns an upstream's tool or prompt name into the name clients see:
 // {server}{sep}{name} (prefix always) or name (prefix never), restricted to
 // ^[A-Za-z0-9_-]{1,max}$. A name that is too long or has other characters is rewritten and
 // given a stable hash suffix; the catalogue keeps the mapping back.
-func ExposedName(server, name string, n Naming) string {
+func ExposedName(server, name string, n config.Naming) string {
 	full := name
 	if n.Prefix != "never" {
 		full = server + n.Separator + name

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"testing/quick"
+
+	"github.com/mcpgw/mcpgw/config"
 )
 
 var (
@@ -16,13 +18,13 @@ var (
 )
 
 func TestExposedName(t *testing.T) {
-	always := Naming{Prefix: "always", Separator: "__", MaxLength: 64}
-	never := Naming{Prefix: "never", Separator: "__", MaxLength: 64}
-	dash := Naming{Prefix: "always", Separator: "-", MaxLength: 64}
+	always := config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}
+	never := config.Naming{Prefix: "never", Separator: "__", MaxLength: 64}
+	dash := config.Naming{Prefix: "always", Separator: "-", MaxLength: 64}
 	long := strings.Repeat("t", 80)
 	tests := []struct {
 		server, name string
-		n            Naming
+		n            config.Naming
 		want         string
 	}{
 		{"github", "create_issue", always, "github__create_issue"},
@@ -55,7 +57,7 @@ func hash8(server, name string) string {
 }
 
 func TestExposedNameStableAndDistinct(t *testing.T) {
-	n := Naming{Prefix: "always", Separator: "__", MaxLength: 64}
+	n := config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}
 	a := "list_all_pull_request_review_comments_for_the_repository_owner_organisation_v2"
 	b := "list_all_pull_request_review_comments_for_the_repository_owner_organisation_v3"
 	ea, eb := ExposedName("github", a, n), ExposedName("github", b, n)
@@ -71,7 +73,7 @@ func TestExposedNameStableAndDistinct(t *testing.T) {
 		}
 	}
 	// The same tool name on two servers, too long to keep the server prefix readable.
-	if ExposedName("s1", a, Naming{Prefix: "never", MaxLength: 64}) == ExposedName("s2", a, Naming{Prefix: "never", MaxLength: 64}) {
+	if ExposedName("s1", a, config.Naming{Prefix: "never", MaxLength: 64}) == ExposedName("s2", a, config.Naming{Prefix: "never", MaxLength: 64}) {
 		t.Error("the hash ignores the server")
 	}
 	// A dotted and an underscored name must not meet.
@@ -99,7 +101,7 @@ func TestExposedNameProperty(t *testing.T) {
 		if server == "" {
 			server = "s"
 		}
-		n := Naming{Prefix: []string{"always", "never"}[r.IntN(2)], Separator: []string{"__", "-", "_x_"}[r.IntN(3)], MaxLength: 16 + r.IntN(113)}
+		n := config.Naming{Prefix: []string{"always", "never"}[r.IntN(2)], Separator: []string{"__", "-", "_x_"}[r.IntN(3)], MaxLength: 16 + r.IntN(113)}
 		got := ExposedName(server, name, n)
 		if !nameChars.MatchString(got) || len(got) > n.MaxLength {
 			t.Fatalf("ExposedName(%q, %q, %+v) = %q: breaks ^[A-Za-z0-9_-]{1,%d}$", server, name, n, got, n.MaxLength)
@@ -114,7 +116,7 @@ func TestExposedNameProperty(t *testing.T) {
 	}
 	// And with testing/quick over arbitrary strings.
 	f := func(server, name string) bool {
-		return exposedRE.MatchString(ExposedName(server, name, Naming{Prefix: "always", Separator: "__", MaxLength: 64}))
+		return exposedRE.MatchString(ExposedName(server, name, config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}))
 	}
 	if err := quick.Check(f, &quick.Config{MaxCount: 5000}); err != nil {
 		t.Fatal(err)
@@ -122,7 +124,7 @@ func TestExposedNameProperty(t *testing.T) {
 }
 
 func TestExposeToolRenamesAndOrders(t *testing.T) {
-	n := Naming{Prefix: "always", Separator: "__", MaxLength: 64}
+	n := config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}
 	raw := []byte(`{"name":"echo","inputSchema":{"type":"object"},"description":"Echo","annotations":{"readOnlyHint":true,"destructiveHint":false}}`)
 	tool, err := exposeTool("srv", raw, n)
 	if err != nil {

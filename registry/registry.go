@@ -4,17 +4,17 @@ package registry
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math/rand/v2"
-	"sort"
-	"strconv"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -38,7 +38,7 @@ var (
 // Server is one configured upstream server.
 type Server struct {
 	Name string
-	Def  *ServerDef
+	Def  *config.ServerDef
 	Mode string
 
 	reg *Registry
@@ -70,7 +70,7 @@ type Status struct {
 
 // Registry owns the upstream servers.
 type Registry struct {
-	Config *Config
+	Config *config.Config
 	log    *slog.Logger
 
 	servers map[string]*Server
@@ -93,10 +93,10 @@ type Registry struct {
 }
 
 // New builds a registry for cfg. Start connects the upstreams.
-func New(cfg *Config, log *slog.Logger) *Registry {
+func New(cfg *config.Config, log *slog.Logger) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{Config: cfg, log: log, servers: map[string]*Server{}, ctx: ctx, cancel: cancel, views: newViewCache(256)}
-	for _, name := range sortedKeys(cfg.Servers) {
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		d := cfg.Servers[name]
 		r.servers[name] = &Server{Name: name, Def: d, Mode: d.ResolvedMode(), reg: r, state: StateStarting, since: time.Now()}
 		r.names = append(r.names, name)
@@ -321,7 +321,7 @@ func (s *Server) runOnce(markReady func()) error {
 	for _, p := range cat.Problems {
 		s.reg.log.Warn("upstream catalogue problem", "server", s.Name, "problem", p)
 	}
-	if s.Mode == ModePerSession {
+	if s.Mode == config.ModePerSession {
 		// The probe instance only tells us the catalogue; each session starts its own.
 		_ = c.Close()
 		s.setState(StateUp, nil, cat, nil, true)
@@ -454,252 +454,4 @@ var ErrUnavailable = errors.New("upstream unavailable")
 // UnavailableError names the upstream that could not serve a request.
 func UnavailableError(server string, cause error) error {
 	return fmt.Errorf("%w: upstream %q: %v", ErrUnavailable, server, cause)
-}
-
-// View is the set of tools, prompts and resources one session may see.
-type View struct {
-	Key       string
-	Servers   []string
-	Tools     []*Tool
-	Prompts   []*Prompt
-	Resources []*Resource
-	Templates []*Resource
-
-	toolByName   map[string]*Tool
-	promptByName map[string]*Prompt
-	resourceBy   map[string]*Resource
-
-	pages sync.Map // cursor+kind → []byte
-
-	hashOnce   sync.Once
-	hash       string
-	othersOnce sync.Once
-	othersHash string
-}
-
-// Tool finds a tool by exposed name.
-func (v *View) Tool(name string) *Tool { return v.toolByName[name] }
-
-// Prompt finds a prompt by exposed name.
-func (v *View) Prompt(name string) *Prompt { return v.promptByName[name] }
-
-// Resource finds the server of a listed resource URI.
-func (v *View) Resource(uri string) *Resource { return v.resourceBy[uri] }
-
-// ViewFilter decides what of the catalogue a view admits. Key identifies its rules.
-type ViewFilter interface {
-	Key() string
-	Server(name string) (bool, string)
-	Tool(t *Tool) (bool, string)
-	Prompt(p *Prompt) bool
-}
-
-// ViewFor builds (or fetches from cache) the view over the given servers. Servers that are
-// not up, and those in exclude, are left out; filter (if not nil) decides the rest.
-func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog) *View {
-	type part struct {
-		name string
-		cat  *Catalog
-	}
-	parts := make([]part, 0, len(servers))
-	keyb := make([]byte, 0, 64)
-	// A view built from a session's own instance's catalogue is that session's alone (the
-	// session keeps it): in the shared cache each restart of the instance added a view
-	// no one else would ask for, holding its catalogue until 256 others pushed it out.
-	private := false
-	for _, name := range servers {
-		s := r.servers[name]
-		if s == nil || exclude[name] {
-			continue
-		}
-		if filter != nil {
-			if ok, _ := filter.Server(name); !ok {
-				continue
-			}
-		}
-		cat := s.Catalog()
-		if oc := own[name]; oc != nil && cat != nil {
-			cat = oc // the session's own instance's catalogue
-			private = true
-		}
-		if cat == nil {
-			continue
-		}
-		parts = append(parts, part{name, cat})
-		keyb = append(keyb, name...)
-		keyb = append(keyb, '@')
-		keyb = strconv.AppendUint(keyb, cat.seq, 36)
-		keyb = append(keyb, ';')
-	}
-	if filter != nil {
-		keyb = append(keyb, '|')
-		keyb = append(keyb, filter.Key()...)
-	}
-	key := string(keyb)
-	if v := r.views.get(key); !private && v != nil {
-		return v
-	}
-	v := &View{Key: key, toolByName: map[string]*Tool{}, promptByName: map[string]*Prompt{}, resourceBy: map[string]*Resource{}}
-	tmplSeen := map[string]bool{}
-	for _, p := range parts {
-		v.Servers = append(v.Servers, p.name)
-		for _, t := range p.cat.Tools {
-			if _, dup := v.toolByName[t.Exposed]; dup {
-				continue // first server wins; validation reports the collision
-			}
-			if filter != nil {
-				if ok, _ := filter.Tool(t); !ok {
-					continue
-				}
-			}
-			v.toolByName[t.Exposed] = t
-			v.Tools = append(v.Tools, t)
-		}
-		for _, pr := range p.cat.Prompts {
-			if _, dup := v.promptByName[pr.Exposed]; dup {
-				continue
-			}
-			if filter != nil && !filter.Prompt(pr) {
-				continue
-			}
-			v.promptByName[pr.Exposed] = pr
-			v.Prompts = append(v.Prompts, pr)
-		}
-		for _, res := range p.cat.Resources {
-			if _, dup := v.resourceBy[res.URI]; dup {
-				continue
-			}
-			v.resourceBy[res.URI] = res
-			v.Resources = append(v.Resources, res)
-		}
-		for _, t := range p.cat.Templates {
-			if tmplSeen[t.URI] {
-				continue
-			}
-			tmplSeen[t.URI] = true
-			v.Templates = append(v.Templates, t)
-		}
-	}
-	sort.Slice(v.Tools, func(i, j int) bool { return v.Tools[i].Exposed < v.Tools[j].Exposed })
-	sort.Slice(v.Prompts, func(i, j int) bool { return v.Prompts[i].Exposed < v.Prompts[j].Exposed })
-	if !private {
-		r.views.put(key, v)
-	}
-	return v
-}
-
-// Collisions lists exposed tool and prompt names that more than one server offers, as
-// validation problems naming both servers.
-func (r *Registry) Collisions() Problems {
-	var ps Problems
-	tools := map[string]string{}
-	prompts := map[string]string{}
-	for _, name := range r.names {
-		cat := r.servers[name].Catalog()
-		if cat == nil {
-			continue
-		}
-		for _, t := range cat.Tools {
-			if prev, ok := tools[t.Exposed]; ok && prev != name {
-				ps = append(ps, Problem{Where: "servers." + name, Text: fmt.Sprintf("tool name %q collides with server %q's tool of the same exposed name", t.Exposed, prev)})
-				continue
-			}
-			tools[t.Exposed] = name
-		}
-		for _, p := range cat.Prompts {
-			if prev, ok := prompts[p.Exposed]; ok && prev != name {
-				ps = append(ps, Problem{Where: "servers." + name, Text: fmt.Sprintf("prompt name %q collides with server %q's prompt of the same exposed name", p.Exposed, prev)})
-				continue
-			}
-			prompts[p.Exposed] = name
-		}
-	}
-	return ps
-}
-
-// ListPage returns one page of a list result, pre-serialized: kind is tools, prompts,
-// resources or resourceTemplates; thin selects the thin form of tools. An unknown cursor
-// gives ok=false.
-func (v *View) ListPage(kind string, thin bool, cursor string, pageSize int, extra ...json.RawMessage) (page []byte, ok bool) {
-	ck := kind + "\x00" + strconv.Itoa(pageSize) + "\x00" + cursor
-	if thin {
-		ck = "thin:" + ck
-	}
-	if b, hit := v.pages.Load(ck); hit {
-		return b.([]byte), true
-	}
-	var defs []json.RawMessage
-	var names []string
-	switch kind {
-	case "tools":
-		for _, t := range v.Tools {
-			if thin {
-				defs = append(defs, t.Thin())
-			} else {
-				defs = append(defs, t.Def)
-			}
-			names = append(names, t.Exposed)
-		}
-		if thin {
-			// Gateway tools go last; their names sort after no upstream's on purpose.
-			for i, e := range extra {
-				defs, names = append(defs, e), append(names, "\xff"+strconv.Itoa(i))
-			}
-		}
-	case "prompts":
-		for _, p := range v.Prompts {
-			defs, names = append(defs, p.Def), append(names, p.Exposed)
-		}
-	case "resources":
-		for _, res := range v.Resources {
-			defs, names = append(defs, res.Def), append(names, res.Server+"\x00"+res.URI)
-		}
-	case "resourceTemplates":
-		for _, res := range v.Templates {
-			defs, names = append(defs, res.Def), append(names, res.Server+"\x00"+res.URI)
-		}
-	}
-	start := 0
-	if cursor != "" {
-		after, err := decodeCursor(kind, cursor)
-		if err != nil {
-			return nil, false
-		}
-		start = -1
-		for i, n := range names {
-			if n == after {
-				start = i + 1
-				break
-			}
-		}
-		if start < 0 {
-			return nil, false
-		}
-	}
-	end := len(defs)
-	if pageSize > 0 && end-start > pageSize {
-		end = start + pageSize
-	}
-	size := 32
-	for _, d := range defs[start:end] {
-		size += len(d) + 1
-	}
-	b := make([]byte, 0, size)
-	b = append(b, `{"`...)
-	b = append(b, kind...)
-	b = append(b, `":[`...)
-	for i, d := range defs[start:end] {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, d...)
-	}
-	b = append(b, ']')
-	if end < len(defs) {
-		b = append(b, `,"nextCursor":`...)
-		b = append(b, wire.Quote(encodeCursor(kind, names[end-1]))...)
-	}
-	b = append(b, '}')
-	v.pages.Store(ck, b)
-	return b, true
 }

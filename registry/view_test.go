@@ -8,17 +8,19 @@ import (
 	"slices"
 	"sort"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/config"
 )
 
-var testNaming = Naming{Prefix: "always", Separator: "__", MaxLength: 64}
+var testNaming = config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}
 
 // testRegistry is a registry over HTTP servers that never start, with the given
 // catalogues installed as if each server had been listed.
 func testRegistry(t *testing.T, cats map[string]*Catalog, servers ...string) *Registry {
 	t.Helper()
-	cfg := &Config{Naming: testNaming, Servers: map[string]*ServerDef{}}
+	cfg := &config.Config{Naming: testNaming, Servers: map[string]*config.ServerDef{}}
 	for _, s := range servers {
-		cfg.Servers[s] = &ServerDef{Type: "streamable_http", URL: "http://127.0.0.1:1/mcp"}
+		cfg.Servers[s] = &config.ServerDef{Type: "streamable_http", URL: "http://127.0.0.1:1/mcp"}
 	}
 	r := New(cfg, slog.New(slog.DiscardHandler))
 	t.Cleanup(r.cancel)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -19,7 +20,7 @@ import (
 // watchConfig reloads the config on SIGHUP, when the file changes (polled every 2 s), and
 // when another replica announces a reload.
 // An invalid new config is logged and the running one kept.
-func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *slog.Logger, hup <-chan os.Signal, peer <-chan struct{}, stop <-chan struct{}) {
+func watchConfig(path string, cfg *config.Config, gw *gateway.Gateway, log *slog.Logger, hup <-chan os.Signal, peer <-chan struct{}, stop <-chan struct{}) {
 	if path == "" {
 		return
 	}
@@ -52,7 +53,7 @@ func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *sl
 			log.Info("config file changed: reloading", "path", path)
 		}
 		last = stamp()
-		next, ps, err := registry.LoadConfig(path)
+		next, ps, err := config.Load(path)
 		if err != nil {
 			log.Error("config reload refused; keeping the running config", "err", err)
 			continue
@@ -74,7 +75,7 @@ func watchConfig(path string, cfg *registry.Config, gw *gateway.Gateway, log *sl
 	}
 }
 
-func serverChanges(a, b *registry.Config) string {
+func serverChanges(a, b *config.Config) string {
 	ja, _ := json.Marshal(a.Servers)
 	jb, _ := json.Marshal(b.Servers)
 	switch {

@@ -12,8 +12,8 @@ import (
 	"strings"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
-	"github.com/mcpgw/mcpgw/registry"
 )
 
 // clientSpec is what one agent runtime's config needs.
@@ -61,7 +61,7 @@ func clientConfig(args []string, out io.Writer) error {
 	}
 	spec := clientSpec{client: *client, agent: *agent, executor: *executor, via: *via, url: gatewayURL(cfg),
 		token: cfg.Auth.Mode != "none", agentHeader: cfg.Auth.Headers.Agent, executorHeader: cfg.Auth.Headers.Executor}
-	if cfg.StateDir != registry.DefaultStateDir() {
+	if cfg.StateDir != config.DefaultStateDir() {
 		spec.socket = gateway.SocketPath(cfg.StateDir)
 	}
 	if *executor != "" {
@@ -92,7 +92,7 @@ func contains(xs []string, x string) bool {
 }
 
 // gatewayURL is the URL clients use: the listener, with a wildcard host made loopback.
-func gatewayURL(cfg *registry.Config) string {
+func gatewayURL(cfg *config.Config) string {
 	host, port, _ := net.SplitHostPort(cfg.Listen)
 	switch host {
 	case "", "0.0.0.0", "::":

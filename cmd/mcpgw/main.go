@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
@@ -95,14 +96,14 @@ func configPath(flagValue string) string {
 	return ""
 }
 
-func loadConfig(path string) (*registry.Config, registry.Problems, error) {
+func loadConfig(path string) (*config.Config, config.Problems, error) {
 	if path == "" {
-		return registry.ParseConfig(nil)
+		return config.Parse(nil)
 	}
-	return registry.LoadConfig(path)
+	return config.Load(path)
 }
 
-func newLogger(cfg *registry.Config, w io.Writer) *slog.Logger {
+func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.Log.Level))
 	opts := &slog.HandlerOptions{Level: lvl}
@@ -125,7 +126,7 @@ func validate(args []string, out io.Writer) error {
 		fmt.Fprintln(out, p.String())
 	}
 	if err != nil {
-		var probs registry.Problems
+		var probs config.Problems
 		if errors.As(err, &probs) {
 			return fmt.Errorf("%s: invalid config", display(path))
 		}
@@ -162,7 +163,7 @@ func display(path string) string {
 	return path
 }
 
-func connectWait(cfg *registry.Config) time.Duration {
+func connectWait(cfg *config.Config) time.Duration {
 	wait := cfg.Upstream.ConnectTimeout
 	for _, d := range cfg.Servers {
 		if d.Timeouts.Connect > wait {
@@ -289,7 +290,7 @@ func serve(args []string) error {
 
 // checkListener refuses auth mode none on a listener other than loopback, unless the
 // operator said so explicitly.
-func checkListener(cfg *registry.Config, log *slog.Logger) error {
+func checkListener(cfg *config.Config, log *slog.Logger) error {
 	host, _, _ := net.SplitHostPort(cfg.Listen)
 	ip := net.ParseIP(host)
 	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())

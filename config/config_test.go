@@ -1,4 +1,4 @@
-package registry
+package config
 
 import (
 	"os"
@@ -55,7 +55,7 @@ tasks:
 func TestDesignExampleParses(t *testing.T) {
 	t.Setenv("DOCS_TOKEN", "s3cret")
 	t.Setenv("HOME", "/home/tester")
-	cfg, ps, err := ParseConfig([]byte(designExample))
+	cfg, ps, err := Parse([]byte(designExample))
 	if err != nil {
 		t.Fatalf("architecture example: %v", err)
 	}
@@ -87,8 +87,8 @@ func TestDesignExampleParses(t *testing.T) {
 	if got := cfg.Tasks["task-42"].EnabledMCPServers; len(got) != 1 || got[0] != "docs" {
 		t.Errorf("task-42 servers = %v", got)
 	}
-	if cfg.Version != ConfigVersion {
-		t.Errorf("version = %d, want migrated to %d", cfg.Version, ConfigVersion)
+	if cfg.Version != CurrentVersion {
+		t.Errorf("version = %d, want migrated to %d", cfg.Version, CurrentVersion)
 	}
 }
 
@@ -96,7 +96,7 @@ func TestDesignExampleParses(t *testing.T) {
 func TestDesignExampleNoSpuriousWarnings(t *testing.T) {
 	t.Setenv("DOCS_TOKEN", "s3cret")
 	os.Unsetenv("MCPGW_JWT_SECRET")
-	_, ps, err := ParseConfig([]byte(designExample))
+	_, ps, err := Parse([]byte(designExample))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func TestConfigProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, ps, err := ParseConfig([]byte(tt.yaml))
+			cfg, ps, err := Parse([]byte(tt.yaml))
 			if len(tt.wantErr) == 0 {
 				if err != nil {
 					t.Fatalf("unexpected error: %v", err)
@@ -269,7 +269,7 @@ func nonWarnings(ps Problems) int {
 }
 
 func TestSharedStdioMessageIsExact(t *testing.T) {
-	_, ps, err := ParseConfig([]byte("servers:\n  local: {type: stdio, command: x, mode: shared}\n"))
+	_, ps, err := Parse([]byte("servers:\n  local: {type: stdio, command: x, mode: shared}\n"))
 	if err == nil {
 		t.Fatal("shared stdio accepted")
 	}
@@ -287,7 +287,7 @@ func TestSharedStdioMessageIsExact(t *testing.T) {
 // TestUnknownKeysDoNotHideOtherProblems: `mcpgw validate` lists every problem, also when
 // one of them is a misspelt key.
 func TestUnknownKeysDoNotHideOtherProblems(t *testing.T) {
-	_, ps, err := ParseConfig([]byte("servers:\n  a: {type: stdio, comand: x}\n  b: {type: sse}\n"))
+	_, ps, err := Parse([]byte("servers:\n  a: {type: stdio, comand: x}\n  b: {type: sse}\n"))
 	if err == nil {
 		t.Fatal("accepted")
 	}
@@ -319,7 +319,7 @@ func TestEnvExpansion(t *testing.T) {
       X-Missing: "[${MCPGW_T_UNSET}]"
       X-Literal: "$MCPGW_T_TOKEN {x} ${not-a-name}"
 `
-	cfg, ps, err := ParseConfig([]byte(yaml))
+	cfg, ps, err := Parse([]byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestEnvValuesAreNotYAML(t *testing.T) {
 	t.Setenv("MCPGW_T_PW", `pa"ss #word`)
 	// An unquoted ${VAR} inside a flow mapping ({…}) is not valid YAML (its "}" ends the
 	// mapping), so the unquoted reference sits in a block mapping.
-	cfg, _, err := ParseConfig([]byte("servers:\n  a:\n    type: http\n    url: http://x/mcp\n    headers:\n      X-Pw: ${MCPGW_T_PW}\n      X-Q: \"${MCPGW_T_PW}\"\n"))
+	cfg, _, err := Parse([]byte("servers:\n  a:\n    type: http\n    url: http://x/mcp\n    headers:\n      X-Pw: ${MCPGW_T_PW}\n      X-Q: \"${MCPGW_T_PW}\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -364,7 +364,7 @@ func TestEnvValuesAreNotYAML(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	cfg, _, err := ParseConfig([]byte("servers:\n  a: {type: http, url: \"http://x/mcp\", timeouts: {call: 2s}}\n  b: {type: stdio, command: x}\nupstream: {call_timeout: 300ms}\n"))
+	cfg, _, err := Parse([]byte("servers:\n  a: {type: http, url: \"http://x/mcp\", timeouts: {call: 2s}}\n  b: {type: stdio, command: x}\nupstream: {call_timeout: 300ms}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -384,11 +384,11 @@ func TestLoadConfigNamesTheFile(t *testing.T) {
 	if err := os.WriteFile(p, []byte("listen: 127.0.0.1:9\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, _, err := LoadConfig(p)
+	cfg, _, err := Load(p)
 	if err != nil || cfg.Path != p {
-		t.Fatalf("LoadConfig: %v, path %q", err, cfg.Path)
+		t.Fatalf("Load: %v, path %q", err, cfg.Path)
 	}
-	_, _, err = LoadConfig(filepath.Join(t.TempDir(), "missing.yaml"))
+	_, _, err = Load(filepath.Join(t.TempDir(), "missing.yaml"))
 	if err == nil || !regexp.MustCompile(`missing\.yaml`).MatchString(err.Error()) {
 		t.Fatalf("missing file: %v", err)
 	}

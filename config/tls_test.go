@@ -1,4 +1,4 @@
-package registry
+package config
 
 import (
 	"crypto/ecdsa"
@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
-	"log/slog"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -51,7 +50,7 @@ func writeTLSFiles(t *testing.T) (cert, key string) {
 func TestConfigServerTLS(t *testing.T) {
 	cert, key := writeTLSFiles(t)
 	base := "listen: 127.0.0.1:0\nstore: memory\nservers:\n  up:\n    type: streamable_http\n    url: https://up.example/mcp\n"
-	cfg, ps, err := ParseConfig([]byte(base + "    tls:\n      ca_file: " + cert + "\n      cert_file: " + cert +
+	cfg, ps, err := Parse([]byte(base + "    tls:\n      ca_file: " + cert + "\n      cert_file: " + cert +
 		"\n      key_file: " + key + "\n      server_name: internal.example\n"))
 	if err != nil {
 		t.Fatalf("valid tls: %v", err)
@@ -62,10 +61,6 @@ func TestConfigServerTLS(t *testing.T) {
 	want := upstream.TLSFiles{CAFile: cert, CertFile: cert, KeyFile: key, ServerName: "internal.example"}
 	if got := cfg.Servers["up"].TLS.Files(); got != want {
 		t.Fatalf("tls = %+v, want %+v", got, want)
-	}
-	reg := New(cfg, slog.New(slog.DiscardHandler))
-	if got := reg.Server("up").Options().TLS; got != want {
-		t.Fatalf("Options().TLS = %+v, want %+v", got, want)
 	}
 
 	missing := filepath.Join(t.TempDir(), "missing.pem")
@@ -81,7 +76,7 @@ func TestConfigServerTLS(t *testing.T) {
 		{"key that is a certificate", "cert_file: " + cert + ", key_file: " + cert, false, "key_file " + cert + ": no PEM PRIVATE KEY"},
 		{"unknown key", "ca_files: " + cert, false, "ca_files"},
 	} {
-		_, ps, err := ParseConfig([]byte(base + "    tls: {" + tc.tls + "}\n"))
+		_, ps, err := Parse([]byte(base + "    tls: {" + tc.tls + "}\n"))
 		if err == nil {
 			t.Errorf("%s: loaded", tc.name)
 			continue
@@ -101,7 +96,7 @@ func TestConfigServerTLS(t *testing.T) {
 		"  std:\n    type: stdio\n    command: x\n    tls: {ca_file: " + cert + "}\n",
 		"  std:\n    type: streamable_http\n    url: http://h/mcp\n    tls: {ca_file: " + cert + "}\n",
 	} {
-		_, ps, err := ParseConfig([]byte(base + def))
+		_, ps, err := Parse([]byte(base + def))
 		if err != nil {
 			t.Errorf("%q: %v", def, err)
 		}

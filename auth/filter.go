@@ -1,0 +1,129 @@
+package auth
+
+import (
+	"fmt"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// Filter is the one decision function: what a session may see and call. tools/list,
+// tools/call, prompts and resources all go through it (via the view it builds).
+type Filter struct {
+	key      string
+	allow    []string
+	deny     []string
+	narrow   []string // credential's tool globs (nil: none)
+	readOnly bool
+	servers  map[string]bool // nil: every server of the session
+}
+
+// NewFilter builds the filter for an agent (and credential) under cfg.
+func NewFilter(cfg *config.Config, id *Identity) *Filter {
+	f := &Filter{}
+	if ac := cfg.Agents[id.Agent]; ac != nil {
+		f.allow, f.deny, f.readOnly = ac.Tools.Allow, ac.Tools.Deny, ac.ReadOnly
+		if ac.Enabled != nil && !*ac.Enabled {
+			f.servers = map[string]bool{}
+		} else if len(ac.Servers) > 0 {
+			f.servers = map[string]bool{}
+			for _, u := range ac.Servers {
+				f.servers[u.Name] = true
+			}
+		}
+	}
+	if id.Claims != nil {
+		f.narrow = id.Claims.Tools
+		f.readOnly = f.readOnly || id.Claims.ReadOnly
+		if id.Claims.Servers != nil {
+			cs := map[string]bool{}
+			for _, s := range id.Claims.Servers {
+				if f.servers == nil || f.servers[s] {
+					cs[s] = true
+				}
+			}
+			f.servers = cs
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "a%q d%q n%q r%v", f.allow, f.deny, f.narrow, f.readOnly)
+	if f.servers != nil {
+		ks := make([]string, 0, len(f.servers))
+		for k := range f.servers {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		fmt.Fprintf(&b, " s%q", ks)
+	}
+	f.key = b.String()
+	return f
+}
+
+// Key identifies the filter's rules, for view caching.
+func (f *Filter) Key() string { return f.key }
+
+// Server reports whether the agent may still use a server of its session.
+func (f *Filter) Server(name string) (bool, string) {
+	if f.servers != nil && !f.servers[name] {
+		return false, "server not permitted for this agent or credential"
+	}
+	return true, ""
+}
+
+// Tool decides one tool and names the rule that decided.
+func (f *Filter) Tool(t *registry.Tool) (bool, string) {
+	return f.decide(t.Server, t.Exposed, t.ReadOnly, "tool")
+}
+
+// Prompt decides one prompt by the same rules as a tool: its server, the agent's allow and
+// deny globs, the credential's narrowing, and read_only (a prompt carries no readOnlyHint,
+// and its server runs code to render it, so a read-only agent sees none).
+func (f *Filter) Prompt(p *registry.Prompt) bool {
+	ok, _ := f.decide(p.Server, p.Exposed, false, "prompt")
+	return ok
+}
+
+// decide is the one rule set for every named thing a session may use.
+func (f *Filter) decide(server, exposed string, readOnly bool, kind string) (bool, string) {
+	if ok, why := f.Server(server); !ok {
+		return false, why
+	}
+	for _, g := range f.deny {
+		if m, _ := path.Match(g, exposed); m {
+			return false, "denied by agent tools.deny " + g
+		}
+	}
+	rule := "admitted: server " + server + " is in the session"
+	if len(f.allow) > 0 {
+		hit := ""
+		for _, g := range f.allow {
+			if m, _ := path.Match(g, exposed); m {
+				hit = g
+				break
+			}
+		}
+		if hit == "" {
+			return false, "not matched by agent tools.allow"
+		}
+		rule = "admitted by agent tools.allow " + hit
+	}
+	if f.narrow != nil {
+		hit := false
+		for _, g := range f.narrow {
+			if m, _ := path.Match(g, exposed); m {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false, "not matched by the credential's tools"
+		}
+	}
+	if f.readOnly && !readOnly {
+		return false, "read_only: " + kind + " is not annotated readOnlyHint: true"
+	}
+	return true, rule
+}

@@ -1,0 +1,304 @@
+// Package config is mcpgw's configuration model: the types of mcpgw.yaml, loading with
+// ${VAR} expansion, defaults, migration of older versions, and validation that lists every
+// problem at once. It knows nothing of running servers; the registry and the gateway read it.
+package config
+
+import (
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/mcpgw/mcpgw/registry/upstream"
+)
+
+// CurrentVersion is the schema version this build writes and reads. Older files migrate
+// forward on load (see migrate).
+const CurrentVersion = 1
+
+// Config is the whole gateway configuration: the shape of mcpgw.yaml (docs/config.md).
+type Config struct {
+	Version   int                        `yaml:"version"`
+	Listen    string                     `yaml:"listen"`
+	StateDir  string                     `yaml:"state_dir"`
+	Store     string                     `yaml:"store"`
+	Naming    Naming                     `yaml:"naming"`
+	Auth      AuthConfig                 `yaml:"auth"`
+	HTTP      HTTPConfig                 `yaml:"http"`
+	Upstream  UpstreamDefaults           `yaml:"upstream"`
+	Log       LogConfig                  `yaml:"log"`
+	Servers   map[string]*ServerDef      `yaml:"servers"`
+	Agents    map[string]*AgentConfig    `yaml:"agents"`
+	Executors map[string]*ExecutorConfig `yaml:"executors"`
+	Tasks     map[string]*TaskConfig     `yaml:"tasks"`
+
+	// Path is the file the config was read from ("" for the embedded default).
+	Path string `yaml:"-"`
+}
+
+// Naming says how upstream tool and prompt names become exposed names.
+type Naming struct {
+	Prefix    string `yaml:"prefix"`    // always | never
+	Separator string `yaml:"separator"` // default "__"
+	MaxLength int    `yaml:"max_length"`
+}
+
+// AuthConfig selects how callers are identified (docs/auth.md).
+type AuthConfig struct {
+	Mode string `yaml:"mode"` // none | api_key | jwt | oauth
+	// AllowNonLoopback lets mode none run on a non-loopback listener.
+	AllowNonLoopback bool         `yaml:"allow_non_loopback"`
+	Headers          HeaderNames  `yaml:"headers"`
+	APIKeys          []APIKeyDef  `yaml:"api_keys"`
+	JWT              JWTConfig    `yaml:"jwt"`
+	OAuth            OAuthConfig  `yaml:"oauth"`
+	AdminToken       string       `yaml:"admin_token"`
+	Audit            AuditConfig  `yaml:"audit"`
+	Metrics          MetricsLabel `yaml:"metrics"`
+}
+
+// HeaderNames are the identity headers; a deployment may rename them.
+type HeaderNames struct {
+	Agent        string `yaml:"agent"`
+	Conversation string `yaml:"conversation"`
+	Task         string `yaml:"task"`
+	Executor     string `yaml:"executor"`
+}
+
+// APIKeyDef binds a hashed API key to an agent. The key itself is never stored.
+type APIKeyDef struct {
+	Agent  string `yaml:"agent"`
+	SHA256 string `yaml:"sha256"` // hex SHA-256 of the key
+	ID     string `yaml:"id"`
+}
+
+// JWTConfig verifies (and, for `mcpgw token issue`, signs) JSON Web Tokens.
+type JWTConfig struct {
+	Issuer     string        `yaml:"issuer"`
+	Audience   string        `yaml:"audience"`
+	ClockSkew  time.Duration `yaml:"clock_skew"`
+	AgentClaim string        `yaml:"agent_claim"` // default "sub"
+	Keys       []JWTKey      `yaml:"keys"`
+}
+
+// JWTKey is one verification key with its pinned algorithm.
+type JWTKey struct {
+	Kid            string `yaml:"kid"`
+	Alg            string `yaml:"alg"` // HS256 HS384 HS512 RS256 RS384 RS512 PS256 ES256 ES384 EdDSA
+	Secret         string `yaml:"secret"`
+	PublicKey      string `yaml:"public_key"` // PEM
+	PublicKeyFile  string `yaml:"public_key_file"`
+	PrivateKeyFile string `yaml:"private_key_file"` // only for `mcpgw token issue`
+}
+
+// OAuthConfig makes the gateway an OAuth 2.1 resource server.
+type OAuthConfig struct {
+	// Resource is the canonical URI of this gateway's MCP endpoint (audience by default).
+	Resource             string        `yaml:"resource"`
+	AuthorizationServers []string      `yaml:"authorization_servers"`
+	Issuer               string        `yaml:"issuer"`
+	Audience             string        `yaml:"audience"`
+	JWKSURL              string        `yaml:"jwks_url"`
+	Scopes               []string      `yaml:"scopes"`
+	AgentClaim           string        `yaml:"agent_claim"` // default "sub"
+	ClockSkew            time.Duration `yaml:"clock_skew"`
+	JWKSRefresh          time.Duration `yaml:"jwks_refresh"`
+}
+
+// AuditConfig says where the audit log goes.
+type AuditConfig struct {
+	Path     string `yaml:"path"` // default state_dir/audit.jsonl; "off" disables
+	Disabled bool   `yaml:"-"`
+}
+
+// MetricsLabel bounds the cardinality of the agent label on metrics.
+type MetricsLabel struct {
+	AgentLabel string `yaml:"agent_label"` // all | top:N | off (default top:50)
+}
+
+// HTTPConfig holds the HTTP front's limits and allow-lists.
+type HTTPConfig struct {
+	MaxBodyBytes int64 `yaml:"max_body_bytes"`
+	// AllowedHosts are extra Host header values accepted besides the listener's own names.
+	AllowedHosts []string `yaml:"allowed_hosts"`
+	// AllowedOrigins are extra Origin values accepted besides the listener's own origins.
+	AllowedOrigins []string      `yaml:"allowed_origins"`
+	PageSize       int           `yaml:"page_size"`
+	SessionIdle    time.Duration `yaml:"session_idle_timeout"`
+	// BodyTimeout bounds reading one request body (a client that sends its body slowly
+	// holds a connection and a buffer; default 30s).
+	BodyTimeout time.Duration `yaml:"body_timeout"`
+	// MaxConnections caps the HTTP listener's open connections (default 4096).
+	MaxConnections int `yaml:"max_connections"`
+	// StreamQueue is how many messages may wait for one client stream before it is closed
+	// as a slow reader (default 1024).
+	StreamQueue int `yaml:"stream_queue"`
+}
+
+// UpstreamDefaults apply to every server that does not set its own.
+type UpstreamDefaults struct {
+	ConnectTimeout  time.Duration `yaml:"connect_timeout"`
+	CallTimeout     time.Duration `yaml:"call_timeout"`
+	ProtocolVersion string        `yaml:"protocol_version"`
+	// MaxPerSession caps the per_session instances of one server.
+	MaxPerSession int `yaml:"max_instances"`
+	// IdleTimeout reaps a per_session instance unused for this long.
+	IdleTimeout time.Duration `yaml:"idle_timeout"`
+	// MaxMessageBytes bounds one message from an upstream, and so one result (default
+	// 32 MiB). A larger message fails its call and restarts a stdio instance.
+	MaxMessageBytes int `yaml:"max_message_bytes"`
+}
+
+// LogConfig configures the gateway's own log.
+type LogConfig struct {
+	Level  string `yaml:"level"`  // debug | info | warn | error
+	Format string `yaml:"format"` // json | text
+}
+
+// ServerDef is one upstream MCP server (docs/config.md, servers).
+type ServerDef struct {
+	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse
+	Command        string            `yaml:"command"`
+	Args           []string          `yaml:"args"`
+	Env            map[string]string `yaml:"env"`
+	Dir            string            `yaml:"dir"`
+	URL            string            `yaml:"url"`
+	Headers        map[string]string `yaml:"headers"`
+	Mode           string            `yaml:"mode"` // auto | shared | per_session
+	StdioProxy     bool              `yaml:"stdio_proxy"`
+	DefaultEnabled *bool             `yaml:"default_enabled"`
+	Meta           ServerMeta        `yaml:"meta"`
+	Timeouts       Timeouts          `yaml:"timeouts"`
+	ProtocolVer    string            `yaml:"protocol_version"`
+	MaxInstances   int               `yaml:"max_instances"`
+	TLS            TLS               `yaml:"tls"`
+}
+
+// TLS is how the gateway checks an https upstream and proves itself to it
+// (docs/config.md, "tls"): a CA bundle instead of the system's roots, a client
+// certificate and its key, the name the server's certificate must carry. Files are read
+// and checked when the config loads, and read again on each connect.
+type TLS struct {
+	CAFile     string `yaml:"ca_file"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	ServerName string `yaml:"server_name"`
+}
+
+// Files is the setting as the upstream package takes it.
+func (t TLS) Files() upstream.TLSFiles { return upstream.TLSFiles(t) }
+
+// ServerMeta is descriptive data shown in the admin API and UI.
+type ServerMeta struct {
+	Title       string `yaml:"title"`
+	Description string `yaml:"description"`
+	URL         string `yaml:"url"`
+	Icon        string `yaml:"icon"`
+}
+
+// Timeouts bound an upstream's connection set-up and each call.
+type Timeouts struct {
+	Connect time.Duration `yaml:"connect"`
+	Call    time.Duration `yaml:"call"`
+}
+
+// AgentConfig is an agents.<id> entry (docs/config.md).
+type AgentConfig struct {
+	Enabled   *bool       `yaml:"enabled"`
+	Servers   []AgentUse  `yaml:"servers"`
+	Tools     ToolFilter  `yaml:"tools"`
+	ReadOnly  bool        `yaml:"read_only"`
+	Handshake string      `yaml:"handshake"`
+	Executor  string      `yaml:"executor"`
+	Keys      []string    `yaml:"api_keys"`
+	Extra     interface{} `yaml:"-"`
+}
+
+// AgentUse names one server an agent may use, optionally with its own mode.
+type AgentUse struct {
+	Name string
+	Mode string
+}
+
+// UnmarshalYAML accepts "name" or {name: x, mode: y}.
+func (u *AgentUse) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		u.Name = n.Value
+		return nil
+	}
+	var v struct {
+		Name string `yaml:"name"`
+		Mode string `yaml:"mode"`
+	}
+	if err := n.Decode(&v); err != nil {
+		return err
+	}
+	u.Name, u.Mode = v.Name, v.Mode
+	return nil
+}
+
+// ToolFilter holds allow and deny globs over exposed tool names.
+type ToolFilter struct {
+	Allow []string `yaml:"allow"`
+	Deny  []string `yaml:"deny"`
+}
+
+// ExecutorConfig is an executor and its MCP policy.
+type ExecutorConfig struct {
+	Type      string         `yaml:"type"`
+	MCPPolicy ExecutorPolicy `yaml:"mcp_policy"`
+}
+
+// ExecutorPolicy is an executor's mcp_policy (docs/config.md).
+type ExecutorPolicy struct {
+	AllowStdio          *bool             `yaml:"allow_stdio"`
+	AllowHTTP           *bool             `yaml:"allow_http"`
+	AllowSSE            *bool             `yaml:"allow_sse"`
+	AllowStreamableHTTP *bool             `yaml:"allow_streamable_http"`
+	URLRewrite          map[string]string `yaml:"url_rewrite"`
+	EnvInjection        map[string]string `yaml:"env_injection"`
+	AllowlistServers    []string          `yaml:"allowlist_servers"`
+	DenylistServers     []string          `yaml:"denylist_servers"`
+}
+
+// TaskConfig is a task provisioned from the file.
+type TaskConfig struct {
+	EnabledMCPServers []string `yaml:"enabled_mcp_servers"`
+	Agent             string   `yaml:"agent"`
+}
+
+// Transport kinds after normalisation.
+const (
+	TransportStdio = "stdio"
+	TransportHTTP  = "streamable_http"
+	TransportSSE   = "sse"
+)
+
+// Instance modes after resolution.
+const (
+	ModeShared     = "shared"
+	ModePerSession = "per_session"
+)
+
+// Transport returns the normalised transport of a server ("http" is streamable HTTP).
+func (d *ServerDef) Transport() string {
+	switch d.Type {
+	case "http", "streamable_http", "streamable-http", "streamableHttp":
+		return TransportHTTP
+	}
+	return d.Type
+}
+
+// ResolvedMode applies the auto rule: stdio is per_session unless stdio_proxy, anything else shared.
+func (d *ServerDef) ResolvedMode() string {
+	switch d.Mode {
+	case ModeShared, ModePerSession:
+		return d.Mode
+	}
+	if d.Transport() == TransportStdio && !d.StdioProxy {
+		return ModePerSession
+	}
+	return ModeShared
+}
+
+// Enabled reports the server's default_enabled (true when unset).
+func (d *ServerDef) Enabled() bool { return d.DefaultEnabled == nil || *d.DefaultEnabled }

@@ -1,0 +1,137 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mcpgw/mcpgw/statedir"
+)
+
+// DefaultStateDir is where state lives when the config names no state_dir.
+func DefaultStateDir() string { return statedir.Default() }
+
+func (c *Config) applyDefaults() {
+	if c.Listen == "" {
+		c.Listen = "127.0.0.1:8080"
+	}
+	if c.StateDir == "" {
+		c.StateDir = DefaultStateDir()
+	}
+	if strings.HasPrefix(c.StateDir, "~/") {
+		if home, err := os.UserHomeDir(); err == nil {
+			c.StateDir = filepath.Join(home, c.StateDir[2:])
+		}
+	}
+	if c.Store == "" {
+		c.Store = "bolt"
+	}
+	if c.Naming.Prefix == "" {
+		c.Naming.Prefix = "always"
+	}
+	if c.Naming.Separator == "" {
+		c.Naming.Separator = "__"
+	}
+	if c.Naming.MaxLength == 0 {
+		c.Naming.MaxLength = 64
+	}
+	if c.Auth.Mode == "" {
+		c.Auth.Mode = "none"
+	}
+	h := &c.Auth.Headers
+	for _, d := range []struct {
+		p *string
+		v string
+	}{{&h.Agent, "X-Agent-ID"}, {&h.Conversation, "X-Conversation-ID"}, {&h.Task, "X-Task-ID"}, {&h.Executor, "X-Executor-ID"}} {
+		if *d.p == "" {
+			*d.p = d.v
+		}
+	}
+	if c.Auth.JWT.AgentClaim == "" {
+		c.Auth.JWT.AgentClaim = "sub"
+	}
+	if c.Auth.JWT.ClockSkew == 0 {
+		c.Auth.JWT.ClockSkew = 30 * time.Second
+	}
+	if c.Auth.OAuth.AgentClaim == "" {
+		c.Auth.OAuth.AgentClaim = "sub"
+	}
+	if c.Auth.OAuth.ClockSkew == 0 {
+		c.Auth.OAuth.ClockSkew = 30 * time.Second
+	}
+	if c.Auth.OAuth.JWKSRefresh == 0 {
+		c.Auth.OAuth.JWKSRefresh = 10 * time.Minute
+	}
+	switch c.Auth.Audit.Path {
+	case "":
+		c.Auth.Audit.Path = filepath.Join(c.StateDir, "audit.jsonl")
+	case "off":
+		c.Auth.Audit.Disabled = true
+	}
+	if c.Auth.Metrics.AgentLabel == "" {
+		c.Auth.Metrics.AgentLabel = "top:50"
+	}
+	if c.HTTP.MaxBodyBytes == 0 {
+		c.HTTP.MaxBodyBytes = 4 << 20
+	}
+	if c.HTTP.PageSize == 0 {
+		c.HTTP.PageSize = 1000
+	}
+	if c.HTTP.SessionIdle == 0 {
+		c.HTTP.SessionIdle = 24 * time.Hour
+	}
+	if c.Upstream.ConnectTimeout == 0 {
+		c.Upstream.ConnectTimeout = 30 * time.Second
+	}
+	if c.Upstream.CallTimeout == 0 {
+		c.Upstream.CallTimeout = 120 * time.Second
+	}
+	if c.Upstream.ProtocolVersion == "" {
+		c.Upstream.ProtocolVersion = "2025-11-25"
+	}
+	if c.Upstream.MaxPerSession == 0 {
+		c.Upstream.MaxPerSession = 256
+	}
+	if c.Upstream.IdleTimeout == 0 {
+		c.Upstream.IdleTimeout = 30 * time.Minute
+	}
+	if c.Upstream.MaxMessageBytes == 0 {
+		c.Upstream.MaxMessageBytes = 32 << 20
+	}
+	if c.HTTP.BodyTimeout == 0 {
+		c.HTTP.BodyTimeout = 30 * time.Second
+	}
+	if c.HTTP.MaxConnections == 0 {
+		c.HTTP.MaxConnections = 4096
+	}
+	if c.HTTP.StreamQueue == 0 {
+		c.HTTP.StreamQueue = 1024
+	}
+	if c.Log.Level == "" {
+		c.Log.Level = "info"
+	}
+	if c.Log.Format == "" {
+		c.Log.Format = "json"
+	}
+	for _, d := range c.Servers {
+		if d == nil {
+			continue
+		}
+		if d.Mode == "" {
+			d.Mode = "auto"
+		}
+		if d.Timeouts.Connect == 0 {
+			d.Timeouts.Connect = c.Upstream.ConnectTimeout
+		}
+		if d.Timeouts.Call == 0 {
+			d.Timeouts.Call = c.Upstream.CallTimeout
+		}
+		if d.ProtocolVer == "" {
+			d.ProtocolVer = c.Upstream.ProtocolVersion
+		}
+		if d.MaxInstances == 0 {
+			d.MaxInstances = c.Upstream.MaxPerSession
+		}
+	}
+}

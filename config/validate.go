@@ -1,0 +1,330 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Problem is one thing wrong with a config. Warnings do not stop the gateway.
+type Problem struct {
+	Warning bool
+	Where   string
+	Text    string
+}
+
+func (p Problem) String() string {
+	kind := "error"
+	if p.Warning {
+		kind = "warning"
+	}
+	if p.Where == "" {
+		return kind + ": " + p.Text
+	}
+	return kind + ": " + p.Where + ": " + p.Text
+}
+
+// Problems is a list of config problems; as an error it lists them all.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	var b strings.Builder
+	n := 0
+	for _, p := range ps {
+		if !p.Warning {
+			n++
+		}
+	}
+	fmt.Fprintf(&b, "invalid config: %d problem(s)", n)
+	for _, p := range ps {
+		b.WriteString("\n  ")
+		b.WriteString(p.String())
+	}
+	return b.String()
+}
+
+// HasErrors reports whether any problem is an error rather than a warning.
+func (ps Problems) HasErrors() bool {
+	for _, p := range ps {
+		if !p.Warning {
+			return true
+		}
+	}
+	return false
+}
+
+// Warnings returns only the warnings.
+func (ps Problems) Warnings() Problems {
+	var w Problems
+	for _, p := range ps {
+		if p.Warning {
+			w = append(w, p)
+		}
+	}
+	return w
+}
+
+var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// SharedStdioError is the exact message docs/config.md gives for shared mode on a stdio server.
+func SharedStdioError(name string) string {
+	return fmt.Sprintf("mcp server %q: shared mode requires HTTP/SSE/streamable HTTP transport (stdio is per-session only)", name)
+}
+
+// Validate lists every problem it finds; it does not stop at the first.
+func (c *Config) Validate() Problems {
+	var ps Problems
+	add := func(warn bool, where, format string, a ...any) {
+		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
+	}
+	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
+		add(false, "listen", "%q is not host:port: %v", c.Listen, err)
+	}
+	switch {
+	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"), strings.HasPrefix(c.Store, "unix://"):
+	default:
+		add(false, "store", "%q is not one of bolt, memory, redis://host:port/db", c.Store)
+	}
+	switch c.Naming.Prefix {
+	case "always", "never":
+	default:
+		add(false, "naming.prefix", "%q is not one of always, never", c.Naming.Prefix)
+	}
+	if !regexp.MustCompile(`^[A-Za-z0-9_-]{1,8}$`).MatchString(c.Naming.Separator) {
+		add(false, "naming.separator", "%q must be 1 to 8 of the characters A-Z a-z 0-9 _ -", c.Naming.Separator)
+	}
+	if c.Naming.MaxLength < 16 || c.Naming.MaxLength > 128 {
+		add(false, "naming.max_length", "%d must be between 16 and 128", c.Naming.MaxLength)
+	}
+	switch c.Auth.Mode {
+	case "none", "api_key":
+	case "jwt":
+		if len(c.Auth.JWT.Keys) == 0 {
+			add(false, "auth.jwt.keys", "mode jwt needs at least one key")
+		}
+	case "oauth":
+		if c.Auth.OAuth.JWKSURL == "" {
+			add(false, "auth.oauth.jwks_url", "mode oauth needs the authorization server's JWKS URL")
+		}
+		if len(c.Auth.OAuth.AuthorizationServers) == 0 {
+			add(false, "auth.oauth.authorization_servers", "mode oauth needs at least one authorization server (RFC 9728)")
+		}
+	default:
+		add(false, "auth.mode", "%q is not one of none, api_key, jwt, oauth", c.Auth.Mode)
+	}
+	for i, k := range c.Auth.JWT.Keys {
+		where := fmt.Sprintf("auth.jwt.keys[%d]", i)
+		switch k.Alg {
+		case "HS256", "HS384", "HS512":
+			if k.Secret == "" {
+				add(false, where, "%s needs a secret", k.Alg)
+			}
+		case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA":
+			if k.PublicKey == "" && k.PublicKeyFile == "" && k.PrivateKeyFile == "" {
+				add(false, where, "%s needs public_key, public_key_file or private_key_file", k.Alg)
+			}
+		case "":
+			add(false, where, "missing alg (the algorithm is pinned per key)")
+		default:
+			add(false, where, "unsupported alg %q", k.Alg)
+		}
+	}
+	for i, k := range c.Auth.APIKeys {
+		if _, ok := c.Agents[k.Agent]; len(c.Agents) > 0 && !ok {
+			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "unknown agent %q", k.Agent)
+		}
+		if len(k.SHA256) != 64 {
+			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "sha256 must be 64 hex digits")
+		}
+	}
+	switch al := c.Auth.Metrics.AgentLabel; {
+	case al == "all", al == "off", strings.HasPrefix(al, "top:"):
+	default:
+		add(false, "auth.metrics.agent_label", "%q is not one of all, off, top:N", al)
+	}
+	if c.HTTP.MaxBodyBytes < 1024 {
+		add(false, "http.max_body_bytes", "%d is too small (at least 1024)", c.HTTP.MaxBodyBytes)
+	}
+	if c.Upstream.MaxMessageBytes < 4096 {
+		add(false, "upstream.max_message_bytes", "%d is too small (at least 4096)", c.Upstream.MaxMessageBytes)
+	}
+	if c.HTTP.MaxConnections < 1 {
+		add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)
+	}
+	if c.HTTP.StreamQueue < 1 {
+		add(false, "http.stream_queue", "%d must be positive", c.HTTP.StreamQueue)
+	}
+	if c.HTTP.BodyTimeout < 0 {
+		add(false, "http.body_timeout", "must not be negative")
+	}
+	if c.HTTP.PageSize < 1 {
+		add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		add(false, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "json", "text":
+	default:
+		add(false, "log.format", "%q is not one of json, text", c.Log.Format)
+	}
+
+	for _, name := range sortedKeys(c.Servers) {
+		d := c.Servers[name]
+		where := "servers." + name
+		if d == nil {
+			add(false, where, "empty server definition")
+			continue
+		}
+		if !serverNameRE.MatchString(name) {
+			add(false, where, "server name must be 1 to 64 of the characters A-Z a-z 0-9 _ -")
+		}
+		if c.Naming.Prefix == "always" && strings.Contains(name, c.Naming.Separator) {
+			add(false, where, "server name contains the name separator %q, so exposed names would be ambiguous", c.Naming.Separator)
+		}
+		switch d.Transport() {
+		case TransportStdio:
+			if d.Command == "" {
+				add(false, where, "type stdio needs a command")
+			}
+			if d.URL != "" {
+				add(true, where, "url is ignored for type stdio")
+			}
+		case TransportHTTP, TransportSSE:
+			if d.URL == "" {
+				add(false, where, "type %s needs a url", d.Type)
+			} else if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				add(false, where, "url %q is not an http(s) URL", d.URL)
+			}
+			if d.Command != "" {
+				add(true, where, "command is ignored for type %s", d.Type)
+			}
+		case "":
+			add(false, where, "missing type (one of stdio, http, streamable_http, sse)")
+		default:
+			add(false, where, "unknown type %q (one of stdio, http, streamable_http, sse)", d.Type)
+		}
+		switch d.Mode {
+		case "auto", ModeShared, ModePerSession:
+		default:
+			add(false, where, "unknown mode %q (one of auto, shared, per_session)", d.Mode)
+		}
+		if d.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
+			add(false, "", "%s", SharedStdioError(name))
+		}
+		if d.ProtocolVer != "" && !SupportedUpstreamVersion(d.ProtocolVer) {
+			add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
+		}
+		if f := d.TLS.Files(); !f.IsZero() {
+			switch {
+			case d.Transport() == TransportStdio:
+				add(true, where+".tls", "is ignored for type stdio")
+			case strings.HasPrefix(strings.ToLower(d.URL), "http://"):
+				add(true, where+".tls", "is ignored for an http:// url (it applies to https)")
+			}
+			if _, err := f.Load(); err != nil {
+				add(false, where+".tls", "%v", err)
+			}
+		}
+	}
+
+	for _, name := range sortedKeys(c.Agents) {
+		a := c.Agents[name]
+		where := "agents." + name
+		if a == nil {
+			continue
+		}
+		for _, u := range a.Servers {
+			if _, ok := c.Servers[u.Name]; !ok {
+				add(false, where, "unknown server %q", u.Name)
+			}
+			switch u.Mode {
+			case "", "auto", ModeShared, ModePerSession:
+			default:
+				add(false, where, "server %q: unknown mode %q", u.Name, u.Mode)
+			}
+			if d := c.Servers[u.Name]; d != nil && u.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
+				add(false, where, "%s", SharedStdioError(u.Name))
+			}
+		}
+		for _, g := range append(append([]string{}, a.Tools.Allow...), a.Tools.Deny...) {
+			if _, err := filepath.Match(g, ""); err != nil {
+				add(false, where, "bad glob %q: %v", g, err)
+			}
+		}
+		switch a.Handshake {
+		case "", "auto", "full", "thin":
+		default:
+			add(false, where, "handshake %q is not one of auto, full, thin", a.Handshake)
+		}
+		if a.Executor != "" {
+			if _, ok := c.Executors[a.Executor]; !ok {
+				add(false, where, "unknown executor %q", a.Executor)
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.Executors) {
+		e := c.Executors[name]
+		where := "executors." + name
+		if e == nil {
+			continue
+		}
+		switch e.Type {
+		case "local_pc", "local_docker", "remote_docker", "remote_vps", "k8s":
+		default:
+			add(false, where, "unknown type %q (one of local_pc, local_docker, remote_docker, remote_vps, k8s)", e.Type)
+		}
+		if len(e.MCPPolicy.AllowlistServers) > 0 && len(e.MCPPolicy.DenylistServers) > 0 {
+			add(true, where, "both allowlist_servers and denylist_servers are set; the allowlist wins")
+		}
+		for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
+			if _, ok := c.Servers[s]; !ok {
+				add(true, where, "names unknown server %q", s)
+			}
+		}
+	}
+	for _, name := range sortedKeys(c.Tasks) {
+		t := c.Tasks[name]
+		if t == nil {
+			continue
+		}
+		for _, s := range t.EnabledMCPServers {
+			if _, ok := c.Servers[s]; !ok {
+				add(false, "tasks."+name, "unknown server %q", s)
+			}
+		}
+		if t.Agent != "" {
+			if _, ok := c.Agents[t.Agent]; !ok {
+				add(false, "tasks."+name, "unknown agent %q", t.Agent)
+			}
+		}
+	}
+	return ps
+}
+
+var upstreamVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// SupportedUpstreamVersion reports whether the gateway can speak v to an upstream.
+func SupportedUpstreamVersion(v string) bool {
+	for _, s := range upstreamVersions {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
