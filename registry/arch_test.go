@@ -124,7 +124,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		// What the small bridge binary may not link: the config loader, the registry (its wire
 		// format excepted) and the YAML and JSON Schema libraries they bring.
 		bridgeMayNot = []string{module + "/config", module + "/registry", "gopkg.in/yaml.v3", "github.com/google/jsonschema-go"}
-		banned   = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
+		banned       = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
 	)
 	for _, p := range pkgs {
 		for _, low := range lower {
