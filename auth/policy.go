@@ -115,6 +115,22 @@ func intersect(names, keep []string, dropped func(string)) []string {
 
 func allowed(b *bool) bool { return b == nil || *b }
 
+// transportAllowed applies an executor's transport switches to a normalised transport.
+// allow_http and allow_streamable_http both name streamable HTTP ("http" is its short
+// name in a server's type), so either one set to false forbids it. A transport the policy
+// does not know is refused: a new transport must be allowed explicitly.
+func transportAllowed(p config.ExecutorPolicy, transport string) bool {
+	switch transport {
+	case config.TransportStdio:
+		return allowed(p.AllowStdio)
+	case config.TransportHTTP:
+		return allowed(p.AllowHTTP) && allowed(p.AllowStreamableHTTP)
+	case config.TransportSSE:
+		return allowed(p.AllowSSE)
+	}
+	return false
+}
+
 func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution, names []string) []string {
 	var out []string
 	allow := map[string]bool{}
@@ -138,17 +154,7 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: in executor %q denylist", n, res.Executor))
 			continue
 		}
-		ok := true
-		switch d.Type {
-		case "stdio":
-			ok = allowed(p.AllowStdio)
-		case "http":
-			ok = allowed(p.AllowHTTP) || (p.AllowHTTP == nil && allowed(p.AllowStreamableHTTP))
-		case "streamable_http":
-			ok = allowed(p.AllowStreamableHTTP)
-		case "sse":
-			ok = allowed(p.AllowSSE)
-		}
+		ok := transportAllowed(p, d.Transport())
 		if !ok {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: executor %q does not allow transport %s", n, res.Executor, d.Type))
 			continue
@@ -162,8 +168,8 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 		if len(p.EnvInjection) > 0 && d.Transport() == config.TransportStdio {
 			o.Env = map[string]string{}
 			for k, v := range p.EnvInjection {
-				// The server's own value wins.
-				if _, own := d.Env[k]; !own {
+				// The server's own value wins unless the policy says injection overrides it.
+				if _, own := d.Env[k]; !own || p.EnvInjectionOverridesServer {
 					o.Env[k] = v
 				}
 			}

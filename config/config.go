@@ -256,8 +256,11 @@ type ExecutorPolicy struct {
 	AllowStreamableHTTP *bool             `yaml:"allow_streamable_http"`
 	URLRewrite          map[string]string `yaml:"url_rewrite"`
 	EnvInjection        map[string]string `yaml:"env_injection"`
-	AllowlistServers    []string          `yaml:"allowlist_servers"`
-	DenylistServers     []string          `yaml:"denylist_servers"`
+	// EnvInjectionOverridesServer lets env_injection replace a value the server's own env
+	// sets; by default the server's value wins.
+	EnvInjectionOverridesServer bool     `yaml:"env_injection_overrides_server"`
+	AllowlistServers            []string `yaml:"allowlist_servers"`
+	DenylistServers             []string `yaml:"denylist_servers"`
 }
 
 // TaskConfig is a task provisioned from the file.
@@ -279,13 +282,25 @@ const (
 	ModePerSession = "per_session"
 )
 
-// Transport returns the normalised transport of a server ("http" is streamable HTTP).
-func (d *ServerDef) Transport() string {
-	switch d.Type {
-	case "http", "streamable_http", "streamable-http", "streamableHttp":
+// Transport returns the normalised transport of a server: one of TransportStdio,
+// TransportHTTP and TransportSSE, or the raw type when it is none of them (validation
+// refuses it). Loading normalises Type itself, so every alias ("http", "streamable-http",
+// "streamableHttp") reads as TransportHTTP wherever the config is used; code switches on
+// Transport(), never on the raw string.
+func (d *ServerDef) Transport() string { return NormalizeTransport(d.Type) }
+
+// NormalizeTransport maps a server type as written to its transport constant; an unknown
+// type comes back unchanged.
+func NormalizeTransport(t string) string {
+	switch t {
+	case "http", "streamable_http", "streamable-http", "streamableHttp", "streamable":
 		return TransportHTTP
+	case "stdio":
+		return TransportStdio
+	case "sse":
+		return TransportSSE
 	}
-	return d.Type
+	return t
 }
 
 // ResolvedMode applies the auto rule: stdio is per_session unless stdio_proxy, anything else shared.

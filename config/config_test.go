@@ -117,6 +117,32 @@ func TestConfigProblems(t *testing.T) {
 		wantWarn []string
 	}{
 		{
+			name:    "listen port that is not a number",
+			yaml:    "listen: 127.0.0.1:notaport\n",
+			wantErr: []string{`~listen: "127.0.0.1:notaport": port "notaport" is not a number`},
+		},
+		{
+			name:    "auth none on a non-loopback listener",
+			yaml:    "listen: 0.0.0.0:8080\n",
+			wantErr: []string{"~listen: auth.mode none trusts identity headers, so it only runs on a loopback listener"},
+		},
+		{
+			name:     "auth none on a non-loopback listener, allowed",
+			yaml:     "listen: \"[::]:8080\"\nauth: {allow_non_loopback: true}\n",
+			wantWarn: []string{"AUTH IS OFF on a non-loopback listener"},
+		},
+		{
+			name: "url_rewrite sides that are not URLs",
+			yaml: "executors:\n  e:\n    type: local_pc\n    mcp_policy:\n      url_rewrite: {localhost: \"http://h:1\", \"http://127.0.0.1\": docker-host}\n",
+			wantErr: []string{`~executors.e.mcp_policy.url_rewrite: "localhost" is not an http(s) URL prefix`,
+				`~executors.e.mcp_policy.url_rewrite: "docker-host" is not an http(s) URL prefix`},
+		},
+		{
+			name:    "env_injection name with =",
+			yaml:    "executors:\n  e:\n    type: local_pc\n    mcp_policy:\n      env_injection: {\"A=B\": x}\n",
+			wantErr: []string{`~executors.e.mcp_policy.env_injection: "A=B" is not an environment variable name`},
+		},
+		{
 			name:    "unknown type",
 			yaml:    "servers:\n  a: {type: grpc, url: http://x}\n",
 			wantErr: []string{`~servers.a: unknown type "grpc"`},

@@ -118,6 +118,7 @@ func (c *Config) applyDefaults() {
 		if d == nil {
 			continue
 		}
+		d.Type = NormalizeTransport(d.Type)
 		if d.Mode == "" {
 			d.Mode = "auto"
 		}

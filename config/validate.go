@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -81,9 +82,7 @@ func (c *Config) Validate() Problems {
 	add := func(warn bool, where, format string, a ...any) {
 		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
 	}
-	if _, _, err := net.SplitHostPort(c.Listen); err != nil {
-		add(false, "listen", "%q is not host:port: %v", c.Listen, err)
-	}
+	ps = append(ps, c.ListenProblems()...)
 	switch {
 	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"), strings.HasPrefix(c.Store, "unix://"):
 	default:
@@ -208,7 +207,7 @@ func (c *Config) Validate() Problems {
 		case "":
 			add(false, where, "missing type (one of stdio, http, streamable_http, sse)")
 		default:
-			add(false, where, "unknown type %q (one of stdio, http, streamable_http, sse)", d.Type)
+			add(false, where, "unknown type %q (one of stdio, http, streamable_http, streamable-http, sse)", d.Type)
 		}
 		switch d.Mode {
 		case "auto", ModeShared, ModePerSession:
@@ -283,6 +282,18 @@ func (c *Config) Validate() Problems {
 		if len(e.MCPPolicy.AllowlistServers) > 0 && len(e.MCPPolicy.DenylistServers) > 0 {
 			add(true, where, "both allowlist_servers and denylist_servers are set; the allowlist wins")
 		}
+		for _, from := range sortedKeys(e.MCPPolicy.URLRewrite) {
+			for _, side := range []string{from, e.MCPPolicy.URLRewrite[from]} {
+				if u, err := url.Parse(side); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+					add(false, where+".mcp_policy.url_rewrite", "%q is not an http(s) URL prefix (both sides of a rule are, e.g. http://127.0.0.1:9000)", side)
+				}
+			}
+		}
+		for k := range e.MCPPolicy.EnvInjection {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				add(false, where+".mcp_policy.env_injection", "%q is not an environment variable name", k)
+			}
+		}
 		for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
 			if _, ok := c.Servers[s]; !ok {
 				add(true, where, "names unknown server %q", s)
@@ -327,4 +338,29 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(ks)
 	return ks
+}
+
+// ListenProblems checks the listen address and what it implies for authentication: a port
+// that is a number, and auth.mode none only on a loopback listener (it trusts identity
+// headers) unless auth.allow_non_loopback says otherwise. serve runs it again after a
+// --listen override, so validate and serve refuse the same configs.
+func (c *Config) ListenProblems() Problems {
+	var ps Problems
+	host, port, err := net.SplitHostPort(c.Listen)
+	if err != nil {
+		return Problems{{Where: "listen", Text: fmt.Sprintf("%q is not host:port: %v", c.Listen, err)}}
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		ps = append(ps, Problem{Where: "listen", Text: fmt.Sprintf("%q: port %q is not a number from 0 to 65535", c.Listen, port)})
+	}
+	ip := net.ParseIP(host)
+	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
+	if c.Auth.Mode == "none" && !loopback {
+		if !c.Auth.AllowNonLoopback {
+			ps = append(ps, Problem{Where: "listen", Text: fmt.Sprintf("auth.mode none trusts identity headers, so it only runs on a loopback listener; %s is not one (use a real auth mode, or set auth.allow_non_loopback: true to override)", c.Listen)})
+		} else {
+			ps = append(ps, Problem{Warning: true, Where: "listen", Text: "AUTH IS OFF on a non-loopback listener: anyone who can reach " + c.Listen + " can use every tool"})
+		}
+	}
+	return ps
 }

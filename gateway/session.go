@@ -162,12 +162,14 @@ func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
 			o.URL = ov.URL
 		}
 		if len(ov.Env) > 0 {
+			// Resolution already left out what the server's own env sets, unless the
+			// executor's policy lets injection override it: what remains is applied on top.
 			env := make(map[string]string, len(o.Env)+len(ov.Env))
-			for k, v := range ov.Env {
+			for k, v := range o.Env {
 				env[k] = v
 			}
-			for k, v := range o.Env {
-				env[k] = v // the server's own value wins
+			for k, v := range ov.Env {
+				env[k] = v
 			}
 			o.Env = env
 		}

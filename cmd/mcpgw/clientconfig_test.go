@@ -452,7 +452,7 @@ func TestClientConfigGoldenFilesUsed(t *testing.T) {
 func TestClientConfigDefaultSocket(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	cfg := filepath.Join(t.TempDir(), "mcpgw.yaml")
-	if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:9090\n"), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:9090\nauth: {allow_non_loopback: true}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out, err := runClientConfig(t, cfg, "--agent", "a1", "--client", "claude-code", "--via", "bridge")

@@ -202,7 +202,7 @@ func serve(args []string) error {
 	for _, p := range ps {
 		log.Warn("config", "problem", p.String())
 	}
-	if err := checkListener(cfg, log); err != nil {
+	if err := checkListener(cfg, log, *listen != ""); err != nil {
 		return err
 	}
 	if exe, err := os.Executable(); err == nil {
@@ -288,17 +288,18 @@ func serve(args []string) error {
 	return nil
 }
 
-// checkListener refuses auth mode none on a listener other than loopback, unless the
-// operator said so explicitly.
-func checkListener(cfg *config.Config, log *slog.Logger) error {
-	host, _, _ := net.SplitHostPort(cfg.Listen)
-	ip := net.ParseIP(host)
-	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-	if cfg.Auth.Mode == "none" && !loopback {
-		if !cfg.Auth.AllowNonLoopback {
-			return fmt.Errorf("auth.mode none trusts identity headers, so it only runs on a loopback listener; %s is not one (set auth.allow_non_loopback: true to override)", cfg.Listen)
-		}
-		log.Warn("AUTH IS OFF on a non-loopback listener: anyone who can reach " + cfg.Listen + " can use every tool")
+// checkListener runs the listen checks again after a --listen override; the config's own
+// listen address was checked (and its warnings logged) when it loaded.
+func checkListener(cfg *config.Config, log *slog.Logger, overridden bool) error {
+	if !overridden {
+		return nil
+	}
+	ps := cfg.ListenProblems()
+	for _, p := range ps.Warnings() {
+		log.Warn("config", "problem", p.String())
+	}
+	if ps.HasErrors() {
+		return ps
 	}
 	return nil
 }
