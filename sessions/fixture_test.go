@@ -1,0 +1,108 @@
+package sessions
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+)
+
+// testdata/store-v1.db is a bbolt store written by the release whose store layout had no
+// schema version (buckets sessions, tasks, conversations; JSON values). It is kept so that
+// every later layout is proven to open and migrate a store users already have. Regenerate
+// it only for a deliberate new fixture, never to make a test pass:
+//
+//	MCPGW_WRITE_STORE_FIXTURE=testdata/store-v1.db go test ./sessions -run TestStoreFixture
+const storeFixture = "testdata/store-v1.db"
+
+var fixtureTime = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+func fixtureRecords() ([]*Record, []*Task, []*Conversation) {
+	recs := []*Record{
+		{ID: "s-plain", Transport: "streamable_http", Agent: "claude", Conversation: "c1", ProtocolVersion: "2025-11-25",
+			ClientInfo: json.RawMessage(`{"name":"claude-code","version":"2.0.0"}`), ClientCaps: json.RawMessage(`{"roots":{}}`),
+			Servers: []string{"docs", "everything"}, Handshake: "full", Created: fixtureTime, LastSeen: fixtureTime, Principal: "header:claude"},
+		{ID: "s-task", Transport: "socket", Agent: "codex", Task: "t1", Executor: "docker", ProtocolVersion: "2025-06-18",
+			Servers: []string{"everything"}, Handshake: "thin", LogLevel: "debug", Created: fixtureTime, LastSeen: fixtureTime.Add(time.Minute),
+			Principal: "key:ops", Overrides: map[string]Override{"everything": {Mode: "per_session", URL: "http://host.docker.internal:9000/mcp", Env: map[string]string{"TOKEN": "x"}}},
+			Narrow: &Narrow{Servers: []string{"everything"}, Tools: []string{"everything__echo"}, ReadOnly: true, HasServers: true, HasTools: true}},
+	}
+	tasks := []*Task{
+		{ID: "t1", EnabledMCPServers: []string{"everything"}, Agent: "codex", Created: fixtureTime},
+		{ID: "t-file", EnabledMCPServers: []string{"docs"}, Created: fixtureTime, FileManaged: true},
+	}
+	convs := []*Conversation{{Agent: "claude", ID: "c1", FullViewHash: "v1:abc", Updated: fixtureTime}}
+	return recs, tasks, convs
+}
+
+// TestStoreFixture opens the store an earlier release wrote and finds every record in it.
+func TestStoreFixture(t *testing.T) {
+	recs, tasks, convs := fixtureRecords()
+	if out := os.Getenv("MCPGW_WRITE_STORE_FIXTURE"); out != "" {
+		_ = os.Remove(out)
+		s, err := OpenBolt(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range recs {
+			must(t, s.Put(r))
+		}
+		for _, tk := range tasks {
+			must(t, s.PutTask(tk))
+		}
+		for _, c := range convs {
+			must(t, s.PutConversation(c))
+		}
+		must(t, s.Close())
+		t.Logf("wrote %s", out)
+	}
+	// Open a copy: opening may migrate the file in place, and the fixture must stay as the
+	// earlier release left it.
+	raw, err := os.ReadFile(storeFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcpgw.db")
+	must(t, os.WriteFile(path, raw, 0o600))
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatalf("open the earlier release's store: %v", err)
+	}
+	defer s.Close()
+	for _, want := range recs {
+		got, err := s.Get(want.ID)
+		if err != nil {
+			t.Fatalf("session %s: %v", want.ID, err)
+		}
+		a, _ := json.Marshal(got)
+		b, _ := json.Marshal(want)
+		if string(a) != string(b) {
+			t.Errorf("session %s:\n got %s\nwant %s", want.ID, a, b)
+		}
+	}
+	got, err := s.ListTasks()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, tk := range got {
+		ids = append(ids, tk.ID)
+	}
+	slices.Sort(ids)
+	if !slices.Equal(ids, []string{"t-file", "t1"}) {
+		t.Errorf("tasks %v, want [t-file t1]", ids)
+	}
+	c, err := s.GetConversation("claude", "c1")
+	if err != nil || c.FullViewHash != "v1:abc" {
+		t.Errorf("conversation: %+v, %v", c, err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
