@@ -353,6 +353,9 @@ func (g *Gateway) register(s *Session) error {
 	g.sessions[s.ID] = s
 	g.mu.Unlock()
 	g.metrics.sessions.WithLabelValues(s.Transport).Inc()
+	// One line per session start says which servers this agent, task and executor got.
+	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
+		"conversation", s.rec.Conversation, "task", s.rec.Task, "executor", s.rec.Executor, "servers", s.rec.Servers)
 	return nil
 }
 

@@ -1,0 +1,38 @@
+package gateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// A session start logs one line naming the agent, task, executor and the servers it got,
+// so an operator can confirm which servers loaded for a task.
+func TestSessionStartLogsItsServers(t *testing.T) {
+	g := startGateway(t, baseConfig+`
+executors:
+  box: {type: local_docker, mcp_policy: {denylist_servers: [down]}}
+tasks:
+  t7: {enabled_mcp_servers: [everything, down]}
+`)
+	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		header: map[string]string{"X-Agent-ID": "coder", "X-Task-ID": "t7", "X-Executor-ID": "box"}})
+	if r.status != http.StatusOK {
+		t.Fatalf("initialize: HTTP %d %s", r.status, r.body)
+	}
+	sid := r.header.Get("Mcp-Session-Id")
+	var line string
+	for _, l := range strings.Split(g.log.String(), "\n") {
+		if strings.Contains(l, `msg="session started"`) && strings.Contains(l, "session="+sid) {
+			line = l
+		}
+	}
+	if line == "" {
+		t.Fatalf("no session started line for %s in:\n%s", sid, g.log.String())
+	}
+	for _, want := range []string{"agent=coder", "task=t7", "executor=box", "servers=[everything]", "transport=streamable"} {
+		if !strings.Contains(line, want) {
+			t.Errorf("session line %q lacks %s", line, want)
+		}
+	}
+}
