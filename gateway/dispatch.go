@@ -25,7 +25,7 @@ func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out out
 	case "initialize":
 		// A second initialize on a live session: answer it again (legacy SSE clients send
 		// their first initialize here).
-		_ = out.reply(wire.Result(m.ID, g.initializeResult(s.rec.ProtocolVersion, s.rec.Servers)))
+		_ = out.reply(wire.Result(m.ID, g.initializeResult(s.rec.ProtocolVersion, s.servers())))
 	case "tools/list":
 		g.list(s, m, "tools", out)
 	case "prompts/list":
@@ -527,7 +527,7 @@ func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out out
 	}
 	s.mu.Unlock()
 	_ = g.store.Put(&s.rec)
-	for _, name := range s.rec.Servers {
+	for _, name := range s.servers() {
 		if srv := g.reg.Server(name); srv != nil && srv.Mode == config.ModeShared {
 			if c := srv.Shared(); c != nil {
 				conns = append(conns, c)

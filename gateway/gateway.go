@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -148,17 +149,39 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 // KeyFilePath is where API keys created by `mcpgw token create-key` are kept (hashed).
 func KeyFilePath(cfg *config.Config) string { return filepath.Join(cfg.StateDir, "api_keys.jsonl") }
 
-// Reload applies a new config's agents, executors, tasks and credentials. Sessions keep
-// their server sets; sessions whose view changed are sent list_changed. Changes to servers,
-// the listener and the store need a restart.
+// Reload applies a new config while the gateway runs: servers (added ones start, changed
+// ones are replaced, removed ones retire and stay up for the sessions that already have
+// them), agents, executors, tasks and credentials. Sessions keep their server sets; those
+// whose view changed are sent list_changed. The listener, the store and the state
+// directory need a restart.
 func (g *Gateway) Reload(cfg *config.Config) error {
 	authn, err := auth.NewAuthenticator(cfg, g.keys)
 	if err != nil {
 		return err
 	}
+	// Servers first: a session that resolves against the new policy finds them.
+	g.reg.Apply(cfg)
 	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1)})
 	g.notifyAll()
+	g.releaseRetired()
 	return nil
+}
+
+// releaseRetired stops retired servers that no live session has in its set.
+func (g *Gateway) releaseRetired() {
+	if !g.reg.HasRetired() {
+		return
+	}
+	g.reg.Release(func(server string) bool {
+		g.mu.RLock()
+		defer g.mu.RUnlock()
+		for _, s := range g.sessions {
+			if slices.Contains(s.servers(), server) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // Handler is the gateway's HTTP handler.
@@ -340,6 +363,8 @@ func (g *Gateway) newSession(rec sessions.Record) *Session {
 	}
 	_ = json.Unmarshal(rec.ClientCaps, &caps)
 	s.caps.sampling, s.caps.elicitation, s.caps.roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
+	servers := rec.Servers
+	s.srv.Store(&servers)
 	s.touch()
 	return s
 }
@@ -372,6 +397,7 @@ func (g *Gateway) end(s *Session, why string) {
 	s.close()
 	g.publish("end", s.ID)
 	g.log.Info("session ended", "session", s.ID, "why", why)
+	g.releaseRetired()
 }
 
 // instances counts the live per-session instances of a server.
@@ -435,7 +461,7 @@ func (g *Gateway) serverChanged(server string) {
 	}
 	g.mu.RUnlock()
 	for _, s := range all {
-		for _, name := range s.rec.Servers {
+		for _, name := range s.servers() {
 			if name == server {
 				g.notifyIfChanged(s)
 				break

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -125,6 +126,49 @@ func (g *Gateway) task(id string) (*sessions.Task, error) {
 	return nil, sessions.ErrNotFound
 }
 
+// reresolve recomputes a live session's server set under the current policy: the servers
+// its agent, executor, task and credential allow now. A task session also keeps the
+// servers it started with that have since been removed from the config (they are retired,
+// not stopped, while it runs): a running task is never changed under its feet. It
+// reports whether the set changed.
+func (g *Gateway) reresolve(s *Session) bool {
+	pol := g.policy()
+	id := identityOf(&s.rec)
+	var taskServers []string
+	if id.Task != "" {
+		if t, err := g.task(id.Task); err == nil {
+			taskServers = t.EnabledMCPServers
+		}
+		if taskServers == nil {
+			taskServers = []string{}
+		}
+	}
+	res, fail := auth.Resolve(pol.cfg, id, taskServers)
+	if fail != nil {
+		// The agent or executor is gone: the session keeps nothing but what a task holds.
+		res = &auth.Resolution{}
+	}
+	next := res.Servers
+	old := s.servers()
+	if id.Task != "" {
+		for _, name := range old {
+			if _, configured := pol.cfg.Servers[name]; !configured && g.reg.Server(name) != nil && !slices.Contains(next, name) {
+				next = append(next, name)
+			}
+		}
+		slices.Sort(next)
+	}
+	if next == nil {
+		next = []string{}
+	}
+	if slices.Equal(next, old) {
+		return false
+	}
+	g.log.Info("session servers changed", "session", s.ID, "agent", id.Agent, "task", id.Task, "servers", next, "before", old)
+	s.setServers(next)
+	return true
+}
+
 // identityOf rebuilds a session's identity from its record (for its filter).
 func identityOf(rec *sessions.Record) *auth.Identity {
 	id := &auth.Identity{Agent: rec.Agent, Conversation: rec.Conversation, Task: rec.Task, Executor: rec.Executor, Principal: rec.Principal}
@@ -156,7 +200,7 @@ func (s *Session) filter() *auth.Filter {
 // tool is hidden when the session's servers hold it, else calls it unknown.
 func (g *Gateway) denial(s *Session, tool string, start time.Time) {
 	rule := "unknown tool"
-	for _, name := range s.rec.Servers {
+	for _, name := range s.servers() {
 		srv := g.reg.Server(name)
 		if srv == nil {
 			continue

@@ -73,6 +73,7 @@ func (g *Gateway) notifyAll() {
 	}
 	g.mu.RUnlock()
 	for _, s := range all {
+		g.reresolve(s)
 		g.notifyIfChanged(s)
 	}
 }

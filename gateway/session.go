@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -42,6 +43,9 @@ type Session struct {
 	closed   bool
 
 	lastSeen atomic.Int64
+	// srv is the session's server set (rec.Servers as of its last resolution): a reload
+	// may change it, so the call path reads it here rather than from rec.
+	srv atomic.Pointer[[]string]
 
 	viewMu     sync.Mutex
 	viewGen    uint64
@@ -65,6 +69,41 @@ type sessConn struct {
 
 func (s *Session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }
 
+// servers is the session's current server set.
+func (s *Session) servers() []string {
+	if p := s.srv.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// setServers replaces the session's server set: its view is rebuilt on the next request,
+// and instances of servers it no longer has are stopped.
+func (s *Session) setServers(names []string) {
+	s.srv.Store(&names)
+	s.mu.Lock()
+	s.rec.Servers = names
+	var stop []*upstream.Conn
+	for name, sc := range s.conns {
+		if !slices.Contains(names, name) {
+			if sc.conn != nil {
+				stop = append(stop, sc.conn)
+			}
+			delete(s.conns, name)
+			delete(s.cats, name)
+		}
+	}
+	rec := s.rec
+	s.mu.Unlock()
+	s.viewMu.Lock()
+	s.view = nil
+	s.viewMu.Unlock()
+	for _, c := range stop {
+		_ = c.Close()
+	}
+	_ = s.g.store.Put(&rec)
+}
+
 // View returns the session's current view: its servers, less those down for it.
 func (s *Session) View() *registry.View {
 	f := s.filter()
@@ -87,7 +126,7 @@ func (s *Session) View() *registry.View {
 		own[k] = v
 	}
 	s.mu.Unlock()
-	s.view = s.g.reg.ViewFor(s.rec.Servers, down, f, own)
+	s.view = s.g.reg.ViewFor(s.servers(), down, f, own)
 	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
 }

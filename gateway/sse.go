@@ -104,7 +104,7 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 			_ = s.send(errMsg)
 			break
 		}
-		result := g.initializeResult(rec.ProtocolVersion, s.rec.Servers)
+		result := g.initializeResult(rec.ProtocolVersion, s.servers())
 		s.mu.Lock()
 		s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
 		s.mu.Unlock()

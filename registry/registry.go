@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -35,13 +36,18 @@ var (
 	StableAfter = 30 * time.Second
 )
 
-// Server is one configured upstream server.
+// Server is one configured upstream server. A server whose definition changes is replaced
+// by a new Server; one that is removed from the config is retired: it keeps running for
+// the sessions that resolved it until Release finds none left.
 type Server struct {
 	Name string
 	Def  *config.ServerDef
 	Mode string
 
-	reg *Registry
+	reg     *Registry
+	ctx     context.Context // ends the server's supervision
+	cancel  context.CancelFunc
+	retired atomic.Bool
 
 	mu       sync.Mutex
 	cat      *Catalog
@@ -66,15 +72,20 @@ type Status struct {
 	Prompts   int       `json:"prompts"`
 	Resources int       `json:"resources"`
 	Problems  []string  `json:"problems,omitempty"`
+	// Retired is set on a server removed from the config that sessions still use.
+	Retired bool `json:"retired,omitempty"`
 }
 
 // Registry owns the upstream servers.
 type Registry struct {
-	Config *config.Config
-	log    *slog.Logger
+	log *slog.Logger
 
-	servers map[string]*Server
-	names   []string
+	cfg atomic.Pointer[config.Config]
+	// set is replaced whole by Apply and Release (copy on write): the call path reads it
+	// without a lock.
+	set     atomic.Pointer[serverSet]
+	applyMu sync.Mutex
+	started bool // Start ran: Apply starts new servers at once
 
 	// gen changes whenever any server's catalogue or state changes.
 	gen atomic.Uint64
@@ -92,23 +103,40 @@ type Registry struct {
 	views  *viewCache
 }
 
+// serverSet is every server sessions may reach (configured and retired) and the sorted
+// names of the configured ones.
+type serverSet struct {
+	m     map[string]*Server
+	names []string
+}
+
 // New builds a registry for cfg. Start connects the upstreams.
 func New(cfg *config.Config, log *slog.Logger) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Registry{Config: cfg, log: log, servers: map[string]*Server{}, ctx: ctx, cancel: cancel, views: newViewCache(256)}
+	r := &Registry{log: log, ctx: ctx, cancel: cancel, views: newViewCache(256)}
+	r.cfg.Store(cfg)
+	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
-		d := cfg.Servers[name]
-		r.servers[name] = &Server{Name: name, Def: d, Mode: d.ResolvedMode(), reg: r, state: StateStarting, since: time.Now()}
-		r.names = append(r.names, name)
+		set.m[name] = r.newServer(name, cfg.Servers[name])
+		set.names = append(set.names, name)
 	}
+	r.set.Store(set)
 	return r
 }
 
-// Names lists the configured servers in order.
-func (r *Registry) Names() []string { return r.names }
+func (r *Registry) newServer(name string, d *config.ServerDef) *Server {
+	ctx, cancel := context.WithCancel(r.ctx)
+	return &Server{Name: name, Def: d, Mode: d.ResolvedMode(), reg: r, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
+}
 
-// Server returns a server by name.
-func (r *Registry) Server(name string) *Server { return r.servers[name] }
+// Config is the config the registry last applied.
+func (r *Registry) Config() *config.Config { return r.cfg.Load() }
+
+// Names lists the configured servers in order (retired ones are not among them).
+func (r *Registry) Names() []string { return r.set.Load().names }
+
+// Server returns a server by name: a configured one, or a retired one still in use.
+func (r *Registry) Server(name string) *Server { return r.set.Load().m[name] }
 
 // Gen is a counter that changes whenever any catalogue or server state changes.
 func (r *Registry) Gen() uint64 { return r.gen.Load() }
@@ -116,16 +144,15 @@ func (r *Registry) Gen() uint64 { return r.gen.Load() }
 // Start starts supervising every server and waits up to wait for them to come up the first
 // time (a server that is slow or down does not stop the gateway from starting).
 func (r *Registry) Start(wait time.Duration) {
+	r.applyMu.Lock()
+	r.started = true
+	set := r.set.Load()
 	var ready sync.WaitGroup
-	for _, name := range r.names {
-		s := r.servers[name]
+	for _, name := range set.names {
 		ready.Add(1)
-		r.wg.Add(1)
-		go func() {
-			defer r.wg.Done()
-			s.supervise(&ready)
-		}()
+		r.run(set.m[name], &ready)
 	}
+	r.applyMu.Unlock()
 	done := make(chan struct{})
 	go func() { ready.Wait(); close(done) }()
 	select {
@@ -134,34 +161,197 @@ func (r *Registry) Start(wait time.Duration) {
 	}
 }
 
+// run starts supervising s in the background; ready (if any) is marked when it first came
+// up or failed.
+func (r *Registry) run(s *Server, ready *sync.WaitGroup) {
+	if ready == nil {
+		ready = &sync.WaitGroup{}
+		ready.Add(1)
+	}
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		s.supervise(ready)
+	}()
+}
+
 // Close stops every shared upstream.
 func (r *Registry) Close() {
 	r.cancel()
-	for _, s := range r.servers {
-		s.mu.Lock()
-		c := s.conn
-		s.mu.Unlock()
-		if c != nil {
-			_ = c.Close()
-		}
+	for _, s := range r.set.Load().m {
+		s.stop()
 	}
 	r.wg.Wait()
 }
 
-// Statuses reports every server's health.
+// stop ends the server's supervision and closes its shared connection.
+func (s *Server) stop() {
+	s.cancel()
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c != nil {
+		_ = c.Close()
+	}
+}
+
+// Statuses reports every server's health: the configured ones in order, then the retired
+// ones still in use.
 func (r *Registry) Statuses() []Status {
-	out := make([]Status, 0, len(r.names))
-	for _, name := range r.names {
-		out = append(out, r.servers[name].Status())
+	set := r.set.Load()
+	out := make([]Status, 0, len(set.m))
+	for _, name := range set.names {
+		out = append(out, set.m[name].Status())
+	}
+	for _, name := range slices.Sorted(maps.Keys(set.m)) {
+		if s := set.m[name]; s.retired.Load() {
+			out = append(out, s.Status())
+		}
 	}
 	return out
+}
+
+// Change is what Apply did to one server.
+type Change struct {
+	Server string
+	// Kind is "added", "changed", "retired" or "restored" (a retired server configured
+	// again with the same definition).
+	Kind string
+}
+
+// Apply makes cfg the registry's config while the gateway runs. A server that is new
+// starts in the background; one whose definition changed is replaced by a new instance
+// (its old shared connection stays open for DrainFor, so calls already on it finish); one
+// that is gone is retired: it stays up for the sessions that already have it, new
+// sessions no longer see it, and Release stops it once no session uses it. Servers whose
+// definition is unchanged keep running untouched.
+func (r *Registry) Apply(cfg *config.Config) []Change {
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	old := r.set.Load()
+	// Exposed names depend on the naming settings: a change there re-lists every server.
+	renamed := !reflect.DeepEqual(r.cfg.Load().Naming, cfg.Naming) || r.cfg.Load().Upstream.MaxMessageBytes != cfg.Upstream.MaxMessageBytes
+	next := &serverSet{m: make(map[string]*Server, len(old.m)+len(cfg.Servers))}
+	var changes []Change
+	var start, drain []*Server
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		d := cfg.Servers[name]
+		next.names = append(next.names, name)
+		cur := old.m[name]
+		switch {
+		case cur == nil:
+			cur = r.newServer(name, d)
+			start = append(start, cur)
+			changes = append(changes, Change{name, "added"})
+		case renamed || !SameDef(cur.Def, d):
+			drain = append(drain, cur)
+			cur = r.newServer(name, d)
+			start = append(start, cur)
+			changes = append(changes, Change{name, "changed"})
+		case cur.retired.Load():
+			cur.retired.Store(false)
+			changes = append(changes, Change{name, "restored"})
+		}
+		next.m[name] = cur
+	}
+	for name, s := range old.m {
+		if _, ok := cfg.Servers[name]; ok {
+			continue
+		}
+		next.m[name] = s
+		if !s.retired.Swap(true) {
+			changes = append(changes, Change{name, "retired"})
+		}
+	}
+	r.cfg.Store(cfg)
+	r.set.Store(next)
+	if r.started {
+		for _, s := range start {
+			r.run(s, nil)
+		}
+	}
+	for _, s := range drain {
+		s.drain()
+	}
+	for _, c := range changes {
+		r.log.Info("server "+c.Kind, "server", c.Server)
+		r.changed(c.Server)
+	}
+	return changes
+}
+
+// DrainFor is how long a replaced server's shared connection stays open for the calls
+// already on it.
+var DrainFor = 30 * time.Second
+
+// drain stops a replaced server after DrainFor: its supervision ends at once (it is not
+// restarted), its shared connection closes when the calls on it had time to finish.
+func (s *Server) drain() {
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c == nil {
+		s.stop()
+		return
+	}
+	time.AfterFunc(DrainFor, s.stop)
+}
+
+// HasRetired reports whether any retired server is waiting for Release.
+func (r *Registry) HasRetired() bool {
+	for _, s := range r.set.Load().m {
+		if s.retired.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// Release stops and forgets retired servers that no session uses any more; inUse reports
+// whether any live session has the server in its set.
+func (r *Registry) Release(inUse func(server string) bool) []string {
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	old := r.set.Load()
+	var gone []string
+	for name, s := range old.m {
+		if s.retired.Load() && !inUse(name) {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	next := &serverSet{m: maps.Clone(old.m), names: old.names}
+	for _, name := range gone {
+		next.m[name].stop()
+		delete(next.m, name)
+		r.log.Info("retired server stopped", "server", name)
+	}
+	r.set.Store(next)
+	for _, name := range gone {
+		r.changed(name)
+	}
+	slices.Sort(gone)
+	return gone
+}
+
+// SameDef reports whether two server definitions would run the same upstream the same
+// way. Meta (title, description, …) is not part of it: changing it restarts nothing.
+func SameDef(a, b *config.ServerDef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Meta, y.Meta = config.ServerMeta{}, config.ServerMeta{}
+	return reflect.DeepEqual(x, y)
 }
 
 // Status reports the server's health.
 func (s *Server) Status() Status {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Status{Name: s.Name, Transport: s.Def.Transport(), Mode: s.Mode, State: s.state, Since: s.since, Error: s.lastErr, Restarts: s.restarts}
+	st := Status{Name: s.Name, Transport: s.Def.Transport(), Mode: s.Mode, State: s.state, Since: s.since, Error: s.lastErr, Restarts: s.restarts, Retired: s.retired.Load()}
 	if s.cat != nil {
 		st.Tools, st.Prompts, st.Resources = len(s.cat.Tools), len(s.cat.Prompts), len(s.cat.Resources)
 		st.Problems = s.cat.Problems
@@ -248,7 +438,7 @@ func (s *Server) Options() upstream.Options {
 	return upstream.Options{
 		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
-		MaxMessageBytes: s.reg.Config.Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
+		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 	}
 }
 
@@ -259,7 +449,7 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 	markReady := func() { once.Do(ready.Done) }
 	defer markReady()
 	backoff := BackoffMin
-	for attempt := 0; s.reg.ctx.Err() == nil; attempt++ {
+	for attempt := 0; s.ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			s.mu.Lock()
 			s.restarts++
@@ -270,7 +460,7 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 		}
 		started := time.Now()
 		err := s.runOnce(markReady)
-		if s.reg.ctx.Err() != nil {
+		if s.ctx.Err() != nil {
 			s.setState(StateStopped, nil, nil, nil, true)
 			return
 		}
@@ -292,7 +482,7 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
 		select {
 		case <-time.After(sleep):
-		case <-s.reg.ctx.Done():
+		case <-s.ctx.Done():
 			s.setState(StateStopped, nil, nil, nil, true)
 			return
 		}
@@ -306,13 +496,13 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 // For per_session servers it probes once and then waits for a refresh request.
 func (s *Server) runOnce(markReady func()) error {
 	o := s.Options()
-	o.Handler = s.reg.handle
-	c, err := upstream.Dial(s.reg.ctx, o)
+	o.Handler = s.handle
+	c, err := upstream.Dial(s.ctx, o)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(s.reg.ctx, s.Def.Timeouts.Connect)
-	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config.Naming)
+	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
+	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
 	cancel()
 	if err != nil {
 		_ = c.Close()
@@ -326,8 +516,8 @@ func (s *Server) runOnce(markReady func()) error {
 		_ = c.Close()
 		s.setState(StateUp, nil, cat, nil, true)
 		markReady()
-		<-s.reg.ctx.Done()
-		return s.reg.ctx.Err()
+		<-s.ctx.Done()
+		return s.ctx.Err()
 	}
 	s.mu.Lock()
 	s.pid = c.Pid()
@@ -349,11 +539,11 @@ func (s *Server) runOnce(markReady func()) error {
 				err = errors.New("connection ended")
 			}
 			return err
-		case <-s.reg.ctx.Done():
+		case <-s.ctx.Done():
 			_ = c.Close()
-			return s.reg.ctx.Err()
+			return s.ctx.Err()
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(s.reg.ctx, KeepAlive/2)
+			ctx, cancel := context.WithTimeout(s.ctx, KeepAlive/2)
 			_, err := c.Request(ctx, "ping", nil)
 			cancel()
 			var rpc *upstream.RPCError
@@ -391,7 +581,7 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 			go func() {
 				cctx, cancel := context.WithTimeout(s.reg.ctx, s.Def.Timeouts.Connect)
 				defer cancel()
-				cat, err := fetchCatalog(cctx, s.Name, c, s.reg.Config.Naming)
+				cat, err := fetchCatalog(cctx, s.Name, c, s.reg.Config().Naming)
 				if err != nil {
 					s.reg.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
 					return
@@ -409,13 +599,15 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 	return upstream.Dial(ctx, o)
 }
 
-// handle is the handler of shared connections.
-func (r *Registry) handle(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	if s := r.servers[c.Name]; s != nil && r.listChanged(s, c, m) {
+// handle is the handler of the server's own connections (shared, or the probe of a
+// per_session server): list_changed re-reads this server's catalogue (not that of a
+// server that replaced it under the same name), anything else goes to the gateway.
+func (s *Server) handle(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+	if s.reg.listChanged(s, c, m) {
 		return
 	}
-	if r.Handler != nil {
-		r.Handler(c, m, raw, rel)
+	if s.reg.Handler != nil {
+		s.reg.Handler(c, m, raw, rel)
 	}
 }
 
@@ -429,7 +621,7 @@ func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg) bool {
 	go func() {
 		ctx, cancel := context.WithTimeout(r.ctx, s.Def.Timeouts.Connect)
 		defer cancel()
-		cat, err := fetchCatalog(ctx, s.Name, c, r.Config.Naming)
+		cat, err := fetchCatalog(ctx, s.Name, c, r.Config().Naming)
 		if err != nil {
 			r.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
 			return

@@ -63,7 +63,7 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 	// no one else would ask for, holding its catalogue until 256 others pushed it out.
 	private := false
 	for _, name := range servers {
-		s := r.servers[name]
+		s := r.Server(name)
 		if s == nil || exclude[name] {
 			continue
 		}
@@ -149,8 +149,9 @@ func (r *Registry) Collisions() config.Problems {
 	var ps config.Problems
 	tools := map[string]string{}
 	prompts := map[string]string{}
-	for _, name := range r.names {
-		cat := r.servers[name].Catalog()
+	set := r.set.Load()
+	for _, name := range set.names {
+		cat := set.m[name].Catalog()
 		if cat == nil {
 			continue
 		}

@@ -25,7 +25,7 @@ func testRegistry(t *testing.T, cats map[string]*Catalog, servers ...string) *Re
 	r := New(cfg, slog.New(slog.DiscardHandler))
 	t.Cleanup(r.cancel)
 	for name, cat := range cats {
-		r.servers[name].cat = cat
+		r.Server(name).cat = cat
 	}
 	return r
 }

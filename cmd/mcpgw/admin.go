@@ -61,26 +61,26 @@ func watchConfig(path string, cfg *config.Config, gw *gateway.Gateway, log *slog
 		for _, p := range ps {
 			log.Warn("config", "problem", p.String())
 		}
-		if changed := serverChanges(cfg, next); changed != "" {
-			log.Warn("server, listener and store changes apply after a restart", "changed", changed)
+		if changed := restartChanges(cfg, next); changed != "" {
+			log.Warn("listener, store and state_dir changes apply after a restart", "changed", changed)
 		}
 		if err := gw.Reload(next); err != nil {
 			log.Error("config reload failed; keeping the running config", "err", err)
 			continue
 		}
+		cfg = next
 		if !fromPeer {
 			gw.PublishReload()
 		}
-		log.Info("config reloaded", "agents", len(next.Agents), "executors", len(next.Executors), "tasks", len(next.Tasks))
+		log.Info("config reloaded", "servers", len(next.Servers), "agents", len(next.Agents), "executors", len(next.Executors), "tasks", len(next.Tasks))
 	}
 }
 
-func serverChanges(a, b *config.Config) string {
-	ja, _ := json.Marshal(a.Servers)
-	jb, _ := json.Marshal(b.Servers)
+// restartChanges names what a reload changed that only a restart applies.
+func restartChanges(a, b *config.Config) string {
 	switch {
-	case string(ja) != string(jb):
-		return "servers"
+	case a.StateDir != b.StateDir:
+		return "state_dir"
 	case a.Listen != b.Listen:
 		return "listen"
 	case a.Store != b.Store:
