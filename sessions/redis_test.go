@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // redisServer is a redis-server child process for one test, on a loopback port, with no
@@ -49,10 +51,7 @@ func (b *lockedBuffer) String() string {
 
 func startRedis(t *testing.T) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed: make test installs it via scripts/peers.sh")
-	}
+	bin := peers.Command(t, "redis-server")
 	s := &redisServer{t: t, bin: bin, dir: t.TempDir()}
 	s.sock = filepath.Join(s.dir, "redis.sock")
 	t.Cleanup(func() {

@@ -29,6 +29,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // ---- a loopback proxy ------------------------------------------------------------------
@@ -757,10 +759,7 @@ func TestTLSProfileFollowsFiles(t *testing.T) {
 // The same through tinyproxy (Debian's; scripts/peers.sh installs it), when it is there:
 // absolute-form POSTs and a CONNECT tunnel, with Basic credentials, through a real proxy.
 func TestH1ThroughTinyproxy(t *testing.T) {
-	bin, err := exec.LookPath("tinyproxy")
-	if err != nil {
-		t.Skip("tinyproxy not installed (scripts/peers.sh installs it)")
-	}
+	bin := peers.Command(t, "tinyproxy")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
