@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -217,12 +216,3 @@ func (a *agentLabels) label(agent string) string {
 	return "other"
 }
 
-// sortedAgents lists configured agents.
-func sortedAgents(cfg *registry.Config) []string {
-	out := make([]string, 0, len(cfg.Agents))
-	for a := range cfg.Agents {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
-}

@@ -417,13 +417,12 @@ func TestProxyFromEnvironmentChild(t *testing.T) {
 // testPKI is a CA, a server certificate for upstream.test (and 127.0.0.1) and a client
 // certificate it issued, written as PEM files.
 type testPKI struct {
-	dir                          string
-	caFile, certFile, keyFile    string
-	serverCert                   tls.Certificate
-	caPool                       *x509.CertPool
-	otherCertFile, otherKeyFile  string // a client certificate from another CA
-	otherCAFile                  string
-	clientKeyOfOther, clientCert string // mismatched pair: keyFile's key, otherCertFile's cert
+	dir                         string
+	caFile, certFile, keyFile   string
+	serverCert                  tls.Certificate
+	caPool                      *x509.CertPool
+	otherCertFile, otherKeyFile string // a client certificate from another CA
+	otherCAFile                 string
 }
 
 func newTestPKI(t *testing.T) *testPKI {
