@@ -215,4 +215,3 @@ func (a *agentLabels) label(agent string) string {
 	}
 	return "other"
 }
-
