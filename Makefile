@@ -15,14 +15,21 @@ E2E_TIMEOUT ?= 20m
 UNIT_TIMEOUT ?= 10m
 # Extra arguments for the e2e go test, e.g. make test-e2e E2E_ARGS='-run TestHarness -v'
 E2E_ARGS  ?=
+# 1: a test whose peer (redis-server, tinyproxy, Node, bin/mcpgw...) is missing fails
+# instead of skipping (test/peers). make's test runs set it; REQUIRE_PEERS=0 to skip.
+REQUIRE_PEERS ?= 1
+# staticcheck, pinned: `go run` of a fixed version (checked against the Go checksum
+# database) builds it once into the build cache. docs/decisions.md says why.
+STATICCHECK_VERSION ?= v0.8.2
+STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
 
-E2E_ENV := MCPGW_PEERS=$(CACHE) MCPGW_BIN=$(CURDIR)/bin/mcpgw MCPGW_E2E_DIR=$(CURDIR)/test/e2e
+E2E_ENV := MCPGW_REQUIRE_PEERS=$(REQUIRE_PEERS) MCPGW_PEERS=$(CACHE) MCPGW_BIN=$(CURDIR)/bin/mcpgw MCPGW_E2E_DIR=$(CURDIR)/test/e2e
 
 # Every package except the end-to-end one (which needs the peers and bin/mcpgw).
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
 GO_FILES  = $(shell find . -name '*.go' -not -path './test/e2e/node_modules/*' -not -path './.cache/*' -not -path './.git/*')
 
-.PHONY: build run peers test vet test-unit test-e2e fuzz bench lint clean distclean everything-server
+.PHONY: build run peers test vet test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
 
 ## build: static bin/mcpgw (and bin/mcpgw-bridge once cmd/mcpgw-bridge exists)
 build:
@@ -43,11 +50,13 @@ run: build everything-server
 peers:
 	CACHE=$(CACHE) scripts/peers.sh
 
-## test: peers, build, vet, unit tests with -race, then the end-to-end tests
+## test: peers, build, lint (gofmt, vet, staticcheck), unit tests with -race, then the
+## end-to-end tests; a missing peer fails them (REQUIRE_PEERS)
 test:
 	$(MAKE) --no-print-directory peers
 	$(MAKE) --no-print-directory build
-	$(MAKE) --no-print-directory vet
+	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory check-require-peers
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE)
 	$(MAKE) --no-print-directory test-e2e
@@ -58,7 +67,7 @@ vet:
 
 test-unit:
 	pkgs="$(UNIT_PKGS)"; \
-	if [ -n "$$pkgs" ]; then $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $$pkgs; \
+	if [ -n "$$pkgs" ]; then MCPGW_REQUIRE_PEERS=$(REQUIRE_PEERS) $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $$pkgs; \
 	else echo "no unit packages"; fi
 
 test-e2e:
@@ -94,11 +103,39 @@ bench-smoke:
 	done
 	@tail -1 $(CACHE)/bench-smoke.log
 
-## lint: gofmt must list nothing, go vet must pass
+## lint: gofmt must list nothing; go vet and staticcheck (every check of its default set)
+## must pass on the whole module
 lint:
 	@out="$$(gofmt -l $(GO_FILES))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(STATICCHECK) ./...
+
+## check-require-peers: proves MCPGW_REQUIRE_PEERS works: the Redis unit test and the
+## Redis replica e2e test, run with an empty PATH (so no redis-server), must fail naming the
+## missing peer and `make peers`, and must skip when the variable is 0. A few seconds.
+## (The e2e test stops at the missing redis-server before it would run the stub MCPGW_BIN.)
+check-require-peers:
+	tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; mkdir "$$tmp/empty" "$$tmp/peers"; \
+	$(GO) test -c -o "$$tmp/sessions.test" ./sessions; \
+	$(GO) test -c -o "$$tmp/e2e.test" ./test/e2e; \
+	touch "$$tmp/mcpgw"; \
+	check() { \
+		name="$$1" want="$$2"; shift 2; \
+		if env PATH="$$tmp/empty" MCPGW_REQUIRE_PEERS=1 "$$@" > "$$tmp/out" 2>&1; then \
+			cat "$$tmp/out"; echo "check-require-peers: $$name passed without its peer under MCPGW_REQUIRE_PEERS=1"; exit 1; fi; \
+		if ! grep -qF -- "$$want" "$$tmp/out" || ! grep -qF -- '`make peers`' "$$tmp/out"; then \
+			cat "$$tmp/out"; echo "check-require-peers: $$name failed without saying \"$$want\" and \`make peers\`"; exit 1; fi; \
+		if ! env PATH="$$tmp/empty" MCPGW_REQUIRE_PEERS=0 "$$@" -test.v > "$$tmp/out" 2>&1 || \
+			! grep -q -- '--- SKIP' "$$tmp/out"; then \
+			cat "$$tmp/out"; echo "check-require-peers: $$name did not skip with MCPGW_REQUIRE_PEERS=0"; exit 1; fi; \
+		echo "check-require-peers: $$name fails without redis-server, and skips when peers are optional"; \
+	}; \
+	check "sessions TestRedisBus" "peer missing: redis-server not on PATH" \
+		"$$tmp/sessions.test" -test.run '^TestRedisBus$$' -test.count=1; \
+	check "e2e TestReplicasOnRedis" "peer missing: redis-server not on PATH" \
+		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
+		"$$tmp/e2e.test" -test.run '^TestReplicasOnRedis$$' -test.count=1
 
 ## clean: build outputs and the go test cache; distclean also drops the installed peers
 clean:

@@ -1040,23 +1040,74 @@ func TestProgressFirstNotificationKept(t *testing.T) {
 func TestCancelledCall(t *testing.T) {
 	g := startGateway(t, baseConfig)
 	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
-	cancelled := make(chan resp, 1)
-	go func() {
-		time.Sleep(200 * time.Millisecond)
-		cancelled <- g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`, header: sessionHeaders(sid, "2025-11-25")})
-	}()
+	// The call waits for the client's sampling answer, which never comes; once its
+	// sampling request is on the call's stream, the call is surely in flight: cancel it.
+	hr, err := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"everything__test_sampling","arguments":{"prompt":"hi"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hr.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range sessionHeaders(sid, "2025-11-25") {
+		hr.Header.Set(k, v)
+	}
+	hresp, err := client.Do(hr) // client bounds the whole exchange (20 s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hresp.Body.Close()
+	if ct := hresp.Header.Get("Content-Type"); hresp.StatusCode != http.StatusOK || !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("tools/call: HTTP %d %s, want an event stream", hresp.StatusCode, ct)
+	}
+	sr := wire.NewSSEReader(bufio.NewReader(hresp.Body), 1<<20)
+	next := func() (*wire.Msg, error) {
+		for {
+			ev, err := sr.Next()
+			if err != nil {
+				return nil, err
+			}
+			if len(bytes.TrimSpace(ev.Data)) == 0 {
+				continue // priming event
+			}
+			m, err := wire.Parse(ev.Data)
+			if err != nil {
+				t.Fatalf("event data is not JSON-RPC: %v\n%s", err, ev.Data)
+			}
+			return m, nil
+		}
+	}
+	for {
+		m, err := next()
+		if err != nil {
+			t.Fatalf("the call's stream ended before its sampling request: %v", err)
+		}
+		if m.Method == "sampling/createMessage" {
+			break
+		}
+		if m.IsResponse() {
+			t.Fatalf("the call answered before its sampling request: %s", m.Result)
+		}
+	}
 	start := time.Now()
-	r := g.call(t, sid, 9, "tools/call", `{"name":"everything__test_sampling","arguments":{"prompt":"hi"}}`)
-	if c := <-cancelled; c.status != http.StatusAccepted {
+	c := g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`, header: sessionHeaders(sid, "2025-11-25")})
+	if c.status != http.StatusAccepted {
 		t.Fatalf("cancellation: HTTP %d %s", c.status, c.body)
 	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Fatalf("call ended %v after start; cancellation did not end it", took)
-	}
-	for _, m := range r.messages(t) {
-		if m.IsResponse() {
-			t.Errorf("a cancelled request got a response: %s", r.body)
+	for {
+		m, err := next()
+		if err == io.EOF {
+			break
 		}
+		if err != nil {
+			t.Fatalf("the call's stream after the cancellation: %v", err)
+		}
+		if m.IsResponse() {
+			t.Errorf("a cancelled request got a response: %s %s", m.Result, m.Error)
+		}
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("the call's stream ended %v after the cancellation", took)
 	}
 	if r := g.call(t, sid, 10, "ping", ""); r.status != http.StatusOK || r.message(t).Error != nil {
 		t.Fatalf("session after cancellation: HTTP %d %s", r.status, r.body)

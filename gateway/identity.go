@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -259,14 +258,4 @@ func (a *agentLabels) label(agent string) string {
 		return agent
 	}
 	return "other"
-}
-
-// sortedAgents lists configured agents.
-func sortedAgents(cfg *config.Config) []string {
-	out := make([]string, 0, len(cfg.Agents))
-	for a := range cfg.Agents {
-		out = append(out, a)
-	}
-	sort.Strings(out)
-	return out
 }

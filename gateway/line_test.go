@@ -149,15 +149,21 @@ func TestLineMode(t *testing.T) {
 	if m := l.message(); string(m.ID) != "11" || m.Result == nil {
 		t.Fatalf("re-initialize result: %+v", m)
 	}
-	for i := 0; i < 3; i++ { // the old session's stream closing must not take the connection
-		l.send(`{"jsonrpc":"2.0","id":12,"method":"ping"}`)
-		if m := l.message(); string(m.ID) != "12" || m.Result == nil {
-			t.Fatalf("ping after re-initialize: %+v", m)
+	// The first session ends (bounded wait: its end is asynchronous); its stream closing
+	// must not take the connection, which still answers afterwards.
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		r := g.call(t, first, 13, "ping", "")
+		if r.status == http.StatusNotFound {
+			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		if time.Now().After(deadline) {
+			t.Fatalf("the replaced session %s still answers 5 s later: HTTP %d", first, r.status)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
-	if r := g.call(t, first, 13, "ping", ""); r.status != http.StatusNotFound {
-		t.Errorf("the replaced session %s still answers: HTTP %d", first, r.status)
+	l.send(`{"jsonrpc":"2.0","id":12,"method":"ping"}`)
+	if m := l.message(); string(m.ID) != "12" || m.Result == nil {
+		t.Fatalf("ping after re-initialize and the first session's end: %+v", m)
 	}
 
 	// The socket's HTTP side still answers on the same socket.

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // goPackage is the part of `go list -json` the architecture rules read.
@@ -32,7 +34,7 @@ func listPackages(t *testing.T) (module string, pkgs []goPackage) {
 	listOnce.Do(func() { listed.module, listed.pkgs, listed.err = goList() })
 	if listed.err != nil {
 		if errors.Is(listed.err, exec.ErrNotFound) {
-			t.Skip("no go command on PATH")
+			peers.Missing(t, "the go command is not on PATH", "install Go (go.mod names the version)")
 		}
 		t.Fatal(listed.err)
 	}

@@ -3,8 +3,10 @@
 #   - test/e2e/node_modules from test/e2e/package-lock.json (Node 22, the MCP conformance
 #     suite, Inspector CLI, TypeScript SDK, reference servers) via `npm ci`;
 #   - $CACHE/bin/everything-server, the go-sdk conformance fixture (a `tool` in go.mod);
-#   - redis-server from Debian, when missing and we are root;
+#   - redis-server from Debian, when missing (as root, or with password-less sudo);
 #   - tinyproxy from Debian, likewise (the upstream client's proxy test).
+# A peer it cannot install stops it with the command that would: `make test` fails a test
+# whose peer is missing (MCPGW_REQUIRE_PEERS=1), so going on would only fail later.
 # Idempotent: each step is skipped when its stamp says it is up to date.
 # Only npm, apt and the Go module proxy are used; nothing downloads browsers or binaries.
 set -euo pipefail
@@ -21,17 +23,44 @@ hash_files() { { cat "$@" 2>/dev/null || true; } | sha256sum | cut -d' ' -f1; }
 
 APT_UPDATED=0
 apt_install() {
-	if [ "$(id -u)" != 0 ]; then
-		log "not root: cannot apt-get install $*"
+	local sudo=()
+	if ! command -v apt-get >/dev/null 2>&1; then
+		log "no apt-get here: cannot install $*"
 		return 1
+	fi
+	if [ "$(id -u)" != 0 ]; then
+		if command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null; then
+			sudo=(sudo -n)
+		else
+			log "not root (and no password-less sudo): cannot apt-get install $*"
+			return 1
+		fi
 	fi
 	if [ "$APT_UPDATED" = 0 ]; then
 		log "apt-get update"
-		DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq || return 1
 		APT_UPDATED=1
 	fi
 	log "apt-get install $*"
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+	"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# need_peer CMD PACKAGE WHAT: CMD present, or PACKAGE installed from Debian, or stop with
+# the exact command that installs it.
+need_peer() {
+	local cmd="$1" pkg="$2" what="$3"
+	if apt_install "$pkg" && command -v "$cmd" >/dev/null 2>&1; then
+		return 0
+	fi
+	cat >&2 <<-EOF
+		peers: ERROR: $cmd is missing and could not be installed (needed by $what).
+		peers: install it, then run \`make peers\` again:
+		peers:     sudo apt-get install -y --no-install-recommends $pkg
+		peers: (or run \`make peers\` as root; on a system without apt, install $pkg
+		peers: with its package manager so that \`$cmd\` is on PATH). Without it, tests
+		peers: that need it fail under \`make test\`, and skip under plain \`go test\`.
+	EOF
+	exit 1
 }
 
 ensure_npm() {
@@ -39,7 +68,7 @@ ensure_npm() {
 		return 0
 	fi
 	log "npm missing"
-	apt_install nodejs npm
+	need_peer npm npm "npm ci in test/e2e (Node 22 and the npm peers)"
 }
 
 # ensure_node_modules: `npm ci` in test/e2e when the lock changed or node_modules is gone.
@@ -88,7 +117,8 @@ ensure_everything_server() {
 	log "everything-server built in $((SECONDS - t0))s: $bin"
 }
 
-# ensure_redis: redis-server from Debian (tests that need it skip when it is absent).
+# ensure_redis: redis-server from Debian, for the session store's tests and the replica
+# e2e test.
 ensure_redis() {
 	if command -v redis-server >/dev/null 2>&1; then
 		log "redis-server present ($(redis-server --version | awk '{print $3}'))"
@@ -96,25 +126,19 @@ ensure_redis() {
 	fi
 	# The package's postinst may try to start the service; policy-rc.d (present in
 	# containers) prevents that, and tests start their own instance on a loopback port.
-	if apt_install redis-server; then
-		log "redis-server installed ($(redis-server --version | awk '{print $3}'))"
-	else
-		log "WARNING: redis-server unavailable; tests that need it will skip"
-	fi
+	need_peer redis-server redis-server "the Redis session store's tests"
+	log "redis-server installed ($(redis-server --version | awk '{print $3}'))"
 }
 
-# ensure_tinyproxy: a real HTTP proxy for the upstream client's proxy test (it skips when
-# tinyproxy is absent). The test starts its own instance on a loopback port.
+# ensure_tinyproxy: a real HTTP proxy for the upstream client's proxy test, which starts
+# its own instance on a loopback port.
 ensure_tinyproxy() {
 	if command -v tinyproxy >/dev/null 2>&1; then
 		log "tinyproxy present"
 		return 0
 	fi
-	if apt_install tinyproxy; then
-		log "tinyproxy installed"
-	else
-		log "WARNING: tinyproxy unavailable; the test that needs it will skip"
-	fi
+	need_peer tinyproxy tinyproxy "the upstream client's proxy test"
+	log "tinyproxy installed"
 }
 
 main() {

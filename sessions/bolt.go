@@ -13,6 +13,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // Bolt is a Store in one bbolt file.
@@ -89,7 +90,7 @@ func openBoltChecked(path string) (db *bolt.DB, err error) {
 		},
 	})
 	if err != nil {
-		if errors.Is(err, bolt.ErrTimeout) {
+		if errors.Is(err, berrors.ErrTimeout) {
 			return nil, fmt.Errorf("locked by another process (is another gateway running?): %w", err)
 		}
 		return nil, fmt.Errorf("not a valid bbolt database: %w", err)

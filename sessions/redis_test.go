@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // redisServer is a redis-server child process for one test, on a loopback port, with no
@@ -49,10 +51,7 @@ func (b *lockedBuffer) String() string {
 
 func startRedis(t *testing.T) *redisServer {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed: make test installs it via scripts/peers.sh")
-	}
+	bin := peers.Command(t, "redis-server")
 	s := &redisServer{t: t, bin: bin, dir: t.TempDir()}
 	s.sock = filepath.Join(s.dir, "redis.sock")
 	t.Cleanup(func() {
@@ -239,7 +238,7 @@ func TestRedisBus(t *testing.T) {
 	}()
 
 	// The subscription starts asynchronously: publish until one arrives.
-	receive := func(what, msg string) {
+	receive := func(got <-chan string, what, msg string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
@@ -259,22 +258,24 @@ func TestRedisBus(t *testing.T) {
 		}
 		t.Fatalf("%s: message not received within 10s", what)
 	}
-	receive("first publish", "hello")
+	receive(got, "first publish", "hello")
 
 	// Loss of the connection: Subscribe subscribes again once Redis is back.
 	srv.kill()
 	if err := srv.start(); err != nil {
 		t.Fatal(err)
 	}
-	receive("publish after Redis restarted", "again")
+	receive(got, "publish after Redis restarted", "again")
 
-	// Closing the store ends its Subscribe.
+	// Closing the store ends its Subscribe, once that is subscribed (a's own message
+	// arrived through it).
 	ended := make(chan struct{})
+	gotA := make(chan string, 100)
 	go func() {
 		defer close(ended)
-		a.Subscribe(context.Background(), func([]byte) {})
+		a.Subscribe(context.Background(), func(msg []byte) { gotA <- string(msg) })
 	}()
-	time.Sleep(100 * time.Millisecond)
+	receive(gotA, "publish to a's own Subscribe", "third")
 	a.Close()
 	select {
 	case <-ended:

@@ -333,9 +333,13 @@ exec sleep 600
 `
 	r := startGuardianScript(t, script)
 	r.pidFile(t, "loop")
-	time.Sleep(200 * time.Millisecond) // let it start a few
-	if n := len(markedProcs(r.mark)); n < 4 {
-		t.Logf("only %d processes before the kill", n)
+	// Let it start a few (bounded: the loop starts one every 5 ms).
+	deadline := time.Now().Add(goneWithin)
+	for len(markedProcs(r.mark)) < 4 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the forking loop started fewer than 4 processes in %s", goneWithin)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)

@@ -808,7 +808,7 @@ func (r *h1Response) readHead(knownSID string) error {
 				keepOn = keepOn || containsToken(val, "keep-alive")
 			case asciiEqualFold(name, "trailer"):
 				if containsToken(val, "content-length") || containsToken(val, "transfer-encoding") || containsToken(val, "trailer") {
-					return fmt.Errorf("Trailer %q names a field that frames the message", truncate(val))
+					return fmt.Errorf("the Trailer field %q names a field that frames the message", truncate(val))
 				}
 			case asciiEqualFold(name, "mcp-session-id"):
 				if string(val) == knownSID {

@@ -136,6 +136,29 @@ func idleConns(ep *h1Endpoint) []*h1Conn {
 	return append([]*h1Conn(nil), ep.pool.idle[ep.key]...)
 }
 
+// waitPeerActed waits (5 s at most) until what the server did to each of ep's idle
+// connections (an answer nobody asked for, a FIN, an RST) has reached the client's socket:
+// the point after which the next post must notice it. The wait reads nothing (sockState).
+func waitPeerActed(t *testing.T, ep *h1Endpoint) {
+	t.Helper()
+	conns := idleConns(ep)
+	if len(conns) == 0 {
+		t.Fatal("no idle connection to wait on")
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for _, c := range conns {
+		for c.br.Buffered() == 0 {
+			if acted, _ := sockState(c); acted {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("the server's answer, FIN or RST did not reach the idle connection within 5 s")
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
 // noProxy is a proxy setting that sends everything direct, whatever the environment says.
 func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
 
@@ -517,8 +540,9 @@ func TestH1LetGoOfCtxStreamOutlivesDeadline(t *testing.T) {
 	chunks, end := readerFeed(body)
 	var got string
 	collect(t, chunks, &got, "event: message\ndata: one\n\n", 2*time.Second)
+	// Past the deadline: a connection deadline left from ctx has expired too (the same
+	// instant), so a read under it would fail now; the rest of the stream must still come.
 	<-ctx.Done()
-	time.Sleep(100 * time.Millisecond) // well past the deadline
 	next <- struct{}{}
 	collect(t, chunks, &got, "event: message\ndata: one\n\ndata: two\n\n", 2*time.Second)
 	select {
@@ -563,7 +587,7 @@ func TestH1LetGoOfEndedCtxThenReuse(t *testing.T) {
 		}},
 		{"deadline passed", func() (context.Context, func()) {
 			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-			return ctx, func() { <-ctx.Done(); time.Sleep(20 * time.Millisecond); cancel() }
+			return ctx, func() { <-ctx.Done(); cancel() } // Done: the deadline has passed
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -953,7 +977,7 @@ func TestH1IdleConnClosedByServer(t *testing.T) {
 	ep.pool.checkAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
-	time.Sleep(150 * time.Millisecond) // the server has acted
+	waitPeerActed(t, ep) // the server closed the idle connection
 	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
 	if err != nil {
 		t.Fatalf("post on a connection the server closed while idle: %v", err)
@@ -984,7 +1008,7 @@ func TestH1IdleConnWithUnaskedDataNotReused(t *testing.T) {
 	ep.pool.checkAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
-	time.Sleep(150 * time.Millisecond) // the server has acted
+	waitPeerActed(t, ep) // the unasked 408 arrived
 	r := mustPost(t, ep, tr, "{}")
 	if r.status != 200 {
 		t.Fatalf("status %d: the unasked answer was taken for this request's", r.status)
@@ -1037,7 +1061,7 @@ func TestH1RetryOnWriteError(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("server did not reset the connection")
 	}
-	time.Sleep(30 * time.Millisecond) // let the RST arrive
+	waitPeerActed(t, ep) // the RST arrived
 	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
 	if err != nil {
 		t.Fatalf("post on a reset pooled connection: %v (want one retry on a new connection)", err)
@@ -1079,7 +1103,7 @@ func TestH1RetryAfterWriteErrorUsesNewConn(t *testing.T) {
 			t.Fatal("server did not reset the connections")
 		}
 	}
-	time.Sleep(30 * time.Millisecond)
+	waitPeerActed(t, ep) // both RSTs arrived
 	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
 	if err != nil {
 		t.Fatalf("post with every pooled connection reset: %v (the retry should dial)", err)
@@ -1173,11 +1197,18 @@ func TestH1InterruptedWriteIsNotRetried(t *testing.T) {
 	k := &Call{ID: 3}
 	big := bytes.Repeat([]byte("x"), 16<<20) // more than the socket buffers take
 	go func() {
-		// Interrupt once the post holds the pooled connection and its write has blocked.
-		for i := 0; i < 200 && len(tr.held()) == 0; i++ {
-			time.Sleep(5 * time.Millisecond)
+		// Interrupt once the post holds the pooled connection and its write is under way
+		// (bytes wait in the send queue: the server reads nothing more). Bounded: 2 s.
+		for i := 0; i < 2000; i++ {
+			for c := range tr.held() {
+				if _, unsent := sockState(c); unsent > 0 {
+					tr.interrupt(k)
+					return
+				}
+			}
+			time.Sleep(time.Millisecond)
 		}
-		time.Sleep(100 * time.Millisecond)
+		t.Error("the post's write did not start within 2 s")
 		tr.interrupt(k)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
@@ -1186,8 +1217,10 @@ func TestH1InterruptedWriteIsNotRetried(t *testing.T) {
 	if err == nil {
 		r.discard()
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := later.Load(); n != 0 || err == nil {
+	// A retry would have gone out before doPostCall returned; one more post, answered,
+	// means the server has counted what came before it.
+	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
+	if n := later.Load() - 1; n != 0 || err == nil {
 		t.Fatalf("post: err %v; the server got the interrupted request %d more times on new connections", err, n)
 	}
 }
@@ -1345,9 +1378,11 @@ func TestH1EndedCtxSendsNothing(t *testing.T) {
 			t.Fatalf("post with an ended ctx: %v, %v; want context.Canceled", r, err)
 		}
 	}
-	time.Sleep(50 * time.Millisecond)
-	if n := requests.Load(); n != 1 {
-		t.Fatalf("the server got %d requests, want 1: posts with an ended ctx went out", n)
+	// One more post, answered: the server has counted whatever came before it on the
+	// pooled connection.
+	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
+	if n := requests.Load() - 1; n != 1 {
+		t.Fatalf("the server got %d requests before the last, want 1: posts with an ended ctx went out", n)
 	}
 	if n := tr.active(); n != 0 {
 		t.Fatalf("tracker still holds %d connections", n)
@@ -1383,8 +1418,10 @@ func TestH1Tracker(t *testing.T) {
 func TestH1TrackerRefuses(t *testing.T) {
 	var requests atomic.Int32
 	sawBytes := make(chan int, 4)
+	firstDone := make(chan struct{}) // the first (pooled) connection's handler has returned
 	srv := newRawServer(t, func(_ *rawServer, i int, c net.Conn, br *bufio.Reader) {
 		if i == 0 {
+			defer close(firstDone)
 			serveKeepAlive(c, br, okJSON, &requests)
 			return
 		}
@@ -1419,7 +1456,11 @@ func TestH1TrackerRefuses(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("the refused connection was not closed")
 	}
-	time.Sleep(20 * time.Millisecond)
+	select { // the refused pooled connection was closed: its count is final
+	case <-firstDone:
+	case <-time.After(2 * time.Second):
+		t.Fatal("the refused pooled connection was not closed")
+	}
 	if n := requests.Load(); n != 1 {
 		t.Fatalf("server got %d requests, want 1", n)
 	}
@@ -1861,8 +1902,7 @@ func TestH1TLS(t *testing.T) {
 		mustReadBody(t, r, msg)
 	}
 	// Idle past checkAfter: the liveness peek goes through the TLS layer and keeps it.
-	ep.pool.checkAfter = time.Nanosecond
-	time.Sleep(10 * time.Millisecond)
+	ep.pool.checkAfter = time.Nanosecond // the time since the last post is more than that
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), "{}")
 	if n := cs.conns.Load(); n != 2 { // one refused handshake and one reused connection
 		t.Fatalf("server accepted %d connections, want 2", n)

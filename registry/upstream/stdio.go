@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -273,9 +272,4 @@ func (t *stdioTransport) Pid() int {
 		return 0
 	}
 	return t.cmd.Process.Pid
-}
-
-// commandLine is how a stdio endpoint is shown in logs and health.
-func commandLine(command string, args []string) string {
-	return strings.TrimSpace(command + " " + strings.Join(args, " "))
 }

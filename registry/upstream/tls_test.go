@@ -29,6 +29,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // ---- a loopback proxy ------------------------------------------------------------------
@@ -271,7 +273,7 @@ func TestH1ProxyClosingAfterEachAnswer(t *testing.T) {
 	tr := &testTracker{}
 	for i := 0; i < 3; i++ {
 		mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
-		time.Sleep(20 * time.Millisecond) // the proxy's FIN arrives
+		waitPeerActed(t, ep) // the proxy's FIN arrived
 	}
 	if n := px.conns.Load(); n != 3 {
 		t.Fatalf("%d connections to the proxy, want 3", n)
@@ -415,13 +417,12 @@ func TestProxyFromEnvironmentChild(t *testing.T) {
 // testPKI is a CA, a server certificate for upstream.test (and 127.0.0.1) and a client
 // certificate it issued, written as PEM files.
 type testPKI struct {
-	dir                          string
-	caFile, certFile, keyFile    string
-	serverCert                   tls.Certificate
-	caPool                       *x509.CertPool
-	otherCertFile, otherKeyFile  string // a client certificate from another CA
-	otherCAFile                  string
-	clientKeyOfOther, clientCert string // mismatched pair: keyFile's key, otherCertFile's cert
+	dir                         string
+	caFile, certFile, keyFile   string
+	serverCert                  tls.Certificate
+	caPool                      *x509.CertPool
+	otherCertFile, otherKeyFile string // a client certificate from another CA
+	otherCAFile                 string
 }
 
 func newTestPKI(t *testing.T) *testPKI {
@@ -757,10 +758,7 @@ func TestTLSProfileFollowsFiles(t *testing.T) {
 // The same through tinyproxy (Debian's; scripts/peers.sh installs it), when it is there:
 // absolute-form POSTs and a CONNECT tunnel, with Basic credentials, through a real proxy.
 func TestH1ThroughTinyproxy(t *testing.T) {
-	bin, err := exec.LookPath("tinyproxy")
-	if err != nil {
-		t.Skip("tinyproxy not installed (scripts/peers.sh installs it)")
-	}
+	bin := peers.Command(t, "tinyproxy")
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -803,7 +801,10 @@ func TestH1ThroughTinyproxy(t *testing.T) {
 	roots := x509.NewCertPool()
 	roots.AddCert(secure.Certificate())
 	proxy := &url.URL{Scheme: "http", Host: addr, User: url.UserPassword("gw", "s3cret")}
-	for _, tc := range []struct{ name, url string }{{"http, absolute form", plain.URL}, {"https, CONNECT", secure.URL}} {
+	for _, tc := range []struct {
+		name, url string
+		closes    bool // tinyproxy closes the connection after each answer
+	}{{"http, absolute form", plain.URL, true}, {"https, CONNECT", secure.URL, false}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ep, err := newH1Endpoint(tc.url+"/mcp", nil, h1Options{tls: &tls.Config{RootCAs: roots}, pool: &h1Pool{}, proxy: http.ProxyURL(proxy)})
 			if err != nil {
@@ -812,9 +813,12 @@ func TestH1ThroughTinyproxy(t *testing.T) {
 			tr := &testTracker{}
 			for i := 0; i < 3; i++ {
 				mustReadBody(t, mustPost(t, ep, tr, fmt.Sprintf(`{"i":%d}`, i)), fmt.Sprintf(`{"proxied":{"i":%d}}`, i))
-				// tinyproxy closes after each answer without saying so; a request sent
-				// before its FIN arrives fails (net/http's too): give it the moment.
-				time.Sleep(20 * time.Millisecond)
+				// In absolute form tinyproxy closes after each answer without saying so; a
+				// request sent before its FIN arrives fails (net/http's too): wait for it.
+				// A CONNECT tunnel stays open.
+				if tc.closes {
+					waitPeerActed(t, ep)
+				}
 			}
 		})
 	}

@@ -401,8 +401,7 @@ agents:
 		t.Errorf("the recorder saw no allowed calls (%v): it does not record what the upstreams read", calls)
 	}
 
-	time.Sleep(auditFlushWait)
-	lines := readAudit(t, audit)
+	lines := auditWhenStopped(t, g, audit)
 	for _, l := range lines {
 		if l.Kind == "call" && !slices.Contains(allowedExposed, l.Tool) {
 			t.Errorf("ATTACK WORKED: the audit log holds a call of %q, which agent %q may not call: %+v", l.Tool, l.Agent, l)

@@ -66,8 +66,11 @@ agents:
 	if !found {
 		t.Fatalf("audit log lacks the call or the denial: %s", desc)
 	}
-	time.Sleep(auditFlushWait)
-	lines := readAudit(t, auditPath)
+	m, err := getMetrics(g) // counted as the requests were handled: no wait needed
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := auditWhenStopped(t, g, auditPath)
 	if len(lines) != 2 || countAudit(lines, isCall) != 1 || countAudit(lines, isDenial) != 1 {
 		t.Errorf("audit log: want exactly one call and one denial, got %d lines: %+v", len(lines), lines)
 	}
@@ -87,10 +90,6 @@ agents:
 		}
 	}
 
-	m, err := getMetrics(g)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if v, ok := metricValue(m, "mcpgw_tool_calls_total", map[string]string{"agent": "a1", "server": "everything", "tool": "echo", "outcome": "ok"}); !ok || v != 1 {
 		t.Errorf(`mcpgw_tool_calls_total{agent="a1",server="everything",tool="echo",outcome="ok"} = %v (found %v), want 1`, v, ok)
 	}

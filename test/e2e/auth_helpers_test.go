@@ -373,8 +373,27 @@ func countAudit(lines []auditLine, match func(auditLine) bool) int {
 	return n
 }
 
-// auditFlushWait is longer than two of the audit writer's 200 ms flush intervals.
-const auditFlushWait = 700 * time.Millisecond
+// auditWhenStopped stops the gateway and reads its audit log. On SIGTERM the gateway
+// writes what its audit log has queued and closes it, so after its exit no line can still
+// come: the point at which a test may check that a line is not there (the writer flushes
+// every 200 ms, and a sleep could only guess).
+// The gateway gives open streams up to 5 s to end before it closes them, so the wait for
+// its exit is longer than Proc.Stop's grace.
+func auditWhenStopped(t testing.TB, g *Gateway, path string) []auditLine {
+	t.Helper()
+	const within = 20 * time.Second
+	_ = syscall.Kill(g.Pid, syscall.SIGTERM)
+	select {
+	case <-g.done:
+	case <-time.After(within):
+		t.Fatalf("the gateway did not exit within %s of SIGTERM: its audit log may be incomplete", within)
+	}
+	if g.waitErr != nil {
+		t.Fatalf("the gateway did not exit cleanly on SIGTERM (%v): its audit log may be incomplete", g.waitErr)
+	}
+	g.Stop() // whatever is left in its process group
+	return readAudit(t, path)
+}
 
 // ---------------------------------------------------------------------------------------
 // JWTs and keys

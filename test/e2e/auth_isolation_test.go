@@ -287,36 +287,38 @@ tasks:
 	if !ok {
 		t.Fatalf("audit log: %s", desc)
 	}
-	time.Sleep(auditFlushWait)
-	lines := readAudit(t, auditPath)
-	for _, o := range outs {
-		sid := o.rep.SessionID
-		for _, f := range o.p.foreign {
-			n := countAudit(lines, func(l auditLine) bool {
-				return l.Kind == "denial" && l.Tool == f && l.Agent == "a1" && l.Task == o.p.task && l.Session == sid
-			})
-			if n != isolationRounds {
-				t.Errorf("audit: %d denials of %s for agent a1, %s, session %s; want %d", n, f, o.p.task, sid, isolationRounds)
+	// That no other line is there can be checked only once no line can come any more:
+	// at the end of the test, with the gateway stopped (auditWhenStopped).
+	checkAuditLines := func(lines []auditLine) {
+		for _, o := range outs {
+			sid := o.rep.SessionID
+			for _, f := range o.p.foreign {
+				n := countAudit(lines, func(l auditLine) bool {
+					return l.Kind == "denial" && l.Tool == f && l.Agent == "a1" && l.Task == o.p.task && l.Session == sid
+				})
+				if n != isolationRounds {
+					t.Errorf("audit: %d denials of %s for agent a1, %s, session %s; want %d", n, f, o.p.task, sid, isolationRounds)
+				}
 			}
-		}
-		// Own calls are calls, never denials; a session's lines carry its own task only.
-		for _, l := range lines {
-			if l.Session != sid {
-				continue
+			// Own calls are calls, never denials; a session's lines carry its own task only.
+			for _, l := range lines {
+				if l.Session != sid {
+					continue
+				}
+				if l.Task != o.p.task || l.Agent != "a1" {
+					t.Errorf("audit: a line of session %s (%s) says agent %q task %q: %+v", sid, o.p.task, l.Agent, l.Task, l)
+				}
+				if l.Kind == "call" && l.Outcome != "ok" {
+					t.Errorf("audit: own call failed: %+v", l)
+				}
+				if l.Kind == "denial" && !slices.Contains(o.p.foreign, l.Tool) && !strings.HasPrefix(l.Tool, "nosuch__") {
+					t.Errorf("audit: an own tool was denied: %+v", l)
+				}
 			}
-			if l.Task != o.p.task || l.Agent != "a1" {
-				t.Errorf("audit: a line of session %s (%s) says agent %q task %q: %+v", sid, o.p.task, l.Agent, l.Task, l)
+			calls := countAudit(lines, func(l auditLine) bool { return l.Kind == "call" && l.Session == sid })
+			if want := isolationRounds * len(o.p.ownCalls); calls != want {
+				t.Errorf("audit: %d call lines for session %s, want %d", calls, sid, want)
 			}
-			if l.Kind == "call" && l.Outcome != "ok" {
-				t.Errorf("audit: own call failed: %+v", l)
-			}
-			if l.Kind == "denial" && !slices.Contains(o.p.foreign, l.Tool) && !strings.HasPrefix(l.Tool, "nosuch__") {
-				t.Errorf("audit: an own tool was denied: %+v", l)
-			}
-		}
-		calls := countAudit(lines, func(l auditLine) bool { return l.Kind == "call" && l.Session == sid })
-		if want := isolationRounds * len(o.p.ownCalls); calls != want {
-			t.Errorf("audit: %d call lines for session %s, want %d", calls, sid, want)
 		}
 	}
 	if len(sessionTask) != len(outs) {
@@ -380,6 +382,7 @@ tasks:
 	if a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), "task-nope-42") || a.Header.Get("Mcp-Session-Id") != "" {
 		t.Errorf("unknown task: %s (session %q), want 403 naming task-nope-42", a, a.Header.Get("Mcp-Session-Id"))
 	}
+	checkAuditLines(auditWhenStopped(t, g, auditPath))
 }
 
 // theftAttempts are the requests a thief makes with a stolen session id. Each must be 403

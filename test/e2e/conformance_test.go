@@ -52,16 +52,9 @@ type conformanceCheck struct {
 	ErrorMessage string `json:"errorMessage"`
 }
 
-// runConformance runs the MCP conformance suite's active server scenarios as a client
-// against url and returns how many checks passed and failed, and the suite's output.
-// extra arguments go to `conformance server` (e.g. "--scenario", "ping").
-func runConformance(t testing.TB, url string, extra ...string) (passed, failed int, output string) {
-	t.Helper()
-	r := conformance(t, url, extra...)
-	return r.Passed, r.Failed, r.Output
-}
-
-// conformance is runConformance with the full report.
+// conformance runs the MCP conformance suite's active server scenarios as a client
+// against url and reports how many checks passed and failed, per scenario, with the
+// suite's output. extra arguments go to `conformance server` (e.g. "--scenario", "ping").
 func conformance(t testing.TB, url string, extra ...string) *ConformanceReport {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "conformance")

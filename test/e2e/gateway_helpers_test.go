@@ -463,17 +463,6 @@ func startServerEverythingNodeProc(t testing.TB, mode string) (*Proc, int) {
 	return nil, 0
 }
 
-// startEverythingHTTPAt starts the go-sdk everything-server (stateful) on addr.
-func startEverythingHTTPAt(t testing.TB, addr string) (*Proc, error) {
-	t.Helper()
-	p := startProcess(t, "everything-server", everythingServer(t), []string{"-http", addr, "-stateless=false"}, nil)
-	if err := waitPort(p, addr, readyTimeout); err != nil {
-		p.Stop()
-		return p, err
-	}
-	return p, nil
-}
-
 // ---------------------------------------------------------------------------------------
 // Small things
 

@@ -31,7 +31,11 @@ servers:
 `)
 	// B declares sampling and elicitation; it lists first and starts no instance.
 	b := connectGoClientOpts(t, &mcp.StreamableClientTransport{Endpoint: g.URL}, func(o *mcp.ClientOptions) {
+		// The gateway still relays sampling (deprecated, not removed: clients use it during
+		// the deprecation window), and this handler is what makes the client declare it.
+		//lint:ignore SA1019 sampling is deprecated, but the gateway must still relay it
 		o.CreateMessageHandler = func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+			//lint:ignore SA1019 as above: the deprecated result type of a sampling reply
 			return &mcp.CreateMessageResult{Model: "e2e", Role: "assistant", Content: &mcp.TextContent{Text: "ok"}}, nil
 		}
 		o.ElicitationHandler = func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {

@@ -27,6 +27,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 const (
@@ -40,23 +42,25 @@ const (
 	startAttempts = 3
 )
 
-// needPeers skips the test unless `make test` (scripts/peers.sh) provided the peers.
+// needPeers returns $MCPGW_PEERS, the directory `make peers` (scripts/peers.sh) installs
+// the peers into. Unset, the test skips, or fails under MCPGW_REQUIRE_PEERS=1.
 func needPeers(t testing.TB) string {
 	t.Helper()
 	dir := os.Getenv("MCPGW_PEERS")
 	if dir == "" {
-		t.Skip("MCPGW_PEERS not set: run `make test`, which installs the real peers")
+		peers.Missing(t, "MCPGW_PEERS not set", "`make test-e2e` sets it after `make peers` installed them into .cache")
 	}
 	return dir
 }
 
-// needGatewayBin returns $MCPGW_BIN, skipping when unset and failing when it is missing.
+// needGatewayBin returns $MCPGW_BIN: unset, the test skips (fails under
+// MCPGW_REQUIRE_PEERS=1); set but missing, it fails.
 func needGatewayBin(t testing.TB) string {
 	t.Helper()
 	needPeers(t)
 	bin := os.Getenv("MCPGW_BIN")
 	if bin == "" {
-		t.Skip("MCPGW_BIN not set: run `make test`, which builds bin/mcpgw")
+		peers.Missing(t, "MCPGW_BIN not set", "`make test-e2e` sets it to bin/mcpgw after `make build`")
 	}
 	if _, err := os.Stat(bin); err != nil {
 		t.Fatalf("MCPGW_BIN: %v", err)

@@ -12,7 +12,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // The active suite of @modelcontextprotocol/conformance 0.1.16: 30 scenarios, 40 checks,
@@ -196,10 +197,7 @@ func TestHarnessInspectorDirect(t *testing.T) {
 // TestHarnessProcessStop checks that stopping a process also stops its children (the
 // process group), so no test leaves servers behind. Needs no peers.
 func TestHarnessProcessStop(t *testing.T) {
-	sh, err := exec.LookPath("sh")
-	if err != nil {
-		t.Skip("no sh")
-	}
+	sh := peers.Command(t, "sh")
 	pidFile := t.TempDir() + "/child.pid"
 	p := startProcess(t, "sleeper", sh, []string{"-c", "sleep 300 & echo $! > " + pidFile + "; wait"}, nil)
 	var child int

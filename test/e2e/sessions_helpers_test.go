@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // sessSimpleText is what the go-sdk everything-server's test_simple_text answers.
@@ -73,16 +75,12 @@ type sessRedis struct {
 	Dir  string
 }
 
-// sessNeedRedis returns the redis-server binary, skipping when scripts/peers.sh could not
-// install it (not root).
+// sessNeedRedis returns the redis-server binary; without it the test skips, or fails
+// under MCPGW_REQUIRE_PEERS=1.
 func sessNeedRedis(t testing.TB) string {
 	t.Helper()
 	needPeers(t)
-	p, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Skip("redis-server not installed (scripts/peers.sh installs it when run as root)")
-	}
-	return p
+	return peers.Command(t, "redis-server")
 }
 
 // sessStartRedis runs redis-server on 127.0.0.1:port (0: a fresh port) without persistence,
