@@ -131,6 +131,13 @@ func validate(args []string, out io.Writer) error {
 		}
 		return err
 	}
+	// serve refuses the same listener (or warns about it); say so here too.
+	if p, ok := listenerProblem(cfg); ok {
+		fmt.Fprintln(out, p.String())
+		if !p.Warning {
+			return fmt.Errorf("%s: invalid config", display(path))
+		}
+	}
 	if !*offline && len(cfg.Servers) > 0 {
 		reg := registry.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		reg.Start(connectWait(cfg))
@@ -288,16 +295,29 @@ func serve(args []string) error {
 }
 
 // checkListener refuses auth mode none on a listener other than loopback, unless the
-// operator said so explicitly.
+// operator said so explicitly (then it warns).
 func checkListener(cfg *registry.Config, log *slog.Logger) error {
+	p, ok := listenerProblem(cfg)
+	if !ok {
+		return nil
+	}
+	if !p.Warning {
+		return errors.New(p.Text)
+	}
+	log.Warn(p.Text)
+	return nil
+}
+
+// listenerProblem is checkListener's verdict as a config problem, for validate and serve.
+func listenerProblem(cfg *registry.Config) (registry.Problem, bool) {
 	host, _, _ := net.SplitHostPort(cfg.Listen)
 	ip := net.ParseIP(host)
 	loopback := host == "localhost" || (ip != nil && ip.IsLoopback())
-	if cfg.Auth.Mode == "none" && !loopback {
-		if !cfg.Auth.AllowNonLoopback {
-			return fmt.Errorf("auth.mode none trusts identity headers, so it only runs on a loopback listener; %s is not one (set auth.allow_non_loopback: true to override)", cfg.Listen)
-		}
-		log.Warn("AUTH IS OFF on a non-loopback listener: anyone who can reach " + cfg.Listen + " can use every tool")
+	if cfg.Auth.Mode != "none" || loopback {
+		return registry.Problem{}, false
 	}
-	return nil
+	if !cfg.Auth.AllowNonLoopback {
+		return registry.Problem{Where: "listen", Text: fmt.Sprintf("auth.mode none trusts identity headers, so it only runs on a loopback listener; %s is not one (set auth.allow_non_loopback: true to override)", cfg.Listen)}, true
+	}
+	return registry.Problem{Warning: true, Where: "listen", Text: "AUTH IS OFF on a non-loopback listener: anyone who can reach " + cfg.Listen + " can use every tool"}, true
 }
