@@ -69,6 +69,7 @@ test-unit:
 	pkgs="$(UNIT_PKGS)"; \
 	if [ -n "$$pkgs" ]; then MCPGW_REQUIRE_PEERS=$(REQUIRE_PEERS) $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) $$pkgs; \
 	else echo "no unit packages"; fi
+	cd bench && $(GO) test -race -count=1 -timeout $(UNIT_TIMEOUT) ./...
 
 test-e2e:
 	$(E2E_ENV) $(GO) test -count=1 -timeout $(E2E_TIMEOUT) $(E2E_ARGS) ./test/e2e/...
@@ -80,14 +81,15 @@ fuzz:
 ## bench: mcpbench, every scenario with baselines interleaved (several minutes); results in
 ## bench/results/<date>-<scenario>.md/.json. Narrow it with BENCH_ARGS='-scenarios S1,S4'.
 ## Installs the npm baselines (bench/npm) into .cache/bench-npm first when missing; without
-## them (no npm, no network) it runs the rest and says which baselines it skipped.
+## them (no npm, no network) it runs the rest and says which baselines it skipped and why
+## (install.sh records its exit status, reason and stderr tail in .cache/bench-npm/.install-status).
 BENCH_ARGS ?=
 MCPBENCH   := $(CACHE)/bin/mcpbench
 BENCH_RUN   = cd bench && $(GO) build -o $(MCPBENCH) ./cmd/mcpbench && cd .. && \
 	$(MCPBENCH) run -repo $(CURDIR) -mcpgw $(CURDIR)/bin/mcpgw -bridge $(CURDIR)/bin/mcpgw-bridge -go $(GO) -peers $(CACHE)
 bench:
 	$(MAKE) --no-print-directory build
-	bench/npm/install.sh $(CACHE)/bench-npm || echo "bench: npm baselines unavailable (see above); running without them"
+	bench/npm/install.sh $(CACHE)/bench-npm || echo "bench: bench/npm/install.sh exited with status $$?; running without the npm baselines (each affected result says why)"
 	$(BENCH_RUN) -npm $(CACHE)/bench-npm -out $(CURDIR)/bench/results $(BENCH_ARGS)
 
 ## bench-smoke: every mcpbench scenario for about a second (checks they run and write files)

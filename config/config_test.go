@@ -217,6 +217,20 @@ func TestConfigProblems(t *testing.T) {
 			wantErr: []string{`~servers.my__srv: server name contains the name separator "__"`},
 		},
 		{
+			name:    "api key hash that is not hex",
+			yaml:    "auth:\n  mode: api_key\n  api_keys: [{agent: a, sha256: \"" + strings.Repeat("z", 64) + "\"}]\n",
+			wantErr: []string{"auth.api_keys[0]: sha256 must be 64 hex digits"},
+		},
+		{
+			name:    "api key hash pasted with sha256sum's file name",
+			yaml:    "auth:\n  mode: api_key\n  api_keys: [{agent: a, sha256: \"" + strings.Repeat("a", 64) + "  -\"}]\n",
+			wantErr: []string{"auth.api_keys[0]: sha256 must be 64 hex digits"},
+		},
+		{
+			name: "api key hash in upper case is fine",
+			yaml: "auth:\n  mode: api_key\n  api_keys: [{agent: a, sha256: \"" + strings.Repeat("AB", 32) + "\"}]\n",
+		},
+		{
 			name:    "agent names an unknown server",
 			yaml:    "agents:\n  a: {servers: [ghost]}\n",
 			wantErr: []string{`~agents.a: unknown server "ghost"`},

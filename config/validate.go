@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/url"
@@ -136,7 +137,8 @@ func (c *Config) Validate() Problems {
 		if _, ok := c.Agents[k.Agent]; len(c.Agents) > 0 && !ok {
 			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "unknown agent %q", k.Agent)
 		}
-		if len(k.SHA256) != 64 {
+		if _, err := hex.DecodeString(k.SHA256); err != nil || len(k.SHA256) != 64 {
+			// Also catches `sha256sum` output pasted whole ("<hex>  -").
 			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "sha256 must be 64 hex digits")
 		}
 	}

@@ -153,9 +153,12 @@ var (
 	smoke    bool // set by run -smoke: settleGC does not wait for GC cycles
 )
 
+// logOut is where logf writes (tests capture it).
+var logOut io.Writer = os.Stderr
+
 // logf prints progress on stderr with the time since the scenario started.
 func logf(format string, a ...any) {
-	fmt.Fprintf(os.Stderr, "  [%6.2fs] %s\n", time.Since(logStart).Seconds(), fmt.Sprintf(format, a...))
+	fmt.Fprintf(logOut, "  [%6.2fs] %s\n", time.Since(logStart).Seconds(), fmt.Sprintf(format, a...))
 }
 
 func openAll(ctx context.Context, ts []*target, n int) (map[string][]*session, error) {

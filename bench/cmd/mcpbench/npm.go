@@ -8,27 +8,159 @@ package main
 //
 //   - supergateway (stdio → streamable HTTP, --stateful: one child per session): S8's "stdio
 //     server behind an HTTP gateway".
-//   - @1mcp/agent (aggregation) would be S1/S2's, but the npm registry reachable here
-//     answers 404 for it; see npmMissing.
+//   - @1mcp/agent (aggregation) would be S1/S2's, but it is not in package.json; see
+//     npmNotBaselines.
+//
+// When a baseline cannot run, the console and the result say why, from what this run
+// finds: no -npm DIR, no node, DIR missing, install.sh's recorded failure (its exit
+// status, reason and stderr tail from DIR/.install-status), or the package missing.
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
 
 const nameSupergateway = "supergateway (npm)"
 
-// npmMissing names gateways the issue suggests that cannot be installed here, with why.
-var npmMissing = map[string]string{
-	"@1mcp/agent": "not installable here: `npm view @1mcp/agent` answers 404 from the npm registry this machine reaches, so mcp-hub (also from npm) is the aggregation baseline for S1/S2 instead",
+// npmNotBaselines names npm gateways that were considered and are not in
+// bench/npm/package.json, with why. This is a fact about the package list, not about this
+// run: nothing here asks the registry.
+var npmNotBaselines = map[string]string{
+	"@1mcp/agent": "it is not in bench/npm/package.json, because the npm registry answered 404 for it when the baselines were chosen (docs/performance.md); mcp-hub (also from npm) is the aggregation baseline for S1/S2 instead",
+}
+
+// installStatusFile is where bench/npm/install.sh records the outcome of its last run in
+// its DIR (the format is in the script's header).
+const installStatusFile = ".install-status"
+
+// installStatus is one DIR/.install-status.
+type installStatus struct {
+	Exit   int
+	Time   string
+	Reason string
+	Output []string // the tail of what npm and the script wrote to stderr
+}
+
+// parseInstallStatus reads the "key: value" lines, then the output after "output:".
+func parseInstallStatus(text string) (installStatus, error) {
+	var st installStatus
+	seen := map[string]bool{}
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	for i, l := range lines {
+		if l == "output:" {
+			st.Output = lines[i+1:]
+			seen["output"] = true
+			break
+		}
+		k, v, ok := strings.Cut(l, ": ")
+		if !ok {
+			return st, fmt.Errorf("line %d: %q is not key: value", i+1, l)
+		}
+		switch k {
+		case "exit":
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return st, fmt.Errorf("line %d: exit %q is not a number", i+1, v)
+			}
+			st.Exit = n
+		case "time":
+			st.Time = v
+		case "reason":
+			st.Reason = v
+		default:
+			return st, fmt.Errorf("line %d: unknown key %q", i+1, k)
+		}
+		seen[k] = true
+	}
+	for _, k := range []string{"exit", "time", "reason", "output"} {
+		if !seen[k] {
+			return st, fmt.Errorf("no %s", k)
+		}
+	}
+	return st, nil
+}
+
+// readInstallStatus reads DIR/.install-status; nil when there is none.
+func readInstallStatus(dir string) (*installStatus, error) {
+	p := filepath.Join(dir, installStatusFile)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	st, err := parseInstallStatus(string(b))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", p, err)
+	}
+	return &st, nil
+}
+
+// maxOutputInReason bounds the stderr lines a skip reason quotes (the status keeps more).
+const maxOutputInReason = 4
+
+// failure says what a failed install.sh run recorded, on one line: results are markdown
+// bullets. The script's own last line repeats the reason and is left out.
+func (st *installStatus) failure() string {
+	var out []string
+	for _, l := range st.Output {
+		l = strings.TrimSpace(l)
+		if l == "" || l == "bench-npm: "+st.Reason {
+			continue
+		}
+		if len(l) > 200 {
+			l = l[:200] + "…"
+		}
+		out = append(out, l)
+	}
+	if len(out) > maxOutputInReason {
+		out = out[len(out)-maxOutputInReason:]
+	}
+	s := fmt.Sprintf("bench/npm/install.sh failed at %s with exit status %d: %s", st.Time, st.Exit, st.Reason)
+	if len(out) > 0 {
+		s += "; its stderr ended: " + strings.Join(out, " / ")
+	}
+	return s
+}
+
+// npmUnavailable says why pkg cannot run from the npm directory dir, or "" when it can.
+func npmUnavailable(dir, pkg string) string {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Sprintf("%s does not exist: bench/npm/install.sh %s has not run (make bench runs it), or could not create it", dir, dir)
+	case err != nil:
+		return fmt.Sprintf("cannot read %s: %v", dir, err)
+	case !fi.IsDir():
+		return fmt.Sprintf("%s is not a directory", dir)
+	}
+	st, err := readInstallStatus(dir)
+	if err != nil {
+		return fmt.Sprintf("cannot read bench/npm/install.sh's status: %v", err)
+	}
+	if st != nil && st.Exit != 0 {
+		// Even if an older install left pkg behind: npm ci removes node_modules first,
+		// so what is there now may be half installed.
+		return st.failure()
+	}
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", pkg, "package.json")); err != nil {
+		if st == nil {
+			return fmt.Sprintf("%s is not installed in %s, and bench/npm/install.sh has recorded no run there (no %s)", pkg, dir, installStatusFile)
+		}
+		return fmt.Sprintf("%s is not installed in %s, although bench/npm/install.sh recorded %q at %s (is it in bench/npm/package.json?)", pkg, dir, st.Reason, st.Time)
+	}
+	return ""
 }
 
 // findNode picks the node binary for the npm gateways: the flag, else the Node 22 that
@@ -49,7 +181,7 @@ func findNode(repo, flagVal string) string {
 
 // npmSkip says why the npm gateway pkg cannot run in this run, or "" when it can.
 func (e *env) npmSkip(pkg string) string {
-	if why, ok := npmMissing[pkg]; ok {
+	if why, ok := npmNotBaselines[pkg]; ok {
 		return why
 	}
 	switch {
@@ -60,10 +192,14 @@ func (e *env) npmSkip(pkg string) string {
 	case e.nodeBin == "":
 		return "no node binary found (make peers installs Node 22 under test/e2e; or pass -node)"
 	}
-	if _, err := os.Stat(filepath.Join(e.npmDir, "node_modules", pkg, "package.json")); err != nil {
-		return fmt.Sprintf("%s is not installed in %s (bench/npm/install.sh failed or was not run)", pkg, e.npmDir)
-	}
-	return ""
+	return npmUnavailable(e.npmDir, pkg)
+}
+
+// skipBaseline says on the console and in r's notes that baseline (a name for readers)
+// does not run, and why.
+func skipBaseline(r *Result, baseline, why string) {
+	logf("%s baseline skipped: %s", baseline, why)
+	r.note("%s baseline skipped: %s.", baseline, strings.TrimSuffix(why, "."))
 }
 
 // loopbackJS makes a Node server that listens on a port alone (supergateway's
@@ -219,10 +355,10 @@ func (e *env) legacyPair(ctx context.Context, ts []*target, conns int) ([]*targe
 
 const nameMcpgwLegacy = "mcpgw, legacy SSE (/sse)"
 
-// noteNpmMissing records in r (and prints) why the npm gateway pkg is not a baseline here.
-func (e *env) noteNpmMissing(r *Result, pkg string) {
-	if why := e.npmSkip(pkg); why != "" {
-		logf("%s baseline skipped: %s", pkg, why)
-		r.note("%s baseline skipped: %s.", pkg, why)
+// noteNotBaseline records in r (and prints) why the npm gateway pkg is not a baseline.
+func noteNotBaseline(r *Result, pkg string) {
+	if why := npmNotBaselines[pkg]; why != "" {
+		logf("%s is not a baseline: %s", pkg, why)
+		r.note("%s is not a baseline: %s.", pkg, why)
 	}
 }

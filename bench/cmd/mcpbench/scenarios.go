@@ -26,7 +26,7 @@ func (e *env) params(r *Result) {
 
 // S1: tools/call, one client, sequential.
 func s1(ctx context.Context, e *env, r *Result) error {
-	e.noteNpmMissing(r, "@1mcp/agent")
+	noteNotBaseline(r, "@1mcp/agent")
 	r.Title = "tools/call, one client, sequential"
 	r.Method = e.methodNote("One session per target, one tools/call at a time (echo tool, 70-byte arguments), keep-alive HTTP/1.1, hand-built bodies.")
 	e.params(r)
@@ -36,8 +36,7 @@ func s1(ctx context.Context, e *env, r *Result) error {
 	}
 	legacy, why := e.legacyPair(ctx, ts, 1)
 	if why != "" {
-		logf("mcp-hub baseline skipped: %s", why)
-		r.note("mcp-hub (aggregation gateway from npm) baseline skipped: %s.", why)
+		skipBaseline(r, "mcp-hub (aggregation gateway from npm)", why)
 	}
 	ts = append(ts, legacy...)
 	ss, err := openAll(ctx, ts, 1)
@@ -77,7 +76,7 @@ func s1(ctx context.Context, e *env, r *Result) error {
 
 // S2: saturation with 16, 64 and 256 concurrent clients.
 func s2(ctx context.Context, e *env, r *Result) error {
-	e.noteNpmMissing(r, "@1mcp/agent")
+	noteNotBaseline(r, "@1mcp/agent")
 	r.Title = "saturation: 16, 64, 256 concurrent clients"
 	r.Method = e.methodNote("Each client is its own session sending tools/call back to back (closed loop).")
 	e.params(r)
@@ -89,8 +88,7 @@ func s2(ctx context.Context, e *env, r *Result) error {
 	}
 	legacy, why := e.legacyPair(ctx, ts, 256)
 	if why != "" {
-		logf("mcp-hub baseline skipped: %s", why)
-		r.note("mcp-hub (aggregation gateway from npm) baseline skipped: %s.", why)
+		skipBaseline(r, "mcp-hub (aggregation gateway from npm)", why)
 	}
 	ts = append(ts, legacy...)
 	for _, c := range levels {
@@ -499,8 +497,7 @@ func s8(ctx context.Context, e *env, r *Result) error {
 		}})
 		r.Params["node"] = e.nodeVersion()
 	} else {
-		logf("supergateway baseline skipped: %s", sgWhy)
-		r.note("supergateway baseline skipped: %s.", sgWhy)
+		skipBaseline(r, "supergateway", sgWhy)
 	}
 	res := map[string][]stats{}
 	for _, p := range paths {
