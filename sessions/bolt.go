@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"time"
 
@@ -20,13 +21,74 @@ import (
 type Bolt struct {
 	db   *bolt.DB
 	path string
+	// migrated names the migrations that ran when the file was opened.
+	migrated []string
 }
 
 var (
 	bucketSessions = []byte("sessions")
 	bucketTasks    = []byte("tasks")
 	bucketConvs    = []byte("conversations")
+	bucketConfig   = []byte("config")
+	bucketMeta     = []byte("meta")
+
+	keySchemaVersion = []byte("schema_version")
 )
+
+// boltMigration brings a store from layout From to From+1. They run in order, each in the
+// same transaction as the version bump, when the file is opened.
+type boltMigration struct {
+	From int
+	Name string
+	Run  func(tx *bolt.Tx) error
+}
+
+// boltMigrations are every layout change since the first release. Layout 1 had the
+// buckets sessions, tasks and conversations and no schema version; its files are kept in
+// testdata/store-v1.db.
+var boltMigrations = []boltMigration{
+	{From: 1, Name: "v1-to-v2-config-bucket", Run: func(tx *bolt.Tx) error {
+		// Admin API config entries (servers, agents, executors, settings).
+		_, err := tx.CreateBucketIfNotExists(bucketConfig)
+		return err
+	}},
+}
+
+// migrateBolt reads the file's layout version (1 when it has none: the first release
+// wrote none) and runs the migrations up to ConfigSchemaVersion. A file written by a
+// newer release is refused rather than half understood.
+func migrateBolt(tx *bolt.Tx) ([]string, error) {
+	meta, err := tx.CreateBucketIfNotExists(bucketMeta)
+	if err != nil {
+		return nil, err
+	}
+	v := 1
+	if raw := meta.Get(keySchemaVersion); raw != nil {
+		n, err := strconv.Atoi(string(raw))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("schema_version %q is not a layout version", raw)
+		}
+		v = n
+	}
+	if v > ConfigSchemaVersion {
+		return nil, fmt.Errorf("written by a newer mcpgw (store layout %d; this one reads up to %d)", v, ConfigSchemaVersion)
+	}
+	var ran []string
+	for _, m := range boltMigrations {
+		if m.From < v {
+			continue
+		}
+		if err := m.Run(tx); err != nil {
+			return nil, fmt.Errorf("migration %s: %w", m.Name, err)
+		}
+		ran = append(ran, m.Name)
+		v = m.From + 1
+	}
+	if err := meta.Put(keySchemaVersion, []byte(strconv.Itoa(v))); err != nil {
+		return nil, err
+	}
+	return ran, nil
+}
 
 // OpenBolt opens (or creates) the state file at path. A file that is not a bbolt database,
 // or is corrupt or truncated, is an error naming the path: the gateway refuses to start
@@ -39,20 +101,35 @@ func OpenBolt(path string) (*Bolt, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("state dir: %w", err)
 	}
-	db, err := openBoltChecked(path)
+	db, migrated, err := openBoltChecked(path)
 	if err != nil {
 		return nil, fmt.Errorf("state file %s: %w (move it away to start with no sessions)", path, err)
 	}
 	// A lone write waits at most 1 ms for company before its fsync.
 	db.MaxBatchDelay = time.Millisecond
-	return &Bolt{db: db, path: path}, nil
+	return &Bolt{db: db, path: path, migrated: migrated}, nil
+}
+
+// Migrated names the layout migrations that ran when the store was opened (none for a
+// store already at ConfigSchemaVersion).
+func (s *Bolt) Migrated() []string { return s.migrated }
+
+// SchemaVersion reads the store's layout version.
+func (s *Bolt) SchemaVersion() (int, error) {
+	var v int
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		v, err = strconv.Atoi(string(tx.Bucket(bucketMeta).Get(keySchemaVersion)))
+		return err
+	})
+	return v, err
 }
 
 // openBoltChecked opens path with bbolt and verifies it. bbolt trusts the file's meta page:
 // on a corrupt file it may index out of range, and on a truncated one it reads past the
 // end of the mapping (SIGBUS), which kills the process unless the goroutine asked for
 // faults to panic. Both become errors here.
-func openBoltChecked(path string) (db *bolt.DB, err error) {
+func openBoltChecked(path string) (db *bolt.DB, migrated []string, err error) {
 	var file *os.File
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
@@ -66,20 +143,20 @@ func openBoltChecked(path string) (db *bolt.DB, err error) {
 			// Its mapping still holds the file's lock: a later open in this process
 			// would wait for it and then blame another process.
 			panickedPaths.Store(path, true)
-			db, err = nil, fmt.Errorf("corrupt bbolt database: %v", p)
+			db, migrated, err = nil, nil, fmt.Errorf("corrupt bbolt database: %v", p)
 		}
 	}()
 	fi, err := os.Stat(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, err
+		return nil, nil, err
 	}
 	if err == nil && fi.Size() > 0 {
 		if err := checkBoltMeta(path, fi.Size()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if _, bad := panickedPaths.Load(path); bad {
-		return nil, errors.New("corrupt bbolt database (an earlier open of it in this process failed)")
+		return nil, nil, errors.New("corrupt bbolt database (an earlier open of it in this process failed)")
 	}
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: 5 * time.Second,
@@ -91,13 +168,13 @@ func openBoltChecked(path string) (db *bolt.DB, err error) {
 	})
 	if err != nil {
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("locked by another process (is another gateway running?): %w", err)
+			return nil, nil, fmt.Errorf("locked by another process (is another gateway running?): %w", err)
 		}
-		return nil, fmt.Errorf("not a valid bbolt database: %w", err)
+		return nil, nil, fmt.Errorf("not a valid bbolt database: %w", err)
 	}
 	if err := checkBolt(db, fi); err != nil {
 		db.Close() // the check's transaction is rolled back, even after a panic
-		return nil, err
+		return nil, nil, err
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
 		for _, b := range [][]byte{bucketSessions, bucketTasks, bucketConvs} {
@@ -105,13 +182,14 @@ func openBoltChecked(path string) (db *bolt.DB, err error) {
 				return err
 			}
 		}
-		return nil
+		migrated, err = migrateBolt(tx)
+		return err
 	})
 	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return db, nil
+	return db, migrated, nil
 }
 
 // panickedPaths are files whose bbolt open panicked in this process.
@@ -367,3 +445,54 @@ func (s *Bolt) PutConversation(c *Conversation) error {
 }
 
 func (s *Bolt) Close() error { return s.db.Close() }
+
+func (s *Bolt) PutConfig(e *ConfigEntry) error {
+	if !validConfigKey(e.Kind, e.Name) {
+		return errBadConfigKey
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketConfig).Put([]byte(configKey(e.Kind, e.Name)), b)
+	})
+}
+
+func (s *Bolt) GetConfig(kind, name string) (*ConfigEntry, error) {
+	var e *ConfigEntry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketConfig).Get([]byte(configKey(kind, name)))
+		if v == nil {
+			return ErrNotFound
+		}
+		e = new(ConfigEntry)
+		return json.Unmarshal(v, e)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (s *Bolt) DeleteConfig(kind, name string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketConfig).Delete([]byte(configKey(kind, name)))
+	})
+}
+
+func (s *Bolt) ListConfig() ([]*ConfigEntry, error) {
+	var out []*ConfigEntry
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketConfig).ForEach(func(k, v []byte) error {
+			e := new(ConfigEntry)
+			if err := json.Unmarshal(v, e); err != nil {
+				return fmt.Errorf("config entry %q: %w", k, err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	sortEntries(out)
+	return out, err
+}

@@ -107,12 +107,16 @@ func Evict(s Store, id string) {
 	}
 }
 
-func (c *Cached) List() ([]*Record, error)               { return c.s.List() }
-func (c *Cached) PutTask(t *Task) error                  { return c.s.PutTask(t) }
-func (c *Cached) GetTask(id string) (*Task, error)       { return c.s.GetTask(id) }
-func (c *Cached) DeleteTask(id string) error             { return c.s.DeleteTask(id) }
-func (c *Cached) ListTasks() ([]*Task, error)            { return c.s.ListTasks() }
-func (c *Cached) PutConversation(cv *Conversation) error { return c.s.PutConversation(cv) }
+func (c *Cached) List() ([]*Record, error)                          { return c.s.List() }
+func (c *Cached) PutTask(t *Task) error                             { return c.s.PutTask(t) }
+func (c *Cached) GetTask(id string) (*Task, error)                  { return c.s.GetTask(id) }
+func (c *Cached) DeleteTask(id string) error                        { return c.s.DeleteTask(id) }
+func (c *Cached) ListTasks() ([]*Task, error)                       { return c.s.ListTasks() }
+func (c *Cached) PutConversation(cv *Conversation) error            { return c.s.PutConversation(cv) }
+func (c *Cached) PutConfig(e *ConfigEntry) error                    { return c.s.PutConfig(e) }
+func (c *Cached) GetConfig(kind, name string) (*ConfigEntry, error) { return c.s.GetConfig(kind, name) }
+func (c *Cached) DeleteConfig(kind, name string) error              { return c.s.DeleteConfig(kind, name) }
+func (c *Cached) ListConfig() ([]*ConfigEntry, error)               { return c.s.ListConfig() }
 func (c *Cached) GetConversation(a, id string) (*Conversation, error) {
 	return c.s.GetConversation(a, id)
 }

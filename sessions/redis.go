@@ -24,7 +24,9 @@ import (
 //	mcpgw:session:<id>          a session record (JSON)
 //	mcpgw:task:<id>             a task (JSON)
 //	mcpgw:conv:<agent>:<id>     a conversation (JSON)
-//	mcpgw:sessions, mcpgw:tasks sets of the ids above, for List and ListTasks
+//	mcpgw:config:<kind>:<name>  an admin API config entry (JSON)
+//	mcpgw:sessions, mcpgw:tasks, mcpgw:configs
+//	                            sets of the ids above, for List, ListTasks and ListConfig
 //
 // Parts of keys are escaped ('%' and ':' as %25 and %3A), so that no agent or id can
 // collide with another. Records have no Redis TTL: the gateway reaps idle sessions.
@@ -46,6 +48,7 @@ const (
 
 	keySessions = "mcpgw:sessions"
 	keyTasks    = "mcpgw:tasks"
+	keyConfigs  = "mcpgw:configs"
 	listChunk   = 500
 )
 
@@ -56,6 +59,12 @@ func taskKey(id string) string    { return "mcpgw:task:" + keyEscaper.Replace(id
 func convKeyRedis(a, id string) string {
 	return "mcpgw:conv:" + keyEscaper.Replace(a) + ":" + keyEscaper.Replace(id)
 }
+
+// configID is an entry's id in the mcpgw:configs set (and the tail of its key).
+func configID(kind, name string) string {
+	return keyEscaper.Replace(kind) + ":" + keyEscaper.Replace(name)
+}
+func configKeyRedis(id string) string { return "mcpgw:config:" + id }
 
 // OpenRedis connects to the server at rawURL: redis://[user:password@]host:port/db,
 // rediss://… (TLS) or unix:///path/to/socket?db=N; go-redis's query options (dial_timeout,
@@ -228,6 +237,45 @@ func (s *Redis) PutConversation(c *Conversation) error {
 	ctx, cancel := opCtx()
 	defer cancel()
 	return s.wrap("put conversation", s.c.Set(ctx, convKeyRedis(c.Agent, c.ID), b, 0).Err())
+}
+
+func (s *Redis) PutConfig(e *ConfigEntry) error {
+	if !validConfigKey(e.Kind, e.Name) {
+		return errBadConfigKey
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	id := configID(e.Kind, e.Name)
+	return s.putIndexed("put config", keyConfigs, id, configKeyRedis(id), b)
+}
+
+func (s *Redis) GetConfig(kind, name string) (*ConfigEntry, error) {
+	e := new(ConfigEntry)
+	if err := s.getJSON("get config", configKeyRedis(configID(kind, name)), e); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (s *Redis) DeleteConfig(kind, name string) error {
+	id := configID(kind, name)
+	return s.deleteIndexed("delete config", keyConfigs, id, configKeyRedis(id))
+}
+
+func (s *Redis) ListConfig() ([]*ConfigEntry, error) {
+	var out []*ConfigEntry
+	err := s.listIndexed("list config", keyConfigs, configKeyRedis, func(id string, v []byte) error {
+		e := new(ConfigEntry)
+		if err := json.Unmarshal(v, e); err != nil {
+			return fmt.Errorf("config entry %q: %w", id, err)
+		}
+		out = append(out, e)
+		return nil
+	})
+	sortEntries(out)
+	return out, err
 }
 
 // Close closes the client. A Subscribe still running ends.

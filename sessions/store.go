@@ -92,6 +92,8 @@ var ErrNotFound = errors.New("session not found")
 // itself when its backend comes back.
 var ErrUnavailable = errors.New("session store unavailable")
 
+var errBadConfigKey = errors.New("config entry: kind and name must be non-empty and hold no NUL")
+
 // Store holds session, task and conversation records. Every method is safe for
 // concurrent use. Records are stored by value: callers may change what they passed to
 // Put or got from Get without affecting the store.
@@ -108,6 +110,12 @@ type Store interface {
 	ListTasks() ([]*Task, error)
 	GetConversation(agent, id string) (*Conversation, error)
 	PutConversation(c *Conversation) error
+	// PutConfig, GetConfig, DeleteConfig and ListConfig keep the configuration entries
+	// created through the admin API (ListConfig sorts them by kind, then name).
+	PutConfig(e *ConfigEntry) error
+	GetConfig(kind, name string) (*ConfigEntry, error)
+	DeleteConfig(kind, name string) error
+	ListConfig() ([]*ConfigEntry, error)
 	Close() error
 }
 
@@ -145,6 +153,8 @@ type Memory struct {
 	m     map[string]Record
 	tasks map[string]Task
 	convs map[convKey]Conversation
+	// config holds admin API entries by configKey.
+	config map[string]ConfigEntry
 }
 
 type convKey struct{ agent, id string }
