@@ -10,10 +10,11 @@ import (
 	"time"
 )
 
-// AuditEvent is one line of the audit log: a tool call or a denial.
+// AuditEvent is one line of the audit log: a tool call, a denial, or a write through the
+// admin API (kind admin: who, what, and hashes of the entity before and after).
 type AuditEvent struct {
 	Time         time.Time `json:"time"`
-	Kind         string    `json:"kind"` // call | denial
+	Kind         string    `json:"kind"` // call | denial | admin
 	Agent        string    `json:"agent"`
 	Conversation string    `json:"conversation,omitempty"`
 	Task         string    `json:"task,omitempty"`
@@ -23,6 +24,14 @@ type AuditEvent struct {
 	Outcome      string    `json:"outcome"`
 	Rule         string    `json:"rule,omitempty"`
 	DurationMS   float64   `json:"duration_ms"`
+	// Admin writes: the caller (admin_token, or loopback:<ip>), the request (POST
+	// /api/servers), the entity (server/web), and SHA-256 prefixes of its JSON before and
+	// after ("" when it did not exist, or no longer does).
+	Actor  string `json:"actor,omitempty"`
+	Action string `json:"action,omitempty"`
+	Object string `json:"object,omitempty"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
 }
 
 // Audit writes events as JSON lines without blocking the request path: events are

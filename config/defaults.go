@@ -115,24 +115,31 @@ func (c *Config) applyDefaults() {
 		c.Log.Format = "json"
 	}
 	for _, d := range c.Servers {
-		if d == nil {
-			continue
-		}
-		d.Type = NormalizeTransport(d.Type)
-		if d.Mode == "" {
-			d.Mode = "auto"
-		}
-		if d.Timeouts.Connect == 0 {
-			d.Timeouts.Connect = c.Upstream.ConnectTimeout
-		}
-		if d.Timeouts.Call == 0 {
-			d.Timeouts.Call = c.Upstream.CallTimeout
-		}
-		if d.ProtocolVer == "" {
-			d.ProtocolVer = c.Upstream.ProtocolVersion
-		}
-		if d.MaxInstances == 0 {
-			d.MaxInstances = c.Upstream.MaxPerSession
-		}
+		c.ApplyServerDefaults(d)
+	}
+}
+
+// ApplyServerDefaults fills what a server definition leaves unset from the config's
+// upstream defaults and normalises its transport, as loading does for the file's servers
+// (the admin API runs it on the servers it adds).
+func (c *Config) ApplyServerDefaults(d *ServerDef) {
+	if d == nil {
+		return
+	}
+	d.Type = NormalizeTransport(d.Type)
+	if d.Mode == "" {
+		d.Mode = "auto"
+	}
+	if d.Timeouts.Connect == 0 {
+		d.Timeouts.Connect = c.Upstream.ConnectTimeout
+	}
+	if d.Timeouts.Call == 0 {
+		d.Timeouts.Call = c.Upstream.CallTimeout
+	}
+	if d.ProtocolVer == "" {
+		d.ProtocolVer = c.Upstream.ProtocolVersion
+	}
+	if d.MaxInstances == 0 {
+		d.MaxInstances = c.Upstream.MaxPerSession
 	}
 }

@@ -2,11 +2,9 @@ package gateway
 
 import (
 	"crypto/rand"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -21,18 +19,27 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// adminRoutes mounts the admin API (docs/admin-api.md).
-func (g *Gateway) adminRoutes() {
-	g.mux.HandleFunc("GET /api/agents/{id}/view", g.admin(g.apiAgentView))
-	g.mux.HandleFunc("GET /api/servers", g.admin(g.apiServers))
-	g.mux.HandleFunc("GET /api/sessions", g.admin(g.apiSessions))
-	g.mux.HandleFunc("GET /api/tasks", g.admin(g.apiTasks))
-	g.mux.HandleFunc("POST /api/tasks", g.admin(g.apiCreateTask))
-	g.mux.HandleFunc("GET /api/tasks/{id}", g.admin(g.apiGetTask))
-	g.mux.HandleFunc("PUT /api/tasks/{id}", g.admin(g.apiPutTask))
-	g.mux.HandleFunc("DELETE /api/tasks/{id}", g.admin(g.apiDeleteTask))
-	g.mux.HandleFunc("GET /api/runtime", g.admin(g.apiRuntime))
-	g.mux.HandleFunc("GET /api/runtime/heap", g.admin(g.apiHeapProfile))
+// apiRoutes is the admin API (docs/admin-api.md): the router and the OpenAPI document
+// are both built from this table.
+func (g *Gateway) apiRoutes() []apiRoute {
+	return []apiRoute{
+		{"GET", "/api/agents/{id}/view", "what an agent (with ?task= and ?executor=) may see, tool by tool", g.apiAgentView},
+		{"GET", "/api/servers", "every server: file and API ones, with live state", g.apiServers},
+		{"POST", "/api/servers", "create a server (applied live)", g.apiCreateServer},
+		{"POST", "/api/servers/validate", "check a server as POST would, changing nothing", g.apiValidateServer},
+		{"GET", "/api/servers/{name}", "one server", g.apiGetServer},
+		{"PUT", "/api/servers/{name}", "replace an API-created server", g.apiPutServer},
+		{"PATCH", "/api/servers/{name}", "change an API-created server (JSON merge patch)", g.apiPatchServer},
+		{"DELETE", "/api/servers/{name}", "delete an API-created server (running tasks keep it)", g.apiDeleteServer},
+		{"GET", "/api/sessions", "live sessions", g.apiSessions},
+		{"GET", "/api/tasks", "every task: file and API ones", g.apiTasks},
+		{"POST", "/api/tasks", "create a task", g.apiCreateTask},
+		{"GET", "/api/tasks/{id}", "one task", g.apiGetTask},
+		{"PUT", "/api/tasks/{id}", "change an API-created task", g.apiPutTask},
+		{"DELETE", "/api/tasks/{id}", "delete an API-created task", g.apiDeleteTask},
+		{"GET", "/api/runtime", "goroutines, heap and resident memory (?gc=1 collects first)", g.apiRuntime},
+		{"GET", "/api/runtime/heap", "a heap profile for go tool pprof", g.apiHeapProfile},
+	}
 }
 
 // apiRuntime reports the process's goroutines, heap and resident memory; with ?gc=1 it
@@ -75,34 +82,6 @@ func residentBytes() int64 {
 	}
 	pages, _ := strconv.ParseInt(f[1], 10, 64)
 	return pages * int64(os.Getpagesize())
-}
-
-// admin guards an admin handler: the admin token (auth.admin_token) as a bearer token, or,
-// when no admin token is set and auth is off, a loopback caller.
-func (g *Gateway) admin(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if !g.checkOrigin(w, r) {
-			return
-		}
-		cfg := g.policy().cfg
-		tok := cfg.Auth.AdminToken
-		if tok == "" {
-			host, _, _ := net.SplitHostPort(r.RemoteAddr)
-			ip := net.ParseIP(host)
-			if cfg.Auth.Mode != "none" || ip == nil || !ip.IsLoopback() {
-				apiError(w, http.StatusForbidden, "the admin API needs auth.admin_token")
-				return
-			}
-		} else {
-			got, _ := auth.BearerToken(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
-				apiError(w, http.StatusUnauthorized, "admin token missing or wrong")
-				return
-			}
-		}
-		h(w, r)
-	}
 }
 
 func apiError(w http.ResponseWriter, status int, msg string) {
@@ -175,10 +154,6 @@ func (g *Gateway) apiAgentView(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	apiJSON(w, http.StatusOK, v)
-}
-
-func (g *Gateway) apiServers(w http.ResponseWriter, r *http.Request) {
-	apiJSON(w, http.StatusOK, g.reg.Statuses())
 }
 
 func (g *Gateway) apiSessions(w http.ResponseWriter, r *http.Request) {

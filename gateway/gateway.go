@@ -75,6 +75,11 @@ type Gateway struct {
 	describeName string
 	describeDef  json.RawMessage
 
+	// fileCfg is the config as the file gave it; the running config (policy) is it merged
+	// with the admin API's stored entries. cfgMu serialises computing and applying that.
+	fileCfg atomic.Pointer[config.Config]
+	cfgMu   sync.Mutex
+
 	pol    atomic.Pointer[policy]
 	polGen atomic.Uint64
 	audit  *auth.Audit
@@ -114,7 +119,8 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		}
 		g.keys = kf
 	}
-	if err := g.Reload(cfg); err != nil {
+	g.fileCfg.Store(cfg)
+	if err := g.Reload(g.startConfig(cfg)); err != nil {
 		cancel()
 		return nil, err
 	}
@@ -142,7 +148,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.Handle("/metrics", g.metrics.handler())
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
-	g.adminRoutes()
+	g.mux.Handle("/api/", g.adminRouter())
 	return g, nil
 }
 

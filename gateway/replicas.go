@@ -31,6 +31,9 @@ func (g *Gateway) startBus() {
 		case "reload":
 			if g.ReloadHook != nil {
 				g.ReloadHook()
+			} else {
+				// No file watcher: apply the stored API entries another replica changed.
+				go g.ReloadStored()
 			}
 		case "server":
 			g.serverChanged(ev.Name)

@@ -64,7 +64,9 @@ func watchConfig(path string, cfg *config.Config, gw *gateway.Gateway, log *slog
 		if changed := restartChanges(cfg, next); changed != "" {
 			log.Warn("listener, store and state_dir changes apply after a restart", "changed", changed)
 		}
-		if err := gw.Reload(next); err != nil {
+		// The file's config merged with the servers, agents and executors created through
+		// the admin API (kept in the store): a file reload never drops those.
+		if err := gw.ReloadFile(next); err != nil {
 			log.Error("config reload failed; keeping the running config", "err", err)
 			continue
 		}

@@ -260,10 +260,14 @@ func serve(args []string) error {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	peer := make(chan struct{}, 1)
-	gw.ReloadHook = func() {
-		select {
-		case peer <- struct{}{}:
-		default:
+	if path != "" {
+		// Another replica reloaded: read the file again (merged with the stored API
+		// entries). Without a file the gateway re-applies the stored entries itself.
+		gw.ReloadHook = func() {
+			select {
+			case peer <- struct{}{}:
+			default:
+			}
 		}
 	}
 	errc := make(chan error, 1)

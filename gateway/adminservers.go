@@ -1,0 +1,518 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// serverDoc is a server as the admin API reads and writes it: the config file's keys
+// (docs/config.md) plus enabled.
+type serverDoc struct {
+	Type            string            `json:"type"`
+	Command         string            `json:"command,omitempty"`
+	Args            []string          `json:"args,omitempty"`
+	Env             map[string]string `json:"env,omitempty"`
+	Dir             string            `json:"dir,omitempty"`
+	URL             string            `json:"url,omitempty"`
+	Headers         map[string]string `json:"headers,omitempty"`
+	Mode            string            `json:"mode,omitempty"`
+	StdioProxy      bool              `json:"stdio_proxy,omitempty"`
+	DefaultEnabled  *bool             `json:"default_enabled,omitempty"`
+	Timeouts        *timeoutsDoc      `json:"timeouts,omitempty"`
+	ProtocolVersion string            `json:"protocol_version,omitempty"`
+	MaxInstances    int               `json:"max_instances,omitempty"`
+	TLS             *tlsDoc           `json:"tls,omitempty"`
+	Meta            *metaDoc          `json:"meta,omitempty"`
+	// Enabled false keeps the entry but runs no server (default true).
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+type timeoutsDoc struct {
+	Connect string `json:"connect,omitempty"`
+	Call    string `json:"call,omitempty"`
+}
+
+type tlsDoc struct {
+	CAFile     string `json:"ca_file,omitempty"`
+	CertFile   string `json:"cert_file,omitempty"`
+	KeyFile    string `json:"key_file,omitempty"`
+	ServerName string `json:"server_name,omitempty"`
+}
+
+type metaDoc struct {
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	URL         string `json:"url,omitempty"`
+	Icon        string `json:"icon,omitempty"`
+}
+
+func (d *serverDoc) enabled() bool { return d.Enabled == nil || *d.Enabled }
+
+// def converts the document to a config definition; where prefixes the field names of
+// its errors (durations that do not parse).
+func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
+	s := &config.ServerDef{Type: config.NormalizeTransport(d.Type), Command: d.Command, Args: slices.Clone(d.Args),
+		Env: maps.Clone(d.Env), Dir: d.Dir, URL: d.URL, Headers: maps.Clone(d.Headers), Mode: d.Mode,
+		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances}
+	var errs []fieldError
+	if t := d.Timeouts; t != nil {
+		var e *fieldError
+		if s.Timeouts.Connect, e = parseDuration(t.Connect, where+"timeouts.connect"); e != nil {
+			errs = append(errs, *e)
+		}
+		if s.Timeouts.Call, e = parseDuration(t.Call, where+"timeouts.call"); e != nil {
+			errs = append(errs, *e)
+		}
+	}
+	if t := d.TLS; t != nil {
+		s.TLS = config.TLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName}
+	}
+	if m := d.Meta; m != nil {
+		s.Meta = config.ServerMeta{Title: m.Title, Description: m.Description, URL: m.URL, Icon: m.Icon}
+	}
+	return s, errs
+}
+
+// docOf shows a config definition (a file server) as a document.
+func docOf(s *config.ServerDef) serverDoc {
+	d := serverDoc{Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers,
+		Mode: s.Mode, StdioProxy: s.StdioProxy, DefaultEnabled: s.DefaultEnabled, ProtocolVersion: s.ProtocolVer, MaxInstances: s.MaxInstances}
+	if c, k := durationString(s.Timeouts.Connect), durationString(s.Timeouts.Call); c != "" || k != "" {
+		d.Timeouts = &timeoutsDoc{Connect: c, Call: k}
+	}
+	if s.TLS != (config.TLS{}) {
+		d.TLS = &tlsDoc{CAFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile, ServerName: s.TLS.ServerName}
+	}
+	if s.Meta != (config.ServerMeta{}) {
+		d.Meta = &metaDoc{Title: s.Meta.Title, Description: s.Meta.Description, URL: s.Meta.URL, Icon: s.Meta.Icon}
+	}
+	return d
+}
+
+// serverBody is what POST, PUT and PATCH accept: a document, its name, and the read-only
+// fields of an answer (ignored), so that an answer as read can be sent back.
+type serverBody struct {
+	Name string `json:"name"`
+	serverDoc
+	Source    json.RawMessage `json:"source"`
+	File      json.RawMessage `json:"file"`
+	CreatedAt json.RawMessage `json:"created_at"`
+	UpdatedAt json.RawMessage `json:"updated_at"`
+	Version   json.RawMessage `json:"version"`
+	ETag      json.RawMessage `json:"etag"`
+	Live      json.RawMessage `json:"live"`
+}
+
+// serverView is a server in an answer: its document with secret values redacted, where it
+// comes from, its version, and its live state.
+type serverView struct {
+	Name string `json:"name"`
+	serverDoc
+	Enabled   bool       `json:"enabled"`
+	Source    string     `json:"source"` // file | api
+	File      string     `json:"file,omitempty"`
+	CreatedAt *time.Time `json:"created_at,omitempty"`
+	UpdatedAt *time.Time `json:"updated_at,omitempty"`
+	Version   int64      `json:"version,omitempty"`
+	ETag      string     `json:"etag"`
+	// Live is the running server's state (nil while it does not run: disabled).
+	Live *registry.Status `json:"live"`
+}
+
+// serverEntity is a server the API knows: from the file (def) or the store (entry).
+type serverEntity struct {
+	name  string
+	def   *config.ServerDef
+	entry *sessions.ConfigEntry
+	doc   *serverDoc
+}
+
+func (e *serverEntity) etag() string {
+	if e.entry != nil {
+		return etagOf(hashJSON(e.entry))
+	}
+	return etagOf(hashJSON(docOf(e.def)))
+}
+
+// auditValue is what the audit log hashes for the entity.
+func (e *serverEntity) auditValue() any {
+	if e == nil {
+		return nil
+	}
+	if e.entry != nil {
+		return e.entry
+	}
+	return docOf(e.def)
+}
+
+func (g *Gateway) view(e *serverEntity) serverView {
+	v := serverView{Name: e.name, ETag: e.etag(), Enabled: true}
+	if e.entry != nil {
+		v.serverDoc = *e.doc
+		v.Enabled = e.doc.enabled()
+		v.Source = "api"
+		c, u := e.entry.Created, e.entry.Updated
+		v.CreatedAt, v.UpdatedAt, v.Version = &c, &u, e.entry.Version
+	} else {
+		v.serverDoc = docOf(e.def)
+		v.Source = "file"
+		v.File = g.FileConfig().Path
+	}
+	v.Env, v.Headers = redactValues(v.Env), redactValues(v.Headers)
+	if s := g.reg.Server(e.name); s != nil && v.Enabled {
+		st := s.Status()
+		v.Live = &st
+	}
+	return v
+}
+
+// findServer looks a server up: the file first (it wins over a stored entry of the same
+// name), then the store.
+func (g *Gateway) findServer(name string) (*serverEntity, error) {
+	if d := g.FileConfig().Servers[name]; d != nil {
+		return &serverEntity{name: name, def: d}, nil
+	}
+	e, err := g.store.GetConfig(kindServer, name)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := entryDoc[serverDoc](e)
+	if err != nil {
+		return nil, err
+	}
+	return &serverEntity{name: name, entry: e, doc: doc}, nil
+}
+
+func (g *Gateway) apiServers(w http.ResponseWriter, r *http.Request) {
+	entries, err := g.store.ListConfig()
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	file := g.FileConfig()
+	out := []serverView{}
+	for _, name := range sortedKeys(file.Servers) {
+		out = append(out, g.view(&serverEntity{name: name, def: file.Servers[name]}))
+	}
+	for _, e := range entries {
+		if e.Kind != kindServer || file.Servers[e.Name] != nil {
+			continue
+		}
+		doc, err := entryDoc[serverDoc](e)
+		if err != nil {
+			g.log.Error("admin API", "err", err)
+			continue
+		}
+		out = append(out, g.view(&serverEntity{name: e.Name, entry: e, doc: doc}))
+	}
+	slices.SortFunc(out, func(a, b serverView) int {
+		switch {
+		case a.Name < b.Name:
+			return -1
+		case a.Name > b.Name:
+			return 1
+		}
+		return 0
+	})
+	apiJSON(w, http.StatusOK, out)
+}
+
+// serverOr404 finds the server a request names, or answers 404 (or 503).
+func (g *Gateway) serverOr404(w http.ResponseWriter, r *http.Request) (*serverEntity, bool) {
+	name := r.PathValue("name")
+	e, err := g.findServer(name)
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		apiError(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
+		return nil, false
+	case err != nil:
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return nil, false
+	}
+	return e, true
+}
+
+func (g *Gateway) apiGetServer(w http.ResponseWriter, r *http.Request) {
+	e, ok := g.serverOr404(w, r)
+	if !ok {
+		return
+	}
+	w.Header().Set("ETag", e.etag())
+	apiJSON(w, http.StatusOK, g.view(e))
+}
+
+// fileManaged answers 409 for an entity the config file defines.
+func (g *Gateway) fileManaged(w http.ResponseWriter, what string) {
+	path := g.FileConfig().Path
+	if path == "" {
+		path = "the embedded default config"
+	}
+	apiError(w, http.StatusConflict, fmt.Sprintf("%s is managed by the config file %s; edit the file instead", what, path))
+}
+
+// readServerBody decodes and checks a server body. name is the path's name ("" for POST,
+// where the body names it).
+func readServerBody(w http.ResponseWriter, body []byte, name string) (*serverBody, bool) {
+	var b serverBody
+	if errs := decodeStrict(body, &b, nil); errs != nil {
+		apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+		return nil, false
+	}
+	switch {
+	case name == "" && b.Name == "":
+		apiFieldErrors(w, http.StatusBadRequest, "name is required", []fieldError{{Field: "name", Message: "is required"}}, nil)
+		return nil, false
+	case name != "" && b.Name != "" && b.Name != name:
+		msg := fmt.Sprintf("the body names server %q, the path %q; a server is renamed by creating the new one and deleting the old", b.Name, name)
+		apiFieldErrors(w, http.StatusBadRequest, msg, []fieldError{{Field: "name", Message: msg}}, nil)
+		return nil, false
+	}
+	if name != "" {
+		b.Name = name
+	}
+	// As loading does for the file: every spelling of a transport is stored as one.
+	b.Type = config.NormalizeTransport(b.Type)
+	return &b, true
+}
+
+func (fe fieldError) messageWithField() string {
+	if fe.Field == "" {
+		return fe.Message
+	}
+	return fe.Field + ": " + fe.Message
+}
+
+func (g *Gateway) apiCreateServer(w http.ResponseWriter, r *http.Request) {
+	g.createServer(w, r, false)
+}
+
+func (g *Gateway) apiValidateServer(w http.ResponseWriter, r *http.Request) {
+	g.createServer(w, r, true)
+}
+
+func (g *Gateway) createServer(w http.ResponseWriter, r *http.Request, dry bool) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	b, ok := readServerBody(w, body, "")
+	if !ok {
+		return
+	}
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	switch cur, err := g.findServer(b.Name); {
+	case err == nil && cur.entry == nil:
+		g.fileManaged(w, fmt.Sprintf("server %q", b.Name))
+		return
+	case err == nil:
+		apiError(w, http.StatusConflict, fmt.Sprintf("server %q exists (created %s); PUT /api/servers/%s changes it", b.Name, cur.entry.Created.Format(time.RFC3339), b.Name))
+		return
+	case !errors.Is(err, sessions.ErrNotFound):
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	now := time.Now().UTC()
+	doc := b.serverDoc
+	if fe := unredact(doc.Env, nil, "env"); fe != nil {
+		apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+		return
+	}
+	if fe := unredact(doc.Headers, nil, "headers"); fe != nil {
+		apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+		return
+	}
+	next := g.serverEntry(b.Name, &doc, nil, now)
+	status := http.StatusCreated
+	if dry {
+		status = http.StatusOK
+	}
+	g.writeEntity(w, r, nil, next, dry, status)
+}
+
+// serverEntry builds the stored entry for doc, following cur (nil: a new one).
+func (g *Gateway) serverEntry(name string, doc *serverDoc, cur *sessions.ConfigEntry, now time.Time) *sessions.ConfigEntry {
+	raw, _ := json.Marshal(doc)
+	e := &sessions.ConfigEntry{Kind: kindServer, Name: name, Doc: raw, Source: "api", Created: now, Updated: now, Version: 1}
+	if cur != nil {
+		e.Created, e.Version = cur.Created, cur.Version+1
+	}
+	return e
+}
+
+func (g *Gateway) apiPutServer(w http.ResponseWriter, r *http.Request) { g.updateServer(w, r, false) }
+
+func (g *Gateway) apiPatchServer(w http.ResponseWriter, r *http.Request) { g.updateServer(w, r, true) }
+
+// updateServer replaces (PUT) or merge-patches (PATCH, RFC 7396) an API-created server.
+func (g *Gateway) updateServer(w http.ResponseWriter, r *http.Request, patch bool) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	cur, ok := g.serverOr404(w, r)
+	if !ok {
+		return
+	}
+	if cur.entry == nil {
+		g.fileManaged(w, fmt.Sprintf("server %q", cur.name))
+		return
+	}
+	if preconditionFailed(w, r, cur.etag()) {
+		return
+	}
+	if patch {
+		// Check the patch's own fields first, so an unknown one is named as sent.
+		var probe serverBody
+		if errs := decodeStrict(body, &probe, nil); errs != nil {
+			apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+			return
+		}
+		var target, p map[string]any
+		_ = json.Unmarshal(cur.entry.Doc, &target)
+		_ = json.Unmarshal(body, &p)
+		body, _ = json.Marshal(mergePatch(target, p))
+	}
+	b, ok := readServerBody(w, body, cur.name)
+	if !ok {
+		return
+	}
+	doc := b.serverDoc
+	for _, u := range []struct {
+		next, cur map[string]string
+		field     string
+	}{{doc.Env, cur.doc.Env, "env"}, {doc.Headers, cur.doc.Headers, "headers"}} {
+		if fe := unredact(u.next, u.cur, u.field); fe != nil {
+			apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+			return
+		}
+	}
+	next := g.serverEntry(cur.name, &doc, cur.entry, time.Now().UTC())
+	g.writeEntity(w, r, cur, next, false, http.StatusOK)
+}
+
+func (g *Gateway) apiDeleteServer(w http.ResponseWriter, r *http.Request) {
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	cur, ok := g.serverOr404(w, r)
+	if !ok {
+		return
+	}
+	if cur.entry == nil {
+		g.fileManaged(w, fmt.Sprintf("server %q", cur.name))
+		return
+	}
+	if preconditionFailed(w, r, cur.etag()) {
+		return
+	}
+	g.writeEntity(w, r, cur, nil, false, http.StatusNoContent)
+}
+
+// writeEntity validates the config with cur replaced by next (nil: deleted), and unless
+// dry stores the change and applies the new config live. Called with cfgMu held.
+func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serverEntity, next *sessions.ConfigEntry, dry bool, status int) {
+	name := ""
+	if cur != nil {
+		name = cur.name
+	} else {
+		name = next.Name
+	}
+	object := kindServer + "/" + name
+	entries, err := g.store.ListConfig()
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	entries = slices.DeleteFunc(entries, func(e *sessions.ConfigEntry) bool { return e.Kind == kindServer && e.Name == name })
+	var nextDoc *serverDoc
+	if next != nil {
+		entries = append(entries, next)
+		nextDoc, _ = entryDoc[serverDoc](next)
+	}
+	file := g.FileConfig()
+	cfg, _, _ := merge(file, entries)
+	check := cfg
+	var fieldErrs []fieldError
+	if nextDoc != nil {
+		def, errs := nextDoc.def("servers." + name + ".")
+		fieldErrs = errs
+		if !nextDoc.enabled() {
+			// A disabled server is checked all the same, so enabling it later cannot fail.
+			c := *cfg
+			c.Servers = maps.Clone(cfg.Servers)
+			c.ApplyServerDefaults(def)
+			c.Servers[name] = def
+			check = &c
+		}
+	}
+	errs, warns := problemsFor(check.Validate(), "servers."+name)
+	errs = append(fieldErrs, errs...)
+	if len(errs) > 0 {
+		g.auditAdmin(r, object, "invalid", cur.auditValue(), nil)
+		apiFieldErrors(w, http.StatusBadRequest, fmt.Sprintf("the config would be invalid: %s", errs[0].messageWithField()), errs, warns)
+		return
+	}
+	if dry {
+		apiJSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
+		return
+	}
+	if next != nil {
+		err = g.store.PutConfig(next)
+	} else {
+		err = g.store.DeleteConfig(kindServer, name)
+	}
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	if err := g.Reload(cfg); err != nil {
+		// Put the store back as it was: the running config did not change.
+		if cur != nil && cur.entry != nil {
+			_ = g.store.PutConfig(cur.entry)
+		} else {
+			_ = g.store.DeleteConfig(kindServer, name)
+		}
+		g.auditAdmin(r, object, "failed", cur.auditValue(), nil)
+		apiError(w, http.StatusInternalServerError, "applying the config: "+err.Error())
+		return
+	}
+	g.PublishReload()
+	var after any
+	if next != nil {
+		after = next
+	}
+	g.auditAdmin(r, object, "ok", cur.auditValue(), after)
+	g.log.Info("admin API changed a server", "server", name, "action", r.Method, "actor", actorOf(r))
+	if next == nil {
+		w.WriteHeader(status)
+		return
+	}
+	e := &serverEntity{name: name, entry: next, doc: nextDoc}
+	w.Header().Set("ETag", e.etag())
+	if status == http.StatusCreated {
+		w.Header().Set("Location", "/api/servers/"+name)
+	}
+	v := g.view(e)
+	apiJSON(w, status, struct {
+		serverView
+		Warnings []fieldError `json:"warnings,omitempty"`
+	}{v, warns})
+}
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
