@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -204,21 +205,31 @@ func (g *Gateway) apiTasks(w http.ResponseWriter, r *http.Request) {
 	apiJSON(w, http.StatusOK, ts)
 }
 
+// taskBody is what POST and PUT /api/tasks accept. enabledMcpServers is an alias of
+// enabled_mcp_servers (the spelling agents' own configs use); created_at and file_managed
+// are read-only fields of an answer, ignored.
 type taskBody struct {
-	ID                string    `json:"id"`
-	EnabledMCPServers *[]string `json:"enabled_mcp_servers"`
-	Agent             string    `json:"agent"`
+	ID                string          `json:"id"`
+	EnabledMCPServers *[]string       `json:"enabled_mcp_servers"`
+	Agent             string          `json:"agent"`
+	Created           json.RawMessage `json:"created_at"`
+	FileManaged       json.RawMessage `json:"file_managed"`
 }
+
+var taskAliases = map[string]string{"enabledMcpServers": "enabled_mcp_servers"}
 
 func (g *Gateway) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, bool) {
 	var b taskBody
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err == nil && len(body) > 0 {
-		err = json.Unmarshal(body, &b)
-	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "bad task JSON: "+err.Error())
+		apiError(w, http.StatusBadRequest, "reading the body: "+err.Error())
 		return nil, false
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if errs := decodeStrict(body, &b, taskAliases); errs != nil {
+			apiFieldErrors(w, http.StatusBadRequest, "bad task: "+errs[0].messageWithField(), errs, nil)
+			return nil, false
+		}
 	}
 	cfg := g.policy().cfg
 	if b.EnabledMCPServers != nil {
@@ -271,6 +282,7 @@ func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
+	g.auditAdmin(r, "task/"+t.ID, "ok", nil, t)
 	apiJSON(w, http.StatusCreated, t)
 }
 
@@ -307,6 +319,7 @@ func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	before := *t
 	if b.EnabledMCPServers != nil {
 		t.EnabledMCPServers = *b.EnabledMCPServers
 	}
@@ -317,6 +330,7 @@ func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
+	g.auditAdmin(r, "task/"+t.ID, "ok", &before, t)
 	apiJSON(w, http.StatusOK, t)
 }
 
@@ -329,6 +343,7 @@ func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
+	g.auditAdmin(r, "task/"+t.ID, "ok", t, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -392,3 +392,26 @@ func TestAdminMergedAtStart(t *testing.T) {
 		t.Errorf("ReloadFile with an invalid stored entry: %v", err)
 	}
 }
+
+// TestAdminTaskFields: tasks take enabledMcpServers as an alias of enabled_mcp_servers;
+// any other unknown field is a 400 naming it.
+func TestAdminTaskFields(t *testing.T) {
+	g := startGateway(t, adminYAML)
+	a := g.api(t, "POST", "/api/tasks", `{"id":"t1","enabledMcpServers":["everything"]}`, nil)
+	if a.status != http.StatusCreated || !strings.Contains(string(a.raw), `"enabled_mcp_servers": [`+"\n"+`    "everything"`) {
+		t.Fatalf("POST with enabledMcpServers: %s", a)
+	}
+	if a := g.api(t, "POST", "/api/tasks", `{"id":"t2","enabled_servers":["everything"]}`, nil); a.status != 400 || !slices.Contains(a.fieldErrors(), `enabled_servers: unknown field "enabled_servers"`) {
+		t.Errorf("POST with an unknown field: %s", a)
+	}
+	if a := g.api(t, "POST", "/api/tasks", `{"id":"t3","enabledMcpServers":[],"enabled_mcp_servers":[]}`, nil); a.status != 400 {
+		t.Errorf("POST with both spellings: %s", a)
+	}
+	if a := g.api(t, "PUT", "/api/tasks/t1", `{"enabledMcpServers":["nope"]}`, nil); a.status != 400 || !strings.Contains(string(a.raw), "unknown server nope") {
+		t.Errorf("PUT with an unknown server: %s", a)
+	}
+	got := g.api(t, "GET", "/api/tasks/t1", "", nil)
+	if a := g.api(t, "PUT", "/api/tasks/t1", string(got.raw), nil); a.status != 200 {
+		t.Errorf("PUT of a GET answer: %s", a)
+	}
+}
