@@ -23,7 +23,18 @@ import (
 // apiRoutes is the admin API (docs/admin-api.md): the router and the OpenAPI document
 // are both built from this table.
 func (g *Gateway) apiRoutes() []apiRoute {
+	agents, executors := g.agentSpec(), g.executorSpec()
 	return []apiRoute{
+		{"GET", "/api/agents", "every agent: file and API ones", g.policyList(agents)},
+		{"GET", "/api/agents/{id}", "one agent", g.policyGet(agents)},
+		{"PUT", "/api/agents/{id}", "create or replace an API agent", g.policyWrite(agents)},
+		{"PATCH", "/api/agents/{id}", "change an API agent (JSON merge patch)", g.policyWrite(agents)},
+		{"DELETE", "/api/agents/{id}", "delete an API agent", g.policyWrite(agents)},
+		{"GET", "/api/executors", "every executor: file and API ones", g.policyList(executors)},
+		{"GET", "/api/executors/{id}", "one executor", g.policyGet(executors)},
+		{"PUT", "/api/executors/{id}", "create or replace an API executor", g.policyWrite(executors)},
+		{"PATCH", "/api/executors/{id}", "change an API executor (JSON merge patch)", g.policyWrite(executors)},
+		{"DELETE", "/api/executors/{id}", "delete an API executor", g.policyWrite(executors)},
 		{"GET", "/api/agents/{id}/view", "what an agent (with ?task= and ?executor=) may see, tool by tool", g.apiAgentView},
 		{"GET", "/api/servers", "every server: file and API ones, with live state", g.apiServers},
 		{"POST", "/api/servers", "create a server (applied live)", g.apiCreateServer},

@@ -2,10 +2,16 @@ package gateway
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"maps"
+	"net/http"
 	"slices"
+	"strings"
+	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // agentDoc is an agent as the admin API reads and writes it (the config file's keys).
@@ -101,4 +107,252 @@ func executorDocOf(e *config.ExecutorConfig) executorDoc {
 	return executorDoc{Type: e.Type, MCPPolicy: policyDoc{AllowStdio: p.AllowStdio, AllowHTTP: p.AllowHTTP, AllowSSE: p.AllowSSE,
 		AllowStreamableHTTP: p.AllowStreamableHTTP, URLRewrite: p.URLRewrite, EnvInjection: p.EnvInjection,
 		EnvInjectionOverridesServer: p.EnvInjectionOverridesServer, AllowlistServers: p.AllowlistServers, DenylistServers: p.DenylistServers}}
+}
+
+// policySpec describes an entity kind the admin API keeps besides servers: agents and
+// executors. Both are PUT (create or replace), PATCH (merge patch) and DELETE by id.
+type policySpec struct {
+	kind, section string
+	// fileDoc returns the file's entity of that id as a document.
+	fileDoc func(c *config.Config, id string) (any, bool)
+	fileIDs func(c *config.Config) []string
+	// decode reads a body strictly into the kind's document.
+	decode func(body []byte) (any, []fieldError)
+	// redact hides secret values in a document (a JSON object) before it is shown.
+	redact func(doc map[string]any)
+}
+
+func (g *Gateway) agentSpec() *policySpec {
+	return &policySpec{kind: kindAgent, section: "agents",
+		fileDoc: func(c *config.Config, id string) (any, bool) {
+			a, ok := c.Agents[id]
+			if !ok || a == nil {
+				return nil, ok
+			}
+			return agentDocOf(a), true
+		},
+		fileIDs: func(c *config.Config) []string { return sortedKeys(c.Agents) },
+		decode: func(b []byte) (any, []fieldError) {
+			var d struct {
+				agentDoc
+				readOnlyFields
+			}
+			errs := decodeStrict(b, &d, nil)
+			return &d.agentDoc, errs
+		},
+	}
+}
+
+func (g *Gateway) executorSpec() *policySpec {
+	return &policySpec{kind: kindExecutor, section: "executors",
+		fileDoc: func(c *config.Config, id string) (any, bool) {
+			e, ok := c.Executors[id]
+			if !ok || e == nil {
+				return nil, ok
+			}
+			return executorDocOf(e), true
+		},
+		fileIDs: func(c *config.Config) []string { return sortedKeys(c.Executors) },
+		decode: func(b []byte) (any, []fieldError) {
+			var d struct {
+				executorDoc
+				readOnlyFields
+			}
+			errs := decodeStrict(b, &d, nil)
+			return &d.executorDoc, errs
+		},
+		redact: func(doc map[string]any) {
+			if p, _ := doc["mcp_policy"].(map[string]any); p != nil {
+				if env, _ := p["env_injection"].(map[string]any); env != nil {
+					for k := range env {
+						env[k] = redacted
+					}
+				}
+			}
+		},
+	}
+}
+
+// readOnlyFields are the fields of an answer that a write ignores, so that an answer as
+// read can be sent back.
+type readOnlyFields struct {
+	ID        json.RawMessage `json:"id"`
+	Source    json.RawMessage `json:"source"`
+	File      json.RawMessage `json:"file"`
+	CreatedAt json.RawMessage `json:"created_at"`
+	UpdatedAt json.RawMessage `json:"updated_at"`
+	Version   json.RawMessage `json:"version"`
+	ETag      json.RawMessage `json:"etag"`
+}
+
+// policyView shows an entity: its document (secrets redacted) with id, source, version
+// and ETag.
+func (g *Gateway) policyView(spec *policySpec, id string, doc any, e *sessions.ConfigEntry) (map[string]any, string) {
+	raw, _ := json.Marshal(doc)
+	v := map[string]any{}
+	_ = json.Unmarshal(raw, &v)
+	if spec.redact != nil {
+		spec.redact(v)
+	}
+	var etag string
+	if e != nil {
+		etag = etagOf(hashJSON(e))
+		v["source"], v["created_at"], v["updated_at"], v["version"] = "api", e.Created, e.Updated, e.Version
+	} else {
+		etag = etagOf(hashJSON(doc))
+		v["source"], v["file"] = "file", g.FileConfig().Path
+	}
+	v["id"], v["etag"] = id, etag
+	return v, etag
+}
+
+func (g *Gateway) policyList(spec *policySpec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		entries, err := g.store.ListConfig()
+		if err != nil {
+			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+			return
+		}
+		file := g.FileConfig()
+		out := []map[string]any{}
+		for _, id := range spec.fileIDs(file) {
+			doc, _ := spec.fileDoc(file, id)
+			v, _ := g.policyView(spec, id, doc, nil)
+			out = append(out, v)
+		}
+		for _, e := range entries {
+			if e.Kind != spec.kind {
+				continue
+			}
+			if _, inFile := spec.fileDoc(file, e.Name); inFile {
+				continue
+			}
+			var doc any
+			_ = json.Unmarshal(e.Doc, &doc)
+			v, _ := g.policyView(spec, e.Name, doc, e)
+			out = append(out, v)
+		}
+		slices.SortFunc(out, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
+		apiJSON(w, http.StatusOK, out)
+	}
+}
+
+// policyCurrent finds the entity a request names: file (doc set) or stored (entry set).
+func (g *Gateway) policyCurrent(w http.ResponseWriter, spec *policySpec, id string) (fileDoc any, entry *sessions.ConfigEntry, ok bool) {
+	if doc, inFile := spec.fileDoc(g.FileConfig(), id); inFile {
+		return doc, nil, true
+	}
+	e, err := g.store.GetConfig(spec.kind, id)
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		return nil, nil, true
+	case err != nil:
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return nil, nil, false
+	}
+	return nil, e, true
+}
+
+func (g *Gateway) policyGet(spec *policySpec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		doc, e, ok := g.policyCurrent(w, spec, id)
+		if !ok {
+			return
+		}
+		if doc == nil && e == nil {
+			apiError(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			return
+		}
+		if e != nil {
+			_ = json.Unmarshal(e.Doc, &doc)
+		}
+		v, etag := g.policyView(spec, id, doc, e)
+		w.Header().Set("ETag", etag)
+		apiJSON(w, http.StatusOK, v)
+	}
+}
+
+// policyWrite is PUT (create or replace), PATCH (merge patch of an existing one) and
+// DELETE of an agent or executor.
+func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := r.PathValue("id")
+		var body []byte
+		if r.Method != http.MethodDelete {
+			var ok bool
+			if body, ok = readBody(w, r); !ok {
+				return
+			}
+		}
+		g.cfgMu.Lock()
+		defer g.cfgMu.Unlock()
+		fileDoc, cur, ok := g.policyCurrent(w, spec, id)
+		if !ok {
+			return
+		}
+		if fileDoc != nil {
+			g.fileManaged(w, fmt.Sprintf("%s %q", spec.kind, id))
+			return
+		}
+		if cur == nil && r.Method != http.MethodPut {
+			apiError(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			return
+		}
+		if cur != nil && preconditionFailed(w, r, etagOf(hashJSON(cur))) {
+			return
+		}
+		if r.Method == http.MethodDelete {
+			if _, ok := g.commitEntry(w, r, spec.kind, spec.section, id, cur, nil, nil, nil, false); ok {
+				w.WriteHeader(http.StatusNoContent)
+			}
+			return
+		}
+		if errs := decodeStrictErrs(spec, body); errs != nil {
+			apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+			return
+		}
+		if r.Method == http.MethodPatch {
+			var target, p map[string]any
+			_ = json.Unmarshal(cur.Doc, &target)
+			_ = json.Unmarshal(body, &p)
+			body, _ = json.Marshal(mergePatch(target, p))
+		}
+		doc, errs := spec.decode(body)
+		if errs != nil {
+			apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+			return
+		}
+		if ed, ok := doc.(*executorDoc); ok && cur != nil {
+			var old executorDoc
+			_ = json.Unmarshal(cur.Doc, &old)
+			if fe := unredact(ed.MCPPolicy.EnvInjection, old.MCPPolicy.EnvInjection, "mcp_policy.env_injection"); fe != nil {
+				apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+				return
+			}
+		}
+		raw, _ := json.Marshal(doc)
+		now := time.Now().UTC()
+		next := &sessions.ConfigEntry{Kind: spec.kind, Name: id, Doc: raw, Source: "api", Created: now, Updated: now, Version: 1}
+		status := http.StatusCreated
+		if cur != nil {
+			next.Created, next.Version, status = cur.Created, cur.Version+1, http.StatusOK
+		}
+		warns, ok := g.commitEntry(w, r, spec.kind, spec.section, id, cur, next, nil, nil, false)
+		if !ok {
+			return
+		}
+		v, etag := g.policyView(spec, id, doc, next)
+		if len(warns) > 0 {
+			v["warnings"] = warns
+		}
+		w.Header().Set("ETag", etag)
+		apiJSON(w, status, v)
+	}
+}
+
+// decodeStrictErrs checks a body's fields (a patch's as sent) against the kind's document.
+func decodeStrictErrs(spec *policySpec, body []byte) []fieldError {
+	_, errs := spec.decode(body)
+	return errs
 }

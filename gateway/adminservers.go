@@ -423,77 +423,38 @@ func (g *Gateway) apiDeleteServer(w http.ResponseWriter, r *http.Request) {
 // dry stores the change and applies the new config live. Called with cfgMu held.
 func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serverEntity, next *sessions.ConfigEntry, dry bool, status int) {
 	name := ""
+	var curEntry *sessions.ConfigEntry
 	if cur != nil {
-		name = cur.name
+		name, curEntry = cur.name, cur.entry
 	} else {
 		name = next.Name
 	}
-	object := kindServer + "/" + name
-	entries, err := g.store.ListConfig()
-	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
-		return
-	}
-	entries = slices.DeleteFunc(entries, func(e *sessions.ConfigEntry) bool { return e.Kind == kindServer && e.Name == name })
 	var nextDoc *serverDoc
-	if next != nil {
-		entries = append(entries, next)
-		nextDoc, _ = entryDoc[serverDoc](next)
-	}
-	file := g.FileConfig()
-	cfg, _, _ := merge(file, entries)
-	check := cfg
 	var fieldErrs []fieldError
-	if nextDoc != nil {
-		def, errs := nextDoc.def("servers." + name + ".")
-		fieldErrs = errs
+	var check func(*config.Config) *config.Config
+	if next != nil {
+		nextDoc, _ = entryDoc[serverDoc](next)
+		var def *config.ServerDef
+		def, fieldErrs = nextDoc.def("servers." + name + ".")
 		if !nextDoc.enabled() {
 			// A disabled server is checked all the same, so enabling it later cannot fail.
-			c := *cfg
-			c.Servers = maps.Clone(cfg.Servers)
-			c.ApplyServerDefaults(def)
-			c.Servers[name] = def
-			check = &c
+			check = func(cfg *config.Config) *config.Config {
+				c := *cfg
+				c.Servers = maps.Clone(cfg.Servers)
+				c.ApplyServerDefaults(def)
+				c.Servers[name] = def
+				return &c
+			}
 		}
 	}
-	errs, warns := problemsFor(check.Validate(), "servers."+name)
-	errs = append(fieldErrs, errs...)
-	if len(errs) > 0 {
-		g.auditAdmin(r, object, "invalid", cur.auditValue(), nil)
-		apiFieldErrors(w, http.StatusBadRequest, fmt.Sprintf("the config would be invalid: %s", errs[0].messageWithField()), errs, warns)
+	warns, ok := g.commitEntry(w, r, kindServer, "servers", name, curEntry, next, fieldErrs, check, dry)
+	if !ok {
 		return
 	}
 	if dry {
 		apiJSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
 		return
 	}
-	if next != nil {
-		err = g.store.PutConfig(next)
-	} else {
-		err = g.store.DeleteConfig(kindServer, name)
-	}
-	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
-		return
-	}
-	if err := g.Reload(cfg); err != nil {
-		// Put the store back as it was: the running config did not change.
-		if cur != nil && cur.entry != nil {
-			_ = g.store.PutConfig(cur.entry)
-		} else {
-			_ = g.store.DeleteConfig(kindServer, name)
-		}
-		g.auditAdmin(r, object, "failed", cur.auditValue(), nil)
-		apiError(w, http.StatusInternalServerError, "applying the config: "+err.Error())
-		return
-	}
-	g.PublishReload()
-	var after any
-	if next != nil {
-		after = next
-	}
-	g.auditAdmin(r, object, "ok", cur.auditValue(), after)
-	g.log.Info("admin API changed a server", "server", name, "action", r.Method, "actor", actorOf(r))
 	if next == nil {
 		w.WriteHeader(status)
 		return
@@ -503,11 +464,77 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 	if status == http.StatusCreated {
 		w.Header().Set("Location", "/api/servers/"+name)
 	}
-	v := g.view(e)
 	apiJSON(w, status, struct {
 		serverView
 		Warnings []fieldError `json:"warnings,omitempty"`
-	}{v, warns})
+	}{g.view(e), warns})
+}
+
+// commitEntry is every API config write: the stored entries with cur replaced by next
+// (nil: deleted) are merged with the file config, checked (check may widen what is
+// validated) by config.Validate, and unless dry stored and applied live with Reload,
+// then announced to other replicas and written to the audit log. On a refusal it writes
+// the answer and reports false. Called with cfgMu held.
+func (g *Gateway) commitEntry(w http.ResponseWriter, r *http.Request, kind, section, name string, cur, next *sessions.ConfigEntry,
+	fieldErrs []fieldError, check func(*config.Config) *config.Config, dry bool) ([]fieldError, bool) {
+	object := kind + "/" + name
+	var before, after any
+	if cur != nil {
+		before = cur
+	}
+	if next != nil {
+		after = next
+	}
+	entries, err := g.store.ListConfig()
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return nil, false
+	}
+	entries = slices.DeleteFunc(entries, func(e *sessions.ConfigEntry) bool { return e.Kind == kind && e.Name == name })
+	if next != nil {
+		entries = append(entries, next)
+	}
+	cfg, _, _ := merge(g.FileConfig(), entries)
+	checked := cfg
+	if check != nil {
+		checked = check(cfg)
+	}
+	errs, warns := problemsFor(checked.Validate(), section+"."+name)
+	errs = append(fieldErrs, errs...)
+	if len(errs) > 0 {
+		if !dry {
+			g.auditAdmin(r, object, "invalid", before, nil)
+		}
+		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
+		return nil, false
+	}
+	if dry {
+		return warns, true
+	}
+	if next != nil {
+		err = g.store.PutConfig(next)
+	} else {
+		err = g.store.DeleteConfig(kind, name)
+	}
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return nil, false
+	}
+	if err := g.Reload(cfg); err != nil {
+		// Put the store back as it was: the running config did not change.
+		if cur != nil {
+			_ = g.store.PutConfig(cur)
+		} else {
+			_ = g.store.DeleteConfig(kind, name)
+		}
+		g.auditAdmin(r, object, "failed", before, nil)
+		apiError(w, http.StatusInternalServerError, "applying the config: "+err.Error())
+		return nil, false
+	}
+	g.PublishReload()
+	g.auditAdmin(r, object, "ok", before, after)
+	g.log.Info("admin API changed the config", "entry", object, "action", r.Method, "actor", actorOf(r))
+	return warns, true
 }
 
 func nonNil[T any](s []T) []T {

@@ -415,3 +415,62 @@ func TestAdminTaskFields(t *testing.T) {
 		t.Errorf("PUT of a GET answer: %s", a)
 	}
 }
+
+// TestAdminAgentsExecutors: agents and executors are created with PUT, changed with PATCH
+// and deleted through the API, checked by the same validation (an agent's unknown
+// executor, a deleted executor an agent still names), file ones refused with 409, and
+// executor env_injection values redacted.
+func TestAdminAgentsExecutors(t *testing.T) {
+	g := startGateway(t, adminYAML+`
+executors:
+  laptop: {type: local_pc}
+`)
+	if a := g.api(t, "PUT", "/api/executors/laptop", `{"type":"local_pc"}`, nil); a.status != 409 {
+		t.Errorf("PUT of a file executor: %s, want 409", a)
+	}
+	ex := `{"type":"local_docker","mcp_policy":{"allow_stdio":false,"env_injection":{"HTTP_PROXY":"http://user:pw@proxy:3128"},"env_injection_overrides_server":true,"url_rewrite":{"http://127.0.0.1":"http://host.docker.internal"}}}`
+	a := g.api(t, "PUT", "/api/executors/docker", ex, nil)
+	if a.status != 201 || strings.Contains(string(a.raw), "pw@proxy") || a.obj["source"] != "api" {
+		t.Fatalf("PUT /api/executors/docker: %s", a)
+	}
+	if a := g.api(t, "PUT", "/api/executors/bad", `{"type":"local_pc","mcp_policy":{"allow_ftp":true}}`, nil); a.status != 400 ||
+		!slices.Contains(a.fieldErrors(), `mcp_policy.allow_ftp: unknown field "mcp_policy.allow_ftp"`) {
+		t.Errorf("an unknown policy field: %s", a)
+	}
+	if a := g.api(t, "PUT", "/api/agents/a1", `{"servers":["everything",{"name":"nope"}],"executor":"docker"}`, nil); a.status != 400 ||
+		!strings.Contains(string(a.raw), `unknown server \"nope\"`) {
+		t.Errorf("an agent naming an unknown server: %s", a)
+	}
+	ag := g.api(t, "PUT", "/api/agents/a1", `{"servers":["everything"],"executor":"docker","tools":{"deny":["everything__test_sampling"]}}`, nil)
+	if ag.status != 201 {
+		t.Fatalf("PUT /api/agents/a1: %s", ag)
+	}
+	v, fail := g.gw.Explain("a1", "", "")
+	if fail != nil || v.Executor != "docker" || v.Hidden != 1 {
+		t.Errorf("explain a1 after the PUT: %+v %v", v, fail)
+	}
+	// The executor an agent names cannot go.
+	if a := g.api(t, "DELETE", "/api/executors/docker", "", nil); a.status != 400 || !strings.Contains(string(a.raw), `unknown executor \"docker\"`) {
+		t.Errorf("deleting an executor an agent names: %s", a)
+	}
+	p := g.api(t, "PATCH", "/api/agents/a1", `{"read_only":true,"tools":null}`, map[string]string{"If-Match": ag.header.Get("ETag")})
+	if p.status != 200 || p.obj["read_only"] != true || p.obj["tools"] != nil || p.obj["version"] != float64(2) {
+		t.Fatalf("PATCH /api/agents/a1: %s", p)
+	}
+	if a := g.api(t, "DELETE", "/api/agents/a1", "", map[string]string{"If-Match": ag.header.Get("ETag")}); a.status != 412 {
+		t.Errorf("DELETE with a stale ETag: %s", a)
+	}
+	list := g.api(t, "GET", "/api/agents", "", nil)
+	if !strings.Contains(string(list.raw), `"id": "a1"`) {
+		t.Errorf("GET /api/agents: %s", list)
+	}
+	if a := g.api(t, "DELETE", "/api/agents/a1", "", map[string]string{"If-Match": p.header.Get("ETag")}); a.status != 204 {
+		t.Errorf("DELETE /api/agents/a1: %s", a)
+	}
+	if a := g.api(t, "DELETE", "/api/executors/docker", "", nil); a.status != 204 {
+		t.Errorf("DELETE /api/executors/docker once no agent names it: %s", a)
+	}
+	if a := g.api(t, "GET", "/api/executors", "", nil); strings.Contains(string(a.raw), "docker") || !strings.Contains(string(a.raw), `"laptop"`) {
+		t.Errorf("GET /api/executors: %s", a)
+	}
+}
