@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -355,4 +356,91 @@ func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
 func decodeStrictErrs(spec *policySpec, body []byte) []fieldError {
 	_, errs := spec.decode(body)
 	return errs
+}
+
+// resolvedServer is one server of GET /api/resolve: how a session of that agent, executor
+// and task would reach it.
+type resolvedServer struct {
+	Name      string            `json:"name"`
+	Transport string            `json:"transport"`
+	Mode      string            `json:"mode"`
+	Endpoint  string            `json:"endpoint,omitempty"` // the URL after url_rewrite
+	Command   string            `json:"command,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`     // after env_injection, values redacted
+	Headers   map[string]string `json:"headers,omitempty"` // values redacted
+	Source    string            `json:"source"`            // file | api
+}
+
+// apiResolve answers what a session of ?agent= (with ?executor= and ?task=) would get,
+// server by server, through the same resolution a session start runs (auth.Resolve).
+func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	agent := q.Get("agent")
+	if agent == "" {
+		agent = "default"
+	}
+	cfg := g.policy().cfg
+	if len(cfg.Agents) > 0 {
+		if _, ok := cfg.Agents[agent]; !ok {
+			apiError(w, http.StatusNotFound, "unknown agent "+agent)
+			return
+		}
+	}
+	id := &auth.Identity{Agent: agent, Task: q.Get("task"), Executor: q.Get("executor")}
+	var taskServers []string
+	if id.Task != "" {
+		t, err := g.task(id.Task)
+		if err != nil {
+			apiError(w, http.StatusNotFound, "unknown task "+id.Task)
+			return
+		}
+		taskServers = t.EnabledMCPServers
+		if taskServers == nil {
+			taskServers = []string{}
+		}
+	}
+	res, fail := auth.Resolve(cfg, id, taskServers)
+	if fail != nil {
+		apiError(w, fail.Status, fail.Message)
+		return
+	}
+	file := g.FileConfig()
+	out := struct {
+		Agent    string           `json:"agent"`
+		Task     string           `json:"task,omitempty"`
+		Executor string           `json:"executor,omitempty"`
+		Servers  []resolvedServer `json:"servers"`
+		Warnings []string         `json:"warnings"`
+	}{Agent: agent, Task: id.Task, Executor: res.Executor, Servers: []resolvedServer{}, Warnings: nonNil(res.Warnings)}
+	for _, name := range res.Servers {
+		d := cfg.Servers[name]
+		if d == nil {
+			continue
+		}
+		o := res.Overrides[name]
+		rs := resolvedServer{Name: name, Transport: d.Transport(), Mode: d.ResolvedMode(), Source: "api"}
+		if file.Servers[name] != nil {
+			rs.Source = "file"
+		}
+		if o.Mode != "" {
+			rs.Mode = o.Mode
+		}
+		if d.Transport() == config.TransportStdio {
+			rs.Command = d.Command
+			env := maps.Clone(d.Env)
+			if len(o.Env) > 0 && env == nil {
+				env = map[string]string{}
+			}
+			maps.Copy(env, o.Env)
+			rs.Env = redactValues(env)
+		} else {
+			rs.Endpoint = d.URL
+			if o.URL != "" {
+				rs.Endpoint = o.URL
+			}
+			rs.Headers = redactValues(d.Headers)
+		}
+		out.Servers = append(out.Servers, rs)
+	}
+	apiJSON(w, http.StatusOK, out)
 }

@@ -474,3 +474,67 @@ executors:
 		t.Errorf("GET /api/executors: %s", a)
 	}
 }
+
+// TestAdminResolve: GET /api/resolve shows each server a session would get after the
+// executor's url_rewrite and env injection, values redacted, with its source.
+func TestAdminResolve(t *testing.T) {
+	g := startGateway(t, adminYAML+`
+  tool:
+    type: stdio
+    command: /bin/true
+    env: {OWN: "mine", TOKEN: "server-secret"}
+executors:
+  docker:
+    type: local_docker
+    mcp_policy:
+      url_rewrite: {"http://127.0.0.1": "http://host.docker.internal"}
+      env_injection: {TOKEN: "injected-secret", PROXY: "http://proxy:3128"}
+`)
+	if a := g.api(t, "POST", "/api/servers", `{"name":"web","type":"streamable_http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer h"}}`, nil); a.status != 201 {
+		t.Fatalf("POST: %s", a)
+	}
+	a := g.api(t, "GET", "/api/resolve?agent=default&executor=docker", "", nil)
+	if a.status != 200 {
+		t.Fatalf("GET /api/resolve: %s", a)
+	}
+	for _, secret := range []string{"server-secret", "injected-secret", "mine", "Bearer h", "proxy:3128"} {
+		if strings.Contains(string(a.raw), secret) {
+			t.Errorf("the answer shows %q: %s", secret, a.raw)
+		}
+	}
+	var res struct {
+		Executor string
+		Servers  []struct {
+			Name, Transport, Mode, Endpoint, Source string
+			Env, Headers                            map[string]string
+		}
+	}
+	_ = json.Unmarshal(a.raw, &res)
+	got := map[string]string{}
+	for _, s := range res.Servers {
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range s.Env {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		got[s.Name] = s.Source + " " + s.Transport + " " + s.Mode + " " + s.Endpoint + " " + strings.Join(keys, ",")
+	}
+	want := map[string]string{
+		"everything": "file streamable_http shared " + strings.Replace(everythingURL, "http://127.0.0.1", "http://host.docker.internal", 1) + " ",
+		"tool":       "file stdio per_session  OWN,PROXY,TOKEN",
+		"web":        "api streamable_http shared http://host.docker.internal:9/mcp ",
+	}
+	if res.Executor != "docker" || len(got) != 3 {
+		t.Fatalf("resolve: %s", a.raw)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("server %s: %q, want %q", k, got[k], w)
+		}
+	}
+	if a := g.api(t, "GET", "/api/resolve?task=nope", "", nil); a.status != 404 {
+		t.Errorf("an unknown task: %s", a)
+	}
+}
