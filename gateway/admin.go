@@ -51,6 +51,7 @@ func (g *Gateway) apiRoutes() []apiRoute {
 		{"PUT", "/api/tasks/{id}", "change an API-created task", g.apiPutTask},
 		{"DELETE", "/api/tasks/{id}", "delete an API-created task", g.apiDeleteTask},
 		{"GET", "/api/runtime", "goroutines, heap and resident memory (?gc=1 collects first)", g.apiRuntime},
+		{"GET", "/api/openapi.json", "this API as an OpenAPI 3.1 document", g.apiOpenAPI},
 		{"GET", "/api/runtime/heap", "a heap profile for go tool pprof", g.apiHeapProfile},
 	}
 }
