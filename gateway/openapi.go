@@ -52,8 +52,8 @@ func (g *Gateway) openAPI() map[string]any {
 			"securitySchemes": map[string]any{"adminToken": map[string]any{"type": "http", "scheme": "bearer",
 				"description": "auth.admin_token; without one only loopback callers in auth mode none"}},
 			"schemas": map[string]any{"Error": map[string]any{"type": "object", "required": []string{"error"}, "properties": map[string]any{
-				"error": map[string]any{"type": "string"},
-				"errors": map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/FieldError"}},
+				"error":    map[string]any{"type": "string"},
+				"errors":   map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/FieldError"}},
 				"warnings": map[string]any{"type": "array", "items": map[string]any{"$ref": "#/components/schemas/FieldError"}},
 			}}, "FieldError": map[string]any{"type": "object", "required": []string{"message"}, "properties": map[string]any{
 				"field": map[string]any{"type": "string"}, "message": map[string]any{"type": "string"},
