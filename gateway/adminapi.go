@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/gorilla/mux"
@@ -355,6 +354,3 @@ func (g *Gateway) adminRouter() *mux.Router {
 	}))
 	return root
 }
-
-// itoa64 formats a version.
-func itoa64(n int64) string { return strconv.FormatInt(n, 10) }

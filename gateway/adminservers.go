@@ -143,17 +143,6 @@ func (e *serverEntity) etag() string {
 	return etagOf(hashJSON(docOf(e.def)))
 }
 
-// auditValue is what the audit log hashes for the entity.
-func (e *serverEntity) auditValue() any {
-	if e == nil {
-		return nil
-	}
-	if e.entry != nil {
-		return e.entry
-	}
-	return docOf(e.def)
-}
-
 func (g *Gateway) view(e *serverEntity) serverView {
 	v := serverView{Name: e.name, ETag: e.etag(), Enabled: true}
 	if e.entry != nil {
