@@ -234,7 +234,6 @@ type dfStage struct {
 // also inside continuations, as Docker does) grouped by stage.
 func parseDockerfile(text string) ([]dfStage, error) {
 	var stages []dfStage
-	var global []dfInstr // ARG before the first FROM
 	lines := strings.Split(text, "\n")
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimSpace(lines[i])
@@ -265,8 +264,7 @@ func parseDockerfile(text string) ([]dfStage, error) {
 			if in.Cmd != "ARG" {
 				return nil, fmt.Errorf("line %d: %s before FROM", start, in.Cmd)
 			}
-			global = append(global, in)
-			continue
+			continue // an ARG before the first FROM only feeds FROM lines
 		}
 		stages[len(stages)-1].Instrs = append(stages[len(stages)-1].Instrs, in)
 	}
