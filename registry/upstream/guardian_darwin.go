@@ -39,6 +39,11 @@ const (
 func runGuardian(args []string) int {
 	self := os.Getpid()
 	parent := os.Getppid()
+	if parent == 1 {
+		// The gateway died before the guardian looked: launchd adopted it. Start nothing.
+		fmt.Fprintln(os.Stderr, "mcpgw child: the gateway is gone")
+		return 1
+	}
 	parentGone := watchParentExit(parent)
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
