@@ -29,7 +29,16 @@ E2E_ENV := MCPGW_REQUIRE_PEERS=$(REQUIRE_PEERS) MCPGW_PEERS=$(CACHE) MCPGW_BIN=$
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
 GO_FILES  = $(shell find . -name '*.go' -not -path './test/e2e/node_modules/*' -not -path './.cache/*' -not -path './.git/*')
 
-.PHONY: build run peers test vet test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
+.PHONY: build run peers test vet cross dist dist-check test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
+
+# The OS/arch pairs mcpgw is released for (docs/platforms.md); `cross` checks each one but
+# the host's, `dist` archives them all.
+PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+CROSS_TARGETS ?= darwin/amd64 darwin/arm64 windows/amd64 windows/arm64 linux/arm64
+# cross and dist build with the same flags, so dist reuses what cross compiled.
+CROSS_FLAGS   := -trimpath
+DIST          ?= dist
+DIST_ENV       = VERSION=$(VERSION) GO=$(GO) DIST=$(DIST) DIST_TARGETS='$(PLATFORMS)'
 
 ## build: static bin/mcpgw (and bin/mcpgw-bridge once cmd/mcpgw-bridge exists)
 build:
@@ -56,6 +65,8 @@ test:
 	$(MAKE) --no-print-directory peers
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory cross
+	$(MAKE) --no-print-directory dist-check DIST=$(CURDIR)/bin/dist-check
 	$(MAKE) --no-print-directory check-require-peers
 	$(MAKE) --no-print-directory test-unit
 	$(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE)
@@ -64,6 +75,27 @@ test:
 
 vet:
 	$(GO) vet ./...
+
+## cross: go build and go vet (test files included) with GOOS/GOARCH set for each of
+## CROSS_TARGETS, so that a call only one OS has cannot come back. test/e2e reads /proc
+## and runs the Linux peers: it is vetted for Linux targets only.
+cross:
+	for t in $(CROSS_TARGETS); do \
+		os=$${t%/*}; arch=$${t#*/}; pkgs=./...; \
+		if [ "$$os" != linux ]; then pkgs=$$($(GO) list ./... | grep -v '/test/e2e'); fi; \
+		echo "cross: $$t"; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build $(CROSS_FLAGS) ./...; \
+		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) vet $(CROSS_FLAGS) $$pkgs; \
+	done
+
+## dist: release archives for every PLATFORMS pair and their SHA256SUMS in $(DIST)/
+## (tar.gz for Linux and macOS, zip for Windows; scripts/dist.sh)
+dist:
+	$(DIST_ENV) scripts/dist.sh
+
+## dist-check: make dist, then check every archive's contents and that the checksums verify
+dist-check: dist
+	$(DIST_ENV) scripts/dist_check.sh
 
 test-unit:
 	pkgs="$(UNIT_PKGS)"; \
@@ -141,7 +173,7 @@ check-require-peers:
 
 ## clean: build outputs and the go test cache; distclean also drops the installed peers
 clean:
-	rm -rf bin/
+	rm -rf bin/ dist/
 	$(GO) clean -testcache
 
 distclean: clean

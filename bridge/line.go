@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"net"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -353,25 +352,4 @@ func (b *lineBridge) close() {
 	if l != nil {
 		l.c.Close()
 	}
-}
-
-// peerGone reports a connection whose other end has closed (a pending EOF), without
-// reading: a peek that does not wait, next to the reader goroutine (Control does not take
-// the connection's read lock, which the blocked reader holds).
-func peerGone(c net.Conn) bool {
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		return false
-	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return true
-	}
-	gone := false
-	var b [1]byte
-	_ = rc.Control(func(fd uintptr) {
-		n, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-		gone = err == nil && n == 0
-	})
-	return gone
 }

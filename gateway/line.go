@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -28,7 +27,7 @@ import (
 //	the session on a new connection after a daemon restart.
 //
 // Lines whose object has an "mcpgw" member are these control lines; everything else is
-// MCP. The connection's peer uid is checked like the socket's HTTP requests, and its
+// MCP. The connection's peer user is checked like the socket's HTTP requests, and its
 // identity comes from the hello's headers, believed as on the socket's HTTP side. The
 // session lives as long as the connection: the bridge closing it (its client is gone) ends
 // the session; the daemon going away does not.
@@ -67,7 +66,7 @@ type lineConn struct {
 // MaxLineInFlight bounds the requests one line-mode connection has in dispatch at once.
 const MaxLineInFlight = 256
 
-// ServeSocket serves the Unix socket: each connection's peer uid is checked, then its
+// ServeSocket serves the Unix socket: each connection's peer user is checked, then its
 // first byte decides between HTTP (the socket's HTTP server, srv) and the line mode ('{').
 func (g *Gateway) ServeSocket(ln net.Listener, srv *http.Server) error {
 	httpLn := &chanListener{ch: make(chan net.Conn), done: make(chan struct{}), addr: ln.Addr()}
@@ -84,10 +83,7 @@ func (g *Gateway) ServeSocket(ln net.Listener, srv *http.Server) error {
 }
 
 func (g *Gateway) sniffSocketConn(c net.Conn, httpLn *chanListener) {
-	uid, err := peerUID(c)
-	if err != nil {
-		uid = -1
-	}
+	peerErr := checkPeer(c)
 	br := bufio.NewReaderSize(c, 64<<10)
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	first, err := br.Peek(1)
@@ -96,15 +92,15 @@ func (g *Gateway) sniffSocketConn(c net.Conn, httpLn *chanListener) {
 		c.Close()
 		return
 	}
-	pc := &peekedConn{Conn: c, br: br, uid: uid}
+	pc := &peekedConn{Conn: c, br: br, peerErr: peerErr}
 	if first[0] != '{' {
 		if !httpLn.offer(pc) {
 			c.Close()
 		}
 		return
 	}
-	if uid != os.Getuid() {
-		_, _ = c.Write(append(wire.Error(nil, wire.CodeConnection, fmt.Sprintf("Forbidden: peer uid %d is not the gateway's", uid), nil), '\n'))
+	if peerErr != nil {
+		_, _ = c.Write(append(wire.Error(nil, wire.CodeConnection, "Forbidden: "+peerErr.Error(), nil), '\n'))
 		c.Close()
 		return
 	}
@@ -114,8 +110,8 @@ func (g *Gateway) sniffSocketConn(c net.Conn, httpLn *chanListener) {
 // peekedConn is a socket connection whose first bytes were read into br.
 type peekedConn struct {
 	net.Conn
-	br  *bufio.Reader
-	uid int
+	br      *bufio.Reader
+	peerErr error // checkPeer's verdict
 }
 
 func (p *peekedConn) Read(b []byte) (int, error) { return p.br.Read(b) }

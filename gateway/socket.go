@@ -4,22 +4,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mcpgw/mcpgw/statedir"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/statedir"
 )
 
 // The Unix socket front serves the same MCP endpoint to local processes: over HTTP, or in
 // the line mode mcpgw-bridge speaks (gateway/line.go; ServeSocket tells them apart by a
-// connection's first byte). The socket file is 0600 and every connection's peer uid must
-// be the gateway's own; such a peer is trusted like auth mode none (its identity headers
+// connection's first byte). The socket file is 0600 and every connection's peer user must
+// be the gateway's own (on Windows, where the file's ACL is the state dir's, the peer
+// check alone decides); such a peer is trusted like auth mode none (its identity headers
 // are believed), and may send messages up to SocketMaxBody.
 
 // SocketMaxBody bounds a request body on the socket (the bridge carries 16 MiB messages).
@@ -30,8 +30,12 @@ type peerUIDKey struct{}
 // SocketPath is the default socket location in the state dir.
 func SocketPath(stateDir string) string { return statedir.Socket(stateDir) }
 
-// ListenSocket creates the socket at path (replacing a stale one) with mode 0600.
+// ListenSocket creates the socket at path (replacing a stale one), private to the
+// gateway's user (mode 0600 on Unix).
 func ListenSocket(path string) (net.Listener, error) {
+	if err := statedir.CheckSocketPath(path); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
@@ -40,17 +44,7 @@ func ListenSocket(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("socket %s is in use by another gateway", path)
 	}
 	_ = os.Remove(path)
-	old := syscall.Umask(0o177)
-	ln, err := net.Listen("unix", path)
-	syscall.Umask(old)
-	if err != nil {
-		return nil, err
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
-		return nil, err
-	}
-	return ln, nil
+	return listenPrivate(path) // socket_unix.go, socket_windows.go
 }
 
 // SocketServer is the socket's HTTP side; ServeSocket hands it the HTTP connections.
@@ -60,45 +54,43 @@ func (g *Gateway) SocketServer() *http.Server {
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if pc, ok := c.(*peekedConn); ok { // from ServeSocket
-				return context.WithValue(ctx, peerUIDKey{}, pc.uid)
+				return context.WithValue(ctx, peerUIDKey{}, peerVerdict{pc.peerErr})
 			}
-			uid, err := peerUID(c)
-			if err != nil {
-				uid = -1
-			}
-			return context.WithValue(ctx, peerUIDKey{}, uid)
+			return context.WithValue(ctx, peerUIDKey{}, peerVerdict{checkPeer(c)})
 		},
 	}
 }
 
+// peerVerdict is what checkPeer said of a connection: nil, the gateway's own user.
+type peerVerdict struct{ err error }
+
 func (g *Gateway) serveSocket(w http.ResponseWriter, r *http.Request) {
-	uid, _ := r.Context().Value(peerUIDKey{}).(int)
-	if uid != os.Getuid() {
-		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, fmt.Sprintf("Forbidden: peer uid %d is not the gateway's", uid))
+	v, ok := r.Context().Value(peerUIDKey{}).(peerVerdict)
+	if !ok {
+		v.err = errors.New("the peer was not checked")
+	}
+	if v.err != nil {
+		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: "+v.err.Error())
 		return
 	}
 	g.mux.ServeHTTP(w, r.WithContext(auth.WithTrusted(r.Context())))
 }
 
-func peerUID(c net.Conn) (int, error) {
+// checkPeer says whether the process at the other end of a socket connection runs as the
+// gateway's own user: nil if so, else why not (peerCheck is per OS: SO_PEERCRED on
+// Linux, LOCAL_PEERCRED on macOS, the peer process's token user on Windows).
+func checkPeer(c net.Conn) error {
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
-		return -1, errors.New("not a unix connection")
+		return errors.New("not a unix socket connection")
 	}
 	raw, err := uc.SyscallConn()
 	if err != nil {
-		return -1, err
+		return err
 	}
-	var cred *syscall.Ucred
 	var cerr error
-	err = raw.Control(func(fd uintptr) {
-		cred, cerr = syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
-	})
-	if err != nil {
-		return -1, err
+	if err := raw.Control(func(fd uintptr) { cerr = peerCheck(fd) }); err != nil {
+		return err
 	}
-	if cerr != nil {
-		return -1, cerr
-	}
-	return int(cred.Uid), nil
+	return cerr
 }

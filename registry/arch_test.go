@@ -117,7 +117,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		out     []string
 		gateway = module + "/gateway"
 		cmd     = module + "/cmd"
-		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config"}
+		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config", module + "/statedir"}
 		// The top level of docs/architecture.md, plus the end-to-end tests.
 		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
 			"bridge": true, "config": true, "statedir": true, "test": true}

@@ -51,11 +51,10 @@ func main() {
 		}
 	}
 
-	// Leave with the parent: the kernel signals us if it dies, and we also poll.
-	const prSetPdeathsig = 1
-	_, _, _ = syscall.RawSyscall(syscall.SYS_PRCTL, prSetPdeathsig, uintptr(syscall.SIGTERM), 0)
+	// Leave with the parent: the OS tells us when it dies (parent_*.go), and we also poll.
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
+	leaveWithParent(func() { log.Info("parent exited; leaving"); stop() })
 	parent := os.Getppid()
 	go func() {
 		for range time.Tick(500 * time.Millisecond) {

@@ -14,8 +14,10 @@ import (
 // tree. When the upstream exits, when the guardian is told to stop (SIGTERM: the gateway
 // closing the instance, or the kernel's parent-death signal when the gateway dies, even
 // by SIGKILL), and when its parent changes, it kills every descendant it has, in rounds
-// until none is left, reaping them as it goes (see guardian_linux.go). Elsewhere it only
-// runs the command.
+// until none is left, reaping them as it goes (see guardian_linux.go). On macOS it watches
+// the gateway with kqueue and takes down its process group and the processes below it
+// (guardian_darwin.go); on Windows it runs the upstream in a kill-on-close job object of
+// its own (guardian_windows.go). docs/platforms.md compares them.
 func RunChild(args []string) {
 	if len(args) == 0 {
 		fmt.Fprintln(os.Stderr, "mcpgw child: no command")

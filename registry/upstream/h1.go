@@ -198,12 +198,6 @@ func (c *h1Conn) alive() bool {
 	return c.peekOK
 }
 
-func (c *h1Conn) peek(fd uintptr) bool {
-	_, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
-	c.peekOK = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
-	return true
-}
-
 // newH1Conn wraps a connection made over tcp (the socket, under any TLS).
 func newH1Conn(nc, tcp net.Conn, key string) *h1Conn {
 	c := &h1Conn{nc: nc, br: bufio.NewReaderSize(nc, 16<<10), key: key}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -71,13 +70,9 @@ func newStdio(sp stdioSpec, log *slog.Logger) *stdioTransport {
 	}
 	cmd.Env = sp.env
 	cmd.Dir = sp.dir
-	// A guardian is told with SIGTERM so that it can take its group down; a bare upstream
-	// is killed outright.
-	sig := syscall.SIGKILL
-	if GuardianPath != "" {
-		sig = syscall.SIGTERM
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: sig}
+	// Its own process group, and on Linux a parent-death signal (stdio_linux.go,
+	// stdio_darwin.go, stdio_windows.go).
+	cmd.SysProcAttr = stdioProcAttr(GuardianPath != "")
 	maxMsg := sp.maxMessage
 	if maxMsg <= 0 {
 		maxMsg = MaxMessageBytes
@@ -98,6 +93,7 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 	if err != nil {
 		return err
 	}
+	containChildren(t.log)
 	if err := t.cmd.Start(); err != nil {
 		pr.Close()
 		pw.Close()
@@ -227,7 +223,7 @@ func (t *stdioTransport) close() error {
 	}
 	select {
 	case <-t.doneCh:
-		_ = syscall.Kill(-t.cmd.Process.Pid, syscall.SIGKILL)
+		killGroup(t.cmd.Process)
 		return nil
 	case <-time.After(500 * time.Millisecond):
 	}
@@ -237,21 +233,22 @@ func (t *stdioTransport) close() error {
 
 // terminate ends the instance. A guardian is sent SIGTERM alone and given time: it kills
 // its whole tree, including descendants that left the process group, which a SIGKILL of
-// the group would orphan. A bare upstream gets SIGTERM, then its group SIGKILL.
+// the group would orphan. A bare upstream gets SIGTERM, then its group SIGKILL. (On
+// Windows, which has neither, each step terminates the process: see stdio_windows.go.)
 func (t *stdioTransport) terminate() {
-	pid := t.cmd.Process.Pid
+	p := t.cmd.Process
 	wait := 2 * time.Second
 	if t.guarded {
-		_ = syscall.Kill(pid, syscall.SIGTERM)
+		termProcess(p)
 		wait = 5 * time.Second
 	} else {
-		_ = syscall.Kill(-pid, syscall.SIGTERM)
+		termGroup(p)
 	}
 	select {
 	case <-t.doneCh:
 	case <-time.After(wait):
 	}
-	_ = syscall.Kill(-pid, syscall.SIGKILL)
+	killGroup(p)
 	select {
 	case <-t.doneCh:
 	case <-time.After(2 * time.Second):

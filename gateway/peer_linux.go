@@ -1,0 +1,16 @@
+package gateway
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// peerCheck reads the peer's credentials with SO_PEERCRED: its uid must be the gateway's.
+func peerCheck(fd uintptr) error {
+	cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	if err != nil {
+		return fmt.Errorf("cannot read the peer's credentials: %w", err)
+	}
+	return sameUID(int(cred.Uid), os.Getuid())
+}
