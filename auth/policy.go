@@ -115,22 +115,6 @@ func intersect(names, keep []string, dropped func(string)) []string {
 
 func allowed(b *bool) bool { return b == nil || *b }
 
-// transportAllowed applies an executor's transport switches to a normalised transport.
-// allow_http and allow_streamable_http both name streamable HTTP ("http" is its short
-// name in a server's type), so either one set to false forbids it. A transport the policy
-// does not know is refused: a new transport must be allowed explicitly.
-func transportAllowed(p config.ExecutorPolicy, transport string) bool {
-	switch transport {
-	case config.TransportStdio:
-		return allowed(p.AllowStdio)
-	case config.TransportHTTP:
-		return allowed(p.AllowHTTP) && allowed(p.AllowStreamableHTTP)
-	case config.TransportSSE:
-		return allowed(p.AllowSSE)
-	}
-	return false
-}
-
 func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution, names []string) []string {
 	var out []string
 	allow := map[string]bool{}
@@ -154,7 +138,7 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: in executor %q denylist", n, res.Executor))
 			continue
 		}
-		ok := transportAllowed(p, d.Transport())
+		ok := p.AllowsTransport(d.Transport())
 		if !ok {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: executor %q does not allow transport %s", n, res.Executor, d.Type))
 			continue

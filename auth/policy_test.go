@@ -93,7 +93,7 @@ func TestTransportAliasesNormaliseAtLoad(t *testing.T) {
 			t.Errorf("%s: type %q after load, want %q", name, got, want)
 		}
 	}
-	if transportAllowed(config.ExecutorPolicy{}, "carrier-pigeon") {
+	if (config.ExecutorPolicy{}).AllowsTransport("carrier-pigeon") {
 		t.Error("a transport the policy does not know was allowed")
 	}
 }

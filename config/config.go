@@ -263,6 +263,23 @@ type ExecutorPolicy struct {
 	DenylistServers             []string `yaml:"denylist_servers"`
 }
 
+// AllowsTransport applies the policy's transport switches to a normalised transport.
+// allow_http and allow_streamable_http both name streamable HTTP ("http" is its short
+// name in a server's type), so either one set to false forbids it. A transport the policy
+// does not know is refused: a new transport must be allowed explicitly.
+func (p ExecutorPolicy) AllowsTransport(transport string) bool {
+	allowed := func(b *bool) bool { return b == nil || *b }
+	switch transport {
+	case TransportStdio:
+		return allowed(p.AllowStdio)
+	case TransportHTTP:
+		return allowed(p.AllowHTTP) && allowed(p.AllowStreamableHTTP)
+	case TransportSSE:
+		return allowed(p.AllowSSE)
+	}
+	return false
+}
+
 // TaskConfig is a task provisioned from the file.
 type TaskConfig struct {
 	EnabledMCPServers []string `yaml:"enabled_mcp_servers"`

@@ -281,6 +281,12 @@ func (c *Config) Validate() Problems {
 		default:
 			add(false, where, "unknown type %q (one of local_pc, local_docker, remote_docker, remote_vps, k8s)", e.Type)
 		}
+		// What a session of this executor would log as skipped, said once here.
+		for _, sn := range sortedKeys(c.Servers) {
+			if d := c.Servers[sn]; d != nil && !e.MCPPolicy.AllowsTransport(d.Transport()) {
+				add(true, where+".mcp_policy", "does not allow transport %s: server %q is skipped for this executor's sessions", d.Transport(), sn)
+			}
+		}
 		if len(e.MCPPolicy.AllowlistServers) > 0 && len(e.MCPPolicy.DenylistServers) > 0 {
 			add(true, where, "both allowlist_servers and denylist_servers are set; the allowlist wins")
 		}
