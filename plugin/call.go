@@ -162,15 +162,10 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResu
 // connections), optionally only those on conn.
 func (t *Tool) resourceTypes(conn string) []any {
 	byKey := map[string][]string{}
-	var keys []string
 	for _, o := range t.siblings {
-		if o.Key == "" {
-			continue
+		if o.Key != "" {
+			byKey[o.Key] = append(byKey[o.Key], o.Def.Name)
 		}
-		if _, ok := byKey[o.Key]; !ok {
-			keys = append(keys, o.Key)
-		}
-		byKey[o.Key] = append(byKey[o.Key], o.Def.Name)
 	}
 	out := []any{}
 	for _, e := range t.cat.Types {
