@@ -95,8 +95,8 @@ func under(p, top string) bool { return p == top || strings.HasPrefix(p, top+"/"
 // TestImportGraph keeps the package picture of docs/architecture.md true: gateway may import registry,
 // sessions and auth; those (and bridge) never import gateway; config is a model that imports no
 // package that runs it; the bridge links neither the config loader nor the registry; statedir
-// has no module dependencies; there is no util or common package; cmd sits only at the top and
-// nobody imports it.
+// has no module dependencies; the plugin contract depends on no other package of the module;
+// there is no util or common package; cmd sits only at the top and nobody imports it.
 func TestImportGraph(t *testing.T) {
 	module, pkgs := listPackages(t)
 	for _, v := range archViolations(module, pkgs) {
@@ -120,7 +120,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config", module + "/statedir"}
 		// The top level of docs/architecture.md, plus the end-to-end tests.
 		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
-			"bridge": true, "config": true, "statedir": true, "test": true}
+			"bridge": true, "config": true, "statedir": true, "plugin": true, "test": true}
 		// What the config model may not depend on: the packages that run it.
 		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway}
 		// What the small bridge binary may not link: the config loader, the registry (its wire
@@ -161,6 +161,16 @@ func archViolations(module string, pkgs []goPackage) []string {
 				}
 			}
 		}
+		// The plugin contract is imported by the gateway, by hosts embedding it and by plugin
+		// executables: it depends on no other package of the module, so any of them (the
+		// registry included) may import it without a cycle or a heavy binary.
+		if under(p.ImportPath, module+"/plugin") {
+			for _, d := range deps {
+				if under(d, module) && !under(d, module+"/plugin") {
+					out = append(out, fmt.Sprintf("%s depends on %s: the plugin contract depends on no other package of the module", p.ImportPath, d))
+				}
+			}
+		}
 		if under(p.ImportPath, module+"/statedir") {
 			for _, d := range deps {
 				if under(d, module) && d != p.ImportPath {
@@ -174,7 +184,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 			continue
 		}
 		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
-			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir)", p.ImportPath, top))
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir, plugin)", p.ImportPath, top))
 		}
 		for i, part := range strings.Split(rel, "/") {
 			if part == "cmd" && i != 0 {
@@ -212,6 +222,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream"}, Deps: []string{m + "/registry", m + "/registry/wire"}},
 		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/registry/wire", "gopkg.in/yaml.v3"}},
 		{ImportPath: m + "/statedir", Deps: []string{m + "/registry/wire"}},
+		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/config"}},
 	}
 	got := strings.Join(archViolations(m, bad), "\n")
 	for _, want := range []string{
@@ -227,6 +238,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		"config depends on " + m + "/registry: the config model",
 		"mcpgw-bridge depends on gopkg.in/yaml.v3",
 		"statedir depends on " + m + "/registry/wire",
+		"plugin/sqlplugin depends on " + m + "/config: the plugin contract",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rules missed %q; reported:\n%s", want, got)
@@ -238,6 +250,8 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/gateway"}},
 		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream", "gopkg.in/yaml.v3"}, Deps: []string{m + "/registry/wire"}},
 		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge", m + "/statedir"}, Deps: []string{m + "/registry/wire"}},
+		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/plugin"}},
+		{ImportPath: m + "/registry", Imports: []string{m + "/plugin"}},
 	}
 	if v := archViolations(m, good); len(v) > 0 {
 		t.Errorf("a good module was refused: %v", v)
