@@ -124,6 +124,9 @@ type HTTPConfig struct {
 	AllowedOrigins []string      `yaml:"allowed_origins"`
 	PageSize       int           `yaml:"page_size"`
 	SessionIdle    time.Duration `yaml:"session_idle_timeout"`
+	// Handshake is the default tools/list form for agents that set none: auto (full on a
+	// conversation's first handshake, thin after), full or thin.
+	Handshake string `yaml:"handshake"`
 	// BodyTimeout bounds reading one request body (a client that sends its body slowly
 	// holds a connection and a buffer; default 30s).
 	BodyTimeout time.Duration `yaml:"body_timeout"`

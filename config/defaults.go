@@ -108,6 +108,9 @@ func (c *Config) applyDefaults() {
 	if c.HTTP.StreamQueue == 0 {
 		c.HTTP.StreamQueue = 1024
 	}
+	if c.HTTP.Handshake == "" {
+		c.HTTP.Handshake = "auto"
+	}
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
 	}

@@ -165,6 +165,11 @@ func (c *Config) Validate() Problems {
 	if c.HTTP.PageSize < 1 {
 		add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
 	}
+	switch c.HTTP.Handshake {
+	case "auto", "full", "thin":
+	default:
+		add(false, "http.handshake", "%q is not one of auto, full, thin", c.HTTP.Handshake)
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

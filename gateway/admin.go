@@ -50,6 +50,8 @@ func (g *Gateway) apiRoutes() []apiRoute {
 		{"GET", "/api/tasks/{id}", "one task", g.apiGetTask},
 		{"PUT", "/api/tasks/{id}", "change an API-created task", g.apiPutTask},
 		{"DELETE", "/api/tasks/{id}", "delete an API-created task", g.apiDeleteTask},
+		{"GET", "/api/settings", "gateway-wide settings in force (naming, handshake, idle timeouts, log level)", g.apiGetSettings},
+		{"PUT", "/api/settings", "change gateway-wide settings live (fields left out keep the file's values)", g.apiPutSettings},
 		{"GET", "/api/runtime", "goroutines, heap and resident memory (?gc=1 collects first)", g.apiRuntime},
 		{"GET", "/api/openapi.json", "this API as an OpenAPI 3.1 document", g.apiOpenAPI},
 		{"GET", "/api/runtime/heap", "a heap profile for go tool pprof", g.apiHeapProfile},

@@ -92,6 +92,13 @@ func merge(file *config.Config, entries []*sessions.ConfigEntry) (cfg *config.Co
 				m.Executors = map[string]*config.ExecutorConfig{}
 			}
 			m.Executors[e.Name] = doc.config()
+		case kindSettings:
+			doc, err := entryDoc[settingsDoc](e)
+			if err != nil {
+				bad = append(bad, err)
+				continue
+			}
+			doc.apply(&m)
 		}
 	}
 	return &m, shadowed, bad

@@ -44,6 +44,10 @@ type Gateway struct {
 	store sessions.Store
 	log   *slog.Logger
 
+	// LogLevel, when set, is the level of the logger the gateway was given: a reload (or
+	// PUT /api/settings) changes it live.
+	LogLevel *slog.LevelVar
+
 	ctx    context.Context
 	cancel context.CancelFunc
 
@@ -167,10 +171,26 @@ func (g *Gateway) Reload(cfg *config.Config) error {
 	}
 	// Servers first: a session that resolves against the new policy finds them.
 	g.reg.Apply(cfg)
+	g.setLogLevel(cfg)
 	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1)})
 	g.notifyAll()
 	g.releaseRetired()
 	return nil
+}
+
+// setLogLevel applies cfg's log.level to LogLevel (when the gateway was given one).
+func (g *Gateway) setLogLevel(cfg *config.Config) {
+	var lvl slog.Level
+	if g.LogLevel != nil && lvl.UnmarshalText([]byte(cfg.Log.Level)) == nil {
+		g.LogLevel.Set(lvl)
+	}
+}
+
+// UseLogLevel hands the gateway its logger's level, set at once from the running config
+// (which may carry an admin API setting) and on every reload after.
+func (g *Gateway) UseLogLevel(v *slog.LevelVar) {
+	g.LogLevel = v
+	g.setLogLevel(g.policy().cfg)
 }
 
 // releaseRetired stops retired servers that no live session has in its set.
@@ -442,13 +462,13 @@ func (g *Gateway) reap() {
 			s.mu.Lock()
 			hasStream := s.stream != nil && !s.stream.isClosed()
 			s.mu.Unlock()
-			if !hasStream && now.Sub(time.Unix(0, s.lastSeen.Load())) > g.cfg.HTTP.SessionIdle {
+			if !hasStream && now.Sub(time.Unix(0, s.lastSeen.Load())) > g.policy().cfg.HTTP.SessionIdle {
 				g.end(s, "idle")
 				continue
 			}
 			s.mu.Lock()
 			for name, sc := range s.conns {
-				if sc.conn != nil && len(sc.conn.InFlight()) == 0 && now.Sub(time.Unix(0, sc.used.Load())) > g.cfg.Upstream.IdleTimeout {
+				if sc.conn != nil && len(sc.conn.InFlight()) == 0 && now.Sub(time.Unix(0, sc.used.Load())) > g.policy().cfg.Upstream.IdleTimeout {
 					delete(s.conns, name)
 					go sc.conn.Close()
 				}

@@ -44,8 +44,11 @@ func (g *Gateway) form(s *Session, v *registry.View) string {
 	s.viewMu.Unlock()
 	mode := s.rec.Handshake
 	if mode == "" || mode == "auto" {
-		if ac := g.policy().cfg.Agents[s.rec.Agent]; ac != nil && ac.Handshake != "" {
+		cfg := g.policy().cfg
+		if ac := cfg.Agents[s.rec.Agent]; ac != nil && ac.Handshake != "" && ac.Handshake != "auto" {
 			mode = ac.Handshake
+		} else {
+			mode = cfg.HTTP.Handshake
 		}
 	}
 	form := "full"

@@ -106,7 +106,7 @@ func (g *Gateway) sweep(now time.Time) {
 			}
 			continue
 		}
-		if now.Sub(r.LastSeen) > g.cfg.HTTP.SessionIdle {
+		if now.Sub(r.LastSeen) > g.policy().cfg.HTTP.SessionIdle {
 			_ = g.store.Delete(r.ID)
 		}
 	}

@@ -103,10 +103,15 @@ func loadConfig(path string) (*config.Config, config.Problems, error) {
 	return config.Load(path)
 }
 
+// logLevel is the daemon logger's level; the gateway changes it when the config's
+// log.level changes while it runs.
+var logLevel = new(slog.LevelVar)
+
 func newLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	var lvl slog.Level
 	_ = lvl.UnmarshalText([]byte(cfg.Log.Level))
-	opts := &slog.HandlerOptions{Level: lvl}
+	logLevel.Set(lvl)
+	opts := &slog.HandlerOptions{Level: logLevel}
 	if cfg.Log.Format == "text" {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
@@ -222,6 +227,7 @@ func serve(args []string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing started", display(path), err)
 	}
+	gw.UseLogLevel(logLevel)
 	reg.Start(connectWait(cfg))
 	if coll := reg.Collisions(); len(coll) > 0 {
 		reg.Close()

@@ -1,0 +1,171 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// Gateway-wide settings that are safe to change while it runs. They are one stored entry
+// (kind settings, name gateway) whose fields override the file's; a field left out keeps
+// the file's value.
+const (
+	kindSettings = "settings"
+	settingsName = "gateway"
+)
+
+type settingsDoc struct {
+	Naming              *namingDoc `json:"naming,omitempty"`
+	Handshake           string     `json:"handshake,omitempty"`
+	SessionIdleTimeout  string     `json:"session_idle_timeout,omitempty"`
+	UpstreamIdleTimeout string     `json:"upstream_idle_timeout,omitempty"`
+	LogLevel            string     `json:"log_level,omitempty"`
+}
+
+type namingDoc struct {
+	Prefix    string `json:"prefix,omitempty"`
+	Separator string `json:"separator,omitempty"`
+	MaxLength int    `json:"max_length,omitempty"`
+}
+
+// check reports the fields config.Validate cannot see (durations are strings here).
+func (d *settingsDoc) check() []fieldError {
+	var errs []fieldError
+	for _, f := range []struct{ name, v string }{{"session_idle_timeout", d.SessionIdleTimeout}, {"upstream_idle_timeout", d.UpstreamIdleTimeout}} {
+		if dur, fe := parseDuration(f.v, f.name); fe != nil {
+			errs = append(errs, *fe)
+		} else if f.v != "" && dur < time.Second {
+			errs = append(errs, fieldError{Field: f.name, Message: fmt.Sprintf("%q is too short (at least 1s)", f.v)})
+		}
+	}
+	if d.LogLevel != "" {
+		var lvl slog.Level
+		if lvl.UnmarshalText([]byte(d.LogLevel)) != nil {
+			errs = append(errs, fieldError{Field: "log_level", Message: fmt.Sprintf("%q is not one of debug, info, warn, error", d.LogLevel)})
+		}
+	}
+	return errs
+}
+
+// apply writes the document's fields over c (a copy the caller owns).
+func (d *settingsDoc) apply(c *config.Config) {
+	if n := d.Naming; n != nil {
+		if n.Prefix != "" {
+			c.Naming.Prefix = n.Prefix
+		}
+		if n.Separator != "" {
+			c.Naming.Separator = n.Separator
+		}
+		if n.MaxLength != 0 {
+			c.Naming.MaxLength = n.MaxLength
+		}
+	}
+	if d.Handshake != "" {
+		c.HTTP.Handshake = d.Handshake
+	}
+	if v, err := time.ParseDuration(d.SessionIdleTimeout); err == nil && d.SessionIdleTimeout != "" {
+		c.HTTP.SessionIdle = v
+	}
+	if v, err := time.ParseDuration(d.UpstreamIdleTimeout); err == nil && d.UpstreamIdleTimeout != "" {
+		c.Upstream.IdleTimeout = v
+	}
+	if d.LogLevel != "" {
+		c.Log.Level = d.LogLevel
+	}
+}
+
+// settingsView is what GET /api/settings shows: the values in force.
+func settingsView(c *config.Config, e *sessions.ConfigEntry) map[string]any {
+	v := map[string]any{
+		"naming":                map[string]any{"prefix": c.Naming.Prefix, "separator": c.Naming.Separator, "max_length": c.Naming.MaxLength},
+		"handshake":             c.HTTP.Handshake,
+		"session_idle_timeout":  durationString(c.HTTP.SessionIdle),
+		"upstream_idle_timeout": durationString(c.Upstream.IdleTimeout),
+		"log_level":             c.Log.Level,
+		"source":                "file",
+		"version":               int64(0),
+	}
+	if e != nil {
+		var d settingsDoc
+		_ = json.Unmarshal(e.Doc, &d)
+		v["source"], v["version"], v["updated_at"], v["api"] = "api", e.Version, e.Updated, d
+	}
+	v["etag"] = etagOf(hashJSON(v))
+	return v
+}
+
+func (g *Gateway) settingsEntry(w http.ResponseWriter) (*sessions.ConfigEntry, bool) {
+	e, err := g.store.GetConfig(kindSettings, settingsName)
+	switch {
+	case errors.Is(err, sessions.ErrNotFound):
+		return nil, true
+	case err != nil:
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return nil, false
+	}
+	return e, true
+}
+
+func (g *Gateway) apiGetSettings(w http.ResponseWriter, r *http.Request) {
+	e, ok := g.settingsEntry(w)
+	if !ok {
+		return
+	}
+	v := settingsView(g.policy().cfg, e)
+	w.Header().Set("ETag", v["etag"].(string))
+	apiJSON(w, http.StatusOK, v)
+}
+
+// apiPutSettings replaces the API's settings (fields left out keep the file's values) and
+// applies them live: naming re-lists every server, the others apply at the next request.
+func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	cur, ok := g.settingsEntry(w)
+	if !ok {
+		return
+	}
+	if preconditionFailed(w, r, settingsView(g.policy().cfg, cur)["etag"].(string)) {
+		return
+	}
+	var in struct {
+		settingsDoc
+		Source  json.RawMessage `json:"source"`
+		Version json.RawMessage `json:"version"`
+		ETag    json.RawMessage `json:"etag"`
+		Updated json.RawMessage `json:"updated_at"`
+		API     json.RawMessage `json:"api"`
+	}
+	if errs := decodeStrict(body, &in, nil); errs != nil {
+		apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+		return
+	}
+	doc := in.settingsDoc
+	fieldErrs := doc.check()
+	raw, _ := json.Marshal(doc)
+	now := time.Now().UTC()
+	next := &sessions.ConfigEntry{Kind: kindSettings, Name: settingsName, Doc: raw, Source: "api", Created: now, Updated: now, Version: 1}
+	if cur != nil {
+		next.Created, next.Version = cur.Created, cur.Version+1
+	}
+	warns, ok := g.commitEntry(w, r, kindSettings, "settings", settingsName, cur, next, fieldErrs, nil, false)
+	if !ok {
+		return
+	}
+	v := settingsView(g.policy().cfg, next)
+	if len(warns) > 0 {
+		v["warnings"] = warns
+	}
+	w.Header().Set("ETag", v["etag"].(string))
+	apiJSON(w, http.StatusOK, v)
+}
