@@ -13,7 +13,7 @@ import (
 
 // CurrentVersion is the schema version this build writes and reads. Older files migrate
 // forward on load (see migrate).
-const CurrentVersion = 1
+const CurrentVersion = 2
 
 // Config is the whole gateway configuration: the shape of mcpgw.yaml (docs/config.md).
 type Config struct {

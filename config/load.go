@@ -62,6 +62,10 @@ func Parse(raw []byte) (*Config, Problems, error) {
 		return nil, ps, ps
 	}
 	ps = append(ps, expandNode(&doc, os.LookupEnv, map[string]bool{})...)
+	ps = append(ps, migrateDoc(&doc)...)
+	if ps.HasErrors() {
+		return nil, ps, ps
+	}
 	expanded, err := yaml.Marshal(&doc)
 	if err != nil {
 		ps = append(ps, Problem{Text: err.Error()})
@@ -81,7 +85,6 @@ func Parse(raw []byte) (*Config, Problems, error) {
 			return nil, ps, ps
 		}
 	}
-	migrate(cfg)
 	cfg.applyDefaults()
 	ps = append(ps, cfg.Validate()...)
 	if ps.HasErrors() {
@@ -131,9 +134,3 @@ func yamlProblems(err error) Problems {
 	return Problems{{Text: err.Error()}}
 }
 
-// migrate brings an older schema forward. Version 0 (unset) is the same shape as 1.
-func migrate(c *Config) {
-	if c.Version < CurrentVersion {
-		c.Version = CurrentVersion
-	}
-}
