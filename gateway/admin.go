@@ -35,6 +35,8 @@ func (g *Gateway) apiRoutes() []apiRoute {
 		{"PUT", "/api/executors/{id}", "create or replace an API executor", g.policyWrite(executors)},
 		{"PATCH", "/api/executors/{id}", "change an API executor (JSON merge patch)", g.policyWrite(executors)},
 		{"DELETE", "/api/executors/{id}", "delete an API executor", g.policyWrite(executors)},
+		{"GET", "/api/mcp-config", "an agent's MCP document (?agent=): enabled, servers with their fields and mode, meta", g.apiGetMCPConfig},
+		{"POST", "/api/mcp-config", "set an agent's MCP document (?agent=): defines the servers it gives fields for, references the others", g.apiPostMCPConfig},
 		{"GET", "/api/resolve", "the servers a session of ?agent=, ?executor= and ?task= would get, and how it reaches them", g.apiResolve},
 		{"GET", "/api/agents/{id}/view", "what an agent (with ?task= and ?executor=) may see, tool by tool", g.apiAgentView},
 		{"GET", "/api/servers", "every server: file and API ones, with live state", g.apiServers},

@@ -23,6 +23,9 @@ type agentDoc struct {
 	ReadOnly  bool          `json:"read_only,omitempty"`
 	Handshake string        `json:"handshake,omitempty"`
 	Executor  string        `json:"executor,omitempty"`
+	// Meta is free-form data an orchestrator keeps with the agent (/api/mcp-config); the
+	// gateway stores and shows it and never reads it.
+	Meta map[string]any `json:"meta,omitempty"`
 }
 
 // agentUseDoc is "name" or {"name": …, "mode": …}.

@@ -1,0 +1,289 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// The per-agent MCP document orchestrators already keep (GET and POST
+// /api/mcp-config?agent=ID), in exactly their shape:
+//
+//	{"agent_id": "…", "enabled": true, "servers": {"name": {…server fields…, "mode": "…"}}, "meta": {…}}
+//
+// A server given with fields is defined (an API server is created or replaced); one given
+// as {} or {"mode": …} is a reference to a server that exists. "mode" is the agent's mode
+// for that server. One POST is one change: everything it defines and the agent are
+// validated together and applied at once, or nothing is.
+
+type mcpConfigDoc struct {
+	AgentID string                     `json:"agent_id"`
+	Enabled *bool                      `json:"enabled,omitempty"`
+	Servers map[string]json.RawMessage `json:"servers"`
+	Meta    map[string]any             `json:"meta,omitempty"`
+}
+
+// mcpConfigServer is one server of the document as GET shows it.
+type mcpConfigServer struct {
+	serverDoc
+	Mode   string `json:"mode,omitempty"` // the agent's mode for this server ("" = the server's own)
+	Source string `json:"source"`
+}
+
+func (g *Gateway) apiGetMCPConfig(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("agent")
+	if id == "" {
+		apiFieldErrors(w, http.StatusBadRequest, "?agent= is required", []fieldError{{Field: "agent", Message: "is required"}}, nil)
+		return
+	}
+	doc, ok := g.mcpConfigOf(w, id)
+	if !ok {
+		return
+	}
+	apiJSON(w, http.StatusOK, doc)
+}
+
+// mcpConfigOf builds the document of agent id from the running config.
+func (g *Gateway) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any, bool) {
+	cfg := g.policy().cfg
+	a, known := cfg.Agents[id]
+	if !known && len(cfg.Agents) > 0 {
+		apiError(w, http.StatusNotFound, fmt.Sprintf("no agent %q", id))
+		return nil, false
+	}
+	enabled := true
+	var uses []config.AgentUse
+	var meta map[string]any
+	if a != nil {
+		enabled = a.Enabled == nil || *a.Enabled
+		uses = a.Servers
+		if e, err := g.store.GetConfig(kindAgent, id); err == nil {
+			if d, err := entryDoc[agentDoc](e); err == nil {
+				meta = d.Meta
+			}
+		}
+	}
+	if len(uses) == 0 {
+		for _, n := range sortedKeys(cfg.Servers) {
+			if d := cfg.Servers[n]; d != nil && d.Enabled() {
+				uses = append(uses, config.AgentUse{Name: n})
+			}
+		}
+	}
+	servers := map[string]mcpConfigServer{}
+	for _, u := range uses {
+		e, err := g.findServer(u.Name)
+		if err != nil {
+			continue
+		}
+		v := g.view(e)
+		servers[u.Name] = mcpConfigServer{serverDoc: v.serverDoc, Mode: u.Mode, Source: v.Source}
+	}
+	out := map[string]any{"agent_id": id, "enabled": enabled, "servers": servers}
+	if meta != nil {
+		out["meta"] = meta
+	}
+	return out, true
+}
+
+func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("agent")
+	body, ok := readBody(w, r)
+	if !ok {
+		return
+	}
+	var in mcpConfigDoc
+	if errs := decodeStrict(body, &in, nil); errs != nil {
+		apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+		return
+	}
+	switch {
+	case id == "" && in.AgentID == "":
+		apiFieldErrors(w, http.StatusBadRequest, "?agent= is required", []fieldError{{Field: "agent_id", Message: "is required"}}, nil)
+		return
+	case id == "":
+		id = in.AgentID
+	case in.AgentID != "" && in.AgentID != id:
+		msg := fmt.Sprintf("the body is agent %q, the query %q", in.AgentID, id)
+		apiFieldErrors(w, http.StatusBadRequest, msg, []fieldError{{Field: "agent_id", Message: msg}}, nil)
+		return
+	}
+	g.cfgMu.Lock()
+	defer g.cfgMu.Unlock()
+	if _, inFile := g.FileConfig().Agents[id]; inFile {
+		g.fileManaged(w, fmt.Sprintf("agent %q", id))
+		return
+	}
+	curAgent, err := g.store.GetConfig(kindAgent, id)
+	if err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	agent := agentDoc{}
+	if curAgent != nil {
+		if d, err := entryDoc[agentDoc](curAgent); err == nil {
+			agent = *d
+		}
+	}
+	agent.Enabled, agent.Meta, agent.Servers = in.Enabled, in.Meta, nil
+	now := time.Now().UTC()
+	var puts, olds []*sessions.ConfigEntry
+	var fieldErrs []fieldError
+	for _, name := range sortedKeys(in.Servers) {
+		where := "servers." + name
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(in.Servers[name], &fields); err != nil {
+			fieldErrs = append(fieldErrs, fieldError{Field: where, Message: "is not an object"})
+			continue
+		}
+		var mode string
+		if m, ok := fields["mode"]; ok {
+			_ = json.Unmarshal(m, &mode)
+			delete(fields, "mode")
+		}
+		agent.Servers = append(agent.Servers, agentUseDoc{Name: name, Mode: mode})
+		cur, err := g.findServer(name)
+		if err != nil && !errors.Is(err, sessions.ErrNotFound) {
+			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+			return
+		}
+		if len(fields) == 0 { // a reference
+			if cur == nil {
+				fieldErrs = append(fieldErrs, fieldError{Field: where, Message: "names no server (give its fields to define it)"})
+			}
+			continue
+		}
+		raw, _ := json.Marshal(fields)
+		var def struct {
+			serverDoc
+			Source json.RawMessage `json:"source"` // as GET shows it: ignored
+		}
+		if errs := decodeStrict(raw, &def, nil); errs != nil {
+			for _, fe := range errs {
+				fieldErrs = append(fieldErrs, fieldError{Field: where + "." + fe.Field, Message: fe.Message})
+			}
+			continue
+		}
+		doc := def.serverDoc
+		doc.Type = config.NormalizeTransport(doc.Type)
+		switch {
+		case cur != nil && cur.entry == nil:
+			// A file server given with its own fields is a reference; different fields
+			// would change a file entry.
+			if !sameServerDoc(docOf(cur.def), doc) {
+				g.fileManaged(w, fmt.Sprintf("server %q", name))
+				return
+			}
+			continue
+		case cur != nil:
+			if fe := unredact(doc.Env, cur.doc.Env, where+".env"); fe != nil {
+				fieldErrs = append(fieldErrs, *fe)
+			}
+			if fe := unredact(doc.Headers, cur.doc.Headers, where+".headers"); fe != nil {
+				fieldErrs = append(fieldErrs, *fe)
+			}
+			if sameServerDoc(*cur.doc, doc) {
+				continue
+			}
+			olds = append(olds, cur.entry)
+			puts = append(puts, g.serverEntry(name, &doc, cur.entry, now))
+		default:
+			puts = append(puts, g.serverEntry(name, &doc, nil, now))
+		}
+		if d, errs := doc.def(where + "."); d != nil {
+			fieldErrs = append(fieldErrs, errs...)
+		}
+	}
+	raw, _ := json.Marshal(agent)
+	next := &sessions.ConfigEntry{Kind: kindAgent, Name: id, Doc: raw, Source: "api", Created: now, Updated: now, Version: 1}
+	if curAgent != nil {
+		next.Created, next.Version = curAgent.Created, curAgent.Version+1
+		olds = append(olds, curAgent)
+	}
+	puts = append(puts, next)
+	if !g.commitEntries(w, r, puts, olds, fieldErrs, "agents."+id) {
+		return
+	}
+	doc, ok := g.mcpConfigOf(w, id)
+	if !ok {
+		return
+	}
+	apiJSON(w, http.StatusOK, doc)
+}
+
+// sameServerDoc compares two server documents as the config would run them.
+func sameServerDoc(a, b serverDoc) bool {
+	a.Enabled, b.Enabled = nil, nil
+	if len(a.Env) == 0 {
+		a.Env = nil
+	}
+	if len(b.Env) == 0 {
+		b.Env = nil
+	}
+	if len(a.Headers) == 0 {
+		a.Headers = nil
+	}
+	if len(b.Headers) == 0 {
+		b.Headers = nil
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// commitEntries is commitEntry for several entries written as one change: all of them
+// are merged and validated together, stored, and applied with one Reload; if storing or
+// applying fails, the entries are put back as they were. Called with cfgMu held.
+func (g *Gateway) commitEntries(w http.ResponseWriter, r *http.Request, puts, olds []*sessions.ConfigEntry, fieldErrs []fieldError, section string) bool {
+	entries, err := g.store.ListConfig()
+	if err != nil {
+		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return false
+	}
+	for _, p := range puts {
+		entries = slices.DeleteFunc(entries, func(e *sessions.ConfigEntry) bool { return e.Kind == p.Kind && e.Name == p.Name })
+	}
+	entries = append(entries, puts...)
+	cfg, _, _ := merge(g.FileConfig(), entries)
+	errs, warns := problemsFor(cfg.Validate(), section)
+	errs = append(fieldErrs, errs...)
+	if len(errs) > 0 {
+		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
+		return false
+	}
+	restore := func() {
+		for _, p := range puts {
+			_ = g.store.DeleteConfig(p.Kind, p.Name)
+		}
+		for _, o := range olds {
+			_ = g.store.PutConfig(o)
+		}
+	}
+	for _, p := range puts {
+		if err := g.store.PutConfig(p); err != nil {
+			restore()
+			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+			return false
+		}
+	}
+	if err := g.Reload(cfg); err != nil {
+		restore()
+		apiError(w, http.StatusInternalServerError, "applying the config: "+err.Error())
+		return false
+	}
+	g.PublishReload()
+	before := map[string]*sessions.ConfigEntry{}
+	for _, o := range olds {
+		before[o.Kind+"/"+o.Name] = o
+	}
+	for _, p := range puts {
+		g.auditAdmin(r, p.Kind+"/"+p.Name, "ok", before[p.Kind+"/"+p.Name], p)
+	}
+	g.log.Info("admin API changed the config", "entries", len(puts), "action", r.Method+" "+r.URL.Path, "actor", actorOf(r))
+	return true
+}
