@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -239,6 +240,41 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Ide
 	id.Claims = claims
 	id.Principal = id.Method + ":" + claims.Agent + ":" + claims.Subject + narrowDigest(claims)
 	return id, a.checkAgent(id)
+}
+
+// AdminScope is the JWT/OAuth scope that opens the admin API.
+const AdminScope = "mcpgw:admin"
+
+// Admin checks a bearer token for the admin API: an admin key from the key file, or a
+// JWT (or OAuth token) carrying the mcpgw:admin scope. It names who the caller is, for the
+// audit log; valid reports a credential that is good but not an admin's (an agent's key,
+// a token without the scope). The admin token of the config is checked by the caller.
+func (a *Authenticator) Admin(ctx context.Context, token string) (actor string, ok, valid bool) {
+	if a.keys != nil {
+		if id, ok := a.keys.LookupAdmin(token); ok {
+			return "admin_key:" + id, true, true
+		}
+	}
+	if _, agentKey := a.lookupKey(token); agentKey && a.cfg.Auth.Mode == "api_key" {
+		return "", false, true
+	}
+	var claims *Claims
+	var err error
+	switch {
+	case a.jwt != nil:
+		claims, err = a.jwt.Verify(token)
+	case a.oauth != nil:
+		claims, err = a.oauth.Verify(ctx, token)
+	default:
+		return "", false, false
+	}
+	if err != nil || claims == nil {
+		return "", false, false
+	}
+	if !slices.Contains(claims.Scopes, AdminScope) {
+		return "", false, true
+	}
+	return "token:" + claims.Subject, true, true
 }
 
 func (a *Authenticator) lookupKey(key string) (string, bool) {

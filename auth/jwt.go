@@ -578,10 +578,15 @@ func stringList(l []any) ([]string, bool) {
 // secret or a key with private_key_file. narrow, when non-empty, becomes the "mcpgw" claim
 // (keys: servers, tools, read_only, task, conversation).
 func IssueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[string]any) (string, error) {
-	return issueJWT(cfg, agent, ttl, narrow, time.Now())
+	return issueJWT(cfg, agent, ttl, narrow, nil, time.Now())
 }
 
-func issueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[string]any, now time.Time) (string, error) {
+// IssueJWTWithScopes is IssueJWT with a "scope" claim (space-separated), e.g. mcpgw:admin.
+func IssueJWTWithScopes(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[string]any, scopes []string) (string, error) {
+	return issueJWT(cfg, agent, ttl, narrow, scopes, time.Now())
+}
+
+func issueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[string]any, scopes []string, now time.Time) (string, error) {
 	if agent == "" {
 		return "", errors.New("jwt issue: agent is empty")
 	}
@@ -632,6 +637,9 @@ func issueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[
 	}
 	if len(narrow) > 0 {
 		mc[narrowClaim] = narrow
+	}
+	if len(scopes) > 0 {
+		mc["scope"] = strings.Join(scopes, " ")
 	}
 	t := jwt.NewWithClaims(method, mc)
 	if k.Kid != "" {

@@ -41,6 +41,9 @@ type APIKeyRecord struct {
 	Agent   string    `json:"agent"`
 	SHA256  string    `json:"sha256"`
 	Created time.Time `json:"created"`
+	// Admin keys open the admin API and the web UI, and nothing else: they name no agent
+	// and are refused on /mcp.
+	Admin bool `json:"admin,omitempty"`
 }
 
 // keyFileCheckInterval bounds how often Lookup looks at the file for changes.
@@ -135,7 +138,7 @@ func parseKeyLines(data []byte) ([]APIKeyRecord, error) {
 }
 
 func checkRecord(r APIKeyRecord) error {
-	if r.Agent == "" {
+	if r.Agent == "" && !r.Admin {
 		return errors.New("missing agent")
 	}
 	if len(r.SHA256) != 64 {
@@ -173,10 +176,21 @@ func (f *KeyFile) Add(agent string) (key string, rec APIKeyRecord, err error) {
 	if agent == "" {
 		return "", rec, errors.New("key file: agent is empty")
 	}
+	return f.add(agent, false)
+}
+
+// AddAdmin makes an admin key (it opens the admin API, not /mcp) and appends its record.
+func (f *KeyFile) AddAdmin() (key string, rec APIKeyRecord, err error) { return f.add("", true) }
+
+func (f *KeyFile) add(agent string, admin bool) (key string, rec APIKeyRecord, err error) {
 	key, sum := NewAPIKey()
 	var id [6]byte
 	rand.Read(id[:])
-	rec = APIKeyRecord{ID: "key_" + hex.EncodeToString(id[:]), Agent: agent, SHA256: sum, Created: f.now().UTC().Truncate(time.Second)}
+	prefix := "key_"
+	if admin {
+		prefix = "admin_"
+	}
+	rec = APIKeyRecord{ID: prefix + hex.EncodeToString(id[:]), Agent: agent, SHA256: sum, Created: f.now().UTC().Truncate(time.Second), Admin: admin}
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return "", APIKeyRecord{}, err
@@ -220,7 +234,20 @@ func (f *KeyFile) Lookup(key string) (agent string, ok bool) {
 	f.mu.RLock()
 	r, ok := f.byHash[sum]
 	f.mu.RUnlock()
+	if r.Admin {
+		return "", false // an admin key is no agent's key
+	}
 	return r.Agent, ok
+}
+
+// LookupAdmin reports whether key is an admin key, and its id.
+func (f *KeyFile) LookupAdmin(key string) (id string, ok bool) {
+	f.maybeReload()
+	sum := HashAPIKey(key)
+	f.mu.RLock()
+	r, ok := f.byHash[sum]
+	f.mu.RUnlock()
+	return r.ID, ok && r.Admin
 }
 
 // Records returns the records in file order.

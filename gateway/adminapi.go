@@ -286,30 +286,48 @@ func (g *Gateway) adminMiddleware(next http.Handler) http.Handler {
 		if !g.checkOrigin(w, r) {
 			return
 		}
-		cfg := g.policy().cfg
-		tok := cfg.Auth.AdminToken
-		actor := "admin_token"
-		if tok == "" {
-			host, _, _ := net.SplitHostPort(r.RemoteAddr)
-			ip := net.ParseIP(host)
-			if cfg.Auth.Mode != "none" || ip == nil || !ip.IsLoopback() {
-				apiError(w, http.StatusForbidden, "the admin API needs auth.admin_token")
-				return
-			}
-			actor = "loopback:" + ip.String()
-		} else {
-			got, _ := auth.BearerToken(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
-				apiError(w, http.StatusUnauthorized, "admin token missing or wrong")
-				return
-			}
+		actor, ok := g.adminActor(w, r)
+		if !ok {
+			return
 		}
 		for k, v := range mux.Vars(r) {
 			r.SetPathValue(k, v)
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), actorKey{}, actor)))
 	})
+}
+
+// adminActor decides whether a request may use the admin API and names its caller: a
+// bearer token that is the config's admin_token, an admin key, or a JWT/OAuth token with
+// the mcpgw:admin scope; without a token, a loopback caller when auth.mode is none and no
+// admin_token is set. Otherwise it answers 401 (a token was wrong) or 403.
+func (g *Gateway) adminActor(w http.ResponseWriter, r *http.Request) (string, bool) {
+	pol := g.policy()
+	cfg := pol.cfg
+	if tok, has := auth.BearerToken(r.Header.Get("Authorization")); has && tok != "" {
+		if cfg.Auth.AdminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(cfg.Auth.AdminToken)) == 1 {
+			return "admin_token", true
+		}
+		actor, ok, valid := pol.authn.Admin(r.Context(), tok)
+		if ok {
+			return actor, true
+		}
+		if valid {
+			apiError(w, http.StatusForbidden, "this credential is not an admin's: the admin API takes auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope")
+			return "", false
+		}
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
+		apiError(w, http.StatusUnauthorized, "admin credential wrong: send auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope")
+		return "", false
+	}
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	ip := net.ParseIP(host)
+	if cfg.Auth.AdminToken == "" && cfg.Auth.Mode == "none" && ip != nil && ip.IsLoopback() {
+		return "loopback:" + ip.String(), true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
+	apiError(w, http.StatusUnauthorized, "the admin API needs a credential: auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope")
+	return "", false
 }
 
 // auditAdmin writes one audit line for an admin write.

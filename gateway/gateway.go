@@ -115,14 +115,13 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
 		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-"}
-	if cfg.Auth.Mode == "api_key" {
-		kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
-		if err != nil {
-			cancel()
-			return nil, err
-		}
-		g.keys = kf
+	// The key file holds agent keys (mode api_key) and admin keys (every mode).
+	kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
+	if err != nil {
+		cancel()
+		return nil, err
 	}
+	g.keys = kf
 	g.fileCfg.Store(cfg)
 	if err := g.Reload(g.startConfig(cfg)); err != nil {
 		cancel()

@@ -163,17 +163,18 @@ func token(args []string, out io.Writer) error {
 	cfgFlag := fs.String("config", "", "config file")
 	agent := fs.String("agent", "", "agent id")
 	ttl := fs.Duration("ttl", time.Hour, "token lifetime (issue)")
+	admin := fs.Bool("admin", false, "create-key: an admin key (opens the admin API and the web UI, not /mcp); issue: add the mcpgw:admin scope")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	if *agent == "" {
+	if *agent == "" && !(*admin && args[0] == "create-key") {
 		return fmt.Errorf("token %s needs --agent", args[0])
 	}
 	cfg, _, err := loadConfig(configPath(*cfgFlag))
 	if err != nil {
 		return err
 	}
-	if len(cfg.Agents) > 0 {
+	if len(cfg.Agents) > 0 && *agent != "" {
 		if _, ok := cfg.Agents[*agent]; !ok {
 			return fmt.Errorf("unknown agent %q (not in the config's agents)", *agent)
 		}
@@ -184,6 +185,15 @@ func token(args []string, out io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if *admin {
+			key, rec, err := kf.AddAdmin()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintln(os.Stderr, "admin key", rec.ID, "for the admin API and web UI (shown once; stored hashed in", gateway.KeyFilePath(cfg)+"):")
+			_, err = fmt.Fprintln(out, key)
+			return err
+		}
 		key, rec, err := kf.Add(*agent)
 		if err != nil {
 			return err
@@ -192,7 +202,11 @@ func token(args []string, out io.Writer) error {
 		_, err = fmt.Fprintln(out, key)
 		return err
 	case "issue":
-		tok, err := auth.IssueJWT(cfg.Auth.JWT, *agent, *ttl, nil)
+		var scopes []string
+		if *admin {
+			scopes = []string{auth.AdminScope}
+		}
+		tok, err := auth.IssueJWTWithScopes(cfg.Auth.JWT, *agent, *ttl, nil, scopes)
 		if err != nil {
 			return err
 		}

@@ -284,11 +284,14 @@ agents:
 		t.Errorf("a1's tools with the new key: %v", names)
 	}
 
-	// The admin API is not open in mode api_key without auth.admin_token, not even to a
-	// valid API key.
-	for _, h := range []map[string]string{nil, bearer(key)} {
-		if a := rawRequest(t, http.MethodGet, g.Base+"/api/tasks", h, ""); a.Status != http.StatusForbidden {
-			t.Errorf("admin API in mode api_key (with %v): %s, want 403", redactHeaders(h), a)
+	// The admin API is not open in mode api_key without an admin credential: nothing is
+	// 401, an agent's valid key is 403.
+	for _, c := range []struct {
+		h    map[string]string
+		want int
+	}{{nil, http.StatusUnauthorized}, {bearer(key), http.StatusForbidden}} {
+		if a := rawRequest(t, http.MethodGet, g.Base+"/api/tasks", c.h, ""); a.Status != c.want {
+			t.Errorf("admin API in mode api_key (with %v): %s, want %d", redactHeaders(c.h), a, c.want)
 		}
 	}
 
