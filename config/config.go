@@ -124,6 +124,9 @@ type HTTPConfig struct {
 	AllowedOrigins []string      `yaml:"allowed_origins"`
 	PageSize       int           `yaml:"page_size"`
 	SessionIdle    time.Duration `yaml:"session_idle_timeout"`
+	// UnusedSession ends a session that made no request after initialize (a health check
+	// that never says goodbye) and holds no stream, sooner than SessionIdle (default 5m).
+	UnusedSession time.Duration `yaml:"unused_session_timeout"`
 	// Handshake is the default tools/list form for agents that set none: auto (full on a
 	// conversation's first handshake, thin after), full or thin.
 	Handshake string `yaml:"handshake"`

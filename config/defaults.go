@@ -108,6 +108,9 @@ func (c *Config) applyDefaults() {
 	if c.HTTP.StreamQueue == 0 {
 		c.HTTP.StreamQueue = 1024
 	}
+	if c.HTTP.UnusedSession == 0 {
+		c.HTTP.UnusedSession = 5 * time.Minute
+	}
 	if c.HTTP.Handshake == "" {
 		c.HTTP.Handshake = "auto"
 	}

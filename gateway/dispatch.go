@@ -19,6 +19,9 @@ import (
 
 // dispatch answers one client request on out.
 func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	if m.Method != "initialize" && !s.used.Load() {
+		s.used.Store(true)
+	}
 	switch m.Method {
 	case "ping":
 		_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))

@@ -434,10 +434,23 @@ func (g *Gateway) instances(server string) *atomic.Int64 {
 	return n.(*atomic.Int64)
 }
 
+// reapEvery is how often reap looks: a quarter of the shortest timeout it enforces, at
+// most every 30 s and at least every 250 ms, so a short timeout is kept to within a
+// quarter of itself.
+func reapEvery(cfg *config.Config) time.Duration {
+	d := 30 * time.Second
+	for _, t := range []time.Duration{cfg.HTTP.SessionIdle, cfg.HTTP.UnusedSession, cfg.Upstream.IdleTimeout} {
+		if t > 0 && t/4 < d {
+			d = t / 4
+		}
+	}
+	return max(d, 250*time.Millisecond)
+}
+
 // reap ends sessions idle past http.session_idle_timeout and stops per-session instances
 // idle past upstream.idle_timeout.
 func (g *Gateway) reap() {
-	t := time.NewTicker(30 * time.Second)
+	t := time.NewTimer(reapEvery(g.policy().cfg))
 	defer t.Stop()
 	sweeps := 0
 	for {
@@ -446,6 +459,7 @@ func (g *Gateway) reap() {
 			return
 		case <-t.C:
 		}
+		t.Reset(reapEvery(g.policy().cfg))
 		now := time.Now()
 		if sweeps++; sweeps%10 == 0 {
 			g.sweep(now)
@@ -461,8 +475,14 @@ func (g *Gateway) reap() {
 			s.mu.Lock()
 			hasStream := s.stream != nil && !s.stream.isClosed()
 			s.mu.Unlock()
-			if !hasStream && now.Sub(time.Unix(0, s.lastSeen.Load())) > g.policy().cfg.HTTP.SessionIdle {
+			idle := now.Sub(time.Unix(0, s.lastSeen.Load()))
+			if !hasStream && idle > g.policy().cfg.HTTP.SessionIdle {
 				g.end(s, "idle")
+				continue
+			}
+			if !hasStream && !s.used.Load() && idle > g.policy().cfg.HTTP.UnusedSession {
+				g.metrics.unusedSessions.Inc()
+				g.end(s, "unused")
 				continue
 			}
 			s.mu.Lock()

@@ -24,6 +24,7 @@ type metrics struct {
 	listBytes        *prometheus.CounterVec
 	listTokens       *prometheus.CounterVec
 	listChanged      prometheus.Counter
+	unusedSessions   prometheus.Counter
 	denials          *prometheus.CounterVec
 	handshakes       *prometheus.CounterVec
 	agents           *agentLabels
@@ -81,11 +82,12 @@ func newMetrics(agentLabel string) *metrics {
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_denials_total", Help: "Refused requests and tool calls by agent and reason."}, []string{"agent", "reason"})
 	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin)."}, []string{"form"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
+	m.unusedSessions = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_sessions_unused_ended_total", Help: "Sessions ended because they made no request after initialize within http.unused_session_timeout."})
 	m.unroutable = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_unroutable_messages_total",
 		Help: "Upstream messages whose session could not be known for certain (kind: request, answered with an error; notification, dropped) or that a slow client had no room for (kind: overflow)."},
 		[]string{"server", "kind"})
 	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listChanged, m.denials, m.handshakes, m.unroutable}
+		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
