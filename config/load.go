@@ -133,4 +133,3 @@ func yamlProblems(err error) Problems {
 	}
 	return Problems{{Text: err.Error()}}
 }
-
