@@ -15,6 +15,9 @@ E2E_TIMEOUT ?= 20m
 UNIT_TIMEOUT ?= 10m
 # Extra arguments for the e2e go test, e.g. make test-e2e E2E_ARGS='-run TestHarness -v'
 E2E_ARGS  ?=
+# make install puts mcpgw and mcpgw-bridge in $(PREFIX)/bin, a directory the user can write.
+PREFIX    ?= $(HOME)/.local
+BINDIR     = $(abspath $(PREFIX))/bin
 
 E2E_ENV := MCPGW_PEERS=$(CACHE) MCPGW_BIN=$(CURDIR)/bin/mcpgw MCPGW_E2E_DIR=$(CURDIR)/test/e2e
 
@@ -22,7 +25,7 @@ E2E_ENV := MCPGW_PEERS=$(CACHE) MCPGW_BIN=$(CURDIR)/bin/mcpgw MCPGW_E2E_DIR=$(CU
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
 GO_FILES  = $(shell find . -name '*.go' -not -path './test/e2e/node_modules/*' -not -path './.cache/*' -not -path './.git/*')
 
-.PHONY: build run peers test vet test-unit test-e2e fuzz bench lint clean distclean everything-server
+.PHONY: build install run peers test vet test-unit test-e2e fuzz bench lint clean distclean everything-server
 
 ## build: static bin/mcpgw (and bin/mcpgw-bridge once cmd/mcpgw-bridge exists)
 build:
@@ -30,6 +33,19 @@ build:
 	if [ -d cmd/mcpgw-bridge ]; then \
 		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-bridge ./cmd/mcpgw-bridge; \
 	fi
+
+## install: build, then copy mcpgw and mcpgw-bridge to $(PREFIX)/bin (default ~/.local/bin)
+## and say whether that directory is on PATH. `make install PREFIX=/usr/local` as root.
+install: build
+	install -d '$(BINDIR)'
+	install -m 0755 bin/mcpgw bin/mcpgw-bridge '$(BINDIR)/'
+	@echo "installed $(BINDIR)/mcpgw and $(BINDIR)/mcpgw-bridge ($$('$(BINDIR)/mcpgw' version))"
+	@case ":$$PATH:" in \
+	*":$(BINDIR):"*) echo "$(BINDIR) is on your PATH";; \
+	*) echo "$(BINDIR) is not on your PATH; add it (e.g. in ~/.bashrc or ~/.profile):"; \
+	   echo "    export PATH=\"$(BINDIR):\$$PATH\"";; \
+	esac
+	@echo "next: mcpgw client-config --agent NAME --client claude-code --via bridge (docs/clients/)"
 
 ## everything-server: the go-sdk conformance fixture examples/mcpgw.yaml runs over stdio
 everything-server:
