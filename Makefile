@@ -22,6 +22,9 @@ REQUIRE_PEERS ?= 1
 # database) builds it once into the build cache. docs/decisions.md says why.
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+# make install puts mcpgw and mcpgw-bridge in $(PREFIX)/bin, a directory the user can write.
+PREFIX    ?= $(HOME)/.local
+BINDIR     = $(abspath $(PREFIX))/bin
 
 E2E_ENV := MCPGW_REQUIRE_PEERS=$(REQUIRE_PEERS) MCPGW_PEERS=$(CACHE) MCPGW_BIN=$(CURDIR)/bin/mcpgw MCPGW_E2E_DIR=$(CURDIR)/test/e2e
 
@@ -29,7 +32,7 @@ E2E_ENV := MCPGW_REQUIRE_PEERS=$(REQUIRE_PEERS) MCPGW_PEERS=$(CACHE) MCPGW_BIN=$
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
 GO_FILES  = $(shell find . -name '*.go' -not -path './test/e2e/node_modules/*' -not -path './.cache/*' -not -path './.git/*')
 
-.PHONY: build run peers test vet cross dist dist-check test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
+.PHONY: build install run peers test vet cross dist dist-check test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
 
 # The OS/arch pairs mcpgw is released for (docs/platforms.md); `cross` checks each one but
 # the host's, `dist` archives them all.
@@ -46,6 +49,19 @@ build:
 	if [ -d cmd/mcpgw-bridge ]; then \
 		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-bridge ./cmd/mcpgw-bridge; \
 	fi
+
+## install: build, then copy mcpgw and mcpgw-bridge to $(PREFIX)/bin (default ~/.local/bin)
+## and say whether that directory is on PATH. `make install PREFIX=/usr/local` as root.
+install: build
+	install -d '$(BINDIR)'
+	install -m 0755 bin/mcpgw bin/mcpgw-bridge '$(BINDIR)/'
+	@echo "installed $(BINDIR)/mcpgw and $(BINDIR)/mcpgw-bridge ($$('$(BINDIR)/mcpgw' version))"
+	@case ":$$PATH:" in \
+	*":$(BINDIR):"*) echo "$(BINDIR) is on your PATH";; \
+	*) echo "$(BINDIR) is not on your PATH; add it (e.g. in ~/.bashrc or ~/.profile):"; \
+	   echo "    export PATH=\"$(BINDIR):\$$PATH\"";; \
+	esac
+	@echo "next: mcpgw client-config --agent NAME --client claude-code --via bridge (docs/clients/)"
 
 ## everything-server: the go-sdk conformance fixture examples/mcpgw.yaml runs over stdio
 everything-server:

@@ -17,6 +17,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -37,10 +38,21 @@ type Options struct {
 	// socket's line mode (the default): for comparing the two, or a daemon without it.
 	SocketHTTP bool
 	// ReconnectFor bounds how long the bridge keeps trying to reach a daemon that went
-	// away before it gives up with an error.
+	// away (or is not there yet) before it gives up with an error. Once it has given up,
+	// each new request tries to connect once and fails at once if it cannot, until the
+	// daemon is back: a client with many requests queued does not wait ReconnectFor for
+	// each.
 	ReconnectFor time.Duration
-	Log          *slog.Logger
+	// DrainFor bounds how long the bridge waits, after stdin closes, for the answers still
+	// in flight; they are written to stdout, then the bridge exits. Default 5 s.
+	DrainFor time.Duration
+	// MaxMessage bounds one message in either direction; 0 is MaxMessageBytes.
+	MaxMessage int
+	Log        *slog.Logger
 }
+
+// DefaultDrainFor is Options.DrainFor's default.
+const DefaultDrainFor = 5 * time.Second
 
 // Bridge is one stdio client's relay.
 type Bridge struct {
@@ -64,6 +76,10 @@ type Bridge struct {
 	ctx        context.Context
 	cancel     context.CancelFunc
 	line       *lineBridge // the socket's line mode, when used
+	flight     *flight     // client requests not answered yet (HTTP relay; the line mode has its own)
+	gaveUp     atomic.Bool // the last reconnect window ended without the gateway
+	closing    atomic.Bool // stdin closed and the wait for answers is over
+	lastErr    error       // the last reconnect attempt's error, under mu
 }
 
 // New prepares a bridge writing to out.
@@ -74,33 +90,72 @@ func New(o Options, out io.Writer) *Bridge {
 	if o.ReconnectFor == 0 {
 		o.ReconnectFor = 30 * time.Second
 	}
-	b := &Bridge{o: o, out: out, log: o.Log}
+	if o.DrainFor == 0 {
+		o.DrainFor = DefaultDrainFor
+	}
+	if o.MaxMessage <= 0 {
+		o.MaxMessage = MaxMessageBytes
+	}
+	b := &Bridge{o: o, out: out, log: o.Log, flight: newFlight()}
 	b.ctx, b.cancel = context.WithCancel(context.Background())
 	tr := &http.Transport{MaxIdleConnsPerHost: 1024, MaxConnsPerHost: 0, IdleConnTimeout: 90 * time.Second}
 	if o.Socket != "" {
 		sock := o.Socket
 		tr.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
 			var d net.Dialer
-			return d.DialContext(ctx, "unix", sock)
+			c, err := d.DialContext(ctx, "unix", sock)
+			if err != nil {
+				return nil, err
+			}
+			return liveConn{c}, nil
 		}
 		b.url = "http://mcpgw/mcp"
 	} else {
+		tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			d := net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			return liveConn{c}, nil
+		}
 		b.url = o.URL
 	}
 	b.client = &http.Client{Transport: tr}
 	if o.Socket != "" && !o.SocketHTTP {
-		b.line = newLineBridge(b.ctx, o, b.write)
+		b.line = newLineBridge(b.ctx, o, b.writeThen, &b.closing)
 	}
 	return b
 }
 
-// Run relays until in ends (the client closed stdin) or ctx ends.
+// liveConn refuses to write a request on a pooled connection whose other end has closed
+// (a restarted daemon closed it while it sat idle): nothing written, net/http sends the
+// request again on a new connection. Without the check the request is written into the
+// dead connection and fails as if the gateway had taken it and died.
+type liveConn struct{ net.Conn }
+
+func (c liveConn) Write(p []byte) (int, error) {
+	if peerGone(c.Conn) {
+		return 0, errPeerClosed
+	}
+	return c.Conn.Write(p)
+}
+
+var errPeerClosed = errors.New("the gateway closed this idle connection")
+
+// where is the gateway's address as the user gave it.
+func (b *Bridge) where() string {
+	if b.o.Socket != "" {
+		return b.o.Socket
+	}
+	return b.o.URL
+}
+
+// Run relays until in ends (the client closed stdin) or ctx ends. When in ends, the
+// answers still in flight are delivered (waiting up to DrainFor for them) before Run
+// returns; an EOF is a normal end and returns nil.
 func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 	defer b.cancel()
-	if b.line != nil {
-		// The client is gone when Run returns: closing the connection ends its session.
-		defer b.line.close()
-	}
 	go func() {
 		select {
 		case <-ctx.Done():
@@ -110,35 +165,93 @@ func (b *Bridge) Run(ctx context.Context, in io.Reader) error {
 	}()
 	r := bufio.NewReaderSize(in, 1<<20)
 	for {
-		line, err := readLine(r)
+		line, err := wire.ReadLine(r, b.o.MaxMessage)
 		if len(line) > 0 {
 			b.handleSafely(line)
 		}
 		if errors.Is(err, wire.ErrLineTooLarge) {
-			b.write(wire.Error(nil, wire.CodeInvalidRequest, "mcpgw-bridge: "+err.Error(), nil))
+			b.log.Warn("dropped a client message over the size limit", "limit_bytes", b.o.MaxMessage)
+			b.write(wire.Error(nil, wire.CodeInvalidRequest,
+				fmt.Sprintf("mcpgw-bridge: message over %d bytes; dropped", b.o.MaxMessage), nil))
 			continue
 		}
 		if err != nil {
-			// The client is gone: answers in flight have nobody to go to.
-			b.cancel()
-			b.wg.Wait()
+			b.finish(err)
 			if errors.Is(err, io.EOF) {
 				return nil
 			}
-			return err
+			return fmt.Errorf("reading stdin: %w", err)
 		}
 		if b.ctx.Err() != nil {
+			b.stop()
 			return b.ctx.Err()
 		}
 	}
 }
 
-// readLine reads one client (or daemon) line, up to MaxMessageBytes.
-func readLine(r *bufio.Reader) ([]byte, error) { return wire.ReadLine(r, MaxMessageBytes) }
+// finish runs when stdin ends: it waits (up to DrainFor) for the answers in flight, says
+// what happened, and stops the bridge. A request still unanswered then gets an error.
+func (b *Bridge) finish(readErr error) {
+	what := "stdin closed"
+	if !errors.Is(readErr, io.EOF) {
+		what = "reading stdin failed (" + readErr.Error() + ")"
+	}
+	fl := b.flight
+	if b.line != nil {
+		fl = b.line.flight
+	}
+	b.outMu.Lock() // not between an answer's write and its accounting
+	n := fl.len()
+	b.outMu.Unlock()
+	left := 0
+	if n > 0 && b.ctx.Err() == nil {
+		b.log.Debug(what+"; waiting for the answers in flight", "in_flight", n, "up_to", b.o.DrainFor)
+		left = fl.wait(b.o.DrainFor)
+	}
+	switch {
+	case n == 0:
+		b.log.Info(what + "; no requests were in flight")
+	case left == 0:
+		b.log.Info(fmt.Sprintf("%s; delivered %s", what, count(n, "answer")))
+	default:
+		b.log.Warn(fmt.Sprintf("%s; delivered %s; %s no answer within %s and get an error",
+			what, count(max(n-left, 0), "answer"), count(left, "request got", "requests got"), b.o.DrainFor))
+	}
+	b.closing.Store(true)
+	b.stop()
+}
 
-func (b *Bridge) write(msg []byte) {
+// count is "1 answer", "2 answers": n and the noun, with its plural when n is not 1.
+func count(n int, one string, many ...string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+// stop ends the relay: the connections close (the daemon ends the session: the client is
+// gone), and every request still in flight gets an error before stop returns.
+func (b *Bridge) stop() {
+	b.cancel()
+	if b.line != nil {
+		b.line.close()
+	}
+	b.wg.Wait()
+}
+
+func (b *Bridge) write(msg []byte) { b.writeThen(msg, nil) }
+
+// writeThen writes msg, then runs then (when not nil) before another write or the count
+// of answers in flight can come between: an answer and its accounting are one step.
+func (b *Bridge) writeThen(msg []byte, then func()) {
 	b.outMu.Lock()
 	defer b.outMu.Unlock()
+	if then != nil {
+		defer then()
+	}
 	b.wbuf = wire.AppendLine(b.wbuf[:0], msg)
 	_, _ = b.out.Write(b.wbuf)
 	if cap(b.wbuf) > 1<<20 {
@@ -169,6 +282,10 @@ func (b *Bridge) handle(line []byte) {
 		b.line.relay(&m, line)
 		return
 	}
+	isReq := m.ID != nil && m.Method != ""
+	if isReq {
+		b.flight.add(string(m.ID))
+	}
 	switch {
 	case m.Method == "initialize" && m.ID != nil:
 		b.mu.Lock()
@@ -192,30 +309,65 @@ func (b *Bridge) handle(line []byte) {
 // request relays one message and writes whatever comes back. A request that cannot be
 // delivered gets a JSON-RPC error, never silence.
 func (b *Bridge) request(m *wire.Msg, line []byte) {
+	isReq := m.ID != nil && m.Method != ""
+	// settle marks the request answered, once its answer (or error) is on stdout.
+	settled := !isReq
+	settle := func() {
+		if !settled {
+			settled = true
+			b.flight.done(string(m.ID))
+		}
+	}
+	defer settle()
 	for attempt := 0; ; attempt++ {
-		err := b.post(m, line)
+		err := b.post(m, line, settle)
 		if err == nil {
+			b.gaveUp.Store(false)
 			return
 		}
-		if isDialError(err) && attempt == 0 {
-			// Not sent: the daemon is away. Wait for it (bounded), then send.
-			if b.waitForGateway() {
-				continue
+		if b.ctx.Err() != nil {
+			// Stopped: stdin closed and the wait for answers is over (or a signal).
+			if isReq && b.closing.Load() {
+				b.writeThen(wire.Error(m.ID, wire.CodeConnection, gaveUpMessage(b.o.DrainFor), nil), settle)
+			}
+			return
+		}
+		if isDialError(err) {
+			// Not sent: the daemon is away. Wait for it (bounded, once per outage), then send.
+			if attempt == 0 && !b.gaveUp.Load() {
+				if b.waitForGateway() {
+					continue
+				}
+				b.mu.Lock()
+				if b.lastErr != nil {
+					err = b.lastErr
+				}
+				b.mu.Unlock()
+				err = &unreachableError{where: b.where(), socket: b.o.Socket != "", waited: b.o.ReconnectFor, err: err}
+			} else {
+				err = &unreachableError{where: b.where(), socket: b.o.Socket != "", err: err}
 			}
 		}
 		var lost *sessionLost
 		if errors.As(err, &lost) && attempt < 2 {
 			// The daemon forgot the session (it was restarted without its state, or the
 			// session expired): start a new one with the client's initialize and retry.
-			if rerr := b.reinitialize(lost.gen); rerr == nil {
+			rerr := b.reinitialize(lost.gen)
+			if rerr == nil {
 				continue
-			} else {
-				err = rerr
 			}
+			err = fmt.Errorf("the gateway no longer knows this session, and replaying the client's initialize failed: %w", rerr)
+		}
+		if b.ctx.Err() != nil {
+			continue // stopped while reconnecting: reported at the top of the loop
+		}
+		var ue *unreachableError
+		if !errors.As(err, &ue) && !errors.Is(err, errNoAnswer) && isUnreachable(err) {
+			err = fmt.Errorf("the connection to the gateway at %s failed: %w", b.where(), err)
 		}
 		b.log.Warn("relay failed", "method", m.Method, "err", err)
-		if m.ID != nil && m.Method != "" {
-			b.write(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: the gateway is unreachable: "+err.Error(), nil))
+		if isReq {
+			b.writeThen(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: "+err.Error(), nil), settle)
 		}
 		if isUnreachable(err) || errors.Is(err, errNoAnswer) {
 			go b.reconnect()
@@ -228,10 +380,6 @@ func isDialError(err error) bool {
 	var oe *net.OpError
 	return errors.As(err, &oe) && oe.Op == "dial"
 }
-
-// errNoAnswer is a request whose stream ended before its response: the daemon went away
-// mid-call.
-var errNoAnswer = errors.New("the gateway closed the stream before answering")
 
 // waitForGateway blocks until a reconnect attempt finishes; it reports whether the
 // gateway is reachable again.
@@ -284,7 +432,9 @@ func (b *Bridge) newRequest(ctx context.Context, method string, body []byte) (*h
 	return req, gen, nil
 }
 
-func (b *Bridge) post(m *wire.Msg, line []byte) error {
+// post sends one message and writes what comes back; settle runs once the answer to a
+// request is on stdout.
+func (b *Bridge) post(m *wire.Msg, line []byte, settle func()) error {
 	req, gen, err := b.newRequest(b.ctx, http.MethodPost, line)
 	if err != nil {
 		return err
@@ -295,6 +445,10 @@ func (b *Bridge) post(m *wire.Msg, line []byte) error {
 	}
 	resp, err := b.client.Do(req)
 	if err != nil {
+		if !isDialError(err) && b.ctx.Err() == nil {
+			// Sent, or partly: the connection broke before an answer came.
+			return fmt.Errorf("%w: %v", errNoAnswer, err)
+		}
 		return err
 	}
 	defer resp.Body.Close()
@@ -309,9 +463,12 @@ func (b *Bridge) post(m *wire.Msg, line []byte) error {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
+		if m.ID != nil && m.Method != "" {
+			b.writeThen(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: the gateway accepted the request (HTTP 202) without answering it", nil), settle)
+		}
 		return nil
 	case ct == "text/event-stream":
-		rd := wire.NewSSEReader(resp.Body, MaxMessageBytes)
+		rd := wire.NewSSEReader(resp.Body, b.o.MaxMessage)
 		answered := m.ID == nil
 		for {
 			ev, err := rd.Next()
@@ -325,25 +482,27 @@ func (b *Bridge) post(m *wire.Msg, line []byte) error {
 				if !answered {
 					if mm, err := wire.Parse(ev.Data); err == nil && mm.IsResponse() && string(mm.ID) == string(m.ID) {
 						answered = true
+						b.deliver(m, ev.Data, settle)
+						continue
 					}
 				}
-				b.deliver(m, ev.Data)
+				b.deliver(m, ev.Data, nil)
 			}
 		}
 	default:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, MaxMessageBytes))
+		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(b.o.MaxMessage)))
 		if err != nil {
 			return err
 		}
 		if len(bytes.TrimSpace(body)) == 0 {
 			if m.ID != nil && m.Method != "" {
-				b.write(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d", resp.StatusCode), nil))
+				b.writeThen(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d with no body", resp.StatusCode), nil), settle)
 			}
 			return nil
 		}
 		if body[0] != '{' && body[0] != '[' {
 			if m.ID != nil && m.Method != "" {
-				b.write(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body))), nil))
+				b.writeThen(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body))), nil), settle)
 			}
 			return nil
 		}
@@ -351,14 +510,14 @@ func (b *Bridge) post(m *wire.Msg, line []byte) error {
 		if mm, err := wire.Parse(body); err == nil && mm.IsResponse() && mm.ID == nil && m.ID != nil {
 			body = wire.RawError(m.ID, mm.Error)
 		}
-		b.deliver(m, body)
+		b.deliver(m, body, settle)
 		return nil
 	}
 }
 
 // deliver writes one message from the gateway; an initialize result also opens the GET
 // stream and records the protocol version.
-func (b *Bridge) deliver(req *wire.Msg, msg []byte) {
+func (b *Bridge) deliver(req *wire.Msg, msg []byte, then func()) {
 	if req.Method == "initialize" {
 		if mm, err := wire.Parse(msg); err == nil && mm.IsResponse() && mm.Result != nil {
 			var r struct {
@@ -371,7 +530,7 @@ func (b *Bridge) deliver(req *wire.Msg, msg []byte) {
 			b.startListen()
 		}
 	}
-	b.write(msg)
+	b.writeThen(msg, then)
 }
 
 // startListen (re)opens the GET stream for server-initiated messages.
@@ -397,7 +556,7 @@ func (b *Bridge) listen(ctx context.Context) {
 		if err == nil {
 			if resp.StatusCode == http.StatusOK {
 				backoff = 200 * time.Millisecond
-				rd := wire.NewSSEReader(resp.Body, MaxMessageBytes)
+				rd := wire.NewSSEReader(resp.Body, b.o.MaxMessage)
 				for {
 					ev, err := rd.Next()
 					if err != nil {
@@ -465,7 +624,7 @@ func (b *Bridge) reinitialize(gen int) error {
 		go func(line []byte) {
 			m, _ := wire.Parse(line)
 			if m != nil {
-				_ = b.post(m, line)
+				_ = b.post(m, line, func() {})
 			}
 		}(b.inited)
 	}
@@ -489,6 +648,7 @@ func (b *Bridge) reconnect() {
 	b.reachable = false
 	b.mu.Unlock()
 	ok := b.tryReconnect(gen)
+	b.gaveUp.Store(!ok)
 	b.mu.Lock()
 	b.reachable = ok
 	b.reconnDone = nil
@@ -499,6 +659,7 @@ func (b *Bridge) reconnect() {
 func (b *Bridge) tryReconnect(gen int) bool {
 	deadline := time.Now().Add(b.o.ReconnectFor)
 	backoff := 100 * time.Millisecond
+	var lastErr error
 	for time.Now().Before(deadline) && b.ctx.Err() == nil {
 		req, _, err := b.newRequest(b.ctx, http.MethodPost, wire.Request(wire.Quote("mcpgw-bridge-ping"), "ping", nil))
 		if err == nil {
@@ -506,23 +667,42 @@ func (b *Bridge) tryReconnect(gen int) bool {
 			if err == nil {
 				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
 				resp.Body.Close()
-				switch {
-				case resp.StatusCode == http.StatusNotFound:
+				if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
 					if err := b.reinitialize(gen); err == nil {
 						return true
+					} else {
+						lastErr = err
 					}
-				case resp.StatusCode < 300:
-					b.log.Info("gateway back; session resumed")
-					b.startListen()
+				} else {
+					// Any other answer is a gateway that is there (a ping without a session
+					// gets 400; a remote gateway may want a credential): the request that
+					// waited goes now and gets the gateway's own answer.
+					if req.Header.Get("Mcp-Session-Id") != "" {
+						b.log.Info("gateway back; session resumed", "at", b.where())
+						b.startListen()
+					} else {
+						b.log.Info("gateway reachable", "at", b.where())
+					}
 					return true
 				}
+			} else {
+				lastErr = err
+				b.log.Debug("gateway unreachable; retrying", "at", b.where(), "err", err, "in", backoff)
 			}
 		}
-		time.Sleep(backoff)
+		select {
+		case <-time.After(backoff):
+		case <-b.ctx.Done():
+		}
 		if backoff < 2*time.Second {
 			backoff *= 2
 		}
 	}
-	b.log.Error("the gateway did not come back", "waited", b.o.ReconnectFor)
+	if b.ctx.Err() == nil {
+		b.mu.Lock()
+		b.lastErr = lastErr
+		b.mu.Unlock()
+		b.log.Error("gave up waiting for the gateway", "at", b.where(), "waited", b.o.ReconnectFor, "err", lastErr)
+	}
 	return false
 }

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -25,23 +27,35 @@ const reinitID = `"mcpgw-bridge-reinit"`
 
 // lineBridge relays a stdio client over the daemon socket's line mode.
 type lineBridge struct {
-	o   Options
-	out func([]byte) // writes one message to the client
+	o       Options
+	outThen func([]byte, func()) // writes one message to the client, then runs the func
+	closing *atomic.Bool         // stdin closed and the wait for answers is over
+	flight  *flight              // requests written to the daemon and not answered yet
+	ctx     context.Context
 
-	mu       sync.Mutex
-	conn     *lineLink // nil while down
-	sid      string
-	init     []byte // the client's initialize, replayed when the daemon lost the session
-	inited   []byte // its notifications/initialized
-	inflight map[string]bool
-	dialing  chan struct{} // closed when the current connection attempt ends
-	ctx      context.Context
+	mu      sync.Mutex
+	conn    *lineLink // nil while down
+	sid     string
+	init    []byte        // the client's initialize, replayed when the daemon lost the session
+	inited  []byte        // its notifications/initialized
+	dialing chan struct{} // closed when the current connection attempt ends
+	gaveUp  bool          // the last wait for the daemon ended without it
+	lastErr error         // why the last connection attempt failed
+	closed  bool          // close ran: no new connections
+	readers sync.WaitGroup
 }
+
+// errRefused is a daemon that answered the hello with something other than a welcome:
+// trying again will not help.
+type errRefused struct{ msg string }
+
+func (e *errRefused) Error() string { return e.msg }
 
 // lineLink is one connection to the daemon.
 type lineLink struct {
 	c   net.Conn
 	br  *bufio.Reader
+	ids *flight // the requests written on this connection and not answered yet
 	wmu sync.Mutex
 	buf []byte
 }
@@ -57,9 +71,12 @@ func (l *lineLink) write(msg []byte) error {
 	return err
 }
 
-func newLineBridge(ctx context.Context, o Options, out func([]byte)) *lineBridge {
-	return &lineBridge{o: o, out: out, inflight: map[string]bool{}, ctx: ctx}
+func newLineBridge(ctx context.Context, o Options, outThen func([]byte, func()), closing *atomic.Bool) *lineBridge {
+	return &lineBridge{o: o, outThen: outThen, closing: closing, flight: newFlight(), ctx: ctx}
 }
+
+// out writes one message to the client.
+func (b *lineBridge) out(msg []byte) { b.outThen(msg, nil) }
 
 // relay sends one client message, connecting (and waiting, bounded, for the daemon) first.
 func (b *lineBridge) relay(m *wire.Msg, line []byte) {
@@ -78,7 +95,7 @@ func (b *lineBridge) relay(m *wire.Msg, line []byte) {
 		l, err := b.link()
 		if err != nil {
 			if isReq {
-				b.out(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: the gateway is unreachable: "+err.Error(), nil))
+				b.out(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: "+err.Error(), nil))
 			}
 			return
 		}
@@ -88,10 +105,8 @@ func (b *lineBridge) relay(m *wire.Msg, line []byte) {
 			b.drop(l)
 			continue
 		}
-		if isReq {
-			b.mu.Lock()
-			b.inflight[string(m.ID)] = true
-			b.mu.Unlock()
+		if isReq && !b.sending(l, string(m.ID)) {
+			continue // the reader dropped the connection meanwhile: take the next one
 		}
 		err = l.write(line)
 		if err == nil {
@@ -101,88 +116,148 @@ func (b *lineBridge) relay(m *wire.Msg, line []byte) {
 		// The connection broke under the write. If the reader has not answered the
 		// request with an error already (it fails whatever was in flight), the message
 		// did not get through: one more try on a new connection.
-		if isReq {
-			b.mu.Lock()
-			pending := b.inflight[string(m.ID)]
-			delete(b.inflight, string(m.ID))
-			b.mu.Unlock()
-			if !pending {
-				return
-			}
+		if isReq && !b.answered(l, string(m.ID)) {
+			return // the reader has answered it with an error already
 		}
 		if attempt == 1 {
 			if isReq {
-				b.out(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: the gateway is unreachable: "+err.Error(), nil))
+				b.out(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf(
+					"mcpgw-bridge: could not send the request to the gateway at %s (twice; the connection broke each time): %v", b.o.Socket, err), nil))
 			}
 			return
 		}
 	}
 }
 
+// sending records a request about to be written on l, unless l is no longer the live
+// connection; under mu, so that the reader that drops l either sees it (and fails it) or
+// the request goes to the next connection.
+func (b *lineBridge) sending(l *lineLink, id string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.conn != l {
+		return false
+	}
+	l.ids.add(id)
+	b.flight.add(id)
+	return true
+}
+
+// answered forgets a request of l's; it reports whether it was still waiting.
+func (b *lineBridge) answered(l *lineLink, id string) bool {
+	if l.ids.done(id) {
+		b.flight.done(id)
+		return true
+	}
+	return false
+}
+
+// lose drops l as the live connection and returns the requests that were waiting on it.
+func (b *lineBridge) lose(l *lineLink) []string {
+	b.mu.Lock()
+	if b.conn == l {
+		b.conn = nil
+	}
+	lost := l.ids.takeAll()
+	b.mu.Unlock()
+	l.c.Close()
+	return lost
+}
+
 // link returns the live connection, or connects; callers share one attempt, which waits up
-// to ReconnectFor for the daemon.
+// to ReconnectFor for the daemon, once per outage: after a wait that ended without the
+// daemon, an attempt is one try, until a connection succeeds again.
 func (b *lineBridge) link() (*lineLink, error) {
-	for {
-		b.mu.Lock()
-		if b.conn != nil {
-			l := b.conn
-			b.mu.Unlock()
-			return l, nil
-		}
-		if b.dialing != nil {
-			wait := b.dialing
-			b.mu.Unlock()
-			select {
-			case <-wait:
-			case <-b.ctx.Done():
-				return nil, b.ctx.Err()
-			}
-			b.mu.Lock()
-			l := b.conn
-			b.mu.Unlock()
-			if l == nil {
-				return nil, fmt.Errorf("no answer on %s for %s", b.o.Socket, b.o.ReconnectFor)
-			}
-			return l, nil
-		}
-		done := make(chan struct{})
-		b.dialing = done
+	b.mu.Lock()
+	if b.conn != nil {
+		l := b.conn
 		b.mu.Unlock()
-		l := b.connectBounded()
-		b.mu.Lock()
-		b.conn, b.dialing = l, nil
+		return l, nil
+	}
+	if b.dialing != nil {
+		wait := b.dialing
 		b.mu.Unlock()
-		close(done)
+		select {
+		case <-wait:
+		case <-b.ctx.Done():
+			return nil, b.ctx.Err()
+		}
+		b.mu.Lock()
+		l, err := b.conn, b.lastErr
+		b.mu.Unlock()
 		if l == nil {
-			return nil, fmt.Errorf("no answer on %s for %s", b.o.Socket, b.o.ReconnectFor)
+			if err == nil {
+				err = b.ctx.Err()
+			}
+			return nil, err
 		}
 		return l, nil
 	}
+	done := make(chan struct{})
+	b.dialing = done
+	gaveUp := b.gaveUp
+	b.mu.Unlock()
+	var l *lineLink
+	var err error
+	if gaveUp {
+		if l, err = b.connect(); err != nil {
+			err = b.describe(err, 0)
+		}
+	} else {
+		l, err = b.connectBounded()
+	}
+	b.mu.Lock()
+	b.conn, b.dialing, b.lastErr = l, nil, err
+	if b.ctx.Err() == nil {
+		b.gaveUp = l == nil
+	}
+	b.mu.Unlock()
+	close(done)
+	return l, err
 }
 
-func (b *lineBridge) connectBounded() *lineLink {
+// describe turns a failed connection attempt into the error the client and the log see.
+func (b *lineBridge) describe(err error, waited time.Duration) error {
+	var refused *errRefused
+	switch {
+	case isDialError(err):
+		return &unreachableError{where: b.o.Socket, socket: true, waited: waited, err: err}
+	case errors.As(err, &refused):
+		return err
+	case waited > 0:
+		return fmt.Errorf("the gateway at %s did not take the connection (kept trying for %s): %w", b.o.Socket, waited, err)
+	}
+	return fmt.Errorf("the gateway at %s did not take the connection: %w", b.o.Socket, err)
+}
+
+func (b *lineBridge) connectBounded() (*lineLink, error) {
 	deadline := time.Now().Add(b.o.ReconnectFor)
 	backoff := 100 * time.Millisecond
 	for b.ctx.Err() == nil {
 		l, err := b.connect()
 		if err == nil {
-			return l
+			return l, nil
+		}
+		var refused *errRefused
+		if errors.As(err, &refused) {
+			b.o.Log.Error("the gateway refused the connection", "at", b.o.Socket, "err", err)
+			return nil, err
 		}
 		if time.Now().Add(backoff).After(deadline) {
-			b.o.Log.Error("the gateway did not come back", "waited", b.o.ReconnectFor, "err", err)
-			return nil
+			err = b.describe(err, b.o.ReconnectFor)
+			b.o.Log.Error("gave up waiting for the gateway", "err", err)
+			return nil, err
 		}
-		b.o.Log.Debug("gateway unreachable; retrying", "err", err, "in", backoff)
+		b.o.Log.Debug("gateway unreachable; retrying", "at", b.o.Socket, "err", err, "in", backoff)
 		select {
 		case <-time.After(backoff):
 		case <-b.ctx.Done():
-			return nil
 		}
 		if backoff < 2*time.Second {
 			backoff *= 2
 		}
 	}
-	return nil
+	return nil, b.ctx.Err()
 }
 
 // connect dials the socket, says hello, and resumes the session or replays the client's
@@ -195,7 +270,7 @@ func (b *lineBridge) connect() (*lineLink, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &lineLink{c: c, br: bufio.NewReaderSize(c, 64<<10)}
+	l := &lineLink{c: c, br: bufio.NewReaderSize(c, 64<<10), ids: newFlight()}
 	headers := map[string]string{}
 	for k, v := range map[string]string{"X-Agent-ID": b.o.Agent, "X-Conversation-ID": b.o.Conversation, "X-Task-ID": b.o.Task, "X-Executor-ID": b.o.Executor} {
 		if v != "" {
@@ -214,16 +289,20 @@ func (b *lineBridge) connect() (*lineLink, error) {
 	if err := l.write(hello); err != nil {
 		return fail(err)
 	}
-	line, err := readLine(l.br)
+	line, err := wire.ReadLine(l.br, b.o.MaxMessage)
 	if err != nil {
-		return fail(fmt.Errorf("no welcome from the gateway: %w", err))
+		return fail(fmt.Errorf("no welcome from the gateway after the hello: %w", err))
 	}
 	var welcome struct {
 		Mcpgw   string `json:"mcpgw"`
 		Session string `json:"session"`
 	}
 	if json.Unmarshal(line, &welcome) != nil || welcome.Mcpgw != "welcome" {
-		return fail(fmt.Errorf("the gateway refused the line mode: %s", line))
+		if m, err := wire.Parse(line); err == nil && m.Error != nil {
+			return fail(&errRefused{fmt.Sprintf("the gateway at %s refused the connection: %s", b.o.Socket, m.Error)})
+		}
+		return fail(&errRefused{fmt.Sprintf("the daemon at %s does not speak the bridge's line mode (it answered %.200q): "+
+			"run the bridge with --socket-http, or update the daemon", b.o.Socket, line)})
 	}
 	switch {
 	case sid != "" && welcome.Session == sid:
@@ -240,9 +319,9 @@ func (b *lineBridge) connect() (*lineLink, error) {
 		}
 		newSID := ""
 		for {
-			line, err := readLine(l.br)
+			line, err := wire.ReadLine(l.br, b.o.MaxMessage)
 			if err != nil {
-				return fail(fmt.Errorf("re-initialize: %w", err))
+				return fail(fmt.Errorf("replaying the client's initialize: %w", err))
 			}
 			if id, ok := controlSession(line); ok {
 				newSID = id
@@ -251,7 +330,7 @@ func (b *lineBridge) connect() (*lineLink, error) {
 			rm, err := wire.Parse(line)
 			if err == nil && rm.IsResponse() && string(rm.ID) == reinitID {
 				if rm.Error != nil || newSID == "" {
-					return fail(fmt.Errorf("re-initialize refused: %s", line))
+					return fail(fmt.Errorf("the gateway refused the replayed initialize: %s", line))
 				}
 				break
 			}
@@ -268,6 +347,13 @@ func (b *lineBridge) connect() (*lineLink, error) {
 		b.o.Log.Info("gateway session replaced", "session", newSID)
 	}
 	_ = c.SetDeadline(time.Time{})
+	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return fail(errors.New("the bridge is stopping"))
+	}
+	b.readers.Add(1)
+	b.mu.Unlock()
 	go b.read(l)
 	return l, nil
 }
@@ -297,8 +383,10 @@ func containsMcpgw(line []byte) bool {
 // was in flight gets an error and the bridge reconnects in the background, so that the
 // session's own messages (list changes) flow again without waiting for the client.
 func (b *lineBridge) read(l *lineLink) {
+	defer b.readers.Done()
+	var rerr error
 	for {
-		line, err := readLine(l.br)
+		line, err := wire.ReadLine(l.br, b.o.MaxMessage)
 		if len(line) > 0 {
 			if id, ok := controlSession(line); ok {
 				b.mu.Lock()
@@ -308,25 +396,40 @@ func (b *lineBridge) read(l *lineLink) {
 				if line[0] == '{' {
 					var m wire.Msg
 					if wire.ParseInto(line, &m) == nil && m.IsResponse() && m.ID != nil {
-						b.mu.Lock()
-						delete(b.inflight, string(m.ID))
-						b.mu.Unlock()
+						id := string(m.ID)
+						b.outThen(line, func() { b.answered(l, id) })
+						continue
 					}
 				}
 				b.out(line)
 			}
 		}
-		if err != nil && !errors.Is(err, wire.ErrLineTooLarge) {
+		if errors.Is(err, wire.ErrLineTooLarge) {
+			b.o.Log.Warn("dropped a gateway message over the size limit", "limit_bytes", b.o.MaxMessage)
+			continue
+		}
+		if err != nil {
+			rerr = err
 			break
 		}
 	}
-	b.drop(l)
-	b.mu.Lock()
-	lost := b.inflight
-	b.inflight = map[string]bool{}
-	b.mu.Unlock()
-	for id := range lost {
-		b.out(wire.Error(json.RawMessage(id), wire.CodeConnection, "mcpgw-bridge: the gateway went away before answering", nil))
+	lost := b.lose(l)
+	var msg string
+	switch {
+	case b.closing.Load():
+		msg = gaveUpMessage(b.o.DrainFor)
+	case b.ctx.Err() != nil:
+		msg = "mcpgw-bridge: the bridge stopped before the gateway answered"
+	default:
+		args := []any{"at", b.o.Socket, "unanswered", len(lost)}
+		if !errors.Is(rerr, io.EOF) && !errors.Is(rerr, net.ErrClosed) {
+			args = append(args, "err", rerr)
+		}
+		b.o.Log.Warn("gateway closed the connection", args...)
+		msg = "mcpgw-bridge: " + errNoAnswer.Error()
+	}
+	for _, id := range lost {
+		b.outThen(wire.Error(json.RawMessage(id), wire.CodeConnection, msg, nil), func() { b.flight.done(id) })
 	}
 	if b.ctx.Err() == nil {
 		go func() { _, _ = b.link() }()
@@ -343,13 +446,17 @@ func (b *lineBridge) drop(l *lineLink) {
 	l.c.Close()
 }
 
-// close ends the live connection: the daemon ends the session (the client is gone).
+// close ends the live connection (the daemon ends the session: the client is gone) and
+// waits until every request still in flight has had its error written. The bridge's
+// context is cancelled first, so that nothing connects again.
 func (b *lineBridge) close() {
 	b.mu.Lock()
+	b.closed = true
 	l := b.conn
 	b.conn = nil
 	b.mu.Unlock()
 	if l != nil {
 		l.c.Close()
 	}
+	b.readers.Wait()
 }

@@ -17,6 +17,9 @@ import (
 	"github.com/mcpgw/mcpgw/statedir"
 )
 
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
 func main() {
 	env := func(k string) string { return os.Getenv(k) }
 	socket := flag.String("socket", "", "daemon Unix socket (default $MCPGW_SOCKET, else STATE_DIR/mcpgw.sock)")
@@ -25,14 +28,31 @@ func main() {
 	conv := flag.String("conversation", env("MCPGW_CONVERSATION_ID"), "conversation id ($MCPGW_CONVERSATION_ID)")
 	task := flag.String("task", env("MCPGW_TASK_ID"), "task id ($MCPGW_TASK_ID)")
 	executor := flag.String("executor", env("MCPGW_EXECUTOR_ID"), "executor id ($MCPGW_EXECUTOR_ID)")
-	reconnect := flag.Duration("reconnect-for", 30*time.Second, "how long to wait for a daemon that went away")
+	reconnect := flag.Duration("reconnect-for", 30*time.Second, "how long to wait for a daemon that is away (once per outage)")
+	drain := flag.Duration("drain-for", bridge.DefaultDrainFor, "after stdin closes, how long to wait for the answers still in flight")
 	socketHTTP := flag.Bool("socket-http", false, "relay over the socket with one HTTP exchange per message instead of its line mode")
 	debug := flag.Bool("debug", false, "log debug messages to stderr")
+	showVersion := flag.Bool("version", false, "print the version and exit")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: mcpgw-bridge [--agent A] [--socket PATH | --url URL] [flags]\n\nstdout carries MCP only; logs go to stderr.")
+		fmt.Fprintf(os.Stderr, "usage: mcpgw-bridge [--agent A] [--socket PATH | --url URL] [flags]\n\n"+
+			"Relays MCP between stdin/stdout and the mcpgw daemon (by default its socket %s).\n"+
+			"stdout carries MCP only; logs go to stderr.\n\n", statedir.Socket(statedir.Default()))
 		flag.PrintDefaults()
 	}
 	flag.Parse()
+	if *showVersion {
+		fmt.Println("mcpgw-bridge", version)
+		return
+	}
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "mcpgw-bridge: unexpected argument %q (flags start with --)\n", flag.Arg(0))
+		flag.Usage()
+		os.Exit(2)
+	}
+	if *socket != "" && *url != "" {
+		fmt.Fprintln(os.Stderr, "mcpgw-bridge: --socket and --url exclude each other: pick the local daemon's socket or a remote gateway")
+		os.Exit(2)
+	}
 	lvl := slog.LevelInfo
 	if *debug {
 		lvl = slog.LevelDebug
@@ -40,7 +60,7 @@ func main() {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})).With("component", "mcpgw-bridge")
 
 	o := bridge.Options{URL: *url, Token: os.Getenv("MCPGW_TOKEN"), Agent: *agent, Conversation: *conv, Task: *task,
-		Executor: *executor, ReconnectFor: *reconnect, SocketHTTP: *socketHTTP, Log: log}
+		Executor: *executor, ReconnectFor: *reconnect, DrainFor: *drain, SocketHTTP: *socketHTTP, Log: log}
 	if o.URL == "" {
 		o.Socket = *socket
 		if o.Socket == "" {

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,7 +22,8 @@ import (
 // clientSpec is what one agent runtime's config needs.
 type clientSpec struct {
 	client, agent, executor, via, url string
-	socket                            string // non-default daemon socket
+	bridge                            string // absolute path of mcpgw-bridge
+	socket                            string // non-default daemon socket, absolute
 	token                             bool   // the gateway wants a bearer token
 	agentHeader, executorHeader       string // the configured identity header names
 	bridgeURL                         bool   // the bridge must reach the gateway by URL
@@ -61,8 +65,22 @@ func clientConfig(args []string, out io.Writer) error {
 	}
 	spec := clientSpec{client: *client, agent: *agent, executor: *executor, via: *via, url: gatewayURL(cfg),
 		token: cfg.Auth.Mode != "none", agentHeader: cfg.Auth.Headers.Agent, executorHeader: cfg.Auth.Headers.Executor}
-	if cfg.StateDir != config.DefaultStateDir() {
-		spec.socket = gateway.SocketPath(cfg.StateDir)
+	if *via == "bridge" {
+		// The agent spawns the bridge from its own working directory, with a PATH that may
+		// not hold ~/.local/bin (a desktop app's): every path in its entry is absolute.
+		if spec.bridge, err = bridgeCommand(); err != nil {
+			return err
+		}
+		stateDir, err := filepath.Abs(cfg.StateDir)
+		if err != nil {
+			return err
+		}
+		if stateDir != cfg.StateDir {
+			fmt.Fprintf(notes, "mcpgw client-config: state_dir %q is relative; the daemon resolves it against its working directory, taken here as this one: %s\n", cfg.StateDir, stateDir)
+		}
+		if def, err := filepath.Abs(config.DefaultStateDir()); err != nil || stateDir != def {
+			spec.socket = gateway.SocketPath(stateDir)
+		}
 	}
 	if *executor != "" {
 		ex, ok := cfg.Executors[*executor]
@@ -72,6 +90,9 @@ func clientConfig(args []string, out io.Writer) error {
 		if u := auth.RewriteURL(spec.url, ex.MCPPolicy.URLRewrite); u != spec.url {
 			// The agent runs where the host's socket is out of reach: the bridge goes by URL.
 			spec.url, spec.bridgeURL = u, true
+			// The bridge runs in the executor (a container), where a host path means
+			// nothing: its command is whatever the executor's image has on PATH.
+			spec.bridge = "mcpgw-bridge"
 		}
 	}
 	b, err := renderClientConfig(spec)
@@ -80,6 +101,35 @@ func clientConfig(args []string, out io.Writer) error {
 	}
 	_, err = out.Write(b)
 	return err
+}
+
+// notes receives what client-config tells its user besides the config block (stderr).
+var notes io.Writer = os.Stderr
+
+// bridgeCommand is the absolute path of the mcpgw-bridge an agent should spawn: the one on
+// PATH (what `make install` put in place, which survives a `make clean` of the build
+// tree), else the one next to this executable (bin/ in a build tree). With neither, it is
+// the path next to this executable, with a note that it is missing. Tests replace it.
+var bridgeCommand = func() (string, error) {
+	var sibling string
+	if exe, err := os.Executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		sibling = filepath.Join(filepath.Dir(exe), "mcpgw-bridge")
+	}
+	if p, err := exec.LookPath("mcpgw-bridge"); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs, nil
+		}
+	}
+	if sibling == "" {
+		return "", fmt.Errorf("cannot find mcpgw-bridge: it is not on PATH and the path of this executable is unknown; run `make install`")
+	}
+	if fi, err := os.Stat(sibling); err != nil || fi.IsDir() {
+		fmt.Fprintf(notes, "mcpgw client-config: mcpgw-bridge is neither on PATH nor at %s; run `make install` (or `make build`) before the agent starts it\n", sibling)
+	}
+	return sibling, nil
 }
 
 func contains(xs []string, x string) bool {
@@ -142,26 +192,26 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 		return renderCodex(s), nil
 	case "claude-code":
 		if s.via == "bridge" {
-			server = map[string]any{"type": "stdio", "command": "mcpgw-bridge", "args": s.bridgeArgs()}
+			server = map[string]any{"type": "stdio", "command": s.bridge, "args": s.bridgeArgs()}
 		} else {
 			server = map[string]any{"type": "http", "url": s.url, "headers": headers}
 		}
 	case "cursor":
 		if s.via == "bridge" {
-			server = map[string]any{"command": "mcpgw-bridge", "args": s.bridgeArgs()}
+			server = map[string]any{"command": s.bridge, "args": s.bridgeArgs()}
 		} else {
 			server = map[string]any{"url": s.url, "headers": headers}
 		}
 	case "gemini", "qwen":
 		if s.via == "bridge" {
-			server = map[string]any{"command": "mcpgw-bridge", "args": s.bridgeArgs()}
+			server = map[string]any{"command": s.bridge, "args": s.bridgeArgs()}
 		} else {
 			server = map[string]any{"httpUrl": s.url, "headers": headers}
 		}
 	case "opencode":
 		var srv map[string]any
 		if s.via == "bridge" {
-			srv = map[string]any{"type": "local", "command": append([]string{"mcpgw-bridge"}, s.bridgeArgs()...), "enabled": true}
+			srv = map[string]any{"type": "local", "command": append([]string{s.bridge}, s.bridgeArgs()...), "enabled": true}
 			if len(bridgeEnv) > 0 {
 				srv["environment"] = bridgeEnv
 			}
@@ -189,7 +239,7 @@ func renderCodex(s clientSpec) []byte {
 	var b bytes.Buffer
 	b.WriteString("[mcp_servers.mcpgw]\n")
 	if s.via == "bridge" {
-		b.WriteString("command = \"mcpgw-bridge\"\n")
+		b.WriteString("command = " + strconv.Quote(s.bridge) + "\n")
 		b.WriteString("args = [")
 		for i, a := range s.bridgeArgs() {
 			if i > 0 {

@@ -29,7 +29,18 @@ const (
 	ccURL       = "http://127.0.0.1:8080/mcp"
 	ccDockerURL = "http://host.docker.internal:8080/mcp"
 	ccSocket    = "/srv/mcpgw/mcpgw.sock"
+	// ccBridge is where the golden tests' mcpgw-bridge is (fixBridgeCommand).
+	ccBridge = "/opt/mcpgw/bin/mcpgw-bridge"
 )
+
+// fixBridgeCommand makes client-config name path as the bridge's command for the rest of
+// the test, so that the output does not depend on the machine's PATH.
+func fixBridgeCommand(t *testing.T, path string) {
+	t.Helper()
+	old := bridgeCommand
+	bridgeCommand = func() (string, error) { return path, nil }
+	t.Cleanup(func() { bridgeCommand = old })
+}
 
 // ccClients are the runtimes docs/clients/ covers.
 var ccClients = []string{"claude-code", "codex", "cursor", "gemini", "opencode", "qwen"}
@@ -63,6 +74,7 @@ func runClientConfig(t *testing.T, cfgPath string, args ...string) ([]byte, erro
 // TestClientConfigGolden: every client × via × executor × auth against its golden file,
 // then parsed with a real parser and checked against the shape that client reads.
 func TestClientConfigGolden(t *testing.T) {
+	fixBridgeCommand(t, ccBridge)
 	if got := slices.Sorted(maps.Keys(clientTransports)); !slices.Equal(got, ccClients) {
 		t.Errorf("clients %v, want %v", got, ccClients)
 	}
@@ -137,8 +149,12 @@ func parseBridgeArgs(t *testing.T, args []string) bridgeFlags {
 // wants one, comes from the client's environment.
 func checkBridge(t *testing.T, c ccCase, command string, args []string, env map[string]string, tokenRef string) {
 	t.Helper()
-	if command != "mcpgw-bridge" {
-		t.Errorf("command %q, want mcpgw-bridge", command)
+	wantCommand := ccBridge
+	if c.executor != "" {
+		wantCommand = "mcpgw-bridge" // in the executor's container, where host paths mean nothing
+	}
+	if command != wantCommand {
+		t.Errorf("command %q, want %s", command, wantCommand)
 	}
 	b := parseBridgeArgs(t, args)
 	if b.agent != ccAgent {
@@ -392,9 +408,6 @@ func checkCodex(t *testing.T, c ccCase, out []byte) {
 	if entry.URL != "" {
 		t.Errorf("a stdio entry with url %q", entry.URL)
 	}
-	if entry.Command != "mcpgw-bridge" {
-		t.Errorf("bridge: command %q", entry.Command)
-	}
 	env := map[string]string{}
 	if c.auth == "jwt" {
 		env["MCPGW_TOKEN"] = tokenIf(c)
@@ -450,6 +463,7 @@ func TestClientConfigGoldenFilesUsed(t *testing.T) {
 
 // TestClientConfigDefaultSocket: with the default state dir the bridge needs no --socket.
 func TestClientConfigDefaultSocket(t *testing.T) {
+	fixBridgeCommand(t, ccBridge)
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	cfg := filepath.Join(t.TempDir(), "mcpgw.yaml")
 	if err := os.WriteFile(cfg, []byte("listen: 0.0.0.0:9090\nauth: {allow_non_loopback: true}\n"), 0o600); err != nil {
@@ -526,4 +540,99 @@ func tokenIf(c ccCase) string {
 		return "$MCPGW_TOKEN"
 	}
 	return ""
+}
+
+// bridgeEntry runs client-config --via bridge for claude-code and returns the entry's
+// command and args, and what it said on stderr.
+func bridgeEntry(t *testing.T, cfg string) (string, []string, string) {
+	t.Helper()
+	var note bytes.Buffer
+	old := notes
+	notes = &note
+	defer func() { notes = old }()
+	out, err := runClientConfig(t, cfg, "--agent", "a1", "--client", "claude-code", "--via", "bridge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		MCPServers map[string]struct {
+			Command string   `json:"command"`
+			Args    []string `json:"args"`
+		} `json:"mcpServers"`
+	}
+	strictJSON(t, out, &doc)
+	e := doc.MCPServers["mcpgw"]
+	return e.Command, e.Args, note.String()
+}
+
+// TestClientConfigRelativeStateDir: a relative state_dir (the daemon resolves it against
+// its working directory) and a relative config path still give absolute paths, resolved
+// against client-config's working directory, and a note saying so.
+func TestClientConfigRelativeStateDir(t *testing.T) {
+	fixBridgeCommand(t, ccBridge)
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("mcpgw.yaml", []byte("listen: 127.0.0.1:8080\nstate_dir: .cache/state\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd, args, note := bridgeEntry(t, "mcpgw.yaml")
+	if cmd != ccBridge {
+		t.Errorf("command %q, want %q", cmd, ccBridge)
+	}
+	b := parseBridgeArgs(t, args)
+	want := filepath.Join(dir, ".cache", "state", "mcpgw.sock")
+	if b.socket != want {
+		t.Errorf("--socket %q, want the absolute %q", b.socket, want)
+	}
+	if !strings.Contains(note, `state_dir ".cache/state" is relative`) || !strings.Contains(note, filepath.Join(dir, ".cache", "state")) {
+		t.Errorf("no note about the relative state_dir on stderr: %q", note)
+	}
+}
+
+// TestClientConfigBridgeCommandResolved: the real resolver prefers mcpgw-bridge on PATH,
+// made absolute even when PATH holds a relative directory, else the path next to the
+// running executable, with a note when that is missing too.
+func TestClientConfigBridgeCommandResolved(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	cfg := filepath.Join(t.TempDir(), "mcpgw.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:8080\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	installed := t.TempDir()
+	bin := filepath.Join(installed, "mcpgw-bridge")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", installed)
+	cmd, args, note := bridgeEntry(t, cfg)
+	if cmd != bin {
+		t.Errorf("with mcpgw-bridge on PATH: command %q, want %q", cmd, bin)
+	}
+	if b := parseBridgeArgs(t, args); b.socket != "" {
+		t.Errorf("default state dir: --socket %q, want none", b.socket)
+	}
+	if note != "" {
+		t.Errorf("unexpected note: %q", note)
+	}
+
+	// Not on PATH: next to this executable (the test binary, which has no such sibling).
+	t.Setenv("PATH", t.TempDir())
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if real, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = real
+	}
+	cmd, _, note = bridgeEntry(t, cfg)
+	if want := filepath.Join(filepath.Dir(exe), "mcpgw-bridge"); cmd != want {
+		t.Errorf("without mcpgw-bridge on PATH: command %q, want the sibling %q", cmd, want)
+	}
+	if !filepath.IsAbs(cmd) {
+		t.Errorf("command %q is not absolute", cmd)
+	}
+	if !strings.Contains(note, "make install") {
+		t.Errorf("no note that mcpgw-bridge is missing: %q", note)
+	}
 }

@@ -225,12 +225,13 @@ servers:
 		t.Logf("exited %s after stdin closed: %v", time.Since(start).Round(time.Millisecond), bc.exitErr())
 	})
 
-	// The client went away while a call was still running: nobody is left to read the
-	// answer, so the bridge must not wait for it.
+	// Stdin closed while a call was still running (`printf … | mcpgw-bridge`, or a client
+	// that sent its last request and closed): the bridge waits for the answer, but only
+	// --drain-for; then the call gets an error saying so, and the bridge exits 0.
 	t.Run("stdin closes with a call in flight", func(t *testing.T) {
-		bc := startBridge(t, "--socket", sock, "--agent", "life")
+		bc := startBridge(t, "--socket", sock, "--agent", "life", "--drain-for", "1s")
 		bc.initialize(t)
-		_, _, err := bc.send("tools/call", toolCallParams("ev__trigger-long-running-operation",
+		_, ch, err := bc.send("tools/call", toolCallParams("ev__trigger-long-running-operation",
 			map[string]any{"duration": 30, "steps": 30}, "life"))
 		if err != nil {
 			t.Fatal(err)
@@ -240,11 +241,24 @@ servers:
 		}
 		start := time.Now()
 		bc.stdin.Close()
-		if !bc.waitExit(2 * time.Second) {
-			t.Fatalf("the bridge did not exit within 2 s of its stdin closing while a call was in flight " +
-				"(bridge.Run waits for every in-flight relay before returning)")
+		if !bc.waitExit(4 * time.Second) {
+			t.Fatalf("the bridge did not exit within 4 s of its stdin closing with --drain-for 1s and a 30 s call in flight")
 		}
-		t.Logf("exited %s after stdin closed: %v", time.Since(start).Round(time.Millisecond), bc.exitErr())
+		took := time.Since(start)
+		t.Logf("exited %s after stdin closed: %v", took.Round(time.Millisecond), bc.exitErr())
+		if took < time.Second {
+			t.Errorf("exited %s after stdin closed: before --drain-for 1s", took)
+		}
+		if err := bc.exitErr(); err != nil {
+			t.Errorf("exit on stdin EOF: %v, want status 0", err)
+		}
+		m, err := bc.wait(ch, 2*time.Second)
+		if err != nil || m.Error == nil || !strings.Contains(m.Error.Message, "stdin closed and the gateway did not answer within 1s") {
+			t.Errorf("the unanswered call: %v %v, want an error saying the bridge stopped waiting", m, err)
+		}
+		if l := bc.log(); !strings.Contains(l, "1 request got no answer within 1s") {
+			t.Errorf("the log does not say what happened:\n%s", l)
+		}
 	})
 
 	t.Run("parent dies", func(t *testing.T) {
