@@ -119,12 +119,12 @@ func TestUISignInWithAdminToken(t *testing.T) {
 			t.Errorf("Set-Cookie %q lacks %s", setCookie, want)
 		}
 	}
-	csrf := find(t, csrfField, a.body)
+	find(t, csrfField, a.body) // the form carries its CSRF token
 
 	if a := c.form("/ui/login", url.Values{"token": {"tok-0123456789"}, "next": {"/ui/tasks"}}); a.status != http.StatusForbidden {
 		t.Errorf("sign-in without the form's CSRF token: %d", a.status)
 	}
-	csrf = find(t, csrfField, c.do("GET", "/ui/login", "", nil).body)
+	csrf := find(t, csrfField, c.do("GET", "/ui/login", "", nil).body)
 	if a := c.form("/ui/login", url.Values{"csrf": {csrf}, "token": {"wrong"}}); a.status != http.StatusUnauthorized || !strings.Contains(a.body, "not the admin token") {
 		t.Errorf("sign-in with a wrong token: %d %s", a.status, a.body)
 	}
