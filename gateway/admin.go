@@ -46,7 +46,10 @@ func (g *Gateway) apiRoutes() []apiRoute {
 		{"PUT", "/api/servers/{name}", "replace an API-created server", g.apiPutServer},
 		{"PATCH", "/api/servers/{name}", "change an API-created server (JSON merge patch)", g.apiPatchServer},
 		{"DELETE", "/api/servers/{name}", "delete an API-created server (running tasks keep it)", g.apiDeleteServer},
+		{"POST", "/api/servers/test", "check a server and connect to it once: the tools it would add (nothing stored)", g.apiTestServer},
 		{"GET", "/api/sessions", "live sessions", g.apiSessions},
+		{"GET", "/api/sessions/{id}", "one session and the tools in its view", g.apiGetSession},
+		{"DELETE", "/api/sessions/{id}", "end a session: its client's next request gets 404", g.apiEndSession},
 		{"GET", "/api/tasks", "every task: file and API ones", g.apiTasks},
 		{"POST", "/api/tasks", "create a task", g.apiCreateTask},
 		{"GET", "/api/tasks/{id}", "one task", g.apiGetTask},
@@ -172,25 +175,6 @@ func (g *Gateway) apiAgentView(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	apiJSON(w, http.StatusOK, v)
-}
-
-func (g *Gateway) apiSessions(w http.ResponseWriter, r *http.Request) {
-	recs, err := g.store.List()
-	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
-		return
-	}
-	type row struct {
-		ID, Transport, Agent, Conversation, Task string
-		Servers                                  []string
-		Created, LastSeen                        time.Time
-	}
-	out := []row{}
-	for _, r := range recs {
-		out = append(out, row{r.ID, r.Transport, r.Agent, r.Conversation, r.Task, r.Servers, r.Created, r.LastSeen})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	apiJSON(w, http.StatusOK, out)
 }
 
 // allTasks merges file-provisioned tasks with those created through the API.

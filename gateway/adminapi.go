@@ -352,9 +352,12 @@ func (g *Gateway) adminRouter() *mux.Router {
 	for _, rt := range g.apiRoutes() {
 		api.HandleFunc(strings.TrimPrefix(rt.Path, "/api"), rt.Handler).Methods(rt.Method)
 	}
+	// The web UI (ui.go) lives on the same router: its pages under /ui, and the same route
+	// table again under /ui/api for its scripts, behind its own sign-in.
+	ui := g.uiRoutes(root)
 	// Unknown paths and methods answer JSON, and only to an admin. (gorilla/mux reports a
 	// method mismatch inside a subrouter as not found, so the 405 is worked out here.)
-	root.NotFoundHandler = g.adminMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	apiNotFound := g.adminMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var allow []string
 		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
 			probe := r.Clone(r.Context())
@@ -370,5 +373,12 @@ func (g *Gateway) adminRouter() *mux.Router {
 		}
 		apiError(w, http.StatusNotFound, "no admin API route "+r.URL.Path)
 	}))
+	root.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/") {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		apiNotFound.ServeHTTP(w, r)
+	})
 	return root
 }

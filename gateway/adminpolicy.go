@@ -212,33 +212,42 @@ func (g *Gateway) policyView(spec *policySpec, id string, doc any, e *sessions.C
 
 func (g *Gateway) policyList(spec *policySpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		entries, err := g.store.ListConfig()
+		out, err := g.policyViews(spec)
 		if err != nil {
 			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
 			return
 		}
-		file := g.FileConfig()
-		out := []map[string]any{}
-		for _, id := range spec.fileIDs(file) {
-			doc, _ := spec.fileDoc(file, id)
-			v, _ := g.policyView(spec, id, doc, nil)
-			out = append(out, v)
-		}
-		for _, e := range entries {
-			if e.Kind != spec.kind {
-				continue
-			}
-			if _, inFile := spec.fileDoc(file, e.Name); inFile {
-				continue
-			}
-			var doc any
-			_ = json.Unmarshal(e.Doc, &doc)
-			v, _ := g.policyView(spec, e.Name, doc, e)
-			out = append(out, v)
-		}
-		slices.SortFunc(out, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
 		apiJSON(w, http.StatusOK, out)
 	}
+}
+
+// policyViews lists every entity of a kind, file and API ones, by id.
+func (g *Gateway) policyViews(spec *policySpec) ([]map[string]any, error) {
+	entries, err := g.store.ListConfig()
+	if err != nil {
+		return nil, err
+	}
+	file := g.FileConfig()
+	out := []map[string]any{}
+	for _, id := range spec.fileIDs(file) {
+		doc, _ := spec.fileDoc(file, id)
+		v, _ := g.policyView(spec, id, doc, nil)
+		out = append(out, v)
+	}
+	for _, e := range entries {
+		if e.Kind != spec.kind {
+			continue
+		}
+		if _, inFile := spec.fileDoc(file, e.Name); inFile {
+			continue
+		}
+		var doc any
+		_ = json.Unmarshal(e.Doc, &doc)
+		v, _ := g.policyView(spec, e.Name, doc, e)
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
+	return out, nil
 }
 
 // policyCurrent finds the entity a request names: file (doc set) or stored (entry set).

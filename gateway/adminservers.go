@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -182,10 +183,19 @@ func (g *Gateway) findServer(name string) (*serverEntity, error) {
 }
 
 func (g *Gateway) apiServers(w http.ResponseWriter, r *http.Request) {
-	entries, err := g.store.ListConfig()
+	out, err := g.serverViews()
 	if err != nil {
 		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
+	}
+	apiJSON(w, http.StatusOK, out)
+}
+
+// serverViews lists every server, file and API ones, by name, with live state.
+func (g *Gateway) serverViews() ([]serverView, error) {
+	entries, err := g.store.ListConfig()
+	if err != nil {
+		return nil, err
 	}
 	file := g.FileConfig()
 	out := []serverView{}
@@ -203,16 +213,8 @@ func (g *Gateway) apiServers(w http.ResponseWriter, r *http.Request) {
 		}
 		out = append(out, g.view(&serverEntity{name: e.Name, entry: e, doc: doc}))
 	}
-	slices.SortFunc(out, func(a, b serverView) int {
-		switch {
-		case a.Name < b.Name:
-			return -1
-		case a.Name > b.Name:
-			return 1
-		}
-		return 0
-	})
-	apiJSON(w, http.StatusOK, out)
+	slices.SortFunc(out, func(a, b serverView) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
 }
 
 // serverOr404 finds the server a request names, or answers 404 (or 503).

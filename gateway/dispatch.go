@@ -153,6 +153,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	outcome := g.forward(ctx, s, m, t.Server, "tools/call", b, route, out, true)
 	d := time.Since(start)
 	g.metrics.observeCall(s.rec.Agent, t, outcome, d.Seconds())
+	s.calls.Add(1)
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }

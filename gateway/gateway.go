@@ -91,6 +91,11 @@ type Gateway struct {
 	bus    sessions.Bus
 	origin string
 
+	// usage is the last hour of per-minute metric snapshots (the UI's Usage page); ui the
+	// web UI's sign-in sessions.
+	usage usageRing
+	ui    uiAuth
+
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
 }
@@ -151,7 +156,10 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.Handle("/metrics", g.metrics.handler())
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
-	g.mux.Handle("/api/", g.adminRouter())
+	admin := g.adminRouter()
+	g.mux.Handle("/api/", admin)
+	g.mux.Handle("/ui", admin)
+	g.mux.Handle("/ui/", admin)
 	return g, nil
 }
 
@@ -249,6 +257,7 @@ func (g *Gateway) Start() {
 	g.startBus()
 	go g.sweep(time.Now())
 	go g.reap()
+	go g.runUsage()
 }
 
 // Close ends every session and background work.

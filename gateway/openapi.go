@@ -125,8 +125,8 @@ func (g *Gateway) AdminRoutes() []string {
 	var out []string
 	_ = g.adminRouter().Walk(func(route *mux.Route, _ *mux.Router, _ []*mux.Route) error {
 		path, err := route.GetPathTemplate()
-		if err != nil {
-			return nil
+		if err != nil || !strings.HasPrefix(path, "/api") {
+			return nil // the web UI's routes (and its copy of the API under /ui/api)
 		}
 		methods, err := route.GetMethods()
 		if err != nil {

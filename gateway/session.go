@@ -45,6 +45,8 @@ type Session struct {
 	lastSeen atomic.Int64
 	// used is set by the session's first request after initialize.
 	used atomic.Bool
+	// calls counts the session's tool calls (the admin UI's Sessions page).
+	calls atomic.Int64
 	// srv is the session's server set (rec.Servers as of its last resolution): a reload
 	// may change it, so the call path reads it here rather than from rec.
 	srv atomic.Pointer[[]string]

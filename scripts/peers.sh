@@ -4,7 +4,9 @@
 #     suite, Inspector CLI, TypeScript SDK, reference servers) via `npm ci`;
 #   - $CACHE/bin/everything-server, the go-sdk conformance fixture (a `tool` in go.mod);
 #   - redis-server from Debian, when missing (as root, or with password-less sudo);
-#   - tinyproxy from Debian, likewise (the upstream client's proxy test).
+#   - tinyproxy from Debian, likewise (the upstream client's proxy test);
+#   - chromium from Debian, likewise (the web UI's browser test drives /usr/bin/chromium
+#     with playwright-core, which is in package.json; no browser is ever downloaded).
 # A peer it cannot install stops it with the command that would: `make test` fails a test
 # whose peer is missing (MCPGW_REQUIRE_PEERS=1), so going on would only fail later.
 # Idempotent: each step is skipped when its stamp says it is up to date.
@@ -77,7 +79,8 @@ ensure_node_modules() {
 	local want stamp="$STAMPS/npm.sha256"
 	want="$(hash_files "$E2E/package.json" "$E2E/package-lock.json")"
 	if [ -x "$node" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-		[ -x "$E2E/node_modules/.bin/conformance" ] && "$node" --version >/dev/null 2>&1; then
+		[ -x "$E2E/node_modules/.bin/conformance" ] && [ -f "$E2E/node_modules/playwright-core/package.json" ] &&
+		[ -f "$E2E/node_modules/axe-core/axe.min.js" ] && "$node" --version >/dev/null 2>&1; then
 		log "node_modules up to date (node $("$node" --version))"
 		return 0
 	fi
@@ -141,12 +144,24 @@ ensure_tinyproxy() {
 	log "tinyproxy installed"
 }
 
+# ensure_chromium: Debian's chromium, which the web UI test (test/e2e/ui_test.go) drives
+# through playwright-core at /usr/bin/chromium. playwright-core never downloads a browser.
+ensure_chromium() {
+	if [ -x /usr/bin/chromium ]; then
+		log "chromium present ($(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'))"
+		return 0
+	fi
+	need_peer chromium chromium "the web UI's browser test"
+	log "chromium installed ($(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'))"
+}
+
 main() {
 	local t0=$SECONDS
 	ensure_node_modules
 	ensure_everything_server
 	ensure_redis
 	ensure_tinyproxy
+	ensure_chromium
 	log "done in $((SECONDS - t0))s (cache: $CACHE)"
 }
 

@@ -21,13 +21,16 @@
 //   {"op":"listResources"}  {"op":"listResourceTemplates"}  {"op":"readResource","uri":U}
 //   {"op":"ping"}  {"op":"setLevel","level":"debug"}  {"op":"sleep","ms":MS}
 //   {"op":"terminate"}     DELETE the session (streamable HTTP only)
+//   {"op":"touch","path":P}                         create file P: tells a driver this point is reached
+//   {"op":"waitFile","path":P,"timeoutMs":MS}       wait (bounded, default 60000 ms) until file P exists:
+//       a driver's signal that what it does to the session (in a browser) is done
 //
 // Exit status: 0 when it connected and ran every step (a step's own error is data in
 // "results", not a failure of the script), 2 on usage errors, 1 when the connection or
 // the initial tools/list failed (the JSON then has "ok": false and "error").
 // Every wait is bounded: --timeout (default 60000 ms) ends the whole run.
 
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -146,6 +149,16 @@ async function runStep(client, transport, step) {
       case "ping": result = await client.ping(options); break;
       case "setLevel": result = await client.setLoggingLevel(step.level ?? "debug", options); break;
       case "sleep": await sleep(Math.min(step.ms ?? 0, 60000)); result = {}; break;
+      case "touch": writeFileSync(step.path, ""); result = {}; break;
+      case "waitFile": {
+        const deadline = Date.now() + Math.min(step.timeoutMs ?? 60000, 300000);
+        while (!existsSync(step.path)) {
+          if (Date.now() > deadline) throw new Error(`waitFile: ${step.path} did not appear`);
+          await sleep(50);
+        }
+        result = {};
+        break;
+      }
       case "terminate":
         if (typeof transport.terminateSession !== "function") throw new Error("terminate needs --transport http");
         await transport.terminateSession();

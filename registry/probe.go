@@ -1,0 +1,26 @@
+package registry
+
+import (
+	"context"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry/upstream"
+)
+
+// Probe connects to a server that need not be in the config (the admin UI's "test
+// connection"), lists its catalogue as the gateway would expose it, and disconnects. A
+// stdio server's process is started and stopped again; nothing is kept.
+func (r *Registry) Probe(ctx context.Context, name string, d *config.ServerDef) (*Catalog, error) {
+	cfg := r.Config()
+	o := upstream.Options{
+		Name: name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
+		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
+		MaxMessageBytes: cfg.Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: r.log,
+	}
+	c, err := upstream.Dial(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return fetchCatalog(ctx, name, c, cfg.Naming)
+}
