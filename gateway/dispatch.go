@@ -120,6 +120,10 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}
+	if t.PluginTool != nil {
+		g.callPlugin(ctx, s, m, t, p.Arguments, out, start)
+		return
+	}
 	if s.thinFor(v) {
 		if err := t.ValidateArgs(p.Arguments); err != nil {
 			g.schemaOnError(s, m, t, err, out, start)
@@ -560,6 +564,7 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 		k := s.inflight[string(p.RequestID)]
 		s.mu.Unlock()
 		if k == nil {
+			s.cancelPlugin(p.RequestID)
 			return
 		}
 		if o, ok := k.Owner.(*callOwner); ok {
@@ -600,6 +605,10 @@ func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
 	g.reqMu.Unlock()
 	if !ok || pr.session != s {
 		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
+		return
+	}
+	if pr.wait != nil {
+		pr.answer(m.Result, m.Error)
 		return
 	}
 	if err := pr.conn.Reply(pr.upstreamID, m.Result, m.Error); err != nil {
