@@ -37,12 +37,12 @@ type Session struct {
 	inflight map[string]*upstream.Call // downstream request id → upstream call
 	// pluginCalls are the plugin tool calls in flight, by downstream request id.
 	pluginCalls map[string]*pluginCall
-	subs     map[string]string         // subscribed resource URI → server
-	stream   *stream                   // the GET stream (streamable) or the event stream (legacy SSE)
-	pending  [][]byte                  // messages waiting for a GET stream, pendingMax bytes at most
-	pendingN int                       // their bytes
-	logLevel string
-	closed   bool
+	subs        map[string]string // subscribed resource URI → server
+	stream      *stream           // the GET stream (streamable) or the event stream (legacy SSE)
+	pending     [][]byte          // messages waiting for a GET stream, pendingMax bytes at most
+	pendingN    int               // their bytes
+	logLevel    string
+	closed      bool
 
 	lastSeen atomic.Int64
 	// srv is the session's server set (rec.Servers as of its last resolution): a reload
