@@ -434,7 +434,7 @@ func (c *Config) pluginProblems() Problems {
 			if strings.TrimSpace(cc.DSN) == "" {
 				add(false, cw+".dsn", "required")
 			}
-			if cc.Database == "" && isMemoryDSN(cc.DSN) {
+			if cc.Database == "" && strings.TrimSpace(cc.DSN) != "" && isMemoryDSN(cc.DSN) {
 				add(false, cw+".database", "an in-memory database needs a database name")
 			}
 			if strings.Contains(cc.Database, "::") {
