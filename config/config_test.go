@@ -479,3 +479,23 @@ func TestArchitectureDocShowsTheExample(t *testing.T) {
 		t.Fatalf("docs/architecture.md's example differs from designExample:\n%s", block)
 	}
 }
+
+// TestRunExampleHasThePlugin: the config `make run` serves loads from the repository root
+// (where make runs it: its paths are relative to it), with its sql plugin and the seed.
+func TestRunExampleHasThePlugin(t *testing.T) {
+	t.Setenv("MCPGW_STATE_DIR", t.TempDir())
+	t.Chdir("..")
+	cfg, _, err := Load("examples/mcpgw.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := cfg.Plugins["shop"]
+	if shop == nil || shop.Type != "sql" || len(shop.Connections) != 1 {
+		t.Fatalf("examples/mcpgw.yaml: plugin shop %+v", shop)
+	}
+	for id, c := range shop.Connections {
+		if c.Seed == "" {
+			t.Errorf("connection %s has no seed: the first start would serve an empty database", id)
+		}
+	}
+}

@@ -253,6 +253,7 @@ func (p *Plugin) closeProvider(prov plugin.Plugin) {
 func (p *Plugin) set(state string, err error, prov plugin.Plugin, cat *plugin.Catalog) {
 	print := fingerprint(cat)
 	p.mu.Lock()
+	wasUp := p.state == StateUp
 	changed := p.state != state || p.print != print
 	p.state = state
 	if err != nil {
@@ -268,8 +269,8 @@ func (p *Plugin) set(state string, err error, prov plugin.Plugin, cat *plugin.Ca
 	}
 	p.mu.Unlock()
 	if changed {
-		if state == StateUp {
-			p.reg.log.Info("plugin catalogue", "plugin", p.Name, "resource_types", len(cat.Types))
+		if state == StateUp && wasUp {
+			p.reg.log.Info("plugin catalogue changed", "plugin", p.Name, "resource_types", len(cat.Types))
 		}
 		p.reg.changed(p.Name)
 	}
