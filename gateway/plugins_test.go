@@ -233,8 +233,8 @@ tasks:
 			}
 		}
 	}
-	if !slices.Contains(reader, "shop_shop_v1_users_find") {
-		t.Errorf("read-only agent lacks find: %v", reader)
+	if !slices.Contains(reader, "shop_shop_v1_users_find") || !slices.Contains(reader, "shop_shop_v1_users_count") {
+		t.Errorf("read-only agent lacks find or count (a read-only action): %v", reader)
 	}
 
 	ssid := g.initAs(t, "scoped", "{}")
