@@ -122,8 +122,6 @@ func intersect(names, keep []string, dropped func(string)) []string {
 	return out
 }
 
-func allowed(b *bool) bool { return b == nil || *b }
-
 func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution, names []string) []string {
 	var out []string
 	allow := map[string]bool{}
