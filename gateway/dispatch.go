@@ -120,15 +120,15 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}
-	if t.PluginTool != nil {
-		g.callPlugin(ctx, s, m, t, p.Arguments, out, start)
-		return
-	}
 	if s.thinFor(v) {
 		if err := t.ValidateArgs(p.Arguments); err != nil {
 			g.schemaOnError(s, m, t, err, out, start)
 			return
 		}
+	}
+	if t.PluginTool != nil {
+		g.callPlugin(ctx, s, m, t, p.Arguments, out, start)
+		return
 	}
 	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
 	b = append(b, `{"name":`...)

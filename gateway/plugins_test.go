@@ -219,6 +219,7 @@ agents:
   reader: {servers: [shop], read_only: true}
   scoped: {servers: [shop, everything], connection_scope: [scratch], tools: {deny: ["shop_*_truncate"]}}
   upstream-only: {servers: [everything]}
+  thin: {servers: [shop], handshake: thin}
   tasked: {}
 tasks:
   t1: {enabled_mcp_servers: [shop]}
@@ -257,6 +258,17 @@ tasks:
 		if strings.HasPrefix(n, "shop_") {
 			t.Errorf("an agent without the plugin sees %s", n)
 		}
+	}
+
+	// A thin session that sends bad arguments gets the tool's full schema, as for upstream
+	// tools; good arguments reach the plugin.
+	thin := g.initAs(t, "thin", "{}")
+	g.toolNames(t, thin)
+	if res := g.callTool(t, thin, "shop_shop_v1_users_get", `{"connectionId":"main"}`); !res.IsError || !strings.Contains(string(res.Structured), "inputSchema") {
+		t.Errorf("thin session, bad arguments: %s %s", res.text(), res.Structured)
+	}
+	if res := g.callTool(t, thin, "shop_shop_v1_users_get", `{"connectionId":"main","id":"3"}`); res.IsError || !strings.Contains(res.text(), "linus") {
+		t.Errorf("thin session, good arguments: %s", res.text())
 	}
 
 	// A task enables the plugin like a server.
