@@ -19,6 +19,7 @@ type Filter struct {
 	narrow   []string // credential's tool globs (nil: none)
 	readOnly bool
 	servers  map[string]bool // nil: every server of the session
+	conns    []string        // the agent's connection_scope (nil: every plugin connection)
 }
 
 // NewFilter builds the filter for an agent (and credential) under cfg.
@@ -26,6 +27,10 @@ func NewFilter(cfg *config.Config, id *Identity) *Filter {
 	f := &Filter{}
 	if ac := cfg.Agents[id.Agent]; ac != nil {
 		f.allow, f.deny, f.readOnly = ac.Tools.Allow, ac.Tools.Deny, ac.ReadOnly
+		if ac.ConnectionScope != nil {
+			f.conns = append([]string{}, ac.ConnectionScope...)
+			sort.Strings(f.conns)
+		}
 		if ac.Enabled != nil && !*ac.Enabled {
 			f.servers = map[string]bool{}
 		} else if len(ac.Servers) > 0 {
@@ -58,12 +63,22 @@ func NewFilter(cfg *config.Config, id *Identity) *Filter {
 		sort.Strings(ks)
 		fmt.Fprintf(&b, " s%q", ks)
 	}
+	if f.conns != nil {
+		fmt.Fprintf(&b, " c%q", f.conns)
+	}
 	f.key = b.String()
 	return f
 }
 
 // Key identifies the filter's rules, for view caching.
 func (f *Filter) Key() string { return f.key }
+
+// PluginScope is what the session's plugin tools are generated for: the connections it
+// may use (nil: all) and whether it is read-only (then create, update, delete and
+// Dangerous actions are not generated at all).
+func (f *Filter) PluginScope() registry.PluginScope {
+	return registry.PluginScope{Connections: f.conns, ReadOnly: f.readOnly}
+}
 
 // Server reports whether the agent may still use a server of its session.
 func (f *Filter) Server(name string) (bool, string) {

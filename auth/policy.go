@@ -68,6 +68,10 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		if _, isPlugin := cfg.Plugins[n]; isPlugin {
+			res.Servers = append(res.Servers, n) // in-process: no mode, no transport
+			continue
+		}
 		d := cfg.Servers[n]
 		if d == nil {
 			continue
@@ -89,6 +93,11 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 func defaultEnabled(cfg *config.Config) []string {
 	var out []string
 	for n, d := range cfg.Servers {
+		if d != nil && d.Enabled() {
+			out = append(out, n)
+		}
+	}
+	for n, d := range cfg.Plugins {
 		if d != nil && d.Enabled() {
 			out = append(out, n)
 		}
@@ -124,8 +133,9 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 		deny[s] = true
 	}
 	for _, n := range names {
+		_, isPlugin := cfg.Plugins[n]
 		d := cfg.Servers[n]
-		if d == nil {
+		if d == nil && !isPlugin {
 			continue
 		}
 		switch {
@@ -134,6 +144,12 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 			continue
 		case len(allow) == 0 && deny[n]:
 			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: in executor %q denylist", n, res.Executor))
+			continue
+		}
+		if isPlugin {
+			// A plugin runs inside the gateway: the executor's transports, URL rewrites
+			// and environment do not concern it, its lists do.
+			out = append(out, n)
 			continue
 		}
 		ok := p.AllowsTransport(d.Transport())
@@ -217,6 +233,26 @@ func Explain(cfg *config.Config, reg *registry.Registry, id *Identity, taskServe
 			out = append(out, d)
 		}
 	}
+	// Plugin tools as this identity's sessions get them generated (its connection scope
+	// and read-only; as for a client without elicitation).
+	for _, name := range reg.PluginNames() {
+		p := reg.Plugin(name)
+		cat := p.CatalogFor(f.PluginScope(), false)
+		if cat == nil {
+			st, why := p.State()
+			out = append(out, Decision{Tool: "*", Server: name, Rule: "plugin " + st + ": " + why})
+			continue
+		}
+		for _, t := range cat.Tools {
+			d := Decision{Tool: t.Exposed, Server: name}
+			if !in[name] {
+				d.Rule = serverReason(cfg, id, res, name, taskServers)
+			} else {
+				d.Admitted, d.Rule = f.Tool(t)
+			}
+			out = append(out, d)
+		}
+	}
 	return out, res, nil
 }
 
@@ -234,6 +270,9 @@ func serverReason(cfg *config.Config, id *Identity, res *Resolution, name string
 	}
 	if d := cfg.Servers[name]; d != nil && !d.Enabled() {
 		return "server has default_enabled: false"
+	}
+	if d := cfg.Plugins[name]; d != nil && !d.Enabled() {
+		return "plugin has default_enabled: false"
 	}
 	return "server not in the session"
 }

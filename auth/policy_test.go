@@ -182,3 +182,47 @@ func TestResolveInjectionOverridesServerWhenAllowed(t *testing.T) {
 		t.Errorf("TOKEN = %q, want the injected value", got)
 	}
 }
+
+// A plugin is resolved like a server: an executor's lists apply to it, its transport
+// switches do not (it runs in the gateway), default_enabled and tasks work by its name.
+func TestResolvePlugins(t *testing.T) {
+	src := `listen: 127.0.0.1:0
+store: memory
+servers:
+  std: {type: stdio, command: /bin/true}
+plugins:
+  shop: {type: sql, connections: {main: {driver: sqlite, dsn: /tmp/x.db}}}
+  hidden: {type: sql, default_enabled: false, connections: {main: {driver: sqlite, dsn: /tmp/y.db}}}
+executors:
+  nostdio: {type: local_pc, mcp_policy: {allow_stdio: false, allow_http: false, allow_sse: false}}
+  deny: {type: local_pc, mcp_policy: {denylist_servers: [shop]}}
+  allow: {type: local_pc, mcp_policy: {allowlist_servers: [std]}}
+`
+	cfg, _, err := config.Parse([]byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		executor, task string
+		want           []string
+	}{
+		{"", "", []string{"shop", "std"}},
+		{"nostdio", "", []string{"shop"}},
+		{"deny", "", []string{"std"}},
+		{"allow", "", []string{"std"}},
+		{"", "t", []string{"hidden"}},
+	} {
+		var task []string
+		if tc.task != "" {
+			task = []string{"hidden", "std"}
+			cfg.Agents = map[string]*config.AgentConfig{"a": {Servers: []config.AgentUse{{Name: "hidden"}, {Name: "shop"}}}}
+		}
+		res, f := Resolve(cfg, &Identity{Agent: "a", Executor: tc.executor, Task: tc.task}, task)
+		if f != nil {
+			t.Fatalf("%+v: %v", tc, f.Message)
+		}
+		if !slices.Equal(res.Servers, tc.want) {
+			t.Errorf("executor %q task %q: servers %v, want %v (warnings %v)", tc.executor, tc.task, res.Servers, tc.want, res.Warnings)
+		}
+	}
+}

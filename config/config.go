@@ -27,6 +27,7 @@ type Config struct {
 	Upstream  UpstreamDefaults           `yaml:"upstream"`
 	Log       LogConfig                  `yaml:"log"`
 	Servers   map[string]*ServerDef      `yaml:"servers"`
+	Plugins   map[string]*PluginDef      `yaml:"plugins"`
 	Agents    map[string]*AgentConfig    `yaml:"agents"`
 	Executors map[string]*ExecutorConfig `yaml:"executors"`
 	Tasks     map[string]*TaskConfig     `yaml:"tasks"`
@@ -209,14 +210,18 @@ type Timeouts struct {
 
 // AgentConfig is an agents.<id> entry (docs/config.md).
 type AgentConfig struct {
-	Enabled   *bool       `yaml:"enabled"`
-	Servers   []AgentUse  `yaml:"servers"`
-	Tools     ToolFilter  `yaml:"tools"`
-	ReadOnly  bool        `yaml:"read_only"`
-	Handshake string      `yaml:"handshake"`
-	Executor  string      `yaml:"executor"`
-	Keys      []string    `yaml:"api_keys"`
-	Extra     interface{} `yaml:"-"`
+	Enabled  *bool      `yaml:"enabled"`
+	Servers  []AgentUse `yaml:"servers"`
+	Tools    ToolFilter `yaml:"tools"`
+	ReadOnly bool       `yaml:"read_only"`
+	// ConnectionScope limits the plugin connections the agent may use, by connection id
+	// (nil: every connection). Other ids are absent from the tools' connectionId enum and
+	// refused when sent.
+	ConnectionScope []string    `yaml:"connection_scope"`
+	Handshake       string      `yaml:"handshake"`
+	Executor        string      `yaml:"executor"`
+	Keys            []string    `yaml:"api_keys"`
+	Extra           interface{} `yaml:"-"`
 }
 
 // AgentUse names one server an agent may use, optionally with its own mode.
@@ -340,3 +345,53 @@ func (d *ServerDef) ResolvedMode() string {
 
 // Enabled reports the server's default_enabled (true when unset).
 func (d *ServerDef) Enabled() bool { return d.DefaultEnabled == nil || *d.DefaultEnabled }
+
+// PluginDef is one plugins.<name> entry (docs/plugins.md): a resource provider whose
+// resource types the gateway serves as tools. Sessions enable plugins as they enable
+// servers: by name, in an agent's servers, a task's enabled_mcp_servers, an executor's
+// allow and deny lists and a credential's servers.
+type PluginDef struct {
+	Type string `yaml:"type"` // sql
+	// ReadOnly leaves out every tool that writes (create, update, delete, Dangerous
+	// actions), for every session.
+	ReadOnly    bool                         `yaml:"read_only"`
+	Connections map[string]*PluginConnection `yaml:"connections"`
+	// DefaultEnabled: sessions of agents that list no servers get the plugin (true when
+	// unset), as for servers.
+	DefaultEnabled *bool `yaml:"default_enabled"`
+	// Refresh is how often the plugin's resource types are read again (a table added to
+	// the database appears as tools; 0: the default, 1m; negative: never).
+	Refresh time.Duration `yaml:"refresh"`
+	// CallTimeout bounds one tool call, a confirmation asked of the user included (default
+	// upstream.call_timeout).
+	CallTimeout time.Duration `yaml:"call_timeout"`
+	Meta        ServerMeta    `yaml:"meta"`
+}
+
+// PluginConnection is one connection of a plugin (for type sql: one database).
+type PluginConnection struct {
+	Driver string `yaml:"driver"` // sqlite
+	// DSN: a file path or a file: URI (modernc.org/sqlite parameters), or :memory:.
+	DSN string `yaml:"dsn"`
+	// Database names the group of the resource keys (default: the file name without its
+	// extension; required for in-memory databases).
+	Database string `yaml:"database"`
+	// Seed is a SQL script run once to create the database: when the file does not exist
+	// yet (it is written whole or not at all), and on every start of an in-memory database.
+	Seed string `yaml:"seed"`
+}
+
+// Enabled reports the plugin's default_enabled (true when unset).
+func (d *PluginDef) Enabled() bool { return d.DefaultEnabled == nil || *d.DefaultEnabled }
+
+// PluginTypes are the plugin types the gateway can run.
+var PluginTypes = []string{"sql"}
+
+// Has reports whether name is a configured server or plugin: the names sessions enable.
+func (c *Config) Has(name string) bool {
+	if _, ok := c.Servers[name]; ok {
+		return true
+	}
+	_, ok := c.Plugins[name]
+	return ok
+}

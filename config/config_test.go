@@ -236,6 +236,35 @@ func TestConfigProblems(t *testing.T) {
 			wantErr: []string{`~agents.a: unknown server "ghost"`},
 		},
 		{
+			name: "a plugin named by an agent, a task and an executor list",
+			yaml: "plugins:\n  shop:\n    type: sql\n    connections:\n      main: {driver: sqlite, dsn: /tmp/shop.db}\n" +
+				"agents:\n  a: {servers: [shop], connection_scope: [main]}\nexecutors:\n  e: {type: local_pc, mcp_policy: {allowlist_servers: [shop]}}\ntasks:\n  t: {enabled_mcp_servers: [shop]}\n",
+		},
+		{
+			name: "plugin problems, all at once",
+			yaml: "servers:\n  shop: {type: http, url: \"http://x/mcp\"}\nplugins:\n  shop: {type: sql, connections: {main: {driver: sqlite, dsn: a.db}}}\n" +
+				"  k8s: {type: kubernetes}\n  none: {connections: {}}\n  \"bad name\": {type: sql, connections: {main: {driver: sqlite, dsn: a.db}}}\n" +
+				"  empty: {type: sql}\n  conns:\n    type: sql\n    connections:\n      pg: {driver: postgres, dsn: x}\n      nodsn: {driver: sqlite}\n      mem: {driver: sqlite, dsn: \":memory:\"}\n" +
+				"      \"no/slash\": {driver: sqlite, dsn: b.db}\n      seeded: {driver: sqlite, dsn: c.db, seed: /nonexistent/seed.sql}\n",
+			wantErr: []string{
+				"~plugins.shop: a server has the same name",
+				`~plugins.k8s: unknown type "kubernetes"`,
+				"~plugins.none: missing type",
+				"~plugins.bad name: plugin name must be",
+				"~plugins.empty.connections: at least one connection is needed",
+				`~plugins.conns.connections.pg.driver: "postgres" is not supported`,
+				"~plugins.conns.connections.nodsn.dsn: required",
+				"~plugins.conns.connections.mem.database: an in-memory database needs a database name",
+				"~plugins.conns.connections.no/slash: connection id must be",
+				"~plugins.conns.connections.seeded.seed:",
+			},
+		},
+		{
+			name:     "connection_scope naming no plugin's connection",
+			yaml:     "agents:\n  a: {connection_scope: [prod]}\n",
+			wantWarn: []string{`agents.a.connection_scope: no plugin has a connection "prod"`},
+		},
+		{
 			name:    "limits",
 			yaml:    "naming: {max_length: 8}\nhttp: {max_body_bytes: 10}\nlisten: nocolon\n",
 			wantErr: []string{"~naming.max_length", "~http.max_body_bytes", "~listen:"},
@@ -448,5 +477,25 @@ func TestArchitectureDocShowsTheExample(t *testing.T) {
 	}
 	if block != designExample {
 		t.Fatalf("docs/architecture.md's example differs from designExample:\n%s", block)
+	}
+}
+
+// TestRunExampleHasThePlugin: the config `make run` serves loads from the repository root
+// (where make runs it: its paths are relative to it), with its sql plugin and the seed.
+func TestRunExampleHasThePlugin(t *testing.T) {
+	t.Setenv("MCPGW_STATE_DIR", t.TempDir())
+	t.Chdir("..")
+	cfg, _, err := Load("examples/mcpgw.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := cfg.Plugins["shop"]
+	if shop == nil || shop.Type != "sql" || len(shop.Connections) != 1 {
+		t.Fatalf("examples/mcpgw.yaml: plugin shop %+v", shop)
+	}
+	for id, c := range shop.Connections {
+		if c.Seed == "" {
+			t.Errorf("connection %s has no seed: the first start would serve an empty database", id)
+		}
 	}
 }

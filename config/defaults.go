@@ -123,6 +123,17 @@ func (c *Config) applyDefaults() {
 	for _, d := range c.Servers {
 		c.ApplyServerDefaults(d)
 	}
+	for _, d := range c.Plugins {
+		if d == nil {
+			continue
+		}
+		if d.CallTimeout == 0 {
+			d.CallTimeout = c.Upstream.CallTimeout
+		}
+		if d.Refresh == 0 {
+			d.Refresh = time.Minute
+		}
+	}
 }
 
 // ApplyServerDefaults fills what a server definition leaves unset from the config's

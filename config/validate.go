@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -240,6 +241,8 @@ func (c *Config) Validate() Problems {
 		}
 	}
 
+	ps = append(ps, c.pluginProblems()...)
+
 	for _, name := range sortedKeys(c.Agents) {
 		a := c.Agents[name]
 		where := "agents." + name
@@ -247,8 +250,11 @@ func (c *Config) Validate() Problems {
 			continue
 		}
 		for _, u := range a.Servers {
-			if _, ok := c.Servers[u.Name]; !ok {
-				add(false, where, "unknown server %q", u.Name)
+			if !c.Has(u.Name) {
+				add(false, where, "unknown server %q (no server or plugin has that name)", u.Name)
+			}
+			if _, isPlugin := c.Plugins[u.Name]; isPlugin && u.Mode != "" && u.Mode != "auto" {
+				add(true, where, "plugin %q: mode %q is ignored (plugins run in the gateway)", u.Name, u.Mode)
 			}
 			switch u.Mode {
 			case "", "auto", ModeShared, ModePerSession:
@@ -262,6 +268,11 @@ func (c *Config) Validate() Problems {
 		for _, g := range append(append([]string{}, a.Tools.Allow...), a.Tools.Deny...) {
 			if _, err := filepath.Match(g, ""); err != nil {
 				add(false, where, "bad glob %q: %v", g, err)
+			}
+		}
+		for _, id := range a.ConnectionScope {
+			if !c.hasConnection(id) {
+				add(true, where+".connection_scope", "no plugin has a connection %q", id)
 			}
 		}
 		switch a.Handshake {
@@ -308,8 +319,8 @@ func (c *Config) Validate() Problems {
 			}
 		}
 		for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
-			if _, ok := c.Servers[s]; !ok {
-				add(true, where, "names unknown server %q", s)
+			if !c.Has(s) {
+				add(true, where, "names unknown server or plugin %q", s)
 			}
 		}
 	}
@@ -319,8 +330,8 @@ func (c *Config) Validate() Problems {
 			continue
 		}
 		for _, s := range t.EnabledMCPServers {
-			if _, ok := c.Servers[s]; !ok {
-				add(false, "tasks."+name, "unknown server %q", s)
+			if !c.Has(s) {
+				add(false, "tasks."+name, "unknown server %q (no server or plugin has that name)", s)
 			}
 		}
 		if t.Agent != "" {
@@ -376,4 +387,96 @@ func (c *Config) ListenProblems() Problems {
 		}
 	}
 	return ps
+}
+
+var connectionIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+
+// pluginProblems checks plugins.<name>: the name rules of servers (and no server of the
+// same name: sessions enable both by name), a known type, and each connection.
+func (c *Config) pluginProblems() Problems {
+	var ps Problems
+	add := func(warn bool, where, format string, a ...any) {
+		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
+	}
+	for _, name := range sortedKeys(c.Plugins) {
+		d := c.Plugins[name]
+		where := "plugins." + name
+		if d == nil {
+			add(false, where, "empty plugin definition")
+			continue
+		}
+		if !serverNameRE.MatchString(name) {
+			add(false, where, "plugin name must be 1 to 64 of the characters A-Z a-z 0-9 _ -")
+		}
+		if _, clash := c.Servers[name]; clash {
+			add(false, where, "a server has the same name; sessions enable servers and plugins by name, so each name must be one or the other")
+		}
+		switch d.Type {
+		case "sql":
+		case "":
+			add(false, where, "missing type (one of %s)", strings.Join(PluginTypes, ", "))
+			continue
+		default:
+			add(false, where, "unknown type %q (one of %s)", d.Type, strings.Join(PluginTypes, ", "))
+			continue
+		}
+		if len(d.Connections) == 0 {
+			add(false, where+".connections", "at least one connection is needed")
+		}
+		for _, id := range sortedKeys(d.Connections) {
+			cc := d.Connections[id]
+			cw := where + ".connections." + id
+			if !connectionIDRE.MatchString(id) {
+				add(false, cw, "connection id must be 1 to 64 of the characters A-Z a-z 0-9 _ . -")
+			}
+			if cc == nil {
+				add(false, cw, "empty connection")
+				continue
+			}
+			if cc.Driver != "sqlite" {
+				add(false, cw+".driver", "%q is not supported (sqlite; postgres is planned)", cc.Driver)
+			}
+			if strings.TrimSpace(cc.DSN) == "" {
+				add(false, cw+".dsn", "required")
+			}
+			if cc.Database == "" && strings.TrimSpace(cc.DSN) != "" && isMemoryDSN(cc.DSN) {
+				add(false, cw+".database", "an in-memory database needs a database name")
+			}
+			if strings.Contains(cc.Database, "::") {
+				add(false, cw+".database", "%q must not contain \"::\" (it is the group of resource keys group::version::kind)", cc.Database)
+			}
+			if cc.Seed != "" {
+				if st, err := os.Stat(cc.Seed); err != nil {
+					add(false, cw+".seed", "%v", err)
+				} else if st.IsDir() {
+					add(false, cw+".seed", "%s is a directory, not a SQL script", cc.Seed)
+				}
+			}
+		}
+		if d.CallTimeout < 0 {
+			add(false, where+".call_timeout", "must not be negative")
+		}
+	}
+	return ps
+}
+
+// isMemoryDSN reports whether a sqlite DSN names an in-memory database.
+func isMemoryDSN(dsn string) bool {
+	p := strings.TrimPrefix(dsn, "file:")
+	if i := strings.IndexByte(p, '?'); i >= 0 {
+		p = p[:i]
+	}
+	return p == "" || p == ":memory:" || strings.Contains(dsn, "mode=memory")
+}
+
+// hasConnection reports whether any plugin has a connection of that id.
+func (c *Config) hasConnection(id string) bool {
+	for _, d := range c.Plugins {
+		if d != nil {
+			if _, ok := d.Connections[id]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }

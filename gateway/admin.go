@@ -235,8 +235,8 @@ func (g *Gateway) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, b
 	cfg := g.policy().cfg
 	if b.EnabledMCPServers != nil {
 		for _, s := range *b.EnabledMCPServers {
-			if _, ok := cfg.Servers[s]; !ok {
-				apiError(w, http.StatusBadRequest, "unknown server "+s)
+			if !cfg.Has(s) {
+				apiError(w, http.StatusBadRequest, "unknown server "+s+" (no server or plugin has that name)")
 				return nil, false
 			}
 		}
@@ -270,6 +270,11 @@ func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
 	} else {
 		cfg := g.policy().cfg
 		for name, d := range cfg.Servers {
+			if d != nil && d.Enabled() {
+				t.EnabledMCPServers = append(t.EnabledMCPServers, name)
+			}
+		}
+		for name, d := range cfg.Plugins {
 			if d != nil && d.Enabled() {
 				t.EnabledMCPServers = append(t.EnabledMCPServers, name)
 			}

@@ -129,6 +129,10 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 			return
 		}
 	}
+	if t.PluginTool != nil {
+		g.callPlugin(ctx, s, m, t, p.Arguments, out, start)
+		return
+	}
 	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
 	b = append(b, `{"name":`...)
 	b = wire.AppendQuote(b, t.Name)
@@ -564,6 +568,7 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 		k := s.inflight[string(p.RequestID)]
 		s.mu.Unlock()
 		if k == nil {
+			s.cancelPlugin(p.RequestID)
 			return
 		}
 		if o, ok := k.Owner.(*callOwner); ok {
@@ -604,6 +609,10 @@ func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
 	g.reqMu.Unlock()
 	if !ok || pr.session != s {
 		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
+		return
+	}
+	if pr.wait != nil {
+		pr.answer(m.Result, m.Error)
 		return
 	}
 	if err := pr.conn.Reply(pr.upstreamID, m.Result, m.Error); err != nil {

@@ -105,6 +105,9 @@ type pendingReq struct {
 	upstreamID json.RawMessage
 	session    *Session
 	at         time.Time
+	// wait is set instead of conn for the gateway's own requests (a plugin's confirmation):
+	// the client's answer goes there.
+	wait chan clientAnswer
 }
 
 type progressRoute struct {
@@ -388,7 +391,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 
 func (g *Gateway) newSession(rec sessions.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		conns: map[string]*sessConn{}, down: map[string]bool{}, inflight: map[string]*upstream.Call{},
+		conns: map[string]*sessConn{}, down: map[string]bool{}, inflight: map[string]*upstream.Call{}, pluginCalls: map[string]*pluginCall{},
 		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms)}
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`

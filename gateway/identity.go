@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -200,11 +201,13 @@ func (s *Session) filter() *auth.Filter {
 func (g *Gateway) denial(s *Session, tool string, start time.Time) {
 	rule := "unknown tool"
 	for _, name := range s.servers() {
-		srv := g.reg.Server(name)
-		if srv == nil {
-			continue
+		var cat *registry.Catalog
+		if srv := g.reg.Server(name); srv != nil {
+			cat = srv.Catalog()
+		} else if p := g.reg.Plugin(name); p != nil {
+			cat = p.CatalogFor(s.filter().PluginScope(), s.caps.elicitation)
 		}
-		if cat := srv.Catalog(); cat != nil {
+		if cat != nil {
 			for _, t := range cat.Tools {
 				if t.Exposed == tool {
 					_, rule = s.filter().Tool(t)

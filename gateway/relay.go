@@ -209,6 +209,10 @@ func (g *Gateway) dropRequests(match func(pendingReq) bool, why string) {
 	e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: why})
 	go func() {
 		for _, pr := range gone {
+			if pr.wait != nil {
+				pr.answer(nil, e)
+				continue
+			}
 			_ = pr.conn.Reply(pr.upstreamID, nil, e)
 		}
 	}()

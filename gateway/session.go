@@ -35,12 +35,14 @@ type Session struct {
 	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
 	downGen  uint64
 	inflight map[string]*upstream.Call // downstream request id → upstream call
-	subs     map[string]string         // subscribed resource URI → server
-	stream   *stream                   // the GET stream (streamable) or the event stream (legacy SSE)
-	pending  [][]byte                  // messages waiting for a GET stream, pendingMax bytes at most
-	pendingN int                       // their bytes
-	logLevel string
-	closed   bool
+	// pluginCalls are the plugin tool calls in flight, by downstream request id.
+	pluginCalls map[string]*pluginCall
+	subs        map[string]string // subscribed resource URI → server
+	stream      *stream           // the GET stream (streamable) or the event stream (legacy SSE)
+	pending     [][]byte          // messages waiting for a GET stream, pendingMax bytes at most
+	pendingN    int               // their bytes
+	logLevel    string
+	closed      bool
 
 	lastSeen atomic.Int64
 	// used is set by the session's first request after initialize.
@@ -130,7 +132,7 @@ func (s *Session) View() *registry.View {
 		own[k] = v
 	}
 	s.mu.Unlock()
-	s.view = s.g.reg.ViewFor(s.servers(), down, f, own)
+	s.view = s.g.reg.ViewWith(s.servers(), down, f, own, s.caps.elicitation)
 	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
 }
@@ -386,10 +388,15 @@ func (s *Session) close() {
 	s.conns = map[string]*sessConn{}
 	calls := s.inflight
 	s.inflight = map[string]*upstream.Call{}
+	pcs := s.pluginCalls
+	s.pluginCalls = map[string]*pluginCall{}
 	st := s.stream
 	s.mu.Unlock()
 	for _, k := range calls {
 		k.Conn().Abandon(k, "session ended")
+	}
+	for _, pc := range pcs {
+		pc.cancel()
 	}
 	s.g.forgetRequests(s)
 	for _, sc := range conns {

@@ -293,7 +293,11 @@ func (g *generator) typeTools(e *TypeEntry, allowed map[string]bool) {
 			if a.Dangerous {
 				d += " Dangerous: it changes or removes data and cannot be undone."
 			}
-			t := newTool(OperationAction, a.ID, d, &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(a.Dangerous), IdempotentHint: a.Idempotent})
+			ann := &mcp.ToolAnnotations{DestructiveHint: jsonschema.Ptr(a.Dangerous), IdempotentHint: a.Idempotent}
+			if a.ReadOnly && !a.Dangerous {
+				ann = &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true}
+			}
+			t := newTool(OperationAction, a.ID, d, ann)
 			t.ActionID, t.action = a.ID, a
 			if a.Dangerous {
 				g.needsConfirm(t)

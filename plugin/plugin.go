@@ -227,6 +227,10 @@ type Action struct {
 	Dangerous bool
 	// Idempotent: calling it twice with the same arguments has the effect of calling it once.
 	Idempotent bool
+	// ReadOnly: the action changes nothing (count, logs). Its tool is annotated
+	// readOnlyHint, so read-only sessions keep it; any other action may write and is
+	// hidden from them. ReadOnly and Dangerous together are a contradiction: Dangerous wins.
+	ReadOnly bool
 	// Collection actions act on the resource type as a whole (count, truncate): their tool
 	// takes no id.
 	Collection bool

@@ -12,6 +12,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -29,6 +30,10 @@ type Tool struct {
 	schema      *jsonschema.Resolved // compiled input schema, for schema-on-error
 	ReadOnly    bool
 	Destructive bool
+	// PluginTool and PluginHost are set on a tool a plugin generated: a call to it runs
+	// PluginHost.Call(PluginTool) in the gateway instead of going to an upstream.
+	PluginTool *plugin.Tool
+	PluginHost *Plugin
 }
 
 // Prompt is one upstream prompt as exposed.

@@ -108,6 +108,9 @@ type Registry struct {
 type serverSet struct {
 	m     map[string]*Server
 	names []string
+	// plugins are the configured plugins (a removed one stops at once: nothing of it runs
+	// outside the gateway, and its calls in flight are cancelled).
+	plugins map[string]*Plugin
 }
 
 // New builds a registry for cfg. Start connects the upstreams.
@@ -119,6 +122,12 @@ func New(cfg *config.Config, log *slog.Logger) *Registry {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		set.m[name] = r.newServer(name, cfg.Servers[name])
 		set.names = append(set.names, name)
+	}
+	set.plugins = map[string]*Plugin{}
+	for name, d := range cfg.Plugins {
+		if d != nil {
+			set.plugins[name] = r.newPlugin(name, d)
+		}
 	}
 	r.set.Store(set)
 	return r
@@ -152,6 +161,10 @@ func (r *Registry) Start(wait time.Duration) {
 		ready.Add(1)
 		r.run(set.m[name], &ready)
 	}
+	for _, p := range set.plugins {
+		ready.Add(1)
+		r.runPlugin(p, ready.Done)
+	}
 	r.applyMu.Unlock()
 	done := make(chan struct{})
 	go func() { ready.Wait(); close(done) }()
@@ -175,11 +188,24 @@ func (r *Registry) run(s *Server, ready *sync.WaitGroup) {
 	}()
 }
 
-// Close stops every shared upstream.
+// runPlugin starts supervising a plugin in the background; ready is called once it first
+// came up or failed.
+func (r *Registry) runPlugin(p *Plugin, ready func()) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		p.supervise(ready)
+	}()
+}
+
+// Close stops every shared upstream and every plugin.
 func (r *Registry) Close() {
 	r.cancel()
 	for _, s := range r.set.Load().m {
 		s.stop()
+	}
+	for _, p := range r.set.Load().plugins {
+		p.stop()
 	}
 	r.wg.Wait()
 }
@@ -214,8 +240,8 @@ func (r *Registry) Statuses() []Status {
 // Change is what Apply did to one server.
 type Change struct {
 	Server string
-	// Kind is "added", "changed", "retired" or "restored" (a retired server configured
-	// again with the same definition).
+	// Kind is "added", "changed", "retired", "removed" (a plugin: it stops at once) or
+	// "restored" (a retired server configured again with the same definition).
 	Kind string
 }
 
@@ -263,11 +289,44 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 			changes = append(changes, Change{name, "retired"})
 		}
 	}
+	next.plugins = make(map[string]*Plugin, len(cfg.Plugins))
+	var startP, stopP []*Plugin
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		d := cfg.Plugins[name]
+		if d == nil {
+			continue
+		}
+		cur := old.plugins[name]
+		switch {
+		case cur == nil:
+			cur = r.newPlugin(name, d)
+			startP = append(startP, cur)
+			changes = append(changes, Change{name, "added"})
+		case renamed || !samePluginDef(cur.Def, d):
+			stopP = append(stopP, cur)
+			cur = r.newPlugin(name, d)
+			startP = append(startP, cur)
+			changes = append(changes, Change{name, "changed"})
+		}
+		next.plugins[name] = cur
+	}
+	for name, p := range old.plugins {
+		if next.plugins[name] == nil {
+			stopP = append(stopP, p)
+			changes = append(changes, Change{name, "removed"})
+		}
+	}
 	r.cfg.Store(cfg)
 	r.set.Store(next)
+	for _, p := range stopP {
+		p.stop()
+	}
 	if r.started {
 		for _, s := range start {
 			r.run(s, nil)
+		}
+		for _, p := range startP {
+			r.runPlugin(p, func() {})
 		}
 	}
 	for _, s := range drain {
@@ -322,7 +381,7 @@ func (r *Registry) Release(inUse func(server string) bool) []string {
 	if len(gone) == 0 {
 		return nil
 	}
-	next := &serverSet{m: maps.Clone(old.m), names: old.names}
+	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
 	for _, name := range gone {
 		next.m[name].stop()
 		delete(next.m, name)

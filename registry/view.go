@@ -3,6 +3,8 @@ package registry
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -52,6 +54,14 @@ type ViewFilter interface {
 // ViewFor builds (or fetches from cache) the view over the given servers. Servers that are
 // not up, and those in exclude, are left out; filter (if not nil) decides the rest.
 func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog) *View {
+	return r.ViewWith(servers, exclude, filter, own, false)
+}
+
+// ViewWith is ViewFor for a session whose client may (elicitation) or may not be asked to
+// confirm: plugin tools that delete or run Dangerous actions then ask the user instead of
+// requiring "confirm": true. servers may name plugins too; their tools are generated for
+// the filter's PluginScope (when it is a PluginScoper).
+func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog, elicitation bool) *View {
 	type part struct {
 		name string
 		cat  *Catalog
@@ -63,14 +73,36 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 	// no one else would ask for, holding its catalogue until 256 others pushed it out.
 	private := false
 	for _, name := range servers {
-		s := r.Server(name)
-		if s == nil || exclude[name] {
+		if exclude[name] {
 			continue
+		}
+		s := r.Server(name)
+		var p *Plugin
+		if s == nil {
+			if p = r.Plugin(name); p == nil {
+				continue
+			}
 		}
 		if filter != nil {
 			if ok, _ := filter.Server(name); !ok {
 				continue
 			}
+		}
+		if p != nil {
+			var sc PluginScope
+			if ps, ok := filter.(PluginScoper); ok {
+				sc = ps.PluginScope()
+			}
+			cat := p.CatalogFor(sc, elicitation)
+			if cat == nil {
+				continue
+			}
+			parts = append(parts, part{name, cat})
+			keyb = append(keyb, name...)
+			keyb = append(keyb, '@')
+			keyb = strconv.AppendUint(keyb, cat.seq, 36)
+			keyb = append(keyb, ';')
+			continue
 		}
 		cat := s.Catalog()
 		if oc := own[name]; oc != nil && cat != nil {
@@ -150,21 +182,38 @@ func (r *Registry) Collisions() config.Problems {
 	tools := map[string]string{}
 	prompts := map[string]string{}
 	set := r.set.Load()
+	type named struct {
+		name string
+		cat  *Catalog
+	}
+	cats := make([]named, 0, len(set.names)+len(set.plugins))
 	for _, name := range set.names {
-		cat := set.m[name].Catalog()
-		if cat == nil {
-			continue
+		if cat := set.m[name].Catalog(); cat != nil {
+			cats = append(cats, named{name, cat})
+		}
+	}
+	// A plugin's tools as a session with every connection sees them.
+	for _, name := range slices.Sorted(maps.Keys(set.plugins)) {
+		if cat := set.plugins[name].CatalogFor(PluginScope{}, false); cat != nil {
+			cats = append(cats, named{name, cat})
+		}
+	}
+	for _, c := range cats {
+		name, cat := c.name, c.cat
+		where := "servers." + name
+		if _, isPlugin := set.plugins[name]; isPlugin {
+			where = "plugins." + name
 		}
 		for _, t := range cat.Tools {
 			if prev, ok := tools[t.Exposed]; ok && prev != name {
-				ps = append(ps, config.Problem{Where: "servers." + name, Text: fmt.Sprintf("tool name %q collides with server %q's tool of the same exposed name", t.Exposed, prev)})
+				ps = append(ps, config.Problem{Where: where, Text: fmt.Sprintf("tool name %q collides with %q's tool of the same exposed name", t.Exposed, prev)})
 				continue
 			}
 			tools[t.Exposed] = name
 		}
 		for _, p := range cat.Prompts {
 			if prev, ok := prompts[p.Exposed]; ok && prev != name {
-				ps = append(ps, config.Problem{Where: "servers." + name, Text: fmt.Sprintf("prompt name %q collides with server %q's prompt of the same exposed name", p.Exposed, prev)})
+				ps = append(ps, config.Problem{Where: where, Text: fmt.Sprintf("prompt name %q collides with %q's prompt of the same exposed name", p.Exposed, prev)})
 				continue
 			}
 			prompts[p.Exposed] = name

@@ -138,7 +138,11 @@ func validate(args []string, out io.Writer) error {
 		return err
 	}
 	if !*offline && len(cfg.Servers) > 0 {
-		reg := registry.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		// Upstreams only: starting a plugin may create its database (a seed), which
+		// checking a file must not do.
+		servers := *cfg
+		servers.Plugins = nil
+		reg := registry.New(&servers, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		reg.Start(connectWait(cfg))
 		for _, st := range reg.Statuses() {
 			if st.State != registry.StateUp {
@@ -156,6 +160,10 @@ func validate(args []string, out io.Writer) error {
 		if len(coll) > 0 {
 			return fmt.Errorf("%s: invalid config", display(path))
 		}
+	}
+	if len(cfg.Plugins) > 0 {
+		fmt.Fprintf(out, "%s: ok (%d servers, %d plugins)\n", display(path), len(cfg.Servers), len(cfg.Plugins))
+		return nil
 	}
 	fmt.Fprintf(out, "%s: ok (%d servers)\n", display(path), len(cfg.Servers))
 	return nil

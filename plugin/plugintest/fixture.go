@@ -130,7 +130,7 @@ func (f *Fixture) Actions(_ context.Context, conn, key string) ([]plugin.Action,
 		return []plugin.Action{{ID: "logs", Description: "Read the last lines of a pod's log.",
 			ParamsSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"tailLines": {Type: "integer", Minimum: jsonschema.Ptr(1.0), Maximum: jsonschema.Ptr(1000.0)}}},
 			OutputSchema: &jsonschema.Schema{Type: "object", Required: []string{"lines"}, Properties: map[string]*jsonschema.Schema{"lines": {Type: "array", Items: str}}},
-			Idempotent:   true}}, nil
+			Idempotent:   true, ReadOnly: true}}, nil
 	case Deployment:
 		return []plugin.Action{
 			{ID: "scale", Description: "Set a deployment's number of replicas.", Idempotent: true,

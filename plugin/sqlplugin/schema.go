@@ -98,7 +98,7 @@ func (p *Plugin) Actions(_ context.Context, connID, key string) ([]plugin.Action
 	}
 	acts := []plugin.Action{{
 		ID: "count", Description: fmt.Sprintf("Count the rows of table %s.", t.name),
-		OutputSchema: out("count"), Idempotent: true, Collection: true,
+		OutputSchema: out("count"), Idempotent: true, ReadOnly: true, Collection: true,
 	}}
 	if !p.readOnly {
 		acts = append(acts, plugin.Action{

@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -42,6 +43,11 @@ type ConnectionConfig struct {
 	// Database names the group of the resource keys; for sqlite the file's name without
 	// its extension when left out.
 	Database string `yaml:"database" json:"database"`
+	// Seed is the path of a SQL script that creates the database: it runs when the file
+	// does not exist yet (into a temporary file that is renamed into place once the whole
+	// script succeeded, so a failed seed leaves nothing behind), and on every open of an
+	// in-memory database.
+	Seed string `yaml:"seed" json:"seed"`
 }
 
 // Problems lists what is wrong with a config, all at once.
@@ -119,13 +125,43 @@ func Open(ctx context.Context, cfg Config) (*Plugin, error) {
 	for _, id := range sortedKeys(cfg.Connections) {
 		cc := cfg.Connections[id]
 		name, _ := databaseName(cc)
-		db, err := sql.Open("sqlite", sqliteDSN(cc.DSN, cfg.ReadOnly))
+		memory := isMemory(cc.DSN)
+		var seed string
+		if cc.Seed != "" {
+			b, err := os.ReadFile(cc.Seed)
+			if err != nil {
+				p.Close()
+				return nil, fmt.Errorf("connection %q: seed: %w", id, err)
+			}
+			seed = string(b)
+			if !memory {
+				if err := seedFile(ctx, cc.DSN, seed); err != nil {
+					p.Close()
+					return nil, fmt.Errorf("connection %q: seed %s: %w", id, cc.Seed, err)
+				}
+			}
+		}
+		// An in-memory database being seeded is made read-only after its seed ran.
+		db, err := sql.Open("sqlite", sqliteDSN(cc.DSN, cfg.ReadOnly && !(memory && seed != "")))
 		if err != nil {
 			p.Close()
 			return nil, fmt.Errorf("connection %q: %w", id, err)
 		}
-		if strings.Contains(cc.DSN, ":memory:") || strings.Contains(cc.DSN, "mode=memory") {
+		if memory {
 			db.SetMaxOpenConns(1) // every connection to :memory: is a database of its own
+			db.SetConnMaxLifetime(0)
+			db.SetConnMaxIdleTime(0)
+			if seed != "" {
+				err := execScript(ctx, db, seed)
+				if err == nil && cfg.ReadOnly {
+					_, err = db.ExecContext(ctx, "PRAGMA query_only = 1")
+				}
+				if err != nil {
+					_ = db.Close()
+					p.Close()
+					return nil, fmt.Errorf("connection %q: seed %s: %w", id, cc.Seed, err)
+				}
+			}
 		}
 		c := &conn{id: id, database: name, db: db, d: sqlite{}}
 		c.refresh(ctx)
@@ -133,6 +169,64 @@ func Open(ctx context.Context, cfg Config) (*Plugin, error) {
 		p.conns[id] = c
 	}
 	return p, nil
+}
+
+func isMemory(dsn string) bool {
+	return strings.Contains(dsn, ":memory:") || strings.Contains(dsn, "mode=memory")
+}
+
+// seedFile creates the database file of dsn from a SQL script when the file does not
+// exist: the script runs into a temporary file next to it, which is renamed into place
+// only once the whole script succeeded.
+func seedFile(ctx context.Context, dsn, script string) error {
+	path, query, _ := strings.Cut(strings.TrimPrefix(dsn, "file:"), "?")
+	if _, err := os.Stat(path); err == nil {
+		return nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".seed-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_ = f.Close()
+	defer os.Remove(tmp) // gone once renamed; removed when the seed failed
+	tdsn := tmp
+	if query != "" {
+		tdsn = "file:" + tmp + "?" + query
+	}
+	db, err := sql.Open("sqlite", tdsn)
+	if err != nil {
+		return err
+	}
+	err = execScript(ctx, db, script)
+	if cerr := db.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return err
+	}
+	return nil
+}
+
+// execScript runs a SQL script (several statements) in one transaction.
+func execScript(ctx context.Context, db *sql.DB, script string) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, script); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
 }
 
 // sqliteDSN adds the parameters the plugin relies on: a busy timeout (writes from several

@@ -1,0 +1,167 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// A plugin's tools are in a session's view like an upstream's (registry.ViewWith generates
+// them for the session), and tools/call reaches callPlugin instead of forward: the call runs
+// in the gateway, through the plugin's dispatcher, with no network in between.
+
+// pluginCall is one plugin tool call in flight, by the client's request id: a
+// notifications/cancelled for that id, or the session ending, cancels its context.
+type pluginCall struct {
+	cancel    context.CancelFunc
+	cancelled atomic.Bool // by the client
+}
+
+// callPlugin runs a plugin tool for a session and answers on out.
+func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out outbox, start time.Time) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// The gateway shutting down cancels the call too.
+	stop := context.AfterFunc(g.ctx, cancel)
+	defer stop()
+	pc := &pluginCall{cancel: cancel}
+	key := string(m.ID)
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = out.reply(wire.Result(m.ID, toolError("the session ended")))
+		return
+	}
+	s.pluginCalls[key] = pc
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		if s.pluginCalls[key] == pc {
+			delete(s.pluginCalls, key)
+		}
+		s.mu.Unlock()
+	}()
+	var o plugin.CallOptions
+	if s.caps.elicitation {
+		o.Confirm = func(ctx context.Context, message string) (bool, error) { return g.confirm(ctx, s, message, out) }
+	}
+	res, err := t.PluginHost.Call(ctx, t.PluginTool, args, o)
+	outcome := "ok"
+	switch {
+	case pc.cancelled.Load():
+		_ = out.reply(nil)
+		outcome = "cancelled"
+	case errors.Is(err, registry.ErrPluginTimeout):
+		_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q did not answer within %s", t.Server, t.PluginHost.Def.CallTimeout))))
+		outcome = "timeout"
+	case errors.Is(err, registry.ErrPluginStopped):
+		_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q stopped during the call (reloaded or removed); call it again", t.Server))))
+		outcome = "unavailable"
+	case err != nil && g.ctx.Err() != nil:
+		_ = out.reply(wire.Result(m.ID, toolError("the gateway is shutting down")))
+		outcome = "cancelled"
+	case err != nil:
+		outcome = "cancelled" // the client went away: no one to answer
+	default:
+		b, merr := json.Marshal(res)
+		if merr != nil {
+			_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q returned a result that cannot be written as JSON: %v", t.Server, merr))))
+			outcome = "error"
+			break
+		}
+		_ = out.reply(wire.Result(m.ID, b))
+		if res.IsError {
+			outcome = "tool_error"
+		}
+	}
+	d := time.Since(start)
+	g.metrics.observeCall(s.rec.Agent, t, outcome, d.Seconds())
+	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
+}
+
+// cancelPlugin cancels the session's plugin call of a client request id; it reports
+// whether there was one.
+func (s *Session) cancelPlugin(id json.RawMessage) bool {
+	s.mu.Lock()
+	pc := s.pluginCalls[string(id)]
+	s.mu.Unlock()
+	if pc == nil {
+		return false
+	}
+	pc.cancelled.Store(true)
+	pc.cancel()
+	return true
+}
+
+// clientAnswer is a client's response to a request the gateway itself made.
+type clientAnswer struct {
+	result json.RawMessage
+	err    *wire.ErrorObject
+}
+
+// confirmSchema is what an elicitation for a plugin confirmation asks for: one boolean.
+var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm","description":"Yes: go ahead. This cannot be undone."}},"required":["confirm"]}`)
+
+// confirm asks the session's user to approve a plugin's delete or Dangerous action: an
+// elicitation/create request on the call's own stream. Only an accept with
+// "confirm": true approves; a decline, a cancel, or an error does not.
+func (g *Gateway) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
+	id := "mcpgw-r" + itoa(g.reqSeq.Add(1))
+	wait := make(chan clientAnswer, 1)
+	g.reqMu.Lock()
+	g.pendingReqs[id] = pendingReq{session: s, wait: wait, at: time.Now()}
+	g.reqMu.Unlock()
+	defer func() {
+		g.reqMu.Lock()
+		delete(g.pendingReqs, id)
+		g.reqMu.Unlock()
+	}()
+	params, err := json.Marshal(map[string]any{"message": message, "requestedSchema": confirmSchema})
+	if err != nil {
+		return false, err
+	}
+	if err := out.related(wire.Request(wire.Quote(id), "elicitation/create", params)); err != nil {
+		return false, fmt.Errorf("the client cannot be asked: %v", err)
+	}
+	var a clientAnswer
+	select {
+	case a = <-wait:
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+	if a.err != nil {
+		return false, fmt.Errorf("the client answered with an error: %s", a.err.Message)
+	}
+	var r struct {
+		Action  string         `json:"action"`
+		Content map[string]any `json:"content"`
+	}
+	if err := json.Unmarshal(a.result, &r); err != nil {
+		return false, fmt.Errorf("the client's answer is not an elicitation result: %v", err)
+	}
+	return r.Action == "accept" && r.Content["confirm"] == true, nil
+}
+
+// answer hands a client's response to the gateway's own request that waits for it.
+func (pr pendingReq) answer(result, errObj json.RawMessage) {
+	a := clientAnswer{result: append(json.RawMessage(nil), result...)}
+	if len(errObj) > 0 {
+		a.err = &wire.ErrorObject{}
+		if json.Unmarshal(errObj, a.err) != nil {
+			a.err.Message = "malformed error"
+		}
+	}
+	select {
+	case pr.wait <- a:
+	default:
+	}
+}

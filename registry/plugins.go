@@ -1,0 +1,426 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
+)
+
+// Plugin is one configured plugin (plugins.<name>): a resource provider running inside
+// the gateway, whose resource types become tools. Sessions enable it by name as they
+// enable a server, and its tools join their views through the same filter. Unlike a
+// server's catalogue, a plugin's tools depend on the session (its connections, read-only,
+// whether its client can be asked to confirm), so the plugin keeps one generated
+// catalogue per set of generation inputs in use.
+type Plugin struct {
+	Name string
+	Def  *config.PluginDef
+
+	reg    *Registry
+	open   Opener
+	ctx    context.Context // ends with the plugin: cancels its calls in flight
+	cancel context.CancelFunc
+	calls  sync.WaitGroup
+	done   chan struct{} // closed when supervision ended and the provider is closed
+
+	mu       sync.Mutex
+	state    string
+	lastErr  string
+	since    time.Time
+	restarts int
+	prov     plugin.Plugin
+	cat      *plugin.Catalog
+	print    string              // what cat offers, to tell a real change from a re-read
+	gens     map[string]*Catalog // generated catalogues by generation inputs
+}
+
+// Opener starts a plugin's provider from its definition. The registry closes the provider
+// (if it is an io.Closer) when the plugin stops, and calls its Refresh(ctx) method (if it
+// has one) before each periodic re-read of its catalogue.
+type Opener func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error)
+
+// PluginOpeners are the plugin types the registry can start, by config type.
+var PluginOpeners = map[string]Opener{"sql": openSQL}
+
+func openSQL(ctx context.Context, _ string, def *config.PluginDef) (plugin.Plugin, error) {
+	cfg := sqlplugin.Config{ReadOnly: def.ReadOnly, Connections: map[string]sqlplugin.ConnectionConfig{}}
+	for id, c := range def.Connections {
+		if c != nil {
+			cfg.Connections[id] = sqlplugin.ConnectionConfig{Driver: c.Driver, DSN: c.DSN, Database: c.Database, Seed: c.Seed}
+		}
+	}
+	return sqlplugin.Open(ctx, cfg)
+}
+
+// PluginStatus is a plugin's health for the admin API and /readyz.
+type PluginStatus struct {
+	Name        string    `json:"name"`
+	Type        string    `json:"type"`
+	State       string    `json:"state"`
+	Since       time.Time `json:"since"`
+	Error       string    `json:"error,omitempty"`
+	Restarts    int       `json:"restarts"`
+	Connections int       `json:"connections"`
+	Types       int       `json:"resource_types"`
+	Problems    []string  `json:"problems,omitempty"`
+}
+
+// PluginScope is what a session's filter decides about its plugin tools: the connections
+// it may use (nil: every one) and read-only.
+type PluginScope struct {
+	Connections []string
+	ReadOnly    bool
+}
+
+// PluginScoper is implemented by view filters that scope plugin tools (auth.Filter).
+type PluginScoper interface{ PluginScope() PluginScope }
+
+func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
+	ctx, cancel := context.WithCancel(r.ctx)
+	return &Plugin{Name: name, Def: d, reg: r, open: PluginOpeners[d.Type], ctx: ctx, cancel: cancel,
+		done: make(chan struct{}), state: StateStarting, since: time.Now()}
+}
+
+// Plugin returns a configured plugin by name, or nil.
+func (r *Registry) Plugin(name string) *Plugin { return r.set.Load().plugins[name] }
+
+// PluginNames lists the configured plugins in order.
+func (r *Registry) PluginNames() []string {
+	return slices.Sorted(maps.Keys(r.set.Load().plugins))
+}
+
+// PluginStatuses reports every plugin's health, in name order.
+func (r *Registry) PluginStatuses() []PluginStatus {
+	set := r.set.Load()
+	out := make([]PluginStatus, 0, len(set.plugins))
+	for _, name := range slices.Sorted(maps.Keys(set.plugins)) {
+		out = append(out, set.plugins[name].Status())
+	}
+	return out
+}
+
+// Status reports the plugin's health.
+func (p *Plugin) Status() PluginStatus {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	st := PluginStatus{Name: p.Name, Type: p.Def.Type, State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
+	if p.cat != nil {
+		st.Connections, st.Types = len(p.cat.Connections), len(p.cat.Types)
+		st.Problems = p.cat.Problems
+	}
+	return st
+}
+
+// State returns the plugin's state and last error.
+func (p *Plugin) State() (string, string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.state, p.lastErr
+}
+
+// supervise opens the provider, reads its catalogue, and reads it again every
+// Def.Refresh; a provider that fails to open or load is down and retried with backoff.
+func (p *Plugin) supervise(ready func()) {
+	defer close(p.done)
+	var once sync.Once
+	markReady := func() { once.Do(ready) }
+	defer markReady()
+	backoff := BackoffMin
+	for attempt := 0; p.ctx.Err() == nil; attempt++ {
+		if attempt > 0 {
+			p.mu.Lock()
+			p.restarts++
+			p.mu.Unlock()
+		}
+		err := p.runOnce(markReady)
+		if p.ctx.Err() != nil {
+			break
+		}
+		p.reg.log.Warn("plugin down", "plugin", p.Name, "err", err, "retry_in", backoff)
+		p.set(StateDown, err, nil, nil)
+		markReady()
+		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
+		select {
+		case <-time.After(sleep):
+		case <-p.ctx.Done():
+		}
+		if backoff *= 2; backoff > BackoffMax {
+			backoff = BackoffMax
+		}
+	}
+	p.set(StateStopped, nil, nil, nil)
+}
+
+// runOnce opens the provider and keeps its catalogue current until the plugin stops or a
+// re-read fails. The provider is closed when it returns, once the calls on it ended.
+func (p *Plugin) runOnce(markReady func()) error {
+	if p.open == nil {
+		return fmt.Errorf("unknown plugin type %q", p.Def.Type)
+	}
+	prov, err := p.callOpen()
+	if err != nil {
+		return err
+	}
+	defer p.closeProvider(prov)
+	if err := p.load(prov); err != nil {
+		return err
+	}
+	p.reg.log.Info("plugin up", "plugin", p.Name, "type", p.Def.Type, "resource_types", len(p.Catalog().Types))
+	markReady()
+	if p.Def.Refresh < 0 {
+		<-p.ctx.Done()
+		return p.ctx.Err()
+	}
+	tick := time.NewTicker(p.Def.Refresh)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		case <-tick.C:
+		}
+		if rf, ok := prov.(interface{ Refresh(context.Context) }); ok {
+			rf.Refresh(p.ctx)
+		}
+		if err := p.load(prov); err != nil {
+			return err
+		}
+	}
+}
+
+// callOpen runs the opener, turning a panic into an error (a plugin's bug costs the
+// plugin, not the gateway).
+func (p *Plugin) callOpen() (prov plugin.Plugin, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			prov, err = nil, fmt.Errorf("opening plugin %q failed: internal error: %v", p.Name, r)
+		}
+	}()
+	ctx, cancel := context.WithTimeout(p.ctx, p.reg.Config().Upstream.ConnectTimeout)
+	defer cancel()
+	return p.open(ctx, p.Name, p.Def)
+}
+
+// load reads the provider's catalogue and makes it current; the sessions whose view
+// changes are told when it differs from the last one.
+func (p *Plugin) load(prov plugin.Plugin) error {
+	ctx, cancel := context.WithTimeout(p.ctx, p.reg.Config().Upstream.ConnectTimeout)
+	cat, err := plugin.Load(ctx, p.Name, prov)
+	cancel()
+	if err != nil {
+		return err
+	}
+	for _, pr := range cat.Problems {
+		p.reg.log.Warn("plugin catalogue problem", "plugin", p.Name, "problem", pr)
+	}
+	p.set(StateUp, nil, prov, cat)
+	return nil
+}
+
+// closeProvider closes a provider once the calls on it ended (or after DrainFor).
+func (p *Plugin) closeProvider(prov plugin.Plugin) {
+	c, ok := prov.(io.Closer)
+	if !ok {
+		return
+	}
+	done := make(chan struct{})
+	go func() { p.calls.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(DrainFor):
+	}
+	if err := c.Close(); err != nil {
+		p.reg.log.Warn("closing plugin", "plugin", p.Name, "err", err)
+	}
+}
+
+// set records the plugin's state and catalogue (nil cat: none, while not up).
+func (p *Plugin) set(state string, err error, prov plugin.Plugin, cat *plugin.Catalog) {
+	print := fingerprint(cat)
+	p.mu.Lock()
+	wasUp := p.state == StateUp
+	changed := p.state != state || p.print != print
+	p.state = state
+	if err != nil {
+		p.lastErr = err.Error()
+	} else if state == StateUp {
+		p.lastErr = ""
+	}
+	if changed || state != StateUp {
+		p.since = time.Now()
+	}
+	if p.print != print || cat == nil {
+		p.cat, p.prov, p.print, p.gens = cat, prov, print, nil
+	}
+	p.mu.Unlock()
+	if changed {
+		if state == StateUp && wasUp {
+			p.reg.log.Info("plugin catalogue changed", "plugin", p.Name, "resource_types", len(cat.Types))
+		}
+		p.reg.changed(p.Name)
+	}
+	// A replaced plugin stopping must not mark its successor down.
+	if p.reg.OnState != nil && p.reg.Plugin(p.Name) == p {
+		p.reg.OnState(p.Name, state)
+	}
+}
+
+// fingerprint is what a catalogue offers, as JSON: equal fingerprints generate equal tools.
+func fingerprint(c *plugin.Catalog) string {
+	if c == nil {
+		return ""
+	}
+	b, err := json.Marshal(struct {
+		C []plugin.Connection
+		T []*plugin.TypeEntry
+		P []string
+	}{c.Connections, c.Types, c.Problems})
+	if err != nil {
+		return fmt.Sprintf("unprintable %p", c) // never equal to another: re-generated
+	}
+	return string(b)
+}
+
+// Catalog returns the plugin's loaded catalogue, or nil while it is not up.
+func (p *Plugin) Catalog() *plugin.Catalog {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cat
+}
+
+// maxGenerated bounds the generated catalogues one plugin keeps (one per distinct
+// connection scope, read-only and elicitation in use).
+const maxGenerated = 64
+
+// CatalogFor is the plugin's tools as one session may see them: generated for the
+// session's connections, read-only and elicitation, and named by the gateway's naming
+// rule. It is nil while the plugin is not up. Equal inputs share one catalogue.
+func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
+	key := scopeKey(sc, elicitation)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cat == nil {
+		return nil
+	}
+	if c := p.gens[key]; c != nil {
+		return c
+	}
+	ts := p.cat.Tools(plugin.Options{Connections: sc.Connections, ReadOnly: sc.ReadOnly || p.Def.ReadOnly,
+		Elicitation: elicitation, Name: p.exposed})
+	cat := &Catalog{seq: catalogSeq.Add(1), Problems: ts.Problems}
+	for _, pt := range ts.Tools {
+		def, err := json.Marshal(pt.Def)
+		if err != nil {
+			cat.Problems = append(cat.Problems, fmt.Sprintf("tool %q cannot be written as JSON: %v; it is left out", pt.Full, err))
+			continue
+		}
+		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: rename(def, pt.Def.Name), PluginTool: pt, PluginHost: p}
+		t.ReadOnly, t.Destructive = annotations(pt.Def.Annotations)
+		cat.Tools = append(cat.Tools, t)
+	}
+	if len(p.gens) >= maxGenerated {
+		p.gens = nil
+	}
+	if p.gens == nil {
+		p.gens = map[string]*Catalog{}
+	}
+	p.gens[key] = cat
+	return cat
+}
+
+func annotations(a *mcp.ToolAnnotations) (readOnly, destructive bool) {
+	if a == nil {
+		return false, true
+	}
+	return a.ReadOnlyHint, a.DestructiveHint == nil || *a.DestructiveHint
+}
+
+func scopeKey(sc PluginScope, elicitation bool) string {
+	var b strings.Builder
+	if sc.Connections == nil {
+		b.WriteString("*")
+	} else {
+		b.WriteString(fmt.Sprintf("%q", sc.Connections))
+	}
+	if sc.ReadOnly {
+		b.WriteString(" ro")
+	}
+	if elicitation {
+		b.WriteString(" el")
+	}
+	return b.String()
+}
+
+// exposed is the gateway's naming rule for a plugin tool: its full name is already
+// prefixed with the plugin's name, so only the character set and the length limit apply.
+func (p *Plugin) exposed(full string) string {
+	n := p.reg.Config().Naming
+	n.Prefix = "never"
+	return ExposedName(p.Name, full, n)
+}
+
+// Errors of a plugin call whose context ended before the provider answered.
+var (
+	ErrPluginTimeout = errors.New("plugin call timed out")
+	ErrPluginStopped = errors.New("plugin stopped during the call")
+)
+
+// Call runs one of the plugin's tools. The call ends (its context is cancelled) when ctx
+// ends, after the plugin's call_timeout, or when the plugin stops (unloaded, replaced,
+// the gateway shutting down); the provider is not closed under it. err says why a call's
+// context ended before it returned: ErrPluginTimeout, ErrPluginStopped, or ctx's error.
+func (p *Plugin) Call(ctx context.Context, t *plugin.Tool, args json.RawMessage, o plugin.CallOptions) (*mcp.CallToolResult, error) {
+	p.calls.Add(1)
+	defer p.calls.Done()
+	parent := ctx
+	var cancel context.CancelFunc
+	if p.Def.CallTimeout > 0 {
+		ctx, cancel = context.WithTimeout(ctx, p.Def.CallTimeout)
+	} else {
+		ctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	stop := context.AfterFunc(p.ctx, cancel)
+	defer stop()
+	res := t.Call(ctx, args, o)
+	switch {
+	case ctx.Err() == nil:
+		return res, nil
+	case parent.Err() != nil:
+		return res, parent.Err()
+	case p.ctx.Err() != nil:
+		return res, ErrPluginStopped
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return res, ErrPluginTimeout
+	}
+	return res, ctx.Err()
+}
+
+// stop ends the plugin: its calls in flight are cancelled, and its provider is closed
+// once they returned.
+func (p *Plugin) stop() { p.cancel() }
+
+// samePluginDef reports whether two plugin definitions would run the same provider.
+func samePluginDef(a, b *config.PluginDef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Meta, y.Meta = config.ServerMeta{}, config.ServerMeta{}
+	return reflect.DeepEqual(x, y)
+}
