@@ -30,6 +30,9 @@ type sessionRow struct {
 	Calls        int64     `json:"calls"`     // tool calls through this process
 	LastActivity time.Time `json:"last_activity"`
 	Live         bool      `json:"live"` // live in this process
+	// Stream is whether the session's standalone stream (GET /mcp, or the legacy SSE
+	// stream) is open here: where list_changed and other unprompted messages go.
+	Stream bool `json:"stream"`
 }
 
 func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
@@ -44,6 +47,9 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 	if s != nil {
 		row.Live = true
 		row.Calls = s.calls.Load()
+		s.mu.Lock()
+		row.Stream = s.stream != nil && !s.stream.isClosed()
+		s.mu.Unlock()
 		row.LastActivity = time.Unix(0, s.lastSeen.Load()).UTC()
 		s.viewMu.Lock()
 		row.Handshake = s.lastForm
