@@ -93,9 +93,15 @@ func TestBridgeMakeRunDefaults(t *testing.T) {
 	}
 
 	// client-config: the bridge's absolute path, and no --socket (the default is right).
-	out, err := exec.Command(gw, "client-config", "--config", cfg, "--agent", "a1", "--client", "claude-code", "--via", "bridge").Output()
+	// Run where make run runs, as a user does: the example's relative paths (the
+	// everything-server, the plugin's seed file) are relative to the repository root.
+	cc := exec.Command(gw, "client-config", "--config", cfg, "--agent", "a1", "--client", "claude-code", "--via", "bridge")
+	cc.Dir = root
+	var ccErr bytes.Buffer
+	cc.Stderr = &ccErr
+	out, err := cc.Output()
 	if err != nil {
-		t.Fatalf("client-config: %v", err)
+		t.Fatalf("client-config: %v\n%s", err, ccErr.String())
 	}
 	var doc struct {
 		MCPServers map[string]struct {
