@@ -96,7 +96,8 @@ func (a *uiAuth) drop(id string) {
 }
 
 // uiAccess is how a request may use the UI: open (loopback, auth mode none, no admin
-// token: no sign-in), token (sign in with auth.admin_token), or closed (neither).
+// token: no sign-in) or token (sign in with an admin credential: auth.admin_token, an
+// admin key, or a token with the mcpgw:admin scope, as for the admin API).
 func (g *Gateway) uiAccess(r *http.Request) string {
 	cfg := g.policy().cfg
 	if cfg.Auth.AdminToken != "" {
@@ -106,7 +107,7 @@ func (g *Gateway) uiAccess(r *http.Request) string {
 	if ip := net.ParseIP(host); cfg.Auth.Mode == "none" && ip != nil && ip.IsLoopback() {
 		return "open"
 	}
-	return "closed"
+	return "token"
 }
 
 func setUICookie(w http.ResponseWriter, r *http.Request, s *uiSession) {
@@ -169,10 +170,6 @@ func (g *Gateway) uiGuard(api bool, next http.Handler) http.Handler {
 		}
 		s := g.uiSessionOf(r)
 		access := g.uiAccess(r)
-		if access == "closed" {
-			deny(http.StatusForbidden, "The web UI needs auth.admin_token (or a loopback listener with auth.mode none).")
-			return
-		}
 		if s == nil || s.actor == "" {
 			switch {
 			case access == "open" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !api:
@@ -241,9 +238,6 @@ func (g *Gateway) uiLoginForm(w http.ResponseWriter, r *http.Request) {
 	case "open":
 		http.Redirect(w, r, "/ui/servers", http.StatusSeeOther)
 		return
-	case "closed":
-		g.uiMessage(w, r, http.StatusForbidden, "Sign-in unavailable", "The web UI needs auth.admin_token (or a loopback listener with auth.mode none).")
-		return
 	}
 	s := g.uiSessionOf(r)
 	if s == nil {
@@ -282,15 +276,22 @@ func (g *Gateway) uiLogin(w http.ResponseWriter, r *http.Request) {
 			"Error": "The sign-in form expired; enter the token again."})
 		return
 	}
-	tok := g.policy().cfg.Auth.AdminToken
-	if subtle.ConstantTimeCompare([]byte(strings.TrimSpace(r.PostFormValue("token"))), []byte(tok)) != 1 {
+	pol := g.policy()
+	tok := strings.TrimSpace(r.PostFormValue("token"))
+	actor := ""
+	if at := pol.cfg.Auth.AdminToken; at != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(at)) == 1 {
+		actor = "admin_token"
+	} else if a, ok, _ := pol.authn.Admin(r.Context(), tok); ok && tok != "" {
+		actor = a
+	}
+	if actor == "" {
 		g.audit.Record(authEvent(r, "ui sign-in", "denied"))
 		g.render(w, r, http.StatusUnauthorized, "login", "Sign in", pre, map[string]any{"Next": safeNext(r.PostFormValue("next")),
-			"Error": "That is not the admin token (auth.admin_token)."})
+			"Error": "That is not an admin credential (auth.admin_token, an admin key from mcpgw token create-key --admin, or a token with the mcpgw:admin scope)."})
 		return
 	}
 	g.ui.drop(pre.id)
-	s := g.ui.create("ui:admin_token")
+	s := g.ui.create("ui:" + actor)
 	setUICookie(w, r, s)
 	g.audit.Record(authEvent(r, "ui sign-in", "ok"))
 	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)

@@ -5,10 +5,13 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 )
 
@@ -125,7 +128,7 @@ func TestUISignInWithAdminToken(t *testing.T) {
 		t.Errorf("sign-in without the form's CSRF token: %d", a.status)
 	}
 	csrf := find(t, csrfField, c.do("GET", "/ui/login", "", nil).body)
-	if a := c.form("/ui/login", url.Values{"csrf": {csrf}, "token": {"wrong"}}); a.status != http.StatusUnauthorized || !strings.Contains(a.body, "not the admin token") {
+	if a := c.form("/ui/login", url.Values{"csrf": {csrf}, "token": {"wrong"}}); a.status != http.StatusUnauthorized || !strings.Contains(a.body, "not an admin credential") {
 		t.Errorf("sign-in with a wrong token: %d %s", a.status, a.body)
 	}
 	pre = c.cookie()
@@ -206,16 +209,48 @@ func TestUIOpenOnLoopback(t *testing.T) {
 	}
 }
 
-// TestUIClosedWithoutAdminToken: with a real auth mode and no admin token the UI opens
-// for nobody.
-func TestUIClosedWithoutAdminToken(t *testing.T) {
+// TestUISignInWithAdminKey: with a real auth mode and no admin token, the UI asks for a
+// sign-in and takes an admin key (mcpgw token create-key --admin), not an agent's key.
+func TestUISignInWithAdminKey(t *testing.T) {
 	g := startGateway(t, adminYAML+"auth: {mode: api_key}\n")
 	c := newUIClient(t, g)
-	if a := c.do("GET", "/ui/servers", "", nil); a.status != http.StatusForbidden || !strings.Contains(a.body, "auth.admin_token") {
-		t.Errorf("GET /ui/servers: %d %s", a.status, a.body)
+	if a := c.do("GET", "/ui/servers", "", nil); a.status == http.StatusOK {
+		t.Errorf("GET /ui/servers without signing in: %d", a.status)
 	}
-	if a := c.do("GET", "/ui/login", "", nil); a.status != http.StatusForbidden {
-		t.Errorf("GET /ui/login: %d", a.status)
+	kf, err := auth.OpenKeyFile(filepath.Join(g.reg.Config().StateDir, "api_keys.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	agentKey, _, err := kf.Add("a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	adminKey, _, err := kf.AddAdmin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	login := c.do("GET", "/ui/login", "", nil)
+	if login.status != http.StatusOK {
+		t.Fatalf("GET /ui/login: %d", login.status)
+	}
+	csrf := find(t, csrfField, login.body)
+	if a := c.form("/ui/login", url.Values{"csrf": {csrf}, "token": {agentKey}, "next": {"/ui/tasks"}}); a.status != http.StatusUnauthorized {
+		t.Errorf("signing in with an agent's key: %d", a.status)
+	}
+	deadline := time.Now().Add(5 * time.Second) // the gateway reads the key file at most once a second
+	for {
+		csrf := find(t, csrfField, c.do("GET", "/ui/login", "", nil).body)
+		a := c.form("/ui/login", url.Values{"csrf": {csrf}, "token": {adminKey}, "next": {"/ui/tasks"}})
+		if a.status == http.StatusOK || a.status == http.StatusSeeOther {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("signing in with an admin key: %d %s", a.status, a.body)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if a := c.do("GET", "/ui/servers", "", nil); a.status != http.StatusOK {
+		t.Errorf("GET /ui/servers after signing in with an admin key: %d", a.status)
 	}
 }
 
