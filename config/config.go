@@ -351,7 +351,7 @@ func (d *ServerDef) Enabled() bool { return d.DefaultEnabled == nil || *d.Defaul
 // servers: by name, in an agent's servers, a task's enabled_mcp_servers, an executor's
 // allow and deny lists and a credential's servers.
 type PluginDef struct {
-	Type string `yaml:"type"` // sql
+	Type string `yaml:"type"` // sql | go
 	// ReadOnly leaves out every tool that writes (create, update, delete, Dangerous
 	// actions), for every session.
 	ReadOnly    bool                         `yaml:"read_only"`
@@ -384,8 +384,14 @@ type PluginConnection struct {
 // Enabled reports the plugin's default_enabled (true when unset).
 func (d *PluginDef) Enabled() bool { return d.DefaultEnabled == nil || *d.DefaultEnabled }
 
+// PluginTypeGo is the type of a plugin whose provider is given in Go code by a host that
+// embeds the gateway (package embedded): the config names it and sets its options
+// (read_only, default_enabled, refresh, call_timeout); its connections come from the
+// provider. The mcpgw daemon has no such providers: there it stays down, saying so.
+const PluginTypeGo = "go"
+
 // PluginTypes are the plugin types the gateway can run.
-var PluginTypes = []string{"sql"}
+var PluginTypes = []string{"sql", PluginTypeGo}
 
 // Has reports whether name is a configured server or plugin: the names sessions enable.
 func (c *Config) Has(name string) bool {

@@ -12,6 +12,10 @@ import (
 // DefaultStateDir is where state lives when the config names no state_dir.
 func DefaultStateDir() string { return statedir.Default() }
 
+// ApplyDefaults fills what c leaves unset, as Load and Parse do: a config built in code
+// (a host embedding the gateway) calls it, then Validate. It is idempotent.
+func (c *Config) ApplyDefaults() { c.applyDefaults() }
+
 func (c *Config) applyDefaults() {
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"

@@ -413,6 +413,14 @@ func (c *Config) pluginProblems() Problems {
 		}
 		switch d.Type {
 		case "sql":
+		case PluginTypeGo:
+			if len(d.Connections) > 0 {
+				add(false, where+".connections", "a go plugin's connections come from its provider; remove them here")
+			}
+			if d.CallTimeout < 0 {
+				add(false, where+".call_timeout", "must not be negative")
+			}
+			continue
 		case "":
 			add(false, where, "missing type (one of %s)", strings.Join(PluginTypes, ", "))
 			continue

@@ -120,7 +120,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config", module + "/statedir"}
 		// The top level of docs/architecture.md, plus the end-to-end tests.
 		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
-			"bridge": true, "config": true, "statedir": true, "plugin": true, "test": true}
+			"bridge": true, "config": true, "statedir": true, "plugin": true, "embedded": true, "examples": true, "test": true}
 		// What the config model may not depend on: the packages that run it.
 		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway}
 		// What the small bridge binary may not link: the config loader, the registry (its wire
@@ -171,6 +171,15 @@ func archViolations(module string, pkgs []goPackage) []string {
 				}
 			}
 		}
+		// embedded is the public API over the whole gateway: only commands and examples
+		// sit above it, so no package of the gateway may import it.
+		if !under(p.ImportPath, module+"/embedded") && !under(p.ImportPath, cmd) && !under(p.ImportPath, module+"/examples") {
+			for _, imp := range p.Imports {
+				if under(imp, module+"/embedded") {
+					out = append(out, fmt.Sprintf("%s imports %s: only commands and examples sit above the embedding API", p.ImportPath, imp))
+				}
+			}
+		}
 		if under(p.ImportPath, module+"/statedir") {
 			for _, d := range deps {
 				if under(d, module) && d != p.ImportPath {
@@ -184,7 +193,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 			continue
 		}
 		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
-			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir, plugin)", p.ImportPath, top))
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir, plugin, embedded, examples)", p.ImportPath, top))
 		}
 		for i, part := range strings.Split(rel, "/") {
 			if part == "cmd" && i != 0 {
@@ -223,6 +232,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/registry/wire", "gopkg.in/yaml.v3"}},
 		{ImportPath: m + "/statedir", Deps: []string{m + "/registry/wire"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/config"}},
+		{ImportPath: m + "/gateway/admin", Imports: []string{m + "/embedded"}},
 	}
 	got := strings.Join(archViolations(m, bad), "\n")
 	for _, want := range []string{
@@ -239,6 +249,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		"mcpgw-bridge depends on gopkg.in/yaml.v3",
 		"statedir depends on " + m + "/registry/wire",
 		"plugin/sqlplugin depends on " + m + "/config: the plugin contract",
+		"gateway/admin imports " + m + "/embedded: only commands and examples",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rules missed %q; reported:\n%s", want, got)
@@ -252,6 +263,9 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge", m + "/statedir"}, Deps: []string{m + "/registry/wire"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/plugin"}},
 		{ImportPath: m + "/registry", Imports: []string{m + "/plugin"}},
+		{ImportPath: m + "/embedded", Imports: []string{m + "/gateway", m + "/registry", m + "/plugin"}},
+		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/embedded"}},
+		{ImportPath: m + "/examples/embed", Name: "main", Imports: []string{m + "/embedded"}},
 	}
 	if v := archViolations(m, good); len(v) > 0 {
 		t.Errorf("a good module was refused: %v", v)

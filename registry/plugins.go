@@ -92,8 +92,35 @@ type PluginScoper interface{ PluginScope() PluginScope }
 
 func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
 	ctx, cancel := context.WithCancel(r.ctx)
-	return &Plugin{Name: name, Def: d, reg: r, open: PluginOpeners[d.Type], ctx: ctx, cancel: cancel,
+	open := PluginOpeners[d.Type]
+	if d.Type == config.PluginTypeGo {
+		open = r.provided
+	}
+	return &Plugin{Name: name, Def: d, reg: r, open: open, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), state: StateStarting, since: time.Now()}
+}
+
+// Provide gives the registry an in-process provider: the plugin of that name, configured
+// with type go, runs it. The host that embeds the gateway owns the provider: the registry
+// never closes it (it may open it again after a failed catalogue read). Call it before
+// Start; a go plugin without a provider is down, saying so.
+func (r *Registry) Provide(name string, p plugin.Plugin) {
+	r.provMu.Lock()
+	defer r.provMu.Unlock()
+	if r.providers == nil {
+		r.providers = map[string]plugin.Plugin{}
+	}
+	r.providers[name] = p
+}
+
+// provided is the opener of go plugins: the provider given to Provide under the name.
+func (r *Registry) provided(_ context.Context, name string, _ *config.PluginDef) (plugin.Plugin, error) {
+	r.provMu.Lock()
+	defer r.provMu.Unlock()
+	if p := r.providers[name]; p != nil {
+		return p, nil
+	}
+	return nil, fmt.Errorf("plugin %q is type go, but no provider was given in code under that name (only a host embedding mcpgw can give one)", name)
 }
 
 // Plugin returns a configured plugin by name, or nil.
@@ -235,7 +262,7 @@ func (p *Plugin) load(prov plugin.Plugin) error {
 // closeProvider closes a provider once the calls on it ended (or after DrainFor).
 func (p *Plugin) closeProvider(prov plugin.Plugin) {
 	c, ok := prov.(io.Closer)
-	if !ok {
+	if !ok || p.Def.Type == config.PluginTypeGo { // the host owns an in-process provider
 		return
 	}
 	done := make(chan struct{})

@@ -151,3 +151,39 @@ func TestPluginThatFailsIsDown(t *testing.T) {
 		t.Errorf("the plugin came up but has no tools")
 	}
 }
+
+// closeCounter is the fixture, counting the Close calls it gets.
+type closeCounter struct {
+	*plugintest.Fixture
+	closes atomic.Int32
+}
+
+func (c *closeCounter) Close() error { c.closes.Add(1); return nil }
+
+// TestGoPluginProvided: a plugin of type go runs the provider given to Provide, its tools
+// join views as any plugin's, and the registry never closes it (the host owns it); one
+// without a provider is down and says why.
+func TestGoPluginProvided(t *testing.T) {
+	cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 5 * time.Second},
+		Plugins: map[string]*config.PluginDef{
+			"kube":    {Type: config.PluginTypeGo, Refresh: -1},
+			"missing": {Type: config.PluginTypeGo, Refresh: -1},
+		}}
+	r := New(cfg, slog.New(slog.DiscardHandler))
+	prov := &closeCounter{Fixture: plugintest.New()}
+	r.Provide("kube", prov)
+	r.Start(10 * time.Second)
+	waitState(t, r.Plugin("kube"), StateUp)
+	waitState(t, r.Plugin("missing"), StateDown)
+	if _, why := r.Plugin("missing").State(); !strings.Contains(why, "no provider was given in code") {
+		t.Errorf("missing provider: %q", why)
+	}
+	names := toolNames(r.ViewWith([]string{"kube"}, nil, nil, nil, false))
+	if !slices.Contains(names, "kube_core_v1_Pod_get") {
+		t.Errorf("view lacks the provided plugin's tools: %v", names)
+	}
+	r.Close()
+	if n := prov.closes.Load(); n != 0 {
+		t.Errorf("the registry closed the host's provider %d times", n)
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -101,6 +102,10 @@ type Registry struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	views  *viewCache
+
+	// providers are the in-process providers of go plugins, by plugin name (Provide).
+	provMu    sync.Mutex
+	providers map[string]plugin.Plugin
 }
 
 // serverSet is every server sessions may reach (configured and retired) and the sorted

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/embedded"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -20,7 +21,7 @@ import (
 // watchConfig reloads the config on SIGHUP, when the file changes (polled every 2 s), and
 // when another replica announces a reload.
 // An invalid new config is logged and the running one kept.
-func watchConfig(path string, cfg *config.Config, gw *gateway.Gateway, log *slog.Logger, hup <-chan os.Signal, peer <-chan struct{}, stop <-chan struct{}) {
+func watchConfig(path string, cfg *config.Config, gw *embedded.Gateway, log *slog.Logger, hup <-chan os.Signal, peer <-chan struct{}, stop <-chan struct{}) {
 	if path == "" {
 		return
 	}
@@ -66,7 +67,7 @@ func watchConfig(path string, cfg *config.Config, gw *gateway.Gateway, log *slog
 		}
 		// The file's config merged with the servers, agents and executors created through
 		// the admin API (kept in the store): a file reload never drops those.
-		if err := gw.ReloadFile(next); err != nil {
+		if err := gw.Reload(next); err != nil {
 			log.Error("config reload failed; keeping the running config", "err", err)
 			continue
 		}

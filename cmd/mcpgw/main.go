@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"runtime/debug"
@@ -17,10 +15,10 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/embedded"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -223,49 +221,44 @@ func serve(args []string) error {
 	}
 	upstream.Version, gateway.Version = version, version
 
-	store, err := sessions.Open(cfg.Store, cfg.StateDir)
-	if err != nil {
-		return err
+	peer := make(chan struct{}, 1)
+	opts := embedded.Options{Logger: log, LogLevel: logLevel}
+	if path != "" {
+		// Another replica reloaded: read the file again (merged with the stored API
+		// entries). Without a file the gateway re-applies the stored entries itself.
+		opts.OnPeerReload = func() {
+			select {
+			case peer <- struct{}{}:
+			default:
+			}
+		}
 	}
-	store = sessions.NewCached(store, 10000)
-	defer store.Close()
-
-	reg := registry.New(cfg, log)
-	gw, err := gateway.New(cfg, reg, store, log)
+	// The daemon is the embedding API's first host: an embedding program runs the same
+	// code (package embedded).
+	g, err := embedded.New(cfg, opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w; nothing started", display(path), err)
 	}
-	gw.UseLogLevel(logLevel)
-	reg.Start(connectWait(cfg))
-	if coll := reg.Collisions(); len(coll) > 0 {
-		reg.Close()
-		for _, p := range coll {
-			fmt.Fprintln(os.Stderr, p.String())
+	defer g.Close()
+	if err := g.Start(context.Background()); err != nil {
+		var coll config.Problems
+		if errors.As(err, &coll) {
+			for _, p := range coll {
+				fmt.Fprintln(os.Stderr, p.String())
+			}
+			return fmt.Errorf("%s: invalid config (exposed name collisions); nothing started", display(path))
 		}
-		return fmt.Errorf("%s: invalid config (exposed name collisions); nothing started", display(path))
+		return fmt.Errorf("%s: %w; nothing started", display(path), err)
 	}
-	gw.Start()
-
-	ln, err := net.Listen("tcp", cfg.Listen)
+	ln, err := g.Listen()
 	if err != nil {
-		reg.Close()
-		return fmt.Errorf("listen %s: %w", cfg.Listen, err)
+		return err
 	}
-	ln = gateway.LimitListener(ln, cfg.HTTP.MaxConnections)
-	// Headers have ReadHeaderTimeout; bodies get http.body_timeout in the handler (a
-	// server-wide ReadTimeout would also end long-running calls and open streams).
-	srv := &http.Server{Handler: gw.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
-		IdleTimeout: 5 * time.Minute}
-	sockPath := gateway.SocketPath(cfg.StateDir)
-	sockLn, err := gateway.ListenSocket(sockPath)
+	sockPath, err := g.StartSocket("")
 	if err != nil {
 		ln.Close()
-		reg.Close()
-		return fmt.Errorf("unix socket: %w", err)
+		return err
 	}
-	sockSrv := gw.SocketServer()
-	go func() { _ = gw.ServeSocket(sockLn, sockSrv) }()
-	defer os.Remove(sockPath)
 	log.Info("mcpgw listening", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version,
 		"servers", len(cfg.Servers), "state_dir", cfg.StateDir, "store", cfg.Store, "socket", sockPath)
 
@@ -273,37 +266,20 @@ func serve(args []string) error {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
-	peer := make(chan struct{}, 1)
-	if path != "" {
-		// Another replica reloaded: read the file again (merged with the stored API
-		// entries). Without a file the gateway re-applies the stored entries itself.
-		gw.ReloadHook = func() {
-			select {
-			case peer <- struct{}{}:
-			default:
-			}
-		}
-	}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() { errc <- g.Serve(ln) }()
 	stopWatch := make(chan struct{})
-	go watchConfig(path, cfg, gw, log, hup, peer, stopWatch)
+	go watchConfig(path, cfg, g, log, hup, peer, stopWatch)
 	select {
 	case sig := <-sigs:
 		log.Info("shutting down", "signal", sig.String())
 	case err := <-errc:
-		if !errors.Is(err, http.ErrServerClosed) {
+		if err != nil {
 			log.Error("server failed", "err", err)
 		}
 	}
 	close(stopWatch)
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(ctx)
-	_ = sockSrv.Shutdown(ctx)
-	gw.Close()
-	reg.Close()
-	return nil
+	return g.Close()
 }
 
 // checkListener runs the listen checks again after a --listen override; the config's own
