@@ -139,6 +139,14 @@ type HTTPConfig struct {
 	// StreamQueue is how many messages may wait for one client stream before it is closed
 	// as a slow reader (default 1024).
 	StreamQueue int `yaml:"stream_queue"`
+	// ResumeBufferBytes bounds the events kept for replay of one POST event stream
+	// (Last-Event-ID); past it the oldest are dropped (default 1 MiB).
+	ResumeBufferBytes int `yaml:"resume_buffer_bytes"`
+	// ResumeFor is how long a finished stream's events stay replayable (default 5m).
+	ResumeFor time.Duration `yaml:"resume_for"`
+	// ResumeMaxBytes bounds the replay buffers of all sessions together (default 64 MiB);
+	// past it new events are not kept.
+	ResumeMaxBytes int64 `yaml:"resume_max_bytes"`
 }
 
 // UpstreamDefaults apply to every server that does not set its own.

@@ -112,6 +112,15 @@ func (c *Config) applyDefaults() {
 	if c.HTTP.StreamQueue == 0 {
 		c.HTTP.StreamQueue = 1024
 	}
+	if c.HTTP.ResumeBufferBytes == 0 {
+		c.HTTP.ResumeBufferBytes = 1 << 20
+	}
+	if c.HTTP.ResumeFor == 0 {
+		c.HTTP.ResumeFor = 5 * time.Minute
+	}
+	if c.HTTP.ResumeMaxBytes == 0 {
+		c.HTTP.ResumeMaxBytes = 64 << 20
+	}
 	if c.HTTP.UnusedSession == 0 {
 		c.HTTP.UnusedSession = 5 * time.Minute
 	}

@@ -160,6 +160,15 @@ func (c *Config) Validate() Problems {
 	if c.HTTP.StreamQueue < 1 {
 		add(false, "http.stream_queue", "%d must be positive", c.HTTP.StreamQueue)
 	}
+	if c.HTTP.ResumeBufferBytes < 4096 {
+		add(false, "http.resume_buffer_bytes", "%d is too small (at least 4096)", c.HTTP.ResumeBufferBytes)
+	}
+	if c.HTTP.ResumeFor < 0 {
+		add(false, "http.resume_for", "must not be negative")
+	}
+	if c.HTTP.ResumeMaxBytes < int64(c.HTTP.ResumeBufferBytes) {
+		add(false, "http.resume_max_bytes", "%d is smaller than http.resume_buffer_bytes (%d)", c.HTTP.ResumeMaxBytes, c.HTTP.ResumeBufferBytes)
+	}
 	if c.HTTP.BodyTimeout < 0 {
 		add(false, "http.body_timeout", "must not be negative")
 	}

@@ -271,6 +271,13 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 	for {
 		raw, final, err := k.Next(ctx)
 		if err != nil {
+			if ctx.Err() != nil && !owner.cancelled.Load() && resumable(out) {
+				// The client's connection dropped, but it holds the stream's event ids and
+				// may resume it (GET with Last-Event-ID): the call goes on, its events kept.
+				ctx = context.WithoutCancel(ctx)
+				g.log.Debug("client connection dropped: the call goes on for a resume", "session", s.ID, "server", server)
+				continue
+			}
 			if outcome, ok := ended(err, k); ok {
 				return outcome
 			}
@@ -300,6 +307,12 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 		}
 		return "ok"
 	}
+}
+
+// resumable reports whether out is an event stream the client can resume.
+func resumable(out outbox) bool {
+	p, ok := out.(*postReply)
+	return ok && p.resumable()
 }
 
 // largeResult is the result size from which an HTTP answer is written around the result's

@@ -69,6 +69,8 @@ type Gateway struct {
 
 	instCount sync.Map // server → *atomic.Int64
 	streamSeq atomic.Int64
+	// resumeBytes are the bytes held in every session's replay buffers (resume.go).
+	resumeBytes atomic.Int64
 
 	hosts   map[string]bool
 	origins map[string]bool

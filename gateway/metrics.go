@@ -31,6 +31,8 @@ type metrics struct {
 	callHandles      sync.Map // callKey → prometheus.Counter
 	durHandles       sync.Map // toolKey → prometheus.Observer
 	unroutable       *prometheus.CounterVec
+	resumeReplayed   prometheus.Counter
+	resumeDropped    *prometheus.CounterVec
 	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
@@ -86,8 +88,14 @@ func newMetrics(agentLabel string) *metrics {
 	m.unroutable = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_unroutable_messages_total",
 		Help: "Upstream messages whose session could not be known for certain (kind: request, answered with an error; notification, dropped) or that a slow client had no room for (kind: overflow)."},
 		[]string{"server", "kind"})
+	m.resumeReplayed = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_resume_events_replayed_total",
+		Help: "Events of POST event streams replayed to clients that resumed with Last-Event-ID."})
+	m.resumeDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_resume_buffers_dropped_total",
+		Help: "Replay buffers that lost events (reason: size, over http.resume_buffer_bytes, oldest dropped; memory, over http.resume_max_bytes) or were discarded whole (age, http.resume_for after the stream ended; streams, the session's oldest past the per-session count)."},
+		[]string{"reason"})
 	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable}
+		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
+		m.resumeReplayed, m.resumeDropped}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -43,6 +43,10 @@ type Session struct {
 	pendingN    int               // their bytes
 	logLevel    string
 	closed      bool
+	// resumes are the replay buffers of the session's POST event streams (resume.go),
+	// resumeOrder their ids oldest first.
+	resumes     map[string]*resumeBuf
+	resumeOrder []string
 
 	lastSeen atomic.Int64
 	// used is set by the session's first request after initialize.
@@ -399,6 +403,7 @@ func (s *Session) close() {
 		pc.cancel()
 	}
 	s.g.forgetRequests(s)
+	s.dropResumes()
 	for _, sc := range conns {
 		// once waits for an instance still starting (the session ended during its first
 		// call): it is stopped too, not left running with no session to stop it.

@@ -185,7 +185,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	default:
 		out := newPostReply(w, r)
 		if s.rec.ProtocolVersion >= "2025-11-25" {
-			out.prime(g.streamSeq.Add(1))
+			out.prime(s, g.streamSeq.Add(1))
 		}
 		g.dispatch(r.Context(), s, &m, out)
 		out.finish()
@@ -415,6 +415,13 @@ func (g *Gateway) serveGet(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
+	// A Last-Event-ID of a POST event stream resumes that stream; one of an earlier GET
+	// stream ("g-…") reopens the session's GET stream, whose messages sent while none was
+	// open waited for it (pending). Anything else is no id of ours.
+	if last := r.Header.Get("Last-Event-ID"); last != "" && !strings.HasPrefix(last, "g-") {
+		g.serveResume(w, r, s, last)
+		return
+	}
 	st := newStream("g", g.cfg.HTTP.StreamQueue)
 	if !s.attach(st) {
 		writeHTTPError(w, http.StatusConflict, wire.CodeConnection, "Conflict: only one GET stream is allowed per session")
@@ -460,6 +467,10 @@ type postReply struct {
 	nextID   int
 	buf      []byte
 	timer    *primeTimer
+	s        *Session
+	// rb keeps the stream's events for a client that resumes it (resume.go); made when a
+	// primed stream starts, so a JSON answer has none.
+	rb *resumeBuf
 }
 
 const primeDelay = 20 * time.Millisecond
@@ -474,12 +485,13 @@ func newPostReply(w http.ResponseWriter, r *http.Request) *postReply {
 // JSON (when the client accepts it), since priming belongs to an event stream and a fast
 // answer needs none. A slower answer, or a related message, starts the stream with the
 // priming event first.
-func (p *postReply) prime(stream int64) {
+func (p *postReply) prime(s *Session, stream int64) {
 	if !strings.Contains(p.r.Header.Get("Accept"), "text/event-stream") {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.s = s
 	p.stream = stream
 	p.primed = true
 	pt := primeTimers.Get().(*primeTimer)
@@ -536,11 +548,22 @@ func (p *postReply) startStream() {
 	p.startSSE()
 	if p.primed {
 		p.streamID = "s" + itoa(p.stream)
+		if p.r.Context().Err() == nil {
+			p.rb = p.s.newResume(p.streamID)
+		}
 		p.buf = append(p.buf[:0], "id: "...)
 		p.buf = append(p.buf, p.eventID()...)
 		p.buf = append(p.buf, "\nretry: 1000\ndata: \n\n"...)
 		_, _ = p.w.Write(p.buf)
 	}
+}
+
+// resumable reports whether the client can resume the answer's stream by its event ids:
+// then the call goes on when the POST's connection drops.
+func (p *postReply) resumable() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.rb != nil && !p.done
 }
 
 func (p *postReply) eventID() string {
@@ -567,8 +590,15 @@ func (p *postReply) startSSE() {
 	p.sse = true
 }
 
-func (p *postReply) event(msg []byte, flush bool) error {
+func (p *postReply) event(msg []byte, flush, final bool) error {
+	seq := p.nextID
 	p.buf = wire.AppendEvent(p.buf[:0], p.eventID(), "message", msg)
+	if p.rb != nil {
+		p.rb.add(seq, p.buf, final)
+		if p.rb.takenOver() {
+			return nil // a resumed GET carries the stream now
+		}
+	}
 	if _, err := p.w.Write(p.buf); err != nil {
 		return err
 	}
@@ -585,7 +615,7 @@ func (p *postReply) related(msg []byte) error {
 		return errNoStream
 	}
 	p.startStream()
-	return p.event(msg, true)
+	return p.event(msg, true, false)
 }
 
 func (p *postReply) reply(msg []byte) error {
@@ -606,7 +636,7 @@ func (p *postReply) reply(msg []byte) error {
 	if p.sse || p.sseOnly {
 		p.startStream()
 		// No flush: the handler's return sends it with the end of the body, in one write.
-		return p.event(msg, false)
+		return p.event(msg, false, true)
 	}
 	p.w.Header()["Content-Type"] = ctJSON
 	p.w.WriteHeader(http.StatusOK)
@@ -634,6 +664,15 @@ func (p *postReply) replyResult(id, result []byte) error {
 		p.w.WriteHeader(http.StatusOK)
 	} else {
 		p.startStream()
+		if p.rb != nil {
+			ev := wire.AppendEvent(nil, p.streamID+"-"+itoa(int64(p.nextID)), "message",
+				slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}")))
+			p.rb.add(p.nextID, ev, true)
+			if p.rb.takenOver() {
+				p.nextID++
+				return nil
+			}
+		}
 		p.buf = append(p.buf[:0], "event: message\n"...)
 		if id := p.eventID(); id != "" {
 			p.buf = append(p.buf, "id: "...)
@@ -664,5 +703,11 @@ func (p *postReply) finish() {
 	p.mu.Unlock()
 	if !done {
 		_ = p.reply(nil)
+	}
+	p.mu.Lock()
+	rb := p.rb
+	p.mu.Unlock()
+	if rb != nil {
+		rb.finish()
 	}
 }

@@ -1,0 +1,170 @@
+package gateway
+
+// The replay buffer's limits, driven directly: filling a stream past
+// http.resume_buffer_bytes through the everything-server would need a tool with large
+// output, which it does not have.
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func resumeTestGateway(bufBytes int, total int64, keep time.Duration) (*Gateway, *Session) {
+	cfg := &config.Config{}
+	cfg.HTTP.ResumeBufferBytes, cfg.HTTP.ResumeMaxBytes, cfg.HTTP.ResumeFor = bufBytes, total, keep
+	g := &Gateway{cfg: cfg, metrics: newMetrics("all")}
+	return g, &Session{g: g, ID: "test"}
+}
+
+func counterValue(c prometheus.Counter) float64 {
+	var m dto.Metric
+	_ = c.Write(&m)
+	return m.GetCounter().GetValue()
+}
+
+func eventOf(t *testing.T, stream string, seq int, size int) []byte {
+	t.Helper()
+	data := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":` + itoa(int64(seq)) + `,"pad":"` + strings.Repeat("x", size) + `"}}`
+	return wire.AppendEvent(nil, stream+"-"+itoa(int64(seq)), "message", []byte(data))
+}
+
+func resumeOnce(g *Gateway, s *Session, last string) *httptest.ResponseRecorder {
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+	g.serveResume(w, r, s, last)
+	return w
+}
+
+func replayedIDs(t *testing.T, body []byte) (ids []string, warnings int) {
+	t.Helper()
+	sr := wire.NewSSEReader(bytes.NewReader(body), 1<<20)
+	for {
+		ev, err := sr.Next()
+		if err == io.EOF || err != nil {
+			return ids, warnings
+		}
+		if bytes.Contains(ev.Data, []byte(`"notifications/message"`)) {
+			warnings++
+			continue
+		}
+		ids = append(ids, ev.ID)
+	}
+}
+
+// TestResumeBufferDropsOldest: past http.resume_buffer_bytes the oldest events go; a
+// resume from before them gets a warning and then what was kept, the response included;
+// a resume from after them gets no warning.
+func TestResumeBufferDropsOldest(t *testing.T) {
+	g, s := resumeTestGateway(4096, 1<<20, time.Minute)
+	b := s.newResume("s1")
+	for seq := 1; seq <= 10; seq++ { // ten ~1 KiB events: 4 fit
+		b.add(seq, eventOf(t, "s1", seq, 1000), false)
+	}
+	b.add(11, eventOf(t, "s1", 11, 10), true)
+	b.finish()
+	if b.bytes > 4096 {
+		t.Fatalf("buffer holds %d bytes, limit 4096", b.bytes)
+	}
+	if got := counterValue(g.metrics.resumeDropped.WithLabelValues("size")); got != 1 {
+		t.Errorf("size drops counted %v, want 1 (once per stream)", got)
+	}
+	w := resumeOnce(g, s, "s1-2")
+	if w.Code != http.StatusOK {
+		t.Fatalf("resume from a dropped event: HTTP %d %s", w.Code, w.Body)
+	}
+	ids, warn := replayedIDs(t, w.Body.Bytes())
+	first := len(ids)
+	if warn != 1 || len(ids) == 0 || len(ids) >= 9 || ids[len(ids)-1] != "s1-11" {
+		t.Errorf("replay after s1-2: warnings %d, ids %v; want one warning, then the kept events ending with s1-11", warn, ids)
+	}
+	w = resumeOnce(g, s, "s1-9")
+	ids, warn = replayedIDs(t, w.Body.Bytes())
+	if warn != 0 || strings.Join(ids, ",") != "s1-10,s1-11" {
+		t.Errorf("replay after s1-9: warnings %d, ids %v; want s1-10,s1-11 and no warning", warn, ids)
+	}
+	if got := counterValue(g.metrics.resumeReplayed); got != float64(first+len(ids)) {
+		t.Errorf("replayed events counted %v, want %d", got, first+len(ids))
+	}
+}
+
+// TestResumeLostResponseRefused: a response larger than the buffer cannot be kept; a
+// resume that would need it is refused with 400 naming the limit.
+func TestResumeLostResponseRefused(t *testing.T) {
+	g, s := resumeTestGateway(4096, 1<<20, time.Minute)
+	b := s.newResume("s2")
+	b.add(1, eventOf(t, "s2", 1, 10), false)
+	b.add(2, eventOf(t, "s2", 2, 5000), true)
+	b.finish()
+	w := resumeOnce(g, s, "s2-1")
+	if w.Code != http.StatusBadRequest || !strings.Contains(w.Body.String(), "http.resume_buffer_bytes") {
+		t.Fatalf("resume with the response lost: HTTP %d %s, want 400 naming the limit", w.Code, w.Body)
+	}
+	if g.resumeBytes.Load() != 0 {
+		t.Errorf("%d bytes still counted after the buffer let go of everything", g.resumeBytes.Load())
+	}
+}
+
+// TestResumeMemoryBounds: the overall cap keeps new events out, the per-session count
+// evicts the oldest stream, age discards a finished one, and the session's end all.
+func TestResumeMemoryBounds(t *testing.T) {
+	g, s := resumeTestGateway(4096, 8192, 50*time.Millisecond)
+	a := s.newResume("s1")
+	for seq := 1; seq <= 3; seq++ {
+		a.add(seq, eventOf(t, "s1", seq, 3000), false)
+	}
+	if n := g.resumeBytes.Load(); n > 8192 {
+		t.Fatalf("%d bytes held, overall limit 8192", n)
+	}
+	for i := 0; i < resumeMaxStreams; i++ {
+		s.newResume("s" + itoa(int64(100+i)))
+	}
+	if s.resume("s1") != nil || len(s.resumes) != resumeMaxStreams {
+		t.Errorf("session keeps %d buffers (s1 kept: %v), want %d without the oldest", len(s.resumes), s.resume("s1") != nil, resumeMaxStreams)
+	}
+	if got := counterValue(g.metrics.resumeDropped.WithLabelValues("streams")); got != 1 {
+		t.Errorf("evictions counted %v, want 1", got)
+	}
+	if g.resumeBytes.Load() != 0 {
+		t.Errorf("%d bytes counted after the only full buffer was evicted", g.resumeBytes.Load())
+	}
+	last := s.resume("s131")
+	last.add(1, eventOf(t, "s131", 1, 10), true)
+	last.finish()
+	deadline := time.Now().Add(5 * time.Second)
+	for s.resume("s131") != nil {
+		if time.Now().After(deadline) {
+			t.Fatal("a finished buffer outlived http.resume_for by 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if w := resumeOnce(g, s, "s131-0"); w.Code != http.StatusBadRequest {
+		t.Errorf("resume of an expired stream: HTTP %d, want 400", w.Code)
+	}
+	s.dropResumes()
+	if len(s.resumes) != 0 {
+		t.Errorf("%d buffers after the session ended", len(s.resumes))
+	}
+}
+
+func TestParseEventID(t *testing.T) {
+	for in, want := range map[string]string{"s12-3": "s12/3", "s1-0": "s1/0", "g-3": "", "s-1": "", "s12-": "", "s1x-2": "", "s12-99999999999": "", "": ""} {
+		st, seq, ok := parseEventID(in)
+		got := ""
+		if ok {
+			got = st + "/" + itoa(int64(seq))
+		}
+		if got != want {
+			t.Errorf("parseEventID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
