@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hashicorp/golang-lru/v2/expirable"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // cacheTTL is how long NewCached keeps a session record. With a Redis store shared by
@@ -17,13 +17,22 @@ var cacheTTL = 2 * time.Second
 // Cached is a Store with an LRU of session records in front (see NewCached).
 type Cached struct {
 	s   Store
-	lru *expirable.LRU[string, *Record]
+	lru *lru.Cache[string, cachedRecord]
+	now func() time.Time
 
 	// gens detect a Put or Delete of the same record (stripe) that ran concurrently with a
 	// store read or write, whose result would otherwise be cached over a newer one.
 	mu   sync.Mutex
 	gens [64]uint64
 	seed maphash.Seed
+}
+
+// cachedRecord is a record and when it stops being served from the cache. The expiry is
+// checked on read rather than swept by a goroutine (golang-lru's expirable LRU starts one
+// it never stops, which would leak with every gateway an embedding host creates and closes).
+type cachedRecord struct {
+	r       *Record
+	expires time.Time
 }
 
 // NewCached puts an LRU of up to size session records in front of s for Get. Put and
@@ -34,7 +43,8 @@ func NewCached(s Store, size int) Store {
 	if size <= 0 {
 		return s
 	}
-	return &Cached{s: s, lru: expirable.NewLRU[string, *Record](size, nil, cacheTTL), seed: maphash.MakeSeed()}
+	l, _ := lru.New[string, cachedRecord](size) // size > 0: no error
+	return &Cached{s: s, lru: l, now: time.Now, seed: maphash.MakeSeed()}
 }
 
 // Unwrap returns the store behind the cache.
@@ -57,7 +67,7 @@ func (c *Cached) settle(id string, g uint64, r *Record, change bool) {
 	defer c.mu.Unlock()
 	p := c.stripe(id)
 	if r != nil && *p == g {
-		c.lru.Add(id, r)
+		c.lru.Add(id, cachedRecord{r: r, expires: c.now().Add(cacheTTL)})
 	} else {
 		c.lru.Remove(id)
 	}
@@ -67,8 +77,11 @@ func (c *Cached) settle(id string, g uint64, r *Record, change bool) {
 }
 
 func (c *Cached) Get(id string) (*Record, error) {
-	if r, ok := c.lru.Get(id); ok {
-		return cloneRecord(r), nil
+	if e, ok := c.lru.Get(id); ok {
+		if c.now().Before(e.expires) {
+			return cloneRecord(e.r), nil
+		}
+		c.lru.Remove(id)
 	}
 	g := c.gen(id)
 	r, err := c.s.Get(id)
