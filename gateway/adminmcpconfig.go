@@ -145,7 +145,10 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		}
 		var mode string
 		if m, ok := fields["mode"]; ok {
-			_ = json.Unmarshal(m, &mode)
+			if err := json.Unmarshal(m, &mode); err != nil {
+				fieldErrs = append(fieldErrs, fieldError{Field: where + ".mode", Message: "is not a string (auto, shared or per_session)"})
+				continue
+			}
 			delete(fields, "mode")
 		}
 		agent.Servers = append(agent.Servers, agentUseDoc{Name: name, Mode: mode})

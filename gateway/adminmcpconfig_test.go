@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -89,4 +90,44 @@ func (g *testGW) initializeAs(t *testing.T, agent string) string {
 		t.Fatalf("initialize as %s: HTTP %d %s", agent, r.status, r.body)
 	}
 	return sid
+}
+
+// Attacks on the per-agent document: odd names, duplicate members, a huge number of
+// servers, a body that is not an object. Each gets a clear 4xx and changes nothing.
+func TestAdminMCPConfigAttacks(t *testing.T) {
+	g := startGateway(t, adminYAML)
+	for _, tc := range []struct {
+		path, body string
+		status     int
+	}{
+		{"/api/mcp-config?agent=a", `{"servers":{"bad name":{"type":"stdio","command":"/bin/true"}}}`, 400},
+		{"/api/mcp-config?agent=a", `{"servers":{"x\ny":{"type":"stdio","command":"/bin/true"}}}`, 400},
+		{"/api/mcp-config?agent=a", `{"servers":{"s":{"type":"stdio","command":"/bin/true","env":{"A":"1"},"env":{"B":"2"}}},"servers":{}}`, 200},
+		{"/api/mcp-config?agent=a", `[]`, 400},
+		{"/api/mcp-config?agent=a", `{"servers":{"s":[]}}`, 400},
+		{"/api/mcp-config?agent=a", `{"servers":{"s":{"type":"stdio","command":"/bin/true","mode":5}}}`, 400},
+		{"/api/mcp-config?agent=a", `{"servers":{"s":{"type":"streamable_http","url":"file:///etc/passwd"}}}`, 400},
+	} {
+		a := g.api(t, http.MethodPost, tc.path, tc.body, nil)
+		if a.status != tc.status {
+			t.Errorf("POST %s %q: %s, want %d", tc.path, tc.body, a, tc.status)
+		}
+	}
+	// Only the document with the last "servers" member (empty) was applied: no server s.
+	if a := g.api(t, http.MethodGet, "/api/servers/s", "", nil); a.status != http.StatusNotFound {
+		t.Errorf("server s after the attacks: %s", a)
+	}
+	// Many servers in one document: refused or applied whole, never half.
+	var b strings.Builder
+	b.WriteString(`{"servers":{`)
+	for i := 0; i < 2000; i++ {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`"n` + strconv.Itoa(i) + `":{}`)
+	}
+	b.WriteString(`}}`)
+	if a := g.api(t, http.MethodPost, "/api/mcp-config?agent=a", b.String(), nil); a.status != http.StatusBadRequest {
+		t.Errorf("2000 references to missing servers: %d", a.status)
+	}
 }
