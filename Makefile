@@ -32,7 +32,7 @@ E2E_ENV := MCPGW_REQUIRE_PEERS=$(REQUIRE_PEERS) MCPGW_PEERS=$(CACHE) MCPGW_BIN=$
 UNIT_PKGS = $(shell $(GO) list ./... | grep -v '/test/e2e')
 GO_FILES  = $(shell find . -name '*.go' -not -path './test/e2e/node_modules/*' -not -path './.cache/*' -not -path './.git/*')
 
-.PHONY: build install run peers test vet cross dist dist-check test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
+.PHONY: check-rules build install run peers test vet cross dist dist-check test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
 
 # The OS/arch pairs mcpgw is released for (docs/platforms.md); `cross` checks each one but
 # the host's, `dist` archives them all.
@@ -81,6 +81,7 @@ test:
 	$(MAKE) --no-print-directory peers
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory lint
+	$(MAKE) --no-print-directory check-rules
 	$(MAKE) --no-print-directory cross
 	$(MAKE) --no-print-directory dist-check DIST=$(CURDIR)/bin/dist-check
 	$(MAKE) --no-print-directory check-require-peers
@@ -160,6 +161,12 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+
+## check-rules: promtool (Debian's prometheus package, `make peers`) checks the shipped
+## Prometheus rules; test/e2e/prometheus_test.go also loads them into a real Prometheus
+check-rules:
+	@command -v promtool >/dev/null || { echo "check-rules: promtool is missing; \`make peers\` installs it (Debian's prometheus package)"; exit 1; }
+	promtool check rules deploy/prometheus/mcpgw-rules.yml
 
 ## check-require-peers: proves MCPGW_REQUIRE_PEERS works: the Redis unit test and the
 ## Redis replica e2e test, run with an empty PATH (so no redis-server), must fail naming the

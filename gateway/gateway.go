@@ -125,6 +125,8 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
 		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-"}
+	probe := g.probeStore
+	g.metrics.storeProbe.Store(&probe)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
 	kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
 	if err != nil {

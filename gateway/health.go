@@ -26,7 +26,7 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 		Upstreams []registry.Status `json:"upstreams"`
 	}
 	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses()}
-	if _, err := g.store.Get("readyz-probe"); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+	if err := g.probeStore(); err != nil {
 		out.Ready, out.Store = false, err.Error()
 	}
 	g.mu.RLock()
@@ -38,4 +38,13 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// probeStore reads a key that never exists: nil when the store answers (not found is an
+// answer). /readyz and the mcpgw_store_up gauge use it.
+func (g *Gateway) probeStore() error {
+	if _, err := g.store.Get("readyz-probe"); err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		return err
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgw/mcpgw/registry"
 
@@ -33,7 +34,9 @@ type metrics struct {
 	unroutable       *prometheus.CounterVec
 	resumeReplayed   prometheus.Counter
 	resumeDropped    *prometheus.CounterVec
-	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
+	storeUp          prometheus.GaugeFunc
+	storeProbe       atomic.Pointer[func() error] // set by New; the store's readiness probe
+	own              []prometheus.Collector       // the mcpgw_ series, as docs/metrics.md lists them
 }
 
 func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
@@ -93,9 +96,19 @@ func newMetrics(agentLabel string) *metrics {
 	m.resumeDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_resume_buffers_dropped_total",
 		Help: "Replay buffers that lost events (reason: size, over http.resume_buffer_bytes, oldest dropped; memory, over http.resume_max_bytes) or were discarded whole (age, http.resume_for after the stream ended; streams, the session's oldest past the per-session count)."},
 		[]string{"reason"})
+	// Probed at scrape time, like /readyz: a store outage shows on the next scrape, and
+	// alerting rules need no HTTP probe of /readyz (deploy/prometheus/mcpgw-rules.yml).
+	m.storeUp = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "mcpgw_store_up",
+		Help: "1 while the session store answers (the probe /readyz makes), 0 while it is unreachable."},
+		func() float64 {
+			if p := m.storeProbe.Load(); p != nil && (*p)() != nil {
+				return 0
+			}
+			return 1
+		})
 	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
-		m.resumeReplayed, m.resumeDropped}
+		m.resumeReplayed, m.resumeDropped, m.storeUp}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

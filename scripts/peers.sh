@@ -5,6 +5,8 @@
 #   - $CACHE/bin/everything-server, the go-sdk conformance fixture (a `tool` in go.mod);
 #   - redis-server from Debian, when missing (as root, or with password-less sudo);
 #   - tinyproxy from Debian, likewise (the upstream client's proxy test);
+#   - prometheus from Debian, likewise (/usr/bin/prometheus and promtool: `make test` checks
+#     the shipped rules and the Prometheus e2e test scrapes a real gateway);
 #   - chromium from Debian, likewise (the web UI's browser test drives /usr/bin/chromium
 #     with playwright-core, which is in package.json; no browser is ever downloaded).
 # A peer it cannot install stops it with the command that would: `make test` fails a test
@@ -144,6 +146,19 @@ ensure_tinyproxy() {
 	log "tinyproxy installed"
 }
 
+# ensure_prometheus: Debian's prometheus, for promtool (make check-rules) and the e2e test
+# that scrapes the gateway (test/e2e/prometheus_test.go). Tests start their own instance
+# in a temp dir on a loopback port; the package's own service does not matter (policy-rc.d,
+# present in containers, keeps it from starting; on a host it runs on :9090, unused here).
+ensure_prometheus() {
+	if command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; then
+		log "prometheus present ($(prometheus --version 2>&1 | awk 'NR==1{print $3}'))"
+		return 0
+	fi
+	need_peer promtool prometheus "make check-rules and the Prometheus e2e test"
+	log "prometheus installed ($(prometheus --version 2>&1 | awk 'NR==1{print $3}'))"
+}
+
 # ensure_chromium: Debian's chromium, which the web UI test (test/e2e/ui_test.go) drives
 # through playwright-core at /usr/bin/chromium. playwright-core never downloads a browser.
 ensure_chromium() {
@@ -161,6 +176,7 @@ main() {
 	ensure_everything_server
 	ensure_redis
 	ensure_tinyproxy
+	ensure_prometheus
 	ensure_chromium
 	log "done in $((SECONDS - t0))s (cache: $CACHE)"
 }

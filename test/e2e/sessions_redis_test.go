@@ -181,6 +181,12 @@ func TestReplicasOnRedis(t *testing.T) {
 	if a, err := sessInit(gb.URL, hdr); err != nil || a.Status != http.StatusServiceUnavailable {
 		t.Errorf("initialize, Redis down: %v %s (want 503)", err, a)
 	}
+	// The store alert's series (deploy/prometheus/mcpgw-rules.yml) says what /readyz says.
+	if m, err := getMetrics(gb); err != nil {
+		t.Errorf("metrics, Redis down: %v", err)
+	} else if v, ok := metricValue(m, "mcpgw_store_up", nil); !ok || v != 0 {
+		t.Errorf("mcpgw_store_up = %v (found %v) with Redis down, want 0", v, ok)
+	}
 	if a, err := s1.try(gb.URL, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{}}); err == nil && a.ok() {
 		t.Logf("a session live on B still works while Redis is down")
 	} else {
@@ -205,6 +211,11 @@ func TestReplicasOnRedis(t *testing.T) {
 		t.Fatalf("initialize on B after Redis came back on port %d: %s", redis2.Port, desc)
 	}
 	t.Logf("B serves new sessions %s after Redis was killed", time.Since(start).Round(time.Millisecond))
+	if m, err := getMetrics(gb); err != nil {
+		t.Errorf("metrics, Redis back: %v", err)
+	} else if v, ok := metricValue(m, "mcpgw_store_up", nil); !ok || v != 1 {
+		t.Errorf("mcpgw_store_up = %v (found %v) with Redis back, want 1", v, ok)
+	}
 	if n, err := sessPost(gb.URL, s4.headers(), `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil || n.Status != http.StatusAccepted {
 		t.Errorf("notifications/initialized after Redis came back: %v %s", err, n)
 	}
