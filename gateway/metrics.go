@@ -33,6 +33,8 @@ type metrics struct {
 	unroutable       *prometheus.CounterVec
 	resumeReplayed   prometheus.Counter
 	resumeDropped    *prometheus.CounterVec
+	queueDepth       *prometheus.GaugeVec
+	queueWait        *prometheus.HistogramVec
 	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
@@ -69,7 +71,7 @@ func (m *metrics) observeCall(agent string, t *registry.Tool, outcome string, se
 func newMetrics(agentLabel string) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), agents: newAgentLabels(agentLabel)}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tool_calls_total",
-		Help: "Tool calls by agent, upstream server, upstream tool name and outcome (ok, tool_error, error, unavailable, timeout, cancelled)."},
+		Help: "Tool calls by agent, upstream server, upstream tool name and outcome (ok, tool_error, error, unavailable, busy, timeout, cancelled)."},
 		[]string{"agent", "server", "tool", "outcome"})
 	m.callSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_tool_call_duration_seconds",
 		Help:    "Tool call duration through the gateway, from request to response.",
@@ -93,9 +95,16 @@ func newMetrics(agentLabel string) *metrics {
 	m.resumeDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_resume_buffers_dropped_total",
 		Help: "Replay buffers that lost events (reason: size, over http.resume_buffer_bytes, oldest dropped; memory, over http.resume_max_bytes) or were discarded whole (age, http.resume_for after the stream ended; streams, the session's oldest past the per-session count)."},
 		[]string{"reason"})
+	m.queueDepth = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_queue_depth",
+		Help: "Requests waiting for a slot of an upstream instance with max_concurrency (summed over the server's instances)."},
+		[]string{"server"})
+	m.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_upstream_queue_wait_seconds",
+		Help:    "Time requests to an instance with max_concurrency waited for a slot (0 when one was free; busy refusals included).",
+		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
+		[]string{"server"})
 	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
-		m.resumeReplayed, m.resumeDropped}
+		m.resumeReplayed, m.resumeDropped, m.queueDepth, m.queueWait}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
