@@ -185,7 +185,35 @@ type ServerDef struct {
 	Timeouts       Timeouts          `yaml:"timeouts"`
 	ProtocolVer    string            `yaml:"protocol_version"`
 	MaxInstances   int               `yaml:"max_instances"`
-	TLS            TLS               `yaml:"tls"`
+	// MaxConcurrency is how many client requests one instance serves at once (nil: the
+	// default, 1 for stdio and 0 = unlimited for HTTP and SSE; docs/config.md).
+	MaxConcurrency *int  `yaml:"max_concurrency"`
+	Queue          Queue `yaml:"queue"`
+	TLS            TLS   `yaml:"tls"`
+}
+
+// Queue bounds the requests waiting for a slot of an instance with max_concurrency: at
+// most Max wait, each at most Timeout, then it fails as "server busy".
+type Queue struct {
+	Max     int           `yaml:"max"`
+	Timeout time.Duration `yaml:"timeout"`
+}
+
+// Default queue bounds (servers.<name>.queue).
+const (
+	DefaultQueueMax     = 64
+	DefaultQueueTimeout = 30 * time.Second
+)
+
+// Concurrency is the server's effective max_concurrency (0: unlimited).
+func (d *ServerDef) Concurrency() int {
+	if d.MaxConcurrency != nil {
+		return *d.MaxConcurrency
+	}
+	if d.Transport() == TransportStdio {
+		return 1
+	}
+	return 0
 }
 
 // TLS is how the gateway checks an https upstream and proves itself to it

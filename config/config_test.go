@@ -265,6 +265,11 @@ func TestConfigProblems(t *testing.T) {
 			wantWarn: []string{`agents.a.connection_scope: no plugin has a connection "prod"`},
 		},
 		{
+			name:    "negative concurrency and queue",
+			yaml:    "servers:\n  s: {type: stdio, command: x, max_concurrency: -1, queue: {max: -2, timeout: -1s}}\n",
+			wantErr: []string{"~servers.s.max_concurrency: must not be negative", "~servers.s.queue.max: must not be negative", "~servers.s.queue.timeout: must not be negative"},
+		},
+		{
 			name:    "limits",
 			yaml:    "naming: {max_length: 8}\nhttp: {max_body_bytes: 10}\nlisten: nocolon\n",
 			wantErr: []string{"~naming.max_length", "~http.max_body_bytes", "~listen:"},
@@ -445,6 +450,23 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if cfg.Servers["a"].ProtocolVer != "2025-11-25" {
 		t.Errorf("upstream protocol = %q, want pinned 2025-11-25", cfg.Servers["a"].ProtocolVer)
+	}
+	// max_concurrency: 1 for stdio, unlimited for HTTP, as configured when set (0 too).
+	if a, b := cfg.Servers["a"].Concurrency(), cfg.Servers["b"].Concurrency(); a != 0 || b != 1 {
+		t.Errorf("max_concurrency a=%d b=%d, want 0 (http) and 1 (stdio)", a, b)
+	}
+	if q := cfg.Servers["b"].Queue; q.Max != 64 || q.Timeout != 30*time.Second {
+		t.Errorf("queue = %+v, want max 64, timeout 30s", q)
+	}
+	set, _, err := Parse([]byte("servers:\n  a: {type: http, url: \"http://x/mcp\", max_concurrency: 4}\n  b: {type: stdio, command: x, max_concurrency: 0, queue: {max: 3, timeout: 2s}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := set.Servers["a"].Concurrency(), set.Servers["b"].Concurrency(); a != 4 || b != 0 {
+		t.Errorf("configured max_concurrency a=%d b=%d, want 4 and 0", a, b)
+	}
+	if q := set.Servers["b"].Queue; q.Max != 3 || q.Timeout != 2*time.Second {
+		t.Errorf("configured queue = %+v", q)
 	}
 }
 

@@ -172,4 +172,10 @@ func (c *Config) ApplyServerDefaults(d *ServerDef) {
 	if d.MaxInstances == 0 {
 		d.MaxInstances = c.Upstream.MaxPerSession
 	}
+	if d.Queue.Max == 0 {
+		d.Queue.Max = DefaultQueueMax
+	}
+	if d.Queue.Timeout == 0 {
+		d.Queue.Timeout = DefaultQueueTimeout
+	}
 }

@@ -237,6 +237,15 @@ func (c *Config) Validate() Problems {
 		if d.ProtocolVer != "" && !SupportedUpstreamVersion(d.ProtocolVer) {
 			add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
 		}
+		if d.MaxConcurrency != nil && *d.MaxConcurrency < 0 {
+			add(false, where+".max_concurrency", "must not be negative (0 is unlimited)")
+		}
+		if d.Queue.Max < 0 {
+			add(false, where+".queue.max", "must not be negative")
+		}
+		if d.Queue.Timeout < 0 {
+			add(false, where+".queue.timeout", "must not be negative")
+		}
 		if f := d.TLS.Files(); !f.IsZero() {
 			switch {
 			case d.Transport() == TransportStdio:

@@ -31,6 +31,8 @@ type serverDoc struct {
 	Timeouts        *timeoutsDoc      `json:"timeouts,omitempty"`
 	ProtocolVersion string            `json:"protocol_version,omitempty"`
 	MaxInstances    int               `json:"max_instances,omitempty"`
+	MaxConcurrency  *int              `json:"max_concurrency,omitempty"`
+	Queue           *queueDoc         `json:"queue,omitempty"`
 	TLS             *tlsDoc           `json:"tls,omitempty"`
 	Meta            *metaDoc          `json:"meta,omitempty"`
 	// Enabled false keeps the entry but runs no server (default true).
@@ -40,6 +42,11 @@ type serverDoc struct {
 type timeoutsDoc struct {
 	Connect string `json:"connect,omitempty"`
 	Call    string `json:"call,omitempty"`
+}
+
+type queueDoc struct {
+	Max     int    `json:"max,omitempty"`
+	Timeout string `json:"timeout,omitempty"`
 }
 
 type tlsDoc struct {
@@ -56,6 +63,14 @@ type metaDoc struct {
 	Icon        string `json:"icon,omitempty"`
 }
 
+func cloneInt(p *int) *int {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
+}
+
 func (d *serverDoc) enabled() bool { return d.Enabled == nil || *d.Enabled }
 
 // def converts the document to a config definition; where prefixes the field names of
@@ -63,7 +78,8 @@ func (d *serverDoc) enabled() bool { return d.Enabled == nil || *d.Enabled }
 func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
 	s := &config.ServerDef{Type: config.NormalizeTransport(d.Type), Command: d.Command, Args: slices.Clone(d.Args),
 		Env: maps.Clone(d.Env), Dir: d.Dir, URL: d.URL, Headers: maps.Clone(d.Headers), Mode: d.Mode,
-		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances}
+		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances,
+		MaxConcurrency: cloneInt(d.MaxConcurrency)}
 	var errs []fieldError
 	if t := d.Timeouts; t != nil {
 		var e *fieldError
@@ -71,6 +87,13 @@ func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
 			errs = append(errs, *e)
 		}
 		if s.Timeouts.Call, e = parseDuration(t.Call, where+"timeouts.call"); e != nil {
+			errs = append(errs, *e)
+		}
+	}
+	if q := d.Queue; q != nil {
+		s.Queue.Max = q.Max
+		var e *fieldError
+		if s.Queue.Timeout, e = parseDuration(q.Timeout, where+"queue.timeout"); e != nil {
 			errs = append(errs, *e)
 		}
 	}
@@ -89,6 +112,10 @@ func docOf(s *config.ServerDef) serverDoc {
 		Mode: s.Mode, StdioProxy: s.StdioProxy, DefaultEnabled: s.DefaultEnabled, ProtocolVersion: s.ProtocolVer, MaxInstances: s.MaxInstances}
 	if c, k := durationString(s.Timeouts.Connect), durationString(s.Timeouts.Call); c != "" || k != "" {
 		d.Timeouts = &timeoutsDoc{Connect: c, Call: k}
+	}
+	d.MaxConcurrency = cloneInt(s.MaxConcurrency)
+	if m, k := s.Queue.Max, durationString(s.Queue.Timeout); m != 0 || k != "" {
+		d.Queue = &queueDoc{Max: m, Timeout: k}
 	}
 	if s.TLS != (config.TLS{}) {
 		d.TLS = &tlsDoc{CAFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile, ServerName: s.TLS.ServerName}

@@ -101,7 +101,7 @@ func TestAdminServerLifecycle(t *testing.T) {
 	}
 
 	body := `{"name":"web","type":"streamable-http","url":"` + everythingURL + `","headers":{"Authorization":"Bearer s3cret"},
-	          "timeouts":{"connect":"5s"},"meta":{"title":"Web","description":"the everything server again"}}`
+	          "timeouts":{"connect":"5s"},"max_concurrency":2,"queue":{"max":5,"timeout":"1s"},"meta":{"title":"Web","description":"the everything server again"}}`
 	a := g.api(t, "POST", "/api/servers", body, nil)
 	if a.status != http.StatusCreated {
 		t.Fatalf("POST /api/servers: %s", a)
@@ -123,8 +123,12 @@ func TestAdminServerLifecycle(t *testing.T) {
 	if names := g.toolNames(t, sid); !slices.Contains(names, "web__test_simple_text") {
 		t.Errorf("the session does not list the new server's tools: %v", names)
 	}
-	if s := g.reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer s3cret" || s.Def.Timeouts.Connect != 5*time.Second {
+	if s := g.reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer s3cret" || s.Def.Timeouts.Connect != 5*time.Second ||
+		s.Def.Concurrency() != 2 || s.Def.Queue.Max != 5 || s.Def.Queue.Timeout != time.Second {
 		t.Errorf("the running server's definition: %+v", s)
+	}
+	if q, _ := a.obj["queue"].(map[string]any); a.obj["max_concurrency"] != float64(2) || q["max"] != float64(5) || q["timeout"] != "1s" {
+		t.Errorf("max_concurrency and queue in the answer: %v %v", a.obj["max_concurrency"], a.obj["queue"])
 	}
 
 	// The list has both, each with its source.
@@ -283,6 +287,9 @@ func TestAdminServerErrors(t *testing.T) {
 		{"no name", "POST", "/api/servers", `{"type":"stdio","command":"x"}`, 400, "name is required", "name"},
 		{"no url", "POST", "/api/servers", `{"name":"nourl","type":"streamable_http"}`, 400, "needs a url", "servers.nourl"},
 		{"bad duration", "POST", "/api/servers", `{"name":"slow","type":"stdio","command":"x","timeouts":{"call":"soon"}}`, 400, "not a duration", "servers.slow.timeouts.call"},
+		{"negative max_concurrency", "POST", "/api/servers", `{"name":"slow","type":"stdio","command":"x","max_concurrency":-1}`, 400, "must not be negative", "servers.slow.max_concurrency"},
+		{"bad queue timeout", "POST", "/api/servers", `{"name":"slow","type":"stdio","command":"x","queue":{"timeout":"soon"}}`, 400, "not a duration", "servers.slow.queue.timeout"},
+		{"negative queue max", "POST", "/api/servers", `{"name":"slow","type":"stdio","command":"x","queue":{"max":-1}}`, 400, "must not be negative", "servers.slow.queue.max"},
 		{"bad name", "POST", "/api/servers", `{"name":"a b","type":"stdio","command":"x"}`, 400, "server name must be", "servers.a b"},
 		{"file-managed create", "POST", "/api/servers", `{"name":"everything","type":"stdio","command":"x"}`, 409, "managed by the config file /etc/mcpgw/test.yaml", ""},
 		{"file-managed put", "PUT", "/api/servers/everything", `{"type":"stdio","command":"x"}`, 409, "managed by the config file /etc/mcpgw/test.yaml", ""},

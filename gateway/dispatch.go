@@ -228,6 +228,27 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 	if err != nil {
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
+	if l := conn.Limit; l != nil {
+		// The instance takes max_concurrency requests at once; the rest wait their turn.
+		// Unlimited instances (nil) skip this entirely: the common path stays as cheap.
+		waited, err := g.takeSlot(ctx, s, m.ID, server, l)
+		if err != nil {
+			var busy *upstream.BusyError
+			if errors.As(err, &busy) {
+				return fail("busy", busy.Error())
+			}
+			if ctx.Err() == nil {
+				// Cancelled by the client (notifications/cancelled) while queued.
+				_ = out.reply(nil)
+			}
+			return "cancelled"
+		}
+		defer l.Release()
+		if waited {
+			// The call's own timeout starts when it reaches the upstream.
+			deadline = time.Now().Add(timeout)
+		}
+	}
 	owner := &callOwner{s: s, out: out, id: m.ID, progTok: progTok, g: g}
 	key := string(m.ID)
 	defer func() {
@@ -307,6 +328,40 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 		}
 		return "ok"
 	}
+}
+
+// takeSlot takes a slot of a limited instance for a session's request, waiting in the
+// instance's FIFO queue if none is free. It reports whether the request waited. While it
+// waits, notifications/cancelled for the request's id (or the client going away) takes it
+// out of the queue: it never reaches the upstream.
+func (g *Gateway) takeSlot(ctx context.Context, s *Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
+	wait := g.metrics.queueWait.WithLabelValues(server)
+	if l.TryAcquire() {
+		wait.Observe(0)
+		return false, nil
+	}
+	start := time.Now()
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	key := string(id)
+	s.mu.Lock()
+	if s.queued == nil {
+		s.queued = map[string]context.CancelFunc{}
+	}
+	s.queued[key] = cancel
+	s.mu.Unlock()
+	depth := g.metrics.queueDepth.WithLabelValues(server)
+	depth.Inc()
+	err := l.Acquire(qctx)
+	depth.Dec()
+	s.mu.Lock()
+	delete(s.queued, key)
+	s.mu.Unlock()
+	wait.Observe(time.Since(start).Seconds())
+	if err != nil {
+		g.log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
+	}
+	return true, err
 }
 
 // resumable reports whether out is an event stream the client can resume.
@@ -579,11 +634,17 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 		}
 		s.mu.Lock()
 		k := s.inflight[string(p.RequestID)]
-		s.mu.Unlock()
 		if k == nil {
+			if cancel := s.queued[string(p.RequestID)]; cancel != nil {
+				s.mu.Unlock()
+				cancel() // still waiting for a slot: it leaves the queue, unsent
+				return
+			}
+			s.mu.Unlock()
 			s.cancelPlugin(p.RequestID)
 			return
 		}
+		s.mu.Unlock()
 		if o, ok := k.Owner.(*callOwner); ok {
 			o.cancelled.Store(true)
 		}

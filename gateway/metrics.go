@@ -36,7 +36,9 @@ type metrics struct {
 	resumeDropped    *prometheus.CounterVec
 	storeUp          prometheus.GaugeFunc
 	storeProbe       atomic.Pointer[func() error] // set by New; the store's readiness probe
-	own              []prometheus.Collector       // the mcpgw_ series, as docs/metrics.md lists them
+	queueDepth       *prometheus.GaugeVec
+	queueWait        *prometheus.HistogramVec
+	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
 func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
@@ -72,7 +74,7 @@ func (m *metrics) observeCall(agent string, t *registry.Tool, outcome string, se
 func newMetrics(agentLabel string) *metrics {
 	m := &metrics{reg: prometheus.NewRegistry(), agents: newAgentLabels(agentLabel)}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tool_calls_total",
-		Help: "Tool calls by agent, upstream server, upstream tool name and outcome (ok, tool_error, error, unavailable, timeout, cancelled)."},
+		Help: "Tool calls by agent, upstream server, upstream tool name and outcome (ok, tool_error, error, unavailable, busy, timeout, cancelled)."},
 		[]string{"agent", "server", "tool", "outcome"})
 	m.callSeconds = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_tool_call_duration_seconds",
 		Help:    "Tool call duration through the gateway, from request to response.",
@@ -106,9 +108,16 @@ func newMetrics(agentLabel string) *metrics {
 			}
 			return 1
 		})
+	m.queueDepth = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_queue_depth",
+		Help: "Requests waiting for a slot of an upstream instance with max_concurrency (summed over the server's instances)."},
+		[]string{"server"})
+	m.queueWait = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "mcpgw_upstream_queue_wait_seconds",
+		Help:    "Time requests to an instance with max_concurrency waited for a slot (0 when one was free; busy refusals included).",
+		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
+		[]string{"server"})
 	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
-		m.resumeReplayed, m.resumeDropped, m.storeUp}
+		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m

@@ -35,6 +35,9 @@ type Session struct {
 	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
 	downGen  uint64
 	inflight map[string]*upstream.Call // downstream request id → upstream call
+	// queued are the requests waiting for a slot of a limited instance (max_concurrency):
+	// their cancel ends the wait, by downstream request id.
+	queued map[string]context.CancelFunc
 	// pluginCalls are the plugin tool calls in flight, by downstream request id.
 	pluginCalls map[string]*pluginCall
 	subs        map[string]string // subscribed resource URI → server

@@ -64,6 +64,9 @@ type Conn struct {
 	ProtocolVersion string
 	// Instructions from the upstream's initialize result.
 	Instructions string
+	// Limit bounds the client requests in flight on this instance (nil: no limit). The
+	// caller takes a slot before BeginUntil and releases it when the call ends.
+	Limit *Limiter
 }
 
 // Capabilities is the part of an upstream's capabilities the gateway acts on.

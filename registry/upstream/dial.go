@@ -35,9 +35,16 @@ type Options struct {
 	MaxMessageBytes int
 	// TLS are an http upstream's TLS settings (servers.<name>.tls): CA bundle, client
 	// certificate, server name. The zero value is the system's roots and no certificate.
-	TLS     TLSFiles
-	Handler Handler
-	Log     *slog.Logger
+	TLS TLSFiles
+	// MaxConcurrency bounds the requests the gateway's clients have in flight on the
+	// instance at once (0: no limit); MaxQueue and QueueTimeout bound those waiting for a
+	// slot (see Limiter). The gateway's own requests (initialize, listing, ping) are not
+	// counted.
+	MaxConcurrency int
+	MaxQueue       int
+	QueueTimeout   time.Duration
+	Handler        Handler
+	Log            *slog.Logger
 }
 
 // DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
@@ -74,6 +81,7 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 		return nil, err
 	}
 	c := newConn(o.Name, tr, o.Handler, log)
+	c.Limit = NewLimiter(o.MaxConcurrency, o.MaxQueue, o.QueueTimeout)
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
 	}

@@ -1,0 +1,148 @@
+package upstream
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+// waitQueued waits until n requests wait in l's queue (bounded in time).
+func waitQueued(t *testing.T, l *Limiter, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for l.Waiting() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("queue holds %d, want %d", l.Waiting(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+func TestLimiterUnlimitedIsNil(t *testing.T) {
+	if l := NewLimiter(0, 64, time.Second); l != nil {
+		t.Fatalf("NewLimiter(0) = %+v, want nil (no limit)", l)
+	}
+}
+
+func TestLimiterFIFO(t *testing.T) {
+	l := NewLimiter(1, 64, 10*time.Second)
+	if !l.TryAcquire() {
+		t.Fatal("first TryAcquire failed on a free limiter")
+	}
+	if l.TryAcquire() {
+		t.Fatal("second TryAcquire succeeded past the limit")
+	}
+	const n = 8
+	order := make(chan int, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			if err := l.Acquire(context.Background()); err != nil {
+				t.Errorf("waiter %d: %v", i, err)
+				order <- -1
+				return
+			}
+			order <- i
+			l.Release()
+		}()
+		waitQueued(t, l, i+1) // enqueue in a known order
+	}
+	l.Release()
+	for want := 0; want < n; want++ {
+		select {
+		case got := <-order:
+			if got != want {
+				t.Fatalf("waiter %d ran in place %d", got, want)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("waiter %d never ran", want)
+		}
+	}
+	if !l.TryAcquire() {
+		t.Fatal("slot not free after every waiter released")
+	}
+}
+
+func TestLimiterTimeoutIsBusy(t *testing.T) {
+	l := NewLimiter(1, 64, 50*time.Millisecond)
+	if err := l.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	err := l.Acquire(context.Background())
+	var be *BusyError
+	if !errors.As(err, &be) {
+		t.Fatalf("err = %v, want a BusyError", err)
+	}
+	if be.Ahead != 1 || be.Waited < 50*time.Millisecond || time.Since(start) > 5*time.Second {
+		t.Fatalf("busy = %+v", be)
+	}
+	if want := "server busy: 1 calls ahead, waited 0."; be.Error()[:len(want)] != want {
+		t.Fatalf("message %q", be.Error())
+	}
+	if l.Waiting() != 0 {
+		t.Fatalf("timed-out waiter left in the queue (%d)", l.Waiting())
+	}
+	l.Release()
+	if !l.TryAcquire() {
+		t.Fatal("slot lost after a timeout")
+	}
+}
+
+func TestLimiterFullQueueIsBusy(t *testing.T) {
+	l := NewLimiter(1, 2, 10*time.Second)
+	if err := l.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() { done <- l.Acquire(ctx) }()
+		waitQueued(t, l, i+1)
+	}
+	err := l.Acquire(context.Background())
+	var be *BusyError
+	if !errors.As(err, &be) || be.Ahead != 3 || be.Waited != 0 {
+		t.Fatalf("err = %v (%+v), want busy with 3 ahead and no wait", err, be)
+	}
+	cancel()
+	for i := 0; i < 2; i++ {
+		if err := <-done; !errors.Is(err, context.Canceled) {
+			t.Fatalf("queued waiter: %v, want context.Canceled", err)
+		}
+	}
+}
+
+func TestLimiterCancelWhileQueued(t *testing.T) {
+	l := NewLimiter(1, 64, 10*time.Second)
+	if err := l.Acquire(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	first := make(chan error, 1)
+	go func() { first <- l.Acquire(ctx) }()
+	waitQueued(t, l, 1)
+	second := make(chan error, 1)
+	go func() { second <- l.Acquire(context.Background()) }()
+	waitQueued(t, l, 2)
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v", err)
+	}
+	waitQueued(t, l, 1)
+	// The cancelled waiter is gone: the slot goes to the one behind it.
+	l.Release()
+	select {
+	case err := <-second:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the waiter behind a cancelled one never got the slot")
+	}
+	l.Release()
+	if !l.TryAcquire() {
+		t.Fatal("slot lost after a cancellation")
+	}
+}
