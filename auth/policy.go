@@ -215,15 +215,9 @@ func Explain(cfg *config.Config, reg *registry.Registry, id *Identity, taskServe
 	}
 	f := NewFilter(cfg, id)
 	var out []Decision
-	for _, name := range reg.Names() {
-		srv := reg.Server(name)
-		cat := srv.Catalog()
-		if cat == nil {
-			st, why := srv.State()
-			out = append(out, Decision{Tool: "*", Server: name, Rule: "server " + st + ": " + why})
-			continue
-		}
-		for _, t := range cat.Tools {
+	// decideAll explains every tool of one server or plugin.
+	decideAll := func(name string, tools []*registry.Tool) {
+		for _, t := range tools {
 			d := Decision{Tool: t.Exposed, Server: name}
 			if !in[name] {
 				d.Rule = serverReason(cfg, id, res, name, taskServers)
@@ -232,6 +226,16 @@ func Explain(cfg *config.Config, reg *registry.Registry, id *Identity, taskServe
 			}
 			out = append(out, d)
 		}
+	}
+	for _, name := range reg.Names() {
+		srv := reg.Server(name)
+		cat := srv.Catalog()
+		if cat == nil {
+			st, why := srv.State()
+			out = append(out, Decision{Tool: "*", Server: name, Rule: "server " + st + ": " + why})
+			continue
+		}
+		decideAll(name, cat.Tools)
 	}
 	// Plugin tools as this identity's sessions get them generated (its connection scope
 	// and read-only; as for a client without elicitation).
@@ -243,15 +247,7 @@ func Explain(cfg *config.Config, reg *registry.Registry, id *Identity, taskServe
 			out = append(out, Decision{Tool: "*", Server: name, Rule: "plugin " + st + ": " + why})
 			continue
 		}
-		for _, t := range cat.Tools {
-			d := Decision{Tool: t.Exposed, Server: name}
-			if !in[name] {
-				d.Rule = serverReason(cfg, id, res, name, taskServers)
-			} else {
-				d.Admitted, d.Rule = f.Tool(t)
-			}
-			out = append(out, d)
-		}
+		decideAll(name, cat.Tools)
 	}
 	return out, res, nil
 }
