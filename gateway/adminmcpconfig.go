@@ -134,7 +134,7 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	agent.Enabled, agent.Meta, agent.Servers = in.Enabled, in.Meta, nil
 	now := time.Now().UTC()
-	var puts, olds []*sessions.ConfigEntry
+	var changes []entryChange
 	var fieldErrs []fieldError
 	for _, name := range sortedKeys(in.Servers) {
 		where := "servers." + name
@@ -195,10 +195,9 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 			if sameServerDoc(*cur.doc, doc) {
 				continue
 			}
-			olds = append(olds, cur.entry)
-			puts = append(puts, g.serverEntry(name, &doc, cur.entry, now))
+			changes = append(changes, entryChange{kind: kindServer, name: name, cur: cur.entry, next: g.serverEntry(name, &doc, cur.entry, now)})
 		default:
-			puts = append(puts, g.serverEntry(name, &doc, nil, now))
+			changes = append(changes, entryChange{kind: kindServer, name: name, next: g.serverEntry(name, &doc, nil, now)})
 		}
 		if d, errs := doc.def(where + "."); d != nil {
 			fieldErrs = append(fieldErrs, errs...)
@@ -208,10 +207,9 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	next := &sessions.ConfigEntry{Kind: kindAgent, Name: id, Doc: raw, Source: "api", Created: now, Updated: now, Version: 1}
 	if curAgent != nil {
 		next.Created, next.Version = curAgent.Created, curAgent.Version+1
-		olds = append(olds, curAgent)
 	}
-	puts = append(puts, next)
-	if !g.commitEntries(w, r, puts, olds, fieldErrs, "agents."+id) {
+	changes = append(changes, entryChange{kind: kindAgent, name: id, cur: curAgent, next: next})
+	if _, ok := g.commitChanges(w, r, changes, fieldErrs, nil, false, "agents."+id); !ok {
 		return
 	}
 	doc, ok := g.mcpConfigOf(w, id)
@@ -239,54 +237,95 @@ func sameServerDoc(a, b serverDoc) bool {
 	return reflect.DeepEqual(a, b)
 }
 
-// commitEntries is commitEntry for several entries written as one change: all of them
-// are merged and validated together, stored, and applied with one Reload; if storing or
-// applying fails, the entries are put back as they were. Called with cfgMu held.
-func (g *Gateway) commitEntries(w http.ResponseWriter, r *http.Request, puts, olds []*sessions.ConfigEntry, fieldErrs []fieldError, section string) bool {
+// entryChange is one stored entry an admin write changes: cur (nil: new) becomes next
+// (nil: deleted).
+type entryChange struct {
+	kind, name string
+	cur, next  *sessions.ConfigEntry
+}
+
+// commitChanges is every API config write, of one entry or several as one change: the
+// stored entries with the changes applied are merged with the file config, checked (check
+// may widen what is validated) by config.Validate, and unless dry stored and applied with
+// one Reload, then announced to other replicas and written to the audit log. If storing
+// or applying fails, the entries are put back as they were. On a refusal it writes the
+// answer and reports false. Warnings are those under prefix. Called with cfgMu held.
+func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes []entryChange, fieldErrs []fieldError,
+	check func(*config.Config) *config.Config, dry bool, prefix string) ([]fieldError, bool) {
 	entries, err := g.store.ListConfig()
 	if err != nil {
 		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
-		return false
+		return nil, false
 	}
-	for _, p := range puts {
-		entries = slices.DeleteFunc(entries, func(e *sessions.ConfigEntry) bool { return e.Kind == p.Kind && e.Name == p.Name })
+	for _, c := range changes {
+		entries = slices.DeleteFunc(entries, func(e *sessions.ConfigEntry) bool { return e.Kind == c.kind && e.Name == c.name })
+		if c.next != nil {
+			entries = append(entries, c.next)
+		}
 	}
-	entries = append(entries, puts...)
 	cfg, _, _ := merge(g.FileConfig(), entries)
-	errs, warns := problemsFor(cfg.Validate(), section)
+	checked := cfg
+	if check != nil {
+		checked = check(cfg)
+	}
+	errs, warns := problemsFor(checked.Validate(), prefix)
 	errs = append(fieldErrs, errs...)
+	audit := func(outcome string, after bool) {
+		for _, c := range changes {
+			var before, next any
+			if c.cur != nil {
+				before = c.cur
+			}
+			if after && c.next != nil {
+				next = c.next
+			}
+			g.auditAdmin(r, c.kind+"/"+c.name, outcome, before, next)
+		}
+	}
 	if len(errs) > 0 {
+		if !dry {
+			audit("invalid", false)
+		}
 		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
-		return false
+		return nil, false
+	}
+	if dry {
+		return warns, true
 	}
 	restore := func() {
-		for _, p := range puts {
-			_ = g.store.DeleteConfig(p.Kind, p.Name)
-		}
-		for _, o := range olds {
-			_ = g.store.PutConfig(o)
+		for _, c := range changes {
+			if c.cur != nil {
+				_ = g.store.PutConfig(c.cur)
+			} else {
+				_ = g.store.DeleteConfig(c.kind, c.name)
+			}
 		}
 	}
-	for _, p := range puts {
-		if err := g.store.PutConfig(p); err != nil {
+	for _, c := range changes {
+		if c.next != nil {
+			err = g.store.PutConfig(c.next)
+		} else {
+			err = g.store.DeleteConfig(c.kind, c.name)
+		}
+		if err != nil {
 			restore()
 			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
-			return false
+			return nil, false
 		}
 	}
 	if err := g.Reload(cfg); err != nil {
+		// Put the store back as it was: the running config did not change.
 		restore()
+		audit("failed", false)
 		apiError(w, http.StatusInternalServerError, "applying the config: "+err.Error())
-		return false
+		return nil, false
 	}
 	g.PublishReload()
-	before := map[string]*sessions.ConfigEntry{}
-	for _, o := range olds {
-		before[o.Kind+"/"+o.Name] = o
+	audit("ok", true)
+	objects := make([]string, len(changes))
+	for i, c := range changes {
+		objects[i] = c.kind + "/" + c.name
 	}
-	for _, p := range puts {
-		g.auditAdmin(r, p.Kind+"/"+p.Name, "ok", before[p.Kind+"/"+p.Name], p)
-	}
-	g.log.Info("admin API changed the config", "entries", len(puts), "action", r.Method+" "+r.URL.Path, "actor", actorOf(r))
-	return true
+	g.log.Info("admin API changed the config", "entries", objects, "action", r.Method, "actor", actorOf(r))
+	return warns, true
 }

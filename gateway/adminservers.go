@@ -488,71 +488,11 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 	}{g.view(e), warns})
 }
 
-// commitEntry is every API config write: the stored entries with cur replaced by next
-// (nil: deleted) are merged with the file config, checked (check may widen what is
-// validated) by config.Validate, and unless dry stored and applied live with Reload,
-// then announced to other replicas and written to the audit log. On a refusal it writes
-// the answer and reports false. Called with cfgMu held.
+// commitEntry is commitChanges for one entry: cur replaced by next (nil: deleted).
+// Called with cfgMu held.
 func (g *Gateway) commitEntry(w http.ResponseWriter, r *http.Request, kind, section, name string, cur, next *sessions.ConfigEntry,
 	fieldErrs []fieldError, check func(*config.Config) *config.Config, dry bool) ([]fieldError, bool) {
-	object := kind + "/" + name
-	var before, after any
-	if cur != nil {
-		before = cur
-	}
-	if next != nil {
-		after = next
-	}
-	entries, err := g.store.ListConfig()
-	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
-		return nil, false
-	}
-	entries = slices.DeleteFunc(entries, func(e *sessions.ConfigEntry) bool { return e.Kind == kind && e.Name == name })
-	if next != nil {
-		entries = append(entries, next)
-	}
-	cfg, _, _ := merge(g.FileConfig(), entries)
-	checked := cfg
-	if check != nil {
-		checked = check(cfg)
-	}
-	errs, warns := problemsFor(checked.Validate(), section+"."+name)
-	errs = append(fieldErrs, errs...)
-	if len(errs) > 0 {
-		if !dry {
-			g.auditAdmin(r, object, "invalid", before, nil)
-		}
-		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
-		return nil, false
-	}
-	if dry {
-		return warns, true
-	}
-	if next != nil {
-		err = g.store.PutConfig(next)
-	} else {
-		err = g.store.DeleteConfig(kind, name)
-	}
-	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
-		return nil, false
-	}
-	if err := g.Reload(cfg); err != nil {
-		// Put the store back as it was: the running config did not change.
-		if cur != nil {
-			_ = g.store.PutConfig(cur)
-		} else {
-			_ = g.store.DeleteConfig(kind, name)
-		}
-		g.auditAdmin(r, object, "failed", before, nil)
-		apiError(w, http.StatusInternalServerError, "applying the config: "+err.Error())
-		return nil, false
-	}
-	g.PublishReload()
-	g.auditAdmin(r, object, "ok", before, after)
-	g.log.Info("admin API changed the config", "entry", object, "action", r.Method, "actor", actorOf(r))
-	return warns, true
+	return g.commitChanges(w, r, []entryChange{{kind: kind, name: name, cur: cur, next: next}}, fieldErrs, check, dry, section+"."+name)
 }
 
 func nonNil[T any](s []T) []T {
