@@ -3,6 +3,7 @@ package auth
 import (
 	"fmt"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -19,7 +20,7 @@ type Filter struct {
 	narrow   []string // credential's tool globs (nil: none)
 	readOnly bool
 	servers  map[string]bool // nil: every server of the session
-	conns    []string        // the agent's connection_scope (nil: every plugin connection)
+	conns    []string        // the agent's and credential's connection_scope, intersected (nil: every plugin connection)
 }
 
 // NewFilter builds the filter for an agent (and credential) under cfg.
@@ -43,6 +44,7 @@ func NewFilter(cfg *config.Config, id *Identity) *Filter {
 	if id.Claims != nil {
 		f.narrow = id.Claims.Tools
 		f.readOnly = f.readOnly || id.Claims.ReadOnly
+		f.conns = narrowConns(f.conns, id.Claims.ConnectionScope)
 		if id.Claims.Servers != nil {
 			cs := map[string]bool{}
 			for _, s := range id.Claims.Servers {
@@ -68,6 +70,26 @@ func NewFilter(cfg *config.Config, id *Identity) *Filter {
 	}
 	f.key = b.String()
 	return f
+}
+
+// narrowConns is the narrower of two connection scopes (nil: no limit): their
+// intersection when both limit, sorted.
+func narrowConns(agent, cred []string) []string {
+	switch {
+	case cred == nil:
+		return agent
+	case agent == nil:
+		out := append([]string{}, cred...)
+		sort.Strings(out)
+		return slices.Compact(out)
+	}
+	out := []string{}
+	for _, c := range agent {
+		if slices.Contains(cred, c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Key identifies the filter's rules, for view caching.

@@ -48,7 +48,7 @@ type Authenticator struct {
 	jwt         *JWTVerifier
 	oauth       *OAuthVerifier
 	keys        *KeyFile
-	staticKeys  map[string]string // sha256 → agent
+	staticKeys  map[string]config.APIKeyDef // sha256 → the key's definition
 	metadataURL string
 
 	// hdr holds the identity header names in canonical form, so that looking them up
@@ -85,12 +85,12 @@ func (a *Authenticator) agentPrincipal(agent string) string {
 
 // NewAuthenticator prepares the verifiers of cfg.Auth. keys may be nil.
 func NewAuthenticator(cfg *config.Config, keys *KeyFile) (*Authenticator, error) {
-	a := &Authenticator{cfg: cfg, keys: keys, staticKeys: map[string]string{}}
+	a := &Authenticator{cfg: cfg, keys: keys, staticKeys: map[string]config.APIKeyDef{}}
 	h := cfg.Auth.Headers
 	a.hdr.Agent, a.hdr.Conversation = http.CanonicalHeaderKey(h.Agent), http.CanonicalHeaderKey(h.Conversation)
 	a.hdr.Task, a.hdr.Executor = http.CanonicalHeaderKey(h.Task), http.CanonicalHeaderKey(h.Executor)
 	for _, k := range cfg.Auth.APIKeys {
-		a.staticKeys[strings.ToLower(k.SHA256)] = k.Agent
+		a.staticKeys[strings.ToLower(k.SHA256)] = k
 	}
 	var err error
 	switch cfg.Auth.Mode {
@@ -190,11 +190,11 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Ide
 	var err error
 	switch a.cfg.Auth.Mode {
 	case "api_key":
-		agent, found := a.lookupKey(token)
+		k, found := a.lookupKeyDef(token)
 		if !found {
 			return nil, a.unauthorized("invalid_credentials", "unknown API key")
 		}
-		claims = &Claims{Agent: agent, Subject: "key:" + HashAPIKey(token)[:12]}
+		claims = &Claims{Agent: k.Agent, Subject: "key:" + HashAPIKey(token)[:12], ReadOnly: k.ReadOnly, ConnectionScope: k.ConnectionScope}
 		id.Method = "api_key"
 	case "jwt":
 		claims, err = a.jwt.Verify(token)
@@ -278,13 +278,21 @@ func (a *Authenticator) Admin(ctx context.Context, token string) (actor string, 
 }
 
 func (a *Authenticator) lookupKey(key string) (string, bool) {
-	if agent, ok := a.staticKeys[HashAPIKey(key)]; ok {
-		return agent, true
+	k, ok := a.lookupKeyDef(key)
+	return k.Agent, ok
+}
+
+// lookupKeyDef finds an agent key in the config or the key file, with its narrowing.
+func (a *Authenticator) lookupKeyDef(key string) (config.APIKeyDef, bool) {
+	if k, ok := a.staticKeys[HashAPIKey(key)]; ok {
+		return k, true
 	}
 	if a.keys != nil {
-		return a.keys.Lookup(key)
+		if r, ok := a.keys.LookupRecord(key); ok {
+			return config.APIKeyDef{Agent: r.Agent, SHA256: r.SHA256, ID: r.ID, ReadOnly: r.ReadOnly, ConnectionScope: r.ConnectionScope}, true
+		}
 	}
-	return "", false
+	return config.APIKeyDef{}, false
 }
 
 // checkAgent refuses unknown agents (401) and disabled ones (403) once agents are defined.
@@ -324,10 +332,14 @@ func Trusted(ctx context.Context) bool { v, _ := ctx.Value(trustedKey{}).(bool);
 // narrowDigest tells credentials of one subject apart by what they narrow: a token limited
 // to some tools must not use a session opened by a broader token.
 func narrowDigest(c *Claims) string {
-	if c.Servers == nil && c.Tools == nil && !c.ReadOnly && c.Task == "" && c.Conversation == "" {
+	if c.Servers == nil && c.Tools == nil && !c.ReadOnly && c.Task == "" && c.Conversation == "" && c.ConnectionScope == nil {
 		return ""
 	}
-	b, _ := json.Marshal([]any{c.Servers, c.Tools, c.ReadOnly, c.Task, c.Conversation})
+	parts := []any{c.Servers, c.Tools, c.ReadOnly, c.Task, c.Conversation}
+	if c.ConnectionScope != nil { // appended only when set: earlier principals stay as they were
+		parts = append(parts, c.ConnectionScope)
+	}
+	b, _ := json.Marshal(parts)
 	sum := sha256.Sum256(b)
 	return "#" + hex.EncodeToString(sum[:6])
 }

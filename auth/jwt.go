@@ -44,15 +44,18 @@ type Claims struct {
 	Servers      []string // narrows the servers the caller may use (nil = no narrowing; empty = none)
 	Tools        []string // glob allow-list narrowing tools (nil = no narrowing; empty = none)
 	ReadOnly     bool
-	Scopes       []string // "scope" (space-separated string) or "scp" (array)
-	Expiry       time.Time
+	// ConnectionScope narrows the plugin connections the caller may use (nil = no
+	// narrowing; empty = none): mcpgw.connection_scope of a token, or an API key's.
+	ConnectionScope []string
+	Scopes          []string // "scope" (space-separated string) or "scp" (array)
+	Expiry          time.Time
 }
 
 // narrowClaim is the private claim that carries the narrowing fields.
 const narrowClaim = "mcpgw"
 
 // narrowKeys are the fields IssueJWT accepts under the "mcpgw" claim.
-var narrowKeys = map[string]bool{"servers": true, "tools": true, "read_only": true, "task": true, "conversation": true}
+var narrowKeys = map[string]bool{"servers": true, "tools": true, "read_only": true, "task": true, "conversation": true, "connection_scope": true}
 
 // algFamilies maps each supported algorithm to the kind of key it needs.
 var supportedAlgs = map[string]bool{
@@ -543,6 +546,15 @@ func claimsFrom(mc jwt.MapClaims, agentClaim string) (*Claims, error) {
 			return nil, bad("tools")
 		}
 	}
+	if v, ok := n["connection_scope"]; ok && v != nil {
+		l, ok := v.([]any)
+		if !ok {
+			return nil, bad("connection_scope")
+		}
+		if c.ConnectionScope, ok = stringList(l); !ok {
+			return nil, bad("connection_scope")
+		}
+	}
 	if v, ok := n["read_only"]; ok && v != nil {
 		if c.ReadOnly, ok = v.(bool); !ok {
 			return nil, bad("read_only")
@@ -576,7 +588,7 @@ func stringList(l []any) ([]string, bool) {
 
 // IssueJWT signs a token for agent, valid for ttl, with the first key that can sign: an HS*
 // secret or a key with private_key_file. narrow, when non-empty, becomes the "mcpgw" claim
-// (keys: servers, tools, read_only, task, conversation).
+// (keys: servers, tools, read_only, connection_scope, task, conversation).
 func IssueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[string]any) (string, error) {
 	return issueJWT(cfg, agent, ttl, narrow, nil, time.Now())
 }
@@ -595,7 +607,7 @@ func issueJWT(cfg config.JWTConfig, agent string, ttl time.Duration, narrow map[
 	}
 	for k := range narrow {
 		if !narrowKeys[k] {
-			return "", fmt.Errorf("jwt issue: unknown narrowing field %q (want servers, tools, read_only, task, conversation)", k)
+			return "", fmt.Errorf("jwt issue: unknown narrowing field %q (want servers, tools, read_only, connection_scope, task, conversation)", k)
 		}
 	}
 	idx := -1

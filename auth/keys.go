@@ -44,6 +44,16 @@ type APIKeyRecord struct {
 	// Admin keys open the admin API and the web UI, and nothing else: they name no agent
 	// and are refused on /mcp.
 	Admin bool `json:"admin,omitempty"`
+	// ReadOnly and ConnectionScope narrow the key's holder, as the agent's read_only and
+	// connection_scope do: the narrower of the agent and the key wins.
+	ReadOnly        bool     `json:"read_only,omitempty"`
+	ConnectionScope []string `json:"connection_scope,omitempty"`
+}
+
+// KeyScope narrows what an agent key's holder may use (AddScoped).
+type KeyScope struct {
+	ReadOnly        bool
+	ConnectionScope []string // nil: no narrowing; empty: no plugin connection
 }
 
 // keyFileCheckInterval bounds how often Lookup looks at the file for changes.
@@ -176,13 +186,23 @@ func (f *KeyFile) Add(agent string) (key string, rec APIKeyRecord, err error) {
 	if agent == "" {
 		return "", rec, errors.New("key file: agent is empty")
 	}
-	return f.add(agent, false)
+	return f.add(agent, false, KeyScope{})
+}
+
+// AddScoped is Add for a key narrowed to read-only and/or some plugin connections.
+func (f *KeyFile) AddScoped(agent string, sc KeyScope) (key string, rec APIKeyRecord, err error) {
+	if agent == "" {
+		return "", rec, errors.New("key file: agent is empty")
+	}
+	return f.add(agent, false, sc)
 }
 
 // AddAdmin makes an admin key (it opens the admin API, not /mcp) and appends its record.
-func (f *KeyFile) AddAdmin() (key string, rec APIKeyRecord, err error) { return f.add("", true) }
+func (f *KeyFile) AddAdmin() (key string, rec APIKeyRecord, err error) {
+	return f.add("", true, KeyScope{})
+}
 
-func (f *KeyFile) add(agent string, admin bool) (key string, rec APIKeyRecord, err error) {
+func (f *KeyFile) add(agent string, admin bool, sc KeyScope) (key string, rec APIKeyRecord, err error) {
 	key, sum := NewAPIKey()
 	var id [6]byte
 	rand.Read(id[:])
@@ -190,7 +210,8 @@ func (f *KeyFile) add(agent string, admin bool) (key string, rec APIKeyRecord, e
 	if admin {
 		prefix = "admin_"
 	}
-	rec = APIKeyRecord{ID: prefix + hex.EncodeToString(id[:]), Agent: agent, SHA256: sum, Created: f.now().UTC().Truncate(time.Second), Admin: admin}
+	rec = APIKeyRecord{ID: prefix + hex.EncodeToString(id[:]), Agent: agent, SHA256: sum, Created: f.now().UTC().Truncate(time.Second), Admin: admin,
+		ReadOnly: sc.ReadOnly, ConnectionScope: sc.ConnectionScope}
 	line, err := json.Marshal(rec)
 	if err != nil {
 		return "", APIKeyRecord{}, err
@@ -229,15 +250,21 @@ func (f *KeyFile) add(agent string, admin bool) (key string, rec APIKeyRecord, e
 // reloads it when its size, mtime or identity changed (keys added by the CLI while the daemon
 // runs; a deleted file revokes every key).
 func (f *KeyFile) Lookup(key string) (agent string, ok bool) {
+	r, ok := f.LookupRecord(key)
+	return r.Agent, ok
+}
+
+// LookupRecord returns the record of an agent key (with its narrowing), as Lookup finds it.
+func (f *KeyFile) LookupRecord(key string) (APIKeyRecord, bool) {
 	f.maybeReload()
 	sum := HashAPIKey(key)
 	f.mu.RLock()
 	r, ok := f.byHash[sum]
 	f.mu.RUnlock()
 	if r.Admin {
-		return "", false // an admin key is no agent's key
+		return APIKeyRecord{}, false // an admin key is no agent's key
 	}
-	return r.Agent, ok
+	return r, ok
 }
 
 // LookupAdmin reports whether key is an admin key, and its id.

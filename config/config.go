@@ -70,6 +70,10 @@ type APIKeyDef struct {
 	Agent  string `yaml:"agent"`
 	SHA256 string `yaml:"sha256"` // hex SHA-256 of the key
 	ID     string `yaml:"id"`
+	// ReadOnly and ConnectionScope narrow what the key's holder may use, as an agent's
+	// read_only and connection_scope do; the narrower of the agent and the key wins.
+	ReadOnly        bool     `yaml:"read_only"`
+	ConnectionScope []string `yaml:"connection_scope"`
 }
 
 // JWTConfig verifies (and, for `mcpgw token issue`, signs) JSON Web Tokens.
@@ -402,6 +406,9 @@ type PluginDef struct {
 	// upstream.call_timeout).
 	CallTimeout time.Duration `yaml:"call_timeout"`
 	Meta        ServerMeta    `yaml:"meta"`
+	// Required makes /readyz answer 503 while the plugin is not up (by default a plugin
+	// that failed is reported there but leaves the gateway ready).
+	Required bool `yaml:"required"`
 }
 
 // PluginConnection is one connection of a plugin (for type sql: one database).
@@ -417,8 +424,14 @@ type PluginConnection struct {
 	Seed string `yaml:"seed"`
 }
 
-// Enabled reports the plugin's default_enabled (true when unset).
-func (d *PluginDef) Enabled() bool { return d.DefaultEnabled == nil || *d.DefaultEnabled }
+// Enabled reports the plugin's default_enabled (true when unset). The mcpgw plugin is
+// never enabled by default: only agents that list it get it.
+func (d *PluginDef) Enabled() bool {
+	if d.Type == PluginTypeSelf {
+		return false
+	}
+	return d.DefaultEnabled == nil || *d.DefaultEnabled
+}
 
 // PluginTypeGo is the type of a plugin whose provider is given in Go code by a host that
 // embeds the gateway (package embedded): the config names it and sets its options
@@ -426,8 +439,13 @@ func (d *PluginDef) Enabled() bool { return d.DefaultEnabled == nil || *d.Defaul
 // provider. The mcpgw daemon has no such providers: there it stays down, saying so.
 const PluginTypeGo = "go"
 
+// PluginTypeSelf is the type of the mcpgw plugin: the gateway's own servers, sessions and
+// agents as resource types (docs/plugins.md). It has no connections to configure, and is
+// hidden from every agent that does not list it in its servers.
+const PluginTypeSelf = "mcpgw"
+
 // PluginTypes are the plugin types the gateway can run.
-var PluginTypes = []string{"sql", PluginTypeGo}
+var PluginTypes = []string{"sql", PluginTypeGo, PluginTypeSelf}
 
 // Has reports whether name is a configured server or plugin: the names sessions enable.
 func (c *Config) Has(name string) bool {

@@ -138,6 +138,7 @@ func (c *Config) Validate() Problems {
 		if _, ok := c.Agents[k.Agent]; len(c.Agents) > 0 && !ok {
 			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "unknown agent %q", k.Agent)
 		}
+		ps = append(ps, c.connectionScopeProblems(fmt.Sprintf("auth.api_keys[%d].connection_scope", i), k.ConnectionScope)...)
 		if _, err := hex.DecodeString(k.SHA256); err != nil || len(k.SHA256) != 64 {
 			// Also catches `sha256sum` output pasted whole ("<hex>  -").
 			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "sha256 must be 64 hex digits")
@@ -288,11 +289,7 @@ func (c *Config) Validate() Problems {
 				add(false, where, "bad glob %q: %v", g, err)
 			}
 		}
-		for _, id := range a.ConnectionScope {
-			if !c.hasConnection(id) {
-				add(true, where+".connection_scope", "no plugin has a connection %q", id)
-			}
-		}
+		ps = append(ps, c.connectionScopeProblems(where+".connection_scope", a.ConnectionScope)...)
 		switch a.Handshake {
 		case "", "auto", "full", "thin":
 		default:
@@ -409,6 +406,9 @@ func (c *Config) ListenProblems() Problems {
 
 var connectionIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
 
+// ValidConnectionID reports whether id has the form of a plugin connection id.
+func ValidConnectionID(id string) bool { return connectionIDRE.MatchString(id) }
+
 // pluginProblems checks plugins.<name>: the name rules of servers (and no server of the
 // same name: sessions enable both by name), a known type, and each connection.
 func (c *Config) pluginProblems() Problems {
@@ -431,6 +431,17 @@ func (c *Config) pluginProblems() Problems {
 		}
 		switch d.Type {
 		case "sql":
+		case PluginTypeSelf:
+			if len(d.Connections) > 0 {
+				add(false, where+".connections", "the mcpgw plugin has one connection, the gateway itself; remove them here")
+			}
+			if d.DefaultEnabled != nil && *d.DefaultEnabled {
+				add(false, where+".default_enabled", "the mcpgw plugin is only for agents that list it in their servers; it cannot be enabled by default")
+			}
+			if !c.listedByAnAgent(name) {
+				add(true, where, "no agent lists %q in its servers: no session sees its tools", name)
+			}
+			continue
 		case PluginTypeGo:
 			if len(d.Connections) > 0 {
 				add(false, where+".connections", "a go plugin's connections come from its provider; remove them here")
@@ -495,9 +506,47 @@ func isMemoryDSN(dsn string) bool {
 	return p == "" || p == ":memory:" || strings.Contains(dsn, "mode=memory")
 }
 
+// connectionScopeProblems checks a connection_scope (an agent's or a credential's): ids
+// of the connection id form, each once; an id no plugin has is a warning (a plugin may be
+// added later).
+func (c *Config) connectionScopeProblems(where string, scope []string) Problems {
+	var ps Problems
+	seen := map[string]bool{}
+	for _, id := range scope {
+		switch {
+		case !connectionIDRE.MatchString(id):
+			ps = append(ps, Problem{Where: where, Text: fmt.Sprintf("%q is not a connection id (1 to 64 of the characters A-Z a-z 0-9 _ . -)", id)})
+		case seen[id]:
+			ps = append(ps, Problem{Warning: true, Where: where, Text: fmt.Sprintf("%q is listed twice", id)})
+		case !c.hasConnection(id):
+			ps = append(ps, Problem{Warning: true, Where: where, Text: fmt.Sprintf("no plugin has a connection %q", id)})
+		}
+		seen[id] = true
+	}
+	return ps
+}
+
+// listedByAnAgent reports whether some agent lists name in its servers.
+func (c *Config) listedByAnAgent(name string) bool {
+	for _, a := range c.Agents {
+		if a == nil {
+			continue
+		}
+		for _, u := range a.Servers {
+			if u.Name == name {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // hasConnection reports whether any plugin has a connection of that id.
 func (c *Config) hasConnection(id string) bool {
 	for _, d := range c.Plugins {
+		if d != nil && d.Type == PluginTypeSelf && id == "gateway" {
+			return true // the mcpgw plugin's one connection
+		}
 		if d != nil {
 			if _, ok := d.Connections[id]; ok {
 				return true

@@ -26,6 +26,9 @@ type agentDoc struct {
 	// Meta is free-form data an orchestrator keeps with the agent (/api/mcp-config); the
 	// gateway stores and shows it and never reads it.
 	Meta map[string]any `json:"meta,omitempty"`
+	// ConnectionScope limits the plugin connections the agent may use: absent, every one;
+	// [], none. A pointer, so that [] survives.
+	ConnectionScope *[]string `json:"connection_scope,omitempty"`
 }
 
 // agentUseDoc is "name" or {"name": …, "mode": …}.
@@ -65,6 +68,9 @@ func (d *agentDoc) config() *config.AgentConfig {
 	if d.Tools != nil {
 		a.Tools = config.ToolFilter{Allow: slices.Clone(d.Tools.Allow), Deny: slices.Clone(d.Tools.Deny)}
 	}
+	if d.ConnectionScope != nil {
+		a.ConnectionScope = append([]string{}, *d.ConnectionScope...)
+	}
 	return a
 }
 
@@ -75,6 +81,10 @@ func agentDocOf(a *config.AgentConfig) agentDoc {
 	}
 	if len(a.Tools.Allow) > 0 || len(a.Tools.Deny) > 0 {
 		d.Tools = &toolsDoc{Allow: a.Tools.Allow, Deny: a.Tools.Deny}
+	}
+	if a.ConnectionScope != nil {
+		cs := slices.Clone(a.ConnectionScope)
+		d.ConnectionScope = &cs
 	}
 	return d
 }

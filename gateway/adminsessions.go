@@ -115,7 +115,7 @@ func (g *Gateway) apiGetSession(w http.ResponseWriter, r *http.Request) {
 // the store (so every replica forgets it), and its client's next request gets 404.
 func (g *Gateway) apiEndSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	s, err := g.lookup(id)
+	err := g.endSession(id, "ended by an admin ("+actorOf(r)+")")
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
 		apiError(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
@@ -124,7 +124,6 @@ func (g *Gateway) apiEndSession(w http.ResponseWriter, r *http.Request) {
 		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
 		return
 	}
-	g.end(s, "ended by an admin ("+actorOf(r)+")")
 	g.auditAdmin(r, "session/"+id, "ok", nil, nil)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/plugin/selfplugin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
@@ -135,6 +136,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	}
 	g.keys = kf
 	g.fileCfg.Store(cfg)
+	reg.ProvideSelf(selfplugin.New(selfHost{g})) // plugins of type mcpgw
 	if err := g.Reload(g.startConfig(cfg)); err != nil {
 		cancel()
 		return nil, err

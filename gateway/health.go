@@ -15,19 +15,28 @@ func (g *Gateway) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte("ok\n"))
 }
 
-// serveReadyz reports the store and every upstream. It answers 503 when the store is
-// unreachable; upstreams that are down are reported but do not make the gateway unready,
-// since sessions keep working without them.
+// serveReadyz reports the store, every upstream and every plugin. It answers 503 when the
+// store is unreachable, or a plugin marked required is not up; upstreams and other plugins
+// that are down are reported but do not make the gateway unready, since sessions keep
+// working without them.
 func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	type ready struct {
 		Ready     bool              `json:"ready"`
 		Store     string            `json:"store"`
 		Sessions  int               `json:"sessions"`
 		Upstreams []registry.Status `json:"upstreams"`
+		Plugins   []pluginRow       `json:"plugins"`
 	}
-	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses()}
+	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses(), Plugins: g.pluginRows()}
 	if err := g.probeStore(); err != nil {
 		out.Ready, out.Store = false, err.Error()
+	}
+	// A plugin that is not up is reported; it makes the gateway unready only when its
+	// definition says required: true.
+	for _, p := range out.Plugins {
+		if p.Required && p.State != registry.StateUp {
+			out.Ready = false
+		}
 	}
 	g.mu.RLock()
 	out.Sessions = len(g.sessions)

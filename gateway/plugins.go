@@ -53,7 +53,7 @@ func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *re
 	if s.caps.elicitation {
 		o.Confirm = func(ctx context.Context, message string) (bool, error) { return g.confirm(ctx, s, message, out) }
 	}
-	res, err := t.PluginHost.Call(ctx, t.PluginTool, args, o)
+	res, err := t.PluginHost.Call(withCaller(ctx, s), t.PluginTool, args, o)
 	outcome := "ok"
 	switch {
 	case pc.cancelled.Load():

@@ -249,7 +249,7 @@ func (g *Gateway) uiAgents(w http.ResponseWriter, r *http.Request) {
 	}
 	cfg := g.policy().cfg
 	g.render(w, r, http.StatusOK, "agents", "Agents", uiSessionFrom(r), map[string]any{
-		"Agents": agents, "Servers": sortedKeys(cfg.Servers), "Executors": sortedKeys(cfg.Executors)})
+		"Agents": agents, "Servers": append(sortedKeys(cfg.Servers), sortedKeys(cfg.Plugins)...), "Executors": sortedKeys(cfg.Executors)})
 }
 
 func (g *Gateway) uiExplain(w http.ResponseWriter, r *http.Request) {

@@ -96,6 +96,9 @@ func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
 	if d.Type == config.PluginTypeGo {
 		open = r.provided
 	}
+	if d.Type == config.PluginTypeSelf {
+		open = r.providedSelf
+	}
 	return &Plugin{Name: name, Def: d, reg: r, open: open, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), state: StateStarting, since: time.Now()}
 }
@@ -262,7 +265,7 @@ func (p *Plugin) load(prov plugin.Plugin) error {
 // closeProvider closes a provider once the calls on it ended (or after DrainFor).
 func (p *Plugin) closeProvider(prov plugin.Plugin) {
 	c, ok := prov.(io.Closer)
-	if !ok || p.Def.Type == config.PluginTypeGo { // the host owns an in-process provider
+	if !ok || p.Def.Type == config.PluginTypeGo || p.Def.Type == config.PluginTypeSelf { // the host owns an in-process provider
 		return
 	}
 	done := make(chan struct{})

@@ -106,6 +106,8 @@ type Registry struct {
 	// providers are the in-process providers of go plugins, by plugin name (Provide).
 	provMu    sync.Mutex
 	providers map[string]plugin.Plugin
+	// self is the mcpgw plugin's provider (ProvideSelf), guarded by provMu.
+	self plugin.Plugin
 }
 
 // serverSet is every server sessions may reach (configured and retired) and the sorted

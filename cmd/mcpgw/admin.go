@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -165,8 +166,24 @@ func token(args []string, out io.Writer) error {
 	agent := fs.String("agent", "", "agent id")
 	ttl := fs.Duration("ttl", time.Hour, "token lifetime (issue)")
 	admin := fs.Bool("admin", false, "create-key: an admin key (opens the admin API and the web UI, not /mcp); issue: add the mcpgw:admin scope")
+	readOnly := fs.Bool("read-only", false, "narrow the credential to read-only tools")
+	connScope := fs.String("connection-scope", "", "narrow the credential to these plugin connections (comma-separated ids; \"-\" for none)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
+	}
+	sc := auth.KeyScope{ReadOnly: *readOnly}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "connection-scope" {
+			sc.ConnectionScope = splitScope(*connScope)
+		}
+	})
+	if *admin && (sc.ReadOnly || sc.ConnectionScope != nil) {
+		return fmt.Errorf("--read-only and --connection-scope narrow an agent's credential, not an admin's")
+	}
+	for _, id := range sc.ConnectionScope {
+		if !config.ValidConnectionID(id) {
+			return fmt.Errorf("--connection-scope: %q is not a connection id (1 to 64 of the characters A-Z a-z 0-9 _ . -)", id)
+		}
 	}
 	if *agent == "" && !(*admin && args[0] == "create-key") {
 		return fmt.Errorf("token %s needs --agent", args[0])
@@ -195,7 +212,7 @@ func token(args []string, out io.Writer) error {
 			_, err = fmt.Fprintln(out, key)
 			return err
 		}
-		key, rec, err := kf.Add(*agent)
+		key, rec, err := kf.AddScoped(*agent, sc)
 		if err != nil {
 			return err
 		}
@@ -207,7 +224,17 @@ func token(args []string, out io.Writer) error {
 		if *admin {
 			scopes = []string{auth.AdminScope}
 		}
-		tok, err := auth.IssueJWTWithScopes(cfg.Auth.JWT, *agent, *ttl, nil, scopes)
+		var narrow map[string]any
+		if sc.ReadOnly || sc.ConnectionScope != nil {
+			narrow = map[string]any{}
+			if sc.ReadOnly {
+				narrow["read_only"] = true
+			}
+			if sc.ConnectionScope != nil {
+				narrow["connection_scope"] = sc.ConnectionScope
+			}
+		}
+		tok, err := auth.IssueJWTWithScopes(cfg.Auth.JWT, *agent, *ttl, narrow, scopes)
 		if err != nil {
 			return err
 		}
@@ -215,4 +242,16 @@ func token(args []string, out io.Writer) error {
 		return err
 	}
 	return fmt.Errorf("unknown token subcommand %q (create-key, issue)", args[0])
+}
+
+// splitScope reads --connection-scope: comma-separated ids; "-" or nothing is the empty
+// scope (no plugin connection at all).
+func splitScope(v string) []string {
+	out := []string{}
+	for _, id := range strings.Split(v, ",") {
+		if id = strings.TrimSpace(id); id != "" && id != "-" {
+			out = append(out, id)
+		}
+	}
+	return out
 }

@@ -33,10 +33,10 @@ Usage:
                                     upstreams connected, also name collisions
   mcpgw explain  --agent A [--task T] [--executor E] [--config FILE] [--json]
                                     every tool, admitted or hidden, and the rule
-  mcpgw token create-key --agent A | --admin [--config FILE]
+  mcpgw token create-key --agent A | --admin [--read-only] [--connection-scope ID,…] [--config FILE]
                                     create an API key for agent A (printed once)
-  mcpgw token issue --agent A [--admin] [--ttl 1h] [--config FILE]
-                                    mint a JWT with the config's signing key
+  mcpgw token issue --agent A [--admin] [--ttl 1h] [--read-only] [--connection-scope ID,…]
+                    [--config FILE]     mint a JWT with the config's signing key
   mcpgw client-config --agent A --client claude-code|codex|cursor|gemini|qwen|opencode
                     [--via http|bridge] [--executor E] [--config FILE]
                                     print the block for that client's config file

@@ -358,6 +358,8 @@
       form.allow.value = ((doc.tools || {}).allow || []).join("\n");
       form.deny.value = ((doc.tools || {}).deny || []).join("\n");
       form.executor.value = doc.executor || "";
+      const cs = doc.connection_scope;
+      form.connection_scope.value = cs === undefined ? "" : (cs.length ? cs.join("\n") : "-");
       form.addEventListener("submit", async (ev) => {
         ev.preventDefault();
         const d = docOf(form);
@@ -374,6 +376,9 @@
         if (deny.length) d.tools.deny = deny;
         if (!allow.length && !deny.length) delete d.tools;
         if (form.executor.value) d.executor = form.executor.value; else delete d.executor;
+        const scope = lines(form.connection_scope.value);
+        if (!scope.length) delete d.connection_scope;
+        else d.connection_scope = scope.filter((id) => id !== "-");
         const r = await api("PUT", "/agents/" + encodeURIComponent(form.dataset.id), d);
         if (r.status === 200 || r.status === 201) { announce("Agent saved"); location.reload(); return; }
         showErrors(form, r.json, "agents." + form.dataset.id + ".");

@@ -1,0 +1,48 @@
+package registry
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+)
+
+// ErrNoServer is returned for a server name the registry does not have.
+var ErrNoServer = errors.New("no such server")
+
+// ErrRetired is returned when restarting a server that was removed from the config.
+var ErrRetired = errors.New("the server is retired (removed from the config; it stops when its last session ends)")
+
+// Restart replaces a configured server by a new instance of the same definition, as a
+// config change of the server does: the new one starts at once, and the old shared
+// connection closes after DrainFor, so calls already on it finish. The per-session
+// instances sessions hold are theirs: the gateway stops those (Gateway.RestartServer).
+func (r *Registry) Restart(name string) error {
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	old := r.set.Load()
+	cur := old.m[name]
+	switch {
+	case cur == nil:
+		return fmt.Errorf("%w %q", ErrNoServer, name)
+	case cur.retired.Load() || !slices.Contains(old.names, name):
+		return fmt.Errorf("server %q: %w", name, ErrRetired)
+	}
+	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
+	s := r.newServer(name, cur.Def)
+	cur.mu.Lock()
+	s.restarts = cur.restarts + 1
+	cur.mu.Unlock()
+	next.m[name] = s
+	r.set.Store(next)
+	if r.started {
+		r.run(s, nil)
+	}
+	cur.drain()
+	r.log.Info("server restarted", "server", name)
+	if r.OnState != nil {
+		r.OnState(name, "restart")
+	}
+	r.changed(name)
+	return nil
+}
