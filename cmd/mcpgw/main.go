@@ -29,8 +29,9 @@ const usage = `mcpgw — an MCP gateway: one endpoint in front of many MCP serve
 Usage:
   mcpgw serve    [--config FILE]   run the gateway
   mcpgw validate [--config FILE] [--offline]
-                                    check a config: every problem is listed; with
-                                    upstreams connected, also name collisions
+                                    check a config: every problem is listed; plugins are
+                                    checked without starting them; with upstreams
+                                    connected, also name collisions
   mcpgw explain  --agent A [--task T] [--executor E] [--config FILE] [--json]
                                     every tool, admitted or hidden, and the rule
   mcpgw token create-key --agent A | --admin [--read-only] [--connection-scope ID,…] [--config FILE]
@@ -134,6 +135,14 @@ func validate(args []string, out io.Writer) error {
 			return fmt.Errorf("%s: invalid config", display(path))
 		}
 		return err
+	}
+	// Plugins are checked statically, never started: starting one may create its database.
+	pps := registry.CheckPlugins(context.Background(), cfg)
+	for _, p := range pps {
+		fmt.Fprintln(out, p.String())
+	}
+	if pps.HasErrors() {
+		return fmt.Errorf("%s: invalid config", display(path))
 	}
 	if !*offline && len(cfg.Servers) > 0 {
 		// Upstreams only: starting a plugin may create its database (a seed), which
