@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/auth"
 )
 
 // TestValidatePlugins: validate checks plugins without starting them. A seed that fails
@@ -107,5 +109,55 @@ plugins:
 	}
 	if _, err := os.Stat(filepath.Join(dir, "db.db")); !os.IsNotExist(err) {
 		t.Errorf("validate created db.db (or cannot tell: %v)", err)
+	}
+}
+
+// TestTokenScopeFlags: create-key and issue carry --read-only and --connection-scope into
+// the credential; a malformed id and an admin credential with them are refused.
+func TestTokenScopeFlags(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "mcpgw.yaml")
+	if err := os.WriteFile(p, []byte(`
+state_dir: `+dir+`
+auth:
+  mode: jwt
+  jwt:
+    keys: [{alg: HS256, secret: "0123456789abcdef0123456789abcdef"}]
+agents:
+  a1: {}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := token([]string{"create-key", "--config", p, "--agent", "a1", "--read-only", "--connection-scope", "prod, staging"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "api_keys.jsonl"))
+	if err != nil || !strings.Contains(string(b), `"read_only":true,"connection_scope":["prod","staging"]`) {
+		t.Errorf("key file = %s (%v), want the key's read_only and connection_scope", b, err)
+	}
+	out.Reset()
+	if err := token([]string{"issue", "--config", p, "--agent", "a1", "--connection-scope", "-"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	cfg, _, err := loadConfig(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := auth.NewJWTVerifier(cfg.Auth.JWT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := v.Verify(strings.TrimSpace(out.String()))
+	if err != nil || c.ConnectionScope == nil || len(c.ConnectionScope) != 0 || c.ReadOnly {
+		t.Errorf("issued token claims %+v (%v), want an empty connection scope", c, err)
+	}
+	for _, args := range [][]string{
+		{"create-key", "--config", p, "--agent", "a1", "--connection-scope", "bad id"},
+		{"create-key", "--config", p, "--admin", "--read-only"},
+	} {
+		if err := token(args, &out); err == nil {
+			t.Errorf("token %v: no error", args)
+		}
 	}
 }
