@@ -267,6 +267,9 @@ func serverReason(cfg *config.Config, id *Identity, res *Resolution, name string
 	if d := cfg.Servers[name]; d != nil && !d.Enabled() {
 		return "server has default_enabled: false"
 	}
+	if d := cfg.Plugins[name]; d != nil && d.Type == config.PluginTypeSelf {
+		return "the mcpgw plugin is only for agents that list it in their servers"
+	}
 	if d := cfg.Plugins[name]; d != nil && !d.Enabled() {
 		return "plugin has default_enabled: false"
 	}
