@@ -108,9 +108,10 @@ func (g *Gateway) startIdentity(ctx context.Context, id *auth.Identity, rec *ses
 	if len(res.Overrides) > 0 {
 		rec.Overrides = res.Overrides
 	}
-	if c := id.Claims; c != nil && (c.Servers != nil || c.Tools != nil || c.ReadOnly) {
+	if c := id.Claims; c != nil && (c.Servers != nil || c.Tools != nil || c.ReadOnly || c.ConnectionScope != nil) {
 		rec.Narrow = &sessions.Narrow{Servers: c.Servers, Tools: c.Tools, ReadOnly: c.ReadOnly,
-			HasServers: c.Servers != nil, HasTools: c.Tools != nil}
+			HasServers: c.Servers != nil, HasTools: c.Tools != nil,
+			Connections: c.ConnectionScope, HasConnections: c.ConnectionScope != nil}
 	}
 	return nil
 }
@@ -179,6 +180,9 @@ func identityOf(rec *sessions.Record) *auth.Identity {
 		}
 		if n.HasTools {
 			id.Claims.Tools = append([]string{}, n.Tools...)
+		}
+		if n.HasConnections {
+			id.Claims.ConnectionScope = append([]string{}, n.Connections...)
 		}
 	}
 	return id

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
@@ -293,5 +294,53 @@ func TestAdminAgentConnectionScope(t *testing.T) {
 	}
 	if a := g.api(t, "GET", "/api/agents/scoped", "", nil); !strings.Contains(string(a.raw), `"gateway"`) {
 		t.Errorf("GET scoped: %s", a)
+	}
+}
+
+// TestCredentialScopeNarrowsPluginTools: in api_key mode, a key's connection_scope and
+// read_only narrow the plugin tools its agent's sessions get.
+func TestCredentialScopeNarrowsPluginTools(t *testing.T) {
+	const full, none, ro = "mcpgw_full_key_0123456789", "mcpgw_none_key_0123456789", "mcpgw_ro_key_0123456789"
+	yaml := strings.Replace(selfYAML, "plugins:\n", `auth:
+  mode: api_key
+  api_keys:
+    - {agent: ops, sha256: `+auth.HashAPIKey(full)+`}
+    - {agent: ops, sha256: `+auth.HashAPIKey(none)+`, connection_scope: []}
+    - {agent: ops, sha256: `+auth.HashAPIKey(ro)+`, read_only: true, connection_scope: [gateway]}
+plugins:
+`, 1)
+	g := startGateway(t, yaml)
+	names := func(key string) []string {
+		r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+			header: map[string]string{"Authorization": "Bearer " + key}})
+		sid := r.header.Get("Mcp-Session-Id")
+		if r.status != http.StatusOK || sid == "" {
+			t.Fatalf("initialize: HTTP %d %s", r.status, r.body)
+		}
+		r = g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+			header: map[string]string{"Authorization": "Bearer " + key, "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}})
+		var res struct {
+			Tools []struct{ Name string } `json:"tools"`
+		}
+		if err := json.Unmarshal(r.message(t).Result, &res); err != nil {
+			t.Fatalf("tools/list: %s", r.body)
+		}
+		var out []string
+		for _, tl := range res.Tools {
+			if strings.HasPrefix(tl.Name, "mcpgw_") {
+				out = append(out, tl.Name)
+			}
+		}
+		return out
+	}
+	if got := names(full); len(got) != 11 {
+		t.Errorf("the unnarrowed key's mcpgw tools: %v", got)
+	}
+	if got := names(none); len(got) != 0 {
+		t.Errorf("a key with connection_scope [] sees %v", got)
+	}
+	got := names(ro)
+	if len(got) != 9 || slices.Contains(got, "mcpgw_mcpgw_v1_Session_end") || !slices.Contains(got, "mcpgw_mcpgw_v1_Session_list") {
+		t.Errorf("a read-only key sees %v, want list and get without restart and end", got)
 	}
 }

@@ -61,6 +61,9 @@ type Narrow struct {
 	// HasServers and HasTools tell an empty list from no narrowing.
 	HasServers bool `json:"has_servers,omitempty"`
 	HasTools   bool `json:"has_tools,omitempty"`
+	// Connections narrows the plugin connections (HasConnections tells [] from none).
+	Connections    []string `json:"connections,omitempty"`
+	HasConnections bool     `json:"has_connections,omitempty"`
 }
 
 // Task is a unit of work with an explicit set of enabled servers (docs/auth.md).
