@@ -276,6 +276,7 @@ func cloneRecord(r *Record) *Record {
 		n := *r.Narrow
 		n.Servers = slices.Clone(n.Servers)
 		n.Tools = slices.Clone(n.Tools)
+		n.Connections = slices.Clone(n.Connections)
 		c.Narrow = &n
 	}
 	return &c
