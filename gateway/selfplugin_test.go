@@ -344,3 +344,39 @@ plugins:
 		t.Errorf("a read-only key sees %v, want list and get without restart and end", got)
 	}
 }
+
+// TestRestartStopsPerSessionInstances: a restart stops each session's own instance of a
+// per_session server, so the session's next call starts a new one.
+func TestRestartStopsPerSessionInstances(t *testing.T) {
+	g := startGateway(t, strings.Replace(selfYAML, "    url: {{everything}}\n", "    url: {{everything}}\n    mode: per_session\n", 1))
+	ops := g.initAs(t, "ops", `{}`)
+	const started = `mcpgw_upstream_instances_started_total{server="everything"}`
+	callOK := func(id int) {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for ; ; id++ {
+			r := g.call(t, ops, id, "tools/call", `{"name":"everything__test_simple_text","arguments":{}}`)
+			var res toolResult
+			if m := r.message(t); m.Error == nil && json.Unmarshal(m.Result, &res) == nil && !res.IsError {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the call does not succeed: %s", r.body)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	callOK(10)
+	callOK(100)
+	before := g.metricValue(t, started)
+	if before < 1 {
+		t.Fatalf("%s = %v after two calls, want the session's instance counted", started, before)
+	}
+	if a := g.api(t, "POST", "/api/servers/everything/restart", "", nil); a.status != http.StatusAccepted {
+		t.Fatalf("restart: %s", a)
+	}
+	callOK(200)
+	if after := g.metricValue(t, started); after != before+1 {
+		t.Errorf("%s = %v after a restart and a call, want %v (a new instance)", started, after, before+1)
+	}
+}
