@@ -143,6 +143,24 @@ func TestConfigProblems(t *testing.T) {
 			wantErr: []string{`~executors.e.mcp_policy.env_injection: "A=B" is not an environment variable name`},
 		},
 		{
+			name: "the mcpgw plugin with connections, enabled by default",
+			yaml: "plugins:\n  gw: {type: mcpgw, default_enabled: true, connections: {x: {driver: sqlite, dsn: a.db}}}\nagents:\n  ops: {servers: [gw]}\n",
+			wantErr: []string{"~plugins.gw.connections: the mcpgw plugin has one connection",
+				"~plugins.gw.default_enabled: the mcpgw plugin is only for agents that list it"},
+		},
+		{
+			name:     "the mcpgw plugin no agent lists",
+			yaml:     "plugins:\n  gw: {type: mcpgw}\nagents:\n  ops: {connection_scope: [gateway]}\n",
+			wantWarn: []string{`plugins.gw: no agent lists "gw" in its servers`},
+		},
+		{
+			name: "connection scopes of agents and keys",
+			yaml: "agents:\n  a: {connection_scope: [\"bad id\", nope, nope]}\nauth:\n  api_keys:\n    - {agent: a, sha256: " + strings.Repeat("0", 64) + ", connection_scope: [\"x/y\"]}\n",
+			wantErr: []string{`agents.a.connection_scope: "bad id" is not a connection id (1 to 64 of the characters A-Z a-z 0-9 _ . -)`,
+				`auth.api_keys[0].connection_scope: "x/y" is not a connection id (1 to 64 of the characters A-Z a-z 0-9 _ . -)`},
+			wantWarn: []string{`agents.a.connection_scope: no plugin has a connection "nope"`, `agents.a.connection_scope: "nope" is listed twice`},
+		},
+		{
 			name:    "unknown type",
 			yaml:    "servers:\n  a: {type: grpc, url: http://x}\n",
 			wantErr: []string{`~servers.a: unknown type "grpc"`},
