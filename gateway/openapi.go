@@ -35,7 +35,7 @@ func (g *Gateway) openAPI() map[string]any {
 		if params != nil {
 			op["parameters"] = params
 		}
-		if rt.Method == http.MethodPost || rt.Method == http.MethodPut || rt.Method == http.MethodPatch {
+		if (rt.Method == http.MethodPost || rt.Method == http.MethodPut || rt.Method == http.MethodPatch) && !strings.HasSuffix(rt.Path, "/restart") {
 			ct := "application/json"
 			if rt.Method == http.MethodPatch {
 				ct = "application/merge-patch+json"
