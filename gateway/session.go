@@ -221,7 +221,11 @@ func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
 	})
 	if err != nil {
 		s.g.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)
-		s.setDown(srv.Name, true)
+		var full *registry.PoolFullError
+		if !errors.As(err, &full) {
+			// A full pool is not a server that is down: its tools stay listed.
+			s.setDown(srv.Name, true)
+		}
 		return nil, err
 	}
 	s.g.metrics.upstreamStarts.WithLabelValues(srv.Name).Inc()
