@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
@@ -27,6 +28,22 @@ func (s *Session) mode(srv *registry.Server) string {
 		return o.Mode
 	}
 	return srv.Mode
+}
+
+// instanceModes is the instance policy of each server of a resolution (plugins have none).
+func instanceModes(cfg *config.Config, res *auth.Resolution) map[string]string {
+	out := map[string]string{}
+	for _, name := range res.Servers {
+		d := cfg.Servers[name]
+		if d == nil {
+			continue
+		}
+		out[name] = d.ResolvedMode()
+		if o := res.Overrides[name]; o.Mode != "" {
+			out[name] = o.Mode
+		}
+	}
+	return out
 }
 
 // acquire returns the connection that serves one request of this session to server and
@@ -353,4 +370,36 @@ func (g *Gateway) closeAgents() {
 			_ = c.Close()
 		}
 	}
+}
+
+// poolDoc is servers.<name>.pool as the admin API reads and writes it.
+type poolDoc struct {
+	Warm        int    `json:"warm,omitempty"`
+	Max         int    `json:"max,omitempty"`
+	IdleTimeout string `json:"idle_timeout,omitempty"`
+}
+
+// instanceDef copies the document's pool and agent_grace into s.
+func (d *serverDoc) instanceDef(s *config.ServerDef, where string) []fieldError {
+	var errs []fieldError
+	if p := d.Pool; p != nil {
+		s.Pool = &config.PoolDef{Warm: p.Warm, Max: p.Max}
+		var e *fieldError
+		if s.Pool.IdleTimeout, e = parseDuration(p.IdleTimeout, where+"pool.idle_timeout"); e != nil {
+			errs = append(errs, *e)
+		}
+	}
+	var e *fieldError
+	if s.AgentGrace, e = parseDuration(d.AgentGrace, where+"agent_grace"); e != nil {
+		errs = append(errs, *e)
+	}
+	return errs
+}
+
+// instanceDoc shows s's pool and agent_grace in the document.
+func (d *serverDoc) instanceDoc(s *config.ServerDef) {
+	if p := s.Pool; p != nil {
+		d.Pool = &poolDoc{Warm: p.Warm, Max: p.Max, IdleTimeout: durationString(p.IdleTimeout)}
+	}
+	d.AgentGrace = durationString(s.AgentGrace)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -140,6 +141,15 @@ func explain(args []string, out io.Writer) error {
 		fmt.Fprintf(out, ", executor %s", v.Executor)
 	}
 	fmt.Fprintf(out, ": servers %v, %d tools admitted, %d hidden\n", v.Servers, v.Admitted, v.Hidden)
+	if len(v.Modes) > 0 {
+		var ms []string
+		for _, name := range v.Servers {
+			if m := v.Modes[name]; m != "" {
+				ms = append(ms, name+" "+m)
+			}
+		}
+		fmt.Fprintf(out, "instances: %s\n", strings.Join(ms, ", "))
+	}
 	for _, w := range v.Warnings {
 		fmt.Fprintln(out, "warning:", w)
 	}
