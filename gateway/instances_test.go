@@ -361,3 +361,55 @@ func TestPerCallTeardown(t *testing.T) {
 		t.Errorf("/readyz upstreams %+v, want ev in mode per_call", st)
 	}
 }
+
+// TestStartFailureVisible: a stdio server that fails to start shows its command, exit
+// code and last stderr lines (secrets out) in /readyz and is retried with backoff; an
+// instance of a session that fails to start says the same in the call's result.
+func TestStartFailureVisible(t *testing.T) {
+	dir := t.TempDir()
+	yaml := `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+servers:
+  broken:
+    type: stdio
+    command: sh
+    args: ["-c", "echo \"login with $API_TOKEN failed\" >&2; exit 4"]
+    env: {API_TOKEN: tok-abcdef-123}
+  flaky:
+    type: stdio
+    command: sh
+    args: ["-c", "if [ -e \"$1/started\" ]; then echo 'cannot open /data: permission denied' >&2; exit 7; fi; touch \"$1/started\"; exec \"$0\"", "` + everythingBin + `", "` + dir + `"]
+`
+	g := startGateway(t, yaml)
+	var broken registry.Status
+	if !waitFor(10*time.Second, func() bool {
+		for _, st := range g.reg.Statuses() {
+			if st.Name == "broken" {
+				broken = st
+			}
+		}
+		return broken.Restarts >= 1
+	}) {
+		t.Fatalf("broken server not retried: %+v", broken)
+	}
+	r := g.do(t, req{method: http.MethodGet, path: "/readyz"})
+	body := string(r.body)
+	for _, want := range []string{`exited with code 4`, `login with [redacted] failed`, `command \"sh -c`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("/readyz lacks %s: %s", want, body)
+		}
+	}
+	if strings.Contains(body, "tok-abcdef-123") {
+		t.Errorf("/readyz shows the env secret: %s", body)
+	}
+
+	// flaky answered the catalogue probe, and fails for the session.
+	sid := g.initialize(t, "2025-11-25", "")
+	cr := g.call(t, sid, 1, "tools/call", `{"name":"flaky__test_simple_text"}`)
+	m := cr.message(t)
+	if !isErrorResult(m.Result) || !strings.Contains(string(m.Result), "exited with code 7") || !strings.Contains(string(m.Result), "permission denied") {
+		t.Errorf("call result %s, want the start failure with exit code and stderr", cr.body)
+	}
+}
