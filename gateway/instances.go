@@ -261,6 +261,10 @@ func (g *Gateway) startAgent(s *Session, srv *registry.Server, e *agentInst) (*u
 			g.notifyIfChanged(u)
 		}
 	}
+	n := g.instances(srv.Name)
+	if n.Load() >= int64(srv.Def.MaxInstances) {
+		return nil, fmt.Errorf("instance limit (%d) reached", srv.Def.MaxInstances)
+	}
 	var c *upstream.Conn
 	var err error
 	if p := srv.PoolFor(config.ModePerAgent); p != nil && s.poolable(srv.Name) {
@@ -282,7 +286,6 @@ func (g *Gateway) startAgent(s *Session, srv *registry.Server, e *agentInst) (*u
 		return nil, err
 	}
 	g.metrics.upstreamStarts.WithLabelValues(srv.Name).Inc()
-	n := g.instances(srv.Name)
 	n.Add(1)
 	go func() { <-c.Done(); n.Add(-1) }()
 	g.log.Info("per-agent upstream started", "server", srv.Name, "agent", s.rec.Agent)
