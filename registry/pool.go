@@ -47,6 +47,9 @@ type Pool struct {
 	retryAt  time.Time
 	stopped  bool
 	kick     chan struct{}
+	// starts are the pool's own starts under way: run waits for them when it ends, so no
+	// instance is left starting after the registry closed.
+	starts sync.WaitGroup
 }
 
 // Instance is one pooled instance. Until a session binds it, what the upstream sends
@@ -157,6 +160,7 @@ func (p *Pool) run() {
 		select {
 		case <-p.s.ctx.Done():
 			p.stop()
+			p.starts.Wait()
 			return
 		case <-p.kick:
 		case <-tick.C:
@@ -179,7 +183,11 @@ func (p *Pool) refill() {
 	}
 	for len(p.ready)+p.refilling < p.warm && p.total() < p.max {
 		p.refilling++
-		go p.startOne()
+		p.starts.Add(1)
+		go func() {
+			defer p.starts.Done()
+			p.startOne()
+		}()
 	}
 }
 

@@ -104,6 +104,9 @@ type Registry struct {
 	// OnInstanceStart observes how long each upstream instance took to start and
 	// initialize, for metrics (pool.go).
 	OnInstanceStart func(server string, d time.Duration)
+	// NoPools keeps warm pools from starting (commands that only list catalogues: check,
+	// explain). Set before Start.
+	NoPools bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -202,7 +205,7 @@ func (r *Registry) run(s *Server, ready *sync.WaitGroup) {
 		defer r.wg.Done()
 		s.supervise(ready)
 	}()
-	if s.pool != nil {
+	if s.pool != nil && !r.NoPools {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()

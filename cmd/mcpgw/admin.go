@@ -118,6 +118,7 @@ func explain(args []string, out io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registry.New(cfg, log)
+	reg.NoPools = true // explain lists tools: no warm instances
 	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
 	if err != nil {
 		return err
