@@ -413,3 +413,23 @@ servers:
 		t.Errorf("call result %s, want the start failure with exit code and stderr", cr.body)
 	}
 }
+
+// TestPoolIdleReap: a pool nobody took from for idle_timeout stops its ready instances;
+// the next session's call starts one for itself and the pool fills again.
+func TestPoolIdleReap(t *testing.T) {
+	yaml, dir := pidConfig(t, "    pool: {warm: 2, max: 5, idle_timeout: 1s}\n")
+	killAll(t, dir)
+	g := startGateway(t, yaml)
+	var ready []int
+	if !waitFor(10*time.Second, func() bool { ready = alivePids(t, dir); return poolStats(g, "ev").Ready == 2 && len(ready) == 2 }) {
+		t.Fatalf("pool never ready: %+v, live %v", poolStats(g, "ev"), ready)
+	}
+	if !waitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 0 && len(alivePids(t, dir)) == 0 }) {
+		t.Fatalf("idle pool kept its instances: %+v, live %v", poolStats(g, "ev"), alivePids(t, dir))
+	}
+	sid := g.initialize(t, "2025-11-25", "")
+	callOK(t, g, sid, 1)
+	if !waitFor(10*time.Second, func() bool { s := poolStats(g, "ev"); return s.Ready == 2 && s.InUse == 1 }) {
+		t.Fatalf("pool after a take from an idle pool: %+v, want 2 ready and 1 in use", poolStats(g, "ev"))
+	}
+}
