@@ -171,6 +171,13 @@ func TestPoolRefillAfterUseAndCrash(t *testing.T) {
 	if v := g.metricValue(t, `mcpgw_pool_instances{server="ev",state="in_use"}`); v != 1 {
 		t.Errorf("mcpgw_pool_instances in_use = %v, want 1", v)
 	}
+	// The admin API and the UI's Servers page show the pool.
+	if a := g.do(t, req{method: http.MethodGet, path: "/api/servers/ev"}); !strings.Contains(string(a.body), `"in_use": 1`) || !strings.Contains(string(a.body), `"ready": 2`) {
+		t.Errorf("GET /api/servers/ev does not show the pool: %d %s", a.status, a.body)
+	}
+	if a := newUIClient(t, g).do("GET", "/ui/servers", "", nil); !strings.Contains(a.body, "(pool 2 ready, 0 starting, 1 in use / 5)") {
+		t.Errorf("the UI's Servers page does not show the pool: %d %s", a.status, a.body)
+	}
 	if v := g.metricValue(t, `mcpgw_upstream_instance_start_seconds_count{server="ev"}`); v < 5 {
 		t.Errorf("start time histogram counted %v starts, want at least 5", v)
 	}
