@@ -442,3 +442,43 @@ func TestPoolIdleReap(t *testing.T) {
 		t.Fatalf("pool after a take from an idle pool: %+v, want 2 ready and 1 in use", poolStats(g, "ev"))
 	}
 }
+
+// TestAdminServerPoolAndPolicy: the admin API creates a pooled per_agent server, shows its
+// pool and policy, and refuses a pool where it cannot apply, naming the field.
+func TestAdminServerPoolAndPolicy(t *testing.T) {
+	g := startGateway(t, adminYAML)
+	dir := t.TempDir()
+	killAll(t, dir)
+	body := `{"name":"pooled","type":"stdio","command":"sh","args":["-c","echo $$ >> \"$1/pids\"; exec \"$0\"","` + everythingBin + `","` + dir + `"],
+	          "mode":"per_agent","agent_grace":"5s","pool":{"warm":1,"max":3,"idle_timeout":"1m"}}`
+	a := g.api(t, "POST", "/api/servers", body, nil)
+	if a.status != http.StatusCreated {
+		t.Fatalf("POST /api/servers: %s", a)
+	}
+	if p, _ := a.obj["pool"].(map[string]any); p["warm"] != float64(1) || p["max"] != float64(3) || p["idle_timeout"] != "1m" || a.obj["agent_grace"] != "5s" {
+		t.Errorf("pool and agent_grace in the answer: %v %v", a.obj["pool"], a.obj["agent_grace"])
+	}
+	if !waitFor(10*time.Second, func() bool { return poolStats(g, "pooled").Ready == 1 }) {
+		t.Fatalf("the API server's pool never had its instance ready: %+v", poolStats(g, "pooled"))
+	}
+	live := g.api(t, "GET", "/api/servers/pooled", "", nil)
+	if l, _ := live.obj["live"].(map[string]any); l["mode"] != "per_agent" || l["pool"] == nil {
+		t.Errorf("live state: %v", live.obj["live"])
+	}
+	view := g.api(t, "GET", "/api/agents/default/view", "", nil)
+	if m, _ := view.obj["modes"].(map[string]any); m["pooled"] != "per_agent" || m["everything"] != "shared" {
+		t.Errorf("the agent view's modes: %v", view.obj["modes"])
+	}
+	for _, c := range []struct{ body, field, want string }{
+		{`{"name":"p2","type":"streamable_http","url":"` + everythingURL + `","pool":{"warm":2}}`, "servers.p2.pool", "needs per_session or per_agent"},
+		{`{"name":"p3","type":"stdio","command":"x","pool":{"warm":1,"idle_timeout":"soon"}}`, "servers.p3.pool.idle_timeout", "not a duration"},
+		{`{"name":"p4","type":"stdio","command":"x","pool":{"warm":4,"max":2}}`, "servers.p4.pool", "more than max"},
+		{`{"name":"p5","type":"stdio","command":"x","mode":"per_task"}`, "servers.p5", "per_agent, per_call"},
+	} {
+		a := g.api(t, "POST", "/api/servers", c.body, nil)
+		fe := a.fieldErrors()
+		if a.status != http.StatusBadRequest || len(fe) == 0 || !strings.HasPrefix(fe[0], c.field+": ") || !strings.Contains(string(a.raw), c.want) {
+			t.Errorf("POST %s: %s; want 400 about %s saying %q", c.body, a, c.field, c.want)
+		}
+	}
+}
