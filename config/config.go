@@ -182,7 +182,7 @@ type ServerDef struct {
 	Dir            string            `yaml:"dir"`
 	URL            string            `yaml:"url"`
 	Headers        map[string]string `yaml:"headers"`
-	Mode           string            `yaml:"mode"` // auto | shared | per_session
+	Mode           string            `yaml:"mode"` // auto | shared | per_session | per_agent | per_call
 	StdioProxy     bool              `yaml:"stdio_proxy"`
 	DefaultEnabled *bool             `yaml:"default_enabled"`
 	Meta           ServerMeta        `yaml:"meta"`
@@ -194,6 +194,12 @@ type ServerDef struct {
 	MaxConcurrency *int  `yaml:"max_concurrency"`
 	Queue          Queue `yaml:"queue"`
 	TLS            TLS   `yaml:"tls"`
+	// Pool keeps started, initialized instances ready for new sessions (per_session and
+	// per_agent servers; nil: none, docs/config.md "Warm pools").
+	Pool *PoolDef `yaml:"pool"`
+	// AgentGrace is how long a per_agent instance outlives its agent's last session
+	// (default DefaultAgentGrace).
+	AgentGrace time.Duration `yaml:"agent_grace"`
 }
 
 // Queue bounds the requests waiting for a slot of an instance with max_concurrency: at
@@ -348,6 +354,10 @@ const (
 const (
 	ModeShared     = "shared"
 	ModePerSession = "per_session"
+	// ModePerAgent: one instance per agent identity, shared by that agent's sessions.
+	ModePerAgent = "per_agent"
+	// ModePerCall: a fresh instance for every request, stopped when it is answered.
+	ModePerCall = "per_call"
 )
 
 // Transport returns the normalised transport of a server: one of TransportStdio,
@@ -374,7 +384,7 @@ func NormalizeTransport(t string) string {
 // ResolvedMode applies the auto rule: stdio is per_session unless stdio_proxy, anything else shared.
 func (d *ServerDef) ResolvedMode() string {
 	switch d.Mode {
-	case ModeShared, ModePerSession:
+	case ModeShared, ModePerSession, ModePerAgent, ModePerCall:
 		return d.Mode
 	}
 	if d.Transport() == TransportStdio && !d.StdioProxy {

@@ -172,6 +172,7 @@ func (c *Config) ApplyServerDefaults(d *ServerDef) {
 	if d.MaxInstances == 0 {
 		d.MaxInstances = c.Upstream.MaxPerSession
 	}
+	c.applyInstanceDefaults(d)
 	if d.Queue.Max == 0 {
 		d.Queue.Max = DefaultQueueMax
 	}

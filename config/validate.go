@@ -228,10 +228,11 @@ func (c *Config) Validate() Problems {
 			add(false, where, "unknown type %q (one of stdio, http, streamable_http, streamable-http, sse)", d.Type)
 		}
 		switch d.Mode {
-		case "auto", ModeShared, ModePerSession:
+		case "auto", ModeShared, ModePerSession, ModePerAgent, ModePerCall:
 		default:
-			add(false, where, "unknown mode %q (one of auto, shared, per_session)", d.Mode)
+			add(false, where, "unknown mode %q (one of auto, shared, per_session, per_agent, per_call)", d.Mode)
 		}
+		ps = append(ps, instanceProblems(where, d)...)
 		if d.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
 			add(false, "", "%s", SharedStdioError(name))
 		}
@@ -276,7 +277,7 @@ func (c *Config) Validate() Problems {
 				add(true, where, "plugin %q: mode %q is ignored (plugins run in the gateway)", u.Name, u.Mode)
 			}
 			switch u.Mode {
-			case "", "auto", ModeShared, ModePerSession:
+			case "", "auto", ModeShared, ModePerSession, ModePerAgent, ModePerCall:
 			default:
 				add(false, where, "server %q: unknown mode %q", u.Name, u.Mode)
 			}

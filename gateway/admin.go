@@ -130,6 +130,9 @@ type AgentView struct {
 	Admitted  int                      `json:"admitted"`
 	Hidden    int                      `json:"hidden"`
 	Overrides map[string]auth.Override `json:"overrides,omitempty"`
+	// Modes is the instance policy each of the servers runs with for this agent (shared,
+	// per_session, per_agent, per_call): the agent's mode, else the server's resolved one.
+	Modes map[string]string `json:"modes,omitempty"`
 }
 
 // Explain decides every tool for an agent, task and executor.
@@ -160,6 +163,7 @@ func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failu
 	if v.Servers == nil {
 		v.Servers = []string{}
 	}
+	v.Modes = instanceModes(cfg, res)
 	for _, d := range ds {
 		if d.Admitted {
 			v.Admitted++

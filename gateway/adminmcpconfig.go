@@ -146,7 +146,7 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		var mode string
 		if m, ok := fields["mode"]; ok {
 			if err := json.Unmarshal(m, &mode); err != nil {
-				fieldErrs = append(fieldErrs, fieldError{Field: where + ".mode", Message: "is not a string (auto, shared or per_session)"})
+				fieldErrs = append(fieldErrs, fieldError{Field: where + ".mode", Message: "is not a string (auto, shared, per_session, per_agent or per_call)"})
 				continue
 			}
 			delete(fields, "mode")

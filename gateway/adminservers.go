@@ -37,6 +37,9 @@ type serverDoc struct {
 	Meta            *metaDoc          `json:"meta,omitempty"`
 	// Enabled false keeps the entry but runs no server (default true).
 	Enabled *bool `json:"enabled,omitempty"`
+	// Pool and AgentGrace are servers.<name>.pool and agent_grace (instances.go).
+	Pool       *poolDoc `json:"pool,omitempty"`
+	AgentGrace string   `json:"agent_grace,omitempty"`
 }
 
 type timeoutsDoc struct {
@@ -97,6 +100,7 @@ func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
 			errs = append(errs, *e)
 		}
 	}
+	errs = append(errs, d.instanceDef(s, where)...)
 	if t := d.TLS; t != nil {
 		s.TLS = config.TLS{CAFile: t.CAFile, CertFile: t.CertFile, KeyFile: t.KeyFile, ServerName: t.ServerName}
 	}
@@ -117,6 +121,7 @@ func docOf(s *config.ServerDef) serverDoc {
 	if m, k := s.Queue.Max, durationString(s.Queue.Timeout); m != 0 || k != "" {
 		d.Queue = &queueDoc{Max: m, Timeout: k}
 	}
+	d.instanceDoc(s)
 	if s.TLS != (config.TLS{}) {
 		d.TLS = &tlsDoc{CAFile: s.TLS.CAFile, CertFile: s.TLS.CertFile, KeyFile: s.TLS.KeyFile, ServerName: s.TLS.ServerName}
 	}

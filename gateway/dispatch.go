@@ -224,10 +224,11 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 	// context, timer and cancel registration less per call. The client going away still
 	// ends the wait through ctx.
 	deadline := time.Now().Add(timeout)
-	conn, err := s.conn(ctx, server)
+	conn, done, err := s.acquire(ctx, server)
 	if err != nil {
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
+	defer done()
 	if l := conn.Limit; l != nil {
 		// The instance takes max_concurrency requests at once; the rest wait their turn.
 		// Unlimited instances (nil) skip this entirely: the common path stays as cheap.

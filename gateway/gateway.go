@@ -68,7 +68,8 @@ type Gateway struct {
 	progSeq    atomic.Int64
 	progPrefix string
 
-	instCount sync.Map // server → *atomic.Int64
+	instCount sync.Map       // server → *atomic.Int64
+	agents    agentInstances // per_agent instances (instances.go)
 	streamSeq atomic.Int64
 	// resumeBytes are the bytes held in every session's replay buffers (resume.go).
 	resumeBytes atomic.Int64
@@ -156,6 +157,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	}
 	reg.OnChange = g.serverChanged
 	reg.OnState = g.serverState
+	g.metrics.watchInstances(reg)
 	g.mux = http.NewServeMux()
 	g.mux.HandleFunc("/mcp", g.serveMCP)
 	g.mux.HandleFunc("/sse", g.serveSSE)
@@ -282,6 +284,7 @@ func (g *Gateway) Close() {
 	for _, s := range all {
 		s.close()
 	}
+	g.closeAgents()
 	g.audit.Close()
 }
 

@@ -38,7 +38,9 @@ type metrics struct {
 	storeProbe       atomic.Pointer[func() error] // set by New; the store's readiness probe
 	queueDepth       *prometheus.GaugeVec
 	queueWait        *prometheus.HistogramVec
-	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
+	pools            *poolCollector           // poolmetrics.go
+	instanceStart    *prometheus.HistogramVec // poolmetrics.go
+	own              []prometheus.Collector   // the mcpgw_ series, as docs/metrics.md lists them
 }
 
 func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
@@ -115,7 +117,8 @@ func newMetrics(agentLabel string) *metrics {
 		Help:    "Time requests to an instance with max_concurrency waited for a slot (0 when one was free; busy refusals included).",
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"server"})
-	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
+	m.pools, m.instanceStart = newPoolCollector(), newStartHistogram()
+	m.own = []prometheus.Collector{m.pools, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
 		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait}
 	m.reg.MustRegister(m.own...)

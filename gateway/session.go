@@ -108,6 +108,7 @@ func (s *Session) setServers(names []string) {
 	}
 	rec := s.rec
 	s.mu.Unlock()
+	s.g.releaseAgents(s, func(server string) bool { return slices.Contains(names, server) })
 	s.viewMu.Lock()
 	s.view = nil
 	s.viewMu.Unlock()
@@ -151,9 +152,9 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 	if srv == nil {
 		return nil, fmt.Errorf("unknown server %q", server)
 	}
-	mode := srv.Mode
-	if o, ok := s.rec.Overrides[server]; ok && o.Mode != "" {
-		mode = o.Mode
+	mode := s.mode(srv)
+	if mode == config.ModePerAgent {
+		return s.agentConn(ctx, srv)
 	}
 	if mode == config.ModeShared {
 		if c := srv.Shared(); c != nil {
@@ -208,34 +209,7 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 }
 
 func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
-	o := srv.Options()
-	if ov, ok := s.rec.Overrides[srv.Name]; ok {
-		if ov.URL != "" {
-			o.URL = ov.URL
-		}
-		if len(ov.Env) > 0 {
-			// Resolution already left out what the server's own env sets, unless the
-			// executor's policy lets injection override it: what remains is applied on top.
-			env := make(map[string]string, len(o.Env)+len(ov.Env))
-			for k, v := range o.Env {
-				env[k] = v
-			}
-			for k, v := range ov.Env {
-				env[k] = v
-			}
-			o.Env = env
-		}
-	}
-	if len(s.rec.ClientCaps) > 0 {
-		o.ClientCaps = s.rec.ClientCaps
-	}
-	if len(s.rec.ClientInfo) > 0 {
-		o.ClientInfo = s.rec.ClientInfo
-	}
-	o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-		s.g.handleUpstream(s, c, m, raw, rel)
-	}
-	c, err := srv.Spawn(s.g.ctx, o, func(cat *registry.Catalog) {
+	c, err := s.startOwn(srv, func(cat *registry.Catalog) {
 		s.mu.Lock()
 		if s.cats == nil {
 			s.cats = map[string]*registry.Catalog{}
@@ -247,7 +221,11 @@ func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
 	})
 	if err != nil {
 		s.g.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)
-		s.setDown(srv.Name, true)
+		var full *registry.PoolFullError
+		if !errors.As(err, &full) {
+			// A full pool is not a server that is down: its tools stay listed.
+			s.setDown(srv.Name, true)
+		}
 		return nil, err
 	}
 	s.g.metrics.upstreamStarts.WithLabelValues(srv.Name).Inc()
@@ -406,6 +384,7 @@ func (s *Session) close() {
 		pc.cancel()
 	}
 	s.g.forgetRequests(s)
+	s.g.releaseAgents(s, nil)
 	s.dropResumes()
 	for _, sc := range conns {
 		// once waits for an instance still starting (the session ended during its first

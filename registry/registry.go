@@ -58,6 +58,8 @@ type Server struct {
 	restarts int
 	conn     *upstream.Conn // shared mode only
 	pid      int
+	// pool is the server's warm pool (nil: none; pool.go).
+	pool *Pool
 }
 
 // Status is a server's health for /readyz and the admin API.
@@ -75,6 +77,8 @@ type Status struct {
 	Problems  []string  `json:"problems,omitempty"`
 	// Retired is set on a server removed from the config that sessions still use.
 	Retired bool `json:"retired,omitempty"`
+	// Pool is the warm pool's counts (servers with pool.warm).
+	Pool *PoolStats `json:"pool,omitempty"`
 }
 
 // Registry owns the upstream servers.
@@ -97,6 +101,12 @@ type Registry struct {
 	OnChange func(server string)
 	// OnUp and OnRestart observe supervision, for metrics.
 	OnState func(server, state string)
+	// OnInstanceStart observes how long each upstream instance took to start and
+	// initialize, for metrics (pool.go).
+	OnInstanceStart func(server string, d time.Duration)
+	// NoPools keeps warm pools from starting (commands that only list catalogues: check,
+	// explain). Set before Start.
+	NoPools bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -142,7 +152,11 @@ func New(cfg *config.Config, log *slog.Logger) *Registry {
 
 func (r *Registry) newServer(name string, d *config.ServerDef) *Server {
 	ctx, cancel := context.WithCancel(r.ctx)
-	return &Server{Name: name, Def: d, Mode: d.ResolvedMode(), reg: r, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
+	s := &Server{Name: name, Def: d, Mode: d.ResolvedMode(), reg: r, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
+	if d.Pooled() {
+		s.pool = newPool(s)
+	}
+	return s
 }
 
 // Config is the config the registry last applied.
@@ -193,6 +207,13 @@ func (r *Registry) run(s *Server, ready *sync.WaitGroup) {
 		defer r.wg.Done()
 		s.supervise(ready)
 	}()
+	if s.pool != nil && !r.NoPools {
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			s.pool.run()
+		}()
+	}
 }
 
 // runPlugin starts supervising a plugin in the background; ready is called once it first
@@ -220,6 +241,9 @@ func (r *Registry) Close() {
 // stop ends the server's supervision and closes its shared connection.
 func (s *Server) stop() {
 	s.cancel()
+	if s.pool != nil {
+		s.pool.stop()
+	}
 	s.mu.Lock()
 	c := s.conn
 	s.mu.Unlock()
@@ -422,6 +446,10 @@ func (s *Server) Status() Status {
 		st.Tools, st.Prompts, st.Resources = len(s.cat.Tools), len(s.cat.Prompts), len(s.cat.Resources)
 		st.Problems = s.cat.Problems
 	}
+	if s.pool != nil {
+		ps := s.pool.Stats()
+		st.Pool = &ps
+	}
 	return st
 }
 
@@ -578,8 +606,9 @@ func (s *Server) runOnce(markReady func()) error {
 	for _, p := range cat.Problems {
 		s.reg.log.Warn("upstream catalogue problem", "server", s.Name, "problem", p)
 	}
-	if s.Mode == config.ModePerSession {
-		// The probe instance only tells us the catalogue; each session starts its own.
+	if s.Mode != config.ModeShared {
+		// The probe instance only tells us the catalogue; sessions (agents, calls) start
+		// their own.
 		_ = c.Close()
 		s.setState(StateUp, nil, cat, nil, true)
 		markReady()

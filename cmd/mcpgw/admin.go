@@ -118,6 +118,7 @@ func explain(args []string, out io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registry.New(cfg, log)
+	reg.NoPools = true // explain lists tools: no warm instances
 	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
 	if err != nil {
 		return err
@@ -141,6 +142,15 @@ func explain(args []string, out io.Writer) error {
 		fmt.Fprintf(out, ", executor %s", v.Executor)
 	}
 	fmt.Fprintf(out, ": servers %v, %d tools admitted, %d hidden\n", v.Servers, v.Admitted, v.Hidden)
+	if len(v.Modes) > 0 {
+		var ms []string
+		for _, name := range v.Servers {
+			if m := v.Modes[name]; m != "" {
+				ms = append(ms, name+" "+m)
+			}
+		}
+		fmt.Fprintf(out, "instances: %s\n", strings.Join(ms, ", "))
+	}
 	for _, w := range v.Warnings {
 		fmt.Fprintln(out, "warning:", w)
 	}

@@ -150,6 +150,7 @@ func validate(args []string, out io.Writer) error {
 		servers := *cfg
 		servers.Plugins = nil
 		reg := registry.New(&servers, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		reg.NoPools = true // checking lists tools: no warm instances
 		reg.Start(connectWait(cfg))
 		for _, st := range reg.Statuses() {
 			if st.State != registry.StateUp {

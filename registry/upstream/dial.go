@@ -89,14 +89,33 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 	defer cancel()
 	if err := c.start(); err != nil {
 		_ = tr.close()
+		if st, ok := tr.(*stdioTransport); ok {
+			return nil, st.startError(err, o.Env, false)
+		}
 		return nil, err
 	}
 	if err := c.initialize(ctx, o); err != nil {
+		st, isStdio := tr.(*stdioTransport)
+		exited := false
+		if isStdio && ctx.Err() == nil {
+			// Not a timeout: the process is going away (a write met a closed pipe, or
+			// its output ended). Its exit code says why, once it has one.
+			select {
+			case <-st.doneCh:
+				exited = true
+			case <-time.After(time.Second):
+			}
+		}
 		_ = c.Close()
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("initialize: no answer within %s", o.ConnectTimeout)
+			err = fmt.Errorf("initialize: no answer within %s", o.ConnectTimeout)
+		} else {
+			err = fmt.Errorf("initialize: %w", err)
 		}
-		return nil, fmt.Errorf("initialize: %w", err)
+		if isStdio {
+			return nil, st.startError(err, o.Env, exited)
+		}
+		return nil, err
 	}
 	return c, nil
 }

@@ -51,6 +51,8 @@ type stdioTransport struct {
 	exitErr error
 	failure error
 	closing bool
+	// stderr keeps the last lines of the process's stderr (starterr.go).
+	stderr *stderrTail
 }
 
 // stdioSpec is what starts one stdio upstream.
@@ -77,7 +79,7 @@ func newStdio(sp stdioSpec, log *slog.Logger) *stdioTransport {
 	if maxMsg <= 0 {
 		maxMsg = MaxMessageBytes
 	}
-	return &stdioTransport{name: sp.name, cmd: cmd, log: log, maxMsg: maxMsg, guarded: GuardianPath != "", doneCh: make(chan struct{})}
+	return &stdioTransport{name: sp.name, cmd: cmd, log: log, maxMsg: maxMsg, guarded: GuardianPath != "", doneCh: make(chan struct{}), stderr: newStderrTail()}
 }
 
 func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
@@ -120,6 +122,12 @@ func (t *stdioTransport) start(deliver func([]byte, *Call)) error {
 				readErr = err
 				break
 			}
+		}
+		// Wait closes the stderr pipe: let its reader take the last lines first (a
+		// start failure reports them), but not wait on a child that keeps it open.
+		select {
+		case <-t.stderr.done:
+		case <-time.After(100 * time.Millisecond):
 		}
 		waitErr := t.cmd.Wait()
 		t.errMu.Lock()
@@ -168,7 +176,9 @@ func (t *stdioTransport) fail(reason error) {
 func (t *stdioTransport) logStderr(r io.Reader) {
 	s := bufio.NewScanner(r)
 	s.Buffer(make([]byte, 64<<10), 1<<20)
+	defer close(t.stderr.done)
 	for s.Scan() {
+		t.stderr.add(s.Text())
 		t.log.Info("upstream stderr", "server", t.name, "line", s.Text())
 	}
 }
