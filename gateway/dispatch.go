@@ -86,8 +86,7 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		s.viewMu.Lock()
 		s.lastForm = form
 		s.viewMu.Unlock()
-		g.metrics.listBytes.WithLabelValues(form).Add(float64(len(page)))
-		g.metrics.listTokens.WithLabelValues(form).Add(float64(len(page) / 4))
+		g.countList(s, v, form, p.Cursor, page)
 	} else {
 		_, others := listFingerprints(v)
 		s.viewMu.Lock()

@@ -388,7 +388,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 	}
 	s := g.newSession(*rec)
 	g.sessions[rec.ID] = s
-	g.metrics.sessions.WithLabelValues(rec.Transport).Inc()
+	g.metrics.sessionGauge(s).Inc()
 	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
 	return s
 }
@@ -418,7 +418,7 @@ func (g *Gateway) register(s *Session) error {
 	g.mu.Lock()
 	g.sessions[s.ID] = s
 	g.mu.Unlock()
-	g.metrics.sessions.WithLabelValues(s.Transport).Inc()
+	g.metrics.sessionGauge(s).Inc()
 	// One line per session start says which servers this agent, task and executor got.
 	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
 		"conversation", s.rec.Conversation, "task", s.rec.Task, "executor", s.rec.Executor, "servers", s.rec.Servers)
@@ -432,7 +432,7 @@ func (g *Gateway) end(s *Session, why string) {
 	delete(g.sessions, s.ID)
 	g.mu.Unlock()
 	if ok {
-		g.metrics.sessions.WithLabelValues(s.Transport).Dec()
+		g.metrics.sessionGauge(s).Dec()
 	}
 	_ = g.store.Delete(s.ID)
 	s.close()

@@ -24,6 +24,7 @@ type metrics struct {
 	upstreamStarts   *prometheus.CounterVec
 	listBytes        *prometheus.CounterVec
 	listTokens       *prometheus.CounterVec
+	listSaved        *prometheus.CounterVec
 	listChanged      prometheus.Counter
 	unusedSessions   prometheus.Counter
 	denials          *prometheus.CounterVec
@@ -80,12 +81,14 @@ func newMetrics(agentLabel string) *metrics {
 		Help:    "Tool call duration through the gateway, from request to response.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"server", "tool"})
-	m.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_sessions_active", Help: "Live sessions by client transport."}, []string{"transport"})
+	m.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_sessions_active", Help: "Live sessions by agent and client transport."}, []string{"agent", "transport"})
 	m.upstreamUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_up", Help: "1 while a shared upstream is connected (per_session: while its catalogue is known)."}, []string{"server"})
 	m.upstreamRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_restarts_total", Help: "Upstream reconnects and restarts after a failure."}, []string{"server"})
 	m.upstreamStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_instances_started_total", Help: "Per-session upstream instances started."}, []string{"server"})
-	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by form."}, []string{"form"})
-	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Estimated tokens (bytes/4) of tools/list results served, by form."}, []string{"form"})
+	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by agent and form (full, thin)."}, []string{"agent", "form"})
+	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Estimated tokens (bytes/4) of tools/list results served, by agent and form (full, thin)."}, []string{"agent", "form"})
+	m.listSaved = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_tokens_saved_total",
+		Help: "Estimated tokens thin tools/list pages saved, by agent: the full form of the same page less the thin page."}, []string{"agent"})
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_denials_total", Help: "Refused requests and tool calls by agent and reason."}, []string{"agent", "reason"})
 	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin)."}, []string{"form"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
@@ -116,11 +119,18 @@ func newMetrics(agentLabel string) *metrics {
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"server"})
 	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
+		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
 		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
+}
+
+// sessionGauge is the mcpgw_sessions_active series of s. The agent label is sticky
+// (agentLabels never forgets an agent it let in), so the series a session was counted in
+// at its start is the one its end decrements.
+func (m *metrics) sessionGauge(s *Session) prometheus.Gauge {
+	return m.sessions.WithLabelValues(m.agentLabel(s.rec.Agent), s.Transport)
 }
 
 func (m *metrics) handler() http.Handler {
