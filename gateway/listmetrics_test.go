@@ -41,26 +41,8 @@ func scrape(t *testing.T, g *testGW) map[string]float64 {
 // thin list counts the tokens it saved against the full form of the same page for its
 // agent, and live sessions are gauged by agent and transport (and drop when they end).
 func TestListTokensAndSessionsByAgent(t *testing.T) {
-	g := startGateway(t, strings.Replace(jsonUpstreamConfig, "URL", startWordyUpstream(t), 1)+`
-agents:
-  af: {servers: [j], handshake: full}
-  at: {servers: [j], handshake: thin}
-`)
-	open := func(agent string) (string, resp) {
-		h := map[string]string{"X-Agent-ID": agent}
-		r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, header: h})
-		sid := r.header.Get("Mcp-Session-Id")
-		if r.status != http.StatusOK || sid == "" {
-			t.Fatalf("initialize as %s: HTTP %d %s", agent, r.status, r.body)
-		}
-		h["Mcp-Session-Id"], h["MCP-Protocol-Version"] = sid, "2025-11-25"
-		g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: h})
-		l := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: h})
-		if l.status != http.StatusOK || l.message(t).Error != nil {
-			t.Fatalf("tools/list as %s: HTTP %d %s", agent, l.status, l.body)
-		}
-		return sid, l
-	}
+	g := wordyAgents(t)
+	open := func(agent string) (string, resp) { return openAs(t, g, agent) }
 	fsid, full := open("af")
 	_, thin := open("at")
 	fullBytes, thinBytes := len(full.message(t).Result), len(thin.message(t).Result)
@@ -102,7 +84,8 @@ agents:
 }
 
 // startWordyUpstream serves 20 tools with long descriptions and schemas, so that their
-// thin form is much smaller than the full one; it answers JSON bodies.
+// thin form is much smaller than the full one; it answers JSON bodies. Calls of tool1 fail
+// with a JSON-RPC error; every other tool answers "done".
 func startWordyUpstream(t *testing.T) string {
 	t.Helper()
 	var tools []string
@@ -115,6 +98,9 @@ func startWordyUpstream(t *testing.T) string {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+			} `json:"params"`
 		}
 		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil || len(m.ID) == 0 {
 			w.WriteHeader(http.StatusAccepted)
@@ -128,6 +114,11 @@ func startWordyUpstream(t *testing.T) string {
 			result = list
 		case "tools/call":
 			result = `{"content":[{"type":"text","text":"done"}]}`
+			if m.Params.Name == "tool1" { // fails, for error counts
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32000,"message":"tool1 fails"}}`))
+				return
+			}
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
@@ -137,4 +128,34 @@ func startWordyUpstream(t *testing.T) string {
 		srv.Close()
 	})
 	return srv.URL + "/mcp"
+}
+
+// wordyAgents is a gateway config on the wordy upstream (server j) with agent af, whose
+// sessions get full lists, and at, whose sessions get thin ones.
+func wordyAgents(t *testing.T) *testGW {
+	t.Helper()
+	return startGateway(t, strings.Replace(jsonUpstreamConfig, "URL", startWordyUpstream(t), 1)+`
+agents:
+  af: {servers: [j], handshake: full}
+  at: {servers: [j], handshake: thin}
+`)
+}
+
+// openAs opens a session as agent (X-Agent-ID) and lists its tools once; it returns the
+// session id and the list's answer.
+func openAs(t *testing.T, g *testGW, agent string) (string, resp) {
+	t.Helper()
+	h := map[string]string{"X-Agent-ID": agent}
+	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, header: h})
+	sid := r.header.Get("Mcp-Session-Id")
+	if r.status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize as %s: HTTP %d %s", agent, r.status, r.body)
+	}
+	h["Mcp-Session-Id"], h["MCP-Protocol-Version"] = sid, "2025-11-25"
+	g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: h})
+	l := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: h})
+	if l.status != http.StatusOK || l.message(t).Error != nil {
+		t.Fatalf("tools/list as %s: HTTP %d %s", agent, l.status, l.body)
+	}
+	return sid, l
 }
