@@ -100,6 +100,10 @@ type Gateway struct {
 
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
+
+	// tracing exports spans (tracing.go); nil when tracing is off, as the request path
+	// checks.
+	tracing *tracing
 }
 
 type pendingReq struct {
@@ -147,6 +151,13 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		}
 		g.audit = a
 	}
+	tr, err := newTracing(cfg.Tracing, Version, log)
+	if err != nil {
+		cancel()
+		g.audit.Close()
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	g.tracing = tr
 	g.hosts, g.origins = allowLists(cfg)
 	g.describeName, g.describeDef = g.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
@@ -155,9 +166,13 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	reg.OnChange = g.serverChanged
 	reg.OnState = g.serverState
 	g.mux = http.NewServeMux()
-	g.mux.HandleFunc("/mcp", g.serveMCP)
+	serveMCP, serveMessage := g.serveMCP, g.serveMessage
+	if g.tracing != nil {
+		serveMCP, serveMessage = g.tracing.httpContext(serveMCP), g.tracing.httpContext(serveMessage)
+	}
+	g.mux.HandleFunc("/mcp", serveMCP)
 	g.mux.HandleFunc("/sse", g.serveSSE)
-	g.mux.HandleFunc("/message", g.serveMessage)
+	g.mux.HandleFunc("/message", serveMessage)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
 	g.mux.Handle("/metrics", g.metrics.handler())
@@ -281,6 +296,9 @@ func (g *Gateway) Close() {
 		s.close()
 	}
 	g.audit.Close()
+	if g.tracing != nil {
+		g.tracing.shutdown(g.log)
+	}
 }
 
 // allowLists holds the Host and Origin values accepted: the listener's own names (and
