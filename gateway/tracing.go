@@ -1,7 +1,9 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"log/slog"
 	"net/http"
@@ -112,27 +114,33 @@ func (g *Gateway) dispatchTraced(ctx context.Context, s *Session, m *wire.Msg, o
 			Tracestate  string `json:"tracestate"`
 		} `json:"_meta"`
 	}
-	if len(m.Params) > 0 && json.Unmarshal(m.Params, &p) == nil && p.Meta.Traceparent != "" {
+	if bytes.Contains(m.Params, traceparentKey) && json.Unmarshal(m.Params, &p) == nil && p.Meta.Traceparent != "" {
 		// The request's own context wins over its HTTP request's: a client that batches or
 		// multiplexes requests on one connection can only say so per message.
 		if c := t.prop.Extract(context.Background(), metaCarrier{p.Meta.Traceparent, p.Meta.Tracestate}); trace.SpanContextFromContext(c).IsValid() {
 			ctx = trace.ContextWithRemoteSpanContext(ctx, trace.SpanContextFromContext(c))
 		}
 	}
-	ctx, span := t.tr.Start(ctx, m.Method, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(
-		attribute.String("mcp.method.name", m.Method),
-		attribute.String("mcp.session.id", s.ID),
-		attribute.String("mcpgw.agent", s.rec.Agent),
-		attribute.String("mcpgw.transport", s.Transport),
-		attribute.String("jsonrpc.request.id", string(m.ID)),
-	))
+	ctx, span := t.tr.Start(ctx, m.Method, trace.WithSpanKind(trace.SpanKindServer))
 	defer span.End()
+	if span.IsRecording() { // an unsampled span keeps nothing: its attributes are not built
+		span.SetAttributes(
+			attribute.String("mcp.method.name", m.Method),
+			attribute.String("mcp.session.id", s.ID),
+			attribute.String("mcpgw.agent", s.rec.Agent),
+			attribute.String("mcpgw.transport", s.Transport),
+			attribute.String("jsonrpc.request.id", string(m.ID)),
+		)
+	}
 	g.dispatchRequest(ctx, s, m, out)
 }
 
 // traceTool names the request's span after the tool and records where it goes.
 func traceTool(ctx context.Context, t *registry.Tool) {
 	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
 	span.SetName("tools/call " + t.Exposed)
 	span.SetAttributes(attribute.String("gen_ai.tool.name", t.Exposed),
 		attribute.String("mcpgw.upstream.server", t.Server), attribute.String("mcpgw.upstream.tool", t.Name))
@@ -142,6 +150,9 @@ func traceTool(ctx context.Context, t *registry.Tool) {
 // tool_error (the tool's own answer) is an error of the path.
 func traceOutcome(ctx context.Context, outcome string) {
 	span := trace.SpanFromContext(ctx)
+	if !span.IsRecording() {
+		return
+	}
 	span.SetAttributes(attribute.String("mcpgw.outcome", outcome))
 	if outcome != "ok" && outcome != "tool_error" {
 		span.SetStatus(codes.Error, outcome)
@@ -151,32 +162,56 @@ func traceOutcome(ctx context.Context, outcome string) {
 // forwardTraced is forward with a client span around the upstream call, whose context
 // the upstream receives in params._meta and, over streamable HTTP, in headers.
 func (g *Gateway) forwardTraced(ctx context.Context, s *Session, m *wire.Msg, server, method string, params []byte, progTok string, out outbox, isTool bool) string {
-	ctx, span := g.tracing.tr.Start(ctx, method+" "+server, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
-		attribute.String("mcp.method.name", method),
-		attribute.String("mcpgw.upstream.server", server),
-		attribute.String("mcp.session.id", s.ID),
-	))
+	ctx, span := g.tracing.tr.Start(ctx, method+" "+server, trace.WithSpanKind(trace.SpanKindClient))
 	defer span.End()
+	recording := span.IsRecording()
+	if recording {
+		span.SetAttributes(
+			attribute.String("mcp.method.name", method),
+			attribute.String("mcpgw.upstream.server", server),
+			attribute.String("mcp.session.id", s.ID),
+		)
+	}
 	hdr := ""
 	if sc := span.SpanContext(); sc.IsValid() {
-		c := propagation.MapCarrier{}
-		g.tracing.prop.Inject(ctx, c)
-		if tp := c["traceparent"]; tp != "" {
-			hdr = "traceparent: " + tp + "\r\n"
-			if ts := c["tracestate"]; ts != "" {
-				hdr += "tracestate: " + ts + "\r\n"
-			}
-			if p, err := withTraceMeta(params, tp, c["tracestate"]); err == nil {
-				params = p
-			}
+		// Unsampled spans are passed on too (flags 00): the upstream then knows not to
+		// sample either.
+		tp := traceparent(sc)
+		ts := ""
+		if sc.TraceState().Len() > 0 {
+			ts = sc.TraceState().String()
+		}
+		hdr = "traceparent: " + tp + "\r\n"
+		if ts != "" {
+			hdr += "tracestate: " + ts + "\r\n"
+		}
+		if p, err := withTraceMeta(params, tp, ts); err == nil {
+			params = p
 		}
 	}
 	outcome := g.forwardCall(ctx, s, m, server, method, params, progTok, out, isTool, hdr)
-	span.SetAttributes(attribute.String("mcpgw.outcome", outcome))
-	if outcome != "ok" && outcome != "tool_error" {
-		span.SetStatus(codes.Error, outcome)
+	if recording {
+		span.SetAttributes(attribute.String("mcpgw.outcome", outcome))
+		if outcome != "ok" && outcome != "tool_error" {
+			span.SetStatus(codes.Error, outcome)
+		}
 	}
 	return outcome
+}
+
+var traceparentKey = []byte(`"traceparent"`)
+
+// traceparent is sc as a W3C traceparent value (version 00), built in one allocation.
+func traceparent(sc trace.SpanContext) string {
+	var b [55]byte
+	tid, sid := sc.TraceID(), sc.SpanID()
+	b[0], b[1], b[2] = '0', '0', '-'
+	hex.Encode(b[3:35], tid[:])
+	b[35] = '-'
+	hex.Encode(b[36:52], sid[:])
+	b[52] = '-'
+	hex.Encode(b[53:55], []byte{byte(sc.TraceFlags())})
+	return string(b[:])
 }
 
 // withTraceMeta returns params (a JSON object) with _meta.traceparent (and tracestate when
