@@ -159,7 +159,7 @@ func usageJSON(rep *UsageReport, minutes int) apiUsage {
 		out.AgentTools = append(out.AgentTools, apiUsageAgentTool{Agent: r.Agent, Server: r.Server, Tool: r.Tool, Calls: r.Calls, Errors: r.Errors})
 	}
 	for _, m := range rep.Minutes {
-		out.PerMinute = append(out.PerMinute, apiUsageMinute{At: m.At, Calls: m.Calls, Errors: m.Errors, FullTokens: m.FullTokens, ThinTokens: m.ThinTokens})
+		out.PerMinute = append(out.PerMinute, apiUsageMinute(m))
 	}
 	return out
 }
