@@ -583,9 +583,9 @@ func listFingerprints(v *registry.View) (tools, others string) {
 func (g *Gateway) serverState(server, state string) {
 	switch state {
 	case registry.StateUp:
-		g.metrics.upstreamUp.WithLabelValues(server).Set(1)
+		g.metrics.upstreamState(server, true, time.Now())
 	case registry.StateDown, registry.StateStopped:
-		g.metrics.upstreamUp.WithLabelValues(server).Set(0)
+		g.metrics.upstreamState(server, false, time.Now())
 	case "restart":
 		g.metrics.upstreamRestarts.WithLabelValues(server).Inc()
 	}

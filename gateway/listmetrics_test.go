@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // scrape reads the gateway's /metrics into name{labels} → value.
@@ -158,4 +159,19 @@ func openAs(t *testing.T, g *testGW, agent string) (string, resp) {
 		t.Fatalf("tools/list as %s: HTTP %d %s", agent, l.status, l.body)
 	}
 	return sid, l
+}
+
+// TestUpstreamStartTime: a gateway serves the start time of a server that came up (the
+// transitions are TestUpstreamStateStartTime's).
+func TestUpstreamStartTime(t *testing.T) {
+	g := wordyAgents(t)
+	m := scrape(t, g)
+	first, ok := m[`mcpgw_upstream_start_time_seconds{server="j"}`]
+	now := float64(time.Now().Unix())
+	if !ok || first < now-60 || first > now+1 {
+		t.Fatalf("start time of j = %v (present %v), want about now (%v)", first, ok, now)
+	}
+	if m[`mcpgw_upstream_up{server="j"}`] != 1 {
+		t.Fatalf("j is not up: %v", m[`mcpgw_upstream_up{server="j"}`])
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
 
@@ -39,6 +40,9 @@ type metrics struct {
 	storeProbe       atomic.Pointer[func() error] // set by New; the store's readiness probe
 	queueDepth       *prometheus.GaugeVec
 	queueWait        *prometheus.HistogramVec
+	upStart          *prometheus.GaugeVec
+	upMu             sync.Mutex
+	upNow            map[string]bool        // servers up now, so that only a transition to up sets upStart
 	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
@@ -118,9 +122,13 @@ func newMetrics(agentLabel string) *metrics {
 		Help:    "Time requests to an instance with max_concurrency waited for a slot (0 when one was free; busy refusals included).",
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"server"})
+	m.upStart = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_start_time_seconds",
+		Help: "Unix time a server last came up (shared: connected; per_session: its catalogue known; plugins: loaded); time() minus it is how long it has been up."},
+		[]string{"server"})
+	m.upNow = map[string]bool{}
 	m.own = []prometheus.Collector{m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
-		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait}
+		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -135,4 +143,21 @@ func (m *metrics) sessionGauge(s *Session) prometheus.Gauge {
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// upstreamState records a server's state on mcpgw_upstream_up and, when it comes up after
+// being anything else, its start time.
+func (m *metrics) upstreamState(server string, up bool, now time.Time) {
+	m.upMu.Lock()
+	was := m.upNow[server]
+	m.upNow[server] = up
+	m.upMu.Unlock()
+	if up {
+		m.upstreamUp.WithLabelValues(server).Set(1)
+		if !was {
+			m.upStart.WithLabelValues(server).Set(float64(now.UnixNano()) / 1e9)
+		}
+		return
+	}
+	m.upstreamUp.WithLabelValues(server).Set(0)
 }
