@@ -254,3 +254,44 @@ servers:
 		t.Errorf("upstream saw %+v; want the client's _meta traceparent untouched and no header", up.calls)
 	}
 }
+
+// TestTracingStdioMeta: a stdio upstream, which has no headers, receives the upstream
+// span's context in params._meta, next to the progress token the gateway put there; the
+// request's own span is in the trace the client's _meta named.
+func TestTracingStdioMeta(t *testing.T) {
+	recv := &otlpReceiver{}
+	collector := httptest.NewServer(recv)
+	t.Cleanup(collector.Close)
+	yaml, dir := limitedConfig(t, "auth: {audit: {path: \"off\"}}\ntracing: {otlp_endpoint: \""+collector.URL+"\"}\n")
+	g := startGateway(t, yaml)
+	sid := g.initialize(t, "2025-11-25", "")
+	const clientTrace = "0af7651916cd43dd8448eb211c80319c"
+	r := g.call(t, sid, 5, "tools/call", `{"name":"slow__test_simple_text","_meta":{"progressToken":"p5","traceparent":"00-`+clientTrace+`-b7ad6b7169203331-01"}}`)
+	if r.status != http.StatusOK || r.message(t).Error != nil {
+		t.Fatalf("call: HTTP %d %s", r.status, r.body)
+	}
+	var sent struct {
+		Params struct {
+			Meta map[string]string `json:"_meta"`
+		} `json:"params"`
+	}
+	for _, l := range upstreamLines(t, dir, "in") {
+		if strings.Contains(l, `"tools/call"`) {
+			if err := json.Unmarshal([]byte(l), &sent); err != nil {
+				t.Fatalf("upstream line %s: %v", l, err)
+			}
+		}
+	}
+	tp := sent.Params.Meta["traceparent"]
+	if !strings.HasPrefix(tp, "00-"+clientTrace+"-") || strings.HasSuffix(tp, "-b7ad6b7169203331-01") || !strings.HasPrefix(sent.Params.Meta["progressToken"], "mcpgw-p") {
+		t.Fatalf("the stdio upstream got _meta %v; want the client's trace with the gateway's span, and the gateway's progress token", sent.Params.Meta)
+	}
+	g.gw.Close()
+	spans, _, _ := recv.snapshot()
+	for _, s := range spans {
+		if s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT && "00-"+hex.EncodeToString(s.GetTraceId())+"-"+hex.EncodeToString(s.GetSpanId())+"-01" == tp {
+			return
+		}
+	}
+	t.Errorf("no exported upstream span matches the traceparent %s the upstream got (%d spans)", tp, len(spans))
+}
