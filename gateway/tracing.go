@@ -24,8 +24,8 @@ import (
 )
 
 // OpenTelemetry tracing (docs/tracing.md). Off unless tracing.otlp_endpoint is set: then
-// g.tracing is nil and the request path pays one nil check in dispatch and one in forward,
-// nothing else. On, every client request gets a server span (from the client's trace
+// g.tracing is nil and the request path pays a nil check in dispatch, two in callTool and
+// one in forward (and an empty-string check for extra headers), nothing else. On, every client request gets a server span (from the client's trace
 // context: the _meta traceparent of the request, else the HTTP traceparent header) and
 // every upstream call a client span under it, whose context goes to the upstream in
 // params._meta (every transport) and, for streamable HTTP upstreams, in the traceparent
