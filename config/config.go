@@ -31,6 +31,9 @@ type Config struct {
 	Agents    map[string]*AgentConfig    `yaml:"agents"`
 	Executors map[string]*ExecutorConfig `yaml:"executors"`
 	Tasks     map[string]*TaskConfig     `yaml:"tasks"`
+	// Tracing exports OpenTelemetry traces over OTLP/HTTP; off unless otlp_endpoint is set
+	// (tracing.go, docs/tracing.md).
+	Tracing TracingConfig `yaml:"tracing"`
 
 	// Path is the file the config was read from ("" for the embedded default).
 	Path string `yaml:"-"`

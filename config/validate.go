@@ -85,6 +85,7 @@ func (c *Config) Validate() Problems {
 		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
 	}
 	ps = append(ps, c.ListenProblems()...)
+	ps = append(ps, c.Tracing.problems()...)
 	switch {
 	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"), strings.HasPrefix(c.Store, "unix://"):
 	default:

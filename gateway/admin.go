@@ -63,6 +63,7 @@ func (g *Gateway) apiRoutes() []apiRoute {
 		{"GET", "/api/runtime", "goroutines, heap and resident memory (?gc=1 collects first)", g.apiRuntime},
 		{"GET", "/api/openapi.json", "this API as an OpenAPI 3.1 document", g.apiOpenAPI},
 		{"GET", "/api/runtime/heap", "a heap profile for go tool pprof", g.apiHeapProfile},
+		{"GET", "/api/usage", "tool calls, errors, p50/p99 and list tokens per agent and tool over the last ?minutes= (1-60), from the gateway's own metrics", g.apiUsage},
 	}
 }
 

@@ -19,6 +19,15 @@ import (
 
 // dispatch answers one client request on out.
 func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	if g.tracing != nil {
+		g.dispatchTraced(ctx, s, m, out)
+		return
+	}
+	g.dispatchRequest(ctx, s, m, out)
+}
+
+// dispatchRequest is dispatch, inside its span when tracing is on.
+func (g *Gateway) dispatchRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
 	if m.Method != "initialize" && !s.used.Load() {
 		s.used.Store(true)
 	}
@@ -86,8 +95,7 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		s.viewMu.Lock()
 		s.lastForm = form
 		s.viewMu.Unlock()
-		g.metrics.listBytes.WithLabelValues(form).Add(float64(len(page)))
-		g.metrics.listTokens.WithLabelValues(form).Add(float64(len(page) / 4))
+		g.countList(s, v, form, p.Cursor, page)
 	} else {
 		_, others := listFingerprints(v)
 		s.viewMu.Lock()
@@ -123,6 +131,9 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}
+	if g.tracing != nil {
+		traceTool(ctx, t)
+	}
 	if s.thinFor(v) {
 		if err := t.ValidateArgs(p.Arguments); err != nil {
 			g.schemaOnError(s, m, t, err, out, start)
@@ -156,6 +167,9 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	b = append(b, '}')
 	outcome := g.forward(ctx, s, m, t.Server, "tools/call", b, route, out, true)
 	d := time.Since(start)
+	if g.tracing != nil {
+		traceOutcome(ctx, outcome)
+	}
 	g.metrics.observeCall(s.rec.Agent, t, outcome, d.Seconds())
 	s.calls.Add(1)
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
@@ -200,6 +214,15 @@ func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, string, er
 // forward sends a request to one upstream on behalf of a session and relays everything
 // that belongs to it back on out. It returns the outcome for metrics.
 func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, method string, params []byte, progTok string, out outbox, isTool bool) string {
+	if g.tracing != nil {
+		return g.forwardTraced(ctx, s, m, server, method, params, progTok, out, isTool)
+	}
+	return g.forwardCall(ctx, s, m, server, method, params, progTok, out, isTool, "")
+}
+
+// forwardCall is forward; traceHdr are the trace context header lines a streamable HTTP
+// upstream gets with the request ("" when tracing is off).
+func (g *Gateway) forwardCall(ctx context.Context, s *Session, m *wire.Msg, server, method string, params []byte, progTok string, out outbox, isTool bool, traceHdr string) string {
 	defer func() {
 		if progTok != "" {
 			g.progMu.Lock()
@@ -250,7 +273,7 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 			deadline = time.Now().Add(timeout)
 		}
 	}
-	owner := &callOwner{s: s, out: out, id: m.ID, progTok: progTok, g: g}
+	owner := &callOwner{s: s, out: out, id: m.ID, progTok: progTok, g: g, traceHdr: traceHdr}
 	key := string(m.ID)
 	defer func() {
 		s.mu.Lock()
@@ -383,11 +406,15 @@ type callOwner struct {
 	id        json.RawMessage
 	progTok   string
 	cancelled atomic.Bool
+	traceHdr  string // upstream.Call.Headers (tracing.go)
 }
 
 // Attach is called by the connection before the request is sent: from then on the call
 // can be cancelled by the client, and progress for its token finds it.
 func (o *callOwner) Attach(k *upstream.Call) {
+	if o.traceHdr != "" {
+		k.Headers = o.traceHdr
+	}
 	o.s.mu.Lock()
 	o.s.inflight[string(o.id)] = k
 	o.s.mu.Unlock()

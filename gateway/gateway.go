@@ -102,6 +102,10 @@ type Gateway struct {
 
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
+
+	// tracing exports spans (tracing.go); nil when tracing is off, as the request path
+	// checks.
+	tracing *tracing
 }
 
 type pendingReq struct {
@@ -150,6 +154,13 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		}
 		g.audit = a
 	}
+	tr, err := newTracing(cfg.Tracing, Version, log)
+	if err != nil {
+		cancel()
+		g.audit.Close()
+		return nil, fmt.Errorf("tracing: %w", err)
+	}
+	g.tracing = tr
 	g.hosts, g.origins = allowLists(cfg)
 	g.describeName, g.describeDef = g.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
@@ -159,9 +170,13 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	reg.OnState = g.serverState
 	g.metrics.watchInstances(reg)
 	g.mux = http.NewServeMux()
-	g.mux.HandleFunc("/mcp", g.serveMCP)
+	serveMCP, serveMessage := g.serveMCP, g.serveMessage
+	if g.tracing != nil {
+		serveMCP, serveMessage = g.tracing.httpContext(serveMCP), g.tracing.httpContext(serveMessage)
+	}
+	g.mux.HandleFunc("/mcp", serveMCP)
 	g.mux.HandleFunc("/sse", g.serveSSE)
-	g.mux.HandleFunc("/message", g.serveMessage)
+	g.mux.HandleFunc("/message", serveMessage)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
 	g.mux.Handle("/metrics", g.metrics.handler())
@@ -286,6 +301,9 @@ func (g *Gateway) Close() {
 	}
 	g.closeAgents()
 	g.audit.Close()
+	if g.tracing != nil {
+		g.tracing.shutdown(g.log)
+	}
 }
 
 // allowLists holds the Host and Origin values accepted: the listener's own names (and
@@ -393,7 +411,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 	}
 	s := g.newSession(*rec)
 	g.sessions[rec.ID] = s
-	g.metrics.sessions.WithLabelValues(rec.Transport).Inc()
+	g.metrics.sessionGauge(s).Inc()
 	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
 	return s
 }
@@ -423,7 +441,7 @@ func (g *Gateway) register(s *Session) error {
 	g.mu.Lock()
 	g.sessions[s.ID] = s
 	g.mu.Unlock()
-	g.metrics.sessions.WithLabelValues(s.Transport).Inc()
+	g.metrics.sessionGauge(s).Inc()
 	// One line per session start says which servers this agent, task and executor got.
 	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
 		"conversation", s.rec.Conversation, "task", s.rec.Task, "executor", s.rec.Executor, "servers", s.rec.Servers)
@@ -437,7 +455,7 @@ func (g *Gateway) end(s *Session, why string) {
 	delete(g.sessions, s.ID)
 	g.mu.Unlock()
 	if ok {
-		g.metrics.sessions.WithLabelValues(s.Transport).Dec()
+		g.metrics.sessionGauge(s).Dec()
 	}
 	_ = g.store.Delete(s.ID)
 	s.close()
@@ -570,9 +588,9 @@ func listFingerprints(v *registry.View) (tools, others string) {
 func (g *Gateway) serverState(server, state string) {
 	switch state {
 	case registry.StateUp:
-		g.metrics.upstreamUp.WithLabelValues(server).Set(1)
+		g.metrics.upstreamState(server, true, time.Now())
 	case registry.StateDown, registry.StateStopped:
-		g.metrics.upstreamUp.WithLabelValues(server).Set(0)
+		g.metrics.upstreamState(server, false, time.Now())
 	case "restart":
 		g.metrics.upstreamRestarts.WithLabelValues(server).Inc()
 	}

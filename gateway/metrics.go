@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
 
@@ -24,6 +25,7 @@ type metrics struct {
 	upstreamStarts   *prometheus.CounterVec
 	listBytes        *prometheus.CounterVec
 	listTokens       *prometheus.CounterVec
+	listSaved        *prometheus.CounterVec
 	listChanged      prometheus.Counter
 	unusedSessions   prometheus.Counter
 	denials          *prometheus.CounterVec
@@ -40,7 +42,10 @@ type metrics struct {
 	queueWait        *prometheus.HistogramVec
 	pools            *poolCollector           // poolmetrics.go
 	instanceStart    *prometheus.HistogramVec // poolmetrics.go
-	own              []prometheus.Collector   // the mcpgw_ series, as docs/metrics.md lists them
+	upStart          *prometheus.GaugeVec
+	upMu             sync.Mutex
+	upNow            map[string]bool        // servers up now, so that only a transition to up sets upStart
+	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
 func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
@@ -82,12 +87,14 @@ func newMetrics(agentLabel string) *metrics {
 		Help:    "Tool call duration through the gateway, from request to response.",
 		Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"server", "tool"})
-	m.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_sessions_active", Help: "Live sessions by client transport."}, []string{"transport"})
+	m.sessions = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_sessions_active", Help: "Live sessions by agent and client transport."}, []string{"agent", "transport"})
 	m.upstreamUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_up", Help: "1 while a shared upstream is connected (per_session: while its catalogue is known)."}, []string{"server"})
 	m.upstreamRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_restarts_total", Help: "Upstream reconnects and restarts after a failure."}, []string{"server"})
 	m.upstreamStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_instances_started_total", Help: "Per-session upstream instances started."}, []string{"server"})
-	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by form."}, []string{"form"})
-	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Estimated tokens (bytes/4) of tools/list results served, by form."}, []string{"form"})
+	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by agent and form (full, thin)."}, []string{"agent", "form"})
+	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Estimated tokens (bytes/4) of tools/list results served, by agent and form (full, thin)."}, []string{"agent", "form"})
+	m.listSaved = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_tokens_saved_total",
+		Help: "Estimated tokens thin tools/list pages saved, by agent: the full form of the same page less the thin page."}, []string{"agent"})
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_denials_total", Help: "Refused requests and tool calls by agent and reason."}, []string{"agent", "reason"})
 	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin)."}, []string{"form"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
@@ -118,14 +125,42 @@ func newMetrics(agentLabel string) *metrics {
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"server"})
 	m.pools, m.instanceStart = newPoolCollector(), newStartHistogram()
+	m.upStart = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_start_time_seconds",
+		Help: "Unix time a server last came up (shared: connected; per_session: its catalogue known; plugins: loaded); time() minus it is how long it has been up."},
+		[]string{"server"})
+	m.upNow = map[string]bool{}
 	m.own = []prometheus.Collector{m.pools, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
-		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait}
+		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
+		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
+// sessionGauge is the mcpgw_sessions_active series of s. The agent label is sticky
+// (agentLabels never forgets an agent it let in), so the series a session was counted in
+// at its start is the one its end decrements.
+func (m *metrics) sessionGauge(s *Session) prometheus.Gauge {
+	return m.sessions.WithLabelValues(m.agentLabel(s.rec.Agent), s.Transport)
+}
+
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// upstreamState records a server's state on mcpgw_upstream_up and, when it comes up after
+// being anything else, its start time.
+func (m *metrics) upstreamState(server string, up bool, now time.Time) {
+	m.upMu.Lock()
+	was := m.upNow[server]
+	m.upNow[server] = up
+	m.upMu.Unlock()
+	if up {
+		m.upstreamUp.WithLabelValues(server).Set(1)
+		if !was {
+			m.upStart.WithLabelValues(server).Set(float64(now.UnixNano()) / 1e9)
+		}
+		return
+	}
+	m.upstreamUp.WithLabelValues(server).Set(0)
 }

@@ -44,7 +44,7 @@ func (g *Gateway) startBus() {
 			delete(g.sessions, ev.Name)
 			g.mu.Unlock()
 			if s != nil {
-				g.metrics.sessions.WithLabelValues(s.Transport).Dec()
+				g.metrics.sessionGauge(s).Dec()
 				s.close()
 			}
 		}

@@ -214,7 +214,11 @@ func minuteChart(id, title, desc string, mins []UsageMinute, series []struct {
 }
 
 func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
-	rep := g.Usage(time.Hour)
+	minutes, bad := usageWindow(r)
+	if bad != "" {
+		minutes = usageMaxMinutes
+	}
+	rep := g.Usage(time.Duration(minutes) * time.Minute)
 	calls := minuteChart("chart-calls", "Tool calls per minute", "ok calls and errors per minute over the last hour", rep.Minutes,
 		[]struct {
 			class, name string
@@ -238,7 +242,8 @@ func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
 		byAgentTool = append(byAgentTool, barRow{UsageRow: t, Width: 100 * t.Calls / math.Max(maxTool, 1)})
 	}
 	g.render(w, r, http.StatusOK, "usage", "Usage", uiSessionFrom(r), map[string]any{
-		"Report": rep, "Calls": calls, "Tokens": tokens, "ByAgentTool": byAgentTool})
+		"Report": rep, "Calls": calls, "Tokens": tokens, "ByAgentTool": byAgentTool,
+		"Minutes": minutes, "Windows": []int{5, 15, 60}})
 }
 
 func (g *Gateway) uiAgents(w http.ResponseWriter, r *http.Request) {

@@ -28,6 +28,15 @@ type usageSnap struct {
 	calls   map[usageCall]float64
 	buckets map[toolKey]*usageHist
 	tokens  map[string]float64 // tools/list tokens by form (full, thin)
+	// agentTokens are tools/list tokens by agent and form; saved, by agent, the tokens
+	// thin lists saved.
+	agentTokens map[[2]string]float64
+	saved       map[string]float64
+}
+
+func newUsageSnap(at time.Time) *usageSnap {
+	return &usageSnap{at: at, calls: map[usageCall]float64{}, buckets: map[toolKey]*usageHist{}, tokens: map[string]float64{},
+		agentTokens: map[[2]string]float64{}, saved: map[string]float64{}}
 }
 
 // usageHist is a cumulative histogram: counts[i] calls took at most bounds[i] seconds.
@@ -44,7 +53,7 @@ type usageRing struct {
 
 // snapshot reads the counters the Usage page needs.
 func (m *metrics) snapshot(now time.Time) *usageSnap {
-	s := &usageSnap{at: now, calls: map[usageCall]float64{}, buckets: map[toolKey]*usageHist{}, tokens: map[string]float64{}}
+	s := newUsageSnap(now)
 	fams, err := m.reg.Gather()
 	if err != nil && len(fams) == 0 {
 		return s
@@ -76,7 +85,13 @@ func (m *metrics) snapshot(now time.Time) *usageSnap {
 			}
 		case "mcpgw_tools_list_estimated_tokens_total":
 			for _, mt := range f.GetMetric() {
-				s.tokens[label(mt, "form")] += mt.GetCounter().GetValue()
+				v := mt.GetCounter().GetValue()
+				s.tokens[label(mt, "form")] += v
+				s.agentTokens[[2]string{label(mt, "agent"), label(mt, "form")}] += v
+			}
+		case "mcpgw_tools_list_tokens_saved_total":
+			for _, mt := range f.GetMetric() {
+				s.saved[label(mt, "agent")] += mt.GetCounter().GetValue()
 			}
 		}
 	}
@@ -139,7 +154,9 @@ type UsageReport struct {
 	From, To               time.Time
 	Calls, Errors          float64
 	FullTokens, ThinTokens float64
+	SavedTokens            float64 // tokens thin lists saved (mcpgw_tools_list_tokens_saved_total)
 	ByAgent, ByTool        []UsageRow
+	ByAgentTokens          []UsageTokens
 	ByAgentTool            []UsageRow
 	Minutes                []UsageMinute
 }
@@ -149,7 +166,7 @@ func (g *Gateway) Usage(window time.Duration) *UsageReport {
 	now := time.Now()
 	snaps := g.usage.since(now.Add(-window))
 	if len(snaps) == 0 { // no snapshot yet: everything counted so far
-		snaps = []*usageSnap{{at: now, calls: map[usageCall]float64{}, buckets: map[toolKey]*usageHist{}, tokens: map[string]float64{}}}
+		snaps = []*usageSnap{newUsageSnap(now)}
 	}
 	snaps = append(snaps, g.metrics.snapshot(now))
 	base, last := snaps[0], snaps[len(snaps)-1]
@@ -185,6 +202,10 @@ func (g *Gateway) Usage(window time.Duration) *UsageReport {
 	}
 	rep.FullTokens = last.tokens["full"] - base.tokens["full"]
 	rep.ThinTokens = last.tokens["thin"] - base.tokens["thin"]
+	rep.ByAgentTokens = agentTokenRows(base, last)
+	for _, r := range rep.ByAgentTokens {
+		rep.SavedTokens += r.Saved
+	}
 	for i := 1; i < len(snaps); i++ {
 		a, b := snaps[i-1], snaps[i]
 		m := UsageMinute{At: b.at, FullTokens: b.tokens["full"] - a.tokens["full"], ThinTokens: b.tokens["thin"] - a.tokens["thin"]}

@@ -41,6 +41,9 @@ Usage:
   mcpgw client-config --agent A --client claude-code|codex|cursor|gemini|qwen|opencode
                     [--via http|bridge] [--executor E] [--config FILE]
                                     print the block for that client's config file
+  mcpgw top [--url URL] [--key KEY] [--minutes 15] [--every 5s] [--config FILE]
+                                    calls, errors, p50/p99 and list tokens per agent
+                                    and tool of a running gateway (GET /api/usage)
   mcpgw version                     print the version
 
 The config defaults to $MCPGW_CONFIG, else ./mcpgw.yaml if it exists, else the embedded
@@ -68,6 +71,10 @@ func main() {
 		err = token(os.Args[2:], os.Stdout)
 	case "client-config":
 		err = clientConfig(os.Args[2:], os.Stdout)
+	case "top":
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		err = top(ctx, os.Args[2:], os.Stdout)
+		stop()
 	case "version", "--version", "-v":
 		fmt.Println("mcpgw", version)
 	case "help", "-h", "--help":

@@ -97,6 +97,10 @@ type Call struct {
 	Start time.Time
 	// deadline bounds the call: the request on the wire and Next (zero: none).
 	deadline time.Time
+	// Headers are extra header lines ("Name: value\r\n" each) a streamable HTTP transport
+	// sends with the request (the W3C trace context when tracing is on). Set by the owner's
+	// Attach, before the request leaves; empty for nearly every call.
+	Headers string
 }
 
 func newCall(c *Conn, id int64, method string) *Call {

@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -611,6 +612,9 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 		b = append(b, version...)
 		b = append(b, "\r\n"...)
 	}
+	if k != nil && k.Headers != "" {
+		b = append(b, k.Headers...)
+	}
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
 	b = append(b, "\r\n\r\n"...)
@@ -625,7 +629,7 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 		}
 	}()
 
-	if containsCRLF(sid) || containsCRLF(version) {
+	if containsCRLF(sid) || containsCRLF(version) || (k != nil && k.Headers != "" && !wellFormedHeaders(k.Headers)) {
 		return h1Response{}, errors.New("session id or protocol version holds a line break")
 	}
 	hasDeadline := !deadline.IsZero()
@@ -1249,4 +1253,21 @@ func (b *h1Body) Close() error {
 		b.r.fail()
 	}
 	return nil
+}
+
+// wellFormedHeaders reports whether h is whole header lines: each "Name: value\r\n", with no
+// other line break, so that extra headers cannot end the head or smuggle a request.
+func wellFormedHeaders(h string) bool {
+	for h != "" {
+		i := strings.Index(h, "\r\n")
+		if i <= 0 {
+			return false
+		}
+		line := h[:i]
+		if strings.ContainsAny(line, "\r\n") || !strings.Contains(line, ": ") {
+			return false
+		}
+		h = h[i+2:]
+	}
+	return true
 }

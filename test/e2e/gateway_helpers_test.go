@@ -107,6 +107,18 @@ func getMetrics(g *Gateway) (string, error) {
 	return string(b), err
 }
 
+// metricSum adds the values of every series of name whose labels include want (0, false
+// when none does).
+func metricSum(text, name string, want map[string]string) (float64, bool) {
+	sum, found := 0.0, false
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := metricValue(line, name, want); ok {
+			sum, found = sum+v, true
+		}
+	}
+	return sum, found
+}
+
 // metricValue finds one sample of a series whose labels include all of want (in the
 // Prometheus text format) and returns its value.
 func metricValue(text, name string, want map[string]string) (float64, bool) {

@@ -156,7 +156,8 @@ func (p *Prometheus) waitQuery(t testing.TB, expr string, timeout time.Duration,
 // scrapes bin/mcpgw every second with the shipped rules loaded. After a go-sdk client's
 // calls as agent a1 (full lists) and a list as agent a2 (thin lists), Prometheus's HTTP API
 // answers the call counter for that agent and tool, a p99 from the duration histogram and
-// the token series of both list forms, and lists the shipped rule groups, healthy.
+// the list token series of each agent and form and the tokens thin lists saved, sessions by
+// agent, and lists the shipped rule groups, healthy.
 func TestPrometheusScrapesGateway(t *testing.T) {
 	needGatewayBin(t)
 	peers.Command(t, "prometheus")
@@ -204,15 +205,28 @@ agents:
 	if v := got[0].float(); v > 60 {
 		t.Errorf("p99 = %v s, want a finite quantile under the top bucket", v)
 	}
-	// The list token series of both forms: a1's full list costs more tokens than a2's thin one.
-	tokensExpr := `mcpgw_tools_list_estimated_tokens_total{job="mcpgw"}`
-	got = prom.waitQuery(t, tokensExpr, wait, func(r []promSample) bool { return len(r) == 2 })
-	forms := map[string]float64{}
-	for _, s := range got {
-		forms[s.Metric["form"]] = s.float()
+	// The list token series per agent and form: a1's full list costs more tokens than a2's
+	// thin one, a2's thin list saved tokens, and a1's full one saved none.
+	tokenOf := func(agent, form string) float64 {
+		expr := fmt.Sprintf(`mcpgw_tools_list_estimated_tokens_total{job="mcpgw",agent=%q,form=%q}`, agent, form)
+		return prom.waitQuery(t, expr, wait, func(r []promSample) bool { return len(r) == 1 && r[0].float() > 0 })[0].float()
 	}
-	if forms["full"] <= 0 || forms["thin"] <= 0 || forms["thin"] >= forms["full"] {
-		t.Errorf("token series by form: %v, want full and thin both counted, thin smaller", forms)
+	full, thin := tokenOf("a1", "full"), tokenOf("a2", "thin")
+	if thin >= full {
+		t.Errorf("a2's thin list cost %v tokens, a1's full one %v: want thin smaller", thin, full)
+	}
+	saved := prom.waitQuery(t, `mcpgw_tools_list_tokens_saved_total{job="mcpgw",agent="a2"}`, wait,
+		func(r []promSample) bool { return len(r) == 1 })[0].float()
+	if saved <= 0 || saved > full {
+		t.Errorf("a2's thin list saved %v tokens, want more than 0 and at most the full list's %v", saved, full)
+	}
+	if r, err := prom.query(`mcpgw_tools_list_tokens_saved_total{job="mcpgw",agent="a1"}`); err != nil || len(r) != 0 {
+		t.Errorf("a1 (full lists) has saved-token series %v (error %v), want none", r, err)
+	}
+	// Live sessions by agent and transport: one each.
+	for _, agent := range []string{"a1", "a2"} {
+		prom.waitQuery(t, fmt.Sprintf(`mcpgw_sessions_active{job="mcpgw",agent=%q,transport="streamable"}`, agent), wait,
+			func(r []promSample) bool { return len(r) == 1 && r[0].float() == 1 })
 	}
 
 	// The shipped rules are loaded, and every rule has been evaluated without error.

@@ -256,8 +256,8 @@ tasks:
 	}
 	for _, form := range []string{"full", "thin"} {
 		hs, _ := metricValue(m, "mcpgw_handshakes_total", map[string]string{"form": form})
-		b, _ := metricValue(m, "mcpgw_tools_list_bytes_total", map[string]string{"form": form})
-		tok, _ := metricValue(m, "mcpgw_tools_list_estimated_tokens_total", map[string]string{"form": form})
+		b, _ := metricSum(m, "mcpgw_tools_list_bytes_total", map[string]string{"form": form})
+		tok, _ := metricSum(m, "mcpgw_tools_list_estimated_tokens_total", map[string]string{"form": form})
 		t.Logf("metrics form=%s: handshakes %v, list bytes %v, estimated tokens %v", form, hs, b, tok)
 		if int(hs) != sessionsByForm[form] {
 			t.Errorf("mcpgw_handshakes_total{form=%q} = %v, want %d", form, hs, sessionsByForm[form])

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ type uiReport struct {
 	Client           *ClientReport          `json:"client"`
 	UsageTable       string                 `json:"usageTable"`
 	UsageTotal       string                 `json:"usageTotal"`
+	UsageTokens      string                 `json:"usageTokens"`
 	BothListsWarning bool                   `json:"bothListsWarning"`
 }
 
@@ -163,6 +165,10 @@ servers:
 	if rep.UsageTotal != "1" || !strings.Contains(rep.UsageTable, "ui-e2e") || !strings.Contains(rep.UsageTable, "test_simple_text") {
 		t.Errorf("the Usage page: total %q, table %q", rep.UsageTotal, rep.UsageTable)
 	}
+	// The client's tools/list counted for its agent: a row of ui-e2e with full-list tokens.
+	if !usageTokensRow(rep.UsageTokens, "ui-e2e") {
+		t.Errorf("the Usage page's token table has no ui-e2e row with full-list tokens: %q", rep.UsageTokens)
+	}
 	if !rep.BothListsWarning {
 		t.Error("an executor with an allowlist and a denylist shows no warning")
 	}
@@ -179,4 +185,17 @@ servers:
 			t.Errorf("screenshot of %s: %v", page, err)
 		}
 	}
+}
+
+// usageTokensRow: the Usage page's token table (innerText: a row a line, cells split by
+// tabs) has a row for agent whose full-list tokens are a positive number.
+func usageTokensRow(table, agent string) bool {
+	for _, line := range strings.Split(table, "\n") {
+		cells := strings.Split(line, "\t")
+		if len(cells) >= 2 && strings.TrimSpace(cells[0]) == agent {
+			n, err := strconv.ParseFloat(strings.ReplaceAll(strings.TrimSpace(cells[1]), ",", ""), 64)
+			return err == nil && n > 0
+		}
+	}
+	return false
 }

@@ -227,6 +227,7 @@ async function main() {
   await page.getByRole("link", { name: "Usage" }).click();
   report.usageTable = await page.locator("#usage-table").innerText();
   report.usageTotal = (await page.locator("#total-calls").innerText()).trim();
+  report.usageTokens = await page.locator("#tokens-table").innerText();
   await check(page, "usage");
 
   // Agents and executors: an executor with both lists shows the warning.

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// topUsage is the part of GET /api/usage that `mcpgw top` prints (docs/admin-api.md).
+type topUsage struct {
+	From    time.Time `json:"from"`
+	To      time.Time `json:"to"`
+	Minutes int       `json:"minutes"`
+	Calls   float64   `json:"calls"`
+	Errors  float64   `json:"errors"`
+	Tokens  topTokens `json:"tokens"`
+	Agents  []struct {
+		Agent  string    `json:"agent"`
+		Calls  float64   `json:"calls"`
+		Errors float64   `json:"errors"`
+		Tokens topTokens `json:"tokens"`
+	} `json:"agents"`
+	Tools []struct {
+		Server string   `json:"server"`
+		Tool   string   `json:"tool"`
+		Calls  float64  `json:"calls"`
+		Errors float64  `json:"errors"`
+		P50    *float64 `json:"p50_seconds"`
+		P99    *float64 `json:"p99_seconds"`
+	} `json:"tools"`
+	AgentTools []struct {
+		Agent  string  `json:"agent"`
+		Server string  `json:"server"`
+		Tool   string  `json:"tool"`
+		Calls  float64 `json:"calls"`
+		Errors float64 `json:"errors"`
+	} `json:"agent_tools"`
+}
+
+type topTokens struct {
+	Full  float64 `json:"full"`
+	Thin  float64 `json:"thin"`
+	Saved float64 `json:"saved"`
+}
+
+// top prints a running gateway's usage over the last minutes: GET /api/usage with the
+// admin key, once, or every --every until interrupted.
+func top(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("top", flag.ContinueOnError)
+	cfgFlag := fs.String("config", "", "config file (for the gateway's address when --url is not given)")
+	base := fs.String("url", "", "the gateway's base URL (default: the config's listen address)")
+	key := fs.String("key", "", "admin key or token (default $MCPGW_ADMIN_TOKEN)")
+	minutes := fs.Int("minutes", 15, "window: the last N minutes (1-60)")
+	every := fs.Duration("every", 0, "print again at this interval until interrupted (0: once)")
+	limit := fs.Int("n", 10, "rows per table")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *minutes < 1 || *minutes > 60 {
+		return fmt.Errorf("--minutes must be from 1 to 60, not %d", *minutes)
+	}
+	if *every < 0 || (*every > 0 && *every < time.Second) {
+		return fmt.Errorf("--every must be 0 or at least 1s, not %s", *every)
+	}
+	if *base == "" {
+		cfg, _, err := loadConfig(configPath(*cfgFlag))
+		if err != nil {
+			return err
+		}
+		*base = strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+	}
+	if *key == "" {
+		*key = os.Getenv("MCPGW_ADMIN_TOKEN")
+	}
+	u, err := url.Parse(strings.TrimSuffix(*base, "/") + "/api/usage?minutes=" + strconv.Itoa(*minutes))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("--url %q is not an http(s) URL", *base)
+	}
+	client := &http.Client{Timeout: 10 * time.Second}
+	for {
+		rep, err := fetchUsage(ctx, client, u.String(), *key)
+		if err != nil {
+			return err
+		}
+		if *every > 0 {
+			fmt.Fprint(out, "\x1b[H\x1b[2J") // clear the terminal between reports
+		}
+		if err := printTop(out, rep, *limit); err != nil {
+			return err
+		}
+		if *every == 0 {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(*every):
+		}
+	}
+}
+
+func fetchUsage(ctx context.Context, c *http.Client, u, key string) (*topUsage, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading usage: %w", err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading usage: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		var e struct {
+			Error string `json:"error"`
+		}
+		_ = json.Unmarshal(body, &e)
+		msg := e.Error
+		if msg == "" {
+			msg = strings.TrimSpace(string(body))
+		}
+		hint := ""
+		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
+			hint = " (pass an admin key with --key or $MCPGW_ADMIN_TOKEN; `mcpgw token create-key --admin` makes one)"
+		}
+		return nil, fmt.Errorf("GET %s: HTTP %d: %s%s", u, resp.StatusCode, msg, hint)
+	}
+	var rep topUsage
+	if err := json.Unmarshal(body, &rep); err != nil {
+		return nil, fmt.Errorf("GET %s: not a usage report: %w", u, err)
+	}
+	if rep.Minutes == 0 {
+		return nil, errors.New("GET " + u + ": not a usage report (no window)")
+	}
+	return &rep, nil
+}
+
+func printTop(out io.Writer, r *topUsage, limit int) error {
+	fmt.Fprintf(out, "mcpgw usage, last %d min (%s to %s UTC)\n", r.Minutes, r.From.UTC().Format("15:04:05"), r.To.UTC().Format("15:04:05"))
+	fmt.Fprintf(out, "calls %s  errors %s  list tokens: full %s  thin %s  saved by thin %s\n\n",
+		count(r.Calls), count(r.Errors), count(r.Tokens.Full), count(r.Tokens.Thin), count(r.Tokens.Saved))
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tCALLS\tERRORS\tFULL TOKENS\tTHIN TOKENS\tSAVED")
+	for i, a := range r.Agents {
+		if i == limit {
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", orDash(a.Agent), count(a.Calls), count(a.Errors), count(a.Tokens.Full), count(a.Tokens.Thin), count(a.Tokens.Saved))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tTOOL\tCALLS\tERRORS\tP50\tP99")
+	for i, t := range r.Tools {
+		if i == limit {
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", t.Server, t.Tool, count(t.Calls), count(t.Errors), seconds(t.P50), seconds(t.P99))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out)
+	tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "AGENT\tSERVER\tTOOL\tCALLS\tERRORS")
+	for i, t := range r.AgentTools {
+		if i == limit {
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", orDash(t.Agent), t.Server, t.Tool, count(t.Calls), count(t.Errors))
+	}
+	return tw.Flush()
+}
+
+func count(f float64) string { return strconv.FormatFloat(f, 'f', 0, 64) }
+
+func seconds(p *float64) string {
+	if p == nil {
+		return "-"
+	}
+	return (time.Duration(*p * float64(time.Second))).Round(10 * time.Microsecond).String()
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
