@@ -500,6 +500,10 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
+	if registry.IsPluginURI(p.URI) {
+		g.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
+		return
+	}
 	meta, tok, err := g.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))

@@ -100,6 +100,9 @@ type Gateway struct {
 
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
+
+	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
+	pluginSubs pluginWatch
 }
 
 type pendingReq struct {

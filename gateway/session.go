@@ -406,6 +406,7 @@ func (s *Session) close() {
 		pc.cancel()
 	}
 	s.g.forgetRequests(s)
+	s.g.pluginSubs.dropSession(s)
 	s.dropResumes()
 	for _, sc := range conns {
 		// once waits for an instance still starting (the session ended during its first

@@ -1,0 +1,250 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// Plugin resources (registry/pluginresources.go names them by mcpgw+plugin URIs) are read,
+// subscribed to and unsubscribed from here, in the gateway: nothing is forwarded. A
+// subscription is checked against the session's view when it is made and again for each
+// event, so a session whose view lost the resource (a connection scope narrowed, the
+// plugin disabled, its tools denied) stops hearing of it.
+
+// maxPluginSubscriptions bounds one session's plugin resource subscriptions.
+const maxPluginSubscriptions = 100
+
+// Reconnection backoff of a watch whose provider channel closed (the plugin reloaded or
+// restarted, or the subscriber fell behind).
+var (
+	watchBackoffMin = 200 * time.Millisecond
+	watchBackoffMax = 10 * time.Second
+)
+
+// pluginWatch holds the plugin resource subscriptions of every session: one provider
+// subscription per (plugin, connection, type) with at least one subscriber.
+type pluginWatch struct {
+	mu     sync.Mutex
+	topics map[watchTopicKey]*watchTopic
+	// bySession: each session's subscriptions, URI → ref.
+	bySession map[*Session]map[string]registry.PluginRef
+}
+
+type watchTopicKey struct{ plugin, conn, key string }
+
+type watchTopic struct {
+	cancel context.CancelFunc
+	subs   map[*Session]map[string]registry.PluginRef // the topic's subscriptions per session
+}
+
+// pluginResourceRequest answers resources/read, subscribe and unsubscribe for a plugin URI.
+func (g *Gateway) pluginResourceRequest(ctx context.Context, s *Session, m *wire.Msg, uri string, out outbox) {
+	notFound := func(why string) {
+		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+uri+": "+why, map[string]string{"uri": uri}))
+	}
+	ref, err := registry.ParsePluginURI(uri)
+	if err != nil {
+		if m.Method == "resources/unsubscribe" {
+			_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+			return
+		}
+		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+		return
+	}
+	if m.Method == "resources/unsubscribe" {
+		g.pluginSubs.unsubscribe(s, uri)
+		_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+		return
+	}
+	t := s.View().PluginReader(ref)
+	if t == nil {
+		notFound("this session has no such resource type on that connection")
+		return
+	}
+	switch m.Method {
+	case "resources/read":
+		b, err := t.PluginHost.ReadResource(ctx, ref)
+		if err != nil {
+			if errors.Is(err, plugin.ErrNotFound) {
+				notFound(err.Error())
+				return
+			}
+			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("plugin %q: %v", ref.Plugin, err), nil))
+			return
+		}
+		res, _ := json.Marshal(map[string]any{"contents": []map[string]any{{"uri": uri, "mimeType": "application/json", "text": string(b)}}})
+		_ = out.reply(wire.Result(m.ID, res))
+	case "resources/subscribe":
+		if err := g.pluginSubs.subscribe(g, s, uri, ref, t.PluginHost); err != nil {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidRequest, err.Error(), map[string]string{"uri": uri}))
+			return
+		}
+		_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+	}
+}
+
+func (w *pluginWatch) subscribe(g *Gateway, s *Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.bySession == nil {
+		w.bySession, w.topics = map[*Session]map[string]registry.PluginRef{}, map[watchTopicKey]*watchTopic{}
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return errors.New("the session ended")
+	}
+	mine := w.bySession[s]
+	if _, ok := mine[uri]; ok {
+		return nil
+	}
+	if len(mine) >= maxPluginSubscriptions {
+		return fmt.Errorf("this session has %d plugin resource subscriptions, the most it may have; unsubscribe from some first", maxPluginSubscriptions)
+	}
+	if mine == nil {
+		mine = map[string]registry.PluginRef{}
+		w.bySession[s] = mine
+	}
+	k := watchTopicKey{ref.Plugin, ref.Conn, ref.Key}
+	tp := w.topics[k]
+	if tp == nil {
+		// The first subscriber: check that the plugin reports changes at all, then keep
+		// a provider subscription running while anyone listens.
+		ctx, cancel := context.WithCancel(g.ctx)
+		ch, err := host.Watch(ctx, ref.Conn, ref.Key)
+		if err != nil {
+			cancel()
+			if errors.Is(err, registry.ErrNoWatch) {
+				return fmt.Errorf("plugin %q does not report changes, so its resources cannot be subscribed to", ref.Plugin)
+			}
+			return fmt.Errorf("plugin %q: %v", ref.Plugin, err)
+		}
+		tp = &watchTopic{cancel: cancel, subs: map[*Session]map[string]registry.PluginRef{}}
+		w.topics[k] = tp
+		go w.run(ctx, g, k, tp, ch)
+	}
+	mine[uri] = ref
+	if tp.subs[s] == nil {
+		tp.subs[s] = map[string]registry.PluginRef{}
+	}
+	tp.subs[s][uri] = ref
+	return nil
+}
+
+func (w *pluginWatch) unsubscribe(s *Session, uri string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ref, ok := w.bySession[s][uri]
+	if !ok {
+		return
+	}
+	delete(w.bySession[s], uri)
+	if len(w.bySession[s]) == 0 {
+		delete(w.bySession, s)
+	}
+	w.dropLocked(s, watchTopicKey{ref.Plugin, ref.Conn, ref.Key}, uri)
+}
+
+// dropSession ends every plugin subscription of a session that ended.
+func (w *pluginWatch) dropSession(s *Session) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for uri, ref := range w.bySession[s] {
+		w.dropLocked(s, watchTopicKey{ref.Plugin, ref.Conn, ref.Key}, uri)
+	}
+	delete(w.bySession, s)
+}
+
+func (w *pluginWatch) dropLocked(s *Session, k watchTopicKey, uri string) {
+	tp := w.topics[k]
+	if tp == nil {
+		return
+	}
+	delete(tp.subs[s], uri)
+	if len(tp.subs[s]) == 0 {
+		delete(tp.subs, s)
+	}
+	if len(tp.subs) == 0 {
+		tp.cancel()
+		delete(w.topics, k)
+	}
+}
+
+// count is how many plugin subscriptions a session holds (tests, the admin view).
+func (w *pluginWatch) count(s *Session) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.bySession[s])
+}
+
+// run delivers a topic's events until its last subscriber leaves. When the provider's
+// channel closes while subscribers remain (the plugin was reloaded or restarted, or this
+// watch fell behind), events may have been missed: every subscriber is told its resource
+// changed, and the watch subscribes again, with backoff while the plugin is down.
+func (w *pluginWatch) run(ctx context.Context, g *Gateway, k watchTopicKey, tp *watchTopic, ch <-chan plugin.Event) {
+	backoff := watchBackoffMin
+	for {
+		for e := range ch {
+			w.deliver(tp, e)
+			backoff = watchBackoffMin
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		w.deliver(tp, plugin.Event{Type: plugin.EventUpdate, Connection: k.conn, Key: k.key})
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(backoff):
+			}
+			if backoff *= 2; backoff > watchBackoffMax {
+				backoff = watchBackoffMax
+			}
+			host := g.reg.Plugin(k.plugin)
+			if host == nil {
+				continue // removed; its subscribers may see it again after a reload
+			}
+			var err error
+			if ch, err = host.Watch(ctx, k.conn, k.key); err == nil {
+				break
+			}
+		}
+	}
+}
+
+// deliver sends notifications/resources/updated for e to each subscribed session whose
+// subscription matches and whose view still allows the resource.
+func (w *pluginWatch) deliver(tp *watchTopic, e plugin.Event) {
+	type target struct {
+		s   *Session
+		uri string
+		ref registry.PluginRef
+	}
+	var ts []target
+	w.mu.Lock()
+	for s, subs := range tp.subs {
+		for uri, ref := range subs {
+			if ref.Matches(e) {
+				ts = append(ts, target{s, uri, ref})
+			}
+		}
+	}
+	w.mu.Unlock()
+	for _, t := range ts {
+		if t.s.View().PluginReader(t.ref) == nil {
+			continue
+		}
+		params, _ := json.Marshal(map[string]string{"uri": t.uri})
+		_ = t.s.send(wire.Notification("notifications/resources/updated", params))
+	}
+}
