@@ -56,6 +56,7 @@ type notification struct {
 	Schema string  `json:"schema"`
 	Table  string  `json:"table"`
 	ID     *string `json:"id"`
+	Origin *string `json:"origin"`
 }
 
 func (p *Plugin) listen(c *conn, dsn string) *listener {
@@ -167,6 +168,9 @@ func (c *conn) event(payload string) (plugin.Event, bool) {
 	var n notification
 	if json.Unmarshal([]byte(payload), &n) != nil {
 		return plugin.Event{}, false
+	}
+	if n.Origin != nil && *n.Origin == c.origin {
+		return plugin.Event{}, false // the plugin's own write: published when it was made
 	}
 	var typ plugin.EventType
 	switch n.Op {

@@ -9,10 +9,12 @@
 -- which sends the row's primary key, and one per TRUNCATE. Both call mcpgw_notify, which
 -- sends a JSON payload on the channel mcpgw_changes:
 --
---     {"op": "UPDATE", "schema": "public", "table": "users", "id": "42"}
+--     {"op": "UPDATE", "schema": "public", "table": "users", "id": "42", "origin": null}
 --
 -- "id" is the primary key's value as text (null for a TRUNCATE, or for a table without a
--- single-column primary key). NOTIFY is transactional: nothing is sent for a change that
+-- single-column primary key). "origin" is the setting mcpgw.origin of the session that made
+-- the change: the gateway sets it on its own sessions, so that it does not report its own
+-- writes twice (it reports them itself); null for everyone else. NOTIFY is transactional: nothing is sent for a change that
 -- is rolled back. To stop watching a table:
 --
 --     DROP TRIGGER mcpgw_notify_row ON public.users;
@@ -30,7 +32,8 @@ BEGIN
     END IF;
   END IF;
   PERFORM pg_notify('mcpgw_changes', json_build_object(
-    'op', TG_OP, 'schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME, 'id', id)::text);
+    'op', TG_OP, 'schema', TG_TABLE_SCHEMA, 'table', TG_TABLE_NAME, 'id', id,
+    'origin', current_setting('mcpgw.origin', true))::text);
   RETURN NULL;
 END
 $$;

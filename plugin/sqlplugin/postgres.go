@@ -2,7 +2,9 @@ package sqlplugin
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -187,7 +189,7 @@ func pgType(dataType string) colType {
 // key=value string, as libpq takes). Read-only connections make every transaction read
 // only, so the server refuses writes too. The pool connects lazily: a server that is down
 // shows as the connection's status, not as an error here.
-func openPostgres(cc ConnectionConfig, readOnly bool) (*sql.DB, error) {
+func openPostgres(cc ConnectionConfig, readOnly bool, origin string) (*sql.DB, error) {
 	cfg, err := pgx.ParseConfig(cc.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("dsn: %v", redact(err))
@@ -201,6 +203,9 @@ func openPostgres(cc ConnectionConfig, readOnly bool) (*sql.DB, error) {
 	if readOnly {
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
 	}
+	// The trigger function reports it with each change, so the listener can tell the
+	// plugin's own writes (published as they are made) from others'.
+	cfg.RuntimeParams["mcpgw.origin"] = origin
 	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(8)
 	return db, nil
@@ -216,6 +221,14 @@ func pgDatabase(dsn string) (string, error) {
 		return "", fmt.Errorf("the dsn names no database; set database")
 	}
 	return cfg.Database, nil
+}
+
+// newOrigin is a plugin instance's mcpgw.origin: random, so that two gateways (replicas)
+// on one database each hear of the other's writes.
+func newOrigin() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 // redact keeps a DSN parse error from repeating the DSN, which may hold a password.

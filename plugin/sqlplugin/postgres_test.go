@@ -232,6 +232,15 @@ func TestPostgresListenNotify(t *testing.T) {
 	}
 	pid := waitListening(t, pg, "")
 
+	// The plugin's own write is reported once: when it is made, not again by the trigger
+	// (the next event is someone else's).
+	if _, err := p.Update(ctx, "pg", "shop::v1::users", plugin.UpdateInput{ID: "3", Data: map[string]any{"age": int64(29)}}); err != nil {
+		t.Fatal(err)
+	}
+	if e := next(t, ch); e.Type != plugin.EventUpdate || e.ID != "3" {
+		t.Errorf("own update: %+v", e)
+	}
+
 	// Someone else's writes, through psql.
 	pg.Psql(t, "shop", "UPDATE users SET age = 37 WHERE id = 1")
 	if e := next(t, ch); e.Type != plugin.EventUpdate || e.ID != "1" || e.Namespace != "public" || e.Key != "shop::v1::users" || e.Connection != "pg" {

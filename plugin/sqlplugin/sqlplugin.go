@@ -129,6 +129,7 @@ type conn struct {
 	db       *sql.DB
 	d        dialect
 	listener *listener // LISTEN for others' changes (postgres with listen: true), or nil
+	origin   string    // postgres: the mcpgw.origin of the plugin's own sessions
 
 	mu     sync.RWMutex
 	tables map[string]*table // by name
@@ -147,12 +148,13 @@ func Open(ctx context.Context, cfg Config) (*Plugin, error) {
 		cc := cfg.Connections[id]
 		name, _ := databaseName(cc)
 		if cc.Driver == "postgres" {
-			db, err := openPostgres(cc, cfg.ReadOnly)
+			origin := newOrigin()
+			db, err := openPostgres(cc, cfg.ReadOnly, origin)
 			if err != nil {
 				p.Close()
 				return nil, fmt.Errorf("connection %q: %w", id, err)
 			}
-			c := &conn{id: id, database: name, db: db, d: postgres{schemas: cc.Schemas}}
+			c := &conn{id: id, database: name, db: db, d: postgres{schemas: cc.Schemas}, origin: origin}
 			c.refresh(ctx)
 			p.ids = append(p.ids, id)
 			p.conns[id] = c
