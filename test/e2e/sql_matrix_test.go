@@ -60,7 +60,7 @@ func postgresMatrixDB(t *testing.T) (matrixDB, *peers.Postgres) {
 	// The password is not needed (trust), but the DSN comes through ${VAR} as a secret would.
 	t.Setenv("MCPGW_E2E_PG_DSN", pg.DSN("shop"))
 	return matrixDB{
-		conn:     "{driver: postgres, dsn: \"${MCPGW_E2E_PG_DSN}\", listen: true}",
+		conn: "{driver: postgres, dsn: \"${MCPGW_E2E_PG_DSN}\", listen: true}",
 		external: func(t *testing.T, sql string) string {
 			// The gateway's listening session must be there, LISTENing, before the write:
 			// a change made earlier is not reported (only a reconnection says "everything").
