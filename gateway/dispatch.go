@@ -563,6 +563,11 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 		nr.str("type", "ref/prompt")
 		nr.str("name", pr.Name)
 	case "ref/resource":
+		if registry.IsPluginURI(ref.URI) {
+			// Plugin resources are served by the gateway, which completes nothing for them.
+			_ = out.reply(wire.Result(m.ID, json.RawMessage(`{"completion":{"values":[],"hasMore":false}}`)))
+			return
+		}
 		server = resourceServer(v, ref.URI)
 		for _, t := range v.Templates {
 			if t.URI == ref.URI {

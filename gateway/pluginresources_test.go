@@ -216,3 +216,13 @@ agents:
 		t.Errorf("the 101st subscription: %s", last.Error)
 	}
 }
+
+func TestPluginResourceCompletionIsEmpty(t *testing.T) {
+	yaml, _ := pluginConfig(t, "")
+	g := startGateway(t, yaml)
+	sid := g.initialize(t, "2025-11-25", "")
+	m := g.call(t, sid, 2, "completion/complete", `{"ref":{"type":"ref/resource","uri":"mcpgw+plugin://shop/main/shop/v1/users/{id}{?namespace}"},"argument":{"name":"id","value":"1"}}`).message(t)
+	if m.Error != nil || !strings.Contains(string(m.Result), `"values":[]`) {
+		t.Errorf("completion of a plugin template: %s %s", m.Result, m.Error)
+	}
+}
