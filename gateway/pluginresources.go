@@ -188,8 +188,8 @@ func (w *pluginWatch) count(s *Session) int {
 
 // run delivers a topic's events until its last subscriber leaves. When the provider's
 // channel closes while subscribers remain (the plugin was reloaded or restarted, or this
-// watch fell behind), events may have been missed: every subscriber is told its resource
-// changed, and the watch subscribes again, with backoff while the plugin is down.
+// watch fell behind), the watch subscribes again, with backoff while the plugin is down,
+// and then tells every subscriber its resource changed: events may have been missed.
 func (w *pluginWatch) run(ctx context.Context, g *Gateway, k watchTopicKey, tp *watchTopic, ch <-chan plugin.Event) {
 	backoff := watchBackoffMin
 	for {
@@ -200,7 +200,6 @@ func (w *pluginWatch) run(ctx context.Context, g *Gateway, k watchTopicKey, tp *
 		if ctx.Err() != nil {
 			return
 		}
-		w.deliver(tp, plugin.Event{Type: plugin.EventUpdate, Connection: k.conn, Key: k.key})
 		for {
 			select {
 			case <-ctx.Done():
@@ -219,6 +218,9 @@ func (w *pluginWatch) run(ctx context.Context, g *Gateway, k watchTopicKey, tp *
 				break
 			}
 		}
+		// Told once the watch is back (and the plugin up, so that the sessions' views
+		// have the resource again): what happened meanwhile is unknown, read it again.
+		w.deliver(tp, plugin.Event{Type: plugin.EventUpdate, Connection: k.conn, Key: k.key})
 	}
 }
 

@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"bufio"
 	"encoding/json"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -224,5 +225,74 @@ func TestPluginResourceCompletionIsEmpty(t *testing.T) {
 	m := g.call(t, sid, 2, "completion/complete", `{"ref":{"type":"ref/resource","uri":"mcpgw+plugin://shop/main/shop/v1/users/{id}{?namespace}"},"argument":{"name":"id","value":"1"}}`).message(t)
 	if m.Error != nil || !strings.Contains(string(m.Result), `"values":[]`) {
 		t.Errorf("completion of a plugin template: %s %s", m.Result, m.Error)
+	}
+}
+
+// A subscription outlives a plugin reload (the watch subscribes again and says the type
+// changed, since events may have been missed), and stops delivering to a session whose
+// view lost the connection.
+func TestPluginSubscriptionAcrossReload(t *testing.T) {
+	yaml, _ := pluginConfig(t, `
+agents:
+  watcher: {servers: [shop]}
+  admin: {servers: [shop]}
+`)
+	g := startGateway(t, yaml)
+	const typeURI = "mcpgw+plugin://shop/main/shop/v1/users"
+	w, a := g.initAs(t, "watcher", "{}"), g.initAs(t, "admin", "{}")
+	ws, as := g.getStream(t, w), g.getStream(t, a)
+	for _, sid := range []string{w, a} {
+		if m := g.call(t, sid, 5, "resources/subscribe", `{"uri":"`+typeURI+`"}`).message(t); m.Error != nil {
+			t.Fatalf("subscribe: %s", m.Error)
+		}
+	}
+
+	// The plugin's definition changes: it is replaced, its provider closed.
+	file := *g.gw.FileConfig()
+	file.Plugins = maps.Clone(file.Plugins)
+	d := *file.Plugins["shop"]
+	d.Refresh = 150 * time.Millisecond
+	file.Plugins["shop"] = &d
+	if err := g.gw.ReloadFile(&file); err != nil {
+		t.Fatal(err)
+	}
+	if u := updatedURI(t, ws, 15*time.Second); u != typeURI {
+		t.Fatalf("after the plugin was replaced: updated %q, want %s", u, typeURI)
+	}
+	updatedURI(t, as, 15*time.Second)
+	// The watch is on the new provider: a write through it reaches the subscriber. (The
+	// tool is retried while the new plugin loads.)
+	var res toolResult
+	for i := 0; i < 100; i++ {
+		if res = g.callTool(t, a, "shop_shop_v1_users_update", `{"connectionId":"main","id":"1","age":37}`); !res.IsError {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if res.IsError {
+		t.Fatalf("update after the reload: %s", res.text())
+	}
+	if u := updatedURI(t, ws, 15*time.Second); u != typeURI {
+		t.Fatalf("a write after the reload: updated %q", u)
+	}
+	updatedURI(t, as, 15*time.Second)
+
+	// The watcher's scope is narrowed to scratch: it hears nothing more of main.
+	file2 := *g.gw.FileConfig()
+	file2.Agents = maps.Clone(file2.Agents)
+	ag := *file2.Agents["watcher"]
+	ag.ConnectionScope = []string{"scratch"}
+	file2.Agents["watcher"] = &ag
+	if err := g.gw.ReloadFile(&file2); err != nil {
+		t.Fatal(err)
+	}
+	if res := g.callTool(t, a, "shop_shop_v1_users_update", `{"connectionId":"main","id":"1","age":38}`); res.IsError {
+		t.Fatal(res.text())
+	}
+	if u := updatedURI(t, as, 15*time.Second); u != typeURI {
+		t.Fatalf("admin after the scope change: updated %q", u)
+	}
+	if u := updatedURI(t, ws, 500*time.Millisecond); u != "" {
+		t.Errorf("a session scoped away from main was told of %s", u)
 	}
 }

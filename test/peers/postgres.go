@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -128,8 +127,11 @@ func (pg *Postgres) stop(t testing.TB) {
 	}
 	first, _, _ := strings.Cut(string(b), "\n")
 	if pid, err := strconv.Atoi(strings.TrimSpace(first)); err == nil && pid > 0 {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
-		for i := 0; i < 100 && syscall.Kill(pid, 0) == nil; i++ {
+		if p, err := os.FindProcess(pid); err == nil {
+			_ = p.Kill()
+			_, _ = p.Wait() // reaps nothing (not our child) but waits where it can
+		}
+		for i := 0; i < 100 && processAlive(pid); i++ {
 			time.Sleep(50 * time.Millisecond)
 		}
 	}
