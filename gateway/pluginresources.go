@@ -179,13 +179,6 @@ func (w *pluginWatch) dropLocked(s *Session, k watchTopicKey, uri string) {
 	}
 }
 
-// count is how many plugin subscriptions a session holds (tests, the admin view).
-func (w *pluginWatch) count(s *Session) int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return len(w.bySession[s])
-}
-
 // run delivers a topic's events until its last subscriber leaves. When the provider's
 // channel closes while subscribers remain (the plugin was reloaded or restarted, or this
 // watch fell behind), the watch subscribes again, with backoff while the plugin is down,

@@ -91,7 +91,6 @@ agents:
 	const rowURI = typeURI + "/2"
 
 	// resources/list: upstream resources as before, and one resource per plugin type.
-	r := g.call(t, sid, 2, "resources/list", `{}`)
 	var list struct {
 		Resources []struct {
 			URI, Name, MimeType string
@@ -104,7 +103,7 @@ agents:
 		if cursor != "" {
 			params = `{"cursor":` + string(wire.Quote(cursor)) + `}`
 		}
-		r = g.call(t, sid, 2, "resources/list", params)
+		r := g.call(t, sid, 2, "resources/list", params)
 		list.NextCursor = ""
 		if err := json.Unmarshal(r.message(t).Result, &list); err != nil {
 			t.Fatalf("resources/list: %v %s", err, r.body)
@@ -119,7 +118,7 @@ agents:
 	if !uris[typeURI] || !uris["mcpgw+plugin://shop/scratch/scratch/v1/users"] || !uris["test://static-text"] {
 		t.Errorf("resources/list: %v", uris)
 	}
-	r = g.call(t, sid, 3, "resources/templates/list", `{}`)
+	r := g.call(t, sid, 3, "resources/templates/list", `{}`)
 	if !strings.Contains(string(r.body), `mcpgw+plugin://shop/main/shop/v1/users/{id}{?namespace}`) {
 		t.Errorf("resources/templates/list: %s", r.body)
 	}
