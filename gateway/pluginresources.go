@@ -41,8 +41,10 @@ type pluginWatch struct {
 type watchTopicKey struct{ plugin, conn, key string }
 
 type watchTopic struct {
-	cancel context.CancelFunc
-	subs   map[*Session]map[string]registry.PluginRef // the topic's subscriptions per session
+	cancel  context.CancelFunc
+	started chan struct{}                              // closed once the provider subscription started or failed
+	err     error                                      // why it failed; read after started is closed
+	subs    map[*Session]map[string]registry.PluginRef // the topic's subscriptions per session
 }
 
 // pluginResourceRequest answers resources/read, subscribe and unsubscribe for a plugin URI.
@@ -91,9 +93,12 @@ func (g *Gateway) pluginResourceRequest(ctx context.Context, s *Session, m *wire
 	}
 }
 
+// subscribe records a session's subscription to uri. The first subscriber of a type
+// starts its provider subscription, and every subscriber of it returns only once that
+// subscription is in place (a change made after the reply is reported) or failed. The
+// provider is asked outside the lock: it may be another process.
 func (w *pluginWatch) subscribe(g *Gateway, s *Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
 	w.mu.Lock()
-	defer w.mu.Unlock()
 	if w.bySession == nil {
 		w.bySession, w.topics = map[*Session]map[string]registry.PluginRef{}, map[watchTopicKey]*watchTopic{}
 	}
@@ -101,13 +106,16 @@ func (w *pluginWatch) subscribe(g *Gateway, s *Session, uri string, ref registry
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
+		w.mu.Unlock()
 		return errors.New("the session ended")
 	}
 	mine := w.bySession[s]
 	if _, ok := mine[uri]; ok {
+		w.mu.Unlock()
 		return nil
 	}
 	if len(mine) >= maxPluginSubscriptions {
+		w.mu.Unlock()
 		return fmt.Errorf("this session has %d plugin resource subscriptions, the most it may have; unsubscribe from some first", maxPluginSubscriptions)
 	}
 	if mine == nil {
@@ -116,27 +124,59 @@ func (w *pluginWatch) subscribe(g *Gateway, s *Session, uri string, ref registry
 	}
 	k := watchTopicKey{ref.Plugin, ref.Conn, ref.Key}
 	tp := w.topics[k]
-	if tp == nil {
-		// The first subscriber: check that the plugin reports changes at all, then keep
-		// a provider subscription running while anyone listens.
-		ctx, cancel := context.WithCancel(g.ctx)
-		ch, err := host.Watch(ctx, ref.Conn, ref.Key)
-		if err != nil {
-			cancel()
-			if errors.Is(err, registry.ErrNoWatch) {
-				return fmt.Errorf("plugin %q does not report changes, so its resources cannot be subscribed to", ref.Plugin)
-			}
-			return fmt.Errorf("plugin %q: %v", ref.Plugin, err)
-		}
-		tp = &watchTopic{cancel: cancel, subs: map[*Session]map[string]registry.PluginRef{}}
+	first := tp == nil
+	var ctx context.Context
+	if first {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(g.ctx)
+		tp = &watchTopic{cancel: cancel, started: make(chan struct{}), subs: map[*Session]map[string]registry.PluginRef{}}
 		w.topics[k] = tp
-		go w.run(ctx, g, k, tp, ch)
 	}
 	mine[uri] = ref
 	if tp.subs[s] == nil {
 		tp.subs[s] = map[string]registry.PluginRef{}
 	}
 	tp.subs[s][uri] = ref
+	w.mu.Unlock()
+
+	if first {
+		// Keep a provider subscription running while anyone listens. (Its context ends
+		// when the last subscriber leaves, even while this call is still starting it.)
+		ch, err := host.Watch(ctx, ref.Conn, ref.Key)
+		tp.err = err
+		close(tp.started)
+		if err != nil {
+			tp.cancel()
+			w.mu.Lock()
+			// Everyone who joined meanwhile gets the same error; none stays subscribed.
+			for ss, uris := range tp.subs {
+				for u := range uris {
+					delete(w.bySession[ss], u)
+				}
+				if len(w.bySession[ss]) == 0 {
+					delete(w.bySession, ss)
+				}
+			}
+			if w.topics[k] == tp {
+				delete(w.topics, k)
+			}
+			w.mu.Unlock()
+		} else {
+			go w.run(ctx, g, k, tp, ch)
+		}
+	} else {
+		select {
+		case <-tp.started:
+		case <-g.ctx.Done():
+			return errors.New("the gateway is shutting down")
+		}
+	}
+	if err := tp.err; err != nil {
+		if errors.Is(err, registry.ErrNoWatch) {
+			return fmt.Errorf("plugin %q does not report changes, so its resources cannot be subscribed to", ref.Plugin)
+		}
+		return fmt.Errorf("plugin %q: %v", ref.Plugin, err)
+	}
 	return nil
 }
 
