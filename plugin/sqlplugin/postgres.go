@@ -163,6 +163,11 @@ func (d postgres) tables(ctx context.Context, db *sql.DB) (map[string]*table, er
 		if len(pks) == 1 {
 			t.pk = pks[0]
 		}
+		if _, dup := out[t.kind]; dup {
+			// A table literally named "audit.log" next to audit's log: the first, in
+			// schema order, keeps the kind; the other is not served.
+			continue
+		}
 		out[t.kind] = t
 	}
 	return out, nil
