@@ -426,8 +426,9 @@ type PluginDef struct {
 
 // PluginConnection is one connection of a plugin (for type sql: one database).
 type PluginConnection struct {
-	Driver string `yaml:"driver"` // sqlite
-	// DSN: a file path or a file: URI (modernc.org/sqlite parameters), or :memory:.
+	Driver string `yaml:"driver"` // sqlite or postgres
+	// DSN: a file path or a file: URI (modernc.org/sqlite parameters), or :memory:; for
+	// postgres a postgres:// URL or a key=value string (secrets through ${VAR}).
 	DSN string `yaml:"dsn"`
 	// Database names the group of the resource keys (default: the file name without its
 	// extension; required for in-memory databases).
@@ -435,6 +436,12 @@ type PluginConnection struct {
 	// Seed is a SQL script run once to create the database: when the file does not exist
 	// yet (it is written whole or not at all), and on every start of an in-memory database.
 	Seed string `yaml:"seed"`
+	// Schemas limits a postgres connection to these schemas (default: every schema but
+	// the system's).
+	Schemas []string `yaml:"schemas"`
+	// Listen: a postgres connection LISTENs on the channel mcpgw_changes for the changes
+	// others make, reported by the trigger function of docs/plugins.md.
+	Listen bool `yaml:"listen"`
 }
 
 // Enabled reports the plugin's default_enabled (true when unset). The mcpgw plugin is

@@ -262,7 +262,7 @@ func TestConfigProblems(t *testing.T) {
 			name: "plugin problems, all at once",
 			yaml: "servers:\n  shop: {type: http, url: \"http://x/mcp\"}\nplugins:\n  shop: {type: sql, connections: {main: {driver: sqlite, dsn: a.db}}}\n" +
 				"  k8s: {type: kubernetes}\n  none: {connections: {}}\n  \"bad name\": {type: sql, connections: {main: {driver: sqlite, dsn: a.db}}}\n" +
-				"  empty: {type: sql}\n  conns:\n    type: sql\n    connections:\n      pg: {driver: postgres, dsn: x}\n      nodsn: {driver: sqlite}\n      mem: {driver: sqlite, dsn: \":memory:\"}\n" +
+				"  empty: {type: sql}\n  conns:\n    type: sql\n    connections:\n      pg: {driver: mysql, dsn: x, listen: true}\n      nodsn: {driver: sqlite}\n      mem: {driver: sqlite, dsn: \":memory:\"}\n" +
 				"      \"no/slash\": {driver: sqlite, dsn: b.db}\n      seeded: {driver: sqlite, dsn: c.db, seed: /nonexistent/seed.sql}\n",
 			wantErr: []string{
 				"~plugins.shop: a server has the same name",
@@ -270,7 +270,8 @@ func TestConfigProblems(t *testing.T) {
 				"~plugins.none: missing type",
 				"~plugins.bad name: plugin name must be",
 				"~plugins.empty.connections: at least one connection is needed",
-				`~plugins.conns.connections.pg.driver: "postgres" is not supported`,
+				`~plugins.conns.connections.pg.driver: "mysql" is not supported (sqlite or postgres)`,
+				"~plugins.conns.connections.pg: listen and schemas are for postgres connections",
 				"~plugins.conns.connections.nodsn.dsn: required",
 				"~plugins.conns.connections.mem.database: an in-memory database needs a database name",
 				"~plugins.conns.connections.no/slash: connection id must be",

@@ -472,13 +472,19 @@ func (c *Config) pluginProblems() Problems {
 				add(false, cw, "empty connection")
 				continue
 			}
-			if cc.Driver != "sqlite" {
-				add(false, cw+".driver", "%q is not supported (sqlite; postgres is planned)", cc.Driver)
+			if cc.Driver != "sqlite" && cc.Driver != "postgres" {
+				add(false, cw+".driver", "%q is not supported (sqlite or postgres)", cc.Driver)
+			}
+			if cc.Driver != "postgres" && (cc.Listen || len(cc.Schemas) > 0) {
+				add(false, cw, "listen and schemas are for postgres connections")
+			}
+			if cc.Driver == "postgres" && cc.Seed != "" {
+				add(false, cw+".seed", "seeds are for sqlite connections")
 			}
 			if strings.TrimSpace(cc.DSN) == "" {
 				add(false, cw+".dsn", "required")
 			}
-			if cc.Database == "" && strings.TrimSpace(cc.DSN) != "" && isMemoryDSN(cc.DSN) {
+			if cc.Driver == "sqlite" && cc.Database == "" && strings.TrimSpace(cc.DSN) != "" && isMemoryDSN(cc.DSN) {
 				add(false, cw+".database", "an in-memory database needs a database name")
 			}
 			if strings.Contains(cc.Database, "::") {

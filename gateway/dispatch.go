@@ -528,6 +528,10 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
+	if registry.IsPluginURI(p.URI) {
+		g.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
+		return
+	}
 	meta, tok, err := g.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
@@ -587,6 +591,11 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 		nr.str("type", "ref/prompt")
 		nr.str("name", pr.Name)
 	case "ref/resource":
+		if registry.IsPluginURI(ref.URI) {
+			// Plugin resources are served by the gateway, which completes nothing for them.
+			_ = out.reply(wire.Result(m.ID, json.RawMessage(`{"completion":{"values":[],"hasMore":false}}`)))
+			return
+		}
 		server = resourceServer(v, ref.URI)
 		for _, t := range v.Templates {
 			if t.URI == ref.URI {

@@ -106,6 +106,8 @@ type Gateway struct {
 	// tracing exports spans (tracing.go); nil when tracing is off, as the request path
 	// checks.
 	tracing *tracing
+	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
+	pluginSubs pluginWatch
 }
 
 type pendingReq struct {

@@ -385,6 +385,7 @@ func (s *Session) close() {
 	}
 	s.g.forgetRequests(s)
 	s.g.releaseAgents(s, nil)
+	s.g.pluginSubs.dropSession(s)
 	s.dropResumes()
 	for _, sc := range conns {
 		// once waits for an instance still starting (the session ended during its first

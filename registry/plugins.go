@@ -61,7 +61,8 @@ func openSQL(ctx context.Context, _ string, def *config.PluginDef) (plugin.Plugi
 	cfg := sqlplugin.Config{ReadOnly: def.ReadOnly, Connections: map[string]sqlplugin.ConnectionConfig{}}
 	for id, c := range def.Connections {
 		if c != nil {
-			cfg.Connections[id] = sqlplugin.ConnectionConfig{Driver: c.Driver, DSN: c.DSN, Database: c.Database, Seed: c.Seed}
+			cfg.Connections[id] = sqlplugin.ConnectionConfig{Driver: c.Driver, DSN: c.DSN, Database: c.Database, Seed: c.Seed,
+				Schemas: c.Schemas, Listen: c.Listen}
 		}
 	}
 	return sqlplugin.Open(ctx, cfg)

@@ -167,6 +167,7 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 			v.Templates = append(v.Templates, t)
 		}
 	}
+	addPluginResources(v) // the plugin resource types of the tools the view kept
 	sort.Slice(v.Tools, func(i, j int) bool { return v.Tools[i].Exposed < v.Tools[j].Exposed })
 	sort.Slice(v.Prompts, func(i, j int) bool { return v.Prompts[i].Exposed < v.Prompts[j].Exposed })
 	if !private {

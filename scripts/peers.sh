@@ -5,6 +5,8 @@
 #   - $CACHE/bin/everything-server, the go-sdk conformance fixture (a `tool` in go.mod);
 #   - redis-server from Debian, when missing (as root, or with password-less sudo);
 #   - tinyproxy from Debian, likewise (the upstream client's proxy test);
+#   - postgresql from Debian, likewise (the sql plugin's PostgreSQL tests start their own
+#     cluster with initdb/pg_ctl from /usr/lib/postgresql/<version>/bin);
 #   - prometheus from Debian, likewise (/usr/bin/prometheus and promtool: `make test` checks
 #     the shipped rules and the Prometheus e2e test scrapes a real gateway);
 #   - chromium from Debian, likewise (the web UI's browser test drives /usr/bin/chromium
@@ -146,6 +148,29 @@ ensure_tinyproxy() {
 	log "tinyproxy installed"
 }
 
+# ensure_postgres: Debian's postgresql server, for the sql plugin's PostgreSQL tests
+# (plugin/sqlplugin, test/e2e/sql_matrix_test.go). They run initdb and pg_ctl in a temp dir
+# on a loopback port (test/peers/postgres.go); the package's own cluster and service do not
+# matter (policy-rc.d, present in containers, keeps it from starting). Debian keeps initdb
+# off PATH, so the check looks where the package puts it.
+ensure_postgres() {
+	if ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+		log "postgresql present ($(ls -d /usr/lib/postgresql/*/ | xargs -n1 basename | tr '\n' ' '))"
+		return 0
+	fi
+	if apt_install postgresql && ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1; then
+		log "postgresql installed"
+		return 0
+	fi
+	cat >&2 <<-EOF
+		peers: ERROR: the PostgreSQL server (initdb) is missing and could not be installed
+		peers: (needed by the sql plugin's PostgreSQL tests). Install it, then run \`make peers\` again:
+		peers:     sudo apt-get install -y --no-install-recommends postgresql
+		peers: Without it, those tests fail under \`make test\`, and skip under plain \`go test\`.
+	EOF
+	exit 1
+}
+
 # ensure_prometheus: Debian's prometheus, for promtool (make check-rules) and the e2e test
 # that scrapes the gateway (test/e2e/prometheus_test.go). Tests start their own instance
 # in a temp dir on a loopback port; the package's own service does not matter (policy-rc.d,
@@ -176,6 +201,7 @@ main() {
 	ensure_everything_server
 	ensure_redis
 	ensure_tinyproxy
+	ensure_postgres
 	ensure_prometheus
 	ensure_chromium
 	log "done in $((SECONDS - t0))s (cache: $CACHE)"

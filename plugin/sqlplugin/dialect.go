@@ -9,9 +9,9 @@ import (
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
-// dialect is what differs between database engines. Only SQLite is built; PostgreSQL
-// (pgx) is meant to be a second implementation: $n placeholders, information_schema for
-// the catalogue, ILIKE for contains, TRUNCATE, LISTEN/NOTIFY for external changes.
+// dialect is what differs between database engines: SQLite (below) and PostgreSQL
+// (postgres.go: $n placeholders, information_schema for the catalogue, ILIKE for contains,
+// TRUNCATE).
 type dialect interface {
 	// name is the driver name in the config.
 	name() string
@@ -20,7 +20,7 @@ type dialect interface {
 	quote(ident string) string
 	// placeholder is the n-th bound parameter, from 1.
 	placeholder(n int) string
-	// tables reads the catalogue: every table of every namespace, keyed by table name.
+	// tables reads the catalogue: every table of every namespace, keyed by kind.
 	tables(ctx context.Context, db *sql.DB) (map[string]*table, error)
 	// namespaces lists the schemas tables may live in.
 	namespaces(ctx context.Context, db *sql.DB) ([]string, error)
@@ -100,7 +100,7 @@ func (d sqlite) tables(ctx context.Context, db *sql.DB) (map[string]*table, erro
 	}
 	out := map[string]*table{}
 	for _, n := range names {
-		t := &table{namespace: "main", name: n, byName: map[string]*column{}}
+		t := &table{namespace: "main", name: n, kind: n, byName: map[string]*column{}}
 		rows, err := db.QueryContext(ctx, `SELECT name, type, "notnull", dflt_value IS NOT NULL, pk FROM pragma_table_info(?, 'main') ORDER BY cid`, n)
 		if err != nil {
 			return nil, fmt.Errorf("table %q: %w", n, err)
@@ -191,6 +191,7 @@ func (t colType) field() plugin.FieldType {
 type table struct {
 	namespace string
 	name      string
+	kind      string // the kind of its resource key: the name, or schema.name when the name is in several schemas
 	cols      []*column
 	byName    map[string]*column
 	pk        *column // the single-column primary key; nil when there is none or it has several columns

@@ -125,6 +125,9 @@ func value(col *column, v any) any {
 		if col.typ == colBlob {
 			return []byte(x) // JSON: base64
 		}
+		if col.typ == colNumber && json.Valid([]byte(x)) {
+			return json.Number(x) // a numeric read as text: every digit kept
+		}
 		return x
 	case []byte:
 		if col.typ == colBlob {

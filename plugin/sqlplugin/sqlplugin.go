@@ -6,8 +6,9 @@
 // parameters; table and column names are checked against the database's catalogue before
 // they reach SQL. The plugin's own writes are reported to Watcher subscribers.
 //
-// SQLite is served through modernc.org/sqlite (pure Go, no cgo). The dialect seam
-// (dialect.go) is where PostgreSQL goes next.
+// SQLite is served through modernc.org/sqlite and PostgreSQL through pgx, both pure Go (no
+// cgo); dialect.go holds what differs between them. On PostgreSQL, a connection may also
+// LISTEN for changes made by others (listen.go).
 package sqlplugin
 
 import (
@@ -37,17 +38,24 @@ type Config struct {
 
 // ConnectionConfig is one database.
 type ConnectionConfig struct {
-	Driver string `yaml:"driver" json:"driver"` // sqlite
-	// DSN: for sqlite a file path or a file: URI (modernc.org/sqlite's parameters apply).
+	Driver string `yaml:"driver" json:"driver"` // sqlite or postgres
+	// DSN: for sqlite a file path or a file: URI (modernc.org/sqlite's parameters apply);
+	// for postgres a postgres:// URL or a libpq key=value string (pgx's parameters apply).
 	DSN string `yaml:"dsn" json:"dsn"`
 	// Database names the group of the resource keys; for sqlite the file's name without
-	// its extension when left out.
+	// its extension when left out, for postgres the database the DSN names.
 	Database string `yaml:"database" json:"database"`
 	// Seed is the path of a SQL script that creates the database: it runs when the file
 	// does not exist yet (into a temporary file that is renamed into place once the whole
 	// script succeeded, so a failed seed leaves nothing behind), and on every open of an
 	// in-memory database.
 	Seed string `yaml:"seed" json:"seed"`
+	// Schemas limits a postgres connection to these schemas (empty: every schema but the
+	// system's).
+	Schemas []string `yaml:"schemas" json:"schemas"`
+	// Listen: a postgres connection LISTENs on the channel mcpgw_changes, where the
+	// trigger function of docs/plugins.md reports changes made by others.
+	Listen bool `yaml:"listen" json:"listen"`
 }
 
 // Problems lists what is wrong with a config, all at once.
@@ -61,8 +69,14 @@ func (c Config) Problems() []string {
 		if id == "" {
 			out = append(out, "connections: a connection needs a non-empty id")
 		}
-		if cc.Driver != "sqlite" {
-			out = append(out, fmt.Sprintf("connections.%s.driver: %q is not supported (sqlite; postgres is planned)", id, cc.Driver))
+		if cc.Driver != "sqlite" && cc.Driver != "postgres" {
+			out = append(out, fmt.Sprintf("connections.%s.driver: %q is not supported (sqlite or postgres)", id, cc.Driver))
+		}
+		if cc.Driver != "postgres" && (cc.Listen || len(cc.Schemas) > 0) {
+			out = append(out, fmt.Sprintf("connections.%s: listen and schemas are for postgres connections", id))
+		}
+		if cc.Driver == "postgres" && cc.Seed != "" {
+			out = append(out, fmt.Sprintf("connections.%s.seed: seeds are for sqlite connections", id))
 		}
 		if strings.TrimSpace(cc.DSN) == "" {
 			out = append(out, fmt.Sprintf("connections.%s.dsn: required", id))
@@ -77,7 +91,13 @@ func (c Config) Problems() []string {
 // databaseName is the group of a connection's keys.
 func databaseName(cc ConnectionConfig) (string, error) {
 	name := cc.Database
-	if name == "" {
+	if name == "" && cc.Driver == "postgres" {
+		n, err := pgDatabase(cc.DSN)
+		if err != nil {
+			return "", err
+		}
+		name = n
+	} else if name == "" {
 		p := strings.TrimPrefix(cc.DSN, "file:")
 		if i := strings.IndexByte(p, '?'); i >= 0 {
 			p = p[:i]
@@ -108,6 +128,8 @@ type conn struct {
 	database string
 	db       *sql.DB
 	d        dialect
+	listener *listener // LISTEN for others' changes (postgres with listen: true), or nil
+	origin   string    // postgres: the mcpgw.origin of the plugin's own sessions
 
 	mu     sync.RWMutex
 	tables map[string]*table // by name
@@ -125,6 +147,22 @@ func Open(ctx context.Context, cfg Config) (*Plugin, error) {
 	for _, id := range sortedKeys(cfg.Connections) {
 		cc := cfg.Connections[id]
 		name, _ := databaseName(cc)
+		if cc.Driver == "postgres" {
+			origin := newOrigin()
+			db, err := openPostgres(cc, cfg.ReadOnly, origin)
+			if err != nil {
+				p.Close()
+				return nil, fmt.Errorf("connection %q: %w", id, err)
+			}
+			c := &conn{id: id, database: name, db: db, d: postgres{schemas: cc.Schemas}, origin: origin}
+			c.refresh(ctx)
+			p.ids = append(p.ids, id)
+			p.conns[id] = c
+			if cc.Listen {
+				c.listener = p.listen(c, cc.DSN)
+			}
+			continue
+		}
 		memory := isMemory(cc.DSN)
 		var seed string
 		if cc.Seed != "" {
@@ -248,6 +286,9 @@ func sqliteDSN(dsn string, readOnly bool) string {
 func (p *Plugin) Close() error {
 	var errs []error
 	for _, c := range p.conns {
+		if c.listener != nil {
+			c.listener.stop()
+		}
 		errs = append(errs, c.db.Close())
 	}
 	p.watch.closeAll()
@@ -274,7 +315,7 @@ func (c *conn) refresh(ctx context.Context) {
 	c.err, c.tables = nil, ts
 }
 
-func (c *conn) key(t *table) string { return plugin.Key(c.database, "v1", t.name) }
+func (c *conn) key(t *table) string { return plugin.Key(c.database, "v1", t.kind) }
 
 // lookup finds the table of key on connection id. Every identifier that reaches SQL comes
 // from a table found here.
@@ -351,11 +392,22 @@ func (p *Plugin) Connections(context.Context) ([]plugin.Connection, error) {
 	for _, id := range p.ids {
 		c := p.conns[id]
 		c.mu.RLock()
-		cn := plugin.Connection{ID: id, Name: c.database, Status: plugin.StatusConnected, Description: "SQLite database " + c.database}
+		kind := "SQLite"
+		if c.d.name() == "postgres" {
+			kind = "PostgreSQL"
+		}
+		cn := plugin.Connection{ID: id, Name: c.database, Status: plugin.StatusConnected, Description: kind + " database " + c.database}
 		if c.err != nil {
 			cn.Status, cn.Description = plugin.StatusError, c.err.Error()
 		}
 		c.mu.RUnlock()
+		if c.listener != nil && cn.Status == plugin.StatusConnected {
+			if up, _, err := c.listener.state(); up {
+				cn.Description += "; listening for changes"
+			} else if err != nil {
+				cn.Description += "; not listening for changes (" + err.Error() + "), reconnecting"
+			}
+		}
 		out = append(out, cn)
 	}
 	return out, nil

@@ -487,12 +487,19 @@ func TestConfigAndConnections(t *testing.T) {
 		want []string
 	}{
 		{sqlplugin.Config{}, []string{"at least one"}},
-		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "postgres", DSN: "x"}}}, []string{`"postgres" is not supported`}},
+		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "mysql", DSN: "x"}}}, []string{`"mysql" is not supported (sqlite or postgres)`}},
+		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "postgres", DSN: "postgres://u:secret@h:5432"}}}, []string{"the dsn names no database"}},
+		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "postgres", DSN: "host=h password=secret port=x"}}}, []string{"connections.a.database: dsn:"}},
+		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "sqlite", DSN: "x.db", Listen: true}}}, []string{"listen and schemas are for postgres"}},
+		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "postgres", DSN: "postgres://h/db", Seed: "x.sql"}}}, []string{"seeds are for sqlite"}},
 		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "sqlite"}}}, []string{"dsn: required"}},
 		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "sqlite", DSN: ":memory:"}}}, []string{"in-memory database needs a database name"}},
 		{sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"a": {Driver: "sqlite", DSN: "x.db", Database: "a::b"}}}, []string{"not a usable database name"}},
 	} {
 		_, err := sqlplugin.Open(context.Background(), tc.cfg)
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("the error repeats the password: %v", err)
+		}
 		for _, w := range tc.want {
 			if err == nil || !strings.Contains(err.Error(), w) {
 				t.Errorf("%+v: want an error saying %q, got %v", tc.cfg, w, err)

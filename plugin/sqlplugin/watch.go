@@ -28,8 +28,8 @@ type subscriber struct {
 func (s *subscriber) close() { s.once.Do(func() { close(s.ch) }) }
 
 // Subscribe implements plugin.Watcher: the plugin's own creates, updates, deletes and
-// truncates of key's table on connID. (Changes made by others are not seen; PostgreSQL's
-// LISTEN/NOTIFY is the planned way to see them.)
+// truncates of key's table on connID, and, on a postgres connection with listen: true,
+// the changes the trigger function reports (listen.go).
 func (p *Plugin) Subscribe(ctx context.Context, connID, key string) (<-chan plugin.Event, error) {
 	if _, _, err := p.lookup(connID, key); err != nil {
 		return nil, err
