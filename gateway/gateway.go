@@ -285,6 +285,7 @@ func (g *Gateway) Start() {
 	g.startBus()
 	go g.sweep(time.Now())
 	go g.reap()
+	g.usage.add(g.metrics.snapshot(time.Now()))
 	go g.runUsage()
 }
 

@@ -120,9 +120,10 @@ func (u *usageRing) since(from time.Time) []*usageSnap {
 	return append([]*usageSnap(nil), u.snaps[i:]...)
 }
 
-// runUsage takes a snapshot now and then every usageEvery until the gateway closes.
+// runUsage takes a snapshot every usageEvery until the gateway closes. The first one is
+// taken by New before anything is served (a goroutine that started late would count
+// the first requests into the baseline and lose them from every window).
 func (g *Gateway) runUsage() {
-	g.usage.add(g.metrics.snapshot(time.Now()))
 	t := time.NewTicker(usageEvery)
 	defer t.Stop()
 	for {
