@@ -82,6 +82,7 @@ test:
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory check-rules
+	$(MAKE) --no-print-directory proto-check
 	$(MAKE) --no-print-directory cross
 	$(MAKE) --no-print-directory dist-check DIST=$(CURDIR)/bin/dist-check
 	$(MAKE) --no-print-directory check-require-peers
@@ -193,6 +194,31 @@ check-require-peers:
 	check "e2e TestReplicasOnRedis" "peer missing: redis-server not on PATH" \
 		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
 		"$$tmp/e2e.test" -test.run '^TestReplicasOnRedis$$' -test.count=1
+
+## proto: regenerate plugin/pluginpb's Go code from plugin.proto with protoc (Debian's
+## protobuf-compiler) and the pinned code generators: protoc-gen-go at go.mod's
+## google.golang.org/protobuf version, protoc-gen-go-grpc at PROTOC_GEN_GO_GRPC_VERSION.
+## The generated code is committed, so building and testing never need protoc.
+PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
+PROTO_GEN = tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) build -o "$$tmp/bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go; \
+	GOBIN="$$tmp/bin" $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION); \
+	gen() { mkdir -p "$$1"; PATH="$$tmp/bin:$$PATH" protoc -I plugin/pluginpb --go_out="$$1" --go_opt=paths=source_relative \
+		--go-grpc_out="$$1" --go-grpc_opt=paths=source_relative plugin/pluginpb/plugin.proto; }
+.PHONY: proto proto-check
+proto:
+	@command -v protoc >/dev/null || { echo "proto: protoc is missing (apt-get install protobuf-compiler)"; exit 1; }
+	$(PROTO_GEN); gen plugin/pluginpb
+
+## proto-check: the committed plugin/pluginpb code is what `make proto` generates (the
+## protoc version line aside). Skipped, saying so, when protoc is not installed.
+proto-check:
+	@if ! command -v protoc >/dev/null; then echo "proto-check: skipped: protoc is not on PATH (apt-get install protobuf-compiler to check plugin/pluginpb)"; exit 0; fi; \
+	$(PROTO_GEN); gen "$$tmp/out"; \
+	for f in plugin.pb.go plugin_grpc.pb.go; do \
+		if ! diff <(grep -v -e '^// .protoc ' -e '^// - protoc ' "$$tmp/out/$$f") <(grep -v -e '^// .protoc ' -e '^// - protoc ' plugin/pluginpb/$$f); then \
+			echo "proto-check: plugin/pluginpb/$$f is not what plugin.proto generates; run make proto"; exit 1; fi; \
+	done; echo "proto-check: plugin/pluginpb is current"
 
 ## clean: build outputs and the go test cache; distclean also drops the installed peers
 clean:
