@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/plugin/pluginpb"
 )
 
 // Handshake is what the host and a plugin executable must agree on. go-plugin passes the
@@ -37,21 +38,28 @@ var Handshake = goplugin.HandshakeConfig{
 // pluginName is the one plugin an executable serves in go-plugin's plugin set.
 const pluginName = "provider"
 
-func encodeSchema(s *jsonschema.Schema) ([]byte, error) {
+// encodeSchema writes a schema as JSON, with its property order beside it (the catalogue
+// keeps the top level's order; nested orders do not survive its own JSON copy either).
+func encodeSchema(s *jsonschema.Schema) (*pluginpb.Schema, error) {
 	if s == nil {
 		return nil, nil
 	}
-	return json.Marshal(s)
+	b, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return &pluginpb.Schema{Json: b, PropertyOrder: s.PropertyOrder}, nil
 }
 
-func decodeSchema(b []byte) (*jsonschema.Schema, error) {
-	if len(b) == 0 {
+func decodeSchema(w *pluginpb.Schema) (*jsonschema.Schema, error) {
+	if w == nil {
 		return nil, nil
 	}
 	s := new(jsonschema.Schema)
-	if err := json.Unmarshal(b, s); err != nil {
+	if err := json.Unmarshal(w.Json, s); err != nil {
 		return nil, fmt.Errorf("the plugin sent a schema that is not JSON Schema: %v", err)
 	}
+	s.PropertyOrder = w.PropertyOrder
 	return s, nil
 }
 

@@ -5,6 +5,8 @@
 // (integers are written in full, so ids beyond 2^53 survive), and a mirror of JSON Schema
 // in protobuf would be large and always one revision behind.
 //
+// (jsonschema.Schema.PropertyOrder, which JSON does not carry, crosses beside the JSON.)
+//
 // Errors are gRPC statuses: NOT_FOUND is plugin.ErrNotFound, UNIMPLEMENTED is
 // plugin.ErrUnsupported, anything else is a plain error whose message is the provider's.
 //
@@ -543,16 +545,70 @@ func (x *FilterFieldsResponse) GetFields() []*FilterField {
 	return nil
 }
 
+// Schema is a JSON Schema. JSON has no place for the order of an object's properties,
+// which tool generation keeps (jsonschema.Schema.PropertyOrder): it crosses beside it.
+type Schema struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Json          []byte                 `protobuf:"bytes,1,opt,name=json,proto3" json:"json,omitempty"`
+	PropertyOrder []string               `protobuf:"bytes,2,rep,name=property_order,json=propertyOrder,proto3" json:"property_order,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Schema) Reset() {
+	*x = Schema{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Schema) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Schema) ProtoMessage() {}
+
+func (x *Schema) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Schema.ProtoReflect.Descriptor instead.
+func (*Schema) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *Schema) GetJson() []byte {
+	if x != nil {
+		return x.Json
+	}
+	return nil
+}
+
+func (x *Schema) GetPropertyOrder() []string {
+	if x != nil {
+		return x.PropertyOrder
+	}
+	return nil
+}
+
 type SchemaResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
-	Schema        []byte                 `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"` // JSON Schema; empty: none
+	Schema        *Schema                `protobuf:"bytes,1,opt,name=schema,proto3" json:"schema,omitempty"` // absent: none
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SchemaResponse) Reset() {
 	*x = SchemaResponse{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -564,7 +620,7 @@ func (x *SchemaResponse) String() string {
 func (*SchemaResponse) ProtoMessage() {}
 
 func (x *SchemaResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -577,10 +633,10 @@ func (x *SchemaResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SchemaResponse.ProtoReflect.Descriptor instead.
 func (*SchemaResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
-func (x *SchemaResponse) GetSchema() []byte {
+func (x *SchemaResponse) GetSchema() *Schema {
 	if x != nil {
 		return x.Schema
 	}
@@ -599,7 +655,7 @@ type GetRequest struct {
 
 func (x *GetRequest) Reset() {
 	*x = GetRequest{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -611,7 +667,7 @@ func (x *GetRequest) String() string {
 func (*GetRequest) ProtoMessage() {}
 
 func (x *GetRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -624,7 +680,7 @@ func (x *GetRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetRequest.ProtoReflect.Descriptor instead.
 func (*GetRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *GetRequest) GetConnection() string {
@@ -668,7 +724,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -680,7 +736,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -693,7 +749,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ListRequest) GetConnection() string {
@@ -742,7 +798,7 @@ type Predicate struct {
 
 func (x *Predicate) Reset() {
 	*x = Predicate{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -754,7 +810,7 @@ func (x *Predicate) String() string {
 func (*Predicate) ProtoMessage() {}
 
 func (x *Predicate) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -767,7 +823,7 @@ func (x *Predicate) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Predicate.ProtoReflect.Descriptor instead.
 func (*Predicate) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *Predicate) GetField() string {
@@ -802,7 +858,7 @@ type FindRequest struct {
 
 func (x *FindRequest) Reset() {
 	*x = FindRequest{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +870,7 @@ func (x *FindRequest) String() string {
 func (*FindRequest) ProtoMessage() {}
 
 func (x *FindRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +883,7 @@ func (x *FindRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FindRequest.ProtoReflect.Descriptor instead.
 func (*FindRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *FindRequest) GetList() *ListRequest {
@@ -863,7 +919,7 @@ type CreateRequest struct {
 
 func (x *CreateRequest) Reset() {
 	*x = CreateRequest{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -875,7 +931,7 @@ func (x *CreateRequest) String() string {
 func (*CreateRequest) ProtoMessage() {}
 
 func (x *CreateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -888,7 +944,7 @@ func (x *CreateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateRequest.ProtoReflect.Descriptor instead.
 func (*CreateRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CreateRequest) GetConnection() string {
@@ -932,7 +988,7 @@ type UpdateRequest struct {
 
 func (x *UpdateRequest) Reset() {
 	*x = UpdateRequest{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -944,7 +1000,7 @@ func (x *UpdateRequest) String() string {
 func (*UpdateRequest) ProtoMessage() {}
 
 func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -957,7 +1013,7 @@ func (x *UpdateRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateRequest.ProtoReflect.Descriptor instead.
 func (*UpdateRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *UpdateRequest) GetConnection() string {
@@ -1004,7 +1060,7 @@ type ResourceResponse struct {
 
 func (x *ResourceResponse) Reset() {
 	*x = ResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1016,7 +1072,7 @@ func (x *ResourceResponse) String() string {
 func (*ResourceResponse) ProtoMessage() {}
 
 func (x *ResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1029,7 +1085,7 @@ func (x *ResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ResourceResponse.ProtoReflect.Descriptor instead.
 func (*ResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ResourceResponse) GetResource() []byte {
@@ -1049,7 +1105,7 @@ type PageResponse struct {
 
 func (x *PageResponse) Reset() {
 	*x = PageResponse{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1061,7 +1117,7 @@ func (x *PageResponse) String() string {
 func (*PageResponse) ProtoMessage() {}
 
 func (x *PageResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1074,7 +1130,7 @@ func (x *PageResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PageResponse.ProtoReflect.Descriptor instead.
 func (*PageResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *PageResponse) GetItems() [][]byte {
@@ -1095,8 +1151,8 @@ type Action struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
 	Description   string                 `protobuf:"bytes,2,opt,name=description,proto3" json:"description,omitempty"`
-	ParamsSchema  []byte                 `protobuf:"bytes,3,opt,name=params_schema,json=paramsSchema,proto3" json:"params_schema,omitempty"` // JSON Schema; empty: none
-	OutputSchema  []byte                 `protobuf:"bytes,4,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"` // JSON Schema; empty: none
+	ParamsSchema  *Schema                `protobuf:"bytes,3,opt,name=params_schema,json=paramsSchema,proto3" json:"params_schema,omitempty"` // absent: none
+	OutputSchema  *Schema                `protobuf:"bytes,4,opt,name=output_schema,json=outputSchema,proto3" json:"output_schema,omitempty"` // absent: none
 	Dangerous     bool                   `protobuf:"varint,5,opt,name=dangerous,proto3" json:"dangerous,omitempty"`
 	Idempotent    bool                   `protobuf:"varint,6,opt,name=idempotent,proto3" json:"idempotent,omitempty"`
 	ReadOnly      bool                   `protobuf:"varint,7,opt,name=read_only,json=readOnly,proto3" json:"read_only,omitempty"`
@@ -1107,7 +1163,7 @@ type Action struct {
 
 func (x *Action) Reset() {
 	*x = Action{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1119,7 +1175,7 @@ func (x *Action) String() string {
 func (*Action) ProtoMessage() {}
 
 func (x *Action) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1132,7 +1188,7 @@ func (x *Action) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Action.ProtoReflect.Descriptor instead.
 func (*Action) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Action) GetId() string {
@@ -1149,14 +1205,14 @@ func (x *Action) GetDescription() string {
 	return ""
 }
 
-func (x *Action) GetParamsSchema() []byte {
+func (x *Action) GetParamsSchema() *Schema {
 	if x != nil {
 		return x.ParamsSchema
 	}
 	return nil
 }
 
-func (x *Action) GetOutputSchema() []byte {
+func (x *Action) GetOutputSchema() *Schema {
 	if x != nil {
 		return x.OutputSchema
 	}
@@ -1200,7 +1256,7 @@ type ActionsResponse struct {
 
 func (x *ActionsResponse) Reset() {
 	*x = ActionsResponse{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1268,7 @@ func (x *ActionsResponse) String() string {
 func (*ActionsResponse) ProtoMessage() {}
 
 func (x *ActionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1281,7 @@ func (x *ActionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionsResponse.ProtoReflect.Descriptor instead.
 func (*ActionsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ActionsResponse) GetActions() []*Action {
@@ -1249,7 +1305,7 @@ type ExecuteActionRequest struct {
 
 func (x *ExecuteActionRequest) Reset() {
 	*x = ExecuteActionRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1261,7 +1317,7 @@ func (x *ExecuteActionRequest) String() string {
 func (*ExecuteActionRequest) ProtoMessage() {}
 
 func (x *ExecuteActionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1274,7 +1330,7 @@ func (x *ExecuteActionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ExecuteActionRequest.ProtoReflect.Descriptor instead.
 func (*ExecuteActionRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ExecuteActionRequest) GetConnection() string {
@@ -1329,7 +1385,7 @@ type ActionResultResponse struct {
 
 func (x *ActionResultResponse) Reset() {
 	*x = ActionResultResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1341,7 +1397,7 @@ func (x *ActionResultResponse) String() string {
 func (*ActionResultResponse) ProtoMessage() {}
 
 func (x *ActionResultResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1354,7 +1410,7 @@ func (x *ActionResultResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ActionResultResponse.ProtoReflect.Descriptor instead.
 func (*ActionResultResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ActionResultResponse) GetData() []byte {
@@ -1383,7 +1439,7 @@ type Connection struct {
 
 func (x *Connection) Reset() {
 	*x = Connection{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1395,7 +1451,7 @@ func (x *Connection) String() string {
 func (*Connection) ProtoMessage() {}
 
 func (x *Connection) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1408,7 +1464,7 @@ func (x *Connection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Connection.ProtoReflect.Descriptor instead.
 func (*Connection) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Connection) GetId() string {
@@ -1448,7 +1504,7 @@ type ConnectionsResponse struct {
 
 func (x *ConnectionsResponse) Reset() {
 	*x = ConnectionsResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1460,7 +1516,7 @@ func (x *ConnectionsResponse) String() string {
 func (*ConnectionsResponse) ProtoMessage() {}
 
 func (x *ConnectionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1473,7 +1529,7 @@ func (x *ConnectionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConnectionsResponse.ProtoReflect.Descriptor instead.
 func (*ConnectionsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ConnectionsResponse) GetConnections() []*Connection {
@@ -1492,7 +1548,7 @@ type NamespacesRequest struct {
 
 func (x *NamespacesRequest) Reset() {
 	*x = NamespacesRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1504,7 +1560,7 @@ func (x *NamespacesRequest) String() string {
 func (*NamespacesRequest) ProtoMessage() {}
 
 func (x *NamespacesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1517,7 +1573,7 @@ func (x *NamespacesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespacesRequest.ProtoReflect.Descriptor instead.
 func (*NamespacesRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *NamespacesRequest) GetConnection() string {
@@ -1536,7 +1592,7 @@ type NamespacesResponse struct {
 
 func (x *NamespacesResponse) Reset() {
 	*x = NamespacesResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1548,7 +1604,7 @@ func (x *NamespacesResponse) String() string {
 func (*NamespacesResponse) ProtoMessage() {}
 
 func (x *NamespacesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1561,7 +1617,7 @@ func (x *NamespacesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NamespacesResponse.ProtoReflect.Descriptor instead.
 func (*NamespacesResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *NamespacesResponse) GetNamespaces() []string {
@@ -1584,7 +1640,7 @@ type Event struct {
 
 func (x *Event) Reset() {
 	*x = Event{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1596,7 +1652,7 @@ func (x *Event) String() string {
 func (*Event) ProtoMessage() {}
 
 func (x *Event) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1609,7 +1665,7 @@ func (x *Event) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Event.ProtoReflect.Descriptor instead.
 func (*Event) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *Event) GetType() string {
@@ -1657,7 +1713,7 @@ type SubscribeResponse struct {
 
 func (x *SubscribeResponse) Reset() {
 	*x = SubscribeResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1669,7 +1725,7 @@ func (x *SubscribeResponse) String() string {
 func (*SubscribeResponse) ProtoMessage() {}
 
 func (x *SubscribeResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1682,7 +1738,7 @@ func (x *SubscribeResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *SubscribeResponse) GetSubscribed() bool {
@@ -1744,9 +1800,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\toperators\x18\x03 \x03(\tR\toperators\x12 \n" +
 	"\vdescription\x18\x04 \x01(\tR\vdescription\"L\n" +
 	"\x14FilterFieldsResponse\x124\n" +
-	"\x06fields\x18\x01 \x03(\v2\x1c.mcpgw.plugin.v1.FilterFieldR\x06fields\"(\n" +
-	"\x0eSchemaResponse\x12\x16\n" +
-	"\x06schema\x18\x01 \x01(\fR\x06schema\"l\n" +
+	"\x06fields\x18\x01 \x03(\v2\x1c.mcpgw.plugin.v1.FilterFieldR\x06fields\"C\n" +
+	"\x06Schema\x12\x12\n" +
+	"\x04json\x18\x01 \x01(\fR\x04json\x12%\n" +
+	"\x0eproperty_order\x18\x02 \x03(\tR\rpropertyOrder\"A\n" +
+	"\x0eSchemaResponse\x12/\n" +
+	"\x06schema\x18\x01 \x01(\v2\x17.mcpgw.plugin.v1.SchemaR\x06schema\"l\n" +
 	"\n" +
 	"GetRequest\x12\x1e\n" +
 	"\n" +
@@ -1796,12 +1855,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\fPageResponse\x12\x14\n" +
 	"\x05items\x18\x01 \x03(\fR\x05items\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +
-	"nextCursor\"\xff\x01\n" +
+	"nextCursor\"\xb1\x02\n" +
 	"\x06Action\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12 \n" +
-	"\vdescription\x18\x02 \x01(\tR\vdescription\x12#\n" +
-	"\rparams_schema\x18\x03 \x01(\fR\fparamsSchema\x12#\n" +
-	"\routput_schema\x18\x04 \x01(\fR\foutputSchema\x12\x1c\n" +
+	"\vdescription\x18\x02 \x01(\tR\vdescription\x12<\n" +
+	"\rparams_schema\x18\x03 \x01(\v2\x17.mcpgw.plugin.v1.SchemaR\fparamsSchema\x12<\n" +
+	"\routput_schema\x18\x04 \x01(\v2\x17.mcpgw.plugin.v1.SchemaR\foutputSchema\x12\x1c\n" +
 	"\tdangerous\x18\x05 \x01(\bR\tdangerous\x12\x1e\n" +
 	"\n" +
 	"idempotent\x18\x06 \x01(\bR\n" +
@@ -1887,7 +1946,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 28)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 29)
 var file_plugin_proto_goTypes = []any{
 	(*Empty)(nil),                 // 0: mcpgw.plugin.v1.Empty
 	(*OpenRequest)(nil),           // 1: mcpgw.plugin.v1.OpenRequest
@@ -1898,75 +1957,79 @@ var file_plugin_proto_goTypes = []any{
 	(*CapabilitiesResponse)(nil),  // 6: mcpgw.plugin.v1.CapabilitiesResponse
 	(*FilterField)(nil),           // 7: mcpgw.plugin.v1.FilterField
 	(*FilterFieldsResponse)(nil),  // 8: mcpgw.plugin.v1.FilterFieldsResponse
-	(*SchemaResponse)(nil),        // 9: mcpgw.plugin.v1.SchemaResponse
-	(*GetRequest)(nil),            // 10: mcpgw.plugin.v1.GetRequest
-	(*ListRequest)(nil),           // 11: mcpgw.plugin.v1.ListRequest
-	(*Predicate)(nil),             // 12: mcpgw.plugin.v1.Predicate
-	(*FindRequest)(nil),           // 13: mcpgw.plugin.v1.FindRequest
-	(*CreateRequest)(nil),         // 14: mcpgw.plugin.v1.CreateRequest
-	(*UpdateRequest)(nil),         // 15: mcpgw.plugin.v1.UpdateRequest
-	(*ResourceResponse)(nil),      // 16: mcpgw.plugin.v1.ResourceResponse
-	(*PageResponse)(nil),          // 17: mcpgw.plugin.v1.PageResponse
-	(*Action)(nil),                // 18: mcpgw.plugin.v1.Action
-	(*ActionsResponse)(nil),       // 19: mcpgw.plugin.v1.ActionsResponse
-	(*ExecuteActionRequest)(nil),  // 20: mcpgw.plugin.v1.ExecuteActionRequest
-	(*ActionResultResponse)(nil),  // 21: mcpgw.plugin.v1.ActionResultResponse
-	(*Connection)(nil),            // 22: mcpgw.plugin.v1.Connection
-	(*ConnectionsResponse)(nil),   // 23: mcpgw.plugin.v1.ConnectionsResponse
-	(*NamespacesRequest)(nil),     // 24: mcpgw.plugin.v1.NamespacesRequest
-	(*NamespacesResponse)(nil),    // 25: mcpgw.plugin.v1.NamespacesResponse
-	(*Event)(nil),                 // 26: mcpgw.plugin.v1.Event
-	(*SubscribeResponse)(nil),     // 27: mcpgw.plugin.v1.SubscribeResponse
+	(*Schema)(nil),                // 9: mcpgw.plugin.v1.Schema
+	(*SchemaResponse)(nil),        // 10: mcpgw.plugin.v1.SchemaResponse
+	(*GetRequest)(nil),            // 11: mcpgw.plugin.v1.GetRequest
+	(*ListRequest)(nil),           // 12: mcpgw.plugin.v1.ListRequest
+	(*Predicate)(nil),             // 13: mcpgw.plugin.v1.Predicate
+	(*FindRequest)(nil),           // 14: mcpgw.plugin.v1.FindRequest
+	(*CreateRequest)(nil),         // 15: mcpgw.plugin.v1.CreateRequest
+	(*UpdateRequest)(nil),         // 16: mcpgw.plugin.v1.UpdateRequest
+	(*ResourceResponse)(nil),      // 17: mcpgw.plugin.v1.ResourceResponse
+	(*PageResponse)(nil),          // 18: mcpgw.plugin.v1.PageResponse
+	(*Action)(nil),                // 19: mcpgw.plugin.v1.Action
+	(*ActionsResponse)(nil),       // 20: mcpgw.plugin.v1.ActionsResponse
+	(*ExecuteActionRequest)(nil),  // 21: mcpgw.plugin.v1.ExecuteActionRequest
+	(*ActionResultResponse)(nil),  // 22: mcpgw.plugin.v1.ActionResultResponse
+	(*Connection)(nil),            // 23: mcpgw.plugin.v1.Connection
+	(*ConnectionsResponse)(nil),   // 24: mcpgw.plugin.v1.ConnectionsResponse
+	(*NamespacesRequest)(nil),     // 25: mcpgw.plugin.v1.NamespacesRequest
+	(*NamespacesResponse)(nil),    // 26: mcpgw.plugin.v1.NamespacesResponse
+	(*Event)(nil),                 // 27: mcpgw.plugin.v1.Event
+	(*SubscribeResponse)(nil),     // 28: mcpgw.plugin.v1.SubscribeResponse
 }
 var file_plugin_proto_depIdxs = []int32{
 	4,  // 0: mcpgw.plugin.v1.ResourceTypesResponse.types:type_name -> mcpgw.plugin.v1.ResourceType
 	7,  // 1: mcpgw.plugin.v1.FilterFieldsResponse.fields:type_name -> mcpgw.plugin.v1.FilterField
-	11, // 2: mcpgw.plugin.v1.FindRequest.list:type_name -> mcpgw.plugin.v1.ListRequest
-	12, // 3: mcpgw.plugin.v1.FindRequest.predicates:type_name -> mcpgw.plugin.v1.Predicate
-	18, // 4: mcpgw.plugin.v1.ActionsResponse.actions:type_name -> mcpgw.plugin.v1.Action
-	22, // 5: mcpgw.plugin.v1.ConnectionsResponse.connections:type_name -> mcpgw.plugin.v1.Connection
-	26, // 6: mcpgw.plugin.v1.SubscribeResponse.event:type_name -> mcpgw.plugin.v1.Event
-	1,  // 7: mcpgw.plugin.v1.Provider.Open:input_type -> mcpgw.plugin.v1.OpenRequest
-	0,  // 8: mcpgw.plugin.v1.Provider.Refresh:input_type -> mcpgw.plugin.v1.Empty
-	0,  // 9: mcpgw.plugin.v1.Provider.Wait:input_type -> mcpgw.plugin.v1.Empty
-	0,  // 10: mcpgw.plugin.v1.Provider.ResourceTypes:input_type -> mcpgw.plugin.v1.Empty
-	3,  // 11: mcpgw.plugin.v1.Provider.Capabilities:input_type -> mcpgw.plugin.v1.TypeRequest
-	3,  // 12: mcpgw.plugin.v1.Provider.FilterFields:input_type -> mcpgw.plugin.v1.TypeRequest
-	3,  // 13: mcpgw.plugin.v1.Provider.ResourceSchema:input_type -> mcpgw.plugin.v1.TypeRequest
-	10, // 14: mcpgw.plugin.v1.Provider.Get:input_type -> mcpgw.plugin.v1.GetRequest
-	11, // 15: mcpgw.plugin.v1.Provider.List:input_type -> mcpgw.plugin.v1.ListRequest
-	13, // 16: mcpgw.plugin.v1.Provider.Find:input_type -> mcpgw.plugin.v1.FindRequest
-	14, // 17: mcpgw.plugin.v1.Provider.Create:input_type -> mcpgw.plugin.v1.CreateRequest
-	15, // 18: mcpgw.plugin.v1.Provider.Update:input_type -> mcpgw.plugin.v1.UpdateRequest
-	10, // 19: mcpgw.plugin.v1.Provider.Delete:input_type -> mcpgw.plugin.v1.GetRequest
-	3,  // 20: mcpgw.plugin.v1.Provider.Actions:input_type -> mcpgw.plugin.v1.TypeRequest
-	20, // 21: mcpgw.plugin.v1.Provider.ExecuteAction:input_type -> mcpgw.plugin.v1.ExecuteActionRequest
-	0,  // 22: mcpgw.plugin.v1.Provider.Connections:input_type -> mcpgw.plugin.v1.Empty
-	24, // 23: mcpgw.plugin.v1.Provider.Namespaces:input_type -> mcpgw.plugin.v1.NamespacesRequest
-	3,  // 24: mcpgw.plugin.v1.Provider.Subscribe:input_type -> mcpgw.plugin.v1.TypeRequest
-	2,  // 25: mcpgw.plugin.v1.Provider.Open:output_type -> mcpgw.plugin.v1.OpenResponse
-	0,  // 26: mcpgw.plugin.v1.Provider.Refresh:output_type -> mcpgw.plugin.v1.Empty
-	0,  // 27: mcpgw.plugin.v1.Provider.Wait:output_type -> mcpgw.plugin.v1.Empty
-	5,  // 28: mcpgw.plugin.v1.Provider.ResourceTypes:output_type -> mcpgw.plugin.v1.ResourceTypesResponse
-	6,  // 29: mcpgw.plugin.v1.Provider.Capabilities:output_type -> mcpgw.plugin.v1.CapabilitiesResponse
-	8,  // 30: mcpgw.plugin.v1.Provider.FilterFields:output_type -> mcpgw.plugin.v1.FilterFieldsResponse
-	9,  // 31: mcpgw.plugin.v1.Provider.ResourceSchema:output_type -> mcpgw.plugin.v1.SchemaResponse
-	16, // 32: mcpgw.plugin.v1.Provider.Get:output_type -> mcpgw.plugin.v1.ResourceResponse
-	17, // 33: mcpgw.plugin.v1.Provider.List:output_type -> mcpgw.plugin.v1.PageResponse
-	17, // 34: mcpgw.plugin.v1.Provider.Find:output_type -> mcpgw.plugin.v1.PageResponse
-	16, // 35: mcpgw.plugin.v1.Provider.Create:output_type -> mcpgw.plugin.v1.ResourceResponse
-	16, // 36: mcpgw.plugin.v1.Provider.Update:output_type -> mcpgw.plugin.v1.ResourceResponse
-	16, // 37: mcpgw.plugin.v1.Provider.Delete:output_type -> mcpgw.plugin.v1.ResourceResponse
-	19, // 38: mcpgw.plugin.v1.Provider.Actions:output_type -> mcpgw.plugin.v1.ActionsResponse
-	21, // 39: mcpgw.plugin.v1.Provider.ExecuteAction:output_type -> mcpgw.plugin.v1.ActionResultResponse
-	23, // 40: mcpgw.plugin.v1.Provider.Connections:output_type -> mcpgw.plugin.v1.ConnectionsResponse
-	25, // 41: mcpgw.plugin.v1.Provider.Namespaces:output_type -> mcpgw.plugin.v1.NamespacesResponse
-	27, // 42: mcpgw.plugin.v1.Provider.Subscribe:output_type -> mcpgw.plugin.v1.SubscribeResponse
-	25, // [25:43] is the sub-list for method output_type
-	7,  // [7:25] is the sub-list for method input_type
-	7,  // [7:7] is the sub-list for extension type_name
-	7,  // [7:7] is the sub-list for extension extendee
-	0,  // [0:7] is the sub-list for field type_name
+	9,  // 2: mcpgw.plugin.v1.SchemaResponse.schema:type_name -> mcpgw.plugin.v1.Schema
+	12, // 3: mcpgw.plugin.v1.FindRequest.list:type_name -> mcpgw.plugin.v1.ListRequest
+	13, // 4: mcpgw.plugin.v1.FindRequest.predicates:type_name -> mcpgw.plugin.v1.Predicate
+	9,  // 5: mcpgw.plugin.v1.Action.params_schema:type_name -> mcpgw.plugin.v1.Schema
+	9,  // 6: mcpgw.plugin.v1.Action.output_schema:type_name -> mcpgw.plugin.v1.Schema
+	19, // 7: mcpgw.plugin.v1.ActionsResponse.actions:type_name -> mcpgw.plugin.v1.Action
+	23, // 8: mcpgw.plugin.v1.ConnectionsResponse.connections:type_name -> mcpgw.plugin.v1.Connection
+	27, // 9: mcpgw.plugin.v1.SubscribeResponse.event:type_name -> mcpgw.plugin.v1.Event
+	1,  // 10: mcpgw.plugin.v1.Provider.Open:input_type -> mcpgw.plugin.v1.OpenRequest
+	0,  // 11: mcpgw.plugin.v1.Provider.Refresh:input_type -> mcpgw.plugin.v1.Empty
+	0,  // 12: mcpgw.plugin.v1.Provider.Wait:input_type -> mcpgw.plugin.v1.Empty
+	0,  // 13: mcpgw.plugin.v1.Provider.ResourceTypes:input_type -> mcpgw.plugin.v1.Empty
+	3,  // 14: mcpgw.plugin.v1.Provider.Capabilities:input_type -> mcpgw.plugin.v1.TypeRequest
+	3,  // 15: mcpgw.plugin.v1.Provider.FilterFields:input_type -> mcpgw.plugin.v1.TypeRequest
+	3,  // 16: mcpgw.plugin.v1.Provider.ResourceSchema:input_type -> mcpgw.plugin.v1.TypeRequest
+	11, // 17: mcpgw.plugin.v1.Provider.Get:input_type -> mcpgw.plugin.v1.GetRequest
+	12, // 18: mcpgw.plugin.v1.Provider.List:input_type -> mcpgw.plugin.v1.ListRequest
+	14, // 19: mcpgw.plugin.v1.Provider.Find:input_type -> mcpgw.plugin.v1.FindRequest
+	15, // 20: mcpgw.plugin.v1.Provider.Create:input_type -> mcpgw.plugin.v1.CreateRequest
+	16, // 21: mcpgw.plugin.v1.Provider.Update:input_type -> mcpgw.plugin.v1.UpdateRequest
+	11, // 22: mcpgw.plugin.v1.Provider.Delete:input_type -> mcpgw.plugin.v1.GetRequest
+	3,  // 23: mcpgw.plugin.v1.Provider.Actions:input_type -> mcpgw.plugin.v1.TypeRequest
+	21, // 24: mcpgw.plugin.v1.Provider.ExecuteAction:input_type -> mcpgw.plugin.v1.ExecuteActionRequest
+	0,  // 25: mcpgw.plugin.v1.Provider.Connections:input_type -> mcpgw.plugin.v1.Empty
+	25, // 26: mcpgw.plugin.v1.Provider.Namespaces:input_type -> mcpgw.plugin.v1.NamespacesRequest
+	3,  // 27: mcpgw.plugin.v1.Provider.Subscribe:input_type -> mcpgw.plugin.v1.TypeRequest
+	2,  // 28: mcpgw.plugin.v1.Provider.Open:output_type -> mcpgw.plugin.v1.OpenResponse
+	0,  // 29: mcpgw.plugin.v1.Provider.Refresh:output_type -> mcpgw.plugin.v1.Empty
+	0,  // 30: mcpgw.plugin.v1.Provider.Wait:output_type -> mcpgw.plugin.v1.Empty
+	5,  // 31: mcpgw.plugin.v1.Provider.ResourceTypes:output_type -> mcpgw.plugin.v1.ResourceTypesResponse
+	6,  // 32: mcpgw.plugin.v1.Provider.Capabilities:output_type -> mcpgw.plugin.v1.CapabilitiesResponse
+	8,  // 33: mcpgw.plugin.v1.Provider.FilterFields:output_type -> mcpgw.plugin.v1.FilterFieldsResponse
+	10, // 34: mcpgw.plugin.v1.Provider.ResourceSchema:output_type -> mcpgw.plugin.v1.SchemaResponse
+	17, // 35: mcpgw.plugin.v1.Provider.Get:output_type -> mcpgw.plugin.v1.ResourceResponse
+	18, // 36: mcpgw.plugin.v1.Provider.List:output_type -> mcpgw.plugin.v1.PageResponse
+	18, // 37: mcpgw.plugin.v1.Provider.Find:output_type -> mcpgw.plugin.v1.PageResponse
+	17, // 38: mcpgw.plugin.v1.Provider.Create:output_type -> mcpgw.plugin.v1.ResourceResponse
+	17, // 39: mcpgw.plugin.v1.Provider.Update:output_type -> mcpgw.plugin.v1.ResourceResponse
+	17, // 40: mcpgw.plugin.v1.Provider.Delete:output_type -> mcpgw.plugin.v1.ResourceResponse
+	20, // 41: mcpgw.plugin.v1.Provider.Actions:output_type -> mcpgw.plugin.v1.ActionsResponse
+	22, // 42: mcpgw.plugin.v1.Provider.ExecuteAction:output_type -> mcpgw.plugin.v1.ActionResultResponse
+	24, // 43: mcpgw.plugin.v1.Provider.Connections:output_type -> mcpgw.plugin.v1.ConnectionsResponse
+	26, // 44: mcpgw.plugin.v1.Provider.Namespaces:output_type -> mcpgw.plugin.v1.NamespacesResponse
+	28, // 45: mcpgw.plugin.v1.Provider.Subscribe:output_type -> mcpgw.plugin.v1.SubscribeResponse
+	28, // [28:46] is the sub-list for method output_type
+	10, // [10:28] is the sub-list for method input_type
+	10, // [10:10] is the sub-list for extension type_name
+	10, // [10:10] is the sub-list for extension extendee
+	0,  // [0:10] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1980,7 +2043,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   28,
+			NumMessages:   29,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

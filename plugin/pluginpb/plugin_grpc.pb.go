@@ -5,6 +5,8 @@
 // (integers are written in full, so ids beyond 2^53 survive), and a mirror of JSON Schema
 // in protobuf would be large and always one revision behind.
 //
+// (jsonschema.Schema.PropertyOrder, which JSON does not carry, crosses beside the JSON.)
+//
 // Errors are gRPC statuses: NOT_FOUND is plugin.ErrNotFound, UNIMPLEMENTED is
 // plugin.ErrUnsupported, anything else is a plain error whose message is the provider's.
 //
