@@ -43,12 +43,14 @@ CROSS_FLAGS   := -trimpath
 DIST          ?= dist
 DIST_ENV       = VERSION=$(VERSION) GO=$(GO) DIST=$(DIST) DIST_TARGETS='$(PLATFORMS)'
 
-## build: static bin/mcpgw (and bin/mcpgw-bridge once cmd/mcpgw-bridge exists)
+## build: static bin/mcpgw, bin/mcpgw-bridge and bin/mcpgw-plugin-sql (the sql plugin as an
+## out-of-process executable)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw ./cmd/mcpgw
 	if [ -d cmd/mcpgw-bridge ]; then \
 		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-bridge ./cmd/mcpgw-bridge; \
 	fi
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-plugin-sql ./cmd/mcpgw-plugin-sql
 
 ## install: build, then copy mcpgw and mcpgw-bridge to $(PREFIX)/bin (default ~/.local/bin)
 ## and say whether that directory is on PATH. `make install PREFIX=/usr/local` as root.
