@@ -109,7 +109,7 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
-func launch(t *testing.T, mode string, cfg any) (plugin.Plugin, *logBuffer) {
+func launch(t testing.TB, mode string, cfg any) (plugin.Plugin, *logBuffer) {
 	t.Helper()
 	var raw json.RawMessage
 	if cfg != nil {
@@ -135,7 +135,7 @@ func gatewayNames(full string) string {
 	return registry.ExposedName("", full, config.Naming{Prefix: "never", MaxLength: 64})
 }
 
-func load(t *testing.T, id string, p plugin.Plugin) *plugin.Catalog {
+func load(t testing.TB, id string, p plugin.Plugin) *plugin.Catalog {
 	t.Helper()
 	c, err := plugin.Load(context.Background(), id, p)
 	if err != nil {
@@ -425,7 +425,7 @@ INSERT INTO log VALUES ('2024-01-01', 'started'), ('2024-01-01', 'started'), ('2
 
 // shopDB writes the sql plugin's golden-test database (plugin/sqlplugin's schema) as
 // <dir>/shop.db.
-func shopDB(t *testing.T) string {
+func shopDB(t testing.TB) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "shop.db")
 	db, err := sql.Open("sqlite", path)
