@@ -22,6 +22,7 @@ type Remote struct {
 
 	stopWait context.CancelFunc
 	exited   chan struct{}
+	proc     *procRunner // its exit status
 
 	mu      sync.Mutex
 	exitErr error

@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
@@ -44,6 +45,16 @@ func TestMain(m *testing.M) {
 				return nil, err
 			}
 			return sqlplugin.Open(ctx, cfg)
+		})
+	case "badlog":
+		// Log lines go-plugin's parser would panic on (in the host), written to the
+		// process's real stderr as a plugin's own logger would.
+		serve.MainFunc(func(context.Context, json.RawMessage) (plugin.Plugin, error) {
+			fd2 := os.NewFile(2, "stderr")
+			fmt.Fprintln(fd2, `{"@message": 1, "@level": "info"}`)
+			fmt.Fprintln(fd2, `{"@message": "fine", "@level": ["x"]}`)
+			fmt.Fprintln(fd2, `{"@message": "after the bad ones", "@level": "info"}`)
+			return plugintest.New(), nil
 		})
 	case "fail-open":
 		serve.MainFunc(func(context.Context, json.RawMessage) (plugin.Plugin, error) {
@@ -311,6 +322,25 @@ func TestCancelReachesTheProvider(t *testing.T) {
 			t.Fatal("the provider's context did not end within 10s of the host's")
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A plugin whose stderr has JSON lines with the wrong types in hclog's fields (go-plugin's
+// parser panics on them) does not take the host down: the lines are logged as text.
+func TestMalformedLogLines(t *testing.T) {
+	remote, logs := launch(t, "badlog", nil)
+	if _, err := remote.Connections(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(logs.String(), "after the bad ones") {
+		if time.Now().After(deadline) {
+			t.Fatalf("the plugin's last log line did not arrive within 10s:\n%s", logs)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := strings.Count(logs.String(), "malformed hclog fields"); n != 2 {
+		t.Errorf("%d lines marked malformed, want 2:\n%s", n, logs)
 	}
 }
 

@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	goplugin "github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/pluginpb"
@@ -49,19 +51,28 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 	if d, ok := ctx.Deadline(); ok {
 		timeout = time.Until(d)
 	}
-	cmd := exec.Command(c.Path, c.Args...)
-	cmd.Env = append(os.Environ(), c.Env...)
-	cmd.Dir = c.Dir
+	var proc *procRunner
 	client := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  Handshake,
-		Plugins:          goplugin.PluginSet{pluginName: &grpcPlugin{}},
-		Cmd:              cmd,
-		SkipHostEnv:      true, // cmd.Env has it, with the plugin's own variables last
-		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
-		StartTimeout:     timeout,
-		Logger:           newHCLogger(log, filepath.Base(c.Path)),
-		SyncStdout:       &lineLogger{log: log, level: slog.LevelInfo, stream: "stdout"},
-		SyncStderr:       &lineLogger{log: log, level: slog.LevelWarn, stream: "stderr"},
+		// go-plugin hands the runner a blank command holding only its own variables (the
+		// cookie, the socket directory): the plugin gets the gateway's environment, then
+		// env, then those.
+		RunnerFunc: func(l hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
+			cmd := exec.Command(c.Path, c.Args...)
+			cmd.Env = append(append(os.Environ(), c.Env...), spec.Env...)
+			cmd.Dir = c.Dir
+			r, err := newProcRunner(l, cmd)
+			proc = r
+			return r, err
+		},
+		PluginLogBufferSize: logBuffer,
+		HandshakeConfig:     Handshake,
+		Plugins:             goplugin.PluginSet{pluginName: &grpcPlugin{}},
+		SkipHostEnv:         true, // the runner adds it, with the plugin's own variables after it
+		AllowedProtocols:    []goplugin.Protocol{goplugin.ProtocolGRPC},
+		StartTimeout:        timeout,
+		Logger:              newHCLogger(log, filepath.Base(c.Path)),
+		SyncStdout:          &lineLogger{log: log, level: slog.LevelInfo, stream: "stdout"},
+		SyncStderr:          &lineLogger{log: log, level: slog.LevelWarn, stream: "stderr"},
 	})
 	fail := func(err error) (plugin.Plugin, error) {
 		client.Kill()
@@ -90,7 +101,7 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 		return fail(fmt.Errorf("plugin %s: %w", c.Path, fromStatus(err)))
 	}
 	waitCtx, stopWait := context.WithCancel(context.Background())
-	r := &Remote{c: pc, kill: client.Kill, stopWait: stopWait, exited: make(chan struct{})}
+	r := &Remote{c: pc, kill: client.Kill, stopWait: stopWait, exited: make(chan struct{}), proc: proc}
 	w, err := pc.Wait(waitCtx, &pluginpb.Empty{})
 	if err != nil {
 		stopWait()
@@ -114,13 +125,16 @@ func (r *Remote) watch(recv func() (*pluginpb.Empty, error), exited func() bool)
 	if closing {
 		return // Close ended it; not a crash
 	}
-	// go-plugin notices the exit itself a moment after the socket closed.
+	// go-plugin reaps the process a moment after the socket closed.
 	for i := 0; i < 50 && !exited(); i++ {
 		time.Sleep(10 * time.Millisecond)
 	}
-	why := errors.New("the plugin process exited")
-	if !exited() {
-		why = fmt.Errorf("lost the connection to the plugin process: %v", fromStatus(err))
+	why := fmt.Errorf("lost the connection to the plugin process: %v", fromStatus(err))
+	if exited() {
+		why = errors.New("the plugin process exited")
+		if werr, done := r.proc.exit(); done && werr != nil {
+			why = fmt.Errorf("the plugin process exited (%v)", werr)
+		}
 	}
 	r.mu.Lock()
 	r.exitErr = why
