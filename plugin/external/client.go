@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 
@@ -56,9 +57,20 @@ func (r *Remote) Close() error {
 	return nil
 }
 
+// RefreshTimeout bounds a Refresh whose context has no deadline, so a plugin that never
+// answers cannot hold up the host's catalogue re-reads.
+const RefreshTimeout = time.Minute
+
 // Refresh asks the remote provider to read its catalogues again (nothing when it has no
 // Refresh method).
-func (r *Remote) Refresh(ctx context.Context) { _, _ = r.c.Refresh(ctx, &pluginpb.Empty{}) }
+func (r *Remote) Refresh(ctx context.Context) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, RefreshTimeout)
+		defer cancel()
+	}
+	_, _ = r.c.Refresh(ctx, &pluginpb.Empty{})
+}
 
 func (r *Remote) ResourceTypes(ctx context.Context) ([]plugin.ResourceType, error) {
 	res, err := r.c.ResourceTypes(ctx, &pluginpb.Empty{})

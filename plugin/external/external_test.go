@@ -491,3 +491,36 @@ func TestSQLWatchAcrossTheBoundary(t *testing.T) {
 		t.Fatal("the channel did not close within 10s of the context")
 	}
 }
+
+// Refresh reaches the remote provider: a table created behind its back appears.
+func TestSQLRefreshAcrossTheBoundary(t *testing.T) {
+	path := shopDB(t)
+	remote, _ := launch(t, "sql", sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"main-db": {Driver: "sqlite", DSN: path}}})
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE tickets (id INTEGER PRIMARY KEY, title TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	has := func() bool {
+		ts, err := remote.ResourceTypes(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, rt := range ts {
+			if rt.Key == "shop::v1::tickets" {
+				return true
+			}
+		}
+		return false
+	}
+	if has() {
+		t.Fatal("the new table is there before Refresh; the test proves nothing")
+	}
+	remote.(interface{ Refresh(context.Context) }).Refresh(context.Background())
+	if !has() {
+		t.Error("the new table is not there after Refresh")
+	}
+}
