@@ -121,6 +121,13 @@ func (l *logBuffer) String() string {
 
 func launch(t testing.TB, mode string, cfg any) (plugin.Plugin, *logBuffer) {
 	t.Helper()
+	return launchPath(t, os.Args[0], mode, cfg)
+}
+
+// launchPath launches the executable path; mode is what this test binary serves when it
+// is the executable.
+func launchPath(t testing.TB, path, mode string, cfg any) (plugin.Plugin, *logBuffer) {
+	t.Helper()
 	var raw json.RawMessage
 	if cfg != nil {
 		b, err := json.Marshal(cfg)
@@ -132,7 +139,7 @@ func launch(t testing.TB, mode string, cfg any) (plugin.Plugin, *logBuffer) {
 	logs := &logBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := external.Launch(ctx, external.Command{Name: mode, Path: os.Args[0], Env: []string{serveEnv + "=" + mode},
+	p, err := external.Launch(ctx, external.Command{Name: mode, Path: path, Env: []string{serveEnv + "=" + mode},
 		Config: raw, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatalf("launch %s: %v\nlog:\n%s", mode, err, logs)
