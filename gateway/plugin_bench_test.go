@@ -41,9 +41,9 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// pluginGateway serves one plugin (plugins.bench) behind httptest and returns a session
+// benchPluginGateway serves one plugin (plugins.bench) behind httptest and returns a session
 // on it, once the plugin's tool answers.
-func pluginGateway(b *testing.B, pluginYAML string) *benchClient {
+func benchPluginGateway(b *testing.B, pluginYAML string) *benchClient {
 	b.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\nplugins:\n  bench:\n%s", srv.Listener.Addr().String(), b.TempDir(), pluginYAML)
@@ -69,7 +69,7 @@ func pluginGateway(b *testing.B, pluginYAML string) *benchClient {
 	})
 	bc := newBenchClient(b, srv.URL+"/mcp", "bench_bench_v1_items_get")
 	deadline := time.Now().Add(30 * time.Second)
-	for !bc.pluginCall(b, false) {
+	for !bc.benchPluginCall(b, false) {
 		if time.Now().After(deadline) {
 			b.Fatalf("the plugin tool did not answer within 30s: %s", bc.buf.Bytes())
 		}
@@ -78,24 +78,24 @@ func pluginGateway(b *testing.B, pluginYAML string) *benchClient {
 	return bc
 }
 
-var okResult = []byte(`"structuredContent"`)
+var benchStructured = []byte(`"structuredContent"`)
 
-// pluginCall makes one tools/call of the plugin's get; must: fail the benchmark unless it
+// benchPluginCall makes one tools/call of the plugin's get; must: fail the benchmark unless it
 // answered with the row.
-func (bc *benchClient) pluginCall(b *testing.B, must bool) bool {
+func (bc *benchClient) benchPluginCall(b *testing.B, must bool) bool {
 	bc.id++
 	bc.body = append(bc.body[:0], `{"jsonrpc":"2.0","id":`...)
 	bc.body = fmt.Appendf(bc.body, "%d", bc.id)
 	bc.body = append(bc.body, `,"method":"tools/call","params":{"name":"bench_bench_v1_items_get","arguments":{"connectionId":"db","id":"1"}}}`...)
 	st, _ := bc.post(b, bc.body)
-	ok := st == 200 && bytes.Contains(bc.buf.Bytes(), okResult)
+	ok := st == 200 && bytes.Contains(bc.buf.Bytes(), benchStructured)
 	if must && !ok {
 		b.Fatalf("tools/call: HTTP %d: %s", st, bc.buf.Bytes())
 	}
 	return ok
 }
 
-func (bc *benchClient) ping(b *testing.B) {
+func (bc *benchClient) benchPing(b *testing.B) {
 	bc.id++
 	bc.body = fmt.Appendf(bc.body[:0], `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, bc.id)
 	if st, _ := bc.post(b, bc.body); st != 200 {
@@ -103,8 +103,8 @@ func (bc *benchClient) ping(b *testing.B) {
 	}
 }
 
-// pluginSQLBin is bin/mcpgw-plugin-sql: $MCPGW_PLUGIN_SQL_BIN, else built into a temp dir.
-func pluginSQLBin(b *testing.B) string {
+// benchPluginSQLBin is bin/mcpgw-plugin-sql: $MCPGW_PLUGIN_SQL_BIN, else built into a temp dir.
+func benchPluginSQLBin(b *testing.B) string {
 	b.Helper()
 	if p := os.Getenv("MCPGW_PLUGIN_SQL_BIN"); p != "" {
 		return p
@@ -128,8 +128,8 @@ INSERT INTO items (name, price, stock) VALUES ('keyboard', 49.5, 12), ('mouse', 
 	}
 	db.Close()
 	conn := fmt.Sprintf("db: {driver: sqlite, dsn: %q}", dbPath)
-	in := pluginGateway(b, "    type: sql\n    connections:\n      "+conn+"\n")
-	out := pluginGateway(b, fmt.Sprintf("    command: %q\n    config:\n      connections:\n        %s\n", pluginSQLBin(b), conn))
+	in := benchPluginGateway(b, "    type: sql\n    connections:\n      "+conn+"\n")
+	out := benchPluginGateway(b, fmt.Sprintf("    command: %q\n    config:\n      connections:\n        %s\n", benchPluginSQLBin(b), conn))
 	prov, err := sqlplugin.Open(context.Background(), sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"db": {Driver: "sqlite", DSN: dbPath}}})
 	if err != nil {
 		b.Fatal(err)
@@ -146,7 +146,7 @@ INSERT INTO items (name, price, stock) VALUES ('keyboard', 49.5, 12), ('mouse', 
 			b.Fatal(err)
 		}
 	}
-	kinds := []func(){func() { in.ping(b) }, func() { in.pluginCall(b, true) }, direct, func() { out.pluginCall(b, true) }}
+	kinds := []func(){func() { in.benchPing(b) }, func() { in.benchPluginCall(b, true) }, direct, func() { out.benchPluginCall(b, true) }}
 	for i := 0; i < 200; i++ {
 		for _, k := range kinds {
 			k()
