@@ -22,8 +22,8 @@ import (
 	"github.com/mcpgw/mcpgw/test/peers"
 )
 
-// buildSQLPlugin builds cmd/mcpgw-plugin-sql into a temp dir.
-func buildSQLPlugin(t *testing.T) string {
+// buildPluginSQLExe builds cmd/mcpgw-plugin-sql into a temp dir.
+func buildPluginSQLExe(t *testing.T) string {
 	t.Helper()
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -37,8 +37,8 @@ func buildSQLPlugin(t *testing.T) string {
 	return bin
 }
 
-// pidOf finds the one running process whose executable is path.
-func pidOf(t *testing.T, path string) int {
+// pidOfExe finds the one running process whose executable is path.
+func pidOfExe(t *testing.T, path string) int {
 	t.Helper()
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
@@ -60,7 +60,7 @@ func pidOf(t *testing.T, path string) int {
 // process killed, it is down at once with its tools gone and the change announced; it is
 // started again with backoff and its tools come back.
 func TestCommandPluginCrashAndRestart(t *testing.T) {
-	bin := buildSQLPlugin(t)
+	bin := buildPluginSQLExe(t)
 	dbPath := filepath.Join(t.TempDir(), "shop.db")
 	db, err := sql.Open("sqlite", dbPath)
 	if err != nil {
@@ -90,7 +90,7 @@ func TestCommandPluginCrashAndRestart(t *testing.T) {
 	if names := toolNames(r.ViewWith([]string{"shop"}, nil, nil, nil, false)); !slices.Contains(names, "shop_shop_v1_users_get") {
 		t.Fatalf("tools: %v", names)
 	}
-	pid := pidOf(t, bin)
+	pid := pidOfExe(t, bin)
 	if pid == 0 {
 		t.Fatal("no process runs the plugin")
 	}
@@ -140,12 +140,12 @@ func TestCommandPluginCrashAndRestart(t *testing.T) {
 	if names := toolNames(r.ViewWith([]string{"shop"}, nil, nil, nil, false)); !slices.Contains(names, "shop_shop_v1_users_get") {
 		t.Errorf("tools after the restart: %v", names)
 	}
-	if pid2 := pidOf(t, bin); pid2 == 0 || pid2 == pid {
+	if pid2 := pidOfExe(t, bin); pid2 == 0 || pid2 == pid {
 		t.Errorf("process after the restart: %d (was %d)", pid2, pid)
 	}
 	r.Close()
 	deadline = time.Now().Add(10 * time.Second)
-	for pidOf(t, bin) != 0 {
+	for pidOfExe(t, bin) != 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the plugin process outlived the registry's Close by 10s")
 		}

@@ -17,9 +17,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// pluginSQLBin is mcpgw-plugin-sql: $MCPGW_PLUGIN_SQL_BIN, else next to $MCPGW_BIN (make
+// oopPluginSQLBin is mcpgw-plugin-sql: $MCPGW_PLUGIN_SQL_BIN, else next to $MCPGW_BIN (make
 // build puts both in bin/).
-func pluginSQLBin(t testing.TB) string {
+func oopPluginSQLBin(t testing.TB) string {
 	t.Helper()
 	gw := needGatewayBin(t)
 	p := os.Getenv("MCPGW_PLUGIN_SQL_BIN")
@@ -38,7 +38,7 @@ func pluginSQLBin(t testing.TB) string {
 // plugin's absence before it returns.
 func oopPluginGateway(t *testing.T, gate string, checked bool) *Gateway {
 	t.Helper()
-	bin := pluginSQLBin(t)
+	bin := oopPluginSQLBin(t)
 	seed := filepath.Join(e2eDir(t), "..", "..", "examples", "shop.sql")
 	db := filepath.Join(t.TempDir(), "shop.db")
 	cfg := `store: memory
@@ -61,8 +61,8 @@ agents:
 	return startGateway(t, cfg)
 }
 
-// pluginPid is the pid of the gateway's mcpgw-plugin-sql process (0: none yet).
-func pluginPid(g *Gateway) int {
+// oopPluginPid is the pid of the gateway's mcpgw-plugin-sql process (0: none yet).
+func oopPluginPid(g *Gateway) int {
 	for _, p := range descendants(g.Pid) {
 		if strings.Contains(p.Cmdline, "mcpgw-plugin-sql") && p.State != "Z" {
 			return p.Pid
@@ -71,7 +71,7 @@ func pluginPid(g *Gateway) int {
 	return 0
 }
 
-func hasShopTools(names []string) bool { return slices.Contains(names, "shop_shop_v1_customers_count") }
+func oopHasShopTools(names []string) bool { return slices.Contains(names, "shop_shop_v1_customers_count") }
 
 func TestPluginOutOfProcessKilledAndRestarted(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
@@ -85,14 +85,14 @@ func TestPluginOutOfProcessKilledAndRestarted(t *testing.T) {
 	// The gateway never waits long for a plugin: its tools may arrive after the session.
 	if desc, ok := waitFor(30*time.Second, func() (bool, string) {
 		names, err := w.tryToolNames()
-		return err == nil && hasShopTools(names), strings.Join(names, " ")
+		return err == nil && oopHasShopTools(names), strings.Join(names, " ")
 	}); !ok {
 		t.Fatalf("the plugin's tools did not appear within 30s: %s\n%s", desc, g.Tail(4000))
 	}
 	if res, out := callJSON(t, w, "shop_shop_v1_customers_count", map[string]any{"connectionId": "shop"}); res.IsError || out["count"] != float64(6) {
 		t.Fatalf("count before the kill: %s", resultText(res))
 	}
-	pid := pluginPid(g)
+	pid := oopPluginPid(g)
 	if pid == 0 {
 		t.Fatalf("no mcpgw-plugin-sql under the gateway: %s", describeProcs(descendants(g.Pid)))
 	}
@@ -120,7 +120,7 @@ func TestPluginOutOfProcessKilledAndRestarted(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatalf("no tools/list_changed within 20s of killing the plugin\n%s", g.Tail(4000))
 	}
-	if names := w.toolNames(t); hasShopTools(names) {
+	if names := w.toolNames(t); oopHasShopTools(names) {
 		t.Fatalf("the killed plugin's tools are still listed: %v", names)
 	}
 	ctxRes, err := w.CallTool(t.Context(), &mcp.CallToolParams{Name: "shop_shop_v1_customers_count", Arguments: map[string]any{"connectionId": "shop"}})
@@ -131,7 +131,7 @@ func TestPluginOutOfProcessKilledAndRestarted(t *testing.T) {
 	if _, ok := waitFor(20*time.Second, func() (bool, string) { return strings.Count(g.Log(), `msg="plugin down"`) >= 2, "" }); !ok {
 		t.Errorf("no failed restart attempt logged within 20s\n%s", g.Tail(4000))
 	}
-	if names := w.toolNames(t); hasShopTools(names) {
+	if names := w.toolNames(t); oopHasShopTools(names) {
 		t.Fatalf("the plugin's tools are listed while it cannot start: %v", names)
 	}
 
@@ -144,13 +144,13 @@ func TestPluginOutOfProcessKilledAndRestarted(t *testing.T) {
 	case <-time.After(60 * time.Second):
 		t.Fatalf("no tools/list_changed within 60s of allowing the restart\n%s", g.Tail(4000))
 	}
-	if names := w.toolNames(t); !hasShopTools(names) {
+	if names := w.toolNames(t); !oopHasShopTools(names) {
 		t.Fatalf("the restarted plugin's tools are not back: %v", names)
 	}
 	if res, out := callJSON(t, w, "shop_shop_v1_customers_count", map[string]any{"connectionId": "shop"}); res.IsError || out["count"] != float64(6) {
 		t.Fatalf("count after the restart: %s", resultText(res))
 	}
-	if pid2 := pluginPid(g); pid2 == 0 || pid2 == pid {
+	if pid2 := oopPluginPid(g); pid2 == 0 || pid2 == pid {
 		t.Errorf("plugin process after the restart: %d (killed: %d)", pid2, pid)
 	}
 	// The bystander's view never had the plugin: it was told nothing. (The writer got both
@@ -172,7 +172,7 @@ func TestPluginOutOfProcessFollowsAKilledGateway(t *testing.T) {
 	}
 	g := oopPluginGateway(t, gate, false)
 	var pid int
-	if _, ok := waitFor(30*time.Second, func() (bool, string) { pid = pluginPid(g); return pid != 0, "" }); !ok {
+	if _, ok := waitFor(30*time.Second, func() (bool, string) { pid = oopPluginPid(g); return pid != 0, "" }); !ok {
 		t.Fatalf("no plugin process within 30s\n%s", g.Tail(4000))
 	}
 	killPidsAtCleanup(t, func() []int { return []int{pid} })
