@@ -43,12 +43,14 @@ CROSS_FLAGS   := -trimpath
 DIST          ?= dist
 DIST_ENV       = VERSION=$(VERSION) GO=$(GO) DIST=$(DIST) DIST_TARGETS='$(PLATFORMS)'
 
-## build: static bin/mcpgw (and bin/mcpgw-bridge once cmd/mcpgw-bridge exists)
+## build: static bin/mcpgw, bin/mcpgw-bridge and bin/mcpgw-plugin-sql (the sql plugin as an
+## out-of-process executable)
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw ./cmd/mcpgw
 	if [ -d cmd/mcpgw-bridge ]; then \
 		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-bridge ./cmd/mcpgw-bridge; \
 	fi
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-plugin-sql ./cmd/mcpgw-plugin-sql
 
 ## install: build, then copy mcpgw and mcpgw-bridge to $(PREFIX)/bin (default ~/.local/bin)
 ## and say whether that directory is on PATH. `make install PREFIX=/usr/local` as root.
@@ -82,6 +84,7 @@ test:
 	$(MAKE) --no-print-directory build
 	$(MAKE) --no-print-directory lint
 	$(MAKE) --no-print-directory check-rules
+	$(MAKE) --no-print-directory proto-check
 	$(MAKE) --no-print-directory cross
 	$(MAKE) --no-print-directory dist-check DIST=$(CURDIR)/bin/dist-check
 	$(MAKE) --no-print-directory check-require-peers
@@ -148,7 +151,7 @@ bench-smoke:
 	rm -rf $(CACHE)/bench-smoke
 	$(BENCH_RUN) -smoke -out $(CACHE)/bench-smoke > $(CACHE)/bench-smoke.log 2>&1 || \
 		{ tail -60 $(CACHE)/bench-smoke.log; exit 1; }
-	for s in S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S11 S12 summary; do \
+	for s in S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S11 S12 S13 summary; do \
 		ls $(CACHE)/bench-smoke/*-$$s.md > /dev/null; \
 		if [ $$s != summary ]; then ls $(CACHE)/bench-smoke/*-$$s.json > /dev/null; fi; \
 	done
@@ -193,6 +196,31 @@ check-require-peers:
 	check "e2e TestReplicasOnRedis" "peer missing: redis-server not on PATH" \
 		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
 		"$$tmp/e2e.test" -test.run '^TestReplicasOnRedis$$' -test.count=1
+
+## proto: regenerate plugin/pluginpb's Go code from plugin.proto with protoc (Debian's
+## protobuf-compiler) and the pinned code generators: protoc-gen-go at go.mod's
+## google.golang.org/protobuf version, protoc-gen-go-grpc at PROTOC_GEN_GO_GRPC_VERSION.
+## The generated code is committed, so building and testing never need protoc.
+PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
+PROTO_GEN = tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
+	$(GO) build -o "$$tmp/bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go; \
+	GOBIN="$$tmp/bin" $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION); \
+	gen() { mkdir -p "$$1"; PATH="$$tmp/bin:$$PATH" protoc -I plugin/pluginpb --go_out="$$1" --go_opt=paths=source_relative \
+		--go-grpc_out="$$1" --go-grpc_opt=paths=source_relative plugin/pluginpb/plugin.proto; }
+.PHONY: proto proto-check
+proto:
+	@command -v protoc >/dev/null || { echo "proto: protoc is missing (apt-get install protobuf-compiler)"; exit 1; }
+	$(PROTO_GEN); gen plugin/pluginpb
+
+## proto-check: the committed plugin/pluginpb code is what `make proto` generates (the
+## protoc version line aside). Skipped, saying so, when protoc is not installed.
+proto-check:
+	@if ! command -v protoc >/dev/null; then echo "proto-check: skipped: protoc is not on PATH (apt-get install protobuf-compiler to check plugin/pluginpb)"; exit 0; fi; \
+	$(PROTO_GEN); gen "$$tmp/out"; \
+	for f in plugin.pb.go plugin_grpc.pb.go; do \
+		if ! diff <(grep -v -e '^// .protoc ' -e '^// - protoc ' "$$tmp/out/$$f") <(grep -v -e '^// .protoc ' -e '^// - protoc ' plugin/pluginpb/$$f); then \
+			echo "proto-check: plugin/pluginpb/$$f is not what plugin.proto generates; run make proto"; exit 1; fi; \
+	done; echo "proto-check: plugin/pluginpb is current"
 
 ## clean: build outputs and the go test cache; distclean also drops the installed peers
 clean:

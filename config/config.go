@@ -422,7 +422,21 @@ type PluginDef struct {
 	// Required makes /readyz answer 503 while the plugin is not up (by default a plugin
 	// that failed is reported there but leaves the gateway ready).
 	Required bool `yaml:"required"`
+
+	// Command runs the plugin out of process: an executable built with package
+	// plugin/serve, started by the gateway and restarted with backoff when it exits (no
+	// type then; docs/plugins.md#out-of-process-plugins).
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"` // added to the gateway's environment
+	Dir     string            `yaml:"dir"` // working directory ("": the gateway's)
+	// Config is the executable plugin's own configuration, any YAML value, sent to it as
+	// JSON when it starts.
+	Config any `yaml:"config"`
 }
+
+// OutOfProcess reports whether the plugin runs as a separate executable (command).
+func (d *PluginDef) OutOfProcess() bool { return d.Command != "" }
 
 // PluginConnection is one connection of a plugin (for type sql: one database).
 type PluginConnection struct {

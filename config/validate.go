@@ -431,6 +431,13 @@ func (c *Config) pluginProblems() Problems {
 		if _, clash := c.Servers[name]; clash {
 			add(false, where, "a server has the same name; sessions enable servers and plugins by name, so each name must be one or the other")
 		}
+		if d.OutOfProcess() || d.Type == "" && (len(d.Args) > 0 || len(d.Env) > 0 || d.Dir != "" || d.Config != nil) {
+			ps = append(ps, commandPluginProblems(where, d)...)
+			continue
+		}
+		if d.Dir != "" || len(d.Args) > 0 || len(d.Env) > 0 || d.Config != nil {
+			add(false, where, "args, env, dir and config are for plugins that run a command; a type %s plugin takes none", d.Type)
+		}
 		switch d.Type {
 		case "sql":
 		case PluginTypeSelf:
@@ -453,7 +460,7 @@ func (c *Config) pluginProblems() Problems {
 			}
 			continue
 		case "":
-			add(false, where, "missing type (one of %s)", strings.Join(PluginTypes, ", "))
+			add(false, where, "missing type (one of %s) or command (an out-of-process plugin)", strings.Join(PluginTypes, ", "))
 			continue
 		default:
 			add(false, where, "unknown type %q (one of %s)", d.Type, strings.Join(PluginTypes, ", "))
@@ -556,6 +563,9 @@ func (c *Config) hasConnection(id string) bool {
 			return true // the mcpgw plugin's one connection
 		}
 		if d != nil {
+			if d.OutOfProcess() {
+				return true // its connections are known once it runs
+			}
 			if _, ok := d.Connections[id]; ok {
 				return true
 			}

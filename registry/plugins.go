@@ -100,6 +100,9 @@ func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
 	if d.Type == config.PluginTypeSelf {
 		open = r.providedSelf
 	}
+	if d.OutOfProcess() {
+		open = r.openCommand
+	}
 	return &Plugin{Name: name, Def: d, reg: r, open: open, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), state: StateStarting, since: time.Now()}
 }
@@ -149,7 +152,11 @@ func (r *Registry) PluginStatuses() []PluginStatus {
 func (p *Plugin) Status() PluginStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PluginStatus{Name: p.Name, Type: p.Def.Type, State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
+	typ := p.Def.Type
+	if p.Def.OutOfProcess() {
+		typ = "command"
+	}
+	st := PluginStatus{Name: p.Name, Type: typ, State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
 	if p.cat != nil {
 		st.Connections, st.Types = len(p.cat.Connections), len(p.cat.Types)
 		st.Problems = p.cat.Problems
@@ -213,17 +220,20 @@ func (p *Plugin) runOnce(markReady func()) error {
 	}
 	p.reg.log.Info("plugin up", "plugin", p.Name, "type", p.Def.Type, "resource_types", len(p.Catalog().Types))
 	markReady()
-	if p.Def.Refresh < 0 {
-		<-p.ctx.Done()
-		return p.ctx.Err()
+	gone, why := exited(prov) // an out-of-process plugin's process went
+	var tick <-chan time.Time
+	if p.Def.Refresh >= 0 {
+		t := time.NewTicker(p.Def.Refresh)
+		defer t.Stop()
+		tick = t.C
 	}
-	tick := time.NewTicker(p.Def.Refresh)
-	defer tick.Stop()
 	for {
 		select {
 		case <-p.ctx.Done():
 			return p.ctx.Err()
-		case <-tick.C:
+		case <-gone:
+			return why()
+		case <-tick:
 		}
 		if rf, ok := prov.(interface{ Refresh(context.Context) }); ok {
 			rf.Refresh(p.ctx)

@@ -1,0 +1,154 @@
+//go:build linux
+
+package registry
+
+import (
+	"database/sql"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/test/peers"
+)
+
+// buildPluginSQLExe builds cmd/mcpgw-plugin-sql into a temp dir.
+func buildPluginSQLExe(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		peers.Missing(t, "the go command is not on PATH (this test builds cmd/mcpgw-plugin-sql)", "install Go (go.mod names the version)")
+	}
+	bin := filepath.Join(t.TempDir(), "mcpgw-plugin-sql")
+	cmd := exec.Command(goBin, "build", "-o", bin, "../cmd/mcpgw-plugin-sql")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build cmd/mcpgw-plugin-sql: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// pidOfExe finds the one running process whose executable is path.
+func pidOfExe(t *testing.T, path string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe")); err == nil && exe == path {
+			return pid
+		}
+	}
+	return 0
+}
+
+// TestCommandPluginCrashAndRestart: an out-of-process plugin comes up with its tools; its
+// process killed, it is down at once with its tools gone and the change announced; it is
+// started again with backoff and its tools come back.
+func TestCommandPluginCrashAndRestart(t *testing.T) {
+	bin := buildPluginSQLExe(t)
+	dbPath := filepath.Join(t.TempDir(), "shop.db")
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL); INSERT INTO users (name) VALUES ('ada')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	old := BackoffMin
+	BackoffMin = 20 * time.Millisecond
+	t.Cleanup(func() { BackoffMin = old })
+	cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 30 * time.Second},
+		Plugins: map[string]*config.PluginDef{"shop": {Command: bin, Refresh: -1, Config: map[string]any{
+			"connections": map[string]any{"main": map[string]any{"driver": "sqlite", "dsn": dbPath}}}}}}
+	r := New(cfg, slog.New(slog.DiscardHandler))
+	var mu sync.Mutex
+	var changes []string
+	r.OnChange = func(s string) { mu.Lock(); changes = append(changes, s); mu.Unlock() }
+	t.Cleanup(r.Close)
+	r.Start(30 * time.Second)
+	p := r.Plugin("shop")
+	waitState(t, p, StateUp)
+	if st := p.Status(); st.Type != "command" || st.Connections != 1 {
+		t.Errorf("status: %+v", st)
+	}
+	if names := toolNames(r.ViewWith([]string{"shop"}, nil, nil, nil, false)); !slices.Contains(names, "shop_shop_v1_users_get") {
+		t.Fatalf("tools: %v", names)
+	}
+	pid := pidOfExe(t, bin)
+	if pid == 0 {
+		t.Fatal("no process runs the plugin")
+	}
+	mu.Lock()
+	changes = nil
+	mu.Unlock()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Down (the only way out of up here), then up again with a new process.
+	deadline := time.Now().Add(20 * time.Second)
+	sawDown := false
+	for {
+		st, why := p.State()
+		if st == StateDown {
+			sawDown = true
+			if !strings.Contains(why, "exited") && !strings.Contains(why, "connection") && !strings.Contains(why, "not reachable") {
+				t.Errorf("down because %q", why)
+			}
+		}
+		if st == StateUp && sawDown {
+			break
+		}
+		if st == StateUp && p.Status().Restarts > 0 {
+			break // went down and up between two looks
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("state %s (%s) 20s after the kill", st, why)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	if st := p.Status(); st.Restarts < 1 {
+		t.Errorf("restarts after the kill: %+v", st)
+	}
+	// OnChange runs on its own goroutine: wait (bounded) for both announcements.
+	for deadline = time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(changes)
+		mu.Unlock()
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("changes announced for the crash and the restart: %d, want at least 2", n)
+		}
+	}
+	if names := toolNames(r.ViewWith([]string{"shop"}, nil, nil, nil, false)); !slices.Contains(names, "shop_shop_v1_users_get") {
+		t.Errorf("tools after the restart: %v", names)
+	}
+	if pid2 := pidOfExe(t, bin); pid2 == 0 || pid2 == pid {
+		t.Errorf("process after the restart: %d (was %d)", pid2, pid)
+	}
+	r.Close()
+	deadline = time.Now().Add(10 * time.Second)
+	for pidOfExe(t, bin) != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the plugin process outlived the registry's Close by 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
