@@ -71,7 +71,9 @@ func oopPluginPid(g *Gateway) int {
 	return 0
 }
 
-func oopHasShopTools(names []string) bool { return slices.Contains(names, "shop_shop_v1_customers_count") }
+func oopHasShopTools(names []string) bool {
+	return slices.Contains(names, "shop_shop_v1_customers_count")
+}
 
 func TestPluginOutOfProcessKilledAndRestarted(t *testing.T) {
 	gate := filepath.Join(t.TempDir(), "gate")
