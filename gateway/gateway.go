@@ -100,6 +100,10 @@ type Gateway struct {
 
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
+
+	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
+	// parked calls (stateless.go, mrtr.go).
+	modern modernState
 }
 
 type pendingReq struct {
@@ -396,7 +400,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 func (g *Gateway) newSession(rec sessions.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
 		conns: map[string]*sessConn{}, down: map[string]bool{}, inflight: map[string]*upstream.Call{}, pluginCalls: map[string]*pluginCall{},
-		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms)}
+		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms), listenSubs: map[string]int{}}
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`
 		Elicitation json.RawMessage `json:"elicitation"`

@@ -148,7 +148,9 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 	case "roots/list":
 		capOK = s.caps.roots
 	}
-	if !capOK {
+	// A stateless caller declares its capabilities per request: the call's own request
+	// decides (mrtr.go askClient), not the session's first one.
+	if !capOK && s.Transport != "stateless" {
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeMethodNotFound, Message: "the client did not declare the capability for " + m.Method})
 		go c.Reply(upID, nil, e)
 		return

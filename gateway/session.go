@@ -71,6 +71,12 @@ type Session struct {
 	filtGen    uint64
 	forms      map[string]string // view hash → form served (full | thin)
 	lastForm   string            // the form of the last tools/list served
+
+	// listen is set on a stateless caller's session once it opens subscriptions/listen:
+	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
+	// the listeners of each subscribed resource URI.
+	listen     atomic.Pointer[listenSet]
+	listenSubs map[string]int
 }
 
 type sessConn struct {
@@ -344,6 +350,9 @@ const pendingMax = 256 << 10
 // With no stream open, up to pendingMax bytes of messages wait for the next GET, each kept
 // whole (a message is never split or joined on its bytes).
 func (s *Session) send(msg []byte) error {
+	if ls := s.listen.Load(); ls != nil {
+		return ls.send(msg)
+	}
 	s.mu.Lock()
 	st := s.stream
 	if st == nil {

@@ -94,14 +94,15 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	return body, true
 }
 
-// checkVersionHeader enforces MCP-Protocol-Version. SEP-2575 requests (2026-07-28 and
-// later) are answered with the code that makes those clients fall back to initialize.
+// checkVersionHeader enforces MCP-Protocol-Version. newer reports a POST whose header
+// names a revision past the session ones: the stateless front (stateless.go) serves
+// 2026-07-28 and answers any other date with -32022 and the versions it serves.
 func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessage) (newer bool, ok bool) {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v == "" || slices.Contains(streamableVersions, v) {
 		return false, true
 	}
-	if isDate(v) && v >= "2026-07-28" && r.Method == http.MethodPost {
+	if r.Method == http.MethodPost {
 		return true, true
 	}
 	writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest,
@@ -151,7 +152,12 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if m.Method == "server/discover" || (newer && m.Method != "initialize") {
+	if newer {
+		// The stateless revision (stateless.go): no session, per-request _meta.
+		g.serveModern(w, r, id, &m)
+		return
+	}
+	if m.Method == "server/discover" {
 		unsupportedNewProtocol(w, m.ID, auth.HeaderValue(r.Header, "Mcp-Protocol-Version"))
 		return
 	}
@@ -301,7 +307,7 @@ func (g *Gateway) openSession(rec sessions.Record, handshake string) (*Session, 
 	case "full", "thin", "auto":
 		rec.Handshake = handshake
 	}
-	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
+	result := g.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)
 	s := g.newSession(rec)
 	if err := g.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
@@ -337,7 +343,7 @@ func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (
 
 var gatewayCaps = json.RawMessage(`{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`)
 
-func (g *Gateway) initializeResult(version string, servers []string) []byte {
+func (g *Gateway) initializeResult(version string, servers []string, clientCaps ...json.RawMessage) []byte {
 	var instr strings.Builder
 	for _, name := range servers {
 		if srv := g.reg.Server(name); srv != nil {
@@ -356,6 +362,9 @@ func (g *Gateway) initializeResult(version string, servers []string) []byte {
 	}
 	if instr.Len() > 0 {
 		res["instructions"] = instr.String()
+	}
+	if len(clientCaps) > 0 {
+		res["capabilities"] = g.capsWithExtensions(clientCaps[0], servers)
 	}
 	b, _ := json.Marshal(res)
 	return b

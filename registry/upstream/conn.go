@@ -76,6 +76,9 @@ type Capabilities struct {
 	Resources   *struct{ Subscribe, ListChanged bool } `json:"resources,omitempty"`
 	Logging     json.RawMessage                        `json:"logging,omitempty"`
 	Completions json.RawMessage                        `json:"completions,omitempty"`
+	// Extensions are the server extensions the upstream declares (2026-07-28 capability
+	// map: extension id → settings), passed on to clients (gateway/extensions.go).
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // Call is one request in flight to the upstream. Related messages (notifications and
