@@ -1,0 +1,164 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// Stateless (2026-07-28) requests: discovery, lists with caching hints, calls without a
+// session, the header and _meta checks with their error codes, and input requests of an
+// upstream delivered as a multi round-trip result.
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+
+func modernReq(method, params string, hdr map[string]string) req {
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	return req{body: `{"jsonrpc":"2.0","id":5,"method":"` + method + `","params":` + params + `}`, header: h}
+}
+
+func modernResult(t *testing.T, r resp) map[string]json.RawMessage {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("HTTP %d %s", r.status, r.body)
+	}
+	if sid := r.header.Get("Mcp-Session-Id"); sid != "" {
+		t.Errorf("a stateless answer carries Mcp-Session-Id %q", sid)
+	}
+	m := r.message(t)
+	if m.Error != nil {
+		t.Fatalf("error %s", m.Error)
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		t.Fatalf("result %s: %v", m.Result, err)
+	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(res["_meta"], &meta)
+	if !strings.Contains(string(meta["io.modelcontextprotocol/serverInfo"]), `"mcpgw"`) {
+		t.Errorf("result _meta %s lacks the gateway's serverInfo", res["_meta"])
+	}
+	return res
+}
+
+func TestStatelessDiscoverListCall(t *testing.T) {
+	g := startGateway(t, baseConfig)
+
+	res := modernResult(t, g.do(t, modernReq("server/discover", "{"+modernMeta+"}", nil)))
+	var versions []string
+	_ = json.Unmarshal(res["supportedVersions"], &versions)
+	if len(versions) == 0 || versions[0] != "2026-07-28" || !slices.Contains(versions, "2025-11-25") {
+		t.Errorf("supportedVersions %v", versions)
+	}
+	if !strings.Contains(string(res["capabilities"]), `"tools":{"listChanged":true}`) || string(res["resultType"]) != `"complete"` {
+		t.Errorf("discover result %v", res)
+	}
+
+	res = modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", nil)))
+	if string(res["ttlMs"]) != "60000" || string(res["cacheScope"]) != `"public"` {
+		t.Errorf("caching hints ttlMs=%s cacheScope=%s", res["ttlMs"], res["cacheScope"])
+	}
+	var tools []struct{ Name string }
+	_ = json.Unmarshal(res["tools"], &tools)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if len(names) == 0 || !slices.IsSorted(names) {
+		t.Errorf("tools not in a deterministic (sorted) order: %v", names)
+	}
+
+	res = modernResult(t, g.do(t, modernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+modernMeta+"}",
+		map[string]string{"Mcp-Name": "everything__test_simple_text"})))
+	if !strings.Contains(string(res["content"]), "text") || string(res["resultType"]) != `"complete"` {
+		t.Errorf("call result %v", res)
+	}
+}
+
+func TestStatelessRefusals(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	call := `{"name":"everything__test_simple_text","arguments":{},` + modernMeta + `}`
+	for _, tc := range []struct {
+		name       string
+		r          req
+		wantStatus int
+		wantCode   int
+	}{
+		{"Mcp-Method differs from the body", modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Mcp-Method": "prompts/list"}), 400, -32020},
+		{"Mcp-Method value is case-sensitive", modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Mcp-Method": "TOOLS/LIST"}), 400, -32020},
+		{"Mcp-Name missing", modernReq("tools/call", call, nil), 400, -32020},
+		{"Mcp-Name differs", modernReq("tools/call", call, map[string]string{"Mcp-Name": "other"}), 400, -32020},
+		{"_meta missing", modernReq("tools/list", `{}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without protocolVersion", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without clientCapabilities", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta version differs from the header", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, -32020},
+		{"initialize was removed", modernReq("initialize", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"ping was removed", modernReq("ping", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"logging/setLevel was removed", modernReq("logging/setLevel", `{"level":"info",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"resources/subscribe was removed", modernReq("resources/subscribe", `{"uri":"x:y",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"tasks/get is no core method", modernReq("tasks/get", `{"taskId":"1",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown method", modernReq("made/up", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown resource is -32602", modernReq("resources/read", `{"uri":"nope://x",`+modernMeta+"}", map[string]string{"Mcp-Name": "nope://x"}), 200, wire.CodeInvalidParams},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.do(t, tc.r)
+			if r.status != tc.wantStatus {
+				t.Errorf("HTTP %d, want %d: %s", r.status, tc.wantStatus, r.body)
+			}
+			e := r.rpcError(t, tc.wantCode)
+			_ = e
+			if m := r.message(t); string(m.ID) != "5" {
+				t.Errorf("error id %s, want the request's 5", m.ID)
+			}
+		})
+	}
+}
+
+// TestStatelessSamplingAsInputRequest: an upstream on a session revision asks for sampling
+// during a call; the stateless client gets it as inputRequests, answers on a retry, and
+// the upstream's call completes with the answer.
+func TestStatelessSamplingAsInputRequest(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	params := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},` + modernMeta + `}`
+	name := map[string]string{"Mcp-Name": "everything__test_sampling"}
+	res := modernResult(t, g.do(t, modernReq("tools/call", params, name)))
+	if string(res["resultType"]) != `"input_required"` {
+		t.Fatalf("want an input_required result, got %v", res)
+	}
+	var reqs map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(res["inputRequests"], &reqs)
+	var state string
+	_ = json.Unmarshal(res["requestState"], &state)
+	if len(reqs) != 1 || state == "" {
+		t.Fatalf("inputRequests %s requestState %q", res["inputRequests"], state)
+	}
+	var key string
+	for k, ir := range reqs {
+		key = k
+		if ir.Method != "sampling/createMessage" || !strings.Contains(string(ir.Params), "capital of France?") {
+			t.Errorf("input request %s %s", ir.Method, ir.Params)
+		}
+	}
+	// A state that is not the gateway's is refused, and leaves the call parked.
+	r := g.do(t, modernReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"forged","inputResponses":{},`+modernMeta+`}`, name))
+	r.rpcError(t, wire.CodeInvalidParams)
+	answer := `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"test-model"}`
+	retry := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},"requestState":"` + state + `","inputResponses":{"` + key + `":` + answer + `},` + modernMeta + `}`
+	res = modernResult(t, g.do(t, modernReq("tools/call", retry, name)))
+	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "Paris") {
+		t.Errorf("final result %v, want the upstream's result built from the answer (Paris)", res)
+	}
+	// The same state cannot be used twice.
+	r = g.do(t, modernReq("tools/call", retry, name))
+	r.rpcError(t, wire.CodeInvalidParams)
+}
