@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -97,6 +99,16 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, id *auth.I
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	switch m.Method {
+	case "server/discover", "subscriptions/listen", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
+		"tools/call", "prompts/get", "resources/read", "completion/complete":
+	default:
+		// Unknown, and the methods this revision removed (initialize, ping,
+		// logging/setLevel, resources/subscribe and unsubscribe, tasks/*): 404, whatever
+		// the params.
+		writeJSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
+		return
+	}
 	req, status, errMsg := readModern(m, v)
 	if errMsg != nil {
 		writeJSON(w, status, errMsg)
@@ -113,20 +125,93 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, id *auth.I
 		}
 		g.listen(w, r, s, req)
 		return
-	case "tools/list", "prompts/list", "resources/list", "resources/templates/list",
-		"tools/call", "prompts/get", "resources/read", "completion/complete":
-	default:
-		// Unknown, and the methods this revision removed (initialize, ping,
-		// logging/setLevel, resources/subscribe and unsubscribe, tasks/*).
-		writeJSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
-		return
 	}
 	s := g.modernSession(w, r, id, req)
 	if s == nil {
 		return
 	}
 	s.touch()
+	if m.Method == "tools/call" {
+		if p, err := readRouted(m.Params); err == nil {
+			if t := s.View().Tool(p.Name); t != nil {
+				if msg := checkParamHeaders(r, t.InputSchema(), p.Arguments); msg != "" {
+					writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, codeHeaderMismatch, "Header mismatch: "+msg, nil))
+					return
+				}
+			}
+		}
+	}
 	g.serveModernCall(w, r, s, req)
+}
+
+// checkParamHeaders validates the Mcp-Param-{Name} headers of a tools/call against the
+// arguments: every parameter the tool's input schema marks with x-mcp-header (reached
+// through properties only) and the call gives a value must come as its header, with the
+// same value (Base64 sentinel decoded; numbers compared as numbers). It returns what is
+// wrong, or "".
+func checkParamHeaders(r *http.Request, schema, args json.RawMessage) string {
+	if !bytes.Contains(schema, []byte("x-mcp-header")) {
+		return ""
+	}
+	var argv any
+	_ = json.Unmarshal(args, &argv)
+	var problem string
+	var walk func(node json.RawMessage, val any)
+	walk = func(node json.RawMessage, val any) {
+		var sch struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if json.Unmarshal(node, &sch) != nil {
+			return
+		}
+		obj, _ := val.(map[string]any)
+		names := make([]string, 0, len(sch.Properties))
+		for k := range sch.Properties {
+			names = append(names, k)
+		}
+		slices.Sort(names)
+		for _, k := range names {
+			prop := sch.Properties[k]
+			v, present := obj[k]
+			var ann struct {
+				Header string `json:"x-mcp-header"`
+			}
+			_ = json.Unmarshal(prop, &ann)
+			if ann.Header != "" && problem == "" && present && v != nil {
+				problem = checkParamHeader(r, ann.Header, v)
+			}
+			walk(prop, v)
+		}
+	}
+	walk(schema, argv)
+	return problem
+}
+
+func checkParamHeader(r *http.Request, name string, v any) string {
+	h := "Mcp-Param-" + name
+	vals := r.Header.Values(h)
+	if len(vals) == 0 {
+		return "the " + h + " header is required for the argument it mirrors"
+	}
+	hv, ok := headerValue(vals[0])
+	if len(vals) > 1 || !ok {
+		return "the " + h + " header is malformed"
+	}
+	switch x := v.(type) {
+	case string:
+		ok = hv == x
+	case float64:
+		f, err := strconv.ParseFloat(hv, 64)
+		ok = err == nil && f == x
+	case bool:
+		ok = hv == strconv.FormatBool(x)
+	default:
+		ok = false
+	}
+	if !ok {
+		return h + " header value '" + hv + "' does not match the argument"
+	}
+	return ""
 }
 
 // headerValue decodes an Mcp-Name style header: surrounding whitespace is not part of the
