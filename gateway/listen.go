@@ -137,6 +137,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *Session, req
 		}
 	}
 	l.filter = agreed
+	s.used.Store(true) // a listening caller's session is in use, not an unused one
 	// The session starts comparing its lists from now: a change after this point is told.
 	v := s.View()
 	tools, others := listFingerprints(v)
