@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -161,4 +162,78 @@ func TestStatelessSamplingAsInputRequest(t *testing.T) {
 	// The same state cannot be used twice.
 	r = g.do(t, modernReq("tools/call", retry, name))
 	r.rpcError(t, wire.CodeInvalidParams)
+}
+
+// extUpstream is a session-era upstream that declares a server extension.
+type extUpstream struct{}
+
+func (extUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	result := `{}`
+	switch m.Method {
+	case "initialize":
+		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"extensions":{"io.modelcontextprotocol/skills":{"v":1}}},"serverInfo":{"name":"ext-up","version":"1"}}`
+	case "tools/list":
+		result = `{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`
+	case "resources/list":
+		result = `{"resources":[{"uri":"skill://demo/SKILL.md","name":"demo"}]}`
+	case "resources/templates/list", "prompts/list":
+		result = `{"resourceTemplates":[],"prompts":[]}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
+}
+
+// TestExtensionsPassThrough: an upstream's server extension is listed in server/discover
+// and in the initialize result of a client that declared it; a client that did not sees
+// the capabilities it always saw.
+func TestExtensionsPassThrough(t *testing.T) {
+	up := httptest.NewServer(extUpstream{})
+	t.Cleanup(up.Close)
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+servers:
+  ext:
+    type: streamable_http
+    url: `+up.URL+`
+`)
+	init := func(caps string) string {
+		r := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`})
+		m := r.message(t)
+		var res struct {
+			Capabilities json.RawMessage `json:"capabilities"`
+		}
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatalf("initialize: %s", r.body)
+		}
+		return string(res.Capabilities)
+	}
+	if c := init(`{}`); strings.Contains(c, "extensions") {
+		t.Errorf("a client that declared no extension sees %s", c)
+	}
+	if c := init(`{"extensions":{"io.modelcontextprotocol/skills":{}}}`); !strings.Contains(c, `"extensions":{"io.modelcontextprotocol/skills":{"v":1}}`) {
+		t.Errorf("a client that declared the skills extension sees %s", c)
+	}
+	res := modernResult(t, g.do(t, modernReq("server/discover", "{"+modernMeta+"}", nil)))
+	if !strings.Contains(string(res["capabilities"]), `"io.modelcontextprotocol/skills":{"v":1}`) {
+		t.Errorf("discover capabilities %s lack the upstream's extension", res["capabilities"])
+	}
+	// What the extension serves passes through: the skill resource is listed.
+	res = modernResult(t, g.do(t, modernReq("resources/list", "{"+modernMeta+"}", nil)))
+	if !strings.Contains(string(res["resources"]), "skill://demo/SKILL.md") {
+		t.Errorf("resources %s", res["resources"])
+	}
 }
