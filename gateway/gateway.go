@@ -537,7 +537,7 @@ func (g *Gateway) serverChanged(server string) {
 
 // notifyIfChanged sends list_changed notifications to a session whose view differs from
 // the one it was last shown or told about.
-func (g *Gateway) notifyIfChanged(s *Session) {
+func (g *Gateway) notifyIfChanged(s *Session) (sentTools, sentOthers bool) {
 	v := s.View()
 	tools, others := listFingerprints(v)
 	s.viewMu.Lock()
@@ -558,6 +558,7 @@ func (g *Gateway) notifyIfChanged(s *Session) {
 		_ = s.send(wire.Notification("notifications/prompts/list_changed", nil))
 		_ = s.send(wire.Notification("notifications/resources/list_changed", nil))
 	}
+	return sendTools, sendOthers
 }
 
 // listFingerprints identify a view's tools, and its prompts and resources (computed once

@@ -67,6 +67,35 @@ func (l *listener) wants(method string, params json.RawMessage) bool {
 type listenSet struct {
 	mu sync.Mutex
 	ls map[*listener]bool
+	// told are the list_changed methods the session's own instance sent and its
+	// listeners have not been told yet (flushSaid, after the re-read).
+	told map[string]bool
+}
+
+// said records an upstream's list_changed for the session's listeners.
+func (ls *listenSet) said(method string) {
+	ls.mu.Lock()
+	if ls.told == nil {
+		ls.told = map[string]bool{}
+	}
+	ls.told[method] = true
+	ls.mu.Unlock()
+}
+
+// flushSaid tells the listeners the list changes the upstream announced that the view
+// comparison did not send (tools, others: what it sent). An upstream that says its list
+// changed is believed by those who listen: their caches may hold what it replaced.
+func (ls *listenSet) flushSaid(tools, others bool) {
+	ls.mu.Lock()
+	told := ls.told
+	ls.told = nil
+	ls.mu.Unlock()
+	for method := range told {
+		if (method == "notifications/tools/list_changed" && tools) || (method != "notifications/tools/list_changed" && others) {
+			continue
+		}
+		_ = ls.send(wire.Notification(method, nil))
+	}
 }
 
 // send delivers a notification to the listeners that want it, tagged with each one's

@@ -94,16 +94,17 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 		}
 		var p objBuf
 		_ = wire.MembersRaw(nonNull(m.Params), func(k, v []byte) error {
+			if string(k) == "requestState" {
+				p.str("requestState", state)
+				return nil
+			}
 			p.raw(string(k), v)
 			return nil
 		})
-		inputs, _ := json.Marshal(req.inputs)
-		p.raw("inputResponses", inputs)
-		p.str("requestState", state)
 		m.Params = p.bytes()
 		req.state = ""
 	}
-	if req.state != "" {
+	if strings.HasPrefix(req.state, parkedStatePrefix) {
 		c = g.unpark(req.state, s)
 		if c == nil {
 			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
@@ -128,6 +129,8 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 	} else {
 		ctx, cancel := context.WithCancel(g.ctx)
 		c = &mrtrCall{ctx: ctx, s: s, method: m.Method, ev: make(chan mrtrEvent, 64), cancel: cancel, asked: map[string]json.RawMessage{}}
+		// inputResponses and a requestState that is no gateway state go to the upstream
+		// as they came: they answer the upstream's own input requests.
 		orig := *m
 		go func() {
 			defer cancel()
@@ -249,7 +252,7 @@ func nonNull(p json.RawMessage) json.RawMessage {
 // inputRequired answers the client with the call's outstanding input requests and parks
 // the call under a new requestState.
 func (g *Gateway) inputRequired(w http.ResponseWriter, id json.RawMessage, c *mrtrCall) {
-	state := "mcpgw-s" + rand.Text()
+	state := parkedStatePrefix + rand.Text()
 	c.mu.Lock()
 	reqs := make(map[string]json.RawMessage, len(c.asked))
 	for k, v := range c.asked {
@@ -318,6 +321,9 @@ func (g *Gateway) answerUpstream(s *Session, key string, code int, msg string) {
 	e, _ := json.Marshal(wire.ErrorObject{Code: code, Message: msg})
 	g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Error: e})
 }
+
+// parkedStatePrefix marks the requestState of a parked call.
+const parkedStatePrefix = "mcpgw-s"
 
 // upstreamStatePrefix marks a requestState that wraps an upstream's own (an upstream that
 // returned input_required itself): "mcpgw-u." + base64url(state) + "." + MAC. The MAC

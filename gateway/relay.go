@@ -51,6 +51,15 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 		default:
 			g.unroutable(c, "notification")
 		}
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		// A session's own instance said its lists changed (the registry re-reads them):
+		// its listen streams are told after the re-read even when nothing they list
+		// changed (listen.go).
+		if owner != nil {
+			if ls := owner.listen.Load(); ls != nil {
+				ls.said(m.Method)
+			}
+		}
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`

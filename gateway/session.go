@@ -249,7 +249,10 @@ func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
 		s.cats[srv.Name] = cat
 		s.downGen++
 		s.mu.Unlock()
-		s.g.notifyIfChanged(s)
+		tools, others := s.g.notifyIfChanged(s)
+		if ls := s.listen.Load(); ls != nil {
+			ls.flushSaid(tools, others)
+		}
 	})
 	if err != nil {
 		s.g.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)

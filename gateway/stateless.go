@@ -286,10 +286,10 @@ func checkModernHeaders(r *http.Request, m *wire.Msg) string {
 	return ""
 }
 
-// readModern validates params._meta and takes out what the gateway itself consumes: the
-// stateless _meta keys and the MRTR members. The params forwarded upstream are rebuilt
-// without them (an upstream on a session revision must not see a revision it did not
-// negotiate). On failure it returns the HTTP status and the error message.
+// readModern validates params._meta and takes out the stateless _meta keys: the params
+// forwarded upstream are rebuilt without them (an upstream on a session revision must not
+// see a revision it did not negotiate). inputResponses and requestState stay (mrtr.go
+// decides whose they are). On failure it returns the HTTP status and the error message.
 func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 	req := &modernRequest{m: m, snapshot: m.Params}
 	bad := func(msg string) (*modernRequest, int, []byte) {
@@ -310,10 +310,12 @@ func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 				return err
 			}
 			req.state = s
+			out.raw(string(k), v)
 		case "inputResponses":
 			if err := json.Unmarshal(v, &req.inputs); err != nil {
 				return errParamsNotObject
 			}
+			out.raw(string(k), v)
 		default:
 			out.raw(string(k), v)
 		}

@@ -151,7 +151,7 @@ func TestStatelessSamplingAsInputRequest(t *testing.T) {
 		}
 	}
 	// A state that is not the gateway's is refused, and leaves the call parked.
-	r := g.do(t, modernReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"forged","inputResponses":{},`+modernMeta+`}`, name))
+	r := g.do(t, modernReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"mcpgw-sforged","inputResponses":{},`+modernMeta+`}`, name))
 	r.rpcError(t, wire.CodeInvalidParams)
 	answer := `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"test-model"}`
 	retry := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},"requestState":"` + state + `","inputResponses":{"` + key + `":` + answer + `},` + modernMeta + `}`

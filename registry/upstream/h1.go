@@ -610,6 +610,9 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 		b = append(b, "Mcp-Protocol-Version: "...)
 		b = append(b, version...)
 		b = append(b, "\r\n"...)
+		if version == ModernVersion {
+			b = appendModernHeaders(b, body)
+		}
 	}
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)

@@ -3,9 +3,10 @@ package e2e
 // The MCP conformance suite 0.2.0-alpha.12 (npm alias conformance-next, beside 0.1.16)
 // with --requirements 2026-07-28: the stateless revision's scenarios, run directly against
 // the go-sdk everything-server (which serves 2026-07-28 itself) and through mcpgw with the
-// same server as a stdio upstream (which mcpgw drives on 2025-11-25). mcpgw must pass, per
-// scenario and check id, at least as many checks as pass directly, except the gaps listed
-// in knownGaps2026 (docs/protocol.md says why each one remains).
+// same server as a stdio upstream, driven once on 2025-11-25 (mixed eras: the gateway owns
+// the upstream session) and once on 2026-07-28. mcpgw must pass, per scenario and check
+// id, at least as many checks as pass directly, except the gaps listed in knownGaps2026
+// (docs/protocol.md says why each one remains).
 
 import (
 	"encoding/json"
@@ -17,27 +18,25 @@ import (
 	"testing"
 )
 
-// knownGaps2026 are checks that pass directly and not through mcpgw yet: scenario/check id
-// → how many passes mcpgw may lack, and why.
-var knownGaps2026 = map[string]struct {
+// knownGaps2026 are checks that pass directly and not through mcpgw yet, per upstream
+// revision: scenario/check id → how many passes mcpgw may lack, and why.
+var knownGaps2026 = map[string]map[string]struct {
 	n   int
 	why string
 }{
-	// The upstream speaks 2025-11-25: its own input-request keys ("user_name") become
-	// server-to-client requests on that session and cannot be recovered; mcpgw names them.
-	"input-required-result-basic-elicitation/sep-2322-elicitation-incomplete": {1, "input request keys of a session-era upstream"},
-	"input-required-result-basic-elicitation/sep-2322-elicitation-complete":   {1, "the retry answers the upstream's key, which mcpgw never named"},
-	// Like the 0.1.16 suite's scenario: a response ready within 20 ms is plain JSON, which
-	// the suite records as INFO instead of a passed streaming check.
-	"server-sse-multiple-streams/server-sse-streams-functional": {1, "fast answers are JSON"},
-	// The first round of a multi-round call travels as session requests (gateway keys),
-	// the second as the upstream's own input_required result; the third round's retry of a
-	// round whose state the upstream minted for a session client does not complete.
-	"input-required-result-multi-round/sep-2322-multi-round-r3":                   {1, "mixed rounds of a session-era upstream"},
-	"input-required-result-ignore-extra-params/sep-2322-ignore-unexpected-params": {1, "the retry answers keys the session-era upstream never asked"},
-	// mcpgw tells list_changed only when the caller's view changed: re-adding an existing
-	// tool changes nothing it lists (a SHOULD check; WARNING).
-	"server-stateless/sep-2575-server-sends-tools-list-changed-on-subscription": {1, "no list_changed for an unchanged list"},
+	"2025-11-25": {
+		// The upstream names its input request "user_name"; on a 2025-11-25 session it
+		// comes as an elicitation/create request whose key is lost, so mcpgw names it, and
+		// the scenario's retry answers a key mcpgw never asked.
+		"input-required-result-basic-elicitation/sep-2322-elicitation-incomplete": {1, "input request keys of a session-era upstream"},
+		"input-required-result-basic-elicitation/sep-2322-elicitation-complete":   {1, "input request keys of a session-era upstream"},
+		// Like the 0.1.16 suite's scenario: a response ready within 20 ms is plain JSON,
+		// which the suite records as INFO instead of a passed streaming check.
+		"server-sse-multiple-streams/server-sse-streams-functional": {1, "fast answers are JSON"},
+	},
+	"2026-07-28": {
+		"server-sse-multiple-streams/server-sse-streams-functional": {1, "fast answers are JSON"},
+	},
 }
 
 // conformanceNext runs `conformance server --requirements 2026-07-28` of the 0.2.0 alpha
@@ -105,7 +104,9 @@ func TestConformance2026ThroughGateway(t *testing.T) {
 	if dr == nil {
 		t.Fatal("everything-server did not start")
 	}
-	g := startGatewayChecked(t, `
+	for _, upstreamVersion := range []string{"2025-11-25", "2026-07-28"} {
+		t.Run("upstream "+upstreamVersion, func(t *testing.T) {
+			g := startGatewayChecked(t, `
 naming: {prefix: never}
 log: {level: debug, format: text}
 servers:
@@ -113,29 +114,33 @@ servers:
     type: stdio
     command: {{everything_server}}
     max_concurrency: 0
+    protocol_version: "`+upstreamVersion+`"
 `)
-	through, gr := conformanceNext(t, g.URL)
-	t.Logf("conformance 2026-07-28 direct: %d passed, %d failed; through mcpgw: %d passed, %d failed",
-		dr.Passed, dr.Failed, gr.Passed, gr.Failed)
-	var lost, gapsClosed []string
-	keys := make([]string, 0, len(direct))
-	for k := range direct {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		missing := direct[k] - through[k]
-		gap := knownGaps2026[k]
-		if missing > gap.n {
-			lost = append(lost, fmt.Sprintf("%s: %d pass directly, %d through mcpgw", k, direct[k], through[k]))
-		} else if missing < gap.n {
-			gapsClosed = append(gapsClosed, k)
-		}
-	}
-	if len(lost) > 0 {
-		t.Errorf("checks that pass directly but not through mcpgw (results in %s):\n  %s", gr.Dir, strings.Join(lost, "\n  "))
-	}
-	if len(gapsClosed) > 0 {
-		t.Logf("known gaps that now pass (update knownGaps2026 and docs/protocol.md): %v", gapsClosed)
+			through, gr := conformanceNext(t, g.URL)
+			t.Logf("conformance 2026-07-28 direct: %d passed, %d failed; through mcpgw (upstream on %s): %d passed, %d failed",
+				dr.Passed, dr.Failed, upstreamVersion, gr.Passed, gr.Failed)
+			gaps := knownGaps2026[upstreamVersion]
+			var lost, gapsClosed []string
+			keys := make([]string, 0, len(direct))
+			for k := range direct {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				missing := direct[k] - through[k]
+				gap := gaps[k]
+				if missing > gap.n {
+					lost = append(lost, fmt.Sprintf("%s: %d pass directly, %d through mcpgw", k, direct[k], through[k]))
+				} else if missing < gap.n {
+					gapsClosed = append(gapsClosed, k)
+				}
+			}
+			if len(lost) > 0 {
+				t.Errorf("checks that pass directly but not through mcpgw (results in %s):\n  %s", gr.Dir, strings.Join(lost, "\n  "))
+			}
+			if len(gapsClosed) > 0 {
+				t.Logf("known gaps that now pass (update knownGaps2026 and docs/protocol.md): %v", gapsClosed)
+			}
+		})
 	}
 }
