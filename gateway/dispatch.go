@@ -231,6 +231,9 @@ func (g *Gateway) forward(ctx context.Context, s *Session, m *wire.Msg, server, 
 	if err != nil {
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
+	if conn.Modern {
+		params = modernParams(s, params)
+	}
 	var release func() // the instance slot held, given back early by a multi round-trip
 	defer func() {
 		if release != nil {
@@ -542,6 +545,9 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		s.mu.Lock()
 		s.subs[p.URI] = server
 		s.mu.Unlock()
+	}
+	if m.Method != "resources/read" && g.watchModern(ctx, s, m, server, p.URI, out) {
+		return
 	}
 	// The upstream gets the URI that was routed on, not the client's params.
 	var b objBuf

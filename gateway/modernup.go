@@ -133,3 +133,84 @@ func appendInputs(b []byte, p *routedParams) []byte {
 	}
 	return b
 }
+
+// modernParams adds what a session says once and the stateless revision wants on every
+// request: the session's log level (io.modelcontextprotocol/logLevel; without it such an
+// upstream logs nothing).
+func modernParams(s *Session, params []byte) []byte {
+	lvl := s.level()
+	if lvl == "" || s.Transport == "stateless" {
+		return params
+	}
+	var out, meta objBuf
+	hasMeta := false
+	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
+		if string(k) == "_meta" {
+			hasMeta = true
+			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
+				if string(mk) != metaLogLevel {
+					meta.raw(string(mk), mv)
+				}
+				return nil
+			})
+			meta.str(metaLogLevel, lvl)
+			out.raw("_meta", meta.bytes())
+			return nil
+		}
+		out.raw(string(k), v)
+		return nil
+	})
+	if !hasMeta {
+		meta.str(metaLogLevel, lvl)
+		out.raw("_meta", meta.bytes())
+	}
+	return out.bytes()
+}
+
+// watchModern serves resources/subscribe and unsubscribe for an upstream of the stateless
+// revision (it has neither): a subscriptions/listen for the URI on the session's behalf.
+// It reports whether it answered.
+func (g *Gateway) watchModern(ctx context.Context, s *Session, m *wire.Msg, server, uri string, out outbox) bool {
+	conn, err := s.conn(ctx, server)
+	if err != nil || !conn.Modern {
+		return false
+	}
+	s.mu.Lock()
+	if s.watches == nil {
+		s.watches = map[string]func(){}
+	}
+	stop := s.watches[uri]
+	delete(s.watches, uri)
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if m.Method == "resources/subscribe" {
+		stop, err := conn.WatchResource(uri)
+		if err != nil {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("upstream %q: subscribing to %s failed: %v", server, uri, err), nil))
+			return true
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			stop()
+		} else {
+			s.watches[uri] = stop
+			s.mu.Unlock()
+		}
+	}
+	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+	return true
+}
+
+// stopWatches ends the session's resource subscriptions on stateless upstreams.
+func (s *Session) stopWatches() {
+	s.mu.Lock()
+	w := s.watches
+	s.watches = nil
+	s.mu.Unlock()
+	for _, stop := range w {
+		stop()
+	}
+}

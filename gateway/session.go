@@ -77,6 +77,9 @@ type Session struct {
 	// the listeners of each subscribed resource URI.
 	listen     atomic.Pointer[listenSet]
 	listenSubs map[string]int
+	// watches stop the resource subscriptions held on upstreams of the stateless
+	// revision for this session, by URI (modernup.go).
+	watches map[string]func()
 }
 
 type sessConn struct {
@@ -419,6 +422,7 @@ func (s *Session) close() {
 	}
 	s.g.forgetRequests(s)
 	s.dropResumes()
+	s.stopWatches()
 	for _, sc := range conns {
 		// once waits for an instance still starting (the session ended during its first
 		// call): it is stopped too, not left running with no session to stop it.

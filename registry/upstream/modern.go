@@ -220,3 +220,23 @@ func headerSafe(v string) string {
 	}
 	return "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
 }
+
+// WatchResource subscribes to a resource's updates on an upstream of the stateless
+// revision, which has no resources/subscribe: a subscriptions/listen request for that URI
+// alone, open until stop. notifications/resources/updated arrive at the handler as from a
+// session-era upstream.
+func (c *Conn) WatchResource(uri string) (stop func(), err error) {
+	params, _ := json.Marshal(map[string]any{"notifications": map[string]any{"resourceSubscriptions": []string{uri}}})
+	k, err := c.Begin(context.Background(), methodListen, params, nil)
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		for {
+			if _, final, err := k.Next(context.Background()); err != nil || final {
+				return
+			}
+		}
+	}()
+	return func() { c.Abandon(k, "unsubscribed") }, nil
+}
