@@ -112,18 +112,22 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 			return
 		}
 		c.mu.Lock()
+		answered := map[string]json.RawMessage{}
 		for key, resp := range req.inputs {
 			if _, ok := c.asked[key]; !ok {
 				continue // not asked (or answered already): ignored
 			}
 			delete(c.asked, key)
-			g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Result: resp})
+			answered[key] = resp
 		}
 		missing := len(c.asked) > 0
 		c.mu.Unlock()
+		for key, resp := range answered {
+			g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Result: resp})
+		}
 		if missing {
 			// Asked again for what is still missing, under a new state.
-			g.inputRequired(w, m.ID, c)
+			g.inputRequired(&modernOut{w: w}, m.ID, c)
 			return
 		}
 	} else {
@@ -155,7 +159,7 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 				if !g.askClient(w, out, m.ID, c, req, &rel) {
 					return
 				}
-				g.inputRequired(w, m.ID, c)
+				g.inputRequired(out, m.ID, c)
 				return
 			}
 			if rel.Method == "notifications/message" && !wantsLog(req.level, rel.Params) {
@@ -251,7 +255,7 @@ func nonNull(p json.RawMessage) json.RawMessage {
 
 // inputRequired answers the client with the call's outstanding input requests and parks
 // the call under a new requestState.
-func (g *Gateway) inputRequired(w http.ResponseWriter, id json.RawMessage, c *mrtrCall) {
+func (g *Gateway) inputRequired(out *modernOut, id json.RawMessage, c *mrtrCall) {
 	state := parkedStatePrefix + rand.Text()
 	c.mu.Lock()
 	reqs := make(map[string]json.RawMessage, len(c.asked))
@@ -261,7 +265,7 @@ func (g *Gateway) inputRequired(w http.ResponseWriter, id json.RawMessage, c *mr
 	c.mu.Unlock()
 	g.park(state, c)
 	res, _ := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": state})
-	writeJSON(w, http.StatusOK, wire.Result(id, g.modernResult(c.method, res)))
+	out.final(wire.Result(id, g.modernResult(c.method, res)), http.StatusOK)
 }
 
 // park keeps c under state until the client retries, or parkTTL passes.

@@ -66,14 +66,13 @@ type modernState struct {
 
 // modernRequest is a validated stateless request.
 type modernRequest struct {
-	m        *wire.Msg
-	level    string          // _meta logLevel: log notifications wanted at this level and above
-	caps     json.RawMessage // _meta clientCapabilities
-	info     json.RawMessage // _meta clientInfo
-	state    string          // requestState of a retried request (MRTR)
-	inputs   map[string]json.RawMessage
-	hasCap   func(string) bool
-	snapshot []byte // the params as the client sent them
+	m      *wire.Msg
+	level  string          // _meta logLevel: log notifications wanted at this level and above
+	caps   json.RawMessage // _meta clientCapabilities
+	info   json.RawMessage // _meta clientInfo
+	state  string          // requestState of a retried request (MRTR)
+	inputs map[string]json.RawMessage
+	hasCap func(string) bool
 }
 
 // serveModern answers one POST of the stateless revision. id is the authenticated caller.
@@ -291,7 +290,7 @@ func checkModernHeaders(r *http.Request, m *wire.Msg) string {
 // see a revision it did not negotiate). inputResponses and requestState stay (mrtr.go
 // decides whose they are). On failure it returns the HTTP status and the error message.
 func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
-	req := &modernRequest{m: m, snapshot: m.Params}
+	req := &modernRequest{m: m}
 	bad := func(msg string) (*modernRequest, int, []byte) {
 		return nil, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+msg, nil)
 	}
