@@ -426,10 +426,13 @@ func canonical(raw json.RawMessage) string {
 func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) *Session {
 	key := modernKey(id, req.caps)
 	g.modern.mu.Lock()
-	defer g.modern.mu.Unlock()
-	if s := g.modern.sessions[key]; s != nil && !s.isClosed() {
+	s := g.modern.sessions[key]
+	g.modern.mu.Unlock()
+	if s != nil && !s.isClosed() {
 		return s
 	}
+	// Opened outside the lock (the store may be slow); two first requests of one caller
+	// racing keep the first session registered and end the other.
 	now := time.Now().UTC()
 	rec := sessions.Record{ID: newSessionID(), Transport: "stateless", ProtocolVersion: modernVersion,
 		ClientCaps: req.caps, ClientInfo: req.info, Created: now, LastSeen: now}
@@ -437,23 +440,30 @@ func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth
 		g.refuse(w, fail, id)
 		return nil
 	}
-	s := g.newSession(rec)
+	s = g.newSession(rec)
 	if err := g.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
 		writeJSON(w, http.StatusServiceUnavailable, wire.Error(req.m.ID, wire.CodeInternalError, "Session store unavailable", nil))
 		return nil
 	}
+	g.modern.mu.Lock()
 	if g.modern.sessions == nil {
 		g.modern.sessions = map[string]*Session{}
 	}
+	if other := g.modern.sessions[key]; other != nil && !other.isClosed() {
+		g.modern.mu.Unlock()
+		g.end(s, "duplicate stateless session")
+		return other
+	}
 	// Sessions of callers that went away are ended by the reaper (idle timeout); their
-	// entries go with the next lookup.
+	// entries go here.
 	for k, old := range g.modern.sessions {
 		if old.isClosed() {
 			delete(g.modern.sessions, k)
 		}
 	}
 	g.modern.sessions[key] = s
+	g.modern.mu.Unlock()
 	return s
 }
 

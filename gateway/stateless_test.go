@@ -237,3 +237,40 @@ servers:
 		t.Errorf("resources %s", res["resources"])
 	}
 }
+
+// TestStatelessIdentity: a stateless request is resolved from its own headers like an
+// initialize: each agent lists and calls its own view, lists say cacheScope private, and
+// a tool the agent may not use is refused as unknown.
+func TestStatelessIdentity(t *testing.T) {
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+servers:
+  everything:
+    type: streamable_http
+    url: {{everything}}
+agents:
+  narrow: {servers: [everything], tools: {deny: ["everything__test_simple_text"]}}
+  wide: {servers: [everything]}
+`)
+	list := func(agent string) (names string, scope string) {
+		res := modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"X-Agent-ID": agent})))
+		return string(res["tools"]), string(res["cacheScope"])
+	}
+	narrow, scope := list("narrow")
+	if strings.Contains(narrow, `"everything__test_simple_text"`) || scope != `"private"` {
+		t.Errorf("agent narrow: test_simple_text listed %v, cacheScope %s (want hidden, private)", strings.Contains(narrow, "test_simple_text"), scope)
+	}
+	wide, _ := list("wide")
+	if !strings.Contains(wide, `"everything__test_simple_text"`) {
+		t.Errorf("agent wide does not list everything__test_simple_text")
+	}
+	call := `{"name":"everything__test_simple_text","arguments":{},` + modernMeta + `}`
+	r := g.do(t, modernReq("tools/call", call, map[string]string{"X-Agent-ID": "narrow", "Mcp-Name": "everything__test_simple_text"}))
+	r.rpcError(t, wire.CodeInvalidParams)
+	res := modernResult(t, g.do(t, modernReq("tools/call", call, map[string]string{"X-Agent-ID": "wide", "Mcp-Name": "everything__test_simple_text"})))
+	if string(res["resultType"]) != `"complete"` {
+		t.Errorf("agent wide's call: %v", res)
+	}
+}

@@ -402,7 +402,7 @@ servers:
 		{"sse", &mcp.SSEClientTransport{Endpoint: g.Base + "/sse"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gc := connectGoClient(t, tc.transport)
+			gc := connectGoClientProbing(t, tc.transport)
 			if tc.name == "streamable" {
 				seen := rec.seen()
 				// go-sdk v1.8.0 asks server/discover (2026-07-28) first, and the gateway
