@@ -95,8 +95,8 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 }
 
 // checkVersionHeader enforces MCP-Protocol-Version. newer reports a POST whose header
-// names a revision past the session ones: the stateless front (stateless.go) serves
-// 2026-07-28 and answers any other date with -32022 and the versions it serves.
+// names no session revision: the stateless front (stateless.go) serves 2026-07-28 and
+// answers any other value with -32022 and the versions it serves.
 func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessage) (newer bool, ok bool) {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v == "" || slices.Contains(streamableVersions, v) {
@@ -110,23 +110,12 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessa
 	return false, false
 }
 
-// isDate reports whether v looks like a protocol revision (YYYY-MM-DD).
-func isDate(v string) bool {
-	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
-		return false
-	}
-	for i, c := range v {
-		if i != 4 && i != 7 && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
-
+// unsupportedNewProtocol answers server/discover sent without MCP-Protocol-Version: the
+// versions served, so that the client asks again with 2026-07-28 or initializes.
 func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested string) {
 	writeJSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeUnsupportedProtocolVersion,
-		"protocol version "+requested+" is not supported by this gateway; use initialize",
-		map[string]any{"supported": streamableVersions, "requested": requested}))
+		"server/discover needs MCP-Protocol-Version "+modernVersion+"; session clients use initialize",
+		map[string]any{"supported": modernVersions, "requested": requested}))
 }
 
 func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
