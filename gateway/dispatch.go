@@ -164,6 +164,9 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		b = append(b, `,"task":`...)
 		b = append(b, p.Task...)
 	}
+	if len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
+		b = appendInputs(b, &p)
+	}
 	b = append(b, '}')
 	outcome := g.forward(ctx, s, m, t.Server, "tools/call", b, route, out, true)
 	d := time.Since(start)
@@ -252,6 +255,15 @@ func (g *Gateway) forwardCall(ctx context.Context, s *Session, m *wire.Msg, serv
 		return fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", server, err))
 	}
 	defer done()
+	if conn.Modern {
+		params = modernParams(s, params)
+	}
+	var release func() // the instance slot held, given back early by a multi round-trip
+	defer func() {
+		if release != nil {
+			release()
+		}
+	}()
 	if l := conn.Limit; l != nil {
 		// The instance takes max_concurrency requests at once; the rest wait their turn.
 		// Unlimited instances (nil) skip this entirely: the common path stays as cheap.
@@ -267,7 +279,7 @@ func (g *Gateway) forwardCall(ctx context.Context, s *Session, m *wire.Msg, serv
 			}
 			return "cancelled"
 		}
-		defer l.Release()
+		release = l.Release
 		if waited {
 			// The call's own timeout starts when it reaches the upstream.
 			deadline = time.Now().Add(timeout)
@@ -339,6 +351,15 @@ func (g *Gateway) forwardCall(ctx context.Context, s *Session, m *wire.Msg, serv
 		if resp.Error != nil {
 			_ = out.reply(wire.RawError(m.ID, resp.Error))
 			return "error"
+		}
+		if conn.Modern && s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {
+			// A stateless upstream needs input from a session client (modernup.go). The
+			// retry takes the instance's slot again.
+			if release != nil {
+				release()
+				release = nil
+			}
+			return g.completeInputs(ctx, s, m, server, method, params, progTok, resp.Result, out, isTool, deadline)
 		}
 		if pr, ok := out.(*postReply); ok && len(resp.Result) > largeResult {
 			// Written around the upstream's bytes, not copied into a new message first: a
@@ -478,6 +499,8 @@ func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out ou
 	b.str("name", pr.Name)
 	b.raw("arguments", p.Arguments)
 	b.raw("_meta", meta)
+	b.raw("inputResponses", p.InputResponses)
+	b.raw("requestState", p.RequestState)
 	g.forward(ctx, s, m, pr.Server, "prompts/get", b.bytes(), tok, out, false)
 }
 
@@ -555,10 +578,15 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		s.subs[p.URI] = server
 		s.mu.Unlock()
 	}
+	if m.Method != "resources/read" && g.watchModern(ctx, s, m, server, p.URI, out) {
+		return
+	}
 	// The upstream gets the URI that was routed on, not the client's params.
 	var b objBuf
 	b.str("uri", p.URI)
 	b.raw("_meta", meta)
+	b.raw("inputResponses", p.InputResponses)
+	b.raw("requestState", p.RequestState)
 	g.forward(ctx, s, m, server, m.Method, b.bytes(), tok, out, false)
 }
 

@@ -453,8 +453,8 @@ func TestErrorTable(t *testing.T) {
 		{name: "batch with 2025-06-18 header", req: req{body: `[` + ping + `]`, header: with(map[string]string{"MCP-Protocol-Version": "2025-06-18"})}, wantStatus: 400, wantMsg: "batch", wantCode: wire.CodeInvalidRequest},
 		{name: "batch without session", req: req{body: `[` + ping + `]`}, wantStatus: 400, wantCode: wire.CodeInvalidRequest},
 
-		{name: "old protocol version header", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "2024-01-01"})}, wantStatus: 400, wantMsg: "Unsupported protocol version"},
-		{name: "legacy-only version on streamable HTTP", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "2024-11-05"})}, wantStatus: 400, wantMsg: "Unsupported protocol version"},
+		{name: "old protocol version header", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "2024-01-01"})}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion, wantMsg: "Unsupported protocol version"},
+		{name: "legacy-only version on streamable HTTP", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "2024-11-05"})}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion, wantMsg: "Unsupported protocol version"},
 		{name: "garbage version header", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "banana"})}, wantStatus: 400},
 
 		{name: "unknown session POST", req: req{body: list, header: map[string]string{"Mcp-Session-Id": "no-such-session"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found", wantID: "7"},
@@ -490,8 +490,9 @@ func TestErrorTable(t *testing.T) {
 		{name: "cursor for a tool not in the view", req: req{body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("tools\x01down__x")) + `"}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
 		{name: "invalid prompts cursor", req: req{body: `{"jsonrpc":"2.0","id":9,"method":"prompts/list","params":{"cursor":"nope"}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
 
-		{name: "server/discover probe", req: req{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, header: map[string]string{"MCP-Protocol-Version": "2026-07-28"}}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion, wantID: "1"},
-		{name: "2026-07-28 tools/list", req: req{body: list, header: map[string]string{"MCP-Protocol-Version": "2026-07-28"}}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion},
+		{name: "server/discover without Mcp-Method", req: req{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, header: map[string]string{"MCP-Protocol-Version": "2026-07-28"}}, wantStatus: 400, wantCode: -32020, wantID: "1"},
+		{name: "2026-07-28 tools/list without _meta", req: req{body: list, header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}}, wantStatus: 400, wantCode: wire.CodeInvalidParams},
+		{name: "unknown future revision", req: req{body: list, header: map[string]string{"MCP-Protocol-Version": "2099-01-01"}}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion},
 
 		{name: "GET without Accept", req: req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": sid}}, wantStatus: 406},
 		{name: "GET accepting only JSON", req: req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": sid, "Accept": "application/json"}}, wantStatus: 406},
@@ -635,8 +636,10 @@ func TestNotificationAccepted(t *testing.T) {
 }
 
 func TestServerDiscoverProbe(t *testing.T) {
+	// A dual-era client probing with a revision the gateway does not serve gets -32022 with
+	// the versions it does serve (2026-07-28 and the session ones), and can initialize.
 	g := startGateway(t, baseConfig)
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{}}`, header: map[string]string{"MCP-Protocol-Version": "2026-07-28"}})
+	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{}}`, header: map[string]string{"MCP-Protocol-Version": "2099-01-01"}})
 	if r.status != http.StatusBadRequest {
 		t.Fatalf("HTTP %d %s", r.status, r.body)
 	}
@@ -648,13 +651,12 @@ func TestServerDiscoverProbe(t *testing.T) {
 	if err := json.Unmarshal(e.Data, &data); err != nil {
 		t.Fatalf("error data %s: %v", e.Data, err)
 	}
-	if !slices.Contains(data.Supported, "2025-11-25") {
-		t.Errorf("data.supported = %v, want it to list 2025-11-25", data.Supported)
+	if !slices.Contains(data.Supported, "2025-11-25") || !slices.Contains(data.Supported, "2026-07-28") || data.Requested != "2099-01-01" {
+		t.Errorf("data = %+v, want supported to list 2026-07-28 and 2025-11-25, requested 2099-01-01", data)
 	}
 	if m := r.message(t); string(m.ID) != `"probe"` {
 		t.Errorf("id %s, want \"probe\"", m.ID)
 	}
-	// The client then falls back to initialize, which works.
 	g.initialize(t, "2025-11-25", "")
 }
 

@@ -108,6 +108,9 @@ type Gateway struct {
 	tracing *tracing
 	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
 	pluginSubs pluginWatch
+	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
+	// parked calls (stateless.go, mrtr.go).
+	modern modernState
 }
 
 type pendingReq struct {
@@ -422,7 +425,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 func (g *Gateway) newSession(rec sessions.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
 		conns: map[string]*sessConn{}, down: map[string]bool{}, inflight: map[string]*upstream.Call{}, pluginCalls: map[string]*pluginCall{},
-		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms)}
+		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms), listenSubs: map[string]int{}}
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`
 		Elicitation json.RawMessage `json:"elicitation"`
@@ -559,7 +562,7 @@ func (g *Gateway) serverChanged(server string) {
 
 // notifyIfChanged sends list_changed notifications to a session whose view differs from
 // the one it was last shown or told about.
-func (g *Gateway) notifyIfChanged(s *Session) {
+func (g *Gateway) notifyIfChanged(s *Session) (sentTools, sentOthers bool) {
 	v := s.View()
 	tools, others := listFingerprints(v)
 	s.viewMu.Lock()
@@ -580,6 +583,7 @@ func (g *Gateway) notifyIfChanged(s *Session) {
 		_ = s.send(wire.Notification("notifications/prompts/list_changed", nil))
 		_ = s.send(wire.Notification("notifications/resources/list_changed", nil))
 	}
+	return sendTools, sendOthers
 }
 
 // listFingerprints identify a view's tools, and its prompts and resources (computed once

@@ -24,6 +24,9 @@ type routedParams struct {
 	Level     string // logging/setLevel
 	Cursor    string // the list methods
 	RequestID json.RawMessage
+	// Inputs are a retried request's inputResponses and requestState (multi round-trip,
+	// 2026-07-28), passed on to the upstream as they came.
+	InputResponses, RequestState json.RawMessage
 }
 
 var errParamsNotObject = errors.New("params must be an object")
@@ -59,6 +62,10 @@ func readRouted(raw json.RawMessage) (routedParams, error) {
 			p.Context = v
 		case "requestId":
 			p.RequestID = v
+		case "inputResponses":
+			p.InputResponses = v
+		case "requestState":
+			p.RequestState = v
 		}
 		if err != nil {
 			return errors.New(string(k) + " " + err.Error())

@@ -51,6 +51,15 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 		default:
 			g.unroutable(c, "notification")
 		}
+	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
+		// A session's own instance said its lists changed (the registry re-reads them):
+		// its listen streams are told after the re-read even when nothing they list
+		// changed (listen.go).
+		if owner != nil {
+			if ls := owner.listen.Load(); ls != nil {
+				ls.said(m.Method)
+			}
+		}
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`
@@ -148,7 +157,9 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 	case "roots/list":
 		capOK = s.caps.roots
 	}
-	if !capOK {
+	// A stateless caller declares its capabilities per request: the call's own request
+	// decides (mrtr.go askClient), not the session's first one.
+	if !capOK && s.Transport != "stateless" {
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeMethodNotFound, Message: "the client did not declare the capability for " + m.Method})
 		go c.Reply(upID, nil, e)
 		return

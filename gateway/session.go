@@ -71,6 +71,15 @@ type Session struct {
 	filtGen    uint64
 	forms      map[string]string // view hash → form served (full | thin)
 	lastForm   string            // the form of the last tools/list served
+
+	// listen is set on a stateless caller's session once it opens subscriptions/listen:
+	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
+	// the listeners of each subscribed resource URI.
+	listen     atomic.Pointer[listenSet]
+	listenSubs map[string]int
+	// watches stop the resource subscriptions held on upstreams of the stateless
+	// revision for this session, by URI (modernup.go).
+	watches map[string]func()
 }
 
 type sessConn struct {
@@ -217,7 +226,10 @@ func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
 		s.cats[srv.Name] = cat
 		s.downGen++
 		s.mu.Unlock()
-		s.g.notifyIfChanged(s)
+		tools, others := s.g.notifyIfChanged(s)
+		if ls := s.listen.Load(); ls != nil {
+			ls.flushSaid(tools, others)
+		}
 	})
 	if err != nil {
 		s.g.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)
@@ -322,6 +334,9 @@ const pendingMax = 256 << 10
 // With no stream open, up to pendingMax bytes of messages wait for the next GET, each kept
 // whole (a message is never split or joined on its bytes).
 func (s *Session) send(msg []byte) error {
+	if ls := s.listen.Load(); ls != nil {
+		return ls.send(msg)
+	}
 	s.mu.Lock()
 	st := s.stream
 	if st == nil {
@@ -387,6 +402,7 @@ func (s *Session) close() {
 	s.g.releaseAgents(s, nil)
 	s.g.pluginSubs.dropSession(s)
 	s.dropResumes()
+	s.stopWatches()
 	for _, sc := range conns {
 		// once waits for an instance still starting (the session ended during its first
 		// call): it is stopped too, not left running with no session to stop it.

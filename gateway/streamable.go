@@ -94,14 +94,15 @@ func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool
 	return body, true
 }
 
-// checkVersionHeader enforces MCP-Protocol-Version. SEP-2575 requests (2026-07-28 and
-// later) are answered with the code that makes those clients fall back to initialize.
+// checkVersionHeader enforces MCP-Protocol-Version. newer reports a POST whose header
+// names no session revision: the stateless front (stateless.go) serves 2026-07-28 and
+// answers any other value with -32022 and the versions it serves.
 func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessage) (newer bool, ok bool) {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v == "" || slices.Contains(streamableVersions, v) {
 		return false, true
 	}
-	if isDate(v) && v >= "2026-07-28" && r.Method == http.MethodPost {
+	if r.Method == http.MethodPost {
 		return true, true
 	}
 	writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest,
@@ -109,23 +110,12 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessa
 	return false, false
 }
 
-// isDate reports whether v looks like a protocol revision (YYYY-MM-DD).
-func isDate(v string) bool {
-	if len(v) != 10 || v[4] != '-' || v[7] != '-' {
-		return false
-	}
-	for i, c := range v {
-		if i != 4 && i != 7 && (c < '0' || c > '9') {
-			return false
-		}
-	}
-	return true
-}
-
+// unsupportedNewProtocol answers server/discover sent without MCP-Protocol-Version: the
+// versions served, so that the client asks again with 2026-07-28 or initializes.
 func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested string) {
 	writeJSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeUnsupportedProtocolVersion,
-		"protocol version "+requested+" is not supported by this gateway; use initialize",
-		map[string]any{"supported": streamableVersions, "requested": requested}))
+		"server/discover needs MCP-Protocol-Version "+modernVersion+"; session clients use initialize",
+		map[string]any{"supported": modernVersions, "requested": requested}))
 }
 
 func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
@@ -151,7 +141,12 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if m.Method == "server/discover" || (newer && m.Method != "initialize") {
+	if newer {
+		// The stateless revision (stateless.go): no session, per-request _meta.
+		g.serveModern(w, r, id, &m)
+		return
+	}
+	if m.Method == "server/discover" {
 		unsupportedNewProtocol(w, m.ID, auth.HeaderValue(r.Header, "Mcp-Protocol-Version"))
 		return
 	}
@@ -301,7 +296,7 @@ func (g *Gateway) openSession(rec sessions.Record, handshake string) (*Session, 
 	case "full", "thin", "auto":
 		rec.Handshake = handshake
 	}
-	result := g.initializeResult(rec.ProtocolVersion, rec.Servers)
+	result := g.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)
 	s := g.newSession(rec)
 	if err := g.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
@@ -337,7 +332,7 @@ func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (
 
 var gatewayCaps = json.RawMessage(`{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`)
 
-func (g *Gateway) initializeResult(version string, servers []string) []byte {
+func (g *Gateway) initializeResult(version string, servers []string, clientCaps ...json.RawMessage) []byte {
 	var instr strings.Builder
 	for _, name := range servers {
 		if srv := g.reg.Server(name); srv != nil {
@@ -356,6 +351,9 @@ func (g *Gateway) initializeResult(version string, servers []string) []byte {
 	}
 	if instr.Len() > 0 {
 		res["instructions"] = instr.String()
+	}
+	if len(clientCaps) > 0 {
+		res["capabilities"] = g.capsWithExtensions(clientCaps[0], servers)
 	}
 	b, _ := json.Marshal(res)
 	return b

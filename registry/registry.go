@@ -686,6 +686,9 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 					onCatalog(cat)
 				}
 			}()
+			if h != nil {
+				h(c, m, raw, rel) // the session may want to know what the upstream said
+			}
 			return
 		}
 		if h != nil {

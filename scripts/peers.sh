@@ -83,7 +83,8 @@ ensure_node_modules() {
 	local want stamp="$STAMPS/npm.sha256"
 	want="$(hash_files "$E2E/package.json" "$E2E/package-lock.json")"
 	if [ -x "$node" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
-		[ -x "$E2E/node_modules/.bin/conformance" ] && [ -f "$E2E/node_modules/playwright-core/package.json" ] &&
+		[ -x "$E2E/node_modules/.bin/conformance" ] && [ -f "$E2E/node_modules/conformance-next/dist/index.js" ] &&
+		[ -f "$E2E/node_modules/playwright-core/package.json" ] &&
 		[ -f "$E2E/node_modules/axe-core/axe.min.js" ] && "$node" --version >/dev/null 2>&1; then
 		log "node_modules up to date (node $("$node" --version))"
 		return 0

@@ -67,6 +67,10 @@ type Conn struct {
 	// Limit bounds the client requests in flight on this instance (nil: no limit). The
 	// caller takes a slot before BeginUntil and releases it when the call ends.
 	Limit *Limiter
+	// Modern is set when the upstream speaks the stateless revision (2026-07-28,
+	// modern.go): every request then carries modernMeta in params._meta.
+	Modern     bool
+	modernMeta json.RawMessage
 }
 
 // Capabilities is the part of an upstream's capabilities the gateway acts on.
@@ -76,6 +80,9 @@ type Capabilities struct {
 	Resources   *struct{ Subscribe, ListChanged bool } `json:"resources,omitempty"`
 	Logging     json.RawMessage                        `json:"logging,omitempty"`
 	Completions json.RawMessage                        `json:"completions,omitempty"`
+	// Extensions are the server extensions the upstream declares (2026-07-28 capability
+	// map: extension id → settings), passed on to clients (gateway/extensions.go).
+	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
 // Call is one request in flight to the upstream. Related messages (notifications and
@@ -307,6 +314,9 @@ func (c *Conn) BeginUntil(ctx context.Context, deadline time.Time, method string
 		// Before the request leaves: its first notification may beat Begin's return.
 		a.Attach(k)
 	}
+	if c.modernMeta != nil {
+		params = withMeta(params, c.modernMeta)
+	}
 	if err := c.tr.send(ctx, wire.Request(wire.IntID(id), method, params), k); err != nil {
 		c.mu.Lock()
 		_, pending := c.calls[id]
@@ -374,6 +384,9 @@ func (c *Conn) InFlight() []*Call {
 	defer c.mu.Unlock()
 	out := make([]*Call, 0, len(c.calls))
 	for _, k := range c.calls {
+		if k.Method == methodListen {
+			continue // the connection's own notification stream (modern.go), no client's request
+		}
 		out = append(out, k)
 	}
 	slices.SortFunc(out, func(a, b *Call) int { return cmp.Compare(a.ID, b.ID) })

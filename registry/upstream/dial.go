@@ -133,6 +133,9 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 	if info == nil {
 		info, _ = json.Marshal(map[string]string{"name": "mcpgw", "version": Version})
 	}
+	if pv == ModernVersion {
+		return c.discover(ctx, caps, info)
+	}
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": pv,
 		"capabilities":    caps,
@@ -140,6 +143,10 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 	})
 	res, err := c.Request(ctx, "initialize", params)
 	if err != nil {
+		if refusesInitialize(err) {
+			// A server of the stateless revision only (modern.go).
+			return c.discover(ctx, caps, info)
+		}
 		return err
 	}
 	var ir struct {

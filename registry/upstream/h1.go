@@ -611,6 +611,9 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 		b = append(b, "Mcp-Protocol-Version: "...)
 		b = append(b, version...)
 		b = append(b, "\r\n"...)
+		if version == ModernVersion {
+			b = appendModernHeaders(b, body)
+		}
 	}
 	if k != nil && k.Headers != "" {
 		b = append(b, k.Headers...)

@@ -128,6 +128,9 @@ func (t *streamTransport) afterInit(version string) {
 	t.mu.Lock()
 	t.version = version
 	t.mu.Unlock()
+	if version == ModernVersion {
+		return // the stateless revision has no GET stream
+	}
 	go t.listen()
 }
 

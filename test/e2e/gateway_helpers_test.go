@@ -297,7 +297,23 @@ func connectGoClient(t testing.TB, transport mcp.Transport) *goClient {
 
 // connectGoClientOpts is connectGoClient with a hook that may add to the client options
 // (handlers that declare capabilities, for instance).
+//
+// The client is pinned to 2025-11-25: these tests are about sessions (GET streams,
+// DELETE, per-session instances). Left to its default, a go-sdk v1.8 client stays on the
+// stateless 2026-07-28 revision with mcpgw (connectGoClientProbing, TestGoSDKClient).
 func connectGoClientOpts(t testing.TB, transport mcp.Transport, edit func(*mcp.ClientOptions)) *goClient {
+	t.Helper()
+	return connectGoClientWith(t, transport, edit, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+}
+
+// connectGoClientProbing connects a go-sdk client with its default options: it probes
+// 2026-07-28 with server/discover first.
+func connectGoClientProbing(t testing.TB, transport mcp.Transport) *goClient {
+	t.Helper()
+	return connectGoClientWith(t, transport, nil, nil)
+}
+
+func connectGoClientWith(t testing.TB, transport mcp.Transport, edit func(*mcp.ClientOptions), so *mcp.ClientSessionOptions) *goClient {
 	t.Helper()
 	gc := &goClient{changedCh: make(chan struct{}, 64), progress: make(chan *mcp.ProgressNotificationParams, 256)}
 	opts := &mcp.ClientOptions{
@@ -324,7 +340,7 @@ func connectGoClientOpts(t testing.TB, transport mcp.Transport, edit func(*mcp.C
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	timer := time.AfterFunc(30*time.Second, cancel)
-	cs, err := client.Connect(ctx, transport, nil)
+	cs, err := client.Connect(ctx, transport, so)
 	if !timer.Stop() {
 		t.Fatalf("go-sdk client: connect took over 30 s (err %v)", err)
 	}

@@ -1,0 +1,313 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// subscriptions/listen (stateless revision): a POST whose response stream stays open and
+// carries the change notifications the client opted in to: list_changed of tools, prompts
+// and resources, and notifications/resources/updated for the URIs it names. The stream
+// starts with notifications/subscriptions/acknowledged, and every notification on it
+// carries the listen request's id in _meta io.modelcontextprotocol/subscriptionId.
+//
+// The notifications come from the caller's gateway-side session: what the session path
+// sends on a GET stream (Session.send) goes to the session's listeners instead.
+
+// listenKeepAlive is the interval of the comment lines that keep an idle listen stream
+// open through proxies; each also counts as activity of the session, so a listening
+// caller's session is not reaped as idle.
+const listenKeepAlive = 25 * time.Second
+
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// listener is one open listen stream.
+type listener struct {
+	id     json.RawMessage // the listen request's id: the subscription id
+	filter listenFilter
+	uris   map[string]bool
+	ch     chan []byte
+	done   chan struct{}
+	once   sync.Once
+}
+
+func (l *listener) close() { l.once.Do(func() { close(l.done) }) }
+
+// wants reports whether the listener opted in to a notification.
+func (l *listener) wants(method string, params json.RawMessage) bool {
+	switch method {
+	case "notifications/tools/list_changed":
+		return l.filter.ToolsListChanged
+	case "notifications/prompts/list_changed":
+		return l.filter.PromptsListChanged
+	case "notifications/resources/list_changed":
+		return l.filter.ResourcesListChanged
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		_ = json.Unmarshal(params, &p)
+		return l.uris[p.URI]
+	}
+	return false // request-scoped notifications never go on a listen stream
+}
+
+// listenSet holds a stateless session's listeners.
+type listenSet struct {
+	mu sync.Mutex
+	ls map[*listener]bool
+	// told are the list_changed methods the session's own instance sent and its
+	// listeners have not been told yet (flushSaid, after the re-read).
+	told map[string]bool
+}
+
+// said records an upstream's list_changed for the session's listeners.
+func (ls *listenSet) said(method string) {
+	ls.mu.Lock()
+	if ls.told == nil {
+		ls.told = map[string]bool{}
+	}
+	ls.told[method] = true
+	ls.mu.Unlock()
+}
+
+// flushSaid tells the listeners the list changes the upstream announced that the view
+// comparison did not send (tools, others: what it sent). An upstream that says its list
+// changed is believed by those who listen: their caches may hold what it replaced.
+func (ls *listenSet) flushSaid(tools, others bool) {
+	ls.mu.Lock()
+	told := ls.told
+	ls.told = nil
+	ls.mu.Unlock()
+	for method := range told {
+		if (method == "notifications/tools/list_changed" && tools) || (method != "notifications/tools/list_changed" && others) {
+			continue
+		}
+		_ = ls.send(wire.Notification(method, nil))
+	}
+}
+
+// send delivers a notification to the listeners that want it, tagged with each one's
+// subscription id. A listener whose client does not keep up is closed (it opens a new
+// listen), never waited for: the caller may be an upstream's reader.
+func (ls *listenSet) send(msg []byte) error {
+	var m wire.Msg
+	if wire.ParseInto(msg, &m) != nil || !m.IsNotification() {
+		return nil
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for l := range ls.ls {
+		if !l.wants(m.Method, m.Params) {
+			continue
+		}
+		select {
+		case l.ch <- wire.Notification(m.Method, withSubscription(m.Params, l.id)):
+		default:
+			l.close()
+		}
+	}
+	return nil
+}
+
+// withSubscription adds the subscription id to params._meta.
+func withSubscription(params, id json.RawMessage) json.RawMessage {
+	var out objBuf
+	var meta objBuf
+	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
+		if string(k) == "_meta" {
+			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
+				meta.raw(string(mk), mv)
+				return nil
+			})
+			return nil
+		}
+		out.raw(string(k), v)
+		return nil
+	})
+	meta.raw(metaSubscriptionID, id)
+	out.raw("_meta", meta.bytes())
+	return out.bytes()
+}
+
+// listen serves subscriptions/listen for session s until the client goes away or the
+// session ends.
+func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+	var p struct {
+		Notifications *listenFilter `json:"notifications"`
+	}
+	if err := json.Unmarshal(nonNull(req.m.Params), &p); err != nil || p.Notifications == nil {
+		writeJSON(w, http.StatusOK, wire.Error(req.m.ID, wire.CodeInvalidParams, "Invalid params: subscriptions/listen needs notifications", nil))
+		return
+	}
+	want := *p.Notifications
+	// What the gateway honours: it declares listChanged for all three lists, and resource
+	// subscriptions for URIs one of the caller's upstreams serves.
+	agreed := listenFilter{ToolsListChanged: want.ToolsListChanged, PromptsListChanged: want.PromptsListChanged,
+		ResourcesListChanged: want.ResourcesListChanged}
+	l := &listener{id: req.m.ID, uris: map[string]bool{}, ch: make(chan []byte, 256), done: make(chan struct{})}
+	var subscribed []string
+	for _, uri := range want.ResourceSubscriptions {
+		if g.subscribeFor(r.Context(), s, uri) {
+			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
+			l.uris[uri] = true
+			subscribed = append(subscribed, uri)
+		}
+	}
+	l.filter = agreed
+	s.used.Store(true) // a listening caller's session is in use, not an unused one
+	// The session starts comparing its lists from now: a change after this point is told.
+	v := s.View()
+	tools, others := listFingerprints(v)
+	s.viewMu.Lock()
+	if s.sentTools == "" {
+		s.sentTools = tools
+	}
+	if s.sentOthers == "" {
+		s.sentOthers = others
+	}
+	s.viewMu.Unlock()
+	set := s.listeners()
+	set.mu.Lock()
+	set.ls[l] = true
+	set.mu.Unlock()
+	defer func() {
+		set.mu.Lock()
+		delete(set.ls, l)
+		set.mu.Unlock()
+		for _, uri := range subscribed {
+			g.unsubscribeFor(s, uri)
+		}
+	}()
+	out := &modernOut{w: w}
+	ack, _ := json.Marshal(map[string]any{"notifications": agreed, "_meta": map[string]json.RawMessage{metaSubscriptionID: req.m.ID}})
+	if out.notify(wire.Notification("notifications/subscriptions/acknowledged", ack)) != nil {
+		return
+	}
+	if !agreed.ToolsListChanged && !agreed.PromptsListChanged && !agreed.ResourcesListChanged && len(agreed.ResourceSubscriptions) == 0 {
+		// Nothing to listen for: the subscription ends at once.
+		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: req.m.ID}})
+		out.final(wire.Result(req.m.ID, g.modernResult("subscriptions/listen", res)), http.StatusOK)
+		return
+	}
+	keep := time.NewTicker(listenKeepAlive)
+	defer keep.Stop()
+	fl, _ := w.(http.Flusher)
+	for {
+		select {
+		case msg := <-l.ch:
+			if out.notify(msg) != nil {
+				return
+			}
+		case <-keep.C:
+			s.touch()
+			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
+				return
+			}
+			if fl != nil {
+				fl.Flush()
+			}
+		case <-l.done:
+			return
+		case <-r.Context().Done():
+			return
+		case <-g.ctx.Done():
+			return
+		}
+		if s.isClosed() {
+			return
+		}
+	}
+}
+
+// listeners returns the session's listener set, made on first use.
+func (s *Session) listeners() *listenSet {
+	if ls := s.listen.Load(); ls != nil {
+		return ls
+	}
+	s.listen.CompareAndSwap(nil, &listenSet{ls: map[*listener]bool{}})
+	return s.listen.Load()
+}
+
+// subscribeFor subscribes the session to uri at the upstream that serves it (once per
+// URI, however many listeners name it). It reports whether updates can come.
+func (g *Gateway) subscribeFor(ctx context.Context, s *Session, uri string) bool {
+	server := resourceServer(s.View(), uri)
+	if server == "" {
+		return false
+	}
+	s.mu.Lock()
+	s.listenSubs[uri]++
+	first := s.listenSubs[uri] == 1
+	s.subs[uri] = server
+	s.mu.Unlock()
+	if !first {
+		return true
+	}
+	c, err := s.conn(ctx, server)
+	if err != nil || c.ServerCaps.Resources == nil || !c.ServerCaps.Resources.Subscribe {
+		g.unsubscribeFor(s, uri)
+		return false
+	}
+	params, _ := json.Marshal(map[string]string{"uri": uri})
+	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if _, err := c.Request(cctx, "resources/subscribe", params); err != nil {
+		g.log.Debug("resources/subscribe upstream failed", "server", server, "uri", uri, "err", err)
+		g.unsubscribeFor(s, uri)
+		return false
+	}
+	return true
+}
+
+// unsubscribeFor drops one listener's interest in uri; the last one unsubscribes upstream.
+func (g *Gateway) unsubscribeFor(s *Session, uri string) {
+	s.mu.Lock()
+	s.listenSubs[uri]--
+	last := s.listenSubs[uri] <= 0
+	server := s.subs[uri]
+	if last {
+		delete(s.listenSubs, uri)
+		delete(s.subs, uri)
+	}
+	s.mu.Unlock()
+	if !last || server == "" {
+		return
+	}
+	srv := g.reg.Server(server)
+	if srv == nil {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(g.ctx, 10*time.Second)
+		defer cancel()
+		var c interface {
+			Request(context.Context, string, json.RawMessage) (json.RawMessage, error)
+		}
+		if srv.Mode == config.ModeShared {
+			if sc := srv.Shared(); sc != nil {
+				c = sc
+			}
+		} else if !s.isClosed() {
+			if sc, err := s.conn(ctx, server); err == nil {
+				c = sc
+			}
+		}
+		if c == nil {
+			return
+		}
+		params, _ := json.Marshal(map[string]string{"uri": uri})
+		_, _ = c.Request(ctx, "resources/unsubscribe", params)
+	}()
+}

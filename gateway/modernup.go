@@ -1,0 +1,216 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// A session client in front of an upstream of the stateless revision (2026-07-28,
+// registry/upstream/modern.go). Such an upstream never sends requests: when a call needs
+// sampling, elicitation or roots it answers input_required with inputRequests and a
+// requestState. The gateway asks the session client each of them as an ordinary
+// server-to-client request on the call's stream, collects the answers, and repeats the
+// upstream call with inputResponses and the requestState, until the upstream's result is
+// complete (at most maxRounds rounds).
+
+var inputRequired = []byte(`"input_required"`)
+
+const maxRounds = 8
+
+type roundKey struct{}
+
+// completeInputs runs the rounds of an upstream's input_required result for session s.
+func (g *Gateway) completeInputs(ctx context.Context, s *Session, m *wire.Msg, server, method string, params []byte,
+	progTok string, result json.RawMessage, out outbox, isTool bool, deadline time.Time) string {
+	fail := func(text string) string {
+		if isTool {
+			_ = out.reply(wire.Result(m.ID, toolError(text)))
+		} else {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, text, nil))
+		}
+		return "error"
+	}
+	round, _ := ctx.Value(roundKey{}).(int)
+	if round >= maxRounds {
+		return fail(fmt.Sprintf("upstream %q asked for input more than %d times in one call", server, maxRounds))
+	}
+	var ir struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  json.RawMessage            `json:"requestState"`
+	}
+	if json.Unmarshal(result, &ir) != nil || ir.ResultType != "input_required" {
+		// Not an input_required result after all ("input_required" in some text): as is.
+		_ = out.reply(wire.Result(m.ID, result))
+		return "ok"
+	}
+	type asked struct {
+		key  string
+		id   string
+		wait chan clientAnswer
+	}
+	var pending []asked
+	defer func() {
+		g.reqMu.Lock()
+		for _, a := range pending {
+			delete(g.pendingReqs, a.id)
+		}
+		g.reqMu.Unlock()
+	}()
+	for key, raw := range ir.InputRequests {
+		var r struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(raw, &r) != nil {
+			return fail(fmt.Sprintf("upstream %q sent a malformed input request %q", server, key))
+		}
+		capOK := false
+		switch r.Method {
+		case "sampling/createMessage":
+			capOK = s.caps.sampling
+		case "elicitation/create":
+			capOK = s.caps.elicitation
+		case "roots/list":
+			capOK = s.caps.roots
+		}
+		if !capOK {
+			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
+		}
+		id := "mcpgw-r" + itoa(g.reqSeq.Add(1))
+		wait := make(chan clientAnswer, 1)
+		g.reqMu.Lock()
+		g.pendingReqs[id] = pendingReq{session: s, wait: wait, at: time.Now()}
+		g.reqMu.Unlock()
+		pending = append(pending, asked{key: key, id: id, wait: wait})
+		if err := out.related(wire.Request(wire.Quote(id), r.Method, r.Params)); err != nil {
+			return fail(fmt.Sprintf("upstream %q needs %s, and the client has no stream to be asked on", server, r.Method))
+		}
+	}
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	responses := make(map[string]json.RawMessage, len(pending))
+	for _, a := range pending {
+		select {
+		case ans := <-a.wait:
+			if ans.err != nil {
+				return fail(fmt.Sprintf("the client refused upstream %q's input request: %s", server, ans.err.Message))
+			}
+			responses[a.key] = ans.result
+		case <-timer.C:
+			return fail(fmt.Sprintf("the client did not answer upstream %q's input request in time", server))
+		case <-ctx.Done():
+			_ = out.reply(nil)
+			return "cancelled"
+		}
+	}
+	var p objBuf
+	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
+		if string(k) != "inputResponses" && string(k) != "requestState" {
+			p.raw(string(k), v)
+		}
+		return nil
+	})
+	rb, _ := json.Marshal(responses)
+	p.raw("inputResponses", rb)
+	p.raw("requestState", ir.RequestState)
+	return g.forward(context.WithValue(ctx, roundKey{}, round+1), s, m, server, method, p.bytes(), progTok, out, isTool)
+}
+
+// appendInputs appends a retried request's inputResponses and requestState members.
+func appendInputs(b []byte, p *routedParams) []byte {
+	if len(p.InputResponses) > 0 && string(p.InputResponses) != "null" {
+		b = append(b, `,"inputResponses":`...)
+		b = append(b, p.InputResponses...)
+	}
+	if len(p.RequestState) > 0 && string(p.RequestState) != "null" {
+		b = append(b, `,"requestState":`...)
+		b = append(b, p.RequestState...)
+	}
+	return b
+}
+
+// modernParams adds what a session says once and the stateless revision wants on every
+// request: the session's log level (io.modelcontextprotocol/logLevel; without it such an
+// upstream logs nothing).
+func modernParams(s *Session, params []byte) []byte {
+	lvl := s.level()
+	if lvl == "" || s.Transport == "stateless" {
+		return params
+	}
+	var out, meta objBuf
+	hasMeta := false
+	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
+		if string(k) == "_meta" {
+			hasMeta = true
+			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
+				if string(mk) != metaLogLevel {
+					meta.raw(string(mk), mv)
+				}
+				return nil
+			})
+			meta.str(metaLogLevel, lvl)
+			out.raw("_meta", meta.bytes())
+			return nil
+		}
+		out.raw(string(k), v)
+		return nil
+	})
+	if !hasMeta {
+		meta.str(metaLogLevel, lvl)
+		out.raw("_meta", meta.bytes())
+	}
+	return out.bytes()
+}
+
+// watchModern serves resources/subscribe and unsubscribe for an upstream of the stateless
+// revision (it has neither): a subscriptions/listen for the URI on the session's behalf.
+// It reports whether it answered.
+func (g *Gateway) watchModern(ctx context.Context, s *Session, m *wire.Msg, server, uri string, out outbox) bool {
+	conn, err := s.conn(ctx, server)
+	if err != nil || !conn.Modern {
+		return false
+	}
+	s.mu.Lock()
+	if s.watches == nil {
+		s.watches = map[string]func(){}
+	}
+	stop := s.watches[uri]
+	delete(s.watches, uri)
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	if m.Method == "resources/subscribe" {
+		stop, err := conn.WatchResource(uri)
+		if err != nil {
+			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("upstream %q: subscribing to %s failed: %v", server, uri, err), nil))
+			return true
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			stop()
+		} else {
+			s.watches[uri] = stop
+			s.mu.Unlock()
+		}
+	}
+	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+	return true
+}
+
+// stopWatches ends the session's resource subscriptions on stateless upstreams.
+func (s *Session) stopWatches() {
+	s.mu.Lock()
+	w := s.watches
+	s.watches = nil
+	s.mu.Unlock()
+	for _, stop := range w {
+		stop()
+	}
+}

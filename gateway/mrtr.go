@@ -1,0 +1,396 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// Multi Round-Trip Requests for stateless clients. Upstreams speak a session revision, so
+// an upstream that needs sampling, elicitation or roots during a call sends a request of
+// its own and waits for the answer. A stateless client cannot receive requests: the
+// gateway ends the client's HTTP request with an input_required result that carries the
+// upstream's request(s) as inputRequests and a requestState naming the call, and keeps
+// the upstream call running ("parked"). The client retries the original request with
+// inputResponses and that requestState; the gateway answers the upstream with them and
+// goes on waiting for the call's next step (its result, or another input request).
+//
+// The call itself runs detached from any one HTTP request, with the session dispatch; a
+// client that closes its response stream while the call runs cancels it (the revision's
+// cancellation), and a parked call nobody resumes is cancelled after parkTTL.
+
+// parkTTL bounds how long a parked call waits for the client's retry.
+const parkTTL = 10 * time.Minute
+
+// inputGather is how long the gateway waits, after an upstream's input request, for more
+// of them before it answers the client: requests sent together travel in one round.
+const inputGather = 20 * time.Millisecond
+
+// mrtrCall is one client request running detached: its related messages and response
+// come on ev, in order.
+type mrtrCall struct {
+	ctx    context.Context
+	s      *Session
+	method string
+	ev     chan mrtrEvent
+	cancel context.CancelFunc
+
+	mu    sync.Mutex
+	asked map[string]json.RawMessage // input requests the client has not answered: key → {method, params}
+	timer *time.Timer
+}
+
+type mrtrEvent struct {
+	msg   []byte
+	final bool
+}
+
+// mrtrOut is the outbox the detached dispatch writes to.
+type mrtrOut struct{ c *mrtrCall }
+
+// related and reply wait for room while the call lives: a call whose client stopped
+// reading is cancelled (closed stream, parkTTL), which ends the wait.
+func (o mrtrOut) related(msg []byte) error {
+	select {
+	case o.c.ev <- mrtrEvent{msg: msg}:
+		return nil
+	case <-o.c.ctx.Done():
+		return errNoStream
+	}
+}
+
+func (o mrtrOut) reply(msg []byte) error {
+	select {
+	case o.c.ev <- mrtrEvent{msg: msg, final: true}:
+		return nil
+	case <-o.c.ctx.Done():
+		return errNoStream
+	}
+}
+
+// serveModernCall runs a stateless request: a new one is dispatched detached; a retry
+// (requestState) resumes its parked call with the client's input responses.
+func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+	m := req.m
+	var c *mrtrCall
+	if up, ok := strings.CutPrefix(req.state, upstreamStatePrefix); ok {
+		// A retry of an upstream's own input_required result: the upstream gets its
+		// state and the client's responses back, as a new request.
+		state, valid := g.openState(s, up)
+		if !valid {
+			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
+				"Invalid params: requestState was altered or is not this caller's", nil))
+			return
+		}
+		var p objBuf
+		_ = wire.MembersRaw(nonNull(m.Params), func(k, v []byte) error {
+			if string(k) == "requestState" {
+				p.str("requestState", state)
+				return nil
+			}
+			p.raw(string(k), v)
+			return nil
+		})
+		m.Params = p.bytes()
+		req.state = ""
+	}
+	if strings.HasPrefix(req.state, parkedStatePrefix) {
+		c = g.unpark(req.state, s)
+		if c == nil {
+			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
+				"Invalid params: requestState is unknown, expired or not this caller's", nil))
+			return
+		}
+		c.mu.Lock()
+		answered := map[string]json.RawMessage{}
+		for key, resp := range req.inputs {
+			if _, ok := c.asked[key]; !ok {
+				continue // not asked (or answered already): ignored
+			}
+			delete(c.asked, key)
+			answered[key] = resp
+		}
+		missing := len(c.asked) > 0
+		c.mu.Unlock()
+		for key, resp := range answered {
+			g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Result: resp})
+		}
+		if missing {
+			// Asked again for what is still missing, under a new state.
+			g.inputRequired(&modernOut{w: w}, m.ID, c)
+			return
+		}
+	} else {
+		ctx, cancel := context.WithCancel(g.ctx)
+		c = &mrtrCall{ctx: ctx, s: s, method: m.Method, ev: make(chan mrtrEvent, 64), cancel: cancel, asked: map[string]json.RawMessage{}}
+		// inputResponses and a requestState that is no gateway state go to the upstream
+		// as they came: they answer the upstream's own input requests.
+		orig := *m
+		go func() {
+			defer cancel()
+			g.dispatch(ctx, s, &orig, mrtrOut{c})
+		}()
+	}
+	out := &modernOut{w: w}
+	for {
+		select {
+		case ev := <-c.ev:
+			if ev.final {
+				msg, status := g.modernReply(c.method, m.ID, ev.msg)
+				msg = g.sealState(s, msg)
+				out.final(msg, status)
+				return
+			}
+			var rel wire.Msg
+			if wire.ParseInto(ev.msg, &rel) != nil {
+				continue
+			}
+			if rel.IsRequest() {
+				if !g.askClient(w, out, m.ID, c, req, &rel) {
+					return
+				}
+				g.inputRequired(out, m.ID, c)
+				return
+			}
+			if rel.Method == "notifications/message" && !wantsLog(req.level, rel.Params) {
+				continue // the revision: no log messages for a request that set no logLevel
+			}
+			_ = out.notify(ev.msg)
+		case <-r.Context().Done():
+			// Closing the response stream cancels the request.
+			c.cancel()
+			g.dropAsked(c)
+			return
+		}
+	}
+}
+
+// askClient records an upstream's input request (and those that follow within
+// inputGather) for the client. A request for a capability the client did not declare
+// ends the call with MissingRequiredClientCapability; false means that answer was written.
+func (g *Gateway) askClient(w http.ResponseWriter, out *modernOut, id json.RawMessage, c *mrtrCall, req *modernRequest, first *wire.Msg) bool {
+	next := first
+	deadline := time.NewTimer(inputGather)
+	defer deadline.Stop()
+	for {
+		need := map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}[next.Method]
+		var key string
+		_ = json.Unmarshal(next.ID, &key)
+		if need == "" || !req.hasCap(need) {
+			c.cancel()
+			g.dropAsked(c)
+			g.answerUpstream(c.s, key, wire.CodeMethodNotFound, "the client did not declare the capability for "+next.Method)
+			msg := wire.Error(id, codeMissingClientCapabilities, "Missing required client capability: "+need,
+				map[string]any{"requiredCapabilities": map[string]any{need: map[string]any{}}})
+			if out.sse {
+				out.final(msg, http.StatusOK)
+			} else {
+				writeJSON(w, http.StatusBadRequest, msg)
+			}
+			return false
+		}
+		ir, _ := json.Marshal(map[string]json.RawMessage{"method": wire.Quote(next.Method), "params": nonNull(next.Params)})
+		c.mu.Lock()
+		c.asked[key] = ir
+		c.mu.Unlock()
+		// Another request within the gathering window joins this round.
+		for next = nil; next == nil; {
+			select {
+			case ev := <-c.ev:
+				var rel wire.Msg
+				if wire.ParseInto(ev.msg, &rel) == nil && rel.IsRequest() && !ev.final {
+					next = &rel
+					continue
+				}
+				// Anything else goes back to the front of the call's queue for the retry.
+				c.requeue(ev)
+				return true
+			case <-deadline.C:
+				return true
+			}
+		}
+	}
+}
+
+// requeue puts back an event read while gathering input requests: the next retry sees it
+// first. Events keep their order, since the gathering stops at the first one.
+func (c *mrtrCall) requeue(ev mrtrEvent) {
+	rest := []mrtrEvent{ev}
+	for {
+		select {
+		case e := <-c.ev:
+			rest = append(rest, e)
+			continue
+		default:
+		}
+		break
+	}
+	go func() {
+		for _, e := range rest {
+			select {
+			case c.ev <- e:
+			case <-c.ctx.Done():
+				return
+			}
+		}
+	}()
+}
+
+func nonNull(p json.RawMessage) json.RawMessage {
+	if len(p) == 0 || string(p) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	return p
+}
+
+// inputRequired answers the client with the call's outstanding input requests and parks
+// the call under a new requestState.
+func (g *Gateway) inputRequired(out *modernOut, id json.RawMessage, c *mrtrCall) {
+	state := parkedStatePrefix + rand.Text()
+	c.mu.Lock()
+	reqs := make(map[string]json.RawMessage, len(c.asked))
+	for k, v := range c.asked {
+		reqs[k] = v
+	}
+	c.mu.Unlock()
+	g.park(state, c)
+	res, _ := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": state})
+	out.final(wire.Result(id, g.modernResult(c.method, res)), http.StatusOK)
+}
+
+// park keeps c under state until the client retries, or parkTTL passes.
+func (g *Gateway) park(state string, c *mrtrCall) {
+	g.modern.mu.Lock()
+	if g.modern.parked == nil {
+		g.modern.parked = map[string]*mrtrCall{}
+	}
+	g.modern.parked[state] = c
+	g.modern.mu.Unlock()
+	c.mu.Lock()
+	c.timer = time.AfterFunc(parkTTL, func() {
+		if g.unpark(state, c.s) != nil {
+			c.cancel()
+			g.dropAsked(c)
+		}
+	})
+	c.mu.Unlock()
+}
+
+// unpark takes the call parked under state, if it is s's.
+func (g *Gateway) unpark(state string, s *Session) *mrtrCall {
+	g.modern.mu.Lock()
+	c := g.modern.parked[state]
+	if c == nil || c.s != s {
+		g.modern.mu.Unlock()
+		return nil
+	}
+	delete(g.modern.parked, state)
+	g.modern.mu.Unlock()
+	c.mu.Lock()
+	if c.timer != nil {
+		c.timer.Stop()
+		c.timer = nil
+	}
+	c.mu.Unlock()
+	return c
+}
+
+// dropAsked tells the upstreams of a call's unanswered input requests that no answer
+// will come.
+func (g *Gateway) dropAsked(c *mrtrCall) {
+	c.mu.Lock()
+	keys := make([]string, 0, len(c.asked))
+	for k := range c.asked {
+		keys = append(keys, k)
+	}
+	clear(c.asked)
+	c.mu.Unlock()
+	for _, k := range keys {
+		g.answerUpstream(c.s, k, wire.CodeInternalError, "the client cancelled the request")
+	}
+}
+
+// answerUpstream answers a pending server-to-client request with an error.
+func (g *Gateway) answerUpstream(s *Session, key string, code int, msg string) {
+	e, _ := json.Marshal(wire.ErrorObject{Code: code, Message: msg})
+	g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Error: e})
+}
+
+// parkedStatePrefix marks the requestState of a parked call.
+const parkedStatePrefix = "mcpgw-s"
+
+// upstreamStatePrefix marks a requestState that wraps an upstream's own (an upstream that
+// returned input_required itself): "mcpgw-u." + base64url(state) + "." + MAC. The MAC
+// binds the state to the caller's gateway-side session, so a client can neither alter an
+// upstream's state nor replay another caller's.
+const upstreamStatePrefix = "mcpgw-u."
+
+// stateKey is the process's MAC key for wrapped states (a restart invalidates them: the
+// client then starts its request again).
+var stateKey = sync.OnceValue(func() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return b
+})
+
+func stateMAC(s *Session, state string) string {
+	h := hmac.New(sha256.New, stateKey())
+	h.Write([]byte(s.ID))
+	h.Write([]byte{0})
+	h.Write([]byte(state))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
+
+// sealState wraps the requestState of an upstream's input_required result in msg.
+func (g *Gateway) sealState(s *Session, msg []byte) []byte {
+	if !bytes.Contains(msg, []byte(`"input_required"`)) {
+		return msg
+	}
+	var resp wire.Msg
+	if wire.ParseInto(msg, &resp) != nil || resp.Result == nil {
+		return msg
+	}
+	var out objBuf
+	sealed := false
+	_ = wire.MembersRaw(resp.Result, func(k, v []byte) error {
+		if string(k) == "requestState" {
+			if st, ok := wire.String(v); ok {
+				out.str("requestState", upstreamStatePrefix+base64.RawURLEncoding.EncodeToString([]byte(st))+"."+stateMAC(s, st))
+				sealed = true
+				return nil
+			}
+		}
+		out.raw(string(k), v)
+		return nil
+	})
+	if !sealed {
+		return msg
+	}
+	return wire.Result(resp.ID, out.bytes())
+}
+
+// openState checks and unwraps a sealed upstream state (without its prefix).
+func (g *Gateway) openState(s *Session, sealed string) (string, bool) {
+	enc, mac, ok := strings.Cut(sealed, ".")
+	if !ok {
+		return "", false
+	}
+	b, err := base64.RawURLEncoding.DecodeString(enc)
+	if err != nil {
+		return "", false
+	}
+	if !hmac.Equal([]byte(mac), []byte(stateMAC(s, string(b)))) {
+		return "", false
+	}
+	return string(b), true
+}

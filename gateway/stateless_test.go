@@ -1,0 +1,276 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// Stateless (2026-07-28) requests: discovery, lists with caching hints, calls without a
+// session, the header and _meta checks with their error codes, and input requests of an
+// upstream delivered as a multi round-trip result.
+
+const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+
+func modernReq(method, params string, hdr map[string]string) req {
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	return req{body: `{"jsonrpc":"2.0","id":5,"method":"` + method + `","params":` + params + `}`, header: h}
+}
+
+func modernResult(t *testing.T, r resp) map[string]json.RawMessage {
+	t.Helper()
+	if r.status != http.StatusOK {
+		t.Fatalf("HTTP %d %s", r.status, r.body)
+	}
+	if sid := r.header.Get("Mcp-Session-Id"); sid != "" {
+		t.Errorf("a stateless answer carries Mcp-Session-Id %q", sid)
+	}
+	m := r.message(t)
+	if m.Error != nil {
+		t.Fatalf("error %s", m.Error)
+	}
+	var res map[string]json.RawMessage
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		t.Fatalf("result %s: %v", m.Result, err)
+	}
+	var meta map[string]json.RawMessage
+	_ = json.Unmarshal(res["_meta"], &meta)
+	if !strings.Contains(string(meta["io.modelcontextprotocol/serverInfo"]), `"mcpgw"`) {
+		t.Errorf("result _meta %s lacks the gateway's serverInfo", res["_meta"])
+	}
+	return res
+}
+
+func TestStatelessDiscoverListCall(t *testing.T) {
+	g := startGateway(t, baseConfig)
+
+	res := modernResult(t, g.do(t, modernReq("server/discover", "{"+modernMeta+"}", nil)))
+	var versions []string
+	_ = json.Unmarshal(res["supportedVersions"], &versions)
+	if len(versions) == 0 || versions[0] != "2026-07-28" || !slices.Contains(versions, "2025-11-25") {
+		t.Errorf("supportedVersions %v", versions)
+	}
+	if !strings.Contains(string(res["capabilities"]), `"tools":{"listChanged":true}`) || string(res["resultType"]) != `"complete"` {
+		t.Errorf("discover result %v", res)
+	}
+
+	res = modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", nil)))
+	if string(res["ttlMs"]) != "60000" || string(res["cacheScope"]) != `"public"` {
+		t.Errorf("caching hints ttlMs=%s cacheScope=%s", res["ttlMs"], res["cacheScope"])
+	}
+	var tools []struct{ Name string }
+	_ = json.Unmarshal(res["tools"], &tools)
+	var names []string
+	for _, tl := range tools {
+		names = append(names, tl.Name)
+	}
+	if len(names) == 0 || !slices.IsSorted(names) {
+		t.Errorf("tools not in a deterministic (sorted) order: %v", names)
+	}
+
+	res = modernResult(t, g.do(t, modernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+modernMeta+"}",
+		map[string]string{"Mcp-Name": "everything__test_simple_text"})))
+	if !strings.Contains(string(res["content"]), "text") || string(res["resultType"]) != `"complete"` {
+		t.Errorf("call result %v", res)
+	}
+}
+
+func TestStatelessRefusals(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	call := `{"name":"everything__test_simple_text","arguments":{},` + modernMeta + `}`
+	for _, tc := range []struct {
+		name       string
+		r          req
+		wantStatus int
+		wantCode   int
+	}{
+		{"Mcp-Method differs from the body", modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Mcp-Method": "prompts/list"}), 400, -32020},
+		{"Mcp-Method value is case-sensitive", modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Mcp-Method": "TOOLS/LIST"}), 400, -32020},
+		{"Mcp-Name missing", modernReq("tools/call", call, nil), 400, -32020},
+		{"Mcp-Name differs", modernReq("tools/call", call, map[string]string{"Mcp-Name": "other"}), 400, -32020},
+		{"_meta missing", modernReq("tools/list", `{}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without protocolVersion", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without clientCapabilities", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta version differs from the header", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, -32020},
+		{"initialize was removed", modernReq("initialize", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"ping was removed", modernReq("ping", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"logging/setLevel was removed", modernReq("logging/setLevel", `{"level":"info",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"resources/subscribe was removed", modernReq("resources/subscribe", `{"uri":"x:y",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"tasks/get is no core method", modernReq("tasks/get", `{"taskId":"1",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown method", modernReq("made/up", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown resource is -32602", modernReq("resources/read", `{"uri":"nope://x",`+modernMeta+"}", map[string]string{"Mcp-Name": "nope://x"}), 200, wire.CodeInvalidParams},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := g.do(t, tc.r)
+			if r.status != tc.wantStatus {
+				t.Errorf("HTTP %d, want %d: %s", r.status, tc.wantStatus, r.body)
+			}
+			e := r.rpcError(t, tc.wantCode)
+			_ = e
+			if m := r.message(t); string(m.ID) != "5" {
+				t.Errorf("error id %s, want the request's 5", m.ID)
+			}
+		})
+	}
+}
+
+// TestStatelessSamplingAsInputRequest: an upstream on a session revision asks for sampling
+// during a call; the stateless client gets it as inputRequests, answers on a retry, and
+// the upstream's call completes with the answer.
+func TestStatelessSamplingAsInputRequest(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	params := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},` + modernMeta + `}`
+	name := map[string]string{"Mcp-Name": "everything__test_sampling"}
+	res := modernResult(t, g.do(t, modernReq("tools/call", params, name)))
+	if string(res["resultType"]) != `"input_required"` {
+		t.Fatalf("want an input_required result, got %v", res)
+	}
+	var reqs map[string]struct {
+		Method string          `json:"method"`
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(res["inputRequests"], &reqs)
+	var state string
+	_ = json.Unmarshal(res["requestState"], &state)
+	if len(reqs) != 1 || state == "" {
+		t.Fatalf("inputRequests %s requestState %q", res["inputRequests"], state)
+	}
+	var key string
+	for k, ir := range reqs {
+		key = k
+		if ir.Method != "sampling/createMessage" || !strings.Contains(string(ir.Params), "capital of France?") {
+			t.Errorf("input request %s %s", ir.Method, ir.Params)
+		}
+	}
+	// A state that is not the gateway's is refused, and leaves the call parked.
+	r := g.do(t, modernReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"mcpgw-sforged","inputResponses":{},`+modernMeta+`}`, name))
+	r.rpcError(t, wire.CodeInvalidParams)
+	answer := `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"test-model"}`
+	retry := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},"requestState":"` + state + `","inputResponses":{"` + key + `":` + answer + `},` + modernMeta + `}`
+	res = modernResult(t, g.do(t, modernReq("tools/call", retry, name)))
+	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "Paris") {
+		t.Errorf("final result %v, want the upstream's result built from the answer (Paris)", res)
+	}
+	// The same state cannot be used twice.
+	r = g.do(t, modernReq("tools/call", retry, name))
+	r.rpcError(t, wire.CodeInvalidParams)
+}
+
+// extUpstream is a session-era upstream that declares a server extension.
+type extUpstream struct{}
+
+func (extUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	result := `{}`
+	switch m.Method {
+	case "initialize":
+		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"resources":{},"extensions":{"io.modelcontextprotocol/skills":{"v":1}}},"serverInfo":{"name":"ext-up","version":"1"}}`
+	case "tools/list":
+		result = `{"tools":[{"name":"t","inputSchema":{"type":"object"}}]}`
+	case "resources/list":
+		result = `{"resources":[{"uri":"skill://demo/SKILL.md","name":"demo"}]}`
+	case "resources/templates/list", "prompts/list":
+		result = `{"resourceTemplates":[],"prompts":[]}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
+}
+
+// TestExtensionsPassThrough: an upstream's server extension is listed in server/discover
+// and in the initialize result of a client that declared it; a client that did not sees
+// the capabilities it always saw.
+func TestExtensionsPassThrough(t *testing.T) {
+	up := httptest.NewServer(extUpstream{})
+	t.Cleanup(up.Close)
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+servers:
+  ext:
+    type: streamable_http
+    url: `+up.URL+`
+`)
+	init := func(caps string) string {
+		r := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`})
+		m := r.message(t)
+		var res struct {
+			Capabilities json.RawMessage `json:"capabilities"`
+		}
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatalf("initialize: %s", r.body)
+		}
+		return string(res.Capabilities)
+	}
+	if c := init(`{}`); strings.Contains(c, "extensions") {
+		t.Errorf("a client that declared no extension sees %s", c)
+	}
+	if c := init(`{"extensions":{"io.modelcontextprotocol/skills":{}}}`); !strings.Contains(c, `"extensions":{"io.modelcontextprotocol/skills":{"v":1}}`) {
+		t.Errorf("a client that declared the skills extension sees %s", c)
+	}
+	res := modernResult(t, g.do(t, modernReq("server/discover", "{"+modernMeta+"}", nil)))
+	if !strings.Contains(string(res["capabilities"]), `"io.modelcontextprotocol/skills":{"v":1}`) {
+		t.Errorf("discover capabilities %s lack the upstream's extension", res["capabilities"])
+	}
+	// What the extension serves passes through: the skill resource is listed.
+	res = modernResult(t, g.do(t, modernReq("resources/list", "{"+modernMeta+"}", nil)))
+	if !strings.Contains(string(res["resources"]), "skill://demo/SKILL.md") {
+		t.Errorf("resources %s", res["resources"])
+	}
+}
+
+// TestStatelessIdentity: a stateless request is resolved from its own headers like an
+// initialize: each agent lists and calls its own view, lists say cacheScope private, and
+// a tool the agent may not use is refused as unknown.
+func TestStatelessIdentity(t *testing.T) {
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+servers:
+  everything:
+    type: streamable_http
+    url: {{everything}}
+agents:
+  narrow: {servers: [everything], tools: {deny: ["everything__test_simple_text"]}}
+  wide: {servers: [everything]}
+`)
+	list := func(agent string) (names string, scope string) {
+		res := modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"X-Agent-ID": agent})))
+		return string(res["tools"]), string(res["cacheScope"])
+	}
+	narrow, scope := list("narrow")
+	if strings.Contains(narrow, `"everything__test_simple_text"`) || scope != `"private"` {
+		t.Errorf("agent narrow: test_simple_text listed %v, cacheScope %s (want hidden, private)", strings.Contains(narrow, "test_simple_text"), scope)
+	}
+	wide, _ := list("wide")
+	if !strings.Contains(wide, `"everything__test_simple_text"`) {
+		t.Errorf("agent wide does not list everything__test_simple_text")
+	}
+	call := `{"name":"everything__test_simple_text","arguments":{},` + modernMeta + `}`
+	r := g.do(t, modernReq("tools/call", call, map[string]string{"X-Agent-ID": "narrow", "Mcp-Name": "everything__test_simple_text"}))
+	r.rpcError(t, wire.CodeInvalidParams)
+	res := modernResult(t, g.do(t, modernReq("tools/call", call, map[string]string{"X-Agent-ID": "wide", "Mcp-Name": "everything__test_simple_text"})))
+	if string(res["resultType"]) != `"complete"` {
+		t.Errorf("agent wide's call: %v", res)
+	}
+}
