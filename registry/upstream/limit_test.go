@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 )
@@ -35,8 +36,11 @@ func TestLimiterFIFO(t *testing.T) {
 	}
 	const n = 8
 	order := make(chan int, n)
+	var wg sync.WaitGroup
 	for i := 0; i < n; i++ {
+		wg.Add(1)
 		go func() {
+			defer wg.Done()
 			if err := l.Acquire(context.Background()); err != nil {
 				t.Errorf("waiter %d: %v", i, err)
 				order <- -1
@@ -58,6 +62,7 @@ func TestLimiterFIFO(t *testing.T) {
 			t.Fatalf("waiter %d never ran", want)
 		}
 	}
+	wg.Wait() // the last waiter reports its turn before it releases the slot
 	if !l.TryAcquire() {
 		t.Fatal("slot not free after every waiter released")
 	}
