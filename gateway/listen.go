@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
@@ -243,6 +244,9 @@ func (s *Session) listeners() *listenSet {
 // subscribeFor subscribes the session to uri at the upstream that serves it (once per
 // URI, however many listeners name it). It reports whether updates can come.
 func (g *Gateway) subscribeFor(ctx context.Context, s *Session, uri string) bool {
+	if registry.IsPluginURI(uri) {
+		return g.subscribePluginFor(s, uri)
+	}
 	server := resourceServer(s.View(), uri)
 	if server == "" {
 		return false
@@ -282,6 +286,10 @@ func (g *Gateway) unsubscribeFor(s *Session, uri string) {
 		delete(s.subs, uri)
 	}
 	s.mu.Unlock()
+	if last && registry.IsPluginURI(uri) {
+		g.pluginSubs.unsubscribe(s, uri)
+		return
+	}
 	if !last || server == "" {
 		return
 	}
@@ -310,4 +318,35 @@ func (g *Gateway) unsubscribeFor(s *Session, uri string) {
 		params, _ := json.Marshal(map[string]string{"uri": uri})
 		_, _ = c.Request(ctx, "resources/unsubscribe", params)
 	}()
+}
+
+// subscribePluginFor is subscribeFor for a plugin resource: the same view check and
+// provider subscription as resources/subscribe from a session client (pluginresources.go),
+// counted per URI like an upstream's so that the last listener naming it unsubscribes.
+func (g *Gateway) subscribePluginFor(s *Session, uri string) bool {
+	ref, err := registry.ParsePluginURI(uri)
+	if err != nil {
+		return false
+	}
+	t := s.View().PluginReader(ref)
+	if t == nil {
+		return false
+	}
+	s.mu.Lock()
+	s.listenSubs[uri]++
+	first := s.listenSubs[uri] == 1
+	s.mu.Unlock()
+	if !first {
+		return true
+	}
+	if err := g.pluginSubs.subscribe(g, s, uri, ref, t.PluginHost); err != nil {
+		g.log.Debug("plugin resource subscription refused", "uri", uri, "err", err)
+		s.mu.Lock()
+		if s.listenSubs[uri]--; s.listenSubs[uri] <= 0 {
+			delete(s.listenSubs, uri)
+		}
+		s.mu.Unlock()
+		return false
+	}
+	return true
 }
