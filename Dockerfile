@@ -31,13 +31,14 @@ RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/mcpgw ./cmd/mcpgw && \
     go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/mcpgw-bridge ./cmd/mcpgw-bridge && \
+    go build -trimpath -ldflags="-s -w -X main.version=${VERSION}" -o /out/mcpgw-plugin-sql ./cmd/mcpgw-plugin-sql && \
     go build -trimpath -ldflags="-s -w" -o /out/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server && \
     mkdir -p /out/state
 
 FROM gcr.io/distroless/static-debian12:nonroot
 ENV PATH=/usr/local/bin:/usr/bin:/bin \
     MCPGW_CONFIG=/etc/mcpgw/mcpgw.yaml
-COPY --from=build /out/mcpgw /out/mcpgw-bridge /
+COPY --from=build /out/mcpgw /out/mcpgw-bridge /out/mcpgw-plugin-sql /
 COPY --from=build /out/everything-server /usr/local/bin/everything-server
 COPY --from=build --chown=65532:65532 /out/state /var/lib/mcpgw
 COPY examples/docker.yaml /etc/mcpgw/mcpgw.yaml

@@ -56,8 +56,8 @@ build:
 ## and say whether that directory is on PATH. `make install PREFIX=/usr/local` as root.
 install: build
 	install -d '$(BINDIR)'
-	install -m 0755 bin/mcpgw bin/mcpgw-bridge '$(BINDIR)/'
-	@echo "installed $(BINDIR)/mcpgw and $(BINDIR)/mcpgw-bridge ($$('$(BINDIR)/mcpgw' version))"
+	install -m 0755 bin/mcpgw bin/mcpgw-bridge bin/mcpgw-plugin-sql '$(BINDIR)/'
+	@echo "installed $(BINDIR)/mcpgw, $(BINDIR)/mcpgw-bridge and $(BINDIR)/mcpgw-plugin-sql ($$('$(BINDIR)/mcpgw' version))"
 	@case ":$$PATH:" in \
 	*":$(BINDIR):"*) echo "$(BINDIR) is on your PATH";; \
 	*) echo "$(BINDIR) is not on your PATH; add it (e.g. in ~/.bashrc or ~/.profile):"; \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Release archives for every supported OS/arch (docs/platforms.md): DIST/mcpgw-VERSION-OS-ARCH
-# .tar.gz (Linux, macOS) or .zip (Windows), each holding mcpgw, mcpgw-bridge, README.md,
+# .tar.gz (Linux, macOS) or .zip (Windows), each holding mcpgw, mcpgw-bridge, mcpgw-plugin-sql, README.md,
 # LICENSE when there is one, and examples/; plus DIST/SHA256SUMS. Reproducible: static
 # (CGO_ENABLED=0), -trimpath, and archives whose every entry carries SOURCE_DATE_EPOCH
 # (default: the last commit's time).
@@ -29,7 +29,7 @@ for t in $DIST_TARGETS; do
 	name=mcpgw-$VERSION-$os-$arch
 	dir=$stage/$name
 	mkdir -p "$dir"
-	for cmd in mcpgw mcpgw-bridge; do
+	for cmd in mcpgw mcpgw-bridge mcpgw-plugin-sql; do
 		GOOS=$os GOARCH=$arch CGO_ENABLED=0 "$GO" build -trimpath \
 			-ldflags "-s -w -X main.version=$VERSION" -o "$dir/$cmd$ext" "./cmd/$cmd"
 	done

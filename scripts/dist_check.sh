@@ -27,7 +27,7 @@ for t in $DIST_TARGETS; do
 	want+=("$a")
 	[ -f "$DIST/$a" ] || fail "missing $DIST/$a"
 	"$tmp/archive" list "$DIST/$a" > "$tmp/list"
-	for f in "mcpgw$ext 755" "mcpgw-bridge$ext 755" "README.md 644" "examples/mcpgw.yaml 644"; do
+	for f in "mcpgw$ext 755" "mcpgw-bridge$ext 755" "mcpgw-plugin-sql$ext 755" "README.md 644" "examples/mcpgw.yaml 644"; do
 		grep -qxF "$name/$f" "$tmp/list" || fail "$a lacks $name/$f; it holds: $(tr '\n' ' ' < "$tmp/list")"
 	done
 done

@@ -176,7 +176,7 @@ func TestBridgeStdinEOF(t *testing.T) {
 	}
 }
 
-// TestBridgeMakeInstall: `make install PREFIX=<temp>` puts both binaries there, says
+// TestBridgeMakeInstall: `make install PREFIX=<temp>` puts the binaries there, says
 // where and that the directory is not on PATH (with the line to add), and the installed
 // binaries run. (-o build: the binaries under test are already built, and rebuilding
 // them under the other tests' feet is not this test's business.)
@@ -204,13 +204,18 @@ func TestBridgeMakeInstall(t *testing.T) {
 	}
 	out := run(os.Getenv("PATH"))
 	for _, want := range []string{
-		"installed " + filepath.Join(bindir, "mcpgw") + " and " + filepath.Join(bindir, "mcpgw-bridge"),
+		"installed " + filepath.Join(bindir, "mcpgw") + ", " + filepath.Join(bindir, "mcpgw-bridge") + " and " + filepath.Join(bindir, "mcpgw-plugin-sql"),
 		bindir + " is not on your PATH",
 		`export PATH="` + bindir + `:$PATH"`,
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("make install output lacks %q:\n%s", want, out)
 		}
+	}
+	// The out-of-process sql plugin is installed beside them, executable (the gateway
+	// starts it; it has no flags of its own to run here).
+	if fi, err := os.Stat(filepath.Join(bindir, "mcpgw-plugin-sql")); err != nil || fi.Mode()&0o111 == 0 {
+		t.Errorf("mcpgw-plugin-sql not installed as an executable: %v", err)
 	}
 	versions := map[string]string{}
 	for _, bin := range []string{"mcpgw", "mcpgw-bridge"} {
