@@ -81,6 +81,7 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 		Plugins:             goplugin.PluginSet{pluginName: &grpcPlugin{}},
 		SkipHostEnv:         true, // the runner adds it, with the plugin's own variables after it
 		AllowedProtocols:    []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions:     dialOptions(),
 		StartTimeout:        timeout,
 		Logger:              newHCLogger(log, filepath.Base(c.Path)),
 		SyncStdout:          &lineLogger{log: log, level: slog.LevelInfo, stream: "stdout"},

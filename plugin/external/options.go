@@ -22,8 +22,19 @@ import (
 // there are streamWorkers more workers than CPUs: with only GOMAXPROCS of them, the first
 // two long-lived streams took both and every call went back to a fresh goroutine.
 func serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0) + streamWorkers))}
+	return []grpc.ServerOption{grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0) + streamWorkers)),
+		grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow)}
 }
+
+// dialOptions are the host's gRPC client options.
+func dialOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
+}
+
+// flowWindow is the flow-control window of both ends, fixed: setting it turns off gRPC's
+// bandwidth-delay estimation, whose pings (and their answers) are frames and socket writes
+// besides the call's own.
+const flowWindow = 1 << 20
 
 // streamWorkers is how many stream workers the plugin has beyond GOMAXPROCS.
 const streamWorkers = 8
