@@ -71,7 +71,7 @@ func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *re
 	case err != nil:
 		outcome = "cancelled" // the client went away: no one to answer
 	default:
-		b, merr := json.Marshal(res)
+		b, merr := plugin.MarshalResult(res)
 		if merr != nil {
 			_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q returned a result that cannot be written as JSON: %v", t.Server, merr))))
 			outcome = "error"

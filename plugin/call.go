@@ -85,6 +85,9 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResu
 	ns, _ := a[argNamespace].(string)
 	switch t.Op {
 	case OperationGet:
+		if jg, ok := p.(JSONGetter); ok {
+			return rawResourceResult(jg.GetJSON(ctx, conn, t.Key, GetInput{ID: id, Namespace: ns}))
+		}
 		return resourceResult(p.Get(ctx, conn, t.Key, GetInput{ID: id, Namespace: ns}))
 	case OperationDelete:
 		return resourceResult(p.Delete(ctx, conn, t.Key, DeleteInput{ID: id, Namespace: ns}))

@@ -10,6 +10,8 @@ package external_test
 //	outofprocess  the same dispatcher on the same provider in a plugin process
 //	              ($MCPGW_PLUGIN_SQL_BIN, bin/mcpgw-plugin-sql under make bench; else this
 //	              test binary serving it), over go-plugin's gRPC on a Unix socket
+//	roundtrip     the transport alone: the out-of-process provider's Capabilities, one
+//	              gRPC round trip whose answer is a map lookup in the plugin
 //
 // Each call has a context of its own that can be cancelled, as in the gateway. Each reports
 // p50-ns and p90-ns from per-call timings besides ns/op and allocs/op. The
@@ -103,6 +105,14 @@ func BenchmarkPluginCall(b *testing.B) {
 	b.Run("direct", func(b *testing.B) { timed(b, direct) })
 	b.Run("inprocess", func(b *testing.B) { timed(b, inproc) })
 	b.Run("outofprocess", func(b *testing.B) { timed(b, outproc) })
+	b.Run("roundtrip", func(b *testing.B) {
+		timed(b, func() error {
+			ctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			_, err := remote.Capabilities(ctx, key)
+			return err
+		})
+	})
 	b.Run("interleaved", func(b *testing.B) {
 		fs := []func() error{direct, inproc, outproc}
 		var lat [3][]time.Duration

@@ -2,6 +2,7 @@ package external
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -145,6 +146,16 @@ func listRequest(conn, key string, in plugin.ListInput) *pluginpb.ListRequest {
 
 func (r *Remote) Get(ctx context.Context, conn, key string, in plugin.GetInput) (plugin.Resource, error) {
 	return resource(r.c.Get(ctx, &pluginpb.GetRequest{Connection: conn, Key: key, Id: in.ID, Namespace: in.Namespace}))
+}
+
+// GetJSON is Get with the resource as the plugin sent it (plugin.JSONGetter): the
+// dispatcher passes it through instead of decoding it and writing it again.
+func (r *Remote) GetJSON(ctx context.Context, conn, key string, in plugin.GetInput) (json.RawMessage, error) {
+	res, err := r.c.Get(ctx, &pluginpb.GetRequest{Connection: conn, Key: key, Id: in.ID, Namespace: in.Namespace})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return res.Resource, nil
 }
 
 func (r *Remote) Delete(ctx context.Context, conn, key string, in plugin.DeleteInput) (plugin.Resource, error) {

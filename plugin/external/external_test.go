@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -65,17 +66,29 @@ func TestMain(m *testing.M) {
 }
 
 // probe is the fixture with a few ids that let a test look inside the plugin process:
-// "pid" answers its process id, "block" waits for its context to end, and "blocked"
+// "pid" answers its process id, "gomaxprocs" its GOMAXPROCS, "rpcs" how many Get and
+// catalogue calls reached it (this one included), "block" waits for its context to end, and "blocked"
 // says whether a "block" started and whether it saw its context end. "panic" panics.
 type probe struct {
 	*plugintest.Fixture
 	mu        sync.Mutex
 	started   bool
 	cancelled bool
+	gets      int64 // Get calls
+	catalogue int64 // catalogue calls (ResourceTypes, Capabilities, ... Actions)
 }
 
 func (p *probe) Get(ctx context.Context, conn, key string, in plugin.GetInput) (plugin.Resource, error) {
+	p.mu.Lock()
+	p.gets++
+	p.mu.Unlock()
 	switch in.ID {
+	case "gomaxprocs":
+		return plugin.Resource{"gomaxprocs": int64(runtime.GOMAXPROCS(0))}, nil
+	case "rpcs":
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		return plugin.Resource{"gets": p.gets, "catalogue": p.catalogue}, nil
 	case "pid":
 		return plugin.Resource{"pid": int64(os.Getpid())}, nil
 	case "block":
@@ -128,6 +141,12 @@ func launch(t testing.TB, mode string, cfg any) (plugin.Plugin, *logBuffer) {
 // is the executable.
 func launchPath(t testing.TB, path, mode string, cfg any) (plugin.Plugin, *logBuffer) {
 	t.Helper()
+	return launchEnv(t, path, mode, cfg)
+}
+
+// launchEnv is launchPath with env added to the plugin's environment.
+func launchEnv(t testing.TB, path, mode string, cfg any, env ...string) (plugin.Plugin, *logBuffer) {
+	t.Helper()
 	var raw json.RawMessage
 	if cfg != nil {
 		b, err := json.Marshal(cfg)
@@ -139,7 +158,7 @@ func launchPath(t testing.TB, path, mode string, cfg any) (plugin.Plugin, *logBu
 	logs := &logBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	p, err := external.Launch(ctx, external.Command{Name: mode, Path: path, Env: []string{serveEnv + "=" + mode},
+	p, err := external.Launch(ctx, external.Command{Name: mode, Path: path, Env: append([]string{serveEnv + "=" + mode}, env...),
 		Config: raw, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatalf("launch %s: %v\nlog:\n%s", mode, err, logs)

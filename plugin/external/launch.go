@@ -30,6 +30,18 @@ type Command struct {
 	Logger *slog.Logger    // gets the plugin's stdout, stderr and go-plugin's own messages
 }
 
+// DefaultEnv is added to a plugin's environment after the gateway's and before the
+// plugin's own env, which overrides it.
+//
+// GOMAXPROCS=1: a plugin answers one small request at a time for the host, which waits
+// for it. With more than one P, every call in the plugin process hands work between
+// threads (gRPC's reader, the call's goroutine, its writer), each handoff a futex wake of
+// another thread and idle threads spinning to steal work: strace -c -f of
+// bin/mcpgw-plugin-sql under S13 counted 6 futex and 7.5 nanosleep calls per tool call
+// with GOMAXPROCS=2, 0.6 and 1.8 with 1, and the call's p50 fell by 40-60 µs. A plugin
+// whose provider does CPU-heavy work in parallel sets GOMAXPROCS in its env.
+var DefaultEnv = []string{"GOMAXPROCS=1"}
+
 // DefaultStartTimeout bounds the start (process, handshake, Open) when ctx has no deadline.
 const DefaultStartTimeout = time.Minute
 
@@ -58,7 +70,7 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 		// env, then those.
 		RunnerFunc: func(l hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(c.Path, c.Args...)
-			cmd.Env = append(append(os.Environ(), c.Env...), spec.Env...)
+			cmd.Env = append(append(append(os.Environ(), DefaultEnv...), c.Env...), spec.Env...)
 			cmd.Dir = c.Dir
 			r, err := newProcRunner(l, cmd)
 			proc = r
@@ -69,6 +81,7 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 		Plugins:             goplugin.PluginSet{pluginName: &grpcPlugin{}},
 		SkipHostEnv:         true, // the runner adds it, with the plugin's own variables after it
 		AllowedProtocols:    []goplugin.Protocol{goplugin.ProtocolGRPC},
+		GRPCDialOptions:     dialOptions(),
 		StartTimeout:        timeout,
 		Logger:              newHCLogger(log, filepath.Base(c.Path)),
 		SyncStdout:          &lineLogger{log: log, level: slog.LevelInfo, stream: "stdout"},

@@ -44,6 +44,7 @@ func Serve(open OpenFunc) {
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.StatsHandler(&hostWatch{gone: gone}),
 				grpc.ChainUnaryInterceptor(recoverUnary), grpc.ChainStreamInterceptor(recoverStream))
+			opts = append(opts, serverOptions()...)
 			s := grpc.NewServer(opts...)
 			go func() {
 				<-gone

@@ -236,11 +236,17 @@ func (p *Plugin) Get(ctx context.Context, connID, key string, in plugin.GetInput
 	}
 	q := &query{d: c.d}
 	q.add("SELECT ", selectList(c, t), " FROM ", qualified(c, t), " WHERE ", c.d.quote(t.pk.name), " = ", q.arg(id))
-	return one(ctx, c, q, t, in.ID)
+	rows, err := c.queryPrepared(ctx, q.sql.String(), q.args...)
+	return oneOf(rows, err, t, in.ID)
 }
 
 func one(ctx context.Context, c *conn, q *query, t *table, id string) (plugin.Resource, error) {
 	rows, err := c.db.QueryContext(ctx, q.sql.String(), q.args...)
+	return oneOf(rows, err, t, id)
+}
+
+// oneOf is the one row of a query's result, or plugin.ErrNotFound.
+func oneOf(rows *sql.Rows, err error, t *table, id string) (plugin.Resource, error) {
 	if err != nil {
 		return nil, sqlError(err)
 	}

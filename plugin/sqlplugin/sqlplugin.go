@@ -134,6 +134,8 @@ type conn struct {
 	mu     sync.RWMutex
 	tables map[string]*table // by name
 	err    error             // the last catalogue read's failure
+
+	stmts stmtCache // SQLite: prepared get statements
 }
 
 // Open opens every connection of cfg and reads their catalogues. A config problem is an
@@ -289,6 +291,7 @@ func (p *Plugin) Close() error {
 		if c.listener != nil {
 			c.listener.stop()
 		}
+		c.stmts.close()
 		errs = append(errs, c.db.Close())
 	}
 	p.watch.closeAll()
