@@ -61,8 +61,15 @@ const listTTL = 60_000
 type modernState struct {
 	mu       sync.Mutex
 	sessions map[string]*Session
+	byCaller map[string][]string // a caller's session keys (one per capability set), oldest first
 	parked   map[string]*mrtrCall
 }
+
+// modernVariants bounds the gateway-side sessions one caller holds at once: sessions are
+// keyed by the capabilities a request declares, so a caller that varied them on every
+// request would otherwise open a session (and per-session upstream instances) per
+// request. A real client declares one set; beyond this many, the oldest session ends.
+const modernVariants = 8
 
 // modernRequest is a validated stateless request.
 type modernRequest struct {
@@ -424,7 +431,7 @@ func canonical(raw json.RawMessage) string {
 // modernSession returns the caller's gateway-side session, opening it (with the same
 // resolution as initialize) on its first request; nil means a refusal was written.
 func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) *Session {
-	key := modernKey(id, req.caps)
+	key, caller := modernKey(id, req.caps), modernKey(id, nil)
 	g.modern.mu.Lock()
 	s := g.modern.sessions[key]
 	g.modern.mu.Unlock()
@@ -463,7 +470,32 @@ func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth
 		}
 	}
 	g.modern.sessions[key] = s
+	if g.modern.byCaller == nil {
+		g.modern.byCaller = map[string][]string{}
+	}
+	var evict []*Session
+	keys := g.modern.byCaller[caller][:0:0]
+	for _, k := range g.modern.byCaller[caller] {
+		if old := g.modern.sessions[k]; old != nil && k != key {
+			keys = append(keys, k)
+		}
+	}
+	keys = append(keys, key)
+	for len(keys) > modernVariants {
+		evict = append(evict, g.modern.sessions[keys[0]])
+		delete(g.modern.sessions, keys[0])
+		keys = keys[1:]
+	}
+	g.modern.byCaller[caller] = keys
+	for k, ks := range g.modern.byCaller {
+		if len(ks) == 0 || g.modern.sessions[ks[len(ks)-1]] == nil {
+			delete(g.modern.byCaller, k)
+		}
+	}
 	g.modern.mu.Unlock()
+	for _, old := range evict {
+		g.end(old, "the caller opened more capability variants than modernVariants; this was its oldest")
+	}
 	return s
 }
 

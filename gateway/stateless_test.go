@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -273,4 +274,22 @@ agents:
 	if string(res["resultType"]) != `"complete"` {
 		t.Errorf("agent wide's call: %v", res)
 	}
+}
+
+// A stateless caller that changes its declared capabilities on every request would open a
+// gateway-side session per request (they are keyed by capabilities) and keep each for the
+// idle timeout: one identity holds at most modernVariants of them, the least recently
+// opened ending first.
+func TestStatelessCapabilityVariantsBounded(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	for i := range 20 {
+		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"experimental":{"v` + strconv.Itoa(i) + `":{}}}}`
+		modernResult(t, g.do(t, modernReq("tools/list", "{"+meta+"}", nil)))
+	}
+	if n := g.metricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
+		t.Errorf("one caller with 20 capability variants holds %v gateway-side sessions, want 1 to 8", n)
+	}
+	// The caller's latest variant still works (its session was kept).
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"experimental":{"v19":{}}}}`
+	modernResult(t, g.do(t, modernReq("tools/list", "{"+meta+"}", nil)))
 }
