@@ -157,29 +157,7 @@ func BenchmarkForwardToolCall(b *testing.B) {
 	up := httptest.NewServer(benchEcho{})
 	defer up.Close()
 
-	srv := httptest.NewUnstartedServer(nil)
-	yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\nservers:\n  echo:\n    type: streamable_http\n    url: %s\n",
-		srv.Listener.Addr().String(), b.TempDir(), up.URL)
-	cfg, _, err := config.Parse([]byte(yaml))
-	if err != nil {
-		b.Fatalf("config: %v", err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	reg := registry.New(cfg, log)
-	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
-	if err != nil {
-		b.Fatalf("gateway.New: %v", err)
-	}
-	reg.Start(10 * time.Second)
-	gw.Start()
-	srv.Config.Handler = gw.Handler()
-	srv.Start()
-	defer func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		gw.Close()
-		reg.Close()
-	}()
+	srv := startBenchGateway(b, "", up.URL)
 
 	b.Run("direct", func(b *testing.B) {
 		bc := newBenchClient(b, up.URL, "echo")
@@ -216,4 +194,34 @@ func BenchmarkForwardToolCall(b *testing.B) {
 		b.ReportMetric(allocs-dAllocs, "gw-allocs/op")
 		b.ReportMetric(bytes-dBytes, "gw-B/op")
 	})
+}
+
+// startBenchGateway serves a gateway in front of the streamable HTTP upstream upURL (server
+// "echo"), with extra config lines before servers:, and stops it when b ends.
+func startBenchGateway(b *testing.B, extra, upURL string) *httptest.Server {
+	b.Helper()
+	srv := httptest.NewUnstartedServer(nil)
+	yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\n%sservers:\n  echo:\n    type: streamable_http\n    url: %s\n",
+		srv.Listener.Addr().String(), b.TempDir(), extra, upURL)
+	cfg, _, err := config.Parse([]byte(yaml))
+	if err != nil {
+		b.Fatalf("config: %v", err)
+	}
+	log := slog.New(slog.DiscardHandler)
+	reg := registry.New(cfg, log)
+	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
+	if err != nil {
+		b.Fatalf("gateway.New: %v", err)
+	}
+	reg.Start(10 * time.Second)
+	gw.Start()
+	srv.Config.Handler = gw.Handler()
+	srv.Start()
+	b.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		gw.Close()
+		reg.Close()
+	})
+	return srv
 }

@@ -1,19 +1,11 @@
 package gateway_test
 
 import (
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
 	"testing"
-	"time"
-
-	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // BenchmarkToolCallTracing: one tools/call through the gateway with tracing off, on at
@@ -33,29 +25,7 @@ func BenchmarkToolCallTracing(b *testing.B) {
 		{"ratio1", "tracing: {otlp_endpoint: " + sink.URL + ", sample_ratio: 1}\n"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			srv := httptest.NewUnstartedServer(nil)
-			yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\n%sservers:\n  echo:\n    type: streamable_http\n    url: %s\n",
-				srv.Listener.Addr().String(), b.TempDir(), c.tracing, up.URL)
-			cfg, _, err := config.Parse([]byte(yaml))
-			if err != nil {
-				b.Fatalf("config: %v", err)
-			}
-			log := slog.New(slog.DiscardHandler)
-			reg := registry.New(cfg, log)
-			gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
-			if err != nil {
-				b.Fatalf("gateway.New: %v", err)
-			}
-			reg.Start(10 * time.Second)
-			gw.Start()
-			srv.Config.Handler = gw.Handler()
-			srv.Start()
-			defer func() {
-				srv.CloseClientConnections()
-				srv.Close()
-				gw.Close()
-				reg.Close()
-			}()
+			srv := startBenchGateway(b, c.tracing, up.URL)
 			bc := newBenchClient(b, srv.URL+"/mcp", "echo__echo")
 			for i := 0; i < 200; i++ {
 				bc.call(b)
