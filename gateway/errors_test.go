@@ -1115,3 +1115,38 @@ func TestCancelledCall(t *testing.T) {
 		t.Fatalf("session after cancellation: HTTP %d %s", r.status, r.body)
 	}
 }
+
+func TestFastAnswerFollowsAcceptPreference(t *testing.T) {
+	// A fast answer is plain JSON for a client that lists JSON first, and an event stream
+	// for one that prefers text/event-stream, in both eras.
+	g := startGateway(t, baseConfig)
+	sid := g.initialize(t, "2025-11-25", "")
+	for _, tc := range []struct {
+		accept, wantCT string
+	}{
+		{"application/json, text/event-stream", "application/json"},
+		{"text/event-stream, application/json", "text/event-stream"},
+	} {
+		h := sessionHeaders(sid, "2025-11-25")
+		h["Accept"] = tc.accept
+		for _, body := range []string{
+			`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+			`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
+		} {
+			r := g.do(t, req{body: body, header: h})
+			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), tc.wantCT) {
+				t.Errorf("Accept %q, %s: HTTP %d Content-Type %q, want %s", tc.accept, body, r.status, r.header.Get("Content-Type"), tc.wantCT)
+				continue
+			}
+			if m := r.message(t); m.Error != nil {
+				t.Errorf("Accept %q, %s: error answer %s", tc.accept, body, r.body)
+			}
+		}
+		// The same for a stateless (2026-07-28) request.
+		r := g.do(t, modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Accept": tc.accept}))
+		if !strings.HasPrefix(r.header.Get("Content-Type"), tc.wantCT) {
+			t.Errorf("Accept %q, stateless tools/list: HTTP %d Content-Type %q, want %s", tc.accept, r.status, r.header.Get("Content-Type"), tc.wantCT)
+		}
+		modernResult(t, r)
+	}
+}

@@ -127,7 +127,7 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 		}
 		if missing {
 			// Asked again for what is still missing, under a new state.
-			g.inputRequired(&modernOut{w: w}, m.ID, c)
+			g.inputRequired(&modernOut{w: w, sseWanted: wantsSSE(r.Header.Get("Accept"))}, m.ID, c)
 			return
 		}
 	} else {
@@ -141,7 +141,7 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 			g.dispatch(ctx, s, &orig, mrtrOut{c})
 		}()
 	}
-	out := &modernOut{w: w}
+	out := &modernOut{w: w, sseWanted: wantsSSE(r.Header.Get("Accept"))}
 	for {
 		select {
 		case ev := <-c.ev:

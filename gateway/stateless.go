@@ -648,12 +648,14 @@ func (g *Gateway) modernCaps(servers []string) json.RawMessage {
 }
 
 // modernOut writes one stateless response: a JSON body when the response is all there
-// is, an event stream once a notification must go first.
+// is, an event stream once a notification must go first or when the client prefers one
+// (sseWanted, from its Accept header).
 type modernOut struct {
-	w   http.ResponseWriter
-	mu  sync.Mutex
-	sse bool
-	buf []byte
+	w         http.ResponseWriter
+	mu        sync.Mutex
+	sse       bool
+	sseWanted bool
+	buf       []byte
 }
 
 func (o *modernOut) startSSE() {
@@ -687,6 +689,9 @@ func (o *modernOut) notify(msg []byte) error {
 func (o *modernOut) final(msg []byte, status int) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.sseWanted && status == http.StatusOK {
+		o.startSSE()
+	}
 	if o.sse {
 		o.buf = wire.AppendEvent(o.buf[:0], "", "message", msg)
 		_, _ = o.w.Write(o.buf)

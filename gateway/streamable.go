@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -453,19 +454,19 @@ func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 // id and a retry hint if the response has not come within primeDelay; a fast call still
 // leaves as one JSON body in one write.
 type postReply struct {
-	w        http.ResponseWriter
-	r        *http.Request
-	mu       sync.Mutex
-	sse      bool
-	done     bool
-	sseOnly  bool
-	primed   bool
-	stream   int64 // the stream's number; its id ("s" + number) is made when it starts
-	streamID string
-	nextID   int
-	buf      []byte
-	timer    *primeTimer
-	s        *Session
+	w         http.ResponseWriter
+	r         *http.Request
+	mu        sync.Mutex
+	sse       bool
+	done      bool
+	sseWanted bool // the client prefers an event stream (wantsSSE): the answer is one even when fast
+	primed    bool
+	stream    int64 // the stream's number; its id ("s" + number) is made when it starts
+	streamID  string
+	nextID    int
+	buf       []byte
+	timer     *primeTimer
+	s         *Session
 	// rb keeps the stream's events for a client that resumes it (resume.go); made when a
 	// primed stream starts, so a JSON answer has none.
 	rb *resumeBuf
@@ -474,8 +475,54 @@ type postReply struct {
 const primeDelay = 20 * time.Millisecond
 
 func newPostReply(w http.ResponseWriter, r *http.Request) *postReply {
-	accept := r.Header.Get("Accept")
-	return &postReply{w: w, r: r, sseOnly: !strings.Contains(accept, "application/json") && strings.Contains(accept, "text/event-stream")}
+	return &postReply{w: w, r: r, sseWanted: wantsSSE(r.Header.Get("Accept"))}
+}
+
+// wantsSSE reports whether a POST's answer should be an event stream even when it comes at
+// once: the client accepts text/event-stream and prefers it to application/json, by a
+// higher q-value or, at equal q-values, by naming it first. Clients that list JSON first
+// (every SDK we know) or only JSON get a fast answer as plain JSON.
+func wantsSSE(accept string) bool {
+	sse := strings.Index(accept, "text/event-stream")
+	if sse < 0 {
+		return false
+	}
+	js := strings.Index(accept, "application/json")
+	if js < 0 {
+		return true
+	}
+	if strings.IndexByte(accept, ';') >= 0 { // parameters: compare q-values
+		if qs, qj := acceptQ(accept[sse:]), acceptQ(accept[js:]); qs != qj {
+			return qs > qj
+		}
+	}
+	return sse < js
+}
+
+// acceptQ is the q-value of the media range that starts s (up to the next comma); 1 when it
+// has none or an unreadable one.
+func acceptQ(s string) float64 {
+	if i := strings.IndexByte(s, ','); i >= 0 {
+		s = s[:i]
+	}
+	for {
+		i := strings.IndexByte(s, ';')
+		if i < 0 {
+			return 1
+		}
+		s = s[i+1:]
+		param := s
+		if j := strings.IndexByte(param, ';'); j >= 0 {
+			param = param[:j]
+		}
+		k, v, ok := strings.Cut(strings.TrimSpace(param), "=")
+		if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+			if q, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && q >= 0 && q <= 1 {
+				return q
+			}
+			return 1
+		}
+	}
 }
 
 // prime arranges for a priming event (id, retry, empty data, SEP-1699) to open the event
@@ -631,7 +678,7 @@ func (p *postReply) reply(msg []byte) error {
 		p.startStream()
 		return nil
 	}
-	if p.sse || p.sseOnly {
+	if p.sse || p.sseWanted {
 		p.startStream()
 		// No flush: the handler's return sends it with the end of the body, in one write.
 		return p.event(msg, false, true)
@@ -656,7 +703,7 @@ func (p *postReply) replyResult(id, result []byte) error {
 		p.timer.stop()
 		p.timer = nil
 	}
-	if !p.sse && !p.sseOnly {
+	if !p.sse && !p.sseWanted {
 		p.w.Header()["Content-Type"] = ctJSON
 		p.w.Header().Set("Content-Length", itoa(int64(len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`))))
 		p.w.WriteHeader(http.StatusOK)

@@ -30,12 +30,6 @@ var knownGaps2026 = map[string]map[string]struct {
 		// the scenario's retry answers a key mcpgw never asked.
 		"input-required-result-basic-elicitation/sep-2322-elicitation-incomplete": {1, "input request keys of a session-era upstream"},
 		"input-required-result-basic-elicitation/sep-2322-elicitation-complete":   {1, "input request keys of a session-era upstream"},
-		// Like the 0.1.16 suite's scenario: a response ready within 20 ms is plain JSON,
-		// which the suite records as INFO instead of a passed streaming check.
-		"server-sse-multiple-streams/server-sse-streams-functional": {1, "fast answers are JSON"},
-	},
-	"2026-07-28": {
-		"server-sse-multiple-streams/server-sse-streams-functional": {1, "fast answers are JSON"},
 	},
 }
 
