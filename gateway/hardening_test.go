@@ -136,3 +136,24 @@ func TestStalledBodyTimesOut(t *testing.T) {
 		t.Errorf("408 took %s, want about body_timeout (1s)", d)
 	}
 }
+
+// TestLongCallOutlivesBodyTimeout: the read deadline that bounds a body ends with the
+// body. A call that runs longer than body_timeout (150 ms of progress against 100 ms)
+// completes; had the deadline stayed, net/http would have taken the connection for gone
+// and cancelled the call.
+func TestLongCallOutlivesBodyTimeout(t *testing.T) {
+	g := startGateway(t, strings.Replace(baseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
+		"http: {max_body_bytes: 65536, page_size: 7, body_timeout: 100ms}", 1))
+	sid := g.initialize(t, "2025-11-25", "")
+	for i := range 3 { // keep-alive: the deadline is set again for every request
+		start := time.Now()
+		r := g.call(t, sid, 10+i, "tools/call", `{"name":"everything__test_tool_with_progress","_meta":{"progressToken":"p"}}`)
+		m := r.message(t)
+		if m.Error != nil || !strings.Contains(string(m.Result), `"content"`) {
+			t.Fatalf("call %d: %s", i, r.body)
+		}
+		if d := time.Since(start); d < 100*time.Millisecond {
+			t.Fatalf("call %d took %s: not longer than body_timeout, the test proves nothing", i, d)
+		}
+	}
+}

@@ -1,6 +1,8 @@
 package gateway
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestWantsSSE(t *testing.T) {
 	for accept, want := range map[string]bool{
