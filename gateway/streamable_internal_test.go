@@ -1,8 +1,6 @@
 package gateway
 
-import (
-	"testing"
-)
+import "testing"
 
 func TestWantsSSE(t *testing.T) {
 	for accept, want := range map[string]bool{
