@@ -103,6 +103,9 @@ func (c *Config) applyDefaults() {
 	if c.Upstream.MaxMessageBytes == 0 {
 		c.Upstream.MaxMessageBytes = 32 << 20
 	}
+	if c.Upstream.BusyPoll == 0 {
+		c.Upstream.BusyPoll = 200 * time.Microsecond
+	}
 	if c.HTTP.BodyTimeout == 0 {
 		c.HTTP.BodyTimeout = 30 * time.Second
 	}

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Problem is one thing wrong with a config. Warnings do not stop the gateway.
@@ -155,6 +156,9 @@ func (c *Config) Validate() Problems {
 	}
 	if c.Upstream.MaxMessageBytes < 4096 {
 		add(false, "upstream.max_message_bytes", "%d is too small (at least 4096)", c.Upstream.MaxMessageBytes)
+	}
+	if c.Upstream.BusyPoll > 10*time.Millisecond {
+		add(false, "upstream.busy_poll", "%s is too long (at most 10ms; negative turns it off)", c.Upstream.BusyPoll)
 	}
 	if c.HTTP.MaxConnections < 1 {
 		add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)

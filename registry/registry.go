@@ -135,6 +135,7 @@ func New(cfg *config.Config, log *slog.Logger) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{log: log, ctx: ctx, cancel: cancel, views: newViewCache(256)}
 	r.cfg.Store(cfg)
+	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
 	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		set.m[name] = r.newServer(name, cfg.Servers[name])
@@ -285,6 +286,7 @@ type Change struct {
 func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
+	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
 	old := r.set.Load()
 	// Exposed names depend on the naming settings: a change there re-lists every server.
 	renamed := !reflect.DeepEqual(r.cfg.Load().Naming, cfg.Naming) || r.cfg.Load().Upstream.MaxMessageBytes != cfg.Upstream.MaxMessageBytes

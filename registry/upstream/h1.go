@@ -680,7 +680,11 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 			return h1Response{}, err
 		}
 		r := h1Response{ep: e, c: c, deadline: hasDeadline, tr: tr, ctx: ctx, length: -1}
-		if err := r.readHead(knownSID); err != nil {
+		waiting.Add(1)
+		c.awaitAnswer() // busypoll.go
+		err = r.readHead(knownSID)
+		waiting.Add(-1)
+		if err != nil {
 			r.fail()
 			if err := ctxErr(ctx, hasDeadline, err); err != nil {
 				return h1Response{}, err

@@ -1,0 +1,124 @@
+package upstream
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"runtime"
+	"testing"
+	"time"
+)
+
+// busyPollFor turns busy polling on for one test (off again afterwards), or skips the
+// test where the process never busy-polls.
+func busyPollFor(t *testing.T, d time.Duration) {
+	t.Helper()
+	if !busyPollSupported || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skipf("busy polling needs Linux and two CPUs (have %s, %d CPUs, GOMAXPROCS %d)", runtime.GOOS, runtime.NumCPU(), runtime.GOMAXPROCS(0))
+	}
+	SetBusyPoll(d)
+	t.Cleanup(func() { SetBusyPoll(0) })
+}
+
+func stats() (caught, gaveWay, timedOut int64) {
+	return busyStats.caught.Load(), busyStats.gaveWay.Load(), busyStats.timedOut.Load()
+}
+
+// TestBusyPollCatchesAnswer: the only waiting call polls and reads the answer that comes
+// while it polls; answers that come at once, later than the poll lasts, or in two parts,
+// and a connection closed without an answer, read exactly as without polling.
+func TestBusyPollCatchesAnswer(t *testing.T) {
+	busyPollFor(t, 2*time.Second)
+	delays := []time.Duration{time.Millisecond, 0, 10 * time.Millisecond}
+	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
+		for k := 0; ; k++ {
+			if _, _, err := readReq(br); err != nil {
+				return
+			}
+			if k < len(delays) && !s.sleep(delays[k]) {
+				return
+			}
+			if k == len(delays) { // the head in two parts
+				_, _ = io.WriteString(c, okJSON[:20])
+				s.sleep(5 * time.Millisecond)
+				_, _ = io.WriteString(c, okJSON[20:])
+				continue
+			}
+			if k > len(delays) {
+				return // closed without an answer
+			}
+			_, _ = io.WriteString(c, okJSON)
+		}
+	})
+	ep := newTestEndpoint(t, srv.url("/mcp"), nil)
+	tr := &testTracker{}
+	c0, _, _ := stats()
+	for i := 0; i <= len(delays); i++ {
+		mustReadBody(t, mustPost(t, ep, tr, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), `{"ok":true}`)
+	}
+	if c1, _, _ := stats(); c1-c0 < 2 {
+		t.Errorf("%d of the answers that came while the only call waited were caught by polling, want at least the delayed ones", c1-c0)
+	}
+	if _, err := doPost(testCtx(t), ep, tr, "", "", []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), ""); err == nil {
+		t.Fatal("a connection closed without an answer gave no error")
+	}
+	SetBusyPoll(time.Millisecond) // shorter than the 10 ms answer: the poll times out, the call still gets it
+	_, _, t0 := stats()
+	srv2 := newRawServer(t, func(s *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := readReq(br); err == nil && s.sleep(10*time.Millisecond) {
+			_, _ = io.WriteString(c, okJSON)
+		}
+	})
+	mustReadBody(t, mustPost(t, newTestEndpoint(t, srv2.url("/mcp"), nil), tr, `{}`), `{"ok":true}`)
+	if _, _, t1 := stats(); t1 == t0 {
+		t.Error("a poll shorter than the upstream's answer did not end by time")
+	}
+}
+
+// TestBusyPollGivesWay: a call polls only while it is the only one waiting; once a
+// second call waits, the first goes back to the poller and both get their answers.
+func TestBusyPollGivesWay(t *testing.T) {
+	busyPollFor(t, 5*time.Second)
+	second := make(chan struct{})
+	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := readReq(br); err != nil {
+			return
+		}
+		if i == 0 {
+			select { // the first call's answer waits for the second call's request
+			case <-second:
+			case <-s.quit:
+				return
+			}
+			s.sleep(50 * time.Millisecond)
+		} else {
+			close(second)
+			s.sleep(100 * time.Millisecond)
+		}
+		_, _ = io.WriteString(c, okJSON)
+	})
+	ep := newTestEndpoint(t, srv.url("/mcp"), nil)
+	_, g0, _ := stats()
+	errc := make(chan error, 2)
+	post := func() {
+		r, err := doPost(testCtx(t), ep, &testTracker{}, "", "", []byte(`{}`), "")
+		if err == nil {
+			_, err = r.readBody(1 << 10)
+		}
+		errc <- err
+	}
+	go post()
+	deadline := time.Now().Add(5 * time.Second)
+	for srv.accepted.Load() == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	go post()
+	for range 2 {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, g1, _ := stats(); g1 == g0 {
+		t.Error("the first call went on polling while a second call waited")
+	}
+}
