@@ -122,6 +122,11 @@ func TestConfigProblems(t *testing.T) {
 			wantErr: []string{`~listen: "127.0.0.1:notaport": port "notaport" is not a number`},
 		},
 		{
+			name:    "busy_poll longer than 10ms",
+			yaml:    "upstream: {busy_poll: 50ms}\n",
+			wantErr: []string{"upstream.busy_poll: 50ms is too long (at most 10ms; negative turns it off)"},
+		},
+		{
 			name:    "auth none on a non-loopback listener",
 			yaml:    "listen: 0.0.0.0:8080\n",
 			wantErr: []string{"~listen: auth.mode none trusts identity headers, so it only runs on a loopback listener"},
@@ -466,6 +471,12 @@ func TestConfigDefaults(t *testing.T) {
 	}
 	if cfg.Servers["a"].Timeouts.Call != 2*time.Second || cfg.Servers["b"].Timeouts.Call != 300*time.Millisecond {
 		t.Errorf("call timeouts a=%v b=%v", cfg.Servers["a"].Timeouts.Call, cfg.Servers["b"].Timeouts.Call)
+	}
+	if cfg.Upstream.BusyPoll != 200*time.Microsecond {
+		t.Errorf("upstream.busy_poll = %s, want 200µs", cfg.Upstream.BusyPoll)
+	}
+	if off, _, err := Parse([]byte("upstream: {busy_poll: -1s}\n")); err != nil || off.Upstream.BusyPoll >= 0 {
+		t.Errorf("busy_poll -1s: %v, %v (want negative: off)", off.Upstream.BusyPoll, err)
 	}
 	if cfg.Servers["a"].ProtocolVer != "2025-11-25" {
 		t.Errorf("upstream protocol = %q, want pinned 2025-11-25", cfg.Servers["a"].ProtocolVer)
