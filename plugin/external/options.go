@@ -28,7 +28,8 @@ func serverOptions() []grpc.ServerOption {
 
 // dialOptions are the host's gRPC client options.
 func dialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
+	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow),
+		grpc.WithChainUnaryInterceptor(busyUnary)}
 }
 
 // flowWindow is the flow-control window of both ends, fixed: setting it turns off gRPC's
