@@ -168,8 +168,8 @@ type UpstreamDefaults struct {
 	// MaxMessageBytes bounds one message from an upstream, and so one result (default
 	// 32 MiB). A larger message fails its call and restarts a stdio instance.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
-	// BusyPoll is how long the only call waiting for an HTTP upstream's answer polls its
-	// socket instead of sleeping (default 200µs; negative: never; Linux only).
+	// BusyPoll is how long the only call waiting for an upstream's or plugin's answer
+	// waits busily instead of sleeping (default 200µs; negative: never; Linux only).
 	BusyPoll time.Duration `yaml:"busy_poll"`
 }
 

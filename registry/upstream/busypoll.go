@@ -6,7 +6,8 @@ import (
 	"time"
 )
 
-// Busy polling for an HTTP upstream's answer (upstream.busy_poll).
+// Busy polling for an upstream's answer (upstream.busy_poll): an HTTP upstream's socket
+// (awaitAnswer), or the signal of the reader of a stdio or SSE upstream (awaitSignal).
 //
 // A sequential tool call waits on the upstream about as long as the upstream takes to
 // answer, tens to hundreds of microseconds for a fast tool. Parked in the network poller,
@@ -65,5 +66,41 @@ func (c *h1Conn) awaitAnswer() {
 		}
 		runtime.Gosched() // other goroutines of the gateway first,
 		yieldCPU()        // then other threads on this CPU (the upstream's, perhaps)
+	}
+}
+
+// awaitSignal busy-waits for the call's next message (a stdio or SSE upstream's, delivered
+// by the connection's reader) while the call is the only one waiting for an answer, as
+// awaitAnswer does for an HTTP upstream's socket; true when the message came. The reader
+// is parked in the network poller, but a CPU kept busy, and handed to whichever thread is
+// ready, needs no wake-up from idle when the answer arrives (docs/performance.md).
+func (k *Call) awaitSignal() bool {
+	d := time.Duration(busyPoll.Load())
+	if d <= 0 || runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	if waiting.Add(1) != 1 {
+		waiting.Add(-1)
+		return false
+	}
+	defer waiting.Add(-1)
+	start := time.Now()
+	for {
+		select {
+		case <-k.sig:
+			busyStats.caught.Add(1)
+			return true
+		default:
+		}
+		if waiting.Load() != 1 {
+			busyStats.gaveWay.Add(1)
+			return false
+		}
+		if time.Since(start) > d {
+			busyStats.timedOut.Add(1)
+			return false
+		}
+		runtime.Gosched()
+		yieldCPU()
 	}
 }

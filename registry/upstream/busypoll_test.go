@@ -2,9 +2,14 @@ package upstream
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 )
@@ -120,5 +125,74 @@ func TestBusyPollGivesWay(t *testing.T) {
 	}
 	if _, g1, _ := stats(); g1 == g0 {
 		t.Error("the first call went on polling while a second call waited")
+	}
+}
+
+// fakeTransport hands each request to the test, which answers through deliver.
+type fakeTransport struct {
+	deliver func(raw []byte, rel *Call)
+	sent    chan []byte
+	ended   chan struct{}
+}
+
+func newFakeTransport() *fakeTransport {
+	return &fakeTransport{sent: make(chan []byte, 4), ended: make(chan struct{})}
+}
+
+func (f *fakeTransport) start(d func(raw []byte, rel *Call)) error { f.deliver = d; return nil }
+func (f *fakeTransport) send(_ context.Context, msg []byte, _ *Call) error {
+	f.sent <- msg
+	return nil
+}
+func (f *fakeTransport) afterInit(string)      {}
+func (f *fakeTransport) interrupt(*Call)       {}
+func (f *fakeTransport) close() error          { close(f.ended); return nil }
+func (f *fakeTransport) done() <-chan struct{} { return f.ended }
+func (f *fakeTransport) err() error            { return nil }
+
+// answer answers the request msg after d.
+func (f *fakeTransport) answer(t *testing.T, msg []byte, d time.Duration) {
+	var req struct{ ID int64 }
+	if err := json.Unmarshal(msg, &req); err != nil {
+		t.Errorf("request %s: %v", msg, err)
+		return
+	}
+	time.Sleep(d)
+	f.deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{}}`, req.ID)), nil)
+}
+
+// TestBusyWaitForDeliveredAnswer: a call on a connection whose reader delivers the answer
+// (stdio, SSE) waits for it busily while it is the only call waiting: the answer that
+// comes meanwhile is caught; one that comes later than the wait lasts still arrives.
+func TestBusyWaitForDeliveredAnswer(t *testing.T) {
+	busyPollFor(t, 2*time.Second)
+	f := newFakeTransport()
+	c := newConn("fake", f, nil, slog.New(slog.DiscardHandler))
+	if err := c.start(); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	call := func(delay time.Duration) {
+		t.Helper()
+		k, err := c.Begin(testCtx(t), "tools/call", json.RawMessage(`{}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go f.answer(t, <-f.sent, delay)
+		raw, final, err := k.Next(testCtx(t))
+		if err != nil || !final || !strings.Contains(string(raw), `"result"`) {
+			t.Fatalf("Next: %s %v %v", raw, final, err)
+		}
+	}
+	c0, _, _ := stats()
+	call(time.Millisecond)
+	if c1, _, _ := stats(); c1 == c0 {
+		t.Error("the answer that came while the only call waited busily was not caught")
+	}
+	SetBusyPoll(time.Millisecond)
+	_, _, t0 := stats()
+	call(20 * time.Millisecond)
+	if _, _, t1 := stats(); t1 == t0 {
+		t.Error("a busy wait shorter than the answer's delay did not end by time")
 	}
 }

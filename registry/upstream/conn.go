@@ -160,6 +160,7 @@ func (k *Call) finish(resp []byte, err error) {
 func (k *Call) Next(ctx context.Context) (raw []byte, final bool, err error) {
 	var timer *time.Timer
 	var expired <-chan time.Time
+	spun := false
 	defer func() {
 		if timer != nil {
 			timer.Stop()
@@ -180,6 +181,12 @@ func (k *Call) Next(ctx context.Context) (raw []byte, final bool, err error) {
 			return resp, true, err
 		}
 		k.mu.Unlock()
+		if !spun {
+			spun = true
+			if k.awaitSignal() { // busypoll.go
+				continue
+			}
+		}
 		if timer == nil && !k.deadline.IsZero() {
 			d := time.Until(k.deadline)
 			if d <= 0 {
