@@ -45,28 +45,13 @@ func SetBusyPoll(d time.Duration) {
 // returns at once when busy polling is off, another call was already waiting, or data is
 // buffered.
 func (c *h1Conn) awaitAnswer() {
-	d := time.Duration(busyPoll.Load())
-	if d <= 0 || c.raw == nil || c.br.Buffered() > 0 || waiting.Load() != 1 || runtime.GOMAXPROCS(0) < 2 {
+	if c.raw == nil || c.br.Buffered() > 0 || waiting.Load() != 1 {
 		return
 	}
-	start := time.Now()
-	for {
+	spin(func() bool {
 		c.peekOK = false
-		if c.raw.Read(c.peekFn) != nil || !c.peekOK {
-			busyStats.caught.Add(1)
-			return // readable (the answer, its end, an error): read it at once
-		}
-		if waiting.Load() != 1 {
-			busyStats.gaveWay.Add(1)
-			return
-		}
-		if time.Since(start) > d {
-			busyStats.timedOut.Add(1)
-			return
-		}
-		runtime.Gosched() // other goroutines of the gateway first,
-		yieldCPU()        // then other threads on this CPU (the upstream's, perhaps)
-	}
+		return c.raw.Read(c.peekFn) != nil || !c.peekOK // readable: the answer, its end, an error
+	})
 }
 
 // awaitSignal busy-waits for the call's next message (a stdio or SSE upstream's, delivered
@@ -75,22 +60,35 @@ func (c *h1Conn) awaitAnswer() {
 // is parked in the network poller, but a CPU kept busy, and handed to whichever thread is
 // ready, needs no wake-up from idle when the answer arrives (docs/performance.md).
 func (k *Call) awaitSignal() bool {
-	d := time.Duration(busyPoll.Load())
-	if d <= 0 || runtime.GOMAXPROCS(0) < 2 {
-		return false
-	}
 	if waiting.Add(1) != 1 {
 		waiting.Add(-1)
 		return false
 	}
 	defer waiting.Add(-1)
-	start := time.Now()
-	for {
+	return spin(func() bool {
 		select {
 		case <-k.sig:
-			busyStats.caught.Add(1)
 			return true
 		default:
+			return false
+		}
+	})
+}
+
+// spin calls ready until it reports true, another call waits (waiting is no longer 1) or
+// busyPoll has passed, yielding to goroutines and then threads between two tries; it
+// reports whether ready did. It does not spin at all when busy polling is off or the
+// process has one P.
+func spin(ready func() bool) bool {
+	d := time.Duration(busyPoll.Load())
+	if d <= 0 || runtime.GOMAXPROCS(0) < 2 {
+		return false
+	}
+	start := time.Now()
+	for {
+		if ready() {
+			busyStats.caught.Add(1)
+			return true
 		}
 		if waiting.Load() != 1 {
 			busyStats.gaveWay.Add(1)
@@ -100,7 +98,7 @@ func (k *Call) awaitSignal() bool {
 			busyStats.timedOut.Add(1)
 			return false
 		}
-		runtime.Gosched()
-		yieldCPU()
+		runtime.Gosched() // other goroutines of the gateway first,
+		yieldCPU()        // then other threads on this CPU (the upstream's, perhaps)
 	}
 }
