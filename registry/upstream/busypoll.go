@@ -45,7 +45,7 @@ func SetBusyPoll(d time.Duration) {
 // returns at once when busy polling is off, another call was already waiting, or data is
 // buffered.
 func (c *h1Conn) awaitAnswer() {
-	if c.raw == nil || c.br.Buffered() > 0 || waiting.Load() != 1 {
+	if !c.busy || c.raw == nil || c.br.Buffered() > 0 || waiting.Load() != 1 {
 		return
 	}
 	spin(func() bool {
@@ -60,6 +60,9 @@ func (c *h1Conn) awaitAnswer() {
 // is parked in the network poller, but a CPU kept busy, and handed to whichever thread is
 // ready, needs no wake-up from idle when the answer arrives (docs/performance.md).
 func (k *Call) awaitSignal() bool {
+	if b, ok := k.conn.tr.(interface{ busyOK() bool }); !ok || !b.busyOK() {
+		return false
+	}
 	if waiting.Add(1) != 1 {
 		waiting.Add(-1)
 		return false
@@ -102,3 +105,14 @@ func spin(ready func() bool) bool {
 		yieldCPU()        // then other threads on this CPU (the upstream's, perhaps)
 	}
 }
+
+// busyOK: a stdio upstream is always another process.
+func (t *stdioTransport) busyOK() bool { return true }
+
+// busyOK: a streamable HTTP upstream that another process serves, directly (its answer
+// streams come through the transport's reader).
+func (t *streamTransport) busyOK() bool { return t.ep.proxyAddr == "" && t.ep.here.Load() == 2 }
+
+// isServedHere is servedHere; the tests of busy polling, whose upstreams are in the test
+// process, replace it.
+var isServedHere = servedHere

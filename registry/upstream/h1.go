@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -85,6 +86,9 @@ type h1Conn struct {
 	peekFn  func(uintptr) bool
 	peekOK  bool
 	peekBuf [1]byte
+	// busy: the answer may be busy-polled for (busypoll.go), since another process
+	// serves it (not this one, not through a proxy).
+	busy bool
 }
 
 // get takes the most recently used idle connection of key. Connections idle for longer
@@ -232,6 +236,9 @@ type h1Endpoint struct {
 	// the connection after each answer without saying "Connection: close", and the next
 	// request on it, moments later, would fail.
 	checkAlways bool
+	// here caches servedHere for the endpoint's address (0: not known yet, 1: the
+	// upstream is served by this process, 2: it is not), found at the first dial.
+	here atomic.Int32
 }
 
 // h1Options is how an endpoint connects, besides its URL; the zero value is the defaults.
@@ -496,8 +503,17 @@ func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, err
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
+	if e.proxyAddr == "" && e.here.Load() == 0 {
+		v := int32(2)
+		if isServedHere(nc) {
+			v = 1
+		}
+		e.here.Store(v)
+	}
 	if e.proxyAddr == "" && e.tlsConf == nil {
-		return newH1Conn(nc, nc, e.key), nil
+		c := newH1Conn(nc, nc, e.key)
+		c.busy = e.here.Load() == 2
+		return c, nil
 	}
 	raw := nc
 	if !deadline.IsZero() {
@@ -514,7 +530,9 @@ func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, err
 		return nil, err
 	}
 	_ = raw.SetDeadline(time.Time{})
-	return newH1Conn(nc, raw, e.key), nil
+	c := newH1Conn(nc, raw, e.key)
+	c.busy = e.proxyAddr == "" && e.here.Load() == 2
+	return c, nil
 }
 
 func (e *h1Endpoint) handshakes(ctx context.Context, nc net.Conn) (net.Conn, error) {
