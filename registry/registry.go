@@ -137,7 +137,7 @@ func New(cfg *config.Config, log *slog.Logger) *Registry {
 	r := &Registry{log: log, ctx: ctx, cancel: cancel, views: newViewCache(256)}
 	r.cfg.Store(cfg)
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
-	external.SetBusyPoll(cfg.Upstream.BusyPoll)
+	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
 	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		set.m[name] = r.newServer(name, cfg.Servers[name])
@@ -289,7 +289,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
-	external.SetBusyPoll(cfg.Upstream.BusyPoll)
+	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
 	old := r.set.Load()
 	// Exposed names depend on the naming settings: a change there re-lists every server.
 	renamed := !reflect.DeepEqual(r.cfg.Load().Naming, cfg.Naming) || r.cfg.Load().Upstream.MaxMessageBytes != cfg.Upstream.MaxMessageBytes

@@ -24,16 +24,32 @@ import (
 
 var busyPoll atomic.Int64 // nanoseconds; 0: off
 
+// quiet reports whether the host has no other request in progress (nil: assume so); a
+// busy wait needs the CPU to be otherwise idle.
+var quiet atomic.Pointer[func() bool]
+
+func isQuiet() bool {
+	q := quiet.Load()
+	return q == nil || (*q)()
+}
+
 // inFlight counts the unary calls to plugins in flight in this process.
 var inFlight atomic.Int32
 
 // SetBusyPoll sets how long the only plugin call in flight keeps the CPU busy (d <= 0:
-// never). One CPU, or a system other than Linux, never busy-waits.
-func SetBusyPoll(d time.Duration) {
+// never), while isQuiet (nil: always) reports that the host has no other request in
+// progress. One CPU, or a system other than Linux, never busy-waits.
+func SetBusyPoll(d time.Duration, isQuiet func() bool) {
 	if d < 0 || runtime.NumCPU() < 2 || !busyPollSupported {
 		d = 0
 	}
 	busyPoll.Store(int64(d))
+	pauseUntil.Store(0)
+	if isQuiet == nil {
+		quiet.Store(nil)
+	} else {
+		quiet.Store(&isQuiet)
+	}
 }
 
 // busyUnary is the host's unary interceptor: it counts the call and, when it is the only
@@ -41,13 +57,24 @@ func SetBusyPoll(d time.Duration) {
 func busyUnary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	n := inFlight.Add(1)
 	defer inFlight.Add(-1)
-	if d := time.Duration(busyPoll.Load()); d > 0 && n == 1 && runtime.GOMAXPROCS(0) >= 2 {
+	if d := time.Duration(busyPoll.Load()); d > 0 && n == 1 && runtime.GOMAXPROCS(0) >= 2 && isQuiet() &&
+		int64(time.Since(epoch)) >= pauseUntil.Load() {
 		done := new(atomic.Bool)
 		defer done.Store(true)
 		go busyWait(done, d)
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
 }
+
+// A busy wait that gave way (a second call, another request) pauses busy waiting for
+// backoffAfterGiveWay (until pauseUntil, monotonic since epoch): with two or three clients
+// the next request would interrupt it anyway, after it took the CPU from them.
+const backoffAfterGiveWay = 50 * time.Millisecond
+
+var (
+	epoch      = time.Now()
+	pauseUntil atomic.Int64
+)
 
 // spins counts the busy waits started and spinning those running, for tests.
 var spins, spinning atomic.Int64
@@ -57,7 +84,11 @@ func busyWait(done *atomic.Bool, d time.Duration) {
 	spinning.Add(1)
 	defer spinning.Add(-1)
 	start := time.Now()
-	for !done.Load() && inFlight.Load() == 1 && time.Since(start) < d {
+	for !done.Load() && time.Since(start) < d {
+		if inFlight.Load() != 1 || !isQuiet() {
+			pauseUntil.Store(int64(time.Since(epoch) + backoffAfterGiveWay))
+			return
+		}
 		runtime.Gosched()
 		yieldCPU()
 	}

@@ -38,15 +38,15 @@ func TestBusyWaitOnlyForTheOnlyCall(t *testing.T) {
 		}
 	}
 
-	external.SetBusyPoll(0)
+	external.SetBusyPoll(0, nil)
 	n0 := external.BusyWaits.Load()
 	get(context.Background(), "pid")
 	if n := external.BusyWaits.Load() - n0; n != 0 {
 		t.Fatalf("busy polling off: %d busy waits", n)
 	}
 
-	external.SetBusyPoll(5 * time.Second)
-	t.Cleanup(func() { external.SetBusyPoll(0) })
+	external.SetBusyPoll(5*time.Second, nil)
+	t.Cleanup(func() { external.SetBusyPoll(0, nil) })
 	n0 = external.BusyWaits.Load()
 	for range 3 {
 		get(context.Background(), "pid")

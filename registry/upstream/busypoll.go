@@ -26,6 +26,33 @@ var busyPoll atomic.Int64
 // waiting counts the calls waiting for an HTTP upstream's answer head.
 var waiting atomic.Int32
 
+// requests counts the requests the gateway is handling (RequestStarted, RequestEnded).
+// Polling needs the CPU to be otherwise idle, and with a second request in progress it
+// is not: at four sequential clients, polling whenever one call waited cost 15% of the
+// throughput (docs/performance.md).
+var requests atomic.Int32
+
+// RequestStarted and RequestEnded bracket every request the gateway handles.
+func RequestStarted() { requests.Add(1) }
+
+// RequestEnded: see RequestStarted.
+func RequestEnded() { requests.Add(-1) }
+
+// Quiet reports whether the gateway handles at most one request: the only case in which
+// it waits busily for an answer.
+func Quiet() bool { return requests.Load() <= 1 }
+
+// Polling that gave way to another request says the gateway is not serving one client
+// at a time just now: polling then stops for backoffAfterGiveWay (until pauseUntil, on
+// the monotonic clock since epoch), so that two or three clients do not pay for a poll
+// that the next request interrupts (at two clients that cost 7% of the throughput).
+const backoffAfterGiveWay = 50 * time.Millisecond
+
+var (
+	epoch      = time.Now()
+	pauseUntil atomic.Int64
+)
+
 // busyStats counts how polls ended: the answer came (caught), another call started
 // waiting (gaveWay), or the time was up (timedOut).
 var busyStats struct{ caught, gaveWay, timedOut atomic.Int64 }
@@ -38,6 +65,7 @@ func SetBusyPoll(d time.Duration) {
 		d = 0
 	}
 	busyPoll.Store(int64(d))
+	pauseUntil.Store(0)
 }
 
 // awaitAnswer polls c until the answer's first bytes are there, the busy-poll time is
@@ -78,13 +106,13 @@ func (k *Call) awaitSignal() bool {
 	})
 }
 
-// spin calls ready until it reports true, another call waits (waiting is no longer 1) or
-// busyPoll has passed, yielding to goroutines and then threads between two tries; it
+// spin calls ready until it reports true, another call waits (waiting is no longer 1),
+// another request is in progress (Quiet) or busyPoll has passed, yielding to goroutines and then threads between two tries; it
 // reports whether ready did. It does not spin at all when busy polling is off or the
 // process has one P.
 func spin(ready func() bool) bool {
 	d := time.Duration(busyPoll.Load())
-	if d <= 0 || runtime.GOMAXPROCS(0) < 2 {
+	if d <= 0 || runtime.GOMAXPROCS(0) < 2 || !Quiet() || int64(time.Since(epoch)) < pauseUntil.Load() {
 		return false
 	}
 	start := time.Now()
@@ -93,8 +121,9 @@ func spin(ready func() bool) bool {
 			busyStats.caught.Add(1)
 			return true
 		}
-		if waiting.Load() != 1 {
+		if waiting.Load() != 1 || !Quiet() {
 			busyStats.gaveWay.Add(1)
+			pauseUntil.Store(int64(time.Since(epoch) + backoffAfterGiveWay))
 			return false
 		}
 		if time.Since(start) > d {

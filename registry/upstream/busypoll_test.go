@@ -198,3 +198,50 @@ func TestBusyWaitForDeliveredAnswer(t *testing.T) {
 		t.Error("a busy wait shorter than the answer's delay did not end by time")
 	}
 }
+
+// TestBusyPollQuietAndPaused: polling needs the gateway to handle one request at most, and
+// stops for a while after it gave way to another.
+func TestBusyPollQuietAndPaused(t *testing.T) {
+	busyPollFor(t, time.Second)
+	waiting.Add(1) // this test is the one waiting call
+	defer waiting.Add(-1)
+	ready := func() bool { return true }
+	if !spin(ready) {
+		t.Fatal("no poll with one waiting call and no other request")
+	}
+	RequestStarted()
+	RequestStarted()
+	if spin(ready) {
+		t.Error("polled while the gateway handled two requests")
+	}
+	RequestEnded()
+	RequestEnded()
+	pauseUntil.Store(int64(time.Since(epoch) + time.Hour))
+	if spin(ready) {
+		t.Error("polled during the pause after giving way")
+	}
+	pauseUntil.Store(0)
+	// Giving way starts the pause: a second request arrives while polling.
+	_, g0, _ := stats()
+	calls := 0
+	if spin(func() bool {
+		if calls++; calls == 3 {
+			RequestStarted()
+			RequestStarted()
+		}
+		return false
+	}) {
+		t.Fatal("spin reported an answer that never came")
+	}
+	if calls < 3 {
+		t.Fatalf("spin stopped after %d polls, before the second request came", calls)
+	}
+	RequestEnded()
+	RequestEnded()
+	if _, g1, _ := stats(); g1 == g0 || pauseUntil.Load() <= int64(time.Since(epoch)) {
+		t.Errorf("a poll interrupted by a second request did not give way and pause (gave way %d, pause until %d)", g1-g0, pauseUntil.Load())
+	}
+	if spin(ready) {
+		t.Error("polled right after giving way")
+	}
+}
