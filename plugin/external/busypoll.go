@@ -85,8 +85,10 @@ func busyWait(done *atomic.Bool, d time.Duration) {
 	defer spinning.Add(-1)
 	start := time.Now()
 	for !done.Load() && time.Since(start) < d {
-		if inFlight.Load() != 1 || !isQuiet() {
-			pauseUntil.Store(int64(time.Since(epoch) + backoffAfterGiveWay))
+		if inFlight.Load() > 1 || !isQuiet() {
+			if !done.Load() { // not the call's own end, read in between
+				pauseUntil.Store(int64(time.Since(epoch) + backoffAfterGiveWay))
+			}
 			return
 		}
 		runtime.Gosched()
