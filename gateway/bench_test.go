@@ -200,9 +200,15 @@ func BenchmarkForwardToolCall(b *testing.B) {
 // "echo"), with extra config lines before servers:, and stops it when b ends.
 func startBenchGateway(b *testing.B, extra, upURL string) *httptest.Server {
 	b.Helper()
+	return serveBenchGateway(b, fmt.Sprintf("%sservers:\n  echo:\n    type: streamable_http\n    url: %s\n", extra, upURL))
+}
+
+// serveBenchGateway serves a gateway built from body (the config after listen, state_dir
+// and store) behind httptest, and stops it when b ends.
+func serveBenchGateway(b *testing.B, body string) *httptest.Server {
+	b.Helper()
 	srv := httptest.NewUnstartedServer(nil)
-	yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\n%sservers:\n  echo:\n    type: streamable_http\n    url: %s\n",
-		srv.Listener.Addr().String(), b.TempDir(), extra, upURL)
+	yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\n%s", srv.Listener.Addr().String(), b.TempDir(), body)
 	cfg, _, err := config.Parse([]byte(yaml))
 	if err != nil {
 		b.Fatalf("config: %v", err)
@@ -213,7 +219,7 @@ func startBenchGateway(b *testing.B, extra, upURL string) *httptest.Server {
 	if err != nil {
 		b.Fatalf("gateway.New: %v", err)
 	}
-	reg.Start(10 * time.Second)
+	reg.Start(30 * time.Second)
 	gw.Start()
 	srv.Config.Handler = gw.Handler()
 	srv.Start()

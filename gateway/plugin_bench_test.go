@@ -24,8 +24,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"log/slog"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,40 +31,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // benchPluginGateway serves one plugin (plugins.bench) behind httptest and returns a session
 // on it, once the plugin's tool answers.
 func benchPluginGateway(b *testing.B, pluginYAML string) *benchClient {
 	b.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	yaml := fmt.Sprintf("listen: %s\nstate_dir: %s\nstore: memory\nplugins:\n  bench:\n%s", srv.Listener.Addr().String(), b.TempDir(), pluginYAML)
-	cfg, _, err := config.Parse([]byte(yaml))
-	if err != nil {
-		b.Fatalf("config: %v", err)
-	}
-	log := slog.New(slog.DiscardHandler)
-	reg := registry.New(cfg, log)
-	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
-	if err != nil {
-		b.Fatalf("gateway.New: %v", err)
-	}
-	reg.Start(30 * time.Second)
-	gw.Start()
-	srv.Config.Handler = gw.Handler()
-	srv.Start()
-	b.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		gw.Close()
-		reg.Close()
-	})
+	srv := serveBenchGateway(b, "plugins:\n  bench:\n"+pluginYAML)
 	bc := newBenchClient(b, srv.URL+"/mcp", "bench_bench_v1_items_get")
 	deadline := time.Now().Add(30 * time.Second)
 	for !bc.benchPluginCall(b, false) {

@@ -21,6 +21,9 @@ import (
 // machine's other threads (sched_yield), the plugin's among them. The CPU stays awake
 // and goes to whichever thread is ready, and the same round trip took 29 µs. A second
 // call in flight, the call's end or the time limit stop it. Under load nothing spins.
+//
+// The plugin packages import nothing else of the module, so this mirrors the setting,
+// the pause and the yield of registry/upstream/busypoll.go rather than sharing them.
 
 var busyPoll atomic.Int64 // nanoseconds; 0: off
 
