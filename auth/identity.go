@@ -34,10 +34,11 @@ type Identity struct {
 
 // Failure is an authentication or authorization refusal, with the HTTP answer it needs.
 type Failure struct {
-	Status          int // 401 or 403
+	Status          int // 401, 403, or 429 while wrong credentials are slowed
 	Message         string
 	WWWAuthenticate string
 	Reason          string // short label for metrics and the audit log
+	RetryAfter      string // seconds, with 429
 }
 
 func (f *Failure) Error() string { return f.Message }

@@ -34,6 +34,8 @@ type Config struct {
 	// Tracing exports OpenTelemetry traces over OTLP/HTTP; off unless otlp_endpoint is set
 	// (tracing.go, docs/tracing.md).
 	Tracing TracingConfig `yaml:"tracing"`
+	// Admin says what the admin API may change (docs/security.md#local-trust).
+	Admin AdminConfig `yaml:"admin"`
 
 	// Path is the file the config was read from ("" for the embedded default).
 	Path string `yaml:"-"`
@@ -154,7 +156,23 @@ type HTTPConfig struct {
 	// ResumeMaxBytes bounds the replay buffers of all sessions together (default 64 MiB);
 	// past it new events are not kept.
 	ResumeMaxBytes int64 `yaml:"resume_max_bytes"`
+	// TrustedProxies are the addresses (IPs or CIDRs) of reverse proxies whose
+	// X-Forwarded-For / Forwarded headers name the client. A request that carries those
+	// headers from any other peer is never taken for a local one (docs/security.md).
+	TrustedProxies []string `yaml:"trusted_proxies"`
 }
+
+// AdminConfig limits the admin API.
+type AdminConfig struct {
+	// AllowCommands (default true) lets the admin API add or change servers and plugins
+	// that run a command (stdio servers, out-of-process plugins) and executors that inject
+	// environment into them, and test such servers. false keeps commands to the file: the
+	// API refuses those writes whoever asks.
+	AllowCommands *bool `yaml:"allow_commands"`
+}
+
+// CommandsAllowed reports admin.allow_commands (true when unset).
+func (a AdminConfig) CommandsAllowed() bool { return a.AllowCommands == nil || *a.AllowCommands }
 
 // UpstreamDefaults apply to every server that does not set its own.
 type UpstreamDefaults struct {

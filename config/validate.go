@@ -87,6 +87,7 @@ func (c *Config) Validate() Problems {
 	}
 	ps = append(ps, c.ListenProblems()...)
 	ps = append(ps, c.Tracing.problems()...)
+	ps = append(ps, c.trustProblems()...)
 	switch {
 	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"), strings.HasPrefix(c.Store, "unix://"):
 	default:

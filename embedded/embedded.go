@@ -280,8 +280,10 @@ func (g *Gateway) Listen() (net.Listener, error) {
 func (g *Gateway) Serve(ln net.Listener) error {
 	// Headers have ReadHeaderTimeout; bodies get http.body_timeout in the handler (a
 	// server-wide ReadTimeout would also end long-running calls and open streams).
+	// ConnContext: the gateway names a loopback peer's user once per connection.
 	srv := &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second, MaxHeaderBytes: 64 << 10,
-		IdleTimeout: 5 * time.Minute, ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn)}
+		IdleTimeout: 5 * time.Minute, ErrorLog: slog.NewLogLogger(g.log.Handler(), slog.LevelWarn),
+		ConnContext: gateway.ConnContext}
 	g.mu.Lock()
 	if g.state != started {
 		g.mu.Unlock()

@@ -73,6 +73,9 @@ func (g *Gateway) apiRoutes() []apiRoute {
 // collected.
 func (g *Gateway) apiRuntime(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("gc") == "1" {
+		if !g.mayCollect(w) {
+			return
+		}
 		debug.FreeOSMemory()
 	}
 	var ms runtime.MemStats
@@ -90,9 +93,33 @@ func (g *Gateway) apiRuntime(w http.ResponseWriter, r *http.Request) {
 // apiHeapProfile writes a heap profile (go tool pprof reads it) after a collection: for
 // an operator, or a test, looking for what holds memory.
 func (g *Gateway) apiHeapProfile(w http.ResponseWriter, r *http.Request) {
+	if !g.mayCollect(w) {
+		return
+	}
 	runtime.GC()
 	w.Header().Set("Content-Type", "application/octet-stream")
 	_ = pprof.Lookup("heap").WriteTo(w, 0)
+}
+
+// gcEvery is how often an admin request may force a garbage collection: each stops the
+// world and walks the heap, so a loop of them is a way to slow every call.
+const gcEvery = 10 * time.Second
+
+// mayCollect lets one forced collection through per gcEvery, gateway-wide, and answers the
+// others 429 with Retry-After.
+func (g *Gateway) mayCollect(w http.ResponseWriter) bool {
+	now := time.Now().UnixNano()
+	last := g.lastGC.Load()
+	if wait := time.Duration(last + int64(gcEvery) - now); last != 0 && wait > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
+		apiError(w, http.StatusTooManyRequests, "a garbage collection was forced less than "+gcEvery.String()+" ago; try again later")
+		return false
+	}
+	if !g.lastGC.CompareAndSwap(last, now) {
+		apiError(w, http.StatusTooManyRequests, "a garbage collection is being forced now; try again later")
+		return false
+	}
+	return true
 }
 
 // residentBytes reads the process's resident set size from /proc (0 where there is none).

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"reflect"
 	"slices"
@@ -272,10 +271,21 @@ func preconditionFailed(w http.ResponseWriter, r *http.Request, etag string) boo
 
 type actorKey struct{}
 
+// credentialKey marks an admin request whose caller showed a credential (credentialed).
+type credentialKey struct{}
+
 // actorOf names who made an admin request, for the audit log.
 func actorOf(r *http.Request) string {
 	a, _ := r.Context().Value(actorKey{}).(string)
 	return a
+}
+
+// credentialed reports whether an admin request's caller showed an admin credential (the
+// admin token, the local token, an admin key or an admin JWT), directly or by the UI
+// sign-in it made with one; a local owner let in without one has not.
+func credentialed(r *http.Request) bool {
+	c, _ := r.Context().Value(credentialKey{}).(bool)
+	return c
 }
 
 // adminMiddleware guards the admin API: the admin token (auth.admin_token) as a bearer
@@ -286,48 +296,70 @@ func (g *Gateway) adminMiddleware(next http.Handler) http.Handler {
 		if !g.checkOrigin(w, r) {
 			return
 		}
-		actor, ok := g.adminActor(w, r)
+		actor, cred, ok := g.adminActor(w, r)
 		if !ok {
 			return
 		}
 		for k, v := range mux.Vars(r) {
 			r.SetPathValue(k, v)
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), actorKey{}, actor)))
+		ctx := context.WithValue(r.Context(), actorKey{}, actor)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, credentialKey{}, cred)))
 	})
 }
 
+// adminCredentials names what the admin API takes, for its refusals.
+const adminCredentials = "the gateway's local token (state_dir/local-token; the CLI reads it), auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope"
+
 // adminActor decides whether a request may use the admin API and names its caller: a
-// bearer token that is the config's admin_token, an admin key, or a JWT/OAuth token with
-// the mcpgw:admin scope; without a token, a loopback caller when auth.mode is none and no
-// admin_token is set. Otherwise it answers 401 (a token was wrong) or 403.
-func (g *Gateway) adminActor(w http.ResponseWriter, r *http.Request) (string, bool) {
-	pol := g.policy()
-	cfg := pol.cfg
+// bearer token that is an admin credential (adminCredential); without a token, the local
+// owner (localOwner) when auth.mode is none and no admin_token is set. cred reports a
+// caller that showed a credential. Otherwise it answers 401 (a token was wrong, or none
+// was sent), 403 (a good credential, not an admin's) or 429 (too many wrong ones).
+func (g *Gateway) adminActor(w http.ResponseWriter, r *http.Request) (actor string, cred, ok bool) {
+	cfg := g.policy().cfg
 	if tok, has := auth.BearerToken(r.Header.Get("Authorization")); has && tok != "" {
-		if cfg.Auth.AdminToken != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(cfg.Auth.AdminToken)) == 1 {
-			return "admin_token", true
+		if fail := g.slowed(r); fail != nil {
+			w.Header().Set("Retry-After", fail.RetryAfter)
+			apiError(w, fail.Status, fail.Message)
+			return "", false, false
 		}
-		actor, ok, valid := pol.authn.Admin(r.Context(), tok)
+		actor, ok, valid := g.adminCredential(r.Context(), tok)
 		if ok {
-			return actor, true
+			g.signins.succeeded(g.sourceOf(r))
+			return actor, true, true
 		}
 		if valid {
-			apiError(w, http.StatusForbidden, "this credential is not an admin's: the admin API takes auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope")
-			return "", false
+			apiError(w, http.StatusForbidden, "this credential is not an admin's: the admin API takes "+adminCredentials)
+			return "", false, false
 		}
+		g.credentialFailed(r, "admin API")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
-		apiError(w, http.StatusUnauthorized, "admin credential wrong: send auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope")
-		return "", false
+		apiError(w, http.StatusUnauthorized, "admin credential wrong: send "+adminCredentials)
+		return "", false, false
 	}
-	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	ip := net.ParseIP(host)
-	if cfg.Auth.AdminToken == "" && cfg.Auth.Mode == "none" && ip != nil && ip.IsLoopback() {
-		return "loopback:" + ip.String(), true
+	if cfg.Auth.AdminToken == "" && cfg.Auth.Mode == "none" {
+		if who, ok := g.localOwner(r); ok {
+			return who, false, true
+		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
-	apiError(w, http.StatusUnauthorized, "the admin API needs a credential: auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope")
-	return "", false
+	apiError(w, http.StatusUnauthorized, "the admin API needs a credential: "+adminCredentials)
+	return "", false, false
+}
+
+// adminCredential checks a bearer token as an admin credential: the config's admin_token,
+// the local token, an admin key, or a JWT/OAuth token with the mcpgw:admin scope. valid
+// reports a good credential that is not an admin's.
+func (g *Gateway) adminCredential(ctx context.Context, tok string) (actor string, ok, valid bool) {
+	pol := g.policy()
+	if at := pol.cfg.Auth.AdminToken; at != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(at)) == 1 {
+		return "admin_token", true, true
+	}
+	if g.local.isToken(tok) {
+		return "local_token", true, true
+	}
+	return pol.authn.Admin(ctx, tok)
 }
 
 // auditAdmin writes one audit line for an admin write.

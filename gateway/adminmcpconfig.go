@@ -292,6 +292,9 @@ func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes 
 	if dry {
 		return warns, true
 	}
+	if !g.mayRunCommands(w, r, launchChanges(g.policy().cfg, checked)) {
+		return nil, false
+	}
 	restore := func() {
 		for _, c := range changes {
 			if c.cur != nil {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
+	"github.com/mcpgw/mcpgw/statedir"
 )
 
 const adminYAML = `
@@ -58,6 +60,17 @@ func (g *testGW) api(t *testing.T, method, path, body string, hdr map[string]str
 	a := apiAnswer{status: r.status, header: r.header, raw: r.body}
 	_ = json.Unmarshal(r.body, &a.obj)
 	return a
+}
+
+// localAuth is the header with the gateway's local token, as the CLI sends it: an admin
+// credential, which writes that start commands need.
+func (g *testGW) localAuth(t *testing.T) map[string]string {
+	t.Helper()
+	tok, err := statedir.ReadToken(g.gw.FileConfig().StateDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return map[string]string{"Authorization": "Bearer " + tok}
 }
 
 // withFilePath applies the gateway's file config again with a path, as if read from it.
@@ -200,7 +213,7 @@ func TestAdminServerLifecycle(t *testing.T) {
 			continue
 		}
 		got = append(got, l["action"].(string)+" "+l["outcome"].(string))
-		if l["actor"] != "loopback:127.0.0.1" || l["object"] != "server/web" {
+		if l["actor"] != "local:uid="+strconv.Itoa(os.Getuid()) || l["object"] != "server/web" {
 			t.Errorf("audit line %v", l)
 		}
 		switch l["action"] {
@@ -436,7 +449,7 @@ executors:
 		t.Errorf("PUT of a file executor: %s, want 409", a)
 	}
 	ex := `{"type":"local_docker","mcp_policy":{"allow_stdio":false,"env_injection":{"HTTP_PROXY":"http://user:pw@proxy:3128"},"env_injection_overrides_server":true,"url_rewrite":{"http://127.0.0.1":"http://host.docker.internal"}}}`
-	a := g.api(t, "PUT", "/api/executors/docker", ex, nil)
+	a := g.api(t, "PUT", "/api/executors/docker", ex, g.localAuth(t))
 	if a.status != 201 || strings.Contains(string(a.raw), "pw@proxy") || a.obj["source"] != "api" {
 		t.Fatalf("PUT /api/executors/docker: %s", a)
 	}

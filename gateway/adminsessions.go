@@ -173,6 +173,9 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
 		return
 	}
+	if def.Command != "" && !g.mayRunCommands(w, r, []string{"servers." + b.Name + " (test)"}) {
+		return
+	}
 	timeout := def.Timeouts.Connect
 	if timeout <= 0 || timeout > probeTimeout {
 		timeout = probeTimeout

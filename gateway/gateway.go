@@ -13,6 +13,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"runtime/debug"
 	"slices"
@@ -108,6 +109,13 @@ type Gateway struct {
 	tracing *tracing
 	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
 	pluginSubs pluginWatch
+	// local decides who on this host is believed without a credential (localtrust.go);
+	// signins slows wrong credentials per source (signin.go).
+	local   localTrust
+	signins signinGuard
+	// lastGC is when an admin request last forced a collection (UnixNano; admin.go).
+	lastGC atomic.Int64
+
 	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
 	modern modernState
@@ -145,6 +153,10 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		return nil, err
 	}
 	g.keys = kf
+	if g.local, err = newLocalTrust(cfg.StateDir, os.Getuid()); err != nil {
+		cancel()
+		return nil, err
+	}
 	g.fileCfg.Store(cfg)
 	reg.ProvideSelf(selfplugin.New(selfHost{g})) // plugins of type mcpgw
 	if err := g.Reload(g.startConfig(cfg)); err != nil {
@@ -207,10 +219,14 @@ func (g *Gateway) Reload(cfg *config.Config) error {
 	if err != nil {
 		return err
 	}
+	proxies, err := config.ParseTrustedProxies(cfg.HTTP.TrustedProxies)
+	if err != nil {
+		return err
+	}
 	// Servers first: a session that resolves against the new policy finds them.
 	g.reg.Apply(cfg)
 	g.setLogLevel(cfg)
-	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1)})
+	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1), proxies: proxies})
 	g.notifyAll()
 	g.releaseRetired()
 	return nil

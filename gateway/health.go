@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -31,6 +32,7 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	if err := g.probeStore(); err != nil {
 		out.Ready, out.Store = false, err.Error()
 	}
+	detail := g.readyDetail(r)
 	// A plugin that is not up is reported; it makes the gateway unready only when its
 	// definition says required: true.
 	for _, p := range out.Plugins {
@@ -41,12 +43,42 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	g.mu.RLock()
 	out.Sessions = len(g.sessions)
 	g.mu.RUnlock()
-	b, _ := json.MarshalIndent(out, "", "  ")
+	var b []byte
+	if detail {
+		b, _ = json.MarshalIndent(out, "", "  ")
+	} else {
+		// Upstreams' errors name commands and addresses, plugins their connections: for an
+		// admin only. Everyone else learns ready or not.
+		b, _ = json.Marshal(map[string]bool{"ready": out.Ready})
+	}
 	w.Header().Set("Content-Type", "application/json")
 	if !out.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// readyDetail reports whether r may read /readyz's detail: the admin API's callers (an
+// admin credential, or the local owner where the admin API lets it in). A wrong
+// credential here counts against its source as it does on the admin API, so /readyz is
+// no oracle for guessing.
+func (g *Gateway) readyDetail(r *http.Request) bool {
+	if tok, has := auth.BearerToken(r.Header.Get("Authorization")); has {
+		if g.slowed(r) != nil {
+			return false
+		}
+		if _, ok, _ := g.adminCredential(r.Context(), tok); ok {
+			return true
+		}
+		g.credentialFailed(r, "readyz")
+		return false
+	}
+	cfg := g.policy().cfg
+	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
+		return false
+	}
+	_, ok := g.localOwner(r)
+	return ok
 }
 
 // probeStore reads a key that never exists: nil when the store answers (not found is an

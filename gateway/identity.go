@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -23,14 +24,29 @@ type policy struct {
 	cfg   *config.Config
 	authn *auth.Authenticator
 	gen   uint64
+	// proxies is http.trusted_proxies, parsed.
+	proxies []netip.Prefix
 }
 
 func (g *Gateway) policy() *policy { return g.pol.Load() }
 
 // authenticate establishes the caller's identity or writes the refusal.
 func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
-	id, fail := g.policy().authn.Authenticate(r.Context(), r)
+	pol := g.policy()
+	if pol.cfg.Auth.Mode == "none" && !pol.cfg.Auth.AllowNonLoopback {
+		if fail := g.localOnly(r); fail != nil {
+			g.refuse(w, fail, nil)
+			return nil, false
+		}
+	} else if fail := g.slowed(r); fail != nil {
+		g.refuse(w, fail, nil)
+		return nil, false
+	}
+	id, fail := pol.authn.Authenticate(r.Context(), r)
 	if fail != nil {
+		if fail.Reason == "invalid_credentials" {
+			g.credentialFailed(r, "mcp")
+		}
 		g.refuse(w, fail, id)
 		return nil, false
 	}
@@ -52,6 +68,9 @@ func (g *Gateway) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Ide
 	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: agent, Outcome: "refused", Rule: fail.Message})
 	if fail.WWWAuthenticate != "" {
 		w.Header().Set("WWW-Authenticate", fail.WWWAuthenticate)
+	}
+	if fail.RetryAfter != "" {
+		w.Header().Set("Retry-After", fail.RetryAfter)
 	}
 	writeHTTPError(w, fail.Status, wire.CodeConnection, fail.Message)
 }

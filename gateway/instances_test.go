@@ -451,7 +451,7 @@ func TestAdminServerPoolAndPolicy(t *testing.T) {
 	killAll(t, dir)
 	body := `{"name":"pooled","type":"stdio","command":"sh","args":["-c","echo $$ >> \"$1/pids\"; exec \"$0\"","` + everythingBin + `","` + dir + `"],
 	          "mode":"per_agent","agent_grace":"5s","pool":{"warm":1,"max":3,"idle_timeout":"1m"}}`
-	a := g.api(t, "POST", "/api/servers", body, nil)
+	a := g.api(t, "POST", "/api/servers", body, g.localAuth(t))
 	if a.status != http.StatusCreated {
 		t.Fatalf("POST /api/servers: %s", a)
 	}

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"html/template"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/url"
 	"path"
@@ -48,7 +47,10 @@ type uiAuth struct {
 type uiSession struct {
 	id, csrf string
 	actor    string // "" until signed in
-	expires  time.Time
+	// credentialed: signed in with an admin credential (not let in as the local owner), so
+	// its writes may start commands (credentialed in adminapi.go).
+	credentialed bool
+	expires      time.Time
 }
 
 func randomToken() string { return rand.Text() + rand.Text() }
@@ -95,16 +97,16 @@ func (a *uiAuth) drop(id string) {
 	delete(a.m, id)
 }
 
-// uiAccess is how a request may use the UI: open (loopback, auth mode none, no admin
-// token: no sign-in) or token (sign in with an admin credential: auth.admin_token, an
-// admin key, or a token with the mcpgw:admin scope, as for the admin API).
+// uiAccess is how a request may use the UI: open (the local owner, auth mode none, no
+// admin token: no sign-in) or token (sign in with an admin credential, as for the admin
+// API: the local token, auth.admin_token, an admin key, or a token with the mcpgw:admin
+// scope).
 func (g *Gateway) uiAccess(r *http.Request) string {
 	cfg := g.policy().cfg
-	if cfg.Auth.AdminToken != "" {
+	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
 		return "token"
 	}
-	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	if ip := net.ParseIP(host); cfg.Auth.Mode == "none" && ip != nil && ip.IsLoopback() {
+	if _, ok := g.localOwner(r); ok {
 		return "open"
 	}
 	return "token"
@@ -192,6 +194,7 @@ func (g *Gateway) uiGuard(api bool, next http.Handler) http.Handler {
 		}
 		ctx := context.WithValue(r.Context(), uiSessionKey{}, s)
 		ctx = context.WithValue(ctx, actorKey{}, s.actor)
+		ctx = context.WithValue(ctx, credentialKey{}, s.credentialed)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -234,6 +237,12 @@ func (g *Gateway) uiLoginForm(w http.ResponseWriter, r *http.Request) {
 	if !g.checkOrigin(w, r) {
 		return
 	}
+	if tok := r.URL.Query().Get("token"); tok != "" {
+		// The tokenized address `mcpgw serve` and `mcpgw ui` print (as Jupyter does): sign
+		// in, and go on to an address without the token.
+		g.uiSignIn(w, r, nil, tok, r.URL.Query().Get("next"))
+		return
+	}
 	switch g.uiAccess(r) {
 	case "open":
 		http.Redirect(w, r, "/ui/servers", http.StatusSeeOther)
@@ -263,10 +272,6 @@ func (g *Gateway) uiLogin(w http.ResponseWriter, r *http.Request) {
 	if !g.checkOrigin(w, r) {
 		return
 	}
-	if g.uiAccess(r) != "token" {
-		http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	pre := g.uiSessionOf(r)
 	if pre == nil || !csrfOK(r, pre) {
@@ -276,25 +281,41 @@ func (g *Gateway) uiLogin(w http.ResponseWriter, r *http.Request) {
 			"Error": "The sign-in form expired; enter the token again."})
 		return
 	}
-	pol := g.policy()
-	tok := strings.TrimSpace(r.PostFormValue("token"))
+	g.uiSignIn(w, r, pre, strings.TrimSpace(r.PostFormValue("token")), r.PostFormValue("next"))
+}
+
+// uiSignIn checks an admin credential for the UI and starts a signed-in session (pre, the
+// sign-in form's session, is dropped). Wrong credentials are slowed per source as the
+// admin API's are.
+func (g *Gateway) uiSignIn(w http.ResponseWriter, r *http.Request, pre *uiSession, tok, next string) {
+	if pre == nil {
+		pre = g.ui.create("")
+		setUICookie(w, r, pre)
+	}
+	form := map[string]any{"Next": safeNext(next)}
+	if fail := g.slowed(r); fail != nil {
+		w.Header().Set("Retry-After", fail.RetryAfter)
+		form["Error"] = "Too many wrong credentials from here: " + fail.Message
+		g.render(w, r, http.StatusTooManyRequests, "login", "Sign in", pre, form)
+		return
+	}
 	actor := ""
-	if at := pol.cfg.Auth.AdminToken; at != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(at)) == 1 {
-		actor = "admin_token"
-	} else if a, ok, _ := pol.authn.Admin(r.Context(), tok); ok && tok != "" {
+	if a, ok, _ := g.adminCredential(r.Context(), tok); ok && tok != "" {
 		actor = a
 	}
 	if actor == "" {
-		g.audit.Record(authEvent(r, "ui sign-in", "denied"))
-		g.render(w, r, http.StatusUnauthorized, "login", "Sign in", pre, map[string]any{"Next": safeNext(r.PostFormValue("next")),
-			"Error": "That is not an admin credential (auth.admin_token, an admin key from mcpgw token create-key --admin, or a token with the mcpgw:admin scope)."})
+		g.credentialFailed(r, "ui sign-in")
+		form["Error"] = "That is not an admin credential (the local token that mcpgw ui prints, auth.admin_token, an admin key from mcpgw token create-key --admin, or a token with the mcpgw:admin scope)."
+		g.render(w, r, http.StatusUnauthorized, "login", "Sign in", pre, form)
 		return
 	}
+	g.signins.succeeded(g.sourceOf(r))
 	g.ui.drop(pre.id)
 	s := g.ui.create("ui:" + actor)
+	s.credentialed = true
 	setUICookie(w, r, s)
 	g.audit.Record(authEvent(r, "ui sign-in", "ok"))
-	http.Redirect(w, r, safeNext(r.PostFormValue("next")), http.StatusSeeOther)
+	http.Redirect(w, r, safeNext(next), http.StatusSeeOther)
 }
 
 func (g *Gateway) uiLogout(w http.ResponseWriter, r *http.Request) {

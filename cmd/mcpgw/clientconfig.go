@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/statedir"
 )
 
 // clientSpec is what one agent runtime's config needs.
@@ -25,6 +27,10 @@ type clientSpec struct {
 	bridge                            string // absolute path of mcpgw-bridge
 	socket                            string // non-default daemon socket, absolute
 	token                             bool   // the gateway wants a bearer token
+	// localToken is the gateway's local token, written into an HTTP entry where the OS
+	// cannot name a TCP peer's user (auth mode none outside Linux), so the entry connects
+	// with no manual step there too.
+	localToken string
 	agentHeader, executorHeader       string // the configured identity header names
 	bridgeURL                         bool   // the bridge must reach the gateway by URL
 }
@@ -93,6 +99,11 @@ func clientConfig(args []string, out io.Writer) error {
 			// The bridge runs in the executor (a container), where a host path means
 			// nothing: its command is whatever the executor's image has on PATH.
 			spec.bridge = "mcpgw-bridge"
+		}
+	}
+	if cfg.Auth.Mode == "none" && *via == "http" && runtime.GOOS != "linux" {
+		if spec.localToken, err = statedir.ReadToken(cfg.StateDir); err != nil {
+			fmt.Fprintf(notes, "mcpgw client-config: %v; start the gateway once (it makes the token), then run this again: outside Linux a client over HTTP needs it\n", err)
 		}
 	}
 	b, err := renderClientConfig(spec)
@@ -182,6 +193,9 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 	if s.token && s.client != "codex" {
 		headers["Authorization"] = tokenRef[s.client]
 	}
+	if s.localToken != "" {
+		headers["Authorization"] = "Bearer " + s.localToken
+	}
 	bridgeEnv := map[string]string{}
 	if s.token {
 		bridgeEnv["MCPGW_TOKEN"] = strings.TrimPrefix(tokenRef[s.client], "Bearer ")
@@ -258,6 +272,9 @@ func renderCodex(s clientSpec) []byte {
 		b.WriteString("bearer_token_env_var = \"MCPGW_TOKEN\"\n")
 	}
 	hs := map[string]string{s.agentHeader: s.agent}
+	if s.localToken != "" {
+		hs["Authorization"] = "Bearer " + s.localToken
+	}
 	if s.executor != "" {
 		hs[s.executorHeader] = s.executor
 	}

@@ -44,6 +44,8 @@ Usage:
   mcpgw top [--url URL] [--key KEY] [--minutes 15] [--every 5s] [--config FILE]
                                     calls, errors, p50/p99 and list tokens per agent
                                     and tool of a running gateway (GET /api/usage)
+  mcpgw ui [--config FILE]          print the web UI's address, signed in with the
+                                    gateway's local token (state_dir/local-token)
   mcpgw version                     print the version
 
 The config defaults to $MCPGW_CONFIG, else ./mcpgw.yaml if it exists, else the embedded
@@ -75,6 +77,8 @@ func main() {
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		err = top(ctx, os.Args[2:], os.Stdout)
 		stop()
+	case "ui":
+		err = uiAddress(os.Args[2:], os.Stdout)
 	case "version", "--version", "-v":
 		fmt.Println("mcpgw", version)
 	case "help", "-h", "--help":
@@ -277,7 +281,8 @@ func serve(args []string) error {
 		return err
 	}
 	log.Info("mcpgw listening", "addr", "http://"+ln.Addr().String()+"/mcp", "version", version,
-		"servers", len(cfg.Servers), "state_dir", cfg.StateDir, "store", cfg.Store, "socket", sockPath)
+		"servers", len(cfg.Servers), "state_dir", cfg.StateDir, "store", cfg.Store, "socket", sockPath,
+		"ui", "http://"+ln.Addr().String()+"/ui/ (mcpgw ui prints a signed-in address)")
 
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpgw/mcpgw/statedir"
 )
 
 // topUsage is the part of GET /api/usage that `mcpgw top` prints (docs/admin-api.md).
@@ -72,15 +74,23 @@ func top(ctx context.Context, args []string, out io.Writer) error {
 	if *every < 0 || (*every > 0 && *every < time.Second) {
 		return fmt.Errorf("--every must be 0 or at least 1s, not %s", *every)
 	}
-	if *base == "" {
+	stateDir := ""
+	if *base == "" || *key == "" {
 		cfg, _, err := loadConfig(configPath(*cfgFlag))
 		if err != nil {
 			return err
 		}
-		*base = strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+		if *base == "" {
+			*base = strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+		}
+		stateDir = cfg.StateDir
 	}
 	if *key == "" {
 		*key = os.Getenv("MCPGW_ADMIN_TOKEN")
+	}
+	if *key == "" && stateDir != "" {
+		// The gateway's own user reads its local token: no key to copy.
+		*key, _ = statedir.ReadToken(stateDir)
 	}
 	u, err := url.Parse(strings.TrimSuffix(*base, "/") + "/api/usage?minutes=" + strconv.Itoa(*minutes))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -1,0 +1,73 @@
+package gateway
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcpgw/mcpgw/config"
+)
+
+// Admin writes that make the gateway run a command (docs/security.md#local-trust): a
+// stdio server's or out-of-process plugin's command, arguments, environment or working
+// directory, an executor's env_injection (it reaches stdio servers' environments), and
+// POST /api/servers/test of a stdio server. They need an admin credential in every auth
+// mode, and admin.allow_commands: false refuses them through the API altogether.
+
+// launchChanges names the entries of next that start a process differently from cur, or
+// start one cur does not.
+func launchChanges(cur, next *config.Config) []string {
+	var out []string
+	for name, d := range next.Servers {
+		if d == nil || d.Command == "" {
+			continue
+		}
+		if c := cur.Servers[name]; c == nil || c.Command != d.Command || !slices.Equal(c.Args, d.Args) ||
+			!maps.Equal(c.Env, d.Env) || c.Dir != d.Dir {
+			out = append(out, "servers."+name)
+		}
+	}
+	for name, d := range next.Plugins {
+		if d == nil || d.Command == "" {
+			continue
+		}
+		if c := cur.Plugins[name]; c == nil || c.Command != d.Command || !slices.Equal(c.Args, d.Args) ||
+			!maps.Equal(c.Env, d.Env) || c.Dir != d.Dir {
+			out = append(out, "plugins."+name)
+		}
+	}
+	for name, e := range next.Executors {
+		if e == nil || len(e.MCPPolicy.EnvInjection) == 0 {
+			continue
+		}
+		if c := cur.Executors[name]; c == nil || !maps.Equal(c.MCPPolicy.EnvInjection, e.MCPPolicy.EnvInjection) ||
+			c.MCPPolicy.EnvInjectionOverridesServer != e.MCPPolicy.EnvInjectionOverridesServer {
+			out = append(out, "executors."+name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// mayRunCommands reports whether r may make the gateway run the commands of entries, and
+// otherwise answers 403 saying why and audits the refusal.
+func (g *Gateway) mayRunCommands(w http.ResponseWriter, r *http.Request, entries []string) bool {
+	if len(entries) == 0 {
+		return true
+	}
+	what := strings.Join(entries, ", ")
+	msg := ""
+	switch {
+	case !g.policy().cfg.Admin.CommandsAllowed():
+		msg = "admin.allow_commands is false: servers, plugins and executors that run or shape a command (" + what +
+			") are configured in the config file only"
+	case !credentialed(r):
+		msg = "changing what command the gateway runs (" + what + ") needs an admin credential, not only a local connection: send " + adminCredentials
+	default:
+		return true
+	}
+	g.auditAdmin(r, what, "refused: commands", nil, nil)
+	apiError(w, http.StatusForbidden, msg)
+	return false
+}

@@ -1,0 +1,236 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"runtime"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+)
+
+// TestTCPPeerUID: the kernel names the owner of a loopback connection's far end: this
+// process's own uid, and, when the test may play another user (root with setpriv), that
+// user's uid for a connection a process of theirs opened.
+func TestTCPPeerUID(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux names a TCP peer's user; elsewhere the local token is the credential")
+	}
+	for _, addr := range []string{"127.0.0.1:0", "[::1]:0"} {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Logf("%s: %v (no such loopback here)", addr, err)
+			continue
+		}
+		c, err := net.Dial("tcp", ln.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := ln.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid, err := tcpPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
+		if err != nil || uid != os.Getuid() {
+			t.Errorf("%s: peer uid %d, %v; want %d", addr, uid, err, os.Getuid())
+		}
+		c.Close()
+		s.Close()
+		ln.Close()
+	}
+
+	setpriv, err := exec.LookPath("setpriv")
+	if os.Getuid() != 0 || err != nil {
+		t.Logf("the other-user half needs root and setpriv (uid %d, setpriv: %v); the e2e suite plays nobody too", os.Getuid(), err)
+		return
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c",
+		"exec 3<>/dev/tcp/127.0.0.1/"+port+"; read -t 10 <&3")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(10 * time.Second))
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	uid, err := tcpPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
+	if err != nil || uid != 65534 {
+		t.Errorf("a connection of nobody's: peer uid %d, %v; want 65534", uid, err)
+	}
+	_, _ = s.Write([]byte("bye\n"))
+	_, _ = bufio.NewReader(s).ReadString('\n')
+}
+
+// TestClientAddr: forwarding headers name the client only when the peer is a trusted
+// proxy, and then the last address that is not a trusted proxy; from anyone else they
+// make the request unreadable as local.
+func TestClientAddr(t *testing.T) {
+	g := &Gateway{}
+	proxies, err := config.ParseTrustedProxies([]string{"127.0.0.1", "10.0.0.0/8"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.pol.Store(&policy{cfg: &config.Config{}, proxies: proxies})
+	for _, c := range []struct {
+		name, peer string
+		hdr        map[string]string
+		want       string
+		via, ok    bool
+	}{
+		{"plain loopback", "127.0.0.1:5000", nil, "127.0.0.1", false, true},
+		{"plain v6", "[::1]:5000", nil, "::1", false, true},
+		{"XFF from an untrusted peer", "127.0.0.2:5000", map[string]string{"X-Forwarded-For": "127.0.0.1"}, "127.0.0.2", true, false},
+		{"X-Real-IP from an untrusted peer", "127.0.0.2:5000", map[string]string{"X-Real-Ip": "127.0.0.1"}, "127.0.0.2", true, false},
+		{"Forwarded from an untrusted peer", "127.0.0.2:5000", map[string]string{"Forwarded": "for=127.0.0.1"}, "127.0.0.2", true, false},
+		{"remote client via a trusted proxy", "127.0.0.1:5000", map[string]string{"X-Forwarded-For": "203.0.113.9"}, "203.0.113.9", true, true},
+		{"spoofed chain via a trusted proxy", "127.0.0.1:5000", map[string]string{"X-Forwarded-For": "127.0.0.1, 203.0.113.9"}, "203.0.113.9", true, true},
+		{"two trusted hops", "127.0.0.1:5000", map[string]string{"X-Forwarded-For": "203.0.113.9, 10.1.2.3"}, "203.0.113.9", true, true},
+		{"local client via a trusted proxy", "127.0.0.1:5000", map[string]string{"X-Forwarded-For": "::1"}, "::1", true, true},
+		{"Forwarded with a port", "127.0.0.1:5000", map[string]string{"Forwarded": `for="[2001:db8::1]:4711";proto=http`}, "2001:db8::1", true, true},
+		{"garbage", "127.0.0.1:5000", map[string]string{"X-Forwarded-For": "not-an-ip"}, "127.0.0.1", true, false},
+	} {
+		r := httptest.NewRequest("GET", "/mcp", nil)
+		r.RemoteAddr = c.peer
+		for k, v := range c.hdr {
+			r.Header.Set(k, v)
+		}
+		a, via, ok := g.clientAddr(r)
+		if a.String() != c.want || via != c.via || ok != c.ok {
+			t.Errorf("%s: %v via=%v ok=%v; want %s via=%v ok=%v", c.name, a, via, ok, c.want, c.via, c.ok)
+		}
+	}
+}
+
+// TestLocalOwner: only the gateway's own user on loopback, the socket, or a loopback
+// client behind a trusted proxy is the local owner; a loopback address alone is not.
+func TestLocalOwner(t *testing.T) {
+	g := &Gateway{local: localTrust{uid: 1000}}
+	g.pol.Store(&policy{cfg: &config.Config{}})
+	peerIs := func(uid int) {
+		g.local.peerUID = func(_, _ *net.TCPAddr) (int, error) { return uid, nil }
+	}
+	req := func(remote string, hdr http.Header) *http.Request {
+		r := httptest.NewRequest("POST", "/mcp", nil)
+		r.RemoteAddr = remote
+		for k, v := range hdr {
+			r.Header[k] = v
+		}
+		la, _ := net.ResolveTCPAddr("tcp", "127.0.0.1:8080")
+		return r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, la))
+	}
+	peerIs(1000)
+	if who, ok := g.localOwner(req("127.0.0.1:4000", nil)); !ok || who != "local:uid=1000" {
+		t.Errorf("the owner's connection: %q %v", who, ok)
+	}
+	peerIs(65534)
+	if who, ok := g.localOwner(req("127.0.0.1:4000", nil)); ok {
+		t.Errorf("another user's connection was taken for the owner: %q", who)
+	}
+	peerIs(1000)
+	if who, ok := g.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"203.0.113.9"}})); ok {
+		t.Errorf("a request forwarded by an unlisted proxy was taken for the owner: %q", who)
+	}
+	if _, ok := g.localOwner(req("192.0.2.7:4000", nil)); ok {
+		t.Error("a remote peer was taken for the owner")
+	}
+	g.local.peerUID = func(_, _ *net.TCPAddr) (int, error) { return -1, os.ErrPermission }
+	if _, ok := g.localOwner(req("127.0.0.1:4000", nil)); ok {
+		t.Error("a peer whose user is unknown was taken for the owner")
+	}
+	proxies, _ := config.ParseTrustedProxies([]string{"127.0.0.1"})
+	g.pol.Store(&policy{cfg: &config.Config{}, proxies: proxies})
+	if who, ok := g.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"127.0.0.1"}})); !ok || who != "proxy:127.0.0.1" {
+		t.Errorf("a loopback client behind a trusted proxy: %q %v", who, ok)
+	}
+	if _, ok := g.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"203.0.113.9"}})); ok {
+		t.Error("a remote client behind a trusted proxy was taken for the owner")
+	}
+}
+
+// TestSigninGuard: 300 wrong tries in 15 s from one source become about ten; another
+// source is not slowed; a success clears; memory holds at most signinMaxSrc sources.
+func TestSigninGuard(t *testing.T) {
+	now := time.Unix(1_000_000, 0)
+	s := &signinGuard{now: func() time.Time { return now }}
+	checked := 0
+	for i := 0; i < 300; i++ {
+		now = now.Add(50 * time.Millisecond)
+		if s.wait("a") > 0 {
+			continue
+		}
+		checked++
+		s.failed("a")
+	}
+	if checked > 12 {
+		t.Errorf("%d of 300 tries in 15 s were checked, want at most 12", checked)
+	}
+	if s.wait("b") != 0 {
+		t.Error("another source is slowed by a's failures")
+	}
+	s.succeeded("a")
+	if s.wait("a") != 0 {
+		t.Error("a success did not clear the source")
+	}
+	s.failed("a")
+	now = now.Add(signinForget + time.Second)
+	for i := 0; i < signinFree; i++ {
+		s.failed("a")
+	}
+	if s.wait("a") != 0 {
+		t.Error("failures older than Forget still count")
+	}
+	for i := 0; i < 3*signinMaxSrc; i++ {
+		s.failed("src" + strconv.Itoa(i))
+	}
+	if n := s.held.Load(); n > signinMaxSrc || int(n) != s.sources.Len() {
+		t.Errorf("%d sources held (%d in the cache), want at most %d", n, s.sources.Len(), signinMaxSrc)
+	}
+}
+
+// TestLaunchChanges: what counts as a write that makes the gateway run a command.
+func TestLaunchChanges(t *testing.T) {
+	cur := &config.Config{
+		Servers: map[string]*config.ServerDef{
+			"fs":  {Type: "stdio", Command: "npx", Args: []string{"a"}, Env: map[string]string{"K": "v"}},
+			"web": {Type: "streamable_http", URL: "http://127.0.0.1:1/mcp"},
+		},
+		Executors: map[string]*config.ExecutorConfig{"d": {MCPPolicy: config.ExecutorPolicy{EnvInjection: map[string]string{"A": "1"}}}},
+	}
+	same := &config.Config{Servers: map[string]*config.ServerDef{
+		"fs":  {Type: "stdio", Command: "npx", Args: []string{"a"}, Env: map[string]string{"K": "v"}, Mode: "per_session"},
+		"web": {Type: "streamable_http", URL: "http://127.0.0.1:2/mcp"},
+	}, Executors: cur.Executors}
+	if got := launchChanges(cur, same); len(got) != 0 {
+		t.Errorf("no command changed, got %v", got)
+	}
+	next := &config.Config{
+		Servers: map[string]*config.ServerDef{
+			"fs":  {Type: "stdio", Command: "npx", Args: []string{"a"}, Env: map[string]string{"K": "v", "LD_PRELOAD": "/tmp/x.so"}},
+			"new": {Type: "stdio", Command: "sh"},
+		},
+		Plugins:   map[string]*config.PluginDef{"p": {Command: "/bin/plugin"}},
+		Executors: map[string]*config.ExecutorConfig{"d": {MCPPolicy: config.ExecutorPolicy{EnvInjection: map[string]string{"A": "2"}}}},
+	}
+	want := []string{"executors.d", "plugins.p", "servers.fs", "servers.new"}
+	if got := launchChanges(cur, next); !slices.Equal(got, want) {
+		t.Errorf("launchChanges = %v, want %v", got, want)
+	}
+}
+
