@@ -233,4 +233,3 @@ func TestLaunchChanges(t *testing.T) {
 		t.Errorf("launchChanges = %v, want %v", got, want)
 	}
 }
-

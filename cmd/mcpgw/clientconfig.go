@@ -30,9 +30,9 @@ type clientSpec struct {
 	// localToken is the gateway's local token, written into an HTTP entry where the OS
 	// cannot name a TCP peer's user (auth mode none outside Linux), so the entry connects
 	// with no manual step there too.
-	localToken string
-	agentHeader, executorHeader       string // the configured identity header names
-	bridgeURL                         bool   // the bridge must reach the gateway by URL
+	localToken                  string
+	agentHeader, executorHeader string // the configured identity header names
+	bridgeURL                   bool   // the bridge must reach the gateway by URL
 }
 
 var clientTransports = map[string][]string{
