@@ -6,7 +6,7 @@ package config
 import (
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpgw/mcpgw/registry/upstream"
 )

@@ -18,7 +18,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"

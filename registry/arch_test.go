@@ -125,7 +125,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway}
 		// What the small bridge binary may not link: the config loader, the registry (its wire
 		// format excepted) and the YAML and JSON Schema libraries they bring.
-		bridgeMayNot = []string{module + "/config", module + "/registry", "gopkg.in/yaml.v3", "github.com/google/jsonschema-go"}
+		bridgeMayNot = []string{module + "/config", module + "/registry", "go.yaml.in/yaml/v3", "github.com/google/jsonschema-go"}
 		banned       = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
 	)
 	for _, p := range pkgs {
@@ -229,7 +229,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/auth", TestImports: []string{m + "/auth/common"}},
 		{ImportPath: m, Name: "gw"},
 		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream"}, Deps: []string{m + "/registry", m + "/registry/wire"}},
-		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/registry/wire", "gopkg.in/yaml.v3"}},
+		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/registry/wire", "go.yaml.in/yaml/v3"}},
 		{ImportPath: m + "/statedir", Deps: []string{m + "/registry/wire"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/config"}},
 		{ImportPath: m + "/gateway/admin", Imports: []string{m + "/embedded"}},
@@ -246,7 +246,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		"auth imports " + m + "/auth/common",
 		"the module root " + m + " is a Go package",
 		"config depends on " + m + "/registry: the config model",
-		"mcpgw-bridge depends on gopkg.in/yaml.v3",
+		"mcpgw-bridge depends on go.yaml.in/yaml/v3",
 		"statedir depends on " + m + "/registry/wire",
 		"plugin/sqlplugin depends on " + m + "/config: the plugin contract",
 		"gateway/admin imports " + m + "/embedded: only commands and examples",
@@ -259,7 +259,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/sessions", m + "/auth"}},
 		{ImportPath: m + "/registry", Imports: []string{m + "/registry/wire", "github.com/prometheus/common/expfmt"}},
 		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/gateway"}},
-		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream", "gopkg.in/yaml.v3"}, Deps: []string{m + "/registry/wire"}},
+		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream", "go.yaml.in/yaml/v3"}, Deps: []string{m + "/registry/wire"}},
 		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge", m + "/statedir"}, Deps: []string{m + "/registry/wire"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/plugin"}},
 		{ImportPath: m + "/registry", Imports: []string{m + "/plugin"}},
