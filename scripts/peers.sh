@@ -10,7 +10,8 @@
 #   - prometheus from Debian, likewise (/usr/bin/prometheus and promtool: `make test` checks
 #     the shipped rules and the Prometheus e2e test scrapes a real gateway);
 #   - chromium from Debian, likewise (the web UI's browser test drives /usr/bin/chromium
-#     with playwright-core, which is in package.json; no browser is ever downloaded).
+#     with playwright-core, which is in package.json; no browser is ever downloaded);
+#   - protobuf-compiler from Debian, likewise (make proto-check).
 # A peer it cannot install stops it with the command that would: `make test` fails a test
 # whose peer is missing (MCPGW_REQUIRE_PEERS=1), so going on would only fail later.
 # Idempotent: each step is skipped when its stamp says it is up to date.
@@ -196,6 +197,17 @@ ensure_chromium() {
 	log "chromium installed ($(/usr/bin/chromium --version 2>/dev/null | awk '{print $2}'))"
 }
 
+# ensure_protoc: Debian's protobuf-compiler, so `make proto-check` compares the committed
+# plugin/pluginpb code with what plugin.proto generates instead of skipping.
+ensure_protoc() {
+	if command -v protoc >/dev/null 2>&1; then
+		log "protoc present ($(protoc --version 2>/dev/null))"
+		return 0
+	fi
+	need_peer protoc protobuf-compiler "make proto-check (the generated plugin/pluginpb code)"
+	log "protoc installed ($(protoc --version 2>/dev/null))"
+}
+
 main() {
 	local t0=$SECONDS
 	ensure_node_modules
@@ -205,6 +217,7 @@ main() {
 	ensure_postgres
 	ensure_prometheus
 	ensure_chromium
+	ensure_protoc
 	log "done in $((SECONDS - t0))s (cache: $CACHE)"
 }
 
