@@ -87,6 +87,10 @@ func main() {
 		fmt.Fprintf(os.Stderr, "mcpgw: unknown command %q\n\n%s", os.Args[1], usage)
 		os.Exit(2)
 	}
+	if errors.Is(err, flag.ErrHelp) {
+		// A subcommand's -h printed its flags: asking for help is not a failure.
+		return
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "mcpgw:", err)
 		os.Exit(1)
