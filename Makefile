@@ -46,7 +46,8 @@ DIST_ENV       = VERSION=$(VERSION) GO=$(GO) DIST=$(DIST) DIST_TARGETS='$(PLATFO
 ## build: static bin/mcpgw, bin/mcpgw-bridge and bin/mcpgw-plugin-sql (the sql plugin as an
 ## out-of-process executable)
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw ./cmd/mcpgw
+	@[ -x bin/mcpgw ] || echo "building mcpgw (the first build downloads modules and compiles for a few minutes; the packages are listed as they compile)"
+	CGO_ENABLED=0 $(GO) build $(if $(wildcard bin/mcpgw),,-v) -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw ./cmd/mcpgw
 	if [ -d cmd/mcpgw-bridge ]; then \
 		CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/mcpgw-bridge ./cmd/mcpgw-bridge; \
 	fi
@@ -67,6 +68,7 @@ install: build
 
 ## everything-server: the go-sdk conformance fixture examples/mcpgw.yaml runs over stdio
 everything-server:
+	@[ -x $(CACHE)/bin/everything-server ] || echo "building the go-sdk everything-server (examples/mcpgw.yaml's upstream)"
 	CGO_ENABLED=0 $(GO) build -o $(CACHE)/bin/everything-server github.com/modelcontextprotocol/go-sdk/conformance/everything-server
 
 ## run: build and serve examples/mcpgw.yaml
