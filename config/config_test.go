@@ -217,12 +217,12 @@ func TestConfigProblems(t *testing.T) {
 		{
 			name:    "unknown top-level key",
 			yaml:    "listen: 127.0.0.1:8080\nlisten_addr: 1\n",
-			wantErr: []string{"~field listen_addr not found"},
+			wantErr: []string{"~listen_addr: line 2: unknown key"},
 		},
 		{
 			name:    "unknown server key",
 			yaml:    "servers:\n  a: {type: stdio, command: x, comand: y}\n",
-			wantErr: []string{"~field comand not found"},
+			wantErr: []string{"~comand: line 2: unknown key (did you mean \"command\"?)"},
 		},
 		{
 			name:    "every problem at once",
@@ -393,7 +393,7 @@ func TestUnknownKeysDoNotHideOtherProblems(t *testing.T) {
 	for _, p := range ps {
 		errs = append(errs, p.String())
 	}
-	for _, want := range []string{"field comand not found", "servers.a: type stdio needs a command", "servers.b: type sse needs a url"} {
+	for _, want := range []string{"servers.a.comand: line 2: unknown key", "servers.a: type stdio needs a command", "servers.b: type sse needs a url"} {
 		if !matchAny(errs, "~"+want) {
 			t.Errorf("missing %q in %v", want, errs)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -78,7 +79,7 @@ func Parse(raw []byte) (*Config, Problems, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(expanded))
 	dec.KnownFields(true)
 	if err := dec.Decode(cfg); err != nil && !errors.Is(err, io.EOF) {
-		ps = append(ps, yamlProblems(err)...)
+		ps = append(ps, decodeProblems(err, &doc)...)
 		// Read what can be read, so that the other problems are listed too.
 		cfg = &Config{}
 		if err := yaml.Unmarshal(expanded, cfg); err != nil {
@@ -120,6 +121,28 @@ func expandNode(n *yaml.Node, lookup func(string) (string, bool), seen map[strin
 		ps = append(ps, expandNode(c, lookup, seen)...)
 	}
 	return ps
+}
+
+// decodeProblems is yamlProblems with the decoder's "field X not found in type
+// config.Y" lines replaced by the unknown keys' paths, lines and nearest known keys.
+func decodeProblems(err error, doc *yaml.Node) Problems {
+	var out Problems
+	unknown := false
+	for _, p := range yamlProblems(err) {
+		if strings.Contains(p.Text, " not found in type ") {
+			unknown = true
+			continue
+		}
+		out = append(out, p)
+	}
+	if unknown {
+		keys := unknownKeys(doc, reflect.TypeFor[Config](), "")
+		if len(keys) == 0 {
+			return yamlProblems(err)
+		}
+		out = append(out, keys...)
+	}
+	return out
 }
 
 func yamlProblems(err error) Problems {
