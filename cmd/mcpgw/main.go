@@ -166,10 +166,16 @@ func validate(args []string, out io.Writer) error {
 		servers.Plugins = nil
 		reg := registry.New(&servers, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		reg.NoPools = true // checking lists tools: no warm instances
-		reg.Start(connectWait(cfg))
+		wait := connectWait(cfg)
+		reg.Start(wait)
 		for _, st := range reg.Statuses() {
 			if st.State != registry.StateUp {
-				fmt.Fprintf(out, "warning: servers.%s: could not list its tools (%s): %s\n", st.Name, st.State, st.Error)
+				why := st.Error
+				if why == "" {
+					// Still starting: it neither answered nor failed in the time given.
+					why = fmt.Sprintf("no answer to initialize within %s", wait)
+				}
+				fmt.Fprintf(out, "warning: servers.%s: could not list its tools (%s): %s\n", st.Name, st.State, why)
 			}
 			for _, p := range st.Problems {
 				fmt.Fprintf(out, "warning: servers.%s: %s\n", st.Name, p)
