@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -108,9 +109,17 @@ func explain(args []string, out io.Writer) error {
 	if *agent == "" {
 		return fmt.Errorf("explain needs --agent")
 	}
-	cfg, _, err := loadConfig(configPath(*cfgFlag))
+	path := configPath(*cfgFlag)
+	cfg, _, err := loadConfig(path)
 	if err != nil {
 		return err
+	}
+	if path == "" {
+		// Without --config (or MCPGW_CONFIG) this explains the built-in default, which has
+		// no servers: say so, rather than "0 tools" as if that were the running gateway's.
+		fmt.Fprintf(notes, "mcpgw explain: no --config (or MCPGW_CONFIG): explaining the built-in default config, which has no servers%s\n", runningHint(cfg))
+	} else {
+		fmt.Fprintf(notes, "mcpgw explain: config %s\n", display(path))
 	}
 	cfg.Auth.Audit.Disabled = true
 	if cfg.Auth.Mode == "api_key" {
@@ -164,6 +173,19 @@ func explain(args []string, out io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Tool, d.Server, dec, d.Rule)
 	}
 	return tw.Flush()
+}
+
+// runningHint names a gateway that answers at cfg's address, whose own config explain
+// did not read.
+func runningHint(cfg *config.Config) string {
+	base := strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+	c := &http.Client{Timeout: 500 * time.Millisecond}
+	resp, err := c.Get(base + "/healthz")
+	if err != nil {
+		return ""
+	}
+	resp.Body.Close()
+	return "; a gateway is running at " + base + ": pass its --config, or ask it: GET " + base + "/api/agents/AGENT/view"
 }
 
 // token creates API keys and mints JWTs.
