@@ -319,7 +319,9 @@ func TestConfigProblems(t *testing.T) {
 			}
 			var errs, warns []string
 			for _, p := range ps {
-				s := strings.TrimPrefix(strings.TrimPrefix(p.String(), "error: "), "warning: ")
+				// The problem's own line: a hint follows on a line of its own.
+				line, _, _ := strings.Cut(p.String(), "\n")
+				s := strings.TrimPrefix(strings.TrimPrefix(line, "error: "), "warning: ")
 				if p.Warning {
 					warns = append(warns, s)
 				} else {
@@ -373,8 +375,9 @@ func TestSharedStdioMessageIsExact(t *testing.T) {
 	}
 	for _, p := range ps {
 		if p.Text == sharedStdioMsg {
-			if p.String() != "error: "+sharedStdioMsg {
-				t.Errorf("printed as %q", p.String())
+			if p.String() != "error: "+sharedStdioMsg+"\n  "+SharedStdioHint || !strings.Contains(p.Hint, "stdio_proxy: true") ||
+				!strings.Contains(p.Hint, "per_agent") || !strings.Contains(p.Hint, "per_call") {
+				t.Errorf("printed as %q: want the exact text on its own line, then the ways out", p.String())
 			}
 			return
 		}

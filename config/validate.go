@@ -19,6 +19,9 @@ type Problem struct {
 	Warning bool
 	Where   string
 	Text    string
+	// Hint says what a user can do about it, printed on a line of its own so that Text
+	// stays exactly what it is where a text is fixed (SharedStdioError).
+	Hint string
 }
 
 func (p Problem) String() string {
@@ -26,10 +29,14 @@ func (p Problem) String() string {
 	if p.Warning {
 		kind = "warning"
 	}
-	if p.Where == "" {
-		return kind + ": " + p.Text
+	s := kind + ": " + p.Text
+	if p.Where != "" {
+		s = kind + ": " + p.Where + ": " + p.Text
 	}
-	return kind + ": " + p.Where + ": " + p.Text
+	if p.Hint != "" {
+		s += "\n  " + p.Hint
+	}
+	return s
 }
 
 // Problems is a list of config problems; as an error it lists them all.
@@ -78,6 +85,9 @@ var serverNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 func SharedStdioError(name string) string {
 	return fmt.Sprintf("mcp server %q: shared mode requires HTTP/SSE/streamable HTTP transport (stdio is per-session only)", name)
 }
+
+// SharedStdioHint names the ways out of SharedStdioError.
+const SharedStdioHint = "ways out: stdio_proxy: true (one process multiplexed for every session), mode: per_agent (one process per agent), or mode: per_call (one process per request)"
 
 // Validate lists every problem it finds; it does not stop at the first.
 func (c *Config) Validate() Problems {
@@ -240,7 +250,7 @@ func (c *Config) Validate() Problems {
 		}
 		ps = append(ps, instanceProblems(where, d)...)
 		if d.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
-			add(false, "", "%s", SharedStdioError(name))
+			ps = append(ps, Problem{Text: SharedStdioError(name), Hint: SharedStdioHint})
 		}
 		if d.ProtocolVer != "" && !SupportedUpstreamVersion(d.ProtocolVer) {
 			add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
@@ -288,7 +298,7 @@ func (c *Config) Validate() Problems {
 				add(false, where, "server %q: unknown mode %q", u.Name, u.Mode)
 			}
 			if d := c.Servers[u.Name]; d != nil && u.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
-				add(false, where, "%s", SharedStdioError(u.Name))
+				ps = append(ps, Problem{Where: where, Text: SharedStdioError(u.Name), Hint: SharedStdioHint})
 			}
 		}
 		for _, g := range append(append([]string{}, a.Tools.Allow...), a.Tools.Deny...) {

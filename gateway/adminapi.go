@@ -23,6 +23,8 @@ import (
 type fieldError struct {
 	Field   string `json:"field,omitempty"`
 	Message string `json:"message"`
+	// Hint is what the user can do about it, when the config model knows.
+	Hint string `json:"hint,omitempty"`
 }
 
 // errorBody is every admin API error answer: error sums it up; errors and warnings list

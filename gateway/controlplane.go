@@ -235,7 +235,7 @@ func parseDuration(s, field string) (time.Duration, *fieldError) {
 // every warning of the whole config.
 func problemsFor(ps config.Problems, prefix string) (errs, warns []fieldError) {
 	for _, p := range ps {
-		fe := fieldError{Field: p.Where, Message: p.Text}
+		fe := fieldError{Field: p.Where, Message: p.Text, Hint: p.Hint}
 		if !p.Warning {
 			errs = append(errs, fe)
 		} else if p.Where == prefix || strings.HasPrefix(p.Where, prefix+".") {
