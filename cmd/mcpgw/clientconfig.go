@@ -24,9 +24,13 @@ import (
 // clientSpec is what one agent runtime's config needs.
 type clientSpec struct {
 	client, agent, executor, via, url string
-	bridge                            string // absolute path of mcpgw-bridge
-	socket                            string // non-default daemon socket, absolute
-	token                             bool   // the gateway wants a bearer token
+	// conversation, when set, is sent as the conversation header (--conversation): the
+	// agent's sessions then share thin handshakes.
+	conversation       string
+	conversationHeader string
+	bridge             string // absolute path of mcpgw-bridge
+	socket             string // non-default daemon socket, absolute
+	token              bool   // the gateway wants a bearer token
 	// localToken is the gateway's local token, written into an HTTP entry where the OS
 	// cannot name a TCP peer's user (auth mode none outside Linux), so the entry connects
 	// with no manual step there too.
@@ -52,6 +56,7 @@ func clientConfig(args []string, out io.Writer) error {
 	client := fs.String("client", "", "claude-code | codex | cursor | gemini | qwen | opencode")
 	via := fs.String("via", "http", "http (the gateway's URL) or bridge (spawn mcpgw-bridge over stdio)")
 	executor := fs.String("executor", "", "executor whose url_rewrite applies (e.g. local_docker)")
+	conversation := fs.String("conversation", "", "conversation id sent with every request (X-Conversation-ID, or the configured header)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -70,7 +75,8 @@ func clientConfig(args []string, out io.Writer) error {
 		return err
 	}
 	spec := clientSpec{client: *client, agent: *agent, executor: *executor, via: *via, url: gatewayURL(cfg),
-		token: cfg.Auth.Mode != "none", agentHeader: cfg.Auth.Headers.Agent, executorHeader: cfg.Auth.Headers.Executor}
+		token: cfg.Auth.Mode != "none", agentHeader: cfg.Auth.Headers.Agent, executorHeader: cfg.Auth.Headers.Executor,
+		conversation: *conversation, conversationHeader: cfg.Auth.Headers.Conversation}
 	if *via == "bridge" {
 		// The agent spawns the bridge from its own working directory, with a PATH that may
 		// not hold ~/.local/bin (a desktop app's): every path in its entry is absolute.
@@ -173,6 +179,9 @@ func (s clientSpec) bridgeArgs() []string {
 	if s.executor != "" {
 		args = append(args, "--executor", s.executor)
 	}
+	if s.conversation != "" {
+		args = append(args, "--conversation", s.conversation)
+	}
 	return args
 }
 
@@ -181,6 +190,9 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 	headers := map[string]string{s.agentHeader: s.agent}
 	if s.executor != "" {
 		headers[s.executorHeader] = s.executor
+	}
+	if s.conversation != "" {
+		headers[s.conversationHeader] = s.conversation
 	}
 	// Each client spells "take this from the environment" its own way.
 	tokenRef := map[string]string{
@@ -272,6 +284,9 @@ func renderCodex(s clientSpec) []byte {
 		b.WriteString("bearer_token_env_var = \"MCPGW_TOKEN\"\n")
 	}
 	hs := map[string]string{s.agentHeader: s.agent}
+	if s.conversation != "" {
+		hs[s.conversationHeader] = s.conversation
+	}
 	if s.localToken != "" {
 		hs["Authorization"] = "Bearer " + s.localToken
 	}

@@ -636,3 +636,28 @@ func TestClientConfigBridgeCommandResolved(t *testing.T) {
 		t.Errorf("no note that mcpgw-bridge is missing: %q", note)
 	}
 }
+
+// TestClientConfigConversation: --conversation puts the conversation header (by its
+// configured name) in every client's HTTP entry, and --conversation in the bridge's args.
+func TestClientConfigConversation(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "mcpgw.yaml")
+	if err := os.WriteFile(cfg, []byte("listen: 127.0.0.1:8080\nstate_dir: /srv/mcpgw\nauth:\n  headers: {conversation: X-Conv}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, client := range ccClients {
+		out, err := runClientConfig(t, cfg, "--agent", "a1", "--client", client, "--conversation", "c-42")
+		if err != nil {
+			t.Fatalf("%s: %v", client, err)
+		}
+		if s := string(out); !strings.Contains(s, `"X-Conv"`) || !strings.Contains(s, `"c-42"`) {
+			t.Errorf("%s --conversation c-42: no X-Conv header:\n%s", client, out)
+		}
+	}
+	out, err := runClientConfig(t, cfg, "--agent", "a1", "--client", "claude-code", "--via", "bridge", "--conversation", "c-42")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(out), `"--conversation",`) || !strings.Contains(string(out), `"c-42"`) {
+		t.Errorf("the bridge entry lacks --conversation c-42:\n%s", out)
+	}
+}

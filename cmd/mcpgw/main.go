@@ -39,7 +39,7 @@ Usage:
   mcpgw token issue --agent A [--admin] [--ttl 1h] [--read-only] [--connection-scope ID,…]
                     [--config FILE]     mint a JWT with the config's signing key
   mcpgw client-config --agent A --client claude-code|codex|cursor|gemini|qwen|opencode
-                    [--via http|bridge] [--executor E] [--config FILE]
+                    [--via http|bridge] [--executor E] [--conversation ID] [--config FILE]
                                     print the block for that client's config file
   mcpgw top [--url URL] [--key KEY] [--minutes 15] [--every 5s] [--config FILE]
                                     calls, errors, p50/p99 and list tokens per agent
