@@ -538,7 +538,7 @@ func (s *Server) Options() upstream.Options {
 		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
-		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout,
+		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
 	}
 }
 
