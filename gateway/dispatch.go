@@ -273,7 +273,7 @@ func (g *Gateway) forwardCall(ctx context.Context, s *Session, m *wire.Msg, serv
 		if err != nil {
 			var busy *upstream.BusyError
 			if errors.As(err, &busy) {
-				return fail("busy", busy.Error())
+				return fail("busy", busyText(server, busy))
 			}
 			if ctx.Err() == nil {
 				// Cancelled by the client (notifications/cancelled) while queued.
@@ -399,7 +399,7 @@ func (g *Gateway) takeSlot(ctx context.Context, s *Session, id json.RawMessage, 
 	s.mu.Unlock()
 	depth := g.metrics.queueDepth.WithLabelValues(server)
 	depth.Inc()
-	err := l.Acquire(qctx)
+	err := l.AcquireAs(qctx, s.rec.Agent)
 	depth.Dec()
 	s.mu.Lock()
 	delete(s.queued, key)

@@ -65,10 +65,11 @@ type modernState struct {
 	parked   map[string]*mrtrCall
 }
 
-// modernVariants bounds the gateway-side sessions one caller holds at once: sessions are
-// keyed by the capabilities a request declares, so a caller that varied them on every
-// request would otherwise open a session (and per-session upstream instances) per
-// request. A real client declares one set; beyond this many, the oldest session ends.
+// modernVariants bounds the gateway-side sessions one caller (principal and agent) holds
+// at once: sessions are keyed by the capabilities, conversation, task and executor a
+// request names, so a caller that varied them on every request would otherwise open a
+// session (and per-session upstream instances) per request. A real client uses a few;
+// beyond this many, the oldest session ends.
 const modernVariants = 8
 
 // modernRequest is a validated stateless request.
@@ -417,6 +418,16 @@ func modernKey(id *auth.Identity, caps json.RawMessage) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// modernCaller names who a stateless caller is for the bound on its sessions
+// (modernVariants): its principal and agent only. Everything else a request may vary on
+// its own (conversation, task, executor, capabilities) makes another variant of the same
+// caller, so varying X-Conversation-ID cannot mint sessions beyond the bound.
+func modernCaller(id *auth.Identity) string {
+	b, _ := json.Marshal([]string{id.Principal, id.Agent, id.Method})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
 // canonical re-encodes JSON with sorted keys, so two spellings of the same capabilities
 // name the same session.
 func canonical(raw json.RawMessage) string {
@@ -431,7 +442,7 @@ func canonical(raw json.RawMessage) string {
 // modernSession returns the caller's gateway-side session, opening it (with the same
 // resolution as initialize) on its first request; nil means a refusal was written.
 func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) *Session {
-	key, caller := modernKey(id, req.caps), modernKey(id, nil)
+	key, caller := modernKey(id, req.caps), modernCaller(id)
 	g.modern.mu.Lock()
 	s := g.modern.sessions[key]
 	g.modern.mu.Unlock()
@@ -494,7 +505,8 @@ func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth
 	}
 	g.modern.mu.Unlock()
 	for _, old := range evict {
-		g.end(old, "the caller opened more capability variants than modernVariants; this was its oldest")
+		g.metrics.sessionsEvicted.WithLabelValues(evictVariants).Inc()
+		g.end(old, "the caller opened more variants (capabilities, conversation, task, executor) than modernVariants; this was its oldest")
 	}
 	return s
 }
