@@ -98,13 +98,6 @@ func (sh *instanceShares) give(key shareKey) {
 	}
 }
 
-// holding is how many instances of server the agent holds.
-func (sh *instanceShares) holding(server, agent string) int {
-	sh.mu.Lock()
-	defer sh.mu.Unlock()
-	return sh.held[shareKey{server, agent}]
-}
-
 // takeShare counts an instance of srv the session is about to start or take against its
 // agent's share. A pooled server waits for one of the agent's instances to end as a take
 // at pool.max does (the server's connect timeout); otherwise the refusal is immediate, as
