@@ -120,4 +120,5 @@ func (g *Gateway) sweep(now time.Time) {
 		// sessions, each bounded there.)
 		g.trimStored(idle, len(live))
 	}
+	g.pruneConversations(now)
 }

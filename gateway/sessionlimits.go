@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"time"
+
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // Session limits (docs/config.md, "Fair shares"): the gateway holds at most
@@ -169,4 +171,24 @@ func (g *Gateway) trimStored(recs []*storedRec, live int) {
 type storedRec struct {
 	id   string
 	seen time.Time
+}
+
+// pruneConversations bounds the store's conversation records (the full/thin handshake's
+// memory of each X-Conversation-ID): those not written for http.session_idle_timeout
+// go, and of the rest at most http.max_sessions stay, the most recently written. A
+// conversation that lost its record is sent the full tool list once more.
+func (g *Gateway) pruneConversations(now time.Time) {
+	p := sessions.PrunerOf(g.store)
+	if p == nil {
+		return
+	}
+	h := g.policy().cfg.HTTP
+	n, err := p.PruneConversations(now.Add(-h.SessionIdle), h.MaxSessions)
+	if err != nil {
+		g.log.Warn("conversation records not pruned", "err", err)
+		return
+	}
+	if n > 0 {
+		g.log.Info("conversation records pruned", "deleted", n)
+	}
 }

@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -260,4 +262,44 @@ func TestFairSharesSessionFollowsAgent(t *testing.T) {
 	if v := metricOf(t, g, "mcpgw_sessions_evicted_total", map[string]string{"reason": "identity"}); v != 3 {
 		t.Errorf("identity evictions %v, want 3", v)
 	}
+}
+
+// TestFairSharesConversationRecords: every new X-Conversation-ID whose session lists its
+// tools writes a conversation record (the full/thin handshake's memory); the gateway's
+// sweep keeps at most http.max_sessions of them, so a caller varying the header cannot
+// grow the bbolt file for ever.
+func TestFairSharesConversationRecords(t *testing.T) {
+	needGatewayBin(t)
+	servers, _ := perSessionEverything(t, "")
+	// A 2 s idle timeout makes the sweep run every 5 s (ten reaps of a quarter of it).
+	g := startGatewayChecked(t, "log: {level: info, format: text}\nhttp: {max_sessions: 10, session_idle_timeout: 2s}\n"+servers)
+	const conversations = 40
+	for i := range conversations {
+		s := openRawSession(t, g.URL, map[string]string{"X-Agent-ID": "chatty", "X-Conversation-ID": "conv-" + strconv.Itoa(i)})
+		if len(s.tools(t)) == 0 {
+			t.Fatalf("session %d lists no tools", i)
+		}
+	}
+	if msg, ok := waitFor(20*time.Second, func() (bool, string) {
+		return strings.Contains(g.Log(), "conversation records pruned"), "no \"conversation records pruned\" in the log"
+	}); !ok {
+		t.Fatal(msg)
+	}
+	g.Stop()
+	db, err := bolt.Open(filepath.Join(g.StateDir, "mcpgw.db"), 0o600, &bolt.Options{Timeout: 5 * time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	n := -1
+	_ = db.View(func(tx *bolt.Tx) error {
+		if b := tx.Bucket([]byte("conversations")); b != nil {
+			n = b.Stats().KeyN
+		}
+		return nil
+	})
+	if n < 0 || n > 10 {
+		t.Errorf("the store holds %d conversation records after %d conversations, want at most http.max_sessions (10)", n, conversations)
+	}
+	t.Logf("conversation records kept: %d of %d", n, conversations)
 }
