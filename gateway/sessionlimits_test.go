@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -148,5 +149,25 @@ func TestSessionFollowsItsAgent(t *testing.T) {
 	}
 	if v := g.metricValue(t, `mcpgw_sessions_evicted_total{reason="identity"}`); v != 3 {
 		t.Errorf("identity evictions %v, want 3", v)
+	}
+}
+
+// TestAdminServerShares: the admin API takes and shows a server's per-agent shares, and
+// refuses a negative one naming the field.
+func TestAdminServerShares(t *testing.T) {
+	g := startGateway(t, adminYAML)
+	a := g.api(t, http.MethodPost, "/api/servers", `{"name":"shared1","type":"streamable_http","url":"http://127.0.0.1:1/mcp",
+	  "max_instances_per_agent":3,"queue":{"max":8,"max_per_agent":2}}`, nil)
+	if a.status/100 != 2 {
+		t.Fatalf("PUT: %s", a)
+	}
+	a = g.api(t, http.MethodGet, "/api/servers/shared1", "", nil)
+	q, _ := a.obj["queue"].(map[string]any)
+	if a.obj["max_instances_per_agent"] != float64(3) || q["max_per_agent"] != float64(2) {
+		t.Fatalf("GET does not show the shares: %s", a)
+	}
+	a = g.api(t, http.MethodPost, "/api/servers", `{"name":"shared2","type":"streamable_http","url":"http://127.0.0.1:1/mcp","max_instances_per_agent":-1}`, nil)
+	if a.status != http.StatusBadRequest || !strings.Contains(string(a.raw), "max_instances_per_agent") {
+		t.Fatalf("a negative share: %s, want 400 naming max_instances_per_agent", a)
 	}
 }
