@@ -160,6 +160,13 @@ type HTTPConfig struct {
 	// X-Forwarded-For / Forwarded headers name the client. A request that carries those
 	// headers from any other peer is never taken for a local one (docs/security.md).
 	TrustedProxies []string `yaml:"trusted_proxies"`
+	// MaxSessions bounds the live sessions of every agent together (default
+	// DefaultMaxSessions); a new session past it evicts an idle one (docs/config.md,
+	// "Fair shares").
+	MaxSessions int `yaml:"max_sessions"`
+	// MaxSessionsPerAgent bounds one agent's live sessions (default: a quarter of
+	// MaxSessions, at least 1); a new session past it evicts that agent's oldest idle one.
+	MaxSessionsPerAgent int `yaml:"max_sessions_per_agent"`
 }
 
 // AdminConfig limits the admin API.
@@ -189,6 +196,9 @@ type UpstreamDefaults struct {
 	// BusyPoll is how long the only call waiting for an upstream's or plugin's answer
 	// waits busily instead of sleeping (default 200µs; negative: never; Linux only).
 	BusyPoll time.Duration `yaml:"busy_poll"`
+	// MaxInstancesPerAgent is the default of servers.<name>.max_instances_per_agent (0:
+	// half of the server's own bound, see ServerDef.MaxInstancesPerAgent).
+	MaxInstancesPerAgent int `yaml:"max_instances_per_agent"`
 }
 
 // LogConfig configures the gateway's own log.
@@ -213,6 +223,11 @@ type ServerDef struct {
 	Timeouts       Timeouts          `yaml:"timeouts"`
 	ProtocolVer    string            `yaml:"protocol_version"`
 	MaxInstances   int               `yaml:"max_instances"`
+	// MaxInstancesPerAgent bounds the instances of this server one agent holds at once,
+	// over every policy (per_session, per_agent, per_call, pool takes), so that one agent
+	// cannot take every instance (default upstream.max_instances_per_agent, else half of
+	// max_instances or of pool.max when smaller, at least 1).
+	MaxInstancesPerAgent int `yaml:"max_instances_per_agent"`
 	// MaxConcurrency is how many client requests one instance serves at once (nil: the
 	// default, 1 for stdio and 0 = unlimited for HTTP and SSE; docs/config.md).
 	MaxConcurrency *int  `yaml:"max_concurrency"`
@@ -231,6 +246,9 @@ type ServerDef struct {
 type Queue struct {
 	Max     int           `yaml:"max"`
 	Timeout time.Duration `yaml:"timeout"`
+	// MaxPerAgent bounds the requests of one agent waiting for one instance, so that one
+	// agent cannot fill the queue (default: half of Max, at least 1).
+	MaxPerAgent int `yaml:"max_per_agent"`
 }
 
 // Default queue bounds (servers.<name>.queue).

@@ -124,6 +124,12 @@ func (c *Config) applyDefaults() {
 	if c.HTTP.ResumeMaxBytes == 0 {
 		c.HTTP.ResumeMaxBytes = 64 << 20
 	}
+	if c.HTTP.MaxSessions == 0 {
+		c.HTTP.MaxSessions = DefaultMaxSessions
+	}
+	if c.HTTP.MaxSessionsPerAgent == 0 {
+		c.HTTP.MaxSessionsPerAgent = share(c.HTTP.MaxSessions, 4)
+	}
 	if c.HTTP.UnusedSession == 0 {
 		c.HTTP.UnusedSession = 5 * time.Minute
 	}
@@ -181,5 +187,8 @@ func (c *Config) ApplyServerDefaults(d *ServerDef) {
 	}
 	if d.Queue.Timeout == 0 {
 		d.Queue.Timeout = DefaultQueueTimeout
+	}
+	if d.Queue.MaxPerAgent == 0 {
+		d.Queue.MaxPerAgent = share(d.Queue.Max, 2)
 	}
 }

@@ -44,6 +44,26 @@ func (c *Config) applyInstanceDefaults(d *ServerDef) {
 	if d.AgentGrace == 0 {
 		d.AgentGrace = DefaultAgentGrace
 	}
+	if d.MaxInstancesPerAgent == 0 {
+		d.MaxInstancesPerAgent = c.Upstream.MaxInstancesPerAgent
+	}
+	if d.MaxInstancesPerAgent == 0 {
+		bound := d.MaxInstances
+		if d.Pooled() && d.Pool.Max > 0 && d.Pool.Max < bound {
+			// Pooled instances are bounded by pool.max: the share is of what can be taken.
+			bound = d.Pool.Max
+		}
+		d.MaxInstancesPerAgent = share(bound, 2)
+	}
+}
+
+// DefaultMaxSessions is http.max_sessions when the config sets none.
+const DefaultMaxSessions = 4096
+
+// share is the default per-agent part of a limit shared by every agent: 1/parts of it,
+// at least 1, so that at least parts agents always find room.
+func share(total, parts int) int {
+	return max(1, total/parts)
 }
 
 // instanceProblems checks a server's pool and per_agent settings.
@@ -54,6 +74,16 @@ func instanceProblems(where string, d *ServerDef) Problems {
 	}
 	if d.AgentGrace < 0 {
 		add(false, where+".agent_grace", "must not be negative")
+	}
+	if d.MaxInstancesPerAgent < 0 {
+		add(false, where+".max_instances_per_agent", "must not be negative")
+	} else if d.MaxInstances > 0 && d.MaxInstancesPerAgent > d.MaxInstances {
+		add(true, where+".max_instances_per_agent", "%d is more than max_instances (%d): one agent may take every instance", d.MaxInstancesPerAgent, d.MaxInstances)
+	}
+	if d.Queue.MaxPerAgent < 0 {
+		add(false, where+".queue.max_per_agent", "must not be negative")
+	} else if d.Queue.Max > 0 && d.Queue.MaxPerAgent > d.Queue.Max {
+		add(true, where+".queue.max_per_agent", "%d is more than queue.max (%d): one agent may fill the queue", d.Queue.MaxPerAgent, d.Queue.Max)
 	}
 	p := d.Pool
 	if p == nil {

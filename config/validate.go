@@ -171,6 +171,17 @@ func (c *Config) Validate() Problems {
 	if c.Upstream.BusyPoll > 10*time.Millisecond {
 		add(false, "upstream.busy_poll", "%s is too long (at most 10ms; negative turns it off)", c.Upstream.BusyPoll)
 	}
+	if c.HTTP.MaxSessions < 1 {
+		add(false, "http.max_sessions", "%d must be positive", c.HTTP.MaxSessions)
+	}
+	if c.HTTP.MaxSessionsPerAgent < 1 {
+		add(false, "http.max_sessions_per_agent", "%d must be positive", c.HTTP.MaxSessionsPerAgent)
+	} else if c.HTTP.MaxSessionsPerAgent > c.HTTP.MaxSessions {
+		add(true, "http.max_sessions_per_agent", "%d is more than http.max_sessions (%d): one agent may hold every session", c.HTTP.MaxSessionsPerAgent, c.HTTP.MaxSessions)
+	}
+	if c.Upstream.MaxInstancesPerAgent < 0 {
+		add(false, "upstream.max_instances_per_agent", "must not be negative")
+	}
 	if c.HTTP.MaxConnections < 1 {
 		add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)
 	}

@@ -31,10 +31,12 @@ type serverDoc struct {
 	Timeouts        *timeoutsDoc      `json:"timeouts,omitempty"`
 	ProtocolVersion string            `json:"protocol_version,omitempty"`
 	MaxInstances    int               `json:"max_instances,omitempty"`
-	MaxConcurrency  *int              `json:"max_concurrency,omitempty"`
-	Queue           *queueDoc         `json:"queue,omitempty"`
-	TLS             *tlsDoc           `json:"tls,omitempty"`
-	Meta            *metaDoc          `json:"meta,omitempty"`
+	// MaxInstancesPerAgent is servers.<name>.max_instances_per_agent (shares.go).
+	MaxInstancesPerAgent int       `json:"max_instances_per_agent,omitempty"`
+	MaxConcurrency       *int      `json:"max_concurrency,omitempty"`
+	Queue                *queueDoc `json:"queue,omitempty"`
+	TLS                  *tlsDoc   `json:"tls,omitempty"`
+	Meta                 *metaDoc  `json:"meta,omitempty"`
 	// Enabled false keeps the entry but runs no server (default true).
 	Enabled *bool `json:"enabled,omitempty"`
 	// Pool and AgentGrace are servers.<name>.pool and agent_grace (instances.go).
@@ -48,8 +50,9 @@ type timeoutsDoc struct {
 }
 
 type queueDoc struct {
-	Max     int    `json:"max,omitempty"`
-	Timeout string `json:"timeout,omitempty"`
+	Max         int    `json:"max,omitempty"`
+	Timeout     string `json:"timeout,omitempty"`
+	MaxPerAgent int    `json:"max_per_agent,omitempty"`
 }
 
 type tlsDoc struct {
@@ -82,7 +85,7 @@ func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
 	s := &config.ServerDef{Type: config.NormalizeTransport(d.Type), Command: d.Command, Args: slices.Clone(d.Args),
 		Env: maps.Clone(d.Env), Dir: d.Dir, URL: d.URL, Headers: maps.Clone(d.Headers), Mode: d.Mode,
 		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances,
-		MaxConcurrency: cloneInt(d.MaxConcurrency)}
+		MaxConcurrency: cloneInt(d.MaxConcurrency), MaxInstancesPerAgent: d.MaxInstancesPerAgent}
 	var errs []fieldError
 	if t := d.Timeouts; t != nil {
 		var e *fieldError
@@ -94,7 +97,7 @@ func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
 		}
 	}
 	if q := d.Queue; q != nil {
-		s.Queue.Max = q.Max
+		s.Queue.Max, s.Queue.MaxPerAgent = q.Max, q.MaxPerAgent
 		var e *fieldError
 		if s.Queue.Timeout, e = parseDuration(q.Timeout, where+"queue.timeout"); e != nil {
 			errs = append(errs, *e)
@@ -118,8 +121,9 @@ func docOf(s *config.ServerDef) serverDoc {
 		d.Timeouts = &timeoutsDoc{Connect: c, Call: k}
 	}
 	d.MaxConcurrency = cloneInt(s.MaxConcurrency)
-	if m, k := s.Queue.Max, durationString(s.Queue.Timeout); m != 0 || k != "" {
-		d.Queue = &queueDoc{Max: m, Timeout: k}
+	d.MaxInstancesPerAgent = s.MaxInstancesPerAgent
+	if m, k, a := s.Queue.Max, durationString(s.Queue.Timeout), s.Queue.MaxPerAgent; m != 0 || k != "" || a != 0 {
+		d.Queue = &queueDoc{Max: m, Timeout: k, MaxPerAgent: a}
 	}
 	d.instanceDoc(s)
 	if s.TLS != (config.TLS{}) {

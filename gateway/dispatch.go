@@ -6,13 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -273,7 +270,7 @@ func (g *Gateway) forwardCall(ctx context.Context, s *Session, m *wire.Msg, serv
 		if err != nil {
 			var busy *upstream.BusyError
 			if errors.As(err, &busy) {
-				return fail("busy", busy.Error())
+				return fail("busy", busyText(server, busy))
 			}
 			if ctx.Err() == nil {
 				// Cancelled by the client (notifications/cancelled) while queued.
@@ -399,7 +396,7 @@ func (g *Gateway) takeSlot(ctx context.Context, s *Session, id json.RawMessage, 
 	s.mu.Unlock()
 	depth := g.metrics.queueDepth.WithLabelValues(server)
 	depth.Inc()
-	err := l.Acquire(qctx)
+	err := l.AcquireAs(qctx, s.rec.Agent)
 	depth.Dec()
 	s.mu.Lock()
 	delete(s.queued, key)
@@ -475,220 +472,6 @@ func toolError(text string) json.RawMessage {
 		"isError": true,
 	})
 	return b
-}
-
-func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	p, err := readRouted(m.Params)
-	if err != nil || p.Name == "" {
-		msg := "Invalid params: prompts/get needs a prompt name"
-		if err != nil {
-			msg = "Invalid params: " + err.Error()
-		}
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
-		return
-	}
-	pr := s.View().Prompt(p.Name)
-	if pr == nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+p.Name, nil))
-		return
-	}
-	meta, tok, err := g.rewriteMeta(p.Meta)
-	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
-		return
-	}
-	var b objBuf
-	b.str("name", pr.Name)
-	b.raw("arguments", p.Arguments)
-	b.raw("_meta", meta)
-	b.raw("inputResponses", p.InputResponses)
-	b.raw("requestState", p.RequestState)
-	g.forward(ctx, s, m, pr.Server, "prompts/get", b.bytes(), tok, out, false)
-}
-
-// resourceServer finds which upstream serves a URI: a listed resource, else the first
-// server with a template that matches it, else the only server with resources.
-func resourceServer(v *registry.View, uri string) string {
-	if r := v.Resource(uri); r != nil {
-		return r.Server
-	}
-	for _, t := range v.Templates {
-		if templateMatches(t.URI, uri) {
-			return t.Server
-		}
-	}
-	return ""
-}
-
-// templateMatches matches a URI against an RFC 6570 template's literal parts; each
-// expression matches any run of characters (with backtracking).
-func templateMatches(tmpl, uri string) bool {
-	i := strings.IndexByte(tmpl, '{')
-	if i < 0 {
-		return tmpl == uri
-	}
-	if !strings.HasPrefix(uri, tmpl[:i]) {
-		return false
-	}
-	j := strings.IndexByte(tmpl[i:], '}')
-	if j < 0 {
-		return false
-	}
-	rest, uri := tmpl[i+j+1:], uri[i:]
-	for k := len(uri); k >= 0; k-- {
-		if templateMatches(rest, uri[k:]) {
-			return true
-		}
-	}
-	return false
-}
-
-func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	p, err := readRouted(m.Params)
-	if err != nil || p.URI == "" {
-		msg := "Invalid params: " + m.Method + " needs a uri"
-		if err != nil {
-			msg = "Invalid params: " + err.Error()
-		}
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
-		return
-	}
-	if registry.IsPluginURI(p.URI) {
-		g.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
-		return
-	}
-	meta, tok, err := g.rewriteMeta(p.Meta)
-	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
-		return
-	}
-	server := resourceServer(s.View(), p.URI)
-	if m.Method == "resources/unsubscribe" {
-		s.mu.Lock()
-		if sv, ok := s.subs[p.URI]; ok {
-			server = sv
-			delete(s.subs, p.URI)
-		}
-		s.mu.Unlock()
-	}
-	if server == "" {
-		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+p.URI, map[string]string{"uri": p.URI}))
-		return
-	}
-	if m.Method == "resources/subscribe" {
-		s.mu.Lock()
-		s.subs[p.URI] = server
-		s.mu.Unlock()
-	}
-	if m.Method != "resources/read" && g.watchModern(ctx, s, m, server, p.URI, out) {
-		return
-	}
-	// The upstream gets the URI that was routed on, not the client's params.
-	var b objBuf
-	b.str("uri", p.URI)
-	b.raw("_meta", meta)
-	b.raw("inputResponses", p.InputResponses)
-	b.raw("requestState", p.RequestState)
-	g.forward(ctx, s, m, server, m.Method, b.bytes(), tok, out, false)
-}
-
-func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	p, err := readRouted(m.Params)
-	var ref completionRef
-	if err == nil {
-		ref, err = readRef(p.Ref)
-	}
-	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref ("+err.Error()+")", nil))
-		return
-	}
-	meta, tok, err := g.rewriteMeta(p.Meta)
-	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
-		return
-	}
-	v := s.View()
-	var server string
-	var nr objBuf
-	switch ref.Type {
-	case "ref/prompt":
-		pr := v.Prompt(ref.Name)
-		if pr == nil {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+ref.Name, nil))
-			return
-		}
-		server = pr.Server
-		nr.str("type", "ref/prompt")
-		nr.str("name", pr.Name)
-	case "ref/resource":
-		if registry.IsPluginURI(ref.URI) {
-			// Plugin resources are served by the gateway, which completes nothing for them.
-			_ = out.reply(wire.Result(m.ID, json.RawMessage(`{"completion":{"values":[],"hasMore":false}}`)))
-			return
-		}
-		server = resourceServer(v, ref.URI)
-		for _, t := range v.Templates {
-			if t.URI == ref.URI {
-				server = t.Server
-			}
-		}
-		if server == "" {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown resource: "+ref.URI, nil))
-			return
-		}
-		nr.str("type", "ref/resource")
-		nr.str("uri", ref.URI)
-	default:
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown ref type "+ref.Type, nil))
-		return
-	}
-	var b objBuf
-	b.raw("ref", nr.bytes())
-	b.raw("argument", p.Argument)
-	b.raw("context", p.Context)
-	b.raw("_meta", meta)
-	g.forward(ctx, s, m, server, "completion/complete", b.bytes(), tok, out, false)
-}
-
-var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
-
-// setLevel records the session's log level and passes it to the upstreams that log.
-func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	p, err := readRouted(m.Params)
-	if err != nil || !logLevels[p.Level] {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))
-		return
-	}
-	s.mu.Lock()
-	s.logLevel = p.Level
-	s.rec.LogLevel = p.Level
-	conns := make([]*upstream.Conn, 0, len(s.conns))
-	for _, sc := range s.conns {
-		if sc.conn != nil {
-			conns = append(conns, sc.conn)
-		}
-	}
-	s.mu.Unlock()
-	_ = g.store.Put(&s.rec)
-	for _, name := range s.servers() {
-		if srv := g.reg.Server(name); srv != nil && srv.Mode == config.ModeShared {
-			if c := srv.Shared(); c != nil {
-				conns = append(conns, c)
-			}
-		}
-	}
-	params, _ := json.Marshal(map[string]string{"level": p.Level})
-	for _, c := range conns {
-		if c.ServerCaps.Logging == nil {
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		if _, err := c.Request(cctx, "logging/setLevel", params); err != nil {
-			g.log.Debug("logging/setLevel upstream failed", "server", c.Name, "err", err)
-		}
-		cancel()
-	}
-	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 }
 
 // clientNotification handles notifications from a client.

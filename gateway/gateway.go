@@ -55,6 +55,9 @@ type Gateway struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*Session
+	perAgent map[string]int // live sessions by agent (sessionlimits.go)
+	// admitMu serialises making new and revived sessions live within the session limits.
+	admitMu sync.Mutex
 
 	// pendingReqs maps the ids of server-to-client requests the gateway forwarded to the
 	// upstream request they stand for.
@@ -71,6 +74,7 @@ type Gateway struct {
 
 	instCount sync.Map       // server → *atomic.Int64
 	agents    agentInstances // per_agent instances (instances.go)
+	shares    instanceShares // instances held by each agent of each server (shares.go)
 	streamSeq atomic.Int64
 	// resumeBytes are the bytes held in every session's replay buffers (resume.go).
 	resumeBytes atomic.Int64
@@ -318,7 +322,7 @@ func (g *Gateway) Close() {
 	for _, s := range g.sessions {
 		all = append(all, s)
 	}
-	g.sessions = map[string]*Session{}
+	g.sessions, g.perAgent = map[string]*Session{}, nil
 	g.mu.Unlock()
 	for _, s := range all {
 		s.close()
@@ -407,6 +411,13 @@ func (g *Gateway) lookup(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	if why := g.identityGone(rec); why != "" {
+		// Stored before its agent was deleted or disabled (or before agents were defined,
+		// as "default"): it does not come back.
+		g.log.Info("stored session not resumed", "session", id, "why", why)
+		_ = g.store.Delete(id)
+		return nil, sessions.ErrNotFound
+	}
 	return g.adopt(rec), nil
 }
 
@@ -426,15 +437,18 @@ func (g *Gateway) session(w http.ResponseWriter, sid string, msgID json.RawMessa
 	return nil
 }
 
-// adopt makes a stored session live in this process.
+// adopt makes a stored session live in this process, within the session limits.
 func (g *Gateway) adopt(rec *sessions.Record) *Session {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if s := g.sessions[rec.ID]; s != nil {
+	g.mu.RLock()
+	s := g.sessions[rec.ID]
+	g.mu.RUnlock()
+	if s != nil {
 		return s
 	}
-	s := g.newSession(*rec)
-	g.sessions[rec.ID] = s
+	s = g.newSession(*rec)
+	if other := g.admit(s); other != nil {
+		return other // revived by a request racing this one
+	}
 	g.metrics.sessionGauge(s).Inc()
 	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
 	return s
@@ -462,9 +476,7 @@ func (g *Gateway) register(s *Session) error {
 	if err := g.store.Put(&s.rec); err != nil {
 		return err
 	}
-	g.mu.Lock()
-	g.sessions[s.ID] = s
-	g.mu.Unlock()
+	g.admit(s)
 	g.metrics.sessionGauge(s).Inc()
 	// One line per session start says which servers this agent, task and executor got.
 	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
@@ -475,8 +487,10 @@ func (g *Gateway) register(s *Session) error {
 // end removes a session and stops its upstream instances.
 func (g *Gateway) end(s *Session, why string) {
 	g.mu.Lock()
-	_, ok := g.sessions[s.ID]
-	delete(g.sessions, s.ID)
+	ok := g.sessions[s.ID] == s
+	if ok {
+		g.dropLive(s.ID)
+	}
 	g.mu.Unlock()
 	if ok {
 		g.metrics.sessionGauge(s).Dec()

@@ -152,6 +152,12 @@ func (g *Gateway) task(id string) (*sessions.Task, error) {
 // not stopped, while it runs): a running task is never changed under its feet. It
 // reports whether the set changed.
 func (g *Gateway) reresolve(s *Session) bool {
+	if why := g.identityGone(&s.rec); why != "" {
+		// Its identity would be refused a new session now: it is refused this one too.
+		g.metrics.sessionsEvicted.WithLabelValues(evictIdentity).Inc()
+		g.end(s, why)
+		return true
+	}
 	pol := g.policy()
 	id := identityOf(&s.rec)
 	var taskServers []string
@@ -187,6 +193,27 @@ func (g *Gateway) reresolve(s *Session) bool {
 	g.log.Info("session servers changed", "session", s.ID, "agent", id.Agent, "task", id.Task, "servers", next, "before", old)
 	s.setServers(next)
 	return true
+}
+
+// identityGone says why the identity that created a session no longer admits it under
+// the current policy, or "" when it does. A session is bound to its agent: once agents are
+// defined, an agent that is not among them (deleted, or the implicit "default" of a config
+// that had none) or is disabled would be refused a new session (auth.md), so its existing
+// sessions end too, whatever a later request's headers say. Narrower permissions do not
+// end a session: its view is recomputed and it is told (list_changed).
+func (g *Gateway) identityGone(rec *sessions.Record) string {
+	agents := g.policy().cfg.Agents
+	if len(agents) == 0 {
+		return ""
+	}
+	ac, ok := agents[rec.Agent]
+	switch {
+	case !ok:
+		return fmt.Sprintf("its agent %q is no longer configured", rec.Agent)
+	case ac != nil && ac.Enabled != nil && !*ac.Enabled:
+		return fmt.Sprintf("its agent %q is disabled", rec.Agent)
+	}
+	return ""
 }
 
 // identityOf rebuilds a session's identity from its record (for its filter).

@@ -51,7 +51,7 @@ func instanceModes(cfg *config.Config, res *auth.Resolution) map[string]string {
 func (s *Session) acquire(ctx context.Context, server string) (*upstream.Conn, func(), error) {
 	srv := s.g.reg.Server(server)
 	if srv != nil && s.mode(srv) == config.ModePerCall {
-		c, err := s.perCall(srv)
+		c, err := s.perCall(ctx, srv)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -64,18 +64,24 @@ func (s *Session) acquire(ctx context.Context, server string) (*upstream.Conn, f
 
 // perCall starts a fresh instance for one request, with the session's own environment,
 // client capabilities and handler (as a per_session instance).
-func (s *Session) perCall(srv *registry.Server) (*upstream.Conn, error) {
+func (s *Session) perCall(ctx context.Context, srv *registry.Server) (*upstream.Conn, error) {
 	n := s.g.instances(srv.Name)
 	if n.Load() >= int64(srv.Def.MaxInstances) {
-		return nil, fmt.Errorf("instance limit (%d) reached", srv.Def.MaxInstances)
+		return nil, instanceLimitError(srv.Name, srv.Def.MaxInstances)
+	}
+	release, err := s.takeShare(ctx, srv, false)
+	if err != nil {
+		return nil, err
 	}
 	o := s.instanceOptions(srv)
 	start := time.Now()
 	c, err := srv.Spawn(s.g.ctx, o, nil)
 	if err != nil {
+		release()
 		s.g.log.Warn("per-call upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)
 		return nil, err
 	}
+	releaseWhenDone(c, release)
 	srv.ObserveStart(time.Since(start))
 	s.g.metrics.upstreamStarts.WithLabelValues(srv.Name).Inc()
 	n.Add(1)
@@ -263,11 +269,18 @@ func (g *Gateway) startAgent(s *Session, srv *registry.Server, e *agentInst) (*u
 	}
 	n := g.instances(srv.Name)
 	if n.Load() >= int64(srv.Def.MaxInstances) {
-		return nil, fmt.Errorf("instance limit (%d) reached", srv.Def.MaxInstances)
+		return nil, instanceLimitError(srv.Name, srv.Def.MaxInstances)
+	}
+	p := srv.PoolFor(config.ModePerAgent)
+	pooled := p != nil && s.poolable(srv.Name)
+	// An agent has one per_agent instance per executor override set: the share bounds
+	// how many such sets one agent may run.
+	release, err := s.takeShare(g.ctx, srv, pooled)
+	if err != nil {
+		return nil, err
 	}
 	var c *upstream.Conn
-	var err error
-	if p := srv.PoolFor(config.ModePerAgent); p != nil && s.poolable(srv.Name) {
+	if pooled {
 		var in *registry.Instance
 		if in, err = p.Take(g.ctx); err == nil {
 			in.Bind(handler, onCat)
@@ -282,9 +295,11 @@ func (g *Gateway) startAgent(s *Session, srv *registry.Server, e *agentInst) (*u
 		}
 	}
 	if err != nil {
+		release()
 		g.log.Warn("per-agent upstream failed to start", "server", srv.Name, "agent", s.rec.Agent, "err", err)
 		return nil, err
 	}
+	releaseWhenDone(c, release)
 	g.metrics.upstreamStarts.WithLabelValues(srv.Name).Inc()
 	n.Add(1)
 	go func() { <-c.Done(); n.Add(-1) }()

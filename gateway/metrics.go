@@ -28,6 +28,7 @@ type metrics struct {
 	listSaved        *prometheus.CounterVec
 	listChanged      prometheus.Counter
 	unusedSessions   prometheus.Counter
+	sessionsEvicted  *prometheus.CounterVec
 	denials          *prometheus.CounterVec
 	handshakes       *prometheus.CounterVec
 	agents           *agentLabels
@@ -99,6 +100,9 @@ func newMetrics(agentLabel string) *metrics {
 	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin)."}, []string{"form"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
 	m.unusedSessions = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_sessions_unused_ended_total", Help: "Sessions ended because they made no request after initialize within http.unused_session_timeout."})
+	m.sessionsEvicted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_sessions_evicted_total",
+		Help: "Sessions ended by the gateway to keep its limits (reason: agent_limit, http.max_sessions_per_agent; total_limit, http.max_sessions; stateless_variants, a stateless caller's variants; identity, its agent was deleted or disabled)."},
+		[]string{"reason"})
 	m.unroutable = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_unroutable_messages_total",
 		Help: "Upstream messages whose session could not be known for certain (kind: request, answered with an error; notification, dropped) or that a slow client had no room for (kind: overflow)."},
 		[]string{"server", "kind"})
@@ -130,7 +134,7 @@ func newMetrics(agentLabel string) *metrics {
 		[]string{"server"})
 	m.upNow = map[string]bool{}
 	m.own = []prometheus.Collector{m.pools, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.denials, m.handshakes, m.unroutable,
+		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.sessionsEvicted, m.denials, m.handshakes, m.unroutable,
 		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -40,8 +40,7 @@ func (g *Gateway) startBus() {
 		case "end":
 			sessions.Evict(g.store, ev.Name)
 			g.mu.Lock()
-			s := g.sessions[ev.Name]
-			delete(g.sessions, ev.Name)
+			s := g.dropLive(ev.Name)
 			g.mu.Unlock()
 			if s != nil {
 				g.metrics.sessionGauge(s).Dec()
@@ -77,7 +76,9 @@ func (g *Gateway) notifyAll() {
 	g.mu.RUnlock()
 	for _, s := range all {
 		g.reresolve(s)
-		g.notifyIfChanged(s)
+		if !s.isClosed() {
+			g.notifyIfChanged(s)
+		}
 	}
 }
 
@@ -94,6 +95,7 @@ func (g *Gateway) sweep(now time.Time) {
 		live[id] = s
 	}
 	g.mu.RUnlock()
+	var idle []*storedRec
 	for _, r := range recs {
 		if s := live[r.ID]; s != nil {
 			seen := time.Unix(0, s.lastSeen.Load()).UTC()
@@ -108,6 +110,15 @@ func (g *Gateway) sweep(now time.Time) {
 		}
 		if now.Sub(r.LastSeen) > g.policy().cfg.HTTP.SessionIdle {
 			_ = g.store.Delete(r.ID)
+			continue
 		}
+		idle = append(idle, &storedRec{id: r.ID, seen: r.LastSeen})
 	}
+	if _, shared := g.bus.(*sessions.Redis); !shared {
+		// A store of this process alone: every record not live here is a session nobody
+		// serves until it is named again. (With replicas, they are other replicas' live
+		// sessions, each bounded there.)
+		g.trimStored(idle, len(live))
+	}
+	g.pruneConversations(now)
 }

@@ -185,13 +185,13 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 		if sc == nil {
 			if n := s.g.instances(server).Load(); n >= int64(srv.Def.MaxInstances) {
 				s.mu.Unlock()
-				return nil, fmt.Errorf("per-session instance limit (%d) reached", srv.Def.MaxInstances)
+				return nil, instanceLimitError(server, srv.Def.MaxInstances)
 			}
 			sc = &sessConn{}
 			s.conns[server] = sc
 		}
 		s.mu.Unlock()
-		sc.once.Do(func() { sc.conn, sc.err = s.spawn(srv) })
+		sc.once.Do(func() { sc.conn, sc.err = s.spawnShared(ctx, srv) })
 		if sc.err != nil {
 			s.mu.Lock()
 			if s.conns[server] == sc {
@@ -215,6 +215,21 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 		return sc.conn, nil
 	}
 	return nil, errors.New("instance keeps exiting")
+}
+
+// spawnShared starts the session's own instance of srv within its agent's share.
+func (s *Session) spawnShared(ctx context.Context, srv *registry.Server) (*upstream.Conn, error) {
+	release, err := s.takeShare(ctx, srv, srv.PoolFor(config.ModePerSession) != nil && s.poolable(srv.Name))
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.spawn(srv)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	releaseWhenDone(c, release)
+	return c, nil
 }
 
 func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {

@@ -43,8 +43,11 @@ type Options struct {
 	MaxConcurrency int
 	MaxQueue       int
 	QueueTimeout   time.Duration
-	Handler        Handler
-	Log            *slog.Logger
+	// MaxQueuePerOwner bounds the requests of one owner waiting (Limiter.MaxWaitPerOwner;
+	// 0: no bound but MaxQueue).
+	MaxQueuePerOwner int
+	Handler          Handler
+	Log              *slog.Logger
 }
 
 // DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
@@ -82,6 +85,9 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 	}
 	c := newConn(o.Name, tr, o.Handler, log)
 	c.Limit = NewLimiter(o.MaxConcurrency, o.MaxQueue, o.QueueTimeout)
+	if c.Limit != nil {
+		c.Limit.MaxWaitPerOwner = o.MaxQueuePerOwner
+	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 30 * time.Second
 	}

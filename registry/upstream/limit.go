@@ -16,15 +16,22 @@ type Limiter struct {
 	max     int
 	maxWait int
 	timeout time.Duration
+	// MaxWaitPerOwner bounds the requests of one owner (the gateway: one agent) waiting
+	// in the queue, so that one owner cannot fill it and make every other wait or be
+	// refused (servers.<name>.queue.max_per_agent). Zero: no bound but the queue's own.
+	// Set it before the limiter is used.
+	MaxWaitPerOwner int
 
 	mu      sync.Mutex
 	running int
-	queue   []*waiter // FIFO; a granted or abandoned waiter leaves it
+	queue   []*waiter      // FIFO; a granted or abandoned waiter leaves it
+	owners  map[string]int // waiters in the queue by owner (only with MaxWaitPerOwner)
 }
 
 type waiter struct {
 	ready   chan struct{} // closed when the waiter is given a slot
 	granted bool
+	owner   string
 }
 
 // BusyError is a request refused because the instance stayed busy: the queue was full, or
@@ -32,9 +39,17 @@ type waiter struct {
 type BusyError struct {
 	Ahead  int           // requests ahead of it (running and queued) when it gave up
 	Waited time.Duration // how long it waited
+	// Owner, OwnerWaiting and OwnerShare are set when the request was refused because
+	// its owner already had its whole share of the queue waiting.
+	Owner        string
+	OwnerWaiting int
+	OwnerShare   int
 }
 
 func (e *BusyError) Error() string {
+	if e.OwnerShare > 0 {
+		return fmt.Sprintf("server busy: %q already has %d calls waiting for this instance, its whole share of the queue (%d)", e.Owner, e.OwnerWaiting, e.OwnerShare)
+	}
 	return fmt.Sprintf("server busy: %d calls ahead, waited %.1fs", e.Ahead, e.Waited.Seconds())
 }
 
@@ -67,7 +82,11 @@ func (l *Limiter) TryAcquire() bool {
 // the slot held (Release gives it back), a *BusyError when the queue is full or the wait
 // reached the queue's timeout, or ctx's error when ctx ended first (the request leaves the
 // queue; it never reaches the upstream).
-func (l *Limiter) Acquire(ctx context.Context) error {
+func (l *Limiter) Acquire(ctx context.Context) error { return l.AcquireAs(ctx, "") }
+
+// AcquireAs is Acquire for a request of owner: when owner already has MaxWaitPerOwner
+// requests waiting, it is refused at once with a *BusyError naming owner.
+func (l *Limiter) AcquireAs(ctx context.Context, owner string) error {
 	start := time.Now()
 	l.mu.Lock()
 	if l.running < l.max && len(l.queue) == 0 {
@@ -80,7 +99,18 @@ func (l *Limiter) Acquire(ctx context.Context) error {
 		l.mu.Unlock()
 		return &BusyError{Ahead: ahead}
 	}
-	w := &waiter{ready: make(chan struct{})}
+	if share := l.MaxWaitPerOwner; share > 0 {
+		if n := l.owners[owner]; n >= share {
+			ahead := l.running + len(l.queue)
+			l.mu.Unlock()
+			return &BusyError{Ahead: ahead, Owner: owner, OwnerWaiting: n, OwnerShare: share}
+		}
+		if l.owners == nil {
+			l.owners = map[string]int{}
+		}
+		l.owners[owner]++
+	}
+	w := &waiter{ready: make(chan struct{}), owner: owner}
 	l.queue = append(l.queue, w)
 	l.mu.Unlock()
 
@@ -114,6 +144,7 @@ func (l *Limiter) Acquire(ctx context.Context) error {
 		if q == w {
 			ahead += i
 			l.queue = append(l.queue[:i], l.queue[i+1:]...)
+			l.leftQueue(w)
 			break
 		}
 	}
@@ -131,12 +162,25 @@ func (l *Limiter) Release() {
 		w := l.queue[0]
 		l.queue[0] = nil
 		l.queue = l.queue[1:]
+		l.leftQueue(w)
 		w.granted = true
 		close(w.ready)
 	} else if l.running > 0 {
 		l.running--
 	}
 	l.mu.Unlock()
+}
+
+// leftQueue uncounts a waiter that left the queue (under mu).
+func (l *Limiter) leftQueue(w *waiter) {
+	if l.MaxWaitPerOwner <= 0 {
+		return
+	}
+	if n := l.owners[w.owner]; n <= 1 {
+		delete(l.owners, w.owner)
+	} else {
+		l.owners[w.owner] = n - 1
+	}
 }
 
 // Waiting is the number of requests in the queue.

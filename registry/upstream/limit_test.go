@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -149,5 +150,56 @@ func TestLimiterCancelWhileQueued(t *testing.T) {
 	l.Release()
 	if !l.TryAcquire() {
 		t.Fatal("slot lost after a cancellation")
+	}
+}
+
+// TestLimiterQueueShare: with a per-owner share of the queue, one owner that filled its
+// share is refused at once, naming itself and the share, while another owner still gets
+// a place in the queue and then its slot.
+func TestLimiterQueueShare(t *testing.T) {
+	l := NewLimiter(1, 4, 5*time.Second)
+	l.MaxWaitPerOwner = 2
+	if !l.TryAcquire() {
+		t.Fatal("the first slot was not free")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	greedy := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() { greedy <- l.AcquireAs(ctx, "greedy") }()
+	}
+	waitQueued(t, l, 2)
+	err := l.AcquireAs(ctx, "greedy")
+	var busy *BusyError
+	if !errors.As(err, &busy) || busy.Owner != "greedy" || busy.OwnerWaiting != 2 || busy.OwnerShare != 2 {
+		t.Fatalf("third request of the greedy owner: %v (%+v), want a BusyError naming it and its share of 2", err, busy)
+	}
+	if !strings.Contains(err.Error(), `"greedy"`) || !strings.Contains(err.Error(), "share") {
+		t.Errorf("error %q does not name the owner and its share", err)
+	}
+	other := make(chan error, 1)
+	go func() { other <- l.AcquireAs(ctx, "modest") }()
+	waitQueued(t, l, 3)
+	// FIFO: the greedy owner's two go first, then the other one.
+	for i := 0; i < 3; i++ {
+		l.Release()
+		var err error
+		select {
+		case err = <-greedy:
+		case err = <-other:
+			if i != 2 {
+				t.Fatalf("the other owner overtook the queue at release %d", i)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("release %d woke nobody", i)
+		}
+		if err != nil {
+			t.Fatalf("release %d: %v", i, err)
+		}
+	}
+	// The owner's count went down as its requests left the queue.
+	l.Release()
+	if err := l.AcquireAs(ctx, "greedy"); err != nil {
+		t.Fatalf("after its requests were served, the greedy owner is refused: %v", err)
 	}
 }

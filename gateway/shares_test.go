@@ -1,0 +1,90 @@
+//go:build unix
+
+package gateway_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// callAs calls ev's test_simple_text tool as agent and returns the result's text, and
+// whether it was an error.
+func callAs(t *testing.T, g *testGW, sid, agent string, id int) (string, bool) {
+	t.Helper()
+	h := sessionHeaders(sid, "2025-11-25")
+	h["X-Agent-Id"] = agent
+	r := g.do(t, req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ev__test_simple_text"}}`, id), header: h})
+	m := r.message(t)
+	if r.status != http.StatusOK || m.Error != nil {
+		t.Fatalf("tools/call as %s: HTTP %d %s", agent, r.status, r.body)
+	}
+	return string(m.Result), isErrorResult(m.Result)
+}
+
+// TestInstanceShareGreedyAgent: with max_instances 4, one agent opening five sessions
+// gets half of the instances (its default share) and a clear refusal after, naming
+// itself, the server and the key; another agent's first call still gets an instance;
+// and a session the greedy agent ends gives its place back.
+func TestInstanceShareGreedyAgent(t *testing.T) {
+	yaml, dir := pidConfig(t, "    max_instances: 4\n")
+	killAll(t, dir)
+	g := startGateway(t, yaml)
+	var greedy []string
+	for i := 0; i < 5; i++ {
+		greedy = append(greedy, g.initializeAs(t, "greedy"))
+	}
+	for i, sid := range greedy[:2] {
+		if text, isErr := callAs(t, g, sid, "greedy", 1); isErr {
+			t.Fatalf("greedy session %d within its share refused: %s", i, text)
+		}
+	}
+	for i, sid := range greedy[2:] {
+		text, isErr := callAs(t, g, sid, "greedy", 1)
+		if !isErr || !strings.Contains(text, `agent \"greedy\" holds 2 of server \"ev\"'s instances`) || !strings.Contains(text, "servers.ev.max_instances_per_agent = 2") {
+			t.Fatalf("greedy session %d past its share: %s; want a refusal naming the agent, the server and servers.ev.max_instances_per_agent", i+2, text)
+		}
+	}
+	modest := g.initializeAs(t, "modest")
+	if text, isErr := callAs(t, g, modest, "modest", 1); isErr {
+		t.Fatalf("another agent's first call refused while the greedy one holds its share: %s", text)
+	}
+	endSession(t, g, greedy[0], "greedy")
+	if !waitFor(10*time.Second, func() bool {
+		_, isErr := callAs(t, g, greedy[2], "greedy", 2)
+		return !isErr
+	}) {
+		t.Fatal("the greedy agent's instance ended, yet its next session is still refused")
+	}
+}
+
+// TestInstanceSharePoolWaits: a take from a warm pool at the agent's share waits for one
+// of the agent's instances to end, up to the server's connect timeout, as a take at
+// pool.max does; then it fails naming the share. Another agent takes from the pool.
+func TestInstanceSharePoolWaits(t *testing.T) {
+	yaml, dir := pidConfig(t, "    pool: {warm: 1, max: 2}\n    timeouts: {connect: 300ms}\n")
+	killAll(t, dir)
+	g := startGateway(t, yaml)
+	if !waitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 1 }) {
+		t.Fatalf("pool never ready: %+v", poolStats(g, "ev"))
+	}
+	a := g.initializeAs(t, "greedy")
+	if text, isErr := callAs(t, g, a, "greedy", 1); isErr {
+		t.Fatalf("first take refused: %s", text)
+	}
+	b := g.initializeAs(t, "greedy")
+	start := time.Now()
+	text, isErr := callAs(t, g, b, "greedy", 1)
+	if !isErr || !strings.Contains(text, "servers.ev.max_instances_per_agent = 1") {
+		t.Fatalf("second take of the greedy agent: %s; want its share (1 of pool.max 2) named", text)
+	}
+	if took := time.Since(start); took < 250*time.Millisecond {
+		t.Errorf("refused after %v, want after the 300ms connect timeout", took)
+	}
+	c := g.initializeAs(t, "modest")
+	if text, isErr := callAs(t, g, c, "modest", 1); isErr {
+		t.Fatalf("another agent's take refused: %s", text)
+	}
+}
