@@ -23,13 +23,14 @@ func listenChild() {
 		os.Exit(1)
 	}
 	fmt.Println(ln.Addr())
-	go holdConns(ln)
+	go holdConns(ln, nil)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	os.Exit(0)
 }
 
-// holdConns accepts connections on ln and keeps them open until ln is closed.
-func holdConns(ln net.Listener) {
+// holdConns accepts connections on ln and keeps them open until ln is closed, telling
+// accepted (when not nil) of each one.
+func holdConns(ln net.Listener, accepted chan<- struct{}) {
 	var held []net.Conn
 	defer func() {
 		for _, c := range held {
@@ -42,6 +43,9 @@ func holdConns(ln net.Listener) {
 			return
 		}
 		held = append(held, c)
+		if accepted != nil {
+			accepted <- struct{}{}
+		}
 	}
 }
 
@@ -56,7 +60,8 @@ func TestServedHere(t *testing.T) {
 				t.Skipf("no %s loopback here: %v", host, err)
 			}
 			defer ln.Close()
-			go holdConns(ln)
+			accepted := make(chan struct{}, 1)
+			go holdConns(ln, accepted)
 			dial := func(addr string) string { // the dual-stack listener is dialled over IPv4
 				if host == "" {
 					_, port, _ := net.SplitHostPort(addr)
@@ -69,6 +74,13 @@ func TestServedHere(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
+			// The peer socket is this process's once the listener has accepted it; on a
+			// loaded machine that comes after Dial returns.
+			select {
+			case <-accepted:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the listener did not accept within 10 s")
+			}
 			if !servedHere(c) {
 				t.Errorf("a connection to this process's own listener %s is not served here", ln.Addr())
 			}
