@@ -1,0 +1,141 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry/upstream"
+)
+
+// supervise keeps a shared server connected, or keeps a per_session server's catalogue
+// known (by probing one instance), restarting with exponential back-off.
+func (s *Server) supervise(ready *sync.WaitGroup) {
+	var once sync.Once
+	markReady := func() { once.Do(ready.Done) }
+	defer markReady()
+	backoff := BackoffMin
+	for attempt := 0; s.ctx.Err() == nil; attempt++ {
+		if attempt > 0 {
+			s.mu.Lock()
+			s.restarts++
+			s.mu.Unlock()
+			if s.reg.OnState != nil {
+				s.reg.OnState(s.Name, "restart")
+			}
+		}
+		started := time.Now()
+		err := s.runOnce(markReady)
+		if s.ctx.Err() != nil {
+			s.setState(StateStopped, nil, nil, nil, true)
+			return
+		}
+		var re *upstream.RestartError
+		if errors.As(err, &re) && time.Since(started) >= time.Second {
+			// The gateway ended a working instance (one bad message): start the next at
+			// once and keep the tools listed, so calls wait for it instead of failing.
+			s.reg.log.Info("upstream restarting", "server", s.Name, "why", err)
+			s.setState(StateStarting, err, nil, nil, false)
+			continue
+		}
+		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", backoff)
+		s.setState(StateDown, err, nil, nil, true)
+		markReady()
+		if time.Since(started) >= StableAfter {
+			backoff = BackoffMin
+		}
+		// Jitter keeps a fleet of gateways from reconnecting in lock-step.
+		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
+		select {
+		case <-time.After(sleep):
+		case <-s.ctx.Done():
+			s.setState(StateStopped, nil, nil, nil, true)
+			return
+		}
+		if backoff *= 2; backoff > BackoffMax {
+			backoff = BackoffMax
+		}
+	}
+}
+
+// runOnce connects, lists the catalogue, and (shared) waits until the connection ends.
+// For per_session servers it probes once and then waits for a refresh request.
+func (s *Server) runOnce(markReady func()) error {
+	o := s.Options()
+	o.Handler = s.handle
+	c, err := upstream.Dial(s.ctx, o)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
+	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
+	cancel()
+	if err != nil {
+		_ = c.Close()
+		return err
+	}
+	for _, p := range cat.Problems {
+		s.reg.log.Warn("upstream catalogue problem", "server", s.Name, "problem", p)
+	}
+	if s.Mode != config.ModeShared {
+		// The probe instance only tells us the catalogue; sessions (agents, calls) start
+		// their own.
+		_ = c.Close()
+		s.setState(StateUp, nil, cat, nil, true)
+		markReady()
+		<-s.ctx.Done()
+		return s.ctx.Err()
+	}
+	s.mu.Lock()
+	s.pid = c.Pid()
+	s.mu.Unlock()
+	s.setState(StateUp, nil, cat, c, true)
+	s.reg.log.Info("upstream up", "server", s.Name, "transport", s.Def.Transport(), "tools", len(cat.Tools), "protocol", c.ProtocolVersion)
+	markReady()
+	// A ping every KeepAlive notices an upstream that went away without a word (an HTTP
+	// server without a standalone stream, a hung process).
+	tick := time.NewTicker(KeepAlive)
+	defer tick.Stop()
+	misses := 0
+	for {
+		select {
+		case <-c.Done():
+			err := c.Err()
+			_ = c.Close()
+			if err == nil {
+				err = errors.New("connection ended")
+			}
+			return err
+		case <-s.ctx.Done():
+			_ = c.Close()
+			return s.ctx.Err()
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(s.ctx, KeepAlive/2)
+			_, err := c.Request(ctx, "ping", nil)
+			cancel()
+			var rpc *upstream.RPCError
+			if err == nil || errors.As(err, &rpc) {
+				misses = 0 // any answer, even "method not found", is a sign of life
+				continue
+			}
+			if misses++; misses >= 2 {
+				_ = c.Close()
+				return fmt.Errorf("no answer to ping: %v", err)
+			}
+		}
+	}
+}
+
+// KeepAlive is how often shared upstreams are pinged.
+var KeepAlive = 15 * time.Second
+
+// Pid returns the process id of a shared stdio upstream (0 if none).
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
