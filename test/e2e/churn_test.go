@@ -1,0 +1,420 @@
+package e2e
+
+// Churn: what the gateway keeps after many sessions came and went, and how a fleet of
+// stdio servers comes back after a gateway restart. Both run inside `make test` in a short
+// form; MCPGW_CHURN_FULL=1 runs the full form:
+//
+//	MCPGW_CHURN_FULL=1 make test-e2e E2E_ARGS='-run TestChurn -v -timeout 120m'
+//
+// TestChurnSessions opens and closes sessions (initialize, one tools/call on a
+// per_session npm server-memory from a warm pool, DELETE), a few at once, then checks
+// that the gateway runs no upstream process beyond its pool, that its resident memory
+// is back within 10% of its value after a warm-up, and that its goroutines are back.
+// TestChurnFleetRestart configures many shared stdio servers (the npm server-everything,
+// server-memory and server-filesystem, each under many names), restarts the gateway, and
+// checks that every server is up again within twice what the CPU allows, compared with a
+// single server's start.
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+const (
+	// churnRSSSlack: resident memory at the end may exceed the warm reading by this share.
+	churnRSSSlack = 0.10
+	// churnGoroutineSlack: goroutines at the end may exceed the warm reading by this many
+	// (an idle keep-alive connection's serve goroutine the runtime has not ended yet).
+	churnGoroutineSlack = 5
+	// churnSettle bounds the wait for instances, memory and goroutines to come back.
+	churnSettle = 60 * time.Second
+)
+
+// churnFull reports whether MCPGW_CHURN_FULL=1 asks for the full form.
+func churnFull() bool { return os.Getenv("MCPGW_CHURN_FULL") == "1" }
+
+// churnProcs are the gateway's descendants: upstream processes and their guardians.
+type churnProcs struct {
+	upstreams, guardians, zombies []procInfo
+}
+
+func (p churnProcs) String() string {
+	return fmt.Sprintf("%d upstream processes, %d guardians, %d zombies", len(p.upstreams), len(p.guardians), len(p.zombies))
+}
+
+func countChurnProcs(gatewayPid int) churnProcs {
+	var out churnProcs
+	for _, p := range descendants(gatewayPid) {
+		switch {
+		case p.State == "Z" || p.State == "X":
+			out.zombies = append(out.zombies, p)
+		case strings.Contains(p.Cmdline, "__mcpgw_child"):
+			out.guardians = append(out.guardians, p)
+		default:
+			out.upstreams = append(out.upstreams, p)
+		}
+	}
+	return out
+}
+
+// churnReading is the gateway's resident memory and goroutines after a forced collection.
+type churnReading struct {
+	rssKiB     int
+	goroutines int
+	sessions   int
+	runtime    advRuntime
+}
+
+func (r churnReading) String() string {
+	return fmt.Sprintf("VmRSS %.1f MiB, go_goroutines %d, %d sessions (heap in use %.1f MiB)",
+		float64(r.rssKiB)/1024, r.goroutines, r.sessions, float64(r.runtime.HeapInuse)/(1<<20))
+}
+
+// readChurn collects garbage in the gateway (GET /api/runtime?gc=1), then reads VmRSS
+// from /proc and go_goroutines from /metrics.
+func readChurn(g *Gateway) (churnReading, error) {
+	http.DefaultTransport.(*http.Transport).CloseIdleConnections()
+	advHTTP.CloseIdleConnections()
+	rt, err := advGetRuntime(g, true)
+	if err != nil {
+		return churnReading{}, err
+	}
+	rss, err := vmRSSKiB(g.Pid)
+	if err != nil {
+		return churnReading{}, err
+	}
+	text, err := getMetrics(g)
+	if err != nil {
+		return churnReading{}, err
+	}
+	gr, ok := metricValue(text, "go_goroutines", nil)
+	if !ok {
+		return churnReading{}, fmt.Errorf("/metrics has no go_goroutines")
+	}
+	return churnReading{rssKiB: rss, goroutines: int(gr), sessions: rt.Sessions, runtime: rt}, nil
+}
+
+// churnOneSession opens a session, calls read_graph on its own instance of server-memory
+// and ends the session with DELETE.
+func churnOneSession(url string) error {
+	s, err := advTryOpenSession(url, nil, rawProtocolVersion, "")
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	text, _, callErr := s.callTool(ctx, "mem__read_graph", nil)
+	if callErr == nil && !strings.Contains(text, "entities") {
+		callErr = fmt.Errorf("read_graph answered %q", advShort([]byte(text), 200))
+	}
+	a, err := advDo(ctx, http.MethodDelete, url, s.headers(), nil)
+	if callErr != nil {
+		return fmt.Errorf("session %s: tools/call: %w", s.ID, callErr)
+	}
+	if err != nil {
+		return fmt.Errorf("session %s: DELETE: %w", s.ID, err)
+	}
+	if a.Status != http.StatusOK && a.Status != http.StatusNoContent && a.Status != http.StatusAccepted {
+		return fmt.Errorf("session %s: DELETE: %s", s.ID, a)
+	}
+	return nil
+}
+
+// churnRun runs n sessions, at most conc at once, and returns how many failed with up to
+// 5 of their errors.
+func churnRun(url string, n, conc int) (failed int64, samples []string) {
+	var next, fails atomic.Int64
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(n) {
+				if err := churnOneSession(url); err != nil {
+					fails.Add(1)
+					mu.Lock()
+					if len(samples) < 5 {
+						samples = append(samples, err.Error())
+					}
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return fails.Load(), samples
+}
+
+// TestChurnSessions: sessions open and close (initialize, one call on a per_session
+// stdio server taken from a warm pool, DELETE); afterwards the gateway runs no upstream
+// process beyond the pool's ready ones, and its memory and goroutines are back.
+func TestChurnSessions(t *testing.T) {
+	needGatewayBin(t)
+	// Every session costs one node process start (~0.5 s of CPU here): the short form
+	// stays under a minute on a shared 2-core machine.
+	sessions, warmup, conc, warm := 100, 24, 8, 8
+	if churnFull() {
+		sessions, warmup = 10000, 200
+	}
+	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
+	g := startGatewayChecked(t, `
+log: {level: warn, format: text}
+servers:
+  mem:
+    type: stdio
+    command: `+yamlQuote(node(t))+`
+    args: [`+yamlQuote(npmServerScript(t, "server-memory"))+`]
+    env: {MEMORY_FILE_PATH: `+yamlQuote(memFile)+`}
+    pool: {warm: `+fmt.Sprint(warm)+`, max: `+fmt.Sprint(3*warm)+`}
+`)
+	killPidsAtCleanup(t, func() []int {
+		var pids []int
+		for _, p := range descendants(g.Pid) {
+			pids = append(pids, p.Pid)
+		}
+		return pids
+	})
+	settled := func(what string) (churnProcs, bool) {
+		var procs churnProcs
+		desc, ok := waitFor(churnSettle, func() (bool, string) {
+			ready, inUse, err := poolOf(g, "mem")
+			procs = countChurnProcs(g.Pid)
+			return err == nil && ready == warm && inUse == 0 && len(procs.upstreams) == warm && len(procs.guardians) == warm,
+				fmt.Sprintf("pool ready %d, in use %d (%v); %s", ready, inUse, err, procs)
+		})
+		if !ok {
+			t.Errorf("%s: the gateway did not settle to its %d pooled instances within %s: %s%s",
+				what, warm, churnSettle, desc, describeProcs(append(procs.upstreams, procs.zombies...)))
+		}
+		return procs, ok
+	}
+	if _, ok := settled("start"); !ok {
+		t.FailNow()
+	}
+
+	// Warm-up: the same load, so that whatever the gateway sizes by its load exists at
+	// the baseline and the end compares what churn left, not how high it peaked.
+	if failed, samples := churnRun(g.URL, warmup, conc); failed > 0 {
+		t.Fatalf("warm-up: %d of %d sessions failed: %v", failed, warmup, samples)
+	}
+	settled("after the warm-up")
+	base := readSettledChurn(t, g, nil)
+	t.Logf("after warm-up (%d sessions): %s", warmup, base)
+
+	start := time.Now()
+	failed, samples := churnRun(g.URL, sessions, conc)
+	took := time.Since(start)
+	t.Logf("churn: %d sessions, %d at once, in %s: %.1f sessions/s; %d failed %v",
+		sessions, conc, took.Round(time.Millisecond), float64(sessions)/took.Seconds(), failed, samples)
+	if failed > 0 {
+		t.Errorf("%d of %d sessions failed: %v", failed, sessions, samples)
+	}
+
+	procs, _ := settled("after the churn")
+	t.Logf("processes under the gateway at the end: %s (pool warm %d)", procs, warm)
+	if len(procs.zombies) > 0 {
+		t.Errorf("%d zombie processes under the gateway:%s", len(procs.zombies), describeProcs(procs.zombies))
+	}
+	end := readSettledChurn(t, g, &base)
+	t.Logf("warm: %s", base)
+	t.Logf("end:  %s", end)
+	if float64(end.rssKiB) > float64(base.rssKiB)*(1+churnRSSSlack) {
+		t.Errorf("resident memory did not come back: VmRSS %.1f MiB after %d sessions, %.1f MiB after the warm-up (+%.0f%%, allowed %.0f%%)",
+			float64(end.rssKiB)/1024, sessions, float64(base.rssKiB)/1024, 100*(float64(end.rssKiB)/float64(base.rssKiB)-1), 100*churnRSSSlack)
+	}
+	if end.goroutines > base.goroutines+churnGoroutineSlack {
+		t.Errorf("goroutines did not come back: %d after %d sessions, %d after the warm-up (allowed +%d)", end.goroutines, sessions, base.goroutines, churnGoroutineSlack)
+	}
+	if end.sessions > base.sessions {
+		t.Errorf("sessions: %d at the end, %d after the warm-up: ended sessions are still held", end.sessions, base.sessions)
+	}
+}
+
+// readSettledChurn reads the gateway a few times after collections and returns the lowest
+// reading (the readings settle after a collection or two). With a baseline, it stops as
+// soon as a reading is within the allowed slack of it.
+func readSettledChurn(t *testing.T, g *Gateway, base *churnReading) churnReading {
+	t.Helper()
+	var best churnReading
+	deadline := time.Now().Add(churnSettle)
+	for i := 0; i < 60; i++ {
+		r, err := readChurn(g)
+		if err != nil {
+			t.Fatalf("reading the gateway: %v", err)
+		}
+		if i == 0 || r.rssKiB < best.rssKiB {
+			best.rssKiB, best.runtime = r.rssKiB, r.runtime
+		}
+		if i == 0 || r.goroutines < best.goroutines {
+			best.goroutines = r.goroutines
+		}
+		best.sessions = r.sessions
+		within := base != nil && float64(best.rssKiB) <= float64(base.rssKiB)*(1+churnRSSSlack) &&
+			best.goroutines <= base.goroutines+churnGoroutineSlack
+		if (base == nil && i >= 2) || within || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	return best
+}
+
+// churnKinds are the npm reference servers the fleet is made of: name prefix and the
+// server's YAML body (command, args, env) for a server of that kind named name.
+func churnKinds(t *testing.T) map[string]func(name string) string {
+	t.Helper()
+	nodeBin, dir := yamlQuote(node(t)), t.TempDir()
+	everything, memory, filesystem := serverEverythingScript(t), npmServerScript(t, "server-memory"), npmServerScript(t, "server-filesystem")
+	return map[string]func(string) string{
+		"everything": func(string) string {
+			return `command: ` + nodeBin + `
+    args: [` + yamlQuote(everything) + `, stdio]`
+		},
+		"memory": func(name string) string {
+			return `command: ` + nodeBin + `
+    args: [` + yamlQuote(memory) + `]
+    env: {MEMORY_FILE_PATH: ` + yamlQuote(filepath.Join(dir, name+".jsonl")) + `}`
+		},
+		"filesystem": func(string) string {
+			return `command: ` + nodeBin + `
+    args: [` + yamlQuote(filesystem) + `, ` + yamlQuote(dir) + `]`
+		},
+	}
+}
+
+// churnFleetConfig is a gateway config with n shared stdio servers, the kinds in turn.
+func churnFleetConfig(t *testing.T, n int, upstream string) (cfg string, names []string) {
+	t.Helper()
+	kinds := churnKinds(t)
+	order := []string{"everything", "memory", "filesystem"}
+	var b strings.Builder
+	b.WriteString("log: {level: warn, format: text}\n" + upstream + "servers:\n")
+	for i := 0; i < n; i++ {
+		kind := order[i%len(order)]
+		name := fmt.Sprintf("%s%03d", kind, i)
+		names = append(names, name)
+		fmt.Fprintf(&b, "  %s:\n    type: stdio\n    mode: shared\n    stdio_proxy: true\n    %s\n", name, kinds[kind](name))
+	}
+	return b.String(), names
+}
+
+// waitAllUp polls /readyz until every server in names is up; it returns how long that
+// took from start, and the servers not up when timeout passed.
+func waitAllUp(g *Gateway, names []string, start time.Time, timeout time.Duration) (time.Duration, []string) {
+	var down []string
+	_, ok := waitFor(timeout, func() (bool, string) {
+		r, err := getReadyz(g)
+		if err != nil {
+			down = []string{err.Error()}
+			return false, ""
+		}
+		down = down[:0]
+		for _, n := range names {
+			if u := r.upstream(n); u == nil || u.State != "up" {
+				state := "missing"
+				if u != nil {
+					state = u.State + " " + u.Error
+				}
+				down = append(down, n+": "+state)
+			}
+		}
+		return len(down) == 0, ""
+	})
+	if !ok {
+		return 0, down
+	}
+	return time.Since(start), nil
+}
+
+// restartTimed stops g (SIGTERM), checks that every process it ran went with it, starts
+// it again on its config and state dir, and returns the new gateway and how long it took
+// from the start of the new process until every server in names was up.
+func restartTimed(t *testing.T, g *Gateway, names []string, label string) (*Gateway, time.Duration) {
+	t.Helper()
+	kids := descendants(g.Pid)
+	g.Stop()
+	if desc, ok := waitFor(10*time.Second, func() (bool, string) {
+		var left []procInfo
+		for _, k := range kids {
+			if pidAlive(k.Pid) {
+				left = append(left, k)
+			}
+		}
+		return len(left) == 0, describeProcs(left)
+	}); !ok {
+		t.Errorf("%s: 10 s after the gateway stopped, some of its %d processes were still alive:%s", label, len(kids), desc)
+	}
+	start := time.Now()
+	ng := sessRestartGateway(t, g, label)
+	killPidsAtCleanup(t, func() []int {
+		var pids []int
+		for _, p := range descendants(ng.Pid) {
+			pids = append(pids, p.Pid)
+		}
+		return pids
+	})
+	took, down := waitAllUp(ng, names, start, 10*time.Minute)
+	if down != nil {
+		t.Fatalf("%s: %d of %d servers not up 10 minutes after the restart: %s", label, len(down), len(names), strings.Join(down, "; "))
+	}
+	return ng, took
+}
+
+// TestChurnFleetRestart: a fleet of shared stdio servers all come back after a gateway
+// restart, within twice what the machine allows: a single server's start (the slowest
+// kind, measured alone, also across a restart) times the servers per slot the machine can
+// run at once (the start concurrency, at most the CPUs: node servers spend their start on
+// the CPU).
+func TestChurnFleetRestart(t *testing.T) {
+	needGatewayBin(t)
+	n := 21
+	if churnFull() {
+		n = 100
+	}
+	kinds := churnKinds(t)
+	var slowest time.Duration
+	for _, kind := range []string{"everything", "memory", "filesystem"} {
+		name := kind + "000"
+		g := startGatewayChecked(t, "log: {level: warn, format: text}\nservers:\n  "+name+":\n    type: stdio\n    mode: shared\n    stdio_proxy: true\n    "+kinds[kind](name)+"\n")
+		if _, down := waitAllUp(g, []string{name}, time.Now(), 60*time.Second); down != nil {
+			t.Fatalf("single %s never came up: %v", kind, down)
+		}
+		g, took := restartTimed(t, g, []string{name}, "single-"+kind)
+		t.Logf("single %s server: up %s after the gateway restarted", kind, took.Round(time.Millisecond))
+		slowest = max(slowest, took)
+		g.Stop()
+	}
+
+	cfg, names := churnFleetConfig(t, n, "")
+	g := startGatewayChecked(t, cfg)
+	if _, down := waitAllUp(g, names, time.Now(), 10*time.Minute); down != nil {
+		t.Fatalf("%d of %d servers never came up at the first start: %s", len(down), n, strings.Join(down, "; "))
+	}
+	g, took := restartTimed(t, g, names, "fleet")
+	slots := min(runtime.NumCPU(), churnStartConcurrency())
+	allowed := 2 * slowest * time.Duration((n+slots-1)/slots)
+	procs := countChurnProcs(g.Pid)
+	t.Logf("fleet of %d servers: all up %s after the gateway restarted; slowest single start %s; %d at once allowed, %d CPUs: allowed %s; %s",
+		n, took.Round(time.Millisecond), slowest.Round(time.Millisecond), churnStartConcurrency(), runtime.NumCPU(), allowed.Round(time.Millisecond), procs)
+	if took > allowed {
+		t.Errorf("the fleet of %d servers took %s to come back, more than %s (2 × the slowest single start %s × %d servers per slot)",
+			n, took.Round(time.Millisecond), allowed.Round(time.Millisecond), slowest.Round(time.Millisecond), (n+slots-1)/slots)
+	}
+	if len(procs.upstreams) != n {
+		t.Errorf("%d upstream processes run for %d shared servers:%s", len(procs.upstreams), n, describeProcs(procs.upstreams))
+	}
+}
+
+// churnStartConcurrency is how many servers the gateway starts at once: all of them, for
+// now.
+func churnStartConcurrency() int { return 1 << 20 }
