@@ -171,6 +171,12 @@ type UpstreamDefaults struct {
 	// BusyPoll is how long the only call waiting for an upstream's or plugin's answer
 	// waits busily instead of sleeping (default 200µs; negative: never; Linux only).
 	BusyPoll time.Duration `yaml:"busy_poll"`
+	// StartConcurrency bounds the upstream instances the gateway starts at once for
+	// itself: shared connections, catalogue probes and warm pool refills, at start-up and
+	// on every restart after a failure (0: the default, 2 × GOMAXPROCS and at least 4).
+	// A start waits for a slot before its connect timeout begins, so a large fleet comes
+	// up in turns instead of every server timing out while all of them compete for CPUs.
+	StartConcurrency int `yaml:"start_concurrency"`
 }
 
 // LogConfig configures the gateway's own log.

@@ -160,6 +160,9 @@ func (c *Config) Validate() Problems {
 	if c.Upstream.BusyPoll > 10*time.Millisecond {
 		add(false, "upstream.busy_poll", "%s is too long (at most 10ms; negative turns it off)", c.Upstream.BusyPoll)
 	}
+	if c.Upstream.StartConcurrency < 1 {
+		add(false, "upstream.start_concurrency", "%d must be positive (leave it unset for the default, %d here)", c.Upstream.StartConcurrency, DefaultStartConcurrency())
+	}
 	if c.HTTP.MaxConnections < 1 {
 		add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)
 	}

@@ -112,6 +112,8 @@ type Registry struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	views  *viewCache
+	// gate bounds the instances the registry starts at once (upstream.start_concurrency).
+	gate startGate
 
 	// providers are the in-process providers of go plugins, by plugin name (Provide).
 	provMu    sync.Mutex
@@ -135,6 +137,7 @@ func New(cfg *config.Config, log *slog.Logger) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{log: log, ctx: ctx, cancel: cancel, views: newViewCache(256)}
 	r.cfg.Store(cfg)
+	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
 	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
 	set := &serverSet{m: map[string]*Server{}}
@@ -287,6 +290,7 @@ type Change struct {
 func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
+	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
 	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
 	old := r.set.Load()

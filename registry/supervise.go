@@ -65,17 +65,8 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 // runOnce connects, lists the catalogue, and (shared) waits until the connection ends.
 // For per_session servers it probes once and then waits for a refresh request.
 func (s *Server) runOnce(markReady func()) error {
-	o := s.Options()
-	o.Handler = s.handle
-	c, err := upstream.Dial(s.ctx, o)
+	c, cat, err := s.start()
 	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
-	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
-	cancel()
-	if err != nil {
-		_ = c.Close()
 		return err
 	}
 	for _, p := range cat.Problems {
@@ -128,6 +119,30 @@ func (s *Server) runOnce(markReady func()) error {
 			}
 		}
 	}
+}
+
+// start connects to the upstream and reads its catalogue, holding one of the registry's
+// start slots meanwhile (startGate): the connect timeout begins once the slot is taken.
+func (s *Server) start() (*upstream.Conn, *Catalog, error) {
+	release, err := s.reg.gate.enter(s.ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	o := s.Options()
+	o.Handler = s.handle
+	c, err := upstream.Dial(s.ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
+	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
+	cancel()
+	if err != nil {
+		_ = c.Close()
+		return nil, nil, err
+	}
+	return c, cat, nil
 }
 
 // KeepAlive is how often shared upstreams are pinged.
