@@ -22,11 +22,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/config"
 )
 
 const (
@@ -41,6 +44,23 @@ const (
 
 // churnFull reports whether MCPGW_CHURN_FULL=1 asks for the full form.
 func churnFull() bool { return os.Getenv("MCPGW_CHURN_FULL") == "1" }
+
+// churnCount is n, or the full form's full, or the count env names (MCPGW_CHURN_SESSIONS,
+// MCPGW_CHURN_SERVERS: a run sized to the time at hand).
+func churnCount(t *testing.T, env string, n, full int) int {
+	t.Helper()
+	if churnFull() {
+		n = full
+	}
+	if v := os.Getenv(env); v != "" {
+		c, err := strconv.Atoi(v)
+		if err != nil || c < 1 {
+			t.Fatalf("%s=%q: want a positive number", env, v)
+		}
+		n = c
+	}
+	return n
+}
 
 // churnProcs are the gateway's descendants: upstream processes and their guardians.
 type churnProcs struct {
@@ -130,8 +150,8 @@ func churnOneSession(url string) error {
 }
 
 // churnRun runs n sessions, at most conc at once, and returns how many failed with up to
-// 5 of their errors.
-func churnRun(url string, n, conc int) (failed int64, samples []string) {
+// 5 of their errors. progress, when not nil, is called after every 500th session.
+func churnRun(url string, n, conc int, progress func(done int64)) (failed int64, samples []string) {
 	var next, fails atomic.Int64
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -139,7 +159,10 @@ func churnRun(url string, n, conc int) (failed int64, samples []string) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for next.Add(1) <= int64(n) {
+			for i := next.Add(1); i <= int64(n); i = next.Add(1) {
+				if progress != nil && i%500 == 0 {
+					progress(i)
+				}
 				if err := churnOneSession(url); err != nil {
 					fails.Add(1)
 					mu.Lock()
@@ -162,10 +185,8 @@ func TestChurnSessions(t *testing.T) {
 	needGatewayBin(t)
 	// Every session costs one node process start (~0.5 s of CPU here): the short form
 	// stays under a minute on a shared 2-core machine.
-	sessions, warmup, conc, warm := 100, 24, 8, 8
-	if churnFull() {
-		sessions, warmup = 10000, 200
-	}
+	sessions := churnCount(t, "MCPGW_CHURN_SESSIONS", 100, 10000)
+	warmup, conc, warm := min(200, max(24, sessions/20)), 8, 8
 	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
 	g := startGatewayChecked(t, `
 log: {level: warn, format: text}
@@ -204,7 +225,7 @@ servers:
 
 	// Warm-up: the same load, so that whatever the gateway sizes by its load exists at
 	// the baseline and the end compares what churn left, not how high it peaked.
-	if failed, samples := churnRun(g.URL, warmup, conc); failed > 0 {
+	if failed, samples := churnRun(g.URL, warmup, conc, nil); failed > 0 {
 		t.Fatalf("warm-up: %d of %d sessions failed: %v", failed, warmup, samples)
 	}
 	settled("after the warm-up")
@@ -212,7 +233,9 @@ servers:
 	t.Logf("after warm-up (%d sessions): %s", warmup, base)
 
 	start := time.Now()
-	failed, samples := churnRun(g.URL, sessions, conc)
+	failed, samples := churnRun(g.URL, sessions, conc, func(done int64) {
+		t.Logf("churn: session %d of %d after %s; %s", done, sessions, time.Since(start).Round(time.Second), countChurnProcs(g.Pid))
+	})
 	took := time.Since(start)
 	t.Logf("churn: %d sessions, %d at once, in %s: %.1f sessions/s; %d failed %v",
 		sessions, conc, took.Round(time.Millisecond), float64(sessions)/took.Seconds(), failed, samples)
@@ -377,10 +400,7 @@ func restartTimed(t *testing.T, g *Gateway, names []string, label string) (*Gate
 // the CPU).
 func TestChurnFleetRestart(t *testing.T) {
 	needGatewayBin(t)
-	n := 21
-	if churnFull() {
-		n = 100
-	}
+	n := churnCount(t, "MCPGW_CHURN_SERVERS", 21, 100)
 	kinds := churnKinds(t)
 	var slowest time.Duration
 	for _, kind := range []string{"everything", "memory", "filesystem"} {
@@ -415,6 +435,64 @@ func TestChurnFleetRestart(t *testing.T) {
 	}
 }
 
-// churnStartConcurrency is how many servers the gateway starts at once: all of them, for
-// now.
-func churnStartConcurrency() int { return 1 << 20 }
+// churnStartConcurrency is how many servers the gateway starts at once by default
+// (upstream.start_concurrency; the gateway runs on the same CPUs as the test).
+func churnStartConcurrency() int { return config.DefaultStartConcurrency() }
+
+// TestChurnStartRetriesWithBackoff: a server whose first starts fail (a shell that exits
+// 1 the first two times, then becomes the npm server-everything) comes up on its own,
+// having been retried with a growing delay, and its failures are counted in /readyz.
+func TestChurnStartRetriesWithBackoff(t *testing.T) {
+	needGatewayBin(t)
+	const failures = 2
+	count := filepath.Join(t.TempDir(), "starts")
+	script := `n=$(cat "$1" 2>/dev/null || echo 0); echo $((n+1)) > "$1"; ` +
+		`if [ "$n" -lt ` + fmt.Sprint(failures) + ` ]; then echo "flaky start $n fails on purpose" >&2; exit 1; fi; exec "$2" "$3" stdio`
+	g := startGatewayChecked(t, `
+log: {level: warn, format: text}
+servers:
+  flaky:
+    type: stdio
+    mode: shared
+    stdio_proxy: true
+    command: sh
+    args: [`+strings.Join([]string{yamlQuote("-c"), yamlQuote(script), "flaky", yamlQuote(count), yamlQuote(node(t)), yamlQuote(serverEverythingScript(t))}, ", ")+`]
+`)
+	if desc, ok := waitFor(60*time.Second, func() (bool, string) {
+		u, err := upstreamState(g, "flaky")
+		return err == nil && u.State == "up", fmt.Sprintf("%+v %v", u, err)
+	}); !ok {
+		t.Fatalf("the flaky server never came up: %s", desc)
+	}
+	u, _ := upstreamState(g, "flaky")
+	raw, _ := os.ReadFile(count)
+	t.Logf("flaky server up after %s starts, %d restarts counted", strings.TrimSpace(string(raw)), u.Restarts)
+	if got := strings.TrimSpace(string(raw)); got != fmt.Sprint(failures+1) {
+		t.Errorf("the server was started %s times, want %d (%d failures, then up)", got, failures+1, failures)
+	}
+	if u.Restarts != failures {
+		t.Errorf("/readyz counts %d restarts, want %d", u.Restarts, failures)
+	}
+	// The gateway logs each failure with the delay before the next try: it must grow.
+	var delays []time.Duration
+	for _, line := range strings.Split(g.Log(), "\n") {
+		if !strings.Contains(line, "upstream down") || !strings.Contains(line, "server=flaky") {
+			continue
+		}
+		_, after, _ := strings.Cut(line, "retry_in=")
+		d, err := time.ParseDuration(strings.Fields(after + " ")[0])
+		if err != nil {
+			t.Fatalf("no retry_in in %q: %v", line, err)
+		}
+		delays = append(delays, d)
+	}
+	t.Logf("delays before each retry: %v", delays)
+	if len(delays) != failures {
+		t.Fatalf("%d failures logged with their retry delay, want %d:\n%s", len(delays), failures, g.Tail(4000))
+	}
+	for i := 1; i < len(delays); i++ {
+		if delays[i] <= delays[i-1] {
+			t.Errorf("retry delays %v do not grow: no back-off", delays)
+		}
+	}
+}
