@@ -91,12 +91,25 @@ type churnReading struct {
 	rssKiB     int
 	goroutines int
 	sessions   int
-	runtime    advRuntime
+	// soak holds the runtime's figures and the free heap pages it kept resident (from
+	// GODEBUG=scavtrace=1; see soakReading.held, which the check compares).
+	soak soakReading
+}
+
+// heldKiB is VmRSS less the free heap pages the Go runtime keeps resident even after
+// debug.FreeOSMemory: those are not the gateway's. They vary between readings by a few
+// MiB (soak_test.go measured them), which is 10% of this ~30 MiB process on their own.
+func (r churnReading) heldKiB() float64 {
+	if r.soak.heapFree < 0 {
+		return float64(r.rssKiB)
+	}
+	return float64(r.rssKiB) - float64(r.soak.heapFree)/1024
 }
 
 func (r churnReading) String() string {
-	return fmt.Sprintf("VmRSS %.1f MiB, go_goroutines %d, %d sessions (heap in use %.1f MiB)",
-		float64(r.rssKiB)/1024, r.goroutines, r.sessions, float64(r.runtime.HeapInuse)/(1<<20))
+	return fmt.Sprintf("VmRSS %.1f MiB (anon %.1f, file %.1f), held %.1f MiB (free heap kept by the runtime %.1f MiB), go_goroutines %d, %d sessions, heap in use %.1f MiB, runtime sys %.1f MiB",
+		float64(r.rssKiB)/1024, float64(r.soak.RSSAnon)/(1<<20), float64(r.soak.RSSFile)/(1<<20), r.heldKiB()/1024,
+		float64(r.soak.heapFree)/(1<<20), r.goroutines, r.sessions, float64(r.soak.HeapInuse)/(1<<20), float64(r.soak.Sys)/(1<<20))
 }
 
 // readChurn collects garbage in the gateway (GET /api/runtime?gc=1), then reads VmRSS
@@ -120,7 +133,7 @@ func readChurn(g *Gateway) (churnReading, error) {
 	if !ok {
 		return churnReading{}, fmt.Errorf("/metrics has no go_goroutines")
 	}
-	return churnReading{rssKiB: rss, goroutines: int(gr), sessions: rt.Sessions, runtime: rt}, nil
+	return churnReading{rssKiB: rss, goroutines: int(gr), sessions: rt.Sessions, soak: soakReading{advRuntime: rt, heapFree: soakHeapFree(g, rt)}}, nil
 }
 
 // churnOneSession opens a session, calls read_graph on its own instance of server-memory
@@ -186,8 +199,15 @@ func TestChurnSessions(t *testing.T) {
 	// Every session costs one node process start (~0.5 s of CPU here): the short form
 	// stays under a minute on a shared 2-core machine.
 	sessions := churnCount(t, "MCPGW_CHURN_SESSIONS", 100, 10000)
-	warmup, conc, warm := min(200, max(24, sessions/20)), 8, 8
+	// The warm-up must reach the plateau: the runtime's own memory (stacks, heap
+	// metadata) grows to what the busiest moment needed and stays. Measured by hand in
+	// batches of 40 sessions: VmRSS 28.6 MiB idle, 30.3 after the first batch, 30.8-30.9
+	// after each of the next four, the live heap flat throughout.
+	warmup, conc, warm := min(500, max(50, sessions/10)), 8, 8
 	memFile := filepath.Join(t.TempDir(), "memory.jsonl")
+	// After each forced collection the gateway's runtime prints how much free heap it
+	// keeps (soakHeapFree reads it from the log); the gateway inherits the test's env.
+	t.Setenv("GODEBUG", "scavtrace=1")
 	g := startGatewayChecked(t, `
 log: {level: warn, format: text}
 servers:
@@ -251,9 +271,10 @@ servers:
 	end := readSettledChurn(t, g, &base)
 	t.Logf("warm: %s", base)
 	t.Logf("end:  %s", end)
-	if float64(end.rssKiB) > float64(base.rssKiB)*(1+churnRSSSlack) {
-		t.Errorf("resident memory did not come back: VmRSS %.1f MiB after %d sessions, %.1f MiB after the warm-up (+%.0f%%, allowed %.0f%%)",
-			float64(end.rssKiB)/1024, sessions, float64(base.rssKiB)/1024, 100*(float64(end.rssKiB)/float64(base.rssKiB)-1), 100*churnRSSSlack)
+	if end.heldKiB() > base.heldKiB()*(1+churnRSSSlack) {
+		t.Errorf("resident memory did not come back: %.1f MiB held after %d sessions, %.1f MiB after the warm-up (+%.0f%%, allowed %.0f%%; plain VmRSS %.1f → %.1f MiB)",
+			end.heldKiB()/1024, sessions, base.heldKiB()/1024, 100*(end.heldKiB()/base.heldKiB()-1), 100*churnRSSSlack,
+			float64(base.rssKiB)/1024, float64(end.rssKiB)/1024)
 	}
 	if end.goroutines > base.goroutines+churnGoroutineSlack {
 		t.Errorf("goroutines did not come back: %d after %d sessions, %d after the warm-up (allowed +%d)", end.goroutines, sessions, base.goroutines, churnGoroutineSlack)
@@ -275,14 +296,14 @@ func readSettledChurn(t *testing.T, g *Gateway, base *churnReading) churnReading
 		if err != nil {
 			t.Fatalf("reading the gateway: %v", err)
 		}
-		if i == 0 || r.rssKiB < best.rssKiB {
-			best.rssKiB, best.runtime = r.rssKiB, r.runtime
+		if i == 0 || r.heldKiB() < best.heldKiB() {
+			best.rssKiB, best.soak = r.rssKiB, r.soak
 		}
 		if i == 0 || r.goroutines < best.goroutines {
 			best.goroutines = r.goroutines
 		}
 		best.sessions = r.sessions
-		within := base != nil && float64(best.rssKiB) <= float64(base.rssKiB)*(1+churnRSSSlack) &&
+		within := base != nil && best.heldKiB() <= base.heldKiB()*(1+churnRSSSlack) &&
 			best.goroutines <= base.goroutines+churnGoroutineSlack
 		if (base == nil && i >= 2) || within || time.Now().After(deadline) {
 			break
