@@ -199,6 +199,12 @@ type UpstreamDefaults struct {
 	// MaxInstancesPerAgent is the default of servers.<name>.max_instances_per_agent (0:
 	// half of the server's own bound, see ServerDef.MaxInstancesPerAgent).
 	MaxInstancesPerAgent int `yaml:"max_instances_per_agent"`
+	// StartConcurrency bounds the upstream instances the gateway starts at once for
+	// itself: shared connections, catalogue probes and warm pool refills, at start-up and
+	// on every restart after a failure (0: the default, 2 × GOMAXPROCS and at least 4).
+	// A start waits for a slot before its connect timeout begins, so a large fleet comes
+	// up in turns instead of every server timing out while all of them compete for CPUs.
+	StartConcurrency int `yaml:"start_concurrency"`
 }
 
 // LogConfig configures the gateway's own log.

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -11,6 +12,13 @@ import (
 
 // DefaultStateDir is where state lives when the config names no state_dir.
 func DefaultStateDir() string { return statedir.Default() }
+
+// DefaultStartConcurrency is upstream.start_concurrency when the config sets none: two
+// starts per CPU the gateway may use, and at least 4. A node or Python server spends its
+// start on the CPU, so more at once only makes every start slower (and each closer to its
+// connect timeout); a little more than one per CPU keeps the CPUs busy while some starts
+// wait on their program's files or network.
+func DefaultStartConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 // ApplyDefaults fills what c leaves unset, as Load and Parse do: a config built in code
 // (a host embedding the gateway) calls it, then Validate. It is idempotent.
@@ -105,6 +113,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Upstream.BusyPoll == 0 {
 		c.Upstream.BusyPoll = 200 * time.Microsecond
+	}
+	if c.Upstream.StartConcurrency == 0 {
+		c.Upstream.StartConcurrency = DefaultStartConcurrency()
 	}
 	if c.HTTP.BodyTimeout == 0 {
 		c.HTTP.BodyTimeout = 30 * time.Second

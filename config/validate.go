@@ -182,6 +182,9 @@ func (c *Config) Validate() Problems {
 	if c.Upstream.MaxInstancesPerAgent < 0 {
 		add(false, "upstream.max_instances_per_agent", "must not be negative")
 	}
+	if c.Upstream.StartConcurrency < 1 {
+		add(false, "upstream.start_concurrency", "%d must be positive (leave it unset for the default, %d here)", c.Upstream.StartConcurrency, DefaultStartConcurrency())
+	}
 	if c.HTTP.MaxConnections < 1 {
 		add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)
 	}

@@ -193,7 +193,7 @@ func (p *Pool) refill() {
 
 // startOne starts one instance for the pool.
 func (p *Pool) startOne() {
-	in, err := p.dial()
+	in, err := p.dialGated()
 	p.mu.Lock()
 	p.refilling--
 	if err != nil {
@@ -220,6 +220,17 @@ func (p *Pool) startOne() {
 	p.signal()
 	p.mu.Unlock()
 	go p.watchReady(in)
+}
+
+// dialGated is dial within one of the registry's start slots (startGate): refills are
+// the pool's own starts, which no caller waits for.
+func (p *Pool) dialGated() (*Instance, error) {
+	release, err := p.s.reg.gate.enter(p.s.ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return p.dial()
 }
 
 // watchReady replaces a ready instance that dies before any session took it.

@@ -112,6 +112,8 @@ type Registry struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	views  *viewCache
+	// gate bounds the instances the registry starts at once (upstream.start_concurrency).
+	gate startGate
 
 	// providers are the in-process providers of go plugins, by plugin name (Provide).
 	provMu    sync.Mutex
@@ -135,6 +137,7 @@ func New(cfg *config.Config, log *slog.Logger) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{log: log, ctx: ctx, cancel: cancel, views: newViewCache(256)}
 	r.cfg.Store(cfg)
+	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
 	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
 	set := &serverSet{m: map[string]*Server{}}
@@ -287,6 +290,7 @@ type Change struct {
 func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
+	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
 	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
 	old := r.set.Load()
@@ -539,13 +543,6 @@ func (s *Server) Options() upstream.Options {
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
 	}
-}
-
-// Pid returns the process id of a shared stdio upstream (0 if none).
-func (s *Server) Pid() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.pid
 }
 
 // Spawn starts a per-session instance of the server for one session, offering the

@@ -12,9 +12,6 @@ import (
 	"github.com/mcpgw/mcpgw/registry/upstream"
 )
 
-// Supervision of shared servers: staying connected (or, for per_session servers, keeping
-// the catalogue known by probing one instance), with back-off and keep-alive pings.
-
 // supervise keeps a shared server connected, or keeps a per_session server's catalogue
 // known (by probing one instance), restarting with exponential back-off.
 func (s *Server) supervise(ready *sync.WaitGroup) {
@@ -68,17 +65,8 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 // runOnce connects, lists the catalogue, and (shared) waits until the connection ends.
 // For per_session servers it probes once and then waits for a refresh request.
 func (s *Server) runOnce(markReady func()) error {
-	o := s.Options()
-	o.Handler = s.handle
-	c, err := upstream.Dial(s.ctx, o)
+	c, cat, err := s.start()
 	if err != nil {
-		return err
-	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
-	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
-	cancel()
-	if err != nil {
-		_ = c.Close()
 		return err
 	}
 	for _, p := range cat.Problems {
@@ -133,5 +121,36 @@ func (s *Server) runOnce(markReady func()) error {
 	}
 }
 
+// start connects to the upstream and reads its catalogue, holding one of the registry's
+// start slots meanwhile (startGate): the connect timeout begins once the slot is taken.
+func (s *Server) start() (*upstream.Conn, *Catalog, error) {
+	release, err := s.reg.gate.enter(s.ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer release()
+	o := s.Options()
+	o.Handler = s.handle
+	c, err := upstream.Dial(s.ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
+	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
+	cancel()
+	if err != nil {
+		_ = c.Close()
+		return nil, nil, err
+	}
+	return c, cat, nil
+}
+
 // KeepAlive is how often shared upstreams are pinged.
 var KeepAlive = 15 * time.Second
+
+// Pid returns the process id of a shared stdio upstream (0 if none).
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pid
+}
