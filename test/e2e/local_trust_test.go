@@ -92,6 +92,18 @@ servers:
 		t.Errorf("nobody's UI shows the servers: %.300s", got)
 	}
 
+	// The signed-in address mcpgw ui prints works wherever the owner opens it, even in a
+	// browser the gateway cannot tell is the owner's (here: nobody's, handed the address).
+	uiURL, stderr, code := runMcpgw(t, 30*time.Second, "ui", "--config", g.Config)
+	uiURL = strings.TrimSpace(uiURL)
+	if code != 0 || !strings.HasPrefix(uiURL, g.Base+"/ui/login?token=") {
+		t.Fatalf("mcpgw ui: exit %d %q %s", code, uiURL, stderr)
+	}
+	openUI := "curl -s -L --max-time 10 -c /tmp/nobody-jar-$$ -b /tmp/nobody-jar-$$ '" + uiURL + "'; rm -f /tmp/nobody-jar-$$"
+	if page := asNobody(t, 20*time.Second, openUI); !strings.Contains(page, "everything") {
+		t.Errorf("the signed-in UI address did not open the Servers page: %.3000s", page)
+	}
+
 	// 300 guesses in 15 s: after a few, the rest are not even checked (429).
 	start := time.Now()
 	out := asNobody(t, 60*time.Second, `for i in $(seq 300); do `+curl+`-H "Authorization: Bearer guess$i" `+g.Base+`/api/servers; echo; done`)
@@ -104,8 +116,14 @@ servers:
 		t.Errorf("300 guesses: %v, want at most 12 checked (401) and the rest slowed (429)", counts)
 	}
 
-	// The owner's clients, unchanged: the Inspector over HTTP, the bridge over the socket,
-	// mcpgw top, and the signed-in UI address mcpgw ui prints.
+	// While nobody's guesses are being slowed, even the right token is not checked.
+	if page := asNobody(t, 20*time.Second, openUI); !strings.Contains(page, "Too many wrong credentials") {
+		t.Errorf("the signed-in address during nobody's back-off: %.500s, want the back-off refusal", page)
+	}
+
+	// The owner's clients, unchanged and not slowed by nobody's guesses (a source is the
+	// address and, on loopback, the user): the Inspector over HTTP, the bridge over the
+	// socket, mcpgw top.
 	var list struct {
 		Tools []struct{ Name string } `json:"tools"`
 	}
@@ -119,16 +137,5 @@ servers:
 	}
 	if stdout, stderr, code := runMcpgw(t, 30*time.Second, "top", "--config", g.Config); code != 0 || !strings.Contains(stdout, "calls") {
 		t.Errorf("mcpgw top as the owner: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	uiURL, stderr, code := runMcpgw(t, 30*time.Second, "ui", "--config", g.Config)
-	uiURL = strings.TrimSpace(uiURL)
-	if code != 0 || !strings.HasPrefix(uiURL, g.Base+"/ui/login?token=") {
-		t.Fatalf("mcpgw ui: exit %d %q %s", code, uiURL, stderr)
-	}
-	// The signed-in address works from anywhere the owner opens it, even for a browser the
-	// gateway cannot tell is the owner's (here: run by nobody, who was handed the address).
-	page := asNobody(t, 20*time.Second, "curl -s -L --max-time 10 -c /tmp/nobody-jar-$$ -b /tmp/nobody-jar-$$ '"+uiURL+"'; rm -f /tmp/nobody-jar-$$")
-	if !strings.Contains(page, "everything") {
-		t.Errorf("the signed-in UI address did not open the Servers page: %.300s", page)
 	}
 }
