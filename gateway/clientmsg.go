@@ -57,18 +57,26 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 }
 
 // clientResponse routes a client's answer to a server-to-client request to the upstream
-// that asked.
+// (or the gateway's own wait) that asked. Only the session that was asked may answer: an
+// answer from another changes nothing, so the owner's own answer still completes the call.
 func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
 	var id string
 	_ = json.Unmarshal(m.ID, &id)
 	g.reqMu.Lock()
 	pr, ok := g.pendingReqs[id]
-	if ok {
+	if ok && pr.session == s {
 		delete(g.pendingReqs, id)
 	}
 	g.reqMu.Unlock()
-	if !ok || pr.session != s {
+	switch {
+	case !ok:
+		g.metrics.answersDropped.WithLabelValues("unknown").Inc()
 		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
+		return
+	case pr.session != s:
+		g.metrics.answersDropped.WithLabelValues("wrong_session").Inc()
+		g.log.Warn("dropped a response to a request sent to another session", "session", s.ID,
+			"owner_session", pr.session.ID, "id", string(m.ID))
 		return
 	}
 	if pr.wait != nil {

@@ -115,7 +115,7 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
 func (g *Gateway) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
-	id := "mcpgw-r" + itoa(g.reqSeq.Add(1))
+	id := g.newRequestID()
 	wait := make(chan clientAnswer, 1)
 	g.reqMu.Lock()
 	g.pendingReqs[id] = pendingReq{session: s, wait: wait, at: time.Now()}
