@@ -59,11 +59,10 @@ type Gateway struct {
 	// admitMu serialises making new and revived sessions live within the session limits.
 	admitMu sync.Mutex
 
-	// pendingReqs maps the ids of server-to-client requests the gateway forwarded to the
-	// upstream request they stand for.
+	// pendingReqs maps the ids of server-to-client requests the gateway forwarded (random:
+	// newRequestID) to the upstream request they stand for, or to the gateway's own wait.
 	reqMu       sync.Mutex
 	pendingReqs map[string]pendingReq
-	reqSeq      atomic.Int64
 
 	// progress maps gateway progress tokens to the client's. Tokens are progPrefix (random
 	// per process) and a counter, so no upstream or session can name another's call.

@@ -35,6 +35,7 @@ type metrics struct {
 	callHandles      sync.Map // callKey → prometheus.Counter
 	durHandles       sync.Map // toolKey → prometheus.Observer
 	unroutable       *prometheus.CounterVec
+	answersDropped   *prometheus.CounterVec
 	resumeReplayed   prometheus.Counter
 	resumeDropped    *prometheus.CounterVec
 	storeUp          prometheus.GaugeFunc
@@ -106,6 +107,9 @@ func newMetrics(agentLabel string) *metrics {
 	m.unroutable = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_unroutable_messages_total",
 		Help: "Upstream messages whose session could not be known for certain (kind: request, answered with an error; notification, dropped) or that a slow client had no room for (kind: overflow)."},
 		[]string{"server", "kind"})
+	m.answersDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_client_responses_dropped_total",
+		Help: "Client answers to server-to-client requests that were dropped (reason: unknown, no request waits under that id; wrong_session, the request was sent to another session)."},
+		[]string{"reason"})
 	m.resumeReplayed = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_resume_events_replayed_total",
 		Help: "Events of POST event streams replayed to clients that resumed with Last-Event-ID."})
 	m.resumeDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_resume_buffers_dropped_total",
@@ -134,7 +138,7 @@ func newMetrics(agentLabel string) *metrics {
 		[]string{"server"})
 	m.upNow = map[string]bool{}
 	m.own = []prometheus.Collector{m.pools, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
-		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.sessionsEvicted, m.denials, m.handshakes, m.unroutable,
+		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.sessionsEvicted, m.denials, m.handshakes, m.unroutable, m.answersDropped,
 		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -81,7 +81,7 @@ func (g *Gateway) completeInputs(ctx context.Context, s *Session, m *wire.Msg, s
 		if !capOK {
 			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
 		}
-		id := "mcpgw-r" + itoa(g.reqSeq.Add(1))
+		id := g.newRequestID()
 		wait := make(chan clientAnswer, 1)
 		g.reqMu.Lock()
 		g.pendingReqs[id] = pendingReq{session: s, wait: wait, at: time.Now()}

@@ -73,11 +73,17 @@ func (g *Gateway) pluginResourceRequest(ctx context.Context, s *Session, m *wire
 	}
 	switch m.Method {
 	case "resources/read":
-		b, err := t.PluginHost.ReadResource(ctx, ref)
+		// Bounded like a tool's result: the provider learns the bound, and ReadResource
+		// refuses a larger resource before writing it.
+		b, err := t.PluginHost.ReadResource(plugin.WithMaxResultBytes(ctx, g.cfg.Upstream.MaxMessageBytes), ref)
 		if err != nil {
 			if errors.Is(err, plugin.ErrNotFound) {
 				notFound(err.Error())
 				return
+			}
+			if errors.Is(err, plugin.ErrTooLarge) {
+				err = fmt.Errorf("the resource is larger than %d bytes, the limit %s sets; read one resource, not a whole type, or raise %s",
+					g.cfg.Upstream.MaxMessageBytes, maxMessageSetting, maxMessageSetting)
 			}
 			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("plugin %q: %v", ref.Plugin, err), nil))
 			return

@@ -49,7 +49,9 @@ func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *re
 		}
 		s.mu.Unlock()
 	}()
-	var o plugin.CallOptions
+	// A plugin's result is bounded like an upstream's message: the same setting, named in
+	// the refusal.
+	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: g.cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting}}
 	if s.caps.elicitation {
 		o.Confirm = func(ctx context.Context, message string) (bool, error) { return g.confirm(ctx, s, message, out) }
 	}
@@ -77,6 +79,14 @@ func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *re
 			outcome = "error"
 			break
 		}
+		// The dispatcher refused what it could tell was too large before writing it; this
+		// is the exact check, of what the client would receive.
+		if limit := o.Limit.Bytes; limit > 0 && len(b) > limit {
+			_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q: the result is %d bytes, larger than %d bytes, the limit %s sets; ask for less or raise %s",
+				t.Server, len(b), limit, maxMessageSetting, maxMessageSetting))))
+			outcome = "tool_error"
+			break
+		}
 		_ = out.reply(wire.Result(m.ID, b))
 		if res.IsError {
 			outcome = "tool_error"
@@ -102,6 +112,9 @@ func (s *Session) cancelPlugin(id json.RawMessage) bool {
 	return true
 }
 
+// maxMessageSetting is the setting that bounds an upstream's message and a plugin's result.
+const maxMessageSetting = "upstream.max_message_bytes"
+
 // clientAnswer is a client's response to a request the gateway itself made.
 type clientAnswer struct {
 	result json.RawMessage
@@ -115,7 +128,7 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
 func (g *Gateway) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
-	id := "mcpgw-r" + itoa(g.reqSeq.Add(1))
+	id := g.newRequestID()
 	wait := make(chan clientAnswer, 1)
 	g.reqMu.Lock()
 	g.pendingReqs[id] = pendingReq{session: s, wait: wait, at: time.Now()}

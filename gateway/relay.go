@@ -1,6 +1,8 @@
 package gateway
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"time"
 
@@ -164,7 +166,7 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 		go c.Reply(upID, nil, e)
 		return
 	}
-	id := "mcpgw-r" + itoa(g.reqSeq.Add(1))
+	id := g.newRequestID()
 	g.reqMu.Lock()
 	g.pendingReqs[id] = pendingReq{conn: c, upstreamID: upID, session: s, at: time.Now()}
 	g.reqMu.Unlock()
@@ -266,4 +268,14 @@ func levelAllowed(sessionLevel string, params json.RawMessage) bool {
 	_ = json.Unmarshal(params, &p)
 	r, ok := levelRank[p.Level]
 	return !ok || r >= levelRank[sessionLevel]
+}
+
+// newRequestID names a server-to-client request: 96 random bits after a prefix. Clients
+// answer by this id alone, so it must not be one another session could guess or count
+// along with (a counter once let any session answer, and so cancel, another's
+// elicitation); 96 bits keep it short and out of reach of guessing over the network.
+func (g *Gateway) newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics where it cannot)
+	return "mcpgw-r" + base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -20,6 +20,10 @@ type CallOptions struct {
 	// elicitation request) and reports whether they accepted. It is used by views generated
 	// with Options.Elicitation; without it such a call is refused.
 	Confirm func(ctx context.Context, message string) (bool, error)
+	// Limit bounds the result (zero: no bound). A larger result is an isError result naming
+	// the limit and the plugin; the provider learns the bound from its context
+	// (MaxResultBytes), and the dispatcher refuses before writing an oversized result.
+	Limit ResultLimit
 }
 
 // ErrUnknownTool is returned by ToolSet.Call for a name the set does not have.
@@ -75,10 +79,10 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (r
 			res = errorResult("plugin %s failed: internal error: %v", t.cat.ID, p)
 		}
 	}()
-	return t.dispatch(ctx, a)
+	return t.dispatch(WithMaxResultBytes(ctx, o.Limit.Bytes), a, resultLimit{o.Limit, t.cat.ID})
 }
 
-func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResult {
+func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) *mcp.CallToolResult {
 	p := t.cat.Plugin
 	conn, _ := a[argConnection].(string)
 	id, _ := a[argID].(string)
@@ -86,13 +90,13 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResu
 	switch t.Op {
 	case OperationGet:
 		if jg, ok := p.(JSONGetter); ok {
-			return rawResourceResult(jg.GetJSON(ctx, conn, t.Key, GetInput{ID: id, Namespace: ns}))
+			return lim.raw(jg.GetJSON(ctx, conn, t.Key, GetInput{ID: id, Namespace: ns}))
 		}
-		return resourceResult(p.Get(ctx, conn, t.Key, GetInput{ID: id, Namespace: ns}))
+		return lim.resource(p.Get(ctx, conn, t.Key, GetInput{ID: id, Namespace: ns}))
 	case OperationDelete:
-		return resourceResult(p.Delete(ctx, conn, t.Key, DeleteInput{ID: id, Namespace: ns}))
+		return lim.resource(p.Delete(ctx, conn, t.Key, DeleteInput{ID: id, Namespace: ns}))
 	case OperationList:
-		return pageResult(p.List(ctx, conn, t.Key, listInput(a)))
+		return lim.page(p.List(ctx, conn, t.Key, listInput(a)))
 	case OperationFind:
 		in := FindInput{ListInput: listInput(a)}
 		in.Filter.TextQuery, _ = a[argTextQuery].(string)
@@ -103,11 +107,11 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResu
 			op, _ := m["operator"].(string)
 			in.Filter.Predicates = append(in.Filter.Predicates, Predicate{Field: field, Operator: Operator(op), Value: m["value"]})
 		}
-		return pageResult(p.Find(ctx, conn, t.Key, in))
+		return lim.page(p.Find(ctx, conn, t.Key, in))
 	case OperationCreate:
-		return resourceResult(p.Create(ctx, conn, t.Key, CreateInput{Namespace: ns, Data: t.data(a)}))
+		return lim.resource(p.Create(ctx, conn, t.Key, CreateInput{Namespace: ns, Data: t.data(a)}))
 	case OperationUpdate:
-		return resourceResult(p.Update(ctx, conn, t.Key, UpdateInput{ID: id, Namespace: ns, Data: t.data(a)}))
+		return lim.resource(p.Update(ctx, conn, t.Key, UpdateInput{ID: id, Namespace: ns, Data: t.data(a)}))
 	case OperationAction:
 		ap, ok := p.(ActionProvider)
 		if !ok {
@@ -115,10 +119,10 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResu
 		}
 		r, err := ap.ExecuteAction(ctx, conn, t.Key, t.ActionID, ActionInput{ID: id, Namespace: ns, Params: t.data(a)})
 		if err != nil {
-			return errorResult("%s", err.Error())
+			return lim.failed(err)
 		}
 		if r.Data != nil {
-			return structured(r.Data)
+			return lim.structured(r.Data)
 		}
 		msg := r.Message
 		if msg == "" {
@@ -128,7 +132,7 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResu
 	case OperationListConnections:
 		cs, err := p.Connections(ctx)
 		if err != nil {
-			return errorResult("%s", err.Error())
+			return lim.failed(err)
 		}
 		out := []any{}
 		for _, c := range cs {
@@ -144,19 +148,19 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any) *mcp.CallToolResu
 			}
 			out = append(out, m)
 		}
-		return structured(map[string]any{"connections": out})
+		return lim.structured(map[string]any{"connections": out})
 	case OperationListNamespaces:
 		nss, err := p.Namespaces(ctx, conn)
 		if err != nil {
-			return errorResult("%s", err.Error())
+			return lim.failed(err)
 		}
 		out := make([]any, len(nss))
 		for i, n := range nss {
 			out[i] = n
 		}
-		return structured(map[string]any{"namespaces": out})
+		return lim.structured(map[string]any{"namespaces": out})
 	case OperationListResourceTypes:
-		return structured(map[string]any{"resourceTypes": t.resourceTypes(conn)})
+		return lim.structured(map[string]any{"resourceTypes": t.resourceTypes(conn)})
 	}
 	return errorResult("tool %s has no operation", t.Def.Name)
 }
@@ -397,39 +401,4 @@ func number(n json.Number) (any, error) {
 
 func errorResult(format string, args ...any) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
-}
-
-// structured is a result whose structuredContent is v, with the same JSON as text for
-// clients that read only content.
-func structured(v map[string]any) *mcp.CallToolResult {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return errorResult("the plugin's result cannot be written as JSON: %v", err)
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
-}
-
-func resourceResult(r Resource, err error) *mcp.CallToolResult {
-	if err != nil {
-		return errorResult("%s", err.Error())
-	}
-	if r == nil {
-		return errorResult("the plugin returned no resource")
-	}
-	return structured(r)
-}
-
-func pageResult(p Page, err error) *mcp.CallToolResult {
-	if err != nil {
-		return errorResult("%s", err.Error())
-	}
-	items := make([]any, len(p.Items))
-	for i, r := range p.Items {
-		items[i] = r
-	}
-	m := map[string]any{"items": items}
-	if p.NextCursor != "" {
-		m["nextCursor"] = p.NextCursor
-	}
-	return structured(m)
 }

@@ -18,21 +18,6 @@ type JSONGetter interface {
 	GetJSON(ctx context.Context, conn, key string, in GetInput) (json.RawMessage, error)
 }
 
-// rawResourceResult is resourceResult for a resource that is JSON already.
-func rawResourceResult(b json.RawMessage, err error) *mcp.CallToolResult {
-	if err != nil {
-		return errorResult("%s", err.Error())
-	}
-	b = bytes.TrimSpace(b)
-	if len(b) == 0 || string(b) == "null" {
-		return errorResult("the plugin returned no resource")
-	}
-	if b[0] != '{' || !json.Valid(b) {
-		return errorResult("the plugin returned a resource that is not a JSON object")
-	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: b}
-}
-
 // MarshalResult writes a call's result as JSON, as json.Marshal does (byte for byte), with
 // a short path for the results the dispatcher makes: one text content, structured content
 // that is JSON already, isError. Anything else goes through json.Marshal.

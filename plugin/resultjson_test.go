@@ -11,10 +11,10 @@ import (
 // MarshalResult writes what json.Marshal writes, byte for byte, on its short path and off it.
 func TestMarshalResultSameAsJSONMarshal(t *testing.T) {
 	results := []*mcp.CallToolResult{
-		structured(map[string]any{"a": int64(1), "b": "<x>&\u2028", "c": []any{1.5, nil, true}}),
+		resultLimit{}.structured(map[string]any{"a": int64(1), "b": "<x>&\u2028", "c": []any{1.5, nil, true}}),
 		errorResult("bad %q", "x<y"),
-		rawResourceResult(json.RawMessage(` {"a": 1,  "b":[1, 2], "h": "<&>"} `), nil),
-		pageResult(Page{Items: []Resource{{"id": "1"}}, NextCursor: "c"}, nil),
+		resultLimit{}.raw(json.RawMessage(` {"a": 1,  "b":[1, 2], "h": "<&>"} `), nil),
+		resultLimit{}.page(Page{Items: []Resource{{"id": "1"}}, NextCursor: "c"}, nil),
 		{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}},
 		{Content: []mcp.Content{&mcp.TextContent{Text: "a"}, &mcp.TextContent{Text: "b"}}},
 		{Content: []mcp.Content{&mcp.TextContent{Text: "x"}}, StructuredContent: map[string]any{"k": "v"}},
@@ -56,7 +56,7 @@ func TestRawResourceResult(t *testing.T) {
 		{`{"a":1} {"b":2}`, nil, ""},
 		{`{"a":1}`, errors.New("boom"), ""},
 	} {
-		r := rawResourceResult(json.RawMessage(c.raw), c.err)
+		r := resultLimit{}.raw(json.RawMessage(c.raw), c.err)
 		if c.want == "" {
 			if !r.IsError {
 				t.Errorf("%q: not an error: %+v", c.raw, r)

@@ -274,5 +274,14 @@ func (p *Plugin) ReadResource(ctx context.Context, r PluginRef) (json.RawMessage
 	if err != nil {
 		return nil, err
 	}
-	return json.Marshal(v)
+	// The bound the caller set (plugin.WithMaxResultBytes): the resource is refused before
+	// it is written when its values alone are larger.
+	if limit := plugin.MaxResultBytes(ctx); limit > 0 && plugin.JSONSizeAtLeast(v, limit+1) {
+		return nil, fmt.Errorf("plugin %q: the resource is larger than %d bytes: %w", p.Name, limit, plugin.ErrTooLarge)
+	}
+	b, err := json.Marshal(v)
+	if limit := plugin.MaxResultBytes(ctx); err == nil && limit > 0 && len(b) > limit {
+		return nil, fmt.Errorf("plugin %q: the resource is %d bytes, larger than %d: %w", p.Name, len(b), limit, plugin.ErrTooLarge)
+	}
+	return b, err
 }

@@ -39,6 +39,11 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	case "fixture":
 		serve.Main(&probe{Fixture: plugintest.New()})
+	case "fixture-unbounded":
+		// A plugin that does not hear the host's bound (as one built before it would): only
+		// the host's own receive limit stands.
+		os.Unsetenv(external.MaxMessageEnv)
+		serve.Main(&probe{Fixture: plugintest.New()})
 	case "sql":
 		serve.MainFunc(func(ctx context.Context, raw json.RawMessage) (plugin.Plugin, error) {
 			var cfg sqlplugin.Config
@@ -66,7 +71,8 @@ func TestMain(m *testing.M) {
 }
 
 // probe is the fixture with a few ids that let a test look inside the plugin process:
-// "pid" answers its process id, "gomaxprocs" its GOMAXPROCS, "rpcs" how many Get and
+// "pid" answers its process id, "huge-answer" a 1 MiB resource, "max-result" the result bound its
+// context carries, "gomaxprocs" its GOMAXPROCS, "rpcs" how many Get and
 // catalogue calls reached it (this one included), "block" waits for its context to end, and "blocked"
 // says whether a "block" started and whether it saw its context end. "panic" panics.
 type probe struct {
@@ -110,6 +116,10 @@ func (p *probe) Get(ctx context.Context, conn, key string, in plugin.GetInput) (
 		return plugin.Resource{"started": p.started, "cancelled": p.cancelled}, nil
 	case "panic":
 		panic("boom")
+	case "huge-answer":
+		return plugin.Resource{"blob": strings.Repeat("x", 1<<20)}, nil
+	case "max-result":
+		return plugin.Resource{"max": int64(plugin.MaxResultBytes(ctx))}, nil
 	}
 	return p.Fixture.Get(ctx, conn, key, in)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -28,7 +29,15 @@ type Command struct {
 	Dir    string          // its working directory ("": the gateway's)
 	Config json.RawMessage // sent to the plugin's open function; nil: none
 	Logger *slog.Logger    // gets the plugin's stdout, stderr and go-plugin's own messages
+	// MaxMessageBytes bounds one answer from the plugin (0: go-plugin's, 2 GiB). The host
+	// refuses a larger one after reading its 5-byte gRPC header, before its body, and the
+	// plugin is told the bound (MaxMessageEnv), so it refuses to send more instead.
+	MaxMessageBytes int
 }
+
+// MaxMessageEnv is the environment variable that tells a plugin process how large one
+// answer to the host may be (Command.MaxMessageBytes); Serve reads it.
+const MaxMessageEnv = "MCPGW_PLUGIN_MAX_MESSAGE_BYTES"
 
 // DefaultEnv is added to a plugin's environment after the gateway's and before the
 // plugin's own env, which overrides it.
@@ -71,6 +80,9 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 		RunnerFunc: func(l hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(c.Path, c.Args...)
 			cmd.Env = append(append(append(os.Environ(), DefaultEnv...), c.Env...), spec.Env...)
+			if c.MaxMessageBytes > 0 {
+				cmd.Env = append(cmd.Env, MaxMessageEnv+"="+strconv.Itoa(c.MaxMessageBytes))
+			}
 			cmd.Dir = c.Dir
 			r, err := newProcRunner(l, cmd)
 			proc = r
@@ -81,7 +93,7 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 		Plugins:             goplugin.PluginSet{pluginName: &grpcPlugin{}},
 		SkipHostEnv:         true, // the runner adds it, with the plugin's own variables after it
 		AllowedProtocols:    []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:     dialOptions(),
+		GRPCDialOptions:     dialOptions(c.MaxMessageBytes),
 		StartTimeout:        timeout,
 		Logger:              newHCLogger(log, filepath.Base(c.Path)),
 		SyncStdout:          &lineLogger{log: log, level: slog.LevelInfo, stream: "stdout"},

@@ -21,15 +21,29 @@ import (
 // as they last (the host's Wait, go-plugin's stdio stream, every Subscribe), which is why
 // there are streamWorkers more workers than CPUs: with only GOMAXPROCS of them, the first
 // two long-lived streams took both and every call went back to a fresh goroutine.
-func serverOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0) + streamWorkers)),
+//
+// maxSend (when > 0) is the host's bound of one answer: gRPC refuses to send a larger
+// message rather than write what the host would refuse.
+func serverOptions(maxSend int) []grpc.ServerOption {
+	opts := []grpc.ServerOption{grpc.NumStreamWorkers(uint32(runtime.GOMAXPROCS(0) + streamWorkers)),
 		grpc.InitialWindowSize(flowWindow), grpc.InitialConnWindowSize(flowWindow)}
+	if maxSend > 0 {
+		opts = append(opts, grpc.MaxSendMsgSize(maxSend))
+	}
+	return opts
 }
 
-// dialOptions are the host's gRPC client options.
-func dialOptions() []grpc.DialOption {
-	return []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow),
+// dialOptions are the host's gRPC client options. maxRecv (when > 0) bounds one answer:
+// gRPC reads a message's length from its header and refuses a longer one before reading
+// it, so an oversized answer costs the host no more than the flow-control window. It
+// comes after go-plugin's own default (2 GiB), which it overrides.
+func dialOptions(maxRecv int) []grpc.DialOption {
+	opts := []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow),
 		grpc.WithChainUnaryInterceptor(busyUnary)}
+	if maxRecv > 0 {
+		opts = append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecv)))
+	}
+	return opts
 }
 
 // flowWindow is the flow-control window of both ends, fixed: setting it turns off gRPC's

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
 	"sync"
 
 	goplugin "github.com/hashicorp/go-plugin"
@@ -36,15 +37,15 @@ func Serve(open OpenFunc) {
 		Level:       slog.LevelDebug,
 		ReplaceAttr: hclogKeys,
 	})))
-	srv := &server{open: open}
+	srv := &server{open: open, maxSend: maxSendFromEnv()}
 	gone := make(chan struct{})
 	goplugin.Serve(&goplugin.ServeConfig{
 		HandshakeConfig: Handshake,
 		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{srv: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.StatsHandler(&hostWatch{gone: gone}),
-				grpc.ChainUnaryInterceptor(recoverUnary), grpc.ChainStreamInterceptor(recoverStream))
-			opts = append(opts, serverOptions()...)
+				grpc.ChainUnaryInterceptor(recoverUnary, srv.limitUnary), grpc.ChainStreamInterceptor(recoverStream))
+			opts = append(opts, serverOptions(srv.maxSend)...)
 			s := grpc.NewServer(opts...)
 			go func() {
 				<-gone
@@ -55,6 +56,30 @@ func Serve(open OpenFunc) {
 		},
 	})
 	srv.close()
+}
+
+// maxSendFromEnv is the host's bound of one answer (MaxMessageEnv), 0 when it set none or
+// set something that is not a positive number.
+func maxSendFromEnv() int {
+	n, err := strconv.Atoi(os.Getenv(MaxMessageEnv))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return n
+}
+
+// limitUnary tells the provider the host's bound of one answer (plugin.MaxResultBytes),
+// so that a provider that can tell a result's size before reading it refuses early.
+func (s *server) limitUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+	return h(plugin.WithMaxResultBytes(ctx, s.maxSend), req)
+}
+
+// tooLarge refuses an answer larger than the host reads, before it is written as JSON.
+func (s *server) tooLarge(v any) error {
+	if s.maxSend > 0 && plugin.JSONSizeAtLeast(v, s.maxSend+1) {
+		return status.Errorf(codes.ResourceExhausted, "the result is larger than %d bytes, the most the host reads from this plugin", s.maxSend)
+	}
+	return nil
 }
 
 // hclogKeys writes slog's level and message under the keys go-plugin's host reads
@@ -156,6 +181,8 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *gr
 type server struct {
 	pluginpb.UnimplementedProviderServer
 	open OpenFunc
+	// maxSend bounds one answer to the host (MaxMessageEnv; 0: none).
+	maxSend int
 
 	mu     sync.Mutex
 	prov   plugin.Plugin
@@ -284,9 +311,12 @@ func (s *server) ResourceSchema(ctx context.Context, req *pluginpb.TypeRequest) 
 	return &pluginpb.SchemaResponse{Schema: b}, nil
 }
 
-func resourceResponse(r plugin.Resource, err error) (*pluginpb.ResourceResponse, error) {
+func (s *server) resourceResponse(r plugin.Resource, err error) (*pluginpb.ResourceResponse, error) {
 	if err != nil {
 		return nil, toStatus(err)
+	}
+	if err := s.tooLarge(r); err != nil {
+		return nil, err
 	}
 	b, err := encodeJSON(r)
 	if err != nil {
@@ -295,9 +325,12 @@ func resourceResponse(r plugin.Resource, err error) (*pluginpb.ResourceResponse,
 	return &pluginpb.ResourceResponse{Resource: b}, nil
 }
 
-func pageResponse(pg plugin.Page, err error) (*pluginpb.PageResponse, error) {
+func (s *server) pageResponse(pg plugin.Page, err error) (*pluginpb.PageResponse, error) {
 	if err != nil {
 		return nil, toStatus(err)
+	}
+	if err := s.tooLarge(pg.Items); err != nil {
+		return nil, err
 	}
 	out := &pluginpb.PageResponse{NextCursor: pg.NextCursor, Items: make([][]byte, len(pg.Items))}
 	for i, r := range pg.Items {
@@ -315,7 +348,7 @@ func (s *server) Get(ctx context.Context, req *pluginpb.GetRequest) (*pluginpb.R
 	if err != nil {
 		return nil, err
 	}
-	return resourceResponse(p.Get(ctx, req.Connection, req.Key, plugin.GetInput{ID: req.Id, Namespace: req.Namespace}))
+	return s.resourceResponse(p.Get(ctx, req.Connection, req.Key, plugin.GetInput{ID: req.Id, Namespace: req.Namespace}))
 }
 
 func (s *server) Delete(ctx context.Context, req *pluginpb.GetRequest) (*pluginpb.ResourceResponse, error) {
@@ -323,7 +356,7 @@ func (s *server) Delete(ctx context.Context, req *pluginpb.GetRequest) (*pluginp
 	if err != nil {
 		return nil, err
 	}
-	return resourceResponse(p.Delete(ctx, req.Connection, req.Key, plugin.DeleteInput{ID: req.Id, Namespace: req.Namespace}))
+	return s.resourceResponse(p.Delete(ctx, req.Connection, req.Key, plugin.DeleteInput{ID: req.Id, Namespace: req.Namespace}))
 }
 
 func listInput(req *pluginpb.ListRequest) plugin.ListInput {
@@ -338,7 +371,7 @@ func (s *server) List(ctx context.Context, req *pluginpb.ListRequest) (*pluginpb
 	if err != nil {
 		return nil, err
 	}
-	return pageResponse(p.List(ctx, req.Connection, req.Key, listInput(req)))
+	return s.pageResponse(p.List(ctx, req.Connection, req.Key, listInput(req)))
 }
 
 func (s *server) Find(ctx context.Context, req *pluginpb.FindRequest) (*pluginpb.PageResponse, error) {
@@ -358,7 +391,7 @@ func (s *server) Find(ctx context.Context, req *pluginpb.FindRequest) (*pluginpb
 	if req.List != nil {
 		conn, key = req.List.Connection, req.List.Key
 	}
-	return pageResponse(p.Find(ctx, conn, key, in))
+	return s.pageResponse(p.Find(ctx, conn, key, in))
 }
 
 func (s *server) Create(ctx context.Context, req *pluginpb.CreateRequest) (*pluginpb.ResourceResponse, error) {
@@ -370,7 +403,7 @@ func (s *server) Create(ctx context.Context, req *pluginpb.CreateRequest) (*plug
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	return resourceResponse(p.Create(ctx, req.Connection, req.Key, plugin.CreateInput{Namespace: req.Namespace, Data: data}))
+	return s.resourceResponse(p.Create(ctx, req.Connection, req.Key, plugin.CreateInput{Namespace: req.Namespace, Data: data}))
 }
 
 func (s *server) Update(ctx context.Context, req *pluginpb.UpdateRequest) (*pluginpb.ResourceResponse, error) {
@@ -382,7 +415,7 @@ func (s *server) Update(ctx context.Context, req *pluginpb.UpdateRequest) (*plug
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	return resourceResponse(p.Update(ctx, req.Connection, req.Key, plugin.UpdateInput{ID: req.Id, Namespace: req.Namespace, Data: data}))
+	return s.resourceResponse(p.Update(ctx, req.Connection, req.Key, plugin.UpdateInput{ID: req.Id, Namespace: req.Namespace, Data: data}))
 }
 
 func (s *server) actions() (plugin.ActionProvider, error) {
@@ -434,6 +467,9 @@ func (s *server) ExecuteAction(ctx context.Context, req *pluginpb.ExecuteActionR
 	res, err := ap.ExecuteAction(ctx, req.Connection, req.Key, req.Action, plugin.ActionInput{ID: req.Id, Namespace: req.Namespace, Params: params})
 	if err != nil {
 		return nil, toStatus(err)
+	}
+	if err := s.tooLarge(res.Data); err != nil {
+		return nil, err
 	}
 	data, err := encodeJSON(res.Data)
 	if err != nil {

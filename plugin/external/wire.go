@@ -93,6 +93,8 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, plugin.ErrUnsupported):
 		code = codes.Unimplemented
+	case errors.Is(err, plugin.ErrTooLarge):
+		code = codes.ResourceExhausted
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
@@ -125,6 +127,10 @@ func fromStatus(err error) error {
 		return &remoteError{st.Message(), plugin.ErrNotFound}
 	case codes.Unimplemented:
 		return &remoteError{st.Message(), plugin.ErrUnsupported}
+	case codes.ResourceExhausted:
+		// The plugin refused to send a result that large, or the host to read it (gRPC's
+		// "received message larger than max").
+		return &remoteError{st.Message(), plugin.ErrTooLarge}
 	case codes.Canceled:
 		return &remoteError{st.Message(), context.Canceled}
 	case codes.DeadlineExceeded:

@@ -234,10 +234,44 @@ func (p *Plugin) Get(ctx context.Context, connID, key string, in plugin.GetInput
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRowSize(ctx, c, t, id); err != nil {
+		return nil, err
+	}
 	q := &query{d: c.d}
 	q.add("SELECT ", selectList(c, t), " FROM ", qualified(c, t), " WHERE ", c.d.quote(t.pk.name), " = ", q.arg(id))
 	rows, err := c.queryPrepared(ctx, q.sql.String(), q.args...)
 	return oneOf(rows, err, t, in.ID)
+}
+
+// checkRowSize refuses a row larger than the call's result may be (plugin.MaxResultBytes)
+// before reading it: reading it would cost the gateway's process its size several times
+// over (the database's copy, the driver's, the JSON), only for the gateway to refuse it.
+// The database tells a value's size without reading it (SQLite's octet_length reads the
+// length from the record header). When the database cannot answer, the row is read and
+// the dispatcher's own check refuses it.
+func checkRowSize(ctx context.Context, c *conn, t *table, id any) error {
+	limit := plugin.MaxResultBytes(ctx)
+	if limit <= 0 {
+		return nil
+	}
+	parts := make([]string, len(t.cols))
+	for i, col := range t.cols {
+		v := c.d.quote(col.name)
+		if c.d.name() != "sqlite" {
+			v += "::text" // PostgreSQL has octet_length for text and bytea only
+		}
+		parts[i] = "coalesce(octet_length(" + v + "), 0)"
+	}
+	q := &query{d: c.d}
+	q.add("SELECT ", strings.Join(parts, " + "), " FROM ", qualified(c, t), " WHERE ", c.d.quote(t.pk.name), " = ", q.arg(id))
+	var size int64
+	if err := c.db.QueryRowContext(ctx, q.sql.String(), q.args...).Scan(&size); err != nil {
+		return nil // no such row (Get says so), or no answer: the dispatcher checks
+	}
+	if size > int64(limit) {
+		return fmt.Errorf("row %v of table %s holds %d bytes, more than the %d a result may have: %w", id, t.name, size, limit, plugin.ErrTooLarge)
+	}
+	return nil
 }
 
 func one(ctx context.Context, c *conn, q *query, t *table, id string) (plugin.Resource, error) {

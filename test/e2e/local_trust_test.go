@@ -101,7 +101,7 @@ servers:
 	}
 	openUI := "curl -s -L --max-time 10 -c /tmp/nobody-jar-$$ -b /tmp/nobody-jar-$$ '" + uiURL + "'; rm -f /tmp/nobody-jar-$$"
 	if page := asNobody(t, 20*time.Second, openUI); !strings.Contains(page, "everything") {
-		t.Errorf("the signed-in UI address did not open the Servers page: %.3000s", page)
+		t.Errorf("the signed-in UI address did not open the Servers page: %.300s", page)
 	}
 
 	// 300 guesses in 15 s: after a few, the rest are not even checked (429).

@@ -1,0 +1,89 @@
+package gateway
+
+import (
+	"encoding/json"
+
+	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+// A client's messages that are not requests: its notifications, and its answers to the
+// requests the gateway sent it (server-to-client requests, relayed or the gateway's own).
+
+// clientNotification handles notifications from a client.
+func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
+	switch m.Method {
+	case "notifications/cancelled":
+		p, err := readRouted(m.Params)
+		if err != nil || len(p.RequestID) == 0 {
+			return
+		}
+		s.mu.Lock()
+		k := s.inflight[string(p.RequestID)]
+		if k == nil {
+			if cancel := s.queued[string(p.RequestID)]; cancel != nil {
+				s.mu.Unlock()
+				cancel() // still waiting for a slot: it leaves the queue, unsent
+				return
+			}
+			s.mu.Unlock()
+			s.cancelPlugin(p.RequestID)
+			return
+		}
+		s.mu.Unlock()
+		if o, ok := k.Owner.(*callOwner); ok {
+			o.cancelled.Store(true)
+		}
+		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
+		// Abandon ends the call's wait and cuts off a request still waiting for its
+		// answer's head (that request then fails as cancelled, not as a broken upstream).
+		k.Conn().Abandon(k, "cancelled by client")
+	case "notifications/roots/list_changed":
+		s.mu.Lock()
+		conns := make([]*upstream.Conn, 0, len(s.conns))
+		for _, sc := range s.conns {
+			if sc.conn != nil {
+				conns = append(conns, sc.conn)
+			}
+		}
+		s.mu.Unlock()
+		// The notification carries nothing an upstream needs (it asks roots/list again):
+		// it goes on without the client's params.
+		for _, c := range conns {
+			_ = c.Notify(g.ctx, m.Method, nil)
+		}
+	case "notifications/initialized", "notifications/progress":
+	}
+}
+
+// clientResponse routes a client's answer to a server-to-client request to the upstream
+// (or the gateway's own wait) that asked. Only the session that was asked may answer: an
+// answer from another changes nothing, so the owner's own answer still completes the call.
+func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
+	var id string
+	_ = json.Unmarshal(m.ID, &id)
+	g.reqMu.Lock()
+	pr, ok := g.pendingReqs[id]
+	if ok && pr.session == s {
+		delete(g.pendingReqs, id)
+	}
+	g.reqMu.Unlock()
+	switch {
+	case !ok:
+		g.metrics.answersDropped.WithLabelValues("unknown").Inc()
+		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
+		return
+	case pr.session != s:
+		g.metrics.answersDropped.WithLabelValues("wrong_session").Inc()
+		g.log.Warn("dropped a response to a request sent to another session", "session", s.ID,
+			"owner_session", pr.session.ID, "id", string(m.ID))
+		return
+	}
+	if pr.wait != nil {
+		pr.answer(m.Result, m.Error)
+		return
+	}
+	if err := pr.conn.Reply(pr.upstreamID, m.Result, m.Error); err != nil {
+		g.log.Warn("relaying a client response upstream failed", "server", pr.conn.Name, "err", err)
+	}
+}

@@ -1,0 +1,90 @@
+package gateway
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry/wire"
+)
+
+func answerTestGateway(logs *bytes.Buffer) *Gateway {
+	return &Gateway{cfg: &config.Config{}, metrics: newMetrics("all"), pendingReqs: map[string]pendingReq{},
+		log: slog.New(slog.NewJSONHandler(logs, nil))}
+}
+
+// TestAnswerFromAnotherSessionChangesNothing: an answer to a server-to-client request that
+// comes from a session other than the one asked is dropped, counted and logged with both
+// sessions, and the request still waits for its owner, whose answer completes it. (It used
+// to delete the pending entry before checking the owner: any session that knew or guessed
+// the id cancelled another's elicitation.)
+func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
+	var logs bytes.Buffer
+	g := answerTestGateway(&logs)
+	owner, other := &Session{g: g, ID: "owner-session"}, &Session{g: g, ID: "other-session"}
+	wait := make(chan clientAnswer, 1)
+	id := g.newRequestID()
+	g.pendingReqs[id] = pendingReq{session: owner, wait: wait, at: time.Now()}
+
+	g.clientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
+	select {
+	case a := <-wait:
+		t.Fatalf("another session's answer reached the owner's request: %s", a.result)
+	default:
+	}
+	if _, ok := g.pendingReqs[id]; !ok {
+		t.Fatal("another session's answer removed the owner's pending request")
+	}
+	if n := counterValue(g.metrics.answersDropped.WithLabelValues("wrong_session")); n != 1 {
+		t.Errorf(`mcpgw_client_responses_dropped_total{reason="wrong_session"} = %v, want 1`, n)
+	}
+	line := logs.String()
+	if !strings.Contains(line, `"level":"WARN"`) || !strings.Contains(line, "owner-session") || !strings.Contains(line, "other-session") {
+		t.Errorf("want a warning naming both sessions, logged: %s", line)
+	}
+
+	g.clientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
+	select {
+	case a := <-wait:
+		if !strings.Contains(string(a.result), `"accept"`) {
+			t.Errorf("the owner's request got %s, want the owner's accept", a.result)
+		}
+	default:
+		t.Fatal("the owner's answer did not reach its request")
+	}
+	if _, ok := g.pendingReqs[id]; ok {
+		t.Error("the answered request is still pending")
+	}
+
+	g.clientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
+	if n := counterValue(g.metrics.answersDropped.WithLabelValues("unknown")); n != 1 {
+		t.Errorf(`mcpgw_client_responses_dropped_total{reason="unknown"} = %v, want 1`, n)
+	}
+}
+
+// TestRequestIDsAreNotGuessable: the ids of server-to-client requests carry 96 random bits
+// (no counter another session could count along with), and stay short.
+func TestRequestIDsAreNotGuessable(t *testing.T) {
+	g := answerTestGateway(&bytes.Buffer{})
+	seen := map[string]bool{}
+	for range 1000 {
+		id := g.newRequestID()
+		rest, ok := strings.CutPrefix(id, "mcpgw-r")
+		if !ok {
+			t.Fatalf("id %q lacks the mcpgw-r prefix", id)
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(rest)
+		if err != nil || len(raw) != 12 {
+			t.Fatalf("id %q: want 12 random bytes in unpadded base64url after the prefix (%v)", id, err)
+		}
+		if seen[id] {
+			t.Fatalf("id %q issued twice", id)
+		}
+		seen[id] = true
+	}
+}
