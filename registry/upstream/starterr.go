@@ -126,6 +126,12 @@ var (
 	// secretFlag is an argument that names a secret: its value (after = or in the next
 	// argument) is redacted.
 	secretFlag = regexp.MustCompile(`(?i)^--?[a-z0-9_.-]*(token|secret|password|passwd|api[_-]?key|apikey|auth|credential|private[_-]?key|access[_-]?key)[a-z0-9_.-]*$`)
+	// shortSecretFlag is a one-letter flag that takes a password in the CLIs servers are
+	// most often wrapped around: -p (mysql, sshpass), -a (redis-cli), -u user:password
+	// (curl). Hiding a value that was not a secret only makes the error a little vaguer.
+	shortSecretFlag = regexp.MustCompile(`^-[pau]$`)
+	// attachedPassword is mysql's -pSECRET.
+	attachedPassword = regexp.MustCompile(`^-p.+$`)
 	// secretAssign is NAME=value (or --name=value) with a secret-sounding name.
 	secretAssign = regexp.MustCompile(`(?i)\b([a-z0-9_.-]*(?:token|secret|password|passwd|api[_-]?key|apikey|credential|private[_-]?key|access[_-]?key)[a-z0-9_.-]*)(\s*[=:]\s*)("[^"]*"|'[^']*'|[^\s&"',;]+)`)
 	// bearer is an Authorization value.
@@ -150,9 +156,11 @@ func (r redactor) command(argv []string, guarded bool) string {
 		case hideNext:
 			out[i] = redacted
 			hideNext = false
-		case secretFlag.MatchString(a):
+		case secretFlag.MatchString(a), shortSecretFlag.MatchString(a):
 			out[i] = a
 			hideNext = true
+		case attachedPassword.MatchString(a):
+			out[i] = "-p" + redacted
 		default:
 			out[i] = r.text(a)
 		}

@@ -29,6 +29,12 @@ func TestRedactCommandAndText(t *testing.T) {
 	if got != want {
 		t.Errorf("command = %q, want %q", got, want)
 	}
+	// Short password flags: mysql's -p (and -pSECRET), redis-cli's -a, curl's -u user:pass.
+	got = r.command([]string{"mysql-mcp", "-h", "db", "-p", "hunter2", "-pHunter3", "-a", "r3dis", "-u", "bob:pw"}, false)
+	want = "mysql-mcp -h db -p [redacted] -p[redacted] -a [redacted] -u [redacted]"
+	if got != want {
+		t.Errorf("command with short secret flags = %q, want %q", got, want)
+	}
 	if got := r.command([]string{"/bin/mcpgw", ChildArg, "node", "srv.js"}, true); got != "node srv.js" {
 		t.Errorf("guarded command = %q", got)
 	}

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpgw/mcpgw/statedir"
 )
 
 // exposedNameRE is what docs/config.md (naming) promises every exposed tool name matches.
@@ -62,9 +64,23 @@ func (r *readyzReport) upstream(name string) *upstreamStatus {
 
 var probeClient = &http.Client{Timeout: 5 * time.Second}
 
-// getReadyz fetches and decodes GET /readyz (any status: 503 still carries the JSON).
+// getReadyzRaw is GET /readyz with the gateway's local token (state_dir/local-token), an
+// admin credential in every auth mode: /readyz shows its detail only to an admin.
+func getReadyzRaw(g *Gateway) (*http.Response, error) {
+	req, err := http.NewRequest(http.MethodGet, g.Base+"/readyz", nil)
+	if err != nil {
+		return nil, err
+	}
+	if tok, err := statedir.ReadToken(g.StateDir); err == nil {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	return probeClient.Do(req)
+}
+
+// getReadyz fetches and decodes GET /readyz (any status: 503 still carries the JSON),
+// with its detail: as an operator, with the gateway's local token.
 func getReadyz(g *Gateway) (*readyzReport, error) {
-	resp, err := probeClient.Get(g.Base + "/readyz")
+	resp, err := getReadyzRaw(g)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ import (
 
 // poolOf reads a server's pool counts from /readyz.
 func poolOf(g *Gateway, server string) (ready, inUse int, err error) {
-	resp, err := probeClient.Get(g.Base + "/readyz")
+	resp, err := getReadyzRaw(g)
 	if err != nil {
 		return 0, 0, err
 	}
