@@ -20,21 +20,25 @@ import (
 func launchChanges(cur, next *config.Config) []string {
 	var out []string
 	for name, d := range next.Servers {
-		if d == nil || d.Command == "" {
-			continue
-		}
-		if c := cur.Servers[name]; c == nil || c.Command != d.Command || !slices.Equal(c.Args, d.Args) ||
-			!maps.Equal(c.Env, d.Env) || c.Dir != d.Dir {
-			out = append(out, "servers."+name)
+		if d != nil && d.Command != "" {
+			var was launch
+			if c := cur.Servers[name]; c != nil {
+				was = launch{c.Command, c.Args, c.Env, c.Dir}
+			}
+			if !was.same(launch{d.Command, d.Args, d.Env, d.Dir}) {
+				out = append(out, "servers."+name)
+			}
 		}
 	}
 	for name, d := range next.Plugins {
-		if d == nil || d.Command == "" {
-			continue
-		}
-		if c := cur.Plugins[name]; c == nil || c.Command != d.Command || !slices.Equal(c.Args, d.Args) ||
-			!maps.Equal(c.Env, d.Env) || c.Dir != d.Dir {
-			out = append(out, "plugins."+name)
+		if d != nil && d.Command != "" {
+			var was launch
+			if c := cur.Plugins[name]; c != nil {
+				was = launch{c.Command, c.Args, c.Env, c.Dir}
+			}
+			if !was.same(launch{d.Command, d.Args, d.Env, d.Dir}) {
+				out = append(out, "plugins."+name)
+			}
 		}
 	}
 	for name, e := range next.Executors {
@@ -48,6 +52,18 @@ func launchChanges(cur, next *config.Config) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// launch is how a process is started: what a write may not change without a credential.
+type launch struct {
+	command string
+	args    []string
+	env     map[string]string
+	dir     string
+}
+
+func (a launch) same(b launch) bool {
+	return a.command == b.command && slices.Equal(a.args, b.args) && maps.Equal(a.env, b.env) && a.dir == b.dir
 }
 
 // mayRunCommands reports whether r may make the gateway run the commands of entries, and
