@@ -352,3 +352,32 @@ func TestEmbedRefusals(t *testing.T) {
 		t.Errorf("Start with a go plugin lacking its provider: %v", err)
 	}
 }
+
+// TestEmbedVouch: in auth mode none a request the gateway cannot tell is from its own
+// user (here: forwarded for a remote client) is refused, unless the host vouches for it
+// with embedded.Vouch, as a host that authenticates in front of the gateway does.
+func TestEmbedVouch(t *testing.T) {
+	h := newHost(t, "kube", plugintest.New(), "")
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	serve := func(vouch bool) int {
+		r := httptest.NewRequest(http.MethodPost, h.url+"/mcp", strings.NewReader(init))
+		r.Host = strings.TrimPrefix(h.url, "http://")
+		r.RemoteAddr = "127.0.0.1:40000"
+		r.Header.Set("X-Forwarded-For", "203.0.113.9")
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("X-Agent-ID", "writer")
+		if vouch {
+			r = embedded.Vouch(r)
+		}
+		w := httptest.NewRecorder()
+		h.gw.Handler().ServeHTTP(w, r)
+		return w.Code
+	}
+	if code := serve(false); code != http.StatusUnauthorized {
+		t.Errorf("a forwarded request the host did not vouch for: HTTP %d, want 401", code)
+	}
+	if code := serve(true); code != http.StatusOK {
+		t.Errorf("a request the host vouched for: HTTP %d, want 200", code)
+	}
+}

@@ -88,7 +88,10 @@ func run(socket bool) error {
 		fmt.Fprintln(w, "a host program; its MCP gateway is at /mcp")
 	})
 	mux.Handle("/", gw.Handler())
-	srv := &http.Server{Addr: gw.Config().Listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	// ConnContext lets the gateway name a loopback client's user once per connection
+	// (auth mode none serves only this process's user) instead of once per request.
+	srv := &http.Server{Addr: gw.Config().Listen, Handler: mux, ReadHeaderTimeout: 10 * time.Second,
+		ConnContext: embedded.ConnContext}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.ListenAndServe() }()
 	log.Info("listening", "mcp", "http://"+srv.Addr+"/mcp")
