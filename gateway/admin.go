@@ -103,7 +103,7 @@ func (g *Gateway) apiHeapProfile(w http.ResponseWriter, r *http.Request) {
 
 // gcEvery is how often an admin request may force a garbage collection: each stops the
 // world and walks the heap, so a loop of them is a way to slow every call.
-const gcEvery = 10 * time.Second
+const gcEvery = 2 * time.Second
 
 // mayCollect lets one forced collection through per gcEvery, gateway-wide, and answers the
 // others 429 with Retry-After.

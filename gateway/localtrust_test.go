@@ -138,7 +138,7 @@ func TestReadyzDetail(t *testing.T) {
 	}
 }
 
-// TestForcedGCRateLimited: /api/runtime?gc=1 stops the world; one per 10 s.
+// TestForcedGCRateLimited: /api/runtime?gc=1 stops the world; one per 2 s.
 func TestForcedGCRateLimited(t *testing.T) {
 	g := startGateway(t, adminYAML)
 	if a := g.api(t, "GET", "/api/runtime?gc=1", "", nil); a.status != http.StatusOK {

@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -796,17 +797,28 @@ func (r advRuntime) String() string {
 }
 
 // advGetRuntime fetches GET /api/runtime (with gc=1: collected and returned to the OS).
+// The gateway forces a collection at most every 2 s and says when to come back (429 with
+// Retry-After): a reading that comes sooner waits that long, at most three times.
 func advGetRuntime(g *Gateway, gc bool) (advRuntime, error) {
 	u := g.Base + "/api/runtime"
 	if gc {
 		u += "?gc=1"
 	}
-	resp, err := probeClient.Get(u)
-	if err != nil {
-		return advRuntime{}, err
+	var resp *http.Response
+	var b []byte
+	for try := 1; ; try++ {
+		var err error
+		if resp, err = probeClient.Get(u); err != nil {
+			return advRuntime{}, err
+		}
+		b, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		secs, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		if resp.StatusCode != http.StatusTooManyRequests || try == 3 || secs < 1 || secs > 10 {
+			break
+		}
+		time.Sleep(time.Duration(secs) * time.Second)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
 		return advRuntime{}, fmt.Errorf("GET /api/runtime: HTTP %d: %s", resp.StatusCode, b)
 	}
