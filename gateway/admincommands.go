@@ -18,29 +18,12 @@ import (
 // launchChanges names the entries of next that start a process differently from cur, or
 // start one cur does not.
 func launchChanges(cur, next *config.Config) []string {
-	var out []string
-	for name, d := range next.Servers {
-		if d != nil && d.Command != "" {
-			var was launch
-			if c := cur.Servers[name]; c != nil {
-				was = launch{c.Command, c.Args, c.Env, c.Dir}
-			}
-			if !was.same(launch{d.Command, d.Args, d.Env, d.Dir}) {
-				out = append(out, "servers."+name)
-			}
-		}
-	}
-	for name, d := range next.Plugins {
-		if d != nil && d.Command != "" {
-			var was launch
-			if c := cur.Plugins[name]; c != nil {
-				was = launch{c.Command, c.Args, c.Env, c.Dir}
-			}
-			if !was.same(launch{d.Command, d.Args, d.Env, d.Dir}) {
-				out = append(out, "plugins."+name)
-			}
-		}
-	}
+	out := changedLaunches("servers", cur.Servers, next.Servers, func(d *config.ServerDef) launch {
+		return launch{d.Command, d.Args, d.Env, d.Dir}
+	})
+	out = append(out, changedLaunches("plugins", cur.Plugins, next.Plugins, func(d *config.PluginDef) launch {
+		return launch{d.Command, d.Args, d.Env, d.Dir}
+	})...)
 	for name, e := range next.Executors {
 		if e == nil || len(e.MCPPolicy.EnvInjection) == 0 {
 			continue
@@ -51,6 +34,25 @@ func launchChanges(cur, next *config.Config) []string {
 		}
 	}
 	slices.Sort(out)
+	return out
+}
+
+// changedLaunches names the entries of next that run a command cur does not run the same
+// way.
+func changedLaunches[D any](section string, cur, next map[string]*D, of func(*D) launch) []string {
+	var out []string
+	for name, d := range next {
+		if d == nil || of(d).command == "" {
+			continue
+		}
+		var was launch
+		if c := cur[name]; c != nil {
+			was = of(c)
+		}
+		if !was.same(of(d)) {
+			out = append(out, section+"."+name)
+		}
+	}
 	return out
 }
 
