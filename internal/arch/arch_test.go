@@ -1,4 +1,4 @@
-package registry
+package arch
 
 import (
 	"bytes"
@@ -120,7 +120,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config", module + "/statedir"}
 		// The top level of docs/architecture.md, plus the end-to-end tests.
 		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
-			"bridge": true, "config": true, "statedir": true, "plugin": true, "embedded": true, "examples": true, "test": true}
+			"bridge": true, "config": true, "statedir": true, "plugin": true, "embedded": true, "examples": true, "test": true, "internal": true}
 		// What the config model may not depend on: the packages that run it.
 		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway}
 		// What the small bridge binary may not link: the config loader, the registry (its wire
@@ -193,7 +193,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 			continue
 		}
 		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
-			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir, plugin, embedded, examples)", p.ImportPath, top))
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir, plugin, embedded, examples, internal)", p.ImportPath, top))
 		}
 		for i, part := range strings.Split(rel, "/") {
 			if part == "cmd" && i != 0 {
@@ -223,8 +223,8 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 	bad := []goPackage{
 		{ImportPath: m + "/registry/upstream", Imports: []string{m + "/registry/wire"}, Deps: []string{m + "/gateway", "fmt"}},
 		{ImportPath: m + "/sessions", Imports: []string{m + "/gateway/admin"}},
-		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/internal/util", m + "/cmd/mcpgw"}},
-		{ImportPath: m + "/internal/util", Name: "util"},
+		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/misc/util", m + "/cmd/mcpgw"}},
+		{ImportPath: m + "/misc/util", Name: "util"},
 		{ImportPath: m + "/registry/cmd/tool", Name: "main"},
 		{ImportPath: m + "/auth", TestImports: []string{m + "/auth/common"}},
 		{ImportPath: m, Name: "gw"},
@@ -238,9 +238,9 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 	for _, want := range []string{
 		"registry/upstream depends on " + m + "/gateway",
 		"sessions depends on " + m + "/gateway/admin",
-		"gateway imports " + m + "/internal/util",
+		"gateway imports " + m + "/misc/util",
 		"imports " + m + "/cmd/mcpgw: commands are leaves",
-		`top-level package "internal"`,
+		`top-level package "misc"`,
 		`a package named "util"`,
 		"registry/cmd/tool: cmd/ belongs only at the top",
 		"auth imports " + m + "/auth/common",
