@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // CallOptions are what a call needs from the session making it.
@@ -31,7 +29,7 @@ var ErrUnknownTool = errors.New("unknown tool")
 
 // Call runs the named tool. The error is for a name the set does not have (a protocol
 // error); everything that goes wrong in the call itself is an isError result.
-func (ts *ToolSet) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*mcp.CallToolResult, error) {
+func (ts *ToolSet) Call(ctx context.Context, name string, args json.RawMessage, o CallOptions) (*Result, error) {
 	t := ts.byName[name]
 	if t == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
@@ -43,7 +41,7 @@ func (ts *ToolSet) Call(ctx context.Context, name string, args json.RawMessage, 
 // and the session's connections, asks for confirmation where the tool needs it, and calls
 // the provider. Provider errors and panics become isError results with the provider's
 // message.
-func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (res *mcp.CallToolResult) {
+func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (res *Result) {
 	a, err := decodeArgs(args)
 	if err != nil {
 		return errorResult("invalid arguments: %v", err)
@@ -82,7 +80,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (r
 	return t.dispatch(WithMaxResultBytes(ctx, o.Limit.Bytes), a, resultLimit{o.Limit, t.cat.ID})
 }
 
-func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) *mcp.CallToolResult {
+func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) *Result {
 	p := t.cat.Plugin
 	conn, _ := a[argConnection].(string)
 	id, _ := a[argID].(string)
@@ -128,7 +126,7 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) 
 		if msg == "" {
 			msg = "done"
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+		return TextResult(msg)
 	case OperationListConnections:
 		cs, err := p.Connections(ctx)
 		if err != nil {
@@ -399,6 +397,6 @@ func number(n json.Number) (any, error) {
 	return f, nil
 }
 
-func errorResult(format string, args ...any) *mcp.CallToolResult {
-	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf(format, args...)}}}
+func errorResult(format string, args ...any) *Result {
+	return &Result{IsError: true, Content: []Content{{Type: "text", Text: fmt.Sprintf(format, args...)}}}
 }

@@ -9,23 +9,14 @@ import (
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/plugintest"
 )
 
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+func text(r *plugin.Result) string { return r.Text() }
 
-func call(t *testing.T, ts *plugin.ToolSet, name, args string, o plugin.CallOptions) *mcp.CallToolResult {
+func call(t *testing.T, ts *plugin.ToolSet, name, args string, o plugin.CallOptions) *plugin.Result {
 	t.Helper()
 	r, err := ts.Call(context.Background(), name, json.RawMessage(args), o)
 	if err != nil {
@@ -36,7 +27,7 @@ func call(t *testing.T, ts *plugin.ToolSet, name, args string, o plugin.CallOpti
 
 // wantRefused checks a refusal: isError, the message has every want, and the provider (f,
 // when not nil, its Calls empty before the call) was not called.
-func wantRefused(t *testing.T, f *plugintest.Fixture, r *mcp.CallToolResult, wants ...string) {
+func wantRefused(t *testing.T, f *plugintest.Fixture, r *plugin.Result, wants ...string) {
 	t.Helper()
 	if !r.IsError {
 		t.Fatalf("want an isError result, got %s", text(r))
@@ -53,14 +44,14 @@ func wantRefused(t *testing.T, f *plugintest.Fixture, r *mcp.CallToolResult, wan
 
 // structuredMatches checks the result's structuredContent against the tool's outputSchema,
 // as a client that validates would.
-func structuredMatches(t *testing.T, ts *plugin.ToolSet, name string, r *mcp.CallToolResult) map[string]any {
+func structuredMatches(t *testing.T, ts *plugin.ToolSet, name string, r *plugin.Result) map[string]any {
 	t.Helper()
 	if r.IsError {
 		t.Fatalf("%s: %s", name, text(r))
 	}
-	raw, ok := r.StructuredContent.(json.RawMessage)
-	if !ok {
-		t.Fatalf("%s: structuredContent is %T", name, r.StructuredContent)
+	raw := r.StructuredContent
+	if raw == nil {
+		t.Fatalf("%s: no structuredContent", name)
 	}
 	var v map[string]any
 	if err := json.Unmarshal(raw, &v); err != nil {

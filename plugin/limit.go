@@ -6,8 +6,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // ErrTooLarge is wrapped by errors that refuse a result for its size: a provider that
@@ -113,7 +111,7 @@ type resultLimit struct {
 }
 
 // tooLarge is the refusal: which limit, whose result, what to do.
-func (l resultLimit) tooLarge() *mcp.CallToolResult {
+func (l resultLimit) tooLarge() *Result {
 	setting := l.Setting
 	if setting == "" {
 		setting = "the gateway's result limit"
@@ -123,7 +121,7 @@ func (l resultLimit) tooLarge() *mcp.CallToolResult {
 }
 
 // failed is the isError result for a provider's error.
-func (l resultLimit) failed(err error) *mcp.CallToolResult {
+func (l resultLimit) failed(err error) *Result {
 	if errors.Is(err, ErrTooLarge) {
 		return l.tooLarge()
 	}
@@ -133,7 +131,7 @@ func (l resultLimit) failed(err error) *mcp.CallToolResult {
 // structured is a result whose structuredContent is v, with the same JSON as text for
 // clients that read only content. The result carries the JSON twice, so a value whose JSON
 // is more than half the limit is refused before any of it is written.
-func (l resultLimit) structured(v map[string]any) *mcp.CallToolResult {
+func (l resultLimit) structured(v map[string]any) *Result {
 	if l.Bytes > 0 && JSONSizeAtLeast(v, l.Bytes/2+1) {
 		return l.tooLarge()
 	}
@@ -144,10 +142,10 @@ func (l resultLimit) structured(v map[string]any) *mcp.CallToolResult {
 	if l.Bytes > 0 && toolResultSize(b) > l.Bytes {
 		return l.tooLarge()
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: json.RawMessage(b)}
+	return &Result{Content: []Content{{Type: "text", Text: string(b)}}, StructuredContent: json.RawMessage(b)}
 }
 
-func (l resultLimit) resource(r Resource, err error) *mcp.CallToolResult {
+func (l resultLimit) resource(r Resource, err error) *Result {
 	if err != nil {
 		return l.failed(err)
 	}
@@ -157,7 +155,7 @@ func (l resultLimit) resource(r Resource, err error) *mcp.CallToolResult {
 	return l.structured(r)
 }
 
-func (l resultLimit) page(p Page, err error) *mcp.CallToolResult {
+func (l resultLimit) page(p Page, err error) *Result {
 	if err != nil {
 		return l.failed(err)
 	}
@@ -173,7 +171,7 @@ func (l resultLimit) page(p Page, err error) *mcp.CallToolResult {
 }
 
 // raw is resource for a resource that is JSON already.
-func (l resultLimit) raw(b json.RawMessage, err error) *mcp.CallToolResult {
+func (l resultLimit) raw(b json.RawMessage, err error) *Result {
 	if err != nil {
 		return l.failed(err)
 	}
@@ -187,5 +185,5 @@ func (l resultLimit) raw(b json.RawMessage, err error) *mcp.CallToolResult {
 	if b[0] != '{' || !json.Valid(b) {
 		return errorResult("the plugin returned a resource that is not a JSON object")
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: b}
+	return &Result{Content: []Content{{Type: "text", Text: string(b)}}, StructuredContent: b}
 }

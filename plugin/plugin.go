@@ -6,7 +6,7 @@
 // Schemas, and answers Get/List/Find/Create/Update/Delete and actions against a named
 // connection. Load reads a provider into a Catalog; Catalog.Tools generates the tools one
 // session may see (its connections, read-only or not, whether its client can be asked to
-// confirm) as go-sdk mcp.Tool values; ToolSet.Call validates a call's arguments against the
+// confirm) as ToolDef values (mcpgw's own MCP shapes, result.go); ToolSet.Call validates a call's arguments against the
 // tool's input schema and dispatches it to the provider.
 //
 // The contract mirrors the Omniview plugin SDK: TypeProvider, ResourceProvider,

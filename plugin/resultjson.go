@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // JSONGetter is implemented by a provider whose resources arrive as JSON already (an
@@ -19,25 +17,14 @@ type JSONGetter interface {
 }
 
 // MarshalResult writes a call's result as JSON, as json.Marshal does (byte for byte), with
-// a short path for the results the dispatcher makes: one text content, structured content
-// that is JSON already, isError. Anything else goes through json.Marshal.
-func MarshalResult(r *mcp.CallToolResult) ([]byte, error) {
-	if r == nil || r.Meta != nil || len(r.Content) != 1 {
+// a short path for the results the dispatcher makes: one text content, structured
+// content, isError. Anything else goes through json.Marshal.
+func MarshalResult(r *Result) ([]byte, error) {
+	if r == nil || len(r.Content) != 1 || r.Content[0].Type != "text" {
 		return json.Marshal(r)
 	}
-	tc, ok := r.Content[0].(*mcp.TextContent)
-	if !ok || tc.Meta != nil || tc.Annotations != nil {
-		return json.Marshal(r)
-	}
-	var sc json.RawMessage
-	switch v := r.StructuredContent.(type) {
-	case nil:
-	case json.RawMessage:
-		sc = v
-	default:
-		return json.Marshal(r)
-	}
-	text, err := json.Marshal(tc.Text)
+	sc := r.StructuredContent
+	text, err := json.Marshal(r.Content[0].Text)
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
@@ -371,7 +369,7 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 			continue
 		}
 		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: rename(def, pt.Def.Name), PluginTool: pt, PluginHost: p}
-		t.ReadOnly, t.Destructive = annotations(pt.Def.Annotations)
+		t.ReadOnly, t.Destructive = pt.Def.Annotations.ReadOnly(), pt.Def.Annotations.Destructive()
 		cat.Tools = append(cat.Tools, t)
 	}
 	if len(p.gens) >= maxGenerated {
@@ -382,13 +380,6 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 	}
 	p.gens[key] = cat
 	return cat
-}
-
-func annotations(a *mcp.ToolAnnotations) (readOnly, destructive bool) {
-	if a == nil {
-		return false, true
-	}
-	return a.ReadOnlyHint, a.DestructiveHint == nil || *a.DestructiveHint
 }
 
 func scopeKey(sc PluginScope, elicitation bool) string {
@@ -425,7 +416,7 @@ var (
 // ends, after the plugin's call_timeout, or when the plugin stops (unloaded, replaced,
 // the gateway shutting down); the provider is not closed under it. err says why a call's
 // context ended before it returned: ErrPluginTimeout, ErrPluginStopped, or ctx's error.
-func (p *Plugin) Call(ctx context.Context, t *plugin.Tool, args json.RawMessage, o plugin.CallOptions) (*mcp.CallToolResult, error) {
+func (p *Plugin) Call(ctx context.Context, t *plugin.Tool, args json.RawMessage, o plugin.CallOptions) (*plugin.Result, error) {
 	p.calls.Add(1)
 	defer p.calls.Done()
 	parent := ctx

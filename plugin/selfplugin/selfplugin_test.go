@@ -158,19 +158,11 @@ func call(t *testing.T, ts *plugin.ToolSet, name, args string) (map[string]any, 
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	text := ""
-	if len(res.Content) > 0 {
-		b, _ := json.Marshal(res.Content[0])
-		var c struct{ Text string }
-		_ = json.Unmarshal(b, &c)
-		text = c.Text
+	var sc map[string]any
+	if res.StructuredContent != nil {
+		_ = json.Unmarshal(res.StructuredContent, &sc)
 	}
-	sc, _ := res.StructuredContent.(map[string]any)
-	if sc == nil && res.StructuredContent != nil {
-		b, _ := json.Marshal(res.StructuredContent)
-		_ = json.Unmarshal(b, &sc)
-	}
-	return sc, text, res.IsError
+	return sc, res.Text(), res.IsError
 }
 
 func TestListGetAndPages(t *testing.T) {

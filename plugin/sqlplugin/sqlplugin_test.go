@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "modernc.org/sqlite"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -96,15 +95,7 @@ func oneConn(t *testing.T) (*sqlplugin.Plugin, string) {
 	return open(t, sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"main-db": {Driver: "sqlite", DSN: path}}}), path
 }
 
-func text(r *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
-}
+func text(r *plugin.Result) string { return r.Text() }
 
 // do calls a tool, checks the structured result against the tool's outputSchema (as a
 // validating client would) and returns it decoded.
@@ -117,7 +108,7 @@ func do(t *testing.T, ts *plugin.ToolSet, name, args string) map[string]any {
 	if r.IsError {
 		t.Fatalf("%s %s: %s", name, args, text(r))
 	}
-	raw := r.StructuredContent.(json.RawMessage)
+	raw := r.StructuredContent
 	var v map[string]any
 	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
