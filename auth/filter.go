@@ -8,11 +8,12 @@ import (
 	"strings"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry"
 )
 
 // Filter is the one decision function: what a session may see and call. tools/list,
-// tools/call, prompts and resources all go through it (via the view it builds).
+// tools/call, prompts and resources all go through it (via the view the gateway builds
+// with it). It decides over plain values (a server's name, a tool's exposed name and
+// readOnlyHint), so the identity package depends on no catalogue type.
 type Filter struct {
 	key      string
 	allow    []string
@@ -95,11 +96,17 @@ func narrowConns(agent, cred []string) []string {
 // Key identifies the filter's rules, for view caching.
 func (f *Filter) Key() string { return f.key }
 
-// PluginScope is what the session's plugin tools are generated for: the connections it
-// may use (nil: all) and whether it is read-only (then create, update, delete and
+// PluginScope is what a session's plugin tools are generated for: the connections it may
+// use (nil: every one) and whether it is read-only (then create, update, delete and
 // Dangerous actions are not generated at all).
-func (f *Filter) PluginScope() registry.PluginScope {
-	return registry.PluginScope{Connections: f.conns, ReadOnly: f.readOnly}
+type PluginScope struct {
+	Connections []string
+	ReadOnly    bool
+}
+
+// PluginScope is the scope the session's plugin tools are generated for.
+func (f *Filter) PluginScope() PluginScope {
+	return PluginScope{Connections: f.conns, ReadOnly: f.readOnly}
 }
 
 // Server reports whether the agent may still use a server of its session.
@@ -110,16 +117,17 @@ func (f *Filter) Server(name string) (bool, string) {
 	return true, ""
 }
 
-// Tool decides one tool and names the rule that decided.
-func (f *Filter) Tool(t *registry.Tool) (bool, string) {
-	return f.decide(t.Server, t.Exposed, t.ReadOnly, "tool")
+// Tool decides one tool of server (a server or plugin), by its exposed name and its
+// readOnlyHint, and names the rule that decided.
+func (f *Filter) Tool(server, exposed string, readOnly bool) (bool, string) {
+	return f.decide(server, exposed, readOnly, "tool")
 }
 
 // Prompt decides one prompt by the same rules as a tool: its server, the agent's allow and
 // deny globs, the credential's narrowing, and read_only (a prompt carries no readOnlyHint,
 // and its server runs code to render it, so a read-only agent sees none).
-func (f *Filter) Prompt(p *registry.Prompt) bool {
-	ok, _ := f.decide(p.Server, p.Exposed, false, "prompt")
+func (f *Filter) Prompt(server, exposed string) bool {
+	ok, _ := f.decide(server, exposed, false, "prompt")
 	return ok
 }
 

@@ -7,12 +7,15 @@ import (
 	"strings"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// Override is what the agent's config or executor policy changes for one server.
-type Override = sessions.Override
+// Override is what the agent's config or executor policy changes for one server. A
+// session's record keeps the same fields (sessions.Override); the gateway copies them.
+type Override struct {
+	Mode string            `json:"mode,omitempty"`
+	URL  string            `json:"url,omitempty"`
+	Env  map[string]string `json:"env,omitempty"`
+}
 
 // Resolution is a session's server set, decided once at session start (docs/auth.md).
 type Resolution struct {
@@ -202,9 +205,25 @@ type Decision struct {
 	Rule     string `json:"rule"`
 }
 
+// ToolSource is one server's or plugin's tools as Explain decides them: each tool's
+// exposed name and readOnlyHint, or, when it has no catalogue, why (Down).
+type ToolSource struct {
+	Server string
+	Tools  []ToolFacts
+	Down   string // "server down: ...", "plugin starting: ..."; empty when Tools is the catalogue
+}
+
+// ToolFacts are what the filter reads of a tool.
+type ToolFacts struct {
+	Exposed  string
+	ReadOnly bool
+}
+
 // Explain lists every tool of every configured server with the decision for an identity
-// (and task): servers outside the session's resolution are hidden with the reason.
-func Explain(cfg *config.Config, reg *registry.Registry, id *Identity, taskServers []string) ([]Decision, *Resolution, *Failure) {
+// (and task): servers outside the session's resolution are hidden with the reason. tools
+// gives the catalogues in order, plugin tools as generated for scope (the identity's
+// connections and read-only).
+func Explain(cfg *config.Config, id *Identity, taskServers []string, tools func(scope PluginScope) []ToolSource) ([]Decision, *Resolution, *Failure) {
 	res, fail := Resolve(cfg, id, taskServers)
 	if fail != nil {
 		return nil, nil, fail
@@ -215,39 +234,20 @@ func Explain(cfg *config.Config, reg *registry.Registry, id *Identity, taskServe
 	}
 	f := NewFilter(cfg, id)
 	var out []Decision
-	// decideAll explains every tool of one server or plugin.
-	decideAll := func(name string, tools []*registry.Tool) {
-		for _, t := range tools {
-			d := Decision{Tool: t.Exposed, Server: name}
-			if !in[name] {
-				d.Rule = serverReason(cfg, id, res, name, taskServers)
+	for _, src := range tools(f.PluginScope()) {
+		if src.Down != "" {
+			out = append(out, Decision{Tool: "*", Server: src.Server, Rule: src.Down})
+			continue
+		}
+		for _, t := range src.Tools {
+			d := Decision{Tool: t.Exposed, Server: src.Server}
+			if !in[src.Server] {
+				d.Rule = serverReason(cfg, id, res, src.Server, taskServers)
 			} else {
-				d.Admitted, d.Rule = f.Tool(t)
+				d.Admitted, d.Rule = f.Tool(src.Server, t.Exposed, t.ReadOnly)
 			}
 			out = append(out, d)
 		}
-	}
-	for _, name := range reg.Names() {
-		srv := reg.Server(name)
-		cat := srv.Catalog()
-		if cat == nil {
-			st, why := srv.State()
-			out = append(out, Decision{Tool: "*", Server: name, Rule: "server " + st + ": " + why})
-			continue
-		}
-		decideAll(name, cat.Tools)
-	}
-	// Plugin tools as this identity's sessions get them generated (its connection scope
-	// and read-only; as for a client without elicitation).
-	for _, name := range reg.PluginNames() {
-		p := reg.Plugin(name)
-		cat := p.CatalogFor(f.PluginScope(), false)
-		if cat == nil {
-			st, why := p.State()
-			out = append(out, Decision{Tool: "*", Server: name, Rule: "plugin " + st + ": " + why})
-			continue
-		}
-		decideAll(name, cat.Tools)
 	}
 	return out, res, nil
 }

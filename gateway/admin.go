@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -163,6 +164,34 @@ type AgentView struct {
 	Modes map[string]string `json:"modes,omitempty"`
 }
 
+// explainSources are the registry's catalogues as explain decides them: every configured
+// server's tools, then every plugin's as generated for scope (as for a client without
+// elicitation), or why one has none.
+func (g *Gateway) explainSources(scope auth.PluginScope) []auth.ToolSource {
+	var out []auth.ToolSource
+	add := func(name, kind string, cat *registry.Catalog, state func() (string, string)) {
+		if cat == nil {
+			st, why := state()
+			out = append(out, auth.ToolSource{Server: name, Down: kind + " " + st + ": " + why})
+			return
+		}
+		src := auth.ToolSource{Server: name, Tools: make([]auth.ToolFacts, 0, len(cat.Tools))}
+		for _, t := range cat.Tools {
+			src.Tools = append(src.Tools, auth.ToolFacts{Exposed: t.Exposed, ReadOnly: t.ReadOnly})
+		}
+		out = append(out, src)
+	}
+	for _, name := range g.reg.Names() {
+		srv := g.reg.Server(name)
+		add(name, "server", srv.Catalog(), srv.State)
+	}
+	for _, name := range g.reg.PluginNames() {
+		p := g.reg.Plugin(name)
+		add(name, "plugin", p.CatalogFor(pluginScope(scope), false), p.State)
+	}
+	return out
+}
+
 // Explain decides every tool for an agent, task and executor.
 func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failure) {
 	cfg := g.policy().cfg
@@ -183,7 +212,7 @@ func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failu
 			taskServers = []string{}
 		}
 	}
-	ds, res, fail := auth.Explain(cfg, g.reg, id, taskServers)
+	ds, res, fail := auth.Explain(cfg, id, taskServers, g.explainSources)
 	if fail != nil {
 		return nil, fail
 	}

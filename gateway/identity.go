@@ -123,7 +123,10 @@ func (g *Gateway) startIdentity(ctx context.Context, id *auth.Identity, rec *ses
 		rec.Servers = []string{}
 	}
 	if len(res.Overrides) > 0 {
-		rec.Overrides = res.Overrides
+		rec.Overrides = make(map[string]sessions.Override, len(res.Overrides))
+		for k, o := range res.Overrides {
+			rec.Overrides[k] = sessions.Override(o)
+		}
 	}
 	if c := id.Claims; c != nil && (c.Servers != nil || c.Tools != nil || c.ReadOnly || c.ConnectionScope != nil) {
 		rec.Narrow = &sessions.Narrow{Servers: c.Servers, Tools: c.Tools, ReadOnly: c.ReadOnly,
@@ -253,12 +256,12 @@ func (g *Gateway) denial(s *Session, tool string, start time.Time) {
 		if srv := g.reg.Server(name); srv != nil {
 			cat = srv.Catalog()
 		} else if p := g.reg.Plugin(name); p != nil {
-			cat = p.CatalogFor(s.filter().PluginScope(), s.caps.elicitation)
+			cat = p.CatalogFor(pluginScope(s.filter().PluginScope()), s.caps.elicitation)
 		}
 		if cat != nil {
 			for _, t := range cat.Tools {
 				if t.Exposed == tool {
-					_, rule = s.filter().Tool(t)
+					_, rule = s.filter().Tool(t.Server, t.Exposed, t.ReadOnly)
 				}
 			}
 		}

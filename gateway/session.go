@@ -149,7 +149,7 @@ func (s *Session) View() *registry.View {
 		own[k] = v
 	}
 	s.mu.Unlock()
-	s.view = s.g.reg.ViewWith(s.servers(), down, f, own, s.caps.elicitation)
+	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation)
 	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
 }
