@@ -58,6 +58,12 @@ type Options struct {
 	// a config reload (the daemon reads its file again). Unset, the gateway re-applies
 	// the admin API's stored entries itself.
 	OnPeerReload func()
+	// PluginKinds are the plugin kinds the gateway runs besides the in-process go and
+	// mcpgw types: pluginkind.All() (package registry/pluginkind) for the sql plugin and
+	// out-of-process plugins, as `mcpgw serve` has, or only the ones the host wants. A
+	// host that supplies none links no database driver, go-plugin or gRPC for them. Start
+	// fails when the config has a plugin of a kind not given here.
+	PluginKinds registry.PluginKinds
 }
 
 // Gateway is one embedded gateway. Its methods are safe for concurrent use.
@@ -174,8 +180,9 @@ func (g *Gateway) Config() *config.Config {
 
 // Start opens the store, starts the upstreams and plugins (waiting up to
 // Options.ConnectWait for them), and starts the gateway's background work. It fails when
-// a go plugin of the config has no provider, or when two tools would be exposed under
-// one name. After a failed Start, call Close.
+// a go plugin of the config has no provider, when a plugin's kind is not in
+// Options.PluginKinds, or when two tools would be exposed under one name. After a failed
+// Start, call Close.
 func (g *Gateway) Start(ctx context.Context) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -189,6 +196,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 			return fmt.Errorf("mcpgw: plugins.%s is type go, but no provider was registered under that name (RegisterPlugin)", name)
 		}
 	}
+	if ps := g.opts.PluginKinds.Missing(cfg); len(ps) > 0 {
+		return fmt.Errorf("mcpgw: %w", ps)
+	}
 	g.store, g.ownStore = g.opts.Store, false
 	if g.store == nil {
 		st, err := sessions.Open(cfg.Store, cfg.StateDir)
@@ -198,6 +208,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 		g.store, g.ownStore = sessions.NewCached(st, 10000), true
 	}
 	g.reg = registry.New(cfg, g.log)
+	g.reg.PluginKinds = g.opts.PluginKinds
 	for name, p := range g.providers {
 		g.reg.Provide(name, p)
 	}

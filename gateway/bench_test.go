@@ -28,6 +28,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/pluginkind"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -215,6 +216,7 @@ func serveBenchGateway(b *testing.B, body string) *httptest.Server {
 	}
 	log := slog.New(slog.DiscardHandler)
 	reg := registry.New(cfg, log)
+	reg.PluginKinds = pluginkind.All()
 	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
 	if err != nil {
 		b.Fatalf("gateway.New: %v", err)

@@ -25,6 +25,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/pluginkind"
 	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -163,6 +164,7 @@ func startGateway(t *testing.T, yaml string) *testGW {
 	}
 	log := slog.New(slog.NewTextHandler(g.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	g.reg = registry.New(cfg, log)
+	g.reg.PluginKinds = pluginkind.All()
 	gw, err := gateway.New(cfg, g.reg, sessions.NewMemory(), log)
 	if err != nil {
 		srv.Close()

@@ -2,39 +2,33 @@ package registry
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
-	"strings"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 )
 
-// PluginCheck looks at one plugin definition for what starting it would run into, without
-// starting it: `mcpgw validate` must not create a seeded database, open a connection, or
-// run a plugin's program. where is "plugins.<name>".
-type PluginCheck func(ctx context.Context, where string, d *config.PluginDef) config.Problems
-
-// PluginChecks are the static checks by plugin type (config.Validate has checked the
-// definitions' shape already).
-var PluginChecks = map[string]PluginCheck{"sql": checkSQLPlugin, config.PluginTypeGo: checkGoPlugin}
-
-// CheckPlugins runs the static check of every configured plugin, in name order.
-func CheckPlugins(ctx context.Context, cfg *config.Config) config.Problems {
+// CheckPlugins looks at every configured plugin, in name order, for what starting it would
+// run into, without starting it: `mcpgw validate` must not create a seeded database, open a
+// connection, or run a plugin's program. Each kind checks its own plugins (PluginKind.Check);
+// a plugin whose kind is not in kinds is an error, so a program that was not built with it
+// says so before it starts. config.Validate has checked the definitions' shape already.
+func CheckPlugins(ctx context.Context, cfg *config.Config, kinds PluginKinds) config.Problems {
 	var ps config.Problems
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
 		d := cfg.Plugins[name]
 		if d == nil {
 			continue
 		}
-		if check := PluginChecks[d.Type]; check != nil {
-			ps = append(ps, check(ctx, "plugins."+name, d)...)
+		where, kind := "plugins."+name, KindOf(d)
+		switch {
+		case d.Type == config.PluginTypeGo && !d.OutOfProcess():
+			ps = append(ps, checkGoPlugin(ctx, where, d)...)
+		case builtIn(kind):
+		case kinds[kind] != nil:
+			ps = append(ps, kinds[kind].Check(ctx, where, d)...)
+		case kinds.lacks(d):
+			ps = append(ps, config.Problem{Where: where, Text: notBuiltIn(kind, kinds).Error()})
 		}
 	}
 	return ps
@@ -42,94 +36,4 @@ func CheckPlugins(ctx context.Context, cfg *config.Config) config.Problems {
 
 func checkGoPlugin(_ context.Context, where string, _ *config.PluginDef) config.Problems {
 	return config.Problems{{Warning: true, Where: where, Text: "type go: its provider is given in code by a program that embeds mcpgw; `mcpgw serve` shows it down"}}
-}
-
-// seedCheckTimeout bounds the dry run of one seed script.
-const seedCheckTimeout = 30 * time.Second
-
-// checkSQLPlugin checks each SQLite connection: a seed script is run against a throwaway
-// in-memory database (a script that fails would leave the plugin down); a database file
-// that does not exist and has no seed would start empty; a path whose parent is a file
-// cannot be created.
-func checkSQLPlugin(ctx context.Context, where string, d *config.PluginDef) config.Problems {
-	var ps config.Problems
-	add := func(warn bool, w, format string, a ...any) {
-		ps = append(ps, config.Problem{Warning: warn, Where: w, Text: fmt.Sprintf(format, a...)})
-	}
-	for _, id := range slices.Sorted(maps.Keys(d.Connections)) {
-		cc := d.Connections[id]
-		cw := where + ".connections." + id
-		if cc == nil || cc.Driver != "sqlite" || strings.TrimSpace(cc.DSN) == "" {
-			continue // config.Validate reports these
-		}
-		memory := isMemoryDSN(cc.DSN)
-		var seedOK bool
-		if cc.Seed != "" {
-			b, err := os.ReadFile(cc.Seed)
-			if err != nil {
-				continue // config.Validate reports an unreadable seed
-			}
-			sctx, cancel := context.WithTimeout(ctx, seedCheckTimeout)
-			err = sqlplugin.CheckSeed(sctx, string(b))
-			cancel()
-			if err != nil {
-				add(false, cw+".seed", "the script fails on an empty database (tried in memory; nothing was created): %v", err)
-			} else {
-				seedOK = true
-			}
-		}
-		if memory {
-			if cc.Seed == "" {
-				add(true, cw, "an in-memory database without a seed has no tables: the plugin has no tools on it")
-			}
-			continue
-		}
-		path, _, _ := strings.Cut(strings.TrimPrefix(cc.DSN, "file:"), "?")
-		st, err := os.Stat(path)
-		switch {
-		case err == nil && st.IsDir():
-			add(false, cw+".dsn", "%s is a directory, not a database file", path)
-		case err == nil:
-			if seedOK {
-				add(true, cw+".seed", "%s exists, so the seed does not run", path)
-			}
-		case errors.Is(err, fs.ErrNotExist):
-			if dir := nearestExisting(filepath.Dir(path)); dir != "" {
-				if dst, err := os.Stat(dir); err == nil && !dst.IsDir() {
-					add(false, cw+".dsn", "%s cannot be created: %s is not a directory", path, dir)
-					continue
-				}
-			}
-			if cc.Seed == "" {
-				add(true, cw+".dsn", "%s does not exist and has no seed: the plugin starts on an empty database", path)
-			}
-		default:
-			add(false, cw+".dsn", "%v", err)
-		}
-	}
-	return ps
-}
-
-// nearestExisting is the closest ancestor of dir (or dir itself) that exists, "" when
-// none does.
-func nearestExisting(dir string) string {
-	for {
-		if _, err := os.Stat(dir); err == nil {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// isMemoryDSN reports whether a sqlite DSN names an in-memory database.
-func isMemoryDSN(dsn string) bool {
-	p := strings.TrimPrefix(dsn, "file:")
-	if i := strings.IndexByte(p, '?'); i >= 0 {
-		p = p[:i]
-	}
-	return p == "" || p == ":memory:" || strings.Contains(dsn, "mode=memory")
 }

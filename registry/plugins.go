@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 )
 
 // Plugin is one configured plugin (plugins.<name>): a resource provider running inside
@@ -30,7 +29,6 @@ type Plugin struct {
 	Def  *config.PluginDef
 
 	reg    *Registry
-	open   Opener
 	ctx    context.Context // ends with the plugin: cancels its calls in flight
 	cancel context.CancelFunc
 	calls  sync.WaitGroup
@@ -47,24 +45,11 @@ type Plugin struct {
 	gens     map[string]*Catalog // generated catalogues by generation inputs
 }
 
-// Opener starts a plugin's provider from its definition. The registry closes the provider
-// (if it is an io.Closer) when the plugin stops, and calls its Refresh(ctx) method (if it
-// has one) before each periodic re-read of its catalogue.
-type Opener func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error)
-
-// PluginOpeners are the plugin types the registry can start, by config type.
-var PluginOpeners = map[string]Opener{"sql": openSQL}
-
-func openSQL(ctx context.Context, _ string, def *config.PluginDef) (plugin.Plugin, error) {
-	cfg := sqlplugin.Config{ReadOnly: def.ReadOnly, Connections: map[string]sqlplugin.ConnectionConfig{}}
-	for id, c := range def.Connections {
-		if c != nil {
-			cfg.Connections[id] = sqlplugin.ConnectionConfig{Driver: c.Driver, DSN: c.DSN, Database: c.Database, Seed: c.Seed,
-				Schemas: c.Schemas, Listen: c.Listen}
-		}
-	}
-	return sqlplugin.Open(ctx, cfg)
-}
+// openFunc starts a plugin's provider from its definition: a built-in type's opener, or
+// a supplied kind's Open (plugins_kinds.go). The registry closes the provider (if it is an
+// io.Closer) when the plugin stops, and calls its Refresh(ctx) method (if it has one)
+// before each periodic re-read of its catalogue.
+type openFunc func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error)
 
 // PluginStatus is a plugin's health for the admin API and /readyz.
 type PluginStatus struct {
@@ -91,17 +76,7 @@ type PluginScoper interface{ PluginScope() PluginScope }
 
 func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
 	ctx, cancel := context.WithCancel(r.ctx)
-	open := PluginOpeners[d.Type]
-	if d.Type == config.PluginTypeGo {
-		open = r.provided
-	}
-	if d.Type == config.PluginTypeSelf {
-		open = r.providedSelf
-	}
-	if d.OutOfProcess() {
-		open = r.openCommand
-	}
-	return &Plugin{Name: name, Def: d, reg: r, open: open, ctx: ctx, cancel: cancel,
+	return &Plugin{Name: name, Def: d, reg: r, ctx: ctx, cancel: cancel,
 		done: make(chan struct{}), state: StateStarting, since: time.Now()}
 }
 
@@ -150,11 +125,7 @@ func (r *Registry) PluginStatuses() []PluginStatus {
 func (p *Plugin) Status() PluginStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	typ := p.Def.Type
-	if p.Def.OutOfProcess() {
-		typ = "command"
-	}
-	st := PluginStatus{Name: p.Name, Type: typ, State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
+	st := PluginStatus{Name: p.Name, Type: KindOf(p.Def), State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
 	if p.cat != nil {
 		st.Connections, st.Types = len(p.cat.Connections), len(p.cat.Types)
 		st.Problems = p.cat.Problems
@@ -205,9 +176,6 @@ func (p *Plugin) supervise(ready func()) {
 // runOnce opens the provider and keeps its catalogue current until the plugin stops or a
 // re-read fails. The provider is closed when it returns, once the calls on it ended.
 func (p *Plugin) runOnce(markReady func()) error {
-	if p.open == nil {
-		return fmt.Errorf("unknown plugin type %q", p.Def.Type)
-	}
 	prov, err := p.callOpen()
 	if err != nil {
 		return err
@@ -252,7 +220,7 @@ func (p *Plugin) callOpen() (prov plugin.Plugin, err error) {
 	}()
 	ctx, cancel := context.WithTimeout(p.ctx, p.reg.Config().Upstream.ConnectTimeout)
 	defer cancel()
-	return p.open(ctx, p.Name, p.Def)
+	return p.reg.opener(p.Def)(ctx, p.Name, p.Def)
 }
 
 // load reads the provider's catalogue and makes it current; the sessions whose view

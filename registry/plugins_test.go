@@ -15,26 +15,29 @@ import (
 	"github.com/mcpgw/mcpgw/plugin/plugintest"
 )
 
-// fixtureType is a plugin type for these tests: the plugintest fixture, or an error while
+// fixtureKind is a plugin kind for these tests: the plugintest fixture, or an error while
 // failing is set.
-func fixtureType(t *testing.T, failing *atomic.Bool) {
-	t.Helper()
-	PluginOpeners["fixture"] = func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error) {
-		if failing.Load() {
-			return nil, errors.New("the fixture is told to fail")
-		}
-		return plugintest.New(), nil
+type fixtureKind struct{ failing *atomic.Bool }
+
+func (k fixtureKind) Open(context.Context, string, *config.PluginDef, PluginEnv) (plugin.Plugin, error) {
+	if k.failing.Load() {
+		return nil, errors.New("the fixture is told to fail")
 	}
-	t.Cleanup(func() { delete(PluginOpeners, "fixture") })
+	return plugintest.New(), nil
 }
 
-func pluginRegistry(t *testing.T, plugins ...string) *Registry {
+func (fixtureKind) Check(context.Context, string, *config.PluginDef) config.Problems { return nil }
+
+// pluginRegistry is a registry of fixture plugins (the kind given: failing while failing
+// is set).
+func pluginRegistry(t *testing.T, failing *atomic.Bool, plugins ...string) *Registry {
 	t.Helper()
 	cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 5 * time.Second}, Plugins: map[string]*config.PluginDef{}}
 	for _, p := range plugins {
 		cfg.Plugins[p] = &config.PluginDef{Type: "fixture", Refresh: -1}
 	}
 	r := New(cfg, slog.New(slog.DiscardHandler))
+	r.PluginKinds = PluginKinds{"fixture": fixtureKind{failing}}
 	t.Cleanup(r.Close)
 	return r
 }
@@ -75,8 +78,7 @@ var _ PluginScoper = scopeFilter{}
 
 func TestPluginViews(t *testing.T) {
 	var failing atomic.Bool
-	fixtureType(t, &failing)
-	r := pluginRegistry(t, "kubernetes")
+	r := pluginRegistry(t, &failing, "kubernetes")
 	r.Start(5 * time.Second)
 	p := r.Plugin("kubernetes")
 	waitState(t, p, StateUp)
@@ -131,11 +133,10 @@ func TestPluginViews(t *testing.T) {
 func TestPluginThatFailsIsDown(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
-	fixtureType(t, &failing)
 	old := BackoffMin
 	BackoffMin = 20 * time.Millisecond
 	t.Cleanup(func() { BackoffMin = old })
-	r := pluginRegistry(t, "broken")
+	r := pluginRegistry(t, &failing, "broken")
 	r.Start(5 * time.Second) // returns although the plugin does not load
 	p := r.Plugin("broken")
 	waitState(t, p, StateDown)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/external"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/registry/wire"
 )
@@ -107,6 +106,10 @@ type Registry struct {
 	// NoPools keeps warm pools from starting (commands that only list catalogues: check,
 	// explain). Set before Start.
 	NoPools bool
+	// PluginKinds are the plugin kinds this registry runs besides the built-in go and
+	// mcpgw types (plugins_kinds.go; package registry/pluginkind has sql and command). A
+	// plugin whose kind is missing is down, saying so. Set before Start.
+	PluginKinds PluginKinds
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -139,7 +142,6 @@ func New(cfg *config.Config, log *slog.Logger) *Registry {
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
-	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
 	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		set.m[name] = r.newServer(name, cfg.Servers[name])
@@ -181,6 +183,7 @@ func (r *Registry) Gen() uint64 { return r.gen.Load() }
 func (r *Registry) Start(wait time.Duration) {
 	r.applyMu.Lock()
 	r.started = true
+	r.configureKinds(r.Config())
 	set := r.set.Load()
 	var ready sync.WaitGroup
 	for _, name := range set.names {
@@ -292,7 +295,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	defer r.applyMu.Unlock()
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
-	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
+	r.configureKinds(cfg)
 	old := r.set.Load()
 	// Exposed names depend on the naming settings: a change there re-lists every server.
 	renamed := !reflect.DeepEqual(r.cfg.Load().Naming, cfg.Naming) || r.cfg.Load().Upstream.MaxMessageBytes != cfg.Upstream.MaxMessageBytes

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgw/mcpgw/embedded"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/pluginkind"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -128,6 +129,7 @@ func explain(args []string, out io.Writer) error {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registry.New(cfg, log)
 	reg.NoPools = true // explain lists tools: no warm instances
+	reg.PluginKinds = pluginkind.All()
 	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
 	if err != nil {
 		return err

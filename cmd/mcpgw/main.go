@@ -18,6 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/embedded"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/pluginkind"
 	"github.com/mcpgw/mcpgw/registry/upstream"
 )
 
@@ -152,7 +153,7 @@ func validate(args []string, out io.Writer) error {
 		return err
 	}
 	// Plugins are checked statically, never started: starting one may create its database.
-	pps := registry.CheckPlugins(context.Background(), cfg)
+	pps := registry.CheckPlugins(context.Background(), cfg, pluginkind.All())
 	for _, p := range pps {
 		fmt.Fprintln(out, p.String())
 	}
@@ -253,7 +254,8 @@ func serve(args []string) error {
 	upstream.Version, gateway.Version = version, version
 
 	peer := make(chan struct{}, 1)
-	opts := embedded.Options{Logger: log, LogLevel: logLevel}
+	// The daemon runs every plugin kind: the sql plugin and out-of-process plugins.
+	opts := embedded.Options{Logger: log, LogLevel: logLevel, PluginKinds: pluginkind.All()}
 	if path != "" {
 		// Another replica reloaded: read the file again (merged with the stored API
 		// entries). Without a file the gateway re-applies the stored entries itself.

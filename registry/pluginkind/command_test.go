@@ -1,6 +1,6 @@
 //go:build linux
 
-package registry
+package pluginkind_test
 
 import (
 	"database/sql"
@@ -19,6 +19,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/pluginkind"
 	"github.com/mcpgw/mcpgw/test/peers"
 )
 
@@ -30,7 +32,7 @@ func buildPluginSQLExe(t *testing.T) string {
 		peers.Missing(t, "the go command is not on PATH (this test builds cmd/mcpgw-plugin-sql)", "install Go (go.mod names the version)")
 	}
 	bin := filepath.Join(t.TempDir(), "mcpgw-plugin-sql")
-	cmd := exec.Command(goBin, "build", "-o", bin, "../cmd/mcpgw-plugin-sql")
+	cmd := exec.Command(goBin, "build", "-o", bin, "../../cmd/mcpgw-plugin-sql")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build cmd/mcpgw-plugin-sql: %v\n%s", err, out)
 	}
@@ -70,20 +72,21 @@ func TestCommandPluginCrashAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	old := BackoffMin
-	BackoffMin = 20 * time.Millisecond
-	t.Cleanup(func() { BackoffMin = old })
-	cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 30 * time.Second},
+	old := registry.BackoffMin
+	registry.BackoffMin = 20 * time.Millisecond
+	t.Cleanup(func() { registry.BackoffMin = old })
+	cfg := &config.Config{Naming: config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}, Upstream: config.UpstreamDefaults{ConnectTimeout: 30 * time.Second},
 		Plugins: map[string]*config.PluginDef{"shop": {Command: bin, Refresh: -1, Config: map[string]any{
 			"connections": map[string]any{"main": map[string]any{"driver": "sqlite", "dsn": dbPath}}}}}}
-	r := New(cfg, slog.New(slog.DiscardHandler))
+	r := registry.New(cfg, slog.New(slog.DiscardHandler))
+	r.PluginKinds = registry.PluginKinds{registry.KindCommand: pluginkind.Command()}
 	var mu sync.Mutex
 	var changes []string
 	r.OnChange = func(s string) { mu.Lock(); changes = append(changes, s); mu.Unlock() }
 	t.Cleanup(r.Close)
 	r.Start(30 * time.Second)
 	p := r.Plugin("shop")
-	waitState(t, p, StateUp)
+	waitState(t, p, registry.StateUp)
 	if st := p.Status(); st.Type != "command" || st.Connections != 1 {
 		t.Errorf("status: %+v", st)
 	}
@@ -105,16 +108,16 @@ func TestCommandPluginCrashAndRestart(t *testing.T) {
 	sawDown := false
 	for {
 		st, why := p.State()
-		if st == StateDown {
+		if st == registry.StateDown {
 			sawDown = true
 			if !strings.Contains(why, "exited") && !strings.Contains(why, "connection") && !strings.Contains(why, "not reachable") {
 				t.Errorf("down because %q", why)
 			}
 		}
-		if st == StateUp && sawDown {
+		if st == registry.StateUp && sawDown {
 			break
 		}
-		if st == StateUp && p.Status().Restarts > 0 {
+		if st == registry.StateUp && p.Status().Restarts > 0 {
 			break // went down and up between two looks
 		}
 		if time.Now().After(deadline) {

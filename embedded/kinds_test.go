@@ -1,0 +1,37 @@
+package embedded_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/embedded"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/pluginkind"
+)
+
+// TestPluginKindsOption: a host that supplies no plugin kinds cannot start a config with
+// a sql plugin, and is told which kind it lacks; supplying the sql kind runs it.
+func TestPluginKindsOption(t *testing.T) {
+	sqlPlugin := "plugins:\n  shop: {type: sql, refresh: -1s, connections: {a: {driver: sqlite, dsn: ':memory:', database: a}}}\n"
+	g, err := embedded.NewYAML(config(t, "127.0.0.1:0", sqlPlugin), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = g.Start(context.Background())
+	_ = g.Close()
+	if err == nil || !strings.Contains(err.Error(), "plugins.shop") || !strings.Contains(err.Error(), "type sql is not built into this program") {
+		t.Fatalf("Start without the sql kind: %v", err)
+	}
+
+	g, err = embedded.NewYAML(config(t, "127.0.0.1:0", sqlPlugin), embedded.Options{ConnectWait: 10 * time.Second,
+		PluginKinds: registry.PluginKinds{"sql": pluginkind.SQL()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = g.Close() })
+	if err := g.Start(context.Background()); err != nil {
+		t.Fatalf("Start with the sql kind: %v", err)
+	}
+}

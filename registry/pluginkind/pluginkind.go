@@ -1,0 +1,80 @@
+// Package pluginkind holds mcpgw's plugin kinds that need more than the gateway itself:
+// the sql plugin (SQLite and PostgreSQL drivers) and out-of-process plugins (go-plugin and
+// gRPC). A program supplies the kinds it wants when it builds its registry
+// (registry.Registry.PluginKinds, embedded.Options.PluginKinds); `mcpgw serve` supplies
+// All. A program that imports neither this package nor the plugin packages links none of
+// those libraries.
+package pluginkind
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/plugin/external"
+	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// All is every kind of this package: sql and command.
+func All() registry.PluginKinds {
+	return registry.PluginKinds{"sql": SQL(), registry.KindCommand: Command()}
+}
+
+// SQL is the kind of type sql plugins: database tables as resource types (package
+// plugin/sqlplugin).
+func SQL() registry.PluginKind { return sqlKind{} }
+
+// Command is the kind of out-of-process plugins (plugins.<name>.command): an executable
+// built with package plugin/serve, started over go-plugin and spoken to over gRPC
+// (package plugin/external).
+func Command() registry.PluginKind { return commandKind{} }
+
+type sqlKind struct{}
+
+func (sqlKind) Open(ctx context.Context, _ string, def *config.PluginDef, _ registry.PluginEnv) (plugin.Plugin, error) {
+	cfg := sqlplugin.Config{ReadOnly: def.ReadOnly, Connections: map[string]sqlplugin.ConnectionConfig{}}
+	for id, c := range def.Connections {
+		if c != nil {
+			cfg.Connections[id] = sqlplugin.ConnectionConfig{Driver: c.Driver, DSN: c.DSN, Database: c.Database, Seed: c.Seed,
+				Schemas: c.Schemas, Listen: c.Listen}
+		}
+	}
+	return sqlplugin.Open(ctx, cfg)
+}
+
+func (sqlKind) Check(ctx context.Context, where string, def *config.PluginDef) config.Problems {
+	return checkSQL(ctx, where, def)
+}
+
+type commandKind struct{}
+
+// Open starts the executable and sends it its config. The provider it returns ends the
+// process when closed, and reports the process exiting, which the registry treats like a
+// failed catalogue read: the plugin is down, its tools go, and it is started again with
+// backoff.
+func (commandKind) Open(ctx context.Context, name string, d *config.PluginDef, env registry.PluginEnv) (plugin.Plugin, error) {
+	raw, err := d.ConfigJSON()
+	if err != nil {
+		return nil, fmt.Errorf("plugin %q: config cannot be sent as JSON: %v", name, err)
+	}
+	vars := make([]string, 0, len(d.Env))
+	for k, v := range d.Env {
+		vars = append(vars, k+"="+v)
+	}
+	sort.Strings(vars)
+	return external.Launch(ctx, external.Command{Name: name, Path: d.Command, Args: d.Args, Env: vars, Dir: d.Dir,
+		Config: raw, Logger: env.Log, MaxMessageBytes: env.MaxMessageBytes})
+}
+
+// Check finds nothing: config.Validate checks the command's shape, and starting it is
+// what validation must not do.
+func (commandKind) Check(context.Context, string, *config.PluginDef) config.Problems { return nil }
+
+// Configure follows upstream.busy_poll: while the only plugin call is in flight and the
+// gateway is otherwise quiet, the host keeps its CPU busy for the answer.
+func (commandKind) Configure(cfg *config.Config, env registry.PluginEnv) {
+	external.SetBusyPoll(cfg.Upstream.BusyPoll, env.Quiet)
+}
