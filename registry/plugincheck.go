@@ -20,7 +20,7 @@ func CheckPlugins(ctx context.Context, cfg *config.Config, kinds PluginKinds) co
 		if d == nil {
 			continue
 		}
-		where, kind := "plugins."+name, KindOf(d)
+		where, kind := "plugins."+name, kindOf(d)
 		switch {
 		case d.Type == config.PluginTypeGo && !d.OutOfProcess():
 			ps = append(ps, checkGoPlugin(ctx, where, d)...)

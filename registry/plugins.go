@@ -125,7 +125,7 @@ func (r *Registry) PluginStatuses() []PluginStatus {
 func (p *Plugin) Status() PluginStatus {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PluginStatus{Name: p.Name, Type: KindOf(p.Def), State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
+	st := PluginStatus{Name: p.Name, Type: kindOf(p.Def), State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
 	if p.cat != nil {
 		st.Connections, st.Types = len(p.cat.Connections), len(p.cat.Types)
 		st.Problems = p.cat.Problems

@@ -53,9 +53,9 @@ type PluginKinds map[string]PluginKind
 // KindCommand is the kind of the plugins that run a command (out of process).
 const KindCommand = "command"
 
-// KindOf is the kind a plugin definition needs: KindCommand for one that runs a command,
+// kindOf is the kind a plugin definition needs: KindCommand for one that runs a command,
 // else its type.
-func KindOf(d *config.PluginDef) string {
+func kindOf(d *config.PluginDef) string {
 	if d.OutOfProcess() {
 		return KindCommand
 	}
@@ -65,7 +65,7 @@ func KindOf(d *config.PluginDef) string {
 // lacks reports whether d needs a kind that is not in k (an unknown type is
 // config.Validate's to report, not this).
 func (k PluginKinds) lacks(d *config.PluginDef) bool {
-	kind := KindOf(d)
+	kind := kindOf(d)
 	return !builtIn(kind) && k[kind] == nil && (kind == KindCommand || slices.Contains(config.PluginTypes, kind))
 }
 
@@ -75,7 +75,7 @@ func (k PluginKinds) Missing(cfg *config.Config) config.Problems {
 	var ps config.Problems
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
 		if d := cfg.Plugins[name]; d != nil && k.lacks(d) {
-			ps = append(ps, config.Problem{Where: "plugins." + name, Text: notBuiltIn(KindOf(d), k).Error()})
+			ps = append(ps, config.Problem{Where: "plugins." + name, Text: notBuiltIn(kindOf(d), k).Error()})
 		}
 	}
 	return ps
@@ -115,7 +115,7 @@ func (r *Registry) configureKinds(cfg *config.Config) {
 
 // opener is how a plugin's provider is opened: a built-in type's opener, or its kind's.
 func (r *Registry) opener(d *config.PluginDef) openFunc {
-	switch kind := KindOf(d); {
+	switch kind := kindOf(d); {
 	case d.Type == config.PluginTypeGo && !d.OutOfProcess():
 		return r.provided
 	case d.Type == config.PluginTypeSelf && !d.OutOfProcess():
