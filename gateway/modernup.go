@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // A session client in front of an upstream of the stateless revision (2026-07-28,
-// registry/upstream/modern.go). Such an upstream never sends requests: when a call needs
+// internal/upstream/modern.go). Such an upstream never sends requests: when a call needs
 // sampling, elicitation or roots it answers input_required with inputRequests and a
 // requestState. The gateway asks the session client each of them as an ordinary
 // server-to-client request on the call's stream, collects the answers, and repeats the

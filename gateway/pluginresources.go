@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Plugin resources (registry/pluginresources.go names them by mcpgw+plugin URIs) are read,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // Fair shares of instances (docs/config.md, "Fair shares"): every instance of a server a

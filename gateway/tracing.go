@@ -20,7 +20,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // OpenTelemetry tracing (docs/tracing.md). Off unless tracing.otlp_endpoint is set: then

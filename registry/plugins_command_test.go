@@ -19,7 +19,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // buildPluginSQLExe builds cmd/mcpgw-plugin-sql into a temp dir.

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // Probe connects to a server that need not be in the config (the admin UI's "test

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // View is the set of tools, prompts and resources one session may see.

@@ -23,7 +23,7 @@ import (
 // call in flight, the call's end or the time limit stop it. Under load nothing spins.
 //
 // The plugin packages import nothing else of the module, so this mirrors the setting,
-// the pause and the yield of registry/upstream/busypoll.go rather than sharing them.
+// the pause and the yield of internal/upstream/busypoll.go rather than sharing them.
 
 var busyPoll atomic.Int64 // nanoseconds; 0: off
 

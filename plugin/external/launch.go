@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/pluginpb"
+	"github.com/mcpgw/mcpgw/plugin/internal/pluginpb"
 )
 
 // Command is a plugin executable to start.

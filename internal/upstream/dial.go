@@ -9,7 +9,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Options says how to reach one upstream instance.
