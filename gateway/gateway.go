@@ -25,10 +25,10 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/plugin/selfplugin"
-	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
+	"github.com/mcpgw/mcpgw/plugin/selfplugin"
+	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -110,6 +110,8 @@ type Gateway struct {
 	// tracing exports spans (tracing.go); nil when tracing is off, as the request path
 	// checks.
 	tracing *tracing
+	// obs watches the request path (observer.go): tracing's hooks, or none.
+	obs observer
 	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
 	pluginSubs pluginWatch
 	// local decides who on this host is believed without a credential (localtrust.go);
@@ -183,6 +185,9 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	g.tracing = tr
+	if tr != nil {
+		g.obs = tr.hooks()
+	}
 	g.hosts, g.origins = allowLists(cfg)
 	g.describeName, g.describeDef = g.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {

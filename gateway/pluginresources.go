@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Plugin resources (registry/pluginresources.go names them by mcpgw+plugin URIs) are read,

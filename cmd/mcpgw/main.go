@@ -17,8 +17,8 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
 	"github.com/mcpgw/mcpgw/gateway"
-	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/peers"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
-	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 const pgSchema = `
