@@ -215,7 +215,7 @@ type LogConfig struct {
 
 // ServerDef is one upstream MCP server (docs/config.md, servers).
 type ServerDef struct {
-	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse
+	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse | inprocess
 	Command        string            `yaml:"command"`
 	Args           []string          `yaml:"args"`
 	Env            map[string]string `yaml:"env"`
@@ -396,6 +396,9 @@ const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "streamable_http"
 	TransportSSE   = "sse"
+	// TransportInProcess is an MCP server served by the Go program that embeds the gateway
+	// (package embedded), reached without a socket. Only such a program can start it.
+	TransportInProcess = "inprocess"
 )
 
 // Instance modes after resolution.
@@ -425,6 +428,8 @@ func NormalizeTransport(t string) string {
 		return TransportStdio
 	case "sse":
 		return TransportSSE
+	case "inprocess", "in_process", "in-process":
+		return TransportInProcess
 	}
 	return t
 }
