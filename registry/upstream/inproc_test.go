@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
@@ -44,9 +46,14 @@ func inprocSDKServer() *mcp.Server {
 
 func dialInProc(t *testing.T, h http.Handler, handler Handler) *Conn {
 	t.Helper()
+	return dialInProcess(t, &InProcess{Handler: h}, handler)
+}
+
+func dialInProcess(t *testing.T, ip *InProcess, handler Handler) *Conn {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, Options{Name: "own", Transport: "inprocess", InProcess: &InProcess{Handler: h},
+	c, err := Dial(ctx, Options{Name: "own", Transport: "inprocess", InProcess: ip,
 		Handler: handler, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
@@ -54,12 +61,33 @@ func dialInProc(t *testing.T, h http.Handler, handler Handler) *Conn {
 	return c
 }
 
+// sdkLines is the Connect form of a go-sdk server: a session of it over a net.Pipe.
+func sdkLines(s *mcp.Server) *InProcess {
+	return &InProcess{Connect: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		a, b := net.Pipe()
+		if _, err := s.Connect(ctx, &mcp.IOTransport{Reader: b, Writer: b}, nil); err != nil {
+			a.Close()
+			b.Close()
+			return nil, err
+		}
+		return a, nil
+	}}
+}
+
 func TestInProcessToolsAndProgress(t *testing.T) {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return inprocSDKServer() }, nil)
+	t.Run("handler", func(t *testing.T) { testToolsAndProgress(t, &InProcess{Handler: sdk}, 3) })
+	t.Run("lines", func(t *testing.T) { testToolsAndProgress(t, sdkLines(inprocSDKServer()), 0) })
+}
+
+// testToolsAndProgress lists and calls the tools of inprocSDKServer; wantRelated is how
+// many of its progress notifications arrive with their call (those on the call's own
+// event stream).
+func testToolsAndProgress(t *testing.T, ip *InProcess, wantRelated int) {
 	var mu sync.Mutex
 	var progress []string
 	related := 0
-	c := dialInProc(t, sdk, func(_ *Conn, m *wire.Msg, raw []byte, rel *Call) {
+	c := dialInProcess(t, ip, func(_ *Conn, m *wire.Msg, raw []byte, rel *Call) {
 		if m.Method == "notifications/progress" {
 			mu.Lock()
 			progress = append(progress, string(raw))
@@ -107,10 +135,8 @@ func TestInProcessToolsAndProgress(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	// The progress came on the call's own event stream, so with the call: as for an HTTP
-	// upstream.
-	if len(progress) != 3 || related != 3 || !strings.Contains(progress[2], `"progress":3`) {
-		t.Fatalf("progress %v (%d related), want 3 on the call", progress, related)
+	if len(progress) != 3 || related != wantRelated || !strings.Contains(progress[2], `"progress":3`) {
+		t.Fatalf("progress %v (%d related), want 3 (%d related)", progress, related, wantRelated)
 	}
 }
 
@@ -119,42 +145,10 @@ func TestInProcessToolsAndProgress(t *testing.T) {
 func TestInProcessPlainHandler(t *testing.T) {
 	var mu sync.Mutex
 	var seen []string
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	h := plainHandler(func(line string) {
 		mu.Lock()
-		seen = append(seen, r.Method+" "+r.Host+r.URL.Path+" "+r.Header.Get("Mcp-Session-Id"))
+		seen = append(seen, line)
 		mu.Unlock()
-		switch r.Method {
-		case http.MethodGet:
-			w.WriteHeader(http.StatusMethodNotAllowed)
-			return
-		case http.MethodDelete:
-			w.WriteHeader(http.StatusNoContent)
-			return
-		}
-		body, _ := io.ReadAll(r.Body)
-		m, err := wire.Parse(body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		if !m.IsRequest() {
-			w.WriteHeader(http.StatusAccepted)
-			return
-		}
-		var result string
-		switch m.Method {
-		case "initialize":
-			w.Header().Set("Mcp-Session-Id", "s-1")
-			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"plain","version":"1"}}`
-		case "tools/list":
-			result = `{"tools":[{"name":"one","inputSchema":{"type":"object"}}]}`
-		default:
-			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(wire.RawError(m.ID, json.RawMessage(`{"code":-32601,"message":"no such method"}`)))
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_, _ = w.Write(wire.Result(m.ID, json.RawMessage(result)))
 	})
 	c := dialInProc(t, h, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -190,12 +184,17 @@ func TestInProcessWithoutHandler(t *testing.T) {
 // its connections are gone, and so are their goroutines.
 func TestInProcessCloseLeavesNothing(t *testing.T) {
 	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return inprocSDKServer() }, nil)
-	warm := dialInProc(t, sdk, nil) // the first use starts go-sdk's and net/http's own lazies
+	t.Run("handler", func(t *testing.T) { testCloseLeavesNothing(t, &InProcess{Handler: sdk}) })
+	t.Run("lines", func(t *testing.T) { testCloseLeavesNothing(t, sdkLines(inprocSDKServer())) })
+}
+
+func testCloseLeavesNothing(t *testing.T, ip *InProcess) {
+	warm := dialInProcess(t, ip, nil) // the first use starts go-sdk's and net/http's own lazies
 	warm.Close()
 	time.Sleep(50 * time.Millisecond)
 	before := runtime.NumGoroutine()
 	for i := 0; i < 5; i++ {
-		c := dialInProc(t, sdk, nil)
+		c := dialInProcess(t, ip, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if _, err := c.Request(ctx, "tools/call", json.RawMessage(`{"name":"echo","arguments":{"text":"x"}}`)); err != nil {
 			t.Fatal(err)
@@ -218,4 +217,91 @@ func TestInProcessCloseLeavesNothing(t *testing.T) {
 		buf := make([]byte, 1<<16)
 		t.Fatalf("%d goroutines after 5 closed instances, %d before:\n%s", n, before, buf[:runtime.Stack(buf, true)])
 	}
+}
+
+// BenchmarkInProcessCall: one tools/call to a go-sdk server, through the in-memory
+// listener and over loopback TCP to the same handler.
+func BenchmarkInProcessCall(b *testing.B) {
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return inprocSDKServer() }, nil)
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	run := func(b *testing.B, o Options) {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		c, err := Dial(ctx, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer c.Close()
+		params := json.RawMessage(`{"name":"echo","arguments":{"text":"hi"}}`)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			if _, err := c.Request(ctx, "tools/call", params); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.Run("inprocess", func(b *testing.B) {
+		run(b, Options{Name: "own", Transport: "inprocess", InProcess: &InProcess{Handler: sdk}, Log: log})
+	})
+	b.Run("lines", func(b *testing.B) {
+		run(b, Options{Name: "own", Transport: "inprocess", InProcess: sdkLines(inprocSDKServer()), Log: log})
+	})
+	b.Run("plain/inprocess", func(b *testing.B) {
+		run(b, Options{Name: "own", Transport: "inprocess", InProcess: &InProcess{Handler: plainHandler(nil)}, Log: log})
+	})
+	b.Run("plain/loopback", func(b *testing.B) {
+		srv := httptest.NewServer(plainHandler(nil))
+		defer srv.Close()
+		run(b, Options{Name: "own", Transport: "streamable_http", URL: srv.URL + "/mcp", Log: log})
+	})
+	b.Run("loopback", func(b *testing.B) {
+		srv := httptest.NewServer(sdk)
+		defer srv.Close()
+		run(b, Options{Name: "own", Transport: "streamable_http", URL: srv.URL + "/mcp", Log: log})
+	})
+}
+
+// plainHandler is a small streamable HTTP server written by hand: JSON answers, a
+// session id, no GET stream, DELETE accepted. saw (if set) is told each request.
+func plainHandler(saw func(string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if saw != nil {
+			saw(r.Method + " " + r.Host + r.URL.Path + " " + r.Header.Get("Mcp-Session-Id"))
+		}
+		switch r.Method {
+		case http.MethodGet:
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		case http.MethodDelete:
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		m, err := wire.Parse(body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		if !m.IsRequest() {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		var result string
+		switch m.Method {
+		case "initialize":
+			w.Header().Set("Mcp-Session-Id", "s-1")
+			result = `{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"plain","version":"1"}}`
+		case "tools/call":
+			result = `{"content":[{"type":"text","text":"one"}]}`
+		case "tools/list":
+			result = `{"tools":[{"name":"one","inputSchema":{"type":"object"}}]}`
+		default:
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(wire.RawError(m.ID, json.RawMessage(`{"code":-32601,"message":"no such method"}`)))
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(wire.Result(m.ID, json.RawMessage(result)))
+	})
 }
