@@ -37,6 +37,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/registry/upstream"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -68,8 +69,8 @@ type Gateway struct {
 	mu        sync.Mutex
 	cfg       *config.Config // the host's config, with a go plugin for each provider
 	providers map[string]plugin.Plugin
-	// mcpServers are the handlers of the inprocess servers (AddServer), by server name.
-	mcpServers map[string]http.Handler
+	// mcpServers are the inprocess servers (AddServer, AddMCPServer), by server name.
+	mcpServers map[string]*upstream.InProcess
 	state      int // created, started, closed
 
 	store     sessions.Store

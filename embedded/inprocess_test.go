@@ -188,22 +188,29 @@ agents:
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the host's tool failed") {
 		t.Fatalf("fail: %+v, %v", res, err)
 	}
-	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "viahandler__count", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "tok-1"}})
-	if err != nil || res.IsError {
-		t.Fatalf("count: %+v, %v", res, err)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for {
+	// Progress relays from both forms: on the call's event stream (the handler), routed by
+	// its token (the go-sdk server's line connection).
+	for _, server := range []string{"viahandler", "viasdk"} {
 		mu.Lock()
-		got := slices.Clone(progress)
+		progress = nil
 		mu.Unlock()
-		if slices.Equal(got, []string{"step 1", "step 2", "step 3"}) {
-			break
+		res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__count", Arguments: map[string]any{}, Meta: mcp.Meta{"progressToken": "tok-" + server}})
+		if err != nil || res.IsError {
+			t.Fatalf("%s count: %+v, %v", server, res, err)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("progress %q, want steps 1 to 3", got)
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			got := slices.Clone(progress)
+			mu.Unlock()
+			if slices.Equal(got, []string{"step 1", "step 2", "step 3"}) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s progress %q, want steps 1 to 3", server, got)
+			}
+			time.Sleep(10 * time.Millisecond)
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 
 	pr, err := cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "viasdk__welcome"})
@@ -220,7 +227,7 @@ agents:
 	mcp.AddTool(sdk, &mcp.Tool{Name: "late"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil, nil
 	})
-	deadline = time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for !slices.Contains(toolNames(t, cs), "viasdk__late") {
 		if time.Now().After(deadline) {
 			t.Fatalf("viasdk__late never listed: %v", toolNames(t, cs))

@@ -1,8 +1,11 @@
 package embedded
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"maps"
+	"net"
 	"net/http"
 	"slices"
 
@@ -28,6 +31,10 @@ func (g *Gateway) AddServer(name string, h http.Handler) error {
 	if h == nil {
 		return fmt.Errorf("mcpgw: server %q: nil handler", name)
 	}
+	return g.addServer(name, &upstream.InProcess{Handler: h})
+}
+
+func (g *Gateway) addServer(name string, srv *upstream.InProcess) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.state != created {
@@ -47,20 +54,30 @@ func (g *Gateway) AddServer(name string, h http.Handler) error {
 	}
 	g.cfg = &next
 	if g.mcpServers == nil {
-		g.mcpServers = map[string]http.Handler{}
+		g.mcpServers = map[string]*upstream.InProcess{}
 	}
-	g.mcpServers[name] = h
+	g.mcpServers[name] = srv
 	return nil
 }
 
-// AddMCPServer serves the go-sdk server s as the upstream server name: AddServer with
-// s's streamable HTTP handler (mcp.NewStreamableHTTPHandler), through which the gateway
-// holds one MCP session of s.
+// AddMCPServer serves the go-sdk server s as the upstream server name, as AddServer
+// does a handler, but without HTTP: the gateway holds one session of s over an in-memory
+// connection (net.Pipe, mcp.IOTransport) that carries one JSON-RPC message a line, which
+// costs a call a third of what s's streamable HTTP handler does. s's progress, log and
+// list_changed notifications and its requests to the client relay as a stdio server's do.
 func (g *Gateway) AddMCPServer(name string, s *mcp.Server) error {
 	if s == nil {
 		return fmt.Errorf("mcpgw: server %q: nil *mcp.Server", name)
 	}
-	return g.AddServer(name, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	return g.addServer(name, &upstream.InProcess{Connect: func(ctx context.Context) (io.ReadWriteCloser, error) {
+		gwEnd, serverEnd := net.Pipe()
+		if _, err := s.Connect(ctx, &mcp.IOTransport{Reader: serverEnd, Writer: serverEnd}, nil); err != nil {
+			gwEnd.Close()
+			serverEnd.Close()
+			return nil, err
+		}
+		return gwEnd, nil
+	}})
 }
 
 // withInProcess is servers (copied) with servers.<name> of type inprocess when it has
@@ -76,32 +93,32 @@ func withInProcess(servers map[string]*config.ServerDef, name string) map[string
 	return out
 }
 
-// inProcessMissing says which inprocess server of cfg has no handler (nil: none).
-func inProcessMissing(cfg *config.Config, handlers map[string]http.Handler) error {
+// inProcessMissing says which inprocess server of cfg was not added (nil: none).
+func inProcessMissing(cfg *config.Config, servers map[string]*upstream.InProcess) error {
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
-		if d := cfg.Servers[name]; d != nil && d.Transport() == config.TransportInProcess && handlers[name] == nil {
+		if d := cfg.Servers[name]; d != nil && d.Transport() == config.TransportInProcess && servers[name] == nil {
 			return fmt.Errorf("mcpgw: servers.%s is type inprocess, but no server was added under that name (AddServer or AddMCPServer)", name)
 		}
 	}
 	return nil
 }
 
-// provideServers gives the registry the handlers of the inprocess servers.
-func provideServers(reg *registry.Registry, handlers map[string]http.Handler) {
-	for name, h := range handlers {
-		reg.ProvideServer(name, &upstream.InProcess{Handler: h})
+// provideServers gives the registry the inprocess servers added in code.
+func provideServers(reg *registry.Registry, servers map[string]*upstream.InProcess) {
+	for name, s := range servers {
+		reg.ProvideServer(name, s)
 	}
 }
 
 // reloadInProcess is what Reload does for the servers added in code: cfg's entry for each
 // must be type inprocess (one is added when there is none), and every inprocess server of
 // cfg must have been added.
-func reloadInProcess(c *config.Config, handlers map[string]http.Handler) error {
-	for _, name := range slices.Sorted(maps.Keys(handlers)) {
+func reloadInProcess(c *config.Config, servers map[string]*upstream.InProcess) error {
+	for _, name := range slices.Sorted(maps.Keys(servers)) {
 		if d := c.Servers[name]; d != nil && d.Transport() != config.TransportInProcess {
 			return fmt.Errorf("mcpgw: servers.%s is type %q; it is given in code, so it must be type %q", name, d.Type, config.TransportInProcess)
 		}
 		c.Servers = withInProcess(c.Servers, name)
 	}
-	return inProcessMissing(c, handlers)
+	return inProcessMissing(c, servers)
 }
