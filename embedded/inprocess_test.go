@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	cfgpkg "github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
 )
 
@@ -326,5 +327,52 @@ func TestEmbedInProcessRefusals(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "runs shared") {
 		t.Errorf("per_session: %v", err)
+	}
+}
+
+// TestEmbedInProcessReload: a reload keeps the servers added in code (adding their entry
+// when the new config has none), and refuses one that names an inprocess server nobody
+// added, or gives an added one another type.
+func TestEmbedInProcessReload(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	dir := t.TempDir()
+	base := "listen: 127.0.0.1:1\nstate_dir: " + dir + "\nstore: memory\nauth: {audit: {path: \"off\"}}\n"
+	g, err := embedded.NewYAML([]byte(base), embedded.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.AddMCPServer("own", ownServer("own")); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parse := func(extra string) *cfgpkg.Config {
+		t.Helper()
+		c, _, err := cfgpkg.Parse([]byte(base + extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	if err := g.Reload(parse("")); err != nil {
+		t.Fatalf("reload without the entry: %v", err)
+	}
+	if d := g.Config().Servers["own"]; d == nil || d.Transport() != cfgpkg.TransportInProcess {
+		t.Fatalf("after reload, servers.own is %+v", d)
+	}
+	if err := g.Reload(parse("servers:\n  own: {type: http, url: 'http://127.0.0.1:9/mcp'}\n")); err == nil || !strings.Contains(err.Error(), `must be type "inprocess"`) {
+		t.Errorf("reload giving own another type: %v", err)
+	}
+	if err := g.Reload(parse("servers:\n  other: {type: inprocess}\n")); err == nil || !strings.Contains(err.Error(), "servers.other is type inprocess, but no server was added") {
+		t.Errorf("reload naming a server nobody added: %v", err)
+	}
+	if err := g.Reload(parse("servers:\n  own: {type: inprocess, meta: {title: Own}}\n")); err != nil {
+		t.Fatalf("reload with the entry: %v", err)
+	}
+	if got := g.Config().Servers["own"].Meta.Title; got != "Own" {
+		t.Errorf("title %q after reload", got)
 	}
 }
