@@ -371,10 +371,14 @@ type ExecutorPolicy struct {
 // AllowsTransport applies the policy's transport switches to a normalised transport.
 // allow_http and allow_streamable_http both name streamable HTTP ("http" is its short
 // name in a server's type), so either one set to false forbids it. A transport the policy
-// does not know is refused: a new transport must be allowed explicitly.
+// does not know is refused: a new transport must be allowed explicitly. An inprocess server
+// has no switch (the gateway reaches it in its own process, wherever the agent runs); the
+// policy's lists name it like any server.
 func (p ExecutorPolicy) AllowsTransport(transport string) bool {
 	allowed := func(b *bool) bool { return b == nil || *b }
 	switch transport {
+	case TransportInProcess:
+		return true
 	case TransportStdio:
 		return allowed(p.AllowStdio)
 	case TransportHTTP:

@@ -78,3 +78,16 @@ func containsOne(list []string, sub string) bool {
 	}
 	return false
 }
+
+// An executor's transport switches do not govern an inprocess server (no executor reaches
+// it; the gateway does); its lists still name it.
+func TestInProcessUnderExecutorPolicy(t *testing.T) {
+	off := false
+	p := ExecutorPolicy{AllowStdio: &off, AllowHTTP: &off, AllowSSE: &off, AllowStreamableHTTP: &off}
+	if !p.AllowsTransport(TransportInProcess) {
+		t.Error("an inprocess server is refused by transport switches that do not name it")
+	}
+	if p.AllowsTransport(TransportHTTP) || p.AllowsTransport("carrier-pigeon") {
+		t.Error("the switches stopped applying to other transports")
+	}
+}
