@@ -81,7 +81,9 @@ func newInProcess(ctx context.Context, o Options, log *slog.Logger) (transport, 
 func (t *inprocTransport) close() error {
 	err := t.streamTransport.close()
 	t.rt.CloseIdleConnections()
-	t.streamTransport.ep.pool.closeIdle()
+	if t.ep != nil { // nil when start never ran
+		t.ep.pool.closeIdle()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if t.srv.Shutdown(ctx) != nil {

@@ -173,6 +173,21 @@ func TestInProcessPlainHandler(t *testing.T) {
 	}
 }
 
+// A transport closed before it started (Dial's error path) stops its server.
+func TestInProcessCloseBeforeStart(t *testing.T) {
+	tr, err := newInProcess(context.Background(), Options{Name: "own", InProcess: &InProcess{Handler: plainHandler(nil)}},
+		slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.(*inprocTransport).ln.dial(context.Background()); err == nil {
+		t.Error("the in-memory listener still accepts after close")
+	}
+}
+
 func TestInProcessWithoutHandler(t *testing.T) {
 	_, err := Dial(context.Background(), Options{Name: "own", Transport: "inprocess", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil || !strings.Contains(err.Error(), "no in-process server was given") {
