@@ -215,7 +215,7 @@ type LogConfig struct {
 
 // ServerDef is one upstream MCP server (docs/config.md, servers).
 type ServerDef struct {
-	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse
+	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse | inprocess
 	Command        string            `yaml:"command"`
 	Args           []string          `yaml:"args"`
 	Env            map[string]string `yaml:"env"`
@@ -371,10 +371,14 @@ type ExecutorPolicy struct {
 // AllowsTransport applies the policy's transport switches to a normalised transport.
 // allow_http and allow_streamable_http both name streamable HTTP ("http" is its short
 // name in a server's type), so either one set to false forbids it. A transport the policy
-// does not know is refused: a new transport must be allowed explicitly.
+// does not know is refused: a new transport must be allowed explicitly. An inprocess server
+// has no switch (the gateway reaches it in its own process, wherever the agent runs); the
+// policy's lists name it like any server.
 func (p ExecutorPolicy) AllowsTransport(transport string) bool {
 	allowed := func(b *bool) bool { return b == nil || *b }
 	switch transport {
+	case TransportInProcess:
+		return true
 	case TransportStdio:
 		return allowed(p.AllowStdio)
 	case TransportHTTP:
@@ -396,6 +400,9 @@ const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "streamable_http"
 	TransportSSE   = "sse"
+	// TransportInProcess is an MCP server served by the Go program that embeds the gateway
+	// (package embedded), reached without a socket. Only such a program can start it.
+	TransportInProcess = "inprocess"
 )
 
 // Instance modes after resolution.
@@ -425,6 +432,8 @@ func NormalizeTransport(t string) string {
 		return TransportStdio
 	case "sse":
 		return TransportSSE
+	case "inprocess", "in_process", "in-process":
+		return TransportInProcess
 	}
 	return t
 }

@@ -252,10 +252,11 @@ func (c *Config) Validate() Problems {
 			if d.Command != "" {
 				add(true, where, "command is ignored for type %s", d.Type)
 			}
+		case TransportInProcess: // validate_inprocess.go
 		case "":
-			add(false, where, "missing type (one of stdio, http, streamable_http, sse)")
+			add(false, where, "missing type (one of stdio, http, streamable_http, sse, inprocess)")
 		default:
-			add(false, where, "unknown type %q (one of stdio, http, streamable_http, streamable-http, sse)", d.Type)
+			add(false, where, "unknown type %q (one of stdio, http, streamable_http, streamable-http, sse, inprocess)", d.Type)
 		}
 		switch d.Mode {
 		case "auto", ModeShared, ModePerSession, ModePerAgent, ModePerCall:
@@ -292,6 +293,7 @@ func (c *Config) Validate() Problems {
 	}
 
 	ps = append(ps, c.pluginProblems()...)
+	ps = append(ps, c.inProcessProblems()...)
 
 	for _, name := range sortedKeys(c.Agents) {
 		a := c.Agents[name]

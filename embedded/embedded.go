@@ -35,6 +35,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -68,7 +69,9 @@ type Gateway struct {
 	mu        sync.Mutex
 	cfg       *config.Config // the host's config, with a go plugin for each provider
 	providers map[string]plugin.Plugin
-	state     int // created, started, closed
+	// mcpServers are the inprocess servers (AddServer, AddMCPServer), by server name.
+	mcpServers map[string]*upstream.InProcess
+	state      int // created, started, closed
 
 	store     sessions.Store
 	ownStore  bool
@@ -189,6 +192,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 			return fmt.Errorf("mcpgw: plugins.%s is type go, but no provider was registered under that name (RegisterPlugin)", name)
 		}
 	}
+	if err := inProcessMissing(cfg, g.mcpServers); err != nil {
+		return err
+	}
 	g.store, g.ownStore = g.opts.Store, false
 	if g.store == nil {
 		st, err := sessions.Open(cfg.Store, cfg.StateDir)
@@ -201,6 +207,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	for name, p := range g.providers {
 		g.reg.Provide(name, p)
 	}
+	provideServers(g.reg, g.mcpServers)
 	gw, err := gateway.New(cfg, g.reg, g.store, g.log)
 	if err != nil {
 		return err
@@ -385,6 +392,9 @@ func (g *Gateway) Reload(cfg *config.Config) error {
 		if c.Plugins[name] == nil {
 			c.Plugins[name] = &config.PluginDef{Type: config.PluginTypeGo}
 		}
+	}
+	if err := reloadInProcess(&c, g.mcpServers); err != nil {
+		return err
 	}
 	c.ApplyDefaults()
 	if ps := c.Validate(); ps.HasErrors() {

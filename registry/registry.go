@@ -118,6 +118,8 @@ type Registry struct {
 	// providers are the in-process providers of go plugins, by plugin name (Provide).
 	provMu    sync.Mutex
 	providers map[string]plugin.Plugin
+	// inproc are the servers of type inprocess, by server name (ProvideServer), under provMu.
+	inproc map[string]*upstream.InProcess
 	// self is the mcpgw plugin's provider (ProvideSelf), guarded by provMu.
 	self plugin.Plugin
 }
@@ -542,6 +544,7 @@ func (s *Server) Options() upstream.Options {
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
+		InProcess: s.reg.inProcess(s.Name),
 	}
 }
 

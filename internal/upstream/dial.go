@@ -15,7 +15,7 @@ import (
 // Options says how to reach one upstream instance.
 type Options struct {
 	Name      string
-	Transport string // stdio | streamable_http | sse
+	Transport string // stdio | streamable_http | sse | inprocess
 	Command   string
 	Args      []string
 	Env       map[string]string
@@ -48,6 +48,8 @@ type Options struct {
 	MaxQueuePerOwner int
 	Handler          Handler
 	Log              *slog.Logger
+	// InProcess is the server of transport inprocess, served by this process (inproc.go).
+	InProcess *InProcess
 }
 
 // DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
@@ -76,6 +78,11 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 		st := newSSE(o.Name, o.URL, o.Headers, log)
 		st.maxMessage = o.MaxMessageBytes
 		tr = st
+	case "inprocess":
+		var err error
+		if tr, err = newInProcess(ctx, o, log); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", o.Transport)
 	}

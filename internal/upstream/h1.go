@@ -239,6 +239,8 @@ type h1Endpoint struct {
 	// here caches servedHere for the endpoint's address (0: not known yet, 1: the
 	// upstream is served by this process, 2: it is not), found at the first dial.
 	here atomic.Int32
+	// dialIn makes connections to an in-process server (h1Options.dial; nil: TCP).
+	dialIn func(ctx context.Context) (net.Conn, error)
 }
 
 // h1Options is how an endpoint connects, besides its URL; the zero value is the defaults.
@@ -254,6 +256,9 @@ type h1Options struct {
 	proxy func(*http.Request) (*url.URL, error)
 	// pool holds the idle connections (nil: the pool all endpoints share).
 	pool *h1Pool
+	// dial, when set, makes the endpoint's connections instead of TCP (an in-process
+	// server, inproc.go).
+	dial func(ctx context.Context) (net.Conn, error)
 }
 
 // newH1Endpoint prepares POSTs to rawURL with the given extra headers.
@@ -266,7 +271,7 @@ func newH1Endpoint(rawURL string, headers map[string]string, o h1Options) (*h1En
 		return nil, fmt.Errorf("url %q has no host", rawURL)
 	}
 	host, port := u.Hostname(), u.Port()
-	e := &h1Endpoint{pool: o.pool}
+	e := &h1Endpoint{pool: o.pool, dialIn: o.dial}
 	if e.pool == nil {
 		e.pool = sharedH1Pool
 	}
@@ -491,6 +496,9 @@ func sortStrings(s []string) {
 // dial connects, bounded by ctx and by deadline (zero: none): through the proxy if there
 // is one, with the proxy's tunnel and TLS handshakes.
 func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, error) {
+	if e.dialIn != nil {
+		return e.dialInProcess(ctx)
+	}
 	addr := e.addr
 	if e.proxyAddr != "" {
 		addr = e.proxyAddr
