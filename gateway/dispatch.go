@@ -16,8 +16,8 @@ import (
 
 // dispatch answers one client request on out.
 func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	upstream.RequestStarted() // busy polling for an upstream's answer only while this is the one request
-	defer upstream.RequestEnded()
+	g.busy.RequestStarted() // busy polling for an upstream's answer only while this is the one request
+	defer g.busy.RequestEnded()
 	if g.tracing != nil {
 		g.dispatchTraced(ctx, s, m, out)
 		return
