@@ -297,7 +297,7 @@ func (p *Pool) dial() (*Instance, error) {
 		}
 	}
 	start := time.Now()
-	c, err := upstream.Dial(p.s.ctx, o)
+	c, err := p.s.reg.dialer.Dial(p.s.ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -132,7 +132,7 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 	defer release()
 	o := s.Options()
 	o.Handler = s.handle
-	c, err := upstream.Dial(s.ctx, o)
+	c, err := s.reg.dialer.Dial(s.ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
