@@ -110,11 +110,6 @@ func versionOr(v string) string {
 	return v
 }
 
-// Dial dials o with a Dialer of its own: nothing is shared with other connections (no
-// pooled connections, no guardian, no busy polling). The gateway dials through its
-// registry's Dialer.
-func Dial(ctx context.Context, o Options) (*Conn, error) { return NewDialer().Dial(ctx, o) }
-
 // Dial starts the transport, performs the initialize handshake and returns a ready Conn.
 func (d *Dialer) Dial(ctx context.Context, o Options) (*Conn, error) {
 	log := o.Log

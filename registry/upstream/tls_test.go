@@ -645,7 +645,7 @@ func TestDialWithTLSFiles(t *testing.T) {
 	})
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	files := TLSFiles{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile, ServerName: "upstream.test"}
-	c, err := Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
+	c, err := NewDialer().Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
 		URL: "https://127.0.0.1:" + port + "/mcp", TLS: files, ConnectTimeout: 5 * time.Second,
 		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -668,7 +668,7 @@ func TestDialWithTLSFiles(t *testing.T) {
 	}
 
 	// Files that do not load fail the dial, naming the key.
-	_, err = Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
+	_, err = NewDialer().Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
 		URL: "https://127.0.0.1:" + port + "/mcp", TLS: TLSFiles{CAFile: filepath.Join(pki.dir, "missing.pem")},
 		Log: slog.New(slog.DiscardHandler)})
 	if err == nil || !strings.Contains(err.Error(), "ca_file") {
