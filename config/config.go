@@ -194,7 +194,7 @@ type UpstreamDefaults struct {
 	// 32 MiB). A larger message fails its call and restarts a stdio instance.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
 	// BusyPoll is how long the only call waiting for an upstream's or plugin's answer
-	// waits busily instead of sleeping (default 200µs; negative: never; Linux only).
+	// waits busily instead of sleeping (default 0: never; negative: never; Linux only).
 	BusyPoll time.Duration `yaml:"busy_poll"`
 	// MaxInstancesPerAgent is the default of servers.<name>.max_instances_per_agent (0:
 	// half of the server's own bound, see ServerDef.MaxInstancesPerAgent).

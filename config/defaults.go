@@ -111,9 +111,6 @@ func (c *Config) applyDefaults() {
 	if c.Upstream.MaxMessageBytes == 0 {
 		c.Upstream.MaxMessageBytes = 32 << 20
 	}
-	if c.Upstream.BusyPoll == 0 {
-		c.Upstream.BusyPoll = 200 * time.Microsecond
-	}
 	if c.Upstream.StartConcurrency == 0 {
 		c.Upstream.StartConcurrency = DefaultStartConcurrency()
 	}

@@ -59,6 +59,14 @@ type Options struct {
 	// a config reload (the daemon reads its file again). Unset, the gateway re-applies
 	// the admin API's stored entries itself.
 	OnPeerReload func()
+	// GuardianPath is a binary that runs upstream.RunChild when its first argument is
+	// upstream.ChildArg; stdio upstreams then run under it, which keeps their process
+	// groups from outliving the gateway even when it is killed ("": they are spawned
+	// directly). The mcpgw daemon gives its own executable.
+	GuardianPath string
+	// Version is the gateway's version: its serverInfo, the clientInfo and User-Agent it
+	// sends upstreams, the web UI and the admin API's OpenAPI document ("": "dev").
+	Version string
 }
 
 // Gateway is one embedded gateway. Its methods are safe for concurrent use.
@@ -203,7 +211,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 		}
 		g.store, g.ownStore = sessions.NewCached(st, 10000), true
 	}
-	g.reg = registry.New(cfg, g.log)
+	dialer := upstream.NewDialer()
+	dialer.GuardianPath, dialer.Version = g.opts.GuardianPath, g.opts.Version
+	g.reg = registry.NewWithOptions(cfg, registry.Options{Log: g.log, Dialer: dialer})
 	for name, p := range g.providers {
 		g.reg.Provide(name, p)
 	}

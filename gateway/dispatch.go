@@ -8,14 +8,13 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // dispatch answers one client request on out.
 func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	upstream.RequestStarted() // busy polling for an upstream's answer only while this is the one request
-	defer upstream.RequestEnded()
+	g.busy.RequestStarted() // busy polling for an upstream's answer only while this is the one request
+	defer g.busy.RequestEnded()
 	ctx, end := g.obs.startRequest(ctx, s, m)
 	if end != nil {
 		defer end()

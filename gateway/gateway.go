@@ -45,6 +45,12 @@ type Gateway struct {
 	reg   *registry.Registry
 	store sessions.Store
 	log   *slog.Logger
+	// version is the gateway's version (serverInfo, the admin API's OpenAPI document,
+	// tracing), its registry's Dialer's.
+	version string
+	// busy is the registry's busy polling: every request is counted in it, since polling
+	// waits for an answer only while the gateway handles one request.
+	busy *upstream.BusyPoll
 
 	// LogLevel, when set, is the level of the logger the gateway was given: a reload (or
 	// PUT /api/settings) changes it live.
@@ -148,7 +154,8 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
-		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-"}
+		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-",
+		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	probe := g.probeStore
 	g.metrics.storeProbe.Store(&probe)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -178,7 +185,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		}
 		g.audit = a
 	}
-	tr, err := newTracing(cfg.Tracing, Version, log)
+	tr, err := newTracing(cfg.Tracing, g.version, log)
 	if err != nil {
 		cancel()
 		g.audit.Close()

@@ -24,7 +24,7 @@ const maxPluginSubscriptions = 100
 
 // Reconnection backoff of a watch whose provider channel closed (the plugin reloaded or
 // restarted, or the subscriber fell behind).
-var (
+const (
 	watchBackoffMin = 200 * time.Millisecond
 	watchBackoffMax = 10 * time.Second
 )

@@ -295,7 +295,7 @@ func (s *Session) watch(srv *registry.Server, c *upstream.Conn) {
 		s.setDown(srv.Name, true)
 		// Bring it back in the background so its tools return without waiting for a call.
 		go func() {
-			backoff := registry.BackoffMin
+			backoff := s.g.reg.Timing().BackoffMin
 			for i := 0; i < 8; i++ {
 				select {
 				case <-time.After(backoff):

@@ -21,9 +21,9 @@ import (
 // run a plugin's program. where is "plugins.<name>".
 type PluginCheck func(ctx context.Context, where string, d *config.PluginDef) config.Problems
 
-// PluginChecks are the static checks by plugin type (config.Validate has checked the
+// pluginChecks are the static checks by plugin type (config.Validate has checked the
 // definitions' shape already).
-var PluginChecks = map[string]PluginCheck{"sql": checkSQLPlugin, config.PluginTypeGo: checkGoPlugin}
+var pluginChecks = map[string]PluginCheck{"sql": checkSQLPlugin, config.PluginTypeGo: checkGoPlugin}
 
 // CheckPlugins runs the static check of every configured plugin, in name order.
 func CheckPlugins(ctx context.Context, cfg *config.Config) config.Problems {
@@ -33,7 +33,7 @@ func CheckPlugins(ctx context.Context, cfg *config.Config) config.Problems {
 		if d == nil {
 			continue
 		}
-		if check := PluginChecks[d.Type]; check != nil {
+		if check := pluginChecks[d.Type]; check != nil {
 			ps = append(ps, check(ctx, "plugins."+name, d)...)
 		}
 	}

@@ -54,8 +54,9 @@ type Plugin struct {
 // has one) before each periodic re-read of its catalogue.
 type Opener func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error)
 
-// PluginOpeners are the plugin types the registry can start, by config type.
-var PluginOpeners = map[string]Opener{"sql": openSQL}
+// pluginOpeners are the plugin types every registry can start, by config type (each
+// registry starts from a copy: Registry.openers). Never written.
+var pluginOpeners = map[string]Opener{"sql": openSQL}
 
 func openSQL(ctx context.Context, _ string, def *config.PluginDef) (plugin.Plugin, error) {
 	cfg := sqlplugin.Config{ReadOnly: def.ReadOnly, Connections: map[string]sqlplugin.ConnectionConfig{}}
@@ -93,7 +94,7 @@ type PluginScoper interface{ PluginScope() PluginScope }
 
 func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
 	ctx, cancel := context.WithCancel(r.ctx)
-	open := PluginOpeners[d.Type]
+	open := r.openers[d.Type]
 	if d.Type == config.PluginTypeGo {
 		open = r.provided
 	}
@@ -178,7 +179,7 @@ func (p *Plugin) supervise(ready func()) {
 	var once sync.Once
 	markReady := func() { once.Do(ready) }
 	defer markReady()
-	backoff := BackoffMin
+	backoff := p.reg.timing.BackoffMin
 	for attempt := 0; p.ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			p.mu.Lock()
@@ -197,8 +198,8 @@ func (p *Plugin) supervise(ready func()) {
 		case <-time.After(sleep):
 		case <-p.ctx.Done():
 		}
-		if backoff *= 2; backoff > BackoffMax {
-			backoff = BackoffMax
+		if backoff *= 2; backoff > p.reg.timing.BackoffMax {
+			backoff = p.reg.timing.BackoffMax
 		}
 	}
 	p.set(StateStopped, nil, nil, nil)
@@ -273,7 +274,7 @@ func (p *Plugin) load(prov plugin.Plugin) error {
 	return nil
 }
 
-// closeProvider closes a provider once the calls on it ended (or after DrainFor).
+// closeProvider closes a provider once the calls on it ended (or after Timing.DrainFor).
 func (p *Plugin) closeProvider(prov plugin.Plugin) {
 	c, ok := prov.(io.Closer)
 	if !ok || p.Def.Type == config.PluginTypeGo || p.Def.Type == config.PluginTypeSelf { // the host owns an in-process provider
@@ -283,7 +284,7 @@ func (p *Plugin) closeProvider(prov plugin.Plugin) {
 	go func() { p.calls.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(DrainFor):
+	case <-time.After(p.reg.timing.DrainFor):
 	}
 	if err := c.Close(); err != nil {
 		p.reg.log.Warn("closing plugin", "plugin", p.Name, "err", err)

@@ -26,7 +26,7 @@ func (r *Registry) openCommand(ctx context.Context, name string, d *config.Plugi
 	}
 	sort.Strings(env)
 	return external.Launch(ctx, external.Command{Name: name, Path: d.Command, Args: d.Args, Env: env, Dir: d.Dir,
-		Config: raw, Logger: r.log, MaxMessageBytes: r.cfg.Load().Upstream.MaxMessageBytes})
+		Config: raw, Logger: r.log, MaxMessageBytes: r.cfg.Load().Upstream.MaxMessageBytes, BusyWait: r.pluginBusy})
 }
 
 // exited is the channel closed when an out-of-process provider's process went, and why

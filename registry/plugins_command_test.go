@@ -70,13 +70,10 @@ func TestCommandPluginCrashAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	old := BackoffMin
-	BackoffMin = 20 * time.Millisecond
-	t.Cleanup(func() { BackoffMin = old })
 	cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 30 * time.Second},
 		Plugins: map[string]*config.PluginDef{"shop": {Command: bin, Refresh: -1, Config: map[string]any{
 			"connections": map[string]any{"main": map[string]any{"driver": "sqlite", "dsn": dbPath}}}}}}
-	r := New(cfg, slog.New(slog.DiscardHandler))
+	r := NewWithOptions(cfg, Options{Log: slog.New(slog.DiscardHandler), Timing: Timing{BackoffMin: 20 * time.Millisecond}})
 	var mu sync.Mutex
 	var changes []string
 	r.OnChange = func(s string) { mu.Lock(); changes = append(changes, s); mu.Unlock() }

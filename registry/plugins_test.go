@@ -15,26 +15,26 @@ import (
 	"github.com/mcpgw/mcpgw/plugin/plugintest"
 )
 
-// fixtureType is a plugin type for these tests: the plugintest fixture, or an error while
-// failing is set.
-func fixtureType(t *testing.T, failing *atomic.Bool) {
-	t.Helper()
-	PluginOpeners["fixture"] = func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error) {
+// fixtureOpener opens the plugin type "fixture" of these tests: the plugintest fixture,
+// or an error while failing is set.
+func fixtureOpener(failing *atomic.Bool) Opener {
+	return func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error) {
 		if failing.Load() {
 			return nil, errors.New("the fixture is told to fail")
 		}
 		return plugintest.New(), nil
 	}
-	t.Cleanup(func() { delete(PluginOpeners, "fixture") })
 }
 
-func pluginRegistry(t *testing.T, plugins ...string) *Registry {
+// pluginRegistry is a registry with the given plugins of type fixture, paced by timing.
+func pluginRegistry(t *testing.T, failing *atomic.Bool, timing Timing, plugins ...string) *Registry {
 	t.Helper()
 	cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 5 * time.Second}, Plugins: map[string]*config.PluginDef{}}
 	for _, p := range plugins {
 		cfg.Plugins[p] = &config.PluginDef{Type: "fixture", Refresh: -1}
 	}
-	r := New(cfg, slog.New(slog.DiscardHandler))
+	r := NewWithOptions(cfg, Options{Log: slog.New(slog.DiscardHandler), Timing: timing,
+		Openers: map[string]Opener{"fixture": fixtureOpener(failing)}})
 	t.Cleanup(r.Close)
 	return r
 }
@@ -75,8 +75,7 @@ var _ PluginScoper = scopeFilter{}
 
 func TestPluginViews(t *testing.T) {
 	var failing atomic.Bool
-	fixtureType(t, &failing)
-	r := pluginRegistry(t, "kubernetes")
+	r := pluginRegistry(t, &failing, Timing{}, "kubernetes")
 	r.Start(5 * time.Second)
 	p := r.Plugin("kubernetes")
 	waitState(t, p, StateUp)
@@ -131,11 +130,7 @@ func TestPluginViews(t *testing.T) {
 func TestPluginThatFailsIsDown(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
-	fixtureType(t, &failing)
-	old := BackoffMin
-	BackoffMin = 20 * time.Millisecond
-	t.Cleanup(func() { BackoffMin = old })
-	r := pluginRegistry(t, "broken")
+	r := pluginRegistry(t, &failing, Timing{BackoffMin: 20 * time.Millisecond}, "broken")
 	r.Start(5 * time.Second) // returns although the plugin does not load
 	p := r.Plugin("broken")
 	waitState(t, p, StateDown)

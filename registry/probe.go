@@ -17,7 +17,7 @@ func (r *Registry) Probe(ctx context.Context, name string, d *config.ServerDef) 
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: cfg.Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: r.log, InProcess: r.inProcess(name),
 	}
-	c, err := upstream.Dial(ctx, o)
+	c, err := r.dialer.Dial(ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -29,13 +29,53 @@ const (
 	StateStopped  = "stopped"
 )
 
-// Backoff bounds for restarting an upstream. The delay doubles after each failure and
-// resets only after the upstream stayed up for StableAfter.
-var (
-	BackoffMin  = 250 * time.Millisecond
-	BackoffMax  = 30 * time.Second
-	StableAfter = 30 * time.Second
-)
+// Timing is how a registry paces its supervision. The zero value of a field is its
+// default (DefaultTiming).
+type Timing struct {
+	// BackoffMin and BackoffMax bound the delay before restarting an upstream or plugin.
+	// The delay doubles after each failure and resets only after the upstream stayed up
+	// for StableAfter.
+	BackoffMin, BackoffMax, StableAfter time.Duration
+	// DrainFor is how long a replaced server's shared connection (or a stopped plugin's
+	// provider) stays open for the calls already on it.
+	DrainFor time.Duration
+	// KeepAlive is how often shared upstreams are pinged.
+	KeepAlive time.Duration
+}
+
+// DefaultTiming is the timing of a registry that sets none.
+func DefaultTiming() Timing {
+	return Timing{BackoffMin: 250 * time.Millisecond, BackoffMax: 30 * time.Second, StableAfter: 30 * time.Second,
+		DrainFor: 30 * time.Second, KeepAlive: 15 * time.Second}
+}
+
+// orDefault fills in the zero fields.
+func (t Timing) orDefault() Timing {
+	d := DefaultTiming()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&t.BackoffMin, &d.BackoffMin}, {&t.BackoffMax, &d.BackoffMax}, {&t.StableAfter, &d.StableAfter},
+		{&t.DrainFor, &d.DrainFor}, {&t.KeepAlive, &d.KeepAlive},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return t
+}
+
+// Options are a registry's settings beyond the config. The zero value is usable.
+type Options struct {
+	// Log receives the registry's logs (nil: slog.Default()).
+	Log *slog.Logger
+	// Dialer connects the upstreams (nil: upstream.NewDialer()). Its busy polling is set
+	// from the config's upstream.busy_poll (made when it has none).
+	Dialer *upstream.Dialer
+	// Timing paces supervision (zero fields: DefaultTiming).
+	Timing Timing
+	// Openers add plugin types to the built-in ones (sql), by config type: a plugin of
+	// such a type is started with its opener.
+	Openers map[string]Opener
+}
 
 // Server is one configured upstream server. A server whose definition changes is replaced
 // by a new Server; one that is removed from the config is retired: it keeps running for
@@ -122,6 +162,15 @@ type Registry struct {
 	inproc map[string]*upstream.InProcess
 	// self is the mcpgw plugin's provider (ProvideSelf), guarded by provMu.
 	self plugin.Plugin
+
+	// dialer connects the upstreams; its Busy polls for their answers (busy_poll).
+	dialer *upstream.Dialer
+	// pluginBusy is the busy waiting of out-of-process plugin calls (busy_poll).
+	pluginBusy *external.BusyWait
+	// timing paces supervision.
+	timing Timing
+	// openers start the plugin types with a provider of their own, by config type.
+	openers map[string]Opener
 }
 
 // serverSet is every server sessions may reach (configured and retired) and the sorted
@@ -134,14 +183,30 @@ type serverSet struct {
 	plugins map[string]*Plugin
 }
 
-// New builds a registry for cfg. Start connects the upstreams.
+// New builds a registry for cfg with a Dialer of its own. Start connects the upstreams.
 func New(cfg *config.Config, log *slog.Logger) *Registry {
+	return NewWithOptions(cfg, Options{Log: log})
+}
+
+// NewWithOptions builds a registry for cfg. Start connects the upstreams.
+func NewWithOptions(cfg *config.Config, o Options) *Registry {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Dialer == nil {
+		o.Dialer = upstream.NewDialer()
+	}
+	if o.Dialer.Busy == nil {
+		o.Dialer.Busy = upstream.NewBusyPoll(0)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Registry{log: log, ctx: ctx, cancel: cancel, views: newViewCache(256)}
+	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, views: newViewCache(256), dialer: o.Dialer,
+		timing: o.Timing.orDefault(), openers: maps.Clone(pluginOpeners)}
+	maps.Copy(r.openers, o.Openers)
+	r.pluginBusy = external.NewBusyWait(0, r.dialer.Busy.Quiet)
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
-	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
-	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
+	r.setBusyPoll(cfg.Upstream.BusyPoll)
 	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		set.m[name] = r.newServer(name, cfg.Servers[name])
@@ -285,7 +350,7 @@ type Change struct {
 
 // Apply makes cfg the registry's config while the gateway runs. A server that is new
 // starts in the background; one whose definition changed is replaced by a new instance
-// (its old shared connection stays open for DrainFor, so calls already on it finish); one
+// (its old shared connection stays open for Timing.DrainFor, so calls already on it finish); one
 // that is gone is retired: it stays up for the sessions that already have it, new
 // sessions no longer see it, and Release stops it once no session uses it. Servers whose
 // definition is unchanged keep running untouched.
@@ -293,8 +358,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
-	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
-	external.SetBusyPoll(cfg.Upstream.BusyPoll, upstream.Quiet)
+	r.setBusyPoll(cfg.Upstream.BusyPoll)
 	old := r.set.Load()
 	// Exposed names depend on the naming settings: a change there re-lists every server.
 	renamed := !reflect.DeepEqual(r.cfg.Load().Naming, cfg.Naming) || r.cfg.Load().Upstream.MaxMessageBytes != cfg.Upstream.MaxMessageBytes
@@ -380,11 +444,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	return changes
 }
 
-// DrainFor is how long a replaced server's shared connection stays open for the calls
-// already on it.
-var DrainFor = 30 * time.Second
-
-// drain stops a replaced server after DrainFor: its supervision ends at once (it is not
+// drain stops a replaced server after Timing.DrainFor: its supervision ends at once (it is not
 // restarted), its shared connection closes when the calls on it had time to finish.
 func (s *Server) drain() {
 	s.mu.Lock()
@@ -394,8 +454,24 @@ func (s *Server) drain() {
 		s.stop()
 		return
 	}
-	time.AfterFunc(DrainFor, s.stop)
+	time.AfterFunc(s.reg.timing.DrainFor, s.stop)
 }
+
+// setBusyPoll applies upstream.busy_poll to the registry's upstream calls and plugin calls.
+func (r *Registry) setBusyPoll(d time.Duration) {
+	r.dialer.Busy.SetDuration(d)
+	r.pluginBusy.SetDuration(d)
+}
+
+// Dialer is the registry's upstream dialer: its busy polling (Busy) is the one the
+// gateway brackets its requests with, and its pools are the ones the upstreams share.
+func (r *Registry) Dialer() *upstream.Dialer { return r.dialer }
+
+// Timing is how the registry paces its supervision.
+func (r *Registry) Timing() Timing { return r.timing }
+
+// PluginBusyStats is how the busy waits of out-of-process plugin calls ended.
+func (r *Registry) PluginBusyStats() external.BusyStats { return r.pluginBusy.Stats() }
 
 // HasRetired reports whether any retired server is waiting for Release.
 func (r *Registry) HasRetired() bool {
@@ -578,7 +654,7 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 			h(c, m, raw, rel)
 		}
 	}
-	return upstream.Dial(ctx, o)
+	return s.reg.dialer.Dial(ctx, o)
 }
 
 // handle is the handler of the server's own connections (shared, or the probe of a

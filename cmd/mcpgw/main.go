@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
-	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -247,13 +246,11 @@ func serve(args []string) error {
 	if err := checkListener(cfg, log, *listen != ""); err != nil {
 		return err
 	}
-	if exe, err := os.Executable(); err == nil {
-		upstream.GuardianPath = exe
-	}
-	upstream.Version, gateway.Version = version, version
-
 	peer := make(chan struct{}, 1)
-	opts := embedded.Options{Logger: log, LogLevel: logLevel}
+	opts := embedded.Options{Logger: log, LogLevel: logLevel, Version: version}
+	if exe, err := os.Executable(); err == nil {
+		opts.GuardianPath = exe
+	}
 	if path != "" {
 		// Another replica reloaded: read the file again (merged with the stored API
 		// entries). Without a file the gateway re-applies the stored entries itself.

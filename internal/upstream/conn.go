@@ -71,6 +71,11 @@ type Conn struct {
 	// modern.go): every request then carries modernMeta in params._meta.
 	Modern     bool
 	modernMeta json.RawMessage
+
+	// busy is the gateway's busy polling (Dialer.Busy; nil: never), version its version
+	// (clientInfo.version).
+	busy    *BusyPoll
+	version string
 }
 
 // Capabilities is the part of an upstream's capabilities the gateway acts on.

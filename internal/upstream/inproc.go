@@ -65,9 +65,8 @@ func newInProcess(ctx context.Context, o Options, log *slog.Logger) (transport, 
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	st := newStreamable(o.Name, InProcessURL, o.Headers, log)
+	st := newStreamable(o.Name, InProcessURL, o.Headers, &http.Client{Transport: rt}, log)
 	st.maxMessage = o.MaxMessageBytes
-	st.client = &http.Client{Transport: rt}
 	st.h1 = h1Options{
 		proxy: func(*http.Request) (*url.URL, error) { return nil, nil },
 		pool:  &h1Pool{},

@@ -53,7 +53,7 @@ func dialInProcess(t *testing.T, ip *InProcess, handler Handler) *Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, err := Dial(ctx, Options{Name: "own", Transport: "inprocess", InProcess: ip,
+	c, err := NewDialer().Dial(ctx, Options{Name: "own", Transport: "inprocess", InProcess: ip,
 		Handler: handler, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
@@ -189,7 +189,7 @@ func TestInProcessCloseBeforeStart(t *testing.T) {
 }
 
 func TestInProcessWithoutHandler(t *testing.T) {
-	_, err := Dial(context.Background(), Options{Name: "own", Transport: "inprocess", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	_, err := NewDialer().Dial(context.Background(), Options{Name: "own", Transport: "inprocess", Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err == nil || !strings.Contains(err.Error(), "no in-process server was given") {
 		t.Fatalf("err %v", err)
 	}
@@ -242,7 +242,7 @@ func BenchmarkInProcessCall(b *testing.B) {
 	run := func(b *testing.B, o Options) {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		c, err := Dial(ctx, o)
+		c, err := NewDialer().Dial(ctx, o)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,12 +27,14 @@ import (
 	"github.com/mcpgw/mcpgw/plugin/internal/pluginpb"
 )
 
-// Handshake is what the host and a plugin executable must agree on. go-plugin passes the
+// handshake is what the host and a plugin executable must agree on. go-plugin passes the
 // cookie in the environment: an executable started by hand says it is a plugin and exits.
-var Handshake = goplugin.HandshakeConfig{
-	ProtocolVersion:  1,
-	MagicCookieKey:   "MCPGW_PLUGIN",
-	MagicCookieValue: "resource-provider-7f3c9a1e",
+func handshake() goplugin.HandshakeConfig {
+	return goplugin.HandshakeConfig{
+		ProtocolVersion:  1,
+		MagicCookieKey:   "MCPGW_PLUGIN",
+		MagicCookieValue: "resource-provider-7f3c9a1e",
+	}
 }
 
 // pluginName is the one plugin an executable serves in go-plugin's plugin set.
