@@ -497,27 +497,9 @@ func claimsFrom(mc jwt.MapClaims, agentClaim string) (*Claims, error) {
 	if exp, err := mc.GetExpirationTime(); err == nil && exp != nil {
 		c.Expiry = exp.Time
 	}
-	switch s := mc["scope"].(type) {
-	case nil:
-	case string:
-		c.Scopes = strings.Fields(s)
-	default:
-		return nil, invalid("malformed scope claim")
-	}
-	if c.Scopes == nil {
-		switch s := mc["scp"].(type) {
-		case nil:
-		case string:
-			c.Scopes = strings.Fields(s)
-		case []any:
-			ss, ok := stringList(s)
-			if !ok {
-				return nil, invalid("malformed scp claim")
-			}
-			c.Scopes = ss
-		default:
-			return nil, invalid("malformed scp claim")
-		}
+	var err error
+	if c.Scopes, err = scopesFrom(mc); err != nil {
+		return nil, err
 	}
 	raw, present := mc[narrowClaim]
 	if !present || raw == nil {
@@ -527,50 +509,96 @@ func claimsFrom(mc jwt.MapClaims, agentClaim string) (*Claims, error) {
 	if !ok {
 		return nil, invalid("malformed mcpgw claim")
 	}
-	bad := func(field string) error { return invalid("malformed mcpgw.%s claim", field) }
-	if v, ok := n["servers"]; ok && v != nil {
-		l, ok := v.([]any)
-		if !ok {
-			return nil, bad("servers")
-		}
-		if c.Servers, ok = stringList(l); !ok {
-			return nil, bad("servers")
-		}
+	if err := narrowFrom(c, n); err != nil {
+		return nil, err
 	}
-	if v, ok := n["tools"]; ok && v != nil {
-		l, ok := v.([]any)
-		if !ok {
-			return nil, bad("tools")
+	return c, nil
+}
+
+// scopesFrom reads "scope" (space-separated) or, when it is absent, "scp" (space-separated
+// or a list).
+func scopesFrom(mc jwt.MapClaims) ([]string, error) {
+	switch s := mc["scope"].(type) {
+	case nil:
+	case string:
+		if scopes := strings.Fields(s); scopes != nil {
+			return scopes, nil
 		}
-		if c.Tools, ok = stringList(l); !ok {
-			return nil, bad("tools")
-		}
+	default:
+		return nil, invalid("malformed scope claim")
 	}
-	if v, ok := n["connection_scope"]; ok && v != nil {
-		l, ok := v.([]any)
+	switch s := mc["scp"].(type) {
+	case nil:
+		return nil, nil
+	case string:
+		return strings.Fields(s), nil
+	case []any:
+		ss, ok := stringList(s)
 		if !ok {
-			return nil, bad("connection_scope")
+			return nil, invalid("malformed scp claim")
 		}
-		if c.ConnectionScope, ok = stringList(l); !ok {
-			return nil, bad("connection_scope")
-		}
+		return ss, nil
+	default:
+		return nil, invalid("malformed scp claim")
+	}
+}
+
+// narrowFrom reads the members of the "mcpgw" claim into c.
+func narrowFrom(c *Claims, n map[string]any) error {
+	var err error
+	if c.Servers, err = narrowList(n, "servers"); err != nil {
+		return err
+	}
+	if c.Tools, err = narrowList(n, "tools"); err != nil {
+		return err
+	}
+	if c.ConnectionScope, err = narrowList(n, "connection_scope"); err != nil {
+		return err
 	}
 	if v, ok := n["read_only"]; ok && v != nil {
 		if c.ReadOnly, ok = v.(bool); !ok {
-			return nil, bad("read_only")
+			return narrowBad("read_only")
 		}
 	}
-	if v, ok := n["task"]; ok && v != nil {
-		if c.Task, ok = v.(string); !ok {
-			return nil, bad("task")
-		}
+	if c.Task, err = narrowString(n, "task"); err != nil {
+		return err
 	}
-	if v, ok := n["conversation"]; ok && v != nil {
-		if c.Conversation, ok = v.(string); !ok {
-			return nil, bad("conversation")
-		}
+	if c.Conversation, err = narrowString(n, "conversation"); err != nil {
+		return err
 	}
-	return c, nil
+	return nil
+}
+
+func narrowBad(field string) error { return invalid("malformed mcpgw.%s claim", field) }
+
+// narrowList reads a list of strings of the "mcpgw" claim; absent or null is nil.
+func narrowList(n map[string]any, field string) ([]string, error) {
+	v, ok := n[field]
+	if !ok || v == nil {
+		return nil, nil
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, narrowBad(field)
+	}
+	ss, ok := stringList(l)
+	if !ok {
+		return nil, narrowBad(field)
+	}
+	return ss, nil
+}
+
+// narrowString reads a string of the "mcpgw" claim; absent or null is "".
+func narrowString(n map[string]any, field string) (string, error) {
+	v, ok := n[field]
+	if !ok || v == nil {
+		return "", nil
+	}
+	s, ok := v.(string)
+	if !ok {
+		return "", narrowBad(field)
+	}
+	return s, nil
 }
 
 // stringList converts a JSON array of strings; an empty array gives a non-nil empty slice.
