@@ -463,56 +463,70 @@ func (b *Bridge) post(m *wire.Msg, line []byte, settle func()) error {
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case resp.StatusCode == http.StatusAccepted:
-		if m.ID != nil && m.Method != "" {
-			b.writeThen(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: the gateway accepted the request (HTTP 202) without answering it", nil), settle)
-		}
+		b.answerFailed(m, "mcpgw-bridge: the gateway accepted the request (HTTP 202) without answering it", settle)
 		return nil
 	case ct == "text/event-stream":
-		rd := wire.NewSSEReader(resp.Body, b.o.MaxMessage)
-		answered := m.ID == nil
-		for {
-			ev, err := rd.Next()
-			if err != nil {
-				if !answered {
-					return errNoAnswer
-				}
-				return nil
-			}
-			if len(bytes.TrimSpace(ev.Data)) > 0 {
-				if !answered {
-					if mm, err := wire.Parse(ev.Data); err == nil && mm.IsResponse() && string(mm.ID) == string(m.ID) {
-						answered = true
-						b.deliver(m, ev.Data, settle)
-						continue
-					}
-				}
-				b.deliver(m, ev.Data, nil)
-			}
-		}
+		return b.relayStream(m, resp.Body, settle)
 	default:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(b.o.MaxMessage)))
+		return b.relayBody(m, resp, settle)
+	}
+}
+
+// answerFailed answers a request (not a notification or a response) with a connection
+// error: the gateway took it but gave no JSON-RPC answer.
+func (b *Bridge) answerFailed(m *wire.Msg, text string, settle func()) {
+	if m.ID != nil && m.Method != "" {
+		b.writeThen(wire.Error(m.ID, wire.CodeConnection, text, nil), settle)
+	}
+}
+
+// relayStream writes every event of an SSE answer; the one that answers m settles it.
+func (b *Bridge) relayStream(m *wire.Msg, body io.Reader, settle func()) error {
+	rd := wire.NewSSEReader(body, b.o.MaxMessage)
+	answered := m.ID == nil
+	for {
+		ev, err := rd.Next()
 		if err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
-			if m.ID != nil && m.Method != "" {
-				b.writeThen(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d with no body", resp.StatusCode), nil), settle)
+			if !answered {
+				return errNoAnswer
 			}
 			return nil
 		}
-		if body[0] != '{' && body[0] != '[' {
-			if m.ID != nil && m.Method != "" {
-				b.writeThen(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body))), nil), settle)
+		if len(bytes.TrimSpace(ev.Data)) == 0 {
+			continue
+		}
+		if !answered {
+			if mm, err := wire.Parse(ev.Data); err == nil && mm.IsResponse() && string(mm.ID) == string(m.ID) {
+				answered = true
+				b.deliver(m, ev.Data, settle)
+				continue
 			}
-			return nil
 		}
-		// An error answer without the request's id (HTTP-level refusals) gets it back.
-		if mm, err := wire.Parse(body); err == nil && mm.IsResponse() && mm.ID == nil && m.ID != nil {
-			body = wire.RawError(m.ID, mm.Error)
-		}
-		b.deliver(m, body, settle)
+		b.deliver(m, ev.Data, nil)
+	}
+}
+
+// relayBody writes a plain answer: a JSON-RPC message as it is, anything else as an error
+// answer that says what the gateway sent.
+func (b *Bridge) relayBody(m *wire.Msg, resp *http.Response, settle func()) error {
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(b.o.MaxMessage)))
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		b.answerFailed(m, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d with no body", resp.StatusCode), settle)
 		return nil
 	}
+	if body[0] != '{' && body[0] != '[' {
+		b.answerFailed(m, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body))), settle)
+		return nil
+	}
+	// An error answer without the request's id (HTTP-level refusals) gets it back.
+	if mm, err := wire.Parse(body); err == nil && mm.IsResponse() && mm.ID == nil && m.ID != nil {
+		body = wire.RawError(m.ID, mm.Error)
+	}
+	b.deliver(m, body, settle)
+	return nil
 }
 
 // deliver writes one message from the gateway; an initialize result also opens the GET
