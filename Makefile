@@ -22,6 +22,10 @@ REQUIRE_PEERS ?= 1
 # database) builds it once into the build cache. docs/decisions.md says why.
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+# gocyclo, pinned the same way: no hand-written function above cyclomatic CYCLO_MAX.
+GOCYCLO_VERSION ?= v0.6.0
+GOCYCLO := $(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION)
+CYCLO_MAX ?= 25
 # make install puts mcpgw and mcpgw-bridge in $(PREFIX)/bin, a directory the user can write.
 PREFIX    ?= $(HOME)/.local
 BINDIR     = $(abspath $(PREFIX))/bin
@@ -160,12 +164,17 @@ bench-smoke:
 	@tail -1 $(CACHE)/bench-smoke.log
 
 ## lint: gofmt must list nothing; go vet and staticcheck (every check of its default set)
-## must pass on the whole module
+## must pass on the whole module; gocyclo must list no hand-written function (tests and
+## generated code aside, the bench module included) above cyclomatic CYCLO_MAX
 lint:
 	@out="$$(gofmt -l $(GO_FILES))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	@files="$$(grep -L '^// Code generated .* DO NOT EDIT\.$$' $(filter-out %_test.go,$(GO_FILES)))"; \
+	if ! out="$$($(GOCYCLO) -over $(CYCLO_MAX) $$files)"; then \
+		if [ -z "$$out" ]; then echo "gocyclo did not run"; exit 1; fi; \
+		echo "cyclomatic complexity over $(CYCLO_MAX) (split these functions by meaning; docs/decisions.md):"; echo "$$out"; exit 1; fi
 
 ## check-rules: promtool (Debian's prometheus package, `make peers`) checks the shipped
 ## Prometheus rules; test/e2e/prometheus_test.go also loads them into a real Prometheus

@@ -28,6 +28,8 @@ var allowedGlobals = map[string]string{
 	"bridge.errPeerClosed":                "sentinel error",
 	"bridge.errNoAnswer":                  "sentinel error",
 	"embedded.ErrClosed":                  "sentinel error",
+	"gateway.allowOrder":                  "lookup table of HTTP methods, never written",
+	"config.separatorRE":                  "compiled regexp, never written",
 	"gateway.errParamsNotObject":          "sentinel error",
 	"gateway.errNoStream":                 "sentinel error",
 	"gateway.errSlowStream":               "sentinel error",
