@@ -80,7 +80,7 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 		tr = st
 	case "inprocess":
 		var err error
-		if tr, err = newInProcess(ctx, o, log); err != nil {
+		if tr, err = newInProcess(o, log); err != nil {
 			return nil, err
 		}
 	default:
