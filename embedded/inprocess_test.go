@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	cfgpkg "github.com/mcpgw/mcpgw/config"
@@ -44,6 +45,14 @@ func ownServer(who string) *mcp.Server {
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "fail"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
 		return nil, nil, errors.New("the host's tool failed")
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "ask"}, func(ctx context.Context, req *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, any, error) {
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Message: "your name?",
+			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{"name": {Type: "string"}}}})
+		if err != nil {
+			return nil, nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprint(res.Action, " ", res.Content["name"])}}}, nil, nil
 	})
 	s.AddPrompt(&mcp.Prompt{Name: "welcome"}, func(context.Context, *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 		return &mcp.GetPromptResult{Messages: []*mcp.PromptMessage{{Role: "user", Content: &mcp.TextContent{Text: who + " welcomes you"}}}}, nil
@@ -161,6 +170,9 @@ agents:
 			progress = append(progress, req.Params.Message)
 			mu.Unlock()
 		},
+		ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ann"}}, nil
+		},
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 			mu.Lock()
 			listChanged++
@@ -189,8 +201,7 @@ agents:
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "the host's tool failed") {
 		t.Fatalf("fail: %+v, %v", res, err)
 	}
-	// Progress relays from both forms: on the call's event stream (the handler), routed by
-	// its token (the go-sdk server's line connection).
+	// Progress relays from both forms, on the call's own event stream.
 	for _, server := range []string{"viahandler", "viasdk"} {
 		mu.Lock()
 		progress = nil
@@ -211,6 +222,18 @@ agents:
 				t.Fatalf("%s progress %q, want steps 1 to 3", server, got)
 			}
 			time.Sleep(10 * time.Millisecond)
+		}
+	}
+
+	// A request of the server's to the client (elicitation) reaches the client whose call
+	// asked it, and its answer comes back.
+	for _, server := range []string{"viahandler", "viasdk"} {
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: server + "__ask", Arguments: map[string]any{}})
+		if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "accept ann" {
+			t.Errorf("%s ask: %+v, %v", server, res, err)
+			if res != nil && len(res.Content) > 0 {
+				t.Logf("%s", res.Content[0].(*mcp.TextContent).Text)
+			}
 		}
 	}
 

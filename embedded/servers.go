@@ -1,11 +1,8 @@
 package embedded
 
 import (
-	"context"
 	"fmt"
-	"io"
 	"maps"
-	"net"
 	"net/http"
 	"slices"
 
@@ -60,24 +57,16 @@ func (g *Gateway) addServer(name string, srv *upstream.InProcess) error {
 	return nil
 }
 
-// AddMCPServer serves the go-sdk server s as the upstream server name, as AddServer
-// does a handler, but without HTTP: the gateway holds one session of s over an in-memory
-// connection (net.Pipe, mcp.IOTransport) that carries one JSON-RPC message a line, which
-// costs a call a third of what s's streamable HTTP handler does. s's progress, log and
-// list_changed notifications and its requests to the client relay as a stdio server's do.
+// AddMCPServer serves the go-sdk server s as the upstream server name: AddServer with
+// s's streamable HTTP handler (mcp.NewStreamableHTTPHandler), through which the gateway
+// holds one MCP session of s. So s's requests to the client (elicitation, sampling), its
+// progress and log notifications reach the client whose call caused them, as from any
+// streamable HTTP server.
 func (g *Gateway) AddMCPServer(name string, s *mcp.Server) error {
 	if s == nil {
 		return fmt.Errorf("mcpgw: server %q: nil *mcp.Server", name)
 	}
-	return g.addServer(name, &upstream.InProcess{Connect: func(ctx context.Context) (io.ReadWriteCloser, error) {
-		gwEnd, serverEnd := net.Pipe()
-		if _, err := s.Connect(ctx, &mcp.IOTransport{Reader: serverEnd, Writer: serverEnd}, nil); err != nil {
-			gwEnd.Close()
-			serverEnd.Close()
-			return nil, err
-		}
-		return gwEnd, nil
-	}})
+	return g.AddServer(name, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
 }
 
 // withInProcess is servers (copied) with servers.<name> of type inprocess when it has

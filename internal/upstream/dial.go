@@ -165,7 +165,7 @@ func (d *Dialer) transport(ctx context.Context, o Options, log *slog.Logger) (tr
 		tr = st
 	case "inprocess":
 		var err error
-		if tr, err = newInProcess(ctx, o, log); err != nil {
+		if tr, err = newInProcess(o, log); err != nil {
 			return nil, err
 		}
 		if ip, ok := tr.(*inprocTransport); ok {

@@ -3,7 +3,6 @@ package upstream
 import (
 	"context"
 	"errors"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -25,15 +24,10 @@ import (
 // localhost and path /mcp. Nothing is ever dialled at that address.
 const InProcessURL = "http://localhost/mcp"
 
-// InProcess is an MCP server served in the gateway's own process, in one of two forms.
+// InProcess is an MCP server served in the gateway's own process.
 type InProcess struct {
 	// Handler speaks MCP streamable HTTP (for instance a go-sdk StreamableHTTPHandler).
 	Handler http.Handler
-	// Connect, used when set instead of Handler, opens a connection that carries
-	// newline-delimited JSON-RPC to a new session of the server (for instance one end of
-	// a net.Pipe whose other end a go-sdk server serves with an IOTransport). Closing it
-	// ends the session (inproc_lines.go).
-	Connect func(ctx context.Context) (io.ReadWriteCloser, error)
 }
 
 // errNoInProcess is the error of an inprocess server whose host gave no handler.
@@ -48,10 +42,7 @@ type inprocTransport struct {
 	rt  *http.Transport
 }
 
-func newInProcess(ctx context.Context, o Options, log *slog.Logger) (transport, error) {
-	if o.InProcess != nil && o.InProcess.Connect != nil {
-		return newLinesTransport(ctx, o, log)
-	}
+func newInProcess(o Options, log *slog.Logger) (transport, error) {
 	if o.InProcess == nil || o.InProcess.Handler == nil {
 		return nil, errNoInProcess
 	}
