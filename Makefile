@@ -16,12 +16,16 @@ UNIT_TIMEOUT ?= 10m
 # Extra arguments for the e2e go test, e.g. make test-e2e E2E_ARGS='-run TestHarness -v'
 E2E_ARGS  ?=
 # 1: a test whose peer (redis-server, tinyproxy, Node, bin/mcpgw...) is missing fails
-# instead of skipping (test/peers). make's test runs set it; REQUIRE_PEERS=0 to skip.
+# instead of skipping (internal/peers). make's test runs set it; REQUIRE_PEERS=0 to skip.
 REQUIRE_PEERS ?= 1
 # staticcheck, pinned: `go run` of a fixed version (checked against the Go checksum
 # database) builds it once into the build cache. docs/decisions.md says why.
 STATICCHECK_VERSION ?= v0.8.2
 STATICCHECK := $(GO) run honnef.co/go/tools/cmd/staticcheck@$(STATICCHECK_VERSION)
+# gocyclo, pinned the same way: no hand-written function above cyclomatic CYCLO_MAX.
+GOCYCLO_VERSION ?= v0.6.0
+GOCYCLO := $(GO) run github.com/fzipp/gocyclo/cmd/gocyclo@$(GOCYCLO_VERSION)
+CYCLO_MAX ?= 25
 # make install puts mcpgw and mcpgw-bridge in $(PREFIX)/bin, a directory the user can write.
 PREFIX    ?= $(HOME)/.local
 BINDIR     = $(abspath $(PREFIX))/bin
@@ -160,12 +164,17 @@ bench-smoke:
 	@tail -1 $(CACHE)/bench-smoke.log
 
 ## lint: gofmt must list nothing; go vet and staticcheck (every check of its default set)
-## must pass on the whole module
+## must pass on the whole module; gocyclo must list no hand-written function (tests and
+## generated code aside, the bench module included) above cyclomatic CYCLO_MAX
 lint:
 	@out="$$(gofmt -l $(GO_FILES))"; \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(STATICCHECK) ./...
+	@files="$$(grep -L '^// Code generated .* DO NOT EDIT\.$$' $(filter-out %_test.go,$(GO_FILES)))"; \
+	if ! out="$$($(GOCYCLO) -over $(CYCLO_MAX) $$files)"; then \
+		if [ -z "$$out" ]; then echo "gocyclo did not run"; exit 1; fi; \
+		echo "cyclomatic complexity over $(CYCLO_MAX) (split these functions by meaning; docs/decisions.md):"; echo "$$out"; exit 1; fi
 
 ## check-rules: promtool (Debian's prometheus package, `make peers`) checks the shipped
 ## Prometheus rules; test/e2e/prometheus_test.go also loads them into a real Prometheus
@@ -199,7 +208,7 @@ check-require-peers:
 		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
 		"$$tmp/e2e.test" -test.run '^TestReplicasOnRedis$$' -test.count=1
 
-## proto: regenerate plugin/pluginpb's Go code from plugin.proto with protoc (Debian's
+## proto: regenerate plugin/internal/pluginpb's Go code from plugin.proto with protoc (Debian's
 ## protobuf-compiler) and the pinned code generators: protoc-gen-go at go.mod's
 ## google.golang.org/protobuf version, protoc-gen-go-grpc at PROTOC_GEN_GO_GRPC_VERSION.
 ## The generated code is committed, so building and testing never need protoc.
@@ -207,22 +216,22 @@ PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
 PROTO_GEN = tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
 	$(GO) build -o "$$tmp/bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go; \
 	GOBIN="$$tmp/bin" $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION); \
-	gen() { mkdir -p "$$1"; PATH="$$tmp/bin:$$PATH" protoc -I plugin/pluginpb --go_out="$$1" --go_opt=paths=source_relative \
-		--go-grpc_out="$$1" --go-grpc_opt=paths=source_relative plugin/pluginpb/plugin.proto; }
+	gen() { mkdir -p "$$1"; PATH="$$tmp/bin:$$PATH" protoc -I plugin/internal/pluginpb --go_out="$$1" --go_opt=paths=source_relative \
+		--go-grpc_out="$$1" --go-grpc_opt=paths=source_relative plugin/internal/pluginpb/plugin.proto; }
 .PHONY: proto proto-check
 proto:
 	@command -v protoc >/dev/null || { echo "proto: protoc is missing (apt-get install protobuf-compiler)"; exit 1; }
-	$(PROTO_GEN); gen plugin/pluginpb
+	$(PROTO_GEN); gen plugin/internal/pluginpb
 
-## proto-check: the committed plugin/pluginpb code is what `make proto` generates (the
+## proto-check: the committed plugin/internal/pluginpb code is what `make proto` generates (the
 ## protoc version line aside). Skipped, saying so, when protoc is not installed.
 proto-check:
-	@if ! command -v protoc >/dev/null; then echo "proto-check: skipped: protoc is not on PATH (apt-get install protobuf-compiler to check plugin/pluginpb)"; exit 0; fi; \
+	@if ! command -v protoc >/dev/null; then echo "proto-check: skipped: protoc is not on PATH (apt-get install protobuf-compiler to check plugin/internal/pluginpb)"; exit 0; fi; \
 	$(PROTO_GEN); gen "$$tmp/out"; \
 	for f in plugin.pb.go plugin_grpc.pb.go; do \
-		if ! diff <(grep -v -e '^// .protoc ' -e '^// - protoc ' "$$tmp/out/$$f") <(grep -v -e '^// .protoc ' -e '^// - protoc ' plugin/pluginpb/$$f); then \
-			echo "proto-check: plugin/pluginpb/$$f is not what plugin.proto generates; run make proto"; exit 1; fi; \
-	done; echo "proto-check: plugin/pluginpb is current"
+		if ! diff <(grep -v -e '^// .protoc ' -e '^// - protoc ' "$$tmp/out/$$f") <(grep -v -e '^// .protoc ' -e '^// - protoc ' plugin/internal/pluginpb/$$f); then \
+			echo "proto-check: plugin/internal/pluginpb/$$f is not what plugin.proto generates; run make proto"; exit 1; fi; \
+	done; echo "proto-check: plugin/internal/pluginpb is current"
 
 ## clean: build outputs and the go test cache; distclean also drops the installed peers
 clean:

@@ -187,6 +187,28 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Ide
 	if !ok {
 		return nil, a.unauthorized("no_credentials", "missing bearer token")
 	}
+	claims, fail := a.verifyCredential(ctx, token, id)
+	if fail != nil {
+		return nil, fail
+	}
+	if fail := a.contradicts(id, claims); fail != nil {
+		return nil, fail
+	}
+	id.Agent = claims.Agent
+	if claims.Task != "" {
+		id.Task = claims.Task
+	}
+	if claims.Conversation != "" {
+		id.Conversation = claims.Conversation
+	}
+	id.Claims = claims
+	id.Principal = id.Method + ":" + claims.Agent + ":" + claims.Subject + narrowDigest(claims)
+	return id, a.checkAgent(id)
+}
+
+// verifyCredential checks token in the configured mode, sets id.Method, and returns the
+// claims it carries: an API key's are the key's definition.
+func (a *Authenticator) verifyCredential(ctx context.Context, token string, id *Identity) (*Claims, *Failure) {
 	var claims *Claims
 	var err error
 	switch a.cfg.Auth.Mode {
@@ -219,28 +241,26 @@ func (a *Authenticator) Authenticate(ctx context.Context, r *http.Request) (*Ide
 	if claims.Agent == "" {
 		return nil, a.unauthorized("invalid_credentials", "the credential names no agent")
 	}
+	return claims, nil
+}
+
+// contradicts refuses (403) identity headers that name another agent, task or conversation
+// than the credential does.
+func (a *Authenticator) contradicts(id *Identity, claims *Claims) *Failure {
+	h := &a.hdr
 	if id.Agent != "" && id.Agent != claims.Agent {
-		return nil, &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
+		return &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
 			Message: fmt.Sprintf("Forbidden: header %s %q contradicts the credential's agent %q", h.Agent, id.Agent, claims.Agent)}
 	}
 	if claims.Task != "" && id.Task != "" && id.Task != claims.Task {
-		return nil, &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
+		return &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
 			Message: fmt.Sprintf("Forbidden: header %s %q contradicts the credential's task %q", h.Task, id.Task, claims.Task)}
 	}
 	if claims.Conversation != "" && id.Conversation != "" && id.Conversation != claims.Conversation {
-		return nil, &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
+		return &Failure{Status: http.StatusForbidden, Reason: "identity_mismatch",
 			Message: fmt.Sprintf("Forbidden: header %s %q contradicts the credential's conversation %q", h.Conversation, id.Conversation, claims.Conversation)}
 	}
-	id.Agent = claims.Agent
-	if claims.Task != "" {
-		id.Task = claims.Task
-	}
-	if claims.Conversation != "" {
-		id.Conversation = claims.Conversation
-	}
-	id.Claims = claims
-	id.Principal = id.Method + ":" + claims.Agent + ":" + claims.Subject + narrowDigest(claims)
-	return id, a.checkAgent(id)
+	return nil
 }
 
 // AdminScope is the JWT/OAuth scope that opens the admin API.

@@ -101,94 +101,119 @@ func parseJWKS(data []byte) ([]jwk, error) {
 
 // parseJWK returns nil, nil for a key that is not meant for verifying signatures.
 func parseJWK(r rawJWK) (*jwk, error) {
-	if r.Use != "" && r.Use != "sig" {
+	if !forSignatures(r) {
 		return nil, nil
-	}
-	if r.KeyOps != nil {
-		verify := false
-		for _, op := range r.KeyOps {
-			verify = verify || op == "verify"
-		}
-		if !verify {
-			return nil, nil
-		}
 	}
 	if strings.EqualFold(r.Alg, "none") || isHMAC(r.Alg) {
 		return nil, fmt.Errorf("alg %q is not allowed", r.Alg)
 	}
-	k := &jwk{kid: r.Kid}
+	var k *jwk
+	var err error
 	switch r.Kty {
 	case "RSA":
-		n, err := b64uint(r.N, "n")
-		if err != nil {
-			return nil, err
-		}
-		e, err := b64uint(r.E, "e")
-		if err != nil {
-			return nil, err
-		}
-		if !e.IsInt64() || e.Int64() < 3 || e.Int64() > 1<<31-1 || e.Bit(0) == 0 {
-			return nil, errors.New("bad RSA exponent")
-		}
-		if n.BitLen() < 2048 {
-			return nil, fmt.Errorf("RSA key is %d bits; at least 2048 are required", n.BitLen())
-		}
-		k.key = &rsa.PublicKey{N: n, E: int(e.Int64())}
-		k.algs = rsaAlgs
+		k, err = parseRSAJWK(r)
 	case "EC":
-		var curve elliptic.Curve
-		var alg string
-		switch r.Crv {
-		case "P-256":
-			curve, alg = elliptic.P256(), "ES256"
-		case "P-384":
-			curve, alg = elliptic.P384(), "ES384"
-		case "P-521":
-			curve, alg = elliptic.P521(), "ES512"
-		default:
-			return nil, fmt.Errorf("unsupported EC curve %q", r.Crv)
-		}
-		size := (curve.Params().BitSize + 7) / 8
-		x, err := b64fixed(r.X, "x", size)
-		if err != nil {
-			return nil, err
-		}
-		y, err := b64fixed(r.Y, "y", size)
-		if err != nil {
-			return nil, err
-		}
-		pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
-		if err != nil {
-			return nil, fmt.Errorf("bad EC point: %w", err)
-		}
-		k.key = pub
-		k.algs = []string{alg}
+		k, err = parseECJWK(r)
 	case "OKP":
-		if r.Crv != "Ed25519" {
-			return nil, fmt.Errorf("unsupported OKP curve %q", r.Crv)
-		}
-		x, err := b64(r.X, "x")
-		if err != nil {
-			return nil, err
-		}
-		if len(x) != ed25519.PublicKeySize {
-			return nil, fmt.Errorf("Ed25519 x is %d bytes, want %d", len(x), ed25519.PublicKeySize)
-		}
-		k.key = ed25519.PublicKey(x)
-		k.algs = []string{"EdDSA"}
+		k, err = parseOKPJWK(r)
 	case "":
 		return nil, errors.New("missing kty")
 	default:
 		return nil, fmt.Errorf("unsupported kty %q", r.Kty)
 	}
+	if err != nil {
+		return nil, err
+	}
+	k.kid = r.Kid
 	if r.Alg != "" {
 		// "alg" pins the algorithm; it must fit the key type.
-		if !(&jwk{algs: k.algs}).allows(r.Alg) {
+		if !k.allows(r.Alg) {
 			return nil, fmt.Errorf("alg %q does not fit kty %q%s", r.Alg, r.Kty, crvNote(r.Crv))
 		}
 		k.algs = []string{r.Alg}
 	}
 	return k, nil
+}
+
+// forSignatures reports whether a JWK may verify signatures: "use" is absent or "sig", and
+// "key_ops", when given, has "verify".
+func forSignatures(r rawJWK) bool {
+	if r.Use != "" && r.Use != "sig" {
+		return false
+	}
+	if r.KeyOps == nil {
+		return true
+	}
+	for _, op := range r.KeyOps {
+		if op == "verify" {
+			return true
+		}
+	}
+	return false
+}
+
+// parseRSAJWK reads an RSA public key of at least 2048 bits.
+func parseRSAJWK(r rawJWK) (*jwk, error) {
+	n, err := b64uint(r.N, "n")
+	if err != nil {
+		return nil, err
+	}
+	e, err := b64uint(r.E, "e")
+	if err != nil {
+		return nil, err
+	}
+	if !e.IsInt64() || e.Int64() < 3 || e.Int64() > 1<<31-1 || e.Bit(0) == 0 {
+		return nil, errors.New("bad RSA exponent")
+	}
+	if n.BitLen() < 2048 {
+		return nil, fmt.Errorf("RSA key is %d bits; at least 2048 are required", n.BitLen())
+	}
+	return &jwk{key: &rsa.PublicKey{N: n, E: int(e.Int64())}, algs: rsaAlgs}, nil
+}
+
+// parseECJWK reads an ECDSA public key on P-256, P-384 or P-521.
+func parseECJWK(r rawJWK) (*jwk, error) {
+	var curve elliptic.Curve
+	var alg string
+	switch r.Crv {
+	case "P-256":
+		curve, alg = elliptic.P256(), "ES256"
+	case "P-384":
+		curve, alg = elliptic.P384(), "ES384"
+	case "P-521":
+		curve, alg = elliptic.P521(), "ES512"
+	default:
+		return nil, fmt.Errorf("unsupported EC curve %q", r.Crv)
+	}
+	size := (curve.Params().BitSize + 7) / 8
+	x, err := b64fixed(r.X, "x", size)
+	if err != nil {
+		return nil, err
+	}
+	y, err := b64fixed(r.Y, "y", size)
+	if err != nil {
+		return nil, err
+	}
+	pub, err := ecdsa.ParseUncompressedPublicKey(curve, append(append([]byte{4}, x...), y...))
+	if err != nil {
+		return nil, fmt.Errorf("bad EC point: %w", err)
+	}
+	return &jwk{key: pub, algs: []string{alg}}, nil
+}
+
+// parseOKPJWK reads an Ed25519 public key.
+func parseOKPJWK(r rawJWK) (*jwk, error) {
+	if r.Crv != "Ed25519" {
+		return nil, fmt.Errorf("unsupported OKP curve %q", r.Crv)
+	}
+	x, err := b64(r.X, "x")
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != ed25519.PublicKeySize {
+		return nil, fmt.Errorf("Ed25519 x is %d bytes, want %d", len(x), ed25519.PublicKeySize)
+	}
+	return &jwk{key: ed25519.PublicKey(x), algs: []string{"EdDSA"}}, nil
 }
 
 func crvNote(crv string) string {

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"runtime/debug"
@@ -20,7 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // MaxMessageBytes bounds one message in either direction.
@@ -430,89 +429,6 @@ func (b *Bridge) newRequest(ctx context.Context, method string, body []byte) (*h
 		h.Set("MCP-Protocol-Version", ver)
 	}
 	return req, gen, nil
-}
-
-// post sends one message and writes what comes back; settle runs once the answer to a
-// request is on stdout.
-func (b *Bridge) post(m *wire.Msg, line []byte, settle func()) error {
-	req, gen, err := b.newRequest(b.ctx, http.MethodPost, line)
-	if err != nil {
-		return err
-	}
-	if m.Method == "initialize" {
-		req.Header.Del("Mcp-Session-Id")
-		req.Header.Del("MCP-Protocol-Version")
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		if !isDialError(err) && b.ctx.Err() == nil {
-			// Sent, or partly: the connection broke before an answer came.
-			return fmt.Errorf("%w: %v", errNoAnswer, err)
-		}
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
-		return &sessionLost{gen: gen}
-	}
-	if m.Method == "initialize" && resp.StatusCode == http.StatusOK {
-		b.mu.Lock()
-		b.sid = resp.Header.Get("Mcp-Session-Id")
-		b.mu.Unlock()
-	}
-	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch {
-	case resp.StatusCode == http.StatusAccepted:
-		if m.ID != nil && m.Method != "" {
-			b.writeThen(wire.Error(m.ID, wire.CodeConnection, "mcpgw-bridge: the gateway accepted the request (HTTP 202) without answering it", nil), settle)
-		}
-		return nil
-	case ct == "text/event-stream":
-		rd := wire.NewSSEReader(resp.Body, b.o.MaxMessage)
-		answered := m.ID == nil
-		for {
-			ev, err := rd.Next()
-			if err != nil {
-				if !answered {
-					return errNoAnswer
-				}
-				return nil
-			}
-			if len(bytes.TrimSpace(ev.Data)) > 0 {
-				if !answered {
-					if mm, err := wire.Parse(ev.Data); err == nil && mm.IsResponse() && string(mm.ID) == string(m.ID) {
-						answered = true
-						b.deliver(m, ev.Data, settle)
-						continue
-					}
-				}
-				b.deliver(m, ev.Data, nil)
-			}
-		}
-	default:
-		body, err := io.ReadAll(io.LimitReader(resp.Body, int64(b.o.MaxMessage)))
-		if err != nil {
-			return err
-		}
-		if len(bytes.TrimSpace(body)) == 0 {
-			if m.ID != nil && m.Method != "" {
-				b.writeThen(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d with no body", resp.StatusCode), nil), settle)
-			}
-			return nil
-		}
-		if body[0] != '{' && body[0] != '[' {
-			if m.ID != nil && m.Method != "" {
-				b.writeThen(wire.Error(m.ID, wire.CodeConnection, fmt.Sprintf("mcpgw-bridge: the gateway answered HTTP %d: %s", resp.StatusCode, strings.TrimSpace(string(body))), nil), settle)
-			}
-			return nil
-		}
-		// An error answer without the request's id (HTTP-level refusals) gets it back.
-		if mm, err := wire.Parse(body); err == nil && mm.IsResponse() && mm.ID == nil && m.ID != nil {
-			body = wire.RawError(m.ID, mm.Error)
-		}
-		b.deliver(m, body, settle)
-		return nil
-	}
 }
 
 // deliver writes one message from the gateway; an initialize result also opens the GET

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // The socket's line mode (gateway/line.go): newline-delimited JSON-RPC on one socket
@@ -271,80 +271,27 @@ func (b *lineBridge) connect() (*lineLink, error) {
 		return nil, err
 	}
 	l := &lineLink{c: c, br: bufio.NewReaderSize(c, 64<<10), ids: newFlight()}
-	headers := map[string]string{}
-	for k, v := range map[string]string{"X-Agent-ID": b.o.Agent, "X-Conversation-ID": b.o.Conversation, "X-Task-ID": b.o.Task, "X-Executor-ID": b.o.Executor} {
-		if v != "" {
-			headers[k] = v
-		}
-	}
 	b.mu.Lock()
 	sid, init, inited := b.sid, b.init, b.inited
 	b.mu.Unlock()
-	hello, _ := json.Marshal(map[string]any{"mcpgw": "hello", "version": lineVersion, "headers": headers, "session": sid})
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
 	fail := func(err error) (*lineLink, error) {
 		c.Close()
 		return nil, err
 	}
-	if err := l.write(hello); err != nil {
+	session, err := b.greet(l, sid)
+	if err != nil {
 		return fail(err)
 	}
-	line, err := wire.ReadLine(l.br, b.o.MaxMessage)
-	if err != nil {
-		return fail(fmt.Errorf("no welcome from the gateway after the hello: %w", err))
-	}
-	var welcome struct {
-		Mcpgw   string `json:"mcpgw"`
-		Session string `json:"session"`
-	}
-	if json.Unmarshal(line, &welcome) != nil || welcome.Mcpgw != "welcome" {
-		if m, err := wire.Parse(line); err == nil && m.Error != nil {
-			return fail(&errRefused{fmt.Sprintf("the gateway at %s refused the connection: %s", b.o.Socket, m.Error)})
-		}
-		return fail(&errRefused{fmt.Sprintf("the daemon at %s does not speak the bridge's line mode (it answered %.200q): "+
-			"run the bridge with --socket-http, or update the daemon", b.o.Socket, line)})
-	}
 	switch {
-	case sid != "" && welcome.Session == sid:
+	case sid != "" && session == sid:
 		b.o.Log.Info("gateway back; session resumed", "session", sid)
 	case sid != "" && init != nil:
 		// The daemon lost the session: start a new one with the client's initialize. (With
 		// no session yet, the client's own initialize is on its way: nothing to replay.)
-		m, err := wire.Parse(init)
-		if err != nil {
+		if err := b.replayInit(l, init, inited); err != nil {
 			return fail(err)
 		}
-		if err := l.write(wire.Request(json.RawMessage(reinitID), "initialize", m.Params)); err != nil {
-			return fail(err)
-		}
-		newSID := ""
-		for {
-			line, err := wire.ReadLine(l.br, b.o.MaxMessage)
-			if err != nil {
-				return fail(fmt.Errorf("replaying the client's initialize: %w", err))
-			}
-			if id, ok := controlSession(line); ok {
-				newSID = id
-				continue
-			}
-			rm, err := wire.Parse(line)
-			if err == nil && rm.IsResponse() && string(rm.ID) == reinitID {
-				if rm.Error != nil || newSID == "" {
-					return fail(fmt.Errorf("the gateway refused the replayed initialize: %s", line))
-				}
-				break
-			}
-			b.out(line)
-		}
-		b.mu.Lock()
-		b.sid = newSID
-		b.mu.Unlock()
-		if inited != nil {
-			if err := l.write(inited); err != nil {
-				return fail(err)
-			}
-		}
-		b.o.Log.Info("gateway session replaced", "session", newSID)
 	}
 	_ = c.SetDeadline(time.Time{})
 	b.mu.Lock()
@@ -356,6 +303,78 @@ func (b *lineBridge) connect() (*lineLink, error) {
 	b.mu.Unlock()
 	go b.read(l)
 	return l, nil
+}
+
+// greet says hello with the identity headers and the session to resume, and returns the
+// session the daemon's welcome names.
+func (b *lineBridge) greet(l *lineLink, sid string) (string, error) {
+	headers := map[string]string{}
+	for k, v := range map[string]string{"X-Agent-ID": b.o.Agent, "X-Conversation-ID": b.o.Conversation, "X-Task-ID": b.o.Task, "X-Executor-ID": b.o.Executor} {
+		if v != "" {
+			headers[k] = v
+		}
+	}
+	hello, _ := json.Marshal(map[string]any{"mcpgw": "hello", "version": lineVersion, "headers": headers, "session": sid})
+	if err := l.write(hello); err != nil {
+		return "", err
+	}
+	line, err := wire.ReadLine(l.br, b.o.MaxMessage)
+	if err != nil {
+		return "", fmt.Errorf("no welcome from the gateway after the hello: %w", err)
+	}
+	var welcome struct {
+		Mcpgw   string `json:"mcpgw"`
+		Session string `json:"session"`
+	}
+	if json.Unmarshal(line, &welcome) != nil || welcome.Mcpgw != "welcome" {
+		if m, err := wire.Parse(line); err == nil && m.Error != nil {
+			return "", &errRefused{fmt.Sprintf("the gateway at %s refused the connection: %s", b.o.Socket, m.Error)}
+		}
+		return "", &errRefused{fmt.Sprintf("the daemon at %s does not speak the bridge's line mode (it answered %.200q): "+
+			"run the bridge with --socket-http, or update the daemon", b.o.Socket, line)}
+	}
+	return welcome.Session, nil
+}
+
+// replayInit starts a new session on l with the client's initialize (its answer stays
+// here; what else arrives meanwhile goes to the client) and its notifications/initialized.
+func (b *lineBridge) replayInit(l *lineLink, init, inited []byte) error {
+	m, err := wire.Parse(init)
+	if err != nil {
+		return err
+	}
+	if err := l.write(wire.Request(json.RawMessage(reinitID), "initialize", m.Params)); err != nil {
+		return err
+	}
+	newSID := ""
+	for {
+		line, err := wire.ReadLine(l.br, b.o.MaxMessage)
+		if err != nil {
+			return fmt.Errorf("replaying the client's initialize: %w", err)
+		}
+		if id, ok := controlSession(line); ok {
+			newSID = id
+			continue
+		}
+		rm, err := wire.Parse(line)
+		if err == nil && rm.IsResponse() && string(rm.ID) == reinitID {
+			if rm.Error != nil || newSID == "" {
+				return fmt.Errorf("the gateway refused the replayed initialize: %s", line)
+			}
+			break
+		}
+		b.out(line)
+	}
+	b.mu.Lock()
+	b.sid = newSID
+	b.mu.Unlock()
+	if inited != nil {
+		if err := l.write(inited); err != nil {
+			return err
+		}
+	}
+	b.o.Log.Info("gateway session replaced", "session", newSID)
+	return nil
 }
 
 // controlSession reports a {"mcpgw":"session","id":…} line.

@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // CurrentVersion is the schema version this build writes and reads. Older files migrate
@@ -194,7 +194,7 @@ type UpstreamDefaults struct {
 	// 32 MiB). A larger message fails its call and restarts a stdio instance.
 	MaxMessageBytes int `yaml:"max_message_bytes"`
 	// BusyPoll is how long the only call waiting for an upstream's or plugin's answer
-	// waits busily instead of sleeping (default 200µs; negative: never; Linux only).
+	// waits busily instead of sleeping (default 0: never; negative: never; Linux only).
 	BusyPoll time.Duration `yaml:"busy_poll"`
 	// MaxInstancesPerAgent is the default of servers.<name>.max_instances_per_agent (0:
 	// half of the server's own bound, see ServerDef.MaxInstancesPerAgent).
@@ -215,7 +215,7 @@ type LogConfig struct {
 
 // ServerDef is one upstream MCP server (docs/config.md, servers).
 type ServerDef struct {
-	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse
+	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse | inprocess
 	Command        string            `yaml:"command"`
 	Args           []string          `yaml:"args"`
 	Env            map[string]string `yaml:"env"`
@@ -371,10 +371,14 @@ type ExecutorPolicy struct {
 // AllowsTransport applies the policy's transport switches to a normalised transport.
 // allow_http and allow_streamable_http both name streamable HTTP ("http" is its short
 // name in a server's type), so either one set to false forbids it. A transport the policy
-// does not know is refused: a new transport must be allowed explicitly.
+// does not know is refused: a new transport must be allowed explicitly. An inprocess server
+// has no switch (the gateway reaches it in its own process, wherever the agent runs); the
+// policy's lists name it like any server.
 func (p ExecutorPolicy) AllowsTransport(transport string) bool {
 	allowed := func(b *bool) bool { return b == nil || *b }
 	switch transport {
+	case TransportInProcess:
+		return true
 	case TransportStdio:
 		return allowed(p.AllowStdio)
 	case TransportHTTP:
@@ -396,6 +400,9 @@ const (
 	TransportStdio = "stdio"
 	TransportHTTP  = "streamable_http"
 	TransportSSE   = "sse"
+	// TransportInProcess is an MCP server served by the Go program that embeds the gateway
+	// (package embedded), reached without a socket. Only such a program can start it.
+	TransportInProcess = "inprocess"
 )
 
 // Instance modes after resolution.
@@ -425,6 +432,8 @@ func NormalizeTransport(t string) string {
 		return TransportStdio
 	case "sse":
 		return TransportSSE
+	case "inprocess", "in_process", "in-process":
+		return TransportInProcess
 	}
 	return t
 }

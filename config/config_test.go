@@ -475,8 +475,11 @@ func TestConfigDefaults(t *testing.T) {
 	if cfg.Servers["a"].Timeouts.Call != 2*time.Second || cfg.Servers["b"].Timeouts.Call != 300*time.Millisecond {
 		t.Errorf("call timeouts a=%v b=%v", cfg.Servers["a"].Timeouts.Call, cfg.Servers["b"].Timeouts.Call)
 	}
-	if cfg.Upstream.BusyPoll != 200*time.Microsecond {
-		t.Errorf("upstream.busy_poll = %s, want 200µs", cfg.Upstream.BusyPoll)
+	if cfg.Upstream.BusyPoll != 0 {
+		t.Errorf("upstream.busy_poll = %s, want 0 (off by default)", cfg.Upstream.BusyPoll)
+	}
+	if on, _, err := Parse([]byte("upstream: {busy_poll: 200us}\n")); err != nil || on.Upstream.BusyPoll != 200*time.Microsecond {
+		t.Errorf("busy_poll 200us: %v, %v (want kept as set)", on.Upstream.BusyPoll, err)
 	}
 	if off, _, err := Parse([]byte("upstream: {busy_poll: -1s}\n")); err != nil || off.Upstream.BusyPoll >= 0 {
 		t.Errorf("busy_poll -1s: %v, %v (want negative: off)", off.Upstream.BusyPoll, err)

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpgw/mcpgw/statedir"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
 // DefaultStateDir is where state lives when the config names no state_dir.
@@ -25,6 +25,29 @@ func DefaultStartConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 func (c *Config) ApplyDefaults() { c.applyDefaults() }
 
 func (c *Config) applyDefaults() {
+	c.applyBaseDefaults()
+	c.applyAuthDefaults()
+	c.applyUpstreamDefaults()
+	c.applyHTTPDefaults()
+	c.applyLogDefaults()
+	for _, d := range c.Servers {
+		c.ApplyServerDefaults(d)
+	}
+	for _, d := range c.Plugins {
+		if d == nil {
+			continue
+		}
+		if d.CallTimeout == 0 {
+			d.CallTimeout = c.Upstream.CallTimeout
+		}
+		if d.Refresh == 0 {
+			d.Refresh = time.Minute
+		}
+	}
+}
+
+// applyBaseDefaults fills listen, state_dir, store and naming.
+func (c *Config) applyBaseDefaults() {
 	if c.Listen == "" {
 		c.Listen = "127.0.0.1:8080"
 	}
@@ -48,6 +71,11 @@ func (c *Config) applyDefaults() {
 	if c.Naming.MaxLength == 0 {
 		c.Naming.MaxLength = 64
 	}
+}
+
+// applyAuthDefaults fills auth; the audit path is under state_dir, so it runs after
+// applyBaseDefaults.
+func (c *Config) applyAuthDefaults() {
 	if c.Auth.Mode == "" {
 		c.Auth.Mode = "none"
 	}
@@ -84,15 +112,10 @@ func (c *Config) applyDefaults() {
 	if c.Auth.Metrics.AgentLabel == "" {
 		c.Auth.Metrics.AgentLabel = "top:50"
 	}
-	if c.HTTP.MaxBodyBytes == 0 {
-		c.HTTP.MaxBodyBytes = 4 << 20
-	}
-	if c.HTTP.PageSize == 0 {
-		c.HTTP.PageSize = 1000
-	}
-	if c.HTTP.SessionIdle == 0 {
-		c.HTTP.SessionIdle = 24 * time.Hour
-	}
+}
+
+// applyUpstreamDefaults fills upstream, which the servers' and plugins' defaults come from.
+func (c *Config) applyUpstreamDefaults() {
 	if c.Upstream.ConnectTimeout == 0 {
 		c.Upstream.ConnectTimeout = 30 * time.Second
 	}
@@ -111,11 +134,21 @@ func (c *Config) applyDefaults() {
 	if c.Upstream.MaxMessageBytes == 0 {
 		c.Upstream.MaxMessageBytes = 32 << 20
 	}
-	if c.Upstream.BusyPoll == 0 {
-		c.Upstream.BusyPoll = 200 * time.Microsecond
-	}
 	if c.Upstream.StartConcurrency == 0 {
 		c.Upstream.StartConcurrency = DefaultStartConcurrency()
+	}
+}
+
+// applyHTTPDefaults fills http.
+func (c *Config) applyHTTPDefaults() {
+	if c.HTTP.MaxBodyBytes == 0 {
+		c.HTTP.MaxBodyBytes = 4 << 20
+	}
+	if c.HTTP.PageSize == 0 {
+		c.HTTP.PageSize = 1000
+	}
+	if c.HTTP.SessionIdle == 0 {
+		c.HTTP.SessionIdle = 24 * time.Hour
 	}
 	if c.HTTP.BodyTimeout == 0 {
 		c.HTTP.BodyTimeout = 30 * time.Second
@@ -147,25 +180,15 @@ func (c *Config) applyDefaults() {
 	if c.HTTP.Handshake == "" {
 		c.HTTP.Handshake = "auto"
 	}
+}
+
+// applyLogDefaults fills log.
+func (c *Config) applyLogDefaults() {
 	if c.Log.Level == "" {
 		c.Log.Level = "info"
 	}
 	if c.Log.Format == "" {
 		c.Log.Format = "json"
-	}
-	for _, d := range c.Servers {
-		c.ApplyServerDefaults(d)
-	}
-	for _, d := range c.Plugins {
-		if d == nil {
-			continue
-		}
-		if d.CallTimeout == 0 {
-			d.CallTimeout = c.Upstream.CallTimeout
-		}
-		if d.Refresh == 0 {
-			d.Refresh = time.Minute
-		}
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // writeTLSFiles writes a self-signed certificate and its key as PEM, and returns their

@@ -89,287 +89,358 @@ func SharedStdioError(name string) string {
 // SharedStdioHint names the ways out of SharedStdioError.
 const SharedStdioHint = "ways out: stdio_proxy: true (one process multiplexed for every session), mode: per_agent (one process per agent), or mode: per_call (one process per request)"
 
-// Validate lists every problem it finds; it does not stop at the first.
+// Validate lists every problem it finds; it does not stop at the first. Each section of
+// the config has its own check, run in the order of this list (the order problems are
+// reported in).
 func (c *Config) Validate() Problems {
 	var ps Problems
-	add := func(warn bool, where, format string, a ...any) {
-		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
-	}
 	ps = append(ps, c.ListenProblems()...)
 	ps = append(ps, c.Tracing.problems()...)
 	ps = append(ps, c.trustProblems()...)
+	c.validateStore(&ps)
+	c.validateNaming(&ps)
+	c.validateAuth(&ps)
+	c.validateLimits(&ps)
+	c.validateLog(&ps)
+	c.validateServers(&ps)
+	ps = append(ps, c.pluginProblems()...)
+	ps = append(ps, c.inProcessProblems()...)
+	c.validateAgents(&ps)
+	c.validateExecutors(&ps)
+	c.validateTasks(&ps)
+	return ps
+}
+
+// add appends a problem whose text is format applied to a.
+func (ps *Problems) add(warn bool, where, format string, a ...any) {
+	*ps = append(*ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
+}
+
+// validateStore checks store.
+func (c *Config) validateStore(ps *Problems) {
 	switch {
 	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"), strings.HasPrefix(c.Store, "unix://"):
 	default:
-		add(false, "store", "%q is not one of bolt, memory, redis://host:port/db", c.Store)
+		ps.add(false, "store", "%q is not one of bolt, memory, redis://host:port/db", c.Store)
 	}
+}
+
+var separatorRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,8}$`)
+
+// validateNaming checks naming.
+func (c *Config) validateNaming(ps *Problems) {
 	switch c.Naming.Prefix {
 	case "always", "never":
 	default:
-		add(false, "naming.prefix", "%q is not one of always, never", c.Naming.Prefix)
+		ps.add(false, "naming.prefix", "%q is not one of always, never", c.Naming.Prefix)
 	}
-	if !regexp.MustCompile(`^[A-Za-z0-9_-]{1,8}$`).MatchString(c.Naming.Separator) {
-		add(false, "naming.separator", "%q must be 1 to 8 of the characters A-Z a-z 0-9 _ -", c.Naming.Separator)
+	if !separatorRE.MatchString(c.Naming.Separator) {
+		ps.add(false, "naming.separator", "%q must be 1 to 8 of the characters A-Z a-z 0-9 _ -", c.Naming.Separator)
 	}
 	if c.Naming.MaxLength < 16 || c.Naming.MaxLength > 128 {
-		add(false, "naming.max_length", "%d must be between 16 and 128", c.Naming.MaxLength)
+		ps.add(false, "naming.max_length", "%d must be between 16 and 128", c.Naming.MaxLength)
 	}
+}
+
+// validateAuth checks auth: the mode and what it needs, the JWT keys, the API keys and
+// auth.metrics.
+func (c *Config) validateAuth(ps *Problems) {
 	switch c.Auth.Mode {
 	case "none", "api_key":
 	case "jwt":
 		if len(c.Auth.JWT.Keys) == 0 {
-			add(false, "auth.jwt.keys", "mode jwt needs at least one key")
+			ps.add(false, "auth.jwt.keys", "mode jwt needs at least one key")
 		}
 	case "oauth":
 		if c.Auth.OAuth.JWKSURL == "" {
-			add(false, "auth.oauth.jwks_url", "mode oauth needs the authorization server's JWKS URL")
+			ps.add(false, "auth.oauth.jwks_url", "mode oauth needs the authorization server's JWKS URL")
 		}
 		if len(c.Auth.OAuth.AuthorizationServers) == 0 {
-			add(false, "auth.oauth.authorization_servers", "mode oauth needs at least one authorization server (RFC 9728)")
+			ps.add(false, "auth.oauth.authorization_servers", "mode oauth needs at least one authorization server (RFC 9728)")
 		}
 	default:
-		add(false, "auth.mode", "%q is not one of none, api_key, jwt, oauth", c.Auth.Mode)
+		ps.add(false, "auth.mode", "%q is not one of none, api_key, jwt, oauth", c.Auth.Mode)
 	}
 	for i, k := range c.Auth.JWT.Keys {
 		where := fmt.Sprintf("auth.jwt.keys[%d]", i)
 		switch k.Alg {
 		case "HS256", "HS384", "HS512":
 			if k.Secret == "" {
-				add(false, where, "%s needs a secret", k.Alg)
+				ps.add(false, where, "%s needs a secret", k.Alg)
 			}
 		case "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA":
 			if k.PublicKey == "" && k.PublicKeyFile == "" && k.PrivateKeyFile == "" {
-				add(false, where, "%s needs public_key, public_key_file or private_key_file", k.Alg)
+				ps.add(false, where, "%s needs public_key, public_key_file or private_key_file", k.Alg)
 			}
 		case "":
-			add(false, where, "missing alg (the algorithm is pinned per key)")
+			ps.add(false, where, "missing alg (the algorithm is pinned per key)")
 		default:
-			add(false, where, "unsupported alg %q", k.Alg)
+			ps.add(false, where, "unsupported alg %q", k.Alg)
 		}
 	}
 	for i, k := range c.Auth.APIKeys {
 		if _, ok := c.Agents[k.Agent]; len(c.Agents) > 0 && !ok {
-			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "unknown agent %q", k.Agent)
+			ps.add(false, fmt.Sprintf("auth.api_keys[%d]", i), "unknown agent %q", k.Agent)
 		}
-		ps = append(ps, c.connectionScopeProblems(fmt.Sprintf("auth.api_keys[%d].connection_scope", i), k.ConnectionScope)...)
+		*ps = append(*ps, c.connectionScopeProblems(fmt.Sprintf("auth.api_keys[%d].connection_scope", i), k.ConnectionScope)...)
 		if _, err := hex.DecodeString(k.SHA256); err != nil || len(k.SHA256) != 64 {
 			// Also catches `sha256sum` output pasted whole ("<hex>  -").
-			add(false, fmt.Sprintf("auth.api_keys[%d]", i), "sha256 must be 64 hex digits")
+			ps.add(false, fmt.Sprintf("auth.api_keys[%d]", i), "sha256 must be 64 hex digits")
 		}
 	}
 	switch al := c.Auth.Metrics.AgentLabel; {
 	case al == "all", al == "off", strings.HasPrefix(al, "top:"):
 	default:
-		add(false, "auth.metrics.agent_label", "%q is not one of all, off, top:N", al)
+		ps.add(false, "auth.metrics.agent_label", "%q is not one of all, off, top:N", al)
 	}
+}
+
+// validateLimits checks the sizes, counts and durations of http and upstream.
+func (c *Config) validateLimits(ps *Problems) {
 	if c.HTTP.MaxBodyBytes < 1024 {
-		add(false, "http.max_body_bytes", "%d is too small (at least 1024)", c.HTTP.MaxBodyBytes)
+		ps.add(false, "http.max_body_bytes", "%d is too small (at least 1024)", c.HTTP.MaxBodyBytes)
 	}
 	if c.Upstream.MaxMessageBytes < 4096 {
-		add(false, "upstream.max_message_bytes", "%d is too small (at least 4096)", c.Upstream.MaxMessageBytes)
+		ps.add(false, "upstream.max_message_bytes", "%d is too small (at least 4096)", c.Upstream.MaxMessageBytes)
 	}
 	if c.Upstream.BusyPoll > 10*time.Millisecond {
-		add(false, "upstream.busy_poll", "%s is too long (at most 10ms; negative turns it off)", c.Upstream.BusyPoll)
+		ps.add(false, "upstream.busy_poll", "%s is too long (at most 10ms; negative turns it off)", c.Upstream.BusyPoll)
 	}
 	if c.HTTP.MaxSessions < 1 {
-		add(false, "http.max_sessions", "%d must be positive", c.HTTP.MaxSessions)
+		ps.add(false, "http.max_sessions", "%d must be positive", c.HTTP.MaxSessions)
 	}
 	if c.HTTP.MaxSessionsPerAgent < 1 {
-		add(false, "http.max_sessions_per_agent", "%d must be positive", c.HTTP.MaxSessionsPerAgent)
+		ps.add(false, "http.max_sessions_per_agent", "%d must be positive", c.HTTP.MaxSessionsPerAgent)
 	} else if c.HTTP.MaxSessionsPerAgent > c.HTTP.MaxSessions {
-		add(true, "http.max_sessions_per_agent", "%d is more than http.max_sessions (%d): one agent may hold every session", c.HTTP.MaxSessionsPerAgent, c.HTTP.MaxSessions)
+		ps.add(true, "http.max_sessions_per_agent", "%d is more than http.max_sessions (%d): one agent may hold every session", c.HTTP.MaxSessionsPerAgent, c.HTTP.MaxSessions)
 	}
 	if c.Upstream.MaxInstancesPerAgent < 0 {
-		add(false, "upstream.max_instances_per_agent", "must not be negative")
+		ps.add(false, "upstream.max_instances_per_agent", "must not be negative")
 	}
 	if c.Upstream.StartConcurrency < 1 {
-		add(false, "upstream.start_concurrency", "%d must be positive (leave it unset for the default, %d here)", c.Upstream.StartConcurrency, DefaultStartConcurrency())
+		ps.add(false, "upstream.start_concurrency", "%d must be positive (leave it unset for the default, %d here)", c.Upstream.StartConcurrency, DefaultStartConcurrency())
 	}
 	if c.HTTP.MaxConnections < 1 {
-		add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)
+		ps.add(false, "http.max_connections", "%d must be positive", c.HTTP.MaxConnections)
 	}
 	if c.HTTP.StreamQueue < 1 {
-		add(false, "http.stream_queue", "%d must be positive", c.HTTP.StreamQueue)
+		ps.add(false, "http.stream_queue", "%d must be positive", c.HTTP.StreamQueue)
 	}
 	if c.HTTP.ResumeBufferBytes < 4096 {
-		add(false, "http.resume_buffer_bytes", "%d is too small (at least 4096)", c.HTTP.ResumeBufferBytes)
+		ps.add(false, "http.resume_buffer_bytes", "%d is too small (at least 4096)", c.HTTP.ResumeBufferBytes)
 	}
 	if c.HTTP.ResumeFor < 0 {
-		add(false, "http.resume_for", "must not be negative")
+		ps.add(false, "http.resume_for", "must not be negative")
 	}
 	if c.HTTP.ResumeMaxBytes < int64(c.HTTP.ResumeBufferBytes) {
-		add(false, "http.resume_max_bytes", "%d is smaller than http.resume_buffer_bytes (%d)", c.HTTP.ResumeMaxBytes, c.HTTP.ResumeBufferBytes)
+		ps.add(false, "http.resume_max_bytes", "%d is smaller than http.resume_buffer_bytes (%d)", c.HTTP.ResumeMaxBytes, c.HTTP.ResumeBufferBytes)
 	}
 	if c.HTTP.BodyTimeout < 0 {
-		add(false, "http.body_timeout", "must not be negative")
+		ps.add(false, "http.body_timeout", "must not be negative")
 	}
 	if c.HTTP.PageSize < 1 {
-		add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
+		ps.add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
 	}
 	switch c.HTTP.Handshake {
 	case "auto", "full", "thin":
 	default:
-		add(false, "http.handshake", "%q is not one of auto, full, thin", c.HTTP.Handshake)
+		ps.add(false, "http.handshake", "%q is not one of auto, full, thin", c.HTTP.Handshake)
 	}
+}
+
+// validateLog checks log.
+func (c *Config) validateLog(ps *Problems) {
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
-		add(false, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
+		ps.add(false, "log.level", "%q is not one of debug, info, warn, error", c.Log.Level)
 	}
 	switch c.Log.Format {
 	case "json", "text":
 	default:
-		add(false, "log.format", "%q is not one of json, text", c.Log.Format)
+		ps.add(false, "log.format", "%q is not one of json, text", c.Log.Format)
 	}
+}
 
+// validateServers checks servers.<name>, in name order.
+func (c *Config) validateServers(ps *Problems) {
 	for _, name := range sortedKeys(c.Servers) {
 		d := c.Servers[name]
 		where := "servers." + name
 		if d == nil {
-			add(false, where, "empty server definition")
+			ps.add(false, where, "empty server definition")
 			continue
 		}
 		if !serverNameRE.MatchString(name) {
-			add(false, where, "server name must be 1 to 64 of the characters A-Z a-z 0-9 _ -")
+			ps.add(false, where, "server name must be 1 to 64 of the characters A-Z a-z 0-9 _ -")
 		}
 		if c.Naming.Prefix == "always" && strings.Contains(name, c.Naming.Separator) {
-			add(false, where, "server name contains the name separator %q, so exposed names would be ambiguous", c.Naming.Separator)
+			ps.add(false, where, "server name contains the name separator %q, so exposed names would be ambiguous", c.Naming.Separator)
 		}
-		switch d.Transport() {
-		case TransportStdio:
-			if d.Command == "" {
-				add(false, where, "type stdio needs a command")
-			}
-			if d.URL != "" {
-				add(true, where, "url is ignored for type stdio")
-			}
-		case TransportHTTP, TransportSSE:
-			if d.URL == "" {
-				add(false, where, "type %s needs a url", d.Type)
-			} else if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-				add(false, where, "url %q is not an http(s) URL", d.URL)
-			}
-			if d.Command != "" {
-				add(true, where, "command is ignored for type %s", d.Type)
-			}
-		case "":
-			add(false, where, "missing type (one of stdio, http, streamable_http, sse)")
-		default:
-			add(false, where, "unknown type %q (one of stdio, http, streamable_http, streamable-http, sse)", d.Type)
-		}
+		validateServerTransport(ps, where, d)
 		switch d.Mode {
 		case "auto", ModeShared, ModePerSession, ModePerAgent, ModePerCall:
 		default:
-			add(false, where, "unknown mode %q (one of auto, shared, per_session, per_agent, per_call)", d.Mode)
+			ps.add(false, where, "unknown mode %q (one of auto, shared, per_session, per_agent, per_call)", d.Mode)
 		}
-		ps = append(ps, instanceProblems(where, d)...)
+		*ps = append(*ps, instanceProblems(where, d)...)
 		if d.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
-			ps = append(ps, Problem{Text: SharedStdioError(name), Hint: SharedStdioHint})
+			*ps = append(*ps, Problem{Text: SharedStdioError(name), Hint: SharedStdioHint})
 		}
 		if d.ProtocolVer != "" && !SupportedUpstreamVersion(d.ProtocolVer) {
-			add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
+			ps.add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
 		}
-		if d.MaxConcurrency != nil && *d.MaxConcurrency < 0 {
-			add(false, where+".max_concurrency", "must not be negative (0 is unlimited)")
+		validateServerLimits(ps, where, d)
+	}
+}
+
+// validateServerTransport checks a server's type and the command or url it needs.
+func validateServerTransport(ps *Problems, where string, d *ServerDef) {
+	switch d.Transport() {
+	case TransportStdio:
+		if d.Command == "" {
+			ps.add(false, where, "type stdio needs a command")
 		}
-		if d.Queue.Max < 0 {
-			add(false, where+".queue.max", "must not be negative")
+		if d.URL != "" {
+			ps.add(true, where, "url is ignored for type stdio")
 		}
-		if d.Queue.Timeout < 0 {
-			add(false, where+".queue.timeout", "must not be negative")
+	case TransportHTTP, TransportSSE:
+		if d.URL == "" {
+			ps.add(false, where, "type %s needs a url", d.Type)
+		} else if u, err := url.Parse(d.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			ps.add(false, where, "url %q is not an http(s) URL", d.URL)
 		}
-		if f := d.TLS.Files(); !f.IsZero() {
-			switch {
-			case d.Transport() == TransportStdio:
-				add(true, where+".tls", "is ignored for type stdio")
-			case strings.HasPrefix(strings.ToLower(d.URL), "http://"):
-				add(true, where+".tls", "is ignored for an http:// url (it applies to https)")
-			}
-			if _, err := f.Load(); err != nil {
-				add(false, where+".tls", "%v", err)
-			}
+		if d.Command != "" {
+			ps.add(true, where, "command is ignored for type %s", d.Type)
+		}
+	case TransportInProcess: // validate_inprocess.go
+	case "":
+		ps.add(false, where, "missing type (one of stdio, http, streamable_http, sse, inprocess)")
+	default:
+		ps.add(false, where, "unknown type %q (one of stdio, http, streamable_http, streamable-http, sse, inprocess)", d.Type)
+	}
+}
+
+// validateServerLimits checks a server's max_concurrency, queue and tls.
+func validateServerLimits(ps *Problems, where string, d *ServerDef) {
+	if d.MaxConcurrency != nil && *d.MaxConcurrency < 0 {
+		ps.add(false, where+".max_concurrency", "must not be negative (0 is unlimited)")
+	}
+	if d.Queue.Max < 0 {
+		ps.add(false, where+".queue.max", "must not be negative")
+	}
+	if d.Queue.Timeout < 0 {
+		ps.add(false, where+".queue.timeout", "must not be negative")
+	}
+	if f := d.TLS.Files(); !f.IsZero() {
+		switch {
+		case d.Transport() == TransportStdio:
+			ps.add(true, where+".tls", "is ignored for type stdio")
+		case strings.HasPrefix(strings.ToLower(d.URL), "http://"):
+			ps.add(true, where+".tls", "is ignored for an http:// url (it applies to https)")
+		}
+		if _, err := f.Load(); err != nil {
+			ps.add(false, where+".tls", "%v", err)
 		}
 	}
+}
 
-	ps = append(ps, c.pluginProblems()...)
-
+// validateAgents checks agents.<name>, in name order.
+func (c *Config) validateAgents(ps *Problems) {
 	for _, name := range sortedKeys(c.Agents) {
 		a := c.Agents[name]
-		where := "agents." + name
 		if a == nil {
 			continue
 		}
-		for _, u := range a.Servers {
-			if !c.Has(u.Name) {
-				add(false, where, "unknown server %q (no server or plugin has that name)", u.Name)
-			}
-			if _, isPlugin := c.Plugins[u.Name]; isPlugin && u.Mode != "" && u.Mode != "auto" {
-				add(true, where, "plugin %q: mode %q is ignored (plugins run in the gateway)", u.Name, u.Mode)
-			}
-			switch u.Mode {
-			case "", "auto", ModeShared, ModePerSession, ModePerAgent, ModePerCall:
-			default:
-				add(false, where, "server %q: unknown mode %q", u.Name, u.Mode)
-			}
-			if d := c.Servers[u.Name]; d != nil && u.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
-				ps = append(ps, Problem{Where: where, Text: SharedStdioError(u.Name), Hint: SharedStdioHint})
-			}
+		c.validateAgent(ps, "agents."+name, a)
+	}
+}
+
+// validateAgent checks one agent: its servers, tool globs, connection scope, handshake and
+// executor.
+func (c *Config) validateAgent(ps *Problems, where string, a *AgentConfig) {
+	for _, u := range a.Servers {
+		if !c.Has(u.Name) {
+			ps.add(false, where, "unknown server %q (no server or plugin has that name)", u.Name)
 		}
-		for _, g := range append(append([]string{}, a.Tools.Allow...), a.Tools.Deny...) {
-			if _, err := filepath.Match(g, ""); err != nil {
-				add(false, where, "bad glob %q: %v", g, err)
-			}
+		if _, isPlugin := c.Plugins[u.Name]; isPlugin && u.Mode != "" && u.Mode != "auto" {
+			ps.add(true, where, "plugin %q: mode %q is ignored (plugins run in the gateway)", u.Name, u.Mode)
 		}
-		ps = append(ps, c.connectionScopeProblems(where+".connection_scope", a.ConnectionScope)...)
-		switch a.Handshake {
-		case "", "auto", "full", "thin":
+		switch u.Mode {
+		case "", "auto", ModeShared, ModePerSession, ModePerAgent, ModePerCall:
 		default:
-			add(false, where, "handshake %q is not one of auto, full, thin", a.Handshake)
+			ps.add(false, where, "server %q: unknown mode %q", u.Name, u.Mode)
 		}
-		if a.Executor != "" {
-			if _, ok := c.Executors[a.Executor]; !ok {
-				add(false, where, "unknown executor %q", a.Executor)
-			}
+		if d := c.Servers[u.Name]; d != nil && u.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
+			*ps = append(*ps, Problem{Where: where, Text: SharedStdioError(u.Name), Hint: SharedStdioHint})
 		}
 	}
+	for _, g := range append(append([]string{}, a.Tools.Allow...), a.Tools.Deny...) {
+		if _, err := filepath.Match(g, ""); err != nil {
+			ps.add(false, where, "bad glob %q: %v", g, err)
+		}
+	}
+	*ps = append(*ps, c.connectionScopeProblems(where+".connection_scope", a.ConnectionScope)...)
+	switch a.Handshake {
+	case "", "auto", "full", "thin":
+	default:
+		ps.add(false, where, "handshake %q is not one of auto, full, thin", a.Handshake)
+	}
+	if a.Executor != "" {
+		if _, ok := c.Executors[a.Executor]; !ok {
+			ps.add(false, where, "unknown executor %q", a.Executor)
+		}
+	}
+}
+
+// validateExecutors checks executors.<name>, in name order.
+func (c *Config) validateExecutors(ps *Problems) {
 	for _, name := range sortedKeys(c.Executors) {
 		e := c.Executors[name]
-		where := "executors." + name
 		if e == nil {
 			continue
 		}
-		switch e.Type {
-		case "local_pc", "local_docker", "remote_docker", "remote_vps", "k8s":
-		default:
-			add(false, where, "unknown type %q (one of local_pc, local_docker, remote_docker, remote_vps, k8s)", e.Type)
+		c.validateExecutor(ps, "executors."+name, e)
+	}
+}
+
+// validateExecutor checks one executor: its type and its mcp_policy.
+func (c *Config) validateExecutor(ps *Problems, where string, e *ExecutorConfig) {
+	switch e.Type {
+	case "local_pc", "local_docker", "remote_docker", "remote_vps", "k8s":
+	default:
+		ps.add(false, where, "unknown type %q (one of local_pc, local_docker, remote_docker, remote_vps, k8s)", e.Type)
+	}
+	// What a session of this executor would log as skipped, said once here.
+	for _, sn := range sortedKeys(c.Servers) {
+		if d := c.Servers[sn]; d != nil && !e.MCPPolicy.AllowsTransport(d.Transport()) {
+			ps.add(true, where+".mcp_policy", "does not allow transport %s: server %q is skipped for this executor's sessions", d.Transport(), sn)
 		}
-		// What a session of this executor would log as skipped, said once here.
-		for _, sn := range sortedKeys(c.Servers) {
-			if d := c.Servers[sn]; d != nil && !e.MCPPolicy.AllowsTransport(d.Transport()) {
-				add(true, where+".mcp_policy", "does not allow transport %s: server %q is skipped for this executor's sessions", d.Transport(), sn)
-			}
-		}
-		if len(e.MCPPolicy.AllowlistServers) > 0 && len(e.MCPPolicy.DenylistServers) > 0 {
-			add(true, where, "both allowlist_servers and denylist_servers are set; the allowlist wins")
-		}
-		for _, from := range sortedKeys(e.MCPPolicy.URLRewrite) {
-			for _, side := range []string{from, e.MCPPolicy.URLRewrite[from]} {
-				if u, err := url.Parse(side); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-					add(false, where+".mcp_policy.url_rewrite", "%q is not an http(s) URL prefix (both sides of a rule are, e.g. http://127.0.0.1:9000)", side)
-				}
-			}
-		}
-		for k := range e.MCPPolicy.EnvInjection {
-			if k == "" || strings.ContainsAny(k, "=\x00") {
-				add(false, where+".mcp_policy.env_injection", "%q is not an environment variable name", k)
-			}
-		}
-		for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
-			if !c.Has(s) {
-				add(true, where, "names unknown server or plugin %q", s)
+	}
+	if len(e.MCPPolicy.AllowlistServers) > 0 && len(e.MCPPolicy.DenylistServers) > 0 {
+		ps.add(true, where, "both allowlist_servers and denylist_servers are set; the allowlist wins")
+	}
+	for _, from := range sortedKeys(e.MCPPolicy.URLRewrite) {
+		for _, side := range []string{from, e.MCPPolicy.URLRewrite[from]} {
+			if u, err := url.Parse(side); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				ps.add(false, where+".mcp_policy.url_rewrite", "%q is not an http(s) URL prefix (both sides of a rule are, e.g. http://127.0.0.1:9000)", side)
 			}
 		}
 	}
+	for k := range e.MCPPolicy.EnvInjection {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			ps.add(false, where+".mcp_policy.env_injection", "%q is not an environment variable name", k)
+		}
+	}
+	for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
+		if !c.Has(s) {
+			ps.add(true, where, "names unknown server or plugin %q", s)
+		}
+	}
+}
+
+// validateTasks checks tasks.<name>, in name order.
+func (c *Config) validateTasks(ps *Problems) {
 	for _, name := range sortedKeys(c.Tasks) {
 		t := c.Tasks[name]
 		if t == nil {
@@ -377,16 +448,15 @@ func (c *Config) Validate() Problems {
 		}
 		for _, s := range t.EnabledMCPServers {
 			if !c.Has(s) {
-				add(false, "tasks."+name, "unknown server %q (no server or plugin has that name)", s)
+				ps.add(false, "tasks."+name, "unknown server %q (no server or plugin has that name)", s)
 			}
 		}
 		if t.Agent != "" {
 			if _, ok := c.Agents[t.Agent]; !ok {
-				add(false, "tasks."+name, "unknown agent %q", t.Agent)
+				ps.add(false, "tasks."+name, "unknown agent %q", t.Agent)
 			}
 		}
 	}
-	return ps
 }
 
 var upstreamVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28"}
@@ -444,101 +514,109 @@ func ValidConnectionID(id string) bool { return connectionIDRE.MatchString(id) }
 // same name: sessions enable both by name), a known type, and each connection.
 func (c *Config) pluginProblems() Problems {
 	var ps Problems
-	add := func(warn bool, where, format string, a ...any) {
-		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
-	}
 	for _, name := range sortedKeys(c.Plugins) {
 		d := c.Plugins[name]
 		where := "plugins." + name
 		if d == nil {
-			add(false, where, "empty plugin definition")
+			ps.add(false, where, "empty plugin definition")
 			continue
 		}
 		if !serverNameRE.MatchString(name) {
-			add(false, where, "plugin name must be 1 to 64 of the characters A-Z a-z 0-9 _ -")
+			ps.add(false, where, "plugin name must be 1 to 64 of the characters A-Z a-z 0-9 _ -")
 		}
 		if _, clash := c.Servers[name]; clash {
-			add(false, where, "a server has the same name; sessions enable servers and plugins by name, so each name must be one or the other")
+			ps.add(false, where, "a server has the same name; sessions enable servers and plugins by name, so each name must be one or the other")
 		}
 		if d.OutOfProcess() || d.Type == "" && (len(d.Args) > 0 || len(d.Env) > 0 || d.Dir != "" || d.Config != nil) {
 			ps = append(ps, commandPluginProblems(where, d)...)
 			continue
 		}
 		if d.Dir != "" || len(d.Args) > 0 || len(d.Env) > 0 || d.Config != nil {
-			add(false, where, "args, env, dir and config are for plugins that run a command; a type %s plugin takes none", d.Type)
+			ps.add(false, where, "args, env, dir and config are for plugins that run a command; a type %s plugin takes none", d.Type)
 		}
-		switch d.Type {
-		case "sql":
-		case PluginTypeSelf:
-			if len(d.Connections) > 0 {
-				add(false, where+".connections", "the mcpgw plugin has one connection, the gateway itself; remove them here")
-			}
-			if d.DefaultEnabled != nil && *d.DefaultEnabled {
-				add(false, where+".default_enabled", "the mcpgw plugin is only for agents that list it in their servers; it cannot be enabled by default")
-			}
-			if !c.listedByAnAgent(name) {
-				add(true, where, "no agent lists %q in its servers: no session sees its tools", name)
-			}
-			continue
-		case PluginTypeGo:
-			if len(d.Connections) > 0 {
-				add(false, where+".connections", "a go plugin's connections come from its provider; remove them here")
-			}
-			if d.CallTimeout < 0 {
-				add(false, where+".call_timeout", "must not be negative")
-			}
-			continue
-		case "":
-			add(false, where, "missing type (one of %s) or command (an out-of-process plugin)", strings.Join(PluginTypes, ", "))
-			continue
-		default:
-			add(false, where, "unknown type %q (one of %s)", d.Type, strings.Join(PluginTypes, ", "))
-			continue
-		}
-		if len(d.Connections) == 0 {
-			add(false, where+".connections", "at least one connection is needed")
-		}
-		for _, id := range sortedKeys(d.Connections) {
-			cc := d.Connections[id]
-			cw := where + ".connections." + id
-			if !connectionIDRE.MatchString(id) {
-				add(false, cw, "connection id must be 1 to 64 of the characters A-Z a-z 0-9 _ . -")
-			}
-			if cc == nil {
-				add(false, cw, "empty connection")
-				continue
-			}
-			if cc.Driver != "sqlite" && cc.Driver != "postgres" {
-				add(false, cw+".driver", "%q is not supported (sqlite or postgres)", cc.Driver)
-			}
-			if cc.Driver != "postgres" && (cc.Listen || len(cc.Schemas) > 0) {
-				add(false, cw, "listen and schemas are for postgres connections")
-			}
-			if cc.Driver == "postgres" && cc.Seed != "" {
-				add(false, cw+".seed", "seeds are for sqlite connections")
-			}
-			if strings.TrimSpace(cc.DSN) == "" {
-				add(false, cw+".dsn", "required")
-			}
-			if cc.Driver == "sqlite" && cc.Database == "" && strings.TrimSpace(cc.DSN) != "" && isMemoryDSN(cc.DSN) {
-				add(false, cw+".database", "an in-memory database needs a database name")
-			}
-			if strings.Contains(cc.Database, "::") {
-				add(false, cw+".database", "%q must not contain \"::\" (it is the group of resource keys group::version::kind)", cc.Database)
-			}
-			if cc.Seed != "" {
-				if st, err := os.Stat(cc.Seed); err != nil {
-					add(false, cw+".seed", "%v", err)
-				} else if st.IsDir() {
-					add(false, cw+".seed", "%s is a directory, not a SQL script", cc.Seed)
-				}
-			}
-		}
-		if d.CallTimeout < 0 {
-			add(false, where+".call_timeout", "must not be negative")
-		}
+		c.inProcessPluginProblems(&ps, name, where, d)
 	}
 	return ps
+}
+
+// inProcessPluginProblems checks what a plugin that runs in the gateway needs for its type.
+func (c *Config) inProcessPluginProblems(ps *Problems, name, where string, d *PluginDef) {
+	switch d.Type {
+	case "sql":
+		sqlPluginProblems(ps, where, d)
+	case PluginTypeSelf:
+		if len(d.Connections) > 0 {
+			ps.add(false, where+".connections", "the mcpgw plugin has one connection, the gateway itself; remove them here")
+		}
+		if d.DefaultEnabled != nil && *d.DefaultEnabled {
+			ps.add(false, where+".default_enabled", "the mcpgw plugin is only for agents that list it in their servers; it cannot be enabled by default")
+		}
+		if !c.listedByAnAgent(name) {
+			ps.add(true, where, "no agent lists %q in its servers: no session sees its tools", name)
+		}
+	case PluginTypeGo:
+		if len(d.Connections) > 0 {
+			ps.add(false, where+".connections", "a go plugin's connections come from its provider; remove them here")
+		}
+		if d.CallTimeout < 0 {
+			ps.add(false, where+".call_timeout", "must not be negative")
+		}
+	case "":
+		ps.add(false, where, "missing type (one of %s) or command (an out-of-process plugin)", strings.Join(PluginTypes, ", "))
+	default:
+		ps.add(false, where, "unknown type %q (one of %s)", d.Type, strings.Join(PluginTypes, ", "))
+	}
+}
+
+// sqlPluginProblems checks a sql plugin: its connections, in id order, and call_timeout.
+func sqlPluginProblems(ps *Problems, where string, d *PluginDef) {
+	if len(d.Connections) == 0 {
+		ps.add(false, where+".connections", "at least one connection is needed")
+	}
+	for _, id := range sortedKeys(d.Connections) {
+		cc := d.Connections[id]
+		cw := where + ".connections." + id
+		if !connectionIDRE.MatchString(id) {
+			ps.add(false, cw, "connection id must be 1 to 64 of the characters A-Z a-z 0-9 _ . -")
+		}
+		if cc == nil {
+			ps.add(false, cw, "empty connection")
+			continue
+		}
+		sqlConnectionProblems(ps, cw, cc)
+	}
+	if d.CallTimeout < 0 {
+		ps.add(false, where+".call_timeout", "must not be negative")
+	}
+}
+
+// sqlConnectionProblems checks one connection of a sql plugin.
+func sqlConnectionProblems(ps *Problems, cw string, cc *PluginConnection) {
+	if cc.Driver != "sqlite" && cc.Driver != "postgres" {
+		ps.add(false, cw+".driver", "%q is not supported (sqlite or postgres)", cc.Driver)
+	}
+	if cc.Driver != "postgres" && (cc.Listen || len(cc.Schemas) > 0) {
+		ps.add(false, cw, "listen and schemas are for postgres connections")
+	}
+	if cc.Driver == "postgres" && cc.Seed != "" {
+		ps.add(false, cw+".seed", "seeds are for sqlite connections")
+	}
+	if strings.TrimSpace(cc.DSN) == "" {
+		ps.add(false, cw+".dsn", "required")
+	}
+	if cc.Driver == "sqlite" && cc.Database == "" && strings.TrimSpace(cc.DSN) != "" && isMemoryDSN(cc.DSN) {
+		ps.add(false, cw+".database", "an in-memory database needs a database name")
+	}
+	if strings.Contains(cc.Database, "::") {
+		ps.add(false, cw+".database", "%q must not contain \"::\" (it is the group of resource keys group::version::kind)", cc.Database)
+	}
+	if cc.Seed != "" {
+		if st, err := os.Stat(cc.Seed); err != nil {
+			ps.add(false, cw+".seed", "%v", err)
+		} else if st.IsDir() {
+			ps.add(false, cw+".seed", "%s is a directory, not a SQL script", cc.Seed)
+		}
+	}
 }
 
 // isMemoryDSN reports whether a sqlite DSN names an in-memory database.

@@ -35,6 +35,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -64,6 +65,14 @@ type Options struct {
 	// host that supplies none links no database driver, go-plugin or gRPC for them. Start
 	// fails when the config has a plugin of a kind not given here.
 	PluginKinds registry.PluginKinds
+	// GuardianPath is a binary that runs upstream.RunChild when its first argument is
+	// upstream.ChildArg; stdio upstreams then run under it, which keeps their process
+	// groups from outliving the gateway even when it is killed ("": they are spawned
+	// directly). The mcpgw daemon gives its own executable.
+	GuardianPath string
+	// Version is the gateway's version: its serverInfo, the clientInfo and User-Agent it
+	// sends upstreams, the web UI and the admin API's OpenAPI document ("": "dev").
+	Version string
 }
 
 // Gateway is one embedded gateway. Its methods are safe for concurrent use.
@@ -74,7 +83,9 @@ type Gateway struct {
 	mu        sync.Mutex
 	cfg       *config.Config // the host's config, with a go plugin for each provider
 	providers map[string]plugin.Plugin
-	state     int // created, started, closed
+	// mcpServers are the inprocess servers (AddServer, AddMCPServer), by server name.
+	mcpServers map[string]*upstream.InProcess
+	state      int // created, started, closed
 
 	store     sessions.Store
 	ownStore  bool
@@ -199,6 +210,9 @@ func (g *Gateway) Start(ctx context.Context) error {
 	if ps := g.opts.PluginKinds.Missing(cfg); len(ps) > 0 {
 		return fmt.Errorf("mcpgw: %w", ps)
 	}
+	if err := inProcessMissing(cfg, g.mcpServers); err != nil {
+		return err
+	}
 	g.store, g.ownStore = g.opts.Store, false
 	if g.store == nil {
 		st, err := sessions.Open(cfg.Store, cfg.StateDir)
@@ -207,11 +221,14 @@ func (g *Gateway) Start(ctx context.Context) error {
 		}
 		g.store, g.ownStore = sessions.NewCached(st, 10000), true
 	}
-	g.reg = registry.New(cfg, g.log)
+	dialer := upstream.NewDialer()
+	dialer.GuardianPath, dialer.Version = g.opts.GuardianPath, g.opts.Version
+	g.reg = registry.NewWithOptions(cfg, registry.Options{Log: g.log, Dialer: dialer})
 	g.reg.PluginKinds = g.opts.PluginKinds
 	for name, p := range g.providers {
 		g.reg.Provide(name, p)
 	}
+	provideServers(g.reg, g.mcpServers)
 	gw, err := gateway.New(cfg, g.reg, g.store, g.log)
 	if err != nil {
 		return err
@@ -396,6 +413,9 @@ func (g *Gateway) Reload(cfg *config.Config) error {
 		if c.Plugins[name] == nil {
 			c.Plugins[name] = &config.PluginDef{Type: config.PluginTypeGo}
 		}
+	}
+	if err := reloadInProcess(&c, g.mcpServers); err != nil {
+		return err
 	}
 	c.ApplyDefaults()
 	if ps := c.Validate(); ps.HasErrors() {

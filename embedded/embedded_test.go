@@ -258,6 +258,11 @@ func TestEmbedCloseStopsEverything(t *testing.T) {
 	if err := g.RegisterPlugin("kube", plugintest.New()); err != nil {
 		t.Fatal(err)
 	}
+	// An in-process server too: Close ends the gateway's session of it and the in-memory
+	// server that carried it.
+	if err := g.AddMCPServer("own", ownServer("own")); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := g.Start(ctx); err != nil {
@@ -280,6 +285,9 @@ func TestEmbedCloseStopsEverything(t *testing.T) {
 	}
 	if res := getPod(t, cs, "kube_core_v1_Pod_get", "web-0"); res.IsError {
 		t.Fatalf("call: %v", res.Content)
+	}
+	if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "own__greet", Arguments: map[string]any{"name": "x"}}); err != nil || res.IsError {
+		t.Fatalf("in-process call: %+v, %v", res, err)
 	}
 	if err := cs.Close(); err != nil && !errors.Is(err, context.Canceled) {
 		t.Logf("client close: %v", err)

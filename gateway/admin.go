@@ -164,10 +164,10 @@ type AgentView struct {
 	Modes map[string]string `json:"modes,omitempty"`
 }
 
-// explainSources are the registry's catalogues as explain decides them: every configured
-// server's tools, then every plugin's as generated for scope (as for a client without
-// elicitation), or why one has none.
-func (g *Gateway) explainSources(scope auth.PluginScope) []auth.ToolSource {
+// explainSources are reg's catalogues as explain decides them: every configured server's
+// tools, then every plugin's as generated for scope (as for a client without elicitation),
+// or why one has none. It reads only the registry, so it is no method of Gateway.
+func explainSources(reg *registry.Registry, scope auth.PluginScope) []auth.ToolSource {
 	var out []auth.ToolSource
 	add := func(name, kind string, cat *registry.Catalog, state func() (string, string)) {
 		if cat == nil {
@@ -181,12 +181,12 @@ func (g *Gateway) explainSources(scope auth.PluginScope) []auth.ToolSource {
 		}
 		out = append(out, src)
 	}
-	for _, name := range g.reg.Names() {
-		srv := g.reg.Server(name)
+	for _, name := range reg.Names() {
+		srv := reg.Server(name)
 		add(name, "server", srv.Catalog(), srv.State)
 	}
-	for _, name := range g.reg.PluginNames() {
-		p := g.reg.Plugin(name)
+	for _, name := range reg.PluginNames() {
+		p := reg.Plugin(name)
 		add(name, "plugin", p.CatalogFor(pluginScope(scope), false), p.State)
 	}
 	return out
@@ -212,7 +212,9 @@ func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failu
 			taskServers = []string{}
 		}
 	}
-	ds, res, fail := auth.Explain(cfg, id, taskServers, g.explainSources)
+	ds, res, fail := auth.Explain(cfg, id, taskServers, func(scope auth.PluginScope) []auth.ToolSource {
+		return explainSources(g.reg, scope)
+	})
 	if fail != nil {
 		return nil, fail
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -378,41 +379,78 @@ type apiRoute struct {
 	Handler      http.HandlerFunc
 }
 
-// adminRouter builds the /api router (gorilla/mux) from the route table.
+// adminRouter builds the /api router (gorilla/mux) from the route table. The API's routes
+// sit on the root router under their full paths, each behind adminMiddleware, so that the
+// router's own method matching tells a wrong method (405, MethodNotAllowedHandler) from an
+// unknown path (404, NotFoundHandler); a subrouter reports a method mismatch as not found.
 func (g *Gateway) adminRouter() *mux.Router {
 	root := mux.NewRouter()
-	api := root.PathPrefix("/api").Subrouter()
-	api.Use(g.adminMiddleware)
+	var allow allowTable
 	for _, rt := range g.apiRoutes() {
-		api.HandleFunc(strings.TrimPrefix(rt.Path, "/api"), rt.Handler).Methods(rt.Method)
+		route := root.Handle(rt.Path, g.adminMiddleware(rt.Handler)).Methods(rt.Method)
+		allow.add(route, rt.Method)
 	}
 	// The web UI (ui.go) lives on the same router: its pages under /ui, and the same route
 	// table again under /ui/api for its scripts, behind its own sign-in.
 	ui := g.uiRoutes(root)
-	// Unknown paths and methods answer JSON, and only to an admin. (gorilla/mux reports a
-	// method mismatch inside a subrouter as not found, so the 405 is worked out here.)
+	// Unknown paths and wrong methods answer JSON, and only to an admin.
 	apiNotFound := g.adminMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		var allow []string
-		for _, m := range []string{"GET", "POST", "PUT", "PATCH", "DELETE"} {
-			probe := r.Clone(r.Context())
-			probe.Method = m
-			if api.Match(probe, &mux.RouteMatch{}) {
-				allow = append(allow, m)
-			}
-		}
-		if len(allow) > 0 {
-			w.Header().Set("Allow", strings.Join(allow, ", "))
-			apiError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+strings.Join(allow, ", ")+")")
-			return
-		}
 		apiError(w, http.StatusNotFound, "no admin API route "+r.URL.Path)
 	}))
+	apiWrongMethod := g.adminMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		methods := allow.methods(r.URL.Path)
+		w.Header().Set("Allow", strings.Join(methods, ", "))
+		apiError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+strings.Join(methods, ", ")+")")
+	}))
+	root.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isUIPath(r.URL.Path) {
+			w.WriteHeader(http.StatusMethodNotAllowed) // as gorilla/mux answers by default
+			return
+		}
+		apiWrongMethod.ServeHTTP(w, r)
+	})
 	root.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/ui" || strings.HasPrefix(r.URL.Path, "/ui/") {
+		if isUIPath(r.URL.Path) {
 			ui.ServeHTTP(w, r)
 			return
 		}
 		apiNotFound.ServeHTTP(w, r)
 	})
 	return root
+}
+
+func isUIPath(p string) bool { return p == "/ui" || strings.HasPrefix(p, "/ui/") }
+
+// allowTable is what the admin API's Allow header is made of: each route's path pattern,
+// as gorilla/mux matches it, and its method.
+type allowTable []allowEntry
+
+type allowEntry struct {
+	path   *regexp.Regexp
+	method string
+}
+
+func (t *allowTable) add(route *mux.Route, method string) {
+	re, err := route.GetPathRegexp()
+	if err != nil {
+		return
+	}
+	*t = append(*t, allowEntry{regexp.MustCompile(re), method})
+}
+
+// allowOrder is the order methods are listed in an Allow header.
+var allowOrder = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+// methods lists the methods of every route whose path matches p, in allowOrder.
+func (t allowTable) methods(p string) []string {
+	var out []string
+	for _, m := range allowOrder {
+		for _, e := range t {
+			if e.method == m && e.path.MatchString(p) {
+				out = append(out, m)
+				break
+			}
+		}
+	}
+	return out
 }

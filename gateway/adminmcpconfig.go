@@ -94,7 +94,6 @@ func (g *Gateway) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any,
 }
 
 func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
-	id := r.URL.Query().Get("agent")
 	body, ok := readBody(w, r)
 	if !ok {
 		return
@@ -104,15 +103,8 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
 		return
 	}
-	switch {
-	case id == "" && in.AgentID == "":
-		apiFieldErrors(w, http.StatusBadRequest, "?agent= is required", []fieldError{{Field: "agent_id", Message: "is required"}}, nil)
-		return
-	case id == "":
-		id = in.AgentID
-	case in.AgentID != "" && in.AgentID != id:
-		msg := fmt.Sprintf("the body is agent %q, the query %q", in.AgentID, id)
-		apiFieldErrors(w, http.StatusBadRequest, msg, []fieldError{{Field: "agent_id", Message: msg}}, nil)
+	id, ok := mcpConfigAgentID(w, r.URL.Query().Get("agent"), in.AgentID)
+	if !ok {
 		return
 	}
 	g.cfgMu.Lock()
@@ -133,83 +125,19 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	agent.Enabled, agent.Meta, agent.Servers = in.Enabled, in.Meta, nil
-	now := time.Now().UTC()
-	var changes []entryChange
-	var fieldErrs []fieldError
+	p := &mcpConfigPlan{g: g, w: w, agent: &agent, now: time.Now().UTC()}
 	for _, name := range sortedKeys(in.Servers) {
-		where := "servers." + name
-		var fields map[string]json.RawMessage
-		if err := json.Unmarshal(in.Servers[name], &fields); err != nil {
-			fieldErrs = append(fieldErrs, fieldError{Field: where, Message: "is not an object"})
-			continue
-		}
-		var mode string
-		if m, ok := fields["mode"]; ok {
-			if err := json.Unmarshal(m, &mode); err != nil {
-				fieldErrs = append(fieldErrs, fieldError{Field: where + ".mode", Message: "is not a string (auto, shared, per_session, per_agent or per_call)"})
-				continue
-			}
-			delete(fields, "mode")
-		}
-		agent.Servers = append(agent.Servers, agentUseDoc{Name: name, Mode: mode})
-		cur, err := g.findServer(name)
-		if err != nil && !errors.Is(err, sessions.ErrNotFound) {
-			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		if !p.server(name, in.Servers[name]) {
 			return
-		}
-		if len(fields) == 0 { // a reference
-			if cur == nil {
-				fieldErrs = append(fieldErrs, fieldError{Field: where, Message: "names no server (give its fields to define it)"})
-			}
-			continue
-		}
-		raw, _ := json.Marshal(fields)
-		var def struct {
-			serverDoc
-			Source json.RawMessage `json:"source"` // as GET shows it: ignored
-		}
-		if errs := decodeStrict(raw, &def, nil); errs != nil {
-			for _, fe := range errs {
-				fieldErrs = append(fieldErrs, fieldError{Field: where + "." + fe.Field, Message: fe.Message})
-			}
-			continue
-		}
-		doc := def.serverDoc
-		doc.Type = config.NormalizeTransport(doc.Type)
-		switch {
-		case cur != nil && cur.entry == nil:
-			// A file server given with its own fields is a reference; different fields
-			// would change a file entry.
-			if !sameServerDoc(docOf(cur.def), doc) {
-				g.fileManaged(w, fmt.Sprintf("server %q", name))
-				return
-			}
-			continue
-		case cur != nil:
-			if fe := unredact(doc.Env, cur.doc.Env, where+".env"); fe != nil {
-				fieldErrs = append(fieldErrs, *fe)
-			}
-			if fe := unredact(doc.Headers, cur.doc.Headers, where+".headers"); fe != nil {
-				fieldErrs = append(fieldErrs, *fe)
-			}
-			if sameServerDoc(*cur.doc, doc) {
-				continue
-			}
-			changes = append(changes, entryChange{kind: kindServer, name: name, cur: cur.entry, next: g.serverEntry(name, &doc, cur.entry, now)})
-		default:
-			changes = append(changes, entryChange{kind: kindServer, name: name, next: g.serverEntry(name, &doc, nil, now)})
-		}
-		if d, errs := doc.def(where + "."); d != nil {
-			fieldErrs = append(fieldErrs, errs...)
 		}
 	}
 	raw, _ := json.Marshal(agent)
-	next := &sessions.ConfigEntry{Kind: kindAgent, Name: id, Doc: raw, Source: "api", Created: now, Updated: now, Version: 1}
+	next := &sessions.ConfigEntry{Kind: kindAgent, Name: id, Doc: raw, Source: "api", Created: p.now, Updated: p.now, Version: 1}
 	if curAgent != nil {
 		next.Created, next.Version = curAgent.Created, curAgent.Version+1
 	}
-	changes = append(changes, entryChange{kind: kindAgent, name: id, cur: curAgent, next: next})
-	if _, ok := g.commitChanges(w, r, changes, fieldErrs, nil, false, "agents."+id); !ok {
+	p.changes = append(p.changes, entryChange{kind: kindAgent, name: id, cur: curAgent, next: next})
+	if _, ok := g.commitChanges(w, r, p.changes, p.fieldErrs, nil, false, "agents."+id); !ok {
 		return
 	}
 	doc, ok := g.mcpConfigOf(w, id)
@@ -217,6 +145,110 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	apiJSON(w, http.StatusOK, doc)
+}
+
+// mcpConfigAgentID is the agent a POST /api/mcp-config is for: ?agent= or the body's
+// agent_id, which must agree when both are given. It answers 400 itself otherwise.
+func mcpConfigAgentID(w http.ResponseWriter, query, body string) (string, bool) {
+	switch {
+	case query == "" && body == "":
+		apiFieldErrors(w, http.StatusBadRequest, "?agent= is required", []fieldError{{Field: "agent_id", Message: "is required"}}, nil)
+		return "", false
+	case query == "":
+		return body, true
+	case body != "" && body != query:
+		msg := fmt.Sprintf("the body is agent %q, the query %q", body, query)
+		apiFieldErrors(w, http.StatusBadRequest, msg, []fieldError{{Field: "agent_id", Message: msg}}, nil)
+		return "", false
+	}
+	return query, true
+}
+
+// mcpConfigPlan gathers what a POST /api/mcp-config changes: the agent's server list, the
+// server entries it adds or changes, and the field errors found on the way.
+type mcpConfigPlan struct {
+	g         *Gateway
+	w         http.ResponseWriter
+	agent     *agentDoc
+	now       time.Time
+	changes   []entryChange
+	fieldErrs []fieldError
+}
+
+// server plans servers.<name> of the document: a reference to a server (no fields but
+// mode) or its definition. It reports false when it has answered the request itself.
+func (p *mcpConfigPlan) server(name string, raw json.RawMessage) bool {
+	where := "servers." + name
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		p.fieldErrs = append(p.fieldErrs, fieldError{Field: where, Message: "is not an object"})
+		return true
+	}
+	var mode string
+	if m, ok := fields["mode"]; ok {
+		if err := json.Unmarshal(m, &mode); err != nil {
+			p.fieldErrs = append(p.fieldErrs, fieldError{Field: where + ".mode", Message: "is not a string (auto, shared, per_session, per_agent or per_call)"})
+			return true
+		}
+		delete(fields, "mode")
+	}
+	p.agent.Servers = append(p.agent.Servers, agentUseDoc{Name: name, Mode: mode})
+	cur, err := p.g.findServer(name)
+	if err != nil && !errors.Is(err, sessions.ErrNotFound) {
+		apiError(p.w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return false
+	}
+	if len(fields) == 0 { // a reference
+		if cur == nil {
+			p.fieldErrs = append(p.fieldErrs, fieldError{Field: where, Message: "names no server (give its fields to define it)"})
+		}
+		return true
+	}
+	return p.serverDef(name, where, cur, fields)
+}
+
+// serverDef plans a server the document defines: new, changed, or the same as it is.
+func (p *mcpConfigPlan) serverDef(name, where string, cur *serverEntity, fields map[string]json.RawMessage) bool {
+	raw, _ := json.Marshal(fields)
+	var def struct {
+		serverDoc
+		Source json.RawMessage `json:"source"` // as GET shows it: ignored
+	}
+	if errs := decodeStrict(raw, &def, nil); errs != nil {
+		for _, fe := range errs {
+			p.fieldErrs = append(p.fieldErrs, fieldError{Field: where + "." + fe.Field, Message: fe.Message})
+		}
+		return true
+	}
+	doc := def.serverDoc
+	doc.Type = config.NormalizeTransport(doc.Type)
+	switch {
+	case cur != nil && cur.entry == nil:
+		// A file server given with its own fields is a reference; different fields
+		// would change a file entry.
+		if !sameServerDoc(docOf(cur.def), doc) {
+			p.g.fileManaged(p.w, fmt.Sprintf("server %q", name))
+			return false
+		}
+		return true
+	case cur != nil:
+		if fe := unredact(doc.Env, cur.doc.Env, where+".env"); fe != nil {
+			p.fieldErrs = append(p.fieldErrs, *fe)
+		}
+		if fe := unredact(doc.Headers, cur.doc.Headers, where+".headers"); fe != nil {
+			p.fieldErrs = append(p.fieldErrs, *fe)
+		}
+		if sameServerDoc(*cur.doc, doc) {
+			return true
+		}
+		p.changes = append(p.changes, entryChange{kind: kindServer, name: name, cur: cur.entry, next: p.g.serverEntry(name, &doc, cur.entry, p.now)})
+	default:
+		p.changes = append(p.changes, entryChange{kind: kindServer, name: name, next: p.g.serverEntry(name, &doc, nil, p.now)})
+	}
+	if d, errs := doc.def(where + "."); d != nil {
+		p.fieldErrs = append(p.fieldErrs, errs...)
+	}
+	return true
 }
 
 // sameServerDoc compares two server documents as the config would run them.

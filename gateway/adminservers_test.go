@@ -16,9 +16,9 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
-	"github.com/mcpgw/mcpgw/statedir"
 )
 
 const adminYAML = `

@@ -3,8 +3,8 @@ package gateway
 import (
 	"encoding/json"
 
-	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // A client's messages that are not requests: its notifications, and its answers to the

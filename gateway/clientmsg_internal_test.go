@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 func answerTestGateway(logs *bytes.Buffer) *Gateway {

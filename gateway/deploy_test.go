@@ -21,9 +21,9 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/peers"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
-	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // The operator's files under deploy/: the Grafana dashboard's queries must name series the

@@ -24,9 +24,9 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/pluginkind"
-	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 

@@ -25,10 +25,10 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin/selfplugin"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -45,6 +45,12 @@ type Gateway struct {
 	reg   *registry.Registry
 	store sessions.Store
 	log   *slog.Logger
+	// version is the gateway's version (serverInfo, the admin API's OpenAPI document,
+	// tracing), its registry's Dialer's.
+	version string
+	// busy is the registry's busy polling: every request is counted in it, since polling
+	// waits for an answer only while the gateway handles one request.
+	busy *upstream.BusyPoll
 
 	// LogLevel, when set, is the level of the logger the gateway was given: a reload (or
 	// PUT /api/settings) changes it live.
@@ -110,6 +116,8 @@ type Gateway struct {
 	// tracing exports spans (tracing.go); nil when tracing is off, as the request path
 	// checks.
 	tracing *tracing
+	// obs watches the request path (observer.go): tracing's hooks, or none.
+	obs observer
 	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
 	pluginSubs pluginWatch
 	// local decides who on this host is believed without a credential (localtrust.go);
@@ -146,7 +154,8 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
-		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-"}
+		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-",
+		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	probe := g.probeStore
 	g.metrics.storeProbe.Store(&probe)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -176,13 +185,16 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		}
 		g.audit = a
 	}
-	tr, err := newTracing(cfg.Tracing, Version, log)
+	tr, err := newTracing(cfg.Tracing, g.version, log)
 	if err != nil {
 		cancel()
 		g.audit.Close()
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	g.tracing = tr
+	if tr != nil {
+		g.obs = tr.hooks()
+	}
 	g.hosts, g.origins = allowLists(cfg)
 	g.describeName, g.describeDef = g.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {

@@ -13,8 +13,8 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 

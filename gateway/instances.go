@@ -12,9 +12,9 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // This file holds the instance policies beyond shared and per_session (docs/config.md,

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // The socket's line mode (docs/decisions.md, "The bridge's line mode"): mcpgw-bridge

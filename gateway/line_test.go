@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // startSocket serves g's gateway on a Unix socket in a fresh directory.

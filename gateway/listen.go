@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // subscriptions/listen (stateless revision): a POST whose response stream stays open and

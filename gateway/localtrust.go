@@ -12,7 +12,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/statedir"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
 // Local trust: who on this host the gateway believes without a credential

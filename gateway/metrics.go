@@ -43,6 +43,7 @@ type metrics struct {
 	queueDepth       *prometheus.GaugeVec
 	queueWait        *prometheus.HistogramVec
 	pools            *poolCollector           // poolmetrics.go
+	busy             *busyCollector           // busymetrics.go
 	instanceStart    *prometheus.HistogramVec // poolmetrics.go
 	upStart          *prometheus.GaugeVec
 	upMu             sync.Mutex
@@ -132,12 +133,12 @@ func newMetrics(agentLabel string) *metrics {
 		Help:    "Time requests to an instance with max_concurrency waited for a slot (0 when one was free; busy refusals included).",
 		Buckets: []float64{.001, .005, .01, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}},
 		[]string{"server"})
-	m.pools, m.instanceStart = newPoolCollector(), newStartHistogram()
+	m.pools, m.instanceStart, m.busy = newPoolCollector(), newStartHistogram(), newBusyCollector()
 	m.upStart = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_start_time_seconds",
 		Help: "Unix time a server last came up (shared: connected; per_session: its catalogue known; plugins: loaded); time() minus it is how long it has been up."},
 		[]string{"server"})
 	m.upNow = map[string]bool{}
-	m.own = []prometheus.Collector{m.pools, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
+	m.own = []prometheus.Collector{m.pools, m.busy, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.sessionsEvicted, m.denials, m.handshakes, m.unroutable, m.answersDropped,
 		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
 	m.reg.MustRegister(m.own...)

@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // A session client in front of an upstream of the stateless revision (2026-07-28,
-// registry/upstream/modern.go). Such an upstream never sends requests: when a call needs
+// internal/upstream/modern.go). Such an upstream never sends requests: when a call needs
 // sampling, elicitation or roots it answers input_required with inputRequests and a
 // requestState. The gateway asks the session client each of them as an ordinary
 // server-to-client request on the call's stream, collects the answers, and repeats the
@@ -24,16 +24,9 @@ const maxRounds = 8
 type roundKey struct{}
 
 // completeInputs runs the rounds of an upstream's input_required result for session s.
-func (g *Gateway) completeInputs(ctx context.Context, s *Session, m *wire.Msg, server, method string, params []byte,
-	progTok string, result json.RawMessage, out outbox, isTool bool, deadline time.Time) string {
-	fail := func(text string) string {
-		if isTool {
-			_ = out.reply(wire.Result(m.ID, toolError(text)))
-		} else {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, text, nil))
-		}
-		return "error"
-	}
+func (g *Gateway) completeInputs(ctx context.Context, c *upstreamCall, result json.RawMessage, deadline time.Time) string {
+	s, m, server, out := c.s, c.m, c.server, c.out
+	fail := func(text string) string { return c.fail("error", text) }
 	round, _ := ctx.Value(roundKey{}).(int)
 	if round >= maxRounds {
 		return fail(fmt.Sprintf("upstream %q asked for input more than %d times in one call", server, maxRounds))
@@ -109,7 +102,7 @@ func (g *Gateway) completeInputs(ctx context.Context, s *Session, m *wire.Msg, s
 		}
 	}
 	var p objBuf
-	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
+	_ = wire.MembersRaw(nonNull(c.params), func(k, v []byte) error {
 		if string(k) != "inputResponses" && string(k) != "requestState" {
 			p.raw(string(k), v)
 		}
@@ -118,7 +111,9 @@ func (g *Gateway) completeInputs(ctx context.Context, s *Session, m *wire.Msg, s
 	rb, _ := json.Marshal(responses)
 	p.raw("inputResponses", rb)
 	p.raw("requestState", ir.RequestState)
-	return g.forward(context.WithValue(ctx, roundKey{}, round+1), s, m, server, method, p.bytes(), progTok, out, isTool)
+	retry := *c
+	retry.params, retry.header = p.bytes(), ""
+	return g.forward(context.WithValue(ctx, roundKey{}, round+1), &retry)
 }
 
 // appendInputs appends a retried request's inputResponses and requestState members.

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Multi Round-Trip Requests for stateless clients. Upstreams speak a session revision, so

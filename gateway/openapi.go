@@ -46,7 +46,7 @@ func (g *Gateway) openAPI() map[string]any {
 	}
 	return map[string]any{
 		"openapi": "3.1.0",
-		"info": map[string]any{"title": "mcpgw admin API", "version": Version,
+		"info": map[string]any{"title": "mcpgw admin API", "version": g.version,
 			"description": "Servers, agents, executors and tasks of a running mcpgw, applied live (docs/admin-api.md)."},
 		"components": map[string]any{
 			"securitySchemes": map[string]any{"adminToken": map[string]any{"type": "http", "scheme": "bearer",

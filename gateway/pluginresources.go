@@ -8,9 +8,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // Plugin resources (registry/pluginresources.go names them by mcpgw+plugin URIs) are read,
@@ -24,7 +24,7 @@ const maxPluginSubscriptions = 100
 
 // Reconnection backoff of a watch whose provider channel closed (the plugin reloaded or
 // restarted, or the subscriber fell behind).
-var (
+const (
 	watchBackoffMin = 200 * time.Millisecond
 	watchBackoffMax = 10 * time.Second
 )

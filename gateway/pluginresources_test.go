@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Plugin resources in the running gateway: resources/list and templates next to upstream

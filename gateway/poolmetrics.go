@@ -47,6 +47,7 @@ func newStartHistogram() *prometheus.HistogramVec {
 func (m *metrics) watchInstances(reg *registry.Registry) {
 	f := reg.Pools
 	m.pools.pools.Store(&f)
+	m.busy.reg.Store(reg)
 	reg.OnInstanceStart = func(server string, d time.Duration) {
 		m.instanceStart.WithLabelValues(server).Observe(d.Seconds())
 	}

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // handleUpstream routes what an upstream sends that is not a response: progress to the
@@ -17,28 +17,7 @@ import (
 func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 	switch m.Method {
 	case "notifications/progress":
-		var p map[string]json.RawMessage
-		if json.Unmarshal(m.Params, &p) != nil {
-			return
-		}
-		var tok string
-		if json.Unmarshal(p["progressToken"], &tok) != nil {
-			return
-		}
-		g.progMu.Lock()
-		route, ok := g.progress[tok]
-		g.progMu.Unlock()
-		// A token only counts on the connection its call went out on: another upstream (or
-		// another tenant's instance) that learnt or guessed it reaches nobody.
-		if !ok || route.call == nil || route.call.Conn() != c {
-			g.unroutable(c, "notification")
-			return
-		}
-		p["progressToken"] = route.token
-		params, _ := json.Marshal(p)
-		if !route.call.Push(wire.Notification(m.Method, params)) {
-			g.unroutable(c, "overflow")
-		}
+		g.relayProgress(c, m)
 	case "notifications/message":
 		k, s := g.relatedCall(owner, c, rel)
 		switch {
@@ -99,6 +78,33 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 		if m.IsRequest() {
 			g.serverRequest(owner, c, m, rel)
 		}
+	}
+}
+
+// relayProgress sends an upstream's progress notification to the call that asked for it,
+// under the progress token the client gave.
+func (g *Gateway) relayProgress(c *upstream.Conn, m *wire.Msg) {
+	var p map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &p) != nil {
+		return
+	}
+	var tok string
+	if json.Unmarshal(p["progressToken"], &tok) != nil {
+		return
+	}
+	g.progMu.Lock()
+	route, ok := g.progress[tok]
+	g.progMu.Unlock()
+	// A token only counts on the connection its call went out on: another upstream (or
+	// another tenant's instance) that learnt or guessed it reaches nobody.
+	if !ok || route.call == nil || route.call.Conn() != c {
+		g.unroutable(c, "notification")
+		return
+	}
+	p["progressToken"] = route.token
+	params, _ := json.Marshal(p)
+	if !route.call.Push(wire.Notification(m.Method, params)) {
+		g.unroutable(c, "overflow")
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // The mcpgw plugin (type mcpgw) in the running gateway: only agents that list it see its

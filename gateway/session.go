@@ -13,9 +13,9 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/registry/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -295,7 +295,7 @@ func (s *Session) watch(srv *registry.Server, c *upstream.Conn) {
 		s.setDown(srv.Name, true)
 		// Bring it back in the background so its tools return without waiting for a call.
 		go func() {
-			backoff := registry.BackoffMin
+			backoff := s.g.reg.Timing().BackoffMin
 			for i := 0; i < 8; i++ {
 				select {
 				case <-time.After(backoff):

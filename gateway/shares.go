@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/upstream"
 )
 
 // Fair shares of instances (docs/config.md, "Fair shares"): every instance of a server a

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/registry/wire"
-	"github.com/mcpgw/mcpgw/statedir"
+	"github.com/mcpgw/mcpgw/internal/statedir"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // The Unix socket front serves the same MCP endpoint to local processes: over HTTP, or in

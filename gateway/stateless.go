@@ -11,7 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -409,8 +409,8 @@ func (g *Gateway) cacheScope() string {
 }
 
 // serverInfo is the gateway's Implementation object.
-func serverInfo() json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"name": "mcpgw", "title": "mcpgw MCP gateway", "version": Version})
+func (g *Gateway) serverInfo() json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"name": "mcpgw", "title": "mcpgw MCP gateway", "version": g.version})
 	return b
 }
 
@@ -477,7 +477,7 @@ func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMe
 		return nil
 	})
 	if !hasInfo {
-		mb.raw(metaServerInfo, serverInfo())
+		mb.raw(metaServerInfo, g.serverInfo())
 	}
 	out.raw("_meta", mb.bytes())
 	return out.bytes()

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Stateless (2026-07-28) requests: discovery, lists with caching hints, calls without a

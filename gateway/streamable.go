@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -348,7 +348,7 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 	res := map[string]any{
 		"protocolVersion": version,
 		"capabilities":    gatewayCaps,
-		"serverInfo":      map[string]string{"name": "mcpgw", "title": "mcpgw MCP gateway", "version": Version},
+		"serverInfo":      map[string]string{"name": "mcpgw", "title": "mcpgw MCP gateway", "version": g.version},
 	}
 	if instr.Len() > 0 {
 		res["instructions"] = instr.String()
@@ -359,9 +359,6 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 	b, _ := json.Marshal(res)
 	return b
 }
-
-// Version is the gateway's version string.
-var Version = "dev"
 
 func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
 	id, ok := g.authenticate(w, r)

@@ -19,13 +19,13 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // OpenTelemetry tracing (docs/tracing.md). Off unless tracing.otlp_endpoint is set: then
-// g.tracing is nil and the request path pays a nil check in dispatch, two in callTool and
-// one in forward (and an empty-string check for extra headers), nothing else. On, every client request gets a server span (from the client's trace
+// g.tracing is nil, the observer's hooks (observer.go) are nil, and the request path pays
+// a nil check per hook (and an empty-string check for extra headers), nothing else. On, every client request gets a server span (from the client's trace
 // context: the _meta traceparent of the request, else the HTTP traceparent header) and
 // every upstream call a client span under it, whose context goes to the upstream in
 // params._meta (every transport) and, for streamable HTTP upstreams, in the traceparent
@@ -105,9 +105,13 @@ func (c metaCarrier) Get(k string) string {
 func (c metaCarrier) Set(string, string) {}
 func (c metaCarrier) Keys() []string     { return []string{"traceparent", "tracestate"} }
 
-// dispatchTraced is dispatch with a server span around it.
-func (g *Gateway) dispatchTraced(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	t := g.tracing
+// hooks are the observer hooks that trace the request path.
+func (t *tracing) hooks() observer {
+	return observer{request: t.request, tool: traceTool, called: traceOutcome, upstream: t.upstream}
+}
+
+// request starts a client request's server span.
+func (t *tracing) request(ctx context.Context, s *Session, m *wire.Msg) (context.Context, func()) {
 	var p struct {
 		Meta struct {
 			Traceparent string `json:"traceparent"`
@@ -122,7 +126,6 @@ func (g *Gateway) dispatchTraced(ctx context.Context, s *Session, m *wire.Msg, o
 		}
 	}
 	ctx, span := t.tr.Start(ctx, m.Method, trace.WithSpanKind(trace.SpanKindServer))
-	defer span.End()
 	if span.IsRecording() { // an unsampled span keeps nothing: its attributes are not built
 		span.SetAttributes(
 			attribute.String("mcp.method.name", m.Method),
@@ -132,7 +135,7 @@ func (g *Gateway) dispatchTraced(ctx context.Context, s *Session, m *wire.Msg, o
 			attribute.String("jsonrpc.request.id", string(m.ID)),
 		)
 	}
-	g.dispatchRequest(ctx, s, m, out)
+	return ctx, func() { span.End() }
 }
 
 // traceTool names the request's span after the tool and records where it goes.
@@ -159,20 +162,17 @@ func traceOutcome(ctx context.Context, outcome string) {
 	}
 }
 
-// forwardTraced is forward with a client span around the upstream call, whose context
-// the upstream receives in params._meta and, over streamable HTTP, in headers.
-func (g *Gateway) forwardTraced(ctx context.Context, s *Session, m *wire.Msg, server, method string, params []byte, progTok string, out outbox, isTool bool) string {
-	ctx, span := g.tracing.tr.Start(ctx, method+" "+server, trace.WithSpanKind(trace.SpanKindClient))
-	defer span.End()
-	recording := span.IsRecording()
-	if recording {
+// upstream starts a client span around an upstream call, whose context the upstream
+// receives in params._meta and, over streamable HTTP, in headers.
+func (t *tracing) upstream(ctx context.Context, c upstreamCall) (context.Context, upstreamCall, func(string)) {
+	ctx, span := t.tr.Start(ctx, c.method+" "+c.server, trace.WithSpanKind(trace.SpanKindClient))
+	if span.IsRecording() {
 		span.SetAttributes(
-			attribute.String("mcp.method.name", method),
-			attribute.String("mcpgw.upstream.server", server),
-			attribute.String("mcp.session.id", s.ID),
+			attribute.String("mcp.method.name", c.method),
+			attribute.String("mcpgw.upstream.server", c.server),
+			attribute.String("mcp.session.id", c.s.ID),
 		)
 	}
-	hdr := ""
 	if sc := span.SpanContext(); sc.IsValid() {
 		// Unsampled spans are passed on too (flags 00): the upstream then knows not to
 		// sample either.
@@ -181,22 +181,18 @@ func (g *Gateway) forwardTraced(ctx context.Context, s *Session, m *wire.Msg, se
 		if sc.TraceState().Len() > 0 {
 			ts = sc.TraceState().String()
 		}
-		hdr = "traceparent: " + tp + "\r\n"
+		c.header = "traceparent: " + tp + "\r\n"
 		if ts != "" {
-			hdr += "tracestate: " + ts + "\r\n"
+			c.header += "tracestate: " + ts + "\r\n"
 		}
-		if p, err := withTraceMeta(params, tp, ts); err == nil {
-			params = p
-		}
-	}
-	outcome := g.forwardCall(ctx, s, m, server, method, params, progTok, out, isTool, hdr)
-	if recording {
-		span.SetAttributes(attribute.String("mcpgw.outcome", outcome))
-		if outcome != "ok" && outcome != "tool_error" {
-			span.SetStatus(codes.Error, outcome)
+		if p, err := withTraceMeta(c.params, tp, ts); err == nil {
+			c.params = p
 		}
 	}
-	return outcome
+	return ctx, c, func(outcome string) {
+		traceOutcome(ctx, outcome)
+		span.End()
+	}
 }
 
 var traceparentKey = []byte(`"traceparent"`)

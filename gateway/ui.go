@@ -386,7 +386,7 @@ func (g *Gateway) render(w http.ResponseWriter, r *http.Request, status int, pag
 		http.Error(w, "web UI template error", http.StatusInternalServerError)
 		return
 	}
-	p := uiPage{Title: title, Page: page, Version: Version, Data: data}
+	p := uiPage{Title: title, Page: page, Version: g.version, Data: data}
 	if s != nil {
 		p.CSRF, p.Actor = s.csrf, s.actor
 		p.CanSignOut = s.actor != ""

@@ -66,11 +66,7 @@ func kinds(cs []Change) []string {
 // unchanged servers untouched, and tells the gateway about each change.
 func TestApplyWhileRunning(t *testing.T) {
 	urlA, urlB, urlB2 := sdkServer(t, "alpha"), sdkServer(t, "beta"), sdkServer(t, "gamma")
-	old := DrainFor
-	DrainFor = 50 * time.Millisecond
-	t.Cleanup(func() { DrainFor = old })
-
-	r := New(applyConfig(map[string]string{"a": urlA}), slog.New(slog.DiscardHandler))
+	r := NewWithOptions(applyConfig(map[string]string{"a": urlA}), Options{Log: slog.New(slog.DiscardHandler), Timing: Timing{DrainFor: 50 * time.Millisecond}})
 	var mu sync.Mutex
 	var notified []string
 	r.OnChange = func(s string) { mu.Lock(); notified = append(notified, s); mu.Unlock() }

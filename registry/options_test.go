@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // A server's TLS settings reach the options its connections are dialled with.

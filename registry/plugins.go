@@ -147,7 +147,7 @@ func (p *Plugin) supervise(ready func()) {
 	var once sync.Once
 	markReady := func() { once.Do(ready) }
 	defer markReady()
-	backoff := BackoffMin
+	backoff := p.reg.timing.BackoffMin
 	for attempt := 0; p.ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			p.mu.Lock()
@@ -166,8 +166,8 @@ func (p *Plugin) supervise(ready func()) {
 		case <-time.After(sleep):
 		case <-p.ctx.Done():
 		}
-		if backoff *= 2; backoff > BackoffMax {
-			backoff = BackoffMax
+		if backoff *= 2; backoff > p.reg.timing.BackoffMax {
+			backoff = p.reg.timing.BackoffMax
 		}
 	}
 	p.set(StateStopped, nil, nil, nil)
@@ -239,7 +239,7 @@ func (p *Plugin) load(prov plugin.Plugin) error {
 	return nil
 }
 
-// closeProvider closes a provider once the calls on it ended (or after DrainFor).
+// closeProvider closes a provider once the calls on it ended (or after Timing.DrainFor).
 func (p *Plugin) closeProvider(prov plugin.Plugin) {
 	c, ok := prov.(io.Closer)
 	if !ok || p.Def.Type == config.PluginTypeGo || p.Def.Type == config.PluginTypeSelf { // the host owns an in-process provider
@@ -249,7 +249,7 @@ func (p *Plugin) closeProvider(prov plugin.Plugin) {
 	go func() { p.calls.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(DrainFor):
+	case <-time.After(p.reg.timing.DrainFor):
 	}
 	if err := c.Close(); err != nil {
 		p.reg.log.Warn("closing plugin", "plugin", p.Name, "err", err)

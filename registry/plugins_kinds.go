@@ -7,10 +7,11 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/registry/upstream"
 )
 
 // PluginKind is a plugin type the program that builds the registry supplies: the sql
@@ -35,6 +36,29 @@ type PluginKind interface {
 // on every Apply.
 type PluginKindConfigurer interface {
 	Configure(cfg *config.Config, env PluginEnv)
+}
+
+// PluginKindBinder is implemented by kinds that keep state for each registry that runs
+// them (the command kind: the busy waiting of its plugin calls, which counts the calls in
+// flight of one gateway and how its waits ended). A registry binds such a kind once,
+// before it first opens or configures a plugin, and runs its plugins with the kind Bind
+// returns; so one PluginKinds value may be given to several registries.
+type PluginKindBinder interface {
+	Bind(env PluginEnv) PluginKind
+}
+
+// PluginBusyReporter is implemented by bound kinds that busy-wait for their plugins'
+// answers (upstream.busy_poll): how their waits ended, for the gateway's metrics.
+type PluginBusyReporter interface {
+	BusyStats() BusyStats
+}
+
+// BusyStats counts a registry's busy waits for plugin calls and how they ended.
+type BusyStats struct {
+	Waits    int64 // busy waits started
+	Caught   int64 // ended by the call's answer
+	GaveWay  int64 // ended by a second call in flight or another request of the gateway
+	TimedOut int64 // ended by the time limit
 }
 
 // PluginEnv is what the registry gives a kind besides a plugin's definition.
@@ -99,29 +123,75 @@ func notBuiltIn(kind string, kinds PluginKinds) error {
 		what, strings.Join(have, ", "))
 }
 
-// pluginEnv is the environment kinds are given under cfg.
+// pluginEnv is the environment kinds are given under cfg. Quiet is the registry's own
+// dialer's: a busy wait gives way to the requests of this gateway, not another's.
 func (r *Registry) pluginEnv(cfg *config.Config) PluginEnv {
-	return PluginEnv{Log: r.log, MaxMessageBytes: cfg.Upstream.MaxMessageBytes, Quiet: upstream.Quiet}
+	return PluginEnv{Log: r.log, MaxMessageBytes: cfg.Upstream.MaxMessageBytes, Quiet: r.dialer.Busy.Quiet}
+}
+
+// boundKinds is PluginKinds as one registry runs them, each PluginKindBinder bound to
+// that registry. PluginKinds is set before Start: the first get binds them, later ones
+// return the same.
+type boundKinds struct {
+	once sync.Once
+	p    atomic.Pointer[PluginKinds]
+}
+
+// get binds supplied under env on its first call and returns the bound kinds.
+func (b *boundKinds) get(supplied PluginKinds, env PluginEnv) PluginKinds {
+	b.once.Do(func() {
+		bound := make(PluginKinds, len(supplied))
+		for name, k := range supplied {
+			if kb, ok := k.(PluginKindBinder); ok {
+				k = kb.Bind(env)
+			}
+			bound[name] = k
+		}
+		b.p.Store(&bound)
+	})
+	return *b.p.Load()
+}
+
+// busyStats sums how the busy waits of the bound kinds ended (zero before they are bound).
+func (b *boundKinds) busyStats() BusyStats {
+	var sum BusyStats
+	kinds := b.p.Load()
+	if kinds == nil {
+		return sum
+	}
+	for _, k := range *kinds {
+		if r, ok := k.(PluginBusyReporter); ok {
+			s := r.BusyStats()
+			sum.Waits, sum.Caught, sum.GaveWay, sum.TimedOut = sum.Waits+s.Waits, sum.Caught+s.Caught, sum.GaveWay+s.GaveWay, sum.TimedOut+s.TimedOut
+		}
+	}
+	return sum
 }
 
 // configureKinds hands cfg's settings to the kinds that follow them.
 func (r *Registry) configureKinds(cfg *config.Config) {
-	for _, name := range slices.Sorted(maps.Keys(r.PluginKinds)) {
-		if c, ok := r.PluginKinds[name].(PluginKindConfigurer); ok {
+	kinds := r.kinds.get(r.PluginKinds, r.pluginEnv(cfg))
+	for _, name := range slices.Sorted(maps.Keys(kinds)) {
+		if c, ok := kinds[name].(PluginKindConfigurer); ok {
 			c.Configure(cfg, r.pluginEnv(cfg))
 		}
 	}
 }
 
+// PluginBusyStats is how the busy waits of this registry's plugin calls ended (summed
+// over its kinds that busy-wait: out-of-process plugins). Zero before it started.
+func (r *Registry) PluginBusyStats() BusyStats { return r.kinds.busyStats() }
+
 // opener is how a plugin's provider is opened: a built-in type's opener, or its kind's.
 func (r *Registry) opener(d *config.PluginDef) openFunc {
-	switch kind := kindOf(d); {
+	kind, kinds := kindOf(d), r.kinds.get(r.PluginKinds, r.pluginEnv(r.Config()))
+	switch {
 	case d.Type == config.PluginTypeGo && !d.OutOfProcess():
 		return r.provided
 	case d.Type == config.PluginTypeSelf && !d.OutOfProcess():
 		return r.providedSelf
-	case r.PluginKinds[kind] != nil:
-		k := r.PluginKinds[kind]
+	case kinds[kind] != nil:
+		k := kinds[kind]
 		return func(ctx context.Context, name string, d *config.PluginDef) (plugin.Plugin, error) {
 			return k.Open(ctx, name, d, r.pluginEnv(r.Config()))
 		}

@@ -118,3 +118,112 @@ func TestPluginKindSupplied(t *testing.T) {
 		t.Errorf("validation with the kind: %v", ps)
 	}
 }
+
+// binderKind is a kind that keeps state per registry: each Bind makes a boundStandIn.
+type binderKind struct {
+	mu    sync.Mutex
+	bound []*boundStandIn
+}
+
+func (k *binderKind) Open(context.Context, string, *config.PluginDef, PluginEnv) (plugin.Plugin, error) {
+	panic("a registry opened the unbound kind")
+}
+
+func (k *binderKind) Check(context.Context, string, *config.PluginDef) config.Problems { return nil }
+
+func (k *binderKind) Bind(env PluginEnv) PluginKind {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	b := &boundStandIn{quiet: env.Quiet}
+	k.bound = append(k.bound, b)
+	return b
+}
+
+// boundStandIn is one registry's binderKind: it counts its opens as busy waits and keeps
+// the busy_poll of each Configure.
+type boundStandIn struct {
+	quiet      func() bool
+	mu         sync.Mutex
+	opens      int64
+	configured []time.Duration
+}
+
+func (b *boundStandIn) Open(context.Context, string, *config.PluginDef, PluginEnv) (plugin.Plugin, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.opens++
+	return plugintest.New(), nil
+}
+
+func (b *boundStandIn) Check(context.Context, string, *config.PluginDef) config.Problems { return nil }
+
+func (b *boundStandIn) Configure(cfg *config.Config, _ PluginEnv) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.configured = append(b.configured, cfg.Upstream.BusyPoll)
+}
+
+func (b *boundStandIn) BusyStats() BusyStats {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return BusyStats{Waits: b.opens, Caught: b.opens}
+}
+
+// TestPluginKindBoundPerRegistry: two registries given one PluginKinds value each bind a
+// kind that keeps state of its own, once, with their own quiet test; each opens its
+// plugins, is configured and reports busy waits through its own bound kind only.
+func TestPluginKindBoundPerRegistry(t *testing.T) {
+	k := &binderKind{}
+	kinds := PluginKinds{"sql": k}
+	var regs []*Registry
+	for i, plugins := range [][]string{{"a"}, {"b", "c"}} {
+		cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 5 * time.Second, BusyPoll: time.Duration(i+1) * time.Millisecond},
+			Plugins: map[string]*config.PluginDef{}}
+		for _, p := range plugins {
+			cfg.Plugins[p] = &config.PluginDef{Type: "sql", Refresh: -1}
+		}
+		r := New(cfg, slog.New(slog.DiscardHandler))
+		r.PluginKinds = kinds
+		t.Cleanup(r.Close)
+		if st := r.PluginBusyStats(); st != (BusyStats{}) {
+			t.Fatalf("busy stats before Start: %+v", st)
+		}
+		r.Start(5 * time.Second)
+		for _, p := range plugins {
+			waitState(t, r.Plugin(p), StateUp)
+		}
+		regs = append(regs, r)
+	}
+	next := *regs[1].Config()
+	next.Upstream.BusyPoll = 0
+	regs[1].Apply(&next)
+
+	k.mu.Lock()
+	bound := slices.Clone(k.bound)
+	k.mu.Unlock()
+	if len(bound) != 2 || bound[0] == bound[1] {
+		t.Fatalf("bound %d times, want once per registry", len(bound))
+	}
+	for i, want := range []struct {
+		opens      int64
+		configured []time.Duration
+	}{{1, []time.Duration{time.Millisecond}}, {2, []time.Duration{2 * time.Millisecond, 0}}} {
+		b := bound[i]
+		b.mu.Lock()
+		if b.opens != want.opens || !slices.Equal(b.configured, want.configured) {
+			t.Errorf("registry %d's kind: %d opens, configured %v; want %d, %v", i, b.opens, b.configured, want.opens, want.configured)
+		}
+		b.mu.Unlock()
+		if st := regs[i].PluginBusyStats(); st.Waits != want.opens || st.Caught != want.opens || st.GaveWay != 0 {
+			t.Errorf("registry %d's busy stats: %+v, want %d waits of its own", i, st, want.opens)
+		}
+	}
+	// Each bound kind gives way to its own registry's requests.
+	regs[0].Dialer().Busy.RequestStarted()
+	regs[0].Dialer().Busy.RequestStarted()
+	if bound[0].quiet() || !bound[1].quiet() {
+		t.Errorf("quiet: registry 0 with two requests %v, registry 1 with none %v", bound[0].quiet(), bound[1].quiet())
+	}
+	regs[0].Dialer().Busy.RequestEnded()
+	regs[0].Dialer().Busy.RequestEnded()
+}

@@ -29,14 +29,14 @@ func (k fixtureKind) Open(context.Context, string, *config.PluginDef, PluginEnv)
 func (fixtureKind) Check(context.Context, string, *config.PluginDef) config.Problems { return nil }
 
 // pluginRegistry is a registry of fixture plugins (the kind given: failing while failing
-// is set).
-func pluginRegistry(t *testing.T, failing *atomic.Bool, plugins ...string) *Registry {
+// is set), paced by timing.
+func pluginRegistry(t *testing.T, failing *atomic.Bool, timing Timing, plugins ...string) *Registry {
 	t.Helper()
 	cfg := &config.Config{Naming: testNaming, Upstream: config.UpstreamDefaults{ConnectTimeout: 5 * time.Second}, Plugins: map[string]*config.PluginDef{}}
 	for _, p := range plugins {
 		cfg.Plugins[p] = &config.PluginDef{Type: "fixture", Refresh: -1}
 	}
-	r := New(cfg, slog.New(slog.DiscardHandler))
+	r := NewWithOptions(cfg, Options{Log: slog.New(slog.DiscardHandler), Timing: timing})
 	r.PluginKinds = PluginKinds{"fixture": fixtureKind{failing}}
 	t.Cleanup(r.Close)
 	return r
@@ -78,7 +78,7 @@ var _ PluginScoper = scopeFilter{}
 
 func TestPluginViews(t *testing.T) {
 	var failing atomic.Bool
-	r := pluginRegistry(t, &failing, "kubernetes")
+	r := pluginRegistry(t, &failing, Timing{}, "kubernetes")
 	r.Start(5 * time.Second)
 	p := r.Plugin("kubernetes")
 	waitState(t, p, StateUp)
@@ -133,10 +133,7 @@ func TestPluginViews(t *testing.T) {
 func TestPluginThatFailsIsDown(t *testing.T) {
 	var failing atomic.Bool
 	failing.Store(true)
-	old := BackoffMin
-	BackoffMin = 20 * time.Millisecond
-	t.Cleanup(func() { BackoffMin = old })
-	r := pluginRegistry(t, &failing, "broken")
+	r := pluginRegistry(t, &failing, Timing{BackoffMin: 20 * time.Millisecond}, "broken")
 	r.Start(5 * time.Second) // returns although the plugin does not load
 	p := r.Plugin("broken")
 	waitState(t, p, StateDown)

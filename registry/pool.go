@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Pool keeps a server's instances started and initialized before a session asks for one
@@ -199,7 +199,8 @@ func (p *Pool) startOne() {
 	if err != nil {
 		p.failures++
 		p.lastErr = err.Error()
-		backoff := min(BackoffMin<<min(p.failures-1, 16), BackoffMax)
+		t := p.s.reg.timing
+		backoff := min(t.BackoffMin<<min(p.failures-1, 16), t.BackoffMax)
 		// Jitter, as for shared servers: pools of many gateways do not retry in step.
 		p.retryAt = time.Now().Add(backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1)))
 		stopped := p.stopped
@@ -296,7 +297,7 @@ func (p *Pool) dial() (*Instance, error) {
 		}
 	}
 	start := time.Now()
-	c, err := upstream.Dial(p.s.ctx, o)
+	c, err := p.s.reg.dialer.Dial(p.s.ctx, o)
 	if err != nil {
 		return nil, err
 	}

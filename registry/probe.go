@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // Probe connects to a server that need not be in the config (the admin UI's "test
@@ -15,9 +15,9 @@ func (r *Registry) Probe(ctx context.Context, name string, d *config.ServerDef) 
 	o := upstream.Options{
 		Name: name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
-		MaxMessageBytes: cfg.Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: r.log,
+		MaxMessageBytes: cfg.Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: r.log, InProcess: r.inProcess(name),
 	}
-	c, err := upstream.Dial(ctx, o)
+	c, err := r.dialer.Dial(ctx, o)
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/registry/upstream"
-	"github.com/mcpgw/mcpgw/registry/wire"
 )
 
 // Server states.
@@ -28,13 +28,50 @@ const (
 	StateStopped  = "stopped"
 )
 
-// Backoff bounds for restarting an upstream. The delay doubles after each failure and
-// resets only after the upstream stayed up for StableAfter.
-var (
-	BackoffMin  = 250 * time.Millisecond
-	BackoffMax  = 30 * time.Second
-	StableAfter = 30 * time.Second
-)
+// Timing is how a registry paces its supervision. The zero value of a field is its
+// default (DefaultTiming).
+type Timing struct {
+	// BackoffMin and BackoffMax bound the delay before restarting an upstream or plugin.
+	// The delay doubles after each failure and resets only after the upstream stayed up
+	// for StableAfter.
+	BackoffMin, BackoffMax, StableAfter time.Duration
+	// DrainFor is how long a replaced server's shared connection (or a stopped plugin's
+	// provider) stays open for the calls already on it.
+	DrainFor time.Duration
+	// KeepAlive is how often shared upstreams are pinged.
+	KeepAlive time.Duration
+}
+
+// DefaultTiming is the timing of a registry that sets none.
+func DefaultTiming() Timing {
+	return Timing{BackoffMin: 250 * time.Millisecond, BackoffMax: 30 * time.Second, StableAfter: 30 * time.Second,
+		DrainFor: 30 * time.Second, KeepAlive: 15 * time.Second}
+}
+
+// orDefault fills in the zero fields.
+func (t Timing) orDefault() Timing {
+	d := DefaultTiming()
+	for _, f := range []struct{ v, def *time.Duration }{
+		{&t.BackoffMin, &d.BackoffMin}, {&t.BackoffMax, &d.BackoffMax}, {&t.StableAfter, &d.StableAfter},
+		{&t.DrainFor, &d.DrainFor}, {&t.KeepAlive, &d.KeepAlive},
+	} {
+		if *f.v <= 0 {
+			*f.v = *f.def
+		}
+	}
+	return t
+}
+
+// Options are a registry's settings beyond the config. The zero value is usable.
+type Options struct {
+	// Log receives the registry's logs (nil: slog.Default()).
+	Log *slog.Logger
+	// Dialer connects the upstreams (nil: upstream.NewDialer()). Its busy polling is set
+	// from the config's upstream.busy_poll (made when it has none).
+	Dialer *upstream.Dialer
+	// Timing paces supervision (zero fields: DefaultTiming).
+	Timing Timing
+}
 
 // Server is one configured upstream server. A server whose definition changes is replaced
 // by a new Server; one that is removed from the config is retired: it keeps running for
@@ -121,8 +158,17 @@ type Registry struct {
 	// providers are the in-process providers of go plugins, by plugin name (Provide).
 	provMu    sync.Mutex
 	providers map[string]plugin.Plugin
+	// inproc are the servers of type inprocess, by server name (ProvideServer), under provMu.
+	inproc map[string]*upstream.InProcess
 	// self is the mcpgw plugin's provider (ProvideSelf), guarded by provMu.
 	self plugin.Plugin
+
+	// dialer connects the upstreams; its Busy polls for their answers (busy_poll).
+	dialer *upstream.Dialer
+	// timing paces supervision.
+	timing Timing
+	// kinds are PluginKinds as this registry runs them (plugins_kinds.go).
+	kinds boundKinds
 }
 
 // serverSet is every server sessions may reach (configured and retired) and the sorted
@@ -135,13 +181,28 @@ type serverSet struct {
 	plugins map[string]*Plugin
 }
 
-// New builds a registry for cfg. Start connects the upstreams.
+// New builds a registry for cfg with a Dialer of its own. Start connects the upstreams.
 func New(cfg *config.Config, log *slog.Logger) *Registry {
+	return NewWithOptions(cfg, Options{Log: log})
+}
+
+// NewWithOptions builds a registry for cfg. Start connects the upstreams.
+func NewWithOptions(cfg *config.Config, o Options) *Registry {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	if o.Dialer == nil {
+		o.Dialer = upstream.NewDialer()
+	}
+	if o.Dialer.Busy == nil {
+		o.Dialer.Busy = upstream.NewBusyPoll(0)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Registry{log: log, ctx: ctx, cancel: cancel, views: newViewCache(256)}
+	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, views: newViewCache(256), dialer: o.Dialer,
+		timing: o.Timing.orDefault()}
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
-	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
+	r.setBusyPoll(cfg.Upstream.BusyPoll)
 	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		set.m[name] = r.newServer(name, cfg.Servers[name])
@@ -286,7 +347,7 @@ type Change struct {
 
 // Apply makes cfg the registry's config while the gateway runs. A server that is new
 // starts in the background; one whose definition changed is replaced by a new instance
-// (its old shared connection stays open for DrainFor, so calls already on it finish); one
+// (its old shared connection stays open for Timing.DrainFor, so calls already on it finish); one
 // that is gone is retired: it stays up for the sessions that already have it, new
 // sessions no longer see it, and Release stops it once no session uses it. Servers whose
 // definition is unchanged keep running untouched.
@@ -294,7 +355,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
-	upstream.SetBusyPoll(cfg.Upstream.BusyPoll)
+	r.setBusyPoll(cfg.Upstream.BusyPoll)
 	r.configureKinds(cfg)
 	old := r.set.Load()
 	// Exposed names depend on the naming settings: a change there re-lists every server.
@@ -381,11 +442,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	return changes
 }
 
-// DrainFor is how long a replaced server's shared connection stays open for the calls
-// already on it.
-var DrainFor = 30 * time.Second
-
-// drain stops a replaced server after DrainFor: its supervision ends at once (it is not
+// drain stops a replaced server after Timing.DrainFor: its supervision ends at once (it is not
 // restarted), its shared connection closes when the calls on it had time to finish.
 func (s *Server) drain() {
 	s.mu.Lock()
@@ -395,8 +452,21 @@ func (s *Server) drain() {
 		s.stop()
 		return
 	}
-	time.AfterFunc(DrainFor, s.stop)
+	time.AfterFunc(s.reg.timing.DrainFor, s.stop)
 }
+
+// setBusyPoll applies upstream.busy_poll to the registry's upstream calls (its plugin
+// kinds follow it through Configure: configureKinds).
+func (r *Registry) setBusyPoll(d time.Duration) {
+	r.dialer.Busy.SetDuration(d)
+}
+
+// Dialer is the registry's upstream dialer: its busy polling (Busy) is the one the
+// gateway brackets its requests with, and its pools are the ones the upstreams share.
+func (r *Registry) Dialer() *upstream.Dialer { return r.dialer }
+
+// Timing is how the registry paces its supervision.
+func (r *Registry) Timing() Timing { return r.timing }
 
 // HasRetired reports whether any retired server is waiting for Release.
 func (r *Registry) HasRetired() bool {
@@ -545,6 +615,7 @@ func (s *Server) Options() upstream.Options {
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
+		InProcess: s.reg.inProcess(s.Name),
 	}
 }
 
@@ -578,7 +649,7 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 			h(c, m, raw, rel)
 		}
 	}
-	return upstream.Dial(ctx, o)
+	return s.reg.dialer.Dial(ctx, o)
 }
 
 // handle is the handler of the server's own connections (shared, or the probe of a

@@ -15,7 +15,7 @@ var ErrRetired = errors.New("the server is retired (removed from the config; it 
 
 // Restart replaces a configured server by a new instance of the same definition, as a
 // config change of the server does: the new one starts at once, and the old shared
-// connection closes after DrainFor, so calls already on it finish. The per-session
+// connection closes after Timing.DrainFor, so calls already on it finish. The per-session
 // instances sessions hold are theirs: the gateway stops those (Gateway.RestartServer).
 func (r *Registry) Restart(name string) error {
 	r.applyMu.Lock()

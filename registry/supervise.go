@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/upstream"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // supervise keeps a shared server connected, or keeps a per_session server's catalogue
@@ -18,7 +18,8 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 	var once sync.Once
 	markReady := func() { once.Do(ready.Done) }
 	defer markReady()
-	backoff := BackoffMin
+	t := s.reg.timing
+	backoff := t.BackoffMin
 	for attempt := 0; s.ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			s.mu.Lock()
@@ -45,8 +46,8 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", backoff)
 		s.setState(StateDown, err, nil, nil, true)
 		markReady()
-		if time.Since(started) >= StableAfter {
-			backoff = BackoffMin
+		if time.Since(started) >= t.StableAfter {
+			backoff = t.BackoffMin
 		}
 		// Jitter keeps a fleet of gateways from reconnecting in lock-step.
 		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
@@ -56,8 +57,8 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 			s.setState(StateStopped, nil, nil, nil, true)
 			return
 		}
-		if backoff *= 2; backoff > BackoffMax {
-			backoff = BackoffMax
+		if backoff *= 2; backoff > t.BackoffMax {
+			backoff = t.BackoffMax
 		}
 	}
 }
@@ -87,9 +88,9 @@ func (s *Server) runOnce(markReady func()) error {
 	s.setState(StateUp, nil, cat, c, true)
 	s.reg.log.Info("upstream up", "server", s.Name, "transport", s.Def.Transport(), "tools", len(cat.Tools), "protocol", c.ProtocolVersion)
 	markReady()
-	// A ping every KeepAlive notices an upstream that went away without a word (an HTTP
+	// A ping every Timing.KeepAlive notices an upstream that went away without a word (an HTTP
 	// server without a standalone stream, a hung process).
-	tick := time.NewTicker(KeepAlive)
+	tick := time.NewTicker(s.reg.timing.KeepAlive)
 	defer tick.Stop()
 	misses := 0
 	for {
@@ -105,7 +106,7 @@ func (s *Server) runOnce(markReady func()) error {
 			_ = c.Close()
 			return s.ctx.Err()
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(s.ctx, KeepAlive/2)
+			ctx, cancel := context.WithTimeout(s.ctx, s.reg.timing.KeepAlive/2)
 			_, err := c.Request(ctx, "ping", nil)
 			cancel()
 			var rpc *upstream.RPCError
@@ -131,7 +132,7 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 	defer release()
 	o := s.Options()
 	o.Handler = s.handle
-	c, err := upstream.Dial(s.ctx, o)
+	c, err := s.reg.dialer.Dial(s.ctx, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -144,9 +145,6 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 	}
 	return c, cat, nil
 }
-
-// KeepAlive is how often shared upstreams are pinged.
-var KeepAlive = 15 * time.Second
 
 // Pid returns the process id of a shared stdio upstream (0 if none).
 func (s *Server) Pid() int {

@@ -10,7 +10,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // View is the set of tools, prompts and resources one session may see.
@@ -62,11 +62,7 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 // requiring "confirm": true. servers may name plugins too; their tools are generated for
 // the filter's PluginScope (when it is a PluginScoper).
 func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog, elicitation bool) *View {
-	type part struct {
-		name string
-		cat  *Catalog
-	}
-	parts := make([]part, 0, len(servers))
+	parts := make([]viewPart, 0, len(servers))
 	keyb := make([]byte, 0, 64)
 	// A view built from a session's own instance's catalogue is that session's alone (the
 	// session keeps it): in the shared cache each restart of the instance added a view
@@ -76,43 +72,12 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 		if exclude[name] {
 			continue
 		}
-		s := r.Server(name)
-		var p *Plugin
-		if s == nil {
-			if p = r.Plugin(name); p == nil {
-				continue
-			}
-		}
-		if filter != nil {
-			if ok, _ := filter.Server(name); !ok {
-				continue
-			}
-		}
-		if p != nil {
-			var sc PluginScope
-			if ps, ok := filter.(PluginScoper); ok {
-				sc = ps.PluginScope()
-			}
-			cat := p.CatalogFor(sc, elicitation)
-			if cat == nil {
-				continue
-			}
-			parts = append(parts, part{name, cat})
-			keyb = append(keyb, name...)
-			keyb = append(keyb, '@')
-			keyb = strconv.AppendUint(keyb, cat.seq, 36)
-			keyb = append(keyb, ';')
-			continue
-		}
-		cat := s.Catalog()
-		if oc := own[name]; oc != nil && cat != nil {
-			cat = oc // the session's own instance's catalogue
-			private = true
-		}
+		cat, mine := r.partCatalog(name, filter, own, elicitation)
 		if cat == nil {
 			continue
 		}
-		parts = append(parts, part{name, cat})
+		private = private || mine
+		parts = append(parts, viewPart{name, cat})
 		keyb = append(keyb, name...)
 		keyb = append(keyb, '@')
 		keyb = strconv.AppendUint(keyb, cat.seq, 36)
@@ -130,42 +95,8 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 	tmplSeen := map[string]bool{}
 	for _, p := range parts {
 		v.Servers = append(v.Servers, p.name)
-		for _, t := range p.cat.Tools {
-			if _, dup := v.toolByName[t.Exposed]; dup {
-				continue // first server wins; validation reports the collision
-			}
-			if filter != nil {
-				if ok, _ := filter.Tool(t); !ok {
-					continue
-				}
-			}
-			v.toolByName[t.Exposed] = t
-			v.Tools = append(v.Tools, t)
-		}
-		for _, pr := range p.cat.Prompts {
-			if _, dup := v.promptByName[pr.Exposed]; dup {
-				continue
-			}
-			if filter != nil && !filter.Prompt(pr) {
-				continue
-			}
-			v.promptByName[pr.Exposed] = pr
-			v.Prompts = append(v.Prompts, pr)
-		}
-		for _, res := range p.cat.Resources {
-			if _, dup := v.resourceBy[res.URI]; dup {
-				continue
-			}
-			v.resourceBy[res.URI] = res
-			v.Resources = append(v.Resources, res)
-		}
-		for _, t := range p.cat.Templates {
-			if tmplSeen[t.URI] {
-				continue
-			}
-			tmplSeen[t.URI] = true
-			v.Templates = append(v.Templates, t)
-		}
+		v.addTools(p.cat, filter)
+		v.addRest(p.cat, filter, tmplSeen)
 	}
 	addPluginResources(v) // the plugin resource types of the tools the view kept
 	sort.Slice(v.Tools, func(i, j int) bool { return v.Tools[i].Exposed < v.Tools[j].Exposed })
@@ -174,6 +105,88 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 		r.views.put(key, v)
 	}
 	return v
+}
+
+// viewPart is one server's (or plugin's) catalogue in a view.
+type viewPart struct {
+	name string
+	cat  *Catalog
+}
+
+// partCatalog is the catalogue a view takes from the server or plugin name: nil when it is
+// neither, is not up, or the filter refuses it. A plugin's is generated for the filter's
+// PluginScope; a server's is the session's own instance's when own has one (mine).
+func (r *Registry) partCatalog(name string, filter ViewFilter, own map[string]*Catalog, elicitation bool) (cat *Catalog, mine bool) {
+	s := r.Server(name)
+	var p *Plugin
+	if s == nil {
+		if p = r.Plugin(name); p == nil {
+			return nil, false
+		}
+	}
+	if filter != nil {
+		if ok, _ := filter.Server(name); !ok {
+			return nil, false
+		}
+	}
+	if p != nil {
+		var sc PluginScope
+		if ps, ok := filter.(PluginScoper); ok {
+			sc = ps.PluginScope()
+		}
+		return p.CatalogFor(sc, elicitation), false
+	}
+	cat = s.Catalog()
+	if oc := own[name]; oc != nil && cat != nil {
+		return oc, true // the session's own instance's catalogue
+	}
+	return cat, false
+}
+
+// addTools adds the tools of cat the filter admits; for a name two servers offer, the
+// first server wins (validation reports the collision).
+func (v *View) addTools(cat *Catalog, filter ViewFilter) {
+	for _, t := range cat.Tools {
+		if _, dup := v.toolByName[t.Exposed]; dup {
+			continue
+		}
+		if filter != nil {
+			if ok, _ := filter.Tool(t); !ok {
+				continue
+			}
+		}
+		v.toolByName[t.Exposed] = t
+		v.Tools = append(v.Tools, t)
+	}
+}
+
+// addRest adds the prompts the filter admits, the resources and the resource templates of
+// cat; the first of each name or URI wins.
+func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool) {
+	for _, pr := range cat.Prompts {
+		if _, dup := v.promptByName[pr.Exposed]; dup {
+			continue
+		}
+		if filter != nil && !filter.Prompt(pr) {
+			continue
+		}
+		v.promptByName[pr.Exposed] = pr
+		v.Prompts = append(v.Prompts, pr)
+	}
+	for _, res := range cat.Resources {
+		if _, dup := v.resourceBy[res.URI]; dup {
+			continue
+		}
+		v.resourceBy[res.URI] = res
+		v.Resources = append(v.Resources, res)
+	}
+	for _, t := range cat.Templates {
+		if tmplSeen[t.URI] {
+			continue
+		}
+		tmplSeen[t.URI] = true
+		v.Templates = append(v.Templates, t)
+	}
 }
 
 // Collisions lists exposed tool and prompt names that more than one server offers, as

@@ -152,7 +152,7 @@ ensure_tinyproxy() {
 
 # ensure_postgres: Debian's postgresql server, for the sql plugin's PostgreSQL tests
 # (plugin/sqlplugin, test/e2e/sql_matrix_test.go). They run initdb and pg_ctl in a temp dir
-# on a loopback port (test/peers/postgres.go); the package's own cluster and service do not
+# on a loopback port (internal/peers/postgres.go); the package's own cluster and service do not
 # matter (policy-rc.d, present in containers, keeps it from starting). Debian keeps initdb
 # off PATH, so the check looks where the package puts it.
 ensure_postgres() {
@@ -198,13 +198,13 @@ ensure_chromium() {
 }
 
 # ensure_protoc: Debian's protobuf-compiler, so `make proto-check` compares the committed
-# plugin/pluginpb code with what plugin.proto generates instead of skipping.
+# plugin/internal/pluginpb code with what plugin.proto generates instead of skipping.
 ensure_protoc() {
 	if command -v protoc >/dev/null 2>&1; then
 		log "protoc present ($(protoc --version 2>/dev/null))"
 		return 0
 	fi
-	need_peer protoc protobuf-compiler "make proto-check (the generated plugin/pluginpb code)"
+	need_peer protoc protobuf-compiler "make proto-check (the generated plugin/internal/pluginpb code)"
 	log "protoc installed ($(protoc --version 2>/dev/null))"
 }
 

@@ -8,17 +8,18 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// cacheTTL is how long NewCached keeps a session record. With a Redis store shared by
-// several replicas, another replica may change or delete a record this one has cached:
-// this replica then serves the stale copy for at most cacheTTL. A record's Put or Delete
-// through this wrapper updates or evicts it at once. (A variable for tests.)
-var cacheTTL = 2 * time.Second
+// DefaultCacheTTL is how long NewCached keeps a session record. With a Redis store
+// shared by several replicas, another replica may change or delete a record this one has
+// cached: this replica then serves the stale copy for at most the TTL. A record's Put or
+// Delete through this wrapper updates or evicts it at once.
+const DefaultCacheTTL = 2 * time.Second
 
 // Cached is a Store with an LRU of session records in front (see NewCached).
 type Cached struct {
 	s   Store
 	lru *lru.Cache[string, cachedRecord]
 	now func() time.Time
+	ttl time.Duration // how long a record is served from the cache
 
 	// gens detect a Put or Delete of the same record (stripe) that ran concurrently with a
 	// store read or write, whose result would otherwise be cached over a newer one.
@@ -37,14 +38,20 @@ type cachedRecord struct {
 
 // NewCached puts an LRU of up to size session records in front of s for Get. Put and
 // Delete go to s and then update or evict the entry; tasks, conversations and List pass
-// through uncached. Entries expire after 2 s (stale reads across replicas are
-// bounded by it). Errors are not cached. BusOf sees through the wrapper (Unwrap).
-func NewCached(s Store, size int) Store {
+// through uncached. Entries expire after DefaultCacheTTL (stale reads across replicas
+// are bounded by it). Errors are not cached. BusOf sees through the wrapper (Unwrap).
+func NewCached(s Store, size int) Store { return NewCachedTTL(s, size, DefaultCacheTTL) }
+
+// NewCachedTTL is NewCached with entries that expire after ttl (<= 0: DefaultCacheTTL).
+func NewCachedTTL(s Store, size int, ttl time.Duration) Store {
 	if size <= 0 {
 		return s
 	}
+	if ttl <= 0 {
+		ttl = DefaultCacheTTL
+	}
 	l, _ := lru.New[string, cachedRecord](size) // size > 0: no error
-	return &Cached{s: s, lru: l, now: time.Now, seed: maphash.MakeSeed()}
+	return &Cached{s: s, lru: l, now: time.Now, ttl: ttl, seed: maphash.MakeSeed()}
 }
 
 // Unwrap returns the store behind the cache.
@@ -67,7 +74,7 @@ func (c *Cached) settle(id string, g uint64, r *Record, change bool) {
 	defer c.mu.Unlock()
 	p := c.stripe(id)
 	if r != nil && *p == g {
-		c.lru.Add(id, cachedRecord{r: r, expires: c.now().Add(cacheTTL)})
+		c.lru.Add(id, cachedRecord{r: r, expires: c.now().Add(c.ttl)})
 	} else {
 		c.lru.Remove(id)
 	}

@@ -45,11 +45,9 @@ func TestCachedServesFromCache(t *testing.T) {
 // Two replicas (caches) over one shared store: a change made by one is seen by the other
 // within the cache's TTL.
 func TestCachedStaleAtMostTTL(t *testing.T) {
-	old := cacheTTL
-	cacheTTL = 200 * time.Millisecond
-	defer func() { cacheTTL = old }()
+	const ttl = 200 * time.Millisecond
 	shared := NewMemory()
-	a, b := NewCached(shared, 10), NewCached(shared, 10)
+	a, b := NewCachedTTL(shared, 10, ttl), NewCachedTTL(shared, 10, ttl)
 	r := record("s1")
 	_ = a.Put(r)
 	if _, err := b.Get("s1"); err != nil {

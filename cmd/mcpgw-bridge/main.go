@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/bridge"
-	"github.com/mcpgw/mcpgw/statedir"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

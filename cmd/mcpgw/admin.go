@@ -233,49 +233,60 @@ func token(args []string, out io.Writer) error {
 	}
 	switch args[0] {
 	case "create-key":
-		kf, err := auth.OpenKeyFile(gateway.KeyFilePath(cfg))
-		if err != nil {
-			return err
-		}
-		if *admin {
-			key, rec, err := kf.AddAdmin()
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(os.Stderr, "admin key", rec.ID, "for the admin API and web UI (shown once; stored hashed in", gateway.KeyFilePath(cfg)+"):")
-			_, err = fmt.Fprintln(out, key)
-			return err
-		}
-		key, rec, err := kf.AddScoped(*agent, sc)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintln(os.Stderr, "API key", rec.ID, "for agent", *agent, "(shown once; stored hashed in", gateway.KeyFilePath(cfg)+"):")
-		_, err = fmt.Fprintln(out, key)
-		return err
+		return createKey(cfg, *agent, *admin, sc, out)
 	case "issue":
-		var scopes []string
-		if *admin {
-			scopes = []string{auth.AdminScope}
-		}
-		var narrow map[string]any
-		if sc.ReadOnly || sc.ConnectionScope != nil {
-			narrow = map[string]any{}
-			if sc.ReadOnly {
-				narrow["read_only"] = true
-			}
-			if sc.ConnectionScope != nil {
-				narrow["connection_scope"] = sc.ConnectionScope
-			}
-		}
-		tok, err := auth.IssueJWTWithScopes(cfg.Auth.JWT, *agent, *ttl, narrow, scopes)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(out, tok)
-		return err
+		return issueToken(cfg, *agent, *ttl, *admin, sc, out)
 	}
 	return fmt.Errorf("unknown token subcommand %q (create-key, issue)", args[0])
+}
+
+// createKey is token create-key: an admin key, or an agent's key narrowed to sc, added to
+// the key file and printed once.
+func createKey(cfg *config.Config, agent string, admin bool, sc auth.KeyScope, out io.Writer) error {
+	kf, err := auth.OpenKeyFile(gateway.KeyFilePath(cfg))
+	if err != nil {
+		return err
+	}
+	if admin {
+		key, rec, err := kf.AddAdmin()
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(os.Stderr, "admin key", rec.ID, "for the admin API and web UI (shown once; stored hashed in", gateway.KeyFilePath(cfg)+"):")
+		_, err = fmt.Fprintln(out, key)
+		return err
+	}
+	key, rec, err := kf.AddScoped(agent, sc)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(os.Stderr, "API key", rec.ID, "for agent", agent, "(shown once; stored hashed in", gateway.KeyFilePath(cfg)+"):")
+	_, err = fmt.Fprintln(out, key)
+	return err
+}
+
+// issueToken is token issue: a JWT for agent, with the admin scope or narrowed to sc.
+func issueToken(cfg *config.Config, agent string, ttl time.Duration, admin bool, sc auth.KeyScope, out io.Writer) error {
+	var scopes []string
+	if admin {
+		scopes = []string{auth.AdminScope}
+	}
+	var narrow map[string]any
+	if sc.ReadOnly || sc.ConnectionScope != nil {
+		narrow = map[string]any{}
+		if sc.ReadOnly {
+			narrow["read_only"] = true
+		}
+		if sc.ConnectionScope != nil {
+			narrow["connection_scope"] = sc.ConnectionScope
+		}
+	}
+	tok, err := auth.IssueJWTWithScopes(cfg.Auth.JWT, agent, ttl, narrow, scopes)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(out, tok)
+	return err
 }
 
 // splitScope reads --connection-scope: comma-separated ids; "-" or nothing is the empty

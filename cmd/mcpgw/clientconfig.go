@@ -18,7 +18,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
-	"github.com/mcpgw/mcpgw/statedir"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
 // clientSpec is what one agent runtime's config needs.

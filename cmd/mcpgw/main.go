@@ -16,10 +16,9 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/pluginkind"
-	"github.com/mcpgw/mcpgw/registry/upstream"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -248,14 +247,12 @@ func serve(args []string) error {
 	if err := checkListener(cfg, log, *listen != ""); err != nil {
 		return err
 	}
-	if exe, err := os.Executable(); err == nil {
-		upstream.GuardianPath = exe
-	}
-	upstream.Version, gateway.Version = version, version
-
 	peer := make(chan struct{}, 1)
 	// The daemon runs every plugin kind: the sql plugin and out-of-process plugins.
-	opts := embedded.Options{Logger: log, LogLevel: logLevel, PluginKinds: pluginkind.All()}
+	opts := embedded.Options{Logger: log, LogLevel: logLevel, Version: version, PluginKinds: pluginkind.All()}
+	if exe, err := os.Executable(); err == nil {
+		opts.GuardianPath = exe
+	}
 	if path != "" {
 		// Another replica reloaded: read the file again (merged with the stored API
 		// entries). Without a file the gateway re-applies the stored entries itself.

@@ -15,7 +15,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpgw/mcpgw/statedir"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
 // topUsage is the part of GET /api/usage that `mcpgw top` prints (docs/admin-api.md).

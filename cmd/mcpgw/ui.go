@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"strings"
 
-	"github.com/mcpgw/mcpgw/statedir"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
 // uiAddress prints the web UI's address with the gateway's local token in it, as Jupyter

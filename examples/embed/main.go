@@ -1,7 +1,8 @@
 // Command embed is a host program that runs mcpgw inside itself: its own HTTP server
-// serves its own page at / and the gateway at /mcp, and a resource provider written in Go
+// serves its own page at / and the gateway at /mcp, a resource provider written in Go
 // (a list of notes in memory) is served as MCP tools through the gateway, with no
-// database and no other process.
+// database and no other process, and so is the host's own MCP server (a go-sdk server
+// with one tool), which the gateway reaches in memory, with no socket of its own.
 //
 //	go run ./examples/embed            # then point an MCP client at http://127.0.0.1:8090/mcp
 //	go run ./examples/embed -socket    # also serve the Unix socket for mcpgw-bridge
@@ -25,6 +26,7 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/embedded"
 	"github.com/mcpgw/mcpgw/plugin"
@@ -39,6 +41,8 @@ store: memory
 log: {format: text}
 plugins:
   notes: {type: go, refresh: -1s}
+servers:
+  clock: {type: inprocess}   # given in code below (AddMCPServer)
 `
 
 func main() {
@@ -67,6 +71,10 @@ func run(socket bool) error {
 	defer gw.Close()
 	// 2. Register the in-process plugin under the name the config gives it.
 	if err := gw.RegisterPlugin("notes", newNotes()); err != nil {
+		return err
+	}
+	// 2b. Add the host's own MCP server: its tools are listed as clock__now.
+	if err := gw.AddMCPServer("clock", newClock()); err != nil {
 		return err
 	}
 	// 3. Start it: the plugin's resource types become tools.
@@ -212,3 +220,14 @@ func (n *notes) Connections(context.Context) ([]plugin.Connection, error) {
 }
 
 func (n *notes) Namespaces(context.Context, string) ([]string, error) { return nil, nil }
+
+// newClock is the host's own MCP server, written with the go-sdk: one tool that tells
+// the time.
+func newClock() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "clock", Version: "1"}, nil)
+	mcp.AddTool(s, &mcp.Tool{Name: "now", Description: "The host's current time (RFC 3339)."},
+		func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: time.Now().Format(time.RFC3339)}}}, nil, nil
+		})
+	return s
+}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // goPackage is the part of `go list -json` the architecture rules read.
@@ -117,10 +117,10 @@ func archViolations(module string, pkgs []goPackage) []string {
 		out     []string
 		gateway = module + "/gateway"
 		cmd     = module + "/cmd"
-		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config", module + "/statedir"}
+		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config", module + "/internal"}
 		// The top level of docs/architecture.md, plus the end-to-end tests.
 		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
-			"bridge": true, "config": true, "statedir": true, "plugin": true, "embedded": true, "examples": true, "test": true, "internal": true}
+			"bridge": true, "config": true, "plugin": true, "embedded": true, "examples": true, "test": true, "internal": true}
 		// What the config model may not depend on: the packages that run it.
 		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway}
 		// What the small bridge binary may not link: the config loader, the registry (its wire
@@ -144,9 +144,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		if under(p.ImportPath, module+"/config") {
 			for _, d := range deps {
 				for _, no := range configMayNot {
-					// The upstream transport's TLS file loader is the one piece of registry
-					// the config model uses, to check TLS files while validating.
-					if under(d, no) && !under(d, module+"/registry/upstream") && !under(d, module+"/registry/wire") {
+					if under(d, no) {
 						out = append(out, fmt.Sprintf("%s depends on %s: the config model must not import what runs it", p.ImportPath, d))
 					}
 				}
@@ -155,7 +153,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 		if under(p.ImportPath, module+"/bridge") || under(p.ImportPath, cmd+"/mcpgw-bridge") {
 			for _, d := range deps {
 				for _, no := range bridgeMayNot {
-					if under(d, no) && !under(d, module+"/registry/wire") {
+					if under(d, no) {
 						out = append(out, fmt.Sprintf("%s depends on %s: the bridge binary stays small", p.ImportPath, d))
 					}
 				}
@@ -180,7 +178,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 				}
 			}
 		}
-		if under(p.ImportPath, module+"/statedir") {
+		if under(p.ImportPath, module+"/internal/statedir") {
 			for _, d := range deps {
 				if under(d, module) && d != p.ImportPath {
 					out = append(out, fmt.Sprintf("%s depends on %s: statedir has no module dependencies", p.ImportPath, d))
@@ -193,7 +191,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 			continue
 		}
 		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
-			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, statedir, plugin, embedded, examples, internal)", p.ImportPath, top))
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, plugin, embedded, examples, internal, test)", p.ImportPath, top))
 		}
 		for i, part := range strings.Split(rel, "/") {
 			if part == "cmd" && i != 0 {
@@ -221,22 +219,22 @@ func archViolations(module string, pkgs []goPackage) []string {
 func TestArchRulesCatchWrongArrows(t *testing.T) {
 	const m = "example.com/gw"
 	bad := []goPackage{
-		{ImportPath: m + "/registry/upstream", Imports: []string{m + "/registry/wire"}, Deps: []string{m + "/gateway", "fmt"}},
+		{ImportPath: m + "/internal/upstream", Imports: []string{m + "/internal/wire"}, Deps: []string{m + "/gateway", "fmt"}},
 		{ImportPath: m + "/sessions", Imports: []string{m + "/gateway/admin"}},
 		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/misc/util", m + "/cmd/mcpgw"}},
 		{ImportPath: m + "/misc/util", Name: "util"},
 		{ImportPath: m + "/registry/cmd/tool", Name: "main"},
 		{ImportPath: m + "/auth", TestImports: []string{m + "/auth/common"}},
 		{ImportPath: m, Name: "gw"},
-		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream"}, Deps: []string{m + "/registry", m + "/registry/wire"}},
-		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/registry/wire", "go.yaml.in/yaml/v3"}},
-		{ImportPath: m + "/statedir", Deps: []string{m + "/registry/wire"}},
+		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream"}, Deps: []string{m + "/registry", m + "/internal/wire"}},
+		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/internal/wire", "go.yaml.in/yaml/v3"}},
+		{ImportPath: m + "/internal/statedir", Deps: []string{m + "/internal/wire"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/config"}},
 		{ImportPath: m + "/gateway/admin", Imports: []string{m + "/embedded"}},
 	}
 	got := strings.Join(archViolations(m, bad), "\n")
 	for _, want := range []string{
-		"registry/upstream depends on " + m + "/gateway",
+		"internal/upstream depends on " + m + "/gateway",
 		"sessions depends on " + m + "/gateway/admin",
 		"gateway imports " + m + "/misc/util",
 		"imports " + m + "/cmd/mcpgw: commands are leaves",
@@ -247,7 +245,7 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		"the module root " + m + " is a Go package",
 		"config depends on " + m + "/registry: the config model",
 		"mcpgw-bridge depends on go.yaml.in/yaml/v3",
-		"statedir depends on " + m + "/registry/wire",
+		"statedir depends on " + m + "/internal/wire",
 		"plugin/sqlplugin depends on " + m + "/config: the plugin contract",
 		"gateway/admin imports " + m + "/embedded: only commands and examples",
 	} {
@@ -257,10 +255,10 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 	}
 	good := []goPackage{
 		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/sessions", m + "/auth"}},
-		{ImportPath: m + "/registry", Imports: []string{m + "/registry/wire", "github.com/prometheus/common/expfmt"}},
+		{ImportPath: m + "/registry", Imports: []string{m + "/internal/wire", "github.com/prometheus/common/expfmt"}},
 		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/gateway"}},
-		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream", "go.yaml.in/yaml/v3"}, Deps: []string{m + "/registry/wire"}},
-		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge", m + "/statedir"}, Deps: []string{m + "/registry/wire"}},
+		{ImportPath: m + "/config", Imports: []string{m + "/internal/tlsfiles", "go.yaml.in/yaml/v3"}, Deps: []string{m + "/internal/tlsfiles"}},
+		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge", m + "/internal/statedir"}, Deps: []string{m + "/internal/wire"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/plugin"}},
 		{ImportPath: m + "/registry", Imports: []string{m + "/plugin"}},
 		{ImportPath: m + "/embedded", Imports: []string{m + "/gateway", m + "/registry", m + "/plugin"}},

@@ -70,9 +70,8 @@ func BenchmarkPluginCall(b *testing.B) {
 	if bin == "" {
 		bin = os.Args[0]
 	}
-	remote, _ := launchPath(b, bin, "sql", cfg)
-	external.SetBusyPoll(200*time.Microsecond, nil) // as the gateway runs it: upstream.busy_poll's default
-	defer external.SetBusyPoll(0, nil)
+	// Busy waiting on, as a gateway with upstream.busy_poll: 200us runs it.
+	remote, _ := launchBusy(b, bin, "sql", cfg, external.NewBusyWait(200*time.Microsecond, nil))
 	const tool, key = "sql_shop_v1_users_get", "shop::v1::users"
 	args := json.RawMessage(`{"connectionId":"main-db","id":"1"}`)
 	// Every kind gets a context of its own that can be cancelled, as the gateway gives each

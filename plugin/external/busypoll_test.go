@@ -2,6 +2,7 @@ package external_test
 
 import (
 	"context"
+	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -18,7 +19,8 @@ func TestBusyWaitOnlyForTheOnlyCall(t *testing.T) {
 	if runtime.GOOS != "linux" || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		t.Skipf("busy waiting needs Linux and two CPUs (have %s, %d CPUs, GOMAXPROCS %d)", runtime.GOOS, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	}
-	remote, _ := launch(t, "fixture", nil)
+	bw := external.NewBusyWait(0, nil)
+	remote, _ := launchBusy(t, os.Args[0], "fixture", nil, bw)
 	get := func(ctx context.Context, id string) plugin.Resource {
 		t.Helper()
 		r, err := remote.Get(ctx, "prod", plugintest.Pod, plugin.GetInput{ID: id})
@@ -30,7 +32,7 @@ func TestBusyWaitOnlyForTheOnlyCall(t *testing.T) {
 	quiet := func() { // every busy wait has ended, well before its 5 s limit
 		t.Helper()
 		deadline := time.Now().Add(2 * time.Second)
-		for external.BusyWaiting.Load() != 0 {
+		for bw.Spinning() != 0 {
 			if time.Now().After(deadline) {
 				t.Fatal("a busy wait went on after its call ended")
 			}
@@ -38,25 +40,22 @@ func TestBusyWaitOnlyForTheOnlyCall(t *testing.T) {
 		}
 	}
 
-	external.SetBusyPoll(0, nil)
-	n0 := external.BusyWaits.Load()
 	get(context.Background(), "pid")
-	if n := external.BusyWaits.Load() - n0; n != 0 {
+	if n := bw.Stats().Waits; n != 0 {
 		t.Fatalf("busy polling off: %d busy waits", n)
 	}
 
-	external.SetBusyPoll(5*time.Second, nil)
-	t.Cleanup(func() { external.SetBusyPoll(0, nil) })
-	n0 = external.BusyWaits.Load()
+	bw.SetDuration(5 * time.Second)
+	s0 := bw.Stats()
 	for range 3 {
 		get(context.Background(), "pid")
 		quiet()
 	}
-	if n := external.BusyWaits.Load() - n0; n != 3 {
-		t.Fatalf("3 sequential calls started %d busy waits, want 3", n)
+	if s1 := bw.Stats(); s1.Waits-s0.Waits != 3 || s1.Caught-s0.Caught != 3 {
+		t.Fatalf("3 sequential calls started %d busy waits, %d ended by their call; want 3 and 3", s1.Waits-s0.Waits, s1.Caught-s0.Caught)
 	}
 
-	n0 = external.BusyWaits.Load()
+	n0 := bw.Stats().Waits
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
@@ -64,7 +63,7 @@ func TestBusyWaitOnlyForTheOnlyCall(t *testing.T) {
 		done <- err
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for external.BusyWaits.Load() == n0 { // the blocking call is in flight and spinning
+	for bw.Stats().Waits == n0 { // the blocking call is in flight and spinning
 		if time.Now().After(deadline) {
 			t.Fatal("the only call in flight did not busy-wait")
 		}
@@ -73,7 +72,7 @@ func TestBusyWaitOnlyForTheOnlyCall(t *testing.T) {
 	if get(context.Background(), "blocked")["started"] == nil {
 		t.Fatal("no answer from the second call")
 	}
-	if n := external.BusyWaits.Load() - n0; n != 1 {
+	if n := bw.Stats().Waits - n0; n != 1 {
 		t.Errorf("two overlapping calls started %d busy waits, want 1 (the first's)", n)
 	}
 	cancel()

@@ -10,7 +10,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/pluginpb"
+	"github.com/mcpgw/mcpgw/plugin/internal/pluginpb"
 )
 
 // Remote is a provider in another process, as the host calls it. It implements

@@ -1,4 +1,4 @@
 package external
 
-// For the external test package: how many busy waits started, how many are running.
-var BusyWaits, BusyWaiting = &spins, &spinning
+// Spinning is how many of b's busy waits are running, for the external test package.
+func (b *BusyWait) Spinning() int64 { return b.spinning.Load() }

@@ -157,6 +157,12 @@ func launchPath(t testing.TB, path, mode string, cfg any) (plugin.Plugin, *logBu
 // launchEnv is launchPath with env added to the plugin's environment.
 func launchEnv(t testing.TB, path, mode string, cfg any, env ...string) (plugin.Plugin, *logBuffer) {
 	t.Helper()
+	return launchBusy(t, path, mode, cfg, nil, env...)
+}
+
+// launchBusy is launchEnv with busy waiting bw.
+func launchBusy(t testing.TB, path, mode string, cfg any, bw *external.BusyWait, env ...string) (plugin.Plugin, *logBuffer) {
+	t.Helper()
 	var raw json.RawMessage
 	if cfg != nil {
 		b, err := json.Marshal(cfg)
@@ -169,7 +175,7 @@ func launchEnv(t testing.TB, path, mode string, cfg any, env ...string) (plugin.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	p, err := external.Launch(ctx, external.Command{Name: mode, Path: path, Env: append([]string{serveEnv + "=" + mode}, env...),
-		Config: raw, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+		Config: raw, BusyWait: bw, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	if err != nil {
 		t.Fatalf("launch %s: %v\nlog:\n%s", mode, err, logs)
 	}

@@ -17,7 +17,7 @@ import (
 	"github.com/hashicorp/go-plugin/runner"
 
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/pluginpb"
+	"github.com/mcpgw/mcpgw/plugin/internal/pluginpb"
 )
 
 // Command is a plugin executable to start.
@@ -33,6 +33,9 @@ type Command struct {
 	// refuses a larger one after reading its 5-byte gRPC header, before its body, and the
 	// plugin is told the bound (MaxMessageEnv), so it refuses to send more instead.
 	MaxMessageBytes int
+	// BusyWait is the host's busy waiting for plugin calls, shared by the plugins it
+	// launches (nil: calls always wait in the poller).
+	BusyWait *BusyWait
 }
 
 // MaxMessageEnv is the environment variable that tells a plugin process how large one
@@ -40,7 +43,7 @@ type Command struct {
 const MaxMessageEnv = "MCPGW_PLUGIN_MAX_MESSAGE_BYTES"
 
 // DefaultEnv is added to a plugin's environment after the gateway's and before the
-// plugin's own env, which overrides it.
+// plugin's own env, which overrides it: one KEY=value pair.
 //
 // GOMAXPROCS=1: a plugin answers one small request at a time for the host, which waits
 // for it. With more than one P, every call in the plugin process hands work between
@@ -49,7 +52,7 @@ const MaxMessageEnv = "MCPGW_PLUGIN_MAX_MESSAGE_BYTES"
 // bin/mcpgw-plugin-sql under S13 counted 6 futex and 7.5 nanosleep calls per tool call
 // with GOMAXPROCS=2, 0.6 and 1.8 with 1, and the call's p50 fell by 40-60 µs. A plugin
 // whose provider does CPU-heavy work in parallel sets GOMAXPROCS in its env.
-var DefaultEnv = []string{"GOMAXPROCS=1"}
+const DefaultEnv = "GOMAXPROCS=1"
 
 // DefaultStartTimeout bounds the start (process, handshake, Open) when ctx has no deadline.
 const DefaultStartTimeout = time.Minute
@@ -79,7 +82,7 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 		// env, then those.
 		RunnerFunc: func(l hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
 			cmd := exec.Command(c.Path, c.Args...)
-			cmd.Env = append(append(append(os.Environ(), DefaultEnv...), c.Env...), spec.Env...)
+			cmd.Env = append(append(append(os.Environ(), DefaultEnv), c.Env...), spec.Env...)
 			if c.MaxMessageBytes > 0 {
 				cmd.Env = append(cmd.Env, MaxMessageEnv+"="+strconv.Itoa(c.MaxMessageBytes))
 			}
@@ -89,11 +92,11 @@ func Launch(ctx context.Context, c Command) (plugin.Plugin, error) {
 			return r, err
 		},
 		PluginLogBufferSize: logBuffer,
-		HandshakeConfig:     Handshake,
+		HandshakeConfig:     handshake(),
 		Plugins:             goplugin.PluginSet{pluginName: &grpcPlugin{}},
 		SkipHostEnv:         true, // the runner adds it, with the plugin's own variables after it
 		AllowedProtocols:    []goplugin.Protocol{goplugin.ProtocolGRPC},
-		GRPCDialOptions:     dialOptions(c.MaxMessageBytes),
+		GRPCDialOptions:     dialOptions(c.MaxMessageBytes, c.BusyWait),
 		StartTimeout:        timeout,
 		Logger:              newHCLogger(log, filepath.Base(c.Path)),
 		SyncStdout:          &lineLogger{log: log, level: slog.LevelInfo, stream: "stdout"},

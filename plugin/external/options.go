@@ -37,9 +37,11 @@ func serverOptions(maxSend int) []grpc.ServerOption {
 // gRPC reads a message's length from its header and refuses a longer one before reading
 // it, so an oversized answer costs the host no more than the flow-control window. It
 // comes after go-plugin's own default (2 GiB), which it overrides.
-func dialOptions(maxRecv int) []grpc.DialOption {
-	opts := []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow),
-		grpc.WithChainUnaryInterceptor(busyUnary)}
+func dialOptions(maxRecv int, bw *BusyWait) []grpc.DialOption {
+	opts := []grpc.DialOption{grpc.WithInitialWindowSize(flowWindow), grpc.WithInitialConnWindowSize(flowWindow)}
+	if bw != nil {
+		opts = append(opts, grpc.WithChainUnaryInterceptor(bw.unary))
+	}
 	if maxRecv > 0 {
 		opts = append(opts, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxRecv)))
 	}

@@ -101,7 +101,7 @@ func TestOneRoundTripPerToolCall(t *testing.T) {
 // The host starts a plugin with GOMAXPROCS=1 (external.DefaultEnv) unless the plugin's
 // env says otherwise.
 func TestPluginGOMAXPROCS(t *testing.T) {
-	if !strings.Contains(strings.Join(external.DefaultEnv, " "), "GOMAXPROCS=1") {
+	if !strings.Contains(external.DefaultEnv, "GOMAXPROCS=1") {
 		t.Fatalf("DefaultEnv = %q", external.DefaultEnv)
 	}
 	procs := func(p plugin.Plugin) any {

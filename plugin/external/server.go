@@ -17,7 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/pluginpb"
+	"github.com/mcpgw/mcpgw/plugin/internal/pluginpb"
 )
 
 // OpenFunc makes a plugin executable's provider from the config the host sends (the
@@ -40,7 +40,7 @@ func Serve(open OpenFunc) {
 	srv := &server{open: open, maxSend: maxSendFromEnv()}
 	gone := make(chan struct{})
 	goplugin.Serve(&goplugin.ServeConfig{
-		HandshakeConfig: Handshake,
+		HandshakeConfig: handshake(),
 		Plugins:         goplugin.PluginSet{pluginName: &grpcPlugin{srv: srv}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			opts = append(opts, grpc.StatsHandler(&hostWatch{gone: gone}),

@@ -1,7 +1,7 @@
 // Package external runs resource providers as separate executables: the host side
 // (Launch starts an executable and returns a plugin.Plugin that calls it) and the plugin
 // side (Serve answers the host with a provider; package plugin/serve wraps it in a main).
-// They talk gRPC (the service in plugin/pluginpb) over hashicorp/go-plugin: go-plugin
+// They talk gRPC (the service in plugin/internal/pluginpb) over hashicorp/go-plugin: go-plugin
 // starts the process, checks the handshake cookie, connects over a Unix socket in a
 // private temporary directory, and carries the plugin's stdout and stderr to the host's
 // logger. docs/plugins.md describes it for plugin authors.
@@ -24,15 +24,17 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/pluginpb"
+	"github.com/mcpgw/mcpgw/plugin/internal/pluginpb"
 )
 
-// Handshake is what the host and a plugin executable must agree on. go-plugin passes the
+// handshake is what the host and a plugin executable must agree on. go-plugin passes the
 // cookie in the environment: an executable started by hand says it is a plugin and exits.
-var Handshake = goplugin.HandshakeConfig{
-	ProtocolVersion:  1,
-	MagicCookieKey:   "MCPGW_PLUGIN",
-	MagicCookieValue: "resource-provider-7f3c9a1e",
+func handshake() goplugin.HandshakeConfig {
+	return goplugin.HandshakeConfig{
+		ProtocolVersion:  1,
+		MagicCookieKey:   "MCPGW_PLUGIN",
+		MagicCookieValue: "resource-provider-7f3c9a1e",
+	}
 }
 
 // pluginName is the one plugin an executable serves in go-plugin's plugin set.

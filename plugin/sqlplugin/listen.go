@@ -13,12 +13,15 @@ import (
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
+// notifySQL is notify.sql, as built in; never written.
+//
+//go:embed notify.sql
+var notifySQL string
+
 // NotifySQL is the helper script of docs/plugins.md: the trigger function mcpgw_notify,
 // which reports a table's changes on the channel NotifyChannel, and mcpgw_watch(table),
 // which puts it on a table.
-//
-//go:embed notify.sql
-var NotifySQL string
+func NotifySQL() string { return notifySQL }
 
 // NotifyChannel is the channel a postgres connection with listen: true LISTENs on.
 const NotifyChannel = "mcpgw_changes"

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/peers"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
-	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 const pgSchema = `
@@ -222,7 +222,7 @@ func waitListening(t *testing.T, pg *peers.Postgres, except string) string {
 
 func TestPostgresListenNotify(t *testing.T) {
 	pg, dsn := pgShop(t)
-	pg.Psql(t, "shop", sqlplugin.NotifySQL+"\nSELECT mcpgw_watch('public.users'); SELECT mcpgw_watch('public.log');")
+	pg.Psql(t, "shop", sqlplugin.NotifySQL()+"\nSELECT mcpgw_watch('public.users'); SELECT mcpgw_watch('public.log');")
 	p := open(t, sqlplugin.Config{Connections: map[string]sqlplugin.ConnectionConfig{"pg": {Driver: "postgres", DSN: dsn, Listen: true}}})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

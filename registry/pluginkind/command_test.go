@@ -19,9 +19,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/peers"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/pluginkind"
-	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // buildPluginSQLExe builds cmd/mcpgw-plugin-sql into a temp dir.
@@ -72,13 +72,10 @@ func TestCommandPluginCrashAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	old := registry.BackoffMin
-	registry.BackoffMin = 20 * time.Millisecond
-	t.Cleanup(func() { registry.BackoffMin = old })
 	cfg := &config.Config{Naming: config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}, Upstream: config.UpstreamDefaults{ConnectTimeout: 30 * time.Second},
 		Plugins: map[string]*config.PluginDef{"shop": {Command: bin, Refresh: -1, Config: map[string]any{
 			"connections": map[string]any{"main": map[string]any{"driver": "sqlite", "dsn": dbPath}}}}}}
-	r := registry.New(cfg, slog.New(slog.DiscardHandler))
+	r := registry.NewWithOptions(cfg, registry.Options{Log: slog.New(slog.DiscardHandler), Timing: registry.Timing{BackoffMin: 20 * time.Millisecond}})
 	r.PluginKinds = registry.PluginKinds{registry.KindCommand: pluginkind.Command()}
 	var mu sync.Mutex
 	var changes []string

@@ -49,13 +49,23 @@ func (sqlKind) Check(ctx context.Context, where string, def *config.PluginDef) c
 	return checkSQL(ctx, where, def)
 }
 
-type commandKind struct{}
+// commandKind launches plugins with busy (nil: their calls never busy-wait). Command()
+// has none; the kind a registry binds (Bind) has the registry's own.
+type commandKind struct{ busy *external.BusyWait }
+
+// Bind gives a registry a command kind of its own: its busy waiting counts that
+// registry's plugin calls in flight, gives way to that gateway's requests (env.Quiet)
+// and follows that gateway's upstream.busy_poll (Configure), so two gateways in one
+// process wait and count apart.
+func (commandKind) Bind(env registry.PluginEnv) registry.PluginKind {
+	return commandKind{busy: external.NewBusyWait(0, env.Quiet)}
+}
 
 // Open starts the executable and sends it its config. The provider it returns ends the
 // process when closed, and reports the process exiting, which the registry treats like a
 // failed catalogue read: the plugin is down, its tools go, and it is started again with
 // backoff.
-func (commandKind) Open(ctx context.Context, name string, d *config.PluginDef, env registry.PluginEnv) (plugin.Plugin, error) {
+func (k commandKind) Open(ctx context.Context, name string, d *config.PluginDef, env registry.PluginEnv) (plugin.Plugin, error) {
 	raw, err := d.ConfigJSON()
 	if err != nil {
 		return nil, fmt.Errorf("plugin %q: config cannot be sent as JSON: %v", name, err)
@@ -66,15 +76,24 @@ func (commandKind) Open(ctx context.Context, name string, d *config.PluginDef, e
 	}
 	sort.Strings(vars)
 	return external.Launch(ctx, external.Command{Name: name, Path: d.Command, Args: d.Args, Env: vars, Dir: d.Dir,
-		Config: raw, Logger: env.Log, MaxMessageBytes: env.MaxMessageBytes})
+		Config: raw, Logger: env.Log, MaxMessageBytes: env.MaxMessageBytes, BusyWait: k.busy})
 }
 
 // Check finds nothing: config.Validate checks the command's shape, and starting it is
 // what validation must not do.
 func (commandKind) Check(context.Context, string, *config.PluginDef) config.Problems { return nil }
 
-// Configure follows upstream.busy_poll: while the only plugin call is in flight and the
-// gateway is otherwise quiet, the host keeps its CPU busy for the answer.
-func (commandKind) Configure(cfg *config.Config, env registry.PluginEnv) {
-	external.SetBusyPoll(cfg.Upstream.BusyPoll, env.Quiet)
+// Configure follows upstream.busy_poll: while the registry's only plugin call is in
+// flight and its gateway is otherwise quiet, the host keeps its CPU busy for the answer.
+// An unbound kind has no busy waiting to set.
+func (k commandKind) Configure(cfg *config.Config, _ registry.PluginEnv) {
+	if k.busy != nil {
+		k.busy.SetDuration(cfg.Upstream.BusyPoll)
+	}
+}
+
+// BusyStats is how the busy waits of the registry's plugin calls ended.
+func (k commandKind) BusyStats() registry.BusyStats {
+	s := k.busy.Stats() // a nil *BusyWait has none
+	return registry.BusyStats{Waits: s.Waits, Caught: s.Caught, GaveWay: s.GaveWay, TimedOut: s.TimedOut}
 }

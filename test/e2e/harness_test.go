@@ -28,7 +28,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 const (

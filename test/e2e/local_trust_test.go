@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // The host's other users are trusted for nothing (docs/security.md#local-trust). These

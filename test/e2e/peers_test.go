@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // The active suite of @modelcontextprotocol/conformance 0.1.16: 30 scenarios, 40 checks,

@@ -15,7 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // promRulesFile is the shipped rules file, from test/e2e.

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 var rsClient = &http.Client{Timeout: 20 * time.Second}

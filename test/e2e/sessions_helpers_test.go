@@ -23,7 +23,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // sessSimpleText is what the go-sdk everything-server's test_simple_text answers.

@@ -22,8 +22,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpgw/mcpgw/internal/peers"
 	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
-	"github.com/mcpgw/mcpgw/test/peers"
 )
 
 // matrixRows are the rows both databases start with (ids 1 to 7).
@@ -56,7 +56,7 @@ func sqliteMatrixDB(t *testing.T) matrixDB {
 func postgresMatrixDB(t *testing.T) (matrixDB, *peers.Postgres) {
 	pg := peers.StartPostgres(t)
 	pg.CreateDatabase(t, "shop")
-	pg.Psql(t, "shop", postgresItems+matrixRows+sqlplugin.NotifySQL+"\nSELECT mcpgw_watch('public.items');")
+	pg.Psql(t, "shop", postgresItems+matrixRows+sqlplugin.NotifySQL()+"\nSELECT mcpgw_watch('public.items');")
 	// The password is not needed (trust), but the DSN comes through ${VAR} as a secret would.
 	t.Setenv("MCPGW_E2E_PG_DSN", pg.DSN("shop"))
 	return matrixDB{

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // chromiumPath is where Debian's chromium package puts the browser (`make peers`

@@ -204,15 +204,7 @@ func cmdRun(args []string) error {
 	if _, err := writeSummary(outDir, results); err != nil {
 		return err
 	}
-	held, total := 0, 0
-	for _, r := range results {
-		for _, c := range r.Checks {
-			total++
-			if c.Pass {
-				held++
-			}
-		}
-	}
+	held, total := countChecks(results)
 	fmt.Printf("mcpbench: %d scenarios, %d of %d targets hold; results in %s\n", len(results), held, total, outDir)
 	if *keep {
 		fmt.Printf("mcpbench: scratch kept in %s\n", e.dir)
@@ -221,4 +213,17 @@ func cmdRun(args []string) error {
 		return fmt.Errorf("%d scenario(s) failed to run", failed)
 	}
 	return nil
+}
+
+// countChecks counts the targets of results and those that hold.
+func countChecks(results []*Result) (held, total int) {
+	for _, r := range results {
+		for _, c := range r.Checks {
+			total++
+			if c.Pass {
+				held++
+			}
+		}
+	}
+	return held, total
 }

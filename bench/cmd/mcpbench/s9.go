@@ -86,7 +86,7 @@ func s9(ctx context.Context, e *env, r *Result) error {
 	r.Method = "`gateway/bench_test.go` BenchmarkForwardToolCall: a real gateway (registry, memory store, handler behind httptest) forwarding tools/call to an in-process echo upstream behind httptest, one sequential client. " +
 		"All of it runs in one process, so allocs/op and B/op include the load client and the upstream; the `direct` sub-benchmark is exactly that part (client → upstream), and " +
 		"`gw-allocs/op` / `gw-B/op` are the gateway sub-benchmark's totals less the direct path's, measured in the same process: what the gateway adds per forwarded call " +
-		"(its HTTP server side, session and dispatch, the upstream HTTP client, audit and metrics). `registry/wire/bench_test.go` BenchmarkParseEnvelope reads a 104-byte tools/call envelope."
+		"(its HTTP server side, session and dispatch, the upstream HTTP client, audit and metrics). `internal/wire/bench_test.go` BenchmarkParseEnvelope reads a 104-byte tools/call envelope."
 	r.Params["benchtime"] = e.benchTime
 	out, err := e.goTest(ctx, "./gateway/", "^BenchmarkForwardToolCall$")
 	if err != nil {

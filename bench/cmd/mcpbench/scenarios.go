@@ -469,15 +469,11 @@ func s8(ctx context.Context, e *env, r *Result) error {
 	if err != nil {
 		return err
 	}
-	type path struct {
-		name string
-		run  func(d time.Duration) stats
-	}
-	var paths []path
+	var paths []benchPath
 	for _, p := range peers {
-		paths = append(paths, path{p.name, func(d time.Duration) stats { return p.sequential(callOp(tools[p.name]), d, 1<<20) }})
+		paths = append(paths, benchPath{p.name, func(d time.Duration) stats { return p.sequential(callOp(tools[p.name]), d, 1<<20) }})
 	}
-	paths = append(paths, path{nameHTTP, func(d time.Duration) stats {
+	paths = append(paths, benchPath{nameHTTP, func(d time.Duration) stats {
 		return closedLoop(ctx, []*session{hs}, callOp(ht.Tool), d, 1<<20)
 	}})
 	// supergateway from npm: the same echo server over stdio behind a stdio → streamable
@@ -492,38 +488,16 @@ func s8(ctx context.Context, e *env, r *Result) error {
 		if err != nil {
 			return err
 		}
-		paths = append(paths, path{sg.Name, func(d time.Duration) stats {
+		paths = append(paths, benchPath{sg.Name, func(d time.Duration) stats {
 			return closedLoop(ctx, []*session{ss}, callOp(sg.Tool), d, 1<<20)
 		}})
 		r.Params["node"] = e.nodeVersion()
 	} else {
 		skipBaseline(r, "supergateway", sgWhy)
 	}
-	res := map[string][]stats{}
-	for _, p := range paths {
-		var st stats
-		if err := withTimeout(e.warmup+30*time.Second, p.name+" warm-up", func() error {
-			st = p.run(e.warmup)
-			return nil
-		}); err != nil {
-			return err
-		}
-		if st.Errors > 0 {
-			return fmt.Errorf("%s: warm-up: %s", p.name, st.FirstErr)
-		}
-	}
-	logf("warm-up done")
-	for round := 0; round < e.rounds && ctx.Err() == nil; round++ {
-		order := append([]path(nil), paths...)
-		if round%2 == 1 {
-			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
-				order[i], order[j] = order[j], order[i]
-			}
-		}
-		for _, p := range order {
-			res[p.name] = append(res[p.name], p.run(e.roundDur))
-		}
-		logf("round %d done", round+1)
+	res, err := e.runPaths(ctx, paths)
+	if err != nil {
+		return err
 	}
 	tb := r.table("sequential", "path", "calls/s", "p50", "p99", "errors", "p50 added over direct")
 	for _, p := range paths {
@@ -557,6 +531,44 @@ func s8(ctx context.Context, e *env, r *Result) error {
 		}
 	}
 	return nil
+}
+
+// benchPath is one way S8 reaches the echo server; run measures it for d.
+type benchPath struct {
+	name string
+	run  func(d time.Duration) stats
+}
+
+// runPaths warms every path up (one with errors fails the scenario), then runs them in
+// e.rounds interleaved rounds, every other round in reverse order.
+func (e *env) runPaths(ctx context.Context, paths []benchPath) (map[string][]stats, error) {
+	res := map[string][]stats{}
+	for _, p := range paths {
+		var st stats
+		if err := withTimeout(e.warmup+30*time.Second, p.name+" warm-up", func() error {
+			st = p.run(e.warmup)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		if st.Errors > 0 {
+			return nil, fmt.Errorf("%s: warm-up: %s", p.name, st.FirstErr)
+		}
+	}
+	logf("warm-up done")
+	for round := 0; round < e.rounds && ctx.Err() == nil; round++ {
+		order := append([]benchPath(nil), paths...)
+		if round%2 == 1 {
+			for i, j := 0, len(order)-1; i < j; i, j = i+1, j-1 {
+				order[i], order[j] = order[j], order[i]
+			}
+		}
+		for _, p := range order {
+			res[p.name] = append(res[p.name], p.run(e.roundDur))
+		}
+		logf("round %d done", round+1)
+	}
+	return res, nil
 }
 
 // s8Concurrent compares mcpgw and supergateway, each in front of the echo server over stdio

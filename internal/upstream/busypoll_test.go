@@ -14,27 +14,36 @@ import (
 	"time"
 )
 
-// busyPollFor turns busy polling on for one test (off again afterwards), or skips the
-// test where the process never busy-polls.
-func busyPollFor(t *testing.T, d time.Duration) {
+// busyPollFor is busy polling for d, for one test, or skips the test where the process
+// never busy-polls. The test's servers count as other processes.
+func busyPollFor(t *testing.T, d time.Duration) *BusyPoll {
 	t.Helper()
 	if !busyPollSupported || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		t.Skipf("busy polling needs Linux and two CPUs (have %s, %d CPUs, GOMAXPROCS %d)", runtime.GOOS, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	}
-	SetBusyPoll(d)
-	isServedHere = func(net.Conn) bool { return false } // the test's servers count as other processes
-	t.Cleanup(func() { SetBusyPoll(0); isServedHere = servedHere })
+	b := NewBusyPoll(d)
+	b.servedHere = func(net.Conn) bool { return false }
+	return b
 }
 
-func stats() (caught, gaveWay, timedOut int64) {
-	return busyStats.caught.Load(), busyStats.gaveWay.Load(), busyStats.timedOut.Load()
+// busyEndpoint is newTestEndpoint polling with b.
+func busyEndpoint(t *testing.T, b *BusyPoll, rawURL string) *h1Endpoint {
+	t.Helper()
+	ep := newTestEndpoint(t, rawURL, nil)
+	ep.busy = b
+	return ep
+}
+
+func (b *BusyPoll) stats() (caught, gaveWay, timedOut int64) {
+	s := b.Stats()
+	return s.Caught, s.GaveWay, s.TimedOut
 }
 
 // TestBusyPollCatchesAnswer: the only waiting call polls and reads the answer that comes
 // while it polls; answers that come at once, later than the poll lasts, or in two parts,
 // and a connection closed without an answer, read exactly as without polling.
 func TestBusyPollCatchesAnswer(t *testing.T) {
-	busyPollFor(t, 2*time.Second)
+	b := busyPollFor(t, 2*time.Second)
 	delays := []time.Duration{time.Millisecond, 0, 10 * time.Millisecond}
 	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
 		for k := 0; ; k++ {
@@ -56,27 +65,27 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 			_, _ = io.WriteString(c, okJSON)
 		}
 	})
-	ep := newTestEndpoint(t, srv.url("/mcp"), nil)
+	ep := busyEndpoint(t, b, srv.url("/mcp"))
 	tr := &testTracker{}
-	c0, _, _ := stats()
+	c0, _, _ := b.stats()
 	for i := 0; i <= len(delays); i++ {
 		mustReadBody(t, mustPost(t, ep, tr, `{"jsonrpc":"2.0","id":1,"method":"ping"}`), `{"ok":true}`)
 	}
-	if c1, _, _ := stats(); c1-c0 < 2 {
+	if c1, _, _ := b.stats(); c1-c0 < 2 {
 		t.Errorf("%d of the answers that came while the only call waited were caught by polling, want at least the delayed ones", c1-c0)
 	}
 	if _, err := doPost(testCtx(t), ep, tr, "", "", []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), ""); err == nil {
 		t.Fatal("a connection closed without an answer gave no error")
 	}
-	SetBusyPoll(time.Millisecond) // shorter than the 10 ms answer: the poll times out, the call still gets it
-	_, _, t0 := stats()
+	b.SetDuration(time.Millisecond) // shorter than the 10 ms answer: the poll times out, the call still gets it
+	_, _, t0 := b.stats()
 	srv2 := newRawServer(t, func(s *rawServer, _ int, c net.Conn, br *bufio.Reader) {
 		if _, _, err := readReq(br); err == nil && s.sleep(10*time.Millisecond) {
 			_, _ = io.WriteString(c, okJSON)
 		}
 	})
-	mustReadBody(t, mustPost(t, newTestEndpoint(t, srv2.url("/mcp"), nil), tr, `{}`), `{"ok":true}`)
-	if _, _, t1 := stats(); t1 == t0 {
+	mustReadBody(t, mustPost(t, busyEndpoint(t, b, srv2.url("/mcp")), tr, `{}`), `{"ok":true}`)
+	if _, _, t1 := b.stats(); t1 == t0 {
 		t.Error("a poll shorter than the upstream's answer did not end by time")
 	}
 }
@@ -84,7 +93,7 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 // TestBusyPollGivesWay: a call polls only while it is the only one waiting; once a
 // second call waits, the first goes back to the poller and both get their answers.
 func TestBusyPollGivesWay(t *testing.T) {
-	busyPollFor(t, 5*time.Second)
+	b := busyPollFor(t, 5*time.Second)
 	second := make(chan struct{})
 	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
 		if _, _, err := readReq(br); err != nil {
@@ -103,8 +112,8 @@ func TestBusyPollGivesWay(t *testing.T) {
 		}
 		_, _ = io.WriteString(c, okJSON)
 	})
-	ep := newTestEndpoint(t, srv.url("/mcp"), nil)
-	_, g0, _ := stats()
+	ep := busyEndpoint(t, b, srv.url("/mcp"))
+	_, g0, _ := b.stats()
 	errc := make(chan error, 2)
 	post := func() {
 		r, err := doPost(testCtx(t), ep, &testTracker{}, "", "", []byte(`{}`), "")
@@ -124,7 +133,7 @@ func TestBusyPollGivesWay(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, g1, _ := stats(); g1 == g0 {
+	if _, g1, _ := b.stats(); g1 == g0 {
 		t.Error("the first call went on polling while a second call waited")
 	}
 }
@@ -167,9 +176,10 @@ func (f *fakeTransport) answer(t *testing.T, msg []byte, d time.Duration) {
 // (stdio, SSE) waits for it busily while it is the only call waiting: the answer that
 // comes meanwhile is caught; one that comes later than the wait lasts still arrives.
 func TestBusyWaitForDeliveredAnswer(t *testing.T) {
-	busyPollFor(t, 2*time.Second)
+	b := busyPollFor(t, 2*time.Second)
 	f := newFakeTransport()
 	c := newConn("fake", f, nil, slog.New(slog.DiscardHandler))
+	c.busy = b
 	if err := c.start(); err != nil {
 		t.Fatal(err)
 	}
@@ -186,15 +196,15 @@ func TestBusyWaitForDeliveredAnswer(t *testing.T) {
 			t.Fatalf("Next: %s %v %v", raw, final, err)
 		}
 	}
-	c0, _, _ := stats()
+	c0, _, _ := b.stats()
 	call(time.Millisecond)
-	if c1, _, _ := stats(); c1 == c0 {
+	if c1, _, _ := b.stats(); c1 == c0 {
 		t.Error("the answer that came while the only call waited busily was not caught")
 	}
-	SetBusyPoll(time.Millisecond)
-	_, _, t0 := stats()
+	b.SetDuration(time.Millisecond)
+	_, _, t0 := b.stats()
 	call(20 * time.Millisecond)
-	if _, _, t1 := stats(); t1 == t0 {
+	if _, _, t1 := b.stats(); t1 == t0 {
 		t.Error("a busy wait shorter than the answer's delay did not end by time")
 	}
 }
@@ -202,32 +212,32 @@ func TestBusyWaitForDeliveredAnswer(t *testing.T) {
 // TestBusyPollQuietAndPaused: polling needs the gateway to handle one request at most, and
 // stops for a while after it gave way to another.
 func TestBusyPollQuietAndPaused(t *testing.T) {
-	busyPollFor(t, time.Second)
-	waiting.Add(1) // this test is the one waiting call
-	defer waiting.Add(-1)
+	b := busyPollFor(t, time.Second)
+	b.waiting.Add(1) // this test is the one waiting call
+	defer b.waiting.Add(-1)
 	ready := func() bool { return true }
-	if !spin(ready) {
+	if !b.spin(ready) {
 		t.Fatal("no poll with one waiting call and no other request")
 	}
-	RequestStarted()
-	RequestStarted()
-	if spin(ready) {
+	b.RequestStarted()
+	b.RequestStarted()
+	if b.spin(ready) {
 		t.Error("polled while the gateway handled two requests")
 	}
-	RequestEnded()
-	RequestEnded()
-	pauseUntil.Store(int64(time.Since(epoch) + time.Hour))
-	if spin(ready) {
+	b.RequestEnded()
+	b.RequestEnded()
+	b.pauseUntil.Store(int64(time.Since(b.epoch) + time.Hour))
+	if b.spin(ready) {
 		t.Error("polled during the pause after giving way")
 	}
-	pauseUntil.Store(0)
+	b.pauseUntil.Store(0)
 	// Giving way starts the pause: a second request arrives while polling.
-	_, g0, _ := stats()
+	_, g0, _ := b.stats()
 	calls := 0
-	if spin(func() bool {
+	if b.spin(func() bool {
 		if calls++; calls == 3 {
-			RequestStarted()
-			RequestStarted()
+			b.RequestStarted()
+			b.RequestStarted()
 		}
 		return false
 	}) {
@@ -236,12 +246,12 @@ func TestBusyPollQuietAndPaused(t *testing.T) {
 	if calls < 3 {
 		t.Fatalf("spin stopped after %d polls, before the second request came", calls)
 	}
-	RequestEnded()
-	RequestEnded()
-	if _, g1, _ := stats(); g1 == g0 || pauseUntil.Load() <= int64(time.Since(epoch)) {
-		t.Errorf("a poll interrupted by a second request did not give way and pause (gave way %d, pause until %d)", g1-g0, pauseUntil.Load())
+	b.RequestEnded()
+	b.RequestEnded()
+	if _, g1, _ := b.stats(); g1 == g0 || b.pauseUntil.Load() <= int64(time.Since(b.epoch)) {
+		t.Errorf("a poll interrupted by a second request did not give way and pause (gave way %d, pause until %d)", g1-g0, b.pauseUntil.Load())
 	}
-	if spin(ready) {
+	if b.spin(ready) {
 		t.Error("polled right after giving way")
 	}
 }

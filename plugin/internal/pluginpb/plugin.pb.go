@@ -1932,7 +1932,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\vConnections\x12\x16.mcpgw.plugin.v1.Empty\x1a$.mcpgw.plugin.v1.ConnectionsResponse\x12U\n" +
 	"\n" +
 	"Namespaces\x12\".mcpgw.plugin.v1.NamespacesRequest\x1a#.mcpgw.plugin.v1.NamespacesResponse\x12O\n" +
-	"\tSubscribe\x12\x1c.mcpgw.plugin.v1.TypeRequest\x1a\".mcpgw.plugin.v1.SubscribeResponse0\x01B(Z&github.com/mcpgw/mcpgw/plugin/pluginpbb\x06proto3"
+	"\tSubscribe\x12\x1c.mcpgw.plugin.v1.TypeRequest\x1a\".mcpgw.plugin.v1.SubscribeResponse0\x01B1Z/github.com/mcpgw/mcpgw/plugin/internal/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once

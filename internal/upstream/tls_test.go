@@ -30,7 +30,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/test/peers"
+	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
 // ---- a loopback proxy ------------------------------------------------------------------
@@ -381,6 +381,7 @@ func TestProxyFromEnvironment(t *testing.T) {
 }
 
 func TestProxyFromEnvironmentChild(t *testing.T) {
+	td := NewDialer()
 	target := os.Getenv("MCPGW_TEST_PROXY_CHILD")
 	if target == "" {
 		t.Skip("run by TestProxyFromEnvironment")
@@ -394,7 +395,7 @@ func TestProxyFromEnvironmentChild(t *testing.T) {
 		t.Fatalf("HTTP_PROXY: proxyAddr %q tunnel %v, want %s without a tunnel", ep.proxyAddr, ep.tunnel, proxy.Host)
 	}
 	mustReadBody(t, mustPost(t, ep, &testTracker{}, "{}"), `{"ok":true}`)
-	resp, err := SharedHTTPClient.Get(target)
+	resp, err := td.HTTPClient().Get(target)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -407,7 +408,7 @@ func TestProxyFromEnvironmentChild(t *testing.T) {
 			t.Errorf("%s: through proxy %s despite NO_PROXY or loopback", u, ep.proxyAddr)
 		}
 	}
-	if p, _ := profileFor(TLSFiles{ServerName: "x"}); p.http.Transport.(*http.Transport).Proxy == nil {
+	if p, _ := td.profileFor(TLSFiles{ServerName: "x"}); p.http.Transport.(*http.Transport).Proxy == nil {
 		t.Error("the net/http client of a TLS profile has no proxy")
 	}
 }
@@ -545,6 +546,7 @@ func mtlsServer(t *testing.T, pki *testPKI, h http.HandlerFunc) (*httptest.Serve
 // The h1 client presents the configured certificate and checks the server with the
 // configured CA and name; the net/http client of the same settings does too.
 func TestTLSClientCertificate(t *testing.T) {
+	td := NewDialer()
 	pki := newTestPKI(t)
 	srv, seen := mtlsServer(t, pki, func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -555,7 +557,7 @@ func TestTLSClientCertificate(t *testing.T) {
 	// By name: the server name is checked as given (the URL's host is 127.0.0.1 here,
 	// which the certificate also names; server_name picks upstream.test).
 	files := TLSFiles{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile, ServerName: "upstream.test"}
-	prof, err := profileFor(files)
+	prof, err := td.profileFor(files)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -579,7 +581,7 @@ func TestTLSClientCertificate(t *testing.T) {
 	if got := strings.Join(seen(), ", "); got != "POST mcpgw-client, POST mcpgw-client, GET mcpgw-client" {
 		t.Fatalf("server saw %s", got)
 	}
-	if p2, _ := profileFor(files); p2 != prof {
+	if p2, _ := td.profileFor(files); p2 != prof {
 		t.Fatal("the same settings made a second profile (and a second net/http client)")
 	}
 
@@ -596,7 +598,7 @@ func TestTLSClientCertificate(t *testing.T) {
 		{"a name the certificate lacks", TLSFiles{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile, ServerName: "other.test"}, "other.test"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p, err := profileFor(tc.files)
+			p, err := td.profileFor(tc.files)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -643,7 +645,7 @@ func TestDialWithTLSFiles(t *testing.T) {
 	})
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	files := TLSFiles{CAFile: pki.caFile, CertFile: pki.certFile, KeyFile: pki.keyFile, ServerName: "upstream.test"}
-	c, err := Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
+	c, err := NewDialer().Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
 		URL: "https://127.0.0.1:" + port + "/mcp", TLS: files, ConnectTimeout: 5 * time.Second,
 		Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -666,7 +668,7 @@ func TestDialWithTLSFiles(t *testing.T) {
 	}
 
 	// Files that do not load fail the dial, naming the key.
-	_, err = Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
+	_, err = NewDialer().Dial(context.Background(), Options{Name: "up", Transport: "streamable_http",
 		URL: "https://127.0.0.1:" + port + "/mcp", TLS: TLSFiles{CAFile: filepath.Join(pki.dir, "missing.pem")},
 		Log: slog.New(slog.DiscardHandler)})
 	if err == nil || !strings.Contains(err.Error(), "ca_file") {
@@ -716,6 +718,7 @@ func TestTLSFilesLoad(t *testing.T) {
 
 // A profile follows its files: changed contents make a new one on the next dial.
 func TestTLSProfileFollowsFiles(t *testing.T) {
+	td := NewDialer()
 	pki := newTestPKI(t)
 	ca := filepath.Join(pki.dir, "rotating-ca.pem")
 	copyFile := func(from string) {
@@ -728,29 +731,29 @@ func TestTLSProfileFollowsFiles(t *testing.T) {
 		}
 	}
 	copyFile(pki.caFile)
-	p1, err := profileFor(TLSFiles{CAFile: ca})
+	p1, err := td.profileFor(TLSFiles{CAFile: ca})
 	if err != nil {
 		t.Fatal(err)
 	}
 	copyFile(pki.otherCAFile)
-	p2, err := profileFor(TLSFiles{CAFile: ca})
+	p2, err := td.profileFor(TLSFiles{CAFile: ca})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if p1 == p2 || p1.id == p2.id || p1.http == p2.http {
 		t.Fatal("a changed CA file kept the old profile")
 	}
-	if p, _ := profileFor(TLSFiles{}); p.http != SharedHTTPClient || p.conf != nil {
-		t.Fatal("no settings: want SharedHTTPClient and the default TLS configuration")
+	if p, _ := td.profileFor(TLSFiles{}); p.http != td.HTTPClient() || p.conf != nil {
+		t.Fatal("no settings: want the Dialer's HTTPClient and the default TLS configuration")
 	}
-	if SharedHTTPClient.Transport.(*http.Transport).Proxy == nil {
-		t.Fatal("SharedHTTPClient has no proxy from the environment")
+	if td.HTTPClient().Transport.(*http.Transport).Proxy == nil {
+		t.Fatal("the Dialer's HTTPClient has no proxy from the environment")
 	}
-	var tr transport = newSSE("s", "https://h/", nil, slog.New(slog.DiscardHandler))
-	if err := useTLS(tr, TLSFiles{CAFile: ca}); err != nil || tr.(*sseTransport).client != p2.http {
+	var tr transport = newSSE("s", "https://h/", nil, newUpstreamHTTPClient(nil), slog.New(slog.DiscardHandler))
+	if err := td.useTLS(tr, TLSFiles{CAFile: ca}); err != nil || tr.(*sseTransport).client != p2.http {
 		t.Fatalf("legacy SSE transport: %v, client not the profile's", err)
 	}
-	if err := useTLS(tr, TLSFiles{CAFile: filepath.Join(pki.dir, "missing")}); err == nil || !errors.Is(err, os.ErrNotExist) {
+	if err := td.useTLS(tr, TLSFiles{CAFile: filepath.Join(pki.dir, "missing")}); err == nil || !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("useTLS with a missing file: %v", err)
 	}
 }

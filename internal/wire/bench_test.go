@@ -3,7 +3,7 @@ package wire_test
 import (
 	"testing"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // envelope104 is a typical client tools/call, 104 bytes (encoding/json with RawMessage takes about 1.2 µs to

@@ -14,14 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
-
-// SharedHTTPClient is the net/http client of upstreams without TLS settings of their own
-// (GET streams, DELETE, legacy SSE): many idle connections per host, since every session's
-// traffic to a shared upstream goes through it, and the proxy of HTTPS_PROXY, HTTP_PROXY
-// and NO_PROXY. An upstream with a `tls:` setting gets a client of its own (tls.go).
-var SharedHTTPClient = newUpstreamHTTPClient(nil)
 
 // streamTransport is the streamable HTTP client side (2025-03-26 and later).
 type streamTransport struct {
@@ -48,9 +42,11 @@ type streamTransport struct {
 	deadErr   error
 }
 
-func newStreamable(name, endpoint string, headers map[string]string, log *slog.Logger) *streamTransport {
+// newStreamable is a streamable HTTP transport whose GET streams and DELETE go through
+// client (the Dialer's).
+func newStreamable(name, endpoint string, headers map[string]string, client *http.Client, log *slog.Logger) *streamTransport {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &streamTransport{name: name, endpoint: endpoint, headers: headers, client: SharedHTTPClient,
+	return &streamTransport{name: name, endpoint: endpoint, headers: headers, client: client,
 		log: log, ctx: ctx, cancel: cancel, doneCh: make(chan struct{})}
 }
 
@@ -167,16 +163,7 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	}
 	resp, err := t.ep.post(ctx, deadline, t, rel, sid, version, msg, sid)
 	if err != nil {
-		switch {
-		case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-			return err
-		case rel != nil && rel.finished():
-			return context.Canceled // abandoned, and its connection closed by interrupt
-		case t.ctx.Err() != nil || errors.Is(err, errTransportEnded):
-			return fmt.Errorf("%w: %v", ErrClosed, t.err())
-		}
-		t.die(fmt.Errorf("unreachable: %v", err))
-		return fmt.Errorf("%w: %v", ErrClosed, err)
+		return t.postFailed(err, rel)
 	}
 	if resp.sessionID != "" && sid == "" {
 		t.mu.Lock()
@@ -194,42 +181,71 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 		t.die(errors.New("upstream ended the session (404)"))
 		return fmt.Errorf("%w: session ended by upstream", ErrClosed)
 	case resp.status >= 300:
-		b := resp.body()
-		body, _ := io.ReadAll(io.LimitReader(b, 4096))
-		b.Close()
-		// A JSON-RPC error body answers the request only if it carries the request's id;
-		// an id-less error (as some servers send for an unknown session) does not.
-		if rel != nil && len(body) > 0 && body[0] == '{' {
-			if m, err := wire.Parse(body); err == nil && m.IsResponse() && string(m.ID) == strconv.FormatInt(rel.ID, 10) {
-				t.deliver(body, rel)
-				return nil
-			}
-		}
-		if resp.status == http.StatusBadRequest && t.hasSession() && strings.Contains(strings.ToLower(string(body)), "session") {
-			t.die(fmt.Errorf("upstream no longer knows the session: HTTP 400: %s", strings.TrimSpace(string(body))))
-			return fmt.Errorf("%w: session lost by upstream", ErrClosed)
-		}
-		return fmt.Errorf("upstream answered HTTP %d: %s", resp.status, strings.TrimSpace(string(body)))
+		return t.errorAnswer(&resp, rel)
 	case resp.eventStream:
 		resp.letGoOfCtx()
 		go t.readStream(resp.body(), rel)
 		return nil
 	default:
-		body, err := resp.readBody(int64(eventLimit(t.maxMessage)))
-		if err != nil {
-			if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-				return err
-			}
-			if rel != nil && rel.finished() {
-				return context.Canceled
-			}
-			return fmt.Errorf("read upstream response: %w", err)
-		}
-		if len(bytes.TrimSpace(body)) > 0 {
-			t.deliver(body, rel)
-		}
-		return nil
+		return t.jsonAnswer(&resp, rel)
 	}
+}
+
+// postFailed says why a POST got no answer: the call's context, the call abandoned, the
+// transport ended; anything else means the upstream cannot be reached, and the transport
+// ends.
+func (t *streamTransport) postFailed(err error, rel *Call) error {
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case rel != nil && rel.finished():
+		return context.Canceled // abandoned, and its connection closed by interrupt
+	case t.ctx.Err() != nil || errors.Is(err, errTransportEnded):
+		return fmt.Errorf("%w: %v", ErrClosed, t.err())
+	}
+	t.die(fmt.Errorf("unreachable: %v", err))
+	return fmt.Errorf("%w: %v", ErrClosed, err)
+}
+
+// errorAnswer handles an answer of status 300 or more: a JSON-RPC error for the request
+// is delivered; a 400 that says the session is unknown ends the transport; anything else
+// fails the request with the status and the start of the body.
+func (t *streamTransport) errorAnswer(resp *h1Response, rel *Call) error {
+	b := resp.body()
+	body, _ := io.ReadAll(io.LimitReader(b, 4096))
+	b.Close()
+	// A JSON-RPC error body answers the request only if it carries the request's id;
+	// an id-less error (as some servers send for an unknown session) does not.
+	if rel != nil && len(body) > 0 && body[0] == '{' {
+		if m, err := wire.Parse(body); err == nil && m.IsResponse() && string(m.ID) == strconv.FormatInt(rel.ID, 10) {
+			t.deliver(body, rel)
+			return nil
+		}
+	}
+	if resp.status == http.StatusBadRequest && t.hasSession() && strings.Contains(strings.ToLower(string(body)), "session") {
+		t.die(fmt.Errorf("upstream no longer knows the session: HTTP 400: %s", strings.TrimSpace(string(body))))
+		return fmt.Errorf("%w: session lost by upstream", ErrClosed)
+	}
+	return fmt.Errorf("upstream answered HTTP %d: %s", resp.status, strings.TrimSpace(string(body)))
+}
+
+// jsonAnswer reads a JSON answer's body (bounded by the transport's message size) and
+// delivers it.
+func (t *streamTransport) jsonAnswer(resp *h1Response, rel *Call) error {
+	body, err := resp.readBody(int64(eventLimit(t.maxMessage)))
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return err
+		}
+		if rel != nil && rel.finished() {
+			return context.Canceled
+		}
+		return fmt.Errorf("read upstream response: %w", err)
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		t.deliver(body, rel)
+	}
+	return nil
 }
 
 func (t *streamTransport) hasSession() bool {
@@ -409,9 +425,10 @@ type sseTransport struct {
 	deadErr  error
 }
 
-func newSSE(name, u string, headers map[string]string, log *slog.Logger) *sseTransport {
+// newSSE is a legacy SSE transport over client (the Dialer's).
+func newSSE(name, u string, headers map[string]string, client *http.Client, log *slog.Logger) *sseTransport {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &sseTransport{name: name, url: u, headers: headers, client: SharedHTTPClient, log: log,
+	return &sseTransport{name: name, url: u, headers: headers, client: client, log: log,
 		ctx: ctx, cancel: cancel, doneCh: make(chan struct{})}
 }
 

@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // legacyServer is a legacy HTTP+SSE upstream: GET /sse sends the endpoint event and then
@@ -113,7 +113,7 @@ func TestSSEEndpointMustBeSameOrigin(t *testing.T) {
 			case "userinfo trick":
 				ls.endpoint = "http://" + self.Host + "@" + otherURL.Host + "/message"
 			}
-			tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, discardLog())
+			tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, newUpstreamHTTPClient(nil), discardLog())
 			err := tr.start(func([]byte, *Call) {})
 			if err == nil {
 				_ = tr.send(context.Background(), []byte(`{"jsonrpc":"2.0","method":"x"}`), nil)
@@ -147,7 +147,7 @@ func TestSSEEndpointControlCharacters(t *testing.T) {
 		" \x1b[31m",
 	} {
 		ls := newLegacyServer(t, endpoint)
-		tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, discardLog())
+		tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, newUpstreamHTTPClient(nil), discardLog())
 		err := tr.start(func([]byte, *Call) {})
 		if err == nil {
 			tr.close()
@@ -169,7 +169,7 @@ func TestSSEEndpointSameOriginWorks(t *testing.T) {
 		"{self}/message?sessionId=1",
 	} {
 		ls := newLegacyServer(t, endpoint)
-		tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, discardLog())
+		tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, newUpstreamHTTPClient(nil), discardLog())
 		if err := tr.start(func([]byte, *Call) {}); err != nil {
 			t.Fatalf("endpoint %q: %v", endpoint, err)
 		}
@@ -189,7 +189,7 @@ func TestSSEEndpointLaterEventRefused(t *testing.T) {
 	other, hits := otherServer(t)
 	ls := newLegacyServer(t, "/message")
 	delivered := make(chan string, 4)
-	tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, discardLog())
+	tr := newSSE("legacy-up", ls.URL+"/sse", testAuth, newUpstreamHTTPClient(nil), discardLog())
 	if err := tr.start(func(b []byte, _ *Call) { delivered <- string(b) }); err != nil {
 		t.Fatal(err)
 	}
@@ -243,7 +243,7 @@ func bigEvent() string {
 // TestStreamableEventLimit: the streamable transport reads events bounded by its message
 // limit as a whole; a larger event ends the stream and nothing of it is delivered.
 func TestStreamableEventLimit(t *testing.T) {
-	tr := newStreamable("up", "http://127.0.0.1:1/mcp", nil, discardLog())
+	tr := newStreamable("up", "http://127.0.0.1:1/mcp", nil, newUpstreamHTTPClient(nil), discardLog())
 	tr.maxMessage = 1 << 20
 	var got [][]byte
 	tr.deliver = func(b []byte, _ *Call) { got = append(got, b) }
@@ -262,7 +262,7 @@ func TestStreamableEventLimit(t *testing.T) {
 // saying so.
 func TestSSEEventLimit(t *testing.T) {
 	ls := newLegacyServer(t, "/message")
-	tr := newSSE("legacy-up", ls.URL+"/sse", nil, discardLog())
+	tr := newSSE("legacy-up", ls.URL+"/sse", nil, newUpstreamHTTPClient(nil), discardLog())
 	tr.maxMessage = 1 << 20
 	var n atomic.Int32
 	if err := tr.start(func([]byte, *Call) { n.Add(1) }); err != nil {

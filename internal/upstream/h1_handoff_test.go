@@ -24,7 +24,7 @@ func TestH1TakenConnNotPooled(t *testing.T) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 			})
-			tr := newStreamable("up", cs.URL+"/mcp", nil, slog.New(slog.DiscardHandler))
+			tr := newStreamable("up", cs.URL+"/mcp", nil, newUpstreamHTTPClient(nil), slog.New(slog.DiscardHandler))
 			if err := tr.start(func([]byte, *Call) {}); err != nil {
 				t.Fatal(err)
 			}

@@ -12,17 +12,13 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // ChildArg is the first argument with which the gateway binary runs itself as the guardian
-// of one stdio upstream (see RunChild). Empty GuardianPath spawns upstreams directly.
+// of one stdio upstream (see RunChild). An empty Dialer.GuardianPath spawns upstreams
+// directly.
 const ChildArg = "__mcpgw_child"
-
-// GuardianPath is the binary that understands ChildArg (the mcpgw daemon sets it to itself).
-// The guardian keeps an upstream's whole process group from outliving the gateway, even
-// when the gateway is killed with SIGKILL.
-var GuardianPath string
 
 // MaxMessageBytes is the default bound of one message read from an upstream (the setting
 // upstream.max_message_bytes).
@@ -40,7 +36,7 @@ type stdioTransport struct {
 	stdout io.ReadCloser
 	log    *slog.Logger
 	maxMsg int
-	// guarded: the process is a guardian (GuardianPath), which takes its tree down itself.
+	// guarded: the process is a guardian (Dialer.GuardianPath), which takes its tree down itself.
 	guarded bool
 	wmu     sync.Mutex
 	wbuf    []byte // the line being written, under wmu
@@ -60,13 +56,14 @@ type stdioSpec struct {
 	name, command string
 	args, env     []string
 	dir           string
-	maxMessage    int // 0: MaxMessageBytes
+	maxMessage    int    // 0: MaxMessageBytes
+	guardian      string // the guardian binary (Dialer.GuardianPath; "": none)
 }
 
 func newStdio(sp stdioSpec, log *slog.Logger) *stdioTransport {
 	var cmd *exec.Cmd
-	if GuardianPath != "" {
-		cmd = exec.Command(GuardianPath, append([]string{ChildArg, sp.command}, sp.args...)...)
+	if sp.guardian != "" {
+		cmd = exec.Command(sp.guardian, append([]string{ChildArg, sp.command}, sp.args...)...)
 	} else {
 		cmd = exec.Command(sp.command, sp.args...)
 	}
@@ -74,12 +71,12 @@ func newStdio(sp stdioSpec, log *slog.Logger) *stdioTransport {
 	cmd.Dir = sp.dir
 	// Its own process group, and on Linux a parent-death signal (stdio_linux.go,
 	// stdio_darwin.go, stdio_windows.go).
-	cmd.SysProcAttr = stdioProcAttr(GuardianPath != "")
+	cmd.SysProcAttr = stdioProcAttr(sp.guardian != "")
 	maxMsg := sp.maxMessage
 	if maxMsg <= 0 {
 		maxMsg = MaxMessageBytes
 	}
-	return &stdioTransport{name: sp.name, cmd: cmd, log: log, maxMsg: maxMsg, guarded: GuardianPath != "", doneCh: make(chan struct{}), stderr: newStderrTail()}
+	return &stdioTransport{name: sp.name, cmd: cmd, log: log, maxMsg: maxMsg, guarded: sp.guardian != "", doneCh: make(chan struct{}), stderr: newStderrTail()}
 }
 
 func (t *stdioTransport) start(deliver func([]byte, *Call)) error {

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // ErrClosed is returned for calls on a connection that has ended.
@@ -71,6 +71,11 @@ type Conn struct {
 	// modern.go): every request then carries modernMeta in params._meta.
 	Modern     bool
 	modernMeta json.RawMessage
+
+	// busy is the gateway's busy polling (Dialer.Busy; nil: never), version its version
+	// (clientInfo.version).
+	busy    *BusyPoll
+	version string
 }
 
 // Capabilities is the part of an upstream's capabilities the gateway acts on.
@@ -99,9 +104,12 @@ type Call struct {
 	queue [][]byte
 	sig   chan struct{}
 	resp  []byte
-	fin   bool
-	err   error
-	Start time.Time
+	msg   wire.Msg // resp as the reader parsed it (Response)
+	// parsed: msg holds resp
+	parsed bool
+	fin    bool
+	err    error
+	Start  time.Time
 	// deadline bounds the call: the request on the wire and Next (zero: none).
 	deadline time.Time
 	// Headers are extra header lines ("Name: value\r\n" each) a streamable HTTP transport
@@ -142,15 +150,36 @@ func (k *Call) signal() {
 	}
 }
 
-func (k *Call) finish(resp []byte, err error) {
+func (k *Call) finish(resp []byte, err error) { k.finishWith(resp, nil, err) }
+
+// finishWith ends the call with its response resp, which the reader parsed into m.
+func (k *Call) finishWith(resp []byte, m *wire.Msg, err error) {
 	k.mu.Lock()
 	if k.fin {
 		k.mu.Unlock()
 		return
 	}
 	k.fin, k.resp, k.err = true, resp, err
+	switch {
+	case m != nil:
+		k.msg, k.parsed = *m, true
+	case resp != nil:
+		k.parsed = wire.ParseInto(resp, &k.msg) == nil
+	}
 	k.mu.Unlock()
 	k.signal()
+}
+
+// Response is the call's final response as the connection's reader parsed it, once Next
+// has returned it: the answer is scanned once on its way, not again by the caller. nil
+// before then, or when the call ended without one.
+func (k *Call) Response() *wire.Msg {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if !k.fin || !k.parsed {
+		return nil
+	}
+	return &k.msg
 }
 
 // Next waits for the next related message (related=true) or the final response. It returns
@@ -275,7 +304,7 @@ func (c *Conn) deliver(raw []byte, rel *Call) {
 		delete(c.calls, id)
 		c.mu.Unlock()
 		if k != nil {
-			k.finish(raw, nil)
+			k.finishWith(raw, &m, nil)
 		}
 		return
 	}
@@ -407,7 +436,7 @@ func (c *Conn) Request(ctx context.Context, method string, params json.RawMessag
 		return nil, err
 	}
 	for {
-		raw, final, err := k.Next(ctx)
+		_, final, err := k.Next(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				c.Abandon(k, "timeout")
@@ -417,9 +446,9 @@ func (c *Conn) Request(ctx context.Context, method string, params json.RawMessag
 		if !final {
 			continue
 		}
-		var m wire.Msg
-		if err := wire.ParseInto(raw, &m); err != nil {
-			return nil, err
+		m := k.Response()
+		if m == nil {
+			return nil, errors.New("malformed response")
 		}
 		if m.Error != nil {
 			e := wire.ParseError(m.Error)

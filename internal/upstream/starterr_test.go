@@ -49,7 +49,7 @@ func TestStartErrorNamesCommandExitAndStderr(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	_, err := Dial(ctx, Options{Name: "bad", Transport: "stdio", Command: "sh",
+	_, err := NewDialer().Dial(ctx, Options{Name: "bad", Transport: "stdio", Command: "sh",
 		Args: []string{"-c", `echo "starting with key $SECRET_KEY" >&2; echo "fatal: cannot reach db" >&2; exit 3`, "--password", "pw-visible-no"},
 		Env:  map[string]string{"SECRET_KEY": "topsecret-0042"}, ConnectTimeout: 5 * time.Second})
 	var se *StartError
@@ -80,7 +80,7 @@ func TestStartErrorCommandNotFound(t *testing.T) {
 	if runtime.GOOS == "windows" {
 		t.Skip("the error text checked is the Unix one")
 	}
-	_, err := Dial(context.Background(), Options{Name: "bad", Transport: "stdio", Command: "/nonexistent/mcp-server", ConnectTimeout: time.Second})
+	_, err := NewDialer().Dial(context.Background(), Options{Name: "bad", Transport: "stdio", Command: "/nonexistent/mcp-server", ConnectTimeout: time.Second})
 	var se *StartError
 	if !errors.As(err, &se) || se.ExitCode != -1 || !strings.Contains(se.Error(), "no such file") {
 		t.Fatalf("Dial error %v", err)

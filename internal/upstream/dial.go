@@ -5,17 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"sort"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry/wire"
+	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // Options says how to reach one upstream instance.
 type Options struct {
 	Name      string
-	Transport string // stdio | streamable_http | sse
+	Transport string // stdio | streamable_http | sse | inprocess
 	Command   string
 	Args      []string
 	Env       map[string]string
@@ -48,42 +49,82 @@ type Options struct {
 	MaxQueuePerOwner int
 	Handler          Handler
 	Log              *slog.Logger
+	// InProcess is the server of transport inprocess, served by this process (inproc.go).
+	InProcess *InProcess
 }
 
-// DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
+// defaultClientCaps are the capabilities the gateway offers upstreams it shares between
 // sessions: everything it can relay to a client.
-var DefaultClientCaps = json.RawMessage(`{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`)
+const defaultClientCaps = `{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`
 
-// Version is the gateway's version, sent as clientInfo.version.
-var Version = "dev"
+// DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
+// sessions (Options.ClientCaps nil): everything it can relay to a client. Each call
+// returns a copy of its own.
+func DefaultClientCaps() json.RawMessage { return json.RawMessage(defaultClientCaps) }
+
+// DefaultVersion is the version a Dialer without one sends (clientInfo.version and the
+// User-Agent).
+const DefaultVersion = "dev"
+
+// Dialer is what the upstream connections of one gateway share: how stdio upstreams
+// are started (GuardianPath), the version the gateway gives itself, the pool of the POST
+// client's keep-alive connections, the net/http clients of GET streams, DELETE and legacy
+// SSE (one per set of TLS settings), and busy polling. Nothing of it is shared between
+// Dialers, so two gateways in one process keep their settings and connections apart.
+// Set the exported fields before the first Dial.
+type Dialer struct {
+	// GuardianPath is the binary that understands ChildArg ("": stdio upstreams are
+	// spawned directly). The mcpgw daemon sets it to itself. The guardian keeps an
+	// upstream's whole process group from outliving the gateway, even when the gateway is
+	// killed with SIGKILL.
+	GuardianPath string
+	// Version is the gateway's version, sent as clientInfo.version and in the POSTs'
+	// User-Agent ("": DefaultVersion).
+	Version string
+	// Busy is the gateway's busy polling for upstream answers (nil: never).
+	Busy *BusyPoll
+
+	pool *h1Pool      // idle keep-alive connections of the POST client (h1.go)
+	http *http.Client // the net/http client of upstreams without TLS settings
+	tls  tlsProfiles  // the clients of upstreams with TLS settings, by digest (tls.go)
+}
+
+// NewDialer is a Dialer with pools of its own, no guardian and busy polling off.
+func NewDialer() *Dialer {
+	return &Dialer{pool: &h1Pool{}, http: newUpstreamHTTPClient(nil), tls: tlsProfiles{m: map[string]*tlsProfile{}}}
+}
+
+// HTTPClient is the net/http client of the Dialer's upstreams without TLS settings of
+// their own (GET streams, DELETE, legacy SSE): many idle connections per host, since
+// every session's traffic to a shared upstream goes through it, and the proxy of
+// HTTPS_PROXY, HTTP_PROXY and NO_PROXY. An upstream with a `tls:` setting gets a client
+// of its own (tls.go).
+func (d *Dialer) HTTPClient() *http.Client { return d.http }
+
+// EffectiveVersion is Version, or DefaultVersion when it is empty.
+func (d *Dialer) EffectiveVersion() string { return versionOr(d.Version) }
+
+// versionOr is v, or DefaultVersion when v is empty.
+func versionOr(v string) string {
+	if v == "" {
+		return DefaultVersion
+	}
+	return v
+}
 
 // Dial starts the transport, performs the initialize handshake and returns a ready Conn.
-func Dial(ctx context.Context, o Options) (*Conn, error) {
+func (d *Dialer) Dial(ctx context.Context, o Options) (*Conn, error) {
 	log := o.Log
 	if log == nil {
 		log = slog.Default()
 	}
-	var tr transport
-	switch o.Transport {
-	case "stdio":
-		tr = newStdio(stdioSpec{name: o.Name, command: o.Command, args: o.Args, env: mergeEnv(o.Env), dir: o.Dir,
-			maxMessage: o.MaxMessageBytes}, log)
-	case "streamable_http":
-		st := newStreamable(o.Name, o.URL, o.Headers, log)
-		st.maxMessage = o.MaxMessageBytes
-		tr = st
-	case "sse":
-		st := newSSE(o.Name, o.URL, o.Headers, log)
-		st.maxMessage = o.MaxMessageBytes
-		tr = st
-	default:
-		return nil, fmt.Errorf("unknown transport %q", o.Transport)
-	}
-	if err := useTLS(tr, o.TLS); err != nil {
-		_ = tr.close()
+	tr, err := d.transport(ctx, o, log)
+	if err != nil {
 		return nil, err
 	}
 	c := newConn(o.Name, tr, o.Handler, log)
+	c.busy = d.Busy
+	c.version = d.EffectiveVersion()
 	c.Limit = NewLimiter(o.MaxConcurrency, o.MaxQueue, o.QueueTimeout)
 	if c.Limit != nil {
 		c.Limit.MaxWaitPerOwner = o.MaxQueuePerOwner
@@ -101,29 +142,69 @@ func Dial(ctx context.Context, o Options) (*Conn, error) {
 		return nil, err
 	}
 	if err := c.initialize(ctx, o); err != nil {
-		st, isStdio := tr.(*stdioTransport)
-		exited := false
-		if isStdio && ctx.Err() == nil {
-			// Not a timeout: the process is going away (a write met a closed pipe, or
-			// its output ended). Its exit code says why, once it has one.
-			select {
-			case <-st.doneCh:
-				exited = true
-			case <-time.After(time.Second):
-			}
-		}
-		_ = c.Close()
-		if ctx.Err() != nil {
-			err = fmt.Errorf("initialize: no answer within %s", o.ConnectTimeout)
-		} else {
-			err = fmt.Errorf("initialize: %w", err)
-		}
-		if isStdio {
-			return nil, st.startError(err, o.Env, exited)
-		}
-		return nil, err
+		return nil, c.initFailed(ctx, err, o)
 	}
 	return c, nil
+}
+
+// transport makes o's transport, with the Dialer's clients and guardian.
+func (d *Dialer) transport(ctx context.Context, o Options, log *slog.Logger) (transport, error) {
+	var tr transport
+	switch o.Transport {
+	case "stdio":
+		tr = newStdio(stdioSpec{name: o.Name, command: o.Command, args: o.Args, env: mergeEnv(o.Env), dir: o.Dir,
+			maxMessage: o.MaxMessageBytes, guardian: d.GuardianPath}, log)
+	case "streamable_http":
+		st := newStreamable(o.Name, o.URL, o.Headers, d.http, log)
+		st.h1.pool, st.h1.busy, st.h1.version = d.pool, d.Busy, d.EffectiveVersion()
+		st.maxMessage = o.MaxMessageBytes
+		tr = st
+	case "sse":
+		st := newSSE(o.Name, o.URL, o.Headers, d.http, log)
+		st.maxMessage = o.MaxMessageBytes
+		tr = st
+	case "inprocess":
+		var err error
+		if tr, err = newInProcess(o, log); err != nil {
+			return nil, err
+		}
+		if ip, ok := tr.(*inprocTransport); ok {
+			ip.h1.busy, ip.h1.version = d.Busy, d.EffectiveVersion()
+		}
+	default:
+		return nil, fmt.Errorf("unknown transport %q", o.Transport)
+	}
+	if err := d.useTLS(tr, o.TLS); err != nil {
+		_ = tr.close()
+		return nil, err
+	}
+	return tr, nil
+}
+
+// initFailed closes a connection whose initialize failed and says why: a timeout, or for a
+// stdio upstream its exit and last stderr lines.
+func (c *Conn) initFailed(ctx context.Context, err error, o Options) error {
+	st, isStdio := c.tr.(*stdioTransport)
+	exited := false
+	if isStdio && ctx.Err() == nil {
+		// Not a timeout: the process is going away (a write met a closed pipe, or
+		// its output ended). Its exit code says why, once it has one.
+		select {
+		case <-st.doneCh:
+			exited = true
+		case <-time.After(time.Second):
+		}
+	}
+	_ = c.Close()
+	if ctx.Err() != nil {
+		err = fmt.Errorf("initialize: no answer within %s", o.ConnectTimeout)
+	} else {
+		err = fmt.Errorf("initialize: %w", err)
+	}
+	if isStdio {
+		return st.startError(err, o.Env, exited)
+	}
+	return err
 }
 
 func (c *Conn) initialize(ctx context.Context, o Options) error {
@@ -133,11 +214,11 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 	}
 	caps := o.ClientCaps
 	if caps == nil {
-		caps = DefaultClientCaps
+		caps = DefaultClientCaps()
 	}
 	info := o.ClientInfo
 	if info == nil {
-		info, _ = json.Marshal(map[string]string{"name": "mcpgw", "version": Version})
+		info, _ = json.Marshal(map[string]string{"name": "mcpgw", "version": c.version})
 	}
 	if pv == ModernVersion {
 		return c.discover(ctx, caps, info)

@@ -66,8 +66,6 @@ const (
 	h1MaxChunkOverhead = 16 << 10
 )
 
-var sharedH1Pool = &h1Pool{}
-
 func (p *h1Pool) idleTimeoutOr() time.Duration {
 	if p.idleTimeout > 0 {
 		return p.idleTimeout
@@ -237,8 +235,15 @@ type h1Endpoint struct {
 	// request on it, moments later, would fail.
 	checkAlways bool
 	// here caches servedHere for the endpoint's address (0: not known yet, 1: the
-	// upstream is served by this process, 2: it is not), found at the first dial.
+	// upstream is served by this process, 2: it is not), found at the first dial while
+	// busy polling is on.
 	here atomic.Int32
+	// dialIn makes connections to an in-process server (h1Options.dial; nil: TCP).
+	dialIn func(ctx context.Context) (net.Conn, error)
+	// busy is the gateway's busy polling (nil: never).
+	busy *BusyPoll
+	// version is the gateway's, for the User-Agent of CONNECT requests.
+	version string
 }
 
 // h1Options is how an endpoint connects, besides its URL; the zero value is the defaults.
@@ -252,8 +257,16 @@ type h1Options struct {
 	// proxy picks the proxy for the upstream's URL (nil: http.ProxyFromEnvironment, that is
 	// HTTPS_PROXY, HTTP_PROXY and NO_PROXY, read once per process).
 	proxy func(*http.Request) (*url.URL, error)
-	// pool holds the idle connections (nil: the pool all endpoints share).
+	// pool holds the idle connections (nil: a pool of the endpoint's own). A Dialer's
+	// endpoints share the Dialer's.
 	pool *h1Pool
+	// dial, when set, makes the endpoint's connections instead of TCP (an in-process
+	// server, inproc.go).
+	dial func(ctx context.Context) (net.Conn, error)
+	// busy is the gateway's busy polling (nil: never; busypoll.go).
+	busy *BusyPoll
+	// version goes into the User-Agent ("": DefaultVersion).
+	version string
 }
 
 // newH1Endpoint prepares POSTs to rawURL with the given extra headers.
@@ -266,9 +279,10 @@ func newH1Endpoint(rawURL string, headers map[string]string, o h1Options) (*h1En
 		return nil, fmt.Errorf("url %q has no host", rawURL)
 	}
 	host, port := u.Hostname(), u.Port()
-	e := &h1Endpoint{pool: o.pool}
+	o.version = versionOr(o.version)
+	e := &h1Endpoint{pool: o.pool, dialIn: o.dial, busy: o.busy, version: o.version}
 	if e.pool == nil {
-		e.pool = sharedH1Pool
+		e.pool = &h1Pool{}
 	}
 	switch u.Scheme {
 	case "http":
@@ -320,7 +334,7 @@ func newH1Endpoint(rawURL string, headers map[string]string, o h1Options) (*h1En
 	}
 	if !ownUA {
 		b = append(b, "User-Agent: mcpgw/"...)
-		b = append(b, Version...)
+		b = append(b, o.version...)
 		b = append(b, "\r\n"...)
 	}
 	b = append(b, "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"...)
@@ -491,6 +505,9 @@ func sortStrings(s []string) {
 // dial connects, bounded by ctx and by deadline (zero: none): through the proxy if there
 // is one, with the proxy's tunnel and TLS handshakes.
 func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, error) {
+	if e.dialIn != nil {
+		return e.dialInProcess(ctx)
+	}
 	addr := e.addr
 	if e.proxyAddr != "" {
 		addr = e.proxyAddr
@@ -503,9 +520,9 @@ func (e *h1Endpoint) dial(ctx context.Context, deadline time.Time) (*h1Conn, err
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	if e.proxyAddr == "" && e.here.Load() == 0 {
+	if e.proxyAddr == "" && e.here.Load() == 0 && e.busy.On() {
 		v := int32(2)
-		if isServedHere(nc) {
+		if e.busy.isServedHere(nc) {
 			v = 1
 		}
 		e.here.Store(v)
@@ -560,7 +577,7 @@ func (e *h1Endpoint) handshakes(ctx context.Context, nc net.Conn) (net.Conn, err
 
 // connect asks the proxy for a tunnel to the upstream.
 func (e *h1Endpoint) connect(nc net.Conn) error {
-	req := "CONNECT " + e.addr + " HTTP/1.1\r\nHost: " + e.addr + "\r\nUser-Agent: mcpgw/" + Version + "\r\n"
+	req := "CONNECT " + e.addr + " HTTP/1.1\r\nHost: " + e.addr + "\r\nUser-Agent: mcpgw/" + e.version + "\r\n"
 	if e.proxyAuth != "" {
 		req += "Proxy-Authorization: " + e.proxyAuth + "\r\n"
 	}
@@ -618,8 +635,63 @@ var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b 
 // knownSID is the session id the caller already has, so that an unchanged one is not
 // copied.
 func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker, k *Call, sid, version string, body []byte, knownSID string) (h1Response, error) {
+	if containsCRLF(sid) || containsCRLF(version) || (k != nil && k.Headers != "" && !wellFormedHeaders(k.Headers)) {
+		return h1Response{}, errors.New("session id or protocol version holds a line break")
+	}
 	bp := bufPool.Get().(*[]byte)
-	b := append((*bp)[:0], e.head...)
+	req := h1Request{head: e.appendHead((*bp)[:0], k, sid, version, body), body: body}
+	if req.inline = len(body) <= 64<<10; req.inline {
+		req.head = append(req.head, body...)
+	}
+	defer func() {
+		if cap(req.head) <= 256<<10 {
+			*bp = req.head[:0]
+			bufPool.Put(bp)
+		}
+	}()
+	x := h1Exchange{ctx: ctx, deadline: deadline, tr: tr, k: k, knownSID: knownSID}
+	for attempt := 0; ; attempt++ {
+		var c *h1Conn
+		if attempt == 0 {
+			c = e.pool.get(e.key, e.checkAlways) // a retry goes out on a new connection
+		}
+		reused := c != nil
+		if c == nil {
+			var err error
+			if c, err = e.dial(ctx, deadline); err != nil {
+				return h1Response{}, orCtxErr(ctx, !deadline.IsZero(), err)
+			}
+		}
+		r, retry, err := e.exchange(&x, c, &req)
+		// A kept-alive connection the server closed a moment ago: the request did not get
+		// through, so one more try on a new connection is safe.
+		if retry && reused && attempt == 0 {
+			continue
+		}
+		return r, err
+	}
+}
+
+// h1Request is one POST's bytes: its head, with the body after it when inline.
+type h1Request struct {
+	head   []byte
+	body   []byte
+	inline bool
+}
+
+// h1Exchange is what one POST's attempts share.
+type h1Exchange struct {
+	ctx      context.Context
+	deadline time.Time
+	tr       h1Tracker
+	k        *Call
+	knownSID string
+}
+
+// appendHead appends the request line and headers of one POST to b: the endpoint's
+// fixed part, the session and protocol headers, the call's own and Content-Length.
+func (e *h1Endpoint) appendHead(b []byte, k *Call, sid, version string, body []byte) []byte {
+	b = append(b, e.head...)
 	if sid != "" {
 		b = append(b, "Mcp-Session-Id: "...)
 		b = append(b, sid...)
@@ -638,79 +710,47 @@ func (e *h1Endpoint) post(ctx context.Context, deadline time.Time, tr h1Tracker,
 	}
 	b = append(b, "Content-Length: "...)
 	b = strconv.AppendInt(b, int64(len(body)), 10)
-	b = append(b, "\r\n\r\n"...)
-	inline := len(body) <= 64<<10
-	if inline {
-		b = append(b, body...)
-	}
-	defer func() {
-		if cap(b) <= 256<<10 {
-			*bp = b[:0]
-			bufPool.Put(bp)
-		}
-	}()
+	return append(b, "\r\n\r\n"...)
+}
 
-	if containsCRLF(sid) || containsCRLF(version) || (k != nil && k.Headers != "" && !wellFormedHeaders(k.Headers)) {
-		return h1Response{}, errors.New("session id or protocol version holds a line break")
+// exchange writes req on c and reads the answer's head. retry reports a write that
+// failed on a connection the server may have closed while it was idle, so that the
+// request did not get through: not when ctx or the deadline ended it, nor for a
+// connection closed under the write by interrupt (that call was abandoned).
+func (e *h1Endpoint) exchange(x *h1Exchange, c *h1Conn, req *h1Request) (r h1Response, retry bool, err error) {
+	hasDeadline := !x.deadline.IsZero()
+	if !x.tr.track(c, x.k, true) {
+		c.nc.Close()
+		return h1Response{}, false, errTransportEnded
 	}
-	hasDeadline := !deadline.IsZero()
-	for attempt := 0; ; attempt++ {
-		var c *h1Conn
-		if attempt == 0 {
-			c = e.pool.get(e.key, e.checkAlways) // a retry goes out on a new connection
-		}
-		reused := c != nil
-		if c == nil {
-			var err error
-			if c, err = e.dial(ctx, deadline); err != nil {
-				if err := ctxErr(ctx, hasDeadline, err); err != nil {
-					return h1Response{}, err
-				}
-				return h1Response{}, err
-			}
-		}
-		if !tr.track(c, k, true) {
-			c.nc.Close()
-			return h1Response{}, errTransportEnded
-		}
-		if hasDeadline {
-			_ = c.nc.SetDeadline(deadline)
-		}
-		if err := ctx.Err(); err != nil {
-			e.drop(tr, c)
-			return h1Response{}, err
-		}
-		_, err := c.nc.Write(b)
-		if err == nil && !inline {
-			_, err = c.nc.Write(body)
-		}
-		if err != nil {
-			e.drop(tr, c)
-			if err := ctxErr(ctx, hasDeadline, err); err != nil {
-				return h1Response{}, err
-			}
-			// A kept-alive connection the server closed a moment ago: the request did not
-			// get through, so one more try on a new connection is safe. Not for a
-			// connection closed under the write by interrupt: that call was abandoned.
-			if reused && attempt == 0 && !errors.Is(err, net.ErrClosed) && (k == nil || !k.finished()) {
-				continue
-			}
-			return h1Response{}, err
-		}
-		r := h1Response{ep: e, c: c, deadline: hasDeadline, tr: tr, ctx: ctx, length: -1}
-		waiting.Add(1)
-		c.awaitAnswer() // busypoll.go
-		err = r.readHead(knownSID)
-		waiting.Add(-1)
-		if err != nil {
-			r.fail()
-			if err := ctxErr(ctx, hasDeadline, err); err != nil {
-				return h1Response{}, err
-			}
-			return h1Response{}, err
-		}
-		return r, nil
+	if hasDeadline {
+		_ = c.nc.SetDeadline(x.deadline)
 	}
+	if err := x.ctx.Err(); err != nil {
+		e.drop(x.tr, c)
+		return h1Response{}, false, err
+	}
+	_, err = c.nc.Write(req.head)
+	if err == nil && !req.inline {
+		_, err = c.nc.Write(req.body)
+	}
+	if err != nil {
+		e.drop(x.tr, c)
+		if cerr := ctxErr(x.ctx, hasDeadline, err); cerr != nil {
+			return h1Response{}, false, cerr
+		}
+		return h1Response{}, !errors.Is(err, net.ErrClosed) && (x.k == nil || !x.k.finished()), err
+	}
+	r = h1Response{ep: e, c: c, deadline: hasDeadline, tr: x.tr, ctx: x.ctx, length: -1}
+	e.busy.waitStart()
+	e.busy.awaitAnswer(c) // busypoll.go
+	err = r.readHead(x.knownSID)
+	e.busy.waitEnd()
+	if err != nil {
+		r.fail()
+		return h1Response{}, false, orCtxErr(x.ctx, hasDeadline, err)
+	}
+	return r, false, nil
 }
 
 // ctxErr says whether err came from ctx or the deadline: ctx's error once it has ended,
@@ -723,6 +763,14 @@ func ctxErr(ctx context.Context, hasDeadline bool, err error) error {
 		return context.DeadlineExceeded
 	}
 	return nil
+}
+
+// orCtxErr is ctxErr when err came from ctx or the deadline, err otherwise.
+func orCtxErr(ctx context.Context, hasDeadline bool, err error) error {
+	if cerr := ctxErr(ctx, hasDeadline, err); cerr != nil {
+		return cerr
+	}
+	return err
 }
 
 func (e *h1Endpoint) drop(tr h1Tracker, c *h1Conn) {
@@ -779,69 +827,12 @@ func (r *h1Response) readHead(knownSID string) error {
 		if !ok {
 			return fmt.Errorf("malformed status line %q", truncate(line))
 		}
-		r.status = status
-		r.eventStream, r.sessionID = false, ""
-		var (
-			length        int64 // Content-Length, when lengthDigits > 0
-			lengthDigits  int   // how it was written: "2" and "02" are two values
-			chunked       bool
-			sawTE         bool
-			close, keepOn bool // Connection: close, keep-alive
-		)
-		for {
-			line, err := readHeadLine(br, &total)
-			if err != nil {
-				return fmt.Errorf("read response headers: %w", err)
-			}
-			if len(line) == 0 {
-				break
-			}
-			i := bytes.IndexByte(line, ':')
-			if i <= 0 || !isToken(line[:i]) {
-				return fmt.Errorf("malformed header line %q", truncate(line))
-			}
-			name := line[:i]
-			val, ok := fieldValue(line[i+1:])
-			if !ok {
-				return fmt.Errorf("malformed header line %q", truncate(line))
-			}
-			switch {
-			case asciiEqualFold(name, "content-type"):
-				r.eventStream = hasMediaType(val, "text/event-stream")
-			case asciiEqualFold(name, "content-length"):
-				n, ok := parseLength(val)
-				if !ok {
-					return fmt.Errorf("malformed Content-Length %q", truncate(val))
-				}
-				if lengthDigits > 0 && (n != length || len(val) != lengthDigits) {
-					return errors.New("two different Content-Length values")
-				}
-				length, lengthDigits = n, len(val)
-			case asciiEqualFold(name, "transfer-encoding"):
-				if sawTE {
-					return errors.New("Transfer-Encoding given more than once")
-				}
-				sawTE = true
-				if !asciiEqualFold(val, "chunked") {
-					return fmt.Errorf("unsupported Transfer-Encoding %q", truncate(val))
-				}
-				chunked = true
-			case asciiEqualFold(name, "connection"):
-				close = close || containsToken(val, "close")
-				keepOn = keepOn || containsToken(val, "keep-alive")
-			case asciiEqualFold(name, "trailer"):
-				if containsToken(val, "content-length") || containsToken(val, "transfer-encoding") || containsToken(val, "trailer") {
-					return fmt.Errorf("the Trailer field %q names a field that frames the message", truncate(val))
-				}
-			case asciiEqualFold(name, "mcp-session-id"):
-				if string(val) == knownSID {
-					r.sessionID = knownSID
-				} else {
-					r.sessionID = string(val)
-				}
-			}
+		h := h1Head{knownSID: knownSID}
+		if err := h.readFields(br, &total); err != nil {
+			return err
 		}
-		if sawTE && !http11 {
+		r.status, r.eventStream, r.sessionID = status, h.eventStream, h.sessionID
+		if h.sawTE && !http11 {
 			// RFC 9112 6.1: the framing of such a message is faulty.
 			return errors.New("Transfer-Encoding in an HTTP/1.0 answer")
 		}
@@ -855,30 +846,114 @@ func (r *h1Response) readHead(knownSID string) error {
 			}
 			continue
 		}
-		r.reusable = !close && (http11 || keepOn)
-		r.chunked = false
-		switch {
-		case status == 204 || status == 304:
-			// No body, whatever the head says; a head that says otherwise is not trusted
-			// with another request.
-			r.length = 0
-			if chunked || length > 0 {
-				r.reusable = false
-			}
-		case chunked:
-			// RFC 9112 6.3: chunked wins over Content-Length, and the connection is not
-			// reused.
-			r.chunked, r.length = true, -1
-			if lengthDigits > 0 {
-				r.reusable = false
-			}
-		case lengthDigits > 0:
-			r.length = length
-		default:
-			r.length = -1
-			r.reusable = false // the body runs to the end of the connection
-		}
+		r.frame(&h, http11)
 		return nil
+	}
+}
+
+// h1Head is what the header fields of one answer head say about the answer.
+type h1Head struct {
+	knownSID string // the caller's session id, kept rather than copied when unchanged
+
+	eventStream   bool
+	sessionID     string
+	length        int64 // Content-Length, when lengthDigits > 0
+	lengthDigits  int   // how it was written: "2" and "02" are two values
+	chunked       bool
+	sawTE         bool
+	close, keepOn bool // Connection: close, keep-alive
+}
+
+// readFields reads header lines up to the empty line that ends the head.
+func (h *h1Head) readFields(br *bufio.Reader, total *int) error {
+	for {
+		line, err := readHeadLine(br, total)
+		if err != nil {
+			return fmt.Errorf("read response headers: %w", err)
+		}
+		if len(line) == 0 {
+			return nil
+		}
+		i := bytes.IndexByte(line, ':')
+		if i <= 0 || !isToken(line[:i]) {
+			return fmt.Errorf("malformed header line %q", truncate(line))
+		}
+		val, ok := fieldValue(line[i+1:])
+		if !ok {
+			return fmt.Errorf("malformed header line %q", truncate(line))
+		}
+		if err := h.field(line[:i], val); err != nil {
+			return err
+		}
+	}
+}
+
+// field takes in one header field: the ones that frame the body (and are refused when
+// ambiguous), the media type, Connection and the session id.
+func (h *h1Head) field(name, val []byte) error {
+	switch {
+	case asciiEqualFold(name, "content-type"):
+		h.eventStream = hasMediaType(val, "text/event-stream")
+	case asciiEqualFold(name, "content-length"):
+		n, ok := parseLength(val)
+		if !ok {
+			return fmt.Errorf("malformed Content-Length %q", truncate(val))
+		}
+		if h.lengthDigits > 0 && (n != h.length || len(val) != h.lengthDigits) {
+			return errors.New("two different Content-Length values")
+		}
+		h.length, h.lengthDigits = n, len(val)
+	case asciiEqualFold(name, "transfer-encoding"):
+		if h.sawTE {
+			return errors.New("Transfer-Encoding given more than once")
+		}
+		h.sawTE = true
+		if !asciiEqualFold(val, "chunked") {
+			return fmt.Errorf("unsupported Transfer-Encoding %q", truncate(val))
+		}
+		h.chunked = true
+	case asciiEqualFold(name, "connection"):
+		h.close = h.close || containsToken(val, "close")
+		h.keepOn = h.keepOn || containsToken(val, "keep-alive")
+	case asciiEqualFold(name, "trailer"):
+		if containsToken(val, "content-length") || containsToken(val, "transfer-encoding") || containsToken(val, "trailer") {
+			return fmt.Errorf("the Trailer field %q names a field that frames the message", truncate(val))
+		}
+	case asciiEqualFold(name, "mcp-session-id"):
+		if string(val) == h.knownSID {
+			h.sessionID = h.knownSID
+		} else {
+			h.sessionID = string(val)
+		}
+	}
+	return nil
+}
+
+// frame decides how the final answer's body is framed, and whether its connection can
+// carry another request.
+func (r *h1Response) frame(h *h1Head, http11 bool) {
+	r.reusable = !h.close && (http11 || h.keepOn)
+	r.chunked = false
+	switch {
+	case r.status == 204 || r.status == 304:
+		// No body, whatever the head says; a head that says otherwise is not trusted
+		// with another request.
+		r.length = 0
+		if h.chunked || h.length > 0 {
+			r.reusable = false
+		}
+	case h.chunked:
+		// RFC 9112 6.3: chunked wins over Content-Length, and the connection is not
+		// reused.
+		r.chunked, r.length = true, -1
+		if h.lengthDigits > 0 {
+			r.reusable = false
+		}
+	case h.lengthDigits > 0:
+		r.length = h.length
+	default:
+		r.length = -1
+		r.reusable = false // the body runs to the end of the connection
 	}
 }
 

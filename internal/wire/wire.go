@@ -77,74 +77,85 @@ const (
 // readable, so that the error answer can carry it.
 func ParseInto(b []byte, m *Msg) error {
 	*m = Msg{}
-	var seen int
-	var bad *EnvelopeError
-	once := func(bit int, member string) bool {
-		if seen&bit != 0 {
-			if bad == nil {
-				bad = &EnvelopeError{Member: member, Problem: "is given more than once"}
-			}
-			return false
-		}
-		seen |= bit
-		return true
-	}
-	err := MembersRaw(b, func(k, v []byte) error {
-		switch string(k) {
-		case "jsonrpc":
-			if once(seenJSONRPC, "jsonrpc") {
-				s, ok := stringValue(v)
-				if !ok && bad == nil {
-					bad = &EnvelopeError{Member: "jsonrpc", Problem: "is not a string"}
-				}
-				m.JSONRPC = s
-			}
-		case "id":
-			if once(seenID, "id") {
-				m.ID = v
-			}
-		case "method":
-			if once(seenMethod, "method") {
-				s, ok := stringValue(v)
-				switch {
-				case !ok && bad == nil:
-					bad = &EnvelopeError{Member: "method", Problem: "is not a string"}
-				case ok && !utf8.ValidString(s) && bad == nil:
-					bad = &EnvelopeError{Member: "method", Problem: "is not valid UTF-8"}
-				}
-				m.Method = s
-			}
-		case "params":
-			if once(seenParams, "params") {
-				m.Params = v
-			}
-		case "result":
-			if once(seenResult, "result") {
-				m.Result = v
-			}
-		case "error":
-			if once(seenError, "error") {
-				m.Error = v
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	r := envelopeReader{m: m}
+	if err := MembersRaw(b, r.member); err != nil {
 		*m = Msg{}
 		return err
 	}
 	if len(m.ID) == 4 && string(m.ID) == "null" {
 		m.ID = nil
 	}
-	if bad != nil {
+	if r.bad != nil {
 		id := m.ID
 		if !validID(id) {
 			id = nil
 		}
 		*m = Msg{ID: id}
-		return bad
+		return r.bad
 	}
 	return nil
+}
+
+// envelopeReader fills a Msg from an object's members, one call of member per member. It
+// keeps the first problem it sees in bad and reads on, so that the id is known.
+type envelopeReader struct {
+	m    *Msg
+	seen int
+	bad  *EnvelopeError
+}
+
+func (r *envelopeReader) member(k, v []byte) error {
+	m := r.m
+	switch string(k) {
+	case "jsonrpc":
+		if r.once(seenJSONRPC, "jsonrpc") {
+			s, ok := stringValue(v)
+			if !ok && r.bad == nil {
+				r.bad = &EnvelopeError{Member: "jsonrpc", Problem: "is not a string"}
+			}
+			m.JSONRPC = s
+		}
+	case "id":
+		if r.once(seenID, "id") {
+			m.ID = v
+		}
+	case "method":
+		if r.once(seenMethod, "method") {
+			s, ok := stringValue(v)
+			switch {
+			case !ok && r.bad == nil:
+				r.bad = &EnvelopeError{Member: "method", Problem: "is not a string"}
+			case ok && !utf8.ValidString(s) && r.bad == nil:
+				r.bad = &EnvelopeError{Member: "method", Problem: "is not valid UTF-8"}
+			}
+			m.Method = s
+		}
+	case "params":
+		if r.once(seenParams, "params") {
+			m.Params = v
+		}
+	case "result":
+		if r.once(seenResult, "result") {
+			m.Result = v
+		}
+	case "error":
+		if r.once(seenError, "error") {
+			m.Error = v
+		}
+	}
+	return nil
+}
+
+// once records a member as seen; a member seen before is a problem.
+func (r *envelopeReader) once(bit int, member string) bool {
+	if r.seen&bit != 0 {
+		if r.bad == nil {
+			r.bad = &EnvelopeError{Member: member, Problem: "is given more than once"}
+		}
+		return false
+	}
+	r.seen |= bit
+	return true
 }
 
 // IsRequest reports whether m is a request (method and id).

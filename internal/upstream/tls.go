@@ -142,27 +142,27 @@ type tlsProfile struct {
 
 // tlsProfiles caches the profiles by digest, so that upstreams with the same settings
 // share their net/http client's connections, and a reconnect after the files changed
-// gets the new ones.
-var tlsProfiles = struct {
+// gets the new ones. Each Dialer has its own.
+type tlsProfiles struct {
 	mu sync.Mutex
 	m  map[string]*tlsProfile
-}{m: map[string]*tlsProfile{}}
+}
 
-// profileFor loads f (the zero value: the system's roots and SharedHTTPClient).
-func profileFor(f TLSFiles) (*tlsProfile, error) {
+// profileFor loads f (the zero value: the system's roots and the Dialer's HTTPClient).
+func (d *Dialer) profileFor(f TLSFiles) (*tlsProfile, error) {
 	if f.IsZero() {
-		return &tlsProfile{http: SharedHTTPClient}, nil
+		return &tlsProfile{http: d.http}, nil
 	}
 	conf, id, err := f.load()
 	if err != nil {
 		return nil, err
 	}
-	tlsProfiles.mu.Lock()
-	defer tlsProfiles.mu.Unlock()
-	p := tlsProfiles.m[id]
+	d.tls.mu.Lock()
+	defer d.tls.mu.Unlock()
+	p := d.tls.m[id]
 	if p == nil {
 		p = &tlsProfile{id: id, conf: conf, http: newUpstreamHTTPClient(conf)}
-		tlsProfiles.m[id] = p
+		d.tls.m[id] = p
 	}
 	return p, nil
 }
@@ -181,11 +181,11 @@ func newUpstreamHTTPClient(conf *tls.Config) *http.Client {
 }
 
 // useTLS gives an HTTP transport the clients of its TLS settings.
-func useTLS(tr transport, f TLSFiles) error {
+func (d *Dialer) useTLS(tr transport, f TLSFiles) error {
 	if f.IsZero() {
 		return nil
 	}
-	p, err := profileFor(f)
+	p, err := d.profileFor(f)
 	if err != nil {
 		return fmt.Errorf("tls: %w", err)
 	}

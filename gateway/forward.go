@@ -1,0 +1,322 @@
+package gateway
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
+)
+
+// upstreamCall is one request the gateway sends to an upstream for a client's request:
+// what forward needs, in one value.
+type upstreamCall struct {
+	s      *Session
+	m      *wire.Msg // the client's request: its id answers
+	server string
+	method string
+	params []byte
+	// progTok is the gateway's progress token for the call ("" when the client asked for
+	// no progress): its route is dropped when the call ends.
+	progTok string
+	out     outbox
+	// isTool: a failure of the path answers as a tool result the model reads, not as a
+	// JSON-RPC error.
+	isTool bool
+	// header are the trace context header lines a streamable HTTP upstream gets with the
+	// request (set by the observer; "" when tracing is off).
+	header string
+}
+
+// fail answers the client's request with a failure of the path and returns outcome.
+func (c *upstreamCall) fail(outcome, text string) string {
+	if c.isTool {
+		_ = c.out.reply(wire.Result(c.m.ID, toolError(text)))
+	} else {
+		_ = c.out.reply(wire.Error(c.m.ID, wire.CodeInternalError, text, nil))
+	}
+	return outcome
+}
+
+// forward sends a request to one upstream on behalf of a session and relays everything
+// that belongs to it back on out. It returns the outcome for metrics.
+func (g *Gateway) forward(ctx context.Context, c *upstreamCall) string {
+	ctx, end := g.obs.startUpstream(ctx, c)
+	outcome := g.forwardCall(ctx, c)
+	if end != nil {
+		end(outcome)
+	}
+	return outcome
+}
+
+// slot is the instance slot a call holds on a limited instance (nil release: none). A
+// multi round-trip gives it back early, before its retry takes it again.
+type slot struct{ release func() }
+
+func (sl *slot) giveBack() {
+	if sl.release != nil {
+		sl.release()
+		sl.release = nil
+	}
+}
+
+// forwardCall is forward under the observer's context.
+func (g *Gateway) forwardCall(ctx context.Context, c *upstreamCall) string {
+	defer g.dropProgress(c.progTok)
+	timeout := g.callTimeout(c.server)
+	// The call is bounded by a deadline carried on the call, not by a derived context: one
+	// context, timer and cancel registration less per call. The client going away still
+	// ends the wait through ctx.
+	deadline := time.Now().Add(timeout)
+	conn, done, err := c.s.acquire(ctx, c.server)
+	if err != nil {
+		return c.fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", c.server, err))
+	}
+	defer done()
+	if conn.Modern {
+		c.params = modernParams(c.s, c.params)
+	}
+	var held slot
+	defer held.giveBack()
+	if l := conn.Limit; l != nil {
+		// The instance takes max_concurrency requests at once; the rest wait their turn.
+		// Unlimited instances (nil) skip this entirely: the common path stays as cheap.
+		waited, outcome := g.takeSlotFor(ctx, c, l)
+		if outcome != "" {
+			return outcome
+		}
+		held.release = l.Release
+		if waited {
+			// The call's own timeout starts when it reaches the upstream.
+			deadline = time.Now().Add(timeout)
+		}
+	}
+	owner := &callOwner{s: c.s, out: c.out, id: c.m.ID, progTok: c.progTok, g: g, header: c.header}
+	defer c.s.dropInflight(string(c.m.ID), owner)
+	w := callWait{g: g, conn: conn, owner: owner, timeout: timeout}
+	k, err := conn.BeginUntil(ctx, deadline, c.method, c.params, owner)
+	if err != nil {
+		if outcome, ok := w.ended(ctx, c, err, nil); ok {
+			return outcome
+		}
+		return c.fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", c.server, err))
+	}
+	resp, outcome := w.await(ctx, c, k)
+	if resp == nil {
+		return outcome
+	}
+	return g.answer(ctx, c, conn, resp, &held, deadline)
+}
+
+// callTimeout is how long a call to server may take.
+func (g *Gateway) callTimeout(server string) time.Duration {
+	if srv := g.reg.Server(server); srv != nil {
+		return srv.Def.Timeouts.Call
+	}
+	return g.cfg.Upstream.CallTimeout
+}
+
+// dropProgress forgets a finished call's progress route.
+func (g *Gateway) dropProgress(tok string) {
+	if tok != "" {
+		g.progMu.Lock()
+		delete(g.progress, tok)
+		g.progMu.Unlock()
+	}
+}
+
+// dropInflight forgets a finished call, unless the id was reused by a later call.
+func (s *Session) dropInflight(key string, owner *callOwner) {
+	s.mu.Lock()
+	if k := s.inflight[key]; k != nil && k.Owner == owner {
+		delete(s.inflight, key)
+	}
+	s.mu.Unlock()
+}
+
+// takeSlotFor takes an instance slot for c; outcome is set (and the client answered) when
+// the call does not get one.
+func (g *Gateway) takeSlotFor(ctx context.Context, c *upstreamCall, l *upstream.Limiter) (waited bool, outcome string) {
+	waited, err := g.takeSlot(ctx, c.s, c.m.ID, c.server, l)
+	if err == nil {
+		return waited, ""
+	}
+	var busy *upstream.BusyError
+	if errors.As(err, &busy) {
+		return waited, c.fail("busy", busyText(c.server, busy))
+	}
+	if ctx.Err() == nil {
+		// Cancelled by the client (notifications/cancelled) while queued.
+		_ = c.out.reply(nil)
+	}
+	return waited, "cancelled"
+}
+
+// callWait waits for one upstream call's answer, relaying what comes before it. The call
+// itself is passed to its methods, not held: what callWait holds escapes (the connection
+// keeps the owner), and the call would go with it.
+type callWait struct {
+	g       *Gateway
+	conn    *upstream.Conn
+	owner   *callOwner
+	timeout time.Duration
+}
+
+// await relays the call's related messages until its response, which it returns; nil
+// when the call ended otherwise (the client has been answered; outcome says how).
+func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call) (*wire.Msg, string) {
+	for {
+		raw, final, err := k.Next(ctx)
+		if err != nil {
+			if ctx.Err() != nil && !w.owner.cancelled.Load() && resumable(c.out) {
+				// The client's connection dropped, but it holds the stream's event ids and
+				// may resume it (GET with Last-Event-ID): the call goes on, its events kept.
+				ctx = context.WithoutCancel(ctx)
+				w.g.log.Debug("client connection dropped: the call goes on for a resume", "session", c.s.ID, "server", c.server)
+				continue
+			}
+			if outcome, ok := w.ended(ctx, c, err, k); ok {
+				return nil, outcome
+			}
+			return nil, c.fail("unavailable", fmt.Sprintf("upstream %q failed during the call: %v", c.server, err))
+		}
+		if !final {
+			_ = c.out.related(raw)
+			continue
+		}
+		resp := k.Response()
+		if resp == nil {
+			return nil, c.fail("error", fmt.Sprintf("upstream %q sent a malformed response", c.server))
+		}
+		return resp, ""
+	}
+}
+
+// ended says what became of a call whose wait ended with err: cancelled by the client,
+// timed out, or the client went away. k is nil when the request did not get its answer's
+// head (Begin has told the upstream already).
+func (w *callWait) ended(ctx context.Context, c *upstreamCall, err error, k *upstream.Call) (string, bool) {
+	switch {
+	case errors.Is(err, context.Canceled) && w.owner.cancelled.Load():
+		_ = c.out.reply(nil)
+		return "cancelled", true
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		if k != nil {
+			w.conn.Abandon(k, "timeout")
+		}
+		return c.fail("timeout", fmt.Sprintf("upstream %q did not answer within %s", c.server, w.timeout)), true
+	case ctx.Err() != nil:
+		if k != nil {
+			w.conn.Abandon(k, "client went away")
+		}
+		return "cancelled", true
+	case errors.Is(err, context.Canceled):
+		_ = c.out.reply(nil)
+		return "cancelled", true
+	}
+	return "", false
+}
+
+// answer relays the upstream's response to the client.
+func (g *Gateway) answer(ctx context.Context, c *upstreamCall, conn *upstream.Conn, resp *wire.Msg, held *slot, deadline time.Time) string {
+	if resp.Error != nil {
+		_ = c.out.reply(wire.RawError(c.m.ID, resp.Error))
+		return "error"
+	}
+	if conn.Modern && c.s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {
+		// A stateless upstream needs input from a session client (modernup.go). The retry
+		// takes the instance's slot again.
+		held.giveBack()
+		return g.completeInputs(ctx, c, resp.Result, deadline)
+	}
+	if pr, ok := c.out.(*postReply); ok && len(resp.Result) > largeResult {
+		// Written around the upstream's bytes, not copied into a new message first: a
+		// large result is held once, not twice.
+		_ = pr.replyResult(c.m.ID, wire.OneLine(resp.Result))
+	} else {
+		_ = c.out.reply(wire.Result(c.m.ID, resp.Result))
+	}
+	if c.isTool && isErrorResult(resp.Result) {
+		return "tool_error"
+	}
+	return "ok"
+}
+
+// takeSlot takes a slot of a limited instance for a session's request, waiting in the
+// instance's FIFO queue if none is free. It reports whether the request waited. While it
+// waits, notifications/cancelled for the request's id (or the client going away) takes it
+// out of the queue: it never reaches the upstream.
+func (g *Gateway) takeSlot(ctx context.Context, s *Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
+	wait := g.metrics.queueWait.WithLabelValues(server)
+	if l.TryAcquire() {
+		wait.Observe(0)
+		return false, nil
+	}
+	start := time.Now()
+	qctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	key := string(id)
+	s.mu.Lock()
+	if s.queued == nil {
+		s.queued = map[string]context.CancelFunc{}
+	}
+	s.queued[key] = cancel
+	s.mu.Unlock()
+	depth := g.metrics.queueDepth.WithLabelValues(server)
+	depth.Inc()
+	err := l.AcquireAs(qctx, s.rec.Agent)
+	depth.Dec()
+	s.mu.Lock()
+	delete(s.queued, key)
+	s.mu.Unlock()
+	wait.Observe(time.Since(start).Seconds())
+	if err != nil {
+		g.log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
+	}
+	return true, err
+}
+
+// resumable reports whether out is an event stream the client can resume.
+func resumable(out outbox) bool {
+	p, ok := out.(*postReply)
+	return ok && p.resumable()
+}
+
+// largeResult is the result size from which an HTTP answer is written around the result's
+// bytes instead of being built as one message (small ones are cheaper built: one write).
+const largeResult = 64 << 10
+
+// callOwner ties an upstream call to the client request it serves.
+type callOwner struct {
+	g         *Gateway
+	s         *Session
+	out       outbox
+	id        json.RawMessage
+	progTok   string
+	cancelled atomic.Bool
+	header    string // upstream.Call.Headers (upstreamCall.header)
+}
+
+// Attach is called by the connection before the request is sent: from then on the call
+// can be cancelled by the client, and progress for its token finds it.
+func (o *callOwner) Attach(k *upstream.Call) {
+	if o.header != "" {
+		k.Headers = o.header
+	}
+	o.s.mu.Lock()
+	o.s.inflight[string(o.id)] = k
+	o.s.mu.Unlock()
+	if o.progTok != "" {
+		g := o.g
+		g.progMu.Lock()
+		r := g.progress[o.progTok]
+		r.session, r.call = o.s, k
+		g.progress[o.progTok] = r
+		g.progMu.Unlock()
+	}
+}
