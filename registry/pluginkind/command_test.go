@@ -3,11 +3,14 @@
 package pluginkind_test
 
 import (
+	"context"
 	"database/sql"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +23,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/peers"
+	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/pluginkind"
 )
@@ -150,5 +154,68 @@ func TestCommandPluginCrashAndRestart(t *testing.T) {
 			t.Fatal("the plugin process outlived the registry's Close by 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCommandKindBusyWaitPerRegistry: two registries given one pluginkind.All() value run
+// the same plugin executable; the one with upstream.busy_poll busy-waits for its plugin
+// calls (the catalogue read and a tool call go through the host's interceptor) and
+// counts them as its own, the one without never does, and an Apply that turns it off
+// stops the first one's waits.
+func TestCommandKindBusyWaitPerRegistry(t *testing.T) {
+	if runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("busy waiting needs two CPUs: with one it is always off")
+	}
+	bin := buildPluginSQLExe(t)
+	dbPath := filepath.Join(t.TempDir(), "shop.db")
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL); INSERT INTO users (name) VALUES ('ada')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	kinds := pluginkind.All()
+	var regs []*registry.Registry
+	for _, poll := range []time.Duration{50 * time.Millisecond, 0} {
+		cfg := &config.Config{Naming: config.Naming{Prefix: "always", Separator: "__", MaxLength: 64},
+			Upstream: config.UpstreamDefaults{ConnectTimeout: 30 * time.Second, BusyPoll: poll},
+			Plugins: map[string]*config.PluginDef{"shop": {Command: bin, Refresh: -1, Config: map[string]any{
+				"connections": map[string]any{"main": map[string]any{"driver": "sqlite", "dsn": dbPath}}}}}}
+		r := registry.New(cfg, slog.New(slog.DiscardHandler))
+		r.PluginKinds = kinds
+		t.Cleanup(r.Close)
+		r.Start(30 * time.Second)
+		waitState(t, r.Plugin("shop"), registry.StateUp)
+		regs = append(regs, r)
+	}
+	call := func(r *registry.Registry) {
+		t.Helper()
+		v := r.ViewWith([]string{"shop"}, nil, nil, nil, false)
+		i := slices.IndexFunc(v.Tools, func(tl *registry.Tool) bool { return tl.Exposed == "shop_shop_v1_users_list" })
+		if i < 0 {
+			t.Fatalf("no list tool in %v", toolNames(v))
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		res, err := v.Tools[i].PluginHost.Call(ctx, v.Tools[i].PluginTool, json.RawMessage(`{"connectionId":"main"}`), plugin.CallOptions{})
+		if err != nil || res.IsError {
+			t.Fatalf("call %s: %+v, %v", v.Tools[i].Exposed, res, err)
+		}
+	}
+	started := regs[0].PluginBusyStats()
+	call(regs[0])
+	call(regs[1])
+	a, b := regs[0].PluginBusyStats(), regs[1].PluginBusyStats()
+	if started.Waits < 1 || a.Waits <= started.Waits || b != (registry.BusyStats{}) {
+		t.Fatalf("busy waits: with busy_poll %+v after the start and %+v after a call, without %+v; want them in the first only, for the call too", started, a, b)
+	}
+	off := *regs[0].Config()
+	off.Upstream.BusyPoll = 0
+	regs[0].Apply(&off)
+	call(regs[0])
+	if a2 := regs[0].PluginBusyStats(); a2.Waits != a.Waits {
+		t.Errorf("busy waits after busy_poll went to 0: %+v, before %+v", a2, a)
 	}
 }
