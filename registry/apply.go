@@ -1,0 +1,187 @@
+package registry
+
+// Apply and what follows it: a new config while the gateway runs, replaced servers
+// drained, retired servers released once no session uses them.
+
+import (
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+)
+
+// Change is what Apply did to one server.
+type Change struct {
+	Server string
+	// Kind is "added", "changed", "retired", "removed" (a plugin: it stops at once) or
+	// "restored" (a retired server configured again with the same definition).
+	Kind string
+}
+
+// Apply makes cfg the registry's config while the gateway runs. A server that is new
+// starts in the background; one whose definition changed is replaced by a new instance
+// (its old shared connection stays open for Timing.DrainFor, so calls already on it finish); one
+// that is gone is retired: it stays up for the sessions that already have it, new
+// sessions no longer see it, and Release stops it once no session uses it. Servers whose
+// definition is unchanged keep running untouched.
+func (r *Registry) Apply(cfg *config.Config) []Change {
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	r.gate.setLimit(cfg.Upstream.StartConcurrency)
+	r.setBusyPoll(cfg.Upstream.BusyPoll)
+	r.configureKinds(cfg)
+	old := r.set.Load()
+	// Exposed names depend on the naming settings: a change there re-lists every server.
+	renamed := !reflect.DeepEqual(r.cfg.Load().Naming, cfg.Naming) || r.cfg.Load().Upstream.MaxMessageBytes != cfg.Upstream.MaxMessageBytes
+	next := &serverSet{m: make(map[string]*Server, len(old.m)+len(cfg.Servers))}
+	var changes []Change
+	var start, drain []*Server
+	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
+		d := cfg.Servers[name]
+		next.names = append(next.names, name)
+		cur := old.m[name]
+		switch {
+		case cur == nil:
+			cur = r.newServer(name, d)
+			start = append(start, cur)
+			changes = append(changes, Change{name, "added"})
+		case renamed || !SameDef(cur.Def, d):
+			drain = append(drain, cur)
+			cur = r.newServer(name, d)
+			start = append(start, cur)
+			changes = append(changes, Change{name, "changed"})
+		case cur.retired.Load():
+			cur.retired.Store(false)
+			changes = append(changes, Change{name, "restored"})
+		}
+		next.m[name] = cur
+	}
+	for name, s := range old.m {
+		if _, ok := cfg.Servers[name]; ok {
+			continue
+		}
+		next.m[name] = s
+		if !s.retired.Swap(true) {
+			changes = append(changes, Change{name, "retired"})
+		}
+	}
+	next.plugins = make(map[string]*Plugin, len(cfg.Plugins))
+	var startP, stopP []*Plugin
+	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
+		d := cfg.Plugins[name]
+		if d == nil {
+			continue
+		}
+		cur := old.plugins[name]
+		switch {
+		case cur == nil:
+			cur = r.newPlugin(name, d)
+			startP = append(startP, cur)
+			changes = append(changes, Change{name, "added"})
+		case renamed || !samePluginDef(cur.Def, d):
+			stopP = append(stopP, cur)
+			cur = r.newPlugin(name, d)
+			startP = append(startP, cur)
+			changes = append(changes, Change{name, "changed"})
+		}
+		next.plugins[name] = cur
+	}
+	for name, p := range old.plugins {
+		if next.plugins[name] == nil {
+			stopP = append(stopP, p)
+			changes = append(changes, Change{name, "removed"})
+		}
+	}
+	r.cfg.Store(cfg)
+	r.set.Store(next)
+	for _, p := range stopP {
+		p.stop()
+	}
+	if r.started {
+		for _, s := range start {
+			r.run(s, nil)
+		}
+		for _, p := range startP {
+			r.runPlugin(p, func() {})
+		}
+	}
+	for _, s := range drain {
+		s.drain()
+	}
+	for _, c := range changes {
+		r.log.Info("server "+c.Kind, "server", c.Server)
+		r.changed(c.Server)
+	}
+	return changes
+}
+
+// drain stops a replaced server after Timing.DrainFor: its supervision ends at once (it is not
+// restarted), its shared connection closes when the calls on it had time to finish.
+func (s *Server) drain() {
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c == nil {
+		s.stop()
+		return
+	}
+	time.AfterFunc(s.reg.timing.DrainFor, s.stop)
+}
+
+// setBusyPoll applies upstream.busy_poll to the registry's upstream calls (its plugin
+// kinds follow it through Configure: configureKinds).
+func (r *Registry) setBusyPoll(d time.Duration) {
+	r.dialer.Busy.SetDuration(d)
+}
+
+// HasRetired reports whether any retired server is waiting for Release.
+func (r *Registry) HasRetired() bool {
+	for _, s := range r.set.Load().m {
+		if s.retired.Load() {
+			return true
+		}
+	}
+	return false
+}
+
+// Release stops and forgets retired servers that no session uses any more; inUse reports
+// whether any live session has the server in its set.
+func (r *Registry) Release(inUse func(server string) bool) []string {
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	old := r.set.Load()
+	var gone []string
+	for name, s := range old.m {
+		if s.retired.Load() && !inUse(name) {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
+	for _, name := range gone {
+		next.m[name].stop()
+		delete(next.m, name)
+		r.log.Info("retired server stopped", "server", name)
+	}
+	r.set.Store(next)
+	for _, name := range gone {
+		r.changed(name)
+	}
+	slices.Sort(gone)
+	return gone
+}
+
+// SameDef reports whether two server definitions would run the same upstream the same
+// way. Meta (title, description, …) is not part of it: changing it restarts nothing.
+func SameDef(a, b *config.ServerDef) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	x, y := *a, *b
+	x.Meta, y.Meta = config.ServerMeta{}, config.ServerMeta{}
+	return reflect.DeepEqual(x, y)
+}
