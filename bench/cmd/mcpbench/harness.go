@@ -205,9 +205,9 @@ type summary struct {
 	Rate, P50, P99, SchedP99 float64 // per second; µs
 	// CPUPerCall is the median over rounds of the target process's CPU time per request,
 	// in µs (0: not measured).
-	CPUPerCall float64
-	N, Errors, Dropped       int
-	FirstErr                 string
+	CPUPerCall         float64
+	N, Errors, Dropped int
+	FirstErr           string
 }
 
 func summarize(sts []stats) summary {
