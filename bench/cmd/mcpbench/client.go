@@ -256,6 +256,10 @@ type stats struct {
 	Lat      []time.Duration // service time, from send
 	Sched    []time.Duration // fixed rate: from the scheduled send time
 	FirstErr string
+	// CPU is the user+system CPU time the target's own process used during the round
+	// (CPUMeasured: it was read; not for targets without a process here).
+	CPU         time.Duration
+	CPUMeasured bool
 }
 
 func (s *stats) rate() float64 {

@@ -190,7 +190,10 @@ func (e *env) interleave(ctx context.Context, ts []*target, ss map[string][]*ses
 			slices.Reverse(order)
 		}
 		for _, t := range order {
-			out[t.Name] = append(out[t.Name], f(t, ss[t.Name], e.roundDur))
+			meter := t.cpuMeter()
+			st := f(t, ss[t.Name], e.roundDur)
+			st.CPU, st.CPUMeasured = meter()
+			out[t.Name] = append(out[t.Name], st)
 		}
 		logf("round %d done", r+1)
 	}
@@ -200,15 +203,21 @@ func (e *env) interleave(ctx context.Context, ts []*target, ss map[string][]*ses
 // summary is one target's rounds reduced to medians.
 type summary struct {
 	Rate, P50, P99, SchedP99 float64 // per second; µs
-	N, Errors, Dropped       int
-	FirstErr                 string
+	// CPUPerCall is the median over rounds of the target process's CPU time per request,
+	// in µs (0: not measured).
+	CPUPerCall         float64
+	N, Errors, Dropped int
+	FirstErr           string
 }
 
 func summarize(sts []stats) summary {
-	var rate, p50, p99, sp99 []float64
+	var rate, p50, p99, sp99, cpu []float64
 	var s summary
 	for _, st := range sts {
 		rate = append(rate, st.rate())
+		if c := cpuPerCallOf(st); c > 0 {
+			cpu = append(cpu, c)
+		}
 		p50 = append(p50, us(pct(st.Lat, 0.50)))
 		p99 = append(p99, us(pct(st.Lat, 0.99)))
 		if len(st.Sched) > 0 {
@@ -221,12 +230,16 @@ func summarize(sts []stats) summary {
 			s.FirstErr = st.FirstErr
 		}
 	}
-	s.Rate, s.P50, s.P99, s.SchedP99 = median(rate), median(p50), median(p99), median(sp99)
+	s.Rate, s.P50, s.P99, s.SchedP99, s.CPUPerCall = median(rate), median(p50), median(p99), median(sp99), median(cpu)
 	return s
 }
 
 func (s summary) data() map[string]any {
-	return map[string]any{"rate_per_s": s.Rate, "p50_us": s.P50, "p99_us": s.P99, "requests": s.N, "errors": s.Errors}
+	d := map[string]any{"rate_per_s": s.Rate, "p50_us": s.P50, "p99_us": s.P99, "requests": s.N, "errors": s.Errors}
+	if s.CPUPerCall > 0 {
+		d["cpu_per_call_us"] = s.CPUPerCall
+	}
+	return d
 }
 
 func p50Of(st stats) float64  { return us(pct(st.Lat, 0.50)) }

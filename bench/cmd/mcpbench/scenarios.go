@@ -46,7 +46,7 @@ func s1(ctx context.Context, e *env, r *Result) error {
 	res := e.interleave(ctx, ts, ss, func(t *target, s []*session, d time.Duration) stats {
 		return closedLoop(ctx, s, callOp(t.Tool), d, 1<<20)
 	})
-	tb := r.table("", "target", "calls/s", "p50", "p99", "errors", "p50 / direct", "p50 / ReverseProxy", "p99 − direct p99")
+	tb := r.table("", "target", "calls/s", "p50", "p99", "errors", "p50 / direct", "p50 / ReverseProxy", "p99 − direct p99", "CPU / call")
 	for _, t := range ts {
 		s := summarize(res[t.Name])
 		d := s.data()
@@ -55,8 +55,9 @@ func s1(ctx context.Context, e *env, r *Result) error {
 		p99d := pairedDiff(res[t.Name], res[nameDirect], p99Of)
 		d["p50_vs_direct"], d["p50_vs_reverseproxy"], d["p99_minus_direct_us"] = vsD, vsRP, p99d
 		tb.add(d, t.Name, fmtRate(s.Rate), fmtDur(time.Duration(s.P50*1e3)), fmtDur(time.Duration(s.P99*1e3)), errCell(s),
-			fmtRatio(vsD), fmtRatio(vsRP), fmt.Sprintf("%+.0f µs", p99d))
+			fmtRatio(vsD), fmtRatio(vsRP), fmt.Sprintf("%+.0f µs", p99d), fmtCPU(s))
 	}
+	cpuNote(r, res, "")
 	g := res[nameMcpgw]
 	vsRP := pairedRatio(g, res[nameRP], p50Of)
 	vsD := pairedRatio(g, res[nameDirect], p50Of)
@@ -99,7 +100,7 @@ func s2(ctx context.Context, e *env, r *Result) error {
 		res := e.interleave(ctx, ts, ss, func(t *target, s []*session, d time.Duration) stats {
 			return closedLoop(ctx, s, callOp(t.Tool), d, 1<<20)
 		})
-		tb := r.table(fmt.Sprintf("%d clients", c), "target", "calls/s", "p50", "p99", "errors", "throughput / ReverseProxy", "throughput / go-sdk gateway")
+		tb := r.table(fmt.Sprintf("%d clients", c), "target", "calls/s", "p50", "p99", "errors", "throughput / ReverseProxy", "throughput / go-sdk gateway", "CPU / call")
 		for _, t := range ts {
 			s := summarize(res[t.Name])
 			d := s.data()
@@ -107,8 +108,9 @@ func s2(ctx context.Context, e *env, r *Result) error {
 			vsRP := pairedRatio(res[t.Name], res[nameRP], rateOf)
 			vsSDK := pairedRatio(res[t.Name], res[nameSDK], rateOf)
 			d["rate_vs_reverseproxy"], d["rate_vs_sdk"] = vsRP, vsSDK
-			tb.add(d, t.Name, fmtRate(s.Rate), fmtDur(time.Duration(s.P50*1e3)), fmtDur(time.Duration(s.P99*1e3)), errCell(s), fmtRatio(vsRP), fmtRatio(vsSDK))
+			tb.add(d, t.Name, fmtRate(s.Rate), fmtDur(time.Duration(s.P50*1e3)), fmtDur(time.Duration(s.P99*1e3)), errCell(s), fmtRatio(vsRP), fmtRatio(vsSDK), fmtCPU(s))
 		}
+		cpuNote(r, res, fmt.Sprintf("%d clients: ", c))
 		g := res[nameMcpgw]
 		vsRP := pairedRatio(g, res[nameRP], rateOf)
 		vsSDK := pairedRatio(g, res[nameSDK], rateOf)
