@@ -92,7 +92,7 @@ func s9(ctx context.Context, e *env, r *Result) error {
 	if err != nil {
 		return err
 	}
-	wout, err := e.goTest(ctx, "./registry/wire/", "^Benchmark(ParseEnvelope|Result)$")
+	wout, err := e.goTest(ctx, "./internal/wire/", "^Benchmark(ParseEnvelope|Result)$")
 	if err != nil {
 		return err
 	}
