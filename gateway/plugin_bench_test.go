@@ -31,8 +31,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 )
 
 // benchPluginGateway serves one plugin (plugins.bench) behind httptest and returns a session

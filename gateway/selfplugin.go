@@ -8,12 +8,12 @@ import (
 	"sort"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/plugin/selfplugin"
+	"github.com/mcpgw/mcpgw/gateway/internal/selfplugin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// selfHost is the gateway as the mcpgw plugin (plugin/selfplugin) sees it. What it shows
+// selfHost is the gateway as the mcpgw plugin (gateway/internal/selfplugin) sees it. What it shows
 // is what an operator may show an agent it trusts: no command, URL, header or environment
 // of a server, no credential or principal of a session, no key of an agent. Its actions
 // run the admin API's code: RestartServer and endSession.

@@ -1,4 +1,4 @@
-// Package registry holds the gateway's configuration model and its upstream servers: their
+// Package registry holds the gateway's upstream servers and plugins: their
 // connections and supervision, their catalogues of tools, prompts and resources, and views.
 package registry
 

@@ -8,7 +8,7 @@ import (
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
-// ProvideSelf gives the registry the mcpgw plugin's provider (package plugin/selfplugin
+// ProvideSelf gives the registry the mcpgw plugin's provider (package gateway/internal/selfplugin
 // over the gateway): every plugin configured with type mcpgw runs it. The gateway calls
 // it before the registry starts; the registry never closes it.
 func (r *Registry) ProvideSelf(p plugin.Plugin) {

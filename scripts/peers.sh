@@ -151,7 +151,7 @@ ensure_tinyproxy() {
 }
 
 # ensure_postgres: Debian's postgresql server, for the sql plugin's PostgreSQL tests
-# (plugin/sqlplugin, test/e2e/sql_matrix_test.go). They run initdb and pg_ctl in a temp dir
+# (internal/sqlplugin, test/e2e/sql_matrix_test.go). They run initdb and pg_ctl in a temp dir
 # on a loopback port (internal/peers/postgres.go); the package's own cluster and service do not
 # matter (policy-rc.d, present in containers, keeps it from starting). Debian keeps initdb
 # off PATH, so the check looks where the package puts it.

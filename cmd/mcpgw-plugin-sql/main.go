@@ -1,4 +1,4 @@
-// Command mcpgw-plugin-sql is the sql plugin (package plugin/sqlplugin) as an executable
+// Command mcpgw-plugin-sql is the sql plugin (package internal/sqlplugin) as an executable
 // that mcpgw runs out of process:
 //
 //	plugins:
@@ -21,9 +21,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/serve"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 )
 
 var version = "dev"

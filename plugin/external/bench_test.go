@@ -30,9 +30,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/external"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 )
 
 func timed(b *testing.B, call func() error) {

@@ -21,11 +21,11 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/external"
 	"github.com/mcpgw/mcpgw/plugin/plugintest"
 	"github.com/mcpgw/mcpgw/plugin/serve"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -435,7 +435,7 @@ INSERT INTO "odd ""name" VALUES ('a', 'b');
 INSERT INTO log VALUES ('2024-01-01', 'started'), ('2024-01-01', 'started'), ('2024-01-02', 'stopped');
 `
 
-// shopDB writes the sql plugin's golden-test database (plugin/sqlplugin's schema) as
+// shopDB writes the sql plugin's golden-test database (internal/sqlplugin's schema) as
 // <dir>/shop.db.
 func shopDB(t testing.TB) string {
 	t.Helper()
@@ -476,7 +476,7 @@ func TestSQLSameInAndOutOfProcess(t *testing.T) {
 	}
 	for side, ts := range map[string]*plugin.ToolSet{"in-process": in, "out-of-process": out} {
 		if got := toolsJSON(t, ts); got != string(want) {
-			t.Errorf("%s tools differ from plugin/sqlplugin/testdata/sqlite_tools.golden:\n%s", side, got)
+			t.Errorf("%s tools differ from internal/sqlplugin/testdata/sqlite_tools.golden:\n%s", side, got)
 		}
 	}
 	sameCalls(t, in, out, [][2]string{

@@ -12,9 +12,9 @@ import (
 	"sort"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/external"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -24,7 +24,7 @@ func All() registry.PluginKinds {
 }
 
 // SQL is the kind of type sql plugins: database tables as resource types (package
-// plugin/sqlplugin).
+// internal/sqlplugin).
 func SQL() registry.PluginKind { return sqlKind{} }
 
 // Command is the kind of out-of-process plugins (plugins.<name>.command): an executable

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 )
 
 // seedCheckTimeout bounds the dry run of one seed script.

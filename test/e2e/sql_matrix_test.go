@@ -23,7 +23,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/internal/peers"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 )
 
 // matrixRows are the rows both databases start with (ids 1 to 7).

@@ -18,8 +18,8 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 	"github.com/mcpgw/mcpgw/registry"
 )
 

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/selfplugin"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/selfplugin"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")

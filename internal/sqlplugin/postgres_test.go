@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/peers"
+	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/sqlplugin"
 )
 
 const pgSchema = `
