@@ -470,7 +470,7 @@ func TestSQLSameInAndOutOfProcess(t *testing.T) {
 	local, far := load(t, "sql", inProv), load(t, "sql", remote)
 	o := plugin.Options{Name: gatewayNames}
 	in, out := local.Tools(o), far.Tools(o)
-	want, err := os.ReadFile(filepath.Join("..", "sqlplugin", "testdata", "sqlite_tools.golden"))
+	want, err := os.ReadFile(filepath.Join("..", "..", "internal", "sqlplugin", "testdata", "sqlite_tools.golden"))
 	if err != nil {
 		t.Fatal(err)
 	}
