@@ -157,7 +157,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		b = appendInputs(b, &p)
 	}
 	b = append(b, '}')
-	outcome := g.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, progTok: route, out: out, isTool: true})
+	outcome := g.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
 	d := time.Since(start)
 	g.obs.toolCalled(ctx, outcome)
 	g.metrics.observeCall(s.rec.Agent, t, outcome, d.Seconds())
@@ -166,22 +166,29 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
+// progressToken is a request's progress token twice: the gateway's, which the upstream
+// sees, and the client's, which its progress notifications carry back. The zero value is
+// no token. The route between them is made in one place, when the upstream call is
+// attached (callOwner.Attach), and dropped when the call ends.
+type progressToken struct {
+	gw     string
+	client json.RawMessage // a slice of the client's message, copied into the route
+}
+
 // rewriteMeta replaces a progress token with a gateway token, so that tokens of different
 // sessions never collide on a shared upstream, and no session can name another's. It
 // returns the _meta to forward (rebuilt, members in their order) and the token. A _meta
 // that is not an object, or names a member twice, is refused.
-func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, string, error) {
+func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressToken, error) {
 	if len(meta) == 0 || string(meta) == "null" {
-		return nil, "", nil
+		return nil, progressToken{}, nil
 	}
 	var out objBuf
-	var orig json.RawMessage
-	tok := ""
+	var tok progressToken
 	err := wire.StrictMembers(meta, func(k, v []byte) error {
 		if string(k) == "progressToken" {
-			orig = v
-			tok = g.progPrefix + itoa(g.progSeq.Add(1))
-			out.str("progressToken", tok)
+			tok = progressToken{gw: g.progPrefix + itoa(g.progSeq.Add(1)), client: v}
+			out.str("progressToken", tok.gw)
 			return nil
 		}
 		out.raw(string(k), v)
@@ -191,12 +198,7 @@ func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, string, er
 		if errors.Is(err, wire.ErrNotObject) {
 			err = errParamsNotObject
 		}
-		return nil, "", err
-	}
-	if tok != "" {
-		g.progMu.Lock()
-		g.progress[tok] = progressRoute{token: append(json.RawMessage(nil), orig...)}
-		g.progMu.Unlock()
+		return nil, progressToken{}, err
 	}
 	return out.bytes(), tok, nil
 }

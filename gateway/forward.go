@@ -21,9 +21,9 @@ type upstreamCall struct {
 	server string
 	method string
 	params []byte
-	// progTok is the gateway's progress token for the call ("" when the client asked for
-	// no progress): its route is dropped when the call ends.
-	progTok string
+	// prog is the call's progress token (zero when the client asked for no progress):
+	// its route is made when the call is attached and dropped when the call ends.
+	prog progressToken
 	out     outbox
 	// isTool: a failure of the path answers as a tool result the model reads, not as a
 	// JSON-RPC error.
@@ -67,7 +67,7 @@ func (sl *slot) giveBack() {
 
 // forwardCall is forward under the observer's context.
 func (g *Gateway) forwardCall(ctx context.Context, c *upstreamCall) string {
-	defer g.dropProgress(c.progTok)
+	defer g.dropProgress(c.prog.gw)
 	timeout := g.callTimeout(c.server)
 	// The call is bounded by a deadline carried on the call, not by a derived context: one
 	// context, timer and cancel registration less per call. The client going away still
@@ -96,7 +96,7 @@ func (g *Gateway) forwardCall(ctx context.Context, c *upstreamCall) string {
 			deadline = time.Now().Add(timeout)
 		}
 	}
-	owner := &callOwner{s: c.s, out: c.out, id: c.m.ID, progTok: c.progTok, g: g, header: c.header}
+	owner := &callOwner{s: c.s, out: c.out, id: c.m.ID, prog: c.prog, g: g, header: c.header}
 	defer c.s.dropInflight(string(c.m.ID), owner)
 	w := callWait{g: g, conn: conn, owner: owner, timeout: timeout}
 	k, err := conn.BeginUntil(ctx, deadline, c.method, c.params, owner)
@@ -297,7 +297,7 @@ type callOwner struct {
 	s         *Session
 	out       outbox
 	id        json.RawMessage
-	progTok   string
+	prog      progressToken
 	cancelled atomic.Bool
 	header    string // upstream.Call.Headers (upstreamCall.header)
 }
@@ -311,12 +311,11 @@ func (o *callOwner) Attach(k *upstream.Call) {
 	o.s.mu.Lock()
 	o.s.inflight[string(o.id)] = k
 	o.s.mu.Unlock()
-	if o.progTok != "" {
+	if o.prog.gw != "" {
+		route := progressRoute{session: o.s, token: append(json.RawMessage(nil), o.prog.client...), call: k}
 		g := o.g
 		g.progMu.Lock()
-		r := g.progress[o.progTok]
-		r.session, r.call = o.s, k
-		g.progress[o.progTok] = r
+		g.progress[o.prog.gw] = route
 		g.progMu.Unlock()
 	}
 }

@@ -41,7 +41,7 @@ func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out ou
 	b.raw("_meta", meta)
 	b.raw("inputResponses", p.InputResponses)
 	b.raw("requestState", p.RequestState)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.bytes(), progTok: tok, out: out})
+	g.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.bytes(), prog: tok, out: out})
 }
 
 // resourceServer finds which upstream serves a URI: a listed resource, else the first
@@ -127,7 +127,7 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 	b.raw("_meta", meta)
 	b.raw("inputResponses", p.InputResponses)
 	b.raw("requestState", p.RequestState)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.bytes(), progTok: tok, out: out})
+	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.bytes(), prog: tok, out: out})
 }
 
 func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
@@ -185,7 +185,7 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 	b.raw("argument", p.Argument)
 	b.raw("context", p.Context)
 	b.raw("_meta", meta)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: "completion/complete", params: b.bytes(), progTok: tok, out: out})
+	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: "completion/complete", params: b.bytes(), prog: tok, out: out})
 }
 
 var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
