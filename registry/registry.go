@@ -141,8 +141,7 @@ type Registry struct {
 	OnChange func(server string)
 	// OnUp and OnRestart observe supervision, for metrics.
 	OnState func(server, state string)
-	// OnInstanceStart observes how long each upstream instance took to start and
-	// initialize, for metrics (pool.go).
+	// OnInstanceStart observes each instance's start and initialize time (pool.go).
 	OnInstanceStart func(server string, d time.Duration)
 	// NoPools keeps warm pools from starting (commands that only list catalogues: check,
 	// explain). Set before Start.
@@ -167,8 +166,8 @@ type Registry struct {
 	dialer *upstream.Dialer
 	// pluginBusy is the busy waiting of out-of-process plugin calls (busy_poll).
 	pluginBusy *external.BusyWait
-	// timing paces supervision.
-	timing Timing
+	timing     Timing    // paces supervision and restarts
+	inst       Instances // the instances of owners (instances.go)
 	// openers start the plugin types with a provider of their own, by config type.
 	openers map[string]Opener
 }
@@ -203,6 +202,7 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, views: newViewCache(256), dialer: o.Dialer,
 		timing: o.Timing.orDefault(), openers: maps.Clone(pluginOpeners)}
 	maps.Copy(r.openers, o.Openers)
+	r.inst.r = r
 	r.pluginBusy = external.NewBusyWait(0, r.dialer.Busy.Quiet)
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
