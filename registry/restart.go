@@ -15,8 +15,9 @@ var ErrRetired = errors.New("the server is retired (removed from the config; it 
 
 // Restart replaces a configured server by a new instance of the same definition, as a
 // config change of the server does: the new one starts at once, and the old shared
-// connection closes after Timing.DrainFor, so calls already on it finish. The per-session
-// instances sessions hold are theirs: the gateway stops those (Gateway.RestartServer).
+// connection closes after Timing.DrainFor, so calls already on it finish. Every owner's
+// per_session instance of it that started stops too, so the owner's next call starts a
+// fresh one (one still starting is new already).
 func (r *Registry) Restart(name string) error {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
@@ -39,6 +40,7 @@ func (r *Registry) Restart(name string) error {
 		r.run(s, nil)
 	}
 	cur.drain()
+	r.inst.stopOwnOf(name)
 	r.log.Info("server restarted", "server", name)
 	if r.OnState != nil {
 		r.OnState(name, "restart")
