@@ -114,17 +114,19 @@ func modeOf(srv *Server, spec *OwnerSpec) string {
 // when the request is done: per_call instances are stopped then.
 func (m *Instances) Acquire(ctx context.Context, server string, o Owner) (*upstream.Conn, func(), error) {
 	srv := m.r.Server(server)
-	if srv != nil {
-		if spec := o.InstanceSpec(server); modeOf(srv, &spec) == config.ModePerCall {
-			c, err := m.perCall(ctx, srv, o, &spec)
-			if err != nil {
-				return nil, nil, err
-			}
-			// Off the caller's path: the answer is written already, the process ends behind it.
-			return c, func() { go c.Close() }, nil
-		}
+	if srv == nil {
+		return nil, nil, fmt.Errorf("unknown server %q", server)
 	}
-	c, err := m.Conn(ctx, server, o)
+	spec := o.InstanceSpec(server)
+	if modeOf(srv, &spec) == config.ModePerCall {
+		c, err := m.perCall(ctx, srv, o, &spec)
+		if err != nil {
+			return nil, nil, err
+		}
+		// Off the caller's path: the answer is written already, the process ends behind it.
+		return c, func() { go c.Close() }, nil
+	}
+	c, err := m.conn(ctx, srv, o, &spec)
 	return c, func() {}, err
 }
 
@@ -137,9 +139,14 @@ func (m *Instances) Conn(ctx context.Context, server string, o Owner) (*upstream
 		return nil, fmt.Errorf("unknown server %q", server)
 	}
 	spec := o.InstanceSpec(server)
-	switch modeOf(srv, &spec) {
+	return m.conn(ctx, srv, o, &spec)
+}
+
+// conn is Conn for a server and spec already looked up.
+func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerSpec) (*upstream.Conn, error) {
+	switch modeOf(srv, spec) {
 	case config.ModePerAgent:
-		return m.agentConn(ctx, srv, o, &spec)
+		return m.agentConn(ctx, srv, o, spec)
 	case config.ModeShared:
 		if c := srv.Shared(); c != nil {
 			return c, nil
