@@ -20,13 +20,14 @@ var ErrRetired = errors.New("the server is retired (removed from the config; it 
 // fresh one (one still starting is new already).
 func (r *Registry) Restart(name string) error {
 	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
 	old := r.set.Load()
 	cur := old.m[name]
 	switch {
 	case cur == nil:
+		r.applyMu.Unlock()
 		return fmt.Errorf("%w %q", ErrNoServer, name)
 	case cur.retired.Load() || !slices.Contains(old.names, name):
+		r.applyMu.Unlock()
 		return fmt.Errorf("server %q: %w", name, ErrRetired)
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
@@ -40,11 +41,14 @@ func (r *Registry) Restart(name string) error {
 		r.run(s, nil)
 	}
 	cur.drain()
-	r.inst.stopOwnOf(name)
 	r.log.Info("server restarted", "server", name)
 	if r.OnState != nil {
 		r.OnState(name, "restart")
 	}
 	r.changed(name)
+	r.applyMu.Unlock()
+	// Outside the lock: stopping a process may take its stop timeout, and a config
+	// reload should not wait for that.
+	r.inst.stopOwnOf(name)
 	return nil
 }
