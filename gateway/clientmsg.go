@@ -3,7 +3,6 @@ package gateway
 import (
 	"encoding/json"
 
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -39,14 +38,7 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 		// answer's head (that request then fails as cancelled, not as a broken upstream).
 		k.Conn().Abandon(k, "cancelled by client")
 	case "notifications/roots/list_changed":
-		s.mu.Lock()
-		conns := make([]*upstream.Conn, 0, len(s.conns))
-		for _, sc := range s.conns {
-			if sc.conn != nil {
-				conns = append(conns, sc.conn)
-			}
-		}
-		s.mu.Unlock()
+		conns := g.reg.Instances().OwnConns(s)
 		// The notification carries nothing an upstream needs (it asks roots/list again):
 		// it goes on without the client's params.
 		for _, c := range conns {

@@ -24,7 +24,7 @@ type upstreamCall struct {
 	// prog is the call's progress token (zero when the client asked for no progress):
 	// its route is made when the call is attached and dropped when the call ends.
 	prog progressToken
-	out     outbox
+	out  outbox
 	// isTool: a failure of the path answers as a tool result the model reads, not as a
 	// JSON-RPC error.
 	isTool bool

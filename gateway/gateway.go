@@ -77,9 +77,6 @@ type Gateway struct {
 	progSeq    atomic.Int64
 	progPrefix string
 
-	instCount sync.Map       // server → *atomic.Int64
-	agents    agentInstances // per_agent instances (instances.go)
-	shares    instanceShares // instances held by each agent of each server (shares.go)
 	streamSeq atomic.Int64
 	// resumeBytes are the bytes held in every session's replay buffers (resume.go).
 	resumeBytes atomic.Int64
@@ -338,7 +335,7 @@ func (g *Gateway) Close() {
 	for _, s := range all {
 		s.close()
 	}
-	g.closeAgents()
+	g.reg.Instances().CloseInstances()
 	g.audit.Close()
 	if g.tracing != nil {
 		g.tracing.shutdown(g.log)
@@ -467,7 +464,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 
 func (g *Gateway) newSession(rec sessions.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		conns: map[string]*sessConn{}, down: map[string]bool{}, inflight: map[string]*upstream.Call{}, pluginCalls: map[string]*pluginCall{},
+		down: map[string]bool{}, inflight: map[string]*upstream.Call{}, pluginCalls: map[string]*pluginCall{},
 		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms), listenSubs: map[string]int{}}
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`
@@ -511,15 +508,6 @@ func (g *Gateway) end(s *Session, why string) {
 	g.publish("end", s.ID)
 	g.log.Info("session ended", "session", s.ID, "why", why)
 	g.releaseRetired()
-}
-
-// instances counts the live per-session instances of a server.
-func (g *Gateway) instances(server string) *atomic.Int64 {
-	if n, ok := g.instCount.Load(server); ok {
-		return n.(*atomic.Int64)
-	}
-	n, _ := g.instCount.LoadOrStore(server, new(atomic.Int64))
-	return n.(*atomic.Int64)
 }
 
 // reapEvery is how often reap looks: a quarter of the shortest timeout it enforces, at
@@ -573,14 +561,7 @@ func (g *Gateway) reap() {
 				g.end(s, "unused")
 				continue
 			}
-			s.mu.Lock()
-			for name, sc := range s.conns {
-				if sc.conn != nil && len(sc.conn.InFlight()) == 0 && now.Sub(time.Unix(0, sc.used.Load())) > g.policy().cfg.Upstream.IdleTimeout {
-					delete(s.conns, name)
-					go sc.conn.Close()
-				}
-			}
-			s.mu.Unlock()
+			g.reg.Instances().StopIdle(s, now, g.policy().cfg.Upstream.IdleTimeout)
 		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -200,13 +199,8 @@ func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out out
 	s.mu.Lock()
 	s.logLevel = p.Level
 	s.rec.LogLevel = p.Level
-	conns := make([]*upstream.Conn, 0, len(s.conns))
-	for _, sc := range s.conns {
-		if sc.conn != nil {
-			conns = append(conns, sc.conn)
-		}
-	}
 	s.mu.Unlock()
+	conns := g.reg.Instances().OwnConns(s)
 	_ = g.store.Put(&s.rec)
 	for _, name := range s.servers() {
 		if srv := g.reg.Server(name); srv != nil && srv.Mode == config.ModeShared {

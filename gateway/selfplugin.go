@@ -137,30 +137,9 @@ func (h selfHost) audit(ctx context.Context, action, object string, err error) {
 
 // RestartServer restarts a configured server: the registry replaces it by a new instance
 // (its old shared connection closes once the calls on it had time to finish), and every
-// live session's own instance of it stops, so the session's next call starts a fresh one.
+// session's own instance of it stops, so the session's next call starts a fresh one.
 // The admin API (POST /api/servers/{name}/restart) and the mcpgw plugin both run it.
-func (g *Gateway) RestartServer(name string) error {
-	if err := g.reg.Restart(name); err != nil {
-		return err
-	}
-	g.mu.RLock()
-	all := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		all = append(all, s)
-	}
-	g.mu.RUnlock()
-	for _, s := range all {
-		s.mu.Lock()
-		sc := s.conns[name]
-		s.mu.Unlock()
-		// An instance still starting is new already; one that started is stopped, and
-		// conn starts another on the next call (it checks Done).
-		if sc != nil && sc.conn != nil {
-			_ = sc.conn.Close()
-		}
-	}
-	return nil
-}
+func (g *Gateway) RestartServer(name string) error { return g.reg.Restart(name) }
 
 // endSession ends a session as a client's DELETE would: its instances stop, it leaves the
 // store (so every replica forgets it), and its client's next request gets 404. The admin

@@ -2,9 +2,7 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"slices"
 	"sync"
@@ -12,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -30,7 +27,6 @@ type Session struct {
 	caps struct{ sampling, elicitation, roots bool }
 
 	mu       sync.Mutex
-	conns    map[string]*sessConn         // per_session upstream instances, by server
 	down     map[string]bool              // per_session servers whose instance is down
 	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
 	downGen  uint64
@@ -82,13 +78,6 @@ type Session struct {
 	watches map[string]func()
 }
 
-type sessConn struct {
-	once sync.Once
-	conn *upstream.Conn
-	err  error
-	used atomic.Int64
-}
-
 func (s *Session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }
 
 // servers is the session's current server set.
@@ -105,25 +94,17 @@ func (s *Session) setServers(names []string) {
 	s.srv.Store(&names)
 	s.mu.Lock()
 	s.rec.Servers = names
-	var stop []*upstream.Conn
-	for name, sc := range s.conns {
-		if !slices.Contains(names, name) {
-			if sc.conn != nil {
-				stop = append(stop, sc.conn)
-			}
-			delete(s.conns, name)
-			delete(s.cats, name)
-		}
-	}
 	rec := s.rec
 	s.mu.Unlock()
-	s.g.releaseAgents(s, func(server string) bool { return slices.Contains(names, server) })
+	stopped := s.g.reg.Instances().ReleaseOwner(s, func(server string) bool { return slices.Contains(names, server) })
+	s.mu.Lock()
+	for _, name := range stopped {
+		delete(s.cats, name) // the catalogue of the session's own instance, gone with it
+	}
+	s.mu.Unlock()
 	s.viewMu.Lock()
 	s.view = nil
 	s.viewMu.Unlock()
-	for _, c := range stop {
-		_ = c.Close()
-	}
 	_ = s.g.store.Put(&rec)
 }
 
@@ -152,166 +133,6 @@ func (s *Session) View() *registry.View {
 	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation)
 	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
-}
-
-// conn returns the connection that serves server for this session: the shared one, or
-// this session's own instance, started on first use.
-func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, error) {
-	srv := s.g.reg.Server(server)
-	if srv == nil {
-		return nil, fmt.Errorf("unknown server %q", server)
-	}
-	mode := s.mode(srv)
-	if mode == config.ModePerAgent {
-		return s.agentConn(ctx, srv)
-	}
-	if mode == config.ModeShared {
-		if c := srv.Shared(); c != nil {
-			return c, nil
-		}
-		if c := srv.WaitShared(ctx); c != nil {
-			return c, nil
-		}
-		st, why := srv.State()
-		return nil, fmt.Errorf("%s (%s)", st, why)
-	}
-	for attempt := 0; attempt < 2; attempt++ {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return nil, errors.New("session ended")
-		}
-		sc := s.conns[server]
-		if sc == nil {
-			if n := s.g.instances(server).Load(); n >= int64(srv.Def.MaxInstances) {
-				s.mu.Unlock()
-				return nil, instanceLimitError(server, srv.Def.MaxInstances)
-			}
-			sc = &sessConn{}
-			s.conns[server] = sc
-		}
-		s.mu.Unlock()
-		sc.once.Do(func() { sc.conn, sc.err = s.spawnShared(ctx, srv) })
-		if sc.err != nil {
-			s.mu.Lock()
-			if s.conns[server] == sc {
-				delete(s.conns, server)
-			}
-			s.mu.Unlock()
-			return nil, sc.err
-		}
-		select {
-		case <-sc.conn.Done():
-			// Died since; start a new one.
-			s.mu.Lock()
-			if s.conns[server] == sc {
-				delete(s.conns, server)
-			}
-			s.mu.Unlock()
-			continue
-		default:
-		}
-		sc.used.Store(time.Now().UnixNano())
-		return sc.conn, nil
-	}
-	return nil, errors.New("instance keeps exiting")
-}
-
-// spawnShared starts the session's own instance of srv within its agent's share.
-func (s *Session) spawnShared(ctx context.Context, srv *registry.Server) (*upstream.Conn, error) {
-	release, err := s.takeShare(ctx, srv, srv.PoolFor(config.ModePerSession) != nil && s.poolable(srv.Name))
-	if err != nil {
-		return nil, err
-	}
-	c, err := s.spawn(srv)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	releaseWhenDone(c, release)
-	return c, nil
-}
-
-func (s *Session) spawn(srv *registry.Server) (*upstream.Conn, error) {
-	c, err := s.startOwn(srv, func(cat *registry.Catalog) {
-		s.mu.Lock()
-		if s.cats == nil {
-			s.cats = map[string]*registry.Catalog{}
-		}
-		s.cats[srv.Name] = cat
-		s.downGen++
-		s.mu.Unlock()
-		tools, others := s.g.notifyIfChanged(s)
-		if ls := s.listen.Load(); ls != nil {
-			ls.flushSaid(tools, others)
-		}
-	})
-	if err != nil {
-		s.g.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", s.ID, "err", err)
-		var full *registry.PoolFullError
-		if !errors.As(err, &full) {
-			// A full pool is not a server that is down: its tools stay listed.
-			s.setDown(srv.Name, true)
-		}
-		return nil, err
-	}
-	s.g.metrics.upstreamStarts.WithLabelValues(srv.Name).Inc()
-	n := s.g.instances(srv.Name)
-	n.Add(1)
-	go func() { <-c.Done(); n.Add(-1) }()
-	s.setDown(srv.Name, false)
-	if lvl := s.level(); lvl != "" && c.ServerCaps.Logging != nil {
-		// Before the first call goes out, so that its first log message is not filtered.
-		p, _ := json.Marshal(map[string]string{"level": lvl})
-		ctx, cancel := context.WithTimeout(s.g.ctx, 10*time.Second)
-		_, _ = c.Request(ctx, "logging/setLevel", p)
-		cancel()
-	}
-	go s.watch(srv, c)
-	return c, nil
-}
-
-// watch notices a per-session instance that exits while the session lives: its tools
-// leave the view until the next call starts it again.
-func (s *Session) watch(srv *registry.Server, c *upstream.Conn) {
-	<-c.Done()
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return
-	}
-	var re *upstream.RestartError
-	if errors.As(c.Err(), &re) {
-		// Ended by the gateway over one bad message: the tools stay listed, and the next
-		// call starts a fresh instance.
-		s.g.log.Info("per-session upstream restarted", "server", srv.Name, "session", s.ID, "why", re)
-		s.g.metrics.upstreamRestarts.WithLabelValues(srv.Name).Inc()
-		return
-	}
-	if !errors.Is(c.Err(), upstream.ErrClosed) {
-		s.g.log.Warn("per-session upstream exited", "server", srv.Name, "session", s.ID, "err", c.Err())
-		s.g.metrics.upstreamRestarts.WithLabelValues(srv.Name).Inc()
-		s.setDown(srv.Name, true)
-		// Bring it back in the background so its tools return without waiting for a call.
-		go func() {
-			backoff := s.g.reg.Timing().BackoffMin
-			for i := 0; i < 8; i++ {
-				select {
-				case <-time.After(backoff):
-				case <-s.g.ctx.Done():
-					return
-				}
-				if s.isClosed() {
-					return
-				}
-				if _, err := s.conn(s.g.ctx, srv.Name); err == nil {
-					return
-				}
-				backoff *= 2
-			}
-		}()
-	}
 }
 
 func (s *Session) isClosed() bool {
@@ -399,8 +220,6 @@ func (s *Session) close() {
 		return
 	}
 	s.closed = true
-	conns := s.conns
-	s.conns = map[string]*sessConn{}
 	calls := s.inflight
 	s.inflight = map[string]*upstream.Call{}
 	pcs := s.pluginCalls
@@ -414,20 +233,10 @@ func (s *Session) close() {
 		pc.cancel()
 	}
 	s.g.forgetRequests(s)
-	s.g.releaseAgents(s, nil)
+	s.g.reg.Instances().ReleaseOwner(s, nil)
 	s.g.pluginSubs.dropSession(s)
 	s.dropResumes()
 	s.stopWatches()
-	for _, sc := range conns {
-		// once waits for an instance still starting (the session ended during its first
-		// call): it is stopped too, not left running with no session to stop it.
-		go func() {
-			sc.once.Do(func() { sc.err = errors.New("session ended") })
-			if sc.conn != nil {
-				_ = sc.conn.Close()
-			}
-		}()
-	}
 	if st != nil {
 		st.close()
 	}

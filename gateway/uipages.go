@@ -60,7 +60,7 @@ func (g *Gateway) uiServers(w http.ResponseWriter, r *http.Request) {
 	}
 	rows := make([]uiServerRow, 0, len(views))
 	for _, v := range views {
-		row := uiServerRow{serverView: v, Doc: v.serverDoc, Instances: g.instances(v.Name).Load(), RunMode: v.serverDoc.Mode}
+		row := uiServerRow{serverView: v, Doc: v.serverDoc, Instances: g.reg.Instances().Count(v.Name), RunMode: v.serverDoc.Mode}
 		if v.Live != nil {
 			row.RunMode = v.Live.Mode
 		}

@@ -136,8 +136,7 @@ type Registry struct {
 	OnChange func(server string)
 	// OnUp and OnRestart observe supervision, for metrics.
 	OnState func(server, state string)
-	// OnInstanceStart observes how long each upstream instance took to start and
-	// initialize, for metrics (pool.go).
+	// OnInstanceStart observes each instance's start and initialize time (pool.go).
 	OnInstanceStart func(server string, d time.Duration)
 	// NoPools keeps warm pools from starting (commands that only list catalogues: check,
 	// explain). Set before Start.
@@ -157,8 +156,8 @@ type Registry struct {
 	// providers are the in-process providers of go plugins, by plugin name (Provide).
 	provMu    sync.Mutex
 	providers map[string]plugin.Plugin
-	// inproc are the servers of type inprocess, by server name (ProvideServer), under provMu.
-	inproc map[string]*upstream.InProcess
+	// inproc are the servers of type inprocess, by server name (ProvideServer).
+	inproc inProcServers
 	// self is the mcpgw plugin's provider (ProvideSelf), guarded by provMu.
 	self plugin.Plugin
 
@@ -168,6 +167,7 @@ type Registry struct {
 	timing Timing
 	// kinds are PluginKinds as this registry runs them (plugins_kinds.go).
 	kinds boundKinds
+	inst  Instances // the instances of owners (instances.go)
 }
 
 // serverSet is every server sessions may reach (configured and retired) and the sorted
@@ -199,6 +199,7 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, views: newViewCache(256), dialer: o.Dialer,
 		timing: o.Timing.orDefault()}
+	r.inst.r = r
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	r.setBusyPoll(cfg.Upstream.BusyPoll)
@@ -440,7 +441,7 @@ func (s *Server) Options() upstream.Options {
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
-		InProcess: s.reg.inProcess(s.Name),
+		InProcess: s.reg.inproc.get(s.Name),
 	}
 }
 

@@ -15,17 +15,19 @@ var ErrRetired = errors.New("the server is retired (removed from the config; it 
 
 // Restart replaces a configured server by a new instance of the same definition, as a
 // config change of the server does: the new one starts at once, and the old shared
-// connection closes after Timing.DrainFor, so calls already on it finish. The per-session
-// instances sessions hold are theirs: the gateway stops those (Gateway.RestartServer).
+// connection closes after Timing.DrainFor, so calls already on it finish. Every owner's
+// per_session instance of it that started stops too, so the owner's next call starts a
+// fresh one (one still starting is new already).
 func (r *Registry) Restart(name string) error {
 	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
 	old := r.set.Load()
 	cur := old.m[name]
 	switch {
 	case cur == nil:
+		r.applyMu.Unlock()
 		return fmt.Errorf("%w %q", ErrNoServer, name)
 	case cur.retired.Load() || !slices.Contains(old.names, name):
+		r.applyMu.Unlock()
 		return fmt.Errorf("server %q: %w", name, ErrRetired)
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
@@ -44,5 +46,9 @@ func (r *Registry) Restart(name string) error {
 		r.OnState(name, "restart")
 	}
 	r.changed(name)
+	r.applyMu.Unlock()
+	// Outside the lock: stopping a process may take its stop timeout, and a config
+	// reload should not wait for that.
+	r.inst.stopOwnOf(name)
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"sync"
 	"time"
 
@@ -18,8 +17,7 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 	var once sync.Once
 	markReady := func() { once.Do(ready.Done) }
 	defer markReady()
-	t := s.reg.timing
-	backoff := t.BackoffMin
+	b := newBackoff(s.reg.timing)
 	for attempt := 0; s.ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			s.mu.Lock()
@@ -43,22 +41,13 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 			s.setState(StateStarting, err, nil, nil, false)
 			continue
 		}
-		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", backoff)
+		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", b.current())
 		s.setState(StateDown, err, nil, nil, true)
 		markReady()
-		if time.Since(started) >= t.StableAfter {
-			backoff = t.BackoffMin
-		}
-		// Jitter keeps a fleet of gateways from reconnecting in lock-step.
-		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
-		select {
-		case <-time.After(sleep):
-		case <-s.ctx.Done():
+		b.stable(time.Since(started))
+		if !b.sleep(s.ctx) {
 			s.setState(StateStopped, nil, nil, nil, true)
 			return
-		}
-		if backoff *= 2; backoff > t.BackoffMax {
-			backoff = t.BackoffMax
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package gateway
+package registry
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/upstream"
-	"github.com/mcpgw/mcpgw/registry"
 )
 
 // Fair shares of instances (docs/config.md, "Fair shares"): every instance of a server a
@@ -98,13 +97,13 @@ func (sh *instanceShares) give(key shareKey) {
 	}
 }
 
-// takeShare counts an instance of srv the session is about to start or take against its
+// takeShare counts an instance of srv about to be started or taken for spec against its
 // agent's share. A pooled server waits for one of the agent's instances to end as a take
 // at pool.max does (the server's connect timeout); otherwise the refusal is immediate, as
 // at max_instances. release gives the share back; it must run once, when the instance
 // ends or failed to start.
-func (s *Session) takeShare(ctx context.Context, srv *registry.Server, pooled bool) (release func(), err error) {
-	key := shareKey{srv.Name, s.rec.Agent}
+func (m *Instances) takeShare(ctx context.Context, srv *Server, spec *OwnerSpec, pooled bool) (release func(), err error) {
+	key := shareKey{srv.Name, spec.Agent}
 	bound := srv.Def.MaxInstances
 	var wait time.Duration
 	if pooled {
@@ -117,12 +116,12 @@ func (s *Session) takeShare(ctx context.Context, srv *registry.Server, pooled bo
 		// A share of everything is no share: the server's own limit speaks for itself.
 		return func() {}, nil
 	}
-	if err := s.g.shares.take(ctx, key, srv.Def.MaxInstancesPerAgent, wait); err != nil {
-		s.g.log.Warn("instance refused: the agent holds its share", "server", srv.Name, "agent", s.rec.Agent, "session", s.ID, "err", err)
+	if err := m.shares.take(ctx, key, srv.Def.MaxInstancesPerAgent, wait); err != nil {
+		m.r.log.Warn("instance refused: the agent holds its share", "server", srv.Name, "agent", spec.Agent, "session", spec.Session, "err", err)
 		return nil, err
 	}
 	var once sync.Once
-	return func() { once.Do(func() { s.g.shares.give(key) }) }, nil
+	return func() { once.Do(func() { m.shares.give(key) }) }, nil
 }
 
 // releaseWhenDone gives an instance's share back when it ends.
@@ -133,14 +132,4 @@ func releaseWhenDone(c *upstream.Conn, release func()) {
 // instanceLimitError is a start refused at the server's max_instances.
 func instanceLimitError(server string, limit int) error {
 	return fmt.Errorf("server %q runs all %d of its instances (servers.%s.max_instances, default upstream.max_instances)", server, limit, server)
-}
-
-// busyText says why a request found no room in an instance's queue; a refusal at the
-// agent's share of the queue names the agent, the server and the key to raise.
-func busyText(server string, busy *upstream.BusyError) string {
-	if busy.OwnerShare > 0 {
-		return fmt.Sprintf("server %q busy: agent %q already has %d calls waiting for this instance, its whole share of the queue (servers.%s.queue.max_per_agent = %d)",
-			server, busy.Owner, busy.OwnerWaiting, server, busy.OwnerShare)
-	}
-	return busy.Error()
 }

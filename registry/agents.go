@@ -1,0 +1,233 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
+)
+
+// agentKey names one per_agent instance: the server, the agent, and the executor's
+// overrides for the server (sessions of one agent under different executors need
+// differently started instances).
+type agentKey struct{ server, agent, overrides string }
+
+// agentInst is one per_agent instance and the owners that use it.
+type agentInst struct {
+	key      agentKey
+	mu       sync.Mutex
+	conn     *upstream.Conn
+	starting chan struct{} // closed when the start under way ends
+	owners   map[Owner]struct{}
+	release  *time.Timer // the grace timer, once the last owner left
+}
+
+func agentKeyOf(srv *Server, spec *OwnerSpec) agentKey {
+	agent := spec.Agent
+	if agent == "" {
+		// No agent identity: nobody to share with, so the session has its own.
+		agent = "\x00session:" + spec.Session
+	}
+	var ov string
+	if spec.URL != "" || len(spec.Env) > 0 {
+		b, _ := json.Marshal(struct {
+			URL string
+			Env map[string]string
+		}{spec.URL, spec.Env})
+		ov = string(b)
+	}
+	return agentKey{srv.Name, agent, ov}
+}
+
+// agentConn returns the agent's instance of srv, starting it if none runs, and counts o
+// among its users.
+func (m *Instances) agentConn(ctx context.Context, srv *Server, o Owner, spec *OwnerSpec) (*upstream.Conn, error) {
+	e, err := m.joinAgent(o, agentKeyOf(srv, spec))
+	if err != nil {
+		return nil, err
+	}
+	for {
+		e.mu.Lock()
+		if c := e.conn; c != nil {
+			select {
+			case <-c.Done():
+				e.conn = nil // died: the next user starts another
+			default:
+				e.mu.Unlock()
+				return c, nil
+			}
+		}
+		if ch := e.starting; ch != nil {
+			e.mu.Unlock()
+			select {
+			case <-ch:
+				continue
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		ch := make(chan struct{})
+		e.starting = ch
+		e.mu.Unlock()
+		c, err := m.startAgent(srv, o, spec, e)
+		e.mu.Lock()
+		e.conn = c
+		e.starting = nil
+		close(ch)
+		e.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// joinAgent counts o among the users of key's instance (made if none), and stops its
+// grace timer.
+func (m *Instances) joinAgent(o Owner, key agentKey) (*agentInst, error) {
+	m.agentsMu.Lock()
+	defer m.agentsMu.Unlock()
+	if m.agents == nil {
+		m.agents = map[agentKey]*agentInst{}
+	}
+	e := m.agents[key]
+	if e == nil {
+		e = &agentInst{key: key, owners: map[Owner]struct{}{}}
+		m.agents[key] = e
+	}
+	if o.Ended() {
+		return nil, errors.New("session ended")
+	}
+	e.owners[o] = struct{}{}
+	if e.release != nil {
+		e.release.Stop()
+		e.release = nil
+	}
+	return e, nil
+}
+
+// startAgent starts a per_agent instance: from the pool when the server has one and the
+// owner's executor changes nothing for it, else with the gateway's own client
+// capabilities (the instance serves several sessions, as a shared one does).
+func (m *Instances) startAgent(srv *Server, o Owner, spec *OwnerSpec, e *agentInst) (*upstream.Conn, error) {
+	handler := upstream.Handler(func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+		o.HandleShared(c, m, raw, rel)
+	})
+	onCat := func(cat *Catalog) {
+		m.agentsMu.Lock()
+		users := slices.Collect(maps.Keys(e.owners))
+		m.agentsMu.Unlock()
+		for _, u := range users {
+			u.InstanceCatalog(srv.Name, cat, false)
+		}
+	}
+	if err := m.atLimit(srv); err != nil {
+		return nil, err
+	}
+	p := srv.PoolFor(config.ModePerAgent)
+	pooled := p != nil && spec.poolable()
+	// An agent has one per_agent instance per executor override set: the share bounds
+	// how many such sets one agent may run.
+	release, err := m.takeShare(m.r.ctx, srv, spec, pooled)
+	if err != nil {
+		return nil, err
+	}
+	var c *upstream.Conn
+	if pooled {
+		var in *Instance
+		if in, err = p.Take(m.r.ctx); err == nil {
+			in.Bind(handler, onCat)
+			c = in.Conn
+		}
+	} else {
+		opts := ownerOptions(srv, o, spec)
+		opts.ClientCaps, opts.ClientInfo, opts.Handler = nil, nil, handler
+		start := time.Now()
+		if c, err = srv.Spawn(m.r.ctx, opts, onCat); err == nil {
+			srv.ObserveStart(time.Since(start))
+		}
+	}
+	if err != nil {
+		release()
+		m.r.log.Warn("per-agent upstream failed to start", "server", srv.Name, "agent", spec.Agent, "err", err)
+		return nil, err
+	}
+	releaseWhenDone(c, release)
+	o.InstanceStarted(srv.Name)
+	m.counted(srv.Name, c)
+	m.r.log.Info("per-agent upstream started", "server", srv.Name, "agent", spec.Agent)
+	return c, nil
+}
+
+// releaseAgents takes o off the per_agent instances of servers keep does not admit (nil:
+// all of them, o ended). An instance whose last owner left is stopped after the server's
+// agent_grace, unless an owner of the agent comes back.
+func (m *Instances) releaseAgents(o Owner, keep func(server string) bool) {
+	m.agentsMu.Lock()
+	defer m.agentsMu.Unlock()
+	for key, e := range m.agents {
+		if _, ok := e.owners[o]; !ok || (keep != nil && keep(key.server)) {
+			continue
+		}
+		delete(e.owners, o)
+		if len(e.owners) > 0 {
+			continue
+		}
+		grace := config.DefaultAgentGrace
+		if srv := m.r.Server(key.server); srv != nil {
+			grace = srv.Def.AgentGrace
+		}
+		e.release = time.AfterFunc(grace, func() { m.stopAgent(e) })
+	}
+}
+
+// stopAgent stops a per_agent instance that no owner used for its grace period.
+func (m *Instances) stopAgent(e *agentInst) {
+	m.agentsMu.Lock()
+	if len(e.owners) > 0 || m.agents[e.key] != e {
+		m.agentsMu.Unlock()
+		return
+	}
+	delete(m.agents, e.key)
+	m.agentsMu.Unlock()
+	e.mu.Lock()
+	c, ch := e.conn, e.starting
+	e.mu.Unlock()
+	if ch != nil {
+		<-ch // a start under way ends first, so its instance is stopped too
+		e.mu.Lock()
+		c = e.conn
+		e.mu.Unlock()
+	}
+	if c != nil {
+		_ = c.Close()
+		m.r.log.Info("per-agent upstream stopped: its agent has no session left", "server", e.key.server, "agent", strings.TrimPrefix(e.key.agent, "\x00"))
+	}
+}
+
+// closeAgents stops every per_agent instance.
+func (m *Instances) closeAgents() {
+	m.agentsMu.Lock()
+	all := slices.Collect(maps.Values(m.agents))
+	m.agents = nil
+	m.agentsMu.Unlock()
+	for _, e := range all {
+		if e.release != nil {
+			e.release.Stop()
+		}
+		e.mu.Lock()
+		c := e.conn
+		e.mu.Unlock()
+		if c != nil {
+			_ = c.Close()
+		}
+	}
+}
