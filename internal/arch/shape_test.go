@@ -30,9 +30,8 @@ const (
 // offends must go (the test says so), so the lists only get shorter. Paths are relative to
 // the module root; types are "package directory.Type".
 var allowedFiles = map[string]int{
-	"gateway/streamable.go":   758,
-	"internal/upstream/h1.go": 1373,
-	"registry/registry.go":    707,
+	"gateway/streamable.go": 758,
+	"registry/registry.go":  707,
 }
 
 var allowedTypes = map[string]int{

@@ -74,7 +74,7 @@ func (d *Dialer) useTLS(tr transport, f TLSFiles) error {
 	switch t := tr.(type) {
 	case *streamTransport:
 		t.client = p.http
-		t.h1.tls, t.h1.tlsID = p.conf, p.id
+		t.h1.TLS, t.h1.TLSID = p.conf, p.id
 	case *sseTransport:
 		t.client = p.http
 	}
