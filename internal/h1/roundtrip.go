@@ -143,16 +143,26 @@ func (e *Endpoint) RoundTrip(ctx context.Context, tr Tracker, req *Request) (Res
 }
 
 // checkFields refuses fields that could end the head early, smuggle a request or
-// contradict the framing the client writes.
+// contradict the framing the client writes (CheckField).
 func checkFields(h *Header) error {
 	for i := 0; i < h.Len(); i++ {
 		f := h.At(i)
-		if !validHeaderName(f.Name) || !validValue(f.Value) {
-			return fmt.Errorf("header %q: not a valid HTTP header", f.Name)
+		if err := CheckField(f.Name, f.Value); err != nil {
+			return err
 		}
-		if setByClient(f.Name) {
-			return fmt.Errorf("header %q is set by the client", f.Name)
-		}
+	}
+	return nil
+}
+
+// CheckField says what is wrong with a header field a request may not carry: a name that
+// is not a token, a value with CR, LF or NUL, or a field the client writes itself (Host,
+// Content-Length, Transfer-Encoding, Connection, Proxy-Authorization).
+func CheckField(name, value string) error {
+	if !validHeaderName(name) || !validValue(value) {
+		return fmt.Errorf("header %q: not a valid HTTP header", name)
+	}
+	if setByClient(name) {
+		return fmt.Errorf("header %q is set by the client", name)
 	}
 	return nil
 }

@@ -225,7 +225,9 @@ func postHeader(h *h1.Header, k *Call, sid, version string, body []byte) {
 		}
 	}
 	if k != nil {
-		addCallHeaders(h, k.Headers)
+		for _, f := range k.headers {
+			h.Add(f.Name, f.Value)
+		}
 	}
 }
 
@@ -669,23 +671,4 @@ func (t *sseTransport) err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.deadErr
-}
-
-// addCallHeaders adds a call's extra header lines ("Name: value\r\n" each) as fields.
-// Lines that are not whole "Name: value" lines are refused by the client as fields whose
-// name is not a token.
-func addCallHeaders(h *h1.Header, lines string) {
-	for lines != "" {
-		i := strings.Index(lines, "\r\n")
-		if i < 0 {
-			i = len(lines)
-		}
-		line := lines[:i]
-		lines = lines[min(i+2, len(lines)):]
-		name, value, ok := strings.Cut(line, ": ")
-		if !ok {
-			name, value = line+":", ""
-		}
-		h.Add(name, value)
-	}
 }

@@ -65,11 +65,14 @@ func TestStreamablePostFields(t *testing.T) {
 
 	tr.afterInitVersion("2025-06-18")
 	k := newCall(nil, 2, "tools/call")
-	k.Headers = "traceparent: 00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01\r\n"
+	if err := k.SetHeaders([]Header{{"traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"}, {"tracestate", "k=v"}}); err != nil {
+		t.Fatal(err)
+	}
 	h = send(k, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo"}}`)
 	want(h, "Mcp-Session-Id", "sid-1")
 	want(h, "Mcp-Protocol-Version", "2025-06-18")
 	want(h, "Traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+	want(h, "Tracestate", "k=v")
 	if vs := h.Values("Mcp-Method"); len(vs) != 0 {
 		t.Errorf("a session-era POST carries Mcp-Method %q", vs)
 	}
@@ -96,4 +99,30 @@ func (t *streamTransport) afterInitVersion(v string) {
 	t.mu.Lock()
 	t.version = v
 	t.mu.Unlock()
+}
+
+// A call's header fields are checked when set: nothing that could end the request head,
+// smuggle a request or contradict the client's framing is kept.
+func TestCallSetHeaders(t *testing.T) {
+	k := newCall(nil, 1, "tools/call")
+	good := []Header{{"traceparent", "00-a-b-01"}, {"tracestate", "k=v, l=w"}}
+	if err := k.SetHeaders(good); err != nil || len(k.headers) != 2 {
+		t.Fatalf("good fields: %v (kept %d)", err, len(k.headers))
+	}
+	for _, bad := range [][]Header{
+		{{"traceparent", "x\r\n\r\nGET / HTTP/1.1"}},
+		{{"traceparent", "x\ny: z"}},
+		{{"traceparent", "a\rb"}},
+		{{"traceparent", "a\x00"}},
+		{{"trace parent", "x"}},
+		{{"traceparent: x\r\nX-Evil", "y"}},
+		{{"", "x"}},
+		{{"Content-Length", "5"}},
+		{{"tracestate", "ok"}, {"Host", "elsewhere"}},
+	} {
+		k := newCall(nil, 1, "tools/call")
+		if err := k.SetHeaders(bad); err == nil || k.headers != nil {
+			t.Errorf("%q: accepted (err %v, kept %q)", bad, err, k.headers)
+		}
+	}
 }
