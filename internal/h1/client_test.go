@@ -2187,3 +2187,23 @@ type benchTracker struct{}
 
 func (benchTracker) Track(*Conn, any, bool) bool { return true }
 func (benchTracker) Abandoned(any) bool          { return false }
+
+// Connections made with different TLS settings are not pooled together: the settings'
+// id goes into the pool key, and a server name the settings give is kept.
+func TestH1TLSSettingsApart(t *testing.T) {
+	mk := func(id string, conf *tls.Config) *Endpoint {
+		t.Helper()
+		ep, err := NewEndpoint("https://127.0.0.1:8443/mcp", nil, Options{TLS: conf, TLSID: id, Proxy: noProxy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep
+	}
+	a, a2, b := mk("a", nil), mk("a", nil), mk("b", &tls.Config{ServerName: "upstream.test"})
+	if a.key != a2.key || a.key == b.key || a.key == mk("", nil).key {
+		t.Fatalf("pool keys %q, %q, %q", a.key, a2.key, b.key)
+	}
+	if a.tlsConf.ServerName != "127.0.0.1" || b.tlsConf.ServerName != "upstream.test" {
+		t.Fatalf("server names %q and %q", a.tlsConf.ServerName, b.tlsConf.ServerName)
+	}
+}
