@@ -8,7 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/tlsfiles"
 )
 
 // CurrentVersion is the schema version this build writes and reads. Older files migrate
@@ -285,8 +285,8 @@ type TLS struct {
 	ServerName string `yaml:"server_name"`
 }
 
-// Files is the setting as the upstream package takes it.
-func (t TLS) Files() upstream.TLSFiles { return upstream.TLSFiles(t) }
+// Files is the setting as internal/tlsfiles reads it (and the upstreams use it).
+func (t TLS) Files() tlsfiles.Files { return tlsfiles.Files(t) }
 
 // ServerMeta is descriptive data shown in the admin API and UI.
 type ServerMeta struct {

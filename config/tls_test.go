@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/tlsfiles"
 )
 
 // writeTLSFiles writes a self-signed certificate and its key as PEM, and returns their
@@ -58,7 +58,7 @@ func TestConfigServerTLS(t *testing.T) {
 	for _, p := range ps {
 		t.Errorf("valid tls: %s", p)
 	}
-	want := upstream.TLSFiles{CAFile: cert, CertFile: cert, KeyFile: key, ServerName: "internal.example"}
+	want := tlsfiles.Files{CAFile: cert, CertFile: cert, KeyFile: key, ServerName: "internal.example"}
 	if got := cfg.Servers["up"].TLS.Files(); got != want {
 		t.Fatalf("tls = %+v, want %+v", got, want)
 	}

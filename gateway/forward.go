@@ -28,9 +28,9 @@ type upstreamCall struct {
 	// isTool: a failure of the path answers as a tool result the model reads, not as a
 	// JSON-RPC error.
 	isTool bool
-	// header are the trace context header lines a streamable HTTP upstream gets with the
-	// request (set by the observer; "" when tracing is off).
-	header string
+	// header are the trace context header fields a streamable HTTP upstream gets with the
+	// request (set by the observer; nil when tracing is off).
+	header []upstream.Header
 }
 
 // fail answers the client's request with a failure of the path and returns outcome.
@@ -299,14 +299,16 @@ type callOwner struct {
 	id        json.RawMessage
 	prog      progressToken
 	cancelled atomic.Bool
-	header    string // upstream.Call.Headers (upstreamCall.header)
+	header    []upstream.Header // upstream.Call.SetHeaders (upstreamCall.header)
 }
 
 // Attach is called by the connection before the request is sent: from then on the call
 // can be cancelled by the client, and progress for its token finds it.
 func (o *callOwner) Attach(k *upstream.Call) {
-	if o.header != "" {
-		k.Headers = o.header
+	if o.header != nil {
+		// Refused fields are not sent (the context still goes in params._meta); the
+		// tracer's traceparent and tracestate are well formed.
+		_ = k.SetHeaders(o.header)
 	}
 	o.s.mu.Lock()
 	o.s.inflight[string(o.id)] = k

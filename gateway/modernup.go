@@ -112,7 +112,7 @@ func (g *Gateway) completeInputs(ctx context.Context, c *upstreamCall, result js
 	p.raw("inputResponses", rb)
 	p.raw("requestState", ir.RequestState)
 	retry := *c
-	retry.params, retry.header = p.bytes(), ""
+	retry.params, retry.header = p.bytes(), nil
 	return g.forward(context.WithValue(ctx, roundKey{}, round+1), &retry)
 }
 

@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -181,9 +182,9 @@ func (t *tracing) upstream(ctx context.Context, c upstreamCall) (context.Context
 		if sc.TraceState().Len() > 0 {
 			ts = sc.TraceState().String()
 		}
-		c.header = "traceparent: " + tp + "\r\n"
+		c.header = []upstream.Header{{Name: "traceparent", Value: tp}}
 		if ts != "" {
-			c.header += "tracestate: " + ts + "\r\n"
+			c.header = append(c.header, upstream.Header{Name: "tracestate", Value: ts})
 		}
 		if p, err := withTraceMeta(c.params, tp, ts); err == nil {
 			c.params = p

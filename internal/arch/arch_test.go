@@ -94,8 +94,8 @@ func under(p, top string) bool { return p == top || strings.HasPrefix(p, top+"/"
 
 // TestImportGraph keeps the package picture of docs/architecture.md true: gateway may import registry,
 // sessions and auth; those (and bridge) never import gateway; config is a model that imports no
-// package that runs it; the bridge links neither the config loader nor the registry; statedir
-// has no module dependencies; the plugin contract depends on no other package of the module;
+// package that runs it (the upstream connections included); the bridge links neither the
+// config loader nor the registry; statedir, tlsfiles and the HTTP/1.1 client h1 have no module dependencies; the plugin contract depends on no other package of the module;
 // there is no util or common package; cmd sits only at the top and nobody imports it.
 func TestImportGraph(t *testing.T) {
 	module, pkgs := listPackages(t)
@@ -122,7 +122,10 @@ func archViolations(module string, pkgs []goPackage) []string {
 		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
 			"bridge": true, "config": true, "plugin": true, "embedded": true, "examples": true, "test": true, "internal": true}
 		// What the config model may not depend on: the packages that run it.
-		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway}
+		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway,
+			module + "/internal/upstream"}
+		// Leaves: packages that depend on nothing of the module.
+		leaves = []string{module + "/internal/statedir", module + "/internal/tlsfiles", module + "/internal/h1"}
 		// What the small bridge binary may not link: the config loader, the registry (its wire
 		// format excepted) and the YAML and JSON Schema libraries they bring.
 		bridgeMayNot = []string{module + "/config", module + "/registry", "go.yaml.in/yaml/v3", "github.com/google/jsonschema-go"}
@@ -178,10 +181,13 @@ func archViolations(module string, pkgs []goPackage) []string {
 				}
 			}
 		}
-		if under(p.ImportPath, module+"/internal/statedir") {
+		for _, leaf := range leaves {
+			if !under(p.ImportPath, leaf) {
+				continue
+			}
 			for _, d := range deps {
 				if under(d, module) && d != p.ImportPath {
-					out = append(out, fmt.Sprintf("%s depends on %s: statedir has no module dependencies", p.ImportPath, d))
+					out = append(out, fmt.Sprintf("%s depends on %s: %s has no module dependencies", p.ImportPath, d, path.Base(leaf)))
 				}
 			}
 		}
@@ -229,6 +235,8 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream"}, Deps: []string{m + "/registry", m + "/internal/wire"}},
 		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/internal/wire", "go.yaml.in/yaml/v3"}},
 		{ImportPath: m + "/internal/statedir", Deps: []string{m + "/internal/wire"}},
+		{ImportPath: m + "/internal/tlsfiles", Imports: []string{m + "/internal/wire"}},
+		{ImportPath: m + "/config/tls", Imports: []string{m + "/internal/upstream"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/config"}},
 		{ImportPath: m + "/gateway/admin", Imports: []string{m + "/embedded"}},
 	}
@@ -246,6 +254,8 @@ func TestArchRulesCatchWrongArrows(t *testing.T) {
 		"config depends on " + m + "/registry: the config model",
 		"mcpgw-bridge depends on go.yaml.in/yaml/v3",
 		"statedir depends on " + m + "/internal/wire",
+		"tlsfiles depends on " + m + "/internal/wire: tlsfiles has no module dependencies",
+		"config/tls depends on " + m + "/internal/upstream: the config model must not import what runs it",
 		"plugin/sqlplugin depends on " + m + "/config: the plugin contract",
 		"gateway/admin imports " + m + "/embedded: only commands and examples",
 	} {

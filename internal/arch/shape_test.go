@@ -29,9 +29,7 @@ const (
 // its size then as a ceiling: it may shrink, not grow, and an entry that no longer
 // offends must go (the test says so), so the lists only get shorter. Paths are relative to
 // the module root; types are "package directory.Type".
-var allowedFiles = map[string]int{
-	"internal/upstream/h1.go": 1373,
-}
+var allowedFiles = map[string]int{}
 
 var allowedTypes = map[string]int{
 	"gateway.Gateway": 231,

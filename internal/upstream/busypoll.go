@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/h1"
 )
 
 // Busy polling for an upstream's answer (upstream.busy_poll): an HTTP upstream's socket
@@ -137,15 +139,23 @@ func (b *BusyPoll) isServedHere(nc net.Conn) bool { return b.servedHere(nc) }
 // up, or another call starts waiting; the caller has counted itself in waiting. It
 // returns at once when busy polling is off, another call was already waiting, or data is
 // buffered.
-func (b *BusyPoll) awaitAnswer(c *h1Conn) {
-	if b == nil || !c.busy || c.raw == nil || c.br.Buffered() > 0 || b.waiting.Load() != 1 {
+func (b *BusyPoll) awaitAnswer(c *h1.Conn) {
+	if b == nil || !c.Pollable() || c.Buffered() > 0 || b.waiting.Load() != 1 {
 		return
 	}
-	b.spin(func() bool {
-		c.peekOK = false
-		return c.raw.Read(c.peekFn) != nil || !c.peekOK // readable: the answer, its end, an error
-	})
+	b.spin(c.Readable) // readable: the answer, its end, an error
 }
+
+// busyWaiter is a BusyPoll as the HTTP client's h1.Waiter.
+type busyWaiter struct{ b *BusyPoll }
+
+func (w busyWaiter) On() bool                    { return w.b.On() }
+func (w busyWaiter) ServedHere(nc net.Conn) bool { return w.b.isServedHere(nc) }
+func (w busyWaiter) AwaitAnswer(c *h1.Conn) {
+	w.b.waitStart()
+	w.b.awaitAnswer(c)
+}
+func (w busyWaiter) Answered() { w.b.waitEnd() }
 
 // awaitSignal busy-waits for the call's next message (a stdio or SSE upstream's, delivered
 // by the connection's reader) while the call is the only one waiting for an answer, as
@@ -209,4 +219,4 @@ func (t *stdioTransport) busyOK() bool { return true }
 
 // busyOK: a streamable HTTP upstream that another process serves, directly (its answer
 // streams come through the transport's reader).
-func (t *streamTransport) busyOK() bool { return t.ep.proxyAddr == "" && t.ep.here.Load() == 2 }
+func (t *streamTransport) busyOK() bool { return t.ep.PeerElsewhere() }

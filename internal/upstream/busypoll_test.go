@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/h1"
 )
 
 // busyPollFor is busy polling for d, for one test, or skips the test where the process
@@ -27,11 +29,9 @@ func busyPollFor(t *testing.T, d time.Duration) *BusyPoll {
 }
 
 // busyEndpoint is newTestEndpoint polling with b.
-func busyEndpoint(t *testing.T, b *BusyPoll, rawURL string) *h1Endpoint {
+func busyEndpoint(t *testing.T, b *BusyPoll, rawURL string) *h1.Endpoint {
 	t.Helper()
-	ep := newTestEndpoint(t, rawURL, nil)
-	ep.busy = b
-	return ep
+	return newTestEndpoint(t, rawURL, h1.Options{Busy: busyWaiter{b}})
 }
 
 func (b *BusyPoll) stats() (caught, gaveWay, timedOut int64) {
@@ -74,7 +74,7 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 	if c1, _, _ := b.stats(); c1-c0 < 2 {
 		t.Errorf("%d of the answers that came while the only call waited were caught by polling, want at least the delayed ones", c1-c0)
 	}
-	if _, err := doPost(testCtx(t), ep, tr, "", "", []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`), ""); err == nil {
+	if _, err := doPost(testCtx(t), ep, tr, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); err == nil {
 		t.Fatal("a connection closed without an answer gave no error")
 	}
 	b.SetDuration(time.Millisecond) // shorter than the 10 ms answer: the poll times out, the call still gets it
@@ -116,9 +116,9 @@ func TestBusyPollGivesWay(t *testing.T) {
 	_, g0, _ := b.stats()
 	errc := make(chan error, 2)
 	post := func() {
-		r, err := doPost(testCtx(t), ep, &testTracker{}, "", "", []byte(`{}`), "")
+		r, err := doPost(testCtx(t), ep, &testTracker{}, []byte(`{}`))
 		if err == nil {
-			_, err = r.readBody(1 << 10)
+			_, err = r.ReadBody(1 << 10)
 		}
 		errc <- err
 	}

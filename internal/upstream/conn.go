@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/h1"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -112,10 +113,29 @@ type Call struct {
 	Start  time.Time
 	// deadline bounds the call: the request on the wire and Next (zero: none).
 	deadline time.Time
-	// Headers are extra header lines ("Name: value\r\n" each) a streamable HTTP transport
-	// sends with the request (the W3C trace context when tracing is on). Set by the owner's
-	// Attach, before the request leaves; empty for nearly every call.
-	Headers string
+	// headers are extra header fields a streamable HTTP transport sends with the request
+	// (the W3C trace context when tracing is on), checked when set (SetHeaders, in the
+	// owner's Attach, before the request leaves); nil for nearly every call.
+	headers []Header
+}
+
+// Header is one extra header field of a call's request.
+type Header struct {
+	Name, Value string
+}
+
+// SetHeaders gives the call extra header fields for a streamable HTTP upstream (other
+// transports have no headers per request). A field that is not a token name with a value
+// free of CR, LF and NUL, or one the HTTP client writes itself, is refused with an error,
+// and then none is set. Call it from Attach, before the request leaves.
+func (k *Call) SetHeaders(h []Header) error {
+	for _, f := range h {
+		if err := h1.CheckField(f.Name, f.Value); err != nil {
+			return err
+		}
+	}
+	k.headers = h
+	return nil
 }
 
 func newCall(c *Conn, id int64, method string) *Call {

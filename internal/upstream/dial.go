@@ -10,6 +10,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/h1"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -84,14 +85,14 @@ type Dialer struct {
 	// Busy is the gateway's busy polling for upstream answers (nil: never).
 	Busy *BusyPoll
 
-	pool *h1Pool      // idle keep-alive connections of the POST client (h1.go)
+	pool *h1.Pool     // idle keep-alive connections of the POST client (internal/h1)
 	http *http.Client // the net/http client of upstreams without TLS settings
 	tls  tlsProfiles  // the clients of upstreams with TLS settings, by digest (tls.go)
 }
 
 // NewDialer is a Dialer with pools of its own, no guardian and busy polling off.
 func NewDialer() *Dialer {
-	return &Dialer{pool: &h1Pool{}, http: newUpstreamHTTPClient(nil), tls: tlsProfiles{m: map[string]*tlsProfile{}}}
+	return &Dialer{pool: &h1.Pool{}, http: newUpstreamHTTPClient(nil), tls: tlsProfiles{m: map[string]*tlsProfile{}}}
 }
 
 // HTTPClient is the net/http client of the Dialer's upstreams without TLS settings of
@@ -103,6 +104,14 @@ func (d *Dialer) HTTPClient() *http.Client { return d.http }
 
 // EffectiveVersion is Version, or DefaultVersion when it is empty.
 func (d *Dialer) EffectiveVersion() string { return versionOr(d.Version) }
+
+// waiter is the Dialer's busy polling as the HTTP client takes it (nil: none).
+func (d *Dialer) waiter() h1.Waiter {
+	if d.Busy == nil {
+		return nil
+	}
+	return busyWaiter{d.Busy}
+}
 
 // versionOr is v, or DefaultVersion when v is empty.
 func versionOr(v string) string {
@@ -156,7 +165,7 @@ func (d *Dialer) transport(ctx context.Context, o Options, log *slog.Logger) (tr
 			maxMessage: o.MaxMessageBytes, guardian: d.GuardianPath}, log)
 	case "streamable_http":
 		st := newStreamable(o.Name, o.URL, o.Headers, d.http, log)
-		st.h1.pool, st.h1.busy, st.h1.version = d.pool, d.Busy, d.EffectiveVersion()
+		st.h1.Pool, st.h1.Busy, st.h1.UserAgent = d.pool, d.waiter(), "mcpgw/"+d.EffectiveVersion()
 		st.maxMessage = o.MaxMessageBytes
 		tr = st
 	case "sse":
@@ -169,7 +178,7 @@ func (d *Dialer) transport(ctx context.Context, o Options, log *slog.Logger) (tr
 			return nil, err
 		}
 		if ip, ok := tr.(*inprocTransport); ok {
-			ip.h1.busy, ip.h1.version = d.Busy, d.EffectiveVersion()
+			ip.h1.Busy, ip.h1.UserAgent = d.waiter(), "mcpgw/"+d.EffectiveVersion()
 		}
 	default:
 		return nil, fmt.Errorf("unknown transport %q", o.Transport)

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/h1"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -23,7 +24,7 @@ type streamTransport struct {
 	endpoint string
 	headers  map[string]string
 	client   *http.Client
-	h1       h1Options // how the POSTs connect: TLS settings (tls.go), proxy, pool
+	h1       h1.Options // how the POSTs connect: TLS settings (tls.go), proxy, pool
 	log      *slog.Logger
 	// maxMessage bounds one event read from the upstream (Options.MaxMessageBytes; 0:
 	// MaxMessageBytes).
@@ -33,8 +34,8 @@ type streamTransport struct {
 	sessionID string
 	version   string
 	deliver   func([]byte, *Call)
-	ep        *h1Endpoint
-	active    map[*h1Conn]*Call
+	ep        *h1.Endpoint
+	active    map[*h1.Conn]*Call
 	ctx       context.Context
 	cancel    context.CancelFunc
 	doneCh    chan struct{}
@@ -51,21 +52,29 @@ func newStreamable(name, endpoint string, headers map[string]string, client *htt
 }
 
 func (t *streamTransport) start(deliver func([]byte, *Call)) error {
-	ep, err := newH1Endpoint(t.endpoint, t.headers, t.h1)
+	for k := range t.headers {
+		if strings.EqualFold(k, "Content-Type") || strings.EqualFold(k, "Accept") {
+			return fmt.Errorf("header %q is set by the gateway", k)
+		}
+	}
+	if t.h1.UserAgent == "" {
+		t.h1.UserAgent = "mcpgw/" + DefaultVersion
+	}
+	ep, err := h1.NewEndpoint(t.endpoint, t.headers, t.h1)
 	if err != nil {
 		return err
 	}
 	t.ep = ep
-	t.active = map[*h1Conn]*Call{}
+	t.active = map[*h1.Conn]*Call{}
 	t.deliver = deliver
 	return nil
 }
 
-// track keeps the connections the transport's POSTs hold, and their calls, so that die
-// and interrupt can end them. Adding fails once the transport has ended; removing reports
-// whether c was still held, i.e. not taken away (and closed) by die or interrupt, so
-// that only such a connection goes back to the pool.
-func (t *streamTransport) track(c *h1Conn, k *Call, add bool) bool {
+// Track keeps the connections the transport's POSTs hold, and their calls, so that die
+// and interrupt can end them (h1.Tracker). Adding fails once the transport has ended;
+// removing reports whether c was still held, i.e. not taken away (and closed) by die or
+// interrupt, so that only such a connection goes back to the pool.
+func (t *streamTransport) Track(c *h1.Conn, owner any, add bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !add {
@@ -76,14 +85,21 @@ func (t *streamTransport) track(c *h1Conn, k *Call, add bool) bool {
 	if t.active == nil {
 		return false // ended
 	}
+	k, _ := owner.(*Call)
 	t.active[c] = k
 	return true
+}
+
+// Abandoned reports whether the call a POST is for was given up (h1.Tracker).
+func (t *streamTransport) Abandoned(owner any) bool {
+	k, _ := owner.(*Call)
+	return k != nil && k.finished()
 }
 
 // interrupt closes the connection a call's POST is waiting on (a cancelled call).
 func (t *streamTransport) interrupt(k *Call) {
 	t.mu.Lock()
-	var held *h1Conn
+	var held *h1.Conn
 	for c, kk := range t.active {
 		if kk == k {
 			held = c
@@ -93,7 +109,7 @@ func (t *streamTransport) interrupt(k *Call) {
 	}
 	t.mu.Unlock()
 	if held != nil {
-		held.nc.Close()
+		held.Close()
 	}
 }
 
@@ -105,7 +121,7 @@ func (t *streamTransport) die(err error) {
 		t.active = nil
 		t.mu.Unlock()
 		for c := range active {
-			c.nc.Close()
+			c.Close()
 		}
 		t.cancel()
 		close(t.doneCh)
@@ -161,33 +177,57 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	if rel != nil && !rel.deadline.IsZero() {
 		deadline = rel.deadline
 	}
-	resp, err := t.ep.post(ctx, deadline, t, rel, sid, version, msg, sid)
+	req := h1.Request{Method: http.MethodPost, Body: msg, Deadline: deadline, Owner: rel, Keep: "mcp-session-id", Known: sid}
+	postHeader(&req.Header, rel, sid, version, msg)
+	resp, err := t.ep.RoundTrip(ctx, t, &req)
 	if err != nil {
 		return t.postFailed(err, rel)
 	}
-	if resp.sessionID != "" && sid == "" {
+	if resp.Kept != "" && sid == "" {
 		t.mu.Lock()
 		if t.sessionID == "" {
-			t.sessionID = resp.sessionID
+			t.sessionID = resp.Kept
 		}
 		t.mu.Unlock()
 	}
 	switch {
-	case resp.status == http.StatusAccepted:
-		resp.discard()
+	case resp.Status == http.StatusAccepted:
+		resp.Discard()
 		return nil
-	case resp.status == http.StatusNotFound && t.hasSession():
-		resp.discard()
+	case resp.Status == http.StatusNotFound && t.hasSession():
+		resp.Discard()
 		t.die(errors.New("upstream ended the session (404)"))
 		return fmt.Errorf("%w: session ended by upstream", ErrClosed)
-	case resp.status >= 300:
+	case resp.Status >= 300:
 		return t.errorAnswer(&resp, rel)
-	case resp.eventStream:
-		resp.letGoOfCtx()
-		go t.readStream(resp.body(), rel)
+	case resp.EventStream:
+		resp.LetGoOfCtx()
+		go t.readStream(resp.Body(), rel)
 		return nil
 	default:
 		return t.jsonAnswer(&resp, rel)
+	}
+}
+
+// postHeader adds to h the header fields of a POST of body: its media types, the session
+// id and protocol version when set (and the stateless revision's Mcp-Method and
+// Mcp-Name), and the call's own (the trace context).
+func postHeader(h *h1.Header, k *Call, sid, version string, body []byte) {
+	h.Add("Content-Type", "application/json")
+	h.Add("Accept", "application/json, text/event-stream")
+	if sid != "" {
+		h.Add("Mcp-Session-Id", sid)
+	}
+	if version != "" {
+		h.Add("Mcp-Protocol-Version", version)
+		if version == ModernVersion {
+			addModernHeaders(h, body)
+		}
+	}
+	if k != nil {
+		for _, f := range k.headers {
+			h.Add(f.Name, f.Value)
+		}
 	}
 }
 
@@ -200,7 +240,7 @@ func (t *streamTransport) postFailed(err error, rel *Call) error {
 		return err
 	case rel != nil && rel.finished():
 		return context.Canceled // abandoned, and its connection closed by interrupt
-	case t.ctx.Err() != nil || errors.Is(err, errTransportEnded):
+	case t.ctx.Err() != nil || errors.Is(err, h1.ErrUntracked):
 		return fmt.Errorf("%w: %v", ErrClosed, t.err())
 	}
 	t.die(fmt.Errorf("unreachable: %v", err))
@@ -210,8 +250,8 @@ func (t *streamTransport) postFailed(err error, rel *Call) error {
 // errorAnswer handles an answer of status 300 or more: a JSON-RPC error for the request
 // is delivered; a 400 that says the session is unknown ends the transport; anything else
 // fails the request with the status and the start of the body.
-func (t *streamTransport) errorAnswer(resp *h1Response, rel *Call) error {
-	b := resp.body()
+func (t *streamTransport) errorAnswer(resp *h1.Response, rel *Call) error {
+	b := resp.Body()
 	body, _ := io.ReadAll(io.LimitReader(b, 4096))
 	b.Close()
 	// A JSON-RPC error body answers the request only if it carries the request's id;
@@ -222,17 +262,17 @@ func (t *streamTransport) errorAnswer(resp *h1Response, rel *Call) error {
 			return nil
 		}
 	}
-	if resp.status == http.StatusBadRequest && t.hasSession() && strings.Contains(strings.ToLower(string(body)), "session") {
+	if resp.Status == http.StatusBadRequest && t.hasSession() && strings.Contains(strings.ToLower(string(body)), "session") {
 		t.die(fmt.Errorf("upstream no longer knows the session: HTTP 400: %s", strings.TrimSpace(string(body))))
 		return fmt.Errorf("%w: session lost by upstream", ErrClosed)
 	}
-	return fmt.Errorf("upstream answered HTTP %d: %s", resp.status, strings.TrimSpace(string(body)))
+	return fmt.Errorf("upstream answered HTTP %d: %s", resp.Status, strings.TrimSpace(string(body)))
 }
 
 // jsonAnswer reads a JSON answer's body (bounded by the transport's message size) and
 // delivers it.
-func (t *streamTransport) jsonAnswer(resp *h1Response, rel *Call) error {
-	body, err := resp.readBody(int64(eventLimit(t.maxMessage)))
+func (t *streamTransport) jsonAnswer(resp *h1.Response, rel *Call) error {
+	body, err := resp.ReadBody(int64(eventLimit(t.maxMessage)))
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return err

@@ -9,13 +9,15 @@ import (
 	"net/url"
 	"sync"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/h1"
 )
 
 // An in-process upstream (transport "inprocess") is an MCP server that the process
 // embedding the gateway serves itself: an http.Handler speaking MCP streamable HTTP. The
 // gateway reaches it without a socket. Each instance gets an http.Server of its own that
 // serves the handler on an in-memory listener, whose connections are net.Pipe ends; the
-// streamable HTTP client side (http.go, and h1.go for the POSTs) dials that listener
+// streamable HTTP client side (http.go, and internal/h1 for the POSTs) dials that listener
 // instead of TCP. So every behaviour of an HTTP upstream (JSON and event-stream answers,
 // the GET stream, session ids, DELETE on close, errors) is the same code, and only the
 // dial differs (docs/decisions.md, "In-process MCP servers").
@@ -58,10 +60,10 @@ func newInProcess(o Options, log *slog.Logger) (transport, error) {
 	}
 	st := newStreamable(o.Name, InProcessURL, o.Headers, &http.Client{Transport: rt}, log)
 	st.maxMessage = o.MaxMessageBytes
-	st.h1 = h1Options{
-		proxy: func(*http.Request) (*url.URL, error) { return nil, nil },
-		pool:  &h1Pool{},
-		dial:  ln.dial,
+	st.h1 = h1.Options{
+		Proxy: func(*http.Request) (*url.URL, error) { return nil, nil },
+		Pool:  &h1.Pool{},
+		Dial:  ln.dial,
 	}
 	return &inprocTransport{streamTransport: st, ln: ln, srv: srv, rt: rt}, nil
 }
@@ -71,43 +73,13 @@ func newInProcess(o Options, log *slog.Logger) (transport, error) {
 func (t *inprocTransport) close() error {
 	err := t.streamTransport.close()
 	t.rt.CloseIdleConnections()
-	if t.ep != nil { // nil when start never ran
-		t.ep.pool.closeIdle()
-	}
+	t.h1.Pool.CloseIdle()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if t.srv.Shutdown(ctx) != nil {
 		_ = t.srv.Close()
 	}
 	return err
-}
-
-// dialInProcess is h1Endpoint.dial for an in-process server: a connection to its
-// in-memory listener. It is never busy-polled: the answer comes from this process.
-func (e *h1Endpoint) dialInProcess(ctx context.Context) (*h1Conn, error) {
-	nc, err := e.dialIn(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return newH1Conn(nc, nc, e.key), nil
-}
-
-// closeIdle closes the pool's idle connections (an in-process server's pool, when it
-// stops).
-func (p *h1Pool) closeIdle() {
-	p.mu.Lock()
-	idle := p.idle
-	p.idle = nil
-	if p.reap != nil {
-		p.reap.Stop()
-		p.armed = false
-	}
-	p.mu.Unlock()
-	for _, list := range idle {
-		for _, c := range list {
-			c.nc.Close()
-		}
-	}
 }
 
 // memListener is a net.Listener whose connections are net.Pipe ends handed over by dial.

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpgw/mcpgw/internal/h1"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -175,15 +176,13 @@ func withMeta(params, meta json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// appendModernHeaders appends the Mcp-Method and Mcp-Name headers of a request body.
-func appendModernHeaders(b, body []byte) []byte {
+// addModernHeaders adds the Mcp-Method and Mcp-Name headers of a request body.
+func addModernHeaders(h *h1.Header, body []byte) {
 	var m wire.Msg
 	if wire.ParseInto(body, &m) != nil || m.Method == "" {
-		return b
+		return
 	}
-	b = append(b, "Mcp-Method: "...)
-	b = append(b, headerSafe(m.Method)...)
-	b = append(b, "\r\n"...)
+	h.Add("Mcp-Method", headerSafe(m.Method))
 	member := ""
 	switch m.Method {
 	case "tools/call", "prompts/get":
@@ -191,19 +190,16 @@ func appendModernHeaders(b, body []byte) []byte {
 	case "resources/read":
 		member = "uri"
 	default:
-		return b
+		return
 	}
 	_ = wire.Members(m.Params, func(k string, v []byte) error {
 		if k == member {
 			if s, ok := wire.String(v); ok {
-				b = append(b, "Mcp-Name: "...)
-				b = append(b, headerSafe(s)...)
-				b = append(b, "\r\n"...)
+				h.Add("Mcp-Name", headerSafe(s))
 			}
 		}
 		return nil
 	})
-	return b
 }
 
 // headerSafe is a header value as the revision encodes it: plain visible ASCII as is,

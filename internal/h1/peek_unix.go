@@ -1,12 +1,12 @@
 //go:build unix
 
-package upstream
+package h1
 
 import "syscall"
 
 // peek is one non-blocking recv with MSG_PEEK: EAGAIN means nothing is pending, so the
 // connection is idle and open; EOF or unasked bytes mean it is not reusable.
-func (c *h1Conn) peek(fd uintptr) bool {
+func (c *Conn) peek(fd uintptr) bool {
 	_, _, err := syscall.Recvfrom(int(fd), c.peekBuf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 	c.peekOK = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK
 	return true

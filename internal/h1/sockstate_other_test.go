@@ -1,9 +1,9 @@
 //go:build !linux
 
-package upstream
+package h1
 
 // sockState approximates the Linux version with the pool's own liveness peek: the peer
 // has acted once the peek fails; the send queue is not known (1: assume the write began).
-func sockState(c *h1Conn) (peerActed bool, unsent int) {
+func sockState(c *Conn) (peerActed bool, unsent int) {
 	return !c.alive(), 1
 }

@@ -1,4 +1,4 @@
-package upstream
+package h1
 
 import (
 	"unsafe"
@@ -39,7 +39,7 @@ func pollNow(fd uintptr) (int16, error) {
 	return p.revents, nil
 }
 
-func (c *h1Conn) peek(fd uintptr) bool {
+func (c *Conn) peek(fd uintptr) bool {
 	ev, err := pollNow(fd)
 	c.peekOK = err == nil && ev&(pollRdNorm|pollErr|pollHup|pollNval) == 0
 	return true

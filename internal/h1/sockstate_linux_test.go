@@ -1,4 +1,4 @@
-package upstream
+package h1
 
 import "golang.org/x/sys/unix"
 
@@ -8,7 +8,7 @@ import "golang.org/x/sys/unix"
 // MSG_PEEK, which also takes a pending error off the socket) it changes nothing, so a test
 // can wait for the peer's move without touching what the code under test will see. It
 // does not look at c's read buffer, so it may run while another goroutine uses c.
-func sockState(c *h1Conn) (peerActed bool, unsent int) {
+func sockState(c *Conn) (peerActed bool, unsent int) {
 	if c.raw == nil {
 		return true, 0
 	}

@@ -1,4 +1,4 @@
-package upstream
+package h1
 
 import (
 	"bufio"
@@ -52,7 +52,7 @@ func netHTTPRead(data []byte) (body []byte, keep bool, err error) {
 			return nil, false, err
 		}
 		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != 101 {
-			if i == h1MaxInterim {
+			if i == maxInterim {
 				return nil, false, errors.New("too many interim answers")
 			}
 			continue
@@ -65,14 +65,14 @@ func netHTTPRead(data []byte) (body []byte, keep bool, err error) {
 // h1Read reads data as the answer to a post, on a connection that reads data and then
 // EOF.
 func h1Read(data []byte) (body []byte, reusable bool, err error) {
-	c := &h1Conn{nc: fuzzConn{}, br: bufio.NewReaderSize(bytes.NewReader(data), 16<<10), key: "fuzz"}
-	r := h1Response{ep: &h1Endpoint{pool: &h1Pool{}}, c: c, tr: fuzzTracker{}, ctx: context.Background(), length: -1}
-	if err := r.readHead(""); err != nil {
+	c := &Conn{nc: fuzzConn{}, br: bufio.NewReaderSize(bytes.NewReader(data), 16<<10), key: "fuzz"}
+	r := Response{ep: &Endpoint{pool: &Pool{}}, c: c, tr: fuzzTracker{}, ctx: context.Background(), length: -1}
+	if err := r.readHead("", ""); err != nil {
 		r.fail()
 		return nil, false, err
 	}
 	reusable = r.reusable
-	b := r.body()
+	b := r.Body()
 	body, err = io.ReadAll(b)
 	b.Close()
 	return body, reusable, err
@@ -81,7 +81,8 @@ func h1Read(data []byte) (body []byte, reusable bool, err error) {
 // fuzzTracker never gives the connection back, so done closes it instead of pooling it.
 type fuzzTracker struct{}
 
-func (fuzzTracker) track(_ *h1Conn, _ *Call, add bool) bool { return add }
+func (fuzzTracker) Track(_ *Conn, _ any, add bool) bool { return add }
+func (fuzzTracker) Abandoned(any) bool                  { return false }
 
 type fuzzConn struct{}
 
@@ -138,7 +139,7 @@ func h1FuzzSeeds() []string {
 		hdr+"Transfer-Encoding: chunked\r\nTrailer: X-A, content-length\r\n\r\n2\r\n{}\r\n0\r\n\r\n",
 		"HTTP/1.1 2000 OK\r\nContent-Length: 2\r\n\r\n{}", "HTTP/1.9 200 OK\r\nContent-Length: 2\r\n\r\n{}",
 		"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n{}",
-		strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", h1MaxInterim+1)+hdr+"Content-Length: 2\r\n\r\n{}",
+		strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", maxInterim+1)+hdr+"Content-Length: 2\r\n\r\n{}",
 		chunked+"1;"+strings.Repeat("e", 4096)+"\r\nX\r\n0\r\n\r\n",
 		chunked+strings.Repeat("1;"+strings.Repeat("x", 100)+"\r\nX\r\n", 200)+"0\r\n\r\n",
 		chunked+"1\r\nX\r\n0\r\n"+strings.Repeat("X-T: "+strings.Repeat("t", 100)+"\r\n", 41)+"\r\n",

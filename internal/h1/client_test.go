@@ -1,4 +1,4 @@
-package upstream
+package h1
 
 import (
 	"bufio"
@@ -24,16 +24,16 @@ import (
 
 // ---- helpers ---------------------------------------------------------------------------
 
-// testTracker records the connections post reports; refuse makes track(c, true) fail.
+// testTracker records the connections RoundTrip reports; refuse makes Track(c, true) fail.
 type testTracker struct {
 	mu      sync.Mutex
 	refuse  bool
-	adds    []*h1Conn
-	calls   []*Call // the call of each add
-	removes []*h1Conn
+	adds    []*Conn
+	owners  []any // the owner of each add
+	removes []*Conn
 }
 
-func (tt *testTracker) track(c *h1Conn, k *Call, add bool) bool {
+func (tt *testTracker) Track(c *Conn, owner any, add bool) bool {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
 	if add {
@@ -41,27 +41,38 @@ func (tt *testTracker) track(c *h1Conn, k *Call, add bool) bool {
 			return false
 		}
 		tt.adds = append(tt.adds, c)
-		tt.calls = append(tt.calls, k)
+		tt.owners = append(tt.owners, owner)
 		return true
 	}
 	tt.removes = append(tt.removes, c)
 	return true
 }
 
-// held is the connections added and not yet removed, with the call of their latest add.
-func (tt *testTracker) held() map[*h1Conn]*Call {
+func (tt *testTracker) Abandoned(owner any) bool {
+	k, _ := owner.(*testCall)
+	return k != nil && k.abandoned.Load()
+}
+
+// testCall is the owner of a request in these tests (a call, in the gateway).
+type testCall struct {
+	id        int
+	abandoned atomic.Bool
+}
+
+// held is the connections added and not yet removed, with the owner of their latest add.
+func (tt *testTracker) held() map[*Conn]any {
 	tt.mu.Lock()
 	defer tt.mu.Unlock()
-	n := map[*h1Conn]int{}
-	k := map[*h1Conn]*Call{}
+	n := map[*Conn]int{}
+	k := map[*Conn]any{}
 	for i, c := range tt.adds {
 		n[c]++
-		k[c] = tt.calls[i]
+		k[c] = tt.owners[i]
 	}
 	for _, c := range tt.removes {
 		n[c]--
 	}
-	out := map[*h1Conn]*Call{}
+	out := map[*Conn]any{}
 	for c, v := range n {
 		if v > 0 {
 			out[c] = k[c]
@@ -70,8 +81,9 @@ func (tt *testTracker) held() map[*h1Conn]*Call {
 	return out
 }
 
-// interrupt closes the connections held for k, as streamTransport.interrupt does.
-func (tt *testTracker) interrupt(k *Call) {
+// interrupt closes the connections held for k, as the gateway's transport does for an
+// abandoned call.
+func (tt *testTracker) interrupt(k any) {
 	for c, kk := range tt.held() {
 		if kk == k {
 			c.nc.Close()
@@ -88,28 +100,49 @@ func (tt *testTracker) counts() (adds, removes int) {
 	return len(tt.adds), len(tt.removes)
 }
 
-// doPost is the one place the tests call post: bounded by ctx's deadline, as
-// streamTransport.send does for a message without a call of its own.
-func doPost(ctx context.Context, ep *h1Endpoint, tr h1Tracker, sid, version string, body []byte, knownSID string) (*h1Response, error) {
-	return doPostCall(ctx, ep, tr, nil, sid, version, body, knownSID)
+// jsonPost is the header of the tests' POSTs.
+var jsonPost = []Field{{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}}
+
+// header is jsonPost's fields and then fields.
+func header(fields ...Field) Header {
+	var h Header
+	for _, f := range append(append([]Field(nil), jsonPost...), fields...) {
+		h.Add(f.Name, f.Value)
+	}
+	return h
 }
 
-func doPostCall(ctx context.Context, ep *h1Endpoint, tr h1Tracker, k *Call, sid, version string, body []byte, knownSID string) (*h1Response, error) {
+// doPost is the one place the tests send a POST: bounded by ctx's deadline, without an
+// owner, with jsonPost's fields and then fields.
+func doPost(ctx context.Context, ep *Endpoint, tr Tracker, body []byte, fields ...Field) (*Response, error) {
+	return doPostCall(ctx, ep, tr, nil, body, fields...)
+}
+
+func doPostCall(ctx context.Context, ep *Endpoint, tr Tracker, owner any, body []byte, fields ...Field) (*Response, error) {
 	deadline, _ := ctx.Deadline()
-	r, err := ep.post(ctx, deadline, tr, k, sid, version, body, knownSID)
+	return postAt(ctx, deadline, ep, tr, owner, body, fields...)
+}
+
+// postAt is doPostCall with a deadline of its own.
+func postAt(ctx context.Context, deadline time.Time, ep *Endpoint, tr Tracker, owner any, body []byte, fields ...Field) (*Response, error) {
+	req := Request{Method: http.MethodPost, Header: header(fields...), Body: body, Deadline: deadline, Owner: owner}
+	r, err := ep.RoundTrip(ctx, tr, &req)
 	if err != nil {
 		return nil, err
 	}
 	return &r, nil
 }
 
-// newTestEndpoint is newH1Endpoint with a pool of its own, emptied when the test ends.
-func newTestEndpoint(t *testing.T, rawURL string, headers map[string]string) *h1Endpoint {
+// testUA is the User-Agent of the tests' endpoints.
+const testUA = "mcpgw/test"
+
+// newTestEndpoint is NewEndpoint with a pool of its own, emptied when the test ends.
+func newTestEndpoint(t *testing.T, rawURL string, headers map[string]string) *Endpoint {
 	t.Helper()
-	pool := &h1Pool{}
-	ep, err := newH1Endpoint(rawURL, headers, h1Options{pool: pool, proxy: noProxy})
+	pool := &Pool{}
+	ep, err := NewEndpoint(rawURL, headers, Options{Pool: pool, Proxy: noProxy, UserAgent: testUA})
 	if err != nil {
-		t.Fatalf("newH1Endpoint(%q): %v", rawURL, err)
+		t.Fatalf("NewEndpoint(%q): %v", rawURL, err)
 	}
 	t.Cleanup(func() {
 		pool.mu.Lock()
@@ -124,22 +157,22 @@ func newTestEndpoint(t *testing.T, rawURL string, headers map[string]string) *h1
 	return ep
 }
 
-func idleCount(ep *h1Endpoint) int {
+func idleCount(ep *Endpoint) int {
 	ep.pool.mu.Lock()
 	defer ep.pool.mu.Unlock()
 	return len(ep.pool.idle[ep.key])
 }
 
-func idleConns(ep *h1Endpoint) []*h1Conn {
+func idleConns(ep *Endpoint) []*Conn {
 	ep.pool.mu.Lock()
 	defer ep.pool.mu.Unlock()
-	return append([]*h1Conn(nil), ep.pool.idle[ep.key]...)
+	return append([]*Conn(nil), ep.pool.idle[ep.key]...)
 }
 
 // waitPeerActed waits (5 s at most) until what the server did to each of ep's idle
 // connections (an answer nobody asked for, a FIN, an RST) has reached the client's socket:
 // the point after which the next post must notice it. The wait reads nothing (sockState).
-func waitPeerActed(t *testing.T, ep *h1Endpoint) {
+func waitPeerActed(t *testing.T, ep *Endpoint) {
 	t.Helper()
 	conns := idleConns(ep)
 	if len(conns) == 0 {
@@ -303,18 +336,18 @@ func waitClosed(c net.Conn, br *bufio.Reader, d time.Duration) bool {
 
 const okJSON = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
 
-func mustPost(t *testing.T, ep *h1Endpoint, tr h1Tracker, body string) *h1Response {
+func mustPost(t *testing.T, ep *Endpoint, tr Tracker, body string) *Response {
 	t.Helper()
-	r, err := doPost(testCtx(t), ep, tr, "", "", []byte(body), "")
+	r, err := doPost(testCtx(t), ep, tr, []byte(body))
 	if err != nil {
 		t.Fatalf("post: %v", err)
 	}
 	return r
 }
 
-func mustReadBody(t *testing.T, r *h1Response, want string) {
+func mustReadBody(t *testing.T, r *Response, want string) {
 	t.Helper()
-	got, err := r.readBody(1 << 20)
+	got, err := r.ReadBody(1 << 20)
 	if err != nil {
 		t.Fatalf("readBody: %v", err)
 	}
@@ -337,8 +370,8 @@ func TestH1ContentLengthBodyAndReuse(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)
 		r := mustPost(t, ep, tr, msg)
-		if r.status != 200 || r.eventStream || r.chunked || !r.reusable {
-			t.Fatalf("post %d: status %d eventStream %v chunked %v reusable %v", i, r.status, r.eventStream, r.chunked, r.reusable)
+		if r.Status != 200 || r.EventStream || r.chunked || !r.reusable {
+			t.Fatalf("post %d: status %d eventStream %v chunked %v reusable %v", i, r.Status, r.EventStream, r.chunked, r.reusable)
 		}
 		if r.length != int64(len(msg)+2) {
 			t.Fatalf("post %d: length %d, want %d", i, r.length, len(msg)+2)
@@ -463,10 +496,10 @@ func TestH1EventStreamIsStreamed(t *testing.T) {
 	ep := newTestEndpoint(t, cs.URL, nil)
 	tr := &testTracker{}
 	r := mustPost(t, ep, tr, `{"id":1}`)
-	if r.status != 200 || !r.eventStream {
-		t.Fatalf("status %d eventStream %v, want 200 and an event stream", r.status, r.eventStream)
+	if r.Status != 200 || !r.EventStream {
+		t.Fatalf("status %d eventStream %v, want 200 and an event stream", r.Status, r.EventStream)
 	}
-	body := r.body()
+	body := r.Body()
 	chunks, end := readerFeed(body)
 	var got string
 	// The server holds the second event until told: the first must arrive before.
@@ -494,7 +527,7 @@ func TestH1EventStreamIsStreamed(t *testing.T) {
 		t.Fatalf("tracker still holds %d connections", n)
 	}
 	r2 := mustPost(t, ep, tr, `{"id":2}`)
-	r2.discard() // an open-ended stream: the connection is closed
+	r2.Discard() // an open-ended stream: the connection is closed
 	if n := cs.conns.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections, want 1 (reused after the stream)", n)
 	}
@@ -506,7 +539,7 @@ func TestH1EventStreamCloseBeforeEOFClosesConn(t *testing.T) {
 	ep := newTestEndpoint(t, cs.URL, nil)
 	tr := &testTracker{}
 	r := mustPost(t, ep, tr, `{"id":1}`)
-	body := r.body()
+	body := r.Body()
 	buf := make([]byte, 5)
 	if _, err := io.ReadFull(body, buf); err != nil {
 		t.Fatal(err)
@@ -531,12 +564,12 @@ func TestH1LetGoOfCtxStreamOutlivesDeadline(t *testing.T) {
 	tr := &testTracker{}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	r, err := doPost(ctx, ep, tr, "", "", []byte(`{}`), "")
+	r, err := doPost(ctx, ep, tr, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.letGoOfCtx()
-	body := r.body()
+	r.LetGoOfCtx()
+	body := r.Body()
 	chunks, end := readerFeed(body)
 	var got string
 	collect(t, chunks, &got, "event: message\ndata: one\n\n", 2*time.Second)
@@ -558,8 +591,8 @@ func TestH1LetGoOfCtxStreamOutlivesDeadline(t *testing.T) {
 		t.Fatalf("%d idle connections, want 1", n)
 	}
 	// The pooled connection carries no deadline.
-	if r := mustPost(t, ep, tr, "{}"); r.status != 200 {
-		t.Fatalf("status %d", r.status)
+	if r := mustPost(t, ep, tr, "{}"); r.Status != 200 {
+		t.Fatalf("status %d", r.Status)
 	} else {
 		r.fail()
 	}
@@ -595,7 +628,7 @@ func TestH1LetGoOfEndedCtxThenReuse(t *testing.T) {
 			ep := newTestEndpoint(t, srv.url("/"), nil)
 			tr := &testTracker{}
 			ctx, end := tc.end()
-			r, err := doPost(ctx, ep, tr, "", "", []byte(`{}`), "")
+			r, err := doPost(ctx, ep, tr, []byte(`{}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -603,8 +636,8 @@ func TestH1LetGoOfEndedCtxThenReuse(t *testing.T) {
 				t.Fatalf("precondition: %d body bytes buffered, want %d", r.c.br.Buffered(), len(ev))
 			}
 			end()
-			r.letGoOfCtx()
-			body := r.body()
+			r.LetGoOfCtx()
+			body := r.Body()
 			b, err := io.ReadAll(body) // from the buffer
 			if err != nil || string(b) != ev {
 				t.Fatalf("body %q, %v", b, err)
@@ -613,11 +646,11 @@ func TestH1LetGoOfEndedCtxThenReuse(t *testing.T) {
 			if n := idleCount(ep); n != 1 {
 				t.Fatalf("%d idle connections, want 1", n)
 			}
-			r2, err := doPost(testCtx(t), ep, tr, "", "", []byte(`{}`), "")
+			r2, err := doPost(testCtx(t), ep, tr, []byte(`{}`))
 			if err != nil {
 				t.Fatalf("post after: %v", err)
 			}
-			r2.discard()
+			r2.Discard()
 			if n := srv.accepted.Load() - before; n != 1 {
 				t.Fatalf("server accepted %d connections, want 1: the pooled one was unusable", n)
 			}
@@ -646,14 +679,21 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 
 	check := func(sid, version string, body []byte) {
 		t.Helper()
-		r, err := doPost(testCtx(t), ep, tr, sid, version, body, "")
+		var fields []Field
+		if sid != "" {
+			fields = append(fields, Field{"X-Session", sid})
+		}
+		if version != "" {
+			fields = append(fields, Field{"X-Version", version})
+		}
+		r, err := doPost(testCtx(t), ep, tr, body, fields...)
 		if err != nil {
 			t.Fatalf("post: %v", err)
 		}
-		if r.status != 202 {
-			t.Fatalf("status %d, want 202", r.status)
+		if r.Status != 202 {
+			t.Fatalf("status %d, want 202", r.Status)
 		}
-		r.discard()
+		r.Discard()
 		var s seen
 		select {
 		case s = <-got:
@@ -669,7 +709,7 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 		if !strings.Contains(s.accept, "application/json") || !strings.Contains(s.accept, "text/event-stream") {
 			t.Errorf("Accept %q lacks application/json or text/event-stream", s.accept)
 		}
-		if s.ua != "mcpgw/"+DefaultVersion {
+		if s.ua != testUA {
 			t.Errorf("User-Agent %q", s.ua)
 		}
 		if s.clen != int64(len(body)) || len(s.hdr["Content-Length"]) > 1 {
@@ -683,11 +723,11 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 				t.Errorf("header %s = %q, want [%q]", k, vs, v)
 			}
 		}
-		if vs, ok := s.hdr["Mcp-Session-Id"]; sid == "" && ok || sid != "" && (len(vs) != 1 || vs[0] != sid) {
-			t.Errorf("Mcp-Session-Id %q, want %q", vs, sid)
+		if vs, ok := s.hdr["X-Session"]; sid == "" && ok || sid != "" && (len(vs) != 1 || vs[0] != sid) {
+			t.Errorf("X-Session %q, want %q", vs, sid)
 		}
-		if vs, ok := s.hdr["Mcp-Protocol-Version"]; version == "" && ok || version != "" && (len(vs) != 1 || vs[0] != version) {
-			t.Errorf("Mcp-Protocol-Version %q, want %q", vs, version)
+		if vs, ok := s.hdr["X-Version"]; version == "" && ok || version != "" && (len(vs) != 1 || vs[0] != version) {
+			t.Errorf("X-Version %q, want %q", vs, version)
 		}
 		if !bytes.Equal(s.body, body) {
 			t.Errorf("body: server got %d bytes, sent %d (equal prefix %v)", len(s.body), len(body), bytes.HasPrefix(body, s.body))
@@ -712,10 +752,11 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 	}
 }
 
-// BUG (hardening): a session id or protocol version holding CR/LF (the version comes from
-// the upstream's initialize result, any JSON string) is written into the request head as
-// is, so it can add headers or whole requests.
-func TestH1SessionAndVersionCannotInjectHeaders(t *testing.T) {
+// A request's header field holding CR/LF (a session id or protocol version comes from the
+// upstream, any JSON string), a name that is not a token, or a field the client frames
+// the request with itself, fails the request before anything is written: it could add
+// headers or whole requests.
+func TestH1FieldsCannotInjectHeaders(t *testing.T) {
 	var injected atomic.Int32
 	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -726,17 +767,29 @@ func TestH1SessionAndVersionCannotInjectHeaders(t *testing.T) {
 	})
 	ep := newTestEndpoint(t, cs.URL, nil)
 	tr := &testTracker{}
-	for _, c := range []struct{ sid, version string }{
-		{"", "2025-06-18\r\nX-Injected: version"},
-		{"abc\r\nX-Injected: sid", ""},
+	for _, f := range []Field{
+		{"X-Version", "2025-06-18\r\nX-Injected: version"},
+		{"X-Session", "abc\r\nX-Injected: sid"},
+		{"X-Session", "abc\nX-Injected: sid"},
+		{"X-Session", "abc\x00"},
+		{"X-Injected: name\r\nX-Session", "x"},
+		{"Bad Name", "x"},
+		{"", "x"},
+		{"Content-Length", "0"},
+		{"transfer-encoding", "chunked"},
+		{"Host", "elsewhere"},
 	} {
-		r, err := doPost(testCtx(t), ep, tr, c.sid, c.version, []byte(`{}`), "")
+		r, err := doPost(testCtx(t), ep, tr, []byte(`{}`), f)
 		if err == nil {
-			r.discard()
+			r.Discard()
+			t.Errorf("field %q: %q was sent", f.Name, f.Value)
 		}
 	}
 	if n := injected.Load(); n != 0 {
-		t.Fatalf("%d requests carried a header injected through the session id or protocol version", n)
+		t.Fatalf("%d requests carried a header injected through a field", n)
+	}
+	if n := cs.conns.Load(); n != 0 {
+		t.Fatalf("the refused requests made %d connections", n)
 	}
 }
 
@@ -749,12 +802,12 @@ func TestH1ConfiguredUserAgentIsNotDuplicated(t *testing.T) {
 		uas <- r.Header.Values("User-Agent")
 		w.WriteHeader(202)
 	})
-	ep, err := newH1Endpoint(cs.URL, map[string]string{"User-Agent": "custom/1.0"}, h1Options{proxy: noProxy})
+	ep, err := NewEndpoint(cs.URL, map[string]string{"User-Agent": "custom/1.0"}, Options{Proxy: noProxy})
 	if err != nil {
 		return // rejecting the header as gateway-set is also fine
 	}
-	ep.pool = &h1Pool{}
-	r, err := doPost(testCtx(t), ep, &testTracker{}, "", "", []byte(`{}`), "")
+	ep.pool = &Pool{}
+	r, err := doPost(testCtx(t), ep, &testTracker{}, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -769,33 +822,44 @@ func TestH1ConfiguredUserAgentIsNotDuplicated(t *testing.T) {
 	}
 }
 
-func TestH1SessionIDFromResponse(t *testing.T) {
+func TestH1KeptFieldFromResponse(t *testing.T) {
 	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if r.URL.Query().Get("nosid") == "" {
-			w.Header().Set("Mcp-Session-Id", "sid-42")
+			w.Header().Set("X-Session", "sid-42")
 		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, "{}")
 	})
 	ep := newTestEndpoint(t, cs.URL, nil)
 	tr := &testTracker{}
-	for _, known := range []string{"", "sid-42", "other"} {
-		r, err := doPost(testCtx(t), ep, tr, known, "", []byte(`{}`), known)
+	keep := func(ep *Endpoint, known string) *Response {
+		t.Helper()
+		req := Request{Method: http.MethodPost, Body: []byte(`{}`), Keep: "x-session", Known: known}
+		r, err := ep.RoundTrip(testCtx(t), tr, &req)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if r.sessionID != "sid-42" {
-			t.Fatalf("known %q: sessionID %q, want sid-42", known, r.sessionID)
+		return &r
+	}
+	for _, known := range []string{"", "sid-42", "other"} {
+		r := keep(ep, known)
+		if r.Kept != "sid-42" {
+			t.Fatalf("known %q: kept %q, want sid-42", known, r.Kept)
 		}
 		mustReadBody(t, r, "{}")
 	}
-	ep2 := newTestEndpoint(t, cs.URL+"/?nosid=1", nil)
-	r := mustPost(t, ep2, tr, "{}")
-	if r.sessionID != "" {
-		t.Fatalf("sessionID %q without the header, want empty", r.sessionID)
+	r := mustPost(t, ep, tr, "{}") // nothing asked to keep
+	if r.Kept != "" {
+		t.Fatalf("kept %q without Keep, want empty", r.Kept)
 	}
-	r.discard()
+	r.Discard()
+	ep2 := newTestEndpoint(t, cs.URL+"/?nosid=1", nil)
+	r = keep(ep2, "")
+	if r.Kept != "" {
+		t.Fatalf("kept %q without the header, want empty", r.Kept)
+	}
+	r.Discard()
 }
 
 func TestH1ConnectionCloseNotReused(t *testing.T) {
@@ -864,7 +928,7 @@ func TestH1HTTP10(t *testing.T) {
 		if r.reusable {
 			t.Fatal("HTTP/1.0 answer without keep-alive is reusable")
 		}
-		b := r.body()
+		b := r.Body()
 		got, err := io.ReadAll(b)
 		if err != nil || string(got) != "{}" {
 			t.Fatalf("body %q, %v", got, err)
@@ -904,9 +968,9 @@ func TestH1InformationalAnswersSkipped(t *testing.T) {
 	tr := &testTracker{}
 	for i := 0; i < 2; i++ {
 		r := mustPost(t, ep, tr, "{}")
-		if r.status != 200 || r.eventStream || r.sessionID != "" || r.length != 2 {
+		if r.Status != 200 || r.EventStream || r.Kept != "" || r.length != 2 {
 			t.Fatalf("status %d eventStream %v sessionID %q length %d: the 1xx answers leaked into the final one",
-				r.status, r.eventStream, r.sessionID, r.length)
+				r.Status, r.EventStream, r.Kept, r.length)
 		}
 		mustReadBody(t, r, "{}")
 	}
@@ -933,15 +997,15 @@ func TestH1NoBodyAnswers(t *testing.T) {
 	ep := newTestEndpoint(t, srv.url("/"), nil)
 	tr := &testTracker{}
 	r := mustPost(t, ep, tr, "{}")
-	if r.status != 202 || r.length != 0 {
-		t.Fatalf("status %d length %d", r.status, r.length)
+	if r.Status != 202 || r.length != 0 {
+		t.Fatalf("status %d length %d", r.Status, r.length)
 	}
-	r.discard()
+	r.Discard()
 	r = mustPost(t, ep, tr, "{}")
-	if r.status != 204 || r.length != 0 || !r.reusable {
-		t.Fatalf("status %d length %d reusable %v", r.status, r.length, r.reusable)
+	if r.Status != 204 || r.length != 0 || !r.reusable {
+		t.Fatalf("status %d length %d reusable %v", r.Status, r.length, r.reusable)
 	}
-	if b, err := r.readBody(10); err != nil || len(b) != 0 {
+	if b, err := r.ReadBody(10); err != nil || len(b) != 0 {
 		t.Fatalf("readBody of a 204: %q, %v", b, err)
 	}
 	if n := srv.accepted.Load(); n != 1 || idleCount(ep) != 1 {
@@ -974,11 +1038,11 @@ func TestH1IdleConnClosedByServer(t *testing.T) {
 		s.sleep(50 * time.Millisecond) // the server's idle timeout
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
-	ep.pool.checkAfter = time.Nanosecond // every reuse is checked
+	ep.pool.CheckAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	waitPeerActed(t, ep) // the server closed the idle connection
-	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
+	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
 	if err != nil {
 		t.Fatalf("post on a connection the server closed while idle: %v", err)
 	}
@@ -1005,13 +1069,13 @@ func TestH1IdleConnWithUnaskedDataNotReused(t *testing.T) {
 		waitClosed(c, br, 5*time.Second)
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
-	ep.pool.checkAfter = time.Nanosecond // every reuse is checked
+	ep.pool.CheckAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	waitPeerActed(t, ep) // the unasked 408 arrived
 	r := mustPost(t, ep, tr, "{}")
-	if r.status != 200 {
-		t.Fatalf("status %d: the unasked answer was taken for this request's", r.status)
+	if r.Status != 200 {
+		t.Fatalf("status %d: the unasked answer was taken for this request's", r.Status)
 	}
 	mustReadBody(t, r, `{"ok":true}`)
 	if n := srv.accepted.Load(); n != 2 {
@@ -1048,7 +1112,7 @@ func TestH1RetryOnWriteError(t *testing.T) {
 	kill, killed := make(chan struct{}), make(chan struct{}, 1)
 	srv := resetServer(t, 1, kill, killed)
 	ep := newTestEndpoint(t, srv.url("/"), nil)
-	ep.pool.checkAfter = time.Hour // no peek: the write finds the reset
+	ep.pool.CheckAfter = time.Hour // no peek: the write finds the reset
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	first := idleConns(ep)
@@ -1062,7 +1126,7 @@ func TestH1RetryOnWriteError(t *testing.T) {
 		t.Fatal("server did not reset the connection")
 	}
 	waitPeerActed(t, ep) // the RST arrived
-	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
+	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
 	if err != nil {
 		t.Fatalf("post on a reset pooled connection: %v (want one retry on a new connection)", err)
 	}
@@ -1104,7 +1168,7 @@ func TestH1RetryAfterWriteErrorUsesNewConn(t *testing.T) {
 		}
 	}
 	waitPeerActed(t, ep) // both RSTs arrived
-	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
+	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
 	if err != nil {
 		t.Fatalf("post with every pooled connection reset: %v (the retry should dial)", err)
 	}
@@ -1127,7 +1191,7 @@ func TestH1ReadBodyErrorReleasesConn(t *testing.T) {
 	ep := newTestEndpoint(t, srv.url("/"), nil)
 	tr := &testTracker{}
 	r := mustPost(t, ep, tr, "{}")
-	if _, err := r.readBody(1 << 20); err == nil {
+	if _, err := r.ReadBody(1 << 20); err == nil {
 		t.Fatal("readBody of a malformed chunked body succeeded")
 	}
 	select {
@@ -1159,7 +1223,7 @@ func TestH1DeadlineBoundsDialAndHandshake(t *testing.T) {
 	done := make(chan result, 1)
 	start := time.Now()
 	go func() {
-		r, err := ep.post(context.Background(), time.Now().Add(200*time.Millisecond), &testTracker{}, nil, "", "", []byte("{}"), "")
+		r, err := postAt(context.Background(), time.Now().Add(200*time.Millisecond), ep, &testTracker{}, nil, []byte("{}"))
 		if err == nil {
 			r.fail()
 		}
@@ -1194,7 +1258,7 @@ func TestH1InterruptedWriteIsNotRetried(t *testing.T) {
 	ep := newTestEndpoint(t, srv.url("/"), nil)
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
-	k := &Call{ID: 3}
+	k := &testCall{id: 3}
 	big := bytes.Repeat([]byte("x"), 16<<20) // more than the socket buffers take
 	go func() {
 		// Interrupt once the post holds the pooled connection and its write is under way
@@ -1213,9 +1277,9 @@ func TestH1InterruptedWriteIsNotRetried(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
-	r, err := doPostCall(ctx, ep, tr, k, "", "", big, "")
+	r, err := doPostCall(ctx, ep, tr, k, big)
 	if err == nil {
-		r.discard()
+		r.Discard()
 	}
 	// A retry would have gone out before doPostCall returned; one more post, answered,
 	// means the server has counted what came before it.
@@ -1238,33 +1302,29 @@ func hangingServer(t *testing.T, got chan<- struct{}, closed chan<- bool) *rawSe
 // A post whose upstream does not answer ends at its deadline, or when the call's
 // connection is interrupted through the tracker (how a cancelled call ends it).
 func TestH1ExchangeEndsWhileServerHangs(t *testing.T) {
-	k := &Call{ID: 7}
+	k := &testCall{id: 7}
 	for _, tc := range []struct {
 		name string
-		run  func(ep *h1Endpoint, tr *testTracker) (*h1Response, error)
+		run  func(ep *Endpoint, tr *testTracker) (*Response, error)
 		want error // nil: any error
 	}{
-		{"ctx deadline", func(ep *h1Endpoint, tr *testTracker) (*h1Response, error) {
+		{"ctx deadline", func(ep *Endpoint, tr *testTracker) (*Response, error) {
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
-			return doPostCall(ctx, ep, tr, k, "", "", []byte("{}"), "")
+			return doPostCall(ctx, ep, tr, k, []byte("{}"))
 		}, context.DeadlineExceeded},
-		{"deadline without ctx", func(ep *h1Endpoint, tr *testTracker) (*h1Response, error) {
-			r, err := ep.post(context.Background(), time.Now().Add(100*time.Millisecond), tr, k, "", "", []byte("{}"), "")
-			if err != nil {
-				return nil, err
-			}
-			return &r, nil
+		{"deadline without ctx", func(ep *Endpoint, tr *testTracker) (*Response, error) {
+			return postAt(context.Background(), time.Now().Add(100*time.Millisecond), ep, tr, k, []byte("{}"))
 		}, context.DeadlineExceeded},
-		{"cancel and interrupt", func(ep *h1Endpoint, tr *testTracker) (*h1Response, error) {
+		{"cancel and interrupt", func(ep *Endpoint, tr *testTracker) (*Response, error) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			time.AfterFunc(100*time.Millisecond, func() { cancel(); tr.interrupt(k) })
-			return doPostCall(ctx, ep, tr, k, "", "", []byte("{}"), "")
+			return doPostCall(ctx, ep, tr, k, []byte("{}"))
 		}, context.Canceled},
-		{"interrupt only", func(ep *h1Endpoint, tr *testTracker) (*h1Response, error) {
+		{"interrupt only", func(ep *Endpoint, tr *testTracker) (*Response, error) {
 			time.AfterFunc(100*time.Millisecond, func() { tr.interrupt(k) })
-			return doPostCall(context.Background(), ep, tr, k, "", "", []byte("{}"), "")
+			return doPostCall(context.Background(), ep, tr, k, []byte("{}"))
 		}, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -1296,15 +1356,15 @@ func TestH1ExchangeEndsWhileServerHangs(t *testing.T) {
 			if n := idleCount(ep); n != 0 {
 				t.Fatalf("%d idle connections, want 0", n)
 			}
-			if a, rm := tr.counts(); a != 1 || rm != 1 || tr.calls[0] != k {
-				t.Fatalf("tracker: %d adds (for %v), %d removes; want 1 for the call, and 1", a, tr.calls, rm)
+			if a, rm := tr.counts(); a != 1 || rm != 1 || tr.owners[0] != any(k) {
+				t.Fatalf("tracker: %d adds (for %v), %d removes; want 1 for the call, and 1", a, tr.owners, rm)
 			}
 		})
 	}
 }
 
 func TestH1ExchangeEndsWhileReadingBody(t *testing.T) {
-	k := &Call{ID: 9}
+	k := &testCall{id: 9}
 	for _, tc := range []struct {
 		name    string
 		ctx     func() (context.Context, context.CancelFunc)
@@ -1331,7 +1391,7 @@ func TestH1ExchangeEndsWhileReadingBody(t *testing.T) {
 			tr := &testTracker{}
 			ctx, cancel := tc.ctx()
 			defer cancel()
-			r, err := doPostCall(ctx, ep, tr, k, "", "", []byte("{}"), "")
+			r, err := doPostCall(ctx, ep, tr, k, []byte("{}"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -1339,7 +1399,7 @@ func TestH1ExchangeEndsWhileReadingBody(t *testing.T) {
 				time.AfterFunc(100*time.Millisecond, func() { cancel(); tr.interrupt(k) })
 			}
 			start := time.Now()
-			b, err := r.readBody(1 << 20)
+			b, err := r.ReadBody(1 << 20)
 			if elapsed := time.Since(start); elapsed > 2*time.Second {
 				t.Fatalf("readBody returned after %v", elapsed)
 			}
@@ -1373,7 +1433,7 @@ func TestH1EndedCtxSendsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	for i := 0; i < 3; i++ {
-		r, err := doPost(ctx, ep, tr, "", "", []byte("{}"), "")
+		r, err := doPost(ctx, ep, tr, []byte("{}"))
 		if !errors.Is(err, context.Canceled) {
 			t.Fatalf("post with an ended ctx: %v, %v; want context.Canceled", r, err)
 		}
@@ -1409,7 +1469,7 @@ func TestH1Tracker(t *testing.T) {
 	if r.c != c || tr.active() != 1 {
 		t.Fatal("the pooled connection was not reused and tracked")
 	}
-	r.discard()
+	r.Discard()
 	if tr.active() != 0 {
 		t.Fatal("discard did not untrack the connection")
 	}
@@ -1436,17 +1496,17 @@ func TestH1TrackerRefuses(t *testing.T) {
 	tr.mu.Lock()
 	tr.refuse = true
 	tr.mu.Unlock()
-	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
-	if r != nil || !errors.Is(err, errTransportEnded) {
-		t.Fatalf("post with the pooled connection: %v, %v; want errTransportEnded", r, err)
+	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	if r != nil || !errors.Is(err, ErrUntracked) {
+		t.Fatalf("post with the pooled connection: %v, %v; want ErrUntracked", r, err)
 	}
 	if idleCount(ep) != 0 {
 		t.Fatal("the refused connection went back to the pool")
 	}
 	// Now a new connection: nothing may be written on it.
-	r, err = doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
-	if r != nil || !errors.Is(err, errTransportEnded) {
-		t.Fatalf("post with a new connection: %v, %v; want errTransportEnded", r, err)
+	r, err = doPost(testCtx(t), ep, tr, []byte("{}"))
+	if r != nil || !errors.Is(err, ErrUntracked) {
+		t.Fatalf("post with a new connection: %v, %v; want ErrUntracked", r, err)
 	}
 	select {
 	case n := <-sawBytes:
@@ -1474,7 +1534,7 @@ func TestH1MalformedAnswers(t *testing.T) {
 	tooLong := hdr + "X-Long: " + strings.Repeat("a", 20<<10) + "\r\nContent-Length: 0\r\n\r\n"
 	var huge strings.Builder
 	huge.WriteString(hdr)
-	for huge.Len() <= h1MaxHeaderBytes+4096 {
+	for huge.Len() <= maxHeaderBytes+4096 {
 		huge.WriteString("X-Filler: " + strings.Repeat("b", 1000) + "\r\n")
 	}
 	huge.WriteString("Content-Length: 0\r\n\r\n")
@@ -1489,7 +1549,7 @@ func TestH1MalformedAnswers(t *testing.T) {
 		{"header without colon", hdr + "NoColonHere\r\n\r\n", false, 0, "malformed header line"},
 		{"header with empty name", hdr + ": v\r\n\r\n", false, 0, "malformed header line"},
 		{"header line over the buffer", tooLong, false, 0, "header line too long"},
-		{"head over h1MaxHeaderBytes", huge.String(), false, 0, "response head too large"},
+		{"head over maxHeaderBytes", huge.String(), false, 0, "response head too large"},
 		{"Content-Length not a number", hdr + "Content-Length: abc\r\n\r\n", false, 0, "malformed Content-Length"},
 		{"Content-Length negative", hdr + "Content-Length: -1\r\n\r\n", false, 0, "malformed Content-Length"},
 		{"Content-Length overflow", hdr + "Content-Length: 99999999999999999999\r\n\r\n", false, 0, "malformed Content-Length"},
@@ -1544,18 +1604,18 @@ func expectRefused(t *testing.T, tc refusal) {
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
 	tr := &testTracker{}
-	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
+	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
 	if tc.limit == 0 {
 		if err == nil {
 			r.fail()
-			t.Fatalf("post succeeded (status %d), want an error with %q", r.status, tc.want)
+			t.Fatalf("post succeeded (status %d), want an error with %q", r.Status, tc.want)
 		}
 	} else {
 		if err != nil {
 			t.Fatalf("post: %v", err)
 		}
 		var b []byte
-		b, err = r.readBody(tc.limit)
+		b, err = r.ReadBody(tc.limit)
 		if err == nil {
 			t.Fatalf("readBody succeeded with %q, want an error with %q", b, tc.want)
 		}
@@ -1593,7 +1653,7 @@ func TestH1RefusesMisframedAnswers(t *testing.T) {
 	const hdr = "HTTP/1.1 200 OK\r\n"
 	const next = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}" // what a misread would take for the next answer
 	chunked := hdr + "Transfer-Encoding: chunked\r\n\r\n"
-	interim := strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", h1MaxInterim+1)
+	interim := strings.Repeat("HTTP/1.1 102 Processing\r\n\r\n", maxInterim+1)
 	ext := strings.Repeat("e", 4096)
 	var overhead strings.Builder // 1-byte chunks carrying 100 bytes of extension each
 	for overhead.Len() < 32<<10 {
@@ -1701,13 +1761,13 @@ func TestH1DoubtfulFramingNotPooled(t *testing.T) {
 }
 
 // What the checks let through: repeated identical lengths (as net/http), whitespace around
-// a value, up to h1MaxInterim interim answers, extensions and trailers within bounds.
+// a value, up to maxInterim interim answers, extensions and trailers within bounds.
 func TestH1AcceptedFraming(t *testing.T) {
-	interim := strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", h1MaxInterim)
+	interim := strings.Repeat("HTTP/1.1 100 Continue\r\n\r\n", maxInterim)
 	for _, tc := range []struct{ name, resp, body string }{
 		{"the same Content-Length twice", "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}", "{}"},
 		{"Content-Length in spaces and tabs", "HTTP/1.1 200 OK\r\nContent-Length: \t 2 \t\r\n\r\n{}", "{}"},
-		{"h1MaxInterim interim answers", interim + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", "{}"},
+		{"maxInterim interim answers", interim + "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", "{}"},
 		{"chunk extensions and trailers", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-T\r\n\r\n" +
 			"1;a=b;c=\"d\"\r\n{\r\n1\t \r\n}\r\n0;" + strings.Repeat("e", 4000) + "\r\nX-T: 1\r\n\r\n", "{}"},
 		{"hex chunk sizes", "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
@@ -1743,7 +1803,7 @@ func TestH1IdleConnsReaped(t *testing.T) {
 		}
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
-	ep.pool.idleTimeout = 100 * time.Millisecond
+	ep.pool.IdleTimeout = 100 * time.Millisecond
 	tr := &testTracker{}
 	// Two connections at once, let go of 50 ms apart: each is closed once it has idled
 	// for idleTimeout, the second after the first.
@@ -1777,7 +1837,7 @@ func TestH1StaleConnNotReused(t *testing.T) {
 		serveKeepAlive(c, br, okJSON, nil)
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
-	ep.pool.idleTimeout = time.Hour
+	ep.pool.IdleTimeout = time.Hour
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	ep.pool.mu.Lock()
@@ -1797,9 +1857,9 @@ func TestH1MaxIdlePerHost(t *testing.T) {
 		serveKeepAlive(c, br, okJSON, nil)
 	})
 	ep := newTestEndpoint(t, srv.url("/"), nil)
-	ep.pool.maxIdlePerHost = 2
+	ep.pool.MaxIdlePerHost = 2
 	tr := &testTracker{}
-	var rs []*h1Response
+	var rs []*Response
 	for i := 0; i < 4; i++ {
 		rs = append(rs, mustPost(t, ep, tr, "{}"))
 	}
@@ -1827,7 +1887,7 @@ func TestH1BodyStreamErrors(t *testing.T) {
 			ep := newTestEndpoint(t, srv.url("/"), nil)
 			tr := &testTracker{}
 			r := mustPost(t, ep, tr, "{}")
-			b := r.body()
+			b := r.Body()
 			got, err := io.ReadAll(b)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("ReadAll: %q, %v; want an error with %q", got, err, tc.want)
@@ -1855,7 +1915,7 @@ func TestH1DialError(t *testing.T) {
 	ln.Close() // nothing listens there now
 	ep := newTestEndpoint(t, "http://"+addr+"/", nil)
 	tr := &testTracker{}
-	r, err := doPost(testCtx(t), ep, tr, "", "", []byte("{}"), "")
+	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
 	if r != nil || err == nil {
 		t.Fatalf("post to a closed port: %v, %v; want an error", r, err)
 	}
@@ -1880,7 +1940,7 @@ func TestH1TLS(t *testing.T) {
 	}
 
 	// Without the test CA the handshake fails.
-	r, err := doPost(testCtx(t), ep, &testTracker{}, "", "", []byte("{}"), "")
+	r, err := doPost(testCtx(t), ep, &testTracker{}, []byte("{}"))
 	var uerr x509.UnknownAuthorityError
 	if err == nil || !errors.As(err, &uerr) {
 		if r != nil {
@@ -1901,8 +1961,8 @@ func TestH1TLS(t *testing.T) {
 		}
 		mustReadBody(t, r, msg)
 	}
-	// Idle past checkAfter: the liveness peek goes through the TLS layer and keeps it.
-	ep.pool.checkAfter = time.Nanosecond // the time since the last post is more than that
+	// Idle past CheckAfter: the liveness peek goes through the TLS layer and keeps it.
+	ep.pool.CheckAfter = time.Nanosecond // the time since the last post is more than that
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), "{}")
 	if n := cs.conns.Load(); n != 2 { // one refused handshake and one reused connection
 		t.Fatalf("server accepted %d connections, want 2", n)
@@ -1933,12 +1993,12 @@ func TestH1ConcurrentPosts(t *testing.T) {
 					size := 10 + (w*each+i)*997%(80<<10) // some over 64 KiB
 					msg := bytes.Repeat([]byte{byte('a' + w)}, size)
 					copy(msg, fmt.Sprintf("%d-%d:", w, i))
-					r, err := doPost(testCtx(t), ep, tr, "sid", "v", msg, "")
+					r, err := doPost(testCtx(t), ep, tr, msg, Field{"X-Session", "sid"}, Field{"X-Version", "v"})
 					if err != nil {
 						errs <- err
 						return
 					}
-					got, err := r.readBody(1 << 20)
+					got, err := r.ReadBody(1 << 20)
 					if err != nil {
 						errs <- err
 						return
@@ -1977,15 +2037,15 @@ func TestH1NewEndpoint(t *testing.T) {
 		headPart string
 	}{
 		{"http://example.com", nil, "http://example.com:80", "example.com:80", false,
-			"POST / HTTP/1.1\r\nHost: example.com\r\n"},
+			" / HTTP/1.1\r\nHost: example.com\r\n"},
 		{"https://example.com/mcp?a=b#frag", nil, "https://example.com:443", "example.com:443", true,
-			"POST /mcp?a=b HTTP/1.1\r\nHost: example.com\r\n"},
+			" /mcp?a=b HTTP/1.1\r\nHost: example.com\r\n"},
 		{"http://[::1]:8080/x", nil, "http://[::1]:8080", "[::1]:8080", false,
-			"POST /x HTTP/1.1\r\nHost: [::1]:8080\r\n"},
+			" /x HTTP/1.1\r\nHost: [::1]:8080\r\n"},
 		{"http://h:1/", map[string]string{"X-B": "2", "X-A": "1", "Authorization": "Bearer x"}, "http://h:1", "h:1", false,
 			"Authorization: Bearer x\r\nX-A: 1\r\nX-B: 2\r\n"},
 	} {
-		ep, err := newH1Endpoint(tc.url, tc.headers, h1Options{proxy: noProxy})
+		ep, err := NewEndpoint(tc.url, tc.headers, Options{Proxy: noProxy})
 		if err != nil {
 			t.Errorf("%s: %v", tc.url, err)
 			continue
@@ -2027,11 +2087,10 @@ func TestH1NewEndpointRejects(t *testing.T) {
 		{"host lower case", "http://h/", map[string]string{"host": "evil"}},
 		{"Transfer-Encoding", "http://h/", map[string]string{"Transfer-Encoding": "chunked"}},
 		{"Connection", "http://h/", map[string]string{"CONNECTION": "close"}},
-		{"Content-Type", "http://h/", map[string]string{"Content-Type": "text/plain"}},
-		{"Accept", "http://h/", map[string]string{"Accept": "*/*"}},
+		{"Proxy-Authorization", "http://h/", map[string]string{"proxy-authorization": "Basic x"}},
 	} {
-		if ep, err := newH1Endpoint(tc.url, tc.headers, h1Options{proxy: noProxy}); err == nil {
-			t.Errorf("%s: newH1Endpoint(%q, %q) accepted (head %q)", tc.name, tc.url, tc.headers, ep.head)
+		if ep, err := NewEndpoint(tc.url, tc.headers, Options{Proxy: noProxy}); err == nil {
+			t.Errorf("%s: NewEndpoint(%q, %q) accepted (head %q)", tc.name, tc.url, tc.headers, ep.head)
 		}
 	}
 }
@@ -2088,21 +2147,28 @@ func cheapServer(tb testing.TB, resp string) string {
 }
 
 // BenchmarkH1Post is the hot path: one POST and its JSON answer on a kept-alive
-// connection. Its allocations are the answer's body and nothing else.
+// connection, with the fields a forwarded call carries. Its allocations are the answer's
+// body and nothing else.
 func BenchmarkH1Post(b *testing.B) {
-	url := cheapServer(b, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nMcp-Session-Id: sess-1\r\nContent-Length: 36\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}")
-	ep, err := newH1Endpoint(url, map[string]string{"Authorization": "Bearer x"}, h1Options{pool: &h1Pool{}, proxy: noProxy})
+	url := cheapServer(b, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Session: sess-1\r\nContent-Length: 36\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}")
+	ep, err := NewEndpoint(url, map[string]string{"Authorization": "Bearer x"}, Options{Pool: &Pool{}, Proxy: noProxy, UserAgent: testUA})
 	if err != nil {
 		b.Fatal(err)
 	}
 	tr := &benchTracker{}
 	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{}}}`)
 	post := func() {
-		r, err := ep.post(context.Background(), time.Now().Add(5*time.Second), tr, nil, "sess-1", "2025-11-25", msg, "sess-1")
+		req := Request{Method: http.MethodPost, Body: msg, Deadline: time.Now().Add(5 * time.Second),
+			Keep: "x-session", Known: "sess-1"}
+		req.Header.Add("Content-Type", "application/json")
+		req.Header.Add("Accept", "application/json, text/event-stream")
+		req.Header.Add("X-Session", "sess-1")
+		req.Header.Add("X-Version", "2025-11-25")
+		r, err := ep.RoundTrip(context.Background(), tr, &req)
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := r.readBody(1 << 20); err != nil {
+		if _, err := r.ReadBody(1 << 20); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -2119,4 +2185,25 @@ func BenchmarkH1Post(b *testing.B) {
 // benchTracker tracks without allocating.
 type benchTracker struct{}
 
-func (benchTracker) track(*h1Conn, *Call, bool) bool { return true }
+func (benchTracker) Track(*Conn, any, bool) bool { return true }
+func (benchTracker) Abandoned(any) bool          { return false }
+
+// Connections made with different TLS settings are not pooled together: the settings'
+// id goes into the pool key, and a server name the settings give is kept.
+func TestH1TLSSettingsApart(t *testing.T) {
+	mk := func(id string, conf *tls.Config) *Endpoint {
+		t.Helper()
+		ep, err := NewEndpoint("https://127.0.0.1:8443/mcp", nil, Options{TLS: conf, TLSID: id, Proxy: noProxy})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ep
+	}
+	a, a2, b := mk("a", nil), mk("a", nil), mk("b", &tls.Config{ServerName: "upstream.test"})
+	if a.key != a2.key || a.key == b.key || a.key == mk("", nil).key {
+		t.Fatalf("pool keys %q, %q, %q", a.key, a2.key, b.key)
+	}
+	if a.tlsConf.ServerName != "127.0.0.1" || b.tlsConf.ServerName != "upstream.test" {
+		t.Fatalf("server names %q and %q", a.tlsConf.ServerName, b.tlsConf.ServerName)
+	}
+}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/h1"
 )
 
 // A connection that die or interrupt takes away while its answer is being read must not
@@ -25,13 +27,15 @@ func TestH1TakenConnNotPooled(t *testing.T) {
 				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 			})
 			tr := newStreamable("up", cs.URL+"/mcp", nil, newUpstreamHTTPClient(nil), slog.New(slog.DiscardHandler))
+			pool := &h1.Pool{}
+			tr.h1.Pool = pool
 			if err := tr.start(func([]byte, *Call) {}); err != nil {
 				t.Fatal(err)
 			}
-			pool := &h1Pool{}
-			tr.ep.pool = pool
 			k := newCall(nil, 1, "tools/call")
-			r, err := tr.ep.post(context.Background(), deadline, tr, k, "", "", []byte(`{}`), "")
+			req := h1.Request{Method: http.MethodPost, Body: []byte(`{}`), Deadline: deadline, Owner: k}
+			postHeader(&req.Header, k, "", "", req.Body)
+			r, err := tr.ep.RoundTrip(context.Background(), tr, &req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -40,16 +44,13 @@ func TestH1TakenConnNotPooled(t *testing.T) {
 			} else {
 				tr.interrupt(k)
 			}
-			body, err := r.readBody(1 << 20)
+			body, err := r.ReadBody(1 << 20)
 			if err != nil {
 				t.Logf("readBody after %s: %v (the answer was not buffered yet)", how, err)
 			} else if string(body) != `{"jsonrpc":"2.0","id":1,"result":{}}` {
 				t.Errorf("body %q", body)
 			}
-			pool.mu.Lock()
-			n := len(pool.idle[tr.ep.key])
-			pool.mu.Unlock()
-			if n != 0 {
+			if n := pool.IdleCount(); n != 0 {
 				t.Fatalf("after %s the taken connection went back to the pool (%d idle)", how, n)
 			}
 		})
