@@ -76,12 +76,12 @@ const (
 // not be changed while m is in use. On an *EnvelopeError, m keeps the id when it was
 // readable, so that the error answer can carry it.
 func ParseInto(b []byte, m *Msg) error {
-	*m = Msg{}
-	r := envelopeReader{m: m}
+	var r envelopeReader
 	if err := MembersRaw(b, r.member); err != nil {
 		*m = Msg{}
 		return err
 	}
+	*m = r.m
 	if len(m.ID) == 4 && string(m.ID) == "null" {
 		m.ID = nil
 	}
@@ -98,14 +98,18 @@ func ParseInto(b []byte, m *Msg) error {
 
 // envelopeReader fills a Msg from an object's members, one call of member per member. It
 // keeps the first problem it sees in bad and reads on, so that the id is known.
+//
+// It fills its own Msg, which ParseInto copies out, rather than the caller's through a
+// pointer: the reader is one value to the escape analysis, so a pointer to the caller's Msg
+// beside bad (which ParseInto returns) would put every caller's Msg on the heap.
 type envelopeReader struct {
-	m    *Msg
+	m    Msg
 	seen int
 	bad  *EnvelopeError
 }
 
 func (r *envelopeReader) member(k, v []byte) error {
-	m := r.m
+	m := &r.m
 	switch string(k) {
 	case "jsonrpc":
 		if r.once(seenJSONRPC, "jsonrpc") {
