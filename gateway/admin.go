@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -80,7 +81,7 @@ func (g *Gateway) apiRuntime(w http.ResponseWriter, r *http.Request) {
 	}
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	apiJSON(w, http.StatusOK, map[string]any{
+	admin.JSON(w, http.StatusOK, map[string]any{
 		"goroutines":       runtime.NumGoroutine(),
 		"heap_inuse_bytes": ms.HeapInuse,
 		"heap_alloc_bytes": ms.HeapAlloc,
@@ -112,11 +113,11 @@ func (g *Gateway) mayCollect(w http.ResponseWriter) bool {
 	last := g.lastGC.Load()
 	if wait := time.Duration(last + int64(gcEvery) - now); last != 0 && wait > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-		apiError(w, http.StatusTooManyRequests, "a garbage collection was forced less than "+gcEvery.String()+" ago; try again later")
+		admin.Error(w, http.StatusTooManyRequests, "a garbage collection was forced less than "+gcEvery.String()+" ago; try again later")
 		return false
 	}
 	if !g.lastGC.CompareAndSwap(last, now) {
-		apiError(w, http.StatusTooManyRequests, "a garbage collection is being forced now; try again later")
+		admin.Error(w, http.StatusTooManyRequests, "a garbage collection is being forced now; try again later")
 		return false
 	}
 	return true
@@ -136,16 +137,9 @@ func residentBytes() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
-func apiError(w http.ResponseWriter, status int, msg string) {
-	apiJSON(w, status, map[string]string{"error": msg})
-}
-
-func apiJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+// fieldError is the admin API's field error, by the name the gateway's config checks
+// (instances.go) use.
+type fieldError = admin.FieldError
 
 // AgentView is the explanation of what an agent (with a task and executor) may see.
 type AgentView struct {
@@ -206,10 +200,10 @@ func (g *Gateway) apiAgentView(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v, fail := g.Explain(r.PathValue("id"), q.Get("task"), q.Get("executor"))
 	if fail != nil {
-		apiError(w, fail.Status, fail.Message)
+		admin.Error(w, fail.Status, fail.Message)
 		return
 	}
-	apiJSON(w, http.StatusOK, v)
+	admin.JSON(w, http.StatusOK, v)
 }
 
 // allTasks merges file-provisioned tasks with those created through the API.
@@ -235,10 +229,10 @@ func (g *Gateway) allTasks() ([]*sessions.Task, error) {
 func (g *Gateway) apiTasks(w http.ResponseWriter, r *http.Request) {
 	ts, err := g.allTasks()
 	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	apiJSON(w, http.StatusOK, ts)
+	admin.JSON(w, http.StatusOK, ts)
 }
 
 // taskBody is what POST and PUT /api/tasks accept. enabledMcpServers is an alias of
@@ -256,14 +250,14 @@ var taskAliases = map[string]string{"enabledMcpServers": "enabled_mcp_servers"}
 
 func (g *Gateway) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, bool) {
 	var b taskBody
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, admin.MaxBody))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		admin.Error(w, http.StatusBadRequest, "reading the body: "+err.Error())
 		return nil, false
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		if errs := decodeStrict(body, &b, taskAliases); errs != nil {
-			apiFieldErrors(w, http.StatusBadRequest, "bad task: "+errs[0].messageWithField(), errs, nil)
+		if errs := admin.DecodeStrict(body, &b, taskAliases); errs != nil {
+			admin.FieldErrors(w, http.StatusBadRequest, "bad task: "+errs[0].WithField(), errs, nil)
 			return nil, false
 		}
 	}
@@ -271,14 +265,14 @@ func (g *Gateway) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, b
 	if b.EnabledMCPServers != nil {
 		for _, s := range *b.EnabledMCPServers {
 			if !cfg.Has(s) {
-				apiError(w, http.StatusBadRequest, "unknown server "+s+" (no server or plugin has that name)")
+				admin.Error(w, http.StatusBadRequest, "unknown server "+s+" (no server or plugin has that name)")
 				return nil, false
 			}
 		}
 	}
 	if b.Agent != "" && len(cfg.Agents) > 0 {
 		if _, ok := cfg.Agents[b.Agent]; !ok {
-			apiError(w, http.StatusBadRequest, "unknown agent "+b.Agent)
+			admin.Error(w, http.StatusBadRequest, "unknown agent "+b.Agent)
 			return nil, false
 		}
 	}
@@ -296,7 +290,7 @@ func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
 		b.ID = "task-" + strings.ToLower(rand.Text()[:10])
 	}
 	if _, err := g.task(b.ID); err == nil {
-		apiError(w, http.StatusConflict, "task "+b.ID+" exists")
+		admin.Error(w, http.StatusConflict, "task "+b.ID+" exists")
 		return
 	}
 	t := &sessions.Task{ID: b.ID, Agent: b.Agent, Created: time.Now().UTC()}
@@ -320,31 +314,31 @@ func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
 		t.EnabledMCPServers = []string{}
 	}
 	if err := g.store.PutTask(t); err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
 	g.auditAdmin(r, "task/"+t.ID, "ok", nil, t)
-	apiJSON(w, http.StatusCreated, t)
+	admin.JSON(w, http.StatusCreated, t)
 }
 
 func (g *Gateway) apiGetTask(w http.ResponseWriter, r *http.Request) {
 	t, err := g.task(r.PathValue("id"))
 	if err != nil {
-		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
+		admin.Error(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
 		return
 	}
-	apiJSON(w, http.StatusOK, t)
+	admin.JSON(w, http.StatusOK, t)
 }
 
 // editableTask finds the task a request names and refuses file-managed ones.
 func (g *Gateway) editableTask(w http.ResponseWriter, r *http.Request) (*sessions.Task, bool) {
 	t, err := g.task(r.PathValue("id"))
 	if err != nil {
-		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
+		admin.Error(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
 		return nil, false
 	}
 	if t.FileManaged {
-		apiError(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
+		admin.Error(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
 		return nil, false
 	}
 	return t, true
@@ -368,11 +362,11 @@ func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
 		t.Agent = b.Agent
 	}
 	if err := g.store.PutTask(t); err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
 	g.auditAdmin(r, "task/"+t.ID, "ok", &before, t)
-	apiJSON(w, http.StatusOK, t)
+	admin.JSON(w, http.StatusOK, t)
 }
 
 func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
@@ -381,7 +375,7 @@ func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := g.store.DeleteTask(t.ID); err != nil && !errors.Is(err, sessions.ErrNotFound) {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
 	g.auditAdmin(r, "task/"+t.ID, "ok", t, nil)

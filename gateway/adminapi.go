@@ -1,295 +1,17 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"crypto/subtle"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net/http"
-	"reflect"
 	"regexp"
-	"slices"
 	"strings"
 
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 )
-
-// fieldError is one problem with a request: the field it concerns (a config path such as
-// servers.docs.url, or a JSON path of the body) and what is wrong.
-type fieldError struct {
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-	// Hint is what the user can do about it, when the config model knows.
-	Hint string `json:"hint,omitempty"`
-}
-
-// errorBody is every admin API error answer: error sums it up; errors and warnings list
-// the problems field by field.
-type errorBody struct {
-	Error    string       `json:"error"`
-	Errors   []fieldError `json:"errors,omitempty"`
-	Warnings []fieldError `json:"warnings,omitempty"`
-}
-
-func apiFieldErrors(w http.ResponseWriter, status int, summary string, errs, warns []fieldError) {
-	apiJSON(w, status, errorBody{Error: summary, Errors: errs, Warnings: warns})
-}
-
-// maxAdminBody bounds an admin request body.
-const maxAdminBody = 1 << 20
-
-// readBody reads a request body, bounded; an empty one is an error.
-func readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody+1))
-	switch {
-	case err != nil:
-		apiError(w, http.StatusBadRequest, "reading the body: "+err.Error())
-		return nil, false
-	case len(b) > maxAdminBody:
-		apiError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", maxAdminBody))
-		return nil, false
-	case len(bytes.TrimSpace(b)) == 0:
-		apiFieldErrors(w, http.StatusBadRequest, "empty body: a JSON object is expected", []fieldError{{Message: "empty body: a JSON object is expected"}}, nil)
-		return nil, false
-	}
-	return b, true
-}
-
-// decodeStrict decodes a JSON object into v (a pointer to a struct). Bad JSON, a field v
-// does not have (at any depth, named by its path: "meta.colour"), and a value of the wrong
-// type (named by its path) are reported as field errors. aliases maps accepted
-// alternative top-level names to the field they stand for.
-func decodeStrict(body []byte, v any, aliases map[string]string) []fieldError {
-	var generic any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&generic); err != nil {
-		return []fieldError{{Message: "bad JSON: " + jsonErrorText(body, err)}}
-	}
-	if dec.More() {
-		return []fieldError{{Message: "bad JSON: more than one value in the body"}}
-	}
-	obj, ok := generic.(map[string]any)
-	if !ok {
-		return []fieldError{{Message: "bad JSON: the body must be a JSON object"}}
-	}
-	for alias, field := range aliases {
-		if a, ok := obj[alias]; ok {
-			if _, both := obj[field]; both {
-				return []fieldError{{Field: alias, Message: fmt.Sprintf("%s and %s are the same field; send one", alias, field)}}
-			}
-			obj[field] = a
-			delete(obj, alias)
-		}
-	}
-	if errs := unknownFields(obj, reflect.TypeOf(v), ""); len(errs) > 0 {
-		return errs
-	}
-	clean, _ := json.Marshal(obj)
-	if err := json.Unmarshal(clean, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return []fieldError{{Field: bodyPath(obj, te.Field), Message: fmt.Sprintf("must be %s, not a JSON %s", typeWord(te.Type), te.Value)}}
-		}
-		return []fieldError{{Message: "bad JSON: " + err.Error()}}
-	}
-	return nil
-}
-
-// bodyPath turns encoding/json's Go field path (which names embedded structs:
-// "serverDoc.args") into the path of keys the body has ("args").
-func bodyPath(obj map[string]any, goPath string) string {
-	var keys []string
-	var cur any = obj
-	for _, seg := range strings.Split(goPath, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			keys = append(keys, seg)
-			continue
-		}
-		if v, ok := m[seg]; ok {
-			keys = append(keys, seg)
-			cur = v
-		}
-	}
-	return strings.Join(keys, ".")
-}
-
-// jsonErrorText says what is wrong with body and where.
-func jsonErrorText(body []byte, err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		line := 1 + bytes.Count(body[:min(int(se.Offset), len(body))], []byte("\n"))
-		return fmt.Sprintf("%v (line %d, byte %d)", se, line, se.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return "the JSON ends too early"
-	}
-	return err.Error()
-}
-
-func typeWord(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Float64:
-		return "a number"
-	case reflect.Slice:
-		return "an array"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	}
-	return t.String()
-}
-
-// unknownFields lists the keys of v (decoded JSON) that type t has no field for, by path.
-func unknownFields(v any, t reflect.Type, path string) []fieldError {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	join := func(k string) string {
-		if path == "" {
-			return k
-		}
-		return path + "." + k
-	}
-	var out []fieldError
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := v.(map[string]any)
-		if !ok {
-			return nil // a type error; Unmarshal names it
-		}
-		fields := jsonFields(t)
-		for _, k := range sortedKeys(obj) {
-			ft, ok := fields[k]
-			if !ok {
-				out = append(out, fieldError{Field: join(k), Message: fmt.Sprintf("unknown field %q", join(k))})
-				continue
-			}
-			out = append(out, unknownFields(obj[k], ft, join(k))...)
-		}
-	case reflect.Map:
-		if obj, ok := v.(map[string]any); ok {
-			for _, k := range sortedKeys(obj) {
-				out = append(out, unknownFields(obj[k], t.Elem(), join(k))...)
-			}
-		}
-	case reflect.Slice:
-		if arr, ok := v.([]any); ok && t != reflect.TypeOf(json.RawMessage(nil)) {
-			for i, e := range arr {
-				out = append(out, unknownFields(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i))...)
-			}
-		}
-	}
-	return out
-}
-
-// jsonFields maps the JSON names of a struct's fields (embedded structs' included) to
-// their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	m := map[string]reflect.Type{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		tag := f.Tag.Get("json")
-		name, _, _ := strings.Cut(tag, ",")
-		if name == "-" {
-			continue
-		}
-		if f.Anonymous && name == "" {
-			for k, v := range jsonFields(f.Type) {
-				if _, shadowed := m[k]; !shadowed {
-					m[k] = v
-				}
-			}
-			continue
-		}
-		if !f.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = f.Type
-	}
-	return m
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return ks
-}
-
-// mergePatch applies an RFC 7396 JSON merge patch to target.
-func mergePatch(target, patch map[string]any) map[string]any {
-	if target == nil {
-		target = map[string]any{}
-	}
-	for k, pv := range patch {
-		if pv == nil {
-			delete(target, k)
-			continue
-		}
-		if pm, ok := pv.(map[string]any); ok {
-			tm, _ := target[k].(map[string]any)
-			target[k] = mergePatch(tm, pm)
-			continue
-		}
-		target[k] = pv
-	}
-	return target
-}
-
-// etagOf quotes a content hash as an ETag.
-func etagOf(hash string) string { return `"` + hash + `"` }
-
-// preconditionFailed answers 412 when the request's If-Match names another version of the
-// entity than etag (If-Match: * matches any existing entity).
-func preconditionFailed(w http.ResponseWriter, r *http.Request, etag string) bool {
-	im := strings.TrimSpace(r.Header.Get("If-Match"))
-	if im == "" || im == "*" {
-		return false
-	}
-	for _, tag := range strings.Split(im, ",") {
-		tag = strings.TrimPrefix(strings.TrimSpace(tag), "W/")
-		if tag == etag {
-			return false
-		}
-	}
-	w.Header().Set("ETag", etag)
-	apiError(w, http.StatusPreconditionFailed, "If-Match "+im+" does not match the current version "+etag+"; read it again and retry")
-	return true
-}
-
-type actorKey struct{}
-
-// credentialKey marks an admin request whose caller showed a credential (credentialed).
-type credentialKey struct{}
-
-// actorOf names who made an admin request, for the audit log.
-func actorOf(r *http.Request) string {
-	a, _ := r.Context().Value(actorKey{}).(string)
-	return a
-}
-
-// credentialed reports whether an admin request's caller showed an admin credential (the
-// admin token, the local token, an admin key or an admin JWT), directly or by the UI
-// sign-in it made with one; a local owner let in without one has not.
-func credentialed(r *http.Request) bool {
-	c, _ := r.Context().Value(credentialKey{}).(bool)
-	return c
-}
 
 // adminMiddleware guards the admin API: the admin token (auth.admin_token) as a bearer
 // token, or, when no admin token is set and auth is off, a loopback caller. It also
@@ -306,8 +28,7 @@ func (g *Gateway) adminMiddleware(next http.Handler) http.Handler {
 		for k, v := range mux.Vars(r) {
 			r.SetPathValue(k, v)
 		}
-		ctx := context.WithValue(r.Context(), actorKey{}, actor)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, credentialKey{}, cred)))
+		next.ServeHTTP(w, r.WithContext(admin.WithCaller(r.Context(), actor, cred)))
 	})
 }
 
@@ -324,7 +45,7 @@ func (g *Gateway) adminActor(w http.ResponseWriter, r *http.Request) (actor stri
 	if tok, has := auth.BearerToken(r.Header.Get("Authorization")); has && tok != "" {
 		if fail := g.slowed(r); fail != nil {
 			w.Header().Set("Retry-After", fail.RetryAfter)
-			apiError(w, fail.Status, fail.Message)
+			admin.Error(w, fail.Status, fail.Message)
 			return "", false, false
 		}
 		actor, ok, valid := g.adminCredential(r.Context(), tok)
@@ -333,12 +54,12 @@ func (g *Gateway) adminActor(w http.ResponseWriter, r *http.Request) (actor stri
 			return actor, true, true
 		}
 		if valid {
-			apiError(w, http.StatusForbidden, "this credential is not an admin's: the admin API takes "+adminCredentials)
+			admin.Error(w, http.StatusForbidden, "this credential is not an admin's: the admin API takes "+adminCredentials)
 			return "", false, false
 		}
 		g.credentialFailed(r, "admin API")
 		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
-		apiError(w, http.StatusUnauthorized, "admin credential wrong: send "+adminCredentials)
+		admin.Error(w, http.StatusUnauthorized, "admin credential wrong: send "+adminCredentials)
 		return "", false, false
 	}
 	if cfg.Auth.AdminToken == "" && cfg.Auth.Mode == "none" {
@@ -347,7 +68,7 @@ func (g *Gateway) adminActor(w http.ResponseWriter, r *http.Request) (actor stri
 		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
-	apiError(w, http.StatusUnauthorized, "the admin API needs a credential: "+adminCredentials)
+	admin.Error(w, http.StatusUnauthorized, "the admin API needs a credential: "+adminCredentials)
 	return "", false, false
 }
 
@@ -367,7 +88,7 @@ func (g *Gateway) adminCredential(ctx context.Context, tok string) (actor string
 
 // auditAdmin writes one audit line for an admin write.
 func (g *Gateway) auditAdmin(r *http.Request, object, outcome string, before, after any) {
-	g.audit.Record(auth.AuditEvent{Kind: "admin", Actor: actorOf(r), Action: r.Method + " " + r.URL.Path,
+	g.audit.Record(auth.AuditEvent{Kind: "admin", Actor: admin.Actor(r), Action: r.Method + " " + r.URL.Path,
 		Object: object, Outcome: outcome, Before: hashJSON(before), After: hashJSON(after)})
 }
 
@@ -395,12 +116,12 @@ func (g *Gateway) adminRouter() *mux.Router {
 	ui := g.uiRoutes(root)
 	// Unknown paths and wrong methods answer JSON, and only to an admin.
 	apiNotFound := g.adminMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		apiError(w, http.StatusNotFound, "no admin API route "+r.URL.Path)
+		admin.Error(w, http.StatusNotFound, "no admin API route "+r.URL.Path)
 	}))
 	apiWrongMethod := g.adminMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		methods := allow.methods(r.URL.Path)
 		w.Header().Set("Allow", strings.Join(methods, ", "))
-		apiError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+strings.Join(methods, ", ")+")")
+		admin.Error(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed on "+r.URL.Path+" (allowed: "+strings.Join(methods, ", ")+")")
 	}))
 	root.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isUIPath(r.URL.Path) {

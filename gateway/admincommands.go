@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 )
 
 // Admin writes that make the gateway run a command (docs/security.md#local-trust): a
@@ -80,12 +81,12 @@ func (g *Gateway) mayRunCommands(w http.ResponseWriter, r *http.Request, entries
 	case !g.policy().cfg.Admin.CommandsAllowed():
 		msg = "admin.allow_commands is false: servers, plugins and executors that run or shape a command (" + what +
 			") are configured in the config file only"
-	case !credentialed(r):
+	case !admin.Credentialed(r):
 		msg = "changing what command the gateway runs (" + what + ") needs an admin credential, not only a local connection: send " + adminCredentials
 	default:
 		return true
 	}
 	g.auditAdmin(r, what, "refused: commands", nil, nil)
-	apiError(w, http.StatusForbidden, msg)
+	admin.Error(w, http.StatusForbidden, msg)
 	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -64,17 +65,17 @@ func (g *Gateway) pluginRowOf(st registry.PluginStatus) pluginRow {
 // apiPlugins lists the configured plugins with their state (plugins are defined in the
 // config file only; the admin API shows them and does not edit them).
 func (g *Gateway) apiPlugins(w http.ResponseWriter, r *http.Request) {
-	apiJSON(w, http.StatusOK, g.pluginRows())
+	admin.JSON(w, http.StatusOK, g.pluginRows())
 }
 
 func (g *Gateway) apiGetPlugin(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	p := g.reg.Plugin(name)
 	if p == nil {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no plugin %q", name))
+		admin.Error(w, http.StatusNotFound, fmt.Sprintf("no plugin %q", name))
 		return
 	}
-	apiJSON(w, http.StatusOK, g.pluginRowOf(p.Status()))
+	admin.JSON(w, http.StatusOK, g.pluginRowOf(p.Status()))
 }
 
 // apiRestartServer restarts a server (Gateway.RestartServer, which the mcpgw plugin's
@@ -84,15 +85,15 @@ func (g *Gateway) apiRestartServer(w http.ResponseWriter, r *http.Request) {
 	err := g.RestartServer(name)
 	switch {
 	case errors.Is(err, registry.ErrNoServer):
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
+		admin.Error(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
 		return
 	case errors.Is(err, registry.ErrRetired):
-		apiError(w, http.StatusConflict, err.Error())
+		admin.Error(w, http.StatusConflict, err.Error())
 		return
 	case err != nil:
-		apiError(w, http.StatusInternalServerError, err.Error())
+		admin.Error(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	g.auditAdmin(r, "server/"+name, "ok", nil, nil)
-	apiJSON(w, http.StatusAccepted, map[string]any{"restarted": name})
+	admin.JSON(w, http.StatusAccepted, map[string]any{"restarted": name})
 }

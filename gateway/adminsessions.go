@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -64,7 +65,7 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 func (g *Gateway) apiSessions(w http.ResponseWriter, r *http.Request) {
 	recs, err := g.store.List()
 	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "session store: "+err.Error())
 		return
 	}
 	out := []sessionRow{}
@@ -72,7 +73,7 @@ func (g *Gateway) apiSessions(w http.ResponseWriter, r *http.Request) {
 		out = append(out, g.sessionRowOf(rec))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	apiJSON(w, http.StatusOK, out)
+	admin.JSON(w, http.StatusOK, out)
 }
 
 // sessionTool is one tool of a session's view.
@@ -88,10 +89,10 @@ func (g *Gateway) apiGetSession(w http.ResponseWriter, r *http.Request) {
 	rec, err := g.store.Get(id)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
+		admin.Error(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
 		return
 	case err != nil:
-		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "session store: "+err.Error())
 		return
 	}
 	out := struct {
@@ -108,20 +109,20 @@ func (g *Gateway) apiGetSession(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Tools = len(out.ViewTools)
 	}
-	apiJSON(w, http.StatusOK, out)
+	admin.JSON(w, http.StatusOK, out)
 }
 
 // apiEndSession ends a session as a client's DELETE would: its instances stop, it leaves
 // the store (so every replica forgets it), and its client's next request gets 404.
 func (g *Gateway) apiEndSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
-	err := g.endSession(id, "ended by an admin ("+actorOf(r)+")")
+	err := g.endSession(id, "ended by an admin ("+admin.Actor(r)+")")
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
+		admin.Error(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
 		return
 	case err != nil:
-		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "session store: "+err.Error())
 		return
 	}
 	g.auditAdmin(r, "session/"+id, "ok", nil, nil)
@@ -135,7 +136,7 @@ const probeTimeout = 30 * time.Second
 // edit is tested too) and then connects to it once, answering the tools it would add.
 // A server that cannot be reached is a 200 with ok false and the error: the test ran.
 func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	body, ok := admin.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -158,7 +159,7 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 		field     string
 	}{{doc.Env, curEnv, "env"}, {doc.Headers, curHeaders, "headers"}} {
 		if fe := unredact(u.next, u.cur, u.field); fe != nil {
-			apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+			admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
 			return
 		}
 	}
@@ -170,7 +171,7 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 	errs, warns := problemsFor(cfg.Validate(), "servers."+b.Name)
 	errs = append(ferrs, errs...)
 	if len(errs) > 0 {
-		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
+		admin.FieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].WithField(), errs, warns)
 		return
 	}
 	if def.Command != "" && !g.mayRunCommands(w, r, []string{"servers." + b.Name + " (test)"}) {
@@ -186,13 +187,13 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 	cat, err := g.reg.Probe(ctx, b.Name, def)
 	ms := time.Since(start).Milliseconds()
 	if err != nil {
-		apiJSON(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error(), "ms": ms, "warnings": nonNil(warns)})
+		admin.JSON(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error(), "ms": ms, "warnings": nonNil(warns)})
 		return
 	}
 	tools := []sessionTool{}
 	for _, t := range cat.Tools {
 		tools = append(tools, sessionTool{Name: t.Exposed, Server: b.Name, Tool: t.Name})
 	}
-	apiJSON(w, http.StatusOK, map[string]any{"ok": true, "tools": tools, "prompts": len(cat.Prompts),
+	admin.JSON(w, http.StatusOK, map[string]any{"ok": true, "tools": tools, "prompts": len(cat.Prompts),
 		"resources": len(cat.Resources) + len(cat.Templates), "problems": nonNil(cat.Problems), "ms": ms, "warnings": nonNil(warns)})
 }

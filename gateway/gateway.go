@@ -216,10 +216,10 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.Handle("/metrics", g.metrics.handler())
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
-	admin := g.adminRouter()
-	g.mux.Handle("/api/", admin)
-	g.mux.Handle("/ui", admin)
-	g.mux.Handle("/ui/", admin)
+	adminRouter := g.adminRouter()
+	g.mux.Handle("/api/", adminRouter)
+	g.mux.Handle("/ui", adminRouter)
+	g.mux.Handle("/ui/", adminRouter)
 	return g, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gorilla/mux"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 )
 
 // openAPI builds the OpenAPI 3.1 document of the admin API from the same route table the
@@ -116,7 +117,7 @@ func responsesFor(method string) map[string]any {
 }
 
 func (g *Gateway) apiOpenAPI(w http.ResponseWriter, r *http.Request) {
-	apiJSON(w, http.StatusOK, g.openAPI())
+	admin.JSON(w, http.StatusOK, g.openAPI())
 }
 
 // AdminRoutes lists the admin API's routes as the router serves them ("GET /api/servers"),

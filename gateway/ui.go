@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 )
 
 // The web UI (docs/ui.md): server-rendered pages under /ui, a little JavaScript under
@@ -165,7 +166,7 @@ func (g *Gateway) uiGuard(api bool, next http.Handler) http.Handler {
 		}
 		deny := func(status int, msg string) {
 			if api {
-				apiError(w, status, msg)
+				admin.Error(w, status, msg)
 			} else {
 				g.uiMessage(w, r, status, "Not signed in", msg)
 			}
@@ -193,8 +194,7 @@ func (g *Gateway) uiGuard(api bool, next http.Handler) http.Handler {
 			r.SetPathValue(k, v)
 		}
 		ctx := context.WithValue(r.Context(), uiSessionKey{}, s)
-		ctx = context.WithValue(ctx, actorKey{}, s.actor)
-		ctx = context.WithValue(ctx, credentialKey{}, s.credentialed)
+		ctx = admin.WithCaller(ctx, s.actor, s.credentialed)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -225,7 +225,7 @@ func (g *Gateway) uiRoutes(root *mux.Router) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		uiHeaders(w)
 		if strings.HasPrefix(r.URL.Path, "/ui/api/") {
-			apiError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path)
+			admin.Error(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path)
 			return
 		}
 		g.uiMessage(w, r, http.StatusNotFound, "Not found", "There is no page "+r.URL.Path+".")
