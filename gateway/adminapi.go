@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
+	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 )
 
 // adminMiddleware guards the admin API: the admin token (auth.admin_token) as a bearer
@@ -113,7 +114,11 @@ func (g *Gateway) adminRouter() *mux.Router {
 	}
 	// The web UI (ui.go) lives on the same router: its pages under /ui, and the same route
 	// table again under /ui/api for its scripts, behind its own sign-in.
-	ui := g.uiRoutes(root)
+	uiAPI := make([]ui.Route, 0, len(g.apiRoutes()))
+	for _, rt := range g.apiRoutes() {
+		uiAPI = append(uiAPI, ui.Route{Method: rt.Method, Path: rt.Path, Handler: rt.Handler})
+	}
+	uiNotFound := g.ui.Mount(root, uiAPI, g.uiPages())
 	// Unknown paths and wrong methods answer JSON, and only to an admin.
 	apiNotFound := g.adminMiddleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		admin.Error(w, http.StatusNotFound, "no admin API route "+r.URL.Path)
@@ -132,7 +137,7 @@ func (g *Gateway) adminRouter() *mux.Router {
 	})
 	root.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if isUIPath(r.URL.Path) {
-			ui.ServeHTTP(w, r)
+			uiNotFound.ServeHTTP(w, r)
 			return
 		}
 		apiNotFound.ServeHTTP(w, r)

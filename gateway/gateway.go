@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin/selfplugin"
@@ -106,9 +107,9 @@ type Gateway struct {
 	origin string
 
 	// usage is the last hour of per-minute metric snapshots (the UI's Usage page); ui the
-	// web UI's sign-in sessions.
+	// web UI (gateway/internal/ui) with its sign-in sessions.
 	usage usageRing
-	ui    uiAuth
+	ui    *ui.UI
 
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
@@ -216,6 +217,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.Handle("/metrics", g.metrics.handler())
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
+	g.ui = ui.New(adminPort{g}, g.version, log)
 	adminRouter := g.adminRouter()
 	g.mux.Handle("/api/", adminRouter)
 	g.mux.Handle("/ui", adminRouter)

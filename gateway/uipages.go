@@ -2,46 +2,35 @@ package gateway
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // The web UI's pages: each reads what the admin API would answer, in process, and
 // renders it; the page's script changes things through /ui/api.
 
-type uiRoute struct {
-	path    string
-	handler http.Handler
-}
-
-func (g *Gateway) uiPages() []uiRoute {
-	return []uiRoute{
-		{"/ui/servers", http.HandlerFunc(g.uiServers)},
-		{"/ui/tasks", http.HandlerFunc(g.uiTasks)},
-		{"/ui/sessions", http.HandlerFunc(g.uiSessions)},
-		{"/ui/sessions/{id}", http.HandlerFunc(g.uiSession)},
-		{"/ui/usage", http.HandlerFunc(g.uiUsage)},
-		{"/ui/agents", http.HandlerFunc(g.uiAgents)},
-		{"/ui/agents/{id}/explain", http.HandlerFunc(g.uiExplain)},
-		{"/ui/executors", http.HandlerFunc(g.uiExecutors)},
+func (g *Gateway) uiPages() []ui.Page {
+	return []ui.Page{
+		{Path: "/ui/servers", Handler: http.HandlerFunc(g.uiServers)},
+		{Path: "/ui/tasks", Handler: http.HandlerFunc(g.uiTasks)},
+		{Path: "/ui/sessions", Handler: http.HandlerFunc(g.uiSessions)},
+		{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(g.uiSession)},
+		{Path: "/ui/usage", Handler: http.HandlerFunc(g.uiUsage)},
+		{Path: "/ui/agents", Handler: http.HandlerFunc(g.uiAgents)},
+		{Path: "/ui/agents/{id}/explain", Handler: http.HandlerFunc(g.uiExplain)},
+		{Path: "/ui/executors", Handler: http.HandlerFunc(g.uiExecutors)},
 	}
-}
-
-func authEvent(r *http.Request, action, outcome string) auth.AuditEvent {
-	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	return auth.AuditEvent{Kind: "admin", Actor: "ui:" + host, Action: action, Object: "ui", Outcome: outcome}
 }
 
 func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
 
 func (g *Gateway) storeTrouble(w http.ResponseWriter, r *http.Request, err error) {
-	g.uiMessage(w, r, http.StatusServiceUnavailable, "Store unavailable", "The session store cannot be read: "+err.Error())
+	g.ui.Message(w, r, http.StatusServiceUnavailable, "Store unavailable", "The session store cannot be read: "+err.Error())
 }
 
 // uiServerRow is a server in the Servers page.
@@ -66,7 +55,7 @@ func (g *Gateway) uiServers(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
-	g.render(w, r, http.StatusOK, "servers", "Servers", uiSessionFrom(r), map[string]any{"Servers": rows})
+	g.ui.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows})
 }
 
 // uiTaskRow is a task in the Tasks page: its servers, and the servers its running
@@ -115,7 +104,7 @@ func (g *Gateway) uiTasks(w http.ResponseWriter, r *http.Request) {
 		d := cfg.Servers[name]
 		choices = append(choices, serverChoice{Name: name, Title: d.Meta.Title, Default: d.Enabled()})
 	}
-	g.render(w, r, http.StatusOK, "tasks", "Tasks", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
 		"Tasks": rows, "Servers": choices, "Agents": sortedKeys(cfg.Agents)})
 }
 
@@ -138,14 +127,14 @@ func (g *Gateway) uiSessions(w http.ResponseWriter, r *http.Request) {
 		g.storeTrouble(w, r, err)
 		return
 	}
-	g.render(w, r, http.StatusOK, "sessions", "Sessions", uiSessionFrom(r), map[string]any{"Sessions": rows})
+	g.ui.Render(w, r, http.StatusOK, "sessions", "Sessions", map[string]any{"Sessions": rows})
 }
 
 func (g *Gateway) uiSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	rec, err := g.store.Get(id)
 	if err != nil {
-		g.uiMessage(w, r, http.StatusNotFound, "No such session", "Session "+id+" is not live (it ended, or never was).")
+		g.ui.Message(w, r, http.StatusNotFound, "No such session", "Session "+id+" is not live (it ended, or never was).")
 		return
 	}
 	row := g.sessionRowOf(rec)
@@ -159,7 +148,7 @@ func (g *Gateway) uiSession(w http.ResponseWriter, r *http.Request) {
 		}
 		row.Tools = len(tools)
 	}
-	g.render(w, r, http.StatusOK, "session", "Session "+id, uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "session", "Session "+id, map[string]any{
 		"Session": row, "Record": rec, "Tools": tools})
 }
 
@@ -241,7 +230,7 @@ func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
 	for _, t := range rep.ByAgentTool {
 		byAgentTool = append(byAgentTool, barRow{UsageRow: t, Width: 100 * t.Calls / math.Max(maxTool, 1)})
 	}
-	g.render(w, r, http.StatusOK, "usage", "Usage", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "usage", "Usage", map[string]any{
 		"Report": rep, "Calls": calls, "Tokens": tokens, "ByAgentTool": byAgentTool,
 		"Minutes": minutes, "Windows": []int{5, 15, 60}})
 }
@@ -253,7 +242,7 @@ func (g *Gateway) uiAgents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	cfg := g.policy().cfg
-	g.render(w, r, http.StatusOK, "agents", "Agents", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "agents", "Agents", map[string]any{
 		"Agents": agents, "Servers": append(sortedKeys(cfg.Servers), sortedKeys(cfg.Plugins)...), "Executors": sortedKeys(cfg.Executors)})
 }
 
@@ -268,7 +257,7 @@ func (g *Gateway) uiExplain(w http.ResponseWriter, r *http.Request) {
 	tasks, _ := g.allTasks()
 	data["Tasks"] = tasks
 	data["Executors"] = sortedKeys(g.policy().cfg.Executors)
-	g.render(w, r, http.StatusOK, "explain", "Explain "+id, uiSessionFrom(r), data)
+	g.ui.Render(w, r, http.StatusOK, "explain", "Explain "+id, data)
 }
 
 func (g *Gateway) uiExecutors(w http.ResponseWriter, r *http.Request) {
@@ -277,6 +266,6 @@ func (g *Gateway) uiExecutors(w http.ResponseWriter, r *http.Request) {
 		g.storeTrouble(w, r, err)
 		return
 	}
-	g.render(w, r, http.StatusOK, "executors", "Executors", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "executors", "Executors", map[string]any{
 		"Executors": execs, "Servers": sortedKeys(g.policy().cfg.Servers)})
 }

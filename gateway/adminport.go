@@ -1,0 +1,47 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/auth"
+)
+
+// adminPort is the gateway as the admin API and the web UI see it (the ports of
+// gateway/internal/admin and gateway/internal/ui): a thin adapter, so that what they may
+// do to the gateway is this file's methods and not the Gateway's whole method set.
+type adminPort struct{ g *Gateway }
+
+// CheckOrigin refuses a request from an Origin the gateway does not serve.
+func (p adminPort) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
+	return p.g.checkOrigin(w, r)
+}
+
+// Open reports whether r may use the UI without signing in: the local owner, while auth
+// is off and no admin token is set.
+func (p adminPort) Open(r *http.Request) bool {
+	cfg := p.g.policy().cfg
+	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
+		return false
+	}
+	_, ok := p.g.localOwner(r)
+	return ok
+}
+
+// Slowed is the refusal for a source that sent too many wrong credentials.
+func (p adminPort) Slowed(r *http.Request) *auth.Failure { return p.g.slowed(r) }
+
+// AdminCredential checks tok as an admin credential.
+func (p adminPort) AdminCredential(ctx context.Context, tok string) (string, bool) {
+	actor, ok, _ := p.g.adminCredential(ctx, tok)
+	return actor, ok
+}
+
+// CredentialFailed counts a wrong credential from r's source.
+func (p adminPort) CredentialFailed(r *http.Request, where string) { p.g.credentialFailed(r, where) }
+
+// CredentialSucceeded forgets r's source's wrong credentials.
+func (p adminPort) CredentialSucceeded(r *http.Request) { p.g.signins.succeeded(p.g.sourceOf(r)) }
+
+// Audit records one audit event.
+func (p adminPort) Audit(ev auth.AuditEvent) { p.g.audit.Record(ev) }
