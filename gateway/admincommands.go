@@ -82,7 +82,7 @@ func (g *Gateway) mayRunCommands(w http.ResponseWriter, r *http.Request, entries
 		msg = "admin.allow_commands is false: servers, plugins and executors that run or shape a command (" + what +
 			") are configured in the config file only"
 	case !admin.Credentialed(r):
-		msg = "changing what command the gateway runs (" + what + ") needs an admin credential, not only a local connection: send " + adminCredentials
+		msg = "changing what command the gateway runs (" + what + ") needs an admin credential, not only a local connection: send " + admin.Credentials
 	default:
 		return true
 	}

@@ -17,24 +17,22 @@ func (p adminPort) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
 	return p.g.checkOrigin(w, r)
 }
 
-// Open reports whether r may use the UI without signing in: the local owner, while auth
-// is off and no admin token is set.
-func (p adminPort) Open(r *http.Request) bool {
+// LocalOwner names the local owner, who may use the admin API and the UI without a
+// credential while auth is off and no admin token is set.
+func (p adminPort) LocalOwner(r *http.Request) (string, bool) {
 	cfg := p.g.policy().cfg
 	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
-		return false
+		return "", false
 	}
-	_, ok := p.g.localOwner(r)
-	return ok
+	return p.g.localOwner(r)
 }
 
 // Slowed is the refusal for a source that sent too many wrong credentials.
 func (p adminPort) Slowed(r *http.Request) *auth.Failure { return p.g.slowed(r) }
 
 // AdminCredential checks tok as an admin credential.
-func (p adminPort) AdminCredential(ctx context.Context, tok string) (string, bool) {
-	actor, ok, _ := p.g.adminCredential(ctx, tok)
-	return actor, ok
+func (p adminPort) AdminCredential(ctx context.Context, tok string) (actor string, ok, valid bool) {
+	return p.g.adminCredential(ctx, tok)
 }
 
 // CredentialFailed counts a wrong credential from r's source.
@@ -45,3 +43,6 @@ func (p adminPort) CredentialSucceeded(r *http.Request) { p.g.signins.succeeded(
 
 // Audit records one audit event.
 func (p adminPort) Audit(ev auth.AuditEvent) { p.g.audit.Record(ev) }
+
+// SessionCount is how many sessions are live.
+func (p adminPort) SessionCount() int { return p.g.sessionCount() }

@@ -25,6 +25,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -125,8 +126,9 @@ type Gateway struct {
 	// signins slows wrong credentials per source (signin.go).
 	local   localTrust
 	signins signinGuard
-	// lastGC is when an admin request last forced a collection (UnixNano; admin.go).
-	lastGC atomic.Int64
+	// admin is the admin API (gateway/internal/admin), reaching the gateway through
+	// adminPort.
+	admin *admin.API
 
 	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
@@ -218,7 +220,8 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
 	g.ui = ui.New(adminPort{g}, g.version, log)
-	adminRouter := g.adminRouter()
+	g.admin = admin.New(adminPort{g}, g.version, g.apiRoutes)
+	adminRouter := g.admin.Router(mountUI(g))
 	g.mux.Handle("/api/", adminRouter)
 	g.mux.Handle("/ui", adminRouter)
 	g.mux.Handle("/ui/", adminRouter)

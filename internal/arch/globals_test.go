@@ -28,7 +28,7 @@ var allowedGlobals = map[string]string{
 	"bridge.errPeerClosed":                "sentinel error",
 	"bridge.errNoAnswer":                  "sentinel error",
 	"embedded.ErrClosed":                  "sentinel error",
-	"gateway.allowOrder":                  "lookup table of HTTP methods, never written",
+	"gateway/internal/admin.allowOrder":   "lookup table of HTTP methods, never written",
 	"config.separatorRE":                  "compiled regexp, never written",
 	"gateway.errParamsNotObject":          "sentinel error",
 	"gateway.errNoStream":                 "sentinel error",

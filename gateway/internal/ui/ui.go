@@ -36,13 +36,13 @@ type Port interface {
 	// CheckOrigin refuses (false, answered) a request from an Origin the gateway does not
 	// serve.
 	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
-	// Open reports whether r may use the UI without signing in: the local owner, while
-	// auth is off and no admin token is set.
-	Open(r *http.Request) bool
+	// LocalOwner names the caller when it may use the UI without signing in: the user
+	// who runs the gateway on this host, while auth is off and no admin token is set.
+	LocalOwner(r *http.Request) (who string, ok bool)
 	// Slowed is the refusal for a source that sent too many wrong credentials (nil: none).
 	Slowed(r *http.Request) *auth.Failure
-	// AdminCredential reports whether tok is an admin credential, and whose.
-	AdminCredential(ctx context.Context, tok string) (actor string, ok bool)
+	// AdminCredential reports whether tok is an admin credential (ok), and whose.
+	AdminCredential(ctx context.Context, tok string) (actor string, ok, valid bool)
 	// CredentialFailed and CredentialSucceeded count a wrong or a good credential from
 	// r's source for the back-off (and the audit log).
 	CredentialFailed(r *http.Request, where string)
@@ -156,7 +156,7 @@ func (a *uiAuth) drop(id string) {
 // API: the local token, auth.admin_token, an admin key, or a token with the mcpgw:admin
 // scope).
 func (u *UI) uiAccess(r *http.Request) string {
-	if u.port.Open(r) {
+	if _, ok := u.port.LocalOwner(r); ok {
 		return "open"
 	}
 	return "token"
@@ -350,7 +350,7 @@ func (u *UI) uiSignIn(w http.ResponseWriter, r *http.Request, pre *uiSession, to
 		return
 	}
 	actor := ""
-	if a, ok := u.port.AdminCredential(r.Context(), tok); ok && tok != "" {
+	if a, ok, _ := u.port.AdminCredential(r.Context(), tok); ok && tok != "" {
 		actor = a
 	}
 	if actor == "" {

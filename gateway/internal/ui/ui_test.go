@@ -25,10 +25,10 @@ type fakePort struct {
 }
 
 func (p *fakePort) CheckOrigin(http.ResponseWriter, *http.Request) bool { return true }
-func (p *fakePort) Open(*http.Request) bool                             { return p.open }
+func (p *fakePort) LocalOwner(*http.Request) (string, bool)             { return "owner", p.open }
 func (p *fakePort) Slowed(*http.Request) *auth.Failure                  { return nil }
-func (p *fakePort) AdminCredential(_ context.Context, tok string) (string, bool) {
-	return "admin_token", tok == p.good
+func (p *fakePort) AdminCredential(_ context.Context, tok string) (string, bool, bool) {
+	return "admin_token", tok == p.good, tok == p.good
 }
 func (p *fakePort) CredentialFailed(*http.Request, string) { p.failed++ }
 func (p *fakePort) CredentialSucceeded(*http.Request)      { p.succeed++ }

@@ -1,0 +1,150 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mcpgw/mcpgw/auth"
+)
+
+// fakePort lets in the bearer token "admin" (and "user" as a valid non-admin one), and
+// the local owner when owner is set.
+type fakePort struct {
+	owner             bool
+	slowed            bool
+	failed, succeeded int
+}
+
+func (p *fakePort) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Origin") == "http://evil" {
+		http.Error(w, "foreign origin", http.StatusForbidden)
+		return false
+	}
+	return true
+}
+func (p *fakePort) LocalOwner(*http.Request) (string, bool) { return "local:1000", p.owner }
+func (p *fakePort) Slowed(*http.Request) *auth.Failure {
+	if !p.slowed {
+		return nil
+	}
+	return &auth.Failure{Status: http.StatusTooManyRequests, RetryAfter: "3", Message: "slow down"}
+}
+func (p *fakePort) AdminCredential(_ context.Context, tok string) (string, bool, bool) {
+	return "key:" + tok, tok == "admin", tok == "admin" || tok == "user"
+}
+func (p *fakePort) CredentialFailed(*http.Request, string) { p.failed++ }
+func (p *fakePort) CredentialSucceeded(*http.Request)      { p.succeeded++ }
+func (p *fakePort) Audit(auth.AuditEvent)                  {}
+func (p *fakePort) SessionCount() int                      { return 7 }
+
+func testAPI(port *fakePort) (*API, *mux.Router) {
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		JSON(w, http.StatusOK, map[string]any{"actor": Actor(r), "cred": Credentialed(r), "name": r.PathValue("name")})
+	}
+	var a *API
+	a = New(port, "v1", func() []Route {
+		return []Route{
+			{Method: "GET", Path: "/api/things", Summary: "list", Handler: echo},
+			{Method: "GET", Path: "/api/things/{name}", Summary: "one", Handler: echo},
+			{Method: "DELETE", Path: "/api/things/{name}", Summary: "delete", Handler: echo},
+			{Method: "GET", Path: "/api/runtime", Summary: "runtime", Handler: a.ServeRuntime},
+			{Method: "GET", Path: "/api/openapi.json", Summary: "doc", Handler: a.ServeOpenAPI},
+		}
+	})
+	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "ui page", http.StatusTeapot) })
+	return a, a.Router(func(root *mux.Router) http.Handler {
+		root.Handle("/ui/page", ui).Methods("GET")
+		return ui
+	})
+}
+
+func call(h http.Handler, method, path, token string) (*httptest.ResponseRecorder, map[string]any) {
+	r := httptest.NewRequest(method, path, nil)
+	if token != "" {
+		r.Header.Set("Authorization", "Bearer "+token)
+	}
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	var body map[string]any
+	_ = json.Unmarshal(w.Body.Bytes(), &body)
+	return w, body
+}
+
+func TestGuard(t *testing.T) {
+	port := &fakePort{}
+	_, h := testAPI(port)
+	if w, b := call(h, "GET", "/api/things/x", "admin"); w.Code != 200 || b["actor"] != "key:admin" || b["cred"] != true || b["name"] != "x" || port.succeeded != 1 {
+		t.Errorf("admin token: %d %v (successes %d)", w.Code, b, port.succeeded)
+	}
+	if w, _ := call(h, "GET", "/api/things", "user"); w.Code != http.StatusForbidden {
+		t.Errorf("a valid non-admin credential: %d, want 403", w.Code)
+	}
+	if w, _ := call(h, "GET", "/api/things", "wrong"); w.Code != http.StatusUnauthorized || port.failed != 1 || w.Header().Get("WWW-Authenticate") == "" {
+		t.Errorf("a wrong token: %d (failures %d), want 401 with WWW-Authenticate", w.Code, port.failed)
+	}
+	if w, _ := call(h, "GET", "/api/things", ""); w.Code != http.StatusUnauthorized {
+		t.Errorf("no credential and no local owner: %d, want 401", w.Code)
+	}
+	port.owner = true
+	if w, b := call(h, "GET", "/api/things", ""); w.Code != 200 || b["actor"] != "local:1000" || b["cred"] != false {
+		t.Errorf("the local owner: %d %v", w.Code, b)
+	}
+	port.slowed = true
+	if w, _ := call(h, "GET", "/api/things", "admin"); w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") != "3" {
+		t.Errorf("a slowed source: %d Retry-After %q", w.Code, w.Header().Get("Retry-After"))
+	}
+	r := httptest.NewRequest("GET", "/api/things", nil)
+	r.Header.Set("Origin", "http://evil")
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, r)
+	if w.Code != http.StatusForbidden {
+		t.Errorf("a foreign Origin: %d, want 403", w.Code)
+	}
+}
+
+func TestRouterAnswers(t *testing.T) {
+	_, h := testAPI(&fakePort{})
+	if w, b := call(h, "POST", "/api/things/x", "admin"); w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET, DELETE" || !strings.Contains(b["error"].(string), "allowed: GET, DELETE") {
+		t.Errorf("a wrong method: %d Allow %q %v", w.Code, w.Header().Get("Allow"), b)
+	}
+	if w, _ := call(h, "POST", "/api/things/x", ""); w.Code != http.StatusUnauthorized {
+		t.Errorf("a wrong method without a credential: %d, want 401 (the guard first)", w.Code)
+	}
+	if w, b := call(h, "GET", "/api/nothing", "admin"); w.Code != http.StatusNotFound || b["error"] != "no admin API route /api/nothing" {
+		t.Errorf("an unknown path: %d %v", w.Code, b)
+	}
+	if w, _ := call(h, "GET", "/ui/elsewhere", ""); w.Code != http.StatusTeapot {
+		t.Errorf("an unknown UI path: %d, want the UI's own answer", w.Code)
+	}
+	if w, _ := call(h, "POST", "/ui/page", ""); w.Code != http.StatusMethodNotAllowed || w.Body.Len() != 0 {
+		t.Errorf("a UI page's wrong method: %d %q, want a bare 405", w.Code, w.Body.String())
+	}
+	if got, want := strings.Join(Paths(h), ","), "GET /api/things,GET /api/things/{name},DELETE /api/things/{name},GET /api/runtime,GET /api/openapi.json"; got != want {
+		t.Errorf("Paths: %s, want %s", got, want)
+	}
+}
+
+func TestOpenAPIAndRuntime(t *testing.T) {
+	_, h := testAPI(&fakePort{})
+	w, doc := call(h, "GET", "/api/openapi.json", "admin")
+	paths, _ := doc["paths"].(map[string]any)
+	del, _ := paths["/api/things/{name}"].(map[string]any)["delete"].(map[string]any)
+	if w.Code != 200 || doc["info"].(map[string]any)["version"] != "v1" || len(paths) != 4 || del["operationId"] != "deleteThingsName" {
+		t.Errorf("OpenAPI: %d %v", w.Code, doc)
+	}
+	if w, b := call(h, "GET", "/api/runtime", "admin"); w.Code != 200 || b["sessions"] != float64(7) {
+		t.Errorf("runtime: %d %v", w.Code, b)
+	}
+	if w, _ := call(h, "GET", "/api/runtime?gc=1", "admin"); w.Code != 200 {
+		t.Errorf("the first forced collection: %d", w.Code)
+	}
+	if w, _ := call(h, "GET", "/api/runtime?gc=1", "admin"); w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
+		t.Errorf("a second forced collection at once: %d, want 429 with Retry-After", w.Code)
+	}
+}
