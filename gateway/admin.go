@@ -43,9 +43,9 @@ func (g *Gateway) apiRoutes() []admin.Route {
 		{Method: "PATCH", Path: "/api/servers/{name}", Summary: "change an API-created server (JSON merge patch)", Handler: g.apiPatchServer},
 		{Method: "DELETE", Path: "/api/servers/{name}", Summary: "delete an API-created server (running tasks keep it)", Handler: g.apiDeleteServer},
 		{Method: "POST", Path: "/api/servers/test", Summary: "check a server and connect to it once: the tools it would add (nothing stored)", Handler: g.apiTestServer},
-		{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart a server: a new connection replaces the old one, per-session instances stop", Handler: g.apiRestartServer},
-		{Method: "GET", Path: "/api/plugins", Summary: "every plugin with its state, tools and connections", Handler: g.apiPlugins},
-		{Method: "GET", Path: "/api/plugins/{name}", Summary: "one plugin", Handler: g.apiGetPlugin},
+		{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart a server: a new connection replaces the old one, per-session instances stop", Handler: g.admin.ServeRestartServer},
+		{Method: "GET", Path: "/api/plugins", Summary: "every plugin with its state, tools and connections", Handler: g.admin.ServePlugins},
+		{Method: "GET", Path: "/api/plugins/{name}", Summary: "one plugin", Handler: g.admin.ServePlugin},
 		{Method: "GET", Path: "/api/sessions", Summary: "live sessions", Handler: g.apiSessions},
 		{Method: "GET", Path: "/api/sessions/{id}", Summary: "one session and the tools in its view", Handler: g.apiGetSession},
 		{Method: "DELETE", Path: "/api/sessions/{id}", Summary: "end a session: its client's next request gets 404", Handler: g.apiEndSession},
@@ -62,6 +62,9 @@ func (g *Gateway) apiRoutes() []admin.Route {
 		{Method: "GET", Path: "/api/usage", Summary: "tool calls, errors, p50/p99 and list tokens per agent and tool over the last ?minutes= (1-60), from the gateway's own metrics", Handler: g.apiUsage},
 	}
 }
+
+// pluginRow is a plugin as the admin API and the readiness answer show it.
+type pluginRow = admin.PluginRow
 
 // fieldError is the admin API's field error, by the name the gateway's config checks
 // (instances.go) use.
@@ -243,7 +246,7 @@ func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
 		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	g.auditAdmin(r, "task/"+t.ID, "ok", nil, t)
+	g.admin.AuditWrite(r, "task/"+t.ID, "ok", nil, t)
 	admin.JSON(w, http.StatusCreated, t)
 }
 
@@ -291,7 +294,7 @@ func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
 		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	g.auditAdmin(r, "task/"+t.ID, "ok", &before, t)
+	g.admin.AuditWrite(r, "task/"+t.ID, "ok", &before, t)
 	admin.JSON(w, http.StatusOK, t)
 }
 
@@ -304,7 +307,7 @@ func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
 		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	g.auditAdmin(r, "task/"+t.ID, "ok", t, nil)
+	g.admin.AuditWrite(r, "task/"+t.ID, "ok", t, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 

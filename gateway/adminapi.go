@@ -3,10 +3,7 @@ package gateway
 import (
 	"context"
 	"crypto/subtle"
-	"net/http"
 
-	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 )
 
 // adminCredential checks a bearer token as an admin credential: the config's admin_token,
@@ -21,10 +18,4 @@ func (g *Gateway) adminCredential(ctx context.Context, tok string) (actor string
 		return "local_token", true, true
 	}
 	return pol.authn.Admin(ctx, tok)
-}
-
-// auditAdmin writes one audit line for an admin write.
-func (g *Gateway) auditAdmin(r *http.Request, object, outcome string, before, after any) {
-	g.audit.Record(auth.AuditEvent{Kind: "admin", Actor: admin.Actor(r), Action: r.Method + " " + r.URL.Path,
-		Object: object, Outcome: outcome, Before: hashJSON(before), After: hashJSON(after)})
 }

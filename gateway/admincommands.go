@@ -86,7 +86,7 @@ func (g *Gateway) mayRunCommands(w http.ResponseWriter, r *http.Request, entries
 	default:
 		return true
 	}
-	g.auditAdmin(r, what, "refused: commands", nil, nil)
+	g.admin.AuditWrite(r, what, "refused: commands", nil, nil)
 	admin.Error(w, http.StatusForbidden, msg)
 	return false
 }

@@ -312,7 +312,7 @@ func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes 
 			if after && c.next != nil {
 				next = c.next
 			}
-			g.auditAdmin(r, c.kind+"/"+c.name, outcome, before, next)
+			g.admin.AuditWrite(r, c.kind+"/"+c.name, outcome, before, next)
 		}
 	}
 	if len(errs) > 0 {

@@ -211,10 +211,10 @@ func (g *Gateway) policyView(spec *policySpec, id string, doc any, e *sessions.C
 	}
 	var etag string
 	if e != nil {
-		etag = admin.ETag(hashJSON(e))
+		etag = admin.ETag(admin.Hash(e))
 		v["source"], v["created_at"], v["updated_at"], v["version"] = "api", e.Created, e.Updated, e.Version
 	} else {
-		etag = admin.ETag(hashJSON(doc))
+		etag = admin.ETag(admin.Hash(doc))
 		v["source"], v["file"] = "file", g.FileConfig().Path
 	}
 	v["id"], v["etag"] = id, etag
@@ -323,7 +323,7 @@ func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
 			admin.Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
 			return
 		}
-		if cur != nil && admin.PreconditionFailed(w, r, admin.ETag(hashJSON(cur))) {
+		if cur != nil && admin.PreconditionFailed(w, r, admin.ETag(admin.Hash(cur))) {
 			return
 		}
 		if r.Method == http.MethodDelete {

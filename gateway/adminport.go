@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // adminPort is the gateway as the admin API and the web UI see it (the ports of
@@ -46,3 +47,12 @@ func (p adminPort) Audit(ev auth.AuditEvent) { p.g.audit.Record(ev) }
 
 // SessionCount is how many sessions are live.
 func (p adminPort) SessionCount() int { return p.g.sessionCount() }
+
+// PluginStatuses are the registry's plugins' states.
+func (p adminPort) PluginStatuses() []registry.PluginStatus { return p.g.reg.PluginStatuses() }
+
+// Plugin is the registry's plugin of that name (nil: none).
+func (p adminPort) Plugin(name string) *registry.Plugin { return p.g.reg.Plugin(name) }
+
+// RestartServer restarts a configured server (selfplugin.go).
+func (p adminPort) RestartServer(name string) error { return p.g.RestartServer(name) }

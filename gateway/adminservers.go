@@ -176,9 +176,9 @@ type serverEntity struct {
 
 func (e *serverEntity) etag() string {
 	if e.entry != nil {
-		return admin.ETag(hashJSON(e.entry))
+		return admin.ETag(admin.Hash(e.entry))
 	}
-	return admin.ETag(hashJSON(docOf(e.def)))
+	return admin.ETag(admin.Hash(docOf(e.def)))
 }
 
 func (g *Gateway) view(e *serverEntity) serverView {

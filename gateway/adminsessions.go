@@ -125,7 +125,7 @@ func (g *Gateway) apiEndSession(w http.ResponseWriter, r *http.Request) {
 		admin.Error(w, http.StatusServiceUnavailable, "session store: "+err.Error())
 		return
 	}
-	g.auditAdmin(r, "session/"+id, "ok", nil, nil)
+	g.admin.AuditWrite(r, "session/"+id, "ok", nil, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -97,7 +97,7 @@ func settingsView(c *config.Config, e *sessions.ConfigEntry) map[string]any {
 		_ = json.Unmarshal(e.Doc, &d)
 		v["source"], v["version"], v["updated_at"], v["api"] = "api", e.Version, e.Updated, d
 	}
-	v["etag"] = admin.ETag(hashJSON(v))
+	v["etag"] = admin.ETag(admin.Hash(v))
 	return v
 }
 

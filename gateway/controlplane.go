@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -168,16 +166,6 @@ func (g *Gateway) ReloadStored() {
 
 // FileConfig is the config as the file (or the embedded defaults) gave it.
 func (g *Gateway) FileConfig() *config.Config { return g.fileCfg.Load() }
-
-// hashJSON is a short content hash of v: ETags and the audit log's before/after.
-func hashJSON(v any) string {
-	if v == nil {
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
 
 // redacted is what a secret value reads as in an API answer. Writing it back (PUT or
 // PATCH of an answer as read) keeps the stored value.

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // Port is what the admin API needs of the running gateway. The gateway implements it with
@@ -34,6 +35,12 @@ type Port interface {
 	Audit(ev auth.AuditEvent)
 	// SessionCount is how many sessions are live.
 	SessionCount() int
+	// PluginStatuses and Plugin are the plugins the registry runs.
+	PluginStatuses() []registry.PluginStatus
+	Plugin(name string) *registry.Plugin
+	// RestartServer replaces a server's connection by a new one (registry.ErrNoServer:
+	// none of that name; registry.ErrRetired: it is going away).
+	RestartServer(name string) error
 }
 
 // API is the admin API of one gateway.

@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // fakePort lets in the bearer token "admin" (and "user" as a valid non-admin one), and
@@ -42,6 +43,19 @@ func (p *fakePort) CredentialFailed(*http.Request, string) { p.failed++ }
 func (p *fakePort) CredentialSucceeded(*http.Request)      { p.succeeded++ }
 func (p *fakePort) Audit(auth.AuditEvent)                  {}
 func (p *fakePort) SessionCount() int                      { return 7 }
+func (p *fakePort) PluginStatuses() []registry.PluginStatus {
+	return []registry.PluginStatus{{Name: "sql"}}
+}
+func (p *fakePort) Plugin(string) *registry.Plugin { return nil }
+func (p *fakePort) RestartServer(name string) error {
+	switch name {
+	case "gone":
+		return registry.ErrNoServer
+	case "leaving":
+		return registry.ErrRetired
+	}
+	return nil
+}
 
 func testAPI(port *fakePort) (*API, *mux.Router) {
 	echo := func(w http.ResponseWriter, r *http.Request) {
@@ -55,6 +69,9 @@ func testAPI(port *fakePort) (*API, *mux.Router) {
 			{Method: "DELETE", Path: "/api/things/{name}", Summary: "delete", Handler: echo},
 			{Method: "GET", Path: "/api/runtime", Summary: "runtime", Handler: a.ServeRuntime},
 			{Method: "GET", Path: "/api/openapi.json", Summary: "doc", Handler: a.ServeOpenAPI},
+			{Method: "GET", Path: "/api/plugins", Summary: "plugins", Handler: a.ServePlugins},
+			{Method: "GET", Path: "/api/plugins/{name}", Summary: "plugin", Handler: a.ServePlugin},
+			{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart", Handler: a.ServeRestartServer},
 		}
 	})
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "ui page", http.StatusTeapot) })
@@ -125,7 +142,7 @@ func TestRouterAnswers(t *testing.T) {
 	if w, _ := call(h, "POST", "/ui/page", ""); w.Code != http.StatusMethodNotAllowed || w.Body.Len() != 0 {
 		t.Errorf("a UI page's wrong method: %d %q, want a bare 405", w.Code, w.Body.String())
 	}
-	if got, want := strings.Join(Paths(h), ","), "GET /api/things,GET /api/things/{name},DELETE /api/things/{name},GET /api/runtime,GET /api/openapi.json"; got != want {
+	if got, want := strings.Join(Paths(h), ","), "GET /api/things,GET /api/things/{name},DELETE /api/things/{name},GET /api/runtime,GET /api/openapi.json,GET /api/plugins,GET /api/plugins/{name},POST /api/servers/{name}/restart"; got != want {
 		t.Errorf("Paths: %s, want %s", got, want)
 	}
 }
@@ -135,7 +152,7 @@ func TestOpenAPIAndRuntime(t *testing.T) {
 	w, doc := call(h, "GET", "/api/openapi.json", "admin")
 	paths, _ := doc["paths"].(map[string]any)
 	del, _ := paths["/api/things/{name}"].(map[string]any)["delete"].(map[string]any)
-	if w.Code != 200 || doc["info"].(map[string]any)["version"] != "v1" || len(paths) != 4 || del["operationId"] != "deleteThingsName" {
+	if w.Code != 200 || doc["info"].(map[string]any)["version"] != "v1" || len(paths) != 7 || del["operationId"] != "deleteThingsName" {
 		t.Errorf("OpenAPI: %d %v", w.Code, doc)
 	}
 	if w, b := call(h, "GET", "/api/runtime", "admin"); w.Code != 200 || b["sessions"] != float64(7) {
@@ -146,5 +163,25 @@ func TestOpenAPIAndRuntime(t *testing.T) {
 	}
 	if w, _ := call(h, "GET", "/api/runtime?gc=1", "admin"); w.Code != http.StatusTooManyRequests || w.Header().Get("Retry-After") == "" {
 		t.Errorf("a second forced collection at once: %d, want 429 with Retry-After", w.Code)
+	}
+}
+
+func TestPluginsAndRestart(t *testing.T) {
+	_, h := testAPI(&fakePort{})
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/api/plugins", nil)
+	r.Header.Set("Authorization", "Bearer admin")
+	h.ServeHTTP(w, r)
+	var rows []PluginRow
+	if err := json.Unmarshal(w.Body.Bytes(), &rows); err != nil || w.Code != 200 || len(rows) != 1 || rows[0].Name != "sql" || rows[0].ConnectionsList == nil {
+		t.Errorf("plugins: %d %s (%v)", w.Code, w.Body.String(), err)
+	}
+	if w, b := call(h, "GET", "/api/plugins/nope", "admin"); w.Code != http.StatusNotFound || b["error"] != `no plugin "nope"` {
+		t.Errorf("an unknown plugin: %d %v", w.Code, b)
+	}
+	for name, want := range map[string]int{"docs": http.StatusAccepted, "gone": http.StatusNotFound, "leaving": http.StatusConflict} {
+		if w, _ := call(h, "POST", "/api/servers/"+name+"/restart", "admin"); w.Code != want {
+			t.Errorf("restart %s: %d, want %d", name, w.Code, want)
+		}
 	}
 }
