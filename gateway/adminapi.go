@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"crypto/subtle"
-
 )
 
 // adminCredential checks a bearer token as an admin credential: the config's admin_token,

@@ -5,7 +5,9 @@ import (
 	"net/http"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // adminPort is the gateway as the admin API and the web UI see it (the ports of
@@ -56,3 +58,30 @@ func (p adminPort) Plugin(name string) *registry.Plugin { return p.g.reg.Plugin(
 
 // RestartServer restarts a configured server (selfplugin.go).
 func (p adminPort) RestartServer(name string) error { return p.g.RestartServer(name) }
+
+// SessionRecords lists the session store.
+func (p adminPort) SessionRecords() ([]*sessions.Record, error) { return p.g.store.List() }
+
+// SessionRecord reads one session from the store.
+func (p adminPort) SessionRecord(id string) (*sessions.Record, error) { return p.g.store.Get(id) }
+
+// SessionRow is a stored session with what this process knows of it.
+func (p adminPort) SessionRow(rec *sessions.Record) admin.SessionRow { return p.g.sessionRowOf(rec) }
+
+// SessionView is the tools in a live session's view.
+func (p adminPort) SessionView(id string) ([]admin.SessionTool, bool) {
+	p.g.mu.RLock()
+	s := p.g.sessions[id]
+	p.g.mu.RUnlock()
+	if s == nil || s.isClosed() {
+		return nil, false
+	}
+	var tools []admin.SessionTool
+	for _, t := range s.View().Tools {
+		tools = append(tools, admin.SessionTool{Name: t.Exposed, Server: t.Server, Tool: t.Name})
+	}
+	return tools, true
+}
+
+// EndSession ends a session: its instances stop and it leaves the store.
+func (p adminPort) EndSession(id, reason string) error { return p.g.endSession(id, reason) }

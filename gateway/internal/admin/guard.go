@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // Port is what the admin API needs of the running gateway. The gateway implements it with
@@ -41,6 +42,15 @@ type Port interface {
 	// RestartServer replaces a server's connection by a new one (registry.ErrNoServer:
 	// none of that name; registry.ErrRetired: it is going away).
 	RestartServer(name string) error
+	// SessionRecords and SessionRecord read the session store (sessions.ErrNotFound: no
+	// such session); SessionRow adds what this process knows of a live one.
+	SessionRecords() ([]*sessions.Record, error)
+	SessionRecord(id string) (*sessions.Record, error)
+	SessionRow(rec *sessions.Record) SessionRow
+	// SessionView is the tools in a session's view, when it is live and open here.
+	SessionView(id string) (tools []SessionTool, live bool)
+	// EndSession ends a session as its client's DELETE would, for reason.
+	EndSession(id, reason string) error
 }
 
 // API is the admin API of one gateway.

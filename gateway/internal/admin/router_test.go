@@ -7,11 +7,13 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // fakePort lets in the bearer token "admin" (and "user" as a valid non-admin one), and
@@ -47,6 +49,27 @@ func (p *fakePort) PluginStatuses() []registry.PluginStatus {
 	return []registry.PluginStatus{{Name: "sql"}}
 }
 func (p *fakePort) Plugin(string) *registry.Plugin { return nil }
+func (p *fakePort) SessionRecords() ([]*sessions.Record, error) {
+	return []*sessions.Record{{ID: "b", Created: time.Unix(20, 0)}, {ID: "a", Created: time.Unix(10, 0)}}, nil
+}
+func (p *fakePort) SessionRecord(id string) (*sessions.Record, error) {
+	if id != "a" {
+		return nil, sessions.ErrNotFound
+	}
+	return &sessions.Record{ID: "a", ProtocolVersion: "2025-06-18"}, nil
+}
+func (p *fakePort) SessionRow(rec *sessions.Record) SessionRow {
+	return SessionRow{ID: rec.ID, Created: rec.Created, Servers: []string{}}
+}
+func (p *fakePort) SessionView(id string) ([]SessionTool, bool) {
+	return []SessionTool{{Name: "s__t", Server: "s", Tool: "t"}}, id == "a"
+}
+func (p *fakePort) EndSession(id, _ string) error {
+	if id != "a" {
+		return sessions.ErrNotFound
+	}
+	return nil
+}
 func (p *fakePort) RestartServer(name string) error {
 	switch name {
 	case "gone":
@@ -72,6 +95,9 @@ func testAPI(port *fakePort) (*API, *mux.Router) {
 			{Method: "GET", Path: "/api/plugins", Summary: "plugins", Handler: a.ServePlugins},
 			{Method: "GET", Path: "/api/plugins/{name}", Summary: "plugin", Handler: a.ServePlugin},
 			{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart", Handler: a.ServeRestartServer},
+			{Method: "GET", Path: "/api/sessions", Summary: "sessions", Handler: a.ServeSessions},
+			{Method: "GET", Path: "/api/sessions/{id}", Summary: "session", Handler: a.ServeSession},
+			{Method: "DELETE", Path: "/api/sessions/{id}", Summary: "end", Handler: a.ServeEndSession},
 		}
 	})
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "ui page", http.StatusTeapot) })
@@ -142,7 +168,7 @@ func TestRouterAnswers(t *testing.T) {
 	if w, _ := call(h, "POST", "/ui/page", ""); w.Code != http.StatusMethodNotAllowed || w.Body.Len() != 0 {
 		t.Errorf("a UI page's wrong method: %d %q, want a bare 405", w.Code, w.Body.String())
 	}
-	if got, want := strings.Join(Paths(h), ","), "GET /api/things,GET /api/things/{name},DELETE /api/things/{name},GET /api/runtime,GET /api/openapi.json,GET /api/plugins,GET /api/plugins/{name},POST /api/servers/{name}/restart"; got != want {
+	if got, want := strings.Join(Paths(h), ","), "GET /api/things,GET /api/things/{name},DELETE /api/things/{name},GET /api/runtime,GET /api/openapi.json,GET /api/plugins,GET /api/plugins/{name},POST /api/servers/{name}/restart,GET /api/sessions,GET /api/sessions/{id},DELETE /api/sessions/{id}"; got != want {
 		t.Errorf("Paths: %s, want %s", got, want)
 	}
 }
@@ -152,7 +178,7 @@ func TestOpenAPIAndRuntime(t *testing.T) {
 	w, doc := call(h, "GET", "/api/openapi.json", "admin")
 	paths, _ := doc["paths"].(map[string]any)
 	del, _ := paths["/api/things/{name}"].(map[string]any)["delete"].(map[string]any)
-	if w.Code != 200 || doc["info"].(map[string]any)["version"] != "v1" || len(paths) != 7 || del["operationId"] != "deleteThingsName" {
+	if w.Code != 200 || doc["info"].(map[string]any)["version"] != "v1" || len(paths) != 9 || del["operationId"] != "deleteThingsName" {
 		t.Errorf("OpenAPI: %d %v", w.Code, doc)
 	}
 	if w, b := call(h, "GET", "/api/runtime", "admin"); w.Code != 200 || b["sessions"] != float64(7) {
@@ -183,5 +209,31 @@ func TestPluginsAndRestart(t *testing.T) {
 		if w, _ := call(h, "POST", "/api/servers/"+name+"/restart", "admin"); w.Code != want {
 			t.Errorf("restart %s: %d, want %d", name, w.Code, want)
 		}
+	}
+}
+
+func TestSessions(t *testing.T) {
+	_, h := testAPI(&fakePort{})
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest("GET", "/api/sessions", nil)
+	r.Header.Set("Authorization", "Bearer admin")
+	h.ServeHTTP(w, r)
+	var rows []SessionRow
+	if err := json.Unmarshal(w.Body.Bytes(), &rows); err != nil || len(rows) != 2 || rows[0].ID != "a" || rows[1].ID != "b" {
+		t.Errorf("sessions, oldest first: %s (%v)", w.Body.String(), err)
+	}
+	w, b := call(h, "GET", "/api/sessions/a", "admin")
+	view, _ := b["view"].([]any)
+	if w.Code != 200 || b["protocol_version"] != "2025-06-18" || len(view) != 1 || b["tools"] != float64(1) {
+		t.Errorf("one session: %d %v", w.Code, b)
+	}
+	if w, _ := call(h, "GET", "/api/sessions/zz", "admin"); w.Code != http.StatusNotFound {
+		t.Errorf("an unknown session: %d", w.Code)
+	}
+	if w, _ := call(h, "DELETE", "/api/sessions/a", "admin"); w.Code != http.StatusNoContent {
+		t.Errorf("end a session: %d", w.Code)
+	}
+	if w, _ := call(h, "DELETE", "/api/sessions/zz", "admin"); w.Code != http.StatusNotFound {
+		t.Errorf("end an unknown session: %d", w.Code)
 	}
 }
