@@ -18,8 +18,8 @@ func (g *Gateway) uiPages() []ui.Page {
 	return []ui.Page{
 		{Path: "/ui/servers", Handler: http.HandlerFunc(g.uiServers)},
 		{Path: "/ui/tasks", Handler: http.HandlerFunc(g.uiTasks)},
-		{Path: "/ui/sessions", Handler: http.HandlerFunc(g.uiSessions)},
-		{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(g.uiSession)},
+		{Path: "/ui/sessions", Handler: http.HandlerFunc(g.ui.ServeSessions)},
+		{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(g.ui.ServeSession)},
 		{Path: "/ui/usage", Handler: http.HandlerFunc(g.uiUsage)},
 		{Path: "/ui/agents", Handler: http.HandlerFunc(g.uiAgents)},
 		{Path: "/ui/agents/{id}/explain", Handler: http.HandlerFunc(g.uiExplain)},
@@ -106,50 +106,6 @@ func (g *Gateway) uiTasks(w http.ResponseWriter, r *http.Request) {
 	}
 	g.ui.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
 		"Tasks": rows, "Servers": choices, "Agents": sortedKeys(cfg.Agents)})
-}
-
-func (g *Gateway) sessionRows() ([]sessionRow, error) {
-	recs, err := g.store.List()
-	if err != nil {
-		return nil, err
-	}
-	out := []sessionRow{}
-	for _, rec := range recs {
-		out = append(out, g.sessionRowOf(rec))
-	}
-	slices.SortFunc(out, func(a, b sessionRow) int { return b.Created.Compare(a.Created) })
-	return out, nil
-}
-
-func (g *Gateway) uiSessions(w http.ResponseWriter, r *http.Request) {
-	rows, err := g.sessionRows()
-	if err != nil {
-		g.storeTrouble(w, r, err)
-		return
-	}
-	g.ui.Render(w, r, http.StatusOK, "sessions", "Sessions", map[string]any{"Sessions": rows})
-}
-
-func (g *Gateway) uiSession(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	rec, err := g.store.Get(id)
-	if err != nil {
-		g.ui.Message(w, r, http.StatusNotFound, "No such session", "Session "+id+" is not live (it ended, or never was).")
-		return
-	}
-	row := g.sessionRowOf(rec)
-	var tools []sessionTool
-	g.mu.RLock()
-	s := g.sessions[id]
-	g.mu.RUnlock()
-	if s != nil && !s.isClosed() {
-		for _, t := range s.View().Tools {
-			tools = append(tools, sessionTool{Name: t.Exposed, Server: t.Server, Tool: t.Name})
-		}
-		row.Tools = len(tools)
-	}
-	g.ui.Render(w, r, http.StatusOK, "session", "Session "+id, map[string]any{
-		"Session": row, "Record": rec, "Tools": tools})
 }
 
 // uiBar is one bar of a chart, in the chart's own coordinates.

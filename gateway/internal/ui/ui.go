@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // The web UI (docs/ui.md): server-rendered pages under /ui, a little JavaScript under
@@ -49,6 +50,12 @@ type Port interface {
 	CredentialSucceeded(r *http.Request)
 	// Audit records one audit event.
 	Audit(ev auth.AuditEvent)
+	// SessionRecords, SessionRecord, SessionRow and SessionView are the sessions as the
+	// admin API reads them (admin.Port), for the Sessions pages.
+	SessionRecords() ([]*sessions.Record, error)
+	SessionRecord(id string) (*sessions.Record, error)
+	SessionRow(rec *sessions.Record) admin.SessionRow
+	SessionView(id string) (tools []admin.SessionTool, live bool)
 }
 
 // Route is an admin API route mounted again under /ui/api (its Path starts with /api).

@@ -9,10 +9,13 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // fakePort stands in for the gateway: open says whether the UI opens without sign-in,
@@ -33,6 +36,21 @@ func (p *fakePort) AdminCredential(_ context.Context, tok string) (string, bool,
 func (p *fakePort) CredentialFailed(*http.Request, string) { p.failed++ }
 func (p *fakePort) CredentialSucceeded(*http.Request)      { p.succeed++ }
 func (p *fakePort) Audit(ev auth.AuditEvent)               { p.audits = append(p.audits, ev) }
+func (p *fakePort) SessionRecords() ([]*sessions.Record, error) {
+	return []*sessions.Record{{ID: "old-one", Created: time.Unix(10, 0)}, {ID: "new-one", Created: time.Unix(20, 0)}}, nil
+}
+func (p *fakePort) SessionRecord(id string) (*sessions.Record, error) {
+	if id != "new-one" {
+		return nil, sessions.ErrNotFound
+	}
+	return &sessions.Record{ID: id, Agent: "ops"}, nil
+}
+func (p *fakePort) SessionRow(rec *sessions.Record) admin.SessionRow {
+	return admin.SessionRow{ID: rec.ID, Agent: rec.Agent, Created: rec.Created, Servers: []string{}}
+}
+func (p *fakePort) SessionView(id string) ([]admin.SessionTool, bool) {
+	return []admin.SessionTool{{Name: "docs__search", Server: "docs", Tool: "search"}}, id == "new-one"
+}
 
 func newTestUI(t *testing.T, port *fakePort) http.Handler {
 	t.Helper()
@@ -43,7 +61,8 @@ func newTestUI(t *testing.T, port *fakePort) http.Handler {
 	})
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "api "+r.Method) })
 	root.NotFoundHandler = u.Mount(root, []Route{{Method: "POST", Path: "/api/things", Handler: api}},
-		[]Page{{Path: "/ui/hello", Handler: page}})
+		[]Page{{Path: "/ui/hello", Handler: page}, {Path: "/ui/sessions", Handler: http.HandlerFunc(u.ServeSessions)},
+			{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(u.ServeSession)}})
 	return root
 }
 
@@ -137,4 +156,19 @@ func between(s, from, to string) string {
 	}
 	v, _, _ := strings.Cut(after, to)
 	return v
+}
+
+func TestSessionPages(t *testing.T) {
+	h := newTestUI(t, &fakePort{open: true})
+	w := do(h, "GET", "/ui/sessions", nil, nil, nil)
+	body := w.Body.String()
+	if w.Code != http.StatusOK || !strings.Contains(body, "new-one") || strings.Index(body, "new-one") > strings.Index(body, "old-one") {
+		t.Fatalf("the Sessions page, newest first: %d %s", w.Code, body)
+	}
+	if w := do(h, "GET", "/ui/sessions/new-one", nil, nil, nil); w.Code != http.StatusOK || !strings.Contains(w.Body.String(), "docs__search") {
+		t.Fatalf("a live session's page: %d %s", w.Code, w.Body.String())
+	}
+	if w := do(h, "GET", "/ui/sessions/gone", nil, nil, nil); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "is not live") {
+		t.Fatalf("an unknown session's page: %d %s", w.Code, w.Body.String())
+	}
 }
