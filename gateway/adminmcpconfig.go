@@ -325,7 +325,7 @@ func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes 
 	if dry {
 		return warns, true
 	}
-	if !g.mayRunCommands(w, r, launchChanges(g.policy().cfg, checked)) {
+	if !g.admin.MayRunCommands(w, r, admin.LaunchChanges(g.policy().cfg, checked)) {
 		return nil, false
 	}
 	restore := func() {

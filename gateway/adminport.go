@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -46,6 +47,9 @@ func (p adminPort) CredentialSucceeded(r *http.Request) { p.g.signins.succeeded(
 
 // Audit records one audit event.
 func (p adminPort) Audit(ev auth.AuditEvent) { p.g.audit.Record(ev) }
+
+// Config is the running config.
+func (p adminPort) Config() *config.Config { return p.g.policy().cfg }
 
 // SessionCount is how many sessions are live.
 func (p adminPort) SessionCount() int { return p.g.sessionCount() }

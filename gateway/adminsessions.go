@@ -87,7 +87,7 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 		admin.FieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].WithField(), errs, warns)
 		return
 	}
-	if def.Command != "" && !g.mayRunCommands(w, r, []string{"servers." + b.Name + " (test)"}) {
+	if def.Command != "" && !g.admin.MayRunCommands(w, r, []string{"servers." + b.Name + " (test)"}) {
 		return
 	}
 	timeout := def.Timeouts.Connect

@@ -8,6 +8,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -34,6 +35,8 @@ type Port interface {
 	CredentialSucceeded(r *http.Request)
 	// Audit records one audit event.
 	Audit(ev auth.AuditEvent)
+	// Config is the running config: the file's merged with the API's stored entries.
+	Config() *config.Config
 	// SessionCount is how many sessions are live.
 	SessionCount() int
 	// PluginStatuses and Plugin are the plugins the registry runs.

@@ -12,6 +12,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -20,6 +21,7 @@ import (
 // the local owner when owner is set.
 type fakePort struct {
 	owner             bool
+	allow             bool
 	slowed            bool
 	failed, succeeded int
 }
@@ -44,7 +46,10 @@ func (p *fakePort) AdminCredential(_ context.Context, tok string) (string, bool,
 func (p *fakePort) CredentialFailed(*http.Request, string) { p.failed++ }
 func (p *fakePort) CredentialSucceeded(*http.Request)      { p.succeeded++ }
 func (p *fakePort) Audit(auth.AuditEvent)                  {}
-func (p *fakePort) SessionCount() int                      { return 7 }
+func (p *fakePort) Config() *config.Config {
+	return &config.Config{Admin: config.AdminConfig{AllowCommands: &p.allow}}
+}
+func (p *fakePort) SessionCount() int { return 7 }
 func (p *fakePort) PluginStatuses() []registry.PluginStatus {
 	return []registry.PluginStatus{{Name: "sql"}}
 }
