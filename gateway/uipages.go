@@ -29,10 +29,6 @@ func (g *Gateway) uiPages() []ui.Page {
 
 func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
 
-func (g *Gateway) storeTrouble(w http.ResponseWriter, r *http.Request, err error) {
-	g.ui.Message(w, r, http.StatusServiceUnavailable, "Store unavailable", "The session store cannot be read: "+err.Error())
-}
-
 // uiServerRow is a server in the Servers page.
 type uiServerRow struct {
 	serverView
@@ -44,7 +40,7 @@ type uiServerRow struct {
 func (g *Gateway) uiServers(w http.ResponseWriter, r *http.Request) {
 	views, err := g.serverViews()
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	rows := make([]uiServerRow, 0, len(views))
@@ -69,12 +65,12 @@ type uiTaskRow struct {
 func (g *Gateway) uiTasks(w http.ResponseWriter, r *http.Request) {
 	tasks, err := g.allTasks()
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	recs, err := g.store.List()
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	var rows []uiTaskRow
@@ -194,7 +190,7 @@ func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) uiAgents(w http.ResponseWriter, r *http.Request) {
 	agents, err := g.policyViews(g.agentSpec())
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	cfg := g.policy().cfg
@@ -219,7 +215,7 @@ func (g *Gateway) uiExplain(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) uiExecutors(w http.ResponseWriter, r *http.Request) {
 	execs, err := g.policyViews(g.executorSpec())
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	g.ui.Render(w, r, http.StatusOK, "executors", "Executors", map[string]any{

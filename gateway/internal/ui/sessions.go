@@ -25,7 +25,7 @@ func (u *UI) sessionRows() ([]admin.SessionRow, error) {
 func (u *UI) ServeSessions(w http.ResponseWriter, r *http.Request) {
 	rows, err := u.sessionRows()
 	if err != nil {
-		u.uiMessage(w, r, http.StatusServiceUnavailable, "Store unavailable", "The session store cannot be read: "+err.Error())
+		u.StoreTrouble(w, r, err)
 		return
 	}
 	u.Render(w, r, http.StatusOK, "sessions", "Sessions", map[string]any{"Sessions": rows})
@@ -46,4 +46,9 @@ func (u *UI) ServeSession(w http.ResponseWriter, r *http.Request) {
 	}
 	u.Render(w, r, http.StatusOK, "session", "Session "+id, map[string]any{
 		"Session": row, "Record": rec, "Tools": tools})
+}
+
+// StoreTrouble answers a page that could not read the session store: 503, saying why.
+func (u *UI) StoreTrouble(w http.ResponseWriter, r *http.Request, err error) {
+	u.uiMessage(w, r, http.StatusServiceUnavailable, "Store unavailable", "The session store cannot be read: "+err.Error())
 }

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -25,6 +26,7 @@ type fakePort struct {
 	good            string
 	failed, succeed int
 	audits          []auth.AuditEvent
+	storeDown       bool
 }
 
 func (p *fakePort) CheckOrigin(http.ResponseWriter, *http.Request) bool { return true }
@@ -37,6 +39,9 @@ func (p *fakePort) CredentialFailed(*http.Request, string) { p.failed++ }
 func (p *fakePort) CredentialSucceeded(*http.Request)      { p.succeed++ }
 func (p *fakePort) Audit(ev auth.AuditEvent)               { p.audits = append(p.audits, ev) }
 func (p *fakePort) SessionRecords() ([]*sessions.Record, error) {
+	if p.storeDown {
+		return nil, errors.New("store down")
+	}
 	return []*sessions.Record{{ID: "old-one", Created: time.Unix(10, 0)}, {ID: "new-one", Created: time.Unix(20, 0)}}, nil
 }
 func (p *fakePort) SessionRecord(id string) (*sessions.Record, error) {
@@ -170,5 +175,12 @@ func TestSessionPages(t *testing.T) {
 	}
 	if w := do(h, "GET", "/ui/sessions/gone", nil, nil, nil); w.Code != http.StatusNotFound || !strings.Contains(w.Body.String(), "is not live") {
 		t.Fatalf("an unknown session's page: %d %s", w.Code, w.Body.String())
+	}
+}
+
+func TestStoreTrouble(t *testing.T) {
+	h := newTestUI(t, &fakePort{open: true, storeDown: true})
+	if w := do(h, "GET", "/ui/sessions", nil, nil, nil); w.Code != http.StatusServiceUnavailable || !strings.Contains(w.Body.String(), "cannot be read: store down") {
+		t.Fatalf("the Sessions page without a store: %d %s", w.Code, w.Body.String())
 	}
 }
