@@ -7,146 +7,69 @@ import (
 	"errors"
 	"io"
 	"net/http"
-	"os"
-	"runtime"
-	"runtime/debug"
-	"runtime/pprof"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // apiRoutes is the admin API (docs/admin-api.md): the router and the OpenAPI document
 // are both built from this table.
-func (g *Gateway) apiRoutes() []apiRoute {
+func (g *Gateway) apiRoutes() []admin.Route {
 	agents, executors := g.agentSpec(), g.executorSpec()
-	return []apiRoute{
-		{"GET", "/api/agents", "every agent: file and API ones", g.policyList(agents)},
-		{"GET", "/api/agents/{id}", "one agent", g.policyGet(agents)},
-		{"PUT", "/api/agents/{id}", "create or replace an API agent", g.policyWrite(agents)},
-		{"PATCH", "/api/agents/{id}", "change an API agent (JSON merge patch)", g.policyWrite(agents)},
-		{"DELETE", "/api/agents/{id}", "delete an API agent", g.policyWrite(agents)},
-		{"GET", "/api/executors", "every executor: file and API ones", g.policyList(executors)},
-		{"GET", "/api/executors/{id}", "one executor", g.policyGet(executors)},
-		{"PUT", "/api/executors/{id}", "create or replace an API executor", g.policyWrite(executors)},
-		{"PATCH", "/api/executors/{id}", "change an API executor (JSON merge patch)", g.policyWrite(executors)},
-		{"DELETE", "/api/executors/{id}", "delete an API executor", g.policyWrite(executors)},
-		{"GET", "/api/mcp-config", "an agent's MCP document (?agent=): enabled, servers with their fields and mode, meta", g.apiGetMCPConfig},
-		{"POST", "/api/mcp-config", "set an agent's MCP document (?agent=): defines the servers it gives fields for, references the others", g.apiPostMCPConfig},
-		{"GET", "/api/resolve", "the servers a session of ?agent=, ?executor= and ?task= would get, and how it reaches them", g.apiResolve},
-		{"GET", "/api/agents/{id}/view", "what an agent (with ?task= and ?executor=) may see, tool by tool", g.apiAgentView},
-		{"GET", "/api/servers", "every server: file and API ones, with live state", g.apiServers},
-		{"POST", "/api/servers", "create a server (applied live)", g.apiCreateServer},
-		{"POST", "/api/servers/validate", "check a server as POST would, changing nothing", g.apiValidateServer},
-		{"GET", "/api/servers/{name}", "one server", g.apiGetServer},
-		{"PUT", "/api/servers/{name}", "replace an API-created server", g.apiPutServer},
-		{"PATCH", "/api/servers/{name}", "change an API-created server (JSON merge patch)", g.apiPatchServer},
-		{"DELETE", "/api/servers/{name}", "delete an API-created server (running tasks keep it)", g.apiDeleteServer},
-		{"POST", "/api/servers/test", "check a server and connect to it once: the tools it would add (nothing stored)", g.apiTestServer},
-		{"POST", "/api/servers/{name}/restart", "restart a server: a new connection replaces the old one, per-session instances stop", g.apiRestartServer},
-		{"GET", "/api/plugins", "every plugin with its state, tools and connections", g.apiPlugins},
-		{"GET", "/api/plugins/{name}", "one plugin", g.apiGetPlugin},
-		{"GET", "/api/sessions", "live sessions", g.apiSessions},
-		{"GET", "/api/sessions/{id}", "one session and the tools in its view", g.apiGetSession},
-		{"DELETE", "/api/sessions/{id}", "end a session: its client's next request gets 404", g.apiEndSession},
-		{"GET", "/api/tasks", "every task: file and API ones", g.apiTasks},
-		{"POST", "/api/tasks", "create a task", g.apiCreateTask},
-		{"GET", "/api/tasks/{id}", "one task", g.apiGetTask},
-		{"PUT", "/api/tasks/{id}", "change an API-created task", g.apiPutTask},
-		{"DELETE", "/api/tasks/{id}", "delete an API-created task", g.apiDeleteTask},
-		{"GET", "/api/settings", "gateway-wide settings in force (naming, handshake, idle timeouts, log level)", g.apiGetSettings},
-		{"PUT", "/api/settings", "change gateway-wide settings live (fields left out keep the file's values)", g.apiPutSettings},
-		{"GET", "/api/runtime", "goroutines, heap and resident memory (?gc=1 collects first)", g.apiRuntime},
-		{"GET", "/api/openapi.json", "this API as an OpenAPI 3.1 document", g.apiOpenAPI},
-		{"GET", "/api/runtime/heap", "a heap profile for go tool pprof", g.apiHeapProfile},
-		{"GET", "/api/usage", "tool calls, errors, p50/p99 and list tokens per agent and tool over the last ?minutes= (1-60), from the gateway's own metrics", g.apiUsage},
+	return []admin.Route{
+		{Method: "GET", Path: "/api/agents", Summary: "every agent: file and API ones", Handler: g.policyList(agents)},
+		{Method: "GET", Path: "/api/agents/{id}", Summary: "one agent", Handler: g.policyGet(agents)},
+		{Method: "PUT", Path: "/api/agents/{id}", Summary: "create or replace an API agent", Handler: g.policyWrite(agents)},
+		{Method: "PATCH", Path: "/api/agents/{id}", Summary: "change an API agent (JSON merge patch)", Handler: g.policyWrite(agents)},
+		{Method: "DELETE", Path: "/api/agents/{id}", Summary: "delete an API agent", Handler: g.policyWrite(agents)},
+		{Method: "GET", Path: "/api/executors", Summary: "every executor: file and API ones", Handler: g.policyList(executors)},
+		{Method: "GET", Path: "/api/executors/{id}", Summary: "one executor", Handler: g.policyGet(executors)},
+		{Method: "PUT", Path: "/api/executors/{id}", Summary: "create or replace an API executor", Handler: g.policyWrite(executors)},
+		{Method: "PATCH", Path: "/api/executors/{id}", Summary: "change an API executor (JSON merge patch)", Handler: g.policyWrite(executors)},
+		{Method: "DELETE", Path: "/api/executors/{id}", Summary: "delete an API executor", Handler: g.policyWrite(executors)},
+		{Method: "GET", Path: "/api/mcp-config", Summary: "an agent's MCP document (?agent=): enabled, servers with their fields and mode, meta", Handler: g.apiGetMCPConfig},
+		{Method: "POST", Path: "/api/mcp-config", Summary: "set an agent's MCP document (?agent=): defines the servers it gives fields for, references the others", Handler: g.apiPostMCPConfig},
+		{Method: "GET", Path: "/api/resolve", Summary: "the servers a session of ?agent=, ?executor= and ?task= would get, and how it reaches them", Handler: g.apiResolve},
+		{Method: "GET", Path: "/api/agents/{id}/view", Summary: "what an agent (with ?task= and ?executor=) may see, tool by tool", Handler: g.apiAgentView},
+		{Method: "GET", Path: "/api/servers", Summary: "every server: file and API ones, with live state", Handler: g.apiServers},
+		{Method: "POST", Path: "/api/servers", Summary: "create a server (applied live)", Handler: g.apiCreateServer},
+		{Method: "POST", Path: "/api/servers/validate", Summary: "check a server as POST would, changing nothing", Handler: g.apiValidateServer},
+		{Method: "GET", Path: "/api/servers/{name}", Summary: "one server", Handler: g.apiGetServer},
+		{Method: "PUT", Path: "/api/servers/{name}", Summary: "replace an API-created server", Handler: g.apiPutServer},
+		{Method: "PATCH", Path: "/api/servers/{name}", Summary: "change an API-created server (JSON merge patch)", Handler: g.apiPatchServer},
+		{Method: "DELETE", Path: "/api/servers/{name}", Summary: "delete an API-created server (running tasks keep it)", Handler: g.apiDeleteServer},
+		{Method: "POST", Path: "/api/servers/test", Summary: "check a server and connect to it once: the tools it would add (nothing stored)", Handler: g.apiTestServer},
+		{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart a server: a new connection replaces the old one, per-session instances stop", Handler: g.admin.ServeRestartServer},
+		{Method: "GET", Path: "/api/plugins", Summary: "every plugin with its state, tools and connections", Handler: g.admin.ServePlugins},
+		{Method: "GET", Path: "/api/plugins/{name}", Summary: "one plugin", Handler: g.admin.ServePlugin},
+		{Method: "GET", Path: "/api/sessions", Summary: "live sessions", Handler: g.admin.ServeSessions},
+		{Method: "GET", Path: "/api/sessions/{id}", Summary: "one session and the tools in its view", Handler: g.admin.ServeSession},
+		{Method: "DELETE", Path: "/api/sessions/{id}", Summary: "end a session: its client's next request gets 404", Handler: g.admin.ServeEndSession},
+		{Method: "GET", Path: "/api/tasks", Summary: "every task: file and API ones", Handler: g.apiTasks},
+		{Method: "POST", Path: "/api/tasks", Summary: "create a task", Handler: g.apiCreateTask},
+		{Method: "GET", Path: "/api/tasks/{id}", Summary: "one task", Handler: g.apiGetTask},
+		{Method: "PUT", Path: "/api/tasks/{id}", Summary: "change an API-created task", Handler: g.apiPutTask},
+		{Method: "DELETE", Path: "/api/tasks/{id}", Summary: "delete an API-created task", Handler: g.apiDeleteTask},
+		{Method: "GET", Path: "/api/settings", Summary: "gateway-wide settings in force (naming, handshake, idle timeouts, log level)", Handler: g.apiGetSettings},
+		{Method: "PUT", Path: "/api/settings", Summary: "change gateway-wide settings live (fields left out keep the file's values)", Handler: g.apiPutSettings},
+		{Method: "GET", Path: "/api/runtime", Summary: "goroutines, heap and resident memory (?gc=1 collects first)", Handler: g.admin.ServeRuntime},
+		{Method: "GET", Path: "/api/openapi.json", Summary: "this API as an OpenAPI 3.1 document", Handler: g.admin.ServeOpenAPI},
+		{Method: "GET", Path: "/api/runtime/heap", Summary: "a heap profile for go tool pprof", Handler: g.admin.ServeHeapProfile},
+		{Method: "GET", Path: "/api/usage", Summary: "tool calls, errors, p50/p99 and list tokens per agent and tool over the last ?minutes= (1-60), from the gateway's own metrics", Handler: g.apiUsage},
 	}
 }
 
-// apiRuntime reports the process's goroutines, heap and resident memory; with ?gc=1 it
-// first collects garbage and returns freed memory to the OS, so that a soak test (or an
-// operator chasing a leak) reads what is really held rather than what the GC has not yet
-// collected.
-func (g *Gateway) apiRuntime(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Query().Get("gc") == "1" {
-		if !g.mayCollect(w) {
-			return
-		}
-		debug.FreeOSMemory()
-	}
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	apiJSON(w, http.StatusOK, map[string]any{
-		"goroutines":       runtime.NumGoroutine(),
-		"heap_inuse_bytes": ms.HeapInuse,
-		"heap_alloc_bytes": ms.HeapAlloc,
-		"sys_bytes":        ms.Sys,
-		"rss_bytes":        residentBytes(),
-		"sessions":         g.sessionCount(),
-	})
-}
+// pluginRow is a plugin as the admin API and the readiness answer show it.
+type pluginRow = admin.PluginRow
 
-// apiHeapProfile writes a heap profile (go tool pprof reads it) after a collection: for
-// an operator, or a test, looking for what holds memory.
-func (g *Gateway) apiHeapProfile(w http.ResponseWriter, r *http.Request) {
-	if !g.mayCollect(w) {
-		return
-	}
-	runtime.GC()
-	w.Header().Set("Content-Type", "application/octet-stream")
-	_ = pprof.Lookup("heap").WriteTo(w, 0)
-}
-
-// gcEvery is how often an admin request may force a garbage collection: each stops the
-// world and walks the heap, so a loop of them is a way to slow every call.
-const gcEvery = 2 * time.Second
-
-// mayCollect lets one forced collection through per gcEvery, gateway-wide, and answers the
-// others 429 with Retry-After.
-func (g *Gateway) mayCollect(w http.ResponseWriter) bool {
-	now := time.Now().UnixNano()
-	last := g.lastGC.Load()
-	if wait := time.Duration(last + int64(gcEvery) - now); last != 0 && wait > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(int((wait+time.Second-1)/time.Second)))
-		apiError(w, http.StatusTooManyRequests, "a garbage collection was forced less than "+gcEvery.String()+" ago; try again later")
-		return false
-	}
-	if !g.lastGC.CompareAndSwap(last, now) {
-		apiError(w, http.StatusTooManyRequests, "a garbage collection is being forced now; try again later")
-		return false
-	}
-	return true
-}
-
-// residentBytes reads the process's resident set size from /proc (0 where there is none).
-func residentBytes() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 2 {
-		return 0
-	}
-	pages, _ := strconv.ParseInt(f[1], 10, 64)
-	return pages * int64(os.Getpagesize())
-}
-
-func apiError(w http.ResponseWriter, status int, msg string) {
-	apiJSON(w, status, map[string]string{"error": msg})
-}
-
-func apiJSON(w http.ResponseWriter, status int, v any) {
-	b, _ := json.MarshalIndent(v, "", "  ")
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
-}
+// fieldError is the admin API's field error, by the name the gateway's config checks
+// (instances.go) use.
+type fieldError = admin.FieldError
 
 // AgentView is the explanation of what an agent (with a task and executor) may see.
 type AgentView struct {
@@ -237,10 +160,10 @@ func (g *Gateway) apiAgentView(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	v, fail := g.Explain(r.PathValue("id"), q.Get("task"), q.Get("executor"))
 	if fail != nil {
-		apiError(w, fail.Status, fail.Message)
+		admin.Error(w, fail.Status, fail.Message)
 		return
 	}
-	apiJSON(w, http.StatusOK, v)
+	admin.JSON(w, http.StatusOK, v)
 }
 
 // allTasks merges file-provisioned tasks with those created through the API.
@@ -266,10 +189,10 @@ func (g *Gateway) allTasks() ([]*sessions.Task, error) {
 func (g *Gateway) apiTasks(w http.ResponseWriter, r *http.Request) {
 	ts, err := g.allTasks()
 	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	apiJSON(w, http.StatusOK, ts)
+	admin.JSON(w, http.StatusOK, ts)
 }
 
 // taskBody is what POST and PUT /api/tasks accept. enabledMcpServers is an alias of
@@ -287,14 +210,14 @@ var taskAliases = map[string]string{"enabledMcpServers": "enabled_mcp_servers"}
 
 func (g *Gateway) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, bool) {
 	var b taskBody
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxAdminBody))
+	body, err := io.ReadAll(io.LimitReader(r.Body, admin.MaxBody))
 	if err != nil {
-		apiError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		admin.Error(w, http.StatusBadRequest, "reading the body: "+err.Error())
 		return nil, false
 	}
 	if len(bytes.TrimSpace(body)) > 0 {
-		if errs := decodeStrict(body, &b, taskAliases); errs != nil {
-			apiFieldErrors(w, http.StatusBadRequest, "bad task: "+errs[0].messageWithField(), errs, nil)
+		if errs := admin.DecodeStrict(body, &b, taskAliases); errs != nil {
+			admin.FieldErrors(w, http.StatusBadRequest, "bad task: "+errs[0].WithField(), errs, nil)
 			return nil, false
 		}
 	}
@@ -302,14 +225,14 @@ func (g *Gateway) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, b
 	if b.EnabledMCPServers != nil {
 		for _, s := range *b.EnabledMCPServers {
 			if !cfg.Has(s) {
-				apiError(w, http.StatusBadRequest, "unknown server "+s+" (no server or plugin has that name)")
+				admin.Error(w, http.StatusBadRequest, "unknown server "+s+" (no server or plugin has that name)")
 				return nil, false
 			}
 		}
 	}
 	if b.Agent != "" && len(cfg.Agents) > 0 {
 		if _, ok := cfg.Agents[b.Agent]; !ok {
-			apiError(w, http.StatusBadRequest, "unknown agent "+b.Agent)
+			admin.Error(w, http.StatusBadRequest, "unknown agent "+b.Agent)
 			return nil, false
 		}
 	}
@@ -327,7 +250,7 @@ func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
 		b.ID = "task-" + strings.ToLower(rand.Text()[:10])
 	}
 	if _, err := g.task(b.ID); err == nil {
-		apiError(w, http.StatusConflict, "task "+b.ID+" exists")
+		admin.Error(w, http.StatusConflict, "task "+b.ID+" exists")
 		return
 	}
 	t := &sessions.Task{ID: b.ID, Agent: b.Agent, Created: time.Now().UTC()}
@@ -351,31 +274,31 @@ func (g *Gateway) apiCreateTask(w http.ResponseWriter, r *http.Request) {
 		t.EnabledMCPServers = []string{}
 	}
 	if err := g.store.PutTask(t); err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	g.auditAdmin(r, "task/"+t.ID, "ok", nil, t)
-	apiJSON(w, http.StatusCreated, t)
+	g.admin.AuditWrite(r, "task/"+t.ID, "ok", nil, t)
+	admin.JSON(w, http.StatusCreated, t)
 }
 
 func (g *Gateway) apiGetTask(w http.ResponseWriter, r *http.Request) {
 	t, err := g.task(r.PathValue("id"))
 	if err != nil {
-		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
+		admin.Error(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
 		return
 	}
-	apiJSON(w, http.StatusOK, t)
+	admin.JSON(w, http.StatusOK, t)
 }
 
 // editableTask finds the task a request names and refuses file-managed ones.
 func (g *Gateway) editableTask(w http.ResponseWriter, r *http.Request) (*sessions.Task, bool) {
 	t, err := g.task(r.PathValue("id"))
 	if err != nil {
-		apiError(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
+		admin.Error(w, http.StatusNotFound, "unknown task "+r.PathValue("id"))
 		return nil, false
 	}
 	if t.FileManaged {
-		apiError(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
+		admin.Error(w, http.StatusConflict, "task "+t.ID+" is managed by the config file; edit the file instead")
 		return nil, false
 	}
 	return t, true
@@ -399,11 +322,11 @@ func (g *Gateway) apiPutTask(w http.ResponseWriter, r *http.Request) {
 		t.Agent = b.Agent
 	}
 	if err := g.store.PutTask(t); err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	g.auditAdmin(r, "task/"+t.ID, "ok", &before, t)
-	apiJSON(w, http.StatusOK, t)
+	g.admin.AuditWrite(r, "task/"+t.ID, "ok", &before, t)
+	admin.JSON(w, http.StatusOK, t)
 }
 
 func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
@@ -412,10 +335,10 @@ func (g *Gateway) apiDeleteTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := g.store.DeleteTask(t.ID); err != nil && !errors.Is(err, sessions.ErrNotFound) {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	g.auditAdmin(r, "task/"+t.ID, "ok", t, nil)
+	g.admin.AuditWrite(r, "task/"+t.ID, "ok", t, nil)
 	w.WriteHeader(http.StatusNoContent)
 }
 

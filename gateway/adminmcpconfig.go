@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -40,14 +41,14 @@ type mcpConfigServer struct {
 func (g *Gateway) apiGetMCPConfig(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("agent")
 	if id == "" {
-		apiFieldErrors(w, http.StatusBadRequest, "?agent= is required", []fieldError{{Field: "agent", Message: "is required"}}, nil)
+		admin.FieldErrors(w, http.StatusBadRequest, "?agent= is required", []admin.FieldError{{Field: "agent", Message: "is required"}}, nil)
 		return
 	}
 	doc, ok := g.mcpConfigOf(w, id)
 	if !ok {
 		return
 	}
-	apiJSON(w, http.StatusOK, doc)
+	admin.JSON(w, http.StatusOK, doc)
 }
 
 // mcpConfigOf builds the document of agent id from the running config.
@@ -55,7 +56,7 @@ func (g *Gateway) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any,
 	cfg := g.policy().cfg
 	a, known := cfg.Agents[id]
 	if !known && len(cfg.Agents) > 0 {
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no agent %q", id))
+		admin.Error(w, http.StatusNotFound, fmt.Sprintf("no agent %q", id))
 		return nil, false
 	}
 	enabled := true
@@ -94,13 +95,13 @@ func (g *Gateway) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any,
 }
 
 func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	body, ok := admin.ReadBody(w, r)
 	if !ok {
 		return
 	}
 	var in mcpConfigDoc
-	if errs := decodeStrict(body, &in, nil); errs != nil {
-		apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+	if errs := admin.DecodeStrict(body, &in, nil); errs != nil {
+		admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 		return
 	}
 	id, ok := mcpConfigAgentID(w, r.URL.Query().Get("agent"), in.AgentID)
@@ -115,7 +116,7 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	curAgent, err := g.store.GetConfig(kindAgent, id)
 	if err != nil && !errors.Is(err, sessions.ErrNotFound) {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
 	agent := agentDoc{}
@@ -144,7 +145,7 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	apiJSON(w, http.StatusOK, doc)
+	admin.JSON(w, http.StatusOK, doc)
 }
 
 // mcpConfigAgentID is the agent a POST /api/mcp-config is for: ?agent= or the body's
@@ -152,13 +153,13 @@ func (g *Gateway) apiPostMCPConfig(w http.ResponseWriter, r *http.Request) {
 func mcpConfigAgentID(w http.ResponseWriter, query, body string) (string, bool) {
 	switch {
 	case query == "" && body == "":
-		apiFieldErrors(w, http.StatusBadRequest, "?agent= is required", []fieldError{{Field: "agent_id", Message: "is required"}}, nil)
+		admin.FieldErrors(w, http.StatusBadRequest, "?agent= is required", []admin.FieldError{{Field: "agent_id", Message: "is required"}}, nil)
 		return "", false
 	case query == "":
 		return body, true
 	case body != "" && body != query:
 		msg := fmt.Sprintf("the body is agent %q, the query %q", body, query)
-		apiFieldErrors(w, http.StatusBadRequest, msg, []fieldError{{Field: "agent_id", Message: msg}}, nil)
+		admin.FieldErrors(w, http.StatusBadRequest, msg, []admin.FieldError{{Field: "agent_id", Message: msg}}, nil)
 		return "", false
 	}
 	return query, true
@@ -172,7 +173,7 @@ type mcpConfigPlan struct {
 	agent     *agentDoc
 	now       time.Time
 	changes   []entryChange
-	fieldErrs []fieldError
+	fieldErrs []admin.FieldError
 }
 
 // server plans servers.<name> of the document: a reference to a server (no fields but
@@ -181,13 +182,13 @@ func (p *mcpConfigPlan) server(name string, raw json.RawMessage) bool {
 	where := "servers." + name
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
-		p.fieldErrs = append(p.fieldErrs, fieldError{Field: where, Message: "is not an object"})
+		p.fieldErrs = append(p.fieldErrs, admin.FieldError{Field: where, Message: "is not an object"})
 		return true
 	}
 	var mode string
 	if m, ok := fields["mode"]; ok {
 		if err := json.Unmarshal(m, &mode); err != nil {
-			p.fieldErrs = append(p.fieldErrs, fieldError{Field: where + ".mode", Message: "is not a string (auto, shared, per_session, per_agent or per_call)"})
+			p.fieldErrs = append(p.fieldErrs, admin.FieldError{Field: where + ".mode", Message: "is not a string (auto, shared, per_session, per_agent or per_call)"})
 			return true
 		}
 		delete(fields, "mode")
@@ -195,12 +196,12 @@ func (p *mcpConfigPlan) server(name string, raw json.RawMessage) bool {
 	p.agent.Servers = append(p.agent.Servers, agentUseDoc{Name: name, Mode: mode})
 	cur, err := p.g.findServer(name)
 	if err != nil && !errors.Is(err, sessions.ErrNotFound) {
-		apiError(p.w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(p.w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return false
 	}
 	if len(fields) == 0 { // a reference
 		if cur == nil {
-			p.fieldErrs = append(p.fieldErrs, fieldError{Field: where, Message: "names no server (give its fields to define it)"})
+			p.fieldErrs = append(p.fieldErrs, admin.FieldError{Field: where, Message: "names no server (give its fields to define it)"})
 		}
 		return true
 	}
@@ -214,9 +215,9 @@ func (p *mcpConfigPlan) serverDef(name, where string, cur *serverEntity, fields 
 		serverDoc
 		Source json.RawMessage `json:"source"` // as GET shows it: ignored
 	}
-	if errs := decodeStrict(raw, &def, nil); errs != nil {
+	if errs := admin.DecodeStrict(raw, &def, nil); errs != nil {
 		for _, fe := range errs {
-			p.fieldErrs = append(p.fieldErrs, fieldError{Field: where + "." + fe.Field, Message: fe.Message})
+			p.fieldErrs = append(p.fieldErrs, admin.FieldError{Field: where + "." + fe.Field, Message: fe.Message})
 		}
 		return true
 	}
@@ -282,11 +283,11 @@ type entryChange struct {
 // one Reload, then announced to other replicas and written to the audit log. If storing
 // or applying fails, the entries are put back as they were. On a refusal it writes the
 // answer and reports false. Warnings are those under prefix. Called with cfgMu held.
-func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes []entryChange, fieldErrs []fieldError,
-	check func(*config.Config) *config.Config, dry bool, prefix string) ([]fieldError, bool) {
+func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes []entryChange, fieldErrs []admin.FieldError,
+	check func(*config.Config) *config.Config, dry bool, prefix string) ([]admin.FieldError, bool) {
 	entries, err := g.store.ListConfig()
 	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return nil, false
 	}
 	for _, c := range changes {
@@ -311,20 +312,20 @@ func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes 
 			if after && c.next != nil {
 				next = c.next
 			}
-			g.auditAdmin(r, c.kind+"/"+c.name, outcome, before, next)
+			g.admin.AuditWrite(r, c.kind+"/"+c.name, outcome, before, next)
 		}
 	}
 	if len(errs) > 0 {
 		if !dry {
 			audit("invalid", false)
 		}
-		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
+		admin.FieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].WithField(), errs, warns)
 		return nil, false
 	}
 	if dry {
 		return warns, true
 	}
-	if !g.mayRunCommands(w, r, launchChanges(g.policy().cfg, checked)) {
+	if !g.admin.MayRunCommands(w, r, admin.LaunchChanges(g.policy().cfg, checked)) {
 		return nil, false
 	}
 	restore := func() {
@@ -344,7 +345,7 @@ func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes 
 		}
 		if err != nil {
 			restore()
-			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+			admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 			return nil, false
 		}
 	}
@@ -352,7 +353,7 @@ func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes 
 		// Put the store back as it was: the running config did not change.
 		restore()
 		audit("failed", false)
-		apiError(w, http.StatusInternalServerError, "applying the config: "+err.Error())
+		admin.Error(w, http.StatusInternalServerError, "applying the config: "+err.Error())
 		return nil, false
 	}
 	g.PublishReload()
@@ -361,6 +362,6 @@ func (g *Gateway) commitChanges(w http.ResponseWriter, r *http.Request, changes 
 	for i, c := range changes {
 		objects[i] = c.kind + "/" + c.name
 	}
-	g.log.Info("admin API changed the config", "entries", objects, "action", r.Method, "actor", actorOf(r))
+	g.log.Info("admin API changed the config", "entries", objects, "action", r.Method, "actor", admin.Actor(r))
 	return warns, true
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -131,7 +132,7 @@ type policySpec struct {
 	fileDoc func(c *config.Config, id string) (any, bool)
 	fileIDs func(c *config.Config) []string
 	// decode reads a body strictly into the kind's document.
-	decode func(body []byte) (any, []fieldError)
+	decode func(body []byte) (any, []admin.FieldError)
 	// redact hides secret values in a document (a JSON object) before it is shown.
 	redact func(doc map[string]any)
 }
@@ -146,12 +147,12 @@ func (g *Gateway) agentSpec() *policySpec {
 			return agentDocOf(a), true
 		},
 		fileIDs: func(c *config.Config) []string { return sortedKeys(c.Agents) },
-		decode: func(b []byte) (any, []fieldError) {
+		decode: func(b []byte) (any, []admin.FieldError) {
 			var d struct {
 				agentDoc
 				readOnlyFields
 			}
-			errs := decodeStrict(b, &d, nil)
+			errs := admin.DecodeStrict(b, &d, nil)
 			return &d.agentDoc, errs
 		},
 	}
@@ -167,12 +168,12 @@ func (g *Gateway) executorSpec() *policySpec {
 			return executorDocOf(e), true
 		},
 		fileIDs: func(c *config.Config) []string { return sortedKeys(c.Executors) },
-		decode: func(b []byte) (any, []fieldError) {
+		decode: func(b []byte) (any, []admin.FieldError) {
 			var d struct {
 				executorDoc
 				readOnlyFields
 			}
-			errs := decodeStrict(b, &d, nil)
+			errs := admin.DecodeStrict(b, &d, nil)
 			return &d.executorDoc, errs
 		},
 		redact: func(doc map[string]any) {
@@ -210,10 +211,10 @@ func (g *Gateway) policyView(spec *policySpec, id string, doc any, e *sessions.C
 	}
 	var etag string
 	if e != nil {
-		etag = etagOf(hashJSON(e))
+		etag = admin.ETag(admin.Hash(e))
 		v["source"], v["created_at"], v["updated_at"], v["version"] = "api", e.Created, e.Updated, e.Version
 	} else {
-		etag = etagOf(hashJSON(doc))
+		etag = admin.ETag(admin.Hash(doc))
 		v["source"], v["file"] = "file", g.FileConfig().Path
 	}
 	v["id"], v["etag"] = id, etag
@@ -224,10 +225,10 @@ func (g *Gateway) policyList(spec *policySpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		out, err := g.policyViews(spec)
 		if err != nil {
-			apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+			admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 			return
 		}
-		apiJSON(w, http.StatusOK, out)
+		admin.JSON(w, http.StatusOK, out)
 	}
 }
 
@@ -270,7 +271,7 @@ func (g *Gateway) policyCurrent(w http.ResponseWriter, spec *policySpec, id stri
 	case errors.Is(err, sessions.ErrNotFound):
 		return nil, nil, true
 	case err != nil:
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return nil, nil, false
 	}
 	return nil, e, true
@@ -284,7 +285,7 @@ func (g *Gateway) policyGet(spec *policySpec) http.HandlerFunc {
 			return
 		}
 		if doc == nil && e == nil {
-			apiError(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			admin.Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
 			return
 		}
 		if e != nil {
@@ -292,7 +293,7 @@ func (g *Gateway) policyGet(spec *policySpec) http.HandlerFunc {
 		}
 		v, etag := g.policyView(spec, id, doc, e)
 		w.Header().Set("ETag", etag)
-		apiJSON(w, http.StatusOK, v)
+		admin.JSON(w, http.StatusOK, v)
 	}
 }
 
@@ -304,7 +305,7 @@ func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
 		var body []byte
 		if r.Method != http.MethodDelete {
 			var ok bool
-			if body, ok = readBody(w, r); !ok {
+			if body, ok = admin.ReadBody(w, r); !ok {
 				return
 			}
 		}
@@ -319,10 +320,10 @@ func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
 			return
 		}
 		if cur == nil && r.Method != http.MethodPut {
-			apiError(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			admin.Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
 			return
 		}
-		if cur != nil && preconditionFailed(w, r, etagOf(hashJSON(cur))) {
+		if cur != nil && admin.PreconditionFailed(w, r, admin.ETag(admin.Hash(cur))) {
 			return
 		}
 		if r.Method == http.MethodDelete {
@@ -332,25 +333,25 @@ func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
 			return
 		}
 		if errs := decodeStrictErrs(spec, body); errs != nil {
-			apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+			admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
 		if r.Method == http.MethodPatch {
 			var target, p map[string]any
 			_ = json.Unmarshal(cur.Doc, &target)
 			_ = json.Unmarshal(body, &p)
-			body, _ = json.Marshal(mergePatch(target, p))
+			body, _ = json.Marshal(admin.MergePatch(target, p))
 		}
 		doc, errs := spec.decode(body)
 		if errs != nil {
-			apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+			admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
 		if ed, ok := doc.(*executorDoc); ok && cur != nil {
 			var old executorDoc
 			_ = json.Unmarshal(cur.Doc, &old)
 			if fe := unredact(ed.MCPPolicy.EnvInjection, old.MCPPolicy.EnvInjection, "mcp_policy.env_injection"); fe != nil {
-				apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+				admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
 				return
 			}
 		}
@@ -370,12 +371,12 @@ func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
 			v["warnings"] = warns
 		}
 		w.Header().Set("ETag", etag)
-		apiJSON(w, status, v)
+		admin.JSON(w, status, v)
 	}
 }
 
 // decodeStrictErrs checks a body's fields (a patch's as sent) against the kind's document.
-func decodeStrictErrs(spec *policySpec, body []byte) []fieldError {
+func decodeStrictErrs(spec *policySpec, body []byte) []admin.FieldError {
 	_, errs := spec.decode(body)
 	return errs
 }
@@ -404,7 +405,7 @@ func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
 	cfg := g.policy().cfg
 	if len(cfg.Agents) > 0 {
 		if _, ok := cfg.Agents[agent]; !ok {
-			apiError(w, http.StatusNotFound, "unknown agent "+agent)
+			admin.Error(w, http.StatusNotFound, "unknown agent "+agent)
 			return
 		}
 	}
@@ -413,7 +414,7 @@ func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
 	if id.Task != "" {
 		t, err := g.task(id.Task)
 		if err != nil {
-			apiError(w, http.StatusNotFound, "unknown task "+id.Task)
+			admin.Error(w, http.StatusNotFound, "unknown task "+id.Task)
 			return
 		}
 		taskServers = t.EnabledMCPServers
@@ -423,7 +424,7 @@ func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
 	}
 	res, fail := auth.Resolve(cfg, id, taskServers)
 	if fail != nil {
-		apiError(w, fail.Status, fail.Message)
+		admin.Error(w, fail.Status, fail.Message)
 		return
 	}
 	file := g.FileConfig()
@@ -464,5 +465,5 @@ func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Servers = append(out.Servers, rs)
 	}
-	apiJSON(w, http.StatusOK, out)
+	admin.JSON(w, http.StatusOK, out)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -81,14 +82,14 @@ func (d *serverDoc) enabled() bool { return d.Enabled == nil || *d.Enabled }
 
 // def converts the document to a config definition; where prefixes the field names of
 // its errors (durations that do not parse).
-func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
+func (d *serverDoc) def(where string) (*config.ServerDef, []admin.FieldError) {
 	s := &config.ServerDef{Type: config.NormalizeTransport(d.Type), Command: d.Command, Args: slices.Clone(d.Args),
 		Env: maps.Clone(d.Env), Dir: d.Dir, URL: d.URL, Headers: maps.Clone(d.Headers), Mode: d.Mode,
 		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances,
 		MaxConcurrency: cloneInt(d.MaxConcurrency), MaxInstancesPerAgent: d.MaxInstancesPerAgent}
-	var errs []fieldError
+	var errs []admin.FieldError
 	if t := d.Timeouts; t != nil {
-		var e *fieldError
+		var e *admin.FieldError
 		if s.Timeouts.Connect, e = parseDuration(t.Connect, where+"timeouts.connect"); e != nil {
 			errs = append(errs, *e)
 		}
@@ -98,7 +99,7 @@ func (d *serverDoc) def(where string) (*config.ServerDef, []fieldError) {
 	}
 	if q := d.Queue; q != nil {
 		s.Queue.Max, s.Queue.MaxPerAgent = q.Max, q.MaxPerAgent
-		var e *fieldError
+		var e *admin.FieldError
 		if s.Queue.Timeout, e = parseDuration(q.Timeout, where+"queue.timeout"); e != nil {
 			errs = append(errs, *e)
 		}
@@ -175,9 +176,9 @@ type serverEntity struct {
 
 func (e *serverEntity) etag() string {
 	if e.entry != nil {
-		return etagOf(hashJSON(e.entry))
+		return admin.ETag(admin.Hash(e.entry))
 	}
-	return etagOf(hashJSON(docOf(e.def)))
+	return admin.ETag(admin.Hash(docOf(e.def)))
 }
 
 func (g *Gateway) view(e *serverEntity) serverView {
@@ -221,10 +222,10 @@ func (g *Gateway) findServer(name string) (*serverEntity, error) {
 func (g *Gateway) apiServers(w http.ResponseWriter, r *http.Request) {
 	out, err := g.serverViews()
 	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	apiJSON(w, http.StatusOK, out)
+	admin.JSON(w, http.StatusOK, out)
 }
 
 // serverViews lists every server, file and API ones, by name, with live state.
@@ -259,10 +260,10 @@ func (g *Gateway) serverOr404(w http.ResponseWriter, r *http.Request) (*serverEn
 	e, err := g.findServer(name)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
+		admin.Error(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
 		return nil, false
 	case err != nil:
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return nil, false
 	}
 	return e, true
@@ -274,7 +275,7 @@ func (g *Gateway) apiGetServer(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("ETag", e.etag())
-	apiJSON(w, http.StatusOK, g.view(e))
+	admin.JSON(w, http.StatusOK, g.view(e))
 }
 
 // fileManaged answers 409 for an entity the config file defines.
@@ -283,24 +284,24 @@ func (g *Gateway) fileManaged(w http.ResponseWriter, what string) {
 	if path == "" {
 		path = "the embedded default config"
 	}
-	apiError(w, http.StatusConflict, fmt.Sprintf("%s is managed by the config file %s; edit the file instead", what, path))
+	admin.Error(w, http.StatusConflict, fmt.Sprintf("%s is managed by the config file %s; edit the file instead", what, path))
 }
 
 // readServerBody decodes and checks a server body. name is the path's name ("" for POST,
 // where the body names it).
 func readServerBody(w http.ResponseWriter, body []byte, name string) (*serverBody, bool) {
 	var b serverBody
-	if errs := decodeStrict(body, &b, nil); errs != nil {
-		apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+	if errs := admin.DecodeStrict(body, &b, nil); errs != nil {
+		admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 		return nil, false
 	}
 	switch {
 	case name == "" && b.Name == "":
-		apiFieldErrors(w, http.StatusBadRequest, "name is required", []fieldError{{Field: "name", Message: "is required"}}, nil)
+		admin.FieldErrors(w, http.StatusBadRequest, "name is required", []admin.FieldError{{Field: "name", Message: "is required"}}, nil)
 		return nil, false
 	case name != "" && b.Name != "" && b.Name != name:
 		msg := fmt.Sprintf("the body names server %q, the path %q; a server is renamed by creating the new one and deleting the old", b.Name, name)
-		apiFieldErrors(w, http.StatusBadRequest, msg, []fieldError{{Field: "name", Message: msg}}, nil)
+		admin.FieldErrors(w, http.StatusBadRequest, msg, []admin.FieldError{{Field: "name", Message: msg}}, nil)
 		return nil, false
 	}
 	if name != "" {
@@ -309,13 +310,6 @@ func readServerBody(w http.ResponseWriter, body []byte, name string) (*serverBod
 	// As loading does for the file: every spelling of a transport is stored as one.
 	b.Type = config.NormalizeTransport(b.Type)
 	return &b, true
-}
-
-func (fe fieldError) messageWithField() string {
-	if fe.Field == "" {
-		return fe.Message
-	}
-	return fe.Field + ": " + fe.Message
 }
 
 func (g *Gateway) apiCreateServer(w http.ResponseWriter, r *http.Request) {
@@ -327,7 +321,7 @@ func (g *Gateway) apiValidateServer(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) createServer(w http.ResponseWriter, r *http.Request, dry bool) {
-	body, ok := readBody(w, r)
+	body, ok := admin.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -342,20 +336,20 @@ func (g *Gateway) createServer(w http.ResponseWriter, r *http.Request, dry bool)
 		g.fileManaged(w, fmt.Sprintf("server %q", b.Name))
 		return
 	case err == nil:
-		apiError(w, http.StatusConflict, fmt.Sprintf("server %q exists (created %s); PUT /api/servers/%s changes it", b.Name, cur.entry.Created.Format(time.RFC3339), b.Name))
+		admin.Error(w, http.StatusConflict, fmt.Sprintf("server %q exists (created %s); PUT /api/servers/%s changes it", b.Name, cur.entry.Created.Format(time.RFC3339), b.Name))
 		return
 	case !errors.Is(err, sessions.ErrNotFound):
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
 	now := time.Now().UTC()
 	doc := b.serverDoc
 	if fe := unredact(doc.Env, nil, "env"); fe != nil {
-		apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+		admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
 		return
 	}
 	if fe := unredact(doc.Headers, nil, "headers"); fe != nil {
-		apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+		admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
 		return
 	}
 	next := g.serverEntry(b.Name, &doc, nil, now)
@@ -382,7 +376,7 @@ func (g *Gateway) apiPatchServer(w http.ResponseWriter, r *http.Request) { g.upd
 
 // updateServer replaces (PUT) or merge-patches (PATCH, RFC 7396) an API-created server.
 func (g *Gateway) updateServer(w http.ResponseWriter, r *http.Request, patch bool) {
-	body, ok := readBody(w, r)
+	body, ok := admin.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -396,20 +390,20 @@ func (g *Gateway) updateServer(w http.ResponseWriter, r *http.Request, patch boo
 		g.fileManaged(w, fmt.Sprintf("server %q", cur.name))
 		return
 	}
-	if preconditionFailed(w, r, cur.etag()) {
+	if admin.PreconditionFailed(w, r, cur.etag()) {
 		return
 	}
 	if patch {
 		// Check the patch's own fields first, so an unknown one is named as sent.
 		var probe serverBody
-		if errs := decodeStrict(body, &probe, nil); errs != nil {
-			apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+		if errs := admin.DecodeStrict(body, &probe, nil); errs != nil {
+			admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
 		var target, p map[string]any
 		_ = json.Unmarshal(cur.entry.Doc, &target)
 		_ = json.Unmarshal(body, &p)
-		body, _ = json.Marshal(mergePatch(target, p))
+		body, _ = json.Marshal(admin.MergePatch(target, p))
 	}
 	b, ok := readServerBody(w, body, cur.name)
 	if !ok {
@@ -421,7 +415,7 @@ func (g *Gateway) updateServer(w http.ResponseWriter, r *http.Request, patch boo
 		field     string
 	}{{doc.Env, cur.doc.Env, "env"}, {doc.Headers, cur.doc.Headers, "headers"}} {
 		if fe := unredact(u.next, u.cur, u.field); fe != nil {
-			apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+			admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
 			return
 		}
 	}
@@ -440,7 +434,7 @@ func (g *Gateway) apiDeleteServer(w http.ResponseWriter, r *http.Request) {
 		g.fileManaged(w, fmt.Sprintf("server %q", cur.name))
 		return
 	}
-	if preconditionFailed(w, r, cur.etag()) {
+	if admin.PreconditionFailed(w, r, cur.etag()) {
 		return
 	}
 	g.writeEntity(w, r, cur, nil, false, http.StatusNoContent)
@@ -457,7 +451,7 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 		name = next.Name
 	}
 	var nextDoc *serverDoc
-	var fieldErrs []fieldError
+	var fieldErrs []admin.FieldError
 	var check func(*config.Config) *config.Config
 	if next != nil {
 		nextDoc, _ = entryDoc[serverDoc](next)
@@ -479,7 +473,7 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 		return
 	}
 	if dry {
-		apiJSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
+		admin.JSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
 		return
 	}
 	if next == nil {
@@ -491,16 +485,16 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 	if status == http.StatusCreated {
 		w.Header().Set("Location", "/api/servers/"+name)
 	}
-	apiJSON(w, status, struct {
+	admin.JSON(w, status, struct {
 		serverView
-		Warnings []fieldError `json:"warnings,omitempty"`
+		Warnings []admin.FieldError `json:"warnings,omitempty"`
 	}{g.view(e), warns})
 }
 
 // commitEntry is commitChanges for one entry: cur replaced by next (nil: deleted).
 // Called with cfgMu held.
 func (g *Gateway) commitEntry(w http.ResponseWriter, r *http.Request, kind, section, name string, cur, next *sessions.ConfigEntry,
-	fieldErrs []fieldError, check func(*config.Config) *config.Config, dry bool) ([]fieldError, bool) {
+	fieldErrs []admin.FieldError, check func(*config.Config) *config.Config, dry bool) ([]admin.FieldError, bool) {
 	return g.commitChanges(w, r, []entryChange{{kind: kind, name: name, cur: cur, next: next}}, fieldErrs, check, dry, section+"."+name)
 }
 

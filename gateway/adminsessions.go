@@ -2,38 +2,19 @@ package gateway
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"maps"
 	"net/http"
-	"sort"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// sessionRow is a session as GET /api/sessions shows it. The capitalised keys are the
-// ones the endpoint has always answered; the rest describe the session as this process
-// sees it (zero for a session live only on another replica).
-type sessionRow struct {
-	ID           string
-	Transport    string
-	Agent        string
-	Conversation string
-	Task         string
-	Servers      []string
-	Created      time.Time
-	LastSeen     time.Time
-	Executor     string    `json:"executor"`
-	Handshake    string    `json:"handshake"` // full | thin: the form of its last tools/list ("" before one)
-	Tools        int       `json:"tools"`     // tools in its view
-	Calls        int64     `json:"calls"`     // tool calls through this process
-	LastActivity time.Time `json:"last_activity"`
-	Live         bool      `json:"live"` // live in this process
-	// Stream is whether the session's standalone stream (GET /mcp, or the legacy SSE
-	// stream) is open here: where list_changed and other unprompted messages go.
-	Stream bool `json:"stream"`
-}
+// sessionRow is a session as the admin API, the UI and the mcpgw plugin show it.
+type sessionRow = admin.SessionRow
+
+// sessionTool is one tool of a session's view.
+type sessionTool = admin.SessionTool
 
 func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 	row := sessionRow{ID: rec.ID, Transport: rec.Transport, Agent: rec.Agent, Conversation: rec.Conversation, Task: rec.Task,
@@ -61,73 +42,6 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 	return row
 }
 
-func (g *Gateway) apiSessions(w http.ResponseWriter, r *http.Request) {
-	recs, err := g.store.List()
-	if err != nil {
-		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
-		return
-	}
-	out := []sessionRow{}
-	for _, rec := range recs {
-		out = append(out, g.sessionRowOf(rec))
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Created.Before(out[j].Created) })
-	apiJSON(w, http.StatusOK, out)
-}
-
-// sessionTool is one tool of a session's view.
-type sessionTool struct {
-	Name   string `json:"name"`   // as the client sees it
-	Server string `json:"server"` // the upstream server
-	Tool   string `json:"tool"`   // the upstream's own name
-}
-
-// apiGetSession shows one session and the tools its view holds now.
-func (g *Gateway) apiGetSession(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	rec, err := g.store.Get(id)
-	switch {
-	case errors.Is(err, sessions.ErrNotFound):
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
-		return
-	case err != nil:
-		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
-		return
-	}
-	out := struct {
-		sessionRow
-		ProtocolVersion string        `json:"protocol_version"`
-		ViewTools       []sessionTool `json:"view"`
-	}{sessionRow: g.sessionRowOf(rec), ProtocolVersion: rec.ProtocolVersion, ViewTools: []sessionTool{}}
-	g.mu.RLock()
-	s := g.sessions[id]
-	g.mu.RUnlock()
-	if s != nil && !s.isClosed() {
-		for _, t := range s.View().Tools {
-			out.ViewTools = append(out.ViewTools, sessionTool{Name: t.Exposed, Server: t.Server, Tool: t.Name})
-		}
-		out.Tools = len(out.ViewTools)
-	}
-	apiJSON(w, http.StatusOK, out)
-}
-
-// apiEndSession ends a session as a client's DELETE would: its instances stop, it leaves
-// the store (so every replica forgets it), and its client's next request gets 404.
-func (g *Gateway) apiEndSession(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	err := g.endSession(id, "ended by an admin ("+actorOf(r)+")")
-	switch {
-	case errors.Is(err, sessions.ErrNotFound):
-		apiError(w, http.StatusNotFound, fmt.Sprintf("no session %q", id))
-		return
-	case err != nil:
-		apiError(w, http.StatusServiceUnavailable, "session store: "+err.Error())
-		return
-	}
-	g.auditAdmin(r, "session/"+id, "ok", nil, nil)
-	w.WriteHeader(http.StatusNoContent)
-}
-
 // probeTimeout bounds a "test connection" when the server sets no connect timeout.
 const probeTimeout = 30 * time.Second
 
@@ -135,7 +49,7 @@ const probeTimeout = 30 * time.Second
 // edit is tested too) and then connects to it once, answering the tools it would add.
 // A server that cannot be reached is a 200 with ok false and the error: the test ran.
 func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	body, ok := admin.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -158,7 +72,7 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 		field     string
 	}{{doc.Env, curEnv, "env"}, {doc.Headers, curHeaders, "headers"}} {
 		if fe := unredact(u.next, u.cur, u.field); fe != nil {
-			apiFieldErrors(w, http.StatusBadRequest, fe.messageWithField(), []fieldError{*fe}, nil)
+			admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
 			return
 		}
 	}
@@ -170,10 +84,10 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 	errs, warns := problemsFor(cfg.Validate(), "servers."+b.Name)
 	errs = append(ferrs, errs...)
 	if len(errs) > 0 {
-		apiFieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].messageWithField(), errs, warns)
+		admin.FieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].WithField(), errs, warns)
 		return
 	}
-	if def.Command != "" && !g.mayRunCommands(w, r, []string{"servers." + b.Name + " (test)"}) {
+	if def.Command != "" && !g.admin.MayRunCommands(w, r, []string{"servers." + b.Name + " (test)"}) {
 		return
 	}
 	timeout := def.Timeouts.Connect
@@ -186,13 +100,13 @@ func (g *Gateway) apiTestServer(w http.ResponseWriter, r *http.Request) {
 	cat, err := g.reg.Probe(ctx, b.Name, def)
 	ms := time.Since(start).Milliseconds()
 	if err != nil {
-		apiJSON(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error(), "ms": ms, "warnings": nonNil(warns)})
+		admin.JSON(w, http.StatusOK, map[string]any{"ok": false, "error": err.Error(), "ms": ms, "warnings": nonNil(warns)})
 		return
 	}
 	tools := []sessionTool{}
 	for _, t := range cat.Tools {
 		tools = append(tools, sessionTool{Name: t.Exposed, Server: b.Name, Tool: t.Name})
 	}
-	apiJSON(w, http.StatusOK, map[string]any{"ok": true, "tools": tools, "prompts": len(cat.Prompts),
+	admin.JSON(w, http.StatusOK, map[string]any{"ok": true, "tools": tools, "prompts": len(cat.Prompts),
 		"resources": len(cat.Resources) + len(cat.Templates), "problems": nonNil(cat.Problems), "ms": ms, "warnings": nonNil(warns)})
 }

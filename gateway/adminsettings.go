@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -35,19 +36,19 @@ type namingDoc struct {
 }
 
 // check reports the fields config.Validate cannot see (durations are strings here).
-func (d *settingsDoc) check() []fieldError {
-	var errs []fieldError
+func (d *settingsDoc) check() []admin.FieldError {
+	var errs []admin.FieldError
 	for _, f := range []struct{ name, v string }{{"session_idle_timeout", d.SessionIdleTimeout}, {"upstream_idle_timeout", d.UpstreamIdleTimeout}} {
 		if dur, fe := parseDuration(f.v, f.name); fe != nil {
 			errs = append(errs, *fe)
 		} else if f.v != "" && dur < time.Second {
-			errs = append(errs, fieldError{Field: f.name, Message: fmt.Sprintf("%q is too short (at least 1s)", f.v)})
+			errs = append(errs, admin.FieldError{Field: f.name, Message: fmt.Sprintf("%q is too short (at least 1s)", f.v)})
 		}
 	}
 	if d.LogLevel != "" {
 		var lvl slog.Level
 		if lvl.UnmarshalText([]byte(d.LogLevel)) != nil {
-			errs = append(errs, fieldError{Field: "log_level", Message: fmt.Sprintf("%q is not one of debug, info, warn, error", d.LogLevel)})
+			errs = append(errs, admin.FieldError{Field: "log_level", Message: fmt.Sprintf("%q is not one of debug, info, warn, error", d.LogLevel)})
 		}
 	}
 	return errs
@@ -96,7 +97,7 @@ func settingsView(c *config.Config, e *sessions.ConfigEntry) map[string]any {
 		_ = json.Unmarshal(e.Doc, &d)
 		v["source"], v["version"], v["updated_at"], v["api"] = "api", e.Version, e.Updated, d
 	}
-	v["etag"] = etagOf(hashJSON(v))
+	v["etag"] = admin.ETag(admin.Hash(v))
 	return v
 }
 
@@ -106,7 +107,7 @@ func (g *Gateway) settingsEntry(w http.ResponseWriter) (*sessions.ConfigEntry, b
 	case errors.Is(err, sessions.ErrNotFound):
 		return nil, true
 	case err != nil:
-		apiError(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return nil, false
 	}
 	return e, true
@@ -119,13 +120,13 @@ func (g *Gateway) apiGetSettings(w http.ResponseWriter, r *http.Request) {
 	}
 	v := settingsView(g.policy().cfg, e)
 	w.Header().Set("ETag", v["etag"].(string))
-	apiJSON(w, http.StatusOK, v)
+	admin.JSON(w, http.StatusOK, v)
 }
 
 // apiPutSettings replaces the API's settings (fields left out keep the file's values) and
 // applies them live: naming re-lists every server, the others apply at the next request.
 func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
-	body, ok := readBody(w, r)
+	body, ok := admin.ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -135,7 +136,7 @@ func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if preconditionFailed(w, r, settingsView(g.policy().cfg, cur)["etag"].(string)) {
+	if admin.PreconditionFailed(w, r, settingsView(g.policy().cfg, cur)["etag"].(string)) {
 		return
 	}
 	var in struct {
@@ -146,8 +147,8 @@ func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
 		Updated json.RawMessage `json:"updated_at"`
 		API     json.RawMessage `json:"api"`
 	}
-	if errs := decodeStrict(body, &in, nil); errs != nil {
-		apiFieldErrors(w, http.StatusBadRequest, errs[0].messageWithField(), errs, nil)
+	if errs := admin.DecodeStrict(body, &in, nil); errs != nil {
+		admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 		return
 	}
 	doc := in.settingsDoc
@@ -167,5 +168,5 @@ func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
 		v["warnings"] = warns
 	}
 	w.Header().Set("ETag", v["etag"].(string))
-	apiJSON(w, http.StatusOK, v)
+	admin.JSON(w, http.StatusOK, v)
 }

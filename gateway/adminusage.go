@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"math"
 	"net/http"
 	"sort"
@@ -168,8 +169,8 @@ func usageJSON(rep *UsageReport, minutes int) apiUsage {
 func (g *Gateway) apiUsage(w http.ResponseWriter, r *http.Request) {
 	n, msg := usageWindow(r)
 	if msg != "" {
-		apiError(w, http.StatusBadRequest, msg)
+		admin.Error(w, http.StatusBadRequest, msg)
 		return
 	}
-	apiJSON(w, http.StatusOK, usageJSON(g.Usage(time.Duration(n)*time.Minute), n))
+	admin.JSON(w, http.StatusOK, usageJSON(g.Usage(time.Duration(n)*time.Minute), n))
 }

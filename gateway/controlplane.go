@@ -1,8 +1,6 @@
 package gateway
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -11,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -168,16 +167,6 @@ func (g *Gateway) ReloadStored() {
 // FileConfig is the config as the file (or the embedded defaults) gave it.
 func (g *Gateway) FileConfig() *config.Config { return g.fileCfg.Load() }
 
-// hashJSON is a short content hash of v: ETags and the audit log's before/after.
-func hashJSON(v any) string {
-	if v == nil {
-		return ""
-	}
-	b, _ := json.Marshal(v)
-	sum := sha256.Sum256(b)
-	return hex.EncodeToString(sum[:8])
-}
-
 // redacted is what a secret value reads as in an API answer. Writing it back (PUT or
 // PATCH of an answer as read) keeps the stored value.
 const redacted = "***redacted***"
@@ -197,14 +186,14 @@ func redactValues(m map[string]string) map[string]string {
 
 // unredact replaces values written back as the redaction marker with the current ones.
 // A marker for a key that has no current value is an error.
-func unredact(next, cur map[string]string, field string) *fieldError {
+func unredact(next, cur map[string]string, field string) *admin.FieldError {
 	for _, k := range slices.Sorted(maps.Keys(next)) {
 		if next[k] != redacted {
 			continue
 		}
 		v, ok := cur[k]
 		if !ok {
-			return &fieldError{Field: field + "." + k, Message: "is the redaction marker, but there is no stored value to keep"}
+			return &admin.FieldError{Field: field + "." + k, Message: "is the redaction marker, but there is no stored value to keep"}
 		}
 		next[k] = v
 	}
@@ -219,13 +208,13 @@ func durationString(d time.Duration) string {
 	return d.String()
 }
 
-func parseDuration(s, field string) (time.Duration, *fieldError) {
+func parseDuration(s, field string) (time.Duration, *admin.FieldError) {
 	if s == "" {
 		return 0, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return 0, &fieldError{Field: field, Message: fmt.Sprintf("%q is not a duration such as 30s or 2m", s)}
+		return 0, &admin.FieldError{Field: field, Message: fmt.Sprintf("%q is not a duration such as 30s or 2m", s)}
 	}
 	return d, nil
 }
@@ -233,9 +222,9 @@ func parseDuration(s, field string) (time.Duration, *fieldError) {
 // problemsFor turns config problems into API errors and warnings. Warnings are kept only
 // when they concern the entity (where starts with prefix), so one write does not echo
 // every warning of the whole config.
-func problemsFor(ps config.Problems, prefix string) (errs, warns []fieldError) {
+func problemsFor(ps config.Problems, prefix string) (errs, warns []admin.FieldError) {
 	for _, p := range ps {
-		fe := fieldError{Field: p.Where, Message: p.Text, Hint: p.Hint}
+		fe := admin.FieldError{Field: p.Where, Message: p.Text, Hint: p.Hint}
 		if !p.Warning {
 			errs = append(errs, fe)
 		} else if p.Where == prefix || strings.HasPrefix(p.Where, prefix+".") {
@@ -243,4 +232,13 @@ func problemsFor(ps config.Problems, prefix string) (errs, warns []fieldError) {
 		}
 	}
 	return errs, warns
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
 }

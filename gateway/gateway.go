@@ -25,7 +25,9 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/gateway/internal/selfplugin"
+	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -103,9 +105,9 @@ type Gateway struct {
 	origin string
 
 	// usage is the last hour of per-minute metric snapshots (the UI's Usage page); ui the
-	// web UI's sign-in sessions.
+	// web UI (gateway/internal/ui) with its sign-in sessions.
 	usage usageRing
-	ui    uiAuth
+	ui    *ui.UI
 
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
@@ -121,8 +123,9 @@ type Gateway struct {
 	// signins slows wrong credentials per source (signin.go).
 	local   localTrust
 	signins signinGuard
-	// lastGC is when an admin request last forced a collection (UnixNano; admin.go).
-	lastGC atomic.Int64
+	// admin is the admin API (gateway/internal/admin), reaching the gateway through
+	// adminPort.
+	admin *admin.API
 
 	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
@@ -213,10 +216,12 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.Handle("/metrics", g.metrics.handler())
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
-	admin := g.adminRouter()
-	g.mux.Handle("/api/", admin)
-	g.mux.Handle("/ui", admin)
-	g.mux.Handle("/ui/", admin)
+	g.ui = ui.New(adminPort{g}, g.version, log)
+	g.admin = admin.New(adminPort{g}, g.version, g.apiRoutes)
+	adminRouter := g.admin.Router(mountUI(g))
+	g.mux.Handle("/api/", adminRouter)
+	g.mux.Handle("/ui", adminRouter)
+	g.mux.Handle("/ui/", adminRouter)
 	return g, nil
 }
 

@@ -28,7 +28,7 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 		Upstreams []registry.Status `json:"upstreams"`
 		Plugins   []pluginRow       `json:"plugins"`
 	}
-	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses(), Plugins: g.pluginRows()}
+	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses(), Plugins: g.admin.PluginRows()}
 	if err := g.probeStore(); err != nil {
 		out.Ready, out.Store = false, err.Error()
 	}

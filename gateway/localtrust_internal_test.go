@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -201,35 +200,5 @@ func TestSigninGuard(t *testing.T) {
 	}
 	if n := s.held.Load(); n > signinMaxSrc || int(n) != s.sources.Len() {
 		t.Errorf("%d sources held (%d in the cache), want at most %d", n, s.sources.Len(), signinMaxSrc)
-	}
-}
-
-// TestLaunchChanges: what counts as a write that makes the gateway run a command.
-func TestLaunchChanges(t *testing.T) {
-	cur := &config.Config{
-		Servers: map[string]*config.ServerDef{
-			"fs":  {Type: "stdio", Command: "npx", Args: []string{"a"}, Env: map[string]string{"K": "v"}},
-			"web": {Type: "streamable_http", URL: "http://127.0.0.1:1/mcp"},
-		},
-		Executors: map[string]*config.ExecutorConfig{"d": {MCPPolicy: config.ExecutorPolicy{EnvInjection: map[string]string{"A": "1"}}}},
-	}
-	same := &config.Config{Servers: map[string]*config.ServerDef{
-		"fs":  {Type: "stdio", Command: "npx", Args: []string{"a"}, Env: map[string]string{"K": "v"}, Mode: "per_session"},
-		"web": {Type: "streamable_http", URL: "http://127.0.0.1:2/mcp"},
-	}, Executors: cur.Executors}
-	if got := launchChanges(cur, same); len(got) != 0 {
-		t.Errorf("no command changed, got %v", got)
-	}
-	next := &config.Config{
-		Servers: map[string]*config.ServerDef{
-			"fs":  {Type: "stdio", Command: "npx", Args: []string{"a"}, Env: map[string]string{"K": "v", "LD_PRELOAD": "/tmp/x.so"}},
-			"new": {Type: "stdio", Command: "sh"},
-		},
-		Plugins:   map[string]*config.PluginDef{"p": {Command: "/bin/plugin"}},
-		Executors: map[string]*config.ExecutorConfig{"d": {MCPPolicy: config.ExecutorPolicy{EnvInjection: map[string]string{"A": "2"}}}},
-	}
-	want := []string{"executors.d", "plugins.p", "servers.fs", "servers.new"}
-	if got := launchChanges(cur, next); !slices.Equal(got, want) {
-		t.Errorf("launchChanges = %v, want %v", got, want)
 	}
 }

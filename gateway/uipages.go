@@ -2,47 +2,32 @@ package gateway
 
 import (
 	"math"
-	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // The web UI's pages: each reads what the admin API would answer, in process, and
 // renders it; the page's script changes things through /ui/api.
 
-type uiRoute struct {
-	path    string
-	handler http.Handler
-}
-
-func (g *Gateway) uiPages() []uiRoute {
-	return []uiRoute{
-		{"/ui/servers", http.HandlerFunc(g.uiServers)},
-		{"/ui/tasks", http.HandlerFunc(g.uiTasks)},
-		{"/ui/sessions", http.HandlerFunc(g.uiSessions)},
-		{"/ui/sessions/{id}", http.HandlerFunc(g.uiSession)},
-		{"/ui/usage", http.HandlerFunc(g.uiUsage)},
-		{"/ui/agents", http.HandlerFunc(g.uiAgents)},
-		{"/ui/agents/{id}/explain", http.HandlerFunc(g.uiExplain)},
-		{"/ui/executors", http.HandlerFunc(g.uiExecutors)},
+func (g *Gateway) uiPages() []ui.Page {
+	return []ui.Page{
+		{Path: "/ui/servers", Handler: http.HandlerFunc(g.uiServers)},
+		{Path: "/ui/tasks", Handler: http.HandlerFunc(g.uiTasks)},
+		{Path: "/ui/sessions", Handler: http.HandlerFunc(g.ui.ServeSessions)},
+		{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(g.ui.ServeSession)},
+		{Path: "/ui/usage", Handler: http.HandlerFunc(g.uiUsage)},
+		{Path: "/ui/agents", Handler: http.HandlerFunc(g.uiAgents)},
+		{Path: "/ui/agents/{id}/explain", Handler: http.HandlerFunc(g.uiExplain)},
+		{Path: "/ui/executors", Handler: http.HandlerFunc(g.uiExecutors)},
 	}
 }
 
-func authEvent(r *http.Request, action, outcome string) auth.AuditEvent {
-	host, _, _ := net.SplitHostPort(r.RemoteAddr)
-	return auth.AuditEvent{Kind: "admin", Actor: "ui:" + host, Action: action, Object: "ui", Outcome: outcome}
-}
-
 func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
-
-func (g *Gateway) storeTrouble(w http.ResponseWriter, r *http.Request, err error) {
-	g.uiMessage(w, r, http.StatusServiceUnavailable, "Store unavailable", "The session store cannot be read: "+err.Error())
-}
 
 // uiServerRow is a server in the Servers page.
 type uiServerRow struct {
@@ -55,7 +40,7 @@ type uiServerRow struct {
 func (g *Gateway) uiServers(w http.ResponseWriter, r *http.Request) {
 	views, err := g.serverViews()
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	rows := make([]uiServerRow, 0, len(views))
@@ -66,7 +51,7 @@ func (g *Gateway) uiServers(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
-	g.render(w, r, http.StatusOK, "servers", "Servers", uiSessionFrom(r), map[string]any{"Servers": rows})
+	g.ui.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows})
 }
 
 // uiTaskRow is a task in the Tasks page: its servers, and the servers its running
@@ -80,12 +65,12 @@ type uiTaskRow struct {
 func (g *Gateway) uiTasks(w http.ResponseWriter, r *http.Request) {
 	tasks, err := g.allTasks()
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	recs, err := g.store.List()
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	var rows []uiTaskRow
@@ -115,52 +100,8 @@ func (g *Gateway) uiTasks(w http.ResponseWriter, r *http.Request) {
 		d := cfg.Servers[name]
 		choices = append(choices, serverChoice{Name: name, Title: d.Meta.Title, Default: d.Enabled()})
 	}
-	g.render(w, r, http.StatusOK, "tasks", "Tasks", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
 		"Tasks": rows, "Servers": choices, "Agents": sortedKeys(cfg.Agents)})
-}
-
-func (g *Gateway) sessionRows() ([]sessionRow, error) {
-	recs, err := g.store.List()
-	if err != nil {
-		return nil, err
-	}
-	out := []sessionRow{}
-	for _, rec := range recs {
-		out = append(out, g.sessionRowOf(rec))
-	}
-	slices.SortFunc(out, func(a, b sessionRow) int { return b.Created.Compare(a.Created) })
-	return out, nil
-}
-
-func (g *Gateway) uiSessions(w http.ResponseWriter, r *http.Request) {
-	rows, err := g.sessionRows()
-	if err != nil {
-		g.storeTrouble(w, r, err)
-		return
-	}
-	g.render(w, r, http.StatusOK, "sessions", "Sessions", uiSessionFrom(r), map[string]any{"Sessions": rows})
-}
-
-func (g *Gateway) uiSession(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("id")
-	rec, err := g.store.Get(id)
-	if err != nil {
-		g.uiMessage(w, r, http.StatusNotFound, "No such session", "Session "+id+" is not live (it ended, or never was).")
-		return
-	}
-	row := g.sessionRowOf(rec)
-	var tools []sessionTool
-	g.mu.RLock()
-	s := g.sessions[id]
-	g.mu.RUnlock()
-	if s != nil && !s.isClosed() {
-		for _, t := range s.View().Tools {
-			tools = append(tools, sessionTool{Name: t.Exposed, Server: t.Server, Tool: t.Name})
-		}
-		row.Tools = len(tools)
-	}
-	g.render(w, r, http.StatusOK, "session", "Session "+id, uiSessionFrom(r), map[string]any{
-		"Session": row, "Record": rec, "Tools": tools})
 }
 
 // uiBar is one bar of a chart, in the chart's own coordinates.
@@ -241,7 +182,7 @@ func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
 	for _, t := range rep.ByAgentTool {
 		byAgentTool = append(byAgentTool, barRow{UsageRow: t, Width: 100 * t.Calls / math.Max(maxTool, 1)})
 	}
-	g.render(w, r, http.StatusOK, "usage", "Usage", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "usage", "Usage", map[string]any{
 		"Report": rep, "Calls": calls, "Tokens": tokens, "ByAgentTool": byAgentTool,
 		"Minutes": minutes, "Windows": []int{5, 15, 60}})
 }
@@ -249,11 +190,11 @@ func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
 func (g *Gateway) uiAgents(w http.ResponseWriter, r *http.Request) {
 	agents, err := g.policyViews(g.agentSpec())
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	cfg := g.policy().cfg
-	g.render(w, r, http.StatusOK, "agents", "Agents", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "agents", "Agents", map[string]any{
 		"Agents": agents, "Servers": append(sortedKeys(cfg.Servers), sortedKeys(cfg.Plugins)...), "Executors": sortedKeys(cfg.Executors)})
 }
 
@@ -268,15 +209,15 @@ func (g *Gateway) uiExplain(w http.ResponseWriter, r *http.Request) {
 	tasks, _ := g.allTasks()
 	data["Tasks"] = tasks
 	data["Executors"] = sortedKeys(g.policy().cfg.Executors)
-	g.render(w, r, http.StatusOK, "explain", "Explain "+id, uiSessionFrom(r), data)
+	g.ui.Render(w, r, http.StatusOK, "explain", "Explain "+id, data)
 }
 
 func (g *Gateway) uiExecutors(w http.ResponseWriter, r *http.Request) {
 	execs, err := g.policyViews(g.executorSpec())
 	if err != nil {
-		g.storeTrouble(w, r, err)
+		g.ui.StoreTrouble(w, r, err)
 		return
 	}
-	g.render(w, r, http.StatusOK, "executors", "Executors", uiSessionFrom(r), map[string]any{
+	g.ui.Render(w, r, http.StatusOK, "executors", "Executors", map[string]any{
 		"Executors": execs, "Servers": sortedKeys(g.policy().cfg.Servers)})
 }

@@ -32,7 +32,7 @@ const (
 var allowedFiles = map[string]int{}
 
 var allowedTypes = map[string]int{
-	"gateway.Gateway": 231,
+	"gateway.Gateway": 199,
 }
 
 // TestShape checks the size rules over the module's hand-written, non-test Go files.
@@ -129,6 +129,10 @@ func TestShapeCatchesOffenders(t *testing.T) {
 	}
 	if ps := ceilingProblems("type", "methods", sh.methods, maxMethods, map[string]int{"big.T": maxMethods + 1}); !has(ps, "grew") {
 		t.Errorf("an allowed offender over its ceiling was not caught: %q", ps)
+	}
+	// Allowed at more than its size: the ceiling must come down to it.
+	if ps := ceilingProblems("type", "methods", sh.methods, maxMethods, map[string]int{"big.T": maxMethods + 9}); !has(ps, "lower its ceiling") {
+		t.Errorf("an allowed offender under its ceiling was not reported: %q", ps)
 	}
 	// Allowed but no longer an offender, or gone: the entry must go.
 	if ps := ceilingProblems("type", "methods", sh.methods, maxMethods, map[string]int{"big.T": maxMethods + 2, "big.G": 50}); !has(ps, "big.G") {
@@ -246,6 +250,9 @@ func ceilingProblems(kind, unit string, sizes map[string]int, limit int, allowed
 			ps = append(ps, fmt.Sprintf("%s %s has %d %s, over the limit of %d: split it by meaning", kind, k, n, unit, limit))
 		case n > ceiling:
 			ps = append(ps, fmt.Sprintf("%s %s grew to %d %s; it is allowed %d (its size when the rule came in) and may only shrink", kind, k, n, unit, ceiling))
+		case n < ceiling:
+			// A ratchet: what was split off must not grow back unseen.
+			ps = append(ps, fmt.Sprintf("%s %s shrank to %d %s: lower its ceiling from %d to %d", kind, k, n, unit, ceiling, n))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(allowed)) {

@@ -1,30 +1,91 @@
-package gateway
+// Package ui is the gateway's web UI: sign-in, CSRF, headers, templates and static files,
+// mounted on the admin router; the pages' data comes from handlers the gateway hands it.
+package ui
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
-	"encoding/json"
 	"html/template"
 	"io/fs"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
-	"path"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/gorilla/mux"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // The web UI (docs/ui.md): server-rendered pages under /ui, a little JavaScript under
 // /ui/static, and the admin API's route table mounted again under /ui/api for those
 // scripts. Everything is embedded; nothing is built to run it.
 
-//go:embed ui/templates/*.html ui/static/*
+//go:embed templates/*.html static/*
 var uiFiles embed.FS
+
+// Port is what the UI needs of the running gateway: who may use it, and the admin
+// credential check with its per-source back-off.
+type Port interface {
+	// CheckOrigin refuses (false, answered) a request from an Origin the gateway does not
+	// serve.
+	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
+	// LocalOwner names the caller when it may use the UI without signing in: the user
+	// who runs the gateway on this host, while auth is off and no admin token is set.
+	LocalOwner(r *http.Request) (who string, ok bool)
+	// Slowed is the refusal for a source that sent too many wrong credentials (nil: none).
+	Slowed(r *http.Request) *auth.Failure
+	// AdminCredential reports whether tok is an admin credential (ok), and whose.
+	AdminCredential(ctx context.Context, tok string) (actor string, ok, valid bool)
+	// CredentialFailed and CredentialSucceeded count a wrong or a good credential from
+	// r's source for the back-off (and the audit log).
+	CredentialFailed(r *http.Request, where string)
+	CredentialSucceeded(r *http.Request)
+	// Audit records one audit event.
+	Audit(ev auth.AuditEvent)
+	// SessionRecords, SessionRecord, SessionRow and SessionView are the sessions as the
+	// admin API reads them (admin.Port), for the Sessions pages.
+	SessionRecords() ([]*sessions.Record, error)
+	SessionRecord(id string) (*sessions.Record, error)
+	SessionRow(rec *sessions.Record) admin.SessionRow
+	SessionView(id string) (tools []admin.SessionTool, live bool)
+}
+
+// Route is an admin API route mounted again under /ui/api (its Path starts with /api).
+type Route struct {
+	Method, Path string
+	Handler      http.Handler
+}
+
+// Page is one page of the UI: a GET handler under /ui.
+type Page struct {
+	Path    string
+	Handler http.Handler
+}
+
+// UI is the web UI of one gateway: its sign-in sessions, templates and routes.
+type UI struct {
+	port    Port
+	version string
+	log     *slog.Logger
+	auth    uiAuth
+
+	templatesOnce sync.Once
+	templates     map[string]*template.Template
+	templatesErr  error
+}
+
+// New makes the UI of a gateway of the given version, logging template errors to log.
+func New(port Port, version string, log *slog.Logger) *UI {
+	return &UI{port: port, version: version, log: log}
+}
 
 const (
 	uiCookie      = "mcpgw_ui"
@@ -101,12 +162,8 @@ func (a *uiAuth) drop(id string) {
 // admin token: no sign-in) or token (sign in with an admin credential, as for the admin
 // API: the local token, auth.admin_token, an admin key, or a token with the mcpgw:admin
 // scope).
-func (g *Gateway) uiAccess(r *http.Request) string {
-	cfg := g.policy().cfg
-	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
-		return "token"
-	}
-	if _, ok := g.localOwner(r); ok {
+func (u *UI) uiAccess(r *http.Request) string {
+	if _, ok := u.port.LocalOwner(r); ok {
 		return "open"
 	}
 	return "token"
@@ -118,12 +175,12 @@ func setUICookie(w http.ResponseWriter, r *http.Request, s *uiSession) {
 }
 
 // uiSessionOf is the request's UI session (nil: none, or expired).
-func (g *Gateway) uiSessionOf(r *http.Request) *uiSession {
+func (u *UI) uiSessionOf(r *http.Request) *uiSession {
 	c, err := r.Cookie(uiCookie)
 	if err != nil || c.Value == "" {
 		return nil
 	}
-	return g.ui.get(c.Value)
+	return u.auth.get(c.Value)
 }
 
 func uiHeaders(w http.ResponseWriter) {
@@ -157,25 +214,25 @@ func uiSessionFrom(r *http.Request) *uiSession {
 // uiGuard admits a request to a page (api false) or to /ui/api (api true): a signed-in
 // session (created on the spot when the UI is open), and on every method but GET and
 // HEAD a matching CSRF token. Pages without a session go to the sign-in form.
-func (g *Gateway) uiGuard(api bool, next http.Handler) http.Handler {
+func (u *UI) uiGuard(api bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		uiHeaders(w)
-		if !g.checkOrigin(w, r) {
+		if !u.port.CheckOrigin(w, r) {
 			return
 		}
 		deny := func(status int, msg string) {
 			if api {
-				apiError(w, status, msg)
+				admin.Error(w, status, msg)
 			} else {
-				g.uiMessage(w, r, status, "Not signed in", msg)
+				u.uiMessage(w, r, status, "Not signed in", msg)
 			}
 		}
-		s := g.uiSessionOf(r)
-		access := g.uiAccess(r)
+		s := u.uiSessionOf(r)
+		access := u.uiAccess(r)
 		if s == nil || s.actor == "" {
 			switch {
 			case access == "open" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !api:
-				s = g.ui.create("ui:loopback")
+				s = u.auth.create("ui:loopback")
 				setUICookie(w, r, s)
 			case api || (r.Method != http.MethodGet && r.Method != http.MethodHead):
 				deny(http.StatusUnauthorized, "sign in first (the session is missing or expired)")
@@ -193,16 +250,16 @@ func (g *Gateway) uiGuard(api bool, next http.Handler) http.Handler {
 			r.SetPathValue(k, v)
 		}
 		ctx := context.WithValue(r.Context(), uiSessionKey{}, s)
-		ctx = context.WithValue(ctx, actorKey{}, s.actor)
-		ctx = context.WithValue(ctx, credentialKey{}, s.credentialed)
+		ctx = admin.WithCaller(ctx, s.actor, s.credentialed)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
 
-// uiRoutes adds the UI to the admin router and returns the handler for paths under /ui
-// that match no route.
-func (g *Gateway) uiRoutes(root *mux.Router) http.Handler {
-	static, _ := fs.Sub(uiFiles, "ui/static")
+// Mount adds the UI to the admin router root: its pages, its sign-in, its static files
+// and the admin API's routes again under /ui/api behind the UI's sign-in; it returns the
+// handler for paths under /ui that match no route.
+func (u *UI) Mount(root *mux.Router, api []Route, pages []Page) http.Handler {
+	static, _ := fs.Sub(uiFiles, "static")
 	fileServer := http.StripPrefix("/ui/static/", http.FileServer(http.FS(static)))
 	root.Handle("/ui", http.RedirectHandler("/ui/servers", http.StatusSeeOther)).Methods("GET", "HEAD")
 	root.Handle("/ui/", http.RedirectHandler("/ui/servers", http.StatusSeeOther)).Methods("GET", "HEAD")
@@ -211,49 +268,49 @@ func (g *Gateway) uiRoutes(root *mux.Router) http.Handler {
 		w.Header().Set("Cache-Control", "no-cache")
 		fileServer.ServeHTTP(w, r)
 	}))
-	root.HandleFunc("/ui/login", g.uiLoginForm).Methods("GET", "HEAD")
-	root.HandleFunc("/ui/login", g.uiLogin).Methods("POST")
-	root.Handle("/ui/logout", g.uiGuard(false, http.HandlerFunc(g.uiLogout))).Methods("POST")
+	root.HandleFunc("/ui/login", u.uiLoginForm).Methods("GET", "HEAD")
+	root.HandleFunc("/ui/login", u.uiLogin).Methods("POST")
+	root.Handle("/ui/logout", u.uiGuard(false, http.HandlerFunc(u.uiLogout))).Methods("POST")
 
-	api := root.PathPrefix("/ui/api").Subrouter()
-	for _, rt := range g.apiRoutes() {
-		api.Handle(strings.TrimPrefix(rt.Path, "/api"), g.uiGuard(true, rt.Handler)).Methods(rt.Method)
+	sub := root.PathPrefix("/ui/api").Subrouter()
+	for _, rt := range api {
+		sub.Handle(strings.TrimPrefix(rt.Path, "/api"), u.uiGuard(true, rt.Handler)).Methods(rt.Method)
 	}
-	for _, p := range g.uiPages() {
-		root.Handle(p.path, g.uiGuard(false, p.handler)).Methods("GET", "HEAD")
+	for _, p := range pages {
+		root.Handle(p.Path, u.uiGuard(false, p.Handler)).Methods("GET", "HEAD")
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		uiHeaders(w)
 		if strings.HasPrefix(r.URL.Path, "/ui/api/") {
-			apiError(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path)
+			admin.Error(w, http.StatusNotFound, "no route "+r.Method+" "+r.URL.Path)
 			return
 		}
-		g.uiMessage(w, r, http.StatusNotFound, "Not found", "There is no page "+r.URL.Path+".")
+		u.uiMessage(w, r, http.StatusNotFound, "Not found", "There is no page "+r.URL.Path+".")
 	})
 }
 
-func (g *Gateway) uiLoginForm(w http.ResponseWriter, r *http.Request) {
+func (u *UI) uiLoginForm(w http.ResponseWriter, r *http.Request) {
 	uiHeaders(w)
-	if !g.checkOrigin(w, r) {
+	if !u.port.CheckOrigin(w, r) {
 		return
 	}
 	if tok := r.URL.Query().Get("token"); tok != "" {
 		// The tokenized address `mcpgw serve` and `mcpgw ui` print (as Jupyter does): sign
 		// in, and go on to an address without the token.
-		g.uiSignIn(w, r, nil, tok, r.URL.Query().Get("next"))
+		u.uiSignIn(w, r, nil, tok, r.URL.Query().Get("next"))
 		return
 	}
-	switch g.uiAccess(r) {
+	switch u.uiAccess(r) {
 	case "open":
 		http.Redirect(w, r, "/ui/servers", http.StatusSeeOther)
 		return
 	}
-	s := g.uiSessionOf(r)
+	s := u.uiSessionOf(r)
 	if s == nil {
-		s = g.ui.create("")
+		s = u.auth.create("")
 		setUICookie(w, r, s)
 	}
-	g.render(w, r, http.StatusOK, "login", "Sign in", s, map[string]any{"Next": safeNext(r.URL.Query().Get("next"))})
+	u.render(w, r, http.StatusOK, "login", "Sign in", s, map[string]any{"Next": safeNext(r.URL.Query().Get("next"))})
 }
 
 // safeNext keeps a post-sign-in redirect inside the UI.
@@ -267,191 +324,72 @@ func safeNext(next string) string {
 // uiLogin checks the admin token the sign-in form posts (with the form's CSRF token) and
 // starts a new signed-in session: the pre-sign-in session is dropped, so its id cannot
 // be fixed in advance.
-func (g *Gateway) uiLogin(w http.ResponseWriter, r *http.Request) {
+func (u *UI) uiLogin(w http.ResponseWriter, r *http.Request) {
 	uiHeaders(w)
-	if !g.checkOrigin(w, r) {
+	if !u.port.CheckOrigin(w, r) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
-	pre := g.uiSessionOf(r)
+	pre := u.uiSessionOf(r)
 	if pre == nil || !csrfOK(r, pre) {
-		s := g.ui.create("")
+		s := u.auth.create("")
 		setUICookie(w, r, s)
-		g.render(w, r, http.StatusForbidden, "login", "Sign in", s, map[string]any{"Next": safeNext(r.PostFormValue("next")),
+		u.render(w, r, http.StatusForbidden, "login", "Sign in", s, map[string]any{"Next": safeNext(r.PostFormValue("next")),
 			"Error": "The sign-in form expired; enter the token again."})
 		return
 	}
-	g.uiSignIn(w, r, pre, strings.TrimSpace(r.PostFormValue("token")), r.PostFormValue("next"))
+	u.uiSignIn(w, r, pre, strings.TrimSpace(r.PostFormValue("token")), r.PostFormValue("next"))
 }
 
 // uiSignIn checks an admin credential for the UI and starts a signed-in session (pre, the
 // sign-in form's session, is dropped). Wrong credentials are slowed per source as the
 // admin API's are.
-func (g *Gateway) uiSignIn(w http.ResponseWriter, r *http.Request, pre *uiSession, tok, next string) {
+func (u *UI) uiSignIn(w http.ResponseWriter, r *http.Request, pre *uiSession, tok, next string) {
 	if pre == nil {
-		pre = g.ui.create("")
+		pre = u.auth.create("")
 		setUICookie(w, r, pre)
 	}
 	form := map[string]any{"Next": safeNext(next)}
-	if fail := g.slowed(r); fail != nil {
+	if fail := u.port.Slowed(r); fail != nil {
 		w.Header().Set("Retry-After", fail.RetryAfter)
 		form["Error"] = "Too many wrong credentials from here: " + fail.Message
-		g.render(w, r, http.StatusTooManyRequests, "login", "Sign in", pre, form)
+		u.render(w, r, http.StatusTooManyRequests, "login", "Sign in", pre, form)
 		return
 	}
 	actor := ""
-	if a, ok, _ := g.adminCredential(r.Context(), tok); ok && tok != "" {
+	if a, ok, _ := u.port.AdminCredential(r.Context(), tok); ok && tok != "" {
 		actor = a
 	}
 	if actor == "" {
-		g.credentialFailed(r, "ui sign-in")
+		u.port.CredentialFailed(r, "ui sign-in")
 		form["Error"] = "That is not an admin credential (the local token that mcpgw ui prints, auth.admin_token, an admin key from mcpgw token create-key --admin, or a token with the mcpgw:admin scope)."
-		g.render(w, r, http.StatusUnauthorized, "login", "Sign in", pre, form)
+		u.render(w, r, http.StatusUnauthorized, "login", "Sign in", pre, form)
 		return
 	}
-	g.signins.succeeded(g.sourceOf(r))
-	g.ui.drop(pre.id)
-	s := g.ui.create("ui:" + actor)
+	u.port.CredentialSucceeded(r)
+	u.auth.drop(pre.id)
+	s := u.auth.create("ui:" + actor)
 	s.credentialed = true
 	setUICookie(w, r, s)
-	g.audit.Record(authEvent(r, "ui sign-in", "ok"))
+	u.port.Audit(authEvent(r, "ui sign-in", "ok"))
 	http.Redirect(w, r, safeNext(next), http.StatusSeeOther)
 }
 
-func (g *Gateway) uiLogout(w http.ResponseWriter, r *http.Request) {
+func (u *UI) uiLogout(w http.ResponseWriter, r *http.Request) {
 	if s := uiSessionFrom(r); s != nil {
-		g.ui.drop(s.id)
+		u.auth.drop(s.id)
 	}
 	http.SetCookie(w, &http.Cookie{Name: uiCookie, Value: "", Path: "/ui", HttpOnly: true, Secure: r.TLS != nil,
 		SameSite: http.SameSiteStrictMode, MaxAge: -1})
-	if g.uiAccess(r) == "open" {
-		g.uiMessage(w, r, http.StatusOK, "Signed out", "This gateway's UI opens without sign-in on loopback; reload to come back.")
+	if u.uiAccess(r) == "open" {
+		u.uiMessage(w, r, http.StatusOK, "Signed out", "This gateway's UI opens without sign-in on loopback; reload to come back.")
 		return
 	}
 	http.Redirect(w, r, "/ui/login", http.StatusSeeOther)
 }
 
-// uiPage is the shared frame of every page.
-type uiPage struct {
-	Title, Page string
-	CSRF        string
-	Actor       string
-	CanSignOut  bool
-	Version     string
-	Data        any
-}
-
-var (
-	uiTemplatesOnce sync.Once
-	uiTemplates     map[string]*template.Template
-	uiTemplatesErr  error
-)
-
-// uiTemplate parses the layout with one page's template (once for all pages).
-func uiTemplate(page string) (*template.Template, error) {
-	uiTemplatesOnce.Do(func() {
-		uiTemplates = map[string]*template.Template{}
-		pages, err := fs.Glob(uiFiles, "ui/templates/*.html")
-		if err != nil {
-			uiTemplatesErr = err
-			return
-		}
-		for _, p := range pages {
-			name := strings.TrimSuffix(path.Base(p), ".html")
-			if name == "layout" {
-				continue
-			}
-			t, err := template.New("layout.html").Funcs(uiFuncs).ParseFS(uiFiles, "ui/templates/layout.html", p)
-			if err != nil {
-				uiTemplatesErr = err
-				return
-			}
-			uiTemplates[name] = t
-		}
-	})
-	if uiTemplatesErr != nil {
-		return nil, uiTemplatesErr
-	}
-	t := uiTemplates[page]
-	if t == nil {
-		return nil, &fs.PathError{Op: "template", Path: page, Err: fs.ErrNotExist}
-	}
-	return t, nil
-}
-
-func (g *Gateway) render(w http.ResponseWriter, r *http.Request, status int, page, title string, s *uiSession, data any) {
-	t, err := uiTemplate(page)
-	if err != nil {
-		g.log.Error("web UI template", "page", page, "err", err)
-		http.Error(w, "web UI template error", http.StatusInternalServerError)
-		return
-	}
-	p := uiPage{Title: title, Page: page, Version: g.version, Data: data}
-	if s != nil {
-		p.CSRF, p.Actor = s.csrf, s.actor
-		p.CanSignOut = s.actor != ""
-	}
-	var buf bytes.Buffer
-	if err := t.Execute(&buf, p); err != nil {
-		g.log.Error("web UI page", "page", page, "err", err)
-		http.Error(w, "web UI page error", http.StatusInternalServerError)
-		return
-	}
-	uiHeaders(w)
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
-}
-
-func (g *Gateway) uiMessage(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
-	g.render(w, r, status, "message", title, uiSessionFrom(r), map[string]any{"Message": msg})
-}
-
-var uiFuncs = template.FuncMap{
-	"json": func(v any) (string, error) {
-		b, err := json.Marshal(v)
-		return string(b), err
-	},
-	"ago": func(t time.Time) string {
-		if t.IsZero() {
-			return "—"
-		}
-		d := time.Since(t).Round(time.Second)
-		switch {
-		case d < time.Second:
-			return "now"
-		case d < time.Hour:
-			return d.String() + " ago"
-		}
-		return t.UTC().Format("2006-01-02 15:04 UTC")
-	},
-	"join":  strings.Join,
-	"deref": func(b *bool) bool { return b != nil && *b },
-	"has": func(list []string, s string) bool {
-		for _, x := range list {
-			if x == s {
-				return true
-			}
-		}
-		return false
-	},
-	"ms": func(sec float64) string {
-		if sec != sec { // NaN
-			return "—"
-		}
-		switch {
-		case sec < 0.001:
-			return ftoa(sec*1e6, 0) + " µs"
-		case sec < 1:
-			return ftoa(sec*1e3, 1) + " ms"
-		}
-		return ftoa(sec, 2) + " s"
-	},
-	"num": func(f float64) string { return ftoa(f, 0) },
-	"short": func(s string) string {
-		if len(s) > 12 {
-			return s[:12] + "…"
-		}
-		return s
-	},
+// authEvent is the audit event of a UI sign-in from r.
+func authEvent(r *http.Request, action, outcome string) auth.AuditEvent {
+	host, _, _ := net.SplitHostPort(r.RemoteAddr)
+	return auth.AuditEvent{Kind: "admin", Actor: "ui:" + host, Action: action, Object: "ui", Outcome: outcome}
 }

@@ -1,4 +1,4 @@
-package gateway
+package admin
 
 import (
 	"maps"
@@ -15,9 +15,9 @@ import (
 // POST /api/servers/test of a stdio server. They need an admin credential in every auth
 // mode, and admin.allow_commands: false refuses them through the API altogether.
 
-// launchChanges names the entries of next that start a process differently from cur, or
+// LaunchChanges names the entries of next that start a process differently from cur, or
 // start one cur does not.
-func launchChanges(cur, next *config.Config) []string {
+func LaunchChanges(cur, next *config.Config) []string {
 	out := changedLaunches("servers", cur.Servers, next.Servers, func(d *config.ServerDef) launch {
 		return launch{d.Command, d.Args, d.Env, d.Dir}
 	})
@@ -68,24 +68,24 @@ func (a launch) same(b launch) bool {
 	return a.command == b.command && slices.Equal(a.args, b.args) && maps.Equal(a.env, b.env) && a.dir == b.dir
 }
 
-// mayRunCommands reports whether r may make the gateway run the commands of entries, and
+// MayRunCommands reports whether r may make the gateway run the commands of entries, and
 // otherwise answers 403 saying why and audits the refusal.
-func (g *Gateway) mayRunCommands(w http.ResponseWriter, r *http.Request, entries []string) bool {
+func (a *API) MayRunCommands(w http.ResponseWriter, r *http.Request, entries []string) bool {
 	if len(entries) == 0 {
 		return true
 	}
 	what := strings.Join(entries, ", ")
 	msg := ""
 	switch {
-	case !g.policy().cfg.Admin.CommandsAllowed():
+	case !a.port.Config().Admin.CommandsAllowed():
 		msg = "admin.allow_commands is false: servers, plugins and executors that run or shape a command (" + what +
 			") are configured in the config file only"
-	case !credentialed(r):
-		msg = "changing what command the gateway runs (" + what + ") needs an admin credential, not only a local connection: send " + adminCredentials
+	case !Credentialed(r):
+		msg = "changing what command the gateway runs (" + what + ") needs an admin credential, not only a local connection: send " + Credentials
 	default:
 		return true
 	}
-	g.auditAdmin(r, what, "refused: commands", nil, nil)
-	apiError(w, http.StatusForbidden, msg)
+	a.AuditWrite(r, what, "refused: commands", nil, nil)
+	Error(w, http.StatusForbidden, msg)
 	return false
 }

@@ -1,0 +1,91 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// adminPort is the gateway as the admin API and the web UI see it (the ports of
+// gateway/internal/admin and gateway/internal/ui): a thin adapter, so that what they may
+// do to the gateway is this file's methods and not the Gateway's whole method set.
+type adminPort struct{ g *Gateway }
+
+// CheckOrigin refuses a request from an Origin the gateway does not serve.
+func (p adminPort) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
+	return p.g.checkOrigin(w, r)
+}
+
+// LocalOwner names the local owner, who may use the admin API and the UI without a
+// credential while auth is off and no admin token is set.
+func (p adminPort) LocalOwner(r *http.Request) (string, bool) {
+	cfg := p.g.policy().cfg
+	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
+		return "", false
+	}
+	return p.g.localOwner(r)
+}
+
+// Slowed is the refusal for a source that sent too many wrong credentials.
+func (p adminPort) Slowed(r *http.Request) *auth.Failure { return p.g.slowed(r) }
+
+// AdminCredential checks tok as an admin credential.
+func (p adminPort) AdminCredential(ctx context.Context, tok string) (actor string, ok, valid bool) {
+	return p.g.adminCredential(ctx, tok)
+}
+
+// CredentialFailed counts a wrong credential from r's source.
+func (p adminPort) CredentialFailed(r *http.Request, where string) { p.g.credentialFailed(r, where) }
+
+// CredentialSucceeded forgets r's source's wrong credentials.
+func (p adminPort) CredentialSucceeded(r *http.Request) { p.g.signins.succeeded(p.g.sourceOf(r)) }
+
+// Audit records one audit event.
+func (p adminPort) Audit(ev auth.AuditEvent) { p.g.audit.Record(ev) }
+
+// Config is the running config.
+func (p adminPort) Config() *config.Config { return p.g.policy().cfg }
+
+// SessionCount is how many sessions are live.
+func (p adminPort) SessionCount() int { return p.g.sessionCount() }
+
+// PluginStatuses are the registry's plugins' states.
+func (p adminPort) PluginStatuses() []registry.PluginStatus { return p.g.reg.PluginStatuses() }
+
+// Plugin is the registry's plugin of that name (nil: none).
+func (p adminPort) Plugin(name string) *registry.Plugin { return p.g.reg.Plugin(name) }
+
+// RestartServer restarts a configured server (selfplugin.go).
+func (p adminPort) RestartServer(name string) error { return p.g.RestartServer(name) }
+
+// SessionRecords lists the session store.
+func (p adminPort) SessionRecords() ([]*sessions.Record, error) { return p.g.store.List() }
+
+// SessionRecord reads one session from the store.
+func (p adminPort) SessionRecord(id string) (*sessions.Record, error) { return p.g.store.Get(id) }
+
+// SessionRow is a stored session with what this process knows of it.
+func (p adminPort) SessionRow(rec *sessions.Record) admin.SessionRow { return p.g.sessionRowOf(rec) }
+
+// SessionView is the tools in a live session's view.
+func (p adminPort) SessionView(id string) ([]admin.SessionTool, bool) {
+	p.g.mu.RLock()
+	s := p.g.sessions[id]
+	p.g.mu.RUnlock()
+	if s == nil || s.isClosed() {
+		return nil, false
+	}
+	var tools []admin.SessionTool
+	for _, t := range s.View().Tools {
+		tools = append(tools, admin.SessionTool{Name: t.Exposed, Server: t.Server, Tool: t.Name})
+	}
+	return tools, true
+}
+
+// EndSession ends a session: its instances stop and it leaves the store.
+func (p adminPort) EndSession(id, reason string) error { return p.g.endSession(id, reason) }

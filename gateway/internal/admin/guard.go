@@ -1,0 +1,128 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/gorilla/mux"
+
+	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// Port is what the admin API needs of the running gateway. The gateway implements it with
+// a thin adapter; nothing here reaches the gateway any other way.
+type Port interface {
+	// CheckOrigin refuses (false, answered) a request from an Origin the gateway does not
+	// serve.
+	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
+	// LocalOwner names the caller when it is the user who runs the gateway on this host
+	// and may come in without a credential: only while auth is off and no admin token is
+	// set.
+	LocalOwner(r *http.Request) (who string, ok bool)
+	// Slowed is the refusal for a source that sent too many wrong credentials (nil: none).
+	Slowed(r *http.Request) *auth.Failure
+	// AdminCredential checks tok as an admin credential (the admin token, the local token,
+	// an admin key, a token with the admin scope): ok names its actor; valid without ok
+	// is a good credential that is not an admin's.
+	AdminCredential(ctx context.Context, tok string) (actor string, ok, valid bool)
+	// CredentialFailed and CredentialSucceeded count a wrong or a good credential from
+	// r's source for the back-off (and the audit log).
+	CredentialFailed(r *http.Request, where string)
+	CredentialSucceeded(r *http.Request)
+	// Audit records one audit event.
+	Audit(ev auth.AuditEvent)
+	// Config is the running config: the file's merged with the API's stored entries.
+	Config() *config.Config
+	// SessionCount is how many sessions are live.
+	SessionCount() int
+	// PluginStatuses and Plugin are the plugins the registry runs.
+	PluginStatuses() []registry.PluginStatus
+	Plugin(name string) *registry.Plugin
+	// RestartServer replaces a server's connection by a new one (registry.ErrNoServer:
+	// none of that name; registry.ErrRetired: it is going away).
+	RestartServer(name string) error
+	// SessionRecords and SessionRecord read the session store (sessions.ErrNotFound: no
+	// such session); SessionRow adds what this process knows of a live one.
+	SessionRecords() ([]*sessions.Record, error)
+	SessionRecord(id string) (*sessions.Record, error)
+	SessionRow(rec *sessions.Record) SessionRow
+	// SessionView is the tools in a session's view, when it is live and open here.
+	SessionView(id string) (tools []SessionTool, live bool)
+	// EndSession ends a session as its client's DELETE would, for reason.
+	EndSession(id, reason string) error
+}
+
+// API is the admin API of one gateway.
+type API struct {
+	port    Port
+	version string
+	routes  func() []Route
+	// lastGC is when an admin request last forced a collection (UnixNano).
+	lastGC atomic.Int64
+}
+
+// New makes the admin API of a gateway of the given version; routes is its route table
+// (the router and the OpenAPI document are both built from it).
+func New(port Port, version string, routes func() []Route) *API {
+	return &API{port: port, version: version, routes: routes}
+}
+
+// Guard guards the admin API: the admin token (auth.admin_token) as a bearer
+// token, or, when no admin token is set and auth is off, a loopback caller. It also
+// makes gorilla/mux's path variables readable with r.PathValue.
+func (a *API) Guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.port.CheckOrigin(w, r) {
+			return
+		}
+		actor, cred, ok := a.actor(w, r)
+		if !ok {
+			return
+		}
+		for k, v := range mux.Vars(r) {
+			r.SetPathValue(k, v)
+		}
+		next.ServeHTTP(w, r.WithContext(WithCaller(r.Context(), actor, cred)))
+	})
+}
+
+// Credentials names what the admin API takes, for its refusals.
+const Credentials = "the gateway's local token (state_dir/local-token; the CLI reads it), auth.admin_token, an admin key (mcpgw token create-key --admin) or a token with the mcpgw:admin scope"
+
+// actor decides whether a request may use the admin API and names its caller: a
+// bearer token that is an admin credential (Port.AdminCredential); without a token, the local
+// owner (Port.LocalOwner). cred reports a
+// caller that showed a credential. Otherwise it answers 401 (a token was wrong, or none
+// was sent), 403 (a good credential, not an admin's) or 429 (too many wrong ones).
+func (a *API) actor(w http.ResponseWriter, r *http.Request) (actor string, cred, ok bool) {
+	if tok, has := auth.BearerToken(r.Header.Get("Authorization")); has && tok != "" {
+		if fail := a.port.Slowed(r); fail != nil {
+			w.Header().Set("Retry-After", fail.RetryAfter)
+			Error(w, fail.Status, fail.Message)
+			return "", false, false
+		}
+		actor, ok, valid := a.port.AdminCredential(r.Context(), tok)
+		if ok {
+			a.port.CredentialSucceeded(r)
+			return actor, true, true
+		}
+		if valid {
+			Error(w, http.StatusForbidden, "this credential is not an admin's: the admin API takes "+Credentials)
+			return "", false, false
+		}
+		a.port.CredentialFailed(r, "admin API")
+		w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
+		Error(w, http.StatusUnauthorized, "admin credential wrong: send "+Credentials)
+		return "", false, false
+	}
+	if who, ok := a.port.LocalOwner(r); ok {
+		return who, false, true
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw-admin"`)
+	Error(w, http.StatusUnauthorized, "the admin API needs a credential: "+Credentials)
+	return "", false, false
+}

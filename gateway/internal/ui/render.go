@@ -1,0 +1,145 @@
+package ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// uiPage is the shared frame of every page.
+type uiPage struct {
+	Title, Page string
+	CSRF        string
+	Actor       string
+	CanSignOut  bool
+	Version     string
+	Data        any
+}
+
+// uiTemplate parses the layout with one page's template (once for all pages).
+func (u *UI) uiTemplate(page string) (*template.Template, error) {
+	u.templatesOnce.Do(func() {
+		u.templates = map[string]*template.Template{}
+		pages, err := fs.Glob(uiFiles, "templates/*.html")
+		if err != nil {
+			u.templatesErr = err
+			return
+		}
+		for _, p := range pages {
+			name := strings.TrimSuffix(path.Base(p), ".html")
+			if name == "layout" {
+				continue
+			}
+			t, err := template.New("layout.html").Funcs(uiFuncs).ParseFS(uiFiles, "templates/layout.html", p)
+			if err != nil {
+				u.templatesErr = err
+				return
+			}
+			u.templates[name] = t
+		}
+	})
+	if u.templatesErr != nil {
+		return nil, u.templatesErr
+	}
+	t := u.templates[page]
+	if t == nil {
+		return nil, &fs.PathError{Op: "template", Path: page, Err: fs.ErrNotExist}
+	}
+	return t, nil
+}
+
+func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page, title string, s *uiSession, data any) {
+	t, err := u.uiTemplate(page)
+	if err != nil {
+		u.log.Error("web UI template", "page", page, "err", err)
+		http.Error(w, "web UI template error", http.StatusInternalServerError)
+		return
+	}
+	p := uiPage{Title: title, Page: page, Version: u.version, Data: data}
+	if s != nil {
+		p.CSRF, p.Actor = s.csrf, s.actor
+		p.CanSignOut = s.actor != ""
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, p); err != nil {
+		u.log.Error("web UI page", "page", page, "err", err)
+		http.Error(w, "web UI page error", http.StatusInternalServerError)
+		return
+	}
+	uiHeaders(w)
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func (u *UI) uiMessage(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	u.render(w, r, status, "message", title, uiSessionFrom(r), map[string]any{"Message": msg})
+}
+
+// Render answers a page: the layout around the template named page, with data and the
+// request's signed-in session (its CSRF token and actor).
+func (u *UI) Render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
+	u.render(w, r, status, page, title, uiSessionFrom(r), data)
+}
+
+// Message answers a page that only says msg under title.
+func (u *UI) Message(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	u.uiMessage(w, r, status, title, msg)
+}
+
+var uiFuncs = template.FuncMap{
+	"json": func(v any) (string, error) {
+		b, err := json.Marshal(v)
+		return string(b), err
+	},
+	"ago": func(t time.Time) string {
+		if t.IsZero() {
+			return "—"
+		}
+		d := time.Since(t).Round(time.Second)
+		switch {
+		case d < time.Second:
+			return "now"
+		case d < time.Hour:
+			return d.String() + " ago"
+		}
+		return t.UTC().Format("2006-01-02 15:04 UTC")
+	},
+	"join":  strings.Join,
+	"deref": func(b *bool) bool { return b != nil && *b },
+	"has": func(list []string, s string) bool {
+		for _, x := range list {
+			if x == s {
+				return true
+			}
+		}
+		return false
+	},
+	"ms": func(sec float64) string {
+		if sec != sec { // NaN
+			return "—"
+		}
+		switch {
+		case sec < 0.001:
+			return ftoa(sec*1e6, 0) + " µs"
+		case sec < 1:
+			return ftoa(sec*1e3, 1) + " ms"
+		}
+		return ftoa(sec, 2) + " s"
+	},
+	"num": func(f float64) string { return ftoa(f, 0) },
+	"short": func(s string) string {
+		if len(s) > 12 {
+			return s[:12] + "…"
+		}
+		return s
+	},
+}
+
+func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
