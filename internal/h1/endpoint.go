@@ -14,7 +14,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 )
 
@@ -42,10 +41,6 @@ type Endpoint struct {
 	// the connection after each answer without saying "Connection: close", and the next
 	// request on it, moments later, would fail.
 	checkAlways bool
-	// here caches Waiter.ServedHere for the endpoint's address (0: not known yet, 1: the
-	// upstream is served by this process, 2: it is not), found at the first dial while
-	// busy polling is on.
-	here atomic.Int32
 	// dialIn makes connections to an in-process server (Options.Dial; nil: TCP).
 	dialIn func(ctx context.Context) (net.Conn, error)
 	// busy may poll for answers (nil: never).
@@ -80,10 +75,8 @@ type Options struct {
 // Waiter is told when a request waits for its answer, and may poll the connection for it
 // instead of letting the goroutine park (busy polling).
 type Waiter interface {
-	// On reports whether polling is on: only then is a new connection's peer checked.
+	// On reports whether polling is on.
 	On() bool
-	// ServedHere reports whether nc's peer is this very process (never polled).
-	ServedHere(nc net.Conn) bool
 	// AwaitAnswer is called once the request is written, before its answer is read: it
 	// may poll c (Conn.Pollable, Conn.Readable) until the answer is there.
 	AwaitAnswer(c *Conn)
@@ -210,10 +203,11 @@ func validValue(v string) bool {
 	return true
 }
 
-// PeerElsewhere reports whether the endpoint's connections go straight (no proxy) to a
-// process found not to be this one: its answers may be polled for. It is known only after
-// a dial while polling was on.
-func (e *Endpoint) PeerElsewhere() bool { return e.proxyAddr == "" && e.here.Load() == 2 }
+// Direct reports whether the endpoint's connections go straight over TCP to the upstream
+// (no proxy, not an in-process server): only their answers may be polled for. A program
+// that serves an upstream itself adds it in process (no TCP), so a direct connection's
+// peer is another process.
+func (e *Endpoint) Direct() bool { return e.proxyAddr == "" && e.dialIn == nil }
 
 // useProxy asks proxy (nil: the environment) whether u goes through a proxy, and sets
 // the endpoint up for it: http and https proxies, with user info as Basic credentials.
@@ -374,16 +368,9 @@ func (e *Endpoint) dial(ctx context.Context, deadline time.Time) (*Conn, error) 
 	if tc, ok := nc.(*net.TCPConn); ok {
 		_ = tc.SetNoDelay(true)
 	}
-	if e.proxyAddr == "" && e.here.Load() == 0 && e.busy != nil && e.busy.On() {
-		v := int32(2)
-		if e.busy.ServedHere(nc) {
-			v = 1
-		}
-		e.here.Store(v)
-	}
 	if e.proxyAddr == "" && e.tlsConf == nil {
 		c := newConn(nc, nc, e.key)
-		c.busy = e.here.Load() == 2
+		c.busy = e.busy != nil
 		return c, nil
 	}
 	raw := nc
@@ -402,7 +389,7 @@ func (e *Endpoint) dial(ctx context.Context, deadline time.Time) (*Conn, error) 
 	}
 	_ = raw.SetDeadline(time.Time{})
 	c := newConn(nc, raw, e.key)
-	c.busy = e.proxyAddr == "" && e.here.Load() == 2
+	c.busy = e.proxyAddr == "" && e.busy != nil
 	return c, nil
 }
 

@@ -1,7 +1,6 @@
 package upstream
 
 import (
-	"net"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -44,9 +43,6 @@ type BusyPoll struct {
 	// How polls ended: the answer came (caught), another call or request started
 	// (gaveWay), or the time was up (timedOut).
 	caught, gaveWay, timedOut atomic.Int64
-	// servedHere reports whether a connection's peer is this process (busypoll_linux.go);
-	// the tests of busy polling, whose upstreams are in the test process, replace it.
-	servedHere func(net.Conn) bool
 }
 
 // BusyStats counts how one gateway's polls ended.
@@ -58,7 +54,7 @@ type BusyStats struct {
 
 // NewBusyPoll is busy polling for d (SetDuration).
 func NewBusyPoll(d time.Duration) *BusyPoll {
-	b := &BusyPoll{epoch: time.Now(), servedHere: servedHere}
+	b := &BusyPoll{epoch: time.Now()}
 	b.SetDuration(d)
 	return b
 }
@@ -131,10 +127,6 @@ func (b *BusyPoll) waitEnd() {
 	}
 }
 
-// isServedHere reports whether nc's peer is this very process. It is asked only while
-// busy polling is on: the check reads /proc, and only polling needs its answer.
-func (b *BusyPoll) isServedHere(nc net.Conn) bool { return b.servedHere(nc) }
-
 // awaitAnswer polls c until the answer's first bytes are there, the busy-poll time is
 // up, or another call starts waiting; the caller has counted itself in waiting. It
 // returns at once when busy polling is off, another call was already waiting, or data is
@@ -149,8 +141,7 @@ func (b *BusyPoll) awaitAnswer(c *h1.Conn) {
 // busyWaiter is a BusyPoll as the HTTP client's h1.Waiter.
 type busyWaiter struct{ b *BusyPoll }
 
-func (w busyWaiter) On() bool                    { return w.b.On() }
-func (w busyWaiter) ServedHere(nc net.Conn) bool { return w.b.isServedHere(nc) }
+func (w busyWaiter) On() bool { return w.b.On() }
 func (w busyWaiter) AwaitAnswer(c *h1.Conn) {
 	w.b.waitStart()
 	w.b.awaitAnswer(c)
@@ -217,6 +208,6 @@ func (b *BusyPoll) spin(ready func() bool) bool {
 // busyOK: a stdio upstream is always another process.
 func (t *stdioTransport) busyOK() bool { return true }
 
-// busyOK: a streamable HTTP upstream that another process serves, directly (its answer
-// streams come through the transport's reader).
-func (t *streamTransport) busyOK() bool { return t.ep.PeerElsewhere() }
+// busyOK: a streamable HTTP upstream reached directly over TCP (its answer streams come
+// through the transport's reader); not through a proxy, and not an in-process server.
+func (t *streamTransport) busyOK() bool { return t.ep.Direct() }

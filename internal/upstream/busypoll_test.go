@@ -24,7 +24,6 @@ func busyPollFor(t *testing.T, d time.Duration) *BusyPoll {
 		t.Skipf("busy polling needs Linux and two CPUs (have %s, %d CPUs, GOMAXPROCS %d)", runtime.GOOS, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	}
 	b := NewBusyPoll(d)
-	b.servedHere = func(net.Conn) bool { return false }
 	return b
 }
 
