@@ -62,11 +62,11 @@ func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
 	g.reqMu.Unlock()
 	switch {
 	case !ok:
-		g.metrics.answersDropped.WithLabelValues("unknown").Inc()
+		g.metrics.AnswerDropped("unknown")
 		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
 		return
 	case pr.session != s:
-		g.metrics.answersDropped.WithLabelValues("wrong_session").Inc()
+		g.metrics.AnswerDropped("wrong_session")
 		g.log.Warn("dropped a response to a request sent to another session", "session", s.ID,
 			"owner_session", pr.session.ID, "id", string(m.ID))
 		return

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 func answerTestGateway(logs *bytes.Buffer) *Gateway {
-	return &Gateway{cfg: &config.Config{}, metrics: newMetrics("all"), pendingReqs: map[string]pendingReq{},
+	return &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), pendingReqs: map[string]pendingReq{},
 		log: slog.New(slog.NewJSONHandler(logs, nil))}
 }
 
@@ -40,7 +41,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	if _, ok := g.pendingReqs[id]; !ok {
 		t.Fatal("another session's answer removed the owner's pending request")
 	}
-	if n := counterValue(g.metrics.answersDropped.WithLabelValues("wrong_session")); n != 1 {
+	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "wrong_session"); n != 1 {
 		t.Errorf(`mcpgw_client_responses_dropped_total{reason="wrong_session"} = %v, want 1`, n)
 	}
 	line := logs.String()
@@ -62,7 +63,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	}
 
 	g.clientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
-	if n := counterValue(g.metrics.answersDropped.WithLabelValues("unknown")); n != 1 {
+	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "unknown"); n != 1 {
 		t.Errorf(`mcpgw_client_responses_dropped_total{reason="unknown"} = %v, want 1`, n)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/peers"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -112,7 +113,7 @@ func servedLabels(t *testing.T) map[string][]string {
 	descRE := regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
 	out := map[string][]string{}
 	ch := make(chan *prometheus.Desc, 64)
-	for _, c := range newMetrics("all").own {
+	for _, c := range telemetry.NewMetrics("all").Collectors() {
 		go func() { c.Describe(ch); ch <- nil }()
 		for d := <-ch; d != nil; d = <-ch {
 			m := descRE.FindStringSubmatch(d.String())

@@ -86,7 +86,16 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		s.viewMu.Lock()
 		s.lastForm = form
 		s.viewMu.Unlock()
-		g.countList(s, v, form, p.Cursor, page)
+		// A thin page's saving is against the full form of the same page, from the view's
+		// page cache (rendered at most once per view); a thin page whose cursor points into
+		// the gateway's own tools has no full form.
+		full := -1
+		if thin {
+			if fp, ok := v.ListPage("tools", false, p.Cursor, g.cfg.HTTP.PageSize); ok {
+				full = len(fp)
+			}
+		}
+		g.metrics.ListServed(s.rec.Agent, form, len(page), full)
 	} else {
 		_, others := listFingerprints(v)
 		s.viewMu.Lock()
@@ -160,7 +169,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	outcome := g.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
 	d := time.Since(start)
 	g.obs.toolCalled(ctx, outcome)
-	g.metrics.observeCall(s.rec.Agent, t, outcome, d.Seconds())
+	g.metrics.ObserveCall(s.rec.Agent, t.Server, t.Name, outcome, d.Seconds())
 	s.calls.Add(1)
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})

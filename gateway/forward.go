@@ -252,7 +252,7 @@ func (g *Gateway) answer(ctx context.Context, c *upstreamCall, conn *upstream.Co
 // waits, notifications/cancelled for the request's id (or the client going away) takes it
 // out of the queue: it never reaches the upstream.
 func (g *Gateway) takeSlot(ctx context.Context, s *Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
-	wait := g.metrics.queueWait.WithLabelValues(server)
+	wait := g.metrics.QueueWait(server)
 	if l.TryAcquire() {
 		wait.Observe(0)
 		return false, nil
@@ -267,7 +267,7 @@ func (g *Gateway) takeSlot(ctx context.Context, s *Session, id json.RawMessage, 
 	}
 	s.queued[key] = cancel
 	s.mu.Unlock()
-	depth := g.metrics.queueDepth.WithLabelValues(server)
+	depth := g.metrics.QueueDepth(server)
 	depth.Inc()
 	err := l.AcquireAs(qctx, s.rec.Agent)
 	depth.Dec()

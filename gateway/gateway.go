@@ -27,6 +27,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/gateway/internal/selfplugin"
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -86,7 +87,7 @@ type Gateway struct {
 	hosts   map[string]bool
 	origins map[string]bool
 
-	metrics *metrics
+	metrics *telemetry.Metrics
 	mux     *http.ServeMux
 
 	describeName string
@@ -106,15 +107,15 @@ type Gateway struct {
 
 	// usage is the last hour of per-minute metric snapshots (the UI's Usage page); ui the
 	// web UI (gateway/internal/ui) with its sign-in sessions.
-	usage usageRing
+	usage *telemetry.Usage
 	ui    *ui.UI
 
 	// ReloadHook is called when another replica announces a config reload.
 	ReloadHook func()
 
-	// tracing exports spans (tracing.go); nil when tracing is off, as the request path
-	// checks.
-	tracing *tracing
+	// tracing exports spans (gateway/internal/telemetry); nil when tracing is off, as the
+	// request path checks.
+	tracing *telemetry.Tracer
 	// obs watches the request path (observer.go): tracing's hooks, or none.
 	obs observer
 	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
@@ -154,10 +155,10 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
 		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
-		metrics: newMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-",
+		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-",
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
-	probe := g.probeStore
-	g.metrics.storeProbe.Store(&probe)
+	g.usage = telemetry.NewUsage(g.metrics)
+	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
 	kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
 	if err != nil {
@@ -185,7 +186,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		}
 		g.audit = a
 	}
-	tr, err := newTracing(cfg.Tracing, g.version, log)
+	tr, err := telemetry.NewTracer(cfg.Tracing, g.version, log)
 	if err != nil {
 		cancel()
 		g.audit.Close()
@@ -193,7 +194,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	}
 	g.tracing = tr
 	if tr != nil {
-		g.obs = tr.hooks()
+		g.obs = tracingHooks(tr)
 	}
 	g.hosts, g.origins = allowLists(cfg)
 	g.describeName, g.describeDef = g.describeTool()
@@ -201,19 +202,19 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		g.handleUpstream(nil, c, m, raw, rel)
 	}
 	reg.OnChange = g.serverChanged
-	reg.OnState = g.serverState
-	g.metrics.watchInstances(reg)
+	reg.OnState = g.metrics.ServerState
+	g.metrics.WatchInstances(reg)
 	g.mux = http.NewServeMux()
 	serveMCP, serveMessage := g.serveMCP, g.serveMessage
 	if g.tracing != nil {
-		serveMCP, serveMessage = g.tracing.httpContext(serveMCP), g.tracing.httpContext(serveMessage)
+		serveMCP, serveMessage = g.tracing.HTTPContext(serveMCP), g.tracing.HTTPContext(serveMessage)
 	}
 	g.mux.HandleFunc("/mcp", serveMCP)
 	g.mux.HandleFunc("/sse", g.serveSSE)
 	g.mux.HandleFunc("/message", serveMessage)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
-	g.mux.Handle("/metrics", g.metrics.handler())
+	g.mux.Handle("/metrics", g.metrics.Handler())
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
 	g.ui = ui.New(adminPort{g}, g.version, log)
@@ -323,8 +324,8 @@ func (g *Gateway) Start() {
 	g.startBus()
 	go g.sweep(time.Now())
 	go g.reap()
-	g.usage.add(g.metrics.snapshot(time.Now()))
-	go g.runUsage()
+	g.usage.Snap(time.Now())
+	go g.usage.Run(g.ctx)
 }
 
 // Close ends every session and background work.
@@ -343,7 +344,7 @@ func (g *Gateway) Close() {
 	g.reg.Instances().CloseInstances()
 	g.audit.Close()
 	if g.tracing != nil {
-		g.tracing.shutdown(g.log)
+		g.tracing.Shutdown(g.log)
 	}
 }
 
@@ -462,7 +463,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 	if other := g.admit(s); other != nil {
 		return other // revived by a request racing this one
 	}
-	g.metrics.sessionGauge(s).Inc()
+	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
 	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
 	return s
 }
@@ -490,7 +491,7 @@ func (g *Gateway) register(s *Session) error {
 		return err
 	}
 	g.admit(s)
-	g.metrics.sessionGauge(s).Inc()
+	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
 	// One line per session start says which servers this agent, task and executor got.
 	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
 		"conversation", s.rec.Conversation, "task", s.rec.Task, "executor", s.rec.Executor, "servers", s.rec.Servers)
@@ -506,7 +507,7 @@ func (g *Gateway) end(s *Session, why string) {
 	}
 	g.mu.Unlock()
 	if ok {
-		g.metrics.sessionGauge(s).Dec()
+		g.metrics.SessionEnded(s.rec.Agent, s.Transport)
 	}
 	_ = g.store.Delete(s.ID)
 	s.close()
@@ -562,7 +563,7 @@ func (g *Gateway) reap() {
 				continue
 			}
 			if !hasStream && !s.used.Load() && idle > g.policy().cfg.HTTP.UnusedSession {
-				g.metrics.unusedSessions.Inc()
+				g.metrics.UnusedSessionEnded()
 				g.end(s, "unused")
 				continue
 			}
@@ -605,7 +606,7 @@ func (g *Gateway) notifyIfChanged(s *Session) (sentTools, sentOthers bool) {
 	}
 	s.viewMu.Unlock()
 	if sendTools {
-		g.metrics.listChanged.Inc()
+		g.metrics.ListChanged()
 		_ = s.send(wire.Notification("notifications/tools/list_changed", nil))
 	}
 	if sendOthers {
@@ -619,17 +620,6 @@ func (g *Gateway) notifyIfChanged(s *Session) (sentTools, sentOthers bool) {
 // per view).
 func listFingerprints(v *registry.View) (tools, others string) {
 	return "t" + v.Hash(), "o" + v.OthersHash()
-}
-
-func (g *Gateway) serverState(server, state string) {
-	switch state {
-	case registry.StateUp:
-		g.metrics.upstreamState(server, true, time.Now())
-	case registry.StateDown, registry.StateStopped:
-		g.metrics.upstreamState(server, false, time.Now())
-	case "restart":
-		g.metrics.upstreamRestarts.WithLabelValues(server).Inc()
-	}
 }
 
 // randomHex returns n random bytes in hex.

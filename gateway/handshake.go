@@ -79,7 +79,7 @@ func (g *Gateway) form(s *Session, v *registry.View) string {
 	} else {
 		s.forms[hash] = form
 		fresh = true
-		g.metrics.handshakes.WithLabelValues(form).Inc()
+		g.metrics.Handshake(form)
 	}
 	s.viewMu.Unlock()
 	if fresh {
@@ -151,7 +151,7 @@ func (g *Gateway) schemaOnError(s *Session, m *wire.Msg, t *registry.Tool, verr 
 		"isError":           true,
 	})
 	_ = out.reply(wire.Result(m.ID, b))
-	g.metrics.calls.WithLabelValues(g.metrics.agentLabel(s.rec.Agent), t.Server, t.Name, "invalid_arguments").Inc()
+	g.metrics.CountCall(s.rec.Agent, t.Server, t.Name, "invalid_arguments")
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: "invalid_arguments", Rule: "schema-on-error", DurationMS: ms(time.Since(start))})
 }

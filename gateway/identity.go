@@ -6,9 +6,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"strconv"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -57,12 +54,12 @@ func (g *Gateway) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Ide
 		agent = id.Agent
 		cfg := g.policy().cfg
 		if _, known := cfg.Agents[agent]; known || (len(cfg.Agents) == 0 && agent != "") {
-			label = g.metrics.agentLabel(agent)
+			label = g.metrics.AgentLabel(agent)
 		} else {
 			label = "unknown" // refused names must not take the bounded label's slots
 		}
 	}
-	g.metrics.denials.WithLabelValues(label, fail.Reason).Inc()
+	g.metrics.Denied(label, fail.Reason)
 	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: agent, Outcome: "refused", Rule: fail.Message})
 	if fail.WWWAuthenticate != "" {
 		w.Header().Set("WWW-Authenticate", fail.WWWAuthenticate)
@@ -155,7 +152,7 @@ func (g *Gateway) task(id string) (*sessions.Task, error) {
 func (g *Gateway) reresolve(s *Session) bool {
 	if why := g.identityGone(&s.rec); why != "" {
 		// Its identity would be refused a new session now: it is refused this one too.
-		g.metrics.sessionsEvicted.WithLabelValues(evictIdentity).Inc()
+		g.metrics.Evicted(evictIdentity)
 		g.end(s, why)
 		return true
 	}
@@ -270,46 +267,9 @@ func (g *Gateway) denial(s *Session, tool string, start time.Time) {
 	if rule != "unknown tool" {
 		reason = "hidden_tool"
 	}
-	g.metrics.denials.WithLabelValues(g.metrics.agentLabel(s.rec.Agent), reason).Inc()
+	g.metrics.Denied(g.metrics.AgentLabel(s.rec.Agent), reason)
 	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: tool, Outcome: "denied", Rule: rule, DurationMS: ms(time.Since(start))})
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// agentLabels bounds the agent label's cardinality: all, off, or the first N agents seen
-// (the rest are "other").
-type agentLabels struct {
-	mode string
-	max  int
-	mu   sync.Mutex
-	seen map[string]bool
-}
-
-func newAgentLabels(spec string) *agentLabels {
-	a := &agentLabels{mode: spec, seen: map[string]bool{}}
-	if n, ok := strings.CutPrefix(spec, "top:"); ok {
-		a.mode = "top"
-		a.max, _ = strconv.Atoi(n)
-	}
-	return a
-}
-
-func (a *agentLabels) label(agent string) string {
-	switch a.mode {
-	case "off":
-		return ""
-	case "all":
-		return agent
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.seen[agent] {
-		return agent
-	}
-	if len(a.seen) < a.max {
-		a.seen[agent] = true
-		return agent
-	}
-	return "other"
-}

@@ -104,7 +104,7 @@ func (s *Session) InstanceDown(server string) { s.setDown(server, true) }
 
 // InstanceStarted counts an instance started for the session (registry.Owner).
 func (s *Session) InstanceStarted(server string) {
-	s.g.metrics.upstreamStarts.WithLabelValues(server).Inc()
+	s.g.metrics.InstanceStarted(server)
 }
 
 // agentOwner is the session whose request an instance shared by several sessions is

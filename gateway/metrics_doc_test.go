@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 )
 
 // TestMetricsDocMatchesRegistry: docs/metrics.md names exactly the mcpgw_ series the
@@ -40,7 +42,7 @@ func TestMetricsDocMatchesRegistry(t *testing.T) {
 	descRE := regexp.MustCompile(`fqName: "([^"]+)".*variableLabels: \{([^}]*)\}`)
 	registered := map[string][]string{}
 	ch := make(chan *prometheus.Desc, 64)
-	for _, c := range newMetrics("all").own {
+	for _, c := range telemetry.NewMetrics("all").Collectors() {
 		go func() { c.Describe(ch); ch <- nil }()
 		for d := <-ch; d != nil; d = <-ch {
 			m := descRE.FindStringSubmatch(d.String())

@@ -8,6 +8,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 )
 
 // rulesFile is the shipped Prometheus rules (docs/metrics.md).
@@ -64,11 +66,11 @@ func rulesSeries(t *testing.T, b []byte) (uses map[string][]string, recorded map
 // _bucket, _sum and _count, and the Go and process collectors' series as gathered.
 func servedNames(t *testing.T) map[string]bool {
 	t.Helper()
-	m := newMetrics("all")
+	m := telemetry.NewMetrics("all")
 	names := map[string]bool{}
 	fqRE := regexp.MustCompile(`fqName: "([^"]+)"`)
 	ch := make(chan *prometheus.Desc, 64)
-	for _, c := range m.own {
+	for _, c := range m.Collectors() {
 		go func() { c.Describe(ch); ch <- nil }()
 		for d := <-ch; d != nil; d = <-ch {
 			n := fqRE.FindStringSubmatch(d.String())
@@ -81,7 +83,7 @@ func servedNames(t *testing.T) map[string]bool {
 			}
 		}
 	}
-	mfs, err := m.reg.Gather()
+	mfs, err := m.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -93,7 +93,7 @@ func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *re
 		}
 	}
 	d := time.Since(start)
-	g.metrics.observeCall(s.rec.Agent, t, outcome, d.Seconds())
+	g.metrics.ObserveCall(s.rec.Agent, t.Server, t.Name, outcome, d.Seconds())
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }

@@ -136,7 +136,7 @@ func (g *Gateway) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Ca
 
 // unroutable counts an upstream message that reached no session (docs/security.md).
 func (g *Gateway) unroutable(c *upstream.Conn, kind string) {
-	g.metrics.unroutable.WithLabelValues(c.Name, kind).Inc()
+	g.metrics.Unroutable(c.Name, kind)
 }
 
 // serverRequest relays sampling, elicitation and roots requests to the client whose call

@@ -43,7 +43,7 @@ func (g *Gateway) startBus() {
 			s := g.dropLive(ev.Name)
 			g.mu.Unlock()
 			if s != nil {
-				g.metrics.sessionGauge(s).Dec()
+				g.metrics.SessionEnded(s.rec.Agent, s.Transport)
 				s.close()
 			}
 		}

@@ -113,10 +113,10 @@ func (b *resumeBuf) add(seq int, ev []byte, final bool) {
 	if len(ev) > limit || b.g.resumeBytes.Add(int64(len(ev))) > b.g.cfg.HTTP.ResumeMaxBytes {
 		if len(ev) <= limit {
 			b.g.resumeBytes.Add(-int64(len(ev)))
-			b.g.metrics.resumeDropped.WithLabelValues("memory").Inc()
+			b.g.metrics.ResumeDropped("memory")
 		} else if !b.counted {
 			b.counted = true
-			b.g.metrics.resumeDropped.WithLabelValues("size").Inc()
+			b.g.metrics.ResumeDropped("size")
 		}
 		// Nothing before it can be replayed in order either.
 		b.release()
@@ -136,7 +136,7 @@ func (b *resumeBuf) add(seq int, ev []byte, final bool) {
 		b.gapTo = old.seq
 		if !b.counted {
 			b.counted = true
-			b.g.metrics.resumeDropped.WithLabelValues("size").Inc()
+			b.g.metrics.ResumeDropped("size")
 		}
 	}
 	b.signal()
@@ -208,7 +208,7 @@ func (b *resumeBuf) discard(reason string) {
 	b.release()
 	b.signal()
 	if reason != "" {
-		b.g.metrics.resumeDropped.WithLabelValues(reason).Inc()
+		b.g.metrics.ResumeDropped(reason)
 	}
 }
 
@@ -316,7 +316,7 @@ func (g *Gateway) serveResume(w http.ResponseWriter, r *http.Request, s *Session
 			if fl != nil {
 				fl.Flush()
 			}
-			g.metrics.resumeReplayed.Add(float64(n))
+			g.metrics.ResumeReplayed(n)
 			buf = buf[:0]
 		}
 		if end {

@@ -14,22 +14,40 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
-	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 func resumeTestGateway(bufBytes int, total int64, keep time.Duration) (*Gateway, *Session) {
 	cfg := &config.Config{}
 	cfg.HTTP.ResumeBufferBytes, cfg.HTTP.ResumeMaxBytes, cfg.HTTP.ResumeFor = bufBytes, total, keep
-	g := &Gateway{cfg: cfg, metrics: newMetrics("all")}
+	g := &Gateway{cfg: cfg, metrics: telemetry.NewMetrics("all")}
 	return g, &Session{g: g, ID: "test"}
 }
 
-func counterValue(c prometheus.Counter) float64 {
-	var m dto.Metric
-	_ = c.Write(&m)
-	return m.GetCounter().GetValue()
+// counterValue reads a counter of m, as a scrape would: name, and its labels' values as
+// name, value pairs (a counter without labels has none); 0 when it has no such series.
+func counterValue(m *telemetry.Metrics, name string, labels ...string) float64 {
+	fams, _ := m.Gather()
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+	series:
+		for _, s := range f.GetMetric() {
+			for i := 0; i+1 < len(labels); i += 2 {
+				found := false
+				for _, l := range s.GetLabel() {
+					found = found || (l.GetName() == labels[i] && l.GetValue() == labels[i+1])
+				}
+				if !found {
+					continue series
+				}
+			}
+			return s.GetCounter().GetValue()
+		}
+	}
+	return 0
 }
 
 func eventOf(t *testing.T, stream string, seq int, size int) []byte {
@@ -75,7 +93,7 @@ func TestResumeBufferDropsOldest(t *testing.T) {
 	if b.bytes > 4096 {
 		t.Fatalf("buffer holds %d bytes, limit 4096", b.bytes)
 	}
-	if got := counterValue(g.metrics.resumeDropped.WithLabelValues("size")); got != 1 {
+	if got := counterValue(g.metrics, "mcpgw_resume_buffers_dropped_total", "reason", "size"); got != 1 {
 		t.Errorf("size drops counted %v, want 1 (once per stream)", got)
 	}
 	w := resumeOnce(g, s, "s1-2")
@@ -92,7 +110,7 @@ func TestResumeBufferDropsOldest(t *testing.T) {
 	if warn != 0 || strings.Join(ids, ",") != "s1-10,s1-11" {
 		t.Errorf("replay after s1-9: warnings %d, ids %v; want s1-10,s1-11 and no warning", warn, ids)
 	}
-	if got := counterValue(g.metrics.resumeReplayed); got != float64(first+len(ids)) {
+	if got := counterValue(g.metrics, "mcpgw_resume_events_replayed_total"); got != float64(first+len(ids)) {
 		t.Errorf("replayed events counted %v, want %d", got, first+len(ids))
 	}
 }
@@ -131,7 +149,7 @@ func TestResumeMemoryBounds(t *testing.T) {
 	if s.resume("s1") != nil || len(s.resumes) != resumeMaxStreams {
 		t.Errorf("session keeps %d buffers (s1 kept: %v), want %d without the oldest", len(s.resumes), s.resume("s1") != nil, resumeMaxStreams)
 	}
-	if got := counterValue(g.metrics.resumeDropped.WithLabelValues("streams")); got != 1 {
+	if got := counterValue(g.metrics, "mcpgw_resume_buffers_dropped_total", "reason", "streams"); got != 1 {
 		t.Errorf("evictions counted %v, want 1", got)
 	}
 	if g.resumeBytes.Load() != 0 {

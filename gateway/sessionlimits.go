@@ -71,7 +71,7 @@ func (g *Gateway) admit(s *Session) *Session {
 		if victim == nil {
 			break
 		}
-		g.metrics.sessionsEvicted.WithLabelValues(reason).Inc()
+		g.metrics.Evicted(reason)
 		g.log.Warn("session evicted to make room", "session", victim.ID, "agent", victim.rec.Agent, "reason", reason, "limit", text, "for_agent", s.rec.Agent)
 		g.end(victim, "evicted: "+text)
 	}

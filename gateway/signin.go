@@ -152,7 +152,7 @@ func (g *Gateway) slowed(r *http.Request) *auth.Failure {
 func (g *Gateway) credentialFailed(r *http.Request, where string) {
 	src := g.sourceOf(r)
 	n := g.signins.failed(src)
-	g.metrics.denials.WithLabelValues("unauthenticated", "bad_credential").Inc()
+	g.metrics.Denied("unauthenticated", "bad_credential")
 	if n <= signinAuditCap || n%10 == 0 {
 		g.audit.Record(auth.AuditEvent{Kind: "denial", Actor: src, Action: where + " credential",
 			Outcome: "refused", Rule: "wrong credential (" + strconv.Itoa(n) + " from this source)"})

@@ -120,7 +120,7 @@ func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth
 	}
 	g.modern.mu.Unlock()
 	for _, old := range evict {
-		g.metrics.sessionsEvicted.WithLabelValues(evictVariants).Inc()
+		g.metrics.Evicted(evictVariants)
 		g.end(old, "the caller opened more variants (capabilities, conversation, task, executor) than modernVariants; this was its oldest")
 	}
 	return s

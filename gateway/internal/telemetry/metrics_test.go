@@ -1,4 +1,4 @@
-package gateway
+package telemetry
 
 import (
 	"testing"
@@ -11,7 +11,7 @@ import (
 // stays up (a repeated "up", as a catalogue refresh reports, is no restart), and set again
 // when it comes back after going down; mcpgw_upstream_up follows every report.
 func TestUpstreamStateStartTime(t *testing.T) {
-	m := newMetrics("all")
+	m := NewMetrics("all")
 	read := func() (start, up float64) {
 		var a, b dto.Metric
 		_ = m.upStart.WithLabelValues("s").Write(&a)

@@ -1,4 +1,4 @@
-package gateway
+package telemetry
 
 import (
 	"math"
@@ -31,7 +31,7 @@ func TestUsageQuantile(t *testing.T) {
 
 // TestUsageRing keeps the last usageKeep snapshots and finds the one a window starts at.
 func TestUsageRing(t *testing.T) {
-	var u usageRing
+	u := NewUsage(nil)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i := range usageKeep + 10 {
 		u.add(&usageSnap{at: t0.Add(time.Duration(i) * time.Minute)})

@@ -1,6 +1,7 @@
-package gateway
+package telemetry
 
 import (
+	"context"
 	"math"
 	"sort"
 	"sync"
@@ -46,13 +47,22 @@ type usageHist struct {
 	total  float64
 }
 
-type usageRing struct {
+// Usage is the ring of per-minute snapshots of a gateway's metrics.
+type Usage struct {
+	m     *Metrics
 	mu    sync.Mutex
 	snaps []*usageSnap
 }
 
+// NewUsage is an empty ring over m's counters. Take its first snapshot (Snap) before
+// anything is served.
+func NewUsage(m *Metrics) *Usage { return &Usage{m: m} }
+
+// Snap adds a snapshot taken now.
+func (u *Usage) Snap(now time.Time) { u.add(u.m.snapshot(now)) }
+
 // snapshot reads the counters the Usage page needs.
-func (m *metrics) snapshot(now time.Time) *usageSnap {
+func (m *Metrics) snapshot(now time.Time) *usageSnap {
 	s := newUsageSnap(now)
 	fams, err := m.reg.Gather()
 	if err != nil && len(fams) == 0 {
@@ -98,7 +108,7 @@ func (m *metrics) snapshot(now time.Time) *usageSnap {
 	return s
 }
 
-func (u *usageRing) add(s *usageSnap) {
+func (u *Usage) add(s *usageSnap) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.snaps = append(u.snaps, s)
@@ -108,7 +118,7 @@ func (u *usageRing) add(s *usageSnap) {
 }
 
 // since returns the snapshots from the last one at or before from (or the oldest) on.
-func (u *usageRing) since(from time.Time) []*usageSnap {
+func (u *Usage) since(from time.Time) []*usageSnap {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	i := 0
@@ -120,18 +130,18 @@ func (u *usageRing) since(from time.Time) []*usageSnap {
 	return append([]*usageSnap(nil), u.snaps[i:]...)
 }
 
-// runUsage takes a snapshot every usageEvery until the gateway closes. The first one is
-// taken by New before anything is served (a goroutine that started late would count
-// the first requests into the baseline and lose them from every window).
-func (g *Gateway) runUsage() {
+// Run takes a snapshot every usageEvery until ctx is done. The first one is taken (Snap)
+// before anything is served (a goroutine that started late would count the first
+// requests into the baseline and lose them from every window).
+func (u *Usage) Run(ctx context.Context) {
 	t := time.NewTicker(usageEvery)
 	defer t.Stop()
 	for {
 		select {
-		case <-g.ctx.Done():
+		case <-ctx.Done():
 			return
 		case now := <-t.C:
-			g.usage.add(g.metrics.snapshot(now))
+			u.Snap(now)
 		}
 	}
 }
@@ -162,14 +172,14 @@ type UsageReport struct {
 	Minutes                []UsageMinute
 }
 
-// Usage reports the last window (an hour) of tool calls and tools/list tokens.
-func (g *Gateway) Usage(window time.Duration) *UsageReport {
+// Report is the last window (at most an hour) of tool calls and tools/list tokens.
+func (u *Usage) Report(window time.Duration) *UsageReport {
 	now := time.Now()
-	snaps := g.usage.since(now.Add(-window))
+	snaps := u.since(now.Add(-window))
 	if len(snaps) == 0 { // no snapshot yet: everything counted so far
 		snaps = []*usageSnap{newUsageSnap(now)}
 	}
-	snaps = append(snaps, g.metrics.snapshot(now))
+	snaps = append(snaps, u.m.snapshot(now))
 	base, last := snaps[0], snaps[len(snaps)-1]
 	rep := &UsageReport{From: base.at, To: now}
 	agents, tools, agentTools := map[string]*UsageRow{}, map[toolKey]*UsageRow{}, map[[3]string]*UsageRow{}

@@ -1,4 +1,6 @@
-package gateway
+// Package telemetry is what the gateway reports about itself: its Prometheus series, the
+// ring of per-minute usage snapshots behind /api/usage, and its OpenTelemetry spans.
+package telemetry
 
 import (
 	"net/http"
@@ -11,11 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 )
 
-// metrics are the gateway's Prometheus series (docs/metrics.md). Each gateway has its own
-// registry, so tests can run several in one process.
-type metrics struct {
+// Metrics are the gateway's Prometheus series (docs/metrics.md). Each gateway has its own
+// registry, so tests can run several in one process. What a series counts comes in as
+// plain values (agent, server and tool names, outcomes, durations).
+type Metrics struct {
 	reg              *prometheus.Registry
 	calls            *prometheus.CounterVec
 	callSeconds      *prometheus.HistogramVec
@@ -39,21 +43,22 @@ type metrics struct {
 	resumeReplayed   prometheus.Counter
 	resumeDropped    *prometheus.CounterVec
 	storeUp          prometheus.GaugeFunc
-	storeProbe       atomic.Pointer[func() error] // set by New; the store's readiness probe
+	storeProbe       atomic.Pointer[func() error] // the store's readiness probe (SetStoreProbe)
 	queueDepth       *prometheus.GaugeVec
 	queueWait        *prometheus.HistogramVec
-	pools            *poolCollector           // poolmetrics.go
-	busy             *busyCollector           // busymetrics.go
-	instanceStart    *prometheus.HistogramVec // poolmetrics.go
+	pools            *poolCollector           // collectors.go
+	busy             *busyCollector           // collectors.go
+	instanceStart    *prometheus.HistogramVec // collectors.go
 	upStart          *prometheus.GaugeVec
 	upMu             sync.Mutex
 	upNow            map[string]bool        // servers up now, so that only a transition to up sets upStart
 	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
-func (m *metrics) agentLabel(agent string) string { return m.agents.label(agent) }
+// AgentLabel is the agent label agent's series carry (auth.metrics.agent_label).
+func (m *Metrics) AgentLabel(agent string) string { return m.agents.label(agent) }
 
-// The handle caches are keyed by names, not by *registry.Tool: catalogues are rebuilt on
+// The handle caches are keyed by names, not by tool values: catalogues are rebuilt on
 // every reload and per-session listing, and a key per tool value would keep each old
 // catalogue's tools alive for ever. Names are as bounded as the series themselves.
 type toolKey struct{ server, tool string }
@@ -64,25 +69,31 @@ type callKey struct {
 	outcome string
 }
 
-// observeCall counts one tool call. The series handles are cached per (agent, tool,
-// outcome), so the call path does no label hashing.
-func (m *metrics) observeCall(agent string, t *registry.Tool, outcome string, seconds float64) {
-	tk := toolKey{t.Server, t.Name}
-	k := callKey{m.agentLabel(agent), tk, outcome}
+// ObserveCall counts one tool call of agent to server's tool and its duration. The series
+// handles are cached per (agent, tool, outcome), so the call path does no label hashing.
+func (m *Metrics) ObserveCall(agent, server, tool, outcome string, seconds float64) {
+	tk := toolKey{server, tool}
+	k := callKey{m.AgentLabel(agent), tk, outcome}
 	c, ok := m.callHandles.Load(k)
 	if !ok {
-		c, _ = m.callHandles.LoadOrStore(k, m.calls.WithLabelValues(k.agent, t.Server, t.Name, outcome))
+		c, _ = m.callHandles.LoadOrStore(k, m.calls.WithLabelValues(k.agent, server, tool, outcome))
 	}
 	c.(prometheus.Counter).Inc()
 	h, ok := m.durHandles.Load(tk)
 	if !ok {
-		h, _ = m.durHandles.LoadOrStore(tk, m.callSeconds.WithLabelValues(t.Server, t.Name))
+		h, _ = m.durHandles.LoadOrStore(tk, m.callSeconds.WithLabelValues(server, tool))
 	}
 	h.(prometheus.Observer).Observe(seconds)
 }
 
-func newMetrics(agentLabel string) *metrics {
-	m := &metrics{reg: prometheus.NewRegistry(), agents: newAgentLabels(agentLabel)}
+// CountCall counts a tool call that never reached its tool (no duration is observed).
+func (m *Metrics) CountCall(agent, server, tool, outcome string) {
+	m.calls.WithLabelValues(m.AgentLabel(agent), server, tool, outcome).Inc()
+}
+
+// NewMetrics builds a gateway's registry; agentLabel is auth.metrics.agent_label.
+func NewMetrics(agentLabel string) *Metrics {
+	m := &Metrics{reg: prometheus.NewRegistry(), agents: newAgentLabels(agentLabel)}
 	m.calls = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tool_calls_total",
 		Help: "Tool calls by agent, upstream server, upstream tool name and outcome (ok, tool_error, error, unavailable, busy, timeout, cancelled)."},
 		[]string{"agent", "server", "tool", "outcome"})
@@ -146,20 +157,50 @@ func newMetrics(agentLabel string) *metrics {
 	return m
 }
 
-// sessionGauge is the mcpgw_sessions_active series of s. The agent label is sticky
-// (agentLabels never forgets an agent it let in), so the series a session was counted in
-// at its start is the one its end decrements.
-func (m *metrics) sessionGauge(s *Session) prometheus.Gauge {
-	return m.sessions.WithLabelValues(m.agentLabel(s.rec.Agent), s.Transport)
+// Collectors are the mcpgw_ series, as docs/metrics.md lists them (the Go and process
+// collectors aside).
+func (m *Metrics) Collectors() []prometheus.Collector {
+	return append([]prometheus.Collector(nil), m.own...)
 }
 
-func (m *metrics) handler() http.Handler {
+// Gather reads every series of the registry, as a scrape does.
+func (m *Metrics) Gather() ([]*dto.MetricFamily, error) { return m.reg.Gather() }
+
+// Handler serves /metrics.
+func (m *Metrics) Handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// SetStoreProbe gives mcpgw_store_up the store's readiness probe, called at scrape time.
+func (m *Metrics) SetStoreProbe(probe func() error) { m.storeProbe.Store(&probe) }
+
+// SessionStarted and SessionEnded move mcpgw_sessions_active. The agent label is sticky
+// (agentLabels never forgets an agent it let in), so the series a session was counted in
+// at its start is the one its end decrements.
+func (m *Metrics) SessionStarted(agent, transport string) {
+	m.sessions.WithLabelValues(m.AgentLabel(agent), transport).Inc()
+}
+
+// SessionEnded: see SessionStarted.
+func (m *Metrics) SessionEnded(agent, transport string) {
+	m.sessions.WithLabelValues(m.AgentLabel(agent), transport).Dec()
+}
+
+// ServerState records a registry state report (registry.Registry.OnState) of server.
+func (m *Metrics) ServerState(server, state string) {
+	switch state {
+	case registry.StateUp:
+		m.upstreamState(server, true, time.Now())
+	case registry.StateDown, registry.StateStopped:
+		m.upstreamState(server, false, time.Now())
+	case "restart":
+		m.upstreamRestarts.WithLabelValues(server).Inc()
+	}
 }
 
 // upstreamState records a server's state on mcpgw_upstream_up and, when it comes up after
 // being anything else, its start time.
-func (m *metrics) upstreamState(server string, up bool, now time.Time) {
+func (m *Metrics) upstreamState(server string, up bool, now time.Time) {
 	m.upMu.Lock()
 	was := m.upNow[server]
 	m.upNow[server] = up
@@ -172,4 +213,49 @@ func (m *metrics) upstreamState(server string, up bool, now time.Time) {
 		return
 	}
 	m.upstreamUp.WithLabelValues(server).Set(0)
+}
+
+// InstanceStarted counts a per-session (per_agent, per_call) instance of server started.
+func (m *Metrics) InstanceStarted(server string) { m.upstreamStarts.WithLabelValues(server).Inc() }
+
+// Denied counts a refused request or tool call under an agent label already decided
+// (AgentLabel, or "unauthenticated" and "unknown" for callers with no agent of the config).
+func (m *Metrics) Denied(label, reason string) { m.denials.WithLabelValues(label, reason).Inc() }
+
+// Handshake counts a tools/list form decided for a session and view.
+func (m *Metrics) Handshake(form string) { m.handshakes.WithLabelValues(form).Inc() }
+
+// ListChanged counts a tools/list_changed notification sent.
+func (m *Metrics) ListChanged() { m.listChanged.Inc() }
+
+// UnusedSessionEnded counts a session ended for making no request after initialize.
+func (m *Metrics) UnusedSessionEnded() { m.unusedSessions.Inc() }
+
+// Evicted counts a session ended to keep a limit (reason: agent_limit, total_limit,
+// stateless_variants, identity).
+func (m *Metrics) Evicted(reason string) { m.sessionsEvicted.WithLabelValues(reason).Inc() }
+
+// Unroutable counts an upstream message of server whose session was not known for
+// certain, or that a slow client had no room for (kind: request, notification, overflow).
+func (m *Metrics) Unroutable(server, kind string) { m.unroutable.WithLabelValues(server, kind).Inc() }
+
+// AnswerDropped counts a client answer to a server-to-client request that was dropped.
+func (m *Metrics) AnswerDropped(reason string) { m.answersDropped.WithLabelValues(reason).Inc() }
+
+// ResumeReplayed counts n events replayed to a client that resumed its stream.
+func (m *Metrics) ResumeReplayed(n int) { m.resumeReplayed.Add(float64(n)) }
+
+// ResumeDropped counts a replay buffer that lost events or was discarded (reason: size,
+// memory, age, streams).
+func (m *Metrics) ResumeDropped(reason string) { m.resumeDropped.WithLabelValues(reason).Inc() }
+
+// QueueWait is server's mcpgw_upstream_queue_wait_seconds, and QueueDepth its
+// mcpgw_upstream_queue_depth: handles a waiting request holds while it waits.
+func (m *Metrics) QueueWait(server string) prometheus.Observer {
+	return m.queueWait.WithLabelValues(server)
+}
+
+// QueueDepth: see QueueWait.
+func (m *Metrics) QueueDepth(server string) prometheus.Gauge {
+	return m.queueDepth.WithLabelValues(server)
 }

@@ -1,0 +1,56 @@
+package telemetry
+
+import "testing"
+
+// TestListServed: bytes and tokens (bytes/4) are counted by agent and form; a thin page
+// saves its full form's tokens less its own, nothing without a full form or when it is
+// the larger; with agent_label top:1 the second agent is counted as "other".
+func TestListServed(t *testing.T) {
+	m := NewMetrics("top:1")
+	m.ListServed("a", "full", 400, -1)
+	m.ListServed("a", "thin", 100, 400) // saves 100 - 25 = 75
+	m.ListServed("a", "thin", 100, -1)  // no full form: nothing saved
+	m.ListServed("a", "thin", 100, 40)  // larger than its full form: nothing saved
+	m.ListServed("b", "thin", 40, 400)  // "other": saves 100 - 10 = 90
+	value := func(name string, labels ...string) float64 {
+		fams, err := m.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fams {
+			if f.GetName() != name {
+				continue
+			}
+		series:
+			for _, s := range f.GetMetric() {
+				for i := 0; i+1 < len(labels); i += 2 {
+					ok := false
+					for _, l := range s.GetLabel() {
+						ok = ok || (l.GetName() == labels[i] && l.GetValue() == labels[i+1])
+					}
+					if !ok {
+						continue series
+					}
+				}
+				return s.GetCounter().GetValue()
+			}
+		}
+		return -1
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"mcpgw_tools_list_bytes_total", []string{"agent", "a", "form", "full"}, 400},
+		{"mcpgw_tools_list_bytes_total", []string{"agent", "a", "form", "thin"}, 300},
+		{"mcpgw_tools_list_estimated_tokens_total", []string{"agent", "a", "form", "thin"}, 75},
+		{"mcpgw_tools_list_tokens_saved_total", []string{"agent", "a"}, 75},
+		{"mcpgw_tools_list_tokens_saved_total", []string{"agent", "other"}, 90},
+		{"mcpgw_tools_list_bytes_total", []string{"agent", "b"}, -1},
+	} {
+		if got := value(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
