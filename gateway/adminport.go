@@ -89,3 +89,47 @@ func (p adminPort) SessionView(id string) ([]admin.SessionTool, bool) {
 
 // EndSession ends a session: its instances stop and it leaves the store.
 func (p adminPort) EndSession(id, reason string) error { return p.g.endSession(id, reason) }
+
+// FileConfig is the config as the file gave it.
+func (p adminPort) FileConfig() *config.Config { return p.g.FileConfig() }
+
+// Store is the session store, where the API's config entries and tasks are kept.
+func (p adminPort) Store() admin.Store { return p.g.store }
+
+// LockConfig takes cfgMu, which serialises computing and applying the running config
+// (controlplane.go).
+func (p adminPort) LockConfig() (unlock func()) {
+	p.g.cfgMu.Lock()
+	return p.g.cfgMu.Unlock
+}
+
+// Apply reloads the gateway with cfg and, once it runs, tells the other replicas.
+func (p adminPort) Apply(cfg *config.Config) error {
+	if err := p.g.Reload(cfg); err != nil {
+		return err
+	}
+	p.g.PublishReload()
+	return nil
+}
+
+// ServerStatus is a running server's state.
+func (p adminPort) ServerStatus(name string) (registry.Status, bool) {
+	s := p.g.reg.Server(name)
+	if s == nil {
+		return registry.Status{}, false
+	}
+	return s.Status(), true
+}
+
+// Probe connects to a server once (the test connection).
+func (p adminPort) Probe(ctx context.Context, name string, def *config.ServerDef) (*registry.Catalog, error) {
+	return p.g.reg.Probe(ctx, name, def)
+}
+
+// Task is a task by id, stored or the file's.
+func (p adminPort) Task(id string) (*sessions.Task, error) { return p.g.task(id) }
+
+// Explain is Gateway.Explain.
+func (p adminPort) Explain(agent, task, executor string) (any, *auth.Failure) {
+	return p.g.Explain(agent, task, executor)
+}

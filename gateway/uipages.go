@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -31,21 +32,21 @@ func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec,
 
 // uiServerRow is a server in the Servers page.
 type uiServerRow struct {
-	serverView
-	Doc       serverDoc // what the edit form starts from (secret values redacted)
+	admin.ServerView
+	Doc       admin.ServerDoc // what the edit form starts from (secret values redacted)
 	Instances int64
 	RunMode   string // as resolved (auto shows what it runs as)
 }
 
 func (g *Gateway) uiServers(w http.ResponseWriter, r *http.Request) {
-	views, err := g.serverViews()
+	views, err := g.admin.ServerViews()
 	if err != nil {
 		g.ui.StoreTrouble(w, r, err)
 		return
 	}
 	rows := make([]uiServerRow, 0, len(views))
 	for _, v := range views {
-		row := uiServerRow{serverView: v, Doc: v.serverDoc, Instances: g.reg.Instances().Count(v.Name), RunMode: v.serverDoc.Mode}
+		row := uiServerRow{ServerView: v, Doc: v.ServerDoc, Instances: g.reg.Instances().Count(v.Name), RunMode: v.ServerDoc.Mode}
 		if v.Live != nil {
 			row.RunMode = v.Live.Mode
 		}
@@ -63,7 +64,7 @@ type uiTaskRow struct {
 }
 
 func (g *Gateway) uiTasks(w http.ResponseWriter, r *http.Request) {
-	tasks, err := g.allTasks()
+	tasks, err := g.admin.AllTasks()
 	if err != nil {
 		g.ui.StoreTrouble(w, r, err)
 		return
@@ -188,7 +189,7 @@ func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
 }
 
 func (g *Gateway) uiAgents(w http.ResponseWriter, r *http.Request) {
-	agents, err := g.policyViews(g.agentSpec())
+	agents, err := g.admin.AgentViews()
 	if err != nil {
 		g.ui.StoreTrouble(w, r, err)
 		return
@@ -206,14 +207,14 @@ func (g *Gateway) uiExplain(w http.ResponseWriter, r *http.Request) {
 	if fail != nil {
 		data["Error"] = fail.Message
 	}
-	tasks, _ := g.allTasks()
+	tasks, _ := g.admin.AllTasks()
 	data["Tasks"] = tasks
 	data["Executors"] = sortedKeys(g.policy().cfg.Executors)
 	g.ui.Render(w, r, http.StatusOK, "explain", "Explain "+id, data)
 }
 
 func (g *Gateway) uiExecutors(w http.ResponseWriter, r *http.Request) {
-	execs, err := g.policyViews(g.executorSpec())
+	execs, err := g.admin.ExecutorViews()
 	if err != nil {
 		g.ui.StoreTrouble(w, r, err)
 		return
