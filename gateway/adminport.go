@@ -133,3 +133,18 @@ func (p adminPort) Task(id string) (*sessions.Task, error) { return p.g.task(id)
 func (p adminPort) Explain(agent, task, executor string) (any, *auth.Failure) {
 	return p.g.Explain(agent, task, executor)
 }
+
+// ServerViews are the admin API's servers (the UI's Servers page).
+func (p adminPort) ServerViews() ([]admin.ServerView, error) { return p.g.admin.ServerViews() }
+
+// AgentViews are the admin API's agents (the UI's Agents page).
+func (p adminPort) AgentViews() ([]map[string]any, error) { return p.g.admin.AgentViews() }
+
+// ExecutorViews are the admin API's executors (the UI's Executors page).
+func (p adminPort) ExecutorViews() ([]map[string]any, error) { return p.g.admin.ExecutorViews() }
+
+// AllTasks are the file's and the API's tasks.
+func (p adminPort) AllTasks() ([]*sessions.Task, error) { return p.g.admin.AllTasks() }
+
+// Instances is how many instances of a server run now.
+func (p adminPort) Instances(server string) int64 { return p.g.reg.Instances().Count(server) }
