@@ -10,9 +10,6 @@ import (
 // sessionRow is a session as the admin API, the UI and the mcpgw plugin show it.
 type sessionRow = admin.SessionRow
 
-// sessionTool is one tool of a session's view.
-type sessionTool = admin.SessionTool
-
 func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 	row := sessionRow{ID: rec.ID, Transport: rec.Transport, Agent: rec.Agent, Conversation: rec.Conversation, Task: rec.Task,
 		Servers: rec.Servers, Created: rec.Created, LastSeen: rec.LastSeen, Executor: rec.Executor, LastActivity: rec.LastSeen}
