@@ -89,3 +89,62 @@ func (p adminPort) SessionView(id string) ([]admin.SessionTool, bool) {
 
 // EndSession ends a session: its instances stop and it leaves the store.
 func (p adminPort) EndSession(id, reason string) error { return p.g.endSession(id, reason) }
+
+// FileConfig is the config as the file gave it.
+func (p adminPort) FileConfig() *config.Config { return p.g.FileConfig() }
+
+// Store is the session store, where the API's config entries and tasks are kept.
+func (p adminPort) Store() admin.Store { return p.g.store }
+
+// LockConfig takes cfgMu, which serialises computing and applying the running config
+// (controlplane.go).
+func (p adminPort) LockConfig() (unlock func()) {
+	p.g.cfgMu.Lock()
+	return p.g.cfgMu.Unlock
+}
+
+// Apply reloads the gateway with cfg and, once it runs, tells the other replicas.
+func (p adminPort) Apply(cfg *config.Config) error {
+	if err := p.g.Reload(cfg); err != nil {
+		return err
+	}
+	p.g.PublishReload()
+	return nil
+}
+
+// ServerStatus is a running server's state.
+func (p adminPort) ServerStatus(name string) (registry.Status, bool) {
+	s := p.g.reg.Server(name)
+	if s == nil {
+		return registry.Status{}, false
+	}
+	return s.Status(), true
+}
+
+// Probe connects to a server once (the test connection).
+func (p adminPort) Probe(ctx context.Context, name string, def *config.ServerDef) (*registry.Catalog, error) {
+	return p.g.reg.Probe(ctx, name, def)
+}
+
+// Task is a task by id, stored or the file's.
+func (p adminPort) Task(id string) (*sessions.Task, error) { return p.g.task(id) }
+
+// Explain is Gateway.Explain.
+func (p adminPort) Explain(agent, task, executor string) (any, *auth.Failure) {
+	return p.g.Explain(agent, task, executor)
+}
+
+// ServerViews are the admin API's servers (the UI's Servers page).
+func (p adminPort) ServerViews() ([]admin.ServerView, error) { return p.g.admin.ServerViews() }
+
+// AgentViews are the admin API's agents (the UI's Agents page).
+func (p adminPort) AgentViews() ([]map[string]any, error) { return p.g.admin.AgentViews() }
+
+// ExecutorViews are the admin API's executors (the UI's Executors page).
+func (p adminPort) ExecutorViews() ([]map[string]any, error) { return p.g.admin.ExecutorViews() }
+
+// AllTasks are the file's and the API's tasks.
+func (p adminPort) AllTasks() ([]*sessions.Task, error) { return p.g.admin.AllTasks() }
+
+// Instances is how many instances of a server run now.
+func (p adminPort) Instances(server string) int64 { return p.g.reg.Instances().Count(server) }

@@ -218,7 +218,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
 	g.ui = ui.New(adminPort{g}, g.version, log)
-	g.admin = admin.New(adminPort{g}, g.version, g.apiRoutes)
+	g.admin = admin.New(adminPort{g}, g.version, log, func() []admin.Route { return apiRoutes(g) })
 	adminRouter := g.admin.Router(mountUI(g))
 	g.mux.Handle("/api/", adminRouter)
 	g.mux.Handle("/ui", adminRouter)

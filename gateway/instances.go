@@ -125,38 +125,6 @@ func agentOwner(c *upstream.Conn) *Session {
 	return owner
 }
 
-// poolDoc is servers.<name>.pool as the admin API reads and writes it.
-type poolDoc struct {
-	Warm        int    `json:"warm,omitempty"`
-	Max         int    `json:"max,omitempty"`
-	IdleTimeout string `json:"idle_timeout,omitempty"`
-}
-
-// instanceDef copies the document's pool and agent_grace into s.
-func (d *serverDoc) instanceDef(s *config.ServerDef, where string) []fieldError {
-	var errs []fieldError
-	if p := d.Pool; p != nil {
-		s.Pool = &config.PoolDef{Warm: p.Warm, Max: p.Max}
-		var e *fieldError
-		if s.Pool.IdleTimeout, e = parseDuration(p.IdleTimeout, where+"pool.idle_timeout"); e != nil {
-			errs = append(errs, *e)
-		}
-	}
-	var e *fieldError
-	if s.AgentGrace, e = parseDuration(d.AgentGrace, where+"agent_grace"); e != nil {
-		errs = append(errs, *e)
-	}
-	return errs
-}
-
-// instanceDoc shows s's pool and agent_grace in the document.
-func (d *serverDoc) instanceDoc(s *config.ServerDef) {
-	if p := s.Pool; p != nil {
-		d.Pool = &poolDoc{Warm: p.Warm, Max: p.Max, IdleTimeout: durationString(p.IdleTimeout)}
-	}
-	d.AgentGrace = durationString(s.AgentGrace)
-}
-
 // ShareError is an instance refused because its agent holds its whole share of the
 // server (registry.ShareError).
 type ShareError = registry.ShareError

@@ -19,7 +19,7 @@ func (g *Gateway) AdminRoutes() []string {
 // table again under /ui/api.
 func mountUI(g *Gateway) func(root *mux.Router) http.Handler {
 	return func(root *mux.Router) http.Handler {
-		routes := g.apiRoutes()
+		routes := apiRoutes(g)
 		api := make([]ui.Route, 0, len(routes))
 		for _, rt := range routes {
 			api = append(api, ui.Route{Method: rt.Method, Path: rt.Path, Handler: rt.Handler})

@@ -3,106 +3,29 @@ package gateway
 import (
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/ui"
-	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// The web UI's pages: each reads what the admin API would answer, in process, and
-// renders it; the page's script changes things through /ui/api.
+// The web UI's pages (gateway/internal/ui has them, but Usage: it reads the gateway's
+// metrics snapshots, usage.go).
 
 func (g *Gateway) uiPages() []ui.Page {
 	return []ui.Page{
-		{Path: "/ui/servers", Handler: http.HandlerFunc(g.uiServers)},
-		{Path: "/ui/tasks", Handler: http.HandlerFunc(g.uiTasks)},
+		{Path: "/ui/servers", Handler: http.HandlerFunc(g.ui.ServeServers)},
+		{Path: "/ui/tasks", Handler: http.HandlerFunc(g.ui.ServeTasks)},
 		{Path: "/ui/sessions", Handler: http.HandlerFunc(g.ui.ServeSessions)},
 		{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(g.ui.ServeSession)},
 		{Path: "/ui/usage", Handler: http.HandlerFunc(g.uiUsage)},
-		{Path: "/ui/agents", Handler: http.HandlerFunc(g.uiAgents)},
-		{Path: "/ui/agents/{id}/explain", Handler: http.HandlerFunc(g.uiExplain)},
-		{Path: "/ui/executors", Handler: http.HandlerFunc(g.uiExecutors)},
+		{Path: "/ui/agents", Handler: http.HandlerFunc(g.ui.ServeAgents)},
+		{Path: "/ui/agents/{id}/explain", Handler: http.HandlerFunc(g.ui.ServeExplain)},
+		{Path: "/ui/executors", Handler: http.HandlerFunc(g.ui.ServeExecutors)},
 	}
 }
 
 func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
-
-// uiServerRow is a server in the Servers page.
-type uiServerRow struct {
-	serverView
-	Doc       serverDoc // what the edit form starts from (secret values redacted)
-	Instances int64
-	RunMode   string // as resolved (auto shows what it runs as)
-}
-
-func (g *Gateway) uiServers(w http.ResponseWriter, r *http.Request) {
-	views, err := g.serverViews()
-	if err != nil {
-		g.ui.StoreTrouble(w, r, err)
-		return
-	}
-	rows := make([]uiServerRow, 0, len(views))
-	for _, v := range views {
-		row := uiServerRow{serverView: v, Doc: v.serverDoc, Instances: g.reg.Instances().Count(v.Name), RunMode: v.serverDoc.Mode}
-		if v.Live != nil {
-			row.RunMode = v.Live.Mode
-		}
-		rows = append(rows, row)
-	}
-	g.ui.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows})
-}
-
-// uiTaskRow is a task in the Tasks page: its servers, and the servers its running
-// sessions loaded (which may differ: sessions keep what they started with).
-type uiTaskRow struct {
-	*sessions.Task
-	Loaded   []string
-	Sessions int
-}
-
-func (g *Gateway) uiTasks(w http.ResponseWriter, r *http.Request) {
-	tasks, err := g.allTasks()
-	if err != nil {
-		g.ui.StoreTrouble(w, r, err)
-		return
-	}
-	recs, err := g.store.List()
-	if err != nil {
-		g.ui.StoreTrouble(w, r, err)
-		return
-	}
-	var rows []uiTaskRow
-	for _, t := range tasks {
-		row := uiTaskRow{Task: t}
-		for _, rec := range recs {
-			if rec.Task != t.ID {
-				continue
-			}
-			row.Sessions++
-			for _, s := range rec.Servers {
-				if !slices.Contains(row.Loaded, s) {
-					row.Loaded = append(row.Loaded, s)
-				}
-			}
-		}
-		slices.Sort(row.Loaded)
-		rows = append(rows, row)
-	}
-	type serverChoice struct {
-		Name, Title string
-		Default     bool
-	}
-	var choices []serverChoice
-	cfg := g.policy().cfg
-	for _, name := range sortedKeys(cfg.Servers) {
-		d := cfg.Servers[name]
-		choices = append(choices, serverChoice{Name: name, Title: d.Meta.Title, Default: d.Enabled()})
-	}
-	g.ui.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
-		"Tasks": rows, "Servers": choices, "Agents": sortedKeys(cfg.Agents)})
-}
 
 // uiBar is one bar of a chart, in the chart's own coordinates.
 type uiBar struct {
@@ -185,39 +108,4 @@ func (g *Gateway) uiUsage(w http.ResponseWriter, r *http.Request) {
 	g.ui.Render(w, r, http.StatusOK, "usage", "Usage", map[string]any{
 		"Report": rep, "Calls": calls, "Tokens": tokens, "ByAgentTool": byAgentTool,
 		"Minutes": minutes, "Windows": []int{5, 15, 60}})
-}
-
-func (g *Gateway) uiAgents(w http.ResponseWriter, r *http.Request) {
-	agents, err := g.policyViews(g.agentSpec())
-	if err != nil {
-		g.ui.StoreTrouble(w, r, err)
-		return
-	}
-	cfg := g.policy().cfg
-	g.ui.Render(w, r, http.StatusOK, "agents", "Agents", map[string]any{
-		"Agents": agents, "Servers": append(sortedKeys(cfg.Servers), sortedKeys(cfg.Plugins)...), "Executors": sortedKeys(cfg.Executors)})
-}
-
-func (g *Gateway) uiExplain(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	id := r.PathValue("id")
-	v, fail := g.Explain(id, q.Get("task"), q.Get("executor"))
-	data := map[string]any{"Agent": id, "Task": q.Get("task"), "Executor": q.Get("executor"), "View": v}
-	if fail != nil {
-		data["Error"] = fail.Message
-	}
-	tasks, _ := g.allTasks()
-	data["Tasks"] = tasks
-	data["Executors"] = sortedKeys(g.policy().cfg.Executors)
-	g.ui.Render(w, r, http.StatusOK, "explain", "Explain "+id, data)
-}
-
-func (g *Gateway) uiExecutors(w http.ResponseWriter, r *http.Request) {
-	execs, err := g.policyViews(g.executorSpec())
-	if err != nil {
-		g.ui.StoreTrouble(w, r, err)
-		return
-	}
-	g.ui.Render(w, r, http.StatusOK, "executors", "Executors", map[string]any{
-		"Executors": execs, "Servers": sortedKeys(g.policy().cfg.Servers)})
 }

@@ -77,7 +77,7 @@ var allowedGlobals = map[string]string{
 	"config.PluginTypes":                  "the plugin types the gateway can run: a constant list, never written",
 	"config.migrations":                   "the config migration steps: a constant list, never written",
 	"config.upstreamVersions":             "lookup table of protocol versions, never written",
-	"gateway.taskAliases":                 "lookup table, never written",
+	"gateway/internal/admin.taskAliases":  "lookup table, never written",
 	"gateway.streamableVersions":          "protocol versions served: a constant list, never written",
 	"gateway.legacyVersions":              "protocol versions served: a constant list, never written",
 	"gateway.latestVersion":               "protocol version constant kept beside its lists, never written",

@@ -120,7 +120,7 @@ func DecodeStrict(body []byte, v any, aliases map[string]string) []FieldError {
 }
 
 // bodyPath turns encoding/json's Go field path (which names embedded structs:
-// "serverDoc.args") into the path of keys the body has ("args").
+// "ServerDoc.args") into the path of keys the body has ("args").
 func bodyPath(obj map[string]any, goPath string) string {
 	var keys []string
 	var cur any = obj

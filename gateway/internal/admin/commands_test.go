@@ -54,7 +54,7 @@ func TestMayRunCommands(t *testing.T) {
 		{true, false, []string{"servers.fs"}, false, "needs an admin credential"},
 		{false, true, []string{"servers.fs"}, false, "admin.allow_commands is false"},
 	} {
-		a := New(&fakePort{allow: c.allow}, "v1", nil)
+		a := New(&fakePort{allow: c.allow}, "v1", nil, nil)
 		r := httptest.NewRequest("POST", "/api/servers", nil)
 		r = r.WithContext(WithCaller(r.Context(), "someone", c.cred))
 		w := httptest.NewRecorder()

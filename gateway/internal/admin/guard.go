@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"sync/atomic"
 
@@ -54,21 +55,60 @@ type Port interface {
 	SessionView(id string) (tools []SessionTool, live bool)
 	// EndSession ends a session as its client's DELETE would, for reason.
 	EndSession(id, reason string) error
+
+	// FileConfig is the config as the file (or the embedded defaults) gave it: what the
+	// stored entries are merged into (Merge).
+	FileConfig() *config.Config
+	// Store keeps the entries the API creates and the tasks.
+	Store() Store
+	// LockConfig takes the lock that serialises computing and applying the running config
+	// (a file reload takes it too); the function it returns gives it back.
+	LockConfig() (unlock func())
+	// Apply makes cfg the running config (the gateway's Reload) and tells the other
+	// replicas; an error leaves the running config as it was.
+	Apply(cfg *config.Config) error
+	// ServerStatus is a running server's state (false: it does not run).
+	ServerStatus(name string) (registry.Status, bool)
+	// Probe connects to a server defined by def once and reads its catalogue, changing
+	// nothing.
+	Probe(ctx context.Context, name string, def *config.ServerDef) (*registry.Catalog, error)
+	// Task is a task by id, stored or the file's (sessions.ErrNotFound: none).
+	Task(id string) (*sessions.Task, error)
+	// Explain is what an agent (with a task and an executor) may see, tool by tool.
+	Explain(agent, task, executor string) (view any, fail *auth.Failure)
+}
+
+// Store is the part of the session store the admin API keeps its config entries and the
+// tasks in (sessions.Store has it).
+type Store interface {
+	ListConfig() ([]*sessions.ConfigEntry, error)
+	GetConfig(kind, name string) (*sessions.ConfigEntry, error)
+	PutConfig(e *sessions.ConfigEntry) error
+	DeleteConfig(kind, name string) error
+	ListTasks() ([]*sessions.Task, error)
+	GetTask(id string) (*sessions.Task, error)
+	PutTask(t *sessions.Task) error
+	DeleteTask(id string) error
 }
 
 // API is the admin API of one gateway.
 type API struct {
 	port    Port
 	version string
+	log     *slog.Logger
 	routes  func() []Route
 	// lastGC is when an admin request last forced a collection (UnixNano).
 	lastGC atomic.Int64
 }
 
-// New makes the admin API of a gateway of the given version; routes is its route table
-// (the router and the OpenAPI document are both built from it).
-func New(port Port, version string, routes func() []Route) *API {
-	return &API{port: port, version: version, routes: routes}
+// New makes the admin API of a gateway of the given version, logging to log (nil: no
+// log); routes is its route table (the router and the OpenAPI document are both built
+// from it: Routes, or a test's own).
+func New(port Port, version string, log *slog.Logger, routes func() []Route) *API {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &API{port: port, version: version, log: log, routes: routes}
 }
 
 // Guard guards the admin API: the admin token (auth.admin_token) as a bearer

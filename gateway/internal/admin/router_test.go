@@ -18,8 +18,10 @@ import (
 )
 
 // fakePort lets in the bearer token "admin" (and "user" as a valid non-admin one), and
-// the local owner when owner is set.
+// the local owner when owner is set. The config-changing methods (the embedded Port) are
+// not the router's and are left out: calling one panics.
 type fakePort struct {
+	Port
 	owner             bool
 	allow             bool
 	slowed            bool
@@ -90,7 +92,7 @@ func testAPI(port *fakePort) (*API, *mux.Router) {
 		JSON(w, http.StatusOK, map[string]any{"actor": Actor(r), "cred": Credentialed(r), "name": r.PathValue("name")})
 	}
 	var a *API
-	a = New(port, "v1", func() []Route {
+	a = New(port, "v1", nil, func() []Route {
 		return []Route{
 			{Method: "GET", Path: "/api/things", Summary: "list", Handler: echo},
 			{Method: "GET", Path: "/api/things/{name}", Summary: "one", Handler: echo},

@@ -20,6 +20,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -56,6 +57,19 @@ type Port interface {
 	SessionRecord(id string) (*sessions.Record, error)
 	SessionRow(rec *sessions.Record) admin.SessionRow
 	SessionView(id string) (tools []admin.SessionTool, live bool)
+
+	// ServerViews, AgentViews, ExecutorViews and AllTasks are what the admin API lists
+	// (admin.API), for the Servers, Agents, Executors and Tasks pages.
+	ServerViews() ([]admin.ServerView, error)
+	AgentViews() ([]map[string]any, error)
+	ExecutorViews() ([]map[string]any, error)
+	AllTasks() ([]*sessions.Task, error)
+	// Instances is how many instances of a server run now.
+	Instances(server string) int64
+	// Config is the running config.
+	Config() *config.Config
+	// Explain is what an agent (with a task and an executor) may see, tool by tool.
+	Explain(agent, task, executor string) (view any, fail *auth.Failure)
 }
 
 // Route is an admin API route mounted again under /ui/api (its Path starts with /api).

@@ -22,6 +22,9 @@ import (
 // fakePort stands in for the gateway: open says whether the UI opens without sign-in,
 // good is the one admin credential, and the calls are counted.
 type fakePort struct {
+	// Port stands for what these tests do not use (the pages of the admin API's lists):
+	// calling it panics.
+	Port
 	open            bool
 	good            string
 	failed, succeed int

@@ -1,4 +1,4 @@
-package gateway
+package admin
 
 import (
 	"encoding/json"
@@ -9,17 +9,12 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // Gateway-wide settings that are safe to change while it runs. They are one stored entry
-// (kind settings, name gateway) whose fields override the file's; a field left out keeps
-// the file's value.
-const (
-	kindSettings = "settings"
-	settingsName = "gateway"
-)
+// (kind settings, name gateway: kindSettings, settingsName) whose fields override the
+// file's; a field left out keeps the file's value.
 
 type settingsDoc struct {
 	Naming              *namingDoc `json:"naming,omitempty"`
@@ -36,19 +31,19 @@ type namingDoc struct {
 }
 
 // check reports the fields config.Validate cannot see (durations are strings here).
-func (d *settingsDoc) check() []admin.FieldError {
-	var errs []admin.FieldError
+func (d *settingsDoc) check() []FieldError {
+	var errs []FieldError
 	for _, f := range []struct{ name, v string }{{"session_idle_timeout", d.SessionIdleTimeout}, {"upstream_idle_timeout", d.UpstreamIdleTimeout}} {
 		if dur, fe := parseDuration(f.v, f.name); fe != nil {
 			errs = append(errs, *fe)
 		} else if f.v != "" && dur < time.Second {
-			errs = append(errs, admin.FieldError{Field: f.name, Message: fmt.Sprintf("%q is too short (at least 1s)", f.v)})
+			errs = append(errs, FieldError{Field: f.name, Message: fmt.Sprintf("%q is too short (at least 1s)", f.v)})
 		}
 	}
 	if d.LogLevel != "" {
 		var lvl slog.Level
 		if lvl.UnmarshalText([]byte(d.LogLevel)) != nil {
-			errs = append(errs, admin.FieldError{Field: "log_level", Message: fmt.Sprintf("%q is not one of debug, info, warn, error", d.LogLevel)})
+			errs = append(errs, FieldError{Field: "log_level", Message: fmt.Sprintf("%q is not one of debug, info, warn, error", d.LogLevel)})
 		}
 	}
 	return errs
@@ -97,46 +92,45 @@ func settingsView(c *config.Config, e *sessions.ConfigEntry) map[string]any {
 		_ = json.Unmarshal(e.Doc, &d)
 		v["source"], v["version"], v["updated_at"], v["api"] = "api", e.Version, e.Updated, d
 	}
-	v["etag"] = admin.ETag(admin.Hash(v))
+	v["etag"] = ETag(Hash(v))
 	return v
 }
 
-func (g *Gateway) settingsEntry(w http.ResponseWriter) (*sessions.ConfigEntry, bool) {
-	e, err := g.store.GetConfig(kindSettings, settingsName)
+func (a policyAPI) settingsEntry(w http.ResponseWriter) (*sessions.ConfigEntry, bool) {
+	e, err := a.port.Store().GetConfig(kindSettings, settingsName)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
 		return nil, true
 	case err != nil:
-		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return nil, false
 	}
 	return e, true
 }
 
-func (g *Gateway) apiGetSettings(w http.ResponseWriter, r *http.Request) {
-	e, ok := g.settingsEntry(w)
+func (a policyAPI) ServeSettings(w http.ResponseWriter, r *http.Request) {
+	e, ok := a.settingsEntry(w)
 	if !ok {
 		return
 	}
-	v := settingsView(g.policy().cfg, e)
+	v := settingsView(a.port.Config(), e)
 	w.Header().Set("ETag", v["etag"].(string))
-	admin.JSON(w, http.StatusOK, v)
+	JSON(w, http.StatusOK, v)
 }
 
-// apiPutSettings replaces the API's settings (fields left out keep the file's values) and
+// ServePutSettings replaces the API's settings (fields left out keep the file's values) and
 // applies them live: naming re-lists every server, the others apply at the next request.
-func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
-	body, ok := admin.ReadBody(w, r)
+func (a policyAPI) ServePutSettings(w http.ResponseWriter, r *http.Request) {
+	body, ok := ReadBody(w, r)
 	if !ok {
 		return
 	}
-	g.cfgMu.Lock()
-	defer g.cfgMu.Unlock()
-	cur, ok := g.settingsEntry(w)
+	defer a.port.LockConfig()()
+	cur, ok := a.settingsEntry(w)
 	if !ok {
 		return
 	}
-	if admin.PreconditionFailed(w, r, settingsView(g.policy().cfg, cur)["etag"].(string)) {
+	if PreconditionFailed(w, r, settingsView(a.port.Config(), cur)["etag"].(string)) {
 		return
 	}
 	var in struct {
@@ -147,8 +141,8 @@ func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
 		Updated json.RawMessage `json:"updated_at"`
 		API     json.RawMessage `json:"api"`
 	}
-	if errs := admin.DecodeStrict(body, &in, nil); errs != nil {
-		admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
+	if errs := DecodeStrict(body, &in, nil); errs != nil {
+		FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 		return
 	}
 	doc := in.settingsDoc
@@ -159,14 +153,14 @@ func (g *Gateway) apiPutSettings(w http.ResponseWriter, r *http.Request) {
 	if cur != nil {
 		next.Created, next.Version = cur.Created, cur.Version+1
 	}
-	warns, ok := g.commitEntry(w, r, kindSettings, "settings", settingsName, cur, next, fieldErrs, nil, false)
+	warns, ok := a.commitEntry(w, r, kindSettings, "settings", settingsName, cur, next, fieldErrs, nil, false)
 	if !ok {
 		return
 	}
-	v := settingsView(g.policy().cfg, next)
+	v := settingsView(a.port.Config(), next)
 	if len(warns) > 0 {
 		v["warnings"] = warns
 	}
 	w.Header().Set("ETag", v["etag"].(string))
-	admin.JSON(w, http.StatusOK, v)
+	JSON(w, http.StatusOK, v)
 }

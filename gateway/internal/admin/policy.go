@@ -1,4 +1,4 @@
-package gateway
+package admin
 
 import (
 	"encoding/json"
@@ -12,9 +12,12 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/sessions"
 )
+
+// policyAPI is the admin API's agents and executors (/api/agents, /api/executors), what a
+// session of them would get (/api/resolve), and the gateway-wide settings (settings.go).
+type policyAPI struct{ *API }
 
 // agentDoc is an agent as the admin API reads and writes it (the config file's keys).
 type agentDoc struct {
@@ -132,12 +135,12 @@ type policySpec struct {
 	fileDoc func(c *config.Config, id string) (any, bool)
 	fileIDs func(c *config.Config) []string
 	// decode reads a body strictly into the kind's document.
-	decode func(body []byte) (any, []admin.FieldError)
+	decode func(body []byte) (any, []FieldError)
 	// redact hides secret values in a document (a JSON object) before it is shown.
 	redact func(doc map[string]any)
 }
 
-func (g *Gateway) agentSpec() *policySpec {
+func agentSpec() *policySpec {
 	return &policySpec{kind: kindAgent, section: "agents",
 		fileDoc: func(c *config.Config, id string) (any, bool) {
 			a, ok := c.Agents[id]
@@ -147,18 +150,18 @@ func (g *Gateway) agentSpec() *policySpec {
 			return agentDocOf(a), true
 		},
 		fileIDs: func(c *config.Config) []string { return sortedKeys(c.Agents) },
-		decode: func(b []byte) (any, []admin.FieldError) {
+		decode: func(b []byte) (any, []FieldError) {
 			var d struct {
 				agentDoc
 				readOnlyFields
 			}
-			errs := admin.DecodeStrict(b, &d, nil)
+			errs := DecodeStrict(b, &d, nil)
 			return &d.agentDoc, errs
 		},
 	}
 }
 
-func (g *Gateway) executorSpec() *policySpec {
+func executorSpec() *policySpec {
 	return &policySpec{kind: kindExecutor, section: "executors",
 		fileDoc: func(c *config.Config, id string) (any, bool) {
 			e, ok := c.Executors[id]
@@ -168,19 +171,19 @@ func (g *Gateway) executorSpec() *policySpec {
 			return executorDocOf(e), true
 		},
 		fileIDs: func(c *config.Config) []string { return sortedKeys(c.Executors) },
-		decode: func(b []byte) (any, []admin.FieldError) {
+		decode: func(b []byte) (any, []FieldError) {
 			var d struct {
 				executorDoc
 				readOnlyFields
 			}
-			errs := admin.DecodeStrict(b, &d, nil)
+			errs := DecodeStrict(b, &d, nil)
 			return &d.executorDoc, errs
 		},
 		redact: func(doc map[string]any) {
 			if p, _ := doc["mcp_policy"].(map[string]any); p != nil {
 				if env, _ := p["env_injection"].(map[string]any); env != nil {
 					for k := range env {
-						env[k] = redacted
+						env[k] = Redacted
 					}
 				}
 			}
@@ -202,7 +205,7 @@ type readOnlyFields struct {
 
 // policyView shows an entity: its document (secrets redacted) with id, source, version
 // and ETag.
-func (g *Gateway) policyView(spec *policySpec, id string, doc any, e *sessions.ConfigEntry) (map[string]any, string) {
+func (a policyAPI) policyView(spec *policySpec, id string, doc any, e *sessions.ConfigEntry) (map[string]any, string) {
 	raw, _ := json.Marshal(doc)
 	v := map[string]any{}
 	_ = json.Unmarshal(raw, &v)
@@ -211,38 +214,38 @@ func (g *Gateway) policyView(spec *policySpec, id string, doc any, e *sessions.C
 	}
 	var etag string
 	if e != nil {
-		etag = admin.ETag(admin.Hash(e))
+		etag = ETag(Hash(e))
 		v["source"], v["created_at"], v["updated_at"], v["version"] = "api", e.Created, e.Updated, e.Version
 	} else {
-		etag = admin.ETag(admin.Hash(doc))
-		v["source"], v["file"] = "file", g.FileConfig().Path
+		etag = ETag(Hash(doc))
+		v["source"], v["file"] = "file", a.port.FileConfig().Path
 	}
 	v["id"], v["etag"] = id, etag
 	return v, etag
 }
 
-func (g *Gateway) policyList(spec *policySpec) http.HandlerFunc {
+func (a policyAPI) policyList(spec *policySpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		out, err := g.policyViews(spec)
+		out, err := a.policyViews(spec)
 		if err != nil {
-			admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
+			Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 			return
 		}
-		admin.JSON(w, http.StatusOK, out)
+		JSON(w, http.StatusOK, out)
 	}
 }
 
 // policyViews lists every entity of a kind, file and API ones, by id.
-func (g *Gateway) policyViews(spec *policySpec) ([]map[string]any, error) {
-	entries, err := g.store.ListConfig()
+func (a policyAPI) policyViews(spec *policySpec) ([]map[string]any, error) {
+	entries, err := a.port.Store().ListConfig()
 	if err != nil {
 		return nil, err
 	}
-	file := g.FileConfig()
+	file := a.port.FileConfig()
 	out := []map[string]any{}
 	for _, id := range spec.fileIDs(file) {
 		doc, _ := spec.fileDoc(file, id)
-		v, _ := g.policyView(spec, id, doc, nil)
+		v, _ := a.policyView(spec, id, doc, nil)
 		out = append(out, v)
 	}
 	for _, e := range entries {
@@ -254,7 +257,7 @@ func (g *Gateway) policyViews(spec *policySpec) ([]map[string]any, error) {
 		}
 		var doc any
 		_ = json.Unmarshal(e.Doc, &doc)
-		v, _ := g.policyView(spec, e.Name, doc, e)
+		v, _ := a.policyView(spec, e.Name, doc, e)
 		out = append(out, v)
 	}
 	slices.SortFunc(out, func(a, b map[string]any) int { return strings.Compare(a["id"].(string), b["id"].(string)) })
@@ -262,96 +265,95 @@ func (g *Gateway) policyViews(spec *policySpec) ([]map[string]any, error) {
 }
 
 // policyCurrent finds the entity a request names: file (doc set) or stored (entry set).
-func (g *Gateway) policyCurrent(w http.ResponseWriter, spec *policySpec, id string) (fileDoc any, entry *sessions.ConfigEntry, ok bool) {
-	if doc, inFile := spec.fileDoc(g.FileConfig(), id); inFile {
+func (a policyAPI) policyCurrent(w http.ResponseWriter, spec *policySpec, id string) (fileDoc any, entry *sessions.ConfigEntry, ok bool) {
+	if doc, inFile := spec.fileDoc(a.port.FileConfig(), id); inFile {
 		return doc, nil, true
 	}
-	e, err := g.store.GetConfig(spec.kind, id)
+	e, err := a.port.Store().GetConfig(spec.kind, id)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
 		return nil, nil, true
 	case err != nil:
-		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return nil, nil, false
 	}
 	return nil, e, true
 }
 
-func (g *Gateway) policyGet(spec *policySpec) http.HandlerFunc {
+func (a policyAPI) policyGet(spec *policySpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
-		doc, e, ok := g.policyCurrent(w, spec, id)
+		doc, e, ok := a.policyCurrent(w, spec, id)
 		if !ok {
 			return
 		}
 		if doc == nil && e == nil {
-			admin.Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
 			return
 		}
 		if e != nil {
 			_ = json.Unmarshal(e.Doc, &doc)
 		}
-		v, etag := g.policyView(spec, id, doc, e)
+		v, etag := a.policyView(spec, id, doc, e)
 		w.Header().Set("ETag", etag)
-		admin.JSON(w, http.StatusOK, v)
+		JSON(w, http.StatusOK, v)
 	}
 }
 
 // policyWrite is PUT (create or replace), PATCH (merge patch of an existing one) and
 // DELETE of an agent or executor.
-func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
+func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
 		var body []byte
 		if r.Method != http.MethodDelete {
 			var ok bool
-			if body, ok = admin.ReadBody(w, r); !ok {
+			if body, ok = ReadBody(w, r); !ok {
 				return
 			}
 		}
-		g.cfgMu.Lock()
-		defer g.cfgMu.Unlock()
-		fileDoc, cur, ok := g.policyCurrent(w, spec, id)
+		defer a.port.LockConfig()()
+		fileDoc, cur, ok := a.policyCurrent(w, spec, id)
 		if !ok {
 			return
 		}
 		if fileDoc != nil {
-			g.fileManaged(w, fmt.Sprintf("%s %q", spec.kind, id))
+			a.fileManaged(w, fmt.Sprintf("%s %q", spec.kind, id))
 			return
 		}
 		if cur == nil && r.Method != http.MethodPut {
-			admin.Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
 			return
 		}
-		if cur != nil && admin.PreconditionFailed(w, r, admin.ETag(admin.Hash(cur))) {
+		if cur != nil && PreconditionFailed(w, r, ETag(Hash(cur))) {
 			return
 		}
 		if r.Method == http.MethodDelete {
-			if _, ok := g.commitEntry(w, r, spec.kind, spec.section, id, cur, nil, nil, nil, false); ok {
+			if _, ok := a.commitEntry(w, r, spec.kind, spec.section, id, cur, nil, nil, nil, false); ok {
 				w.WriteHeader(http.StatusNoContent)
 			}
 			return
 		}
 		if errs := decodeStrictErrs(spec, body); errs != nil {
-			admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
+			FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
 		if r.Method == http.MethodPatch {
 			var target, p map[string]any
 			_ = json.Unmarshal(cur.Doc, &target)
 			_ = json.Unmarshal(body, &p)
-			body, _ = json.Marshal(admin.MergePatch(target, p))
+			body, _ = json.Marshal(MergePatch(target, p))
 		}
 		doc, errs := spec.decode(body)
 		if errs != nil {
-			admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
+			FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
 		if ed, ok := doc.(*executorDoc); ok && cur != nil {
 			var old executorDoc
 			_ = json.Unmarshal(cur.Doc, &old)
 			if fe := unredact(ed.MCPPolicy.EnvInjection, old.MCPPolicy.EnvInjection, "mcp_policy.env_injection"); fe != nil {
-				admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
+				FieldErrors(w, http.StatusBadRequest, fe.WithField(), []FieldError{*fe}, nil)
 				return
 			}
 		}
@@ -362,21 +364,21 @@ func (g *Gateway) policyWrite(spec *policySpec) http.HandlerFunc {
 		if cur != nil {
 			next.Created, next.Version, status = cur.Created, cur.Version+1, http.StatusOK
 		}
-		warns, ok := g.commitEntry(w, r, spec.kind, spec.section, id, cur, next, nil, nil, false)
+		warns, ok := a.commitEntry(w, r, spec.kind, spec.section, id, cur, next, nil, nil, false)
 		if !ok {
 			return
 		}
-		v, etag := g.policyView(spec, id, doc, next)
+		v, etag := a.policyView(spec, id, doc, next)
 		if len(warns) > 0 {
 			v["warnings"] = warns
 		}
 		w.Header().Set("ETag", etag)
-		admin.JSON(w, status, v)
+		JSON(w, status, v)
 	}
 }
 
 // decodeStrictErrs checks a body's fields (a patch's as sent) against the kind's document.
-func decodeStrictErrs(spec *policySpec, body []byte) []admin.FieldError {
+func decodeStrictErrs(spec *policySpec, body []byte) []FieldError {
 	_, errs := spec.decode(body)
 	return errs
 }
@@ -394,27 +396,27 @@ type resolvedServer struct {
 	Source    string            `json:"source"`            // file | api
 }
 
-// apiResolve answers what a session of ?agent= (with ?executor= and ?task=) would get,
+// ServeResolve answers what a session of ?agent= (with ?executor= and ?task=) would get,
 // server by server, through the same resolution a session start runs (auth.Resolve).
-func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
+func (a policyAPI) ServeResolve(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	agent := q.Get("agent")
 	if agent == "" {
 		agent = "default"
 	}
-	cfg := g.policy().cfg
+	cfg := a.port.Config()
 	if len(cfg.Agents) > 0 {
 		if _, ok := cfg.Agents[agent]; !ok {
-			admin.Error(w, http.StatusNotFound, "unknown agent "+agent)
+			Error(w, http.StatusNotFound, "unknown agent "+agent)
 			return
 		}
 	}
 	id := &auth.Identity{Agent: agent, Task: q.Get("task"), Executor: q.Get("executor")}
 	var taskServers []string
 	if id.Task != "" {
-		t, err := g.task(id.Task)
+		t, err := a.port.Task(id.Task)
 		if err != nil {
-			admin.Error(w, http.StatusNotFound, "unknown task "+id.Task)
+			Error(w, http.StatusNotFound, "unknown task "+id.Task)
 			return
 		}
 		taskServers = t.EnabledMCPServers
@@ -424,10 +426,10 @@ func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
 	}
 	res, fail := auth.Resolve(cfg, id, taskServers)
 	if fail != nil {
-		admin.Error(w, fail.Status, fail.Message)
+		Error(w, fail.Status, fail.Message)
 		return
 	}
-	file := g.FileConfig()
+	file := a.port.FileConfig()
 	out := struct {
 		Agent    string           `json:"agent"`
 		Task     string           `json:"task,omitempty"`
@@ -465,5 +467,13 @@ func (g *Gateway) apiResolve(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Servers = append(out.Servers, rs)
 	}
-	admin.JSON(w, http.StatusOK, out)
+	JSON(w, http.StatusOK, out)
+}
+
+// AgentViews lists every agent, file and API ones, by id, as GET /api/agents does.
+func (a *API) AgentViews() ([]map[string]any, error) { return policyAPI{a}.policyViews(agentSpec()) }
+
+// ExecutorViews lists every executor, file and API ones, by id, as GET /api/executors does.
+func (a *API) ExecutorViews() ([]map[string]any, error) {
+	return policyAPI{a}.policyViews(executorSpec())
 }

@@ -1,4 +1,4 @@
-package gateway
+package admin
 
 import (
 	"encoding/json"
@@ -11,14 +11,21 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// serverDoc is a server as the admin API reads and writes it: the config file's keys
+// serverAPI is the admin API's servers: /api/servers and its test connection, and the
+// MCP config document (/api/mcp-config), which defines servers too.
+type serverAPI struct{ *API }
+
+// ServerViews lists every server, file and API ones, by name, with live state (the UI's
+// Servers page).
+func (a *API) ServerViews() ([]ServerView, error) { return serverAPI{a}.serverViews() }
+
+// ServerDoc is a server as the admin API reads and writes it: the config file's keys
 // (docs/config.md) plus enabled.
-type serverDoc struct {
+type ServerDoc struct {
 	Type            string            `json:"type"`
 	Command         string            `json:"command,omitempty"`
 	Args            []string          `json:"args,omitempty"`
@@ -78,18 +85,18 @@ func cloneInt(p *int) *int {
 	return &v
 }
 
-func (d *serverDoc) enabled() bool { return d.Enabled == nil || *d.Enabled }
+func (d *ServerDoc) enabled() bool { return d.Enabled == nil || *d.Enabled }
 
 // def converts the document to a config definition; where prefixes the field names of
 // its errors (durations that do not parse).
-func (d *serverDoc) def(where string) (*config.ServerDef, []admin.FieldError) {
+func (d *ServerDoc) def(where string) (*config.ServerDef, []FieldError) {
 	s := &config.ServerDef{Type: config.NormalizeTransport(d.Type), Command: d.Command, Args: slices.Clone(d.Args),
 		Env: maps.Clone(d.Env), Dir: d.Dir, URL: d.URL, Headers: maps.Clone(d.Headers), Mode: d.Mode,
 		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances,
 		MaxConcurrency: cloneInt(d.MaxConcurrency), MaxInstancesPerAgent: d.MaxInstancesPerAgent}
-	var errs []admin.FieldError
+	var errs []FieldError
 	if t := d.Timeouts; t != nil {
-		var e *admin.FieldError
+		var e *FieldError
 		if s.Timeouts.Connect, e = parseDuration(t.Connect, where+"timeouts.connect"); e != nil {
 			errs = append(errs, *e)
 		}
@@ -99,7 +106,7 @@ func (d *serverDoc) def(where string) (*config.ServerDef, []admin.FieldError) {
 	}
 	if q := d.Queue; q != nil {
 		s.Queue.Max, s.Queue.MaxPerAgent = q.Max, q.MaxPerAgent
-		var e *admin.FieldError
+		var e *FieldError
 		if s.Queue.Timeout, e = parseDuration(q.Timeout, where+"queue.timeout"); e != nil {
 			errs = append(errs, *e)
 		}
@@ -115,8 +122,8 @@ func (d *serverDoc) def(where string) (*config.ServerDef, []admin.FieldError) {
 }
 
 // docOf shows a config definition (a file server) as a document.
-func docOf(s *config.ServerDef) serverDoc {
-	d := serverDoc{Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers,
+func docOf(s *config.ServerDef) ServerDoc {
+	d := ServerDoc{Type: s.Type, Command: s.Command, Args: s.Args, Env: s.Env, Dir: s.Dir, URL: s.URL, Headers: s.Headers,
 		Mode: s.Mode, StdioProxy: s.StdioProxy, DefaultEnabled: s.DefaultEnabled, ProtocolVersion: s.ProtocolVer, MaxInstances: s.MaxInstances}
 	if c, k := durationString(s.Timeouts.Connect), durationString(s.Timeouts.Call); c != "" || k != "" {
 		d.Timeouts = &timeoutsDoc{Connect: c, Call: k}
@@ -140,7 +147,7 @@ func docOf(s *config.ServerDef) serverDoc {
 // fields of an answer (ignored), so that an answer as read can be sent back.
 type serverBody struct {
 	Name string `json:"name"`
-	serverDoc
+	ServerDoc
 	Source    json.RawMessage `json:"source"`
 	File      json.RawMessage `json:"file"`
 	CreatedAt json.RawMessage `json:"created_at"`
@@ -150,11 +157,11 @@ type serverBody struct {
 	Live      json.RawMessage `json:"live"`
 }
 
-// serverView is a server in an answer: its document with secret values redacted, where it
+// ServerView is a server in an answer: its document with secret values redacted, where it
 // comes from, its version, and its live state.
-type serverView struct {
+type ServerView struct {
 	Name string `json:"name"`
-	serverDoc
+	ServerDoc
 	Enabled   bool       `json:"enabled"`
 	Source    string     `json:"source"` // file | api
 	File      string     `json:"file,omitempty"`
@@ -171,32 +178,31 @@ type serverEntity struct {
 	name  string
 	def   *config.ServerDef
 	entry *sessions.ConfigEntry
-	doc   *serverDoc
+	doc   *ServerDoc
 }
 
 func (e *serverEntity) etag() string {
 	if e.entry != nil {
-		return admin.ETag(admin.Hash(e.entry))
+		return ETag(Hash(e.entry))
 	}
-	return admin.ETag(admin.Hash(docOf(e.def)))
+	return ETag(Hash(docOf(e.def)))
 }
 
-func (g *Gateway) view(e *serverEntity) serverView {
-	v := serverView{Name: e.name, ETag: e.etag(), Enabled: true}
+func (a serverAPI) view(e *serverEntity) ServerView {
+	v := ServerView{Name: e.name, ETag: e.etag(), Enabled: true}
 	if e.entry != nil {
-		v.serverDoc = *e.doc
+		v.ServerDoc = *e.doc
 		v.Enabled = e.doc.enabled()
 		v.Source = "api"
 		c, u := e.entry.Created, e.entry.Updated
 		v.CreatedAt, v.UpdatedAt, v.Version = &c, &u, e.entry.Version
 	} else {
-		v.serverDoc = docOf(e.def)
+		v.ServerDoc = docOf(e.def)
 		v.Source = "file"
-		v.File = g.FileConfig().Path
+		v.File = a.port.FileConfig().Path
 	}
 	v.Env, v.Headers = redactValues(v.Env), redactValues(v.Headers)
-	if s := g.reg.Server(e.name); s != nil && v.Enabled {
-		st := s.Status()
+	if st, ok := a.port.ServerStatus(e.name); ok && v.Enabled {
 		v.Live = &st
 	}
 	return v
@@ -204,104 +210,95 @@ func (g *Gateway) view(e *serverEntity) serverView {
 
 // findServer looks a server up: the file first (it wins over a stored entry of the same
 // name), then the store.
-func (g *Gateway) findServer(name string) (*serverEntity, error) {
-	if d := g.FileConfig().Servers[name]; d != nil {
+func (a serverAPI) findServer(name string) (*serverEntity, error) {
+	if d := a.port.FileConfig().Servers[name]; d != nil {
 		return &serverEntity{name: name, def: d}, nil
 	}
-	e, err := g.store.GetConfig(kindServer, name)
+	e, err := a.port.Store().GetConfig(kindServer, name)
 	if err != nil {
 		return nil, err
 	}
-	doc, err := entryDoc[serverDoc](e)
+	doc, err := entryDoc[ServerDoc](e)
 	if err != nil {
 		return nil, err
 	}
 	return &serverEntity{name: name, entry: e, doc: doc}, nil
 }
 
-func (g *Gateway) apiServers(w http.ResponseWriter, r *http.Request) {
-	out, err := g.serverViews()
+func (a serverAPI) ServeServers(w http.ResponseWriter, r *http.Request) {
+	out, err := a.serverViews()
 	if err != nil {
-		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	admin.JSON(w, http.StatusOK, out)
+	JSON(w, http.StatusOK, out)
 }
 
 // serverViews lists every server, file and API ones, by name, with live state.
-func (g *Gateway) serverViews() ([]serverView, error) {
-	entries, err := g.store.ListConfig()
+func (a serverAPI) serverViews() ([]ServerView, error) {
+	entries, err := a.port.Store().ListConfig()
 	if err != nil {
 		return nil, err
 	}
-	file := g.FileConfig()
-	out := []serverView{}
+	file := a.port.FileConfig()
+	out := []ServerView{}
 	for _, name := range sortedKeys(file.Servers) {
-		out = append(out, g.view(&serverEntity{name: name, def: file.Servers[name]}))
+		out = append(out, a.view(&serverEntity{name: name, def: file.Servers[name]}))
 	}
 	for _, e := range entries {
 		if e.Kind != kindServer || file.Servers[e.Name] != nil {
 			continue
 		}
-		doc, err := entryDoc[serverDoc](e)
+		doc, err := entryDoc[ServerDoc](e)
 		if err != nil {
-			g.log.Error("admin API", "err", err)
+			a.log.Error("admin API", "err", err)
 			continue
 		}
-		out = append(out, g.view(&serverEntity{name: e.Name, entry: e, doc: doc}))
+		out = append(out, a.view(&serverEntity{name: e.Name, entry: e, doc: doc}))
 	}
-	slices.SortFunc(out, func(a, b serverView) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b ServerView) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
 
 // serverOr404 finds the server a request names, or answers 404 (or 503).
-func (g *Gateway) serverOr404(w http.ResponseWriter, r *http.Request) (*serverEntity, bool) {
+func (a serverAPI) serverOr404(w http.ResponseWriter, r *http.Request) (*serverEntity, bool) {
 	name := r.PathValue("name")
-	e, err := g.findServer(name)
+	e, err := a.findServer(name)
 	switch {
 	case errors.Is(err, sessions.ErrNotFound):
-		admin.Error(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
+		Error(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
 		return nil, false
 	case err != nil:
-		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return nil, false
 	}
 	return e, true
 }
 
-func (g *Gateway) apiGetServer(w http.ResponseWriter, r *http.Request) {
-	e, ok := g.serverOr404(w, r)
+func (a serverAPI) ServeServer(w http.ResponseWriter, r *http.Request) {
+	e, ok := a.serverOr404(w, r)
 	if !ok {
 		return
 	}
 	w.Header().Set("ETag", e.etag())
-	admin.JSON(w, http.StatusOK, g.view(e))
-}
-
-// fileManaged answers 409 for an entity the config file defines.
-func (g *Gateway) fileManaged(w http.ResponseWriter, what string) {
-	path := g.FileConfig().Path
-	if path == "" {
-		path = "the embedded default config"
-	}
-	admin.Error(w, http.StatusConflict, fmt.Sprintf("%s is managed by the config file %s; edit the file instead", what, path))
+	JSON(w, http.StatusOK, a.view(e))
 }
 
 // readServerBody decodes and checks a server body. name is the path's name ("" for POST,
 // where the body names it).
 func readServerBody(w http.ResponseWriter, body []byte, name string) (*serverBody, bool) {
 	var b serverBody
-	if errs := admin.DecodeStrict(body, &b, nil); errs != nil {
-		admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
+	if errs := DecodeStrict(body, &b, nil); errs != nil {
+		FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 		return nil, false
 	}
 	switch {
 	case name == "" && b.Name == "":
-		admin.FieldErrors(w, http.StatusBadRequest, "name is required", []admin.FieldError{{Field: "name", Message: "is required"}}, nil)
+		FieldErrors(w, http.StatusBadRequest, "name is required", []FieldError{{Field: "name", Message: "is required"}}, nil)
 		return nil, false
 	case name != "" && b.Name != "" && b.Name != name:
 		msg := fmt.Sprintf("the body names server %q, the path %q; a server is renamed by creating the new one and deleting the old", b.Name, name)
-		admin.FieldErrors(w, http.StatusBadRequest, msg, []admin.FieldError{{Field: "name", Message: msg}}, nil)
+		FieldErrors(w, http.StatusBadRequest, msg, []FieldError{{Field: "name", Message: msg}}, nil)
 		return nil, false
 	}
 	if name != "" {
@@ -312,16 +309,16 @@ func readServerBody(w http.ResponseWriter, body []byte, name string) (*serverBod
 	return &b, true
 }
 
-func (g *Gateway) apiCreateServer(w http.ResponseWriter, r *http.Request) {
-	g.createServer(w, r, false)
+func (a serverAPI) ServeCreateServer(w http.ResponseWriter, r *http.Request) {
+	a.createServer(w, r, false)
 }
 
-func (g *Gateway) apiValidateServer(w http.ResponseWriter, r *http.Request) {
-	g.createServer(w, r, true)
+func (a serverAPI) ServeValidateServer(w http.ResponseWriter, r *http.Request) {
+	a.createServer(w, r, true)
 }
 
-func (g *Gateway) createServer(w http.ResponseWriter, r *http.Request, dry bool) {
-	body, ok := admin.ReadBody(w, r)
+func (a serverAPI) createServer(w http.ResponseWriter, r *http.Request, dry bool) {
+	body, ok := ReadBody(w, r)
 	if !ok {
 		return
 	}
@@ -329,120 +326,116 @@ func (g *Gateway) createServer(w http.ResponseWriter, r *http.Request, dry bool)
 	if !ok {
 		return
 	}
-	g.cfgMu.Lock()
-	defer g.cfgMu.Unlock()
-	switch cur, err := g.findServer(b.Name); {
+	defer a.port.LockConfig()()
+	switch cur, err := a.findServer(b.Name); {
 	case err == nil && cur.entry == nil:
-		g.fileManaged(w, fmt.Sprintf("server %q", b.Name))
+		a.fileManaged(w, fmt.Sprintf("server %q", b.Name))
 		return
 	case err == nil:
-		admin.Error(w, http.StatusConflict, fmt.Sprintf("server %q exists (created %s); PUT /api/servers/%s changes it", b.Name, cur.entry.Created.Format(time.RFC3339), b.Name))
+		Error(w, http.StatusConflict, fmt.Sprintf("server %q exists (created %s); PUT /api/servers/%s changes it", b.Name, cur.entry.Created.Format(time.RFC3339), b.Name))
 		return
 	case !errors.Is(err, sessions.ErrNotFound):
-		admin.Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
 	now := time.Now().UTC()
-	doc := b.serverDoc
+	doc := b.ServerDoc
 	if fe := unredact(doc.Env, nil, "env"); fe != nil {
-		admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
+		FieldErrors(w, http.StatusBadRequest, fe.WithField(), []FieldError{*fe}, nil)
 		return
 	}
 	if fe := unredact(doc.Headers, nil, "headers"); fe != nil {
-		admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
+		FieldErrors(w, http.StatusBadRequest, fe.WithField(), []FieldError{*fe}, nil)
 		return
 	}
-	next := g.serverEntry(b.Name, &doc, nil, now)
+	next := serverEntry(b.Name, &doc, nil, now)
 	status := http.StatusCreated
 	if dry {
 		status = http.StatusOK
 	}
-	g.writeEntity(w, r, nil, next, dry, status)
+	a.writeEntity(w, r, nil, next, dry, status)
 }
 
 // serverEntry builds the stored entry for doc, following cur (nil: a new one).
-func (g *Gateway) serverEntry(name string, doc *serverDoc, cur *sessions.ConfigEntry, now time.Time) *sessions.ConfigEntry {
-	raw, _ := json.Marshal(doc)
-	e := &sessions.ConfigEntry{Kind: kindServer, Name: name, Doc: raw, Source: "api", Created: now, Updated: now, Version: 1}
-	if cur != nil {
-		e.Created, e.Version = cur.Created, cur.Version+1
-	}
-	return e
+func serverEntry(name string, doc *ServerDoc, cur *sessions.ConfigEntry, now time.Time) *sessions.ConfigEntry {
+	return newEntry(kindServer, name, doc, cur, now)
 }
 
-func (g *Gateway) apiPutServer(w http.ResponseWriter, r *http.Request) { g.updateServer(w, r, false) }
+func (a serverAPI) ServePutServer(w http.ResponseWriter, r *http.Request) {
+	a.updateServer(w, r, false)
+}
 
-func (g *Gateway) apiPatchServer(w http.ResponseWriter, r *http.Request) { g.updateServer(w, r, true) }
+func (a serverAPI) ServePatchServer(w http.ResponseWriter, r *http.Request) {
+	a.updateServer(w, r, true)
+}
 
 // updateServer replaces (PUT) or merge-patches (PATCH, RFC 7396) an API-created server.
-func (g *Gateway) updateServer(w http.ResponseWriter, r *http.Request, patch bool) {
-	body, ok := admin.ReadBody(w, r)
+func (a serverAPI) updateServer(w http.ResponseWriter, r *http.Request, patch bool) {
+	body, ok := ReadBody(w, r)
 	if !ok {
 		return
 	}
-	g.cfgMu.Lock()
-	defer g.cfgMu.Unlock()
-	cur, ok := g.serverOr404(w, r)
+	defer a.port.LockConfig()()
+	cur, ok := a.serverOr404(w, r)
 	if !ok {
 		return
 	}
 	if cur.entry == nil {
-		g.fileManaged(w, fmt.Sprintf("server %q", cur.name))
+		a.fileManaged(w, fmt.Sprintf("server %q", cur.name))
 		return
 	}
-	if admin.PreconditionFailed(w, r, cur.etag()) {
+	if PreconditionFailed(w, r, cur.etag()) {
 		return
 	}
 	if patch {
 		// Check the patch's own fields first, so an unknown one is named as sent.
 		var probe serverBody
-		if errs := admin.DecodeStrict(body, &probe, nil); errs != nil {
-			admin.FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
+		if errs := DecodeStrict(body, &probe, nil); errs != nil {
+			FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
 		var target, p map[string]any
 		_ = json.Unmarshal(cur.entry.Doc, &target)
 		_ = json.Unmarshal(body, &p)
-		body, _ = json.Marshal(admin.MergePatch(target, p))
+		body, _ = json.Marshal(MergePatch(target, p))
 	}
 	b, ok := readServerBody(w, body, cur.name)
 	if !ok {
 		return
 	}
-	doc := b.serverDoc
+	doc := b.ServerDoc
 	for _, u := range []struct {
 		next, cur map[string]string
 		field     string
 	}{{doc.Env, cur.doc.Env, "env"}, {doc.Headers, cur.doc.Headers, "headers"}} {
 		if fe := unredact(u.next, u.cur, u.field); fe != nil {
-			admin.FieldErrors(w, http.StatusBadRequest, fe.WithField(), []admin.FieldError{*fe}, nil)
+			FieldErrors(w, http.StatusBadRequest, fe.WithField(), []FieldError{*fe}, nil)
 			return
 		}
 	}
-	next := g.serverEntry(cur.name, &doc, cur.entry, time.Now().UTC())
-	g.writeEntity(w, r, cur, next, false, http.StatusOK)
+	next := serverEntry(cur.name, &doc, cur.entry, time.Now().UTC())
+	a.writeEntity(w, r, cur, next, false, http.StatusOK)
 }
 
-func (g *Gateway) apiDeleteServer(w http.ResponseWriter, r *http.Request) {
-	g.cfgMu.Lock()
-	defer g.cfgMu.Unlock()
-	cur, ok := g.serverOr404(w, r)
+func (a serverAPI) ServeDeleteServer(w http.ResponseWriter, r *http.Request) {
+	defer a.port.LockConfig()()
+	cur, ok := a.serverOr404(w, r)
 	if !ok {
 		return
 	}
 	if cur.entry == nil {
-		g.fileManaged(w, fmt.Sprintf("server %q", cur.name))
+		a.fileManaged(w, fmt.Sprintf("server %q", cur.name))
 		return
 	}
-	if admin.PreconditionFailed(w, r, cur.etag()) {
+	if PreconditionFailed(w, r, cur.etag()) {
 		return
 	}
-	g.writeEntity(w, r, cur, nil, false, http.StatusNoContent)
+	a.writeEntity(w, r, cur, nil, false, http.StatusNoContent)
 }
 
 // writeEntity validates the config with cur replaced by next (nil: deleted), and unless
 // dry stores the change and applies the new config live. Called with cfgMu held.
-func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serverEntity, next *sessions.ConfigEntry, dry bool, status int) {
+func (a serverAPI) writeEntity(w http.ResponseWriter, r *http.Request, cur *serverEntity, next *sessions.ConfigEntry, dry bool, status int) {
 	name := ""
 	var curEntry *sessions.ConfigEntry
 	if cur != nil {
@@ -450,11 +443,11 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 	} else {
 		name = next.Name
 	}
-	var nextDoc *serverDoc
-	var fieldErrs []admin.FieldError
+	var nextDoc *ServerDoc
+	var fieldErrs []FieldError
 	var check func(*config.Config) *config.Config
 	if next != nil {
-		nextDoc, _ = entryDoc[serverDoc](next)
+		nextDoc, _ = entryDoc[ServerDoc](next)
 		var def *config.ServerDef
 		def, fieldErrs = nextDoc.def("servers." + name + ".")
 		if !nextDoc.enabled() {
@@ -468,12 +461,12 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 			}
 		}
 	}
-	warns, ok := g.commitEntry(w, r, kindServer, "servers", name, curEntry, next, fieldErrs, check, dry)
+	warns, ok := a.commitEntry(w, r, kindServer, "servers", name, curEntry, next, fieldErrs, check, dry)
 	if !ok {
 		return
 	}
 	if dry {
-		admin.JSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
+		JSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
 		return
 	}
 	if next == nil {
@@ -485,22 +478,40 @@ func (g *Gateway) writeEntity(w http.ResponseWriter, r *http.Request, cur *serve
 	if status == http.StatusCreated {
 		w.Header().Set("Location", "/api/servers/"+name)
 	}
-	admin.JSON(w, status, struct {
-		serverView
-		Warnings []admin.FieldError `json:"warnings,omitempty"`
-	}{g.view(e), warns})
+	JSON(w, status, struct {
+		ServerView
+		Warnings []FieldError `json:"warnings,omitempty"`
+	}{a.view(e), warns})
 }
 
-// commitEntry is commitChanges for one entry: cur replaced by next (nil: deleted).
-// Called with cfgMu held.
-func (g *Gateway) commitEntry(w http.ResponseWriter, r *http.Request, kind, section, name string, cur, next *sessions.ConfigEntry,
-	fieldErrs []admin.FieldError, check func(*config.Config) *config.Config, dry bool) ([]admin.FieldError, bool) {
-	return g.commitChanges(w, r, []entryChange{{kind: kind, name: name, cur: cur, next: next}}, fieldErrs, check, dry, section+"."+name)
+// poolDoc is servers.<name>.pool as the admin API reads and writes it.
+type poolDoc struct {
+	Warm        int    `json:"warm,omitempty"`
+	Max         int    `json:"max,omitempty"`
+	IdleTimeout string `json:"idle_timeout,omitempty"`
 }
 
-func nonNil[T any](s []T) []T {
-	if s == nil {
-		return []T{}
+// instanceDef copies the document's pool and agent_grace into s.
+func (d *ServerDoc) instanceDef(s *config.ServerDef, where string) []FieldError {
+	var errs []FieldError
+	if p := d.Pool; p != nil {
+		s.Pool = &config.PoolDef{Warm: p.Warm, Max: p.Max}
+		var e *FieldError
+		if s.Pool.IdleTimeout, e = parseDuration(p.IdleTimeout, where+"pool.idle_timeout"); e != nil {
+			errs = append(errs, *e)
+		}
 	}
-	return s
+	var e *FieldError
+	if s.AgentGrace, e = parseDuration(d.AgentGrace, where+"agent_grace"); e != nil {
+		errs = append(errs, *e)
+	}
+	return errs
+}
+
+// instanceDoc shows s's pool and agent_grace in the document.
+func (d *ServerDoc) instanceDoc(s *config.ServerDef) {
+	if p := s.Pool; p != nil {
+		d.Pool = &poolDoc{Warm: p.Warm, Max: p.Max, IdleTimeout: durationString(p.IdleTimeout)}
+	}
+	d.AgentGrace = durationString(s.AgentGrace)
 }
