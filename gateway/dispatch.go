@@ -192,15 +192,15 @@ func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressTo
 	if len(meta) == 0 || string(meta) == "null" {
 		return nil, progressToken{}, nil
 	}
-	var out objBuf
+	var out wire.Object
 	var tok progressToken
 	err := wire.StrictMembers(meta, func(k, v []byte) error {
 		if string(k) == "progressToken" {
 			tok = progressToken{gw: g.progPrefix + itoa(g.progSeq.Add(1)), client: v}
-			out.str("progressToken", tok.gw)
+			out.Str("progressToken", tok.gw)
 			return nil
 		}
-		out.raw(string(k), v)
+		out.Raw(string(k), v)
 		return nil
 	})
 	if err != nil {
@@ -209,7 +209,7 @@ func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressTo
 		}
 		return nil, progressToken{}, err
 	}
-	return out.bytes(), tok, nil
+	return out.Bytes(), tok, nil
 }
 
 var isErrorKey = []byte(`"isError"`)

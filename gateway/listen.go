@@ -124,22 +124,22 @@ func (ls *listenSet) send(msg []byte) error {
 
 // withSubscription adds the subscription id to params._meta.
 func withSubscription(params, id json.RawMessage) json.RawMessage {
-	var out objBuf
-	var meta objBuf
+	var out wire.Object
+	var meta wire.Object
 	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
 		if string(k) == "_meta" {
 			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
-				meta.raw(string(mk), mv)
+				meta.Raw(string(mk), mv)
 				return nil
 			})
 			return nil
 		}
-		out.raw(string(k), v)
+		out.Raw(string(k), v)
 		return nil
 	})
-	meta.raw(metaSubscriptionID, id)
-	out.raw("_meta", meta.bytes())
-	return out.bytes()
+	meta.Raw(metaSubscriptionID, id)
+	out.Raw("_meta", meta.Bytes())
+	return out.Bytes()
 }
 
 // listen serves subscriptions/listen for session s until the client goes away or the

@@ -101,18 +101,18 @@ func (g *Gateway) completeInputs(ctx context.Context, c *upstreamCall, result js
 			return "cancelled"
 		}
 	}
-	var p objBuf
+	var p wire.Object
 	_ = wire.MembersRaw(nonNull(c.params), func(k, v []byte) error {
 		if string(k) != "inputResponses" && string(k) != "requestState" {
-			p.raw(string(k), v)
+			p.Raw(string(k), v)
 		}
 		return nil
 	})
 	rb, _ := json.Marshal(responses)
-	p.raw("inputResponses", rb)
-	p.raw("requestState", ir.RequestState)
+	p.Raw("inputResponses", rb)
+	p.Raw("requestState", ir.RequestState)
 	retry := *c
-	retry.params, retry.header = p.bytes(), nil
+	retry.params, retry.header = p.Bytes(), nil
 	return g.forward(context.WithValue(ctx, roundKey{}, round+1), &retry)
 }
 
@@ -137,29 +137,29 @@ func modernParams(s *Session, params []byte) []byte {
 	if lvl == "" || s.Transport == "stateless" {
 		return params
 	}
-	var out, meta objBuf
+	var out, meta wire.Object
 	hasMeta := false
 	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
 		if string(k) == "_meta" {
 			hasMeta = true
 			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
 				if string(mk) != metaLogLevel {
-					meta.raw(string(mk), mv)
+					meta.Raw(string(mk), mv)
 				}
 				return nil
 			})
-			meta.str(metaLogLevel, lvl)
-			out.raw("_meta", meta.bytes())
+			meta.Str(metaLogLevel, lvl)
+			out.Raw("_meta", meta.Bytes())
 			return nil
 		}
-		out.raw(string(k), v)
+		out.Raw(string(k), v)
 		return nil
 	})
 	if !hasMeta {
-		meta.str(metaLogLevel, lvl)
-		out.raw("_meta", meta.bytes())
+		meta.Str(metaLogLevel, lvl)
+		out.Raw("_meta", meta.Bytes())
 	}
-	return out.bytes()
+	return out.Bytes()
 }
 
 // watchModern serves resources/subscribe and unsubscribe for an upstream of the stateless

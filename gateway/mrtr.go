@@ -92,16 +92,16 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 				"Invalid params: requestState was altered or is not this caller's", nil))
 			return
 		}
-		var p objBuf
+		var p wire.Object
 		_ = wire.MembersRaw(nonNull(m.Params), func(k, v []byte) error {
 			if string(k) == "requestState" {
-				p.str("requestState", state)
+				p.Str("requestState", state)
 				return nil
 			}
-			p.raw(string(k), v)
+			p.Raw(string(k), v)
 			return nil
 		})
-		m.Params = p.bytes()
+		m.Params = p.Bytes()
 		req.state = ""
 	}
 	if strings.HasPrefix(req.state, parkedStatePrefix) {
@@ -360,23 +360,23 @@ func (g *Gateway) sealState(s *Session, msg []byte) []byte {
 	if wire.ParseInto(msg, &resp) != nil || resp.Result == nil {
 		return msg
 	}
-	var out objBuf
+	var out wire.Object
 	sealed := false
 	_ = wire.MembersRaw(resp.Result, func(k, v []byte) error {
 		if string(k) == "requestState" {
 			if st, ok := wire.String(v); ok {
-				out.str("requestState", upstreamStatePrefix+base64.RawURLEncoding.EncodeToString([]byte(st))+"."+stateMAC(s, st))
+				out.Str("requestState", upstreamStatePrefix+base64.RawURLEncoding.EncodeToString([]byte(st))+"."+stateMAC(s, st))
 				sealed = true
 				return nil
 			}
 		}
-		out.raw(string(k), v)
+		out.Raw(string(k), v)
 		return nil
 	})
 	if !sealed {
 		return msg
 	}
-	return wire.Result(resp.ID, out.bytes())
+	return wire.Result(resp.ID, out.Bytes())
 }
 
 // openState checks and unwraps a sealed upstream state (without its prefix).

@@ -10,7 +10,7 @@ import (
 // routedParams are the members of a client request's params that the gateway routes on or
 // passes on. They are read by one strict reader (wire.StrictMembers: exact-case names, no
 // member twice, routed strings valid UTF-8), and what goes upstream is rebuilt from them
-// (objBuf), never the client's bytes: an upstream that parses differently from the
+// (wire.Object), never the client's bytes: an upstream that parses differently from the
 // gateway (case-insensitive names, the first of two members) still reads what was decided.
 type routedParams struct {
 	Name      string // tools/call, prompts/get
@@ -96,39 +96,4 @@ func readRef(raw json.RawMessage) (completionRef, error) {
 		return err
 	})
 	return r, err
-}
-
-// objBuf builds a JSON object member by member.
-type objBuf struct{ b []byte }
-
-func (o *objBuf) key(k string) {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	} else {
-		o.b = append(o.b, ',')
-	}
-	o.b = wire.AppendQuote(o.b, k)
-	o.b = append(o.b, ':')
-}
-
-// raw adds a member with an already-encoded value; an absent or null value adds nothing.
-func (o *objBuf) raw(k string, v []byte) {
-	if len(v) == 0 || string(v) == "null" {
-		return
-	}
-	o.key(k)
-	o.b = append(o.b, v...)
-}
-
-// str adds a string member.
-func (o *objBuf) str(k, v string) {
-	o.key(k)
-	o.b = wire.AppendQuote(o.b, v)
-}
-
-func (o *objBuf) bytes() []byte {
-	if len(o.b) == 0 {
-		return []byte("{}")
-	}
-	return append(o.b, '}')
 }

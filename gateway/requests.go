@@ -34,13 +34,13 @@ func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out ou
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
-	var b objBuf
-	b.str("name", pr.Name)
-	b.raw("arguments", p.Arguments)
-	b.raw("_meta", meta)
-	b.raw("inputResponses", p.InputResponses)
-	b.raw("requestState", p.RequestState)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.bytes(), prog: tok, out: out})
+	var b wire.Object
+	b.Str("name", pr.Name)
+	b.Raw("arguments", p.Arguments)
+	b.Raw("_meta", meta)
+	b.Raw("inputResponses", p.InputResponses)
+	b.Raw("requestState", p.RequestState)
+	g.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.Bytes(), prog: tok, out: out})
 }
 
 // resourceServer finds which upstream serves a URI: a listed resource, else the first
@@ -121,12 +121,12 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		return
 	}
 	// The upstream gets the URI that was routed on, not the client's params.
-	var b objBuf
-	b.str("uri", p.URI)
-	b.raw("_meta", meta)
-	b.raw("inputResponses", p.InputResponses)
-	b.raw("requestState", p.RequestState)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.bytes(), prog: tok, out: out})
+	var b wire.Object
+	b.Str("uri", p.URI)
+	b.Raw("_meta", meta)
+	b.Raw("inputResponses", p.InputResponses)
+	b.Raw("requestState", p.RequestState)
+	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out})
 }
 
 func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
@@ -146,7 +146,7 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 	}
 	v := s.View()
 	var server string
-	var nr objBuf
+	var nr wire.Object
 	switch ref.Type {
 	case "ref/prompt":
 		pr := v.Prompt(ref.Name)
@@ -155,8 +155,8 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 			return
 		}
 		server = pr.Server
-		nr.str("type", "ref/prompt")
-		nr.str("name", pr.Name)
+		nr.Str("type", "ref/prompt")
+		nr.Str("name", pr.Name)
 	case "ref/resource":
 		if registry.IsPluginURI(ref.URI) {
 			// Plugin resources are served by the gateway, which completes nothing for them.
@@ -173,18 +173,18 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown resource: "+ref.URI, nil))
 			return
 		}
-		nr.str("type", "ref/resource")
-		nr.str("uri", ref.URI)
+		nr.Str("type", "ref/resource")
+		nr.Str("uri", ref.URI)
 	default:
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown ref type "+ref.Type, nil))
 		return
 	}
-	var b objBuf
-	b.raw("ref", nr.bytes())
-	b.raw("argument", p.Argument)
-	b.raw("context", p.Context)
-	b.raw("_meta", meta)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: "completion/complete", params: b.bytes(), prog: tok, out: out})
+	var b wire.Object
+	b.Raw("ref", nr.Bytes())
+	b.Raw("argument", p.Argument)
+	b.Raw("context", p.Context)
+	b.Raw("_meta", meta)
+	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: "completion/complete", params: b.Bytes(), prog: tok, out: out})
 }
 
 var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}

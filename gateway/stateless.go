@@ -302,7 +302,7 @@ func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 	if len(m.Params) == 0 || string(m.Params) == "null" {
 		return bad("params._meta with " + metaProtocolVersion + " and " + metaClientCaps + " is required")
 	}
-	var out, meta objBuf
+	var out, meta wire.Object
 	var rawMeta json.RawMessage
 	err := wire.StrictMembers(m.Params, func(k, v []byte) error {
 		switch string(k) {
@@ -314,14 +314,14 @@ func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 				return err
 			}
 			req.state = s
-			out.raw(string(k), v)
+			out.Raw(string(k), v)
 		case "inputResponses":
 			if err := json.Unmarshal(v, &req.inputs); err != nil {
 				return errParamsNotObject
 			}
-			out.raw(string(k), v)
+			out.Raw(string(k), v)
 		default:
-			out.raw(string(k), v)
+			out.Raw(string(k), v)
 		}
 		return nil
 	})
@@ -352,7 +352,7 @@ func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 				}
 				req.level = s
 			default:
-				meta.raw(string(k), v)
+				meta.Raw(string(k), v)
 			}
 			return nil
 		})
@@ -372,10 +372,10 @@ func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 		return nil, http.StatusBadRequest, wire.Error(m.ID, codeHeaderMismatch,
 			"Header mismatch: MCP-Protocol-Version header value '"+header+"' does not match _meta "+metaProtocolVersion+" '"+version+"'", nil)
 	}
-	if len(meta.b) > 0 {
-		out.raw("_meta", meta.bytes())
+	if !meta.Empty() {
+		out.Raw("_meta", meta.Bytes())
 	}
-	p := out.bytes()
+	p := out.Bytes()
 	m.Params = p
 	req.hasCap = capsHas(req.caps)
 	return req, 0, nil
@@ -427,7 +427,7 @@ func cacheable(method string) bool {
 // the result says otherwise), the gateway's serverInfo in _meta, and the caching hints of
 // the list methods (kept when an upstream set them).
 func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMessage {
-	var out objBuf
+	var out wire.Object
 	var meta json.RawMessage
 	hasType, hasTTL, hasScope := false, false, false
 	err := wire.MembersRaw(result, func(k, v []byte) error {
@@ -442,7 +442,7 @@ func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMe
 		case "cacheScope":
 			hasScope = true
 		}
-		out.raw(string(k), v)
+		out.Raw(string(k), v)
 		return nil
 	})
 	if err != nil {
@@ -453,7 +453,7 @@ func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMe
 		if bytes.Contains(result, []byte(`"inputRequests"`)) && hasMember(result, "inputRequests") {
 			rt = "input_required" // an upstream's own multi round-trip result (mrtr.go)
 		}
-		out.str("resultType", rt)
+		out.Str("resultType", rt)
 	}
 	if cacheable(method) {
 		if !hasTTL {
@@ -461,26 +461,26 @@ func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMe
 			if method == "resources/read" {
 				ttl = 0 // content may change at any time; an upstream that knows better says so
 			}
-			out.raw("ttlMs", []byte(itoa(int64(ttl))))
+			out.Raw("ttlMs", []byte(itoa(int64(ttl))))
 		}
 		if !hasScope {
-			out.str("cacheScope", g.cacheScope())
+			out.Str("cacheScope", g.cacheScope())
 		}
 	}
-	var mb objBuf
+	var mb wire.Object
 	hasInfo := false
 	_ = wire.MembersRaw(meta, func(k, v []byte) error {
 		if string(k) == metaServerInfo {
 			hasInfo = true
 		}
-		mb.raw(string(k), v)
+		mb.Raw(string(k), v)
 		return nil
 	})
 	if !hasInfo {
-		mb.raw(metaServerInfo, g.serverInfo())
+		mb.Raw(metaServerInfo, g.serverInfo())
 	}
-	out.raw("_meta", mb.bytes())
-	return out.bytes()
+	out.Raw("_meta", mb.Bytes())
+	return out.Bytes()
 }
 
 // modernReply turns a response made for the session path into the stateless revision's:

@@ -231,25 +231,25 @@ func withTraceMeta(params []byte, traceparent, tracestate string) ([]byte, error
 	if len(params) == 0 || string(params) == "null" {
 		params = []byte("{}")
 	}
-	var out objBuf
+	var out wire.Object
 	hadMeta := false
 	setMeta := func(meta []byte) error {
-		var mo objBuf
+		var mo wire.Object
 		if len(meta) > 0 && string(meta) != "null" {
 			if err := wire.StrictMembers(meta, func(k, v []byte) error {
 				if string(k) != "traceparent" && string(k) != "tracestate" {
-					mo.raw(string(k), v)
+					mo.Raw(string(k), v)
 				}
 				return nil
 			}); err != nil {
 				return err
 			}
 		}
-		mo.str("traceparent", traceparent)
+		mo.Str("traceparent", traceparent)
 		if tracestate != "" {
-			mo.str("tracestate", tracestate)
+			mo.Str("tracestate", tracestate)
 		}
-		out.raw("_meta", mo.bytes())
+		out.Raw("_meta", mo.Bytes())
 		return nil
 	}
 	err := wire.StrictMembers(params, func(k, v []byte) error {
@@ -257,7 +257,7 @@ func withTraceMeta(params []byte, traceparent, tracestate string) ([]byte, error
 			hadMeta = true
 			return setMeta(v)
 		}
-		out.raw(string(k), v)
+		out.Raw(string(k), v)
 		return nil
 	})
 	if err != nil {
@@ -268,40 +268,5 @@ func withTraceMeta(params []byte, traceparent, tracestate string) ([]byte, error
 			return nil, err
 		}
 	}
-	return out.bytes(), nil
-}
-
-// objBuf builds a JSON object member by member.
-type objBuf struct{ b []byte }
-
-func (o *objBuf) key(k string) {
-	if len(o.b) == 0 {
-		o.b = append(o.b, '{')
-	} else {
-		o.b = append(o.b, ',')
-	}
-	o.b = wire.AppendQuote(o.b, k)
-	o.b = append(o.b, ':')
-}
-
-// raw adds a member with an already-encoded value; an absent or null value adds nothing.
-func (o *objBuf) raw(k string, v []byte) {
-	if len(v) == 0 || string(v) == "null" {
-		return
-	}
-	o.key(k)
-	o.b = append(o.b, v...)
-}
-
-// str adds a string member.
-func (o *objBuf) str(k, v string) {
-	o.key(k)
-	o.b = wire.AppendQuote(o.b, v)
-}
-
-func (o *objBuf) bytes() []byte {
-	if len(o.b) == 0 {
-		return []byte("{}")
-	}
-	return append(o.b, '}')
+	return out.Bytes(), nil
 }
