@@ -14,9 +14,10 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// Port is what the admin API needs of the running gateway. The gateway implements it with
-// a thin adapter; nothing here reaches the gateway any other way.
-type Port interface {
+// Guard is who may use the admin API and the web UI: the origin check, local trust, the
+// admin credential check with its per-source back-off, and the audit log. The admin Port
+// and the UI's both start with it.
+type Guard interface {
 	// CheckOrigin refuses (false, answered) a request from an Origin the gateway does not
 	// serve.
 	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
@@ -36,6 +37,12 @@ type Port interface {
 	CredentialSucceeded(r *http.Request)
 	// Audit records one audit event.
 	Audit(ev auth.AuditEvent)
+}
+
+// Port is what the admin API needs of the running gateway. The gateway implements it with
+// a thin adapter; nothing here reaches the gateway any other way.
+type Port interface {
+	Guard
 	// Config is the running config: the file's merged with the API's stored entries.
 	Config() *config.Config
 	// SessionCount is how many sessions are live.

@@ -32,25 +32,10 @@ import (
 //go:embed templates/*.html static/*
 var uiFiles embed.FS
 
-// Port is what the UI needs of the running gateway: who may use it, and the admin
-// credential check with its per-source back-off.
+// Port is what the UI needs of the running gateway: who may use it (admin.Guard: local
+// trust, the admin credential check with its per-source back-off), and what its pages show.
 type Port interface {
-	// CheckOrigin refuses (false, answered) a request from an Origin the gateway does not
-	// serve.
-	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
-	// LocalOwner names the caller when it may use the UI without signing in: the user
-	// who runs the gateway on this host, while auth is off and no admin token is set.
-	LocalOwner(r *http.Request) (who string, ok bool)
-	// Slowed is the refusal for a source that sent too many wrong credentials (nil: none).
-	Slowed(r *http.Request) *auth.Failure
-	// AdminCredential reports whether tok is an admin credential (ok), and whose.
-	AdminCredential(ctx context.Context, tok string) (actor string, ok, valid bool)
-	// CredentialFailed and CredentialSucceeded count a wrong or a good credential from
-	// r's source for the back-off (and the audit log).
-	CredentialFailed(r *http.Request, where string)
-	CredentialSucceeded(r *http.Request)
-	// Audit records one audit event.
-	Audit(ev auth.AuditEvent)
+	admin.Guard
 	// SessionRecords, SessionRecord, SessionRow and SessionView are the sessions as the
 	// admin API reads them (admin.Port), for the Sessions pages.
 	SessionRecords() ([]*sessions.Record, error)
