@@ -18,8 +18,8 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 			return
 		}
 		s.mu.Lock()
-		k := s.inflight[string(p.RequestID)]
-		if k == nil {
+		o := s.inflight[string(p.RequestID)]
+		if o == nil {
 			if cancel := s.queued[string(p.RequestID)]; cancel != nil {
 				s.mu.Unlock()
 				cancel() // still waiting for a slot: it leaves the queue, unsent
@@ -29,10 +29,9 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 			s.cancelPlugin(p.RequestID)
 			return
 		}
+		k := o.call
 		s.mu.Unlock()
-		if o, ok := k.Owner.(*callOwner); ok {
-			o.cancelled.Store(true)
-		}
+		o.cancelled.Store(true)
 		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
 		// Abandon ends the call's wait and cuts off a request still waiting for its
 		// answer's head (that request then fails as cancelled, not as a broken upstream).

@@ -133,7 +133,7 @@ func (g *Gateway) dropProgress(tok string) {
 // dropInflight forgets a finished call, unless the id was reused by a later call.
 func (s *Session) dropInflight(key string, owner *callOwner) {
 	s.mu.Lock()
-	if k := s.inflight[key]; k != nil && k.Owner == owner {
+	if s.inflight[key] == owner {
 		delete(s.inflight, key)
 	}
 	s.mu.Unlock()
@@ -300,7 +300,11 @@ type callOwner struct {
 	prog      progressToken
 	cancelled atomic.Bool
 	header    []upstream.Header // upstream.Call.SetHeaders (upstreamCall.header)
+	call      *upstream.Call    // set by Attach, under s.mu
 }
+
+// Tenant names the session the call serves (upstream.Owner).
+func (o *callOwner) Tenant() string { return o.s.ID }
 
 // Attach is called by the connection before the request is sent: from then on the call
 // can be cancelled by the client, and progress for its token finds it.
@@ -311,7 +315,8 @@ func (o *callOwner) Attach(k *upstream.Call) {
 		_ = k.SetHeaders(o.header)
 	}
 	o.s.mu.Lock()
-	o.s.inflight[string(o.id)] = k
+	o.call = k
+	o.s.inflight[string(o.id)] = o
 	o.s.mu.Unlock()
 	if o.prog.gw != "" {
 		route := progressRoute{session: o.s, token: append(json.RawMessage(nil), o.prog.client...), call: k}

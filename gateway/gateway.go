@@ -435,6 +435,18 @@ func (g *Gateway) lookup(id string) (*Session, error) {
 	return g.adopt(rec), nil
 }
 
+// liveSession is the session with this id live in this process; nil for "" or one that
+// ended.
+func (g *Gateway) liveSession(id string) *Session {
+	if id == "" {
+		return nil
+	}
+	g.mu.RLock()
+	s := g.sessions[id]
+	g.mu.RUnlock()
+	return s
+}
+
 // session finds the session a request names, or writes 404 (unknown or ended) or 503
 // (store unavailable).
 func (g *Gateway) session(w http.ResponseWriter, sid string, msgID json.RawMessage) *Session {
@@ -470,7 +482,7 @@ func (g *Gateway) adopt(rec *sessions.Record) *Session {
 
 func (g *Gateway) newSession(rec sessions.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		down: map[string]bool{}, inflight: map[string]*upstream.Call{}, pluginCalls: map[string]*pluginCall{},
+		down: map[string]bool{}, inflight: map[string]*callOwner{}, pluginCalls: map[string]*pluginCall{},
 		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms), listenSubs: map[string]int{}}
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`

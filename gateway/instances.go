@@ -64,7 +64,7 @@ func (s *Session) HandleUpstream(c *upstream.Conn, m *wire.Msg, raw []byte, rel 
 // HandleShared relays what a per_agent instance sends: to the session whose call it
 // serves, when that is one session (registry.Owner).
 func (s *Session) HandleShared(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	s.g.handleUpstream(agentOwner(c), c, m, raw, rel)
+	s.g.handleUpstream(s.g.liveSession(agentOwner(c)), c, m, raw, rel)
 }
 
 // InstanceCatalog takes a re-listed catalogue of the session's own instance (own) or its
@@ -107,20 +107,20 @@ func (s *Session) InstanceStarted(server string) {
 	s.g.metrics.InstanceStarted(server)
 }
 
-// agentOwner is the session whose request an instance shared by several sessions is
+// agentOwner names the session whose request an instance shared by several sessions is
 // serving, when there is exactly one such session (always so with max_concurrency 1, the
-// stdio default); nil otherwise, and then messages are routed as on a shared instance.
-func agentOwner(c *upstream.Conn) *Session {
-	var owner *Session
+// stdio default); "" otherwise, and then messages are routed as on a shared instance.
+func agentOwner(c *upstream.Conn) string {
+	owner := ""
 	for _, k := range c.InFlight() {
-		o, ok := k.Owner.(*callOwner)
-		if !ok {
+		if k.Owner == nil {
 			continue
 		}
-		if owner != nil && o.s != owner {
-			return nil
+		t := k.Owner.Tenant()
+		if owner != "" && t != owner {
+			return ""
 		}
-		owner = o.s
+		owner = t
 	}
 	return owner
 }

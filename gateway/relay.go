@@ -117,17 +117,15 @@ func (g *Gateway) relayProgress(c *upstream.Conn, m *wire.Msg) {
 // every call is that session's, so the message rides the newest call's stream (a client
 // without a GET stream still sees it); k is nil when it goes to the session's own stream.
 func (g *Gateway) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *Session) {
-	if rel != nil {
-		if o, ok := rel.Owner.(*callOwner); ok {
-			return rel, o.s
-		}
+	if rel != nil && rel.Owner != nil {
+		return rel, g.liveSession(rel.Owner.Tenant())
 	}
 	if owner == nil {
 		return nil, nil
 	}
 	calls := c.InFlight()
 	for i := len(calls) - 1; i >= 0; i-- {
-		if o, ok := calls[i].Owner.(*callOwner); ok && o.s == owner {
+		if o := calls[i].Owner; o != nil && o.Tenant() == owner.ID {
 			return calls[i], owner
 		}
 	}

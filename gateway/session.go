@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -30,7 +29,7 @@ type Session struct {
 	down     map[string]bool              // per_session servers whose instance is down
 	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
 	downGen  uint64
-	inflight map[string]*upstream.Call // downstream request id → upstream call
+	inflight map[string]*callOwner // downstream request id → its upstream call (callOwner.call)
 	// queued are the requests waiting for a slot of a limited instance (max_concurrency):
 	// their cancel ends the wait, by downstream request id.
 	queued map[string]context.CancelFunc
@@ -221,13 +220,13 @@ func (s *Session) close() {
 	}
 	s.closed = true
 	calls := s.inflight
-	s.inflight = map[string]*upstream.Call{}
+	s.inflight = map[string]*callOwner{}
 	pcs := s.pluginCalls
 	s.pluginCalls = map[string]*pluginCall{}
 	st := s.stream
 	s.mu.Unlock()
-	for _, k := range calls {
-		k.Conn().Abandon(k, "session ended")
+	for _, o := range calls {
+		o.call.Conn().Abandon(o.call, "session ended")
 	}
 	for _, pc := range pcs {
 		pc.cancel()

@@ -91,14 +91,23 @@ type Capabilities struct {
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
+// Owner is the downstream side of a call: the client request it serves. The connection
+// hands it the call before the request is sent, since the call's first notification may
+// beat Begin's return; Tenant names the client session the request came from, so what
+// arrives on the call's stream reaches that session and no other.
+type Owner interface {
+	Attach(*Call)
+	Tenant() string
+}
+
 // Call is one request in flight to the upstream. Related messages (notifications and
 // requests the upstream sends on the request's stream or routed to it) and finally the
 // response arrive on it in order.
 type Call struct {
 	ID     int64
 	Method string
-	// Owner is set by the caller to find the downstream side of the call.
-	Owner any
+	// Owner is the downstream side of the call, as given to Begin (nil: none).
+	Owner Owner
 	conn  *Conn
 
 	mu    sync.Mutex
@@ -343,10 +352,10 @@ func (c *Conn) deliver(raw []byte, rel *Call) {
 	}
 }
 
-// Begin sends a request and returns its call. params are raw JSON (or nil). An owner with
-// an Attach(*Call) method is given the call before the request is sent. ctx's deadline, if
-// any, bounds the call.
-func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage, owner any) (*Call, error) {
+// Begin sends a request and returns its call. params are raw JSON (or nil). owner (may be
+// nil) is given the call before the request is sent. ctx's deadline, if any, bounds the
+// call.
+func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage, owner Owner) (*Call, error) {
 	d, _ := ctx.Deadline()
 	return c.BeginUntil(ctx, d, method, params, owner)
 }
@@ -354,7 +363,7 @@ func (c *Conn) Begin(ctx context.Context, method string, params json.RawMessage,
 // BeginUntil is Begin with the call bounded by deadline (zero: none) instead of by a
 // context of its own: ctx is then only the caller's (its end still ends the wait). The
 // forwarding path uses it to spare a derived context per call.
-func (c *Conn) BeginUntil(ctx context.Context, deadline time.Time, method string, params json.RawMessage, owner any) (*Call, error) {
+func (c *Conn) BeginUntil(ctx context.Context, deadline time.Time, method string, params json.RawMessage, owner Owner) (*Call, error) {
 	id := c.nextID.Add(1)
 	k := newCall(c, id, method)
 	k.deadline = deadline
@@ -366,9 +375,9 @@ func (c *Conn) BeginUntil(ctx context.Context, deadline time.Time, method string
 	}
 	c.calls[id] = k
 	c.mu.Unlock()
-	if a, ok := owner.(interface{ Attach(*Call) }); ok {
+	if owner != nil {
 		// Before the request leaves: its first notification may beat Begin's return.
-		a.Attach(k)
+		owner.Attach(k)
 	}
 	if c.modernMeta != nil {
 		params = withMeta(params, c.modernMeta)
