@@ -53,12 +53,7 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
 	var id string
 	_ = json.Unmarshal(m.ID, &id)
-	g.reqMu.Lock()
-	pr, ok := g.pendingReqs[id]
-	if ok && pr.session == s {
-		delete(g.pendingReqs, id)
-	}
-	g.reqMu.Unlock()
+	pr, ok := g.routes.answered(id, s)
 	switch {
 	case !ok:
 		g.metrics.AnswerDropped("unknown")

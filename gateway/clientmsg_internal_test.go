@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
@@ -15,7 +14,7 @@ import (
 )
 
 func answerTestGateway(logs *bytes.Buffer) *Gateway {
-	return &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), pendingReqs: map[string]pendingReq{},
+	return &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), routes: newRoutes(),
 		log: slog.New(slog.NewJSONHandler(logs, nil))}
 }
 
@@ -29,8 +28,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	g := answerTestGateway(&logs)
 	owner, other := &Session{g: g, ID: "owner-session"}, &Session{g: g, ID: "other-session"}
 	wait := make(chan clientAnswer, 1)
-	id := g.newRequestID()
-	g.pendingReqs[id] = pendingReq{session: owner, wait: wait, at: time.Now()}
+	id := g.routes.ask(pendingReq{session: owner, wait: wait})
 
 	g.clientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
 	select {
@@ -38,7 +36,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 		t.Fatalf("another session's answer reached the owner's request: %s", a.result)
 	default:
 	}
-	if _, ok := g.pendingReqs[id]; !ok {
+	if _, ok := g.routes.pending[id]; !ok {
 		t.Fatal("another session's answer removed the owner's pending request")
 	}
 	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "wrong_session"); n != 1 {
@@ -58,7 +56,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	default:
 		t.Fatal("the owner's answer did not reach its request")
 	}
-	if _, ok := g.pendingReqs[id]; ok {
+	if _, ok := g.routes.pending[id]; ok {
 		t.Error("the answered request is still pending")
 	}
 
@@ -71,10 +69,9 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 // TestRequestIDsAreNotGuessable: the ids of server-to-client requests carry 96 random bits
 // (no counter another session could count along with), and stay short.
 func TestRequestIDsAreNotGuessable(t *testing.T) {
-	g := answerTestGateway(&bytes.Buffer{})
 	seen := map[string]bool{}
 	for range 1000 {
-		id := g.newRequestID()
+		id := newRequestID()
 		rest, ok := strings.CutPrefix(id, "mcpgw-r")
 		if !ok {
 			t.Fatalf("id %q lacks the mcpgw-r prefix", id)

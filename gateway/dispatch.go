@@ -196,7 +196,7 @@ func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressTo
 	var tok progressToken
 	err := wire.StrictMembers(meta, func(k, v []byte) error {
 		if string(k) == "progressToken" {
-			tok = progressToken{gw: g.progPrefix + itoa(g.progSeq.Add(1)), client: v}
+			tok = progressToken{gw: g.routes.progressToken(), client: v}
 			out.Str("progressToken", tok.gw)
 			return nil
 		}

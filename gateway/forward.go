@@ -67,7 +67,7 @@ func (sl *slot) giveBack() {
 
 // forwardCall is forward under the observer's context.
 func (g *Gateway) forwardCall(ctx context.Context, c *upstreamCall) string {
-	defer g.dropProgress(c.prog.gw)
+	defer g.routes.dropProgress(c.prog.gw)
 	timeout := g.callTimeout(c.server)
 	// The call is bounded by a deadline carried on the call, not by a derived context: one
 	// context, timer and cancel registration less per call. The client going away still
@@ -119,15 +119,6 @@ func (g *Gateway) callTimeout(server string) time.Duration {
 		return srv.Def.Timeouts.Call
 	}
 	return g.cfg.Upstream.CallTimeout
-}
-
-// dropProgress forgets a finished call's progress route.
-func (g *Gateway) dropProgress(tok string) {
-	if tok != "" {
-		g.progMu.Lock()
-		delete(g.progress, tok)
-		g.progMu.Unlock()
-	}
 }
 
 // dropInflight forgets a finished call, unless the id was reused by a later call.
@@ -320,9 +311,6 @@ func (o *callOwner) Attach(k *upstream.Call) {
 	o.s.mu.Unlock()
 	if o.prog.gw != "" {
 		route := progressRoute{session: o.s, token: append(json.RawMessage(nil), o.prog.client...), call: k}
-		g := o.g
-		g.progMu.Lock()
-		g.progress[o.prog.gw] = route
-		g.progMu.Unlock()
+		o.g.routes.routeProgress(o.prog.gw, route)
 	}
 }

@@ -68,17 +68,8 @@ type Gateway struct {
 	// admitMu serialises making new and revived sessions live within the session limits.
 	admitMu sync.Mutex
 
-	// pendingReqs maps the ids of server-to-client requests the gateway forwarded (random:
-	// newRequestID) to the upstream request they stand for, or to the gateway's own wait.
-	reqMu       sync.Mutex
-	pendingReqs map[string]pendingReq
-
-	// progress maps gateway progress tokens to the client's. Tokens are progPrefix (random
-	// per process) and a counter, so no upstream or session can name another's call.
-	progMu     sync.Mutex
-	progress   map[string]progressRoute
-	progSeq    atomic.Int64
-	progPrefix string
+	// routes lead upstreams' requests and progress back to clients (routes.go).
+	routes routes
 
 	streamSeq atomic.Int64
 	// resumeBytes are the bytes held in every session's replay buffers (resume.go).
@@ -133,29 +124,13 @@ type Gateway struct {
 	modern modernState
 }
 
-type pendingReq struct {
-	conn       *upstream.Conn
-	upstreamID json.RawMessage
-	session    *Session
-	at         time.Time
-	// wait is set instead of conn for the gateway's own requests (a plugin's confirmation):
-	// the client's answer goes there.
-	wait chan clientAnswer
-}
-
-type progressRoute struct {
-	session *Session
-	token   json.RawMessage
-	call    *upstream.Call
-}
-
 // New builds a gateway. Call Start, then serve Handler. keys (API keys created by
 // `mcpgw token create-key`) and audit may be nil.
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
-		sessions: map[string]*Session{}, pendingReqs: map[string]pendingReq{}, progress: map[string]progressRoute{},
-		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel), progPrefix: "mcpgw-p" + randomHex(8) + "-",
+		sessions: map[string]*Session{}, routes: newRoutes(),
+		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
@@ -558,7 +533,7 @@ func (g *Gateway) reap() {
 		if sweeps++; sweeps%10 == 0 {
 			g.sweep(now)
 		}
-		g.expireRequests(now)
+		g.routes.expire(now)
 		g.mu.RLock()
 		all := make([]*Session, 0, len(g.sessions))
 		for _, s := range g.sessions {

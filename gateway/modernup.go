@@ -48,11 +48,9 @@ func (g *Gateway) completeInputs(ctx context.Context, c *upstreamCall, result js
 	}
 	var pending []asked
 	defer func() {
-		g.reqMu.Lock()
 		for _, a := range pending {
-			delete(g.pendingReqs, a.id)
+			g.routes.forget(a.id)
 		}
-		g.reqMu.Unlock()
 	}()
 	for key, raw := range ir.InputRequests {
 		var r struct {
@@ -74,11 +72,8 @@ func (g *Gateway) completeInputs(ctx context.Context, c *upstreamCall, result js
 		if !capOK {
 			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
 		}
-		id := g.newRequestID()
 		wait := make(chan clientAnswer, 1)
-		g.reqMu.Lock()
-		g.pendingReqs[id] = pendingReq{session: s, wait: wait, at: time.Now()}
-		g.reqMu.Unlock()
+		id := g.routes.ask(pendingReq{session: s, wait: wait})
 		pending = append(pending, asked{key: key, id: id, wait: wait})
 		if err := out.related(wire.Request(wire.Quote(id), r.Method, r.Params)); err != nil {
 			return fail(fmt.Sprintf("upstream %q needs %s, and the client has no stream to be asked on", server, r.Method))

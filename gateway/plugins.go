@@ -128,16 +128,9 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
 func (g *Gateway) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
-	id := g.newRequestID()
 	wait := make(chan clientAnswer, 1)
-	g.reqMu.Lock()
-	g.pendingReqs[id] = pendingReq{session: s, wait: wait, at: time.Now()}
-	g.reqMu.Unlock()
-	defer func() {
-		g.reqMu.Lock()
-		delete(g.pendingReqs, id)
-		g.reqMu.Unlock()
-	}()
+	id := g.routes.ask(pendingReq{session: s, wait: wait})
+	defer g.routes.forget(id)
 	params, err := json.Marshal(map[string]any{"message": message, "requestedSchema": confirmSchema})
 	if err != nil {
 		return false, err

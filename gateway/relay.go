@@ -1,10 +1,7 @@
 package gateway
 
 import (
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
-	"time"
 
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -59,17 +56,7 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		g.reqMu.Lock()
-		var gwID string
-		var pr pendingReq
-		for id, r := range g.pendingReqs {
-			if r.conn == c && string(r.upstreamID) == string(p.RequestID) {
-				gwID, pr = id, r
-				delete(g.pendingReqs, id)
-				break
-			}
-		}
-		g.reqMu.Unlock()
+		gwID, pr := g.routes.withdrawn(c, p.RequestID)
 		if gwID != "" {
 			params, _ := json.Marshal(map[string]any{"requestId": gwID, "reason": p.Reason})
 			_ = pr.session.send(wire.Notification(m.Method, params))
@@ -92,9 +79,7 @@ func (g *Gateway) relayProgress(c *upstream.Conn, m *wire.Msg) {
 	if json.Unmarshal(p["progressToken"], &tok) != nil {
 		return
 	}
-	g.progMu.Lock()
-	route, ok := g.progress[tok]
-	g.progMu.Unlock()
+	route, ok := g.routes.progressRoute(tok)
 	// A token only counts on the connection its call went out on: another upstream (or
 	// another tenant's instance) that learnt or guessed it reaches nobody.
 	if !ok || route.call == nil || route.call.Conn() != c {
@@ -170,10 +155,7 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 		go c.Reply(upID, nil, e)
 		return
 	}
-	id := g.newRequestID()
-	g.reqMu.Lock()
-	g.pendingReqs[id] = pendingReq{conn: c, upstreamID: upID, session: s, at: time.Now()}
-	g.reqMu.Unlock()
+	id := g.routes.ask(pendingReq{conn: c, upstreamID: upID, session: s})
 	msg := wire.Request(wire.Quote(id), m.Method, m.Params)
 	var err error
 	if k != nil {
@@ -185,54 +167,10 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 		err = s.send(msg)
 	}
 	if err != nil {
-		g.reqMu.Lock()
-		delete(g.pendingReqs, id)
-		g.reqMu.Unlock()
+		g.routes.forget(id)
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "client session has no open stream for " + m.Method})
 		go c.Reply(upID, nil, e)
 	}
-}
-
-// forgetRequests drops the server-to-client requests still waiting for s's answer (its
-// session ended) and tells each upstream that asked, so that neither side waits and the
-// table does not grow with sessions that never answered.
-func (g *Gateway) forgetRequests(s *Session) {
-	g.dropRequests(func(pr pendingReq) bool { return pr.session == s }, "the client session ended before it answered")
-}
-
-// pendingRequestTTL is how long a server-to-client request may wait for its client. The
-// longest legitimate wait is a person answering an elicitation within a call's timeout.
-const pendingRequestTTL = 30 * time.Minute
-
-// expireRequests drops the requests older than pendingRequestTTL (their upstream or
-// client is long gone, or will never answer).
-func (g *Gateway) expireRequests(now time.Time) {
-	g.dropRequests(func(pr pendingReq) bool { return now.Sub(pr.at) > pendingRequestTTL }, "the client did not answer in time")
-}
-
-func (g *Gateway) dropRequests(match func(pendingReq) bool, why string) {
-	var gone []pendingReq
-	g.reqMu.Lock()
-	for id, pr := range g.pendingReqs {
-		if match(pr) {
-			gone = append(gone, pr)
-			delete(g.pendingReqs, id)
-		}
-	}
-	g.reqMu.Unlock()
-	if len(gone) == 0 {
-		return
-	}
-	e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: why})
-	go func() {
-		for _, pr := range gone {
-			if pr.wait != nil {
-				pr.answer(nil, e)
-				continue
-			}
-			_ = pr.conn.Reply(pr.upstreamID, nil, e)
-		}
-	}()
 }
 
 // subscribers are the sessions subscribed to uri on server (for a per-session instance,
@@ -272,14 +210,4 @@ func levelAllowed(sessionLevel string, params json.RawMessage) bool {
 	_ = json.Unmarshal(params, &p)
 	r, ok := levelRank[p.Level]
 	return !ok || r >= levelRank[sessionLevel]
-}
-
-// newRequestID names a server-to-client request: 96 random bits after a prefix. Clients
-// answer by this id alone, so it must not be one another session could guess or count
-// along with (a counter once let any session answer, and so cancel, another's
-// elicitation); 96 bits keep it short and out of reach of guessing over the network.
-func (g *Gateway) newRequestID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (it panics where it cannot)
-	return "mcpgw-r" + base64.RawURLEncoding.EncodeToString(b[:])
 }
