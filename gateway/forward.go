@@ -223,7 +223,7 @@ func (g *Gateway) answer(ctx context.Context, c *upstreamCall, conn *upstream.Co
 		// A stateless upstream needs input from a session client (modernup.go). The retry
 		// takes the instance's slot again.
 		held.giveBack()
-		return g.completeInputs(ctx, c, resp.Result, deadline)
+		return g.modern.completeInputs(ctx, c, resp.Result, deadline)
 	}
 	if pr, ok := c.out.(*postReply); ok && len(resp.Result) > largeResult {
 		// Written around the upstream's bytes, not copied into a new message first: a

@@ -121,7 +121,7 @@ type Gateway struct {
 
 	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
-	modern modernState
+	modern statelessFront
 }
 
 // New builds a gateway. Call Start, then serve Handler. keys (API keys created by
@@ -171,6 +171,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	if tr != nil {
 		g.obs = tracingHooks(tr)
 	}
+	g.modern.g = g
 	g.hosts, g.origins = allowLists(cfg)
 	g.describeName, g.describeDef = g.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {

@@ -144,7 +144,8 @@ func withSubscription(params, id json.RawMessage) json.RawMessage {
 
 // listen serves subscriptions/listen for session s until the client goes away or the
 // session ends.
-func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+	g := f.g
 	var p struct {
 		Notifications *listenFilter `json:"notifications"`
 	}
@@ -160,7 +161,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *Session, req
 	l := &listener{id: req.m.ID, uris: map[string]bool{}, ch: make(chan []byte, 256), done: make(chan struct{})}
 	var subscribed []string
 	for _, uri := range want.ResourceSubscriptions {
-		if g.subscribeFor(r.Context(), s, uri) {
+		if f.subscribeFor(r.Context(), s, uri) {
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 			l.uris[uri] = true
 			subscribed = append(subscribed, uri)
@@ -188,7 +189,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *Session, req
 		delete(set.ls, l)
 		set.mu.Unlock()
 		for _, uri := range subscribed {
-			g.unsubscribeFor(s, uri)
+			f.unsubscribeFor(s, uri)
 		}
 	}()
 	out := &modernOut{w: w}
@@ -199,7 +200,7 @@ func (g *Gateway) listen(w http.ResponseWriter, r *http.Request, s *Session, req
 	if !agreed.ToolsListChanged && !agreed.PromptsListChanged && !agreed.ResourcesListChanged && len(agreed.ResourceSubscriptions) == 0 {
 		// Nothing to listen for: the subscription ends at once.
 		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: req.m.ID}})
-		out.final(wire.Result(req.m.ID, g.modernResult("subscriptions/listen", res)), http.StatusOK)
+		out.final(wire.Result(req.m.ID, f.modernResult("subscriptions/listen", res)), http.StatusOK)
 		return
 	}
 	keep := time.NewTicker(listenKeepAlive)
@@ -243,9 +244,10 @@ func (s *Session) listeners() *listenSet {
 
 // subscribeFor subscribes the session to uri at the upstream that serves it (once per
 // URI, however many listeners name it). It reports whether updates can come.
-func (g *Gateway) subscribeFor(ctx context.Context, s *Session, uri string) bool {
+func (f *statelessFront) subscribeFor(ctx context.Context, s *Session, uri string) bool {
+	g := f.g
 	if registry.IsPluginURI(uri) {
-		return g.subscribePluginFor(s, uri)
+		return f.subscribePluginFor(s, uri)
 	}
 	server := resourceServer(s.View(), uri)
 	if server == "" {
@@ -261,7 +263,7 @@ func (g *Gateway) subscribeFor(ctx context.Context, s *Session, uri string) bool
 	}
 	c, err := s.conn(ctx, server)
 	if err != nil || c.ServerCaps.Resources == nil || !c.ServerCaps.Resources.Subscribe {
-		g.unsubscribeFor(s, uri)
+		f.unsubscribeFor(s, uri)
 		return false
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
@@ -269,14 +271,15 @@ func (g *Gateway) subscribeFor(ctx context.Context, s *Session, uri string) bool
 	defer cancel()
 	if _, err := c.Request(cctx, "resources/subscribe", params); err != nil {
 		g.log.Debug("resources/subscribe upstream failed", "server", server, "uri", uri, "err", err)
-		g.unsubscribeFor(s, uri)
+		f.unsubscribeFor(s, uri)
 		return false
 	}
 	return true
 }
 
 // unsubscribeFor drops one listener's interest in uri; the last one unsubscribes upstream.
-func (g *Gateway) unsubscribeFor(s *Session, uri string) {
+func (f *statelessFront) unsubscribeFor(s *Session, uri string) {
+	g := f.g
 	s.mu.Lock()
 	s.listenSubs[uri]--
 	last := s.listenSubs[uri] <= 0
@@ -323,7 +326,8 @@ func (g *Gateway) unsubscribeFor(s *Session, uri string) {
 // subscribePluginFor is subscribeFor for a plugin resource: the same view check and
 // provider subscription as resources/subscribe from a session client (pluginresources.go),
 // counted per URI like an upstream's so that the last listener naming it unsubscribes.
-func (g *Gateway) subscribePluginFor(s *Session, uri string) bool {
+func (f *statelessFront) subscribePluginFor(s *Session, uri string) bool {
+	g := f.g
 	ref, err := registry.ParsePluginURI(uri)
 	if err != nil {
 		return false

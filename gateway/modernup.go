@@ -24,7 +24,8 @@ const maxRounds = 8
 type roundKey struct{}
 
 // completeInputs runs the rounds of an upstream's input_required result for session s.
-func (g *Gateway) completeInputs(ctx context.Context, c *upstreamCall, result json.RawMessage, deadline time.Time) string {
+func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, result json.RawMessage, deadline time.Time) string {
+	g := f.g
 	s, m, server, out := c.s, c.m, c.server, c.out
 	fail := func(text string) string { return c.fail("error", text) }
 	round, _ := ctx.Value(roundKey{}).(int)
@@ -160,7 +161,7 @@ func modernParams(s *Session, params []byte) []byte {
 // watchModern serves resources/subscribe and unsubscribe for an upstream of the stateless
 // revision (it has neither): a subscriptions/listen for the URI on the session's behalf.
 // It reports whether it answered.
-func (g *Gateway) watchModern(ctx context.Context, s *Session, m *wire.Msg, server, uri string, out outbox) bool {
+func (f *statelessFront) watchModern(ctx context.Context, s *Session, m *wire.Msg, server, uri string, out outbox) bool {
 	conn, err := s.conn(ctx, server)
 	if err != nil || !conn.Modern {
 		return false

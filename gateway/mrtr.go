@@ -80,13 +80,14 @@ func (o mrtrOut) reply(msg []byte) error {
 
 // serveModernCall runs a stateless request: a new one is dispatched detached; a retry
 // (requestState) resumes its parked call with the client's input responses.
-func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+	g := f.g
 	m := req.m
 	var c *mrtrCall
 	if up, ok := strings.CutPrefix(req.state, upstreamStatePrefix); ok {
 		// A retry of an upstream's own input_required result: the upstream gets its
 		// state and the client's responses back, as a new request.
-		state, valid := g.openState(s, up)
+		state, valid := f.openState(s, up)
 		if !valid {
 			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
 				"Invalid params: requestState was altered or is not this caller's", nil))
@@ -105,7 +106,7 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 		req.state = ""
 	}
 	if strings.HasPrefix(req.state, parkedStatePrefix) {
-		c = g.unpark(req.state, s)
+		c = f.unpark(req.state, s)
 		if c == nil {
 			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
 				"Invalid params: requestState is unknown, expired or not this caller's", nil))
@@ -127,7 +128,7 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 		}
 		if missing {
 			// Asked again for what is still missing, under a new state.
-			g.inputRequired(&modernOut{w: w, sseWanted: wantsSSE(r.Header.Get("Accept"))}, m.ID, c)
+			f.inputRequired(&modernOut{w: w, sseWanted: wantsSSE(r.Header.Get("Accept"))}, m.ID, c)
 			return
 		}
 	} else {
@@ -146,8 +147,8 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 		select {
 		case ev := <-c.ev:
 			if ev.final {
-				msg, status := g.modernReply(c.method, m.ID, ev.msg)
-				msg = g.sealState(s, msg)
+				msg, status := f.modernReply(c.method, m.ID, ev.msg)
+				msg = f.sealState(s, msg)
 				out.final(msg, status)
 				return
 			}
@@ -156,10 +157,10 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 				continue
 			}
 			if rel.IsRequest() {
-				if !g.askClient(w, out, m.ID, c, req, &rel) {
+				if !f.askClient(w, out, m.ID, c, req, &rel) {
 					return
 				}
-				g.inputRequired(out, m.ID, c)
+				f.inputRequired(out, m.ID, c)
 				return
 			}
 			if rel.Method == "notifications/message" && !wantsLog(req.level, rel.Params) {
@@ -169,7 +170,7 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 		case <-r.Context().Done():
 			// Closing the response stream cancels the request.
 			c.cancel()
-			g.dropAsked(c)
+			f.dropAsked(c)
 			return
 		}
 	}
@@ -178,7 +179,7 @@ func (g *Gateway) serveModernCall(w http.ResponseWriter, r *http.Request, s *Ses
 // askClient records an upstream's input request (and those that follow within
 // inputGather) for the client. A request for a capability the client did not declare
 // ends the call with MissingRequiredClientCapability; false means that answer was written.
-func (g *Gateway) askClient(w http.ResponseWriter, out *modernOut, id json.RawMessage, c *mrtrCall, req *modernRequest, first *wire.Msg) bool {
+func (f *statelessFront) askClient(w http.ResponseWriter, out *modernOut, id json.RawMessage, c *mrtrCall, req *modernRequest, first *wire.Msg) bool {
 	next := first
 	deadline := time.NewTimer(inputGather)
 	defer deadline.Stop()
@@ -188,8 +189,8 @@ func (g *Gateway) askClient(w http.ResponseWriter, out *modernOut, id json.RawMe
 		_ = json.Unmarshal(next.ID, &key)
 		if need == "" || !req.hasCap(need) {
 			c.cancel()
-			g.dropAsked(c)
-			g.answerUpstream(c.s, key, wire.CodeMethodNotFound, "the client did not declare the capability for "+next.Method)
+			f.dropAsked(c)
+			f.answerUpstream(c.s, key, wire.CodeMethodNotFound, "the client did not declare the capability for "+next.Method)
 			msg := wire.Error(id, codeMissingClientCapabilities, "Missing required client capability: "+need,
 				map[string]any{"requiredCapabilities": map[string]any{need: map[string]any{}}})
 			if out.sse {
@@ -255,7 +256,7 @@ func nonNull(p json.RawMessage) json.RawMessage {
 
 // inputRequired answers the client with the call's outstanding input requests and parks
 // the call under a new requestState.
-func (g *Gateway) inputRequired(out *modernOut, id json.RawMessage, c *mrtrCall) {
+func (f *statelessFront) inputRequired(out *modernOut, id json.RawMessage, c *mrtrCall) {
 	state := parkedStatePrefix + rand.Text()
 	c.mu.Lock()
 	reqs := make(map[string]json.RawMessage, len(c.asked))
@@ -263,39 +264,39 @@ func (g *Gateway) inputRequired(out *modernOut, id json.RawMessage, c *mrtrCall)
 		reqs[k] = v
 	}
 	c.mu.Unlock()
-	g.park(state, c)
+	f.park(state, c)
 	res, _ := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": state})
-	out.final(wire.Result(id, g.modernResult(c.method, res)), http.StatusOK)
+	out.final(wire.Result(id, f.modernResult(c.method, res)), http.StatusOK)
 }
 
 // park keeps c under state until the client retries, or parkTTL passes.
-func (g *Gateway) park(state string, c *mrtrCall) {
-	g.modern.mu.Lock()
-	if g.modern.parked == nil {
-		g.modern.parked = map[string]*mrtrCall{}
+func (f *statelessFront) park(state string, c *mrtrCall) {
+	f.mu.Lock()
+	if f.parked == nil {
+		f.parked = map[string]*mrtrCall{}
 	}
-	g.modern.parked[state] = c
-	g.modern.mu.Unlock()
+	f.parked[state] = c
+	f.mu.Unlock()
 	c.mu.Lock()
 	c.timer = time.AfterFunc(parkTTL, func() {
-		if g.unpark(state, c.s) != nil {
+		if f.unpark(state, c.s) != nil {
 			c.cancel()
-			g.dropAsked(c)
+			f.dropAsked(c)
 		}
 	})
 	c.mu.Unlock()
 }
 
 // unpark takes the call parked under state, if it is s's.
-func (g *Gateway) unpark(state string, s *Session) *mrtrCall {
-	g.modern.mu.Lock()
-	c := g.modern.parked[state]
+func (f *statelessFront) unpark(state string, s *Session) *mrtrCall {
+	f.mu.Lock()
+	c := f.parked[state]
 	if c == nil || c.s != s {
-		g.modern.mu.Unlock()
+		f.mu.Unlock()
 		return nil
 	}
-	delete(g.modern.parked, state)
-	g.modern.mu.Unlock()
+	delete(f.parked, state)
+	f.mu.Unlock()
 	c.mu.Lock()
 	if c.timer != nil {
 		c.timer.Stop()
@@ -307,7 +308,7 @@ func (g *Gateway) unpark(state string, s *Session) *mrtrCall {
 
 // dropAsked tells the upstreams of a call's unanswered input requests that no answer
 // will come.
-func (g *Gateway) dropAsked(c *mrtrCall) {
+func (f *statelessFront) dropAsked(c *mrtrCall) {
 	c.mu.Lock()
 	keys := make([]string, 0, len(c.asked))
 	for k := range c.asked {
@@ -316,12 +317,13 @@ func (g *Gateway) dropAsked(c *mrtrCall) {
 	clear(c.asked)
 	c.mu.Unlock()
 	for _, k := range keys {
-		g.answerUpstream(c.s, k, wire.CodeInternalError, "the client cancelled the request")
+		f.answerUpstream(c.s, k, wire.CodeInternalError, "the client cancelled the request")
 	}
 }
 
 // answerUpstream answers a pending server-to-client request with an error.
-func (g *Gateway) answerUpstream(s *Session, key string, code int, msg string) {
+func (f *statelessFront) answerUpstream(s *Session, key string, code int, msg string) {
+	g := f.g
 	e, _ := json.Marshal(wire.ErrorObject{Code: code, Message: msg})
 	g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Error: e})
 }
@@ -352,7 +354,7 @@ func stateMAC(s *Session, state string) string {
 }
 
 // sealState wraps the requestState of an upstream's input_required result in msg.
-func (g *Gateway) sealState(s *Session, msg []byte) []byte {
+func (f *statelessFront) sealState(s *Session, msg []byte) []byte {
 	if !bytes.Contains(msg, []byte(`"input_required"`)) {
 		return msg
 	}
@@ -380,7 +382,7 @@ func (g *Gateway) sealState(s *Session, msg []byte) []byte {
 }
 
 // openState checks and unwraps a sealed upstream state (without its prefix).
-func (g *Gateway) openState(s *Session, sealed string) (string, bool) {
+func (f *statelessFront) openState(s *Session, sealed string) (string, bool) {
 	enc, mac, ok := strings.Cut(sealed, ".")
 	if !ok {
 		return "", false

@@ -117,7 +117,7 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		s.subs[p.URI] = server
 		s.mu.Unlock()
 	}
-	if m.Method != "resources/read" && g.watchModern(ctx, s, m, server, p.URI, out) {
+	if m.Method != "resources/read" && g.modern.watchModern(ctx, s, m, server, p.URI, out) {
 		return
 	}
 	// The upstream gets the URI that was routed on, not the client's params.

@@ -53,9 +53,13 @@ var modernVersions = append([]string{modernVersion}, streamableVersions...)
 // clients that hold a subscriptions/listen stream at once; the others see them within it.
 const listTTL = 60_000
 
-// modernState is the gateway's state for stateless clients: the gateway-side sessions by
-// caller, and the calls parked while a client answers an input request (mrtr.go).
-type modernState struct {
+// statelessFront is the front of the stateless revision (2026-07-28): one POST per request,
+// discovery, subscriptions/listen (listen.go), input rounds with sealed request state
+// (mrtr.go), and input rounds an upstream of that revision asks for (modernup.go). It holds
+// the gateway-side sessions by caller and the calls parked while a client answers an input
+// request; the rest it reaches through the gateway that owns it.
+type statelessFront struct {
+	g        *Gateway
 	mu       sync.Mutex
 	sessions map[string]*Session
 	byCaller map[string][]string // a caller's session keys (one per capability set), oldest first
@@ -81,7 +85,7 @@ type modernRequest struct {
 }
 
 // serveModern answers one POST of the stateless revision. id is the authenticated caller.
-func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
+func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v != modernVersion {
 		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion, "Unsupported protocol version",
@@ -120,17 +124,17 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, id *auth.I
 	}
 	switch m.Method {
 	case "server/discover":
-		g.discover(w, r, id, req)
+		f.discover(w, r, id, req)
 		return
 	case "subscriptions/listen":
-		s := g.modernSession(w, r, id, req)
+		s := f.modernSession(w, r, id, req)
 		if s == nil {
 			return
 		}
-		g.listen(w, r, s, req)
+		f.listen(w, r, s, req)
 		return
 	}
-	s := g.modernSession(w, r, id, req)
+	s := f.modernSession(w, r, id, req)
 	if s == nil {
 		return
 	}
@@ -145,7 +149,7 @@ func (g *Gateway) serveModern(w http.ResponseWriter, r *http.Request, id *auth.I
 			}
 		}
 	}
-	g.serveModernCall(w, r, s, req)
+	f.serveModernCall(w, r, s, req)
 }
 
 // checkParamHeaders validates the Mcp-Param-{Name} headers of a tools/call against the
@@ -400,7 +404,8 @@ func capsHas(caps json.RawMessage) func(string) bool {
 // cacheScope is "public" when every caller sees the same lists (no authentication and no
 // per-agent configuration), else "private": a shared cache must not hand one agent's view
 // to another.
-func (g *Gateway) cacheScope() string {
+func (f *statelessFront) cacheScope() string {
+	g := f.g
 	cfg := g.policy().cfg
 	if (cfg.Auth.Mode == "" || cfg.Auth.Mode == "none") && len(cfg.Agents) == 0 && len(cfg.Executors) == 0 && len(cfg.Tasks) == 0 {
 		return "public"
@@ -409,7 +414,8 @@ func (g *Gateway) cacheScope() string {
 }
 
 // serverInfo is the gateway's Implementation object.
-func (g *Gateway) serverInfo() json.RawMessage {
+func (f *statelessFront) serverInfo() json.RawMessage {
+	g := f.g
 	b, _ := json.Marshal(map[string]string{"name": "mcpgw", "title": "mcpgw MCP gateway", "version": g.version})
 	return b
 }
@@ -426,7 +432,7 @@ func cacheable(method string) bool {
 // modernResult rewrites a result for the stateless revision: resultType (complete unless
 // the result says otherwise), the gateway's serverInfo in _meta, and the caching hints of
 // the list methods (kept when an upstream set them).
-func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMessage {
+func (f *statelessFront) modernResult(method string, result json.RawMessage) json.RawMessage {
 	var out wire.Object
 	var meta json.RawMessage
 	hasType, hasTTL, hasScope := false, false, false
@@ -464,7 +470,7 @@ func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMe
 			out.Raw("ttlMs", []byte(itoa(int64(ttl))))
 		}
 		if !hasScope {
-			out.Str("cacheScope", g.cacheScope())
+			out.Str("cacheScope", f.cacheScope())
 		}
 	}
 	var mb wire.Object
@@ -477,7 +483,7 @@ func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMe
 		return nil
 	})
 	if !hasInfo {
-		mb.Raw(metaServerInfo, g.serverInfo())
+		mb.Raw(metaServerInfo, f.serverInfo())
 	}
 	out.Raw("_meta", mb.Bytes())
 	return out.Bytes()
@@ -487,7 +493,7 @@ func (g *Gateway) modernResult(method string, result json.RawMessage) json.RawMe
 // the request's own id, results rewritten (modernResult), and the error codes this
 // revision changed (resource not found is -32602). It returns the message and its HTTP
 // status (404 for method not found).
-func (g *Gateway) modernReply(method string, id json.RawMessage, msg []byte) ([]byte, int) {
+func (f *statelessFront) modernReply(method string, id json.RawMessage, msg []byte) ([]byte, int) {
 	var resp wire.Msg
 	if err := wire.ParseInto(msg, &resp); err != nil {
 		return wire.Error(id, wire.CodeInternalError, "Internal error: malformed response", nil), http.StatusOK
@@ -505,14 +511,15 @@ func (g *Gateway) modernReply(method string, id json.RawMessage, msg []byte) ([]
 		}
 		return wire.RawError(id, resp.Error), http.StatusOK
 	}
-	return wire.Result(id, g.modernResult(method, resp.Result)), http.StatusOK
+	return wire.Result(id, f.modernResult(method, resp.Result)), http.StatusOK
 }
 
 // discover answers server/discover for the caller's view: the versions the gateway serves,
 // its capabilities (with the extensions of the caller's upstreams), its identity and the
 // instructions of the caller's servers. It needs no session: the caller is resolved as
 // for initialize, and a caller refused there is refused here.
-func (g *Gateway) discover(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) {
+func (f *statelessFront) discover(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) {
+	g := f.g
 	rec := sessions.Record{}
 	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
 		g.refuse(w, fail, id)
@@ -520,7 +527,7 @@ func (g *Gateway) discover(w http.ResponseWriter, r *http.Request, id *auth.Iden
 	}
 	res := map[string]any{
 		"supportedVersions": modernVersions,
-		"capabilities":      g.modernCaps(rec.Servers),
+		"capabilities":      f.modernCaps(rec.Servers),
 	}
 	var init struct {
 		Instructions string `json:"instructions"`
@@ -530,12 +537,13 @@ func (g *Gateway) discover(w http.ResponseWriter, r *http.Request, id *auth.Iden
 		res["instructions"] = init.Instructions
 	}
 	b, _ := json.Marshal(res)
-	writeJSON(w, http.StatusOK, wire.Result(req.m.ID, g.modernResult("server/discover", b)))
+	writeJSON(w, http.StatusOK, wire.Result(req.m.ID, f.modernResult("server/discover", b)))
 }
 
 // modernCaps are the capabilities a stateless client is told about: the session ones,
 // plus the server extensions the given servers' upstreams declare (extensions.go).
-func (g *Gateway) modernCaps(servers []string) json.RawMessage {
+func (f *statelessFront) modernCaps(servers []string) json.RawMessage {
+	g := f.g
 	var caps map[string]json.RawMessage
 	_ = json.Unmarshal(gatewayCaps, &caps)
 	if ext := g.upstreamExtensions(servers); len(ext) > 0 {

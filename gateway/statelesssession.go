@@ -56,11 +56,12 @@ func canonical(raw json.RawMessage) string {
 
 // modernSession returns the caller's gateway-side session, opening it (with the same
 // resolution as initialize) on its first request; nil means a refusal was written.
-func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) *Session {
+func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) *Session {
+	g := f.g
 	key, caller := modernKey(id, req.caps), modernCaller(id)
-	g.modern.mu.Lock()
-	s := g.modern.sessions[key]
-	g.modern.mu.Unlock()
+	f.mu.Lock()
+	s := f.sessions[key]
+	f.mu.Unlock()
 	if s != nil && !s.isClosed() {
 		return s
 	}
@@ -79,46 +80,46 @@ func (g *Gateway) modernSession(w http.ResponseWriter, r *http.Request, id *auth
 		writeJSON(w, http.StatusServiceUnavailable, wire.Error(req.m.ID, wire.CodeInternalError, "Session store unavailable", nil))
 		return nil
 	}
-	g.modern.mu.Lock()
-	if g.modern.sessions == nil {
-		g.modern.sessions = map[string]*Session{}
+	f.mu.Lock()
+	if f.sessions == nil {
+		f.sessions = map[string]*Session{}
 	}
-	if other := g.modern.sessions[key]; other != nil && !other.isClosed() {
-		g.modern.mu.Unlock()
+	if other := f.sessions[key]; other != nil && !other.isClosed() {
+		f.mu.Unlock()
 		g.end(s, "duplicate stateless session")
 		return other
 	}
 	// Sessions of callers that went away are ended by the reaper (idle timeout); their
 	// entries go here.
-	for k, old := range g.modern.sessions {
+	for k, old := range f.sessions {
 		if old.isClosed() {
-			delete(g.modern.sessions, k)
+			delete(f.sessions, k)
 		}
 	}
-	g.modern.sessions[key] = s
-	if g.modern.byCaller == nil {
-		g.modern.byCaller = map[string][]string{}
+	f.sessions[key] = s
+	if f.byCaller == nil {
+		f.byCaller = map[string][]string{}
 	}
 	var evict []*Session
-	keys := g.modern.byCaller[caller][:0:0]
-	for _, k := range g.modern.byCaller[caller] {
-		if old := g.modern.sessions[k]; old != nil && k != key {
+	keys := f.byCaller[caller][:0:0]
+	for _, k := range f.byCaller[caller] {
+		if old := f.sessions[k]; old != nil && k != key {
 			keys = append(keys, k)
 		}
 	}
 	keys = append(keys, key)
 	for len(keys) > modernVariants {
-		evict = append(evict, g.modern.sessions[keys[0]])
-		delete(g.modern.sessions, keys[0])
+		evict = append(evict, f.sessions[keys[0]])
+		delete(f.sessions, keys[0])
 		keys = keys[1:]
 	}
-	g.modern.byCaller[caller] = keys
-	for k, ks := range g.modern.byCaller {
-		if len(ks) == 0 || g.modern.sessions[ks[len(ks)-1]] == nil {
-			delete(g.modern.byCaller, k)
+	f.byCaller[caller] = keys
+	for k, ks := range f.byCaller {
+		if len(ks) == 0 || f.sessions[ks[len(ks)-1]] == nil {
+			delete(f.byCaller, k)
 		}
 	}
-	g.modern.mu.Unlock()
+	f.mu.Unlock()
 	for _, old := range evict {
 		g.metrics.Evicted(evictVariants)
 		g.end(old, "the caller opened more variants (capabilities, conversation, task, executor) than modernVariants; this was its oldest")

@@ -141,7 +141,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	if newer {
 		// The stateless revision (stateless.go): no session, per-request _meta.
-		g.serveModern(w, r, id, &m)
+		g.modern.serveModern(w, r, id, &m)
 		return
 	}
 	if m.Method == "server/discover" {
