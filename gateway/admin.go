@@ -70,7 +70,7 @@ func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failu
 	id := &auth.Identity{Agent: agent, Task: task, Executor: executor}
 	var taskServers []string
 	if task != "" {
-		t, err := g.task(task)
+		t, err := g.gate.task(task)
 		if err != nil {
 			return nil, &auth.Failure{Status: http.StatusNotFound, Message: "unknown task " + task}
 		}

@@ -28,22 +28,26 @@ func (p adminPort) LocalOwner(r *http.Request) (string, bool) {
 	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
 		return "", false
 	}
-	return p.g.localOwner(r)
+	return p.g.gate.localOwner(r)
 }
 
 // Slowed is the refusal for a source that sent too many wrong credentials.
-func (p adminPort) Slowed(r *http.Request) *auth.Failure { return p.g.slowed(r) }
+func (p adminPort) Slowed(r *http.Request) *auth.Failure { return p.g.gate.slowed(r) }
 
 // AdminCredential checks tok as an admin credential.
 func (p adminPort) AdminCredential(ctx context.Context, tok string) (actor string, ok, valid bool) {
-	return p.g.adminCredential(ctx, tok)
+	return p.g.gate.adminCredential(ctx, tok)
 }
 
 // CredentialFailed counts a wrong credential from r's source.
-func (p adminPort) CredentialFailed(r *http.Request, where string) { p.g.credentialFailed(r, where) }
+func (p adminPort) CredentialFailed(r *http.Request, where string) {
+	p.g.gate.credentialFailed(r, where)
+}
 
 // CredentialSucceeded forgets r's source's wrong credentials.
-func (p adminPort) CredentialSucceeded(r *http.Request) { p.g.signins.succeeded(p.g.sourceOf(r)) }
+func (p adminPort) CredentialSucceeded(r *http.Request) {
+	p.g.gate.signins.succeeded(p.g.gate.sourceOf(r))
+}
 
 // Audit records one audit event.
 func (p adminPort) Audit(ev auth.AuditEvent) { p.g.audit.Record(ev) }
@@ -127,7 +131,7 @@ func (p adminPort) Probe(ctx context.Context, name string, def *config.ServerDef
 }
 
 // Task is a task by id, stored or the file's.
-func (p adminPort) Task(id string) (*sessions.Task, error) { return p.g.task(id) }
+func (p adminPort) Task(id string) (*sessions.Task, error) { return p.g.gate.task(id) }
 
 // Explain is Gateway.Explain.
 func (p adminPort) Explain(agent, task, executor string) (any, *auth.Failure) {

@@ -127,7 +127,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	v := s.View()
 	t := v.Tool(p.Name)
 	if t == nil {
-		g.denial(s, p.Name, start)
+		g.gate.denial(s, p.Name, start)
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}

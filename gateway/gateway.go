@@ -111,10 +111,9 @@ type Gateway struct {
 	obs observer
 	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
 	pluginSubs pluginWatch
-	// local decides who on this host is believed without a credential (localtrust.go);
-	// signins slows wrong credentials per source (signin.go).
-	local   localTrust
-	signins signinGuard
+	// gate decides who a caller is and what it may do (identity.go, localtrust.go,
+	// signin.go).
+	gate gatekeeper
 	// admin is the admin API (gateway/internal/admin), reaching the gateway through
 	// adminPort.
 	admin *admin.API
@@ -132,6 +131,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		sessions: map[string]*Session{}, routes: newRoutes(),
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
+	g.modern.g, g.gate.g = g, g
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -141,7 +141,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		return nil, err
 	}
 	g.keys = kf
-	if g.local, err = newLocalTrust(cfg.StateDir, os.Getuid()); err != nil {
+	if g.gate.local, err = newLocalTrust(cfg.StateDir, os.Getuid()); err != nil {
 		// A CLI that builds a gateway to explain a config may not own its state dir; the
 		// kernel's word on a peer's user still decides, and the daemon's store would fail
 		// on such a directory anyway.
@@ -171,7 +171,6 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	if tr != nil {
 		g.obs = tracingHooks(tr)
 	}
-	g.modern.g = g
 	g.hosts, g.origins = allowLists(cfg)
 	g.describeName, g.describeDef = g.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
@@ -401,7 +400,7 @@ func (g *Gateway) lookup(id string) (*Session, error) {
 	if err != nil {
 		return nil, err
 	}
-	if why := g.identityGone(rec); why != "" {
+	if why := g.gate.identityGone(rec); why != "" {
 		// Stored before its agent was deleted or disabled (or before agents were defined,
 		// as "default"): it does not come back.
 		g.log.Info("stored session not resumed", "session", id, "why", why)

@@ -64,20 +64,20 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 // no oracle for guessing.
 func (g *Gateway) readyDetail(r *http.Request) bool {
 	if tok, has := auth.BearerToken(r.Header.Get("Authorization")); has {
-		if g.slowed(r) != nil {
+		if g.gate.slowed(r) != nil {
 			return false
 		}
-		if _, ok, _ := g.adminCredential(r.Context(), tok); ok {
+		if _, ok, _ := g.gate.adminCredential(r.Context(), tok); ok {
 			return true
 		}
-		g.credentialFailed(r, "readyz")
+		g.gate.credentialFailed(r, "readyz")
 		return false
 	}
 	cfg := g.policy().cfg
 	if cfg.Auth.AdminToken != "" || cfg.Auth.Mode != "none" {
 		return false
 	}
-	_, ok := g.localOwner(r)
+	_, ok := g.gate.localOwner(r)
 	return ok
 }
 

@@ -27,28 +27,40 @@ type policy struct {
 
 func (g *Gateway) policy() *policy { return g.pol.Load() }
 
+// gatekeeper decides who a caller is and what it may do: credentials and the local owner,
+// the session's agent, task and executor and their re-resolution after a reload, the
+// refusals. local decides who on this host is believed without a credential
+// (localtrust.go); signins slows wrong credentials per source (signin.go).
+type gatekeeper struct {
+	g       *Gateway
+	local   localTrust
+	signins signinGuard
+}
+
 // authenticate establishes the caller's identity or writes the refusal.
-func (g *Gateway) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
+func (gk *gatekeeper) authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
+	g := gk.g
 	pol := g.policy()
 	// An agent's key or JWT is not slowed when wrong: neither can be guessed (a key is 256
 	// random bits, a JWT is signed), and slowing a source would let one broken client
 	// behind a shared address lock out the others. Admin credentials and the local token,
 	// which a person may choose or copy, are (signin.go).
 	if pol.cfg.Auth.Mode == "none" && !pol.cfg.Auth.AllowNonLoopback {
-		if fail := g.localOnly(r); fail != nil {
-			g.refuse(w, fail, nil)
+		if fail := gk.localOnly(r); fail != nil {
+			gk.refuse(w, fail, nil)
 			return nil, false
 		}
 	}
 	id, fail := pol.authn.Authenticate(r.Context(), r)
 	if fail != nil {
-		g.refuse(w, fail, id)
+		gk.refuse(w, fail, id)
 		return nil, false
 	}
 	return id, true
 }
 
-func (g *Gateway) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Identity) {
+func (gk *gatekeeper) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Identity) {
+	g := gk.g
 	agent, label := "", "unauthenticated"
 	if id != nil {
 		agent = id.Agent
@@ -72,12 +84,12 @@ func (g *Gateway) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Ide
 
 // continueSession checks that a request may use session s: same principal. In mode none a
 // request that names no agent continues as the session's agent.
-func (g *Gateway) continueSession(w http.ResponseWriter, id *auth.Identity, s *Session) bool {
+func (gk *gatekeeper) continueSession(w http.ResponseWriter, id *auth.Identity, s *Session) bool {
 	if id.Method == "header" && id.Agent == "" {
 		return true
 	}
 	if id.Principal != s.rec.Principal {
-		g.refuse(w, &auth.Failure{Status: http.StatusForbidden, Reason: "session_principal",
+		gk.refuse(w, &auth.Failure{Status: http.StatusForbidden, Reason: "session_principal",
 			Message: "Forbidden: this session belongs to another principal"}, id)
 		return false
 	}
@@ -85,14 +97,15 @@ func (g *Gateway) continueSession(w http.ResponseWriter, id *auth.Identity, s *S
 }
 
 // startIdentity resolves the server set of a new session, or refuses.
-func (g *Gateway) startIdentity(ctx context.Context, id *auth.Identity, rec *sessions.Record) *auth.Failure {
+func (gk *gatekeeper) startIdentity(ctx context.Context, id *auth.Identity, rec *sessions.Record) *auth.Failure {
+	g := gk.g
 	pol := g.policy()
 	if id.Agent == "" {
 		return pol.authn.NoAgent()
 	}
 	var taskServers []string
 	if id.Task != "" {
-		t, err := g.task(id.Task)
+		t, err := gk.task(id.Task)
 		if err != nil {
 			return &auth.Failure{Status: http.StatusForbidden, Reason: "unknown_task",
 				Message: fmt.Sprintf("Forbidden: task %q does not exist", id.Task)}
@@ -134,7 +147,8 @@ func (g *Gateway) startIdentity(ctx context.Context, id *auth.Identity, rec *ses
 }
 
 // task finds a task: the store first (admin API), then the config file.
-func (g *Gateway) task(id string) (*sessions.Task, error) {
+func (gk *gatekeeper) task(id string) (*sessions.Task, error) {
+	g := gk.g
 	if t, err := g.store.GetTask(id); err == nil {
 		return t, nil
 	}
@@ -149,8 +163,9 @@ func (g *Gateway) task(id string) (*sessions.Task, error) {
 // servers it started with that have since been removed from the config (they are retired,
 // not stopped, while it runs): a running task is never changed under its feet. It
 // reports whether the set changed.
-func (g *Gateway) reresolve(s *Session) bool {
-	if why := g.identityGone(&s.rec); why != "" {
+func (gk *gatekeeper) reresolve(s *Session) bool {
+	g := gk.g
+	if why := gk.identityGone(&s.rec); why != "" {
 		// Its identity would be refused a new session now: it is refused this one too.
 		g.metrics.Evicted(evictIdentity)
 		g.end(s, why)
@@ -160,7 +175,7 @@ func (g *Gateway) reresolve(s *Session) bool {
 	id := identityOf(&s.rec)
 	var taskServers []string
 	if id.Task != "" {
-		if t, err := g.task(id.Task); err == nil {
+		if t, err := gk.task(id.Task); err == nil {
 			taskServers = t.EnabledMCPServers
 		}
 		if taskServers == nil {
@@ -199,7 +214,8 @@ func (g *Gateway) reresolve(s *Session) bool {
 // that had none) or is disabled would be refused a new session (auth.md), so its existing
 // sessions end too, whatever a later request's headers say. Narrower permissions do not
 // end a session: its view is recomputed and it is told (list_changed).
-func (g *Gateway) identityGone(rec *sessions.Record) string {
+func (gk *gatekeeper) identityGone(rec *sessions.Record) string {
+	g := gk.g
 	agents := g.policy().cfg.Agents
 	if len(agents) == 0 {
 		return ""
@@ -246,7 +262,8 @@ func (s *Session) filter() *auth.Filter {
 
 // denial records a refused tool call in the audit log and metrics. It explains why the
 // tool is hidden when the session's servers hold it, else calls it unknown.
-func (g *Gateway) denial(s *Session, tool string, start time.Time) {
+func (gk *gatekeeper) denial(s *Session, tool string, start time.Time) {
+	g := gk.g
 	rule := "unknown tool"
 	for _, name := range s.servers() {
 		var cat *registry.Catalog

@@ -305,7 +305,7 @@ func (lc *lineConn) attach(s *Session) {
 // refusal turns a refused request into its JSON-RPC error line.
 func (lc *lineConn) refusal(id json.RawMessage, fail *auth.Failure, who *auth.Identity) {
 	rec := &lineRefusal{h: http.Header{}}
-	lc.g.refuse(rec, fail, who)
+	lc.g.gate.refuse(rec, fail, who)
 	if id == nil {
 		return
 	}
@@ -414,7 +414,7 @@ func (lc *lineConn) initialize(m *wire.Msg, id *auth.Identity) {
 		_ = lc.write(errMsg)
 		return
 	}
-	if fail := g.startIdentity(lc.ctx, id, &rec); fail != nil {
+	if fail := g.gate.startIdentity(lc.ctx, id, &rec); fail != nil {
 		lc.refusal(m.ID, fail, id)
 		return
 	}

@@ -78,12 +78,12 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 
 // peerUser names the user at the far end of r's connection, where the OS tells: only for
 // a loopback peer (-1, false otherwise).
-func (g *Gateway) peerUser(r *http.Request) (int, bool) {
+func (gk *gatekeeper) peerUser(r *http.Request) (int, bool) {
 	if cp, ok := r.Context().Value(connPeerKey{}).(*connPeer); ok {
 		if !cp.remote.IP.IsLoopback() {
 			return -1, false
 		}
-		cp.once.Do(func() { cp.uid, cp.err = g.local.peerUID(cp.remote, cp.local) })
+		cp.once.Do(func() { cp.uid, cp.err = gk.local.peerUID(cp.remote, cp.local) })
 		return cp.uid, cp.err == nil
 	}
 	ra, err := net.ResolveTCPAddr("tcp", r.RemoteAddr)
@@ -91,7 +91,7 @@ func (g *Gateway) peerUser(r *http.Request) (int, bool) {
 	if err != nil || !ok || !ra.IP.IsLoopback() {
 		return -1, false
 	}
-	uid, err := g.local.peerUID(ra, la)
+	uid, err := gk.local.peerUID(ra, la)
 	return uid, err == nil
 }
 
@@ -105,7 +105,8 @@ func forwardedFor(r *http.Request) bool {
 // a trusted proxy, the last address its X-Forwarded-For (or Forwarded) header names that is
 // not itself a trusted proxy. viaProxy reports a request that carries forwarding headers;
 // ok is false when they come from an untrusted peer or cannot be read.
-func (g *Gateway) clientAddr(r *http.Request) (addr netip.Addr, viaProxy, ok bool) {
+func (gk *gatekeeper) clientAddr(r *http.Request) (addr netip.Addr, viaProxy, ok bool) {
+	g := gk.g
 	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return netip.Addr{}, false, false
@@ -177,19 +178,19 @@ func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
 // the audit log: the Unix socket (its peer uid was checked), a loopback TCP peer whose
 // socket the kernel says is the gateway's user's, or a loopback client that a trusted proxy
 // forwards for (the operator vouched for the proxy).
-func (g *Gateway) localOwner(r *http.Request) (string, bool) {
+func (gk *gatekeeper) localOwner(r *http.Request) (string, bool) {
 	if auth.Trusted(r.Context()) {
 		return "socket", true
 	}
-	client, viaProxy, ok := g.clientAddr(r)
+	client, viaProxy, ok := gk.clientAddr(r)
 	if !ok || !client.IsLoopback() {
 		return "", false
 	}
 	if viaProxy {
 		return "proxy:" + client.String(), true
 	}
-	uid, known := g.peerUser(r)
-	if !known || uid != g.local.uid || g.local.uid < 0 {
+	uid, known := gk.peerUser(r)
+	if !known || uid != gk.local.uid || gk.local.uid < 0 {
 		return "", false
 	}
 	return "local:uid=" + strconv.Itoa(uid), true
@@ -198,14 +199,14 @@ func (g *Gateway) localOwner(r *http.Request) (string, bool) {
 // sourceOf names where a request comes from, for slowing failed credentials: the client
 // address, and on loopback the peer's user, so one local user's failures do not slow
 // another's.
-func (g *Gateway) sourceOf(r *http.Request) string {
-	client, _, ok := g.clientAddr(r)
+func (gk *gatekeeper) sourceOf(r *http.Request) string {
+	client, _, ok := gk.clientAddr(r)
 	if !ok {
 		host, _, _ := net.SplitHostPort(r.RemoteAddr)
 		return "peer:" + host
 	}
 	if client.IsLoopback() {
-		if uid, known := g.peerUser(r); known {
+		if uid, known := gk.peerUser(r); known {
 			return client.String() + "/uid=" + strconv.Itoa(uid)
 		}
 	}
@@ -214,36 +215,36 @@ func (g *Gateway) sourceOf(r *http.Request) string {
 
 // localOnly is auth mode none's rule over TCP: only the gateway's own user, or a caller
 // with the local token, may use the tools. nil admits r.
-func (g *Gateway) localOnly(r *http.Request) *auth.Failure {
-	if _, ok := g.localOwner(r); ok {
+func (gk *gatekeeper) localOnly(r *http.Request) *auth.Failure {
+	if _, ok := gk.localOwner(r); ok {
 		return nil
 	}
 	tok, has := auth.BearerToken(r.Header.Get("Authorization"))
-	if has && g.local.token != "" {
-		if fail := g.slowed(r); fail != nil {
+	if has && gk.local.token != "" {
+		if fail := gk.slowed(r); fail != nil {
 			return fail
 		}
-		if g.local.isToken(tok) {
+		if gk.local.isToken(tok) {
 			return nil
 		}
-		g.credentialFailed(r, "mcp")
+		gk.credentialFailed(r, "mcp")
 	}
 	return &auth.Failure{Status: http.StatusUnauthorized, Reason: "not_local_owner",
-		WWWAuthenticate: `Bearer realm="mcpgw"`, Message: g.notOwnerMessage(r)}
+		WWWAuthenticate: `Bearer realm="mcpgw"`, Message: gk.notOwnerMessage(r)}
 }
 
-func (g *Gateway) notOwnerMessage(r *http.Request) string {
+func (gk *gatekeeper) notOwnerMessage(r *http.Request) string {
 	who := "this connection's user is not known"
-	if client, via, ok := g.clientAddr(r); via && !ok {
+	if client, via, ok := gk.clientAddr(r); via && !ok {
 		who = "the request came through a proxy that http.trusted_proxies does not list"
 	} else if via {
 		who = "the client the proxy forwards for (" + client.String() + ") is not on this host"
-	} else if uid, known := g.peerUser(r); known {
+	} else if uid, known := gk.peerUser(r); known {
 		who = fmt.Sprintf("this connection belongs to uid %d", uid)
 	}
 	hint := "configure a credential (auth.mode api_key or jwt)"
-	if g.local.tokenPath != "" {
-		hint = "send the gateway's local token (Authorization: Bearer, from " + g.local.tokenPath + ") or configure a credential (auth.mode api_key or jwt)"
+	if gk.local.tokenPath != "" {
+		hint = "send the gateway's local token (Authorization: Bearer, from " + gk.local.tokenPath + ") or configure a credential (auth.mode api_key or jwt)"
 	}
-	return fmt.Sprintf("Unauthorized: auth.mode none serves only the user who runs the gateway (uid %d), and %s; %s", g.local.uid, who, hint)
+	return fmt.Sprintf("Unauthorized: auth.mode none serves only the user who runs the gateway (uid %d), and %s; %s", gk.local.uid, who, hint)
 }

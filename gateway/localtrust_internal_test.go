@@ -82,6 +82,7 @@ func TestTCPPeerUID(t *testing.T) {
 // make the request unreadable as local.
 func TestClientAddr(t *testing.T) {
 	g := &Gateway{}
+	g.gate.g = g
 	proxies, err := config.ParseTrustedProxies([]string{"127.0.0.1", "10.0.0.0/8"})
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +111,7 @@ func TestClientAddr(t *testing.T) {
 		for k, v := range c.hdr {
 			r.Header.Set(k, v)
 		}
-		a, via, ok := g.clientAddr(r)
+		a, via, ok := g.gate.clientAddr(r)
 		if a.String() != c.want || via != c.via || ok != c.ok {
 			t.Errorf("%s: %v via=%v ok=%v; want %s via=%v ok=%v", c.name, a, via, ok, c.want, c.via, c.ok)
 		}
@@ -120,10 +121,11 @@ func TestClientAddr(t *testing.T) {
 // TestLocalOwner: only the gateway's own user on loopback, the socket, or a loopback
 // client behind a trusted proxy is the local owner; a loopback address alone is not.
 func TestLocalOwner(t *testing.T) {
-	g := &Gateway{local: localTrust{uid: 1000}}
+	g := &Gateway{}
+	g.gate = gatekeeper{g: g, local: localTrust{uid: 1000}}
 	g.pol.Store(&policy{cfg: &config.Config{}})
 	peerIs := func(uid int) {
-		g.local.peerUID = func(_, _ *net.TCPAddr) (int, error) { return uid, nil }
+		g.gate.local.peerUID = func(_, _ *net.TCPAddr) (int, error) { return uid, nil }
 	}
 	req := func(remote string, hdr http.Header) *http.Request {
 		r := httptest.NewRequest("POST", "/mcp", nil)
@@ -135,30 +137,30 @@ func TestLocalOwner(t *testing.T) {
 		return r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, la))
 	}
 	peerIs(1000)
-	if who, ok := g.localOwner(req("127.0.0.1:4000", nil)); !ok || who != "local:uid=1000" {
+	if who, ok := g.gate.localOwner(req("127.0.0.1:4000", nil)); !ok || who != "local:uid=1000" {
 		t.Errorf("the owner's connection: %q %v", who, ok)
 	}
 	peerIs(65534)
-	if who, ok := g.localOwner(req("127.0.0.1:4000", nil)); ok {
+	if who, ok := g.gate.localOwner(req("127.0.0.1:4000", nil)); ok {
 		t.Errorf("another user's connection was taken for the owner: %q", who)
 	}
 	peerIs(1000)
-	if who, ok := g.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"203.0.113.9"}})); ok {
+	if who, ok := g.gate.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"203.0.113.9"}})); ok {
 		t.Errorf("a request forwarded by an unlisted proxy was taken for the owner: %q", who)
 	}
-	if _, ok := g.localOwner(req("192.0.2.7:4000", nil)); ok {
+	if _, ok := g.gate.localOwner(req("192.0.2.7:4000", nil)); ok {
 		t.Error("a remote peer was taken for the owner")
 	}
-	g.local.peerUID = func(_, _ *net.TCPAddr) (int, error) { return -1, os.ErrPermission }
-	if _, ok := g.localOwner(req("127.0.0.1:4000", nil)); ok {
+	g.gate.local.peerUID = func(_, _ *net.TCPAddr) (int, error) { return -1, os.ErrPermission }
+	if _, ok := g.gate.localOwner(req("127.0.0.1:4000", nil)); ok {
 		t.Error("a peer whose user is unknown was taken for the owner")
 	}
 	proxies, _ := config.ParseTrustedProxies([]string{"127.0.0.1"})
 	g.pol.Store(&policy{cfg: &config.Config{}, proxies: proxies})
-	if who, ok := g.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"127.0.0.1"}})); !ok || who != "proxy:127.0.0.1" {
+	if who, ok := g.gate.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"127.0.0.1"}})); !ok || who != "proxy:127.0.0.1" {
 		t.Errorf("a loopback client behind a trusted proxy: %q %v", who, ok)
 	}
-	if _, ok := g.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"203.0.113.9"}})); ok {
+	if _, ok := g.gate.localOwner(req("127.0.0.1:4000", http.Header{"X-Forwarded-For": {"203.0.113.9"}})); ok {
 		t.Error("a remote client behind a trusted proxy was taken for the owner")
 	}
 }

@@ -75,7 +75,7 @@ func (g *Gateway) notifyAll() {
 	}
 	g.mu.RUnlock()
 	for _, s := range all {
-		g.reresolve(s)
+		g.gate.reresolve(s)
 		if !s.isClosed() {
 			g.notifyIfChanged(s)
 		}

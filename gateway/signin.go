@@ -132,26 +132,27 @@ func (s *signinGuard) succeeded(src string) {
 }
 
 // slowed refuses r with 429 while its source must wait after failed credentials.
-func (g *Gateway) slowed(r *http.Request) *auth.Failure {
-	if g.signins.held.Load() == 0 {
+func (gk *gatekeeper) slowed(r *http.Request) *auth.Failure {
+	if gk.signins.held.Load() == 0 {
 		return nil
 	}
-	d := g.signins.wait(g.sourceOf(r))
+	d := gk.signins.wait(gk.sourceOf(r))
 	if d <= 0 {
 		return nil
 	}
 	secs := int((d + time.Second - 1) / time.Second)
 	return &auth.Failure{Status: http.StatusTooManyRequests, Reason: "signin_backoff",
 		RetryAfter: strconv.Itoa(secs),
-		Message:    "Too Many Requests: too many wrong credentials from " + g.sourceOf(r) + "; try again in " + strconv.Itoa(secs) + " s"}
+		Message:    "Too Many Requests: too many wrong credentials from " + gk.sourceOf(r) + "; try again in " + strconv.Itoa(secs) + " s"}
 }
 
 // credentialFailed records a wrong credential: the source is slowed, the denial audited
 // (every one up to signinAuditCap, then every tenth, so a flood cannot fill the audit log)
 // and counted.
-func (g *Gateway) credentialFailed(r *http.Request, where string) {
-	src := g.sourceOf(r)
-	n := g.signins.failed(src)
+func (gk *gatekeeper) credentialFailed(r *http.Request, where string) {
+	g := gk.g
+	src := gk.sourceOf(r)
+	n := gk.signins.failed(src)
 	g.metrics.Denied("unauthenticated", "bad_credential")
 	if n <= signinAuditCap || n%10 == 0 {
 		g.audit.Record(auth.AuditEvent{Kind: "denial", Actor: src, Action: where + " credential",

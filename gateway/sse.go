@@ -20,15 +20,15 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 		return
 	}
-	id, ok := g.authenticate(w, r)
+	id, ok := g.gate.authenticate(w, r)
 	if !ok {
 		return
 	}
 	now := time.Now().UTC()
 	rec, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
 	rec.Created, rec.LastSeen = now, now
-	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
-		g.refuse(w, fail, id)
+	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
+		g.gate.refuse(w, fail, id)
 		return
 	}
 	s := g.newSession(rec)
@@ -61,7 +61,7 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 		return
 	}
-	id, ok := g.authenticate(w, r)
+	id, ok := g.gate.authenticate(w, r)
 	if !ok {
 		return
 	}
@@ -80,7 +80,7 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
 		return
 	}
-	if !g.continueSession(w, id, s) {
+	if !g.gate.continueSession(w, id, s) {
 		return
 	}
 	body, ok := g.readBody(w, r)

@@ -521,8 +521,8 @@ func (f *statelessFront) modernReply(method string, id json.RawMessage, msg []by
 func (f *statelessFront) discover(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *modernRequest) {
 	g := f.g
 	rec := sessions.Record{}
-	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
-		g.refuse(w, fail, id)
+	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
+		g.gate.refuse(w, fail, id)
 		return
 	}
 	res := map[string]any{

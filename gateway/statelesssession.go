@@ -70,8 +70,8 @@ func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, i
 	now := time.Now().UTC()
 	rec := sessions.Record{ID: newSessionID(), Transport: "stateless", ProtocolVersion: modernVersion,
 		ClientCaps: req.caps, ClientInfo: req.info, Created: now, LastSeen: now}
-	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
-		g.refuse(w, fail, id)
+	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
+		g.gate.refuse(w, fail, id)
 		return nil
 	}
 	s = g.newSession(rec)

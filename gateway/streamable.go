@@ -117,7 +117,7 @@ func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested
 }
 
 func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
-	id, ok := g.authenticate(w, r)
+	id, ok := g.gate.authenticate(w, r)
 	if !ok {
 		return
 	}
@@ -161,7 +161,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	if !g.continueSession(w, id, s) {
+	if !g.gate.continueSession(w, id, s) {
 		return
 	}
 	if !sameVersion(w, r, s, m.ID) {
@@ -199,7 +199,7 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 		if s = g.session(w, sid, nil); s == nil {
 			return
 		}
-		if !g.continueSession(w, id, s) {
+		if !g.gate.continueSession(w, id, s) {
 			return
 		}
 		if v == "" {
@@ -262,8 +262,8 @@ func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire
 		writeJSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
-	if fail := g.startIdentity(r.Context(), id, &rec); fail != nil {
-		g.refuse(w, fail, id)
+	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
+		g.gate.refuse(w, fail, id)
 		return
 	}
 	s, result, err := g.openSession(rec, auth.HeaderValue(r.Header, "X-Mcp-Handshake"))
@@ -358,7 +358,7 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 }
 
 func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
-	id, ok := g.authenticate(w, r)
+	id, ok := g.gate.authenticate(w, r)
 	if !ok {
 		return nil
 	}
@@ -371,7 +371,7 @@ func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
 	if s == nil {
 		return nil
 	}
-	if !g.continueSession(w, id, s) {
+	if !g.gate.continueSession(w, id, s) {
 		return nil
 	}
 	if !sameVersion(w, r, s, nil) {
