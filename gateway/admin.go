@@ -112,8 +112,8 @@ func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	_, _ = w.Write(auth.ProtectedResourceMetadata(cfg.Auth.OAuth))
 }
 
-func (g *Gateway) sessionCount() int {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	return len(g.sessions)
+func (st *sessionTable) sessionCount() int {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return len(st.sessions)
 }

@@ -56,7 +56,7 @@ func (p adminPort) Audit(ev auth.AuditEvent) { p.g.audit.Record(ev) }
 func (p adminPort) Config() *config.Config { return p.g.policy().cfg }
 
 // SessionCount is how many sessions are live.
-func (p adminPort) SessionCount() int { return p.g.sessionCount() }
+func (p adminPort) SessionCount() int { return p.g.live.sessionCount() }
 
 // PluginStatuses are the registry's plugins' states.
 func (p adminPort) PluginStatuses() []registry.PluginStatus { return p.g.reg.PluginStatuses() }
@@ -78,9 +78,7 @@ func (p adminPort) SessionRow(rec *sessions.Record) admin.SessionRow { return p.
 
 // SessionView is the tools in a live session's view.
 func (p adminPort) SessionView(id string) ([]admin.SessionTool, bool) {
-	p.g.mu.RLock()
-	s := p.g.sessions[id]
-	p.g.mu.RUnlock()
+	s := p.g.live.liveSession(id)
 	if s == nil || s.isClosed() {
 		return nil, false
 	}

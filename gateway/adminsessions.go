@@ -16,9 +16,7 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 	if row.Servers == nil {
 		row.Servers = []string{}
 	}
-	g.mu.RLock()
-	s := g.sessions[rec.ID]
-	g.mu.RUnlock()
+	s := g.live.liveSession(rec.ID)
 	if s != nil {
 		row.Live = true
 		row.Calls = s.calls.Load()

@@ -7,10 +7,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -62,11 +60,8 @@ type Gateway struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	mu       sync.RWMutex
-	sessions map[string]*Session
-	perAgent map[string]int // live sessions by agent (sessionlimits.go)
-	// admitMu serialises making new and revived sessions live within the session limits.
-	admitMu sync.Mutex
+	// live are the client sessions live in this process (sessions.go).
+	live sessionTable
 
 	// routes lead upstreams' requests and progress back to clients (routes.go).
 	routes routes
@@ -128,10 +123,10 @@ type Gateway struct {
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
-		sessions: map[string]*Session{}, routes: newRoutes(),
+		live: sessionTable{sessions: map[string]*Session{}}, routes: newRoutes(),
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
-	g.modern.g, g.gate.g = g, g
+	g.modern.g, g.gate.g, g.live.g = g, g, g
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -248,9 +243,9 @@ func (g *Gateway) releaseRetired() {
 		return
 	}
 	g.reg.Release(func(server string) bool {
-		g.mu.RLock()
-		defer g.mu.RUnlock()
-		for _, s := range g.sessions {
+		g.live.mu.RLock()
+		defer g.live.mu.RUnlock()
+		for _, s := range g.live.sessions {
 			if slices.Contains(s.servers(), server) {
 				return true
 			}
@@ -298,7 +293,7 @@ func (g *Gateway) logPanic(where string, p any) {
 func (g *Gateway) Start() {
 	g.startBus()
 	go g.sweep(time.Now())
-	go g.reap()
+	go g.live.reap()
 	g.usage.Snap(time.Now())
 	go g.usage.Run(g.ctx)
 }
@@ -306,13 +301,13 @@ func (g *Gateway) Start() {
 // Close ends every session and background work.
 func (g *Gateway) Close() {
 	g.cancel()
-	g.mu.Lock()
-	all := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
+	g.live.mu.Lock()
+	all := make([]*Session, 0, len(g.live.sessions))
+	for _, s := range g.live.sessions {
 		all = append(all, s)
 	}
-	g.sessions, g.perAgent = map[string]*Session{}, nil
-	g.mu.Unlock()
+	g.live.sessions, g.live.perAgent = map[string]*Session{}, nil
+	g.live.mu.Unlock()
 	for _, s := range all {
 		s.close()
 	}
@@ -387,122 +382,6 @@ func newSessionID() string { return rand.Text() }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
-// lookup finds a live session, or revives one from the store (after a restart, or one
-// opened on another replica).
-func (g *Gateway) lookup(id string) (*Session, error) {
-	g.mu.RLock()
-	s := g.sessions[id]
-	g.mu.RUnlock()
-	if s != nil {
-		return s, nil
-	}
-	rec, err := g.store.Get(id)
-	if err != nil {
-		return nil, err
-	}
-	if why := g.gate.identityGone(rec); why != "" {
-		// Stored before its agent was deleted or disabled (or before agents were defined,
-		// as "default"): it does not come back.
-		g.log.Info("stored session not resumed", "session", id, "why", why)
-		_ = g.store.Delete(id)
-		return nil, sessions.ErrNotFound
-	}
-	return g.adopt(rec), nil
-}
-
-// liveSession is the session with this id live in this process; nil for "" or one that
-// ended.
-func (g *Gateway) liveSession(id string) *Session {
-	if id == "" {
-		return nil
-	}
-	g.mu.RLock()
-	s := g.sessions[id]
-	g.mu.RUnlock()
-	return s
-}
-
-// session finds the session a request names, or writes 404 (unknown or ended) or 503
-// (store unavailable).
-func (g *Gateway) session(w http.ResponseWriter, sid string, msgID json.RawMessage) *Session {
-	s, err := g.lookup(sid)
-	switch {
-	case err == nil:
-		return s
-	case errors.Is(err, sessions.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
-	default:
-		g.log.Error("session store unavailable", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, wire.Error(msgID, wire.CodeInternalError, "Session store unavailable", nil))
-	}
-	return nil
-}
-
-// adopt makes a stored session live in this process, within the session limits.
-func (g *Gateway) adopt(rec *sessions.Record) *Session {
-	g.mu.RLock()
-	s := g.sessions[rec.ID]
-	g.mu.RUnlock()
-	if s != nil {
-		return s
-	}
-	s = g.newSession(*rec)
-	if other := g.admit(s); other != nil {
-		return other // revived by a request racing this one
-	}
-	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
-	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
-	return s
-}
-
-func (g *Gateway) newSession(rec sessions.Record) *Session {
-	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		down: map[string]bool{}, inflight: map[string]*callOwner{}, pluginCalls: map[string]*pluginCall{},
-		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms), listenSubs: map[string]int{}}
-	var caps struct {
-		Sampling    json.RawMessage `json:"sampling"`
-		Elicitation json.RawMessage `json:"elicitation"`
-		Roots       json.RawMessage `json:"roots"`
-	}
-	_ = json.Unmarshal(rec.ClientCaps, &caps)
-	s.caps.sampling, s.caps.elicitation, s.caps.roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
-	servers := rec.Servers
-	s.srv.Store(&servers)
-	s.touch()
-	return s
-}
-
-// register adds a new session.
-func (g *Gateway) register(s *Session) error {
-	if err := g.store.Put(&s.rec); err != nil {
-		return err
-	}
-	g.admit(s)
-	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
-	// One line per session start says which servers this agent, task and executor got.
-	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
-		"conversation", s.rec.Conversation, "task", s.rec.Task, "executor", s.rec.Executor, "servers", s.rec.Servers)
-	return nil
-}
-
-// end removes a session and stops its upstream instances.
-func (g *Gateway) end(s *Session, why string) {
-	g.mu.Lock()
-	ok := g.sessions[s.ID] == s
-	if ok {
-		g.dropLive(s.ID)
-	}
-	g.mu.Unlock()
-	if ok {
-		g.metrics.SessionEnded(s.rec.Agent, s.Transport)
-	}
-	_ = g.store.Delete(s.ID)
-	s.close()
-	g.publish("end", s.ID)
-	g.log.Info("session ended", "session", s.ID, "why", why)
-	g.releaseRetired()
-}
-
 // reapEvery is how often reap looks: a quarter of the shortest timeout it enforces, at
 // most every 30 s and at least every 250 ms, so a short timeout is kept to within a
 // quarter of itself.
@@ -516,57 +395,9 @@ func reapEvery(cfg *config.Config) time.Duration {
 	return max(d, 250*time.Millisecond)
 }
 
-// reap ends sessions idle past http.session_idle_timeout and stops per-session instances
-// idle past upstream.idle_timeout.
-func (g *Gateway) reap() {
-	t := time.NewTimer(reapEvery(g.policy().cfg))
-	defer t.Stop()
-	sweeps := 0
-	for {
-		select {
-		case <-g.ctx.Done():
-			return
-		case <-t.C:
-		}
-		t.Reset(reapEvery(g.policy().cfg))
-		now := time.Now()
-		if sweeps++; sweeps%10 == 0 {
-			g.sweep(now)
-		}
-		g.routes.expire(now)
-		g.mu.RLock()
-		all := make([]*Session, 0, len(g.sessions))
-		for _, s := range g.sessions {
-			all = append(all, s)
-		}
-		g.mu.RUnlock()
-		for _, s := range all {
-			s.mu.Lock()
-			hasStream := s.stream != nil && !s.stream.isClosed()
-			s.mu.Unlock()
-			idle := now.Sub(time.Unix(0, s.lastSeen.Load()))
-			if !hasStream && idle > g.policy().cfg.HTTP.SessionIdle {
-				g.end(s, "idle")
-				continue
-			}
-			if !hasStream && !s.used.Load() && idle > g.policy().cfg.HTTP.UnusedSession {
-				g.metrics.UnusedSessionEnded()
-				g.end(s, "unused")
-				continue
-			}
-			g.reg.Instances().StopIdle(s, now, g.policy().cfg.Upstream.IdleTimeout)
-		}
-	}
-}
-
 // serverChanged tells sessions whose view changed.
 func (g *Gateway) serverChanged(server string) {
-	g.mu.RLock()
-	all := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		all = append(all, s)
-	}
-	g.mu.RUnlock()
+	all := g.live.all()
 	for _, s := range all {
 		for _, name := range s.servers() {
 			if name == server {

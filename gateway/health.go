@@ -40,9 +40,9 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 			out.Ready = false
 		}
 	}
-	g.mu.RLock()
-	out.Sessions = len(g.sessions)
-	g.mu.RUnlock()
+	g.live.mu.RLock()
+	out.Sessions = len(g.live.sessions)
+	g.live.mu.RUnlock()
 	var b []byte
 	if detail {
 		b, _ = json.MarshalIndent(out, "", "  ")

@@ -168,7 +168,7 @@ func (gk *gatekeeper) reresolve(s *Session) bool {
 	if why := gk.identityGone(&s.rec); why != "" {
 		// Its identity would be refused a new session now: it is refused this one too.
 		g.metrics.Evicted(evictIdentity)
-		g.end(s, why)
+		g.live.end(s, why)
 		return true
 	}
 	pol := g.policy()

@@ -179,7 +179,7 @@ func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
 	var resumed *Session
 	if h.Session != "" {
 		if id, fail := lc.authenticate(); fail == nil {
-			if s, err := g.lookup(h.Session); err == nil && lc.mayContinue(id, s) {
+			if s, err := g.live.lookup(h.Session); err == nil && lc.mayContinue(id, s) {
 				resumed = s
 			}
 		}
@@ -214,7 +214,7 @@ func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
 	st.close()
 	if g.ctx.Err() == nil {
 		// The bridge closed the connection: its client is gone for good.
-		g.end(s, "bridge disconnected")
+		g.live.end(s, "bridge disconnected")
 	}
 }
 
@@ -272,7 +272,7 @@ func (lc *lineConn) attach(s *Session) {
 		old.detach(oldSt)
 		oldSt.close()
 		if old != s {
-			lc.g.end(old, "re-initialized on its bridge connection")
+			lc.g.live.end(old, "re-initialized on its bridge connection")
 		}
 	}
 	if !s.attach(st) {

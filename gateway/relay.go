@@ -103,7 +103,7 @@ func (g *Gateway) relayProgress(c *upstream.Conn, m *wire.Msg) {
 // without a GET stream still sees it); k is nil when it goes to the session's own stream.
 func (g *Gateway) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *Session) {
 	if rel != nil && rel.Owner != nil {
-		return rel, g.liveSession(rel.Owner.Tenant())
+		return rel, g.live.liveSession(rel.Owner.Tenant())
 	}
 	if owner == nil {
 		return nil, nil
@@ -184,10 +184,10 @@ func (g *Gateway) subscribers(owner *Session, server, uri string) []*Session {
 		}
 		return nil
 	}
-	g.mu.RLock()
-	defer g.mu.RUnlock()
+	g.live.mu.RLock()
+	defer g.live.mu.RUnlock()
 	var out []*Session
-	for _, s := range g.sessions {
+	for _, s := range g.live.sessions {
 		s.mu.Lock()
 		if s.subs[uri] == server {
 			out = append(out, s)

@@ -39,9 +39,9 @@ func (g *Gateway) startBus() {
 			g.serverChanged(ev.Name)
 		case "end":
 			sessions.Evict(g.store, ev.Name)
-			g.mu.Lock()
-			s := g.dropLive(ev.Name)
-			g.mu.Unlock()
+			g.live.mu.Lock()
+			s := g.live.dropLive(ev.Name)
+			g.live.mu.Unlock()
 			if s != nil {
 				g.metrics.SessionEnded(s.rec.Agent, s.Transport)
 				s.close()
@@ -68,12 +68,7 @@ func (g *Gateway) PublishReload() { g.publish("reload", "") }
 
 // notifyAll re-checks every live session's view.
 func (g *Gateway) notifyAll() {
-	g.mu.RLock()
-	all := make([]*Session, 0, len(g.sessions))
-	for _, s := range g.sessions {
-		all = append(all, s)
-	}
-	g.mu.RUnlock()
+	all := g.live.all()
 	for _, s := range all {
 		g.gate.reresolve(s)
 		if !s.isClosed() {
@@ -89,12 +84,12 @@ func (g *Gateway) sweep(now time.Time) {
 	if err != nil {
 		return
 	}
-	g.mu.RLock()
-	live := make(map[string]*Session, len(g.sessions))
-	for id, s := range g.sessions {
+	g.live.mu.RLock()
+	live := make(map[string]*Session, len(g.live.sessions))
+	for id, s := range g.live.sessions {
 		live[id] = s
 	}
-	g.mu.RUnlock()
+	g.live.mu.RUnlock()
 	var idle []*storedRec
 	for _, r := range recs {
 		if s := live[r.ID]; s != nil {
@@ -118,7 +113,7 @@ func (g *Gateway) sweep(now time.Time) {
 		// A store of this process alone: every record not live here is a session nobody
 		// serves until it is named again. (With replicas, they are other replicas' live
 		// sessions, each bounded there.)
-		g.trimStored(idle, len(live))
+		g.live.trimStored(idle, len(live))
 	}
-	g.pruneConversations(now)
+	g.live.pruneConversations(now)
 }

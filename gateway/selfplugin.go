@@ -66,11 +66,11 @@ func (h selfHost) Agents(context.Context) ([]selfplugin.Agent, error) {
 	g := h.g
 	cfg, file := g.policy().cfg, g.FileConfig()
 	live := map[string]int{}
-	g.mu.RLock()
-	for _, s := range g.sessions {
+	g.live.mu.RLock()
+	for _, s := range g.live.sessions {
 		live[s.rec.Agent]++
 	}
-	g.mu.RUnlock()
+	g.live.mu.RUnlock()
 	out := make([]selfplugin.Agent, 0, len(cfg.Agents))
 	for _, id := range sortedKeys(cfg.Agents) {
 		a := cfg.Agents[id]
@@ -145,10 +145,10 @@ func (g *Gateway) RestartServer(name string) error { return g.reg.Restart(name) 
 // store (so every replica forgets it), and its client's next request gets 404. The admin
 // API (DELETE /api/sessions/{id}) and the mcpgw plugin both run it.
 func (g *Gateway) endSession(id, why string) error {
-	s, err := g.lookup(id)
+	s, err := g.live.lookup(id)
 	if err != nil {
 		return err
 	}
-	g.end(s, why)
+	g.live.end(s, why)
 	return nil
 }

@@ -29,25 +29,25 @@ const (
 )
 
 // addLive makes s live (under g.mu).
-func (g *Gateway) addLive(s *Session) {
-	g.sessions[s.ID] = s
-	if g.perAgent == nil {
-		g.perAgent = map[string]int{}
+func (st *sessionTable) addLive(s *Session) {
+	st.sessions[s.ID] = s
+	if st.perAgent == nil {
+		st.perAgent = map[string]int{}
 	}
-	g.perAgent[s.rec.Agent]++
+	st.perAgent[s.rec.Agent]++
 }
 
 // dropLive takes the session id off the live ones (under g.mu) and returns it.
-func (g *Gateway) dropLive(id string) *Session {
-	s := g.sessions[id]
+func (st *sessionTable) dropLive(id string) *Session {
+	s := st.sessions[id]
 	if s == nil {
 		return nil
 	}
-	delete(g.sessions, id)
-	if n := g.perAgent[s.rec.Agent]; n <= 1 {
-		delete(g.perAgent, s.rec.Agent)
+	delete(st.sessions, id)
+	if n := st.perAgent[s.rec.Agent]; n <= 1 {
+		delete(st.perAgent, s.rec.Agent)
 	} else {
-		g.perAgent[s.rec.Agent] = n - 1
+		st.perAgent[s.rec.Agent] = n - 1
 	}
 	return s
 }
@@ -56,63 +56,65 @@ func (g *Gateway) dropLive(id string) *Session {
 // a session of s's id is live already (revived by a request racing this one), that one is
 // returned and s is not made live. Admissions are serialised (admitMu) so that two at
 // once cannot both see room for one; a request on a live session never comes here.
-func (g *Gateway) admit(s *Session) *Session {
-	g.admitMu.Lock()
-	defer g.admitMu.Unlock()
-	g.mu.RLock()
-	other := g.sessions[s.ID]
-	g.mu.RUnlock()
+func (st *sessionTable) admit(s *Session) *Session {
+	g := st.g
+	st.admitMu.Lock()
+	defer st.admitMu.Unlock()
+	st.mu.RLock()
+	other := st.sessions[s.ID]
+	st.mu.RUnlock()
 	if other != nil {
 		return other
 	}
 	// Each round ends one session; a limit lowered by a reload may take several.
 	for range g.policy().cfg.HTTP.MaxSessions + 1 {
-		victim, reason, text := g.overLimit(s.rec.Agent)
+		victim, reason, text := st.overLimit(s.rec.Agent)
 		if victim == nil {
 			break
 		}
 		g.metrics.Evicted(reason)
 		g.log.Warn("session evicted to make room", "session", victim.ID, "agent", victim.rec.Agent, "reason", reason, "limit", text, "for_agent", s.rec.Agent)
-		g.end(victim, "evicted: "+text)
+		st.end(victim, "evicted: "+text)
 	}
-	g.mu.Lock()
-	g.addLive(s)
-	g.mu.Unlock()
+	st.mu.Lock()
+	st.addLive(s)
+	st.mu.Unlock()
 	return nil
 }
 
 // overLimit returns the session to end before one more session of agent is admitted, with
 // the reason and the limit in words, or nil when there is room.
-func (g *Gateway) overLimit(agent string) (*Session, string, string) {
+func (st *sessionTable) overLimit(agent string) (*Session, string, string) {
+	g := st.g
 	h := g.policy().cfg.HTTP
-	g.mu.RLock()
+	st.mu.RLock()
 	var from, reason, text string
 	switch {
-	case g.perAgent[agent] >= h.MaxSessionsPerAgent:
+	case st.perAgent[agent] >= h.MaxSessionsPerAgent:
 		from, reason = agent, evictAgentLimit
-		text = fmt.Sprintf("agent %q holds %d sessions (http.max_sessions_per_agent = %d)", agent, g.perAgent[agent], h.MaxSessionsPerAgent)
-	case len(g.sessions) >= h.MaxSessions:
-		from, reason = g.largestHolder(), evictTotalLimit
-		text = fmt.Sprintf("the gateway holds %d sessions (http.max_sessions = %d); agent %q holds the most", len(g.sessions), h.MaxSessions, from)
+		text = fmt.Sprintf("agent %q holds %d sessions (http.max_sessions_per_agent = %d)", agent, st.perAgent[agent], h.MaxSessionsPerAgent)
+	case len(st.sessions) >= h.MaxSessions:
+		from, reason = st.largestHolder(), evictTotalLimit
+		text = fmt.Sprintf("the gateway holds %d sessions (http.max_sessions = %d); agent %q holds the most", len(st.sessions), h.MaxSessions, from)
 	default:
-		g.mu.RUnlock()
+		st.mu.RUnlock()
 		return nil, "", ""
 	}
 	var cands []*Session
-	for _, s := range g.sessions {
+	for _, s := range st.sessions {
 		if s.rec.Agent == from {
 			cands = append(cands, s)
 		}
 	}
-	g.mu.RUnlock()
+	st.mu.RUnlock()
 	return leastValuable(cands), reason, text
 }
 
 // largestHolder is the agent with the most live sessions (under g.mu); ties go to the
 // name that sorts first, so the choice does not depend on map order.
-func (g *Gateway) largestHolder() string {
+func (st *sessionTable) largestHolder() string {
 	best, most := "", -1
-	for agent, n := range g.perAgent {
+	for agent, n := range st.perAgent {
 		if n > most || (n == most && agent < best) {
 			best, most = agent, n
 		}
@@ -155,7 +157,8 @@ func (s *Session) busy() bool {
 // trimStored deletes the oldest stored records of sessions not live here beyond
 // http.max_sessions, so that records left by earlier runs (or a flood before the limits
 // existed) do not stay for the whole idle timeout. recs are the store's records.
-func (g *Gateway) trimStored(recs []*storedRec, live int) {
+func (st *sessionTable) trimStored(recs []*storedRec, live int) {
+	g := st.g
 	room := g.policy().cfg.HTTP.MaxSessions - live
 	if len(recs) <= room {
 		return
@@ -177,7 +180,8 @@ type storedRec struct {
 // memory of each X-Conversation-ID): those not written for http.session_idle_timeout
 // go, and of the rest at most http.max_sessions stay, the most recently written. A
 // conversation that lost its record is sent the full tool list once more.
-func (g *Gateway) pruneConversations(now time.Time) {
+func (st *sessionTable) pruneConversations(now time.Time) {
+	g := st.g
 	p := sessions.PrunerOf(g.store)
 	if p == nil {
 		return

@@ -31,14 +31,14 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request) {
 		g.gate.refuse(w, fail, id)
 		return
 	}
-	s := g.newSession(rec)
+	s := g.live.newSession(rec)
 	st := newStream("", g.cfg.HTTP.StreamQueue)
 	s.attach(st)
-	if err := g.register(s); err != nil {
+	if err := g.live.register(s); err != nil {
 		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
 		return
 	}
-	defer g.end(s, "event stream closed")
+	defer g.live.end(s, "event stream closed")
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -73,9 +73,9 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
 		return
 	}
-	g.mu.RLock()
-	s := g.sessions[sid]
-	g.mu.RUnlock()
+	g.live.mu.RLock()
+	s := g.live.sessions[sid]
+	g.live.mu.RUnlock()
 	if s == nil || s.Transport != "sse" {
 		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
 		return
@@ -108,7 +108,7 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
 		s.mu.Unlock()
-		fresh := g.newSession(s.rec)
+		fresh := g.live.newSession(s.rec)
 		s.caps = fresh.caps
 		_ = g.store.Put(&s.rec)
 		_ = s.send(wire.Result(m.ID, result))

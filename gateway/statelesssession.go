@@ -74,8 +74,8 @@ func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, i
 		g.gate.refuse(w, fail, id)
 		return nil
 	}
-	s = g.newSession(rec)
-	if err := g.register(s); err != nil {
+	s = g.live.newSession(rec)
+	if err := g.live.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
 		writeJSON(w, http.StatusServiceUnavailable, wire.Error(req.m.ID, wire.CodeInternalError, "Session store unavailable", nil))
 		return nil
@@ -86,7 +86,7 @@ func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, i
 	}
 	if other := f.sessions[key]; other != nil && !other.isClosed() {
 		f.mu.Unlock()
-		g.end(s, "duplicate stateless session")
+		g.live.end(s, "duplicate stateless session")
 		return other
 	}
 	// Sessions of callers that went away are ended by the reaper (idle timeout); their
@@ -122,7 +122,7 @@ func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, i
 	f.mu.Unlock()
 	for _, old := range evict {
 		g.metrics.Evicted(evictVariants)
-		g.end(old, "the caller opened more variants (capabilities, conversation, task, executor) than modernVariants; this was its oldest")
+		g.live.end(old, "the caller opened more variants (capabilities, conversation, task, executor) than modernVariants; this was its oldest")
 	}
 	return s
 }

@@ -157,7 +157,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required", nil))
 		return
 	}
-	s := g.session(w, sid, m.ID)
+	s := g.live.session(w, sid, m.ID)
 	if s == nil {
 		return
 	}
@@ -196,7 +196,7 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	var s *Session
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-		if s = g.session(w, sid, nil); s == nil {
+		if s = g.live.session(w, sid, nil); s == nil {
 			return
 		}
 		if !g.gate.continueSession(w, id, s) {
@@ -295,8 +295,8 @@ func (g *Gateway) openSession(rec sessions.Record, handshake string) (*Session, 
 		rec.Handshake = handshake
 	}
 	result := g.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)
-	s := g.newSession(rec)
-	if err := g.register(s); err != nil {
+	s := g.live.newSession(rec)
+	if err := g.live.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
 		return nil, nil, err
 	}
@@ -367,7 +367,7 @@ func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
 		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
 		return nil
 	}
-	s := g.session(w, sid, nil)
+	s := g.live.session(w, sid, nil)
 	if s == nil {
 		return nil
 	}
@@ -438,6 +438,6 @@ func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
 	if s == nil {
 		return
 	}
-	g.end(s, "client DELETE")
+	g.live.end(s, "client DELETE")
 	w.WriteHeader(http.StatusOK)
 }

@@ -1,0 +1,194 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"maps"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/wire"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// sessionTable holds the client sessions live in this process: finding one (or reviving
+// it from the store), admitting a new one within the session limits (sessionlimits.go),
+// ending one, and the reaper that ends idle ones.
+type sessionTable struct {
+	g        *Gateway
+	mu       sync.RWMutex
+	sessions map[string]*Session
+	perAgent map[string]int // live sessions by agent (sessionlimits.go)
+	// admitMu serialises making new and revived sessions live within the session limits.
+	admitMu sync.Mutex
+}
+
+// lookup finds a live session, or revives one from the store (after a restart, or one
+// opened on another replica).
+func (st *sessionTable) lookup(id string) (*Session, error) {
+	g := st.g
+	st.mu.RLock()
+	s := st.sessions[id]
+	st.mu.RUnlock()
+	if s != nil {
+		return s, nil
+	}
+	rec, err := g.store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if why := g.gate.identityGone(rec); why != "" {
+		// Stored before its agent was deleted or disabled (or before agents were defined,
+		// as "default"): it does not come back.
+		g.log.Info("stored session not resumed", "session", id, "why", why)
+		_ = g.store.Delete(id)
+		return nil, sessions.ErrNotFound
+	}
+	return st.adopt(rec), nil
+}
+
+// all returns the live sessions.
+func (st *sessionTable) all() []*Session {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return slices.Collect(maps.Values(st.sessions))
+}
+
+// liveSession is the session with this id live in this process; nil for "" or one that
+// ended.
+func (st *sessionTable) liveSession(id string) *Session {
+	if id == "" {
+		return nil
+	}
+	st.mu.RLock()
+	s := st.sessions[id]
+	st.mu.RUnlock()
+	return s
+}
+
+// session finds the session a request names, or writes 404 (unknown or ended) or 503
+// (store unavailable).
+func (st *sessionTable) session(w http.ResponseWriter, sid string, msgID json.RawMessage) *Session {
+	g := st.g
+	s, err := st.lookup(sid)
+	switch {
+	case err == nil:
+		return s
+	case errors.Is(err, sessions.ErrNotFound):
+		writeJSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
+	default:
+		g.log.Error("session store unavailable", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, wire.Error(msgID, wire.CodeInternalError, "Session store unavailable", nil))
+	}
+	return nil
+}
+
+// adopt makes a stored session live in this process, within the session limits.
+func (st *sessionTable) adopt(rec *sessions.Record) *Session {
+	g := st.g
+	st.mu.RLock()
+	s := st.sessions[rec.ID]
+	st.mu.RUnlock()
+	if s != nil {
+		return s
+	}
+	s = st.newSession(*rec)
+	if other := st.admit(s); other != nil {
+		return other // revived by a request racing this one
+	}
+	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
+	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
+	return s
+}
+
+func (st *sessionTable) newSession(rec sessions.Record) *Session {
+	g := st.g
+	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
+		down: map[string]bool{}, inflight: map[string]*callOwner{}, pluginCalls: map[string]*pluginCall{},
+		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms), listenSubs: map[string]int{}}
+	var caps struct {
+		Sampling    json.RawMessage `json:"sampling"`
+		Elicitation json.RawMessage `json:"elicitation"`
+		Roots       json.RawMessage `json:"roots"`
+	}
+	_ = json.Unmarshal(rec.ClientCaps, &caps)
+	s.caps.sampling, s.caps.elicitation, s.caps.roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
+	servers := rec.Servers
+	s.srv.Store(&servers)
+	s.touch()
+	return s
+}
+
+// register adds a new session.
+func (st *sessionTable) register(s *Session) error {
+	g := st.g
+	if err := g.store.Put(&s.rec); err != nil {
+		return err
+	}
+	st.admit(s)
+	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
+	// One line per session start says which servers this agent, task and executor got.
+	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
+		"conversation", s.rec.Conversation, "task", s.rec.Task, "executor", s.rec.Executor, "servers", s.rec.Servers)
+	return nil
+}
+
+// end removes a session and stops its upstream instances.
+func (st *sessionTable) end(s *Session, why string) {
+	g := st.g
+	st.mu.Lock()
+	ok := st.sessions[s.ID] == s
+	if ok {
+		st.dropLive(s.ID)
+	}
+	st.mu.Unlock()
+	if ok {
+		g.metrics.SessionEnded(s.rec.Agent, s.Transport)
+	}
+	_ = g.store.Delete(s.ID)
+	s.close()
+	g.publish("end", s.ID)
+	g.log.Info("session ended", "session", s.ID, "why", why)
+	g.releaseRetired()
+}
+
+// reap ends sessions idle past http.session_idle_timeout and stops per-session instances
+// idle past upstream.idle_timeout.
+func (st *sessionTable) reap() {
+	g := st.g
+	t := time.NewTimer(reapEvery(g.policy().cfg))
+	defer t.Stop()
+	sweeps := 0
+	for {
+		select {
+		case <-g.ctx.Done():
+			return
+		case <-t.C:
+		}
+		t.Reset(reapEvery(g.policy().cfg))
+		now := time.Now()
+		if sweeps++; sweeps%10 == 0 {
+			g.sweep(now)
+		}
+		g.routes.expire(now)
+		all := st.all()
+		for _, s := range all {
+			s.mu.Lock()
+			hasStream := s.stream != nil && !s.stream.isClosed()
+			s.mu.Unlock()
+			idle := now.Sub(time.Unix(0, s.lastSeen.Load()))
+			if !hasStream && idle > g.policy().cfg.HTTP.SessionIdle {
+				st.end(s, "idle")
+				continue
+			}
+			if !hasStream && !s.used.Load() && idle > g.policy().cfg.HTTP.UnusedSession {
+				g.metrics.UnusedSessionEnded()
+				st.end(s, "unused")
+				continue
+			}
+			g.reg.Instances().StopIdle(s, now, g.policy().cfg.Upstream.IdleTimeout)
+		}
+	}
+}
