@@ -10,7 +10,8 @@ import (
 // requests the gateway sent it (server-to-client requests, relayed or the gateway's own).
 
 // clientNotification handles notifications from a client.
-func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
+func (dp *dispatcher) clientNotification(s *Session, m *wire.Msg) {
+	g := dp.g
 	switch m.Method {
 	case "notifications/cancelled":
 		p, err := readRouted(m.Params)
@@ -50,10 +51,11 @@ func (g *Gateway) clientNotification(s *Session, m *wire.Msg) {
 // clientResponse routes a client's answer to a server-to-client request to the upstream
 // (or the gateway's own wait) that asked. Only the session that was asked may answer: an
 // answer from another changes nothing, so the owner's own answer still completes the call.
-func (g *Gateway) clientResponse(s *Session, m *wire.Msg) {
+func (dp *dispatcher) clientResponse(s *Session, m *wire.Msg) {
+	g := dp.g
 	var id string
 	_ = json.Unmarshal(m.ID, &id)
-	pr, ok := g.routes.answered(id, s)
+	pr, ok := dp.routes.answered(id, s)
 	switch {
 	case !ok:
 		g.metrics.AnswerDropped("unknown")

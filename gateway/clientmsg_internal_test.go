@@ -14,8 +14,10 @@ import (
 )
 
 func answerTestGateway(logs *bytes.Buffer) *Gateway {
-	return &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), routes: newRoutes(),
+	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), calls: dispatcher{routes: newRoutes()},
 		log: slog.New(slog.NewJSONHandler(logs, nil))}
+	g.calls.g = g
+	return g
 }
 
 // TestAnswerFromAnotherSessionChangesNothing: an answer to a server-to-client request that
@@ -28,15 +30,15 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	g := answerTestGateway(&logs)
 	owner, other := &Session{g: g, ID: "owner-session"}, &Session{g: g, ID: "other-session"}
 	wait := make(chan clientAnswer, 1)
-	id := g.routes.ask(pendingReq{session: owner, wait: wait})
+	id := g.calls.routes.ask(pendingReq{session: owner, wait: wait})
 
-	g.clientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
+	g.calls.clientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
 	select {
 	case a := <-wait:
 		t.Fatalf("another session's answer reached the owner's request: %s", a.result)
 	default:
 	}
-	if _, ok := g.routes.pending[id]; !ok {
+	if _, ok := g.calls.routes.pending[id]; !ok {
 		t.Fatal("another session's answer removed the owner's pending request")
 	}
 	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "wrong_session"); n != 1 {
@@ -47,7 +49,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 		t.Errorf("want a warning naming both sessions, logged: %s", line)
 	}
 
-	g.clientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
+	g.calls.clientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
 	select {
 	case a := <-wait:
 		if !strings.Contains(string(a.result), `"accept"`) {
@@ -56,11 +58,11 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	default:
 		t.Fatal("the owner's answer did not reach its request")
 	}
-	if _, ok := g.routes.pending[id]; ok {
+	if _, ok := g.calls.routes.pending[id]; ok {
 		t.Error("the answered request is still pending")
 	}
 
-	g.clientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
+	g.calls.clientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
 	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "unknown"); n != 1 {
 		t.Errorf(`mcpgw_client_responses_dropped_total{reason="unknown"} = %v, want 1`, n)
 	}

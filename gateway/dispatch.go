@@ -11,8 +11,20 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
+// dispatcher answers clients' requests: the method table (dispatch), the call path to an
+// upstream (forward.go) or a plugin (plugins.go), and the way back from upstreams
+// (relay.go, clientmsg.go, routes.go). describeName and describeDef are the gateway's own
+// describe tool of the thin list (handshake.go).
+type dispatcher struct {
+	g            *Gateway
+	routes       routes
+	describeName string
+	describeDef  json.RawMessage
+}
+
 // dispatch answers one client request on out.
-func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	g := dp.g
 	g.busy.RequestStarted() // busy polling for an upstream's answer only while this is the one request
 	defer g.busy.RequestEnded()
 	ctx, end := g.obs.startRequest(ctx, s, m)
@@ -30,40 +42,41 @@ func (g *Gateway) dispatch(ctx context.Context, s *Session, m *wire.Msg, out out
 		// their first initialize here).
 		_ = out.reply(wire.Result(m.ID, g.initializeResult(s.rec.ProtocolVersion, s.servers())))
 	case "tools/list":
-		g.list(s, m, "tools", out)
+		dp.list(s, m, "tools", out)
 	case "prompts/list":
-		g.list(s, m, "prompts", out)
+		dp.list(s, m, "prompts", out)
 	case "resources/list":
-		g.list(s, m, "resources", out)
+		dp.list(s, m, "resources", out)
 	case "resources/templates/list":
-		g.list(s, m, "resourceTemplates", out)
+		dp.list(s, m, "resourceTemplates", out)
 	case "tools/call":
-		g.callTool(ctx, s, m, out)
+		dp.callTool(ctx, s, m, out)
 	case "prompts/get":
-		g.getPrompt(ctx, s, m, out)
+		dp.getPrompt(ctx, s, m, out)
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
-		g.resourceRequest(ctx, s, m, out)
+		dp.resourceRequest(ctx, s, m, out)
 	case "completion/complete":
-		g.complete(ctx, s, m, out)
+		dp.complete(ctx, s, m, out)
 	case "logging/setLevel":
-		g.setLevel(ctx, s, m, out)
+		dp.setLevel(ctx, s, m, out)
 	default:
 		_ = out.reply(wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
 	}
 }
 
-func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
+func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
+	g := dp.g
 	p, err := readRouted(m.Params)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
 	}
 	v := s.View()
-	thin := kind == "tools" && g.form(s, v) == "thin"
+	thin := kind == "tools" && dp.form(s, v) == "thin"
 	var page []byte
 	var ok bool
 	if thin {
-		page, ok = v.ListPage(kind, true, p.Cursor, g.cfg.HTTP.PageSize, g.describeDef)
+		page, ok = v.ListPage(kind, true, p.Cursor, g.cfg.HTTP.PageSize, dp.describeDef)
 	} else {
 		page, ok = v.ListPage(kind, false, p.Cursor, g.cfg.HTTP.PageSize)
 	}
@@ -109,7 +122,8 @@ func (g *Gateway) list(s *Session, m *wire.Msg, kind string, out outbox) {
 	_ = out.reply(wire.Result(m.ID, page))
 }
 
-func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	g := dp.g
 	p, err := readRouted(m.Params)
 	if err != nil || p.Name == "" {
 		msg := "Invalid params: tools/call needs a tool name"
@@ -120,8 +134,8 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		return
 	}
 	start := time.Now()
-	if p.Name == g.describeName {
-		g.describeTools(s, m, p.Arguments, out)
+	if p.Name == dp.describeName {
+		dp.describeTools(s, m, p.Arguments, out)
 		return
 	}
 	v := s.View()
@@ -134,12 +148,12 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 	g.obs.sawTool(ctx, t)
 	if s.thinFor(v) {
 		if err := t.ValidateArgs(p.Arguments); err != nil {
-			g.schemaOnError(s, m, t, err, out, start)
+			dp.schemaOnError(s, m, t, err, out, start)
 			return
 		}
 	}
 	if t.PluginTool != nil {
-		g.callPlugin(ctx, s, m, t, p.Arguments, out, start)
+		dp.callPlugin(ctx, s, m, t, p.Arguments, out, start)
 		return
 	}
 	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
@@ -149,7 +163,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		b = append(b, `,"arguments":`...)
 		b = append(b, p.Arguments...)
 	}
-	meta, route, err := g.rewriteMeta(p.Meta)
+	meta, route, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
@@ -166,7 +180,7 @@ func (g *Gateway) callTool(ctx context.Context, s *Session, m *wire.Msg, out out
 		b = appendInputs(b, &p)
 	}
 	b = append(b, '}')
-	outcome := g.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
+	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
 	d := time.Since(start)
 	g.obs.toolCalled(ctx, outcome)
 	g.metrics.ObserveCall(s.rec.Agent, t.Server, t.Name, outcome, d.Seconds())
@@ -188,7 +202,7 @@ type progressToken struct {
 // sessions never collide on a shared upstream, and no session can name another's. It
 // returns the _meta to forward (rebuilt, members in their order) and the token. A _meta
 // that is not an object, or names a member twice, is refused.
-func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressToken, error) {
+func (dp *dispatcher) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressToken, error) {
 	if len(meta) == 0 || string(meta) == "null" {
 		return nil, progressToken{}, nil
 	}
@@ -196,7 +210,7 @@ func (g *Gateway) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressTo
 	var tok progressToken
 	err := wire.StrictMembers(meta, func(k, v []byte) error {
 		if string(k) == "progressToken" {
-			tok = progressToken{gw: g.routes.progressToken(), client: v}
+			tok = progressToken{gw: dp.routes.progressToken(), client: v}
 			out.Str("progressToken", tok.gw)
 			return nil
 		}

@@ -15,7 +15,8 @@ import (
 // different settings, the first server in name order wins.
 
 // upstreamExtensions merges the extensions the given servers' upstreams declare.
-func (g *Gateway) upstreamExtensions(servers []string) map[string]json.RawMessage {
+func (dp *dispatcher) upstreamExtensions(servers []string) map[string]json.RawMessage {
+	g := dp.g
 	var out map[string]json.RawMessage
 	names := slices.Clone(servers)
 	slices.Sort(names)
@@ -57,12 +58,12 @@ func clientExtensions(caps json.RawMessage) map[string]bool {
 
 // capsWithExtensions returns the gateway's session capabilities with the upstream
 // extensions the client declared; the plain capabilities when there are none.
-func (g *Gateway) capsWithExtensions(clientCaps json.RawMessage, servers []string) json.RawMessage {
+func (dp *dispatcher) capsWithExtensions(clientCaps json.RawMessage, servers []string) json.RawMessage {
 	want := clientExtensions(clientCaps)
 	if len(want) == 0 {
 		return gatewayCaps
 	}
-	ext := g.upstreamExtensions(servers)
+	ext := dp.upstreamExtensions(servers)
 	maps.DeleteFunc(ext, func(id string, _ json.RawMessage) bool { return !want[id] })
 	if len(ext) == 0 {
 		return gatewayCaps

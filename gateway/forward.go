@@ -45,9 +45,10 @@ func (c *upstreamCall) fail(outcome, text string) string {
 
 // forward sends a request to one upstream on behalf of a session and relays everything
 // that belongs to it back on out. It returns the outcome for metrics.
-func (g *Gateway) forward(ctx context.Context, c *upstreamCall) string {
+func (dp *dispatcher) forward(ctx context.Context, c *upstreamCall) string {
+	g := dp.g
 	ctx, end := g.obs.startUpstream(ctx, c)
-	outcome := g.forwardCall(ctx, c)
+	outcome := dp.forwardCall(ctx, c)
 	if end != nil {
 		end(outcome)
 	}
@@ -66,9 +67,10 @@ func (sl *slot) giveBack() {
 }
 
 // forwardCall is forward under the observer's context.
-func (g *Gateway) forwardCall(ctx context.Context, c *upstreamCall) string {
-	defer g.routes.dropProgress(c.prog.gw)
-	timeout := g.callTimeout(c.server)
+func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
+	g := dp.g
+	defer dp.routes.dropProgress(c.prog.gw)
+	timeout := dp.callTimeout(c.server)
 	// The call is bounded by a deadline carried on the call, not by a derived context: one
 	// context, timer and cancel registration less per call. The client going away still
 	// ends the wait through ctx.
@@ -86,7 +88,7 @@ func (g *Gateway) forwardCall(ctx context.Context, c *upstreamCall) string {
 	if l := conn.Limit; l != nil {
 		// The instance takes max_concurrency requests at once; the rest wait their turn.
 		// Unlimited instances (nil) skip this entirely: the common path stays as cheap.
-		waited, outcome := g.takeSlotFor(ctx, c, l)
+		waited, outcome := dp.takeSlotFor(ctx, c, l)
 		if outcome != "" {
 			return outcome
 		}
@@ -110,11 +112,12 @@ func (g *Gateway) forwardCall(ctx context.Context, c *upstreamCall) string {
 	if resp == nil {
 		return outcome
 	}
-	return g.answer(ctx, c, conn, resp, &held, deadline)
+	return dp.answer(ctx, c, conn, resp, &held, deadline)
 }
 
 // callTimeout is how long a call to server may take.
-func (g *Gateway) callTimeout(server string) time.Duration {
+func (dp *dispatcher) callTimeout(server string) time.Duration {
+	g := dp.g
 	if srv := g.reg.Server(server); srv != nil {
 		return srv.Def.Timeouts.Call
 	}
@@ -132,8 +135,8 @@ func (s *Session) dropInflight(key string, owner *callOwner) {
 
 // takeSlotFor takes an instance slot for c; outcome is set (and the client answered) when
 // the call does not get one.
-func (g *Gateway) takeSlotFor(ctx context.Context, c *upstreamCall, l *upstream.Limiter) (waited bool, outcome string) {
-	waited, err := g.takeSlot(ctx, c.s, c.m.ID, c.server, l)
+func (dp *dispatcher) takeSlotFor(ctx context.Context, c *upstreamCall, l *upstream.Limiter) (waited bool, outcome string) {
+	waited, err := dp.takeSlot(ctx, c.s, c.m.ID, c.server, l)
 	if err == nil {
 		return waited, ""
 	}
@@ -214,7 +217,8 @@ func (w *callWait) ended(ctx context.Context, c *upstreamCall, err error, k *ups
 }
 
 // answer relays the upstream's response to the client.
-func (g *Gateway) answer(ctx context.Context, c *upstreamCall, conn *upstream.Conn, resp *wire.Msg, held *slot, deadline time.Time) string {
+func (dp *dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstream.Conn, resp *wire.Msg, held *slot, deadline time.Time) string {
+	g := dp.g
 	if resp.Error != nil {
 		_ = c.out.reply(wire.RawError(c.m.ID, resp.Error))
 		return "error"
@@ -242,7 +246,8 @@ func (g *Gateway) answer(ctx context.Context, c *upstreamCall, conn *upstream.Co
 // instance's FIFO queue if none is free. It reports whether the request waited. While it
 // waits, notifications/cancelled for the request's id (or the client going away) takes it
 // out of the queue: it never reaches the upstream.
-func (g *Gateway) takeSlot(ctx context.Context, s *Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
+func (dp *dispatcher) takeSlot(ctx context.Context, s *Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
+	g := dp.g
 	wait := g.metrics.QueueWait(server)
 	if l.TryAcquire() {
 		wait.Observe(0)
@@ -311,6 +316,6 @@ func (o *callOwner) Attach(k *upstream.Call) {
 	o.s.mu.Unlock()
 	if o.prog.gw != "" {
 		route := progressRoute{session: o.s, token: append(json.RawMessage(nil), o.prog.client...), call: k}
-		o.g.routes.routeProgress(o.prog.gw, route)
+		o.g.calls.routes.routeProgress(o.prog.gw, route)
 	}
 }

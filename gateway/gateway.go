@@ -63,8 +63,9 @@ type Gateway struct {
 	// live are the client sessions live in this process (sessions.go).
 	live sessionTable
 
-	// routes lead upstreams' requests and progress back to clients (routes.go).
-	routes routes
+	// calls answers clients' requests: the method table, the call path to upstreams and
+	// plugins, and the way back (dispatch.go).
+	calls dispatcher
 
 	streamSeq atomic.Int64
 	// resumeBytes are the bytes held in every session's replay buffers (resume.go).
@@ -75,9 +76,6 @@ type Gateway struct {
 
 	metrics *telemetry.Metrics
 	mux     *http.ServeMux
-
-	describeName string
-	describeDef  json.RawMessage
 
 	// fileCfg is the config as the file gave it; the running config (policy) is it merged
 	// with the admin API's stored entries. cfgMu serialises computing and applying that.
@@ -123,10 +121,10 @@ type Gateway struct {
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
-		live: sessionTable{sessions: map[string]*Session{}}, routes: newRoutes(),
+		live: sessionTable{sessions: map[string]*Session{}}, calls: dispatcher{routes: newRoutes()},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
-	g.modern.g, g.gate.g, g.live.g = g, g, g
+	g.modern.g, g.gate.g, g.live.g, g.calls.g = g, g, g, g
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -167,9 +165,9 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		g.obs = tracingHooks(tr)
 	}
 	g.hosts, g.origins = allowLists(cfg)
-	g.describeName, g.describeDef = g.describeTool()
+	g.calls.describeName, g.calls.describeDef = g.calls.describeTool()
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-		g.handleUpstream(nil, c, m, raw, rel)
+		g.calls.handleUpstream(nil, c, m, raw, rel)
 	}
 	reg.OnChange = g.serverChanged
 	reg.OnState = g.metrics.ServerState

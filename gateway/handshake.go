@@ -18,7 +18,8 @@ import (
 // view get the thin form. A session keeps the form it was first served for a view, so its
 // pages and re-lists stay consistent.
 
-func (g *Gateway) describeTool() (string, json.RawMessage) {
+func (dp *dispatcher) describeTool() (string, json.RawMessage) {
+	g := dp.g
 	name := "mcpgw" + g.cfg.Naming.Separator + "describe_tools"
 	def, _ := json.Marshal(map[string]any{
 		"name":        name,
@@ -34,7 +35,8 @@ func (g *Gateway) describeTool() (string, json.RawMessage) {
 }
 
 // form decides (once per session and view) whether the session gets the full or thin list.
-func (g *Gateway) form(s *Session, v *registry.View) string {
+func (dp *dispatcher) form(s *Session, v *registry.View) string {
+	g := dp.g
 	hash := v.Hash()
 	s.viewMu.Lock()
 	if f, ok := s.forms[hash]; ok {
@@ -111,7 +113,7 @@ func (s *Session) thinFor(v *registry.View) bool {
 }
 
 // describeTools returns the full definitions of the named tools in the session's view.
-func (g *Gateway) describeTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
+func (dp *dispatcher) describeTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
 	var a struct {
 		Names []string `json:"names"`
 	}
@@ -143,7 +145,8 @@ func (g *Gateway) describeTools(s *Session, m *wire.Msg, args json.RawMessage, o
 
 // schemaOnError answers a thin session's call whose arguments fail the tool's full schema
 // with an isError result that carries that schema, so the model can retry correctly.
-func (g *Gateway) schemaOnError(s *Session, m *wire.Msg, t *registry.Tool, verr error, out outbox, start time.Time) {
+func (dp *dispatcher) schemaOnError(s *Session, m *wire.Msg, t *registry.Tool, verr error, out outbox, start time.Time) {
+	g := dp.g
 	text := fmt.Sprintf("Invalid arguments for %s: %v\nThe tool's full input schema:\n%s", t.Exposed, verr, t.InputSchema())
 	b, _ := json.Marshal(map[string]any{
 		"content":           []map[string]string{{"type": "text", "text": text}},

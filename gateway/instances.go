@@ -58,13 +58,13 @@ func (s *Session) Ended() bool { return s.isClosed() }
 
 // HandleUpstream relays what the session's own instances send (registry.Owner).
 func (s *Session) HandleUpstream(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	s.g.handleUpstream(s, c, m, raw, rel)
+	s.g.calls.handleUpstream(s, c, m, raw, rel)
 }
 
 // HandleShared relays what a per_agent instance sends: to the session whose call it
 // serves, when that is one session (registry.Owner).
 func (s *Session) HandleShared(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	s.g.handleUpstream(s.g.live.liveSession(agentOwner(c)), c, m, raw, rel)
+	s.g.calls.handleUpstream(s.g.live.liveSession(agentOwner(c)), c, m, raw, rel)
 }
 
 // InstanceCatalog takes a re-listed catalogue of the session's own instance (own) or its

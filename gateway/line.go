@@ -386,9 +386,9 @@ func (lc *lineConn) handle(line []byte) {
 	s.touch()
 	switch {
 	case m.IsResponse():
-		g.clientResponse(s, &m)
+		g.calls.clientResponse(s, &m)
 	case m.IsNotification():
-		g.clientNotification(s, &m)
+		g.calls.clientNotification(s, &m)
 	default:
 		select {
 		case lc.busy <- struct{}{}:
@@ -398,7 +398,7 @@ func (lc *lineConn) handle(line []byte) {
 		go func() {
 			defer func() { <-lc.busy }()
 			defer g.recovered("socket request", m.ID, lc.write)
-			g.dispatch(lc.ctx, s, &m, lineOutbox{lc})
+			g.calls.dispatch(lc.ctx, s, &m, lineOutbox{lc})
 		}()
 	}
 }

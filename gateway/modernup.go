@@ -50,7 +50,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 	var pending []asked
 	defer func() {
 		for _, a := range pending {
-			g.routes.forget(a.id)
+			g.calls.routes.forget(a.id)
 		}
 	}()
 	for key, raw := range ir.InputRequests {
@@ -74,7 +74,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
 		}
 		wait := make(chan clientAnswer, 1)
-		id := g.routes.ask(pendingReq{session: s, wait: wait})
+		id := g.calls.routes.ask(pendingReq{session: s, wait: wait})
 		pending = append(pending, asked{key: key, id: id, wait: wait})
 		if err := out.related(wire.Request(wire.Quote(id), r.Method, r.Params)); err != nil {
 			return fail(fmt.Sprintf("upstream %q needs %s, and the client has no stream to be asked on", server, r.Method))
@@ -109,7 +109,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 	p.Raw("requestState", ir.RequestState)
 	retry := *c
 	retry.params, retry.header = p.Bytes(), nil
-	return g.forward(context.WithValue(ctx, roundKey{}, round+1), &retry)
+	return g.calls.forward(context.WithValue(ctx, roundKey{}, round+1), &retry)
 }
 
 // appendInputs appends a retried request's inputResponses and requestState members.

@@ -124,7 +124,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		missing := len(c.asked) > 0
 		c.mu.Unlock()
 		for key, resp := range answered {
-			g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Result: resp})
+			g.calls.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Result: resp})
 		}
 		if missing {
 			// Asked again for what is still missing, under a new state.
@@ -139,7 +139,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		orig := *m
 		go func() {
 			defer cancel()
-			g.dispatch(ctx, s, &orig, mrtrOut{c})
+			g.calls.dispatch(ctx, s, &orig, mrtrOut{c})
 		}()
 	}
 	out := &modernOut{w: w, sseWanted: wantsSSE(r.Header.Get("Accept"))}
@@ -325,7 +325,7 @@ func (f *statelessFront) dropAsked(c *mrtrCall) {
 func (f *statelessFront) answerUpstream(s *Session, key string, code int, msg string) {
 	g := f.g
 	e, _ := json.Marshal(wire.ErrorObject{Code: code, Message: msg})
-	g.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Error: e})
+	g.calls.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Error: e})
 }
 
 // parkedStatePrefix marks the requestState of a parked call.

@@ -48,7 +48,8 @@ type watchTopic struct {
 }
 
 // pluginResourceRequest answers resources/read, subscribe and unsubscribe for a plugin URI.
-func (g *Gateway) pluginResourceRequest(ctx context.Context, s *Session, m *wire.Msg, uri string, out outbox) {
+func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *Session, m *wire.Msg, uri string, out outbox) {
+	g := dp.g
 	notFound := func(why string) {
 		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+uri+": "+why, map[string]string{"uri": uri}))
 	}

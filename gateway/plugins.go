@@ -26,7 +26,8 @@ type pluginCall struct {
 }
 
 // callPlugin runs a plugin tool for a session and answers on out.
-func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out outbox, start time.Time) {
+func (dp *dispatcher) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out outbox, start time.Time) {
+	g := dp.g
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The gateway shutting down cancels the call too.
@@ -53,7 +54,7 @@ func (g *Gateway) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *re
 	// the refusal.
 	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: g.cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting}}
 	if s.caps.elicitation {
-		o.Confirm = func(ctx context.Context, message string) (bool, error) { return g.confirm(ctx, s, message, out) }
+		o.Confirm = func(ctx context.Context, message string) (bool, error) { return dp.confirm(ctx, s, message, out) }
 	}
 	res, err := t.PluginHost.Call(withCaller(ctx, s), t.PluginTool, args, o)
 	outcome := "ok"
@@ -127,10 +128,10 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // confirm asks the session's user to approve a plugin's delete or Dangerous action: an
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
-func (g *Gateway) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
+func (dp *dispatcher) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
 	wait := make(chan clientAnswer, 1)
-	id := g.routes.ask(pendingReq{session: s, wait: wait})
-	defer g.routes.forget(id)
+	id := dp.routes.ask(pendingReq{session: s, wait: wait})
+	defer dp.routes.forget(id)
 	params, err := json.Marshal(map[string]any{"message": message, "requestedSchema": confirmSchema})
 	if err != nil {
 		return false, err

@@ -11,23 +11,23 @@ import (
 // call that asked for it, logging and server-to-client requests to the session the call
 // belongs to (on the call's own stream while it runs), resource updates to subscribers.
 // owner is the session of a per-session instance, nil for shared connections.
-func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 	switch m.Method {
 	case "notifications/progress":
-		g.relayProgress(c, m)
+		dp.relayProgress(c, m)
 	case "notifications/message":
-		k, s := g.relatedCall(owner, c, rel)
+		k, s := dp.relatedCall(owner, c, rel)
 		switch {
 		case k != nil:
 			if levelAllowed(s.level(), m.Params) && !k.Push(raw) {
-				g.unroutable(c, "overflow")
+				dp.unroutable(c, "overflow")
 			}
 		case s != nil:
 			if levelAllowed(s.level(), m.Params) {
 				_ = s.send(raw)
 			}
 		default:
-			g.unroutable(c, "notification")
+			dp.unroutable(c, "notification")
 		}
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		// A session's own instance said its lists changed (the registry re-reads them):
@@ -45,7 +45,7 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		for _, s := range g.subscribers(owner, c.Name, p.URI) {
+		for _, s := range dp.subscribers(owner, c.Name, p.URI) {
 			_ = s.send(raw)
 		}
 	case "notifications/cancelled":
@@ -56,21 +56,21 @@ func (g *Gateway) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, 
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		gwID, pr := g.routes.withdrawn(c, p.RequestID)
+		gwID, pr := dp.routes.withdrawn(c, p.RequestID)
 		if gwID != "" {
 			params, _ := json.Marshal(map[string]any{"requestId": gwID, "reason": p.Reason})
 			_ = pr.session.send(wire.Notification(m.Method, params))
 		}
 	default:
 		if m.IsRequest() {
-			g.serverRequest(owner, c, m, rel)
+			dp.serverRequest(owner, c, m, rel)
 		}
 	}
 }
 
 // relayProgress sends an upstream's progress notification to the call that asked for it,
 // under the progress token the client gave.
-func (g *Gateway) relayProgress(c *upstream.Conn, m *wire.Msg) {
+func (dp *dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(m.Params, &p) != nil {
 		return
@@ -79,17 +79,17 @@ func (g *Gateway) relayProgress(c *upstream.Conn, m *wire.Msg) {
 	if json.Unmarshal(p["progressToken"], &tok) != nil {
 		return
 	}
-	route, ok := g.routes.progressRoute(tok)
+	route, ok := dp.routes.progressRoute(tok)
 	// A token only counts on the connection its call went out on: another upstream (or
 	// another tenant's instance) that learnt or guessed it reaches nobody.
 	if !ok || route.call == nil || route.call.Conn() != c {
-		g.unroutable(c, "notification")
+		dp.unroutable(c, "notification")
 		return
 	}
 	p["progressToken"] = route.token
 	params, _ := json.Marshal(p)
 	if !route.call.Push(wire.Notification(m.Method, params)) {
-		g.unroutable(c, "overflow")
+		dp.unroutable(c, "overflow")
 	}
 }
 
@@ -101,7 +101,8 @@ func (g *Gateway) relayProgress(c *upstream.Conn, m *wire.Msg) {
 // caller refuses the request or drops the notification. On an instance the session owns,
 // every call is that session's, so the message rides the newest call's stream (a client
 // without a GET stream still sees it); k is nil when it goes to the session's own stream.
-func (g *Gateway) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *Session) {
+func (dp *dispatcher) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *Session) {
+	g := dp.g
 	if rel != nil && rel.Owner != nil {
 		return rel, g.live.liveSession(rel.Owner.Tenant())
 	}
@@ -118,22 +119,23 @@ func (g *Gateway) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Ca
 }
 
 // unroutable counts an upstream message that reached no session (docs/security.md).
-func (g *Gateway) unroutable(c *upstream.Conn, kind string) {
+func (dp *dispatcher) unroutable(c *upstream.Conn, kind string) {
+	g := dp.g
 	g.metrics.Unroutable(c.Name, kind)
 }
 
 // serverRequest relays sampling, elicitation and roots requests to the client whose call
 // caused them, under a gateway id, and remembers where the answer goes.
-func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
+func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
 	upID := append(json.RawMessage(nil), m.ID...) // outlives the reader's buffer (answers go off the reader)
-	k, s := g.relatedCall(owner, c, rel)
+	k, s := dp.relatedCall(owner, c, rel)
 	if s == nil {
 		if m.Method == "roots/list" {
 			// No client to ask: an empty list tells the upstream nothing about anyone.
 			go c.Reply(upID, json.RawMessage(`{"roots":[]}`), nil) // off the reader: the upstream may not be reading
 			return
 		}
-		g.unroutable(c, "request")
+		dp.unroutable(c, "request")
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError,
 			Message: "mcpgw cannot tell which client session " + m.Method + " is for on a shared connection; it is not relayed"})
 		go c.Reply(upID, nil, e)
@@ -155,19 +157,19 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 		go c.Reply(upID, nil, e)
 		return
 	}
-	id := g.routes.ask(pendingReq{conn: c, upstreamID: upID, session: s})
+	id := dp.routes.ask(pendingReq{conn: c, upstreamID: upID, session: s})
 	msg := wire.Request(wire.Quote(id), m.Method, m.Params)
 	var err error
 	if k != nil {
 		if !k.Push(msg) {
-			g.unroutable(c, "overflow")
+			dp.unroutable(c, "overflow")
 			err = errNoStream
 		}
 	} else {
 		err = s.send(msg)
 	}
 	if err != nil {
-		g.routes.forget(id)
+		dp.routes.forget(id)
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "client session has no open stream for " + m.Method})
 		go c.Reply(upID, nil, e)
 	}
@@ -175,7 +177,8 @@ func (g *Gateway) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, r
 
 // subscribers are the sessions subscribed to uri on server (for a per-session instance,
 // only its own session).
-func (g *Gateway) subscribers(owner *Session, server, uri string) []*Session {
+func (dp *dispatcher) subscribers(owner *Session, server, uri string) []*Session {
+	g := dp.g
 	if owner != nil {
 		owner.mu.Lock()
 		defer owner.mu.Unlock()

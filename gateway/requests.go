@@ -14,7 +14,7 @@ import (
 // The forwarded requests other than tools/call: prompts/get, resources/read and
 // (un)subscribe, completion/complete, and logging/setLevel.
 
-func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
 	p, err := readRouted(m.Params)
 	if err != nil || p.Name == "" {
 		msg := "Invalid params: prompts/get needs a prompt name"
@@ -29,7 +29,7 @@ func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out ou
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+p.Name, nil))
 		return
 	}
-	meta, tok, err := g.rewriteMeta(p.Meta)
+	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
@@ -40,7 +40,7 @@ func (g *Gateway) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out ou
 	b.Raw("_meta", meta)
 	b.Raw("inputResponses", p.InputResponses)
 	b.Raw("requestState", p.RequestState)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.Bytes(), prog: tok, out: out})
+	dp.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.Bytes(), prog: tok, out: out})
 }
 
 // resourceServer finds which upstream serves a URI: a listed resource, else the first
@@ -80,7 +80,8 @@ func templateMatches(tmpl, uri string) bool {
 	return false
 }
 
-func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	g := dp.g
 	p, err := readRouted(m.Params)
 	if err != nil || p.URI == "" {
 		msg := "Invalid params: " + m.Method + " needs a uri"
@@ -91,10 +92,10 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 		return
 	}
 	if registry.IsPluginURI(p.URI) {
-		g.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
+		dp.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
 		return
 	}
-	meta, tok, err := g.rewriteMeta(p.Meta)
+	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
@@ -126,10 +127,10 @@ func (g *Gateway) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, 
 	b.Raw("_meta", meta)
 	b.Raw("inputResponses", p.InputResponses)
 	b.Raw("requestState", p.RequestState)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out})
+	dp.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out})
 }
 
-func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
 	p, err := readRouted(m.Params)
 	var ref completionRef
 	if err == nil {
@@ -139,7 +140,7 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref ("+err.Error()+")", nil))
 		return
 	}
-	meta, tok, err := g.rewriteMeta(p.Meta)
+	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
@@ -184,13 +185,14 @@ func (g *Gateway) complete(ctx context.Context, s *Session, m *wire.Msg, out out
 	b.Raw("argument", p.Argument)
 	b.Raw("context", p.Context)
 	b.Raw("_meta", meta)
-	g.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: "completion/complete", params: b.Bytes(), prog: tok, out: out})
+	dp.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: "completion/complete", params: b.Bytes(), prog: tok, out: out})
 }
 
 var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
 
 // setLevel records the session's log level and passes it to the upstreams that log.
-func (g *Gateway) setLevel(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) setLevel(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+	g := dp.g
 	p, err := readRouted(m.Params)
 	if err != nil || !logLevels[p.Level] {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))

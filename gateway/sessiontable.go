@@ -172,7 +172,7 @@ func (st *sessionTable) reap() {
 		if sweeps++; sweeps%10 == 0 {
 			g.sweep(now)
 		}
-		g.routes.expire(now)
+		g.calls.routes.expire(now)
 		all := st.all()
 		for _, s := range all {
 			s.mu.Lock()

@@ -95,9 +95,9 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 	s.touch()
 	switch {
 	case m.IsResponse():
-		g.clientResponse(s, &m)
+		g.calls.clientResponse(s, &m)
 	case m.IsNotification():
-		g.clientNotification(s, &m)
+		g.calls.clientNotification(s, &m)
 	case m.Method == "initialize":
 		rec, errMsg := g.initialize(&m, "sse", legacyVersions)
 		if errMsg != nil {
@@ -116,7 +116,7 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 		msg := m
 		go func() {
 			defer g.recovered("legacy message", msg.ID, s.send)
-			g.dispatch(context.WithoutCancel(r.Context()), s, &msg, streamOutbox{s})
+			g.calls.dispatch(context.WithoutCancel(r.Context()), s, &msg, streamOutbox{s})
 		}()
 	}
 	w.WriteHeader(http.StatusAccepted)

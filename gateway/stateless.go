@@ -546,7 +546,7 @@ func (f *statelessFront) modernCaps(servers []string) json.RawMessage {
 	g := f.g
 	var caps map[string]json.RawMessage
 	_ = json.Unmarshal(gatewayCaps, &caps)
-	if ext := g.upstreamExtensions(servers); len(ext) > 0 {
+	if ext := g.calls.upstreamExtensions(servers); len(ext) > 0 {
 		caps["extensions"], _ = json.Marshal(ext)
 	}
 	b, _ := json.Marshal(caps)

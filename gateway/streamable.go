@@ -170,17 +170,17 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 	s.touch()
 	switch {
 	case m.IsResponse():
-		g.clientResponse(s, &m)
+		g.calls.clientResponse(s, &m)
 		w.WriteHeader(http.StatusAccepted)
 	case m.IsNotification():
-		g.clientNotification(s, &m)
+		g.calls.clientNotification(s, &m)
 		w.WriteHeader(http.StatusAccepted)
 	default:
 		out := newPostReply(w, r)
 		if s.rec.ProtocolVersion >= "2025-11-25" {
 			out.prime(s, g.streamSeq.Add(1))
 		}
-		g.dispatch(r.Context(), s, &m, out)
+		g.calls.dispatch(r.Context(), s, &m, out)
 		out.finish()
 	}
 }
@@ -219,12 +219,12 @@ func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte
 		}
 		switch {
 		case m.IsResponse():
-			g.clientResponse(s, &m)
+			g.calls.clientResponse(s, &m)
 		case m.IsNotification():
-			g.clientNotification(s, &m)
+			g.calls.clientNotification(s, &m)
 		default:
 			out := &collectReply{}
-			g.dispatch(r.Context(), s, &m, out)
+			g.calls.dispatch(r.Context(), s, &m, out)
 			if out.msg != nil {
 				replies = append(replies, out.msg)
 			}
@@ -351,7 +351,7 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 		res["instructions"] = instr.String()
 	}
 	if len(clientCaps) > 0 {
-		res["capabilities"] = g.capsWithExtensions(clientCaps[0], servers)
+		res["capabilities"] = g.calls.capsWithExtensions(clientCaps[0], servers)
 	}
 	b, _ := json.Marshal(res)
 	return b
