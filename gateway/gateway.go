@@ -63,6 +63,12 @@ type Gateway struct {
 	// live are the client sessions live in this process (sessions.go).
 	live sessionTable
 
+	// The fronts clients come in by: streamable HTTP (streamable.go, resume.go), and the
+	// legacy SSE front with the bridge socket's line front (sse.go, socket.go, line.go).
+	// The stateless front is modern.
+	streamable streamableFront
+	legacy     legacyFront
+
 	// calls answers clients' requests: the method table, the call path to upstreams and
 	// plugins, and the way back (dispatch.go).
 	calls dispatcher
@@ -124,7 +130,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		live: sessionTable{sessions: map[string]*Session{}}, calls: dispatcher{routes: newRoutes()},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
-	g.modern.g, g.gate.g, g.live.g, g.calls.g = g, g, g, g
+	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g = g, g, g, g, g, g
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -173,12 +179,12 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	reg.OnState = g.metrics.ServerState
 	g.metrics.WatchInstances(reg)
 	g.mux = http.NewServeMux()
-	serveMCP, serveMessage := g.serveMCP, g.serveMessage
+	serveMCP, serveMessage := g.streamable.serveMCP, g.legacy.serveMessage
 	if g.tracing != nil {
 		serveMCP, serveMessage = g.tracing.HTTPContext(serveMCP), g.tracing.HTTPContext(serveMessage)
 	}
 	g.mux.HandleFunc("/mcp", serveMCP)
-	g.mux.HandleFunc("/sse", g.serveSSE)
+	g.mux.HandleFunc("/sse", g.legacy.serveSSE)
 	g.mux.HandleFunc("/message", serveMessage)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)

@@ -78,11 +78,11 @@ func (g *Gateway) ServeSocket(ln net.Listener, srv *http.Server) error {
 		if err != nil {
 			return err
 		}
-		go g.sniffSocketConn(c, httpLn)
+		go g.legacy.sniffSocketConn(c, httpLn)
 	}
 }
 
-func (g *Gateway) sniffSocketConn(c net.Conn, httpLn *chanListener) {
+func (lf *legacyFront) sniffSocketConn(c net.Conn, httpLn *chanListener) {
 	peerErr := checkPeer(c)
 	br := bufio.NewReaderSize(c, 64<<10)
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
@@ -104,7 +104,7 @@ func (g *Gateway) sniffSocketConn(c net.Conn, httpLn *chanListener) {
 		c.Close()
 		return
 	}
-	g.serveLine(c, br)
+	lf.serveLine(c, br)
 }
 
 // peekedConn is a socket connection whose first bytes were read into br.
@@ -149,7 +149,8 @@ func (l *chanListener) Close() error {
 
 func (l *chanListener) Addr() net.Addr { return l.addr }
 
-func (g *Gateway) serveLine(c net.Conn, br *bufio.Reader) {
+func (lf *legacyFront) serveLine(c net.Conn, br *bufio.Reader) {
+	g := lf.g
 	defer c.Close()
 	ctx, cancel := context.WithCancel(auth.WithTrusted(g.ctx))
 	defer cancel()

@@ -238,7 +238,8 @@ func parseEventID(id string) (stream string, seq int, ok bool) {
 
 // serveResume answers a GET with Last-Event-ID naming a POST event stream of s: the
 // events after it, then, while the call runs, its later events as they come.
-func (g *Gateway) serveResume(w http.ResponseWriter, r *http.Request, s *Session, last string) {
+func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s *Session, last string) {
+	g := sf.g
 	stream, seq, ok := parseEventID(last)
 	var b *resumeBuf
 	if ok {

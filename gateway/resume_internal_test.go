@@ -59,7 +59,7 @@ func eventOf(t *testing.T, stream string, seq int, size int) []byte {
 func resumeOnce(g *Gateway, s *Session, last string) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
-	g.serveResume(w, r, s, last)
+	g.streamable.serveResume(w, r, s, last)
 	return w
 }
 

@@ -50,7 +50,7 @@ func ListenSocket(path string) (net.Listener, error) {
 // SocketServer is the socket's HTTP side; ServeSocket hands it the HTTP connections.
 func (g *Gateway) SocketServer() *http.Server {
 	return &http.Server{
-		Handler:           http.HandlerFunc(g.serveSocket),
+		Handler:           http.HandlerFunc(g.legacy.serveSocket),
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if pc, ok := c.(*peekedConn); ok { // from ServeSocket
@@ -64,7 +64,8 @@ func (g *Gateway) SocketServer() *http.Server {
 // peerVerdict is what checkPeer said of a connection: nil, the gateway's own user.
 type peerVerdict struct{ err error }
 
-func (g *Gateway) serveSocket(w http.ResponseWriter, r *http.Request) {
+func (lf *legacyFront) serveSocket(w http.ResponseWriter, r *http.Request) {
+	g := lf.g
 	v, ok := r.Context().Value(peerUIDKey{}).(peerVerdict)
 	if !ok {
 		v.err = errors.New("the peer was not checked")

@@ -9,9 +9,15 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
+// legacyFront is the 2024-11-05 front: the SSE stream and its message endpoint (/sse,
+// /message), and the bridge socket's line front (socket.go, line.go), which speaks the
+// same one stream per session.
+type legacyFront struct{ g *Gateway }
+
 // serveSSE is the legacy HTTP+SSE transport (2024-11-05): GET /sse opens the session's
 // event stream and names the POST endpoint in its first event.
-func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request) {
+func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) {
+	g := lf.g
 	if !g.checkOrigin(w, r) {
 		return
 	}
@@ -52,7 +58,8 @@ func (g *Gateway) serveSSE(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveMessage takes the POSTs of a legacy SSE session; answers travel on its stream.
-func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
+func (lf *legacyFront) serveMessage(w http.ResponseWriter, r *http.Request) {
+	g := lf.g
 	if !g.checkOrigin(w, r) {
 		return
 	}
@@ -83,7 +90,7 @@ func (g *Gateway) serveMessage(w http.ResponseWriter, r *http.Request) {
 	if !g.gate.continueSession(w, id, s) {
 		return
 	}
-	body, ok := g.readBody(w, r)
+	body, ok := g.streamable.readBody(w, r)
 	if !ok {
 		return
 	}

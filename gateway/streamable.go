@@ -16,19 +16,24 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
+// streamableFront is the streamable HTTP front (/mcp): POST, GET and DELETE, batches,
+// the session's GET stream and its resumption (resume.go).
+type streamableFront struct{ g *Gateway }
+
 // serveMCP is the streamable HTTP endpoint: POST carries client messages, GET opens the
 // session's stream for server-initiated messages, DELETE ends the session.
-func (g *Gateway) serveMCP(w http.ResponseWriter, r *http.Request) {
+func (sf *streamableFront) serveMCP(w http.ResponseWriter, r *http.Request) {
+	g := sf.g
 	if !g.checkOrigin(w, r) {
 		return
 	}
 	switch r.Method {
 	case http.MethodPost:
-		g.servePost(w, r)
+		sf.servePost(w, r)
 	case http.MethodGet:
-		g.serveGet(w, r)
+		sf.serveGet(w, r)
 	case http.MethodDelete:
-		g.serveDelete(w, r)
+		sf.serveDelete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
@@ -40,7 +45,8 @@ const presizeBody = 64 << 10
 
 // readBody reads a request body within the configured limit; false means an error answer
 // was written.
-func (g *Gateway) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+func (sf *streamableFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	g := sf.g
 	limit := g.cfg.HTTP.MaxBodyBytes
 	if auth.Trusted(r.Context()) && limit < SocketMaxBody {
 		limit = SocketMaxBody
@@ -116,18 +122,19 @@ func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested
 		map[string]any{"supported": modernVersions, "requested": requested}))
 }
 
-func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
+func (sf *streamableFront) servePost(w http.ResponseWriter, r *http.Request) {
+	g := sf.g
 	id, ok := g.gate.authenticate(w, r)
 	if !ok {
 		return
 	}
-	body, ok := g.readBody(w, r)
+	body, ok := sf.readBody(w, r)
 	if !ok {
 		return
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		g.serveBatch(w, r, trimmed, id)
+		sf.serveBatch(w, r, trimmed, id)
 		return
 	}
 	var m wire.Msg
@@ -149,7 +156,7 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if m.Method == "initialize" {
-		g.initializeHTTP(w, r, &m, id)
+		sf.initializeHTTP(w, r, &m, id)
 		return
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
@@ -187,7 +194,8 @@ func (g *Gateway) servePost(w http.ResponseWriter, r *http.Request) {
 
 // serveBatch handles a JSON array body: refused on 2025-06-18 and later (batching was
 // removed), processed one by one for 2025-03-26 sessions.
-func (g *Gateway) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, id *auth.Identity) {
+func (sf *streamableFront) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, id *auth.Identity) {
+	g := sf.g
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
 		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
@@ -252,7 +260,8 @@ func (c *collectReply) related(msg []byte) error {
 func (c *collectReply) reply(msg []byte) error { c.msg = msg; return nil }
 
 // initializeHTTP creates a session for an initialize request.
-func (g *Gateway) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire.Msg, id *auth.Identity) {
+func (sf *streamableFront) initializeHTTP(w http.ResponseWriter, r *http.Request, m *wire.Msg, id *auth.Identity) {
+	g := sf.g
 	if !m.IsRequest() {
 		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
 		return
@@ -357,7 +366,8 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 	return b
 }
 
-func (g *Gateway) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
+func (sf *streamableFront) sessionFor(w http.ResponseWriter, r *http.Request) *Session {
+	g := sf.g
 	id, ok := g.gate.authenticate(w, r)
 	if !ok {
 		return nil
@@ -396,7 +406,8 @@ func sameVersion(w http.ResponseWriter, r *http.Request, s *Session, id json.Raw
 }
 
 // serveGet opens the session's stream for server-initiated messages.
-func (g *Gateway) serveGet(w http.ResponseWriter, r *http.Request) {
+func (sf *streamableFront) serveGet(w http.ResponseWriter, r *http.Request) {
+	g := sf.g
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
 		writeHTTPError(w, http.StatusNotAcceptable, wire.CodeConnection, "Not Acceptable: the client must accept text/event-stream")
 		return
@@ -404,7 +415,7 @@ func (g *Gateway) serveGet(w http.ResponseWriter, r *http.Request) {
 	if _, ok := checkVersionHeader(w, r, nil); !ok {
 		return
 	}
-	s := g.sessionFor(w, r)
+	s := sf.sessionFor(w, r)
 	if s == nil {
 		return
 	}
@@ -412,7 +423,7 @@ func (g *Gateway) serveGet(w http.ResponseWriter, r *http.Request) {
 	// stream ("g-…") reopens the session's GET stream, whose messages sent while none was
 	// open waited for it (pending). Anything else is no id of ours.
 	if last := r.Header.Get("Last-Event-ID"); last != "" && !strings.HasPrefix(last, "g-") {
-		g.serveResume(w, r, s, last)
+		sf.serveResume(w, r, s, last)
 		return
 	}
 	st := newStream("g", g.cfg.HTTP.StreamQueue)
@@ -433,8 +444,9 @@ func (g *Gateway) serveGet(w http.ResponseWriter, r *http.Request) {
 	st.pump(w, r)
 }
 
-func (g *Gateway) serveDelete(w http.ResponseWriter, r *http.Request) {
-	s := g.sessionFor(w, r)
+func (sf *streamableFront) serveDelete(w http.ResponseWriter, r *http.Request) {
+	g := sf.g
+	s := sf.sessionFor(w, r)
 	if s == nil {
 		return
 	}
