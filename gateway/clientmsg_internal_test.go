@@ -16,7 +16,7 @@ import (
 func answerTestGateway(logs *bytes.Buffer) *Gateway {
 	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), calls: dispatcher{routes: newRoutes()},
 		log: slog.New(slog.NewJSONHandler(logs, nil))}
-	g.calls.g = g
+	linkParts(g)
 	return g
 }
 

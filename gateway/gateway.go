@@ -122,6 +122,11 @@ type Gateway struct {
 	modern statelessFront
 }
 
+// linkParts gives each part of g the gateway it reaches the others through.
+func linkParts(g *Gateway) {
+	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g = g, g, g, g, g, g
+}
+
 // New builds a gateway. Call Start, then serve Handler. keys (API keys created by
 // `mcpgw token create-key`) and audit may be nil.
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
@@ -130,7 +135,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		live: sessionTable{sessions: map[string]*Session{}}, calls: dispatcher{routes: newRoutes()},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
-	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g = g, g, g, g, g, g
+	linkParts(g)
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).

@@ -82,7 +82,7 @@ func TestTCPPeerUID(t *testing.T) {
 // make the request unreadable as local.
 func TestClientAddr(t *testing.T) {
 	g := &Gateway{}
-	g.gate.g = g
+	linkParts(g)
 	proxies, err := config.ParseTrustedProxies([]string{"127.0.0.1", "10.0.0.0/8"})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +122,8 @@ func TestClientAddr(t *testing.T) {
 // client behind a trusted proxy is the local owner; a loopback address alone is not.
 func TestLocalOwner(t *testing.T) {
 	g := &Gateway{}
-	g.gate = gatekeeper{g: g, local: localTrust{uid: 1000}}
+	linkParts(g)
+	g.gate.local = localTrust{uid: 1000}
 	g.pol.Store(&policy{cfg: &config.Config{}})
 	peerIs := func(uid int) {
 		g.gate.local.peerUID = func(_, _ *net.TCPAddr) (int, error) { return uid, nil }

@@ -22,6 +22,7 @@ func resumeTestGateway(bufBytes int, total int64, keep time.Duration) (*Gateway,
 	cfg := &config.Config{}
 	cfg.HTTP.ResumeBufferBytes, cfg.HTTP.ResumeMaxBytes, cfg.HTTP.ResumeFor = bufBytes, total, keep
 	g := &Gateway{cfg: cfg, metrics: telemetry.NewMetrics("all")}
+	linkParts(g)
 	return g, &Session{g: g, ID: "test"}
 }
 
