@@ -8,9 +8,8 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-// apiRoutes is the admin API's route table (admin.API.Routes) with the gateway's own
-// usage route (GET /api/usage, from its metrics snapshots).
-func apiRoutes(g *Gateway) []admin.Route { return g.admin.Routes(g.apiUsage) }
+// apiRoutes is the admin API's route table (admin.API.Routes).
+func apiRoutes(g *Gateway) []admin.Route { return g.admin.Routes() }
 
 // pluginRow is a plugin as the admin API and the readiness answer show it.
 type pluginRow = admin.PluginRow

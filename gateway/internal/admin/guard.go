@@ -5,11 +5,13 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/gorilla/mux"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -83,6 +85,9 @@ type Port interface {
 	Task(id string) (*sessions.Task, error)
 	// Explain is what an agent (with a task and an executor) may see, tool by tool.
 	Explain(agent, task, executor string) (view any, fail *auth.Failure)
+	// Usage is the last window (at most an hour) of tool calls and tools/list tokens,
+	// from the gateway's own metrics (GET /api/usage).
+	Usage(window time.Duration) *telemetry.UsageReport
 }
 
 // Store is the part of the session store the admin API keeps its config entries and the

@@ -3,9 +3,8 @@ package admin
 import "net/http"
 
 // Routes is the admin API's route table (docs/admin-api.md): the router and the OpenAPI
-// document are both built from it. usage serves GET /api/usage, which is the gateway's
-// (its metrics snapshots).
-func (a *API) Routes(usage http.HandlerFunc) []Route {
+// document are both built from it.
+func (a *API) Routes() []Route {
 	agents, executors := agentSpec(), executorSpec()
 	s, p, t := serverAPI{a}, policyAPI{a}, taskAPI{a}
 	return []Route{
@@ -47,7 +46,7 @@ func (a *API) Routes(usage http.HandlerFunc) []Route {
 		{Method: "GET", Path: "/api/runtime", Summary: "goroutines, heap and resident memory (?gc=1 collects first)", Handler: a.ServeRuntime},
 		{Method: "GET", Path: "/api/openapi.json", Summary: "this API as an OpenAPI 3.1 document", Handler: a.ServeOpenAPI},
 		{Method: "GET", Path: "/api/runtime/heap", Summary: "a heap profile for go tool pprof", Handler: a.ServeHeapProfile},
-		{Method: "GET", Path: "/api/usage", Summary: "tool calls, errors, p50/p99 and list tokens per agent and tool over the last ?minutes= (1-60), from the gateway's own metrics", Handler: usage},
+		{Method: "GET", Path: "/api/usage", Summary: "tool calls, errors, p50/p99 and list tokens per agent and tool over the last ?minutes= (1-60), from the gateway's own metrics", Handler: http.HandlerFunc(a.usage)},
 	}
 }
 

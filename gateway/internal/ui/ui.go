@@ -22,6 +22,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -55,6 +56,9 @@ type Port interface {
 	Config() *config.Config
 	// Explain is what an agent (with a task and an executor) may see, tool by tool.
 	Explain(agent, task, executor string) (view any, fail *auth.Failure)
+	// Usage is the last window (at most an hour) of tool calls and tools/list tokens, for
+	// the Usage page.
+	Usage(window time.Duration) *telemetry.UsageReport
 }
 
 // Route is an admin API route mounted again under /ui/api (its Path starts with /api).
