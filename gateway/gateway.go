@@ -92,8 +92,8 @@ type Gateway struct {
 	polGen atomic.Uint64
 	audit  *auth.Audit
 	keys   *auth.KeyFile
-	bus    sessions.Bus
-	origin string
+	// replicas carries events to the other replicas (replicas.go).
+	replicas replicaLink
 
 	// usage is the last hour of per-minute metric snapshots (the UI's Usage page); ui the
 	// web UI (gateway/internal/ui) with its sign-in sessions.
@@ -124,7 +124,7 @@ type Gateway struct {
 
 // linkParts gives each part of g the gateway it reaches the others through.
 func linkParts(g *Gateway) {
-	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g = g, g, g, g, g, g
+	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g, g
 }
 
 // New builds a gateway. Call Start, then serve Handler. keys (API keys created by
@@ -300,8 +300,8 @@ func (g *Gateway) logPanic(where string, p any) {
 
 // Start begins background work: idle reaping, the store sweep, and replica events.
 func (g *Gateway) Start() {
-	g.startBus()
-	go g.sweep(time.Now())
+	g.replicas.startBus()
+	go g.live.sweep(time.Now())
 	go g.live.reap()
 	g.usage.Snap(time.Now())
 	go g.usage.Run(g.ctx)

@@ -13,18 +13,27 @@ import (
 // what sessions see travel on the store's bus (Redis pub/sub), so that list_changed also
 // reaches the GET streams held by other replicas. A single gateway's bus does nothing.
 
+// replicaLink is this replica's end of the bus: origin tells its own events from the
+// others'.
+type replicaLink struct {
+	g      *Gateway
+	bus    sessions.Bus
+	origin string
+}
+
 type busEvent struct {
 	Origin string `json:"origin"`
 	Kind   string `json:"kind"` // reload | server | end
 	Name   string `json:"name,omitempty"`
 }
 
-func (g *Gateway) startBus() {
-	g.origin = rand.Text()[:12]
-	g.bus = sessions.BusOf(g.store)
-	go g.bus.Subscribe(g.ctx, func(msg []byte) {
+func (rl *replicaLink) startBus() {
+	g := rl.g
+	rl.origin = rand.Text()[:12]
+	rl.bus = sessions.BusOf(g.store)
+	go rl.bus.Subscribe(g.ctx, func(msg []byte) {
 		var ev busEvent
-		if json.Unmarshal(msg, &ev) != nil || ev.Origin == g.origin {
+		if json.Unmarshal(msg, &ev) != nil || ev.Origin == rl.origin {
 			return
 		}
 		switch ev.Kind {
@@ -50,21 +59,22 @@ func (g *Gateway) startBus() {
 	})
 }
 
-func (g *Gateway) publish(kind, name string) {
-	if g.bus == nil {
+func (rl *replicaLink) publish(kind, name string) {
+	g := rl.g
+	if rl.bus == nil {
 		return
 	}
-	b, _ := json.Marshal(busEvent{Origin: g.origin, Kind: kind, Name: name})
+	b, _ := json.Marshal(busEvent{Origin: rl.origin, Kind: kind, Name: name})
 	ctx, cancel := context.WithTimeout(g.ctx, 2*time.Second)
 	defer cancel()
-	if err := g.bus.Publish(ctx, b); err != nil {
+	if err := rl.bus.Publish(ctx, b); err != nil {
 		g.log.Warn("event not published to other replicas", "kind", kind, "err", err)
 	}
 }
 
 // PublishReload tells other replicas that this one reloaded its config, so that they
 // re-read theirs now rather than at their next poll.
-func (g *Gateway) PublishReload() { g.publish("reload", "") }
+func (g *Gateway) PublishReload() { g.replicas.publish("reload", "") }
 
 // notifyAll re-checks every live session's view.
 func (g *Gateway) notifyAll() {
@@ -75,45 +85,4 @@ func (g *Gateway) notifyAll() {
 			g.notifyIfChanged(s)
 		}
 	}
-}
-
-// sweep drops stored sessions idle past the idle timeout (after a restart nobody else
-// would) and refreshes last-seen times of live ones, so that the store stays true.
-func (g *Gateway) sweep(now time.Time) {
-	recs, err := g.store.List()
-	if err != nil {
-		return
-	}
-	g.live.mu.RLock()
-	live := make(map[string]*Session, len(g.live.sessions))
-	for id, s := range g.live.sessions {
-		live[id] = s
-	}
-	g.live.mu.RUnlock()
-	var idle []*storedRec
-	for _, r := range recs {
-		if s := live[r.ID]; s != nil {
-			seen := time.Unix(0, s.lastSeen.Load()).UTC()
-			if seen.Sub(r.LastSeen) > time.Minute {
-				s.mu.Lock()
-				s.rec.LastSeen = seen
-				rec := s.rec
-				s.mu.Unlock()
-				_ = g.store.Put(&rec)
-			}
-			continue
-		}
-		if now.Sub(r.LastSeen) > g.policy().cfg.HTTP.SessionIdle {
-			_ = g.store.Delete(r.ID)
-			continue
-		}
-		idle = append(idle, &storedRec{id: r.ID, seen: r.LastSeen})
-	}
-	if _, shared := g.bus.(*sessions.Redis); !shared {
-		// A store of this process alone: every record not live here is a session nobody
-		// serves until it is named again. (With replicas, they are other replicas' live
-		// sessions, each bounded there.)
-		g.live.trimStored(idle, len(live))
-	}
-	g.live.pruneConversations(now)
 }

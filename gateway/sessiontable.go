@@ -149,7 +149,7 @@ func (st *sessionTable) end(s *Session, why string) {
 	}
 	_ = g.store.Delete(s.ID)
 	s.close()
-	g.publish("end", s.ID)
+	g.replicas.publish("end", s.ID)
 	g.log.Info("session ended", "session", s.ID, "why", why)
 	g.releaseRetired()
 }
@@ -170,7 +170,7 @@ func (st *sessionTable) reap() {
 		t.Reset(reapEvery(g.policy().cfg))
 		now := time.Now()
 		if sweeps++; sweeps%10 == 0 {
-			g.sweep(now)
+			st.sweep(now)
 		}
 		g.calls.routes.expire(now)
 		all := st.all()
@@ -191,4 +191,46 @@ func (st *sessionTable) reap() {
 			g.reg.Instances().StopIdle(s, now, g.policy().cfg.Upstream.IdleTimeout)
 		}
 	}
+}
+
+// sweep drops stored sessions idle past the idle timeout (after a restart nobody else
+// would) and refreshes last-seen times of live ones, so that the store stays true.
+func (st *sessionTable) sweep(now time.Time) {
+	g := st.g
+	recs, err := g.store.List()
+	if err != nil {
+		return
+	}
+	st.mu.RLock()
+	live := make(map[string]*Session, len(st.sessions))
+	for id, s := range st.sessions {
+		live[id] = s
+	}
+	st.mu.RUnlock()
+	var idle []*storedRec
+	for _, r := range recs {
+		if s := live[r.ID]; s != nil {
+			seen := time.Unix(0, s.lastSeen.Load()).UTC()
+			if seen.Sub(r.LastSeen) > time.Minute {
+				s.mu.Lock()
+				s.rec.LastSeen = seen
+				rec := s.rec
+				s.mu.Unlock()
+				_ = g.store.Put(&rec)
+			}
+			continue
+		}
+		if now.Sub(r.LastSeen) > g.policy().cfg.HTTP.SessionIdle {
+			_ = g.store.Delete(r.ID)
+			continue
+		}
+		idle = append(idle, &storedRec{id: r.ID, seen: r.LastSeen})
+	}
+	if _, shared := g.replicas.bus.(*sessions.Redis); !shared {
+		// A store of this process alone: every record not live here is a session nobody
+		// serves until it is named again. (With replicas, they are other replicas' live
+		// sessions, each bounded there.)
+		st.trimStored(idle, len(live))
+	}
+	st.pruneConversations(now)
 }
