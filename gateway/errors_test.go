@@ -872,15 +872,18 @@ func (g *testGW) openGETWithVersion(t *testing.T, sid, version string) (int, fun
 
 // legacySession is an open GET /sse stream.
 type legacySession struct {
-	id     string
+	id       string
+	endpoint string // the endpoint event's path, before ?sessionId=
 	events chan wire.Event
 	close  func()
 }
 
-func openLegacy(t *testing.T, g *testGW) *legacySession {
+func openLegacy(t *testing.T, g *testGW) *legacySession { return openLegacyAt(t, g, "/sse") }
+
+func openLegacyAt(t *testing.T, g *testGW, path string) *legacySession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+"/sse", nil)
+	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+path, nil)
 	hr.Header.Set("Accept", "text/event-stream")
 	hresp, err := http.DefaultClient.Do(hr)
 	if err != nil {
@@ -905,17 +908,43 @@ func openLegacy(t *testing.T, g *testGW) *legacySession {
 	}()
 	select {
 	case ev := <-ls.events:
-		_, q, ok := strings.Cut(string(ev.Data), "sessionId=")
+		ep, q, ok := strings.Cut(string(ev.Data), "?sessionId=")
 		if ev.Name != "endpoint" || !ok {
 			ls.close()
 			t.Fatalf("first event %+v, want the endpoint", ev)
 		}
-		ls.id = q
+		ls.id, ls.endpoint = q, ep
 	case <-time.After(5 * time.Second):
 		ls.close()
 		t.Fatal("no endpoint event")
 	}
 	return ls
+}
+
+// TestLegacySSEUnderMCP: GET /mcp/sse and POST /mcp/messages are the legacy front too,
+// and a stream opened under /mcp names /mcp/messages as its endpoint.
+func TestLegacySSEUnderMCP(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	for _, c := range []struct{ open, endpoint string }{{"/sse", "/message"}, {"/mcp/sse", "/mcp/messages"}} {
+		ls := openLegacyAt(t, g, c.open)
+		if ls.endpoint != c.endpoint {
+			t.Errorf("GET %s: endpoint %q, want %q", c.open, ls.endpoint, c.endpoint)
+		}
+		r := g.do(t, req{path: c.endpoint + "?sessionId=" + ls.id,
+			body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`})
+		if r.status != http.StatusAccepted {
+			t.Errorf("POST %s initialize: HTTP %d %s", c.endpoint, r.status, r.body)
+		}
+		select {
+		case ev := <-ls.events:
+			if !strings.Contains(string(ev.Data), `"serverInfo"`) {
+				t.Errorf("GET %s: want the initialize result on the stream, got %s", c.open, ev.Data)
+			}
+		case <-time.After(5 * time.Second):
+			t.Errorf("GET %s: no initialize result on the stream", c.open)
+		}
+		ls.close()
+	}
 }
 
 func TestLegacySSE(t *testing.T) {

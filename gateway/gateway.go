@@ -191,6 +191,9 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.HandleFunc("/mcp", serveMCP)
 	g.mux.HandleFunc("/sse", g.legacy.serveSSE)
 	g.mux.HandleFunc("/message", serveMessage)
+	// The same front under /mcp, where clients written for other gateways look for it.
+	g.mux.HandleFunc("/mcp/sse", g.legacy.serveSSE)
+	g.mux.HandleFunc("/mcp/messages", serveMessage)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
 	g.mux.Handle("/metrics", g.metrics.Handler())

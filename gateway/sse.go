@@ -15,7 +15,8 @@ import (
 type legacyFront struct{ g *Gateway }
 
 // serveSSE is the legacy HTTP+SSE transport (2024-11-05): GET /sse opens the session's
-// event stream and names the POST endpoint in its first event.
+// event stream and names the POST endpoint in its first event: /message, or /mcp/messages
+// for a stream opened as /mcp/sse.
 func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	g := lf.g
 	if !g.checkOrigin(w, r) {
@@ -50,7 +51,11 @@ func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("Connection", "keep-alive")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write([]byte("event: endpoint\ndata: /message?sessionId=" + s.ID + "\n\n"))
+	endpoint := "/message"
+	if r.URL.Path == "/mcp/sse" {
+		endpoint = "/mcp/messages"
+	}
+	_, _ = w.Write([]byte("event: endpoint\ndata: " + endpoint + "?sessionId=" + s.ID + "\n\n"))
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
 	}

@@ -380,7 +380,7 @@ servers:
 
 // TestGoSDKClient: a go-sdk v1.8.0 client with default options (it probes 2026-07-28
 // first) connects over streamable HTTP, where it stays on the stateless revision (no
-// initialize, no session), and over legacy SSE; it lists and calls.
+// initialize, no session), and over legacy SSE at /sse and /mcp/sse; it lists and calls.
 func TestGoSDKClient(t *testing.T) {
 	needGatewayBin(t)
 	everythingServer(t)
@@ -400,6 +400,8 @@ servers:
 	}{
 		{"streamable", &mcp.StreamableClientTransport{Endpoint: rec.URL + "/mcp"}, "2026-07-28"},
 		{"sse", &mcp.SSEClientTransport{Endpoint: g.Base + "/sse"}, ""},
+		// The same front under /mcp (GET /mcp/sse, POST /mcp/messages).
+		{"sse-under-mcp", &mcp.SSEClientTransport{Endpoint: g.Base + "/mcp/sse"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			gc := connectGoClientProbing(t, tc.transport)
