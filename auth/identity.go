@@ -316,7 +316,9 @@ func (a *Authenticator) lookupKeyDef(key string) (config.APIKeyDef, bool) {
 	return config.APIKeyDef{}, false
 }
 
-// checkAgent refuses unknown agents (401) and disabled ones (403) once agents are defined.
+// checkAgent refuses unknown agents (401) and disabled ones (403, unless
+// auth.disabled_agent is "empty": then Resolve gives them no servers) once agents are
+// defined.
 func (a *Authenticator) checkAgent(id *Identity) *Failure {
 	if len(a.cfg.Agents) == 0 || id.Agent == "" {
 		return nil
@@ -325,7 +327,7 @@ func (a *Authenticator) checkAgent(id *Identity) *Failure {
 	if !ok {
 		return a.unauthorized("unknown_agent", fmt.Sprintf("unknown agent %q", id.Agent))
 	}
-	if ac != nil && ac.Enabled != nil && !*ac.Enabled {
+	if ac != nil && ac.Enabled != nil && !*ac.Enabled && a.cfg.Auth.DisabledAgent != "empty" {
 		return &Failure{Status: http.StatusForbidden, Reason: "agent_disabled", Message: fmt.Sprintf("Forbidden: agent %q is disabled", id.Agent)}
 	}
 	return nil

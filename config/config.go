@@ -60,6 +60,10 @@ type AuthConfig struct {
 	AdminToken       string       `yaml:"admin_token"`
 	Audit            AuditConfig  `yaml:"audit"`
 	Metrics          MetricsLabel `yaml:"metrics"`
+	// DisabledAgent is what an agent with enabled: false gets: "refuse" (403, the
+	// default) or "empty" (its sessions open and list nothing, for clients that treat a
+	// refusal as a broken server).
+	DisabledAgent string `yaml:"disabled_agent"`
 }
 
 // HeaderNames are the identity headers; a deployment may rename them.

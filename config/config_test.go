@@ -127,6 +127,11 @@ func TestConfigProblems(t *testing.T) {
 			wantErr: []string{"upstream.busy_poll: 50ms is too long (at most 10ms; negative turns it off)"},
 		},
 		{
+			name:    "disabled_agent that is neither refuse nor empty",
+			yaml:    "auth: {disabled_agent: hide}\n",
+			wantErr: []string{`auth.disabled_agent: "hide" is not one of refuse, empty`},
+		},
+		{
 			name:    "auth none on a non-loopback listener",
 			yaml:    "listen: 0.0.0.0:8080\n",
 			wantErr: []string{"~listen: auth.mode none trusts identity headers, so it only runs on a loopback listener"},

@@ -188,6 +188,11 @@ func (c *Config) validateAuth(ps *Problems) {
 			ps.add(false, fmt.Sprintf("auth.api_keys[%d]", i), "sha256 must be 64 hex digits")
 		}
 	}
+	switch c.Auth.DisabledAgent {
+	case "", "refuse", "empty":
+	default:
+		ps.add(false, "auth.disabled_agent", "%q is not one of refuse, empty", c.Auth.DisabledAgent)
+	}
 	switch al := c.Auth.Metrics.AgentLabel; {
 	case al == "all", al == "off", strings.HasPrefix(al, "top:"):
 	default:
