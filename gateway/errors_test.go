@@ -874,8 +874,8 @@ func (g *testGW) openGETWithVersion(t *testing.T, sid, version string) (int, fun
 type legacySession struct {
 	id       string
 	endpoint string // the endpoint event's path, before ?sessionId=
-	events chan wire.Event
-	close  func()
+	events   chan wire.Event
+	close    func()
 }
 
 func openLegacy(t *testing.T, g *testGW) *legacySession { return openLegacyAt(t, g, "/sse") }
