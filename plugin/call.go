@@ -191,13 +191,20 @@ func (t *Tool) resourceTypes(conn string) []any {
 		for i, n := range tools {
 			names[i] = n
 		}
-		m := map[string]any{"key": e.Type.Key, "connections": conns, "tools": names}
+		m := map[string]any{"key": e.Type.Key, "connections": conns, "tools": names, "capabilities": capabilityFlags(e.Caps)}
 		if e.Type.Description != "" {
 			m["description"] = e.Type.Description
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// capabilityFlags are a type's capabilities as list_resource_types shows them: what the
+// type offers, whatever this session may call of it (its tools say that).
+func capabilityFlags(c Capabilities) map[string]any {
+	return map[string]any{"canGet": c.CanGet, "canList": c.CanList, "canFind": c.CanFind, "canCreate": c.CanCreate,
+		"canUpdate": c.CanUpdate, "canDelete": c.CanDelete, "filterable": c.Filterable, "hasSchema": c.HasSchema, "hasActions": c.HasActions}
 }
 
 func (t *Tool) confirmMessage(a map[string]any) string {

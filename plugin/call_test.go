@@ -215,6 +215,18 @@ func TestCallScopedConnection(t *testing.T) {
 	if !strings.Contains(string(b), `"key":"batch::v1::Job"`) || strings.Contains(string(b), "_delete") || strings.Contains(string(b), "prod") {
 		t.Errorf("list_resource_types: %s", b)
 	}
+	// Each type carries its capability flags: Job can be found but is not filterable (so
+	// it has no find tool), and offers no writes.
+	for _, rt := range v["resourceTypes"].([]any) {
+		m := rt.(map[string]any)
+		if m["key"] != "batch::v1::Job" {
+			continue
+		}
+		got, _ := json.Marshal(m["capabilities"])
+		if want := `{"canCreate":false,"canDelete":false,"canFind":true,"canGet":true,"canList":true,"canUpdate":false,"filterable":false,"hasActions":false,"hasSchema":true}`; string(got) != want {
+			t.Errorf("Job's capabilities: %s, want %s", got, want)
+		}
+	}
 	r = call(t, ts, "kubernetes_list_namespaces", `{"connectionId":"staging"}`, plugin.CallOptions{})
 	if v := structuredMatches(t, ts, "kubernetes_list_namespaces", r); len(v["namespaces"].([]any)) != 2 {
 		t.Errorf("namespaces: %v", v)

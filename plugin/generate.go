@@ -567,12 +567,18 @@ func (g *generator) utilityTools(conns []string) {
 	b.s.AdditionalProperties = falseSchema()
 	g.add(t, b.s)
 
-	t = &Tool{Def: &ToolDef{Description: fmt.Sprintf("List the resource types of plugin %s with the connections that have them and the tools that act on them.", g.cat.ID), Annotations: ro},
+	t = &Tool{Def: &ToolDef{Description: fmt.Sprintf("List the resource types of plugin %s with the connections that have them, the tools that act on them, and what each type offers (capabilities).", g.cat.ID), Annotations: ro},
 		Full: g.cat.ID + nameSeparator + string(OperationListResourceTypes), Op: OperationListResourceTypes, conns: conns}
+	flag := &jsonschema.Schema{Type: "boolean"}
+	flagNames := []string{"canGet", "canList", "canFind", "canCreate", "canUpdate", "canDelete", "filterable", "hasSchema", "hasActions"}
+	flags := &jsonschema.Schema{Type: "object", Required: flagNames, PropertyOrder: flagNames, Properties: map[string]*jsonschema.Schema{}}
+	for _, n := range flagNames {
+		flags.Properties[n] = flag
+	}
 	t.Def.OutputSchema = &jsonschema.Schema{Type: "object", Required: []string{"resourceTypes"}, Properties: map[string]*jsonschema.Schema{
-		"resourceTypes": {Type: "array", Items: &jsonschema.Schema{Type: "object", Required: []string{"key", "connections", "tools"},
-			PropertyOrder: []string{"key", "description", "connections", "tools"},
-			Properties:    map[string]*jsonschema.Schema{"key": str, "description": str, "connections": strs, "tools": strs}}},
+		"resourceTypes": {Type: "array", Items: &jsonschema.Schema{Type: "object", Required: []string{"key", "connections", "tools", "capabilities"},
+			PropertyOrder: []string{"key", "description", "connections", "tools", "capabilities"},
+			Properties:    map[string]*jsonschema.Schema{"key": str, "description": str, "connections": strs, "tools": strs, "capabilities": flags}}},
 	}}
 	b = g.begin(t, conns)
 	b.s.Required = nil // optional here: all connections when left out
