@@ -286,7 +286,28 @@ func (w *pluginWatch) deliver(tp *watchTopic, e plugin.Event) {
 		if t.s.View().PluginReader(t.ref) == nil {
 			continue
 		}
-		params, _ := json.Marshal(map[string]string{"uri": t.uri})
+		params, _ := json.Marshal(updatedParams{URI: t.uri, Meta: map[string]watchEvent{eventMetaKey: {
+			Type: string(e.Type), ResourceType: e.Key, Connection: e.Connection, ID: e.ID, Namespace: e.Namespace}}})
 		_ = t.s.send(wire.Notification("notifications/resources/updated", params))
 	}
+}
+
+// eventMetaKey is the _meta member of a plugin resource's notifications/resources/updated
+// that says what changed, so that a subscriber to a whole type need not re-read it to
+// learn which row: {"type": "ADD" | "UPDATE" | "DELETE", "resourceType", "connection",
+// "id", "namespace"}; no id means the whole type changed (or the watch was re-made and
+// what happened meanwhile is unknown).
+const eventMetaKey = "mcpgw/event"
+
+type updatedParams struct {
+	URI  string                `json:"uri"`
+	Meta map[string]watchEvent `json:"_meta"`
+}
+
+type watchEvent struct {
+	Type         string `json:"type"`
+	ResourceType string `json:"resourceType"`
+	Connection   string `json:"connection"`
+	ID           string `json:"id,omitempty"`
+	Namespace    string `json:"namespace,omitempty"`
 }

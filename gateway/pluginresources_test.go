@@ -56,6 +56,13 @@ func (g *testGW) getStream(t *testing.T, sid string) <-chan *wire.Msg {
 // updatedURI waits for the next notifications/resources/updated and returns its uri.
 func updatedURI(t *testing.T, ch <-chan *wire.Msg, within time.Duration) string {
 	t.Helper()
+	uri, _ := updatedEvent(t, ch, within)
+	return uri
+}
+
+// updatedEvent is updatedURI with the event the notification's _meta carries.
+func updatedEvent(t *testing.T, ch <-chan *wire.Msg, within time.Duration) (string, map[string]string) {
+	t.Helper()
 	deadline := time.After(within)
 	for {
 		select {
@@ -67,12 +74,15 @@ func updatedURI(t *testing.T, ch <-chan *wire.Msg, within time.Duration) string 
 				continue
 			}
 			var p struct {
-				URI string `json:"uri"`
+				URI  string `json:"uri"`
+				Meta struct {
+					Event map[string]string `json:"mcpgw/event"`
+				} `json:"_meta"`
 			}
 			_ = json.Unmarshal(m.Params, &p)
-			return p.URI
+			return p.URI, p.Meta.Event
 		case <-deadline:
-			return ""
+			return "", nil
 		}
 	}
 }
@@ -185,8 +195,10 @@ agents:
 	if res := g.callTool(t, sid, "shop_shop_v1_users_update", `{"connectionId":"main","id":"2","age":86}`); res.IsError {
 		t.Fatal(res.text())
 	}
-	if u := updatedURI(t, mine, 10*time.Second); u != rowURI {
+	if u, ev := updatedEvent(t, mine, 10*time.Second); u != rowURI {
 		t.Errorf("row subscriber: updated %q (the row 3 update must not have reached it)", u)
+	} else if ev["type"] != "UPDATE" || ev["id"] != "2" || ev["connection"] != "main" || ev["resourceType"] != "shop::v1::users" {
+		t.Errorf("row subscriber: the event in _meta is %v, want an UPDATE of row 2 of shop::v1::users on main", ev)
 	}
 	if u := updatedURI(t, readers, 10*time.Second); u != typeURI {
 		t.Errorf("type subscriber: updated %q", u)
@@ -197,8 +209,10 @@ agents:
 	if res := g.callTool(t, sid, "shop_shop_v1_users_delete", `{"connectionId":"main","id":"2","confirm":true}`); res.IsError {
 		t.Fatal(res.text())
 	}
-	if u := updatedURI(t, readers, 10*time.Second); u != typeURI {
+	if u, ev := updatedEvent(t, readers, 10*time.Second); u != typeURI {
 		t.Errorf("type subscriber after delete: %q", u)
+	} else if ev["type"] != "DELETE" || ev["id"] != "2" {
+		t.Errorf("type subscriber after delete: the event in _meta is %v, want a DELETE of row 2", ev)
 	}
 	if u := updatedURI(t, mine, 500*time.Millisecond); u != "" {
 		t.Errorf("an unsubscribed session was told of %s", u)
