@@ -47,13 +47,16 @@ var clientTransports = map[string][]string{
 	"gemini":      {"http", "bridge"},
 	"qwen":        {"http", "bridge"},
 	"opencode":    {"http", "bridge"},
+	// generic is the plain mcpServers shape with "type": "streamable-http", which clients
+	// and tools written against that spelling read (docs/clients/generic.md).
+	"generic": {"http", "bridge"},
 }
 
 func clientConfig(args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("client-config", flag.ContinueOnError)
 	cfgFlag := fs.String("config", "", "config file")
 	agent := fs.String("agent", "", "agent id")
-	client := fs.String("client", "", "claude-code | codex | cursor | gemini | qwen | opencode")
+	client := fs.String("client", "", "claude-code | codex | cursor | gemini | qwen | opencode | generic")
 	via := fs.String("via", "http", "http (the gateway's URL) or bridge (spawn mcpgw-bridge over stdio)")
 	executor := fs.String("executor", "", "executor whose url_rewrite applies (e.g. local_docker)")
 	conversation := fs.String("conversation", "", "conversation id sent with every request (X-Conversation-ID, or the configured header)")
@@ -201,6 +204,7 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 		"gemini":      "Bearer $MCPGW_TOKEN",
 		"qwen":        "Bearer $MCPGW_TOKEN",
 		"opencode":    "Bearer {env:MCPGW_TOKEN}",
+		"generic":     "Bearer ${MCPGW_TOKEN}",
 	}
 	if s.token && s.client != "codex" {
 		headers["Authorization"] = tokenRef[s.client]
@@ -221,6 +225,12 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 			server = map[string]any{"type": "stdio", "command": s.bridge, "args": s.bridgeArgs()}
 		} else {
 			server = map[string]any{"type": "http", "url": s.url, "headers": headers}
+		}
+	case "generic":
+		if s.via == "bridge" {
+			server = map[string]any{"type": "stdio", "command": s.bridge, "args": s.bridgeArgs()}
+		} else {
+			server = map[string]any{"type": "streamable-http", "url": s.url, "headers": headers}
 		}
 	case "cursor":
 		if s.via == "bridge" {

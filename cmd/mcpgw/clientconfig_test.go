@@ -43,7 +43,7 @@ func fixBridgeCommand(t *testing.T, path string) {
 }
 
 // ccClients are the runtimes docs/clients/ covers.
-var ccClients = []string{"claude-code", "codex", "cursor", "gemini", "opencode", "qwen"}
+var ccClients = []string{"claude-code", "codex", "cursor", "gemini", "generic", "opencode", "qwen"}
 
 type ccCase struct {
 	client, via, executor, auth string
@@ -260,6 +260,10 @@ func checkMCPServersJSON(t *testing.T, c ccCase, out []byte) {
 		allowed = []string{"type", "command", "args", "env", "url", "headers"}
 		tokenRef, urlKey = "${MCPGW_TOKEN}", "url"
 		wantType = map[string]string{"http": "http", "bridge": "stdio"}[c.via]
+	case "generic":
+		allowed = []string{"type", "command", "args", "env", "url", "headers"}
+		tokenRef, urlKey = "${MCPGW_TOKEN}", "url"
+		wantType = map[string]string{"http": "streamable-http", "bridge": "stdio"}[c.via]
 	case "cursor":
 		allowed = []string{"type", "command", "args", "env", "envFile", "url", "headers"}
 		tokenRef, urlKey = "${env:MCPGW_TOKEN}", "url"
@@ -274,7 +278,7 @@ func checkMCPServersJSON(t *testing.T, c ccCase, out []byte) {
 	if wantType != "" && typ != wantType {
 		t.Errorf("type %q, want %q", typ, wantType)
 	}
-	if hasType && c.client != "claude-code" {
+	if hasType && c.client != "claude-code" && c.client != "generic" {
 		t.Errorf("%s: unexpected type %q", c.client, typ)
 	}
 	if c.via == "http" {
