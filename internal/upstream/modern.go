@@ -176,8 +176,10 @@ func withMeta(params, meta json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// addModernHeaders adds the Mcp-Method and Mcp-Name headers of a request body.
-func addModernHeaders(h *h1.Header, body []byte) {
+// addModernHeaders adds the Mcp-Method and Mcp-Name headers of a request body, and for
+// a tools/call the Mcp-Param-* headers of the arguments the tool's schema marks (k's
+// connection knows which; k is nil for a message that is no call of the gateway's).
+func addModernHeaders(h *h1.Header, body []byte, k *Call) {
 	var m wire.Msg
 	if wire.ParseInto(body, &m) != nil || m.Method == "" {
 		return
@@ -192,14 +194,23 @@ func addModernHeaders(h *h1.Header, body []byte) {
 	default:
 		return
 	}
-	_ = wire.Members(m.Params, func(k string, v []byte) error {
-		if k == member {
+	var name string
+	var args []byte
+	_ = wire.Members(m.Params, func(key string, v []byte) error {
+		switch key {
+		case member:
 			if s, ok := wire.String(v); ok {
+				name = s
 				h.Add("Mcp-Name", headerSafe(s))
 			}
+		case "arguments":
+			args = v
 		}
 		return nil
 	})
+	if m.Method == "tools/call" && name != "" && k != nil && k.conn != nil {
+		k.conn.addParamHeaders(h, name, args)
+	}
 }
 
 // headerSafe is a header value as the revision encodes it: plain visible ASCII as is,
