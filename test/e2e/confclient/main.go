@@ -15,6 +15,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -340,6 +341,11 @@ func connect(ctx context.Context, url string) (*session, error) {
 		return nil, fmt.Errorf("connect to mcpgw: %w", err)
 	}
 	s.cs = cs
+	raw, err := rawToolNames(ctx, url)
+	if err != nil {
+		cs.Close()
+		return nil, err
+	}
 	for tool, err := range cs.Tools(ctx, nil) {
 		if err != nil {
 			cs.Close()
@@ -351,7 +357,73 @@ func connect(ctx context.Context, url string) (*session, error) {
 			return nil, errors.New("tools/list through mcpgw: more than 1000 tools")
 		}
 	}
+	// The go-sdk client leaves out tools a client must not call (invalid x-mcp-header
+	// annotations, SEP-2243): the gateway must not show such a tool in the first place.
+	if dropped := slices.DeleteFunc(raw, func(n string) bool { return s.tool(n) != nil }); len(dropped) > 0 {
+		cs.Close()
+		return nil, fmt.Errorf("mcpgw lists tools a client must leave out (the go-sdk client dropped them): %v", dropped)
+	}
 	return s, nil
+}
+
+// rawToolNames lists the gateway's tools with plain 2026-07-28 requests, as the gateway
+// sends them, without a client library's filtering.
+func rawToolNames(ctx context.Context, url string) ([]string, error) {
+	var names []string
+	cursor := ""
+	for page := 0; page < 100; page++ {
+		params := map[string]any{"_meta": map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         map[string]string{"name": "mcpgw-confclient", "version": "1.0.0"},
+		}}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": page + 1, "method": "tools/list", "params": params})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "tools/list")
+		resp, err := probe.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("raw tools/list: %w", err)
+		}
+		b, err := io.ReadAll(io.LimitReader(resp.Body, 8<<20))
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("raw tools/list: %w", err)
+		}
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			// The answer is the last data line of the stream (notifications come first).
+			for _, line := range strings.Split(string(b), "\n") {
+				if d, ok := strings.CutPrefix(line, "data:"); ok && strings.TrimSpace(d) != "" {
+					b = []byte(d)
+				}
+			}
+		}
+		var r struct {
+			Result *struct {
+				Tools      []struct{ Name string } `json:"tools"`
+				NextCursor string                  `json:"nextCursor"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(b, &r); err != nil || r.Result == nil {
+			return nil, fmt.Errorf("raw tools/list: HTTP %d: %.500s", resp.StatusCode, b)
+		}
+		for _, t := range r.Result.Tools {
+			names = append(names, t.Name)
+		}
+		if r.Result.NextCursor == "" {
+			return names, nil
+		}
+		cursor = r.Result.NextCursor
+	}
+	return nil, errors.New("raw tools/list: more than 100 pages")
 }
 
 // schemaDefaults is the content of an accepted form: each property's default.
@@ -525,7 +597,8 @@ var scenarios = map[string]func(context.Context, *session, scenarioContext) erro
 	},
 
 	// A client calls whatever tools it is shown: the gateway must show valid_tool and none
-	// of the upstream's tools whose x-mcp-header annotations are invalid.
+	// of the upstream's tools whose x-mcp-header annotations are invalid (connect checks
+	// its raw list against the go-sdk client's, which leaves those out).
 	"http-invalid-tool-headers": func(ctx context.Context, s *session, _ scenarioContext) error {
 		if s.tool("valid_tool") == nil {
 			return fmt.Errorf("mcpgw does not list valid_tool (it lists %v)", s.toolNames())
