@@ -14,7 +14,8 @@ import (
 )
 
 // The stateless revision (2026-07-28) toward upstreams. An upstream that only speaks it
-// refuses initialize (method not found, or -32022 naming 2026-07-28); a server configured
+// refuses initialize (method not found, -32020 for the MCP-Protocol-Version header the
+// session-era initialize goes without, or -32022 naming 2026-07-28); a server configured
 // with protocol_version 2026-07-28 is asked that way from the start. The connection then
 // asks server/discover for the capabilities, and every request carries the revision's
 // _meta (protocol version, client capabilities, client info) and, over HTTP, the
@@ -34,6 +35,12 @@ func refusesInitialize(err error) bool {
 	}
 	switch re.Code {
 	case -32601:
+		return true
+	case -32020:
+		// The revision's header error (missing, or not matching _meta): only a server of
+		// the stateless revision asks for the header on initialize, which a session-era
+		// client sends before any version is agreed. The conformance suite's 2026-07-28
+		// servers answer so.
 		return true
 	case -32022:
 		return strings.Contains(string(re.Raw), ModernVersion)
