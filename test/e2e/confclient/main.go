@@ -58,14 +58,18 @@ type upstreamSettings struct {
 	// version is servers.scenario.protocol_version ("": the gateway's default, which
 	// falls back to the stateless revision when the server refuses initialize).
 	version string
+	// clientVersion is the revision the driver's own session asks the gateway for ("":
+	// the go-sdk client's latest, 2026-07-28).
+	clientVersion string
 }
 
 func main() {
 	var up upstreamSettings
 	flag.StringVar(&up.mode, "mode", "", "the upstream's instance mode (shared, per_session; default: the gateway's)")
+	flag.StringVar(&up.clientVersion, "client-version", "", "the revision the driver's session with the gateway asks for (default: the go-sdk client's latest)")
 	negotiate := flag.Bool("negotiate", false, "leave protocol_version unset: the gateway picks the revision, not MCP_CONFORMANCE_PROTOCOL_VERSION")
 	flag.Usage = func() {
-		fmt.Fprintln(os.Stderr, "usage: confclient [-mode M] [-negotiate] SCENARIO_SERVER_URL (run by `conformance client --command`)")
+		fmt.Fprintln(os.Stderr, "usage: confclient [-mode M] [-client-version V] [-negotiate] SCENARIO_SERVER_URL (run by `conformance client --command`)")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -120,13 +124,13 @@ func run(serverURL string, up upstreamSettings) int {
 		return 1
 	}
 	defer g.stop()
-	logf("scenario %s (revision %q, mode %q): mcpgw pid %d on %s, upstream %s, log %s",
-		scenario, up.version, up.mode, g.pid(), g.base, serverURL, g.logPath)
+	logf("scenario %s (upstream revision %q, mode %q; client revision %q): mcpgw pid %d on %s, upstream %s, log %s",
+		scenario, up.version, up.mode, up.clientVersion, g.pid(), g.base, serverURL, g.logPath)
 	if err := g.waitUpstream(ctx); err != nil {
 		logf("%v", err)
 		return 1
 	}
-	s, err := connect(ctx, g.base+"/mcp")
+	s, err := connect(ctx, g.base+"/mcp", up.clientVersion)
 	if err != nil {
 		logf("%v", err)
 		return 1
@@ -325,10 +329,10 @@ type session struct {
 	elicitations atomic.Int32
 }
 
-// connect opens a go-sdk client session to the gateway (which answers elicitation
-// requests by accepting the schema's defaults, as a user who changes nothing would) and
-// lists its tools.
-func connect(ctx context.Context, url string) (*session, error) {
+// connect opens a go-sdk client session to the gateway on revision version ("": the
+// client's latest), which answers elicitation requests by accepting the schema's
+// defaults, as a user who changes nothing would, and lists its tools.
+func connect(ctx context.Context, url, version string) (*session, error) {
 	s := &session{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-confclient", Version: "1.0.0"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -336,7 +340,7 @@ func connect(ctx context.Context, url string) (*session, error) {
 			return &mcp.ElicitResult{Action: "accept", Content: schemaDefaults(r.Params.RequestedSchema)}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, fmt.Errorf("connect to mcpgw: %w", err)
 	}
@@ -544,6 +548,11 @@ var scenarios = map[string]func(context.Context, *session, scenarioContext) erro
 			if err := s.call(ctx, c.tool, map[string]any{}, c.want); err != nil {
 				return err
 			}
+		}
+		// One form each for the two tools that ask, whichever side completes the round
+		// trip (the gateway for a session-era client, the client itself on 2026-07-28).
+		if n := s.elicitations.Load(); n != 2 {
+			return fmt.Errorf("the driver answered %d elicitation requests, want 2 (test_mrtr_echo_state, test_mrtr_no_state)", n)
 		}
 		return nil
 	},
