@@ -130,7 +130,7 @@ func run(serverURL string, up upstreamSettings) int {
 		logf("%v", err)
 		return 1
 	}
-	s, err := connect(ctx, g.base+"/mcp", up.clientVersion)
+	s, err := connect(ctx, g, up.clientVersion)
 	if err != nil {
 		logf("%v", err)
 		return 1
@@ -156,6 +156,9 @@ type gateway struct {
 	base     string // http://127.0.0.1:PORT
 	stateDir string
 	logPath  string
+	// http makes the driver's own requests to the gateway (health, readiness, raw
+	// listing), each bounded.
+	http *http.Client
 }
 
 func (g *gateway) pid() int { return g.cmd.Process.Pid }
@@ -205,7 +208,7 @@ servers:
 		}
 		logFile.Close()
 		g := &gateway{cmd: cmd, done: make(chan struct{}), base: fmt.Sprintf("http://127.0.0.1:%d", port),
-			stateDir: stateDir, logPath: logPath}
+			stateDir: stateDir, logPath: logPath, http: &http.Client{Timeout: 5 * time.Second}}
 		go func() {
 			_ = cmd.Wait()
 			close(g.done)
@@ -252,8 +255,6 @@ func (g *gateway) stop() {
 	}
 }
 
-var probe = &http.Client{Timeout: 2 * time.Second}
-
 // poll calls try until it reports done, the gateway exits, ctx ends or readyLimit
 // passes, pausing between attempts; the error says what try saw last.
 func (g *gateway) poll(ctx context.Context, what string, try func() (bool, string)) error {
@@ -279,7 +280,7 @@ func (g *gateway) poll(ctx context.Context, what string, try func() (bool, strin
 
 func (g *gateway) waitHealthy(ctx context.Context) error {
 	return g.poll(ctx, "mcpgw /healthz", func() (bool, string) {
-		resp, err := probe.Get(g.base + "/healthz")
+		resp, err := g.http.Get(g.base + "/healthz")
 		if err != nil {
 			return false, err.Error()
 		}
@@ -298,7 +299,7 @@ func (g *gateway) waitUpstream(ctx context.Context) error {
 		}
 		req, _ := http.NewRequest(http.MethodGet, g.base+"/readyz", nil)
 		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := probe.Do(req)
+		resp, err := g.http.Do(req)
 		if err != nil {
 			return false, err.Error()
 		}
@@ -332,7 +333,8 @@ type session struct {
 // connect opens a go-sdk client session to the gateway on revision version ("": the
 // client's latest), which answers elicitation requests by accepting the schema's
 // defaults, as a user who changes nothing would, and lists its tools.
-func connect(ctx context.Context, url, version string) (*session, error) {
+func connect(ctx context.Context, g *gateway, version string) (*session, error) {
+	url := g.base + "/mcp"
 	s := &session{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "mcpgw-confclient", Version: "1.0.0"}, &mcp.ClientOptions{
 		ElicitationHandler: func(_ context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -345,7 +347,7 @@ func connect(ctx context.Context, url, version string) (*session, error) {
 		return nil, fmt.Errorf("connect to mcpgw: %w", err)
 	}
 	s.cs = cs
-	raw, err := rawToolNames(ctx, url)
+	raw, err := g.rawToolNames(ctx)
 	if err != nil {
 		cs.Close()
 		return nil, err
@@ -372,7 +374,7 @@ func connect(ctx context.Context, url, version string) (*session, error) {
 
 // rawToolNames lists the gateway's tools with plain 2026-07-28 requests, as the gateway
 // sends them, without a client library's filtering.
-func rawToolNames(ctx context.Context, url string) ([]string, error) {
+func (g *gateway) rawToolNames(ctx context.Context) ([]string, error) {
 	var names []string
 	cursor := ""
 	for page := 0; page < 100; page++ {
@@ -385,7 +387,7 @@ func rawToolNames(ctx context.Context, url string) ([]string, error) {
 			params["cursor"] = cursor
 		}
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": page + 1, "method": "tools/list", "params": params})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, g.base+"/mcp", bytes.NewReader(body))
 		if err != nil {
 			return nil, err
 		}
@@ -393,7 +395,7 @@ func rawToolNames(ctx context.Context, url string) ([]string, error) {
 		req.Header.Set("Accept", "application/json, text/event-stream")
 		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
 		req.Header.Set("Mcp-Method", "tools/list")
-		resp, err := probe.Do(req)
+		resp, err := g.http.Do(req)
 		if err != nil {
 			return nil, fmt.Errorf("raw tools/list: %w", err)
 		}
