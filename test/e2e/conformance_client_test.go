@@ -137,11 +137,11 @@ func TestConformanceClient(t *testing.T) {
 	var lines []string
 	for _, run := range clientRuns() {
 		name := run.name()
-		if why, gap := clientRunGaps[name]; gap {
-			lines = append(lines, fmt.Sprintf("%-72s not run: %s", name, why))
-			continue
-		}
 		t.Run(name, func(t *testing.T) {
+			if why, gap := clientRunGaps[name]; gap {
+				lines = append(lines, fmt.Sprintf("%-72s not run: %s", name, why))
+				t.Skipf("not run: %s (clientRunGaps)", why)
+			}
 			r := runClientScenario(t, script, driver, bin, run)
 			lines = append(lines, fmt.Sprintf("%-72s %2d/%-2d passed, %d failed, %d warnings", name, r.passed, r.passed+r.failed, r.failed, r.warnings))
 		})
