@@ -72,6 +72,11 @@ type Conn struct {
 	// modern.go): every request then carries modernMeta in params._meta.
 	Modern     bool
 	modernMeta json.RawMessage
+	// paramHeaders are the x-mcp-header bindings of the server's tools, by tool name, as
+	// the last tools/list of any of its connections from the same Dialer returned them
+	// (paramheaders.go): a per_session instance is called with the tools another
+	// connection listed. Nil for a Conn no Dialer made (tests).
+	paramHeaders *toolBindings
 
 	// busy is the gateway's busy polling (Dialer.Busy; nil: never), version its version
 	// (clientInfo.version).

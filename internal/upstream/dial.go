@@ -85,6 +85,8 @@ type Dialer struct {
 	// Busy is the gateway's busy polling for upstream answers (nil: never).
 	Busy *BusyPoll
 
+	bindings serverBindings // the x-mcp-header bindings of each server's tools (paramheaders.go)
+
 	pool *h1.Pool     // idle keep-alive connections of the POST client (internal/h1)
 	http *http.Client // the net/http client of upstreams without TLS settings
 	tls  tlsProfiles  // the clients of upstreams with TLS settings, by digest (tls.go)
@@ -134,6 +136,7 @@ func (d *Dialer) Dial(ctx context.Context, o Options) (*Conn, error) {
 	c := newConn(o.Name, tr, o.Handler, log)
 	c.busy = d.Busy
 	c.version = d.EffectiveVersion()
+	c.paramHeaders = d.bindings.of(o.Name)
 	c.Limit = NewLimiter(o.MaxConcurrency, o.MaxQueue, o.QueueTimeout)
 	if c.Limit != nil {
 		c.Limit.MaxWaitPerOwner = o.MaxQueuePerOwner
@@ -266,7 +269,9 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 	return c.Notify(ctx, "notifications/initialized", nil)
 }
 
-// ListAll pages through a list method and returns the raw items under key.
+// ListAll pages through a list method and returns the raw items under key. Of a
+// tools/list it keeps only the tools whose x-mcp-header annotations are valid, and learns
+// their bindings (paramheaders.go).
 func (c *Conn) ListAll(ctx context.Context, method, key string) ([]json.RawMessage, error) {
 	var out []json.RawMessage
 	cursor := ""
@@ -304,6 +309,9 @@ func (c *Conn) ListAll(ctx context.Context, method, key string) ([]json.RawMessa
 			cursor, _ = wire.String(next)
 		}
 		if cursor == "" {
+			if method == "tools/list" {
+				out = c.keepValidTools(out)
+			}
 			return out, nil
 		}
 	}

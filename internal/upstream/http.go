@@ -210,8 +210,8 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 }
 
 // postHeader adds to h the header fields of a POST of body: its media types, the session
-// id and protocol version when set (and the stateless revision's Mcp-Method and
-// Mcp-Name), and the call's own (the trace context).
+// id and protocol version when set (and the stateless revision's Mcp-Method, Mcp-Name and
+// a tools/call's Mcp-Param-*), and the call's own (the trace context).
 func postHeader(h *h1.Header, k *Call, sid, version string, body []byte) {
 	h.Add("Content-Type", "application/json")
 	h.Add("Accept", "application/json, text/event-stream")
@@ -221,7 +221,7 @@ func postHeader(h *h1.Header, k *Call, sid, version string, body []byte) {
 	if version != "" {
 		h.Add("Mcp-Protocol-Version", version)
 		if version == ModernVersion {
-			addModernHeaders(h, body)
+			addModernHeaders(h, body, k)
 		}
 	}
 	if k != nil {

@@ -14,7 +14,8 @@ import (
 )
 
 // The stateless revision (2026-07-28) toward upstreams. An upstream that only speaks it
-// refuses initialize (method not found, or -32022 naming 2026-07-28); a server configured
+// refuses initialize (method not found, -32020 for the MCP-Protocol-Version header the
+// session-era initialize goes without, or -32022 naming 2026-07-28); a server configured
 // with protocol_version 2026-07-28 is asked that way from the start. The connection then
 // asks server/discover for the capabilities, and every request carries the revision's
 // _meta (protocol version, client capabilities, client info) and, over HTTP, the
@@ -34,6 +35,12 @@ func refusesInitialize(err error) bool {
 	}
 	switch re.Code {
 	case -32601:
+		return true
+	case -32020:
+		// The revision's header error (missing, or not matching _meta): only a server of
+		// the stateless revision asks for the header on initialize, which a session-era
+		// client sends before any version is agreed. The conformance suite's 2026-07-28
+		// servers answer so.
 		return true
 	case -32022:
 		return strings.Contains(string(re.Raw), ModernVersion)
@@ -176,8 +183,10 @@ func withMeta(params, meta json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// addModernHeaders adds the Mcp-Method and Mcp-Name headers of a request body.
-func addModernHeaders(h *h1.Header, body []byte) {
+// addModernHeaders adds the Mcp-Method and Mcp-Name headers of a request body, and for
+// a tools/call the Mcp-Param-* headers of the arguments the tool's schema marks (k's
+// connection knows which; k is nil for a message that is no call of the gateway's).
+func addModernHeaders(h *h1.Header, body []byte, k *Call) {
 	var m wire.Msg
 	if wire.ParseInto(body, &m) != nil || m.Method == "" {
 		return
@@ -192,14 +201,23 @@ func addModernHeaders(h *h1.Header, body []byte) {
 	default:
 		return
 	}
-	_ = wire.Members(m.Params, func(k string, v []byte) error {
-		if k == member {
+	var name string
+	var args []byte
+	_ = wire.Members(m.Params, func(key string, v []byte) error {
+		switch key {
+		case member:
 			if s, ok := wire.String(v); ok {
+				name = s
 				h.Add("Mcp-Name", headerSafe(s))
 			}
+		case "arguments":
+			args = v
 		}
 		return nil
 	})
+	if m.Method == "tools/call" && name != "" && k != nil && k.conn != nil {
+		k.conn.addParamHeaders(h, name, args)
+	}
 }
 
 // headerSafe is a header value as the revision encodes it: plain visible ASCII as is,
