@@ -187,7 +187,11 @@ func (a AdminConfig) CommandsAllowed() bool { return a.AllowCommands == nil || *
 
 // UpstreamDefaults apply to every server that does not set its own.
 type UpstreamDefaults struct {
-	ConnectTimeout  time.Duration `yaml:"connect_timeout"`
+	ConnectTimeout time.Duration `yaml:"connect_timeout"`
+	// StartWait is how long serve waits for the servers and plugins to come up before it
+	// serves (0, the default: it serves at once, with the catalogue they have so far, and
+	// sends list_changed as the others come up; /readyz says starting meanwhile).
+	StartWait       time.Duration `yaml:"start_wait"`
 	CallTimeout     time.Duration `yaml:"call_timeout"`
 	ProtocolVersion string        `yaml:"protocol_version"`
 	// MaxPerSession caps the per_session instances of one server.

@@ -208,6 +208,9 @@ func (c *Config) validateLimits(ps *Problems) {
 	if c.Upstream.MaxMessageBytes < 4096 {
 		ps.add(false, "upstream.max_message_bytes", "%d is too small (at least 4096)", c.Upstream.MaxMessageBytes)
 	}
+	if c.Upstream.StartWait < 0 {
+		ps.add(false, "upstream.start_wait", "%s is negative (0 serves at once)", c.Upstream.StartWait)
+	}
 	if c.Upstream.BusyPoll > 10*time.Millisecond {
 		ps.add(false, "upstream.busy_poll", "%s is too long (at most 10ms; negative turns it off)", c.Upstream.BusyPoll)
 	}

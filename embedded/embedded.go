@@ -52,8 +52,9 @@ type Options struct {
 	// closed by Close). A store given here is the host's to close, after Close.
 	Store sessions.Store
 	// ConnectWait bounds how long Start waits for upstreams and plugins to come up the
-	// first time (0: the longest configured connect timeout plus a second). One that is
-	// not up by then keeps starting in the background.
+	// first time (0: the config's upstream.start_wait, whose default 0 waits for none:
+	// the gateway serves at once and sends list_changed as they come up). One that is not
+	// up by then keeps starting in the background.
 	ConnectWait time.Duration
 	// OnPeerReload, when set, is called when another replica sharing the store announces
 	// a config reload (the daemon reads its file again). Unset, the gateway re-applies
@@ -240,7 +241,7 @@ func (g *Gateway) Start(ctx context.Context) error {
 	gw.ReloadHook = g.opts.OnPeerReload
 	wait := g.opts.ConnectWait
 	if wait <= 0 {
-		wait = connectWait(cfg)
+		wait = cfg.Upstream.StartWait
 	}
 	if err := startRegistry(ctx, g.reg, wait); err != nil {
 		return err
@@ -264,18 +265,6 @@ func startRegistry(ctx context.Context, reg *registry.Registry, wait time.Durati
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-}
-
-// connectWait is how long Start waits by default: the longest connect timeout, plus a
-// second.
-func connectWait(cfg *config.Config) time.Duration {
-	wait := cfg.Upstream.ConnectTimeout
-	for _, d := range cfg.Servers {
-		if d.Timeouts.Connect > wait {
-			wait = d.Timeouts.Connect
-		}
-	}
-	return wait + time.Second
 }
 
 // Handler serves the gateway's HTTP routes: /mcp (streamable HTTP), /sse and /message

@@ -63,7 +63,9 @@ func newHost(t *testing.T, name string, p plugin.Plugin, extra string) *host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := embedded.NewYAML(config(t, ln.Addr().String(), extra), embedded.Options{})
+	// The tests start from a whole catalogue: Start waits for the plugin (a gateway
+	// serves at once by default, TestEmbedServesWhilePluginStarts).
+	g, err := embedded.NewYAML(config(t, ln.Addr().String(), extra), embedded.Options{ConnectWait: 10 * time.Second})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -244,7 +246,7 @@ func TestEmbedCloseStopsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := embedded.NewYAML(config(t, ln.Addr().String(), ""), embedded.Options{})
+	g, err := embedded.NewYAML(config(t, ln.Addr().String(), ""), embedded.Options{ConnectWait: 10 * time.Second})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

@@ -129,7 +129,7 @@ agents:
   limited:
     servers: [viasdk]
     tools: {deny: ["viasdk__fail"]}
-`, ln.Addr().String(), t.TempDir()), embedded.Options{})
+`, ln.Addr().String(), t.TempDir()), embedded.Options{ConnectWait: 10 * time.Second})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

@@ -94,6 +94,9 @@ type Gateway struct {
 	keys   *auth.KeyFile
 	// replicas carries events to the other replicas (replicas.go).
 	replicas replicaLink
+	// startedAt is when Start ran: /readyz says starting until the registry's servers and
+	// plugins have first come up or failed, at most StartWindow after it.
+	startedAt time.Time
 
 	// usage is the last hour of per-minute metric snapshots (the UI's Usage page); ui the
 	// web UI (gateway/internal/ui) with its sign-in sessions.
@@ -303,6 +306,7 @@ func (g *Gateway) logPanic(where string, p any) {
 
 // Start begins background work: idle reaping, the store sweep, and replica events.
 func (g *Gateway) Start() {
+	g.startedAt = time.Now()
 	g.replicas.startBus()
 	go g.live.sweep(time.Now())
 	go g.live.reap()

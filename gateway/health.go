@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -27,10 +29,15 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 		Sessions  int               `json:"sessions"`
 		Upstreams []registry.Status `json:"upstreams"`
 		Plugins   []pluginRow       `json:"plugins"`
+		// Starting: servers or plugins are still coming up the first time.
+		Starting bool `json:"starting,omitempty"`
 	}
 	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses(), Plugins: g.admin.PluginRows()}
 	if err := g.probeStore(); err != nil {
 		out.Ready, out.Store = false, err.Error()
+	}
+	if g.starting() {
+		out.Ready, out.Starting = false, true
 	}
 	detail := g.readyDetail(r)
 	// A plugin that is not up is reported; it makes the gateway unready only when its
@@ -49,13 +56,46 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	} else {
 		// Upstreams' errors name commands and addresses, plugins their connections: for an
 		// admin only. Everyone else learns ready or not.
-		b, _ = json.Marshal(map[string]bool{"ready": out.Ready})
+		short := map[string]bool{"ready": out.Ready}
+		if out.Starting {
+			short["starting"] = true
+		}
+		b, _ = json.Marshal(short)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	if !out.Ready {
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
 	_, _ = w.Write(append(b, '\n'))
+}
+
+// starting reports whether the servers and plugins are still coming up the first time:
+// the gateway serves meanwhile (with what is up so far), but is not ready, so that a load
+// balancer or an orchestrator sends it traffic once its catalogue is whole. It stops
+// saying so after StartWindow, whatever is still down.
+func (g *Gateway) starting() bool {
+	st := g.reg.Started()
+	if st == nil || g.startedAt.IsZero() {
+		return false
+	}
+	select {
+	case <-st:
+		return false
+	default:
+		return time.Since(g.startedAt) < StartWindow(g.policy().cfg)
+	}
+}
+
+// StartWindow is how long the servers and plugins of cfg may take to first come up: the
+// longest connect timeout, plus a second.
+func StartWindow(cfg *config.Config) time.Duration {
+	wait := cfg.Upstream.ConnectTimeout
+	for _, d := range cfg.Servers {
+		if d.Timeouts.Connect > wait {
+			wait = d.Timeouts.Connect
+		}
+	}
+	return wait + time.Second
 }
 
 // readyDetail reports whether r may read /readyz's detail: the admin API's callers (an

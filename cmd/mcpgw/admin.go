@@ -134,7 +134,7 @@ func explain(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	reg.Start(connectWait(cfg))
+	reg.Start(gateway.StartWindow(cfg))
 	defer reg.Close()
 	v, fail := gw.Explain(*agent, *task, *executor)
 	if fail != nil {

@@ -12,10 +12,10 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
+	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/registry/pluginkind"
@@ -166,7 +166,7 @@ func validate(args []string, out io.Writer) error {
 		servers.Plugins = nil
 		reg := registry.New(&servers, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		reg.NoPools = true // checking lists tools: no warm instances
-		wait := connectWait(cfg)
+		wait := gateway.StartWindow(cfg)
 		reg.Start(wait)
 		for _, st := range reg.Statuses() {
 			if st.State != registry.StateUp {
@@ -203,16 +203,6 @@ func display(path string) string {
 		return "embedded defaults"
 	}
 	return path
-}
-
-func connectWait(cfg *config.Config) time.Duration {
-	wait := cfg.Upstream.ConnectTimeout
-	for _, d := range cfg.Servers {
-		if d.Timeouts.Connect > wait {
-			wait = d.Timeouts.Connect
-		}
-	}
-	return wait + time.Second
 }
 
 func serve(args []string) error {

@@ -81,6 +81,9 @@ func TestBridgeMakeRunDefaults(t *testing.T) {
 	if err := waitHTTP(p, fmt.Sprintf("http://127.0.0.1:%d/healthz", port), http.StatusOK, readyTimeout); err != nil {
 		t.Fatal(err)
 	}
+	if err := waitStarted(p, fmt.Sprintf("http://127.0.0.1:%d", port), readyTimeout); err != nil {
+		t.Fatal(err)
+	}
 	sock := filepath.Join(stateDir, "mcpgw.sock")
 	if _, err := os.Stat(sock); err != nil {
 		t.Fatalf("the daemon has no socket at the default place %s: %v\n%s", sock, err, p.Tail(2000))

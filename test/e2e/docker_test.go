@@ -51,6 +51,7 @@ func TestDockerExampleConfigServes(t *testing.T) {
 		g = startProcess(t, "mcpgw-docker-yaml", bin, []string{"serve", "--config", cfgPath, "--listen", addr}, env)
 		base = "http://" + addr
 		if lastErr = waitHTTP(g, base+"/healthz", http.StatusOK, readyTimeout); lastErr == nil {
+			lastErr = waitStarted(g, base, readyTimeout)
 			break
 		}
 		if !addrInUse(g) {

@@ -14,6 +14,7 @@ package e2e
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -286,6 +287,35 @@ func waitHTTP(p *Proc, url string, want int, timeout time.Duration) error {
 	return fmt.Errorf("GET %s: no %d within %s (last: %s)", url, want, timeout, last)
 }
 
+// waitStarted waits until the gateway's /readyz no longer says starting: every server and
+// plugin has first come up or failed (or the gateway's start window passed).
+func waitStarted(p *Proc, base string, timeout time.Duration) error {
+	client := &http.Client{Timeout: 2 * time.Second}
+	deadline := time.Now().Add(timeout)
+	last := "no answer"
+	for i := 0; time.Now().Before(deadline); i++ {
+		if p != nil && p.Exited() {
+			return fmt.Errorf("%s: %w (%v)", p.Name, errExited, p.waitErr)
+		}
+		resp, err := client.Get(base + "/readyz")
+		if err == nil {
+			var r struct {
+				Starting bool `json:"starting"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&r)
+			resp.Body.Close()
+			if err == nil && !r.Starting {
+				return nil
+			}
+			last = resp.Status + ", starting"
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(backoff(i))
+	}
+	return fmt.Errorf("GET %s/readyz: still starting after %s (last: %s)", base, timeout, last)
+}
+
 func backoff(i int) time.Duration {
 	d := time.Duration(25*(i+1)) * time.Millisecond
 	if d > 250*time.Millisecond {
@@ -352,6 +382,11 @@ func startGatewayOpts(t testing.TB, configYAML string, o GatewayOptions) *Gatewa
 		}
 		lastErr = waitHTTP(p, g.Base+"/healthz", http.StatusOK, readyTimeout)
 		if lastErr == nil {
+			// The gateway serves at once; the tests start from a whole catalogue, as a
+			// load balancer would (its servers and plugins first up or failed).
+			if err := waitStarted(p, g.Base, readyTimeout); err != nil {
+				t.Fatal(err)
+			}
 			return g
 		}
 		if !addrInUse(p) {

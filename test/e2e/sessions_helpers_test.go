@@ -37,6 +37,9 @@ func sessRestartGateway(t testing.TB, g *Gateway, name string) *Gateway {
 	if err := waitHTTP(p, g.Base+"/healthz", http.StatusOK, readyTimeout); err != nil {
 		t.Fatalf("%s did not become healthy on %s: %v", name, g.Addr, err)
 	}
+	if err := waitStarted(p, g.Base, readyTimeout); err != nil {
+		t.Fatal(err)
+	}
 	ng := *g
 	ng.Proc = p
 	return &ng
@@ -58,6 +61,9 @@ func sessStartReplica(t testing.TB, name, cfgPath string) *Gateway {
 		g := &Gateway{Proc: p, Addr: addr, Base: "http://" + addr, URL: "http://" + addr + "/mcp",
 			Port: port, StateDir: stateDir, Config: cfgPath}
 		if lastErr = waitHTTP(p, g.Base+"/healthz", http.StatusOK, readyTimeout); lastErr == nil {
+			if err := waitStarted(p, g.Base, readyTimeout); err != nil {
+				t.Fatal(err)
+			}
 			return g
 		}
 		if !addrInUse(p) {
