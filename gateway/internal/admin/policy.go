@@ -368,6 +368,9 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 		if !ok {
 			return
 		}
+		if spec.kind == kindAgent {
+			warns = append(warns, a.resolveWarnings(id)...)
+		}
 		v, etag := a.policyView(spec, id, doc, next)
 		if len(warns) > 0 {
 			v["warnings"] = warns
@@ -381,6 +384,24 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 func decodeStrictErrs(spec *policySpec, body []byte) []FieldError {
 	_, errs := spec.decode(body)
 	return errs
+}
+
+// resolveWarnings are what a session of the agent would be told at its start, with the
+// config just applied: the servers its executor's policy skips (not in its allowlist, in
+// its denylist, a transport it does not allow) and modes that cannot apply. It is the
+// resolution GET /api/resolve and a session start run (auth.Resolve), not a second copy,
+// so the answer of a save and the session can never disagree. Called with the config
+// lock held, after the change was applied.
+func (a policyAPI) resolveWarnings(agent string) []FieldError {
+	res, fail := auth.Resolve(a.port.Config(), &auth.Identity{Agent: agent}, nil)
+	if fail != nil {
+		return []FieldError{{Field: "agents." + agent, Message: fail.Message}}
+	}
+	var out []FieldError
+	for _, w := range res.Warnings {
+		out = append(out, FieldError{Field: "agents." + agent + ".servers", Message: w})
+	}
+	return out
 }
 
 // resolvedServer is one server of GET /api/resolve: how a session of that agent, executor

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -465,6 +467,11 @@ func (a serverAPI) writeEntity(w http.ResponseWriter, r *http.Request, cur *serv
 	if !ok {
 		return
 	}
+	if next != nil {
+		if fe := commandWarning(name, nextDoc); fe != nil {
+			warns = append(warns, *fe)
+		}
+	}
 	if dry {
 		JSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
 		return
@@ -514,4 +521,24 @@ func (d *ServerDoc) instanceDoc(s *config.ServerDef) {
 		d.Pool = &poolDoc{Warm: p.Warm, Max: p.Max, IdleTimeout: durationString(p.IdleTimeout)}
 	}
 	d.AgentGrace = durationString(s.AgentGrace)
+}
+
+// commandWarning is a warning for a stdio server whose command the gateway could not
+// start: not found on the gateway's PATH, and not an existing file (a relative path with
+// a slash is taken from the server's dir, as the process is started there). The server is
+// saved all the same: the command may be installed next, and the supervisor retries.
+func commandWarning(name string, d *ServerDoc) *FieldError {
+	if config.NormalizeTransport(d.Type) != config.TransportStdio || d.Command == "" {
+		return nil
+	}
+	cmd := d.Command
+	if d.Dir != "" && strings.ContainsRune(cmd, filepath.Separator) && !filepath.IsAbs(cmd) {
+		cmd = filepath.Join(d.Dir, cmd)
+	}
+	if _, err := exec.LookPath(cmd); err == nil {
+		return nil
+	}
+	return &FieldError{Field: "servers." + name + ".command",
+		Message: fmt.Sprintf("%q is not on the gateway's PATH and is not an executable file: the server is saved, but it cannot start until the command exists", d.Command),
+		Hint:    "install the command, or give its absolute path"}
 }
