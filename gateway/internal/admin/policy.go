@@ -407,9 +407,14 @@ func (a policyAPI) resolveWarnings(agent string) []FieldError {
 // resolvedServer is one server of GET /api/resolve: how a session of that agent, executor
 // and task would reach it.
 type resolvedServer struct {
-	Name      string            `json:"name"`
-	Transport string            `json:"transport"`
-	Mode      string            `json:"mode"`
+	Name string `json:"name"`
+	// Kind is server or plugin. A plugin runs inside the gateway: it has a type (sql,
+	// go, command, mcpgw) and neither transport nor mode, and the executor's rewrites and
+	// environment do not concern it (its allowlist and denylist do).
+	Kind      string            `json:"kind"`
+	Type      string            `json:"type,omitempty"` // a plugin's
+	Transport string            `json:"transport,omitempty"`
+	Mode      string            `json:"mode,omitempty"`
 	Endpoint  string            `json:"endpoint,omitempty"` // the URL after url_rewrite
 	Command   string            `json:"command,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`     // after env_injection, values redacted
@@ -459,12 +464,20 @@ func (a policyAPI) ServeResolve(w http.ResponseWriter, r *http.Request) {
 		Warnings []string         `json:"warnings"`
 	}{Agent: agent, Task: id.Task, Executor: res.Executor, Servers: []resolvedServer{}, Warnings: nonNil(res.Warnings)}
 	for _, name := range res.Servers {
+		if pd := cfg.Plugins[name]; pd != nil {
+			rs := resolvedServer{Name: name, Kind: KindPlugin, Type: pd.Type, Source: "file"}
+			if p := a.port.Plugin(name); p != nil {
+				rs.Type = p.Status().Type
+			}
+			out.Servers = append(out.Servers, rs)
+			continue
+		}
 		d := cfg.Servers[name]
 		if d == nil {
 			continue
 		}
 		o := res.Overrides[name]
-		rs := resolvedServer{Name: name, Transport: d.Transport(), Mode: d.ResolvedMode(), Source: "api"}
+		rs := resolvedServer{Name: name, Kind: KindServer, Transport: d.Transport(), Mode: d.ResolvedMode(), Source: "api"}
 		if file.Servers[name] != nil {
 			rs.Source = "file"
 		}

@@ -157,12 +157,14 @@ type serverBody struct {
 	Version   json.RawMessage `json:"version"`
 	ETag      json.RawMessage `json:"etag"`
 	Live      json.RawMessage `json:"live"`
+	Kind      json.RawMessage `json:"kind"`
 }
 
 // ServerView is a server in an answer: its document with secret values redacted, where it
 // comes from, its version, and its live state.
 type ServerView struct {
 	Name string `json:"name"`
+	Kind string `json:"kind"` // server (GET /api/servers lists plugins too, as kind plugin)
 	ServerDoc
 	Enabled   bool       `json:"enabled"`
 	Source    string     `json:"source"` // file | api
@@ -191,7 +193,7 @@ func (e *serverEntity) etag() string {
 }
 
 func (a serverAPI) view(e *serverEntity) ServerView {
-	v := ServerView{Name: e.name, ETag: e.etag(), Enabled: true}
+	v := ServerView{Name: e.name, Kind: KindServer, ETag: e.etag(), Enabled: true}
 	if e.entry != nil {
 		v.ServerDoc = *e.doc
 		v.Enabled = e.doc.enabled()
@@ -227,11 +229,29 @@ func (a serverAPI) findServer(name string) (*serverEntity, error) {
 	return &serverEntity{name: name, entry: e, doc: doc}, nil
 }
 
+// ServeServers lists every server, file and API ones, and every plugin as a row of kind
+// "plugin" (pluginServerRow), by name: every source of tools in one list.
 func (a serverAPI) ServeServers(w http.ResponseWriter, r *http.Request) {
-	out, err := a.serverViews()
+	servers, err := a.serverViews()
 	if err != nil {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
+	}
+	type row struct {
+		name string
+		v    any
+	}
+	rows := make([]row, 0, len(servers))
+	for _, v := range servers {
+		rows = append(rows, row{v.Name, v})
+	}
+	for _, p := range a.pluginServerRows() {
+		rows = append(rows, row{p.Name, p})
+	}
+	slices.SortStableFunc(rows, func(x, y row) int { return strings.Compare(x.name, y.name) })
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		out[i] = r.v
 	}
 	JSON(w, http.StatusOK, out)
 }

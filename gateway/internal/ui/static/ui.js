@@ -361,6 +361,20 @@
     }));
   }
 
+  // ---- Plugins ---------------------------------------------------------------------
+  function initPlugins() {
+    $$(".restart-plugin").forEach((b) => b.addEventListener("click", async () => {
+      const alert = $("#plugin-alert");
+      alert.hidden = true;
+      b.disabled = true;
+      const r = await api("POST", "/plugins/" + encodeURIComponent(b.dataset.name) + "/restart");
+      if (r.status === 202) { announce(`Plugin ${b.dataset.name} restarted`); location.reload(); return; }
+      b.disabled = false;
+      alert.textContent = (r.json && r.json.error) || "failed: " + r.status;
+      alert.hidden = false;
+    }));
+  }
+
   // ---- Agents ----------------------------------------------------------------------
   function docOf(form) {
     const d = JSON.parse(form.dataset.doc);
@@ -490,5 +504,6 @@
   if (page === "tasks") initTasks();
   if (page === "sessions" || page === "session") initSessions();
   if (page === "agents") initAgents();
+  if (page === "plugins") initPlugins();
   if (page === "executors") initExecutors();
 })();
