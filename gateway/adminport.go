@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -66,6 +67,18 @@ func (p adminPort) Plugin(name string) *registry.Plugin { return p.g.reg.Plugin(
 
 // RestartServer restarts a configured server (selfplugin.go).
 func (p adminPort) RestartServer(name string) error { return p.g.RestartServer(name) }
+
+// RestartPlugin replaces a plugin by a new one of the same definition.
+func (p adminPort) RestartPlugin(name string) error {
+	pl := p.g.reg.Plugin(name)
+	if pl == nil {
+		return fmt.Errorf("no plugin %q", name)
+	}
+	return pl.Restart()
+}
+
+// PluginRows are the admin API's plugins (the UI's Plugins page).
+func (p adminPort) PluginRows() []admin.PluginRow { return p.g.admin.PluginRows() }
 
 // SessionRecords lists the session store.
 func (p adminPort) SessionRecords() ([]*sessions.Record, error) { return p.g.store.List() }

@@ -12,7 +12,7 @@ type sessionRow = admin.SessionRow
 
 func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 	row := sessionRow{ID: rec.ID, Transport: rec.Transport, Agent: rec.Agent, Conversation: rec.Conversation, Task: rec.Task,
-		Servers: rec.Servers, Created: rec.Created, LastSeen: rec.LastSeen, Executor: rec.Executor, LastActivity: rec.LastSeen}
+		Servers: rec.Servers, Created: rec.Created, LastSeen: rec.LastSeen, Executor: rec.Executor}
 	if row.Servers == nil {
 		row.Servers = []string{}
 	}
@@ -23,7 +23,7 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 		s.mu.Lock()
 		row.Stream = s.stream != nil && !s.stream.isClosed()
 		s.mu.Unlock()
-		row.LastActivity = time.Unix(0, s.lastSeen.Load()).UTC()
+		row.LastSeen = time.Unix(0, s.lastSeen.Load()).UTC()
 		s.viewMu.Lock()
 		row.Handshake = s.lastForm
 		if s.view != nil {

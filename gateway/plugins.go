@@ -95,6 +95,7 @@ func (dp *dispatcher) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t
 	}
 	d := time.Since(start)
 	g.metrics.ObserveCall(s.rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	s.calls.Add(1) // a plugin tool call is a call of the session, as an upstream's is
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }

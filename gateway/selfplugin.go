@@ -57,7 +57,7 @@ func (h selfHost) Sessions(context.Context) ([]selfplugin.Session, error) {
 	for _, rec := range recs {
 		row := h.g.sessionRowOf(rec)
 		out = append(out, selfplugin.Session{ID: row.ID, Agent: row.Agent, Task: row.Task, Transport: row.Transport,
-			Created: row.Created.UTC(), LastUsed: row.LastActivity.UTC(), Live: row.Live, Tools: row.Tools, Calls: row.Calls})
+			Created: row.Created.UTC(), LastUsed: row.LastSeen.UTC(), Live: row.Live, Tools: row.Tools, Calls: row.Calls})
 	}
 	return out, nil
 }

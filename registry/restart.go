@@ -52,3 +52,34 @@ func (r *Registry) Restart(name string) error {
 	r.inst.stopOwnOf(name)
 	return nil
 }
+
+// Restart replaces the plugin, in its registry, by a new one of the same definition, as
+// a change of its definition does: the old one stops at once (its calls in flight end
+// with ErrPluginStopped, its provider closes once they did, or after Timing.DrainFor),
+// and the new one opens its provider and reads its catalogue again, so a database that
+// came back or a plugin executable that was replaced is picked up without a config
+// reload. Its tools leave the sessions' views until it is up again (they are told:
+// list_changed). A plugin already replaced or removed is an error naming it.
+func (p *Plugin) Restart() error {
+	r := p.reg
+	r.applyMu.Lock()
+	defer r.applyMu.Unlock()
+	old := r.set.Load()
+	if old.plugins[p.Name] != p {
+		return fmt.Errorf("plugin %q was replaced or removed since it was looked up; look it up again", p.Name)
+	}
+	next := &serverSet{m: old.m, names: old.names, plugins: maps.Clone(old.plugins)}
+	np := r.newPlugin(p.Name, p.Def)
+	p.mu.Lock()
+	np.restarts = p.restarts + 1
+	p.mu.Unlock()
+	next.plugins[p.Name] = np
+	r.set.Store(next)
+	p.stop()
+	if r.started {
+		r.runPlugin(np, func() {})
+	}
+	r.log.Info("plugin restarted", "plugin", p.Name)
+	r.changed(p.Name)
+	return nil
+}

@@ -39,6 +39,9 @@ type uiReport struct {
 	UsageTotal       string                 `json:"usageTotal"`
 	UsageTokens      string                 `json:"usageTokens"`
 	BothListsWarning bool                   `json:"bothListsWarning"`
+	PluginRow        string                 `json:"pluginRow"`
+	PluginRestarted  string                 `json:"pluginRestarted"`
+	AgentWarnings    string                 `json:"agentWarnings"`
 }
 
 type axeResult struct {
@@ -55,7 +58,10 @@ type axeResult struct {
 // calls one; the Sessions page shows the session and ending it there makes the client's
 // next request a 404; the Usage page shows the call. Every page is screenshotted (the
 // paths are logged; MCPGW_UI_ARTIFACTS keeps them in a directory of your choice) and has
-// no serious or critical axe-core violation.
+// no serious or critical axe-core violation. The Plugins page (reached from the nav)
+// shows the sql plugin up with its connection, resource types and tools, and "Restart"
+// restarts it; saving an agent through its form whose executor refuses stdio lists the
+// skipped server, its transport and the executor under the form.
 func TestWebUI(t *testing.T) {
 	needGatewayBin(t)
 	if _, err := os.Stat(chromiumPath); err != nil {
@@ -68,6 +74,8 @@ func TestWebUI(t *testing.T) {
 		}
 	}
 	const token = "ui-e2e-admin-token-0123456789"
+	seed := filepath.Join(e2e, "..", "..", "examples", "shop.sql")
+	db := filepath.Join(t.TempDir(), "shop.db")
 	gw := startGateway(t, `
 auth:
   mode: none
@@ -80,6 +88,14 @@ servers:
     type: stdio
     command: {{everything_server}}
     default_enabled: false
+plugins:
+  shop:
+    type: sql
+    default_enabled: false
+    connections:
+      shop: {driver: sqlite, dsn: `+yamlQuote(db)+`, seed: `+yamlQuote(seed)+`}
+executors:
+  nostdio: {type: local_docker, mcp_policy: {allow_stdio: false}}
 `)
 	out := os.Getenv("MCPGW_UI_ARTIFACTS")
 	if out == "" {
@@ -172,7 +188,19 @@ servers:
 	if !rep.BothListsWarning {
 		t.Error("an executor with an allowlist and a denylist shows no warning")
 	}
-	for _, page := range []string{"login", "servers", "tasks", "sessions", "session", "usage", "agents", "executors"} {
+	// The Plugins page: the row as read (innerText: cells split by tabs), then after Restart.
+	if cells := strings.Split(rep.PluginRow, "\t"); len(cells) < 7 || strings.TrimSpace(cells[0]) != "shop" ||
+		strings.TrimSpace(cells[1]) != "sql" || strings.TrimSpace(cells[2]) != "up" || !strings.HasPrefix(strings.TrimSpace(cells[3]), "1") ||
+		strings.TrimSpace(cells[4]) == "0" || strings.TrimSpace(cells[5]) == "0" || strings.TrimSpace(cells[6]) != "0" {
+		t.Errorf("the Plugins page's shop row (name, type, state, connections, resource types, tools, restarts): %q", rep.PluginRow)
+	}
+	if rep.PluginRestarted != "1" {
+		t.Errorf("restarts after Restart on the Plugins page: %q, want 1", rep.PluginRestarted)
+	}
+	if want := `server "alpha" skipped: executor "nostdio" does not allow transport stdio`; !strings.Contains(rep.AgentWarnings, want) {
+		t.Errorf("the agent form's warnings: %q\nwant one saying %s", rep.AgentWarnings, want)
+	}
+	for _, page := range []string{"login", "servers", "plugins", "tasks", "sessions", "session", "usage", "agents", "agent-warnings", "executors"} {
 		if _, ok := rep.Axe[page]; !ok {
 			t.Errorf("axe-core did not check the %s page", page)
 		}

@@ -55,6 +55,9 @@ type Port interface {
 	// RestartServer replaces a server's connection by a new one (registry.ErrNoServer:
 	// none of that name; registry.ErrRetired: it is going away).
 	RestartServer(name string) error
+	// RestartPlugin replaces a plugin by a new one of the same definition (an error: none
+	// of that name).
+	RestartPlugin(name string) error
 	// SessionRecords and SessionRecord read the session store (sessions.ErrNotFound: no
 	// such session); SessionRow adds what this process knows of a live one.
 	SessionRecords() ([]*sessions.Record, error)

@@ -77,6 +77,59 @@ func (a *API) ServePlugin(w http.ResponseWriter, r *http.Request) {
 	JSON(w, http.StatusOK, a.pluginRowOf(p.Status()))
 }
 
+// ServeRestartPlugin restarts a plugin: a new one of the same definition replaces it
+// (registry.RestartPlugin). Plugins are defined in the config file only, so there is no
+// stop or start: a plugin stopped here would run again at the next reload, and one that
+// must not run is removed from the file.
+func (a *API) ServeRestartPlugin(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if a.port.Plugin(name) == nil {
+		Error(w, http.StatusNotFound, fmt.Sprintf("no plugin %q", name))
+		return
+	}
+	if err := a.port.RestartPlugin(name); err != nil {
+		// A reload replaced or removed it meanwhile.
+		Error(w, http.StatusConflict, err.Error())
+		return
+	}
+	a.AuditWrite(r, "plugin/"+name, "ok", nil, nil)
+	JSON(w, http.StatusAccepted, map[string]any{"restarted": name})
+}
+
+// pluginServerRow is a plugin as a row of GET /api/servers, next to the servers, so that
+// an operator reading one list sees every source of tools: kind "plugin", where it comes
+// from (the config file: plugins are defined there only), and as live what GET
+// /api/plugins/{name} answers (state, since, error, restarts, tools, connections,
+// resource_types). A server row's live has state, error, restarts and tools too, so a
+// reader of those reads both kinds alike.
+type pluginServerRow struct {
+	Name           string    `json:"name"`
+	Kind           string    `json:"kind"` // plugin
+	Type           string    `json:"type"` // sql, go, command, mcpgw
+	Enabled        bool      `json:"enabled"`
+	DefaultEnabled bool      `json:"default_enabled"`
+	Source         string    `json:"source"` // file
+	File           string    `json:"file,omitempty"`
+	Live           PluginRow `json:"live"`
+}
+
+// pluginServerRows are the plugins as rows of GET /api/servers, in name order.
+func (a *API) pluginServerRows() []pluginServerRow {
+	var out []pluginServerRow
+	file := a.port.FileConfig().Path
+	for _, row := range a.PluginRows() {
+		out = append(out, pluginServerRow{Name: row.Name, Kind: KindPlugin, Type: row.Type, Enabled: true,
+			DefaultEnabled: row.DefaultEnabled, Source: "file", File: file, Live: row})
+	}
+	return out
+}
+
+// The kinds of row GET /api/servers and GET /api/resolve answer.
+const (
+	KindServer = "server"
+	KindPlugin = "plugin"
+)
+
 // ServeRestartServer restarts a server (Gateway.RestartServer, which the mcpgw plugin's
 // restart action runs too).
 func (a *API) ServeRestartServer(w http.ResponseWriter, r *http.Request) {

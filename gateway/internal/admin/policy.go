@@ -368,6 +368,9 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 		if !ok {
 			return
 		}
+		if spec.kind == kindAgent {
+			warns = append(warns, a.resolveWarnings(id)...)
+		}
 		v, etag := a.policyView(spec, id, doc, next)
 		if len(warns) > 0 {
 			v["warnings"] = warns
@@ -383,12 +386,35 @@ func decodeStrictErrs(spec *policySpec, body []byte) []FieldError {
 	return errs
 }
 
+// resolveWarnings are what a session of the agent would be told at its start, with the
+// config just applied: the servers its executor's policy skips (not in its allowlist, in
+// its denylist, a transport it does not allow) and modes that cannot apply. It is the
+// resolution GET /api/resolve and a session start run (auth.Resolve), not a second copy,
+// so the answer of a save and the session can never disagree. Called with the config
+// lock held, after the change was applied.
+func (a policyAPI) resolveWarnings(agent string) []FieldError {
+	res, fail := auth.Resolve(a.port.Config(), &auth.Identity{Agent: agent}, nil)
+	if fail != nil {
+		return []FieldError{{Field: "agents." + agent, Message: fail.Message}}
+	}
+	var out []FieldError
+	for _, w := range res.Warnings {
+		out = append(out, FieldError{Field: "agents." + agent + ".servers", Message: w})
+	}
+	return out
+}
+
 // resolvedServer is one server of GET /api/resolve: how a session of that agent, executor
 // and task would reach it.
 type resolvedServer struct {
-	Name      string            `json:"name"`
-	Transport string            `json:"transport"`
-	Mode      string            `json:"mode"`
+	Name string `json:"name"`
+	// Kind is server or plugin. A plugin runs inside the gateway: it has a type (sql,
+	// go, command, mcpgw) and neither transport nor mode, and the executor's rewrites and
+	// environment do not concern it (its allowlist and denylist do).
+	Kind      string            `json:"kind"`
+	Type      string            `json:"type,omitempty"` // a plugin's
+	Transport string            `json:"transport,omitempty"`
+	Mode      string            `json:"mode,omitempty"`
 	Endpoint  string            `json:"endpoint,omitempty"` // the URL after url_rewrite
 	Command   string            `json:"command,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`     // after env_injection, values redacted
@@ -438,12 +464,20 @@ func (a policyAPI) ServeResolve(w http.ResponseWriter, r *http.Request) {
 		Warnings []string         `json:"warnings"`
 	}{Agent: agent, Task: id.Task, Executor: res.Executor, Servers: []resolvedServer{}, Warnings: nonNil(res.Warnings)}
 	for _, name := range res.Servers {
+		if pd := cfg.Plugins[name]; pd != nil {
+			rs := resolvedServer{Name: name, Kind: KindPlugin, Type: pd.Type, Source: "file"}
+			if p := a.port.Plugin(name); p != nil {
+				rs.Type = p.Status().Type
+			}
+			out.Servers = append(out.Servers, rs)
+			continue
+		}
 		d := cfg.Servers[name]
 		if d == nil {
 			continue
 		}
 		o := res.Overrides[name]
-		rs := resolvedServer{Name: name, Transport: d.Transport(), Mode: d.ResolvedMode(), Source: "api"}
+		rs := resolvedServer{Name: name, Kind: KindServer, Transport: d.Transport(), Mode: d.ResolvedMode(), Source: "api"}
 		if file.Servers[name] != nil {
 			rs.Source = "file"
 		}

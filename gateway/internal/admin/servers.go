@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -155,12 +157,14 @@ type serverBody struct {
 	Version   json.RawMessage `json:"version"`
 	ETag      json.RawMessage `json:"etag"`
 	Live      json.RawMessage `json:"live"`
+	Kind      json.RawMessage `json:"kind"`
 }
 
 // ServerView is a server in an answer: its document with secret values redacted, where it
 // comes from, its version, and its live state.
 type ServerView struct {
 	Name string `json:"name"`
+	Kind string `json:"kind"` // server (GET /api/servers lists plugins too, as kind plugin)
 	ServerDoc
 	Enabled   bool       `json:"enabled"`
 	Source    string     `json:"source"` // file | api
@@ -189,7 +193,7 @@ func (e *serverEntity) etag() string {
 }
 
 func (a serverAPI) view(e *serverEntity) ServerView {
-	v := ServerView{Name: e.name, ETag: e.etag(), Enabled: true}
+	v := ServerView{Name: e.name, Kind: KindServer, ETag: e.etag(), Enabled: true}
 	if e.entry != nil {
 		v.ServerDoc = *e.doc
 		v.Enabled = e.doc.enabled()
@@ -225,11 +229,29 @@ func (a serverAPI) findServer(name string) (*serverEntity, error) {
 	return &serverEntity{name: name, entry: e, doc: doc}, nil
 }
 
+// ServeServers lists every server, file and API ones, and every plugin as a row of kind
+// "plugin" (pluginServerRow), by name: every source of tools in one list.
 func (a serverAPI) ServeServers(w http.ResponseWriter, r *http.Request) {
-	out, err := a.serverViews()
+	servers, err := a.serverViews()
 	if err != nil {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
+	}
+	type row struct {
+		name string
+		v    any
+	}
+	rows := make([]row, 0, len(servers))
+	for _, v := range servers {
+		rows = append(rows, row{v.Name, v})
+	}
+	for _, p := range a.pluginServerRows() {
+		rows = append(rows, row{p.Name, p})
+	}
+	slices.SortStableFunc(rows, func(x, y row) int { return strings.Compare(x.name, y.name) })
+	out := make([]any, len(rows))
+	for i, r := range rows {
+		out[i] = r.v
 	}
 	JSON(w, http.StatusOK, out)
 }
@@ -465,6 +487,11 @@ func (a serverAPI) writeEntity(w http.ResponseWriter, r *http.Request, cur *serv
 	if !ok {
 		return
 	}
+	if next != nil {
+		if fe := commandWarning(name, nextDoc); fe != nil {
+			warns = append(warns, *fe)
+		}
+	}
 	if dry {
 		JSON(w, status, map[string]any{"valid": true, "warnings": nonNil(warns)})
 		return
@@ -514,4 +541,24 @@ func (d *ServerDoc) instanceDoc(s *config.ServerDef) {
 		d.Pool = &poolDoc{Warm: p.Warm, Max: p.Max, IdleTimeout: durationString(p.IdleTimeout)}
 	}
 	d.AgentGrace = durationString(s.AgentGrace)
+}
+
+// commandWarning is a warning for a stdio server whose command the gateway could not
+// start: not found on the gateway's PATH, and not an existing file (a relative path with
+// a slash is taken from the server's dir, as the process is started there). The server is
+// saved all the same: the command may be installed next, and the supervisor retries.
+func commandWarning(name string, d *ServerDoc) *FieldError {
+	if config.NormalizeTransport(d.Type) != config.TransportStdio || d.Command == "" {
+		return nil
+	}
+	cmd := d.Command
+	if d.Dir != "" && strings.ContainsRune(cmd, filepath.Separator) && !filepath.IsAbs(cmd) {
+		cmd = filepath.Join(d.Dir, cmd)
+	}
+	if _, err := exec.LookPath(cmd); err == nil {
+		return nil
+	}
+	return &FieldError{Field: "servers." + name + ".command",
+		Message: fmt.Sprintf("%q is not on the gateway's PATH and is not an executable file: the server is saved, but it cannot start until the command exists", d.Command),
+		Hint:    "install the command, or give its absolute path"}
 }

@@ -10,24 +10,25 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// SessionRow is a session as GET /api/sessions shows it. The capitalised keys are the
-// ones the endpoint has always answered; the rest describe the session as this process
-// sees it (zero for a session live only on another replica).
+// SessionRow is a session as GET /api/sessions shows it, every key snake_case like the
+// rest of the API. What only this process knows of a session (executor aside) is zero for
+// a session live only on another replica.
 type SessionRow struct {
-	ID           string
-	Transport    string
-	Agent        string
-	Conversation string
-	Task         string
-	Servers      []string
-	Created      time.Time
-	LastSeen     time.Time
-	Executor     string    `json:"executor"`
-	Handshake    string    `json:"handshake"` // full | thin: the form of its last tools/list ("" before one)
-	Tools        int       `json:"tools"`     // tools in its view
-	Calls        int64     `json:"calls"`     // tool calls through this process
-	LastActivity time.Time `json:"last_activity"`
-	Live         bool      `json:"live"` // live in this process
+	ID           string    `json:"id"`
+	Transport    string    `json:"transport"`
+	Agent        string    `json:"agent"`
+	Conversation string    `json:"conversation"`
+	Task         string    `json:"task"`
+	Servers      []string  `json:"servers"`
+	Created      time.Time `json:"created"`
+	// LastSeen is the session's last request: the live session's own clock where it is
+	// live here, else its stored record's (which the reaper refreshes about once a minute).
+	LastSeen  time.Time `json:"last_seen"`
+	Executor  string    `json:"executor"`
+	Handshake string    `json:"handshake"` // full | thin: the form of its last tools/list ("" before one)
+	Tools     int       `json:"tools"`     // tools in its view
+	Calls     int64     `json:"calls"`     // tool calls through this process, upstream and plugin ones
+	Live      bool      `json:"live"`      // live in this process
 	// Stream is whether the session's standalone stream (GET /mcp, or the legacy SSE
 	// stream) is open here: where list_changed and other unprompted messages go.
 	Stream bool `json:"stream"`

@@ -39,6 +39,12 @@ func (u *UI) ServeServers(w http.ResponseWriter, r *http.Request) {
 	u.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows})
 }
 
+// ServePlugins is the Plugins page: every plugin with its state, connections, resource
+// types, tools, restarts and last error, as GET /api/plugins answers them.
+func (u *UI) ServePlugins(w http.ResponseWriter, r *http.Request) {
+	u.Render(w, r, http.StatusOK, "plugins", "Plugins", map[string]any{"Plugins": u.port.PluginRows()})
+}
+
 // taskRow is a task in the Tasks page: its servers, and the servers its running
 // sessions loaded (which may differ: sessions keep what they started with).
 type taskRow struct {

@@ -50,6 +50,8 @@ type Port interface {
 	AgentViews() ([]map[string]any, error)
 	ExecutorViews() ([]map[string]any, error)
 	AllTasks() ([]*sessions.Task, error)
+	// PluginRows are the plugins as GET /api/plugins lists them, for the Plugins page.
+	PluginRows() []admin.PluginRow
 	// Instances is how many instances of a server run now.
 	Instances(server string) int64
 	// Config is the running config.

@@ -11,7 +11,9 @@
 // and reads the error; creates task ui-task with alpha and gamma checked; runs the
 // TypeScript SDK client (js/aggregate-client.mjs) with X-Task-ID: ui-task, which lists,
 // calls alpha__test_simple_text and waits; finds that session on the Sessions page, ends
-// it there, and lets the client try again; reads the call on the Usage page. Every page
+// it there, and lets the client try again; reads the call on the Usage page. It reads the
+// sql plugin shop on the Plugins page and restarts it there, and saves an agent with
+// executor nostdio (which refuses stdio) and reads the warnings its form shows. Every page
 // is saved as DIR/<page>.png and checked with axe-core. It prints ONE JSON object:
 //   {"ok": bool, "failures": [...], "screenshots": [...], "axe": {page: [violations]},
 //    "client": <aggregate-client report>, "sharedError": "...", "csp": "...", ...}
@@ -168,6 +170,29 @@ async function main() {
   await page.reload();
   await check(page, "servers");
 
+  // The Plugins page, from the nav: the sql plugin up; Restart counts a restart.
+  await page.getByRole("link", { name: "Plugins" }).click();
+  await page.waitForURL(/\/ui\/plugins$/);
+  const prow = page.locator('tr[data-name="shop"]');
+  await waitFor("shop up on the Plugins page", async () => {
+    if ((await prow.locator('[data-col="state"]').innerText()).trim() === "up") return true;
+    await page.reload();
+    return false;
+  });
+  report.pluginRow = await prow.innerText();
+  await check(page, "plugins");
+  await prow.getByRole("button", { name: "Restart shop" }).click();
+  await page.waitForLoadState("load");
+  await waitFor("shop up again with one restart", async () => {
+    const r = page.locator('tr[data-name="shop"]');
+    const st = (await r.locator('[data-col="state"]').innerText()).trim();
+    const n = (await r.locator('[data-col="restarts"]').innerText()).trim();
+    if (st === "up" && n === "1") { report.pluginRestarted = n; return true; }
+    await page.reload();
+    return false;
+  });
+  log(`plugin shop restarted: ${report.pluginRestarted}`);
+
   // A task with two of the three servers.
   await page.getByRole("link", { name: "Tasks" }).click();
   await page.getByRole("button", { name: "New task" }).click();
@@ -242,6 +267,22 @@ async function main() {
   await check(page, "executors");
   await page.getByRole("link", { name: "Agents" }).click();
   await check(page, "agents");
+
+  // An agent whose executor refuses stdio: its form lists the skipped server on save.
+  // (Last among the steps that need no client: once an agent exists, unknown agents are
+  // refused.)
+  await page.getByLabel("New agent ID").fill("ui-agent");
+  await page.getByRole("button", { name: "Add agent" }).click();
+  const af = page.locator('form.agent-form[data-id="ui-agent"]');
+  await af.waitFor();
+  await af.getByRole("checkbox", { name: "ui-agent uses alpha" }).check();
+  await af.getByLabel("Executor").selectOption("nostdio");
+  await af.getByRole("button", { name: "Save ui-agent" }).click();
+  const warns = af.locator(".save-warnings");
+  await warns.waitFor({ state: "visible" });
+  report.agentWarnings = await warns.innerText();
+  log(`agent warnings: ${report.agentWarnings}`);
+  await check(page, "agent-warnings");
 
   // Narrow window: the Servers page stays usable.
   await page.setViewportSize({ width: 420, height: 800 });

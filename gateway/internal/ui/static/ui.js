@@ -37,6 +37,8 @@
     $$("[aria-invalid]", form).forEach((e) => e.removeAttribute("aria-invalid"));
     const a = $(".alert", form);
     if (a) { a.hidden = true; a.textContent = ""; }
+    const w = $(".save-warnings", form);
+    if (w) { w.hidden = true; w.textContent = ""; }
   }
 
   // showErrors puts each field error next to its field (matched on the end of its config
@@ -72,6 +74,28 @@
     }
     const first = $("[aria-invalid]", form) || (alert && !alert.hidden ? alert : null);
     if (first) { if (first === alert) alert.setAttribute("tabindex", "-1"); first.focus(); }
+  }
+
+  // showWarnings lists a saved entity's warnings (servers its executor skips, say) in the
+  // form's warning box and reports whether there were any: the save stands, and the page
+  // stays so that they can be read.
+  function showWarnings(form, json) {
+    const box = $(".save-warnings", form);
+    const ws = (json && json.warnings) || [];
+    if (!box || !ws.length) return false;
+    box.textContent = "";
+    const head = document.createElement("p");
+    head.textContent = "Saved, with warnings:";
+    box.appendChild(head);
+    const ul = document.createElement("ul");
+    for (const w of ws) {
+      const li = document.createElement("li");
+      li.textContent = w.message;
+      ul.appendChild(li);
+    }
+    box.appendChild(ul);
+    box.hidden = false;
+    return true;
   }
 
   // ---- key/value editor ------------------------------------------------------------
@@ -337,6 +361,20 @@
     }));
   }
 
+  // ---- Plugins ---------------------------------------------------------------------
+  function initPlugins() {
+    $$(".restart-plugin").forEach((b) => b.addEventListener("click", async () => {
+      const alert = $("#plugin-alert");
+      alert.hidden = true;
+      b.disabled = true;
+      const r = await api("POST", "/plugins/" + encodeURIComponent(b.dataset.name) + "/restart");
+      if (r.status === 202) { announce(`Plugin ${b.dataset.name} restarted`); location.reload(); return; }
+      b.disabled = false;
+      alert.textContent = (r.json && r.json.error) || "failed: " + r.status;
+      alert.hidden = false;
+    }));
+  }
+
   // ---- Agents ----------------------------------------------------------------------
   function docOf(form) {
     const d = JSON.parse(form.dataset.doc);
@@ -380,6 +418,7 @@
         if (!scope.length) delete d.connection_scope;
         else d.connection_scope = scope.filter((id) => id !== "-");
         const r = await api("PUT", "/agents/" + encodeURIComponent(form.dataset.id), d);
+        if ((r.status === 200 || r.status === 201) && showWarnings(form, r.json)) { announce("Agent saved, with warnings"); return; }
         if (r.status === 200 || r.status === 201) { announce("Agent saved"); location.reload(); return; }
         showErrors(form, r.json, "agents." + form.dataset.id + ".");
       });
@@ -465,5 +504,6 @@
   if (page === "tasks") initTasks();
   if (page === "sessions" || page === "session") initSessions();
   if (page === "agents") initAgents();
+  if (page === "plugins") initPlugins();
   if (page === "executors") initExecutors();
 })();
