@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -36,7 +37,7 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	if err := g.probeStore(); err != nil {
 		out.Ready, out.Store = false, err.Error()
 	}
-	if g.starting() {
+	if g.starting(out.Upstreams, out.Plugins) {
 		out.Ready, out.Starting = false, true
 	}
 	detail := g.readyDetail(r)
@@ -69,21 +70,16 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// starting reports whether the servers and plugins are still coming up the first time:
-// the gateway serves meanwhile (with what is up so far), but is not ready, so that a load
-// balancer or an orchestrator sends it traffic once its catalogue is whole. It stops
-// saying so after StartWindow, whatever is still down.
-func (g *Gateway) starting() bool {
-	st := g.reg.Started()
-	if st == nil || g.startedAt.IsZero() {
+// starting reports whether servers or plugins are still coming up the first time: the
+// gateway serves meanwhile (with what is up so far), but is not ready, so that a load
+// balancer or an orchestrator sends it traffic once its catalogue is whole. It says so
+// only within StartWindow of Start, whatever is still starting then.
+func (g *Gateway) starting(ups []registry.Status, plugins []pluginRow) bool {
+	if g.startedAt.IsZero() || time.Since(g.startedAt) >= StartWindow(g.policy().cfg) {
 		return false
 	}
-	select {
-	case <-st:
-		return false
-	default:
-		return time.Since(g.startedAt) < StartWindow(g.policy().cfg)
-	}
+	return slices.ContainsFunc(ups, func(s registry.Status) bool { return s.State == registry.StateStarting }) ||
+		slices.ContainsFunc(plugins, func(p pluginRow) bool { return p.State == registry.StateStarting })
 }
 
 // StartWindow is how long the servers and plugins of cfg may take to first come up: the

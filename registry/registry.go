@@ -126,9 +126,6 @@ type Registry struct {
 	set     atomic.Pointer[serverSet]
 	applyMu sync.Mutex
 	started bool // Start ran: Apply starts new servers at once
-	// firstUp is closed once every server and plugin Start found has first come up or
-	// failed (Started).
-	firstUp chan struct{}
 
 	// gen changes whenever any server's catalogue or state changes.
 	gen atomic.Uint64
@@ -259,7 +256,6 @@ func (r *Registry) Start(wait time.Duration) {
 		r.runPlugin(p, ready.Done)
 	}
 	done := make(chan struct{})
-	r.firstUp = done
 	r.applyMu.Unlock()
 	go func() { ready.Wait(); close(done) }()
 	if wait <= 0 {
@@ -273,13 +269,6 @@ func (r *Registry) Start(wait time.Duration) {
 	}
 }
 
-// Started is closed once every server and plugin that Start found has first come up or
-// failed; nil before Start.
-func (r *Registry) Started() <-chan struct{} {
-	r.applyMu.Lock()
-	defer r.applyMu.Unlock()
-	return r.firstUp
-}
 
 // run starts supervising s in the background; ready (if any) is marked when it first came
 // up or failed.
