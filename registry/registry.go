@@ -269,7 +269,6 @@ func (r *Registry) Start(wait time.Duration) {
 	}
 }
 
-
 // run starts supervising s in the background; ready (if any) is marked when it first came
 // up or failed.
 func (r *Registry) run(s *Server, ready *sync.WaitGroup) {
