@@ -449,6 +449,7 @@ func (a policyAPI) ServeResolve(w http.ResponseWriter, r *http.Request) {
 		if taskServers == nil {
 			taskServers = []string{}
 		}
+		id.Project = t.Project
 	}
 	res, fail := auth.Resolve(cfg, id, taskServers)
 	if fail != nil {
@@ -459,10 +460,11 @@ func (a policyAPI) ServeResolve(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Agent    string           `json:"agent"`
 		Task     string           `json:"task,omitempty"`
+		Project  string           `json:"project,omitempty"`
 		Executor string           `json:"executor,omitempty"`
 		Servers  []resolvedServer `json:"servers"`
 		Warnings []string         `json:"warnings"`
-	}{Agent: agent, Task: id.Task, Executor: res.Executor, Servers: []resolvedServer{}, Warnings: nonNil(res.Warnings)}
+	}{Agent: agent, Task: id.Task, Project: id.Project, Executor: res.Executor, Servers: []resolvedServer{}, Warnings: nonNil(res.Warnings)}
 	for _, name := range res.Servers {
 		if pd := cfg.Plugins[name]; pd != nil {
 			rs := resolvedServer{Name: name, Kind: KindPlugin, Type: pd.Type, Source: "file"}
