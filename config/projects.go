@@ -68,6 +68,9 @@ func (c *Config) validateProjects(ps *Problems) {
 			continue
 		}
 		where := "projects." + id
+		if !serverNameRE.MatchString(id) {
+			ps.add(false, where, "project id %q: use 1-64 letters, digits, '-' and '_'", id)
+		}
 		for i, s := range p.Servers {
 			if !c.Has(s) {
 				ps.add(false, where+".servers["+strconv.Itoa(i)+"]", "unknown server %q (no server or plugin has that name)", s)

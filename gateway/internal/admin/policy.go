@@ -300,8 +300,8 @@ func (a policyAPI) policyGet(spec *policySpec) http.HandlerFunc {
 	}
 }
 
-// policyWrite is PUT (create or replace), PATCH (merge patch of an existing one) and
-// DELETE of an agent or executor.
+// policyWrite is PUT (create or replace), POST (create: a project's, projects.go), PATCH
+// (merge patch of an existing one) and DELETE of an agent, executor or project.
 func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -321,8 +321,12 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 			a.fileManaged(w, fmt.Sprintf("%s %q", spec.kind, id))
 			return
 		}
-		if cur == nil && r.Method != http.MethodPut {
+		if cur == nil && r.Method != http.MethodPut && r.Method != http.MethodPost {
 			Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			return
+		}
+		if cur != nil && r.Method == http.MethodPost {
+			Error(w, http.StatusConflict, fmt.Sprintf("%s %q exists; PUT or PATCH /api/%s/%s changes it", spec.kind, id, spec.section, id))
 			return
 		}
 		if cur != nil && PreconditionFailed(w, r, ETag(Hash(cur))) {
