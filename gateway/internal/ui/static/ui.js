@@ -316,6 +316,7 @@
       form.id.value = editing;
       form.id.readOnly = true;
       form.agent.value = b.dataset.agent || "";
+      form.project.value = b.dataset.project || "";
       const have = JSON.parse(b.dataset.servers || "[]");
       $$('input[name="server"]', form).forEach((c) => { c.checked = have.includes(c.value); });
       $("#task-dialog-title").textContent = "Servers of " + editing;
@@ -332,6 +333,7 @@
       ev.preventDefault();
       const body = { enabled_mcp_servers: $$('input[name="server"]:checked', form).map((c) => c.value) };
       if (form.agent.value) body.agent = form.agent.value;
+      if (form.project.value || editing) body.project = form.project.value; // "" leaves the project
       let r;
       if (editing) r = await api("PUT", "/tasks/" + encodeURIComponent(editing), body);
       else {
