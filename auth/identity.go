@@ -23,7 +23,10 @@ type Identity struct {
 	Agent        string
 	Conversation string
 	Task         string
-	Executor     string
+	// Project is the project of the session's task (set with the task's servers by who
+	// looks the task up); its servers narrow the session before the task's own do.
+	Project  string
+	Executor string
 	// Method is how the agent was established: header, api_key, jwt or oauth.
 	Method string
 	// Principal binds sessions: a session may only be used by the principal that opened it.

@@ -3,6 +3,7 @@ package auth
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 
@@ -27,8 +28,10 @@ type Resolution struct {
 
 // Resolve runs the resolution pipeline: the agent's servers (a disabled agent has none),
 // then the executor policy (allowlist, else denylist, then transports; URL rewrite; env
-// injection), then the task's enabled servers, then the credential's narrowing, then modes.
-// taskServers is nil when the session has no task.
+// injection), then the servers of the task's project (id.Project), then the task's
+// enabled servers, then the credential's narrowing, then modes. taskServers is nil when
+// the session has no task. A project no config names any more (deleted under a stored
+// task) enables nothing: a task is never widened by its project's disappearance.
 func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolution, *Failure) {
 	res := &Resolution{Overrides: map[string]Override{}}
 	var names []string
@@ -38,7 +41,7 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 			return res, nil
 		}
 		if len(ac.Servers) == 0 {
-			names = defaultEnabled(cfg)
+			names = defaultsFor(cfg, id.Project)
 		}
 		for _, u := range ac.Servers {
 			names = append(names, u.Name)
@@ -48,7 +51,7 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 		}
 		res.Executor = ac.Executor
 	} else {
-		names = defaultEnabled(cfg)
+		names = defaultsFor(cfg, id.Project)
 	}
 	if id.Executor != "" {
 		if _, ok := cfg.Executors[id.Executor]; !ok {
@@ -58,6 +61,9 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 	}
 	if ex := cfg.Executors[res.Executor]; ex != nil {
 		names = applyExecutor(cfg, ex.MCPPolicy, res, names)
+	}
+	if id.Project != "" {
+		names = narrowToProject(cfg, id.Project, names, res)
 	}
 	if taskServers != nil {
 		names = intersect(names, taskServers, func(n string) {
@@ -91,6 +97,33 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 		res.Servers = append(res.Servers, n)
 	}
 	return res, nil
+}
+
+// narrowToProject keeps the names the project enables (config.ProjectServers), with a
+// warning for each one it drops.
+func narrowToProject(cfg *config.Config, project string, names []string, res *Resolution) []string {
+	keep, ok := cfg.ProjectServers(project)
+	if !ok {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("project %q does not exist: it enables no server", project))
+	}
+	return intersect(names, keep, func(n string) {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("server %q is not enabled for project %q", n, project))
+	})
+}
+
+// defaultsFor is the servers of an agent that lists none: the project's set when the
+// session's task has a project (so that a project's override can turn on a server that is
+// off by default), else every server and plugin enabled by default. The mcpgw plugin stays
+// for agents that list it.
+func defaultsFor(cfg *config.Config, project string) []string {
+	names, ok := cfg.ProjectServers(project)
+	if project == "" || !ok {
+		return defaultEnabled(cfg)
+	}
+	return slices.DeleteFunc(names, func(n string) bool {
+		d := cfg.Plugins[n]
+		return d != nil && d.Type == config.PluginTypeSelf
+	})
 }
 
 func defaultEnabled(cfg *config.Config) []string {

@@ -31,6 +31,8 @@ type Config struct {
 	Agents    map[string]*AgentConfig    `yaml:"agents"`
 	Executors map[string]*ExecutorConfig `yaml:"executors"`
 	Tasks     map[string]*TaskConfig     `yaml:"tasks"`
+	// Projects are the tier between the global servers and a task (projects.go).
+	Projects map[string]*ProjectConfig `yaml:"projects"`
 	// Tracing exports OpenTelemetry traces over OTLP/HTTP; off unless otlp_endpoint is set
 	// (tracing.go, docs/tracing.md).
 	Tracing TracingConfig `yaml:"tracing"`
@@ -401,6 +403,9 @@ func (p ExecutorPolicy) AllowsTransport(transport string) bool {
 type TaskConfig struct {
 	EnabledMCPServers []string `yaml:"enabled_mcp_servers"`
 	Agent             string   `yaml:"agent"`
+	// Project names the project the task belongs to: its servers narrow the task's
+	// session before the task's own enabled_mcp_servers do (docs/auth.md).
+	Project string `yaml:"project"`
 }
 
 // Transport kinds after normalisation.

@@ -107,6 +107,7 @@ func (c *Config) Validate() Problems {
 	ps = append(ps, c.inProcessProblems()...)
 	c.validateAgents(&ps)
 	c.validateExecutors(&ps)
+	c.validateProjects(&ps)
 	c.validateTasks(&ps)
 	return ps
 }
@@ -463,6 +464,9 @@ func (c *Config) validateTasks(ps *Problems) {
 			if _, ok := c.Agents[t.Agent]; !ok {
 				ps.add(false, "tasks."+name, "unknown agent %q", t.Agent)
 			}
+		}
+		if t.Project != "" && c.Projects[t.Project] == nil {
+			ps.add(false, "tasks."+name+".project", "unknown project %q", t.Project)
 		}
 	}
 }

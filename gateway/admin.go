@@ -77,6 +77,7 @@ func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failu
 		if taskServers == nil {
 			taskServers = []string{}
 		}
+		id.Project = t.Project
 	}
 	ds, res, fail := auth.Explain(cfg, id, taskServers, func(scope auth.PluginScope) []auth.ToolSource {
 		return explainSources(g.reg, scope)

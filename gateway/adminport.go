@@ -161,5 +161,8 @@ func (p adminPort) ExecutorViews() ([]map[string]any, error) { return p.g.admin.
 // AllTasks are the file's and the API's tasks.
 func (p adminPort) AllTasks() ([]*sessions.Task, error) { return p.g.admin.AllTasks() }
 
+// ProjectViews are the admin API's projects (the UI's Projects page).
+func (p adminPort) ProjectViews() ([]map[string]any, error) { return p.g.admin.ProjectViews() }
+
 // Instances is how many instances of a server run now.
 func (p adminPort) Instances(server string) int64 { return p.g.reg.Instances().Count(server) }

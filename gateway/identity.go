@@ -118,6 +118,7 @@ func (gk *gatekeeper) startIdentity(ctx context.Context, id *auth.Identity, rec 
 		if taskServers == nil {
 			taskServers = []string{}
 		}
+		id.Project = t.Project
 	}
 	res, fail := auth.Resolve(pol.cfg, id, taskServers)
 	if fail != nil {
@@ -153,7 +154,7 @@ func (gk *gatekeeper) task(id string) (*sessions.Task, error) {
 		return t, nil
 	}
 	if tc := g.policy().cfg.Tasks[id]; tc != nil {
-		return &sessions.Task{ID: id, EnabledMCPServers: tc.EnabledMCPServers, Agent: tc.Agent, FileManaged: true}, nil
+		return &sessions.Task{ID: id, EnabledMCPServers: tc.EnabledMCPServers, Agent: tc.Agent, Project: tc.Project, FileManaged: true}, nil
 	}
 	return nil, sessions.ErrNotFound
 }
@@ -176,7 +177,7 @@ func (gk *gatekeeper) reresolve(s *Session) bool {
 	var taskServers []string
 	if id.Task != "" {
 		if t, err := gk.task(id.Task); err == nil {
-			taskServers = t.EnabledMCPServers
+			taskServers, id.Project = t.EnabledMCPServers, t.Project
 		}
 		if taskServers == nil {
 			taskServers = []string{}

@@ -185,7 +185,7 @@ func TestUISignInWithAdminToken(t *testing.T) {
 func TestUIOpenOnLoopback(t *testing.T) {
 	g := startGateway(t, adminYAML)
 	c := newUIClient(t, g)
-	pages := map[string]string{"/ui/servers": `data-name="everything"`, "/ui/tasks": "New task", "/ui/sessions": "Sessions",
+	pages := map[string]string{"/ui/servers": `data-name="everything"`, "/ui/tasks": "New task", "/ui/projects": "New project", "/ui/sessions": "Sessions",
 		"/ui/usage": "Tool calls per minute", "/ui/agents": "Agents", "/ui/executors": "Executors",
 		"/ui/agents/default/explain": "Explain"}
 	var token string

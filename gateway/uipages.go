@@ -12,6 +12,7 @@ func (g *Gateway) uiPages() []ui.Page {
 	return []ui.Page{
 		{Path: "/ui/servers", Handler: http.HandlerFunc(g.ui.ServeServers)},
 		{Path: "/ui/plugins", Handler: http.HandlerFunc(g.ui.ServePlugins)},
+		{Path: "/ui/projects", Handler: http.HandlerFunc(g.ui.ServeProjects)},
 		{Path: "/ui/tasks", Handler: http.HandlerFunc(g.ui.ServeTasks)},
 		{Path: "/ui/sessions", Handler: http.HandlerFunc(g.ui.ServeSessions)},
 		{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(g.ui.ServeSession)},

@@ -68,10 +68,13 @@ type Narrow struct {
 
 // Task is a unit of work with an explicit set of enabled servers (docs/auth.md).
 type Task struct {
-	ID                string    `json:"id"`
-	EnabledMCPServers []string  `json:"enabled_mcp_servers"`
-	Agent             string    `json:"agent,omitempty"`
-	Created           time.Time `json:"created_at"`
+	ID                string   `json:"id"`
+	EnabledMCPServers []string `json:"enabled_mcp_servers"`
+	Agent             string   `json:"agent,omitempty"`
+	// Project is the project the task belongs to (config projects): its servers narrow
+	// a session of the task before EnabledMCPServers do.
+	Project string    `json:"project,omitempty"`
+	Created time.Time `json:"created_at"`
 	// FileManaged tasks come from the config file; the admin API does not edit them.
 	FileManaged bool `json:"file_managed,omitempty"`
 }

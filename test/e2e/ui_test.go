@@ -42,6 +42,7 @@ type uiReport struct {
 	PluginRow        string                 `json:"pluginRow"`
 	PluginRestarted  string                 `json:"pluginRestarted"`
 	AgentWarnings    string                 `json:"agentWarnings"`
+	ProjectRow       string                 `json:"projectRow"`
 }
 
 type axeResult struct {
@@ -60,7 +61,8 @@ type axeResult struct {
 // paths are logged; MCPGW_UI_ARTIFACTS keeps them in a directory of your choice) and has
 // no serious or critical axe-core violation. The Plugins page (reached from the nav)
 // shows the sql plugin up with its connection, resource types and tools, and "Restart"
-// restarts it; saving an agent through its form whose executor refuses stdio lists the
+// restarts it; a project created on the Projects page (from the nav) is listed with its
+// servers; saving an agent through its form whose executor refuses stdio lists the
 // skipped server, its transport and the executor under the form.
 func TestWebUI(t *testing.T) {
 	needGatewayBin(t)
@@ -197,10 +199,15 @@ executors:
 	if rep.PluginRestarted != "1" {
 		t.Errorf("restarts after Restart on the Plugins page: %q, want 1", rep.PluginRestarted)
 	}
+	// The Projects page: the project created through its form is listed with its servers.
+	if cells := strings.Split(rep.ProjectRow, "\t"); len(cells) < 5 || strings.TrimSpace(cells[0]) != "ui-proj" ||
+		strings.TrimSpace(cells[1]) != "UI project" || strings.TrimSpace(cells[2]) != "api" || strings.TrimSpace(cells[3]) != "alpha, beta" {
+		t.Errorf("the Projects page's ui-proj row (id, name, source, servers, tasks): %q", rep.ProjectRow)
+	}
 	if want := `server "alpha" skipped: executor "nostdio" does not allow transport stdio`; !strings.Contains(rep.AgentWarnings, want) {
 		t.Errorf("the agent form's warnings: %q\nwant one saying %s", rep.AgentWarnings, want)
 	}
-	for _, page := range []string{"login", "servers", "plugins", "tasks", "sessions", "session", "usage", "agents", "agent-warnings", "executors"} {
+	for _, page := range []string{"login", "servers", "plugins", "projects", "tasks", "sessions", "session", "usage", "agents", "agent-warnings", "executors"} {
 		if _, ok := rep.Axe[page]; !ok {
 			t.Errorf("axe-core did not check the %s page", page)
 		}

@@ -25,6 +25,7 @@ const (
 	kindAgent    = "agent"
 	kindExecutor = "executor"
 	kindSettings = "settings"
+	// kindProject is projects.go's.
 	settingsName = "gateway"
 )
 
@@ -45,6 +46,7 @@ func Merge(file *config.Config, entries []*sessions.ConfigEntry) (cfg *config.Co
 	m.Servers = maps.Clone(file.Servers)
 	m.Agents = maps.Clone(file.Agents)
 	m.Executors = maps.Clone(file.Executors)
+	m.Projects = maps.Clone(file.Projects)
 	if m.Servers == nil {
 		m.Servers = map[string]*config.ServerDef{}
 	}
@@ -57,6 +59,8 @@ func Merge(file *config.Config, entries []*sessions.ConfigEntry) (cfg *config.Co
 			shadowed, err = mergeAgent(&m, file, e, shadowed)
 		case kindExecutor:
 			shadowed, err = mergeExecutor(&m, file, e, shadowed)
+		case kindProject:
+			shadowed, err = mergeProject(&m, file, e, shadowed)
 		case kindSettings:
 			var doc *settingsDoc
 			if doc, err = entryDoc[settingsDoc](e); err == nil {

@@ -300,8 +300,8 @@ func (a policyAPI) policyGet(spec *policySpec) http.HandlerFunc {
 	}
 }
 
-// policyWrite is PUT (create or replace), PATCH (merge patch of an existing one) and
-// DELETE of an agent or executor.
+// policyWrite is PUT (create or replace), POST (create: a project's, projects.go), PATCH
+// (merge patch of an existing one) and DELETE of an agent, executor or project.
 func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -321,8 +321,12 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 			a.fileManaged(w, fmt.Sprintf("%s %q", spec.kind, id))
 			return
 		}
-		if cur == nil && r.Method != http.MethodPut {
+		if cur == nil && r.Method != http.MethodPut && r.Method != http.MethodPost {
 			Error(w, http.StatusNotFound, fmt.Sprintf("no %s %q", spec.kind, id))
+			return
+		}
+		if cur != nil && r.Method == http.MethodPost {
+			Error(w, http.StatusConflict, fmt.Sprintf("%s %q exists; PUT or PATCH /api/%s/%s changes it", spec.kind, id, spec.section, id))
 			return
 		}
 		if cur != nil && PreconditionFailed(w, r, ETag(Hash(cur))) {
@@ -449,6 +453,7 @@ func (a policyAPI) ServeResolve(w http.ResponseWriter, r *http.Request) {
 		if taskServers == nil {
 			taskServers = []string{}
 		}
+		id.Project = t.Project
 	}
 	res, fail := auth.Resolve(cfg, id, taskServers)
 	if fail != nil {
@@ -459,10 +464,11 @@ func (a policyAPI) ServeResolve(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Agent    string           `json:"agent"`
 		Task     string           `json:"task,omitempty"`
+		Project  string           `json:"project,omitempty"`
 		Executor string           `json:"executor,omitempty"`
 		Servers  []resolvedServer `json:"servers"`
 		Warnings []string         `json:"warnings"`
-	}{Agent: agent, Task: id.Task, Executor: res.Executor, Servers: []resolvedServer{}, Warnings: nonNil(res.Warnings)}
+	}{Agent: agent, Task: id.Task, Project: id.Project, Executor: res.Executor, Servers: []resolvedServer{}, Warnings: nonNil(res.Warnings)}
 	for _, name := range res.Servers {
 		if pd := cfg.Plugins[name]; pd != nil {
 			rs := resolvedServer{Name: name, Kind: KindPlugin, Type: pd.Type, Source: "file"}

@@ -5,7 +5,7 @@ import "net/http"
 // Routes is the admin API's route table (docs/admin-api.md): the router and the OpenAPI
 // document are both built from it.
 func (a *API) Routes() []Route {
-	agents, executors := agentSpec(), executorSpec()
+	agents, executors, projects := agentSpec(), executorSpec(), projectSpec()
 	s, p, t := serverAPI{a}, policyAPI{a}, taskAPI{a}
 	return []Route{
 		{Method: "GET", Path: "/api/agents", Summary: "every agent: file and API ones", Handler: p.policyList(agents)},
@@ -18,6 +18,12 @@ func (a *API) Routes() []Route {
 		{Method: "PUT", Path: "/api/executors/{id}", Summary: "create or replace an API executor", Handler: p.policyWrite(executors)},
 		{Method: "PATCH", Path: "/api/executors/{id}", Summary: "change an API executor (JSON merge patch)", Handler: p.policyWrite(executors)},
 		{Method: "DELETE", Path: "/api/executors/{id}", Summary: "delete an API executor", Handler: p.policyWrite(executors)},
+		{Method: "GET", Path: "/api/projects", Summary: "every project: file and API ones", Handler: p.policyList(projects)},
+		{Method: "POST", Path: "/api/projects", Summary: "create an API project (id from the body, or a new one)", Handler: p.ServeCreateProject},
+		{Method: "GET", Path: "/api/projects/{id}", Summary: "one project", Handler: p.policyGet(projects)},
+		{Method: "PUT", Path: "/api/projects/{id}", Summary: "create or replace an API project", Handler: p.policyWrite(projects)},
+		{Method: "PATCH", Path: "/api/projects/{id}", Summary: "change an API project (JSON merge patch)", Handler: p.policyWrite(projects)},
+		{Method: "DELETE", Path: "/api/projects/{id}", Summary: "delete an API project no API task names", Handler: p.ServeDeleteProject},
 		{Method: "GET", Path: "/api/mcp-config", Summary: "an agent's MCP document (?agent=): enabled, servers with their fields and mode, meta", Handler: s.ServeMCPConfig},
 		{Method: "POST", Path: "/api/mcp-config", Summary: "set an agent's MCP document (?agent=): defines the servers it gives fields for, references the others", Handler: s.ServePostMCPConfig},
 		{Method: "GET", Path: "/api/resolve", Summary: "the servers a session of ?agent=, ?executor= and ?task= would get, and how it reaches them", Handler: p.ServeResolve},
@@ -44,6 +50,8 @@ func (a *API) Routes() []Route {
 		{Method: "DELETE", Path: "/api/tasks/{id}", Summary: "delete an API-created task", Handler: t.ServeDeleteTask},
 		{Method: "GET", Path: "/api/settings", Summary: "gateway-wide settings in force (naming, handshake, idle timeouts, log level)", Handler: p.ServeSettings},
 		{Method: "PUT", Path: "/api/settings", Summary: "change gateway-wide settings live (fields left out keep the file's values)", Handler: p.ServePutSettings},
+		{Method: "GET", Path: "/api/settings/global", Summary: "the global servers in the orchestrator seed's shape: {mcpServers: [McpServerConfig]}", Handler: s.ServeGlobalSettings},
+		{Method: "PUT", Path: "/api/settings/global", Summary: "replace the API servers with a {mcpServers: [McpServerConfig]} list (file servers: unchanged or 409)", Handler: s.ServePutGlobalSettings},
 		{Method: "GET", Path: "/api/runtime", Summary: "goroutines, heap and resident memory (?gc=1 collects first)", Handler: a.ServeRuntime},
 		{Method: "GET", Path: "/api/openapi.json", Summary: "this API as an OpenAPI 3.1 document", Handler: a.ServeOpenAPI},
 		{Method: "GET", Path: "/api/runtime/heap", Summary: "a heap profile for go tool pprof", Handler: a.ServeHeapProfile},

@@ -34,7 +34,7 @@ func (a taskAPI) allTasks() ([]*sessions.Task, error) {
 	cfg := a.port.Config()
 	for id, tc := range cfg.Tasks {
 		if !seen[id] && tc != nil {
-			stored = append(stored, &sessions.Task{ID: id, EnabledMCPServers: tc.EnabledMCPServers, Agent: tc.Agent, FileManaged: true})
+			stored = append(stored, &sessions.Task{ID: id, EnabledMCPServers: tc.EnabledMCPServers, Agent: tc.Agent, Project: tc.Project, FileManaged: true})
 		}
 	}
 	sort.Slice(stored, func(i, j int) bool { return stored[i].ID < stored[j].ID })
@@ -57,6 +57,7 @@ type taskBody struct {
 	ID                string          `json:"id"`
 	EnabledMCPServers *[]string       `json:"enabled_mcp_servers"`
 	Agent             string          `json:"agent"`
+	Project           *string         `json:"project"`
 	Created           json.RawMessage `json:"created_at"`
 	FileManaged       json.RawMessage `json:"file_managed"`
 }
@@ -85,6 +86,11 @@ func (a taskAPI) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, bo
 			}
 		}
 	}
+	if b.Project != nil && *b.Project != "" && cfg.Projects[*b.Project] == nil {
+		fe := FieldError{Field: "project", Message: "unknown project " + *b.Project}
+		FieldErrors(w, http.StatusBadRequest, "bad task: "+fe.WithField(), []FieldError{fe}, nil)
+		return nil, false
+	}
 	if b.Agent != "" && len(cfg.Agents) > 0 {
 		if _, ok := cfg.Agents[b.Agent]; !ok {
 			Error(w, http.StatusBadRequest, "unknown agent "+b.Agent)
@@ -94,8 +100,8 @@ func (a taskAPI) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, bo
 	return &b, true
 }
 
-// ServeCreateTask creates a task. Without enabled_mcp_servers it is pre-filled from the
-// servers' default_enabled.
+// ServeCreateTask creates a task. Without enabled_mcp_servers it is pre-filled from its
+// project's servers, or without a project from the servers' default_enabled.
 func (a taskAPI) ServeCreateTask(w http.ResponseWriter, r *http.Request) {
 	b, ok := a.readTask(w, r)
 	if !ok {
@@ -109,8 +115,13 @@ func (a taskAPI) ServeCreateTask(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	t := &sessions.Task{ID: b.ID, Agent: b.Agent, Created: time.Now().UTC()}
+	if b.Project != nil {
+		t.Project = *b.Project
+	}
 	if b.EnabledMCPServers != nil {
 		t.EnabledMCPServers = *b.EnabledMCPServers
+	} else if names, ok := a.port.Config().ProjectServers(t.Project); ok {
+		t.EnabledMCPServers = names // a project's task starts with the project's servers
 	} else {
 		cfg := a.port.Config()
 		for name, d := range cfg.Servers {
@@ -175,6 +186,9 @@ func (a taskAPI) ServePutTask(w http.ResponseWriter, r *http.Request) {
 	}
 	if b.Agent != "" {
 		t.Agent = b.Agent
+	}
+	if b.Project != nil {
+		t.Project = *b.Project // "" takes the task out of its project
 	}
 	if err := a.port.Store().PutTask(t); err != nil {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())

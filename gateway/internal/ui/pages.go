@@ -93,7 +93,7 @@ func (u *UI) ServeTasks(w http.ResponseWriter, r *http.Request) {
 		choices = append(choices, serverChoice{Name: name, Title: d.Meta.Title, Default: d.Enabled()})
 	}
 	u.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
-		"Tasks": rows, "Servers": choices, "Agents": sortedKeys(cfg.Agents)})
+		"Tasks": rows, "Servers": choices, "Agents": sortedKeys(cfg.Agents), "Projects": sortedKeys(cfg.Projects)})
 }
 
 // ServeAgents is the Agents page.

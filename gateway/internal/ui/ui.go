@@ -50,6 +50,8 @@ type Port interface {
 	AgentViews() ([]map[string]any, error)
 	ExecutorViews() ([]map[string]any, error)
 	AllTasks() ([]*sessions.Task, error)
+	// ProjectViews are the projects as GET /api/projects lists them, for the Projects page.
+	ProjectViews() ([]map[string]any, error)
 	// PluginRows are the plugins as GET /api/plugins lists them, for the Plugins page.
 	PluginRows() []admin.PluginRow
 	// Instances is how many instances of a server run now.

@@ -193,6 +193,21 @@ async function main() {
   });
   log(`plugin shop restarted: ${report.pluginRestarted}`);
 
+  // A project through the Projects page (reached from the nav): alpha and beta, not gamma.
+  await page.getByRole("link", { name: "Projects" }).click();
+  await page.getByRole("button", { name: "New project" }).click();
+  const pdlg = page.locator("#project-dialog");
+  await pdlg.getByLabel("Project ID").fill("ui-proj");
+  await pdlg.getByLabel("Name", { exact: true }).fill("UI project");
+  await pdlg.getByRole("checkbox", { name: "alpha" }).check();
+  await pdlg.getByRole("checkbox", { name: "beta" }).check();
+  await pdlg.getByRole("checkbox", { name: "gamma" }).uncheck();
+  await pdlg.getByRole("button", { name: "Create project" }).click();
+  await page.locator('tr[data-id="ui-proj"]').waitFor();
+  report.projectRow = await page.locator('tr[data-id="ui-proj"]').innerText();
+  log(`project ui-proj: ${report.projectRow}`);
+  await check(page, "projects");
+
   // A task with two of the three servers.
   await page.getByRole("link", { name: "Tasks" }).click();
   await page.getByRole("button", { name: "New task" }).click();

@@ -316,6 +316,7 @@
       form.id.value = editing;
       form.id.readOnly = true;
       form.agent.value = b.dataset.agent || "";
+      form.project.value = b.dataset.project || "";
       const have = JSON.parse(b.dataset.servers || "[]");
       $$('input[name="server"]', form).forEach((c) => { c.checked = have.includes(c.value); });
       $("#task-dialog-title").textContent = "Servers of " + editing;
@@ -332,11 +333,60 @@
       ev.preventDefault();
       const body = { enabled_mcp_servers: $$('input[name="server"]:checked', form).map((c) => c.value) };
       if (form.agent.value) body.agent = form.agent.value;
+      if (form.project.value || editing) body.project = form.project.value; // "" leaves the project
       let r;
       if (editing) r = await api("PUT", "/tasks/" + encodeURIComponent(editing), body);
       else {
         if (form.id.value.trim()) body.id = form.id.value.trim();
         r = await api("POST", "/tasks", body);
+      }
+      if (r.status === 200 || r.status === 201) { dlg.close(); location.reload(); return; }
+      showErrors(form, r.json);
+    });
+  }
+
+  // ---- Projects --------------------------------------------------------------------
+  function initProjects() {
+    const dlg = $("#project-dialog"), form = $("#project-form");
+    let editing = null;
+    $("#new-project").addEventListener("click", () => {
+      editing = null;
+      form.reset();
+      clearErrors(form);
+      form.id.readOnly = false;
+      $$('input[name="server"]', form).forEach((c) => { c.checked = c.dataset.default === "true"; });
+      $("#project-dialog-title").textContent = "New project";
+      $("#p-save").textContent = "Create project";
+      openDialog(dlg);
+      form.id.focus();
+    });
+    $$(".edit-project").forEach((b) => b.addEventListener("click", () => {
+      editing = b.dataset.id;
+      clearErrors(form);
+      form.id.value = editing;
+      form.id.readOnly = true;
+      form.name.value = b.dataset.name || "";
+      const have = JSON.parse(b.dataset.servers || "[]");
+      $$('input[name="server"]', form).forEach((c) => { c.checked = have.includes(c.value); });
+      $("#project-dialog-title").textContent = "Servers of " + editing;
+      $("#p-save").textContent = "Save";
+      openDialog(dlg);
+    }));
+    $$(".delete-project").forEach((b) => b.addEventListener("click", async () => {
+      if (!confirm(`Delete project ${b.dataset.id}?`)) return;
+      const r = await api("DELETE", "/projects/" + encodeURIComponent(b.dataset.id));
+      if (r.status === 204) location.reload();
+      else alert((r.json && r.json.error) || "delete failed: " + r.status);
+    }));
+    form.addEventListener("submit", async (ev) => {
+      ev.preventDefault();
+      const body = { servers: $$('input[name="server"]:checked', form).map((c) => c.value) };
+      if (form.name.value.trim()) body.name = form.name.value.trim();
+      let r;
+      if (editing) r = await api("PUT", "/projects/" + encodeURIComponent(editing), body);
+      else {
+        if (form.id.value.trim()) body.id = form.id.value.trim();
+        r = await api("POST", "/projects", body);
       }
       if (r.status === 200 || r.status === 201) { dlg.close(); location.reload(); return; }
       showErrors(form, r.json);
@@ -502,6 +552,7 @@
   const page = document.body.dataset.page;
   if (page === "servers") initServers();
   if (page === "tasks") initTasks();
+  if (page === "projects") initProjects();
   if (page === "sessions" || page === "session") initSessions();
   if (page === "agents") initAgents();
   if (page === "plugins") initPlugins();
