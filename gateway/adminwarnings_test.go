@@ -65,6 +65,11 @@ executors:
 	if a := g.api(t, "GET", "/api/agents/coder", "", nil); a.obj["executor"] != "box" {
 		t.Errorf("GET /api/agents/coder: %s", a)
 	}
+	// The orchestrators' document says the same when it gives the agent its servers.
+	a = g.api(t, "POST", "/api/mcp-config?agent=coder", `{"agent_id":"coder","enabled":true,"servers":{"everything":{},"local":{}}}`, nil)
+	if ws := warningsOf(t, a); a.status != 200 || len(ws) != 1 || ws[0] != want {
+		t.Errorf("POST /api/mcp-config: %s, warnings %q, want [%q]", a, ws, want)
+	}
 }
 
 // TestAdminServerCommandWarning: a stdio server saved through the API (POST, PUT, and the

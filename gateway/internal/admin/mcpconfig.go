@@ -142,6 +142,11 @@ func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	// What a session of the agent would be told at its start (the executor's policy
+	// skipping a server), as a PUT of the agent answers it.
+	if ws := (policyAPI{a.API}).resolveWarnings(id); len(ws) > 0 {
+		doc["warnings"] = ws
+	}
 	JSON(w, http.StatusOK, doc)
 }
 
