@@ -8,7 +8,7 @@ import (
 )
 
 // TestAbandonedInputRoundFreesTheInstance: a stateless caller's call to a stdio upstream
-// (max_concurrency 1, the default) asks for input, and the caller never retries (the
+// on the session revision (max_concurrency 1, the default) asks for input, and the caller never retries (the
 // round is abandoned). The parked call waits on the client, not on the upstream: the
 // caller's next request, on the same gateway-side session and instance, must not wait
 // for the park to expire (here it would be refused as busy after the queue's 2 s).
@@ -23,6 +23,7 @@ servers:
     type: stdio
     command: `+everythingBin+`
     queue: {timeout: 2s}
+    protocol_version: "2025-11-25"
 `)
 	params := `{"name":"one__test_sampling","arguments":{"prompt":"capital of France?"},` + modernMeta + `}`
 	res := modernResult(t, g.do(t, modernReq("tools/call", params, map[string]string{"Mcp-Name": "one__test_sampling"})))

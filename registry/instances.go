@@ -59,6 +59,9 @@ type OwnerSpec struct {
 	Env map[string]string
 	// ClientCaps and ClientInfo are the owner's client's, offered to its own instances.
 	ClientCaps, ClientInfo json.RawMessage
+	// Stateless: the owner serves stateless (2026-07-28) requests; its own instances of a
+	// server on protocol_version auto are asked for that revision first.
+	Stateless bool
 }
 
 // Instances holds what the registry started or took for owners (Registry.Instances).
@@ -206,14 +209,20 @@ func ownerOptions(srv *Server, o Owner, spec *OwnerSpec) upstream.Options {
 	if len(spec.ClientInfo) > 0 {
 		opts.ClientInfo = spec.ClientInfo
 	}
+	if spec.Stateless {
+		opts.ProtocolVersion = srv.Def.UpstreamVersion(true)
+	}
 	opts.Handler = o.HandleUpstream
 	return opts
 }
 
 // poolable reports whether instances for spec may come from the server's pool: an owner
 // whose executor rewrites the server's URL or injects environment needs an instance
-// started with them, which no pooled one is.
-func (spec *OwnerSpec) poolable() bool { return spec.URL == "" && len(spec.Env) == 0 }
+// started with them, which no pooled one is; so does a stateless owner, whose instances
+// may speak another revision (OwnerSpec.Stateless).
+func (spec *OwnerSpec) poolable() bool {
+	return spec.URL == "" && len(spec.Env) == 0 && !spec.Stateless
+}
 
 // ReleaseOwner stops o's per_session instances of the servers keep does not admit and
 // takes o off their per_agent instances (keep nil: all of them, o ended). A per_agent

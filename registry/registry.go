@@ -438,7 +438,7 @@ func (s *Server) Options() upstream.Options {
 	d := s.Def
 	return upstream.Options{
 		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
-		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
+		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.UpstreamVersion(false), ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
 		InProcess: s.reg.inproc.get(s.Name),
