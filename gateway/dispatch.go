@@ -180,7 +180,8 @@ func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out
 		b = appendInputs(b, &p)
 	}
 	b = append(b, '}')
-	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
+	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true,
+		mirrored: paramHeaders(t.Def, p.Arguments)})
 	d := time.Since(start)
 	g.obs.toolCalled(ctx, outcome)
 	g.metrics.ObserveCall(s.rec.Agent, t.Server, t.Name, outcome, d.Seconds())

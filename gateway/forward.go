@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -31,6 +32,10 @@ type upstreamCall struct {
 	// header are the trace context header fields a streamable HTTP upstream gets with the
 	// request (set by the observer; nil when tracing is off).
 	header []upstream.Header
+	// mirrored are the Mcp-Param-{Name} headers of a tools/call whose tool mirrors
+	// arguments in headers (paramheaders.go), sent only to an upstream of the stateless
+	// revision; nil for every other call.
+	mirrored []upstream.Header
 }
 
 // fail answers the client's request with a failure of the path and returns outcome.
@@ -82,6 +87,9 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	defer done()
 	if conn.Modern {
 		c.params = modernParams(c.s, c.params)
+		if c.mirrored != nil {
+			c.header = append(slices.Clip(c.header), c.mirrored...)
+		}
 	}
 	var held slot
 	defer held.giveBack()

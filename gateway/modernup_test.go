@@ -72,7 +72,7 @@ func (u *modernUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "server/discover":
 		reply(200, `"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":"modern upstream"}`)
 	case "tools/list":
-		reply(200, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"ask","inputSchema":{"type":"object"}}]}`)
+		reply(200, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"where","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}`)
 	case "prompts/list", "resources/list", "resources/templates/list":
 		reply(200, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","prompts":[],"resources":[],"resourceTemplates":[]}`)
 	case "tools/call":
@@ -81,6 +81,11 @@ func (u *modernUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		u.mu.Unlock()
 		if r.Header.Get("Mcp-Name") != m.Params.Name {
 			u.problem("Mcp-Name missing")
+		}
+		if m.Params.Name == "where" {
+			// SEP-2243: the argument the schema mirrors comes as Mcp-Param-Region too.
+			reply(200, `"result":{"resultType":"complete","content":[{"type":"text","text":"region header `+r.Header.Get("Mcp-Param-Region")+`"}]}`)
+			return
 		}
 		if resp, ok := m.Params.InputResponses["q"]; ok {
 			u.mu.Lock()
@@ -196,5 +201,26 @@ func TestModernUpstreamGetsCallersCapabilities(t *testing.T) {
 	defer u.mu.Unlock()
 	if want := []string{`{"roots":{}}`, `{"sampling":{}}`}; !slices.Equal(u.callCaps, want) {
 		t.Errorf("the upstream saw clientCapabilities %q, want the callers' own %q", u.callCaps, want)
+	}
+}
+
+// TestModernUpstreamGetsParamHeaders: a tools/call to an HTTP upstream of the stateless
+// revision carries Mcp-Param-{Name} for each argument the tool's schema marks with
+// x-mcp-header (SEP-2243; the upstream refuses the call without it), a value that is no
+// plain ASCII in the Base64 sentinel, also for a session client, which sends no headers.
+func TestModernUpstreamGetsParamHeaders(t *testing.T) {
+	u := &modernUpstream{}
+	up := httptest.NewServer(u)
+	t.Cleanup(up.Close)
+	g := startGateway(t, modernUpConfig(up.URL))
+	sid := g.initialize(t, "2025-11-25", `{}`)
+	for _, tc := range []struct{ arg, want string }{
+		{"us-west", "us-west"},
+		{"Zürich", "=?base64?WsO8cmljaA==?="},
+	} {
+		r := g.call(t, sid, 3, "tools/call", `{"name":"modern__where","arguments":{"region":"`+tc.arg+`"}}`)
+		if !strings.Contains(string(r.body), "region header "+tc.want) {
+			t.Errorf("region %q: %s, want the upstream to see Mcp-Param-Region: %s", tc.arg, r.body, tc.want)
+		}
 	}
 }
