@@ -151,16 +151,32 @@ func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerS
 	case config.ModePerAgent:
 		return m.agentConn(ctx, srv, o, spec)
 	case config.ModeShared:
-		if c := srv.Shared(); c != nil {
+		c := srv.Shared()
+		if c == nil {
+			c = srv.WaitShared(ctx)
+		}
+		if c == nil {
+			st, why := srv.State()
+			return nil, fmt.Errorf("%s (%s)", st, why)
+		}
+		if !ownSession(srv, spec, c) {
 			return c, nil
 		}
-		if c := srv.WaitShared(ctx); c != nil {
-			return c, nil
-		}
-		st, why := srv.State()
-		return nil, fmt.Errorf("%s (%s)", st, why)
 	}
 	return m.ownConn(ctx, srv, o)
+}
+
+// ownSession reports whether a stateless owner gets an instance of its own of a server
+// whose mode is shared only by default (mode auto, HTTP): when the shared connection
+// speaks a session revision, the upstream knows its callers' capabilities only from that
+// session's initialize, which offers everything the gateway relays. It would ask a
+// stateless caller for what it never declared, and run tools that need what the caller
+// lacks instead of refusing them (-32021); a session of the caller's own, initialized with
+// its capabilities, lets the upstream decide as it would for the caller itself. An upstream
+// of the stateless revision gets the caller's capabilities with each request instead.
+func ownSession(srv *Server, spec *OwnerSpec, shared *upstream.Conn) bool {
+	return spec.Stateless && !shared.Modern && spec.Mode == "" && srv.Def.Mode == "auto" &&
+		srv.Def.Transport() == config.TransportHTTP
 }
 
 // perCall starts a fresh instance for one request, with the owner's own environment,
