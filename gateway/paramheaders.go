@@ -18,12 +18,12 @@ import (
 
 // mcpHeaderMark is what a tool definition contains when some argument is mirrored in a
 // header: definitions without it cost one search per call and nothing else.
-var mcpHeaderMark = []byte("x-mcp-header")
+const mcpHeaderMark = "x-mcp-header"
 
 // paramHeaders are the Mcp-Param-{Name} headers of a call of a tool with definition def
 // (the upstream's tool object) and arguments args; nil when the tool mirrors none.
 func paramHeaders(def, args json.RawMessage) []upstream.Header {
-	if !bytes.Contains(def, mcpHeaderMark) {
+	if !bytes.Contains(def, []byte(mcpHeaderMark)) {
 		return nil
 	}
 	var tool struct {
