@@ -33,8 +33,10 @@ var knownGapsDefault = map[string]map[string]string{
 	},
 	"2025-11-25 http-stateful": {
 		"server-sse-polling/incoming-sse-event": "the upstream closes the tool call's event stream after an " +
-			"event without an id (SSE polling, no event store): mcpgw reports the call failed on its client's " +
-			"stream instead of waiting for the result on a reconnected GET",
+			"event without an id (SSE polling, no event store) and drops the result: mcpgw reports the call " +
+			"failed on its client's stream. Waiting for the result on the GET stream instead (the spec's " +
+			"reconnect) hangs the scenario, since no result comes; passing the close on to mcpgw's own " +
+			"client (ending its stream, the call kept for a resume) is not built",
 	},
 }
 
