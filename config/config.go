@@ -273,6 +273,29 @@ const (
 	DefaultQueueTimeout = 30 * time.Second
 )
 
+// ProtocolAuto is the default protocol_version: the stateless revision (2026-07-28) where
+// the upstream serves it and it serves the callers better, the session revision
+// (2025-11-25) elsewhere (UpstreamVersion).
+const ProtocolAuto = "auto"
+
+// UpstreamVersion is the protocol_version an instance of the server is dialed with; the
+// upstream package reads "auto" as "2026-07-28 when server/discover lists it, else
+// 2025-11-25". With ProtocolAuto, a streamable HTTP server is asked for the stateless
+// revision first: one that serves it is stateless itself, and over the session revision it
+// could send its callers no input request at all. A stdio (or SSE) instance is asked first
+// only when it serves a stateless caller (a gateway-side session of 2026-07-28 requests):
+// the input requests of its calls then keep the upstream's own keys, while the instances of
+// session clients stay on 2025-11-25, where a session server can ask them anything.
+func (d *ServerDef) UpstreamVersion(statelessOwner bool) string {
+	if d.ProtocolVer != ProtocolAuto && d.ProtocolVer != "" {
+		return d.ProtocolVer
+	}
+	if statelessOwner || d.Transport() == TransportHTTP {
+		return ProtocolAuto
+	}
+	return "2025-11-25"
+}
+
 // Concurrency is the server's effective max_concurrency (0: unlimited).
 func (d *ServerDef) Concurrency() int {
 	if d.MaxConcurrency != nil {

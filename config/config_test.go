@@ -489,8 +489,8 @@ func TestConfigDefaults(t *testing.T) {
 	if off, _, err := Parse([]byte("upstream: {busy_poll: -1s}\n")); err != nil || off.Upstream.BusyPoll >= 0 {
 		t.Errorf("busy_poll -1s: %v, %v (want negative: off)", off.Upstream.BusyPoll, err)
 	}
-	if cfg.Servers["a"].ProtocolVer != "2025-11-25" {
-		t.Errorf("upstream protocol = %q, want pinned 2025-11-25", cfg.Servers["a"].ProtocolVer)
+	if cfg.Servers["a"].ProtocolVer != ProtocolAuto {
+		t.Errorf("upstream protocol = %q, want %s", cfg.Servers["a"].ProtocolVer, ProtocolAuto)
 	}
 	// max_concurrency: 1 for stdio, unlimited for HTTP, as configured when set (0 too).
 	if a, b := cfg.Servers["a"].Concurrency(), cfg.Servers["b"].Concurrency(); a != 0 || b != 1 {
@@ -559,6 +559,28 @@ func TestRunExampleHasThePlugin(t *testing.T) {
 	for id, c := range shop.Connections {
 		if c.Seed == "" {
 			t.Errorf("connection %s has no seed: the first start would serve an empty database", id)
+		}
+	}
+}
+
+// TestUpstreamVersion: protocol_version auto (the default) asks HTTP upstreams, and the
+// instances of stateless callers, for the stateless revision first; a set version wins.
+func TestUpstreamVersion(t *testing.T) {
+	for _, tc := range []struct {
+		typ, set  string
+		stateless bool
+		want      string
+	}{
+		{"stdio", "", false, "2025-11-25"},
+		{"stdio", "", true, ProtocolAuto},
+		{"streamable_http", "", false, ProtocolAuto},
+		{"sse", ProtocolAuto, false, "2025-11-25"},
+		{"stdio", "2025-06-18", true, "2025-06-18"},
+		{"streamable_http", "2025-11-25", false, "2025-11-25"},
+	} {
+		d := ServerDef{Type: tc.typ, ProtocolVer: tc.set}
+		if got := d.UpstreamVersion(tc.stateless); got != tc.want {
+			t.Errorf("%s, protocol_version %q, stateless owner %v: %q, want %q", tc.typ, tc.set, tc.stateless, got, tc.want)
 		}
 	}
 }

@@ -123,7 +123,7 @@ func (c *Config) applyUpstreamDefaults() {
 		c.Upstream.CallTimeout = 120 * time.Second
 	}
 	if c.Upstream.ProtocolVersion == "" {
-		c.Upstream.ProtocolVersion = "2025-11-25"
+		c.Upstream.ProtocolVersion = ProtocolAuto
 	}
 	if c.Upstream.MaxPerSession == 0 {
 		c.Upstream.MaxPerSession = 256

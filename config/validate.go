@@ -471,7 +471,7 @@ func (c *Config) validateTasks(ps *Problems) {
 	}
 }
 
-var upstreamVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28"}
+var upstreamVersions = []string{ProtocolAuto, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28"}
 
 // SupportedUpstreamVersion reports whether the gateway can speak v to an upstream.
 func SupportedUpstreamVersion(v string) bool {

@@ -108,7 +108,7 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 		}
 		return c.fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", c.server, err))
 	}
-	resp, outcome := w.await(ctx, c, k)
+	resp, outcome := w.await(ctx, c, k, &held)
 	if resp == nil {
 		return outcome
 	}
@@ -162,8 +162,9 @@ type callWait struct {
 }
 
 // await relays the call's related messages until its response, which it returns; nil
-// when the call ended otherwise (the client has been answered; outcome says how).
-func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call) (*wire.Msg, string) {
+// when the call ended otherwise (the client has been answered; outcome says how). held is
+// the call's instance slot, given back when a stateless caller is asked for input.
+func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call, held *slot) (*wire.Msg, string) {
 	for {
 		raw, final, err := k.Next(ctx)
 		if err != nil {
@@ -180,6 +181,14 @@ func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call)
 			return nil, c.fail("unavailable", fmt.Sprintf("upstream %q failed during the call: %v", c.server, err))
 		}
 		if !final {
+			if held.release != nil && c.s.Transport == "stateless" && asksClient(raw) {
+				// The stateless caller gets the upstream's request as an input round and
+				// answers with a retry it may never send. Parked, the call waits on the
+				// client, not on the upstream: it gives the instance's slot back, so that
+				// an abandoned round does not hold the caller's other requests (which share
+				// its gateway-side session and instance) in the queue until the park ends.
+				held.giveBack()
+			}
 			_ = c.out.related(raw)
 			continue
 		}
@@ -275,6 +284,13 @@ func (dp *dispatcher) takeSlot(ctx context.Context, s *Session, id json.RawMessa
 		g.log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
 	}
 	return true, err
+}
+
+// asksClient reports whether a message related to a call is a request to the client
+// (sampling, elicitation, roots).
+func asksClient(raw []byte) bool {
+	var m wire.Msg
+	return wire.ParseInto(raw, &m) == nil && m.IsRequest()
 }
 
 // resumable reports whether out is an event stream the client can resume.

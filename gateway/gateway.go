@@ -184,6 +184,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		g.calls.handleUpstream(nil, c, m, raw, rel)
 	}
 	reg.OnChange = g.serverChanged
+	reg.OnListSaid = g.modern.listSaid
 	reg.OnState = g.metrics.ServerState
 	g.metrics.WatchInstances(reg)
 	g.mux = http.NewServeMux()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -96,6 +97,22 @@ func (ls *listenSet) flushSaid(tools, others bool) {
 			continue
 		}
 		_ = ls.send(wire.Notification(method, nil))
+	}
+}
+
+// listSaid tells the listeners of every session that uses server a list_changed its
+// shared connection sent though the re-read lists the same (an upstream that adds a tool
+// it had added before, say): as for a session's own instance (flushSaid), an upstream
+// that says its list changed is believed by those who listen. Sessions without listeners
+// are not told: their client compares what it lists, and nothing changed.
+func (f *statelessFront) listSaid(server, method string) {
+	msg := wire.Notification(method, nil)
+	for _, s := range f.g.live.all() {
+		ls := s.listen.Load()
+		if ls == nil || !slices.Contains(s.servers(), server) {
+			continue
+		}
+		_ = ls.send(msg)
 	}
 }
 

@@ -127,11 +127,30 @@ func appendInputs(b []byte, p *routedParams) []byte {
 
 // modernParams adds what a session says once and the stateless revision wants on every
 // request: the session's log level (io.modelcontextprotocol/logLevel; without it such an
-// upstream logs nothing).
+// upstream logs nothing; a stateless caller's own level filters at the gateway), and the
+// session's client capabilities and info. A connection shared by sessions offers the
+// gateway's (everything it can relay): without the caller's own on the request, the
+// upstream would ask a caller for what it never declared, or run a tool that needs what
+// the caller lacks instead of refusing it (-32021).
 func modernParams(s *Session, params []byte) []byte {
 	lvl := s.level()
-	if lvl == "" || s.Transport == "stateless" {
+	if s.Transport == "stateless" {
+		lvl = ""
+	}
+	caps, info := s.rec.ClientCaps, s.rec.ClientInfo
+	if lvl == "" && len(caps) == 0 && len(info) == 0 {
 		return params
+	}
+	set := func(meta *wire.Object) {
+		if len(caps) > 0 {
+			meta.Raw(metaClientCaps, caps)
+		}
+		if len(info) > 0 {
+			meta.Raw(metaClientInfo, info)
+		}
+		if lvl != "" {
+			meta.Str(metaLogLevel, lvl)
+		}
 	}
 	var out, meta wire.Object
 	hasMeta := false
@@ -139,12 +158,14 @@ func modernParams(s *Session, params []byte) []byte {
 		if string(k) == "_meta" {
 			hasMeta = true
 			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
-				if string(mk) != metaLogLevel {
+				switch string(mk) {
+				case metaLogLevel, metaClientCaps, metaClientInfo:
+				default:
 					meta.Raw(string(mk), mv)
 				}
 				return nil
 			})
-			meta.Str(metaLogLevel, lvl)
+			set(&meta)
 			out.Raw("_meta", meta.Bytes())
 			return nil
 		}
@@ -152,7 +173,7 @@ func modernParams(s *Session, params []byte) []byte {
 		return nil
 	})
 	if !hasMeta {
-		meta.Str(metaLogLevel, lvl)
+		set(&meta)
 		out.Raw("_meta", meta.Bytes())
 	}
 	return out.Bytes()

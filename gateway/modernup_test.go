@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +17,8 @@ type modernUpstream struct {
 	mu       sync.Mutex
 	problems []string
 	retries  int
+	// callCaps are the clientCapabilities of each tools/call, in order.
+	callCaps []string
 }
 
 func (u *modernUpstream) problem(s string) {
@@ -69,12 +72,20 @@ func (u *modernUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "server/discover":
 		reply(200, `"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":"modern upstream"}`)
 	case "tools/list":
-		reply(200, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"ask","inputSchema":{"type":"object"}}]}`)
+		reply(200, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"where","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}`)
 	case "prompts/list", "resources/list", "resources/templates/list":
 		reply(200, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","prompts":[],"resources":[],"resourceTemplates":[]}`)
 	case "tools/call":
+		u.mu.Lock()
+		u.callCaps = append(u.callCaps, string(m.Params.Meta["io.modelcontextprotocol/clientCapabilities"]))
+		u.mu.Unlock()
 		if r.Header.Get("Mcp-Name") != m.Params.Name {
 			u.problem("Mcp-Name missing")
+		}
+		if m.Params.Name == "where" {
+			// SEP-2243: the argument the schema mirrors comes as Mcp-Param-Region too.
+			reply(200, `"result":{"resultType":"complete","content":[{"type":"text","text":"region header `+r.Header.Get("Mcp-Param-Region")+`"}]}`)
+			return
 		}
 		if resp, ok := m.Params.InputResponses["q"]; ok {
 			u.mu.Lock()
@@ -169,5 +180,47 @@ func TestStatelessClientModernUpstream(t *testing.T) {
 	defer u.mu.Unlock()
 	if u.retries != 1 || len(u.problems) > 0 {
 		t.Errorf("upstream saw %d retries, problems %v", u.retries, u.problems)
+	}
+}
+
+// TestModernUpstreamGetsCallersCapabilities: a shared connection to an upstream of the
+// stateless revision offers the gateway's capabilities (everything it relays), but each
+// request carries its caller's own, so the upstream asks no caller for what it did not
+// declare, and refuses what needs it (-32021) itself: a stateless caller's of this
+// request, a session client's of its initialize.
+func TestModernUpstreamGetsCallersCapabilities(t *testing.T) {
+	u := &modernUpstream{}
+	up := httptest.NewServer(u)
+	t.Cleanup(up.Close)
+	g := startGateway(t, modernUpConfig(up.URL))
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`
+	g.do(t, modernReq("tools/call", `{"name":"modern__ask","arguments":{},`+meta+`}`, map[string]string{"Mcp-Name": "modern__ask"}))
+	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
+	g.call(t, sid, 3, "tools/call", `{"name":"modern__ask","arguments":{}}`)
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	if want := []string{`{"roots":{}}`, `{"sampling":{}}`}; !slices.Equal(u.callCaps, want) {
+		t.Errorf("the upstream saw clientCapabilities %q, want the callers' own %q", u.callCaps, want)
+	}
+}
+
+// TestModernUpstreamGetsParamHeaders: a tools/call to an HTTP upstream of the stateless
+// revision carries Mcp-Param-{Name} for each argument the tool's schema marks with
+// x-mcp-header (SEP-2243; the upstream refuses the call without it), a value that is no
+// plain ASCII in the Base64 sentinel, also for a session client, which sends no headers.
+func TestModernUpstreamGetsParamHeaders(t *testing.T) {
+	u := &modernUpstream{}
+	up := httptest.NewServer(u)
+	t.Cleanup(up.Close)
+	g := startGateway(t, modernUpConfig(up.URL))
+	sid := g.initialize(t, "2025-11-25", `{}`)
+	for _, tc := range []struct{ arg, want string }{
+		{"us-west", "us-west"},
+		{"Zürich", "=?base64?WsO8cmljaA==?="},
+	} {
+		r := g.call(t, sid, 3, "tools/call", `{"name":"modern__where","arguments":{"region":"`+tc.arg+`"}}`)
+		if !strings.Contains(string(r.body), "region header "+tc.want) {
+			t.Errorf("region %q: %s, want the upstream to see Mcp-Param-Region: %s", tc.arg, r.body, tc.want)
+		}
 	}
 }

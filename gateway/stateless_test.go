@@ -293,3 +293,22 @@ func TestStatelessCapabilityVariantsBounded(t *testing.T) {
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"experimental":{"v19":{}}}}`
 	modernResult(t, g.do(t, modernReq("tools/list", "{"+meta+"}", nil)))
 }
+
+// TestStatelessCallerOwnUpstreamSession: in front of a shared HTTP upstream on the session
+// revision (mode auto), a stateless caller's requests go to an upstream session of its
+// own, initialized with its capabilities: the upstream refuses a tool that needs sampling
+// from a caller that declared none (-32021, its own decision), and still runs it for a
+// caller that declared sampling.
+func TestStatelessCallerOwnUpstreamSession(t *testing.T) {
+	g := startGateway(t, baseConfig)
+	name := map[string]string{"Mcp-Name": "everything__test_missing_capability"}
+	noCaps := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	r := g.do(t, modernReq("tools/call", `{"name":"everything__test_missing_capability",`+noCaps+`}`, name))
+	if m := r.message(t); m.Error == nil || !strings.Contains(string(m.Error), "-32021") {
+		t.Errorf("a caller without sampling: HTTP %d %s, want the upstream's -32021", r.status, r.body)
+	}
+	res := modernResult(t, g.do(t, modernReq("tools/call", `{"name":"everything__test_missing_capability",`+modernMeta+`}`, name)))
+	if !strings.Contains(string(res["content"]), "tool executed") {
+		t.Errorf("a caller with sampling: %s", res["content"])
+	}
+}

@@ -59,6 +59,9 @@ type OwnerSpec struct {
 	Env map[string]string
 	// ClientCaps and ClientInfo are the owner's client's, offered to its own instances.
 	ClientCaps, ClientInfo json.RawMessage
+	// Stateless: the owner serves stateless (2026-07-28) requests; its own instances of a
+	// server on protocol_version auto are asked for that revision first.
+	Stateless bool
 }
 
 // Instances holds what the registry started or took for owners (Registry.Instances).
@@ -148,16 +151,32 @@ func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerS
 	case config.ModePerAgent:
 		return m.agentConn(ctx, srv, o, spec)
 	case config.ModeShared:
-		if c := srv.Shared(); c != nil {
+		c := srv.Shared()
+		if c == nil {
+			c = srv.WaitShared(ctx)
+		}
+		if c == nil {
+			st, why := srv.State()
+			return nil, fmt.Errorf("%s (%s)", st, why)
+		}
+		if !ownSession(srv, spec, c) {
 			return c, nil
 		}
-		if c := srv.WaitShared(ctx); c != nil {
-			return c, nil
-		}
-		st, why := srv.State()
-		return nil, fmt.Errorf("%s (%s)", st, why)
 	}
 	return m.ownConn(ctx, srv, o)
+}
+
+// ownSession reports whether a stateless owner gets an instance of its own of a server
+// whose mode is shared only by default (mode auto, HTTP): when the shared connection
+// speaks a session revision, the upstream knows its callers' capabilities only from that
+// session's initialize, which offers everything the gateway relays. It would ask a
+// stateless caller for what it never declared, and run tools that need what the caller
+// lacks instead of refusing them (-32021); a session of the caller's own, initialized with
+// its capabilities, lets the upstream decide as it would for the caller itself. An upstream
+// of the stateless revision gets the caller's capabilities with each request instead.
+func ownSession(srv *Server, spec *OwnerSpec, shared *upstream.Conn) bool {
+	return spec.Stateless && !shared.Modern && spec.Mode == "" && srv.Def.Mode == "auto" &&
+		srv.Def.Transport() == config.TransportHTTP
 }
 
 // perCall starts a fresh instance for one request, with the owner's own environment,
@@ -206,14 +225,20 @@ func ownerOptions(srv *Server, o Owner, spec *OwnerSpec) upstream.Options {
 	if len(spec.ClientInfo) > 0 {
 		opts.ClientInfo = spec.ClientInfo
 	}
+	if spec.Stateless {
+		opts.ProtocolVersion = srv.Def.UpstreamVersion(true)
+	}
 	opts.Handler = o.HandleUpstream
 	return opts
 }
 
 // poolable reports whether instances for spec may come from the server's pool: an owner
 // whose executor rewrites the server's URL or injects environment needs an instance
-// started with them, which no pooled one is.
-func (spec *OwnerSpec) poolable() bool { return spec.URL == "" && len(spec.Env) == 0 }
+// started with them, which no pooled one is; so does a stateless owner, whose instances
+// may speak another revision (OwnerSpec.Stateless).
+func (spec *OwnerSpec) poolable() bool {
+	return spec.URL == "" && len(spec.Env) == 0 && !spec.Stateless
+}
 
 // ReleaseOwner stops o's per_session instances of the servers keep does not admit and
 // takes o off their per_agent instances (keep nil: all of them, o ended). A per_agent

@@ -14,7 +14,7 @@ func (r *Registry) Probe(ctx context.Context, name string, d *config.ServerDef) 
 	cfg := r.Config()
 	o := upstream.Options{
 		Name: name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
-		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
+		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.UpstreamVersion(false), ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: cfg.Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: r.log, InProcess: r.inproc.get(name),
 	}
 	c, err := r.dialer.Dial(ctx, o)

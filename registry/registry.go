@@ -134,6 +134,11 @@ type Registry struct {
 	Handler upstream.Handler
 	// OnChange is called (from its own goroutine) after a server's catalogue or state changed.
 	OnChange func(server string)
+	// OnListSaid is called (from its own goroutine) when a server's shared connection said
+	// a list changed (method: the list_changed notification) and the re-read found the
+	// catalogue as it was: nothing for the gateway to compare, but those who listen for the
+	// upstream's word may hold what it replaced.
+	OnListSaid func(server, method string)
 	// OnUp and OnRestart observe supervision, for metrics.
 	OnState func(server, state string)
 	// OnInstanceStart observes each instance's start and initialize time (pool.go).
@@ -443,7 +448,7 @@ func (s *Server) Options() upstream.Options {
 	d := s.Def
 	return upstream.Options{
 		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
-		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.ProtocolVer, ConnectTimeout: d.Timeouts.Connect,
+		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.UpstreamVersion(false), ConnectTimeout: d.Timeouts.Connect,
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
 		InProcess: s.reg.inproc.get(s.Name),
@@ -502,6 +507,7 @@ func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg) bool {
 	default:
 		return false
 	}
+	method := m.Method
 	go func() {
 		ctx, cancel := context.WithTimeout(r.ctx, s.Def.Timeouts.Connect)
 		defer cancel()
@@ -519,6 +525,8 @@ func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg) bool {
 		if !same {
 			r.log.Info("upstream catalogue changed", "server", s.Name, "tools", len(cat.Tools))
 			r.changed(s.Name)
+		} else if r.OnListSaid != nil {
+			r.OnListSaid(s.Name, method)
 		}
 	}()
 	return true

@@ -24,7 +24,9 @@ type Options struct {
 	Dir       string
 	URL       string
 	Headers   map[string]string
-	// ProtocolVersion offered in initialize (default 2025-11-25).
+	// ProtocolVersion offered in initialize (default SessionVersion); ModernVersion asks
+	// for the stateless revision, AutoVersion for it first and the session revision when
+	// the server does not serve it.
 	ProtocolVersion string
 	// ClientCaps is the capabilities object sent in initialize (raw JSON). Nil means the
 	// gateway's own: roots, sampling and elicitation, which it relays to its clients.
@@ -222,7 +224,7 @@ func (c *Conn) initFailed(ctx context.Context, err error, o Options) error {
 func (c *Conn) initialize(ctx context.Context, o Options) error {
 	pv := o.ProtocolVersion
 	if pv == "" {
-		pv = "2025-11-25"
+		pv = SessionVersion
 	}
 	caps := o.ClientCaps
 	if caps == nil {
@@ -234,6 +236,19 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 	}
 	if pv == ModernVersion {
 		return c.discover(ctx, caps, info)
+	}
+	if pv == AutoVersion {
+		// The stateless revision first, as a go-sdk client connects: a server that lists
+		// it in server/discover is driven on it (its input requests keep their own keys,
+		// the callers' capabilities go with each request); any other answer, a session
+		// server's included, falls back to initialize on the session revision.
+		err := c.discover(ctx, caps, info)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		c.log.Debug("the stateless revision is not served: initialize", "server", c.Name, "err", err)
+		c.notModern()
+		pv = SessionVersion
 	}
 	params, _ := json.Marshal(map[string]any{
 		"protocolVersion": pv,

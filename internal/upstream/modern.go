@@ -26,6 +26,13 @@ import (
 // ModernVersion is the stateless protocol revision.
 const ModernVersion = "2026-07-28"
 
+// SessionVersion is the session revision offered in initialize by default.
+const SessionVersion = "2025-11-25"
+
+// AutoVersion asks for the stateless revision when the server serves it (server/discover
+// lists it) and for SessionVersion otherwise (Options.ProtocolVersion).
+const AutoVersion = "auto"
+
 // refusesInitialize reports whether an initialize error says the server speaks only the
 // stateless revision.
 func refusesInitialize(err error) bool {
@@ -81,6 +88,18 @@ func (c *Conn) discover(ctx context.Context, caps, info json.RawMessage) error {
 	}
 	go c.listenModern()
 	return nil
+}
+
+// notModern undoes what a failed discover set, before the connection initializes on a
+// session revision.
+func (c *Conn) notModern() {
+	c.Modern = false
+	c.modernMeta = nil
+	if st, ok := c.tr.(*streamTransport); ok {
+		st.mu.Lock()
+		st.version, st.sessionID = "", ""
+		st.mu.Unlock()
+	}
 }
 
 const methodListen = "subscriptions/listen"

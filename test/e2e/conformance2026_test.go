@@ -37,12 +37,18 @@ var knownGaps2026 = map[string]map[string]struct {
 // against url and returns the SUCCESS count per scenario/check id, with the report.
 func conformanceNext(t *testing.T, url string) (map[string]int, *ConformanceReport) {
 	t.Helper()
+	return conformanceRequirements(t, url, "2026-07-28")
+}
+
+// conformanceRequirements is conformanceNext for any revision's requirements.
+func conformanceRequirements(t *testing.T, url, revision string) (map[string]int, *ConformanceReport) {
+	t.Helper()
 	script := filepath.Join(e2eDir(t), "node_modules", "conformance-next", "dist", "index.js")
 	if _, err := os.Stat(script); err != nil {
 		t.Fatalf("conformance 0.2.0-alpha.12 missing (run scripts/peers.sh): %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "conformance-2026")
-	res := runTool(t, conformanceTimeout, nil, node(t), script, "server", "--url", url, "--requirements", "2026-07-28", "-o", dir)
+	res := runTool(t, conformanceTimeout, nil, node(t), script, "server", "--url", url, "--requirements", revision, "-o", dir)
 	out := res.Stdout + "\n" + res.Stderr
 	_ = os.MkdirAll(dir, 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "output.txt"), []byte(out), 0o644)
@@ -69,8 +75,14 @@ func conformanceNext(t *testing.T, url string) (map[string]int, *ConformanceRepo
 			t.Fatalf("%s: %v", f, err)
 		}
 		for _, c := range checks {
-			if c.Status == "SUCCESS" {
+			switch c.Status {
+			case "SUCCESS":
 				passed[name+"/"+c.ID]++
+			case "FAILURE", "WARNING":
+				if r.Failing == nil {
+					r.Failing = map[string]int{}
+				}
+				r.Failing[name+"/"+c.ID]++
 			}
 		}
 	}

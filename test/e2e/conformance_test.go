@@ -28,6 +28,9 @@ type ConformanceReport struct {
 	ExitCode  int
 	TimedOut  bool
 	Dir       string // the -o directory
+	// Failing counts the FAILURE and WARNING checks per "scenario/check id" (filled by
+	// conformanceRequirements).
+	Failing map[string]int
 
 	// SummaryPassed and SummaryFailed are the suite's own "Total:" line (-1 if absent),
 	// kept to cross-check the checks.json count.
