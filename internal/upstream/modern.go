@@ -66,6 +66,12 @@ func (c *Conn) discover(ctx context.Context, caps, info json.RawMessage) error {
 	c.Modern = true
 	c.tr.afterInit(ModernVersion)
 	res, err := c.Request(ctx, "server/discover", nil)
+	var re *RPCError
+	if errors.As(err, &re) && re.Code == -32022 && strings.Contains(string(re.Raw), ModernVersion) {
+		// "Unsupported protocol version" naming the very version asked for among those it
+		// supports: a client retries with a supported version, which is this one, once.
+		res, err = c.Request(ctx, "server/discover", nil)
+	}
 	if err != nil {
 		return fmt.Errorf("server/discover: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -153,5 +154,57 @@ func TestAutoVersion(t *testing.T) {
 				t.Error("stale Mcp-Method")
 			}
 		})
+	}
+}
+
+// TestDiscoverRetriesOnVersionRejection: a server that refuses the first request with
+// -32022 while listing 2026-07-28 among its supported versions is asked again, as a
+// client retries with a supported version, and the connection ends up on that revision
+// instead of falling back to a session-era initialize.
+func TestDiscoverRetriesOnVersionRejection(t *testing.T) {
+	var mu sync.Mutex
+	var methods []string
+	rejected := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if r.Method != http.MethodPost || json.NewDecoder(r.Body).Decode(&m) != nil {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		mu.Lock()
+		methods = append(methods, m.Method)
+		first := !rejected
+		rejected = true
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if first {
+			w.WriteHeader(http.StatusBadRequest)
+			_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"],"requested":"2026-07-28"}}}`))
+			return
+		}
+		result := `{}`
+		if m.Method == "server/discover" {
+			result = `{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}}}`
+		}
+		_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
+	}))
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	c, err := NewDialer().Dial(ctx, Options{Name: "up", Transport: "streamable_http", URL: srv.URL, ProtocolVersion: AutoVersion, ConnectTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if !c.Modern || c.ProtocolVersion != ModernVersion {
+		t.Errorf("Modern %v, protocol %s; want the stateless revision after one retry", c.Modern, c.ProtocolVersion)
+	}
+	if len(methods) < 2 || methods[0] != "server/discover" || methods[1] != "server/discover" || slices.Contains(methods, "initialize") {
+		t.Errorf("requests %v, want server/discover twice and no initialize", methods)
 	}
 }

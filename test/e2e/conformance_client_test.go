@@ -71,15 +71,6 @@ var clientRunGaps = map[string]string{
 	// pending call on any GET that arrives, so the result may come on that stream before
 	// the call's own stream ends, and then the retry the scenario measures never happens.
 	"sse-retry/2025-11-25/per_session": "the scenario server answers the pending call on whichever GET stream comes first",
-	// With protocol_version unset, mcpgw's first request to any upstream is a session-era
-	// initialize, without MCP-Protocol-Version, _meta or Mcp-Method; a 2026-07-28 server
-	// refuses it and mcpgw discovers. These two scenarios check every request the client
-	// sends, that one included (request-metadata: 2 failed, 1 warning; http-standard-
-	// headers: Mcp-Method on initialize). Passing them means probing with server/discover
-	// first, which costs every session-era upstream a refused request per connection:
-	// a decision for docs/protocol.md, not for this test.
-	"request-metadata/2026-07-28/shared/negotiated":      "mcpgw probes an upstream with a session-era initialize when protocol_version is unset",
-	"http-standard-headers/2026-07-28/shared/negotiated": "mcpgw probes an upstream with a session-era initialize when protocol_version is unset",
 }
 
 // clientRun is one run of a scenario: at revision version, with the upstream in mode
