@@ -26,7 +26,7 @@ type View struct {
 	promptByName map[string]*Prompt
 	resourceBy   map[string]*Resource
 
-	pages sync.Map // cursor+kind → []byte
+	pages sync.Map // cursor+kind → *Page
 
 	hashOnce   sync.Once
 	hash       string
@@ -236,17 +236,44 @@ func (r *Registry) Collisions() config.Problems {
 	return ps
 }
 
+// Page is one pre-serialized page of a list result and its size in tokens (CountTokens),
+// counted once when the page was built: serving it again reads both from the cache.
+type Page struct {
+	Bytes  []byte
+	Tokens int
+}
+
 // ListPage returns one page of a list result, pre-serialized: kind is tools, prompts,
 // resources or resourceTemplates; thin selects the thin form of tools. An unknown cursor
 // gives ok=false.
 func (v *View) ListPage(kind string, thin bool, cursor string, pageSize int, extra ...json.RawMessage) (page []byte, ok bool) {
+	p, ok := v.ListPageCounted(kind, thin, cursor, pageSize, extra...)
+	if !ok {
+		return nil, false
+	}
+	return p.Bytes, true
+}
+
+// ListPageCounted is ListPage with the page's token count. The first call for a page builds
+// it and counts its tokens; later calls are a cache hit that neither builds nor counts.
+func (v *View) ListPageCounted(kind string, thin bool, cursor string, pageSize int, extra ...json.RawMessage) (*Page, bool) {
 	ck := kind + "\x00" + strconv.Itoa(pageSize) + "\x00" + cursor
 	if thin {
 		ck = "thin:" + ck
 	}
-	if b, hit := v.pages.Load(ck); hit {
-		return b.([]byte), true
+	if p, hit := v.pages.Load(ck); hit {
+		return p.(*Page), true
 	}
+	b, ok := v.buildPage(kind, thin, cursor, pageSize, extra)
+	if !ok {
+		return nil, false
+	}
+	p, _ := v.pages.LoadOrStore(ck, &Page{Bytes: b, Tokens: CountTokens(b)})
+	return p.(*Page), true
+}
+
+// buildPage serializes one page (see ListPage).
+func (v *View) buildPage(kind string, thin bool, cursor string, pageSize int, extra []json.RawMessage) ([]byte, bool) {
 	var defs []json.RawMessage
 	var names []string
 	switch kind {
@@ -319,6 +346,5 @@ func (v *View) ListPage(kind string, thin bool, cursor string, pageSize int, ext
 		b = append(b, wire.Quote(encodeCursor(kind, names[end-1]))...)
 	}
 	b = append(b, '}')
-	v.pages.Store(ck, b)
 	return b, true
 }

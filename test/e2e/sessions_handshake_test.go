@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // thinMaxRatio is the design target: a thin list is at most 35% of the full list's bytes.
@@ -86,6 +88,12 @@ tasks:
 	// --- A second session of the same conversation and view: thin.
 	s2, thinRaw, thin := open("thin", id("X-Agent-ID", "a1", "X-Conversation-ID", "c1"))
 	thinDefs := hsDefsByName(t, thin)
+	// The figures docs/metrics.md quotes: the same lists in o200k_base tokens and bytes/4.
+	fullTok, thinTok := registry.CountTokens(fullRaw), registry.CountTokens(thinRaw)
+	t.Logf("tools/list tokens (%s): full %d (bytes/4: %d), thin %d (bytes/4: %d)", registry.TokenizerName, fullTok, len(fullRaw)/4, thinTok, len(thinRaw)/4)
+	if thinTok <= 0 || thinTok >= fullTok {
+		t.Errorf("thin list %d tokens, full %d", thinTok, fullTok)
+	}
 	ratio := float64(len(thinRaw)) / float64(len(fullRaw))
 	t.Logf("tools/list of %d tools: full %d bytes, thin %d bytes (%d tools with %s): thin/full = %.3f (target <= %.2f)",
 		len(fullDefs), len(fullRaw), len(thinRaw), len(thinDefs), describe, ratio, thinMaxRatio)

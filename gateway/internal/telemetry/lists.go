@@ -6,22 +6,37 @@ import (
 	"sync"
 )
 
-// ListServed counts one tools/list page served to agent in form (full, thin): its bytes
-// and estimated tokens (bytes/4) by agent and form, and for a thin page the tokens it
-// saved: full is the size of the full form of the same page (same cursor and page size),
-// or negative when it has none (a thin page whose cursor points into the gateway's own
-// tools, which only thin lists carry). A thin page larger than its full form saves
-// nothing (a counter cannot go down).
-func (m *Metrics) ListServed(agent, form string, page, full int) {
+// ListCount is the size of a served list page: its bytes and its tokens, counted in
+// o200k_base (registry.CountTokens) once, when the page was built and cached.
+type ListCount struct{ Bytes, Tokens int }
+
+// ListPageServed counts one tools/list page served to agent in form (full, thin): its bytes
+// and tokens by agent and form, and for a thin page the tokens it saved: full is the full
+// form of the same page (same cursor and page size), or the zero ListCount when it has none
+// (a thin page whose cursor points into the gateway's own tools, which only thin lists
+// carry). A thin page with more tokens than its full form saves nothing (a counter cannot
+// go down). It only adds numbers: nothing is tokenized here.
+func (m *Metrics) ListPageServed(agent, form string, page, full ListCount) {
 	label := m.AgentLabel(agent)
-	m.listBytes.WithLabelValues(label, form).Add(float64(page))
-	m.listTokens.WithLabelValues(label, form).Add(float64(page / 4))
-	if form != "thin" || full < 0 {
+	m.listBytes.WithLabelValues(label, form).Add(float64(page.Bytes))
+	m.listTokens.WithLabelValues(label, form).Add(float64(page.Tokens))
+	if form != "thin" || full.Bytes <= 0 {
 		return
 	}
-	if saved := full/4 - page/4; saved > 0 {
+	if saved := full.Tokens - page.Tokens; saved > 0 {
 		m.listSaved.WithLabelValues(label).Add(float64(saved))
 	}
+}
+
+// ListServed is ListPageServed for a caller that has only the pages' sizes in bytes
+// (full < 0: no full form): tokens are then estimated as bytes/4. The session front's
+// dispatcher calls it until it passes the counted pages (View.ListPageCounted).
+func (m *Metrics) ListServed(agent, form string, page, full int) {
+	f := ListCount{}
+	if full >= 0 {
+		f = ListCount{Bytes: full, Tokens: full / 4}
+	}
+	m.ListPageServed(agent, form, ListCount{Bytes: page, Tokens: page / 4}, f)
 }
 
 // agentLabels bounds the agent label's cardinality: all, off, or the first N agents seen

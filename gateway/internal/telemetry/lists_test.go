@@ -54,3 +54,40 @@ func TestListServed(t *testing.T) {
 		}
 	}
 }
+
+// TestListPageServed: the tokens counted are the page's own count, not its bytes/4; a thin
+// page saves its full form's tokens less its own, nothing without a full form.
+func TestListPageServed(t *testing.T) {
+	m := NewMetrics("all")
+	m.ListPageServed("a", "full", ListCount{Bytes: 400, Tokens: 70}, ListCount{})
+	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 30}, ListCount{Bytes: 400, Tokens: 70}) // saves 40
+	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 30}, ListCount{})                       // no full form
+	want := map[string]float64{
+		`mcpgw_tools_list_bytes_total{agent="a",form="full"}`:            400,
+		`mcpgw_tools_list_estimated_tokens_total{agent="a",form="full"}`: 70,
+		`mcpgw_tools_list_estimated_tokens_total{agent="a",form="thin"}`: 60,
+		`mcpgw_tools_list_tokens_saved_total{agent="a"}`:                 40,
+	}
+	fams, err := m.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, s := range f.GetMetric() {
+			labels := ""
+			for _, l := range s.GetLabel() {
+				if labels != "" {
+					labels += ","
+				}
+				labels += l.GetName() + `="` + l.GetValue() + `"`
+			}
+			got[f.GetName()+"{"+labels+"}"] = s.GetCounter().GetValue()
+		}
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}

@@ -106,9 +106,9 @@ func NewMetrics(agentLabel string) *Metrics {
 	m.upstreamRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_restarts_total", Help: "Upstream reconnects and restarts after a failure."}, []string{"server"})
 	m.upstreamStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_instances_started_total", Help: "Per-session upstream instances started."}, []string{"server"})
 	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by agent and form (full, thin)."}, []string{"agent", "form"})
-	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Estimated tokens (bytes/4) of tools/list results served, by agent and form (full, thin)."}, []string{"agent", "form"})
+	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Tokens of tools/list results served, by agent and form (full, thin): counted in o200k_base once per cached page; other models' tokenizers count differently."}, []string{"agent", "form"})
 	m.listSaved = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_tokens_saved_total",
-		Help: "Estimated tokens thin tools/list pages saved, by agent: the full form of the same page less the thin page."}, []string{"agent"})
+		Help: "Tokens (o200k_base) thin tools/list pages saved, by agent: the full form of the same page less the thin page."}, []string{"agent"})
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_denials_total", Help: "Refused requests and tool calls by agent and reason."}, []string{"agent", "reason"})
 	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin)."}, []string{"form"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
