@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // usageDoc is GET /api/usage's answer.
@@ -56,7 +58,8 @@ func TestAPIUsage(t *testing.T) {
 	if u.Minutes != 5 || u.Calls != 4 || u.Errors != 1 {
 		t.Errorf("window %d min, %v calls, %v errors; want 5, 4, 1: %s", u.Minutes, u.Calls, u.Errors, a.raw)
 	}
-	fullTok, thinTok := float64(len(full.message(t).Result)/4), float64(len(thin.message(t).Result)/4)
+	// o200k_base counts of the pages the sessions received (bytes/4 before issue 26).
+	fullTok, thinTok := float64(registry.CountTokens(full.message(t).Result)), float64(registry.CountTokens(thin.message(t).Result))
 	agents := map[string]int{}
 	for i, ag := range u.Agents {
 		agents[ag.Agent] = i

@@ -8,7 +8,9 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // dispatcher answers clients' requests: the method table (dispatch), the call path to an
@@ -73,12 +75,12 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 	}
 	v := s.View()
 	thin := kind == "tools" && dp.form(s, v) == "thin"
-	var page []byte
+	var pg *registry.Page
 	var ok bool
 	if thin {
-		page, ok = v.ListPage(kind, true, p.Cursor, g.cfg.HTTP.PageSize, dp.describeDef)
+		pg, ok = v.ListPageCounted(kind, true, p.Cursor, g.cfg.HTTP.PageSize, dp.describeDef)
 	} else {
-		page, ok = v.ListPage(kind, false, p.Cursor, g.cfg.HTTP.PageSize)
+		pg, ok = v.ListPageCounted(kind, false, p.Cursor, g.cfg.HTTP.PageSize)
 	}
 	if !ok {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: invalid cursor", nil))
@@ -102,13 +104,13 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		// A thin page's saving is against the full form of the same page, from the view's
 		// page cache (rendered at most once per view); a thin page whose cursor points into
 		// the gateway's own tools has no full form.
-		full := -1
+		var full telemetry.ListCount
 		if thin {
-			if fp, ok := v.ListPage("tools", false, p.Cursor, g.cfg.HTTP.PageSize); ok {
-				full = len(fp)
+			if fp, ok := v.ListPageCounted("tools", false, p.Cursor, g.cfg.HTTP.PageSize); ok {
+				full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
 			}
 		}
-		g.metrics.ListServed(s.rec.Agent, form, len(page), full)
+		g.metrics.ListPageServed(s.rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
 	} else {
 		_, others := listFingerprints(v)
 		s.viewMu.Lock()
@@ -116,10 +118,10 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		s.viewMu.Unlock()
 	}
 	if pr, ok := out.(*postReply); ok {
-		_ = pr.replyResult(m.ID, page)
+		_ = pr.replyResult(m.ID, pg.Bytes)
 		return
 	}
-	_ = out.reply(wire.Result(m.ID, page))
+	_ = out.reply(wire.Result(m.ID, pg.Bytes))
 }
 
 func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {

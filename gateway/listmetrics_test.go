@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // scrape reads the gateway's /metrics into name{labels} → value.
@@ -47,6 +49,11 @@ func TestListTokensAndSessionsByAgent(t *testing.T) {
 	fsid, full := open("af")
 	_, thin := open("at")
 	fullBytes, thinBytes := len(full.message(t).Result), len(thin.message(t).Result)
+	// Tokens are the o200k_base count of the page the session received, not bytes/4.
+	fullTokens, thinTokens := registry.CountTokens(full.message(t).Result), registry.CountTokens(thin.message(t).Result)
+	if fullTokens == fullBytes/4 {
+		t.Errorf("full list: %d tokens, exactly bytes/4: still the estimate?", fullTokens)
+	}
 	if thinBytes >= fullBytes {
 		t.Fatalf("thin list %d bytes, full %d: the upstream's tools carry too little to thin", thinBytes, fullBytes)
 	}
@@ -57,10 +64,10 @@ func TestListTokensAndSessionsByAgent(t *testing.T) {
 	}{
 		{`mcpgw_tools_list_bytes_total{agent="af",form="full"}`, float64(fullBytes)},
 		{`mcpgw_tools_list_bytes_total{agent="at",form="thin"}`, float64(thinBytes)},
-		{`mcpgw_tools_list_estimated_tokens_total{agent="af",form="full"}`, float64(fullBytes / 4)},
-		{`mcpgw_tools_list_estimated_tokens_total{agent="at",form="thin"}`, float64(thinBytes / 4)},
+		{`mcpgw_tools_list_estimated_tokens_total{agent="af",form="full"}`, float64(fullTokens)},
+		{`mcpgw_tools_list_estimated_tokens_total{agent="at",form="thin"}`, float64(thinTokens)},
 		// The thin page saved what the full form of the same page would have cost more.
-		{`mcpgw_tools_list_tokens_saved_total{agent="at"}`, float64(fullBytes/4 - thinBytes/4)},
+		{`mcpgw_tools_list_tokens_saved_total{agent="at"}`, float64(fullTokens - thinTokens)},
 		{`mcpgw_sessions_active{agent="af",transport="streamable"}`, 1},
 		{`mcpgw_sessions_active{agent="at",transport="streamable"}`, 1},
 	} {

@@ -28,17 +28,6 @@ func (m *Metrics) ListPageServed(agent, form string, page, full ListCount) {
 	}
 }
 
-// ListServed is ListPageServed for a caller that has only the pages' sizes in bytes
-// (full < 0: no full form): tokens are then estimated as bytes/4. The session front's
-// dispatcher calls it until it passes the counted pages (View.ListPageCounted).
-func (m *Metrics) ListServed(agent, form string, page, full int) {
-	f := ListCount{}
-	if full >= 0 {
-		f = ListCount{Bytes: full, Tokens: full / 4}
-	}
-	m.ListPageServed(agent, form, ListCount{Bytes: page, Tokens: page / 4}, f)
-}
-
 // agentLabels bounds the agent label's cardinality: all, off, or the first N agents seen
 // (the rest are "other").
 type agentLabels struct {

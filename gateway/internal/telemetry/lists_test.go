@@ -2,16 +2,16 @@ package telemetry
 
 import "testing"
 
-// TestListServed: bytes and tokens (bytes/4) are counted by agent and form; a thin page
+// TestListServed: bytes and tokens are counted by agent and form; a thin page
 // saves its full form's tokens less its own, nothing without a full form or when it is
 // the larger; with agent_label top:1 the second agent is counted as "other".
 func TestListServed(t *testing.T) {
 	m := NewMetrics("top:1")
-	m.ListServed("a", "full", 400, -1)
-	m.ListServed("a", "thin", 100, 400) // saves 100 - 25 = 75
-	m.ListServed("a", "thin", 100, -1)  // no full form: nothing saved
-	m.ListServed("a", "thin", 100, 40)  // larger than its full form: nothing saved
-	m.ListServed("b", "thin", 40, 400)  // "other": saves 100 - 10 = 90
+	m.ListPageServed("a", "full", ListCount{Bytes: 400, Tokens: 100}, ListCount{})
+	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 25}, ListCount{Bytes: 400, Tokens: 100}) // saves 100 - 25 = 75
+	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 25}, ListCount{})                        // no full form: nothing saved
+	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 25}, ListCount{Bytes: 40, Tokens: 10})   // larger than its full form: nothing saved
+	m.ListPageServed("b", "thin", ListCount{Bytes: 40, Tokens: 10}, ListCount{Bytes: 400, Tokens: 100})  // "other": saves 100 - 10 = 90
 	value := func(name string, labels ...string) float64 {
 		fams, err := m.Gather()
 		if err != nil {
