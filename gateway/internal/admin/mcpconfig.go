@@ -144,7 +144,7 @@ func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	// What a session of the agent would be told at its start (the executor's policy
 	// skipping a server), as a PUT of the agent answers it.
-	if ws := (policyAPI{a.API}).resolveWarnings(id); len(ws) > 0 {
+	if ws := policyAPI(a).resolveWarnings(id); len(ws) > 0 {
 		doc["warnings"] = ws
 	}
 	JSON(w, http.StatusOK, doc)
