@@ -108,9 +108,15 @@ func TestEmbedServesWhilePluginStarts(t *testing.T) {
 	}
 	tools := func(sid string) []string {
 		t.Helper()
-		_, b := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
-		if i := strings.Index(string(b), "data: "); i >= 0 { // an event stream answer
-			b = []byte(strings.TrimSpace(strings.SplitN(string(b[i+6:]), "\n", 2)[0]))
+		resp, b := post(sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+		if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			// An event stream answer: the event that carries the result (a priming event
+			// with empty data may come first).
+			for _, line := range strings.Split(string(b), "\n") {
+				if d, ok := strings.CutPrefix(line, "data:"); ok && strings.Contains(d, `"result"`) {
+					b = []byte(strings.TrimSpace(d))
+				}
+			}
 		}
 		var m struct {
 			Result struct {
@@ -118,7 +124,7 @@ func TestEmbedServesWhilePluginStarts(t *testing.T) {
 			} `json:"result"`
 		}
 		if err := json.Unmarshal(b, &m); err != nil {
-			t.Fatalf("tools/list: %v %s", err, b)
+			t.Fatalf("tools/list: %v: HTTP %d %s %q", err, resp.StatusCode, resp.Header.Get("Content-Type"), b)
 		}
 		var names []string
 		for _, tl := range m.Result.Tools {
