@@ -27,6 +27,14 @@ const inputKeysLost = "input request keys of an upstream on the session revision
 // Printed on every run; a listed check that no longer loses fails the test, so the list
 // only shrinks.
 var knownGapsDefault = map[string]map[string]string{
+	// A stdio instance stays on 2025-11-25 also for a stateless caller (config
+	// UpstreamVersion): on 2026-07-28 a server written for sessions cannot ask for sampling
+	// or elicitation in a call at all (TestStateless2026Client's test_sampling), which costs
+	// more than these two checks.
+	"2026-07-28 stdio": {
+		"input-required-result-basic-elicitation/sep-2322-elicitation-incomplete": inputKeysLost,
+		"input-required-result-basic-elicitation/sep-2322-elicitation-complete":   inputKeysLost,
+	},
 	"2026-07-28 http-stateful": {
 		"input-required-result-basic-elicitation/sep-2322-elicitation-incomplete": inputKeysLost,
 		"input-required-result-basic-elicitation/sep-2322-elicitation-complete":   inputKeysLost,
