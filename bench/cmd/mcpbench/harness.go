@@ -86,7 +86,7 @@ func (e *env) writeMcpgwConfig(name, body string) (path, base, state string, err
 }
 
 // startMcpgw runs bin/mcpgw serve with body (everything but listen and state_dir) and waits
-// for /healthz.
+// for /healthz, then for its upstreams (/readyz no longer starting).
 func (e *env) startMcpgw(ctx context.Context, name, body string, conns int) (*target, string, error) {
 	return e.startMcpgwEnv(ctx, name, body, conns, nil)
 }
@@ -102,6 +102,9 @@ func (e *env) startMcpgwEnv(ctx context.Context, name, body string, conns int, e
 		return nil, "", err
 	}
 	if err := waitHTTP(ctx, base+"/healthz", p, 60*time.Second); err != nil {
+		return nil, "", err
+	}
+	if err := waitStarted(ctx, base, p, 60*time.Second); err != nil {
 		return nil, "", err
 	}
 	t := newTarget(nameMcpgw, base+"/mcp", "echo__echo", conns)

@@ -7,6 +7,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -213,6 +214,33 @@ func freeAddr() (string, error) {
 }
 
 // waitHTTP polls url until it answers 200 (bounded).
+// waitStarted waits until mcpgw's /readyz at base no longer says starting: its servers and
+// plugins have first come up or failed (the gateway serves at once, with what is up).
+func waitStarted(ctx context.Context, base string, p *proc, bound time.Duration) error {
+	deadline := time.Now().Add(bound)
+	c := &http.Client{Timeout: time.Second}
+	for time.Now().Before(deadline) {
+		if resp, err := c.Get(base + "/readyz"); err == nil {
+			var r struct {
+				Starting bool `json:"starting"`
+			}
+			err = json.NewDecoder(resp.Body).Decode(&r)
+			resp.Body.Close()
+			if err == nil && !r.Starting {
+				return nil
+			}
+		}
+		select {
+		case <-p.exited:
+			return fmt.Errorf("%s exited:\n%s", p.name, tail(p.logPath))
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	return errors.New(p.name + " still starting its upstreams at " + base + ":\n" + tail(p.logPath))
+}
+
 func waitHTTP(ctx context.Context, url string, p *proc, bound time.Duration) error {
 	deadline := time.Now().Add(bound)
 	c := &http.Client{Timeout: time.Second}
