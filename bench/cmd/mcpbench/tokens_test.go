@@ -1,199 +1,17 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
-
-func TestLoopTokensOneTurnPerTask(t *testing.T) {
-	tasks := []taskCost{
-		{Query: 5, Call: 10, Result: 20},
-		{Query: 7, Call: 11, Result: 30},
-	}
-	got := loopTokens(100, tasks, false)
-	// Turn 1 reads the list and the first request: 100 + 5.
-	// Turn 2 reads the list, request 1, call 1, result 1 and request 2: 100 + 5 + 10 + 20 + 7.
-	want := loopCost{Turns: 2, Input: 105 + 142, Carried: 10 + 20 + 11 + 30}
-	want.Total = want.Input + want.Carried
-	if got != want {
-		t.Fatalf("loopTokens = %+v, want %+v", got, want)
-	}
-}
-
-func TestLoopTokensSearchTakesTwoTurns(t *testing.T) {
-	tasks := []taskCost{
-		{Query: 5, Search: 8, SearchResult: 40, Call: 10, Result: 20},
-		{Query: 7, Search: 9, SearchResult: 50, Call: 11, Result: 30},
-	}
-	got := loopTokens(10, tasks, true)
-	turns := []int{
-		10 + 5,                                 // search for task 1
-		10 + 5 + 8 + 40,                        // call for task 1
-		10 + 5 + 8 + 40 + 10 + 20 + 7,          // search for task 2
-		10 + 5 + 8 + 40 + 10 + 20 + 7 + 9 + 50, // call for task 2
-	}
-	input := 0
-	for _, n := range turns {
-		input += n
-	}
-	carried := 8 + 40 + 10 + 20 + 9 + 50 + 11 + 30
-	want := loopCost{Turns: 4, Input: input, Carried: carried, Total: input + carried}
-	if got != want {
-		t.Fatalf("loopTokens = %+v, want %+v", got, want)
-	}
-	// Search fields are ignored when the form does not search.
-	if plain := loopTokens(10, tasks, false); plain.Turns != 2 || plain.Carried != 10+20+11+30 {
-		t.Fatalf("loopTokens without search = %+v", plain)
-	}
-}
-
-func TestLoopTokensSmallerListWinsOnlyWhenSearchIsCheap(t *testing.T) {
-	// With a large list, search's extra turns cost less than the list they save; with a
-	// small one they cost more (the published finding the loop must be able to show).
-	tasks := make([]taskCost, 10)
-	for i := range tasks {
-		tasks[i] = taskCost{Query: 10, Search: 15, SearchResult: 600, Call: 30, Result: 100}
-	}
-	if big, search := loopTokens(100000, tasks, false), loopTokens(300, tasks, true); search.Total >= big.Total {
-		t.Errorf("large catalogue: search %d ≥ full %d", search.Total, big.Total)
-	}
-	if small, search := loopTokens(1500, tasks, false), loopTokens(300, tasks, true); search.Total <= small.Total {
-		t.Errorf("small catalogue: search %d ≤ full %d", search.Total, small.Total)
-	}
-}
-
-func TestServedForm(t *testing.T) {
-	cases := []struct {
-		names []string
-		want  string
-	}{
-		{[]string{"a__echo", "b__sum"}, formFull},
-		{[]string{"a__echo", describeToolName}, formThin},
-		{[]string{searchToolName, "pinned__tool"}, formSearch},
-		{nil, formFull},
-	}
-	for _, c := range cases {
-		if got := servedForm(c.names); got != c.want {
-			t.Errorf("servedForm(%v) = %s, want %s", c.names, got, c.want)
-		}
-	}
-}
-
-// outcome builds a catalogue outcome with list tokens and loop totals per form.
-func outcome(name string, forms map[string][2]int, served map[string]string) *catalogueOutcome {
-	c := &catalogueOutcome{Name: name, Forms: map[string]*formOutcome{}}
-	for f, v := range forms {
-		s := f
-		if x, ok := served[f]; ok {
-			s = x
-		}
-		c.Forms[f] = &formOutcome{Asked: f, Served: s, ListTokens: v[0], Loop: loopCost{Total: v[1]}}
-	}
-	return c
-}
-
-func checkByPrefix(t *testing.T, checks []Check, prefix string) Check {
-	t.Helper()
-	for _, c := range checks {
-		if strings.HasPrefix(c.What, prefix) {
-			return c
-		}
-	}
-	t.Fatalf("no check %q in %+v", prefix, checks)
-	return Check{}
-}
-
-func TestTokenTargets(t *testing.T) {
-	medium := outcome(catMedium, map[string][2]int{
-		formFull: {10000, 100000}, formThin: {1900, 30000}, formSearch: {400, 20000}, formAuto: {1900, 30000},
-	}, map[string]string{formAuto: formThin})
-	large := outcome(catLarge, map[string][2]int{
-		formFull: {100000, 1000000}, formThin: {30000, 300000}, formSearch: {5100, 60000}, formAuto: {5100, 60000},
-	}, map[string]string{formAuto: formSearch})
-	large.Queries, large.Hits = 60, 54
-	large.Forms[formThin].Failed = []string{"boom"}
-	checks, _ := tokenTargets([]*catalogueOutcome{medium, large})
-
-	if c := checkByPrefix(t, checks, "thin list tokens vs full"); !c.Pass || c.Got != "19.0%" {
-		t.Errorf("thin at 19%% of full: %+v", c)
-	}
-	if c := checkByPrefix(t, checks, "search list tokens vs full"); c.Pass || c.Got != "5.1%" {
-		t.Errorf("search at 5.1%% of full must miss: %+v", c)
-	}
-	if c := checkByPrefix(t, checks, "search top-3 hit rate, large"); !c.Pass {
-		t.Errorf("54 of 60 (90%%) must hold: %+v", c)
-	}
-	// Medium: auto served thin (30000), the best single form is search (20000): 1.5× misses.
-	if c := checkByPrefix(t, checks, "auto's 10-turn total vs the best single form's (search), medium"); c.Pass {
-		t.Errorf("auto 1.5× the best must miss: %+v", c)
-	}
-	if c := checkByPrefix(t, checks, "auto's 10-turn total vs the best single form's (search), large"); !c.Pass {
-		t.Errorf("auto equal to the best must hold: %+v", c)
-	}
-	if c := checkByPrefix(t, checks, "failed loop calls, large"); c.Pass || c.Got != "1" {
-		t.Errorf("a failed call must miss: %+v", c)
-	}
-	if c := checkByPrefix(t, checks, "failed loop calls, medium"); !c.Pass {
-		t.Errorf("no failed call must hold: %+v", c)
-	}
-}
-
-func TestTokenTargetsWithoutSearch(t *testing.T) {
-	small := outcome(catSmall, map[string][2]int{
-		formFull: {2000, 20000}, formThin: {800, 10500}, formSearch: {2000, 0}, formAuto: {2000, 20000},
-	}, map[string]string{formSearch: notOffered, formAuto: formFull})
-	small.Queries = 10 // asked of nothing: the form is not offered
-	checks, notes := tokenTargets([]*catalogueOutcome{small})
-	for _, c := range checks {
-		if strings.Contains(c.What, "search") || strings.Contains(c.What, "hit rate") {
-			t.Errorf("a search target while search is not offered: %+v", c)
-		}
-	}
-	// The best single form is thin (10500); auto served full (20000).
-	if c := checkByPrefix(t, checks, "auto's 10-turn total vs the best single form's (thin), small"); c.Pass {
-		t.Errorf("auto at 1.9× thin must miss: %+v", c)
-	}
-	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, notOffered) }) {
-		t.Errorf("notes do not say the search form is not offered: %v", notes)
-	}
-	if !slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "medium catalogue did not run") }) {
-		t.Errorf("notes do not say the medium catalogue did not run: %v", notes)
-	}
-}
-
-func TestAnswerOfEventStream(t *testing.T) {
-	body := "id: s1-0\nretry: 1000\ndata: \n\n" +
-		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n" +
-		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":6,\"result\":{\"wrong\":true}}\n\n" +
-		"event: message\nid: s1-1\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\n" +
-		"data: \"result\":{\"tools\":[]}}\n\n"
-	m, err := answerOf([]byte(body), "text/event-stream", 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(m.Result) != `{"tools":[]}` {
-		t.Fatalf("result = %s", m.Result)
-	}
-	if _, err := answerOf([]byte(body), "text/event-stream", 8); err == nil {
-		t.Fatal("an answer to a request that has none")
-	}
-	m, err = answerOf([]byte(`{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"bad"}}`), "application/json", 3)
-	if err != nil || m.Error == nil || m.Error.Code != -32602 {
-		t.Fatalf("JSON answer: %+v, %v", m, err)
-	}
-}
-
-func TestFoundNames(t *testing.T) {
-	res := json.RawMessage(`{"content":[{"type":"text","text":"…"}],"structuredContent":{"tools":[{"name":"fs__read_file","inputSchema":{}},{"name":"fs__list_directory"}]}}`)
-	if got := foundNames(res); !slices.Equal(got, []string{"fs__read_file", "fs__list_directory"}) {
-		t.Fatalf("foundNames = %v", got)
-	}
-	if got := foundNames(json.RawMessage(`{"content":[]}`)); len(got) != 0 {
-		t.Fatalf("foundNames without structuredContent = %v", got)
-	}
-}
 
 func TestUnlistedQueries(t *testing.T) {
 	outs := []*catalogueOutcome{{Names: []string{"a__x", "a__y"}}, {Names: []string{"b__z"}}}
@@ -225,5 +43,157 @@ func TestQuerySetShape(t *testing.T) {
 		if strings.Contains(q.Query, q.Tool) {
 			t.Errorf("query %q names its tool", q.Query)
 		}
+	}
+}
+
+// fakeGateway answers as mcpgw does for T1: a list per form asked at initialize (the
+// search form only when offerSearch), event-stream answers to tools/list, and a search
+// tool that returns the tools whose own name the query contains.
+type fakeGateway struct {
+	mu          sync.Mutex
+	forms       map[string]string // session id → X-Mcp-Handshake
+	tools       []string
+	offerSearch bool
+}
+
+func (f *fakeGateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Name      string `json:"name"`
+			Arguments struct {
+				Query string `json:"query"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	answer := func(result any) {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": result})
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: \n\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}\n\nevent: message\ndata: %s\n\n", b)
+	}
+	switch m.Method {
+	case "initialize":
+		id := strconv.Itoa(len(f.forms) + 1)
+		f.forms[id] = r.Header.Get("X-Mcp-Handshake")
+		w.Header().Set("Mcp-Session-Id", id)
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"jsonrpc":"2.0","id":%s,"result":{}}`, m.ID)
+	case "notifications/initialized":
+		w.WriteHeader(http.StatusAccepted)
+	case "tools/list":
+		names := f.tools
+		switch f.forms[r.Header.Get("Mcp-Session-Id")] {
+		case formSearch:
+			if f.offerSearch {
+				names = []string{searchToolName}
+			}
+		case formThin:
+			names = append(slices.Clone(f.tools), describeToolName)
+		}
+		var tools []map[string]string
+		for _, n := range names {
+			tools = append(tools, map[string]string{"name": n, "description": "the " + n + " tool"})
+		}
+		answer(map[string]any{"tools": tools})
+	case "tools/call":
+		if m.Params.Name == searchToolName {
+			var found []map[string]string
+			for _, n := range f.tools {
+				if _, own, _ := strings.Cut(n, "__"); strings.Contains(m.Params.Arguments.Query, own) {
+					found = append(found, map[string]string{"name": n})
+				}
+			}
+			answer(map[string]any{"content": []any{}, "structuredContent": map[string]any{"tools": found}})
+			return
+		}
+		if !slices.Contains(f.tools, m.Params.Name) {
+			answer(map[string]any{"content": []any{map[string]string{"type": "text", "text": "no such tool"}}, "isError": true})
+			return
+		}
+		answer(map[string]any{"content": []any{map[string]string{"type": "text", "text": "done"}}})
+	}
+}
+
+func fakeTarget(t *testing.T, offerSearch bool) *target {
+	t.Helper()
+	srv := httptest.NewServer(&fakeGateway{forms: map[string]string{}, tools: []string{"srv__echo", "srv__sum"}, offerSearch: offerSearch})
+	t.Cleanup(srv.Close)
+	return newTarget("fake", srv.URL+"/mcp", "", 1)
+}
+
+func TestRunTokenForm(t *testing.T) {
+	tasks := []loopTask{
+		task("please echo this", "srv__echo", `{"message":"x"}`),
+		task("add two numbers", "srv__sum", `{"a":1,"b":2}`),
+		task("call a tool that is gone", "srv__gone", `{}`),
+	}
+	count := func(b []byte) int { return len(b) } // bytes stand in for tokens
+	ctx := context.Background()
+	gw := fakeTarget(t, true)
+
+	full, names, err := runTokenForm(ctx, gw, formFull, tasks, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if full.Served != formFull || full.Tools != 2 || full.Pages != 1 || !slices.Equal(names, []string{"srv__echo", "srv__sum"}) {
+		t.Fatalf("full: %+v, names %v", full, names)
+	}
+	if full.ListTokens < 50 || full.Loop.Turns != 3 || len(full.Failed) != 1 || !strings.Contains(full.Failed[0], "srv__gone") {
+		t.Fatalf("full: %+v", full)
+	}
+	thin, _, err := runTokenForm(ctx, gw, formThin, tasks, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if thin.Served != formThin || thin.Tools != 3 {
+		t.Fatalf("thin: %+v", thin)
+	}
+	search, _, err := runTokenForm(ctx, gw, formSearch, tasks, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only "please echo this" names its tool's own name: one search of three finds it.
+	if search.Served != formSearch || search.Loop.Turns != 6 || search.Found != 1 || search.ListTokens >= full.ListTokens {
+		t.Fatalf("search: %+v", search)
+	}
+	if search.Loop.Carried <= full.Loop.Carried {
+		t.Fatalf("search carries its calls and results too: %d vs full's %d", search.Loop.Carried, full.Loop.Carried)
+	}
+
+	none, _, err := runTokenForm(ctx, fakeTarget(t, false), formSearch, tasks, count)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if none.Served != notOffered || none.Loop.Turns != 0 {
+		t.Fatalf("search not offered: %+v", none)
+	}
+}
+
+func TestSearchHitRate(t *testing.T) {
+	out := &catalogueOutcome{Name: "fake", Names: []string{"srv__echo", "srv__sum"}}
+	qs := []tokenQuery{
+		{Query: "echo it back", Tool: "srv__echo"},
+		{Query: "add numbers", Tool: "srv__sum"},        // the fake finds nothing: a miss
+		{Query: "other catalogue", Tool: "other__tool"}, // not this catalogue's: skipped
+	}
+	if err := searchHitRate(context.Background(), fakeTarget(t, true), out, qs, 0); err != nil {
+		t.Fatal(err)
+	}
+	if out.Queries != 2 || out.Hits != 1 || len(out.Misses) != 1 || !strings.Contains(out.Misses[0], "srv__sum") {
+		t.Fatalf("hit rate: %+v", out)
+	}
+	capped := &catalogueOutcome{Name: "fake", Names: out.Names}
+	if err := searchHitRate(context.Background(), fakeTarget(t, true), capped, qs, 1); err != nil {
+		t.Fatal(err)
+	}
+	if capped.Queries != 1 {
+		t.Fatalf("maxQueries 1 asked %d", capped.Queries)
 	}
 }
