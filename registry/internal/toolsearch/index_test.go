@@ -50,6 +50,15 @@ func TestSearchRanking(t *testing.T) {
 		},
 		query: "filesystem read file", first: "filesystem__read_file",
 	}, {
+		name: "a name the query covers beats a longer name with the same words",
+		docs: []Doc{
+			{Name: "fs__read_multiple_files", Description: "Read several files at once: each file is read in turn."},
+			{Name: "fs__read_file", Description: "Return the complete contents of one path as text, from the first line to the last."},
+			{Name: "fs__write_file", Description: "Write text to a path."},
+			{Name: "fs__list", Description: "List a directory."},
+		},
+		query: "fs read file", first: "fs__read_file",
+	}, {
 		name: "the server prefix counts",
 		docs: []Doc{
 			{Name: "memory__search_nodes", Description: "Search nodes by query."},
