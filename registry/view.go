@@ -32,6 +32,8 @@ type View struct {
 	hash       string
 	othersOnce sync.Once
 	othersHash string
+
+	search viewSearch // the tool search index (search.go), built on first use
 }
 
 // Tool finds a tool by exposed name.
