@@ -26,7 +26,7 @@
 package toolsearch
 
 import (
-	"cmp"
+	"container/heap"
 	"math"
 	"slices"
 	"strings"
@@ -47,7 +47,7 @@ const (
 
 // Doc is one tool as the index sees it.
 type Doc struct {
-	Name        string   // the exposed name: server__tool, or a plugin's connection_table_op
+	Name        string   // the exposed name: server__tool, or a plugin's plugin_group_v1_table_op
 	Description string   // the tool's description
 	Params      []string // the input schema's property names
 	ParamText   string   // the properties' descriptions, joined
@@ -63,16 +63,18 @@ type Hit struct {
 // goroutines may Search it at once.
 type Index struct {
 	n        int
-	names    [][]string           // each document's own-name terms, sorted, without repeats
+	nameLen  []int32              // the number of distinct terms of each document's own name
 	postings map[string][]posting // term → its documents, in document order
 	synonyms map[string][]string  // stemmed word → the other stems of its group
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
-// (idf included): a query only adds these up.
+// (idf included): a query only adds these up. inName is set when the term is in the
+// document's own name.
 type posting struct {
-	doc   int32
-	score float64
+	doc    int32
+	inName bool
+	score  float64
 }
 
 // The fields of a document.
@@ -132,7 +134,7 @@ func splitName(name string) (server, tool string) {
 
 // New builds the index of docs. Hits name docs by their position in the slice.
 func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), names: make([][]string, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable()}
+	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable()}
 	all := make([]docTerms, len(docs))
 	var total [numFields]int
 	df := map[string]int{}
@@ -140,10 +142,7 @@ func New(docs []Doc) *Index {
 		dt := &all[i]
 		dt.counts = map[string]*[numFields]float64{}
 		server, tool := splitName(d.Name)
-		own := Tokens(tool)
-		dt.add(fieldName, own)
-		slices.Sort(own)
-		ix.names[i] = slices.Compact(own)
+		dt.add(fieldName, Tokens(tool))
 		dt.add(fieldServer, Tokens(server))
 		for _, p := range d.Params {
 			dt.add(fieldParams, Tokens(p))
@@ -167,9 +166,14 @@ func New(docs []Doc) *Index {
 	for i := range all {
 		dt := &all[i]
 		for _, t := range dt.order {
-			tf := pseudoFrequency(dt.counts[t], &dt.lens, &avg)
+			counts := dt.counts[t]
+			tf := pseudoFrequency(counts, &dt.lens, &avg)
 			idf := math.Log(1 + (float64(ix.n)-float64(df[t])+0.5)/(float64(df[t])+0.5))
-			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), score: idf * tf / (K1 + tf)})
+			inName := counts[fieldName] > 0
+			if inName {
+				ix.nameLen[i]++
+			}
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
 		}
 	}
 	return ix
@@ -201,12 +205,18 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if len(terms) == 0 {
 		return nil
 	}
-	scores := make([]float64, ix.n)
-	best := make([]float64, ix.n) // one query term's score per document: exact or synonym
+	scores := make([]float64, 2*ix.n)
+	scores, best := scores[:ix.n], scores[ix.n:] // best: one query term's score per document
+	named := make([]int32, ix.n)                 // per document, query terms in its own name
 	var touched, matched []int32
 	for _, t := range terms {
 		touched = touched[:0]
 		touched = ix.scoreTerm(t, 1, best, touched)
+		for _, p := range ix.postings[t] {
+			if p.inName {
+				named[p.doc]++
+			}
+		}
 		for _, s := range ix.synonyms[t] {
 			touched = ix.scoreTerm(s, SynonymWeight, best, touched)
 		}
@@ -221,36 +231,59 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if len(matched) == 0 {
 		return nil
 	}
-	hits := make([]Hit, 0, len(matched))
+	return ix.best(matched, scores, named, k)
+}
+
+// best ranks the matched documents: their summed scores with the name bonus (named counts
+// the query terms in each one's own name), the k best kept, best first.
+func (ix *Index) best(matched []int32, scores []float64, named []int32, k int) []Hit {
+	top := make(worstFirst, 0, min(k, len(matched)))
 	for _, d := range matched {
-		hits = append(hits, Hit{Doc: int(d), Score: scores[d] * (1 + NameBonus*ix.nameCoverage(int(d), terms))})
-	}
-	slices.SortFunc(hits, func(a, b Hit) int {
-		if c := cmp.Compare(b.Score, a.Score); c != 0 {
-			return c
+		coverage := 0.0
+		if ix.nameLen[d] > 0 {
+			coverage = float64(named[d]) / float64(ix.nameLen[d])
 		}
-		return cmp.Compare(a.Doc, b.Doc)
-	})
-	if len(hits) > k {
-		hits = hits[:k]
+		h := Hit{Doc: int(d), Score: scores[d] * (1 + NameBonus*coverage)}
+		switch {
+		case len(top) < k:
+			heap.Push(&top, h)
+		case better(h, top[0]):
+			top[0] = h
+			heap.Fix(&top, 0)
+		}
 	}
+	hits := []Hit(top)
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if better(a, b) {
+			return -1
+		}
+		return 1 // no two hits are equal: their Doc differs
+	})
 	return hits
 }
 
-// nameCoverage is the share of document d's own-name terms among the query's terms (both
-// sorted, without repeats).
-func (ix *Index) nameCoverage(d int, terms []string) float64 {
-	name := ix.names[d]
-	if len(name) == 0 {
-		return 0
-	}
-	in := 0
-	for _, t := range name {
-		if _, ok := slices.BinarySearch(terms, t); ok {
-			in++
-		}
-	}
-	return float64(in) / float64(len(name))
+// better tells whether a ranks before b: a higher score, or the same and a lower Doc.
+func better(a, b Hit) bool {
+	return a.Score > b.Score || (a.Score == b.Score && a.Doc < b.Doc)
+}
+
+// worstFirst is a heap of the best hits so far with the worst of them on top, so a
+// search keeps k hits, not every match, and sorts only those.
+type worstFirst []Hit
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+
+// Push adds a hit (container/heap).
+func (h *worstFirst) Push(x any) { *h = append(*h, x.(Hit)) }
+
+// Pop removes the last hit (container/heap).
+func (h *worstFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 // scoreTerm raises best[d] to factor × the term's score in each document d it occurs in,

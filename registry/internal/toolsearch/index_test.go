@@ -144,6 +144,9 @@ func TestSearchTiesByDocIndex(t *testing.T) {
 			t.Fatalf("hit %d is %+v, want doc %d with score %v", i, h, i, hits[0].Score)
 		}
 	}
+	if top := New(docs).Search("log", 5); !reflect.DeepEqual(top, hits[:5]) {
+		t.Fatalf("k=5 gave %v, want the first five of k=20: %v", top, hits[:5])
+	}
 }
 
 // syntheticDocs is n tool-like documents from a fixed seed.
@@ -181,6 +184,9 @@ func TestSearchDeterministic(t *testing.T) {
 			}
 			if !reflect.DeepEqual(a, b) {
 				t.Fatalf("Search(%q) differs between two indexes of the same docs:\n%v\n%v", q, a, b)
+			}
+			if top := ix.Search(q, 3); !reflect.DeepEqual(top, a[:3]) {
+				t.Fatalf("Search(%q, 3) = %v, not the first three of k=10: %v", q, top, a)
 			}
 		}
 	}
