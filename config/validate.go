@@ -86,6 +86,7 @@ func (c *Config) Validate() Problems {
 	c.validateNaming(&ps)
 	c.validateAuth(&ps)
 	c.validateLimits(&ps)
+	c.validateForms(&ps)
 	c.validateLog(&ps)
 	c.validateServers(&ps)
 	ps = append(ps, c.pluginProblems()...)
@@ -94,6 +95,7 @@ func (c *Config) Validate() Problems {
 	c.validateExecutors(&ps)
 	c.validateProjects(&ps)
 	c.validateTasks(&ps)
+	c.validateClients(&ps)
 	return ps
 }
 

@@ -18,8 +18,8 @@ func (c *Config) validateAgents(ps *Problems) {
 	}
 }
 
-// validateAgent checks one agent: its servers, tool globs, connection scope, handshake and
-// executor.
+// validateAgent checks one agent: its servers, tool globs, connection scope, handshake,
+// pinned tools and executor.
 func (c *Config) validateAgent(ps *Problems, where string, a *AgentConfig) {
 	for _, u := range a.Servers {
 		if !c.Has(u.Name) {
@@ -43,11 +43,10 @@ func (c *Config) validateAgent(ps *Problems, where string, a *AgentConfig) {
 		}
 	}
 	*ps = append(*ps, c.connectionScopeProblems(where+".connection_scope", a.ConnectionScope)...)
-	switch a.Handshake {
-	case "", "auto", "full", "thin":
-	default:
-		ps.add(false, where, "handshake %q is not one of auto, full, thin", a.Handshake)
+	if a.Handshake != "" && !validForm(a.Handshake) {
+		ps.add(false, where, "handshake %q is not one of %s", a.Handshake, formList)
 	}
+	globProblems(ps, where+".pinned_tools", a.PinnedTools)
 	if a.Executor != "" {
 		if _, ok := c.Executors[a.Executor]; !ok {
 			ps.add(false, where, "unknown executor %q", a.Executor)

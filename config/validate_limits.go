@@ -53,9 +53,4 @@ func (c *Config) validateLimits(ps *Problems) {
 	if c.HTTP.PageSize < 1 {
 		ps.add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
 	}
-	switch c.HTTP.Handshake {
-	case "auto", "full", "thin":
-	default:
-		ps.add(false, "http.handshake", "%q is not one of auto, full, thin", c.HTTP.Handshake)
-	}
 }
