@@ -2,6 +2,7 @@ package config
 
 import (
 	"path"
+	"regexp"
 	"strings"
 )
 
@@ -38,6 +39,28 @@ func (c *Config) ClientProfile(clientName string) (string, *ClientProfile) {
 		}
 	}
 	return "", nil
+}
+
+// NameLimit is the longest tool name the client takes: NameMax, or naming.max_length
+// when the profile sets none or a longer one (names are never longer than that).
+func (p *ClientProfile) NameLimit(n Naming) int {
+	if p == nil || p.NameMax == 0 || p.NameMax > n.MaxLength {
+		return n.MaxLength
+	}
+	return p.NameMax
+}
+
+// NameRE compiles NamePattern (nil when there is none; validation refused one that does
+// not compile). It compiles on each call: a caller keeps the result for its session.
+func (p *ClientProfile) NameRE() *regexp.Regexp {
+	if p == nil || p.NamePattern == "" {
+		return nil
+	}
+	re, err := regexp.Compile(p.NamePattern)
+	if err != nil {
+		return nil
+	}
+	return re
 }
 
 // copilotNamePattern is the pattern GitHub Copilot's model API holds every tool name to

@@ -135,3 +135,25 @@ func TestClientProblemsAreOrdered(t *testing.T) {
 		t.Errorf("problems in %q, want name order", where)
 	}
 }
+
+func TestClientProfileNameLimitAndRE(t *testing.T) {
+	n := Naming{MaxLength: 64}
+	for _, tt := range []struct {
+		p    *ClientProfile
+		want int
+	}{{nil, 64}, {&ClientProfile{}, 64}, {&ClientProfile{NameMax: 40}, 40}, {&ClientProfile{NameMax: 100}, 64}} {
+		if got := tt.p.NameLimit(n); got != tt.want {
+			t.Errorf("NameLimit(%+v) = %d, want %d", tt.p, got, tt.want)
+		}
+	}
+	if (&ClientProfile{}).NameRE() != nil || (*ClientProfile)(nil).NameRE() != nil {
+		t.Error("no pattern must give a nil regexp")
+	}
+	if (&ClientProfile{NamePattern: "^[a-z"}).NameRE() != nil {
+		t.Error("a pattern that does not compile must give nil")
+	}
+	re := (&ClientProfile{NamePattern: copilotNamePattern}).NameRE()
+	if re == nil || !re.MatchString("a_b-c") || re.MatchString("a.b") {
+		t.Errorf("NameRE: %v", re)
+	}
+}
