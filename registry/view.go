@@ -33,7 +33,8 @@ type View struct {
 	othersOnce sync.Once
 	othersHash string
 
-	search viewSearch // the tool search index (search.go), built on first use
+	search viewSearch  // the tool search index (search.go), built on first use
+	shaped shapedViews // the view as clients with stricter name rules see it (shaped.go)
 }
 
 // Tool finds a tool by exposed name.
