@@ -38,6 +38,11 @@ type Config struct {
 	Tracing TracingConfig `yaml:"tracing"`
 	// Admin says what the admin API may change (docs/security.md#local-trust).
 	Admin AdminConfig `yaml:"admin"`
+	// Clients is the table of known MCP clients, by the clientInfo.name they send in
+	// initialize: the longest tool name and the most tools each takes (clients.go). The
+	// built-in profiles (DefaultClients) are merged under the file's: an entry of the same
+	// name replaces the built-in one.
+	Clients map[string]*ClientProfile `yaml:"clients"`
 
 	// Path is the file the config was read from ("" for the embedded default).
 	Path string `yaml:"-"`
@@ -143,9 +148,15 @@ type HTTPConfig struct {
 	// UnusedSession ends a session that made no request after initialize (a health check
 	// that never says goodbye) and holds no stream, sooner than SessionIdle (default 5m).
 	UnusedSession time.Duration `yaml:"unused_session_timeout"`
-	// Handshake is the default tools/list form for agents that set none: auto (full on a
-	// conversation's first handshake, thin after), full or thin.
+	// Handshake is the default tools/list form for agents that set none: auto (chosen per
+	// session from the size of its view in tokens, Auto, and what the client takes, its
+	// profile in Clients), full, thin (names and short descriptions; schemas on demand) or
+	// search (a search tool and the pinned tools; every tool stays callable by its name).
 	Handshake string `yaml:"handshake"`
+	// Search configures the search form (forms.go).
+	Search SearchConfig `yaml:"search"`
+	// Auto holds the thresholds by which the auto form picks full, thin or search.
+	Auto AutoForm `yaml:"auto"`
 	// BodyTimeout bounds reading one request body (a client that sends its body slowly
 	// holds a connection and a buffer; default 30s).
 	BodyTimeout time.Duration `yaml:"body_timeout"`
@@ -346,11 +357,16 @@ type AgentConfig struct {
 	// ConnectionScope limits the plugin connections the agent may use, by connection id
 	// (nil: every connection). Other ids are absent from the tools' connectionId enum and
 	// refused when sent.
-	ConnectionScope []string    `yaml:"connection_scope"`
-	Handshake       string      `yaml:"handshake"`
-	Executor        string      `yaml:"executor"`
-	Keys            []string    `yaml:"api_keys"`
-	Extra           interface{} `yaml:"-"`
+	ConnectionScope []string `yaml:"connection_scope"`
+	// Handshake is the agent's tools/list form (auto, full, thin or search; "": the
+	// http.handshake).
+	Handshake string `yaml:"handshake"`
+	// PinnedTools are globs over exposed tool names listed in full in the search form for
+	// this agent, besides http.search.pinned.
+	PinnedTools []string    `yaml:"pinned_tools"`
+	Executor    string      `yaml:"executor"`
+	Keys        []string    `yaml:"api_keys"`
+	Extra       interface{} `yaml:"-"`
 }
 
 // AgentUse names one server an agent may use, optionally with its own mode.

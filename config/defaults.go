@@ -20,6 +20,22 @@ func DefaultStateDir() string { return statedir.Default() }
 // wait on their program's files or network.
 func DefaultStartConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
+// The auto form's thresholds when http.auto sets none, in o200k tokens of a view's full
+// tool list: full up to DefaultAutoFullMaxTokens, thin up to DefaultAutoThinMaxTokens,
+// search above. They are first estimates, to be derived again from the token benchmark's
+// numbers (make bench, the token scenario) and changed here with them.
+const (
+	DefaultAutoFullMaxTokens = 4000
+	DefaultAutoThinMaxTokens = 20000
+)
+
+// The search form's results a query returns when it does not say (http.search.results),
+// and the most it may be set to.
+const (
+	DefaultSearchResults = 5
+	MaxSearchResults     = 20
+)
+
 // ApplyDefaults fills what c leaves unset, as Load and Parse do: a config built in code
 // (a host embedding the gateway) calls it, then Validate. It is idempotent.
 func (c *Config) ApplyDefaults() { c.applyDefaults() }
@@ -30,6 +46,7 @@ func (c *Config) applyDefaults() {
 	c.applyUpstreamDefaults()
 	c.applyHTTPDefaults()
 	c.applyLogDefaults()
+	c.applyClientDefaults()
 	for _, d := range c.Servers {
 		c.ApplyServerDefaults(d)
 	}
@@ -178,7 +195,16 @@ func (c *Config) applyHTTPDefaults() {
 		c.HTTP.UnusedSession = 5 * time.Minute
 	}
 	if c.HTTP.Handshake == "" {
-		c.HTTP.Handshake = "auto"
+		c.HTTP.Handshake = FormAuto
+	}
+	if c.HTTP.Search.Results == 0 {
+		c.HTTP.Search.Results = DefaultSearchResults
+	}
+	if c.HTTP.Auto.FullMaxTokens == 0 {
+		c.HTTP.Auto.FullMaxTokens = DefaultAutoFullMaxTokens
+	}
+	if c.HTTP.Auto.ThinMaxTokens == 0 {
+		c.HTTP.Auto.ThinMaxTokens = DefaultAutoThinMaxTokens
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -15,13 +16,16 @@ import (
 
 // dispatcher answers clients' requests: the method table (dispatch), the call path to an
 // upstream (forward.go) or a plugin (plugins.go), and the way back from upstreams
-// (relay.go, clientmsg.go, routes.go). describeName and describeDef are the gateway's own
-// describe tool of the thin list (handshake.go).
+// (relay.go, clientmsg.go, routes.go). describeName/describeDef and
+// searchName/searchDef are the gateway's own tools of the thin and search lists
+// (handshake.go, gateway/internal/listform).
 type dispatcher struct {
 	g            *Gateway
 	routes       routes
 	describeName string
 	describeDef  json.RawMessage
+	searchName   string
+	searchDef    json.RawMessage
 }
 
 // dispatch answers one client request on out.
@@ -74,12 +78,23 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		return
 	}
 	v := s.View()
-	thin := kind == "tools" && dp.form(s, v) == "thin"
+	form := listform.Full
+	if kind == "tools" {
+		form = dp.form(s, v)
+	}
 	var pg *registry.Page
-	var ok bool
-	if thin {
+	ok := true
+	switch form {
+	case listform.Thin:
 		pg, ok = v.ListPageCounted(kind, true, p.Cursor, g.cfg.HTTP.PageSize, dp.describeDef)
-	} else {
+	case listform.Search:
+		// One page: a cursor can only be one a client made up.
+		if p.Cursor == "" {
+			pg = dp.searchPage(s, v)
+		} else {
+			ok = false
+		}
+	default:
 		pg, ok = v.ListPageCounted(kind, false, p.Cursor, g.cfg.HTTP.PageSize)
 	}
 	if !ok {
@@ -87,30 +102,7 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		return
 	}
 	if kind == "tools" {
-		tools, others := listFingerprints(v)
-		s.viewMu.Lock()
-		s.sentTools = tools
-		if s.sentOthers == "" {
-			s.sentOthers = others
-		}
-		s.viewMu.Unlock()
-		form := "full"
-		if thin {
-			form = "thin"
-		}
-		s.viewMu.Lock()
-		s.lastForm = form
-		s.viewMu.Unlock()
-		// A thin page's saving is against the full form of the same page, from the view's
-		// page cache (rendered at most once per view); a thin page whose cursor points into
-		// the gateway's own tools has no full form.
-		var full telemetry.ListCount
-		if thin {
-			if fp, ok := v.ListPageCounted("tools", false, p.Cursor, g.cfg.HTTP.PageSize); ok {
-				full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
-			}
-		}
-		g.metrics.ListPageServed(s.rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
+		dp.listedTools(s, v, form, p.Cursor, pg)
 	} else {
 		_, others := listFingerprints(v)
 		s.viewMu.Lock()
@@ -122,6 +114,35 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		return
 	}
 	_ = out.reply(wire.Result(m.ID, pg.Bytes))
+}
+
+// listedTools notes a tools/list page served to s in form: what the session was sent (for
+// list_changed), its form, and its size against the full form's in the metrics. A thin
+// page's saving is against the full form of the same page, from the view's page cache
+// (rendered at most once per view); a thin page whose cursor points into the gateway's own
+// tools has no full form. A search page stands for the whole full list.
+func (dp *dispatcher) listedTools(s *Session, v *registry.View, form, cursor string, pg *registry.Page) {
+	g := dp.g
+	tools, others := listFingerprints(v)
+	s.viewMu.Lock()
+	s.sentTools = tools
+	if s.sentOthers == "" {
+		s.sentOthers = others
+	}
+	s.lastForm = form
+	s.viewMu.Unlock()
+	var full telemetry.ListCount
+	switch form {
+	case listform.Thin:
+		if fp, ok := v.ListPageCounted("tools", false, cursor, g.cfg.HTTP.PageSize); ok {
+			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
+		}
+	case listform.Search:
+		if fp, ok := v.ListPageCounted("tools", false, "", 0); ok {
+			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
+		}
+	}
+	g.metrics.ListPageServed(s.rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
 }
 
 func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
@@ -136,8 +157,12 @@ func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out
 		return
 	}
 	start := time.Now()
-	if p.Name == dp.describeName {
+	switch p.Name {
+	case dp.describeName:
 		dp.describeTools(s, m, p.Arguments, out)
+		return
+	case dp.searchName:
+		dp.searchTools(s, m, p.Arguments, out)
 		return
 	}
 	v := s.View()

@@ -21,6 +21,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/listform"
+
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
@@ -179,7 +181,11 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		g.obs = tracingHooks(tr)
 	}
 	g.hosts, g.origins = allowLists(cfg)
-	g.calls.describeName, g.calls.describeDef = g.calls.describeTool()
+	sep := cfg.Naming.Separator
+	g.calls.describeName = "mcpgw" + sep + "describe_tools"
+	g.calls.describeDef = listform.DescribeTool(g.calls.describeName)
+	g.calls.searchName = "mcpgw" + sep + "search_tools"
+	g.calls.searchDef = listform.SearchTool(g.calls.searchName, cfg.HTTP.Search.Results)
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		g.calls.handleUpstream(nil, c, m, raw, rel)
 	}

@@ -5,36 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"path"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// Full and thin handshakes (docs/sessions.md). The first tools/list of an (agent,
-// conversation) for a view is full; later sessions of that conversation with the same
-// view get the thin form. A session keeps the form it was first served for a view, so its
-// pages and re-lists stay consistent.
+// List forms (docs/sessions.md): full, thin and search, chosen once per session and view by
+// listform.Choose. A session keeps the form it was first served for a view, so its pages
+// and re-lists stay consistent; auto serves a conversation's first handshake of a small
+// view in full and later ones thin.
 
-func (dp *dispatcher) describeTool() (string, json.RawMessage) {
-	g := dp.g
-	name := "mcpgw" + g.cfg.Naming.Separator + "describe_tools"
-	def, _ := json.Marshal(map[string]any{
-		"name":        name,
-		"description": "Returns the full definitions (description, input and output schemas) of the named tools; this list shows them in short form.",
-		"inputSchema": map[string]any{
-			"type":       "object",
-			"properties": map[string]any{"names": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}},
-			"required":   []string{"names"},
-		},
-		"annotations": map[string]any{"readOnlyHint": true},
-	})
-	return name, def
-}
-
-// form decides (once per session and view) whether the session gets the full or thin list.
+// form decides (once per session and view) which form of tools/list the session gets.
 func (dp *dispatcher) form(s *Session, v *registry.View) string {
 	g := dp.g
 	hash := v.Hash()
@@ -44,33 +32,24 @@ func (dp *dispatcher) form(s *Session, v *registry.View) string {
 		return f
 	}
 	s.viewMu.Unlock()
-	mode := s.rec.Handshake
-	if mode == "" || mode == "auto" {
-		cfg := g.policy().cfg
-		if ac := cfg.Agents[s.rec.Agent]; ac != nil && ac.Handshake != "" && ac.Handshake != "auto" {
-			mode = ac.Handshake
+	cfg := g.policy().cfg
+	in := listform.Inputs{Mode: s.rec.Handshake, Tools: len(v.Tools),
+		FullMax: cfg.HTTP.Auto.FullMaxTokens, ThinMax: cfg.HTTP.Auto.ThinMaxTokens}
+	if in.Mode == "" || in.Mode == listform.Auto {
+		if ac := cfg.Agents[s.rec.Agent]; ac != nil && ac.Handshake != "" && ac.Handshake != listform.Auto {
+			in.Mode = ac.Handshake
 		} else {
-			mode = cfg.HTTP.Handshake
+			in.Mode = cfg.HTTP.Handshake
 		}
 	}
-	form := "full"
-	switch mode {
-	case "thin":
-		form = "thin"
-	case "full":
-	default:
-		if s.rec.Conversation != "" {
-			c, err := g.store.GetConversation(s.rec.Agent, s.rec.Conversation)
-			if err == nil && c.FullViewHash == hash {
-				form = "thin"
-			} else if err == nil || errors.Is(err, sessions.ErrNotFound) {
-				if perr := g.store.PutConversation(&sessions.Conversation{Agent: s.rec.Agent, ID: s.rec.Conversation,
-					FullViewHash: hash, Updated: time.Now().UTC()}); perr != nil {
-					g.log.Warn("conversation not saved", "err", perr)
-				}
-			}
-		}
+	if _, p := cfg.ClientProfile(clientName(s.rec.ClientInfo)); p != nil {
+		in.MaxTools = p.MaxTools
 	}
+	if in.Mode == "" || in.Mode == listform.Auto {
+		in.FullTokens = v.FullListTokens()
+		in.Repeat = func() bool { return dp.conversationSaw(s, hash) }
+	}
+	form := listform.Choose(in)
 	s.viewMu.Lock()
 	if s.forms == nil {
 		s.forms = map[string]string{}
@@ -100,6 +79,37 @@ func (dp *dispatcher) form(s *Session, v *registry.View) string {
 	return form
 }
 
+// conversationSaw reports whether the session's conversation was served view hash in full
+// before; if not, it records that it now is.
+func (dp *dispatcher) conversationSaw(s *Session, hash string) bool {
+	g := dp.g
+	if s.rec.Conversation == "" {
+		return false
+	}
+	c, err := g.store.GetConversation(s.rec.Agent, s.rec.Conversation)
+	if err == nil && c.FullViewHash == hash {
+		return true
+	}
+	if err == nil || errors.Is(err, sessions.ErrNotFound) {
+		if perr := g.store.PutConversation(&sessions.Conversation{Agent: s.rec.Agent, ID: s.rec.Conversation,
+			FullViewHash: hash, Updated: time.Now().UTC()}); perr != nil {
+			g.log.Warn("conversation not saved", "err", perr)
+		}
+	}
+	return false
+}
+
+// clientName is the name in an initialize's clientInfo ("" when there is none).
+func clientName(info json.RawMessage) string {
+	var ci struct {
+		Name string `json:"name"`
+	}
+	if len(info) == 0 || json.Unmarshal(info, &ci) != nil {
+		return ""
+	}
+	return ci.Name
+}
+
 // thinFor reports whether the session's client holds thin definitions of view v's tools:
 // it was served the thin form of this view, or of the last view it listed (the view may
 // have changed since, e.g. when the session's own instance re-listed).
@@ -107,40 +117,47 @@ func (s *Session) thinFor(v *registry.View) bool {
 	s.viewMu.Lock()
 	defer s.viewMu.Unlock()
 	if f, ok := s.forms[v.Hash()]; ok {
-		return f == "thin"
+		return f == listform.Thin
 	}
-	return s.lastForm == "thin"
+	return s.lastForm == listform.Thin
 }
 
-// describeTools returns the full definitions of the named tools in the session's view.
-func (dp *dispatcher) describeTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
-	var a struct {
-		Names []string `json:"names"`
+// searchPage is the search form's list for session s over view v: the pinned tools (the
+// gateway's and the agent's globs), at most one fewer than the client's cap, and the search
+// tool.
+func (dp *dispatcher) searchPage(s *Session, v *registry.View) *registry.Page {
+	cfg := dp.g.policy().cfg
+	globs := cfg.HTTP.Search.Pinned
+	if ac := cfg.Agents[s.rec.Agent]; ac != nil && len(ac.PinnedTools) > 0 {
+		globs = append(append([]string{}, globs...), ac.PinnedTools...)
 	}
-	if err := json.Unmarshal(args, &a); err != nil || len(a.Names) == 0 {
-		_ = out.reply(wire.Result(m.ID, toolError("describe_tools needs {\"names\": [\"tool\", …]}")))
-		return
+	max := 0
+	if _, p := cfg.ClientProfile(clientName(s.rec.ClientInfo)); p != nil && p.MaxTools > 0 {
+		max = p.MaxTools - 1
 	}
-	v := s.View()
-	defs := []json.RawMessage{}
-	var missing []string
-	for _, n := range a.Names {
-		if t := v.Tool(n); t != nil {
-			defs = append(defs, t.Def)
-		} else {
-			missing = append(missing, n)
+	pin := func(t *registry.Tool) bool {
+		for _, gl := range globs {
+			if ok, _ := path.Match(gl, t.Exposed); ok {
+				return true
+			}
 		}
+		return false
 	}
-	body, _ := json.Marshal(map[string]any{"tools": defs})
-	res := map[string]any{
-		"content":           []map[string]string{{"type": "text", "text": string(body)}},
-		"structuredContent": map[string]any{"tools": defs},
-	}
-	if len(missing) > 0 {
-		res["content"] = append(res["content"].([]map[string]string), map[string]string{"type": "text", "text": fmt.Sprintf("unknown tools: %v", missing)})
-	}
-	b, _ := json.Marshal(res)
-	_ = out.reply(wire.Result(m.ID, b))
+	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, dp.searchDef)
+}
+
+// describeTools answers describe_tools: the full definitions of the named tools in the
+// session's view.
+func (dp *dispatcher) describeTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
+	_ = out.reply(wire.Result(m.ID, listform.DescribeResult(s.View(), args)))
+}
+
+// searchTools answers search_tools: the full definitions of the tools of the session's view
+// that best match the query.
+func (dp *dispatcher) searchTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
+	res, found := listform.SearchResult(s.View(), args, dp.g.cfg.HTTP.Search.Results)
+	dp.g.log.Debug("search_tools", "session", s.ID, "agent", s.rec.Agent, "found", found)
+	_ = out.reply(wire.Result(m.ID, res))
 }
 
 // schemaOnError answers a thin session's call whose arguments fail the tool's full schema
@@ -157,4 +174,25 @@ func (dp *dispatcher) schemaOnError(s *Session, m *wire.Msg, t *registry.Tool, v
 	g.metrics.CountCall(s.rec.Agent, t.Server, t.Name, "invalid_arguments")
 	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: "invalid_arguments", Rule: "schema-on-error", DurationMS: ms(time.Since(start))})
+}
+
+// nameRule is the tool-name rule of the client that sent info in its initialize, from the
+// config's client table (docs/config.md, "Clients"); the zero rule when no profile matches
+// or the profile asks nothing stricter than the naming rules.
+func (g *Gateway) nameRule(info json.RawMessage) registry.NameRule {
+	cfg := g.policy().cfg
+	_, p := cfg.ClientProfile(clientName(info))
+	if p == nil {
+		return registry.NameRule{}
+	}
+	r := registry.NameRule{}
+	if p.NameMax > 0 && p.NameMax < cfg.Naming.MaxLength {
+		r.Max = p.NameMax
+	}
+	if p.NamePattern != "" {
+		if re, err := regexp.Compile(p.NamePattern); err == nil {
+			r.Pattern = re
+		}
+	}
+	return r
 }

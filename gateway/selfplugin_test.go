@@ -21,6 +21,8 @@ listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
 log: {level: debug}
+# The full list: these tests read the plugin's tools by name, whatever auto would pick.
+http: {handshake: full}
 servers:
   everything:
     type: streamable_http

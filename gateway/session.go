@@ -129,7 +129,7 @@ func (s *Session) View() *registry.View {
 		own[k] = v
 	}
 	s.mu.Unlock()
-	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation)
+	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.rec.ClientInfo), s.g.cfg.Naming.Separator)
 	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
 }

@@ -300,7 +300,7 @@ func parseClient(b []byte, m *wire.Msg) []byte {
 // the session made and stored. It returns the session and the initialize result.
 func (g *Gateway) openSession(rec sessions.Record, handshake string) (*Session, []byte, error) {
 	switch handshake {
-	case "full", "thin", "auto":
+	case "full", "thin", "search", "auto":
 		rec.Handshake = handshake
 	}
 	result := g.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)

@@ -3,52 +3,33 @@ package registry
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"strings"
 
 	"github.com/mcpgw/mcpgw/config"
 )
 
 // ExposedName turns an upstream's tool or prompt name into the name clients see:
 // {server}{sep}{name} (prefix always) or name (prefix never), restricted to
-// ^[A-Za-z0-9_-]{1,max}$. A name that is too long or has other characters is rewritten and
-// given a stable hash suffix; the catalogue keeps the mapping back.
+// ^[A-Za-z0-9_-]{1,max}$. A name with other characters has them replaced by _ and is
+// given a stable hash suffix (the first 4 bytes of sha256(server NUL name), in hex); a
+// name too long for max is shaped as ShapeName shapes it, with that same hash: the server
+// part is cut so that the tool's own name stays whole, and only a tool name too long by
+// itself is cut. The catalogue keeps the mapping back.
 func ExposedName(server, name string, n config.Naming) string {
-	full := name
+	full, sep := name, ""
 	if n.Prefix != "never" {
-		full = server + n.Separator + name
+		full, sep = server+n.Separator+name, n.Separator
 	}
 	max := n.MaxLength
 	if max <= 0 {
 		max = 64
 	}
-	clean := true
-	for i := 0; i < len(full); i++ {
-		if !nameByte(full[i]) {
-			clean = false
-			break
-		}
-	}
-	if clean && len(full) >= 1 && len(full) <= max {
+	if cleanName(full) && len(full) >= 1 && len(full) <= max {
 		return full
 	}
-	var b strings.Builder
-	for i := 0; i < len(full); i++ {
-		c := full[i]
-		if nameByte(c) {
-			b.WriteByte(c)
-		} else {
-			b.WriteByte('_')
-		}
-	}
 	sum := sha256.Sum256([]byte(server + "\x00" + name))
-	suffix := "_" + hex.EncodeToString(sum[:4])
-	s := b.String()
-	if len(s)+len(suffix) > max {
-		s = s[:max-len(suffix)]
+	p := nameParts{tool: cleaned(name), hash: hex.EncodeToString(sum[:hashLen/2])}
+	if sep != "" {
+		p.server, p.sep = cleaned(server), cleaned(sep)
 	}
-	return s + suffix
-}
-
-func nameByte(c byte) bool {
-	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
+	return p.at(max)
 }

@@ -33,9 +33,14 @@ func TestExposedName(t *testing.T) {
 		{"github", "create-issue", always, "github__create-issue"},
 		// Not allowed characters: replaced, and a stable hash suffix keeps names apart.
 		{"github", "create.issue", always, "github__create_issue_3171ee16"},
-		// Exactly 64 is kept; 65 is shortened to 64 with the suffix.
+		// Exactly 64 is kept; 65 is shortened to 64 with the suffix. A tool name too long to
+		// keep whole beside its server is cut, and the server left out.
 		{"s", strings.Repeat("x", 61), always, "s__" + strings.Repeat("x", 61)},
-		{"s", strings.Repeat("x", 62), always, "s__" + strings.Repeat("x", 52) + "_" + hash8("s", strings.Repeat("x", 62))},
+		{"s", strings.Repeat("x", 62), always, strings.Repeat("x", 55) + "_" + hash8("s", strings.Repeat("x", 62))},
+		// A long server name is cut so that the tool's own name stays whole.
+		{strings.Repeat("s", 60), "create_issue", always, strings.Repeat("s", 41) + "_" + hash8(strings.Repeat("s", 60), "create_issue") + "__create_issue"},
+		// The same with a character to replace: replaced, and still cut at the server.
+		{strings.Repeat("s", 60), "create.issue", always, strings.Repeat("s", 41) + "_" + hash8(strings.Repeat("s", 60), "create.issue") + "__create_issue"},
 		{"srv", long, never, strings.Repeat("t", 55) + "_" + hash8("srv", long)},
 		{"srv", "", never, "_" + hash8("srv", "")},
 	}

@@ -32,6 +32,9 @@ type View struct {
 	hash       string
 	othersOnce sync.Once
 	othersHash string
+
+	search viewSearch  // the tool search index (search.go), built on first use
+	shaped shapedViews // the view as clients with stricter name rules see it (shaped.go)
 }
 
 // Tool finds a tool by exposed name.

@@ -50,9 +50,10 @@ type topUsage struct {
 }
 
 type topTokens struct {
-	Full  float64 `json:"full"`
-	Thin  float64 `json:"thin"`
-	Saved float64 `json:"saved"`
+	Full   float64 `json:"full"`
+	Thin   float64 `json:"thin"`
+	Search float64 `json:"search"`
+	Saved  float64 `json:"saved"`
 }
 
 // top prints a running gateway's usage over the last minutes: GET /api/usage with the
@@ -163,15 +164,15 @@ func fetchUsage(ctx context.Context, c *http.Client, u, key string) (*topUsage, 
 
 func printTop(out io.Writer, r *topUsage, limit int) error {
 	fmt.Fprintf(out, "mcpgw usage, last %d min (%s to %s UTC)\n", r.Minutes, r.From.UTC().Format("15:04:05"), r.To.UTC().Format("15:04:05"))
-	fmt.Fprintf(out, "calls %s  errors %s  list tokens: full %s  thin %s  saved by thin %s\n\n",
-		count(r.Calls), count(r.Errors), count(r.Tokens.Full), count(r.Tokens.Thin), count(r.Tokens.Saved))
+	fmt.Fprintf(out, "calls %s  errors %s  list tokens: full %s  thin %s  search %s  saved %s\n\n",
+		count(r.Calls), count(r.Errors), count(r.Tokens.Full), count(r.Tokens.Thin), count(r.Tokens.Search), count(r.Tokens.Saved))
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "AGENT\tCALLS\tERRORS\tFULL TOKENS\tTHIN TOKENS\tSAVED")
+	fmt.Fprintln(tw, "AGENT\tCALLS\tERRORS\tFULL TOKENS\tTHIN TOKENS\tSEARCH TOKENS\tSAVED")
 	for i, a := range r.Agents {
 		if i == limit {
 			break
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", orDash(a.Agent), count(a.Calls), count(a.Errors), count(a.Tokens.Full), count(a.Tokens.Thin), count(a.Tokens.Saved))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", orDash(a.Agent), count(a.Calls), count(a.Errors), count(a.Tokens.Full), count(a.Tokens.Thin), count(a.Tokens.Search), count(a.Tokens.Saved))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

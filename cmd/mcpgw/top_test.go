@@ -117,15 +117,15 @@ agents:
 	var agentRow, toolRow []string
 	for _, l := range lines {
 		f := strings.Fields(l)
-		if len(f) == 6 && f[0] == "bot" {
+		if len(f) == 7 && f[0] == "bot" {
 			agentRow = f
 		}
 		if len(f) == 6 && f[0] == "up" && f[1] == "ping" {
 			toolRow = f
 		}
 	}
-	// bot: 2 calls, 0 errors, some full-list tokens, no thin ones.
-	if agentRow == nil || agentRow[1] != "2" || agentRow[2] != "0" || agentRow[3] == "0" || agentRow[4] != "0" {
+	// bot: 2 calls, 0 errors, some full-list tokens, no thin or search ones.
+	if agentRow == nil || agentRow[1] != "2" || agentRow[2] != "0" || agentRow[3] == "0" || agentRow[4] != "0" || agentRow[5] != "0" {
 		t.Errorf("agent row %v in:\n%s", agentRow, got)
 	}
 	// up/ping: 2 calls, 0 errors, a p50 and a p99 (durations, not "-").

@@ -146,6 +146,7 @@ type ClientOptions struct {
 	Transport string   // "http" (default) or "sse"
 	Headers   []string // "K: V"
 	Timeout   time.Duration
+	Name      string // the clientInfo name (default mcpgw-e2e-ts-client)
 }
 
 // runAggregateClient runs js/aggregate-client.mjs (the TypeScript SDK client) against
@@ -173,6 +174,9 @@ func runAggregateClient(t testing.TB, url string, steps []Step, o ClientOptions)
 	}
 	for _, h := range o.Headers {
 		args = append(args, "--header", h)
+	}
+	if o.Name != "" {
+		args = append(args, "--name", o.Name)
 	}
 	res := runNode(t, o.Timeout+15*time.Second, "js/aggregate-client.mjs", args...)
 	var rep ClientReport

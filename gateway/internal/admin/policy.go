@@ -26,7 +26,10 @@ type agentDoc struct {
 	Tools     *toolsDoc     `json:"tools,omitempty"`
 	ReadOnly  bool          `json:"read_only,omitempty"`
 	Handshake string        `json:"handshake,omitempty"`
-	Executor  string        `json:"executor,omitempty"`
+	// PinnedTools are globs over exposed tool names the search form lists in full for
+	// this agent, besides http.search.pinned.
+	PinnedTools []string `json:"pinned_tools,omitempty"`
+	Executor    string   `json:"executor,omitempty"`
 	// Meta is free-form data an orchestrator keeps with the agent (/api/mcp-config); the
 	// gateway stores and shows it and never reads it.
 	Meta map[string]any `json:"meta,omitempty"`
@@ -65,7 +68,8 @@ type toolsDoc struct {
 }
 
 func (d *agentDoc) config() *config.AgentConfig {
-	a := &config.AgentConfig{Enabled: d.Enabled, ReadOnly: d.ReadOnly, Handshake: d.Handshake, Executor: d.Executor}
+	a := &config.AgentConfig{Enabled: d.Enabled, ReadOnly: d.ReadOnly, Handshake: d.Handshake, Executor: d.Executor,
+		PinnedTools: slices.Clone(d.PinnedTools)}
 	for _, u := range d.Servers {
 		a.Servers = append(a.Servers, config.AgentUse{Name: u.Name, Mode: u.Mode})
 	}
@@ -79,7 +83,8 @@ func (d *agentDoc) config() *config.AgentConfig {
 }
 
 func agentDocOf(a *config.AgentConfig) agentDoc {
-	d := agentDoc{Enabled: a.Enabled, ReadOnly: a.ReadOnly, Handshake: a.Handshake, Executor: a.Executor}
+	d := agentDoc{Enabled: a.Enabled, ReadOnly: a.ReadOnly, Handshake: a.Handshake, Executor: a.Executor,
+		PinnedTools: slices.Clone(a.PinnedTools)}
 	for _, u := range a.Servers {
 		d.Servers = append(d.Servers, agentUseDoc{Name: u.Name, Mode: u.Mode})
 	}

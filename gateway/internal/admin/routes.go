@@ -48,7 +48,7 @@ func (a *API) Routes() []Route {
 		{Method: "GET", Path: "/api/tasks/{id}", Summary: "one task", Handler: t.ServeTask},
 		{Method: "PUT", Path: "/api/tasks/{id}", Summary: "change an API-created task", Handler: t.ServePutTask},
 		{Method: "DELETE", Path: "/api/tasks/{id}", Summary: "delete an API-created task", Handler: t.ServeDeleteTask},
-		{Method: "GET", Path: "/api/settings", Summary: "gateway-wide settings in force (naming, handshake, idle timeouts, log level)", Handler: p.ServeSettings},
+		{Method: "GET", Path: "/api/settings", Summary: "gateway-wide settings in force (naming, handshake, search and auto forms, client profiles, idle timeouts, log level)", Handler: p.ServeSettings},
 		{Method: "PUT", Path: "/api/settings", Summary: "change gateway-wide settings live (fields left out keep the file's values)", Handler: p.ServePutSettings},
 		{Method: "GET", Path: "/api/settings/global", Summary: "the global servers in the orchestrator seed's shape: {mcpServers: [McpServerConfig]}", Handler: s.ServeGlobalSettings},
 		{Method: "PUT", Path: "/api/settings/global", Summary: "replace the API servers with a {mcpServers: [McpServerConfig]} list (file servers: unchanged or 409)", Handler: s.ServePutGlobalSettings},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -19,6 +20,8 @@ import (
 type settingsDoc struct {
 	Naming              *namingDoc `json:"naming,omitempty"`
 	Handshake           string     `json:"handshake,omitempty"`
+	Search              *searchDoc `json:"search,omitempty"`
+	Auto                *autoDoc   `json:"auto,omitempty"`
 	SessionIdleTimeout  string     `json:"session_idle_timeout,omitempty"`
 	UpstreamIdleTimeout string     `json:"upstream_idle_timeout,omitempty"`
 	LogLevel            string     `json:"log_level,omitempty"`
@@ -28,6 +31,20 @@ type namingDoc struct {
 	Prefix    string `json:"prefix,omitempty"`
 	Separator string `json:"separator,omitempty"`
 	MaxLength int    `json:"max_length,omitempty"`
+}
+
+// searchDoc is http.search: the tools the search form always lists in full, and the
+// definitions a query returns by default. Pinned, when sent, replaces the file's list
+// ([] empties it).
+type searchDoc struct {
+	Pinned  *[]string `json:"pinned,omitempty"`
+	Results int       `json:"results,omitempty"`
+}
+
+// autoDoc is http.auto: the token thresholds of the auto form.
+type autoDoc struct {
+	FullMaxTokens int `json:"full_max_tokens,omitempty"`
+	ThinMaxTokens int `json:"thin_max_tokens,omitempty"`
 }
 
 // check reports the fields config.Validate cannot see (durations are strings here).
@@ -65,6 +82,7 @@ func (d *settingsDoc) apply(c *config.Config) {
 	if d.Handshake != "" {
 		c.HTTP.Handshake = d.Handshake
 	}
+	d.applyForms(c)
 	if v, err := time.ParseDuration(d.SessionIdleTimeout); err == nil && d.SessionIdleTimeout != "" {
 		c.HTTP.SessionIdle = v
 	}
@@ -76,11 +94,48 @@ func (d *settingsDoc) apply(c *config.Config) {
 	}
 }
 
+// applyForms writes the search and auto fields over c. The pinned list is a new slice:
+// c is a shallow copy of the file's config.
+func (d *settingsDoc) applyForms(c *config.Config) {
+	if s := d.Search; s != nil {
+		if s.Pinned != nil {
+			c.HTTP.Search.Pinned = slices.Clone(*s.Pinned)
+		}
+		if s.Results != 0 {
+			c.HTTP.Search.Results = s.Results
+		}
+	}
+	if a := d.Auto; a != nil {
+		if a.FullMaxTokens != 0 {
+			c.HTTP.Auto.FullMaxTokens = a.FullMaxTokens
+		}
+		if a.ThinMaxTokens != 0 {
+			c.HTTP.Auto.ThinMaxTokens = a.ThinMaxTokens
+		}
+	}
+}
+
+// clientsView is the client profiles in force (the file's and the built-in ones), by
+// name, as the file spells them.
+func clientsView(c *config.Config) map[string]any {
+	out := make(map[string]any, len(c.Clients))
+	for id, p := range c.Clients {
+		if p == nil {
+			continue
+		}
+		out[id] = map[string]any{"match": nonNil(p.Match), "name_max": p.NameMax, "name_pattern": p.NamePattern, "max_tools": p.MaxTools}
+	}
+	return out
+}
+
 // settingsView is what GET /api/settings shows: the values in force.
 func settingsView(c *config.Config, e *sessions.ConfigEntry) map[string]any {
 	v := map[string]any{
 		"naming":                map[string]any{"prefix": c.Naming.Prefix, "separator": c.Naming.Separator, "max_length": c.Naming.MaxLength},
 		"handshake":             c.HTTP.Handshake,
+		"search":                map[string]any{"pinned": nonNil(c.HTTP.Search.Pinned), "results": c.HTTP.Search.Results},
+		"auto":                  map[string]any{"full_max_tokens": c.HTTP.Auto.FullMaxTokens, "thin_max_tokens": c.HTTP.Auto.ThinMaxTokens},
+		"clients":               clientsView(c),
 		"session_idle_timeout":  durationString(c.HTTP.SessionIdle),
 		"upstream_idle_timeout": durationString(c.Upstream.IdleTimeout),
 		"log_level":             c.Log.Level,

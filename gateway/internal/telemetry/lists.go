@@ -10,17 +10,17 @@ import (
 // o200k_base (registry.CountTokens) once, when the page was built and cached.
 type ListCount struct{ Bytes, Tokens int }
 
-// ListPageServed counts one tools/list page served to agent in form (full, thin): its bytes
-// and tokens by agent and form, and for a thin page the tokens it saved: full is the full
-// form of the same page (same cursor and page size), or the zero ListCount when it has none
-// (a thin page whose cursor points into the gateway's own tools, which only thin lists
-// carry). A thin page with more tokens than its full form saves nothing (a counter cannot
-// go down). It only adds numbers: nothing is tokenized here.
+// ListPageServed counts one tools/list page served to agent in form (full, thin, search): its
+// bytes and tokens by agent and form, and for a thin or search page the tokens it saved: full
+// is the full form of the same page (same cursor and page size; for a search page, the whole
+// full list it stands for), or the zero ListCount when it has none (a thin page whose cursor
+// points into the gateway's own tools, which only thin lists carry). A page with more tokens
+// than its full form saves nothing (a counter cannot go down). It only adds numbers: nothing is tokenized here.
 func (m *Metrics) ListPageServed(agent, form string, page, full ListCount) {
 	label := m.AgentLabel(agent)
 	m.listBytes.WithLabelValues(label, form).Add(float64(page.Bytes))
 	m.listTokens.WithLabelValues(label, form).Add(float64(page.Tokens))
-	if form != "thin" || full.Bytes <= 0 {
+	if (form != "thin" && form != "search") || full.Bytes <= 0 {
 		return
 	}
 	if saved := full.Tokens - page.Tokens; saved > 0 {

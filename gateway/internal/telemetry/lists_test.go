@@ -60,13 +60,15 @@ func TestListServed(t *testing.T) {
 func TestListPageServed(t *testing.T) {
 	m := NewMetrics("all")
 	m.ListPageServed("a", "full", ListCount{Bytes: 400, Tokens: 70}, ListCount{})
-	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 30}, ListCount{Bytes: 400, Tokens: 70}) // saves 40
-	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 30}, ListCount{})                       // no full form
+	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 30}, ListCount{Bytes: 400, Tokens: 70})   // saves 40
+	m.ListPageServed("a", "thin", ListCount{Bytes: 100, Tokens: 30}, ListCount{})                         // no full form
+	m.ListPageServed("a", "search", ListCount{Bytes: 50, Tokens: 12}, ListCount{Bytes: 900, Tokens: 200}) // saves 188
 	want := map[string]float64{
-		`mcpgw_tools_list_bytes_total{agent="a",form="full"}`:            400,
-		`mcpgw_tools_list_estimated_tokens_total{agent="a",form="full"}`: 70,
-		`mcpgw_tools_list_estimated_tokens_total{agent="a",form="thin"}`: 60,
-		`mcpgw_tools_list_tokens_saved_total{agent="a"}`:                 40,
+		`mcpgw_tools_list_estimated_tokens_total{agent="a",form="search"}`: 12,
+		`mcpgw_tools_list_bytes_total{agent="a",form="full"}`:              400,
+		`mcpgw_tools_list_estimated_tokens_total{agent="a",form="full"}`:   70,
+		`mcpgw_tools_list_estimated_tokens_total{agent="a",form="thin"}`:   60,
+		`mcpgw_tools_list_tokens_saved_total{agent="a"}`:                   40 + 188,
 	}
 	fams, err := m.Gather()
 	if err != nil {

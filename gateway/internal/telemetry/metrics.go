@@ -105,12 +105,12 @@ func NewMetrics(agentLabel string) *Metrics {
 	m.upstreamUp = prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "mcpgw_upstream_up", Help: "1 while a shared upstream is connected (per_session: while its catalogue is known)."}, []string{"server"})
 	m.upstreamRestarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_restarts_total", Help: "Upstream reconnects and restarts after a failure."}, []string{"server"})
 	m.upstreamStarts = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_upstream_instances_started_total", Help: "Per-session upstream instances started."}, []string{"server"})
-	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by agent and form (full, thin)."}, []string{"agent", "form"})
-	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Tokens of tools/list results served, by agent and form (full, thin): counted in o200k_base once per cached page; other models' tokenizers count differently."}, []string{"agent", "form"})
+	m.listBytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_bytes_total", Help: "Bytes of tools/list results served, by agent and form (full, thin, search)."}, []string{"agent", "form"})
+	m.listTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_estimated_tokens_total", Help: "Tokens of tools/list results served, by agent and form (full, thin, search): counted in o200k_base once per cached page; other models' tokenizers count differently."}, []string{"agent", "form"})
 	m.listSaved = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_tools_list_tokens_saved_total",
-		Help: "Tokens (o200k_base) thin tools/list pages saved, by agent: the full form of the same page less the thin page."}, []string{"agent"})
+		Help: "Tokens (o200k_base) thin and search tools/list pages saved, by agent: the full form of the same page (for search, the whole full list) less the page served."}, []string{"agent"})
 	m.denials = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_denials_total", Help: "Refused requests and tool calls by agent and reason."}, []string{"agent", "reason"})
-	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin)."}, []string{"form"})
+	m.handshakes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_handshakes_total", Help: "tools/list forms decided per session and view (full, thin, search)."}, []string{"form"})
 	m.listChanged = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_list_changed_sent_total", Help: "tools/list_changed notifications sent to sessions."})
 	m.unusedSessions = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_sessions_unused_ended_total", Help: "Sessions ended because they made no request after initialize within http.unused_session_timeout."})
 	m.sessionsEvicted = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_sessions_evicted_total",

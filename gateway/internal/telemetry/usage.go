@@ -158,6 +158,7 @@ type UsageMinute struct {
 	At                     time.Time
 	Calls, Errors          float64
 	FullTokens, ThinTokens float64
+	SearchTokens           float64
 }
 
 // UsageReport is the Usage page's data.
@@ -165,7 +166,8 @@ type UsageReport struct {
 	From, To               time.Time
 	Calls, Errors          float64
 	FullTokens, ThinTokens float64
-	SavedTokens            float64 // tokens thin lists saved (mcpgw_tools_list_tokens_saved_total)
+	SearchTokens           float64
+	SavedTokens            float64 // tokens thin and search lists saved (mcpgw_tools_list_tokens_saved_total)
 	ByAgent, ByTool        []UsageRow
 	ByAgentTokens          []UsageTokens
 	ByAgentTool            []UsageRow
@@ -213,13 +215,15 @@ func (u *Usage) Report(window time.Duration) *UsageReport {
 	}
 	rep.FullTokens = last.tokens["full"] - base.tokens["full"]
 	rep.ThinTokens = last.tokens["thin"] - base.tokens["thin"]
+	rep.SearchTokens = last.tokens["search"] - base.tokens["search"]
 	rep.ByAgentTokens = agentTokenRows(base, last)
 	for _, r := range rep.ByAgentTokens {
 		rep.SavedTokens += r.Saved
 	}
 	for i := 1; i < len(snaps); i++ {
 		a, b := snaps[i-1], snaps[i]
-		m := UsageMinute{At: b.at, FullTokens: b.tokens["full"] - a.tokens["full"], ThinTokens: b.tokens["thin"] - a.tokens["thin"]}
+		m := UsageMinute{At: b.at, FullTokens: b.tokens["full"] - a.tokens["full"], ThinTokens: b.tokens["thin"] - a.tokens["thin"],
+			SearchTokens: b.tokens["search"] - a.tokens["search"]}
 		for k, v := range b.calls {
 			d := v - a.calls[k]
 			m.Calls += d

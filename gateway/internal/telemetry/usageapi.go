@@ -17,8 +17,8 @@ const UsageMaxMinutes = usageKeep - 1
 
 // UsageTokens is one agent's tools/list tokens over a window.
 type UsageTokens struct {
-	Agent             string
-	Full, Thin, Saved float64
+	Agent                     string
+	Full, Thin, Search, Saved float64
 }
 
 // agentTokenRows are the per-agent list tokens between two snapshots, most tokens first.
@@ -42,6 +42,8 @@ func agentTokenRows(base, last *usageSnap) []UsageTokens {
 			row(k[0]).Full += d
 		case "thin":
 			row(k[0]).Thin += d
+		case "search":
+			row(k[0]).Search += d
 		}
 	}
 	for a, v := range last.saved {
@@ -54,7 +56,7 @@ func agentTokenRows(base, last *usageSnap) []UsageTokens {
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool {
-		ti, tj := out[i].Full+out[i].Thin, out[j].Full+out[j].Thin
+		ti, tj := out[i].Full+out[i].Thin+out[i].Search, out[j].Full+out[j].Thin+out[j].Search
 		if ti != tj {
 			return ti > tj
 		}
@@ -79,9 +81,10 @@ func UsageMinutes(v string) (int, string) {
 // The JSON shapes of /api/usage (docs/admin-api.md).
 type (
 	apiUsageTokens struct {
-		Full  float64 `json:"full"`
-		Thin  float64 `json:"thin"`
-		Saved float64 `json:"saved"`
+		Full   float64 `json:"full"`
+		Thin   float64 `json:"thin"`
+		Search float64 `json:"search"`
+		Saved  float64 `json:"saved"`
 	}
 	apiUsageAgent struct {
 		Agent  string         `json:"agent"`
@@ -105,11 +108,12 @@ type (
 		Errors float64 `json:"errors"`
 	}
 	apiUsageMinute struct {
-		At         time.Time `json:"at"`
-		Calls      float64   `json:"calls"`
-		Errors     float64   `json:"errors"`
-		FullTokens float64   `json:"full_tokens"`
-		ThinTokens float64   `json:"thin_tokens"`
+		At           time.Time `json:"at"`
+		Calls        float64   `json:"calls"`
+		Errors       float64   `json:"errors"`
+		FullTokens   float64   `json:"full_tokens"`
+		ThinTokens   float64   `json:"thin_tokens"`
+		SearchTokens float64   `json:"search_tokens"`
 	}
 	// UsageDoc is GET /api/usage's answer.
 	UsageDoc struct {
@@ -137,7 +141,7 @@ func finite(v float64) *float64 {
 // tokens, most calls first.
 func UsageJSON(rep *UsageReport, minutes int) UsageDoc {
 	out := UsageDoc{From: rep.From, To: rep.To, Minutes: minutes, Calls: rep.Calls, Errors: rep.Errors,
-		Tokens: apiUsageTokens{rep.FullTokens, rep.ThinTokens, rep.SavedTokens},
+		Tokens: apiUsageTokens{rep.FullTokens, rep.ThinTokens, rep.SearchTokens, rep.SavedTokens},
 		Agents: []apiUsageAgent{}, Tools: []apiUsageTool{}, AgentTools: []apiUsageAgentTool{}, PerMinute: []apiUsageMinute{}}
 	idx := map[string]int{}
 	for _, r := range rep.ByAgent {
@@ -151,7 +155,7 @@ func UsageJSON(rep *UsageReport, minutes int) UsageDoc {
 			idx[t.Agent] = i
 			out.Agents = append(out.Agents, apiUsageAgent{Agent: t.Agent})
 		}
-		out.Agents[i].Tokens = apiUsageTokens{t.Full, t.Thin, t.Saved}
+		out.Agents[i].Tokens = apiUsageTokens{t.Full, t.Thin, t.Search, t.Saved}
 	}
 	for _, r := range rep.ByTool {
 		out.Tools = append(out.Tools, apiUsageTool{Server: r.Server, Tool: r.Tool, Calls: r.Calls, Errors: r.Errors, P50: finite(r.P50), P99: finite(r.P99)})

@@ -71,11 +71,12 @@ func (u *UI) ServeUsage(w http.ResponseWriter, r *http.Request) {
 			class, name string
 			get         func(telemetry.UsageMinute) float64
 		}{{"ok", "calls", func(m telemetry.UsageMinute) float64 { return m.Calls - m.Errors }}, {"err", "errors", func(m telemetry.UsageMinute) float64 { return m.Errors }}})
-	tokens := minuteChart("chart-tokens", "tools/list tokens per minute", "tokens (o200k_base) of full and thin tool lists served per minute", rep.Minutes,
+	tokens := minuteChart("chart-tokens", "tools/list tokens per minute", "tokens (o200k_base) of full, thin and search tool lists served per minute", rep.Minutes,
 		[]struct {
 			class, name string
 			get         func(telemetry.UsageMinute) float64
-		}{{"full", "full", func(m telemetry.UsageMinute) float64 { return m.FullTokens }}, {"thin", "thin", func(m telemetry.UsageMinute) float64 { return m.ThinTokens }}})
+		}{{"full", "full", func(m telemetry.UsageMinute) float64 { return m.FullTokens }}, {"thin", "thin", func(m telemetry.UsageMinute) float64 { return m.ThinTokens }},
+			{"search", "search", func(m telemetry.UsageMinute) float64 { return m.SearchTokens }}})
 	maxTool := 0.0
 	for _, t := range rep.ByAgentTool {
 		maxTool = math.Max(maxTool, t.Calls)

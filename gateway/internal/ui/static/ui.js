@@ -50,6 +50,7 @@
     for (const e of (json && json.errors) || []) {
       let f = e.field || "";
       if (prefix && f.startsWith(prefix)) f = f.slice(prefix.length);
+      f = f.replace(/\[\d+\]$/, ""); // pinned_tools[1]: the list's slot
       let slot = null;
       for (let key = f; key && !slot; key = key.includes(".") ? key.slice(0, key.lastIndexOf(".")) : "") {
         slot = $(`[data-error-for="${CSS.escape(key)}"]`, form);
@@ -446,6 +447,8 @@
       form.allow.value = ((doc.tools || {}).allow || []).join("\n");
       form.deny.value = ((doc.tools || {}).deny || []).join("\n");
       form.executor.value = doc.executor || "";
+      form.handshake.value = doc.handshake || "";
+      form.pinned_tools.value = (doc.pinned_tools || []).join("\n");
       const cs = doc.connection_scope;
       form.connection_scope.value = cs === undefined ? "" : (cs.length ? cs.join("\n") : "-");
       form.addEventListener("submit", async (ev) => {
@@ -464,6 +467,9 @@
         if (deny.length) d.tools.deny = deny;
         if (!allow.length && !deny.length) delete d.tools;
         if (form.executor.value) d.executor = form.executor.value; else delete d.executor;
+        if (form.handshake.value) d.handshake = form.handshake.value; else delete d.handshake;
+        const pinned = lines(form.pinned_tools.value);
+        if (pinned.length) d.pinned_tools = pinned; else delete d.pinned_tools;
         const scope = lines(form.connection_scope.value);
         if (!scope.length) delete d.connection_scope;
         else d.connection_scope = scope.filter((id) => id !== "-");

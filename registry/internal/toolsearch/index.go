@@ -1,0 +1,303 @@
+// Package toolsearch ranks tool definitions against a free-text query, lexically: BM25F over
+// a tool's name, server prefix, parameter names and descriptions, with no model and no I/O.
+//
+// The ranking is BM25F (Robertson and Zaragoza's field-weighted BM25): a term's count in
+// each field is length-normalised within that field and weighted, the weighted counts are
+// summed into one pseudo-frequency, and that is saturated once:
+//
+//	tf(t,d)    = Σ_f W_f · count_f(t,d) / (1 − B_f + B_f · len_f(d)/avglen_f)
+//	score(q,d) = Σ_{t∈q} idf(t) · tf(t,d) / (K1 + tf(t,d))
+//	idf(t)     = ln(1 + (N − df(t) + 0.5) / (df(t) + 0.5))
+//
+// with K1 = 1.2 and, per field, (W, B): the tool's own name 4.0, 0.3; its server prefix
+// (what comes before the first "__" of server__tool) 1.0, 0; parameter names 1.5, 0.5;
+// the description 1.0, 0.75; parameter descriptions 0.5, 0.75. One saturation over all
+// fields (rather than per-field BM25 summed) keeps a word repeated in the name and the
+// description from counting twice in full, and the name's weight makes a tool named for a
+// word outrank one that only mentions it. df counts a document once whatever its fields.
+//
+// Last, a document's score is multiplied by 1 + NameBonus × the share of its own name's
+// terms that the query has (exact terms, not synonyms): with every field saturated, "read
+// file" would otherwise rank read_multiple_files and read_file by description length.
+//
+// A query term that the fixed synonym table (synonyms.go) links to other words also
+// matches those, at SynonymWeight of an exact match's score; per document the better of
+// the exact and the synonym scores counts, never both. Text is cut into terms by Tokens.
+package toolsearch
+
+import (
+	"container/heap"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Ranking constants (see the package comment).
+const (
+	// K1 is BM25's term-frequency saturation. The unit fixture's top-3 hit rate (registry's
+	// TestSearchHitRate, 45 queries) is the same, 43 of 45, for K1 from 1.2 to 3.0 and
+	// NameBonus from 0.25 to 0.5: the usual 1.2 is kept.
+	K1 = 1.2
+	// SynonymWeight scales the score of a match through the synonym table.
+	SynonymWeight = 0.5
+	// NameBonus raises a document's score by this share of it times the part of its own
+	// name's terms the query has: read_file before read_multiple_files for "read file".
+	NameBonus = 0.25
+)
+
+// Doc is one tool as the index sees it.
+type Doc struct {
+	Name        string   // the exposed name: server__tool, or a plugin's plugin_group_v1_table_op
+	Description string   // the tool's description
+	Params      []string // the input schema's property names
+	ParamText   string   // the properties' descriptions, joined
+}
+
+// Hit is one search result: the index of the Doc in the slice given to New, and its score.
+type Hit struct {
+	Doc   int
+	Score float64
+}
+
+// Index is an inverted index of docs. It is never written after New, so any number of
+// goroutines may Search it at once.
+type Index struct {
+	n        int
+	nameLen  []int32              // the number of distinct terms of each document's own name
+	postings map[string][]posting // term → its documents, in document order
+	synonyms map[string][]string  // stemmed word → the other stems of its group
+}
+
+// posting is one document a term occurs in, with the term's full BM25F score there
+// (idf included): a query only adds these up. inName is set when the term is in the
+// document's own name.
+type posting struct {
+	doc    int32
+	inName bool
+	score  float64
+}
+
+// The fields of a document.
+const (
+	fieldName = iota
+	fieldServer
+	fieldParams
+	fieldDesc
+	fieldParamText
+	numFields
+)
+
+// fieldWeight is a field's W and B (see the package comment).
+func fieldWeight(f int) (w, b float64) {
+	switch f {
+	case fieldName:
+		return 4.0, 0.3
+	case fieldServer:
+		return 1.0, 0
+	case fieldParams:
+		return 1.5, 0.5
+	case fieldDesc:
+		return 1.0, 0.75
+	default: // fieldParamText
+		return 0.5, 0.75
+	}
+}
+
+// docTerms is one document's term counts and field lengths, while an index is built.
+type docTerms struct {
+	counts map[string]*[numFields]float64
+	order  []string // terms in first-seen order, so postings are built deterministically
+	lens   [numFields]int
+}
+
+func (dt *docTerms) add(f int, terms []string) {
+	for _, t := range terms {
+		c := dt.counts[t]
+		if c == nil {
+			c = new([numFields]float64)
+			dt.counts[t] = c
+			dt.order = append(dt.order, t)
+		}
+		c[f]++
+	}
+	dt.lens[f] += len(terms)
+}
+
+// splitName cuts an exposed name into its server prefix and the tool's own part, at the
+// first "__"; a name without one is all tool.
+func splitName(name string) (server, tool string) {
+	if s, t, ok := strings.Cut(name, "__"); ok && s != "" && t != "" {
+		return s, t
+	}
+	return "", name
+}
+
+// New builds the index of docs. Hits name docs by their position in the slice.
+func New(docs []Doc) *Index {
+	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable()}
+	all := make([]docTerms, len(docs))
+	var total [numFields]int
+	df := map[string]int{}
+	for i, d := range docs {
+		dt := &all[i]
+		dt.counts = map[string]*[numFields]float64{}
+		server, tool := splitName(d.Name)
+		dt.add(fieldName, Tokens(tool))
+		dt.add(fieldServer, Tokens(server))
+		for _, p := range d.Params {
+			dt.add(fieldParams, Tokens(p))
+		}
+		dt.add(fieldDesc, Tokens(d.Description))
+		dt.add(fieldParamText, Tokens(d.ParamText))
+		for f := range numFields {
+			total[f] += dt.lens[f]
+		}
+		for _, t := range dt.order {
+			df[t]++
+		}
+	}
+	var avg [numFields]float64
+	for f := range numFields {
+		avg[f] = 1
+		if len(docs) > 0 && total[f] > 0 {
+			avg[f] = float64(total[f]) / float64(len(docs))
+		}
+	}
+	for i := range all {
+		dt := &all[i]
+		for _, t := range dt.order {
+			counts := dt.counts[t]
+			tf := pseudoFrequency(counts, &dt.lens, &avg)
+			idf := math.Log(1 + (float64(ix.n)-float64(df[t])+0.5)/(float64(df[t])+0.5))
+			inName := counts[fieldName] > 0
+			if inName {
+				ix.nameLen[i]++
+			}
+			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
+		}
+	}
+	return ix
+}
+
+// pseudoFrequency is BM25F's weighted, length-normalised count of one term in a document.
+func pseudoFrequency(counts *[numFields]float64, lens *[numFields]int, avg *[numFields]float64) float64 {
+	tf := 0.0
+	for f := range numFields {
+		if counts[f] == 0 {
+			continue
+		}
+		w, b := fieldWeight(f)
+		tf += w * counts[f] / (1 - b + b*float64(lens[f])/avg[f])
+	}
+	return tf
+}
+
+// Search returns the k documents that best match query, best first, ties broken by the
+// lower document index. A document that matches no query term is never returned. k <= 0,
+// or a query with no terms once stop words are dropped, returns none.
+func (ix *Index) Search(query string, k int) []Hit {
+	if ix == nil || k <= 0 || ix.n == 0 {
+		return nil
+	}
+	terms := Tokens(query)
+	slices.Sort(terms)
+	terms = slices.Compact(terms)
+	if len(terms) == 0 {
+		return nil
+	}
+	scores := make([]float64, 2*ix.n)
+	scores, best := scores[:ix.n], scores[ix.n:] // best: one query term's score per document
+	named := make([]int32, ix.n)                 // per document, query terms in its own name
+	var touched, matched []int32
+	for _, t := range terms {
+		touched = touched[:0]
+		touched = ix.scoreTerm(t, 1, best, touched)
+		for _, p := range ix.postings[t] {
+			if p.inName {
+				named[p.doc]++
+			}
+		}
+		for _, s := range ix.synonyms[t] {
+			touched = ix.scoreTerm(s, SynonymWeight, best, touched)
+		}
+		for _, d := range touched {
+			if scores[d] == 0 {
+				matched = append(matched, d)
+			}
+			scores[d] += best[d]
+			best[d] = 0
+		}
+	}
+	if len(matched) == 0 {
+		return nil
+	}
+	return ix.best(matched, scores, named, k)
+}
+
+// best ranks the matched documents: their summed scores with the name bonus (named counts
+// the query terms in each one's own name), the k best kept, best first.
+func (ix *Index) best(matched []int32, scores []float64, named []int32, k int) []Hit {
+	top := make(worstFirst, 0, min(k, len(matched)))
+	for _, d := range matched {
+		coverage := 0.0
+		if ix.nameLen[d] > 0 {
+			coverage = float64(named[d]) / float64(ix.nameLen[d])
+		}
+		h := Hit{Doc: int(d), Score: scores[d] * (1 + NameBonus*coverage)}
+		switch {
+		case len(top) < k:
+			heap.Push(&top, h)
+		case better(h, top[0]):
+			top[0] = h
+			heap.Fix(&top, 0)
+		}
+	}
+	hits := []Hit(top)
+	slices.SortFunc(hits, func(a, b Hit) int {
+		if better(a, b) {
+			return -1
+		}
+		return 1 // no two hits are equal: their Doc differs
+	})
+	return hits
+}
+
+// better tells whether a ranks before b: a higher score, or the same and a lower Doc.
+func better(a, b Hit) bool {
+	return a.Score > b.Score || (a.Score == b.Score && a.Doc < b.Doc)
+}
+
+// worstFirst is a heap of the best hits so far with the worst of them on top, so a
+// search keeps k hits, not every match, and sorts only those.
+type worstFirst []Hit
+
+func (h worstFirst) Len() int           { return len(h) }
+func (h worstFirst) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h worstFirst) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+
+// Push adds a hit (container/heap).
+func (h *worstFirst) Push(x any) { *h = append(*h, x.(Hit)) }
+
+// Pop removes the last hit (container/heap).
+func (h *worstFirst) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// scoreTerm raises best[d] to factor × the term's score in each document d it occurs in,
+// and returns touched with the documents whose best was zero before.
+func (ix *Index) scoreTerm(term string, factor float64, best []float64, touched []int32) []int32 {
+	for _, p := range ix.postings[term] {
+		v := factor * p.score
+		if v <= best[p.doc] {
+			continue
+		}
+		if best[p.doc] == 0 {
+			touched = append(touched, p.doc)
+		}
+		best[p.doc] = v
+	}
+	return touched
+}

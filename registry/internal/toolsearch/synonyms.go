@@ -1,0 +1,42 @@
+package toolsearch
+
+// synonymGroups are the words a query term may also match, at SynonymWeight of the
+// weight of an exact match: a fixed table, written by hand, not learned. Each group is
+// words of one meaning in tool names and requests; a word is in at most one group. The
+// words are stemmed when an index is built, so their forms (removes, removing) count too.
+func synonymGroups() [][]string {
+	return [][]string{
+		{"get", "fetch", "read", "retrieve", "find", "search", "list", "lookup", "look", "query", "show", "view", "browse"},
+		{"create", "add", "insert", "new", "make"},
+		{"delete", "remove", "drop", "destroy", "erase", "purge"},
+		{"update", "edit", "modify", "change", "patch", "alter", "amend"},
+		{"write", "save", "store", "put"},
+		{"move", "rename", "relocate"},
+		{"run", "execute", "invoke", "trigger", "start", "launch"},
+		{"directory", "folder", "dir"},
+		{"env", "environment"},
+		{"image", "picture", "photo", "logo"},
+		{"info", "information", "metadata", "detail", "stat"},
+		{"compress", "zip", "gzip", "archive"},
+		{"sum", "total", "plus"},
+	}
+}
+
+// synonymTable maps each stemmed word of synonymGroups to the other stems of its group.
+func synonymTable() map[string][]string {
+	table := map[string][]string{}
+	for _, group := range synonymGroups() {
+		stems := make([]string, 0, len(group))
+		for _, w := range group {
+			stems = append(stems, Stem(w))
+		}
+		for i, s := range stems {
+			for j, o := range stems {
+				if i != j && o != s {
+					table[s] = append(table[s], o)
+				}
+			}
+		}
+	}
+	return table
+}

@@ -1,0 +1,121 @@
+package registry
+
+import (
+	"encoding/json"
+	"regexp"
+	"strconv"
+	"sync"
+)
+
+// NameRule is what a client takes as a tool name (docs/config.md, "Clients"): at most Max
+// bytes (0: no limit of its own) matching Pattern (nil: any name the naming rules make).
+type NameRule struct {
+	Max     int
+	Pattern *regexp.Regexp
+}
+
+// key names the rule in a view's cache of shaped views.
+func (r NameRule) key() string {
+	k := strconv.Itoa(r.Max)
+	if r.Pattern != nil {
+		k += "\x00" + r.Pattern.String()
+	}
+	return k
+}
+
+// fits reports whether name needs no shaping under r.
+func (r NameRule) fits(name string) bool {
+	return (r.Max <= 0 || len(name) <= r.Max) && (r.Pattern == nil || r.Pattern.MatchString(name))
+}
+
+// shapedViews caches a view's shaped forms, by rule.
+type shapedViews struct {
+	mu sync.Mutex
+	by map[string]*View
+}
+
+// Shaped is the view as a client with name rule r sees it: each tool whose exposed name does
+// not fit is listed under ShapeName's shortened name, which depends only on the name and the
+// rule, so it is the same across sessions, restarts and replicas. The shaped tool keeps its
+// Exposed name (the audit log and metrics carry that) and is found by either name, so a call
+// by the real name works too. Tools that fit are the view's own. The shaped view is built
+// once per view and rule; with nothing to shape it is v itself.
+func (v *View) Shaped(r NameRule, sep string) *View {
+	if r.Max <= 0 && r.Pattern == nil {
+		return v
+	}
+	k := r.key()
+	v.shaped.mu.Lock()
+	defer v.shaped.mu.Unlock()
+	if sv, ok := v.shaped.by[k]; ok {
+		return sv
+	}
+	sv := v.shapedCopy(r, sep)
+	if v.shaped.by == nil {
+		v.shaped.by = map[string]*View{}
+	}
+	v.shaped.by[k] = sv
+	return sv
+}
+
+// shapedCopy builds Shaped's view: v when every name fits.
+func (v *View) shapedCopy(r NameRule, sep string) *View {
+	var renamed map[*Tool]*Tool
+	for _, t := range v.Tools {
+		if r.fits(t.Exposed) {
+			continue
+		}
+		name := ShapeName(t.Exposed, sep, r.Max, r.Pattern)
+		def, err := renameDef(t.Def, name)
+		if err != nil {
+			continue // not an object: listed as it is, as the full form does
+		}
+		if renamed == nil {
+			renamed = map[*Tool]*Tool{}
+		}
+		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Def: def, ReadOnly: t.ReadOnly,
+			Destructive: t.Destructive, PluginTool: t.PluginTool, PluginHost: t.PluginHost}
+	}
+	if renamed == nil {
+		return v
+	}
+	sv := &View{Key: v.Key + "|shaped:" + r.key(), Servers: v.Servers, Prompts: v.Prompts, Resources: v.Resources,
+		Templates: v.Templates, promptByName: v.promptByName, resourceBy: v.resourceBy,
+		toolByName: make(map[string]*Tool, len(v.toolByName)+len(renamed))}
+	for _, t := range v.Tools {
+		if st := renamed[t]; st != nil {
+			t = st
+		}
+		sv.Tools = append(sv.Tools, t)
+		sv.toolByName[t.Exposed] = t
+	}
+	for _, st := range renamed {
+		if listed := st.ListedName(); sv.toolByName[listed] == nil {
+			sv.toolByName[listed] = st
+		}
+	}
+	return sv
+}
+
+// ListedName is the name the tool is listed under: its Exposed name unless a client's name
+// rule shaped it (View.Shaped).
+func (t *Tool) ListedName() string {
+	var d struct {
+		Name string `json:"name"`
+	}
+	if json.Unmarshal(t.Def, &d) != nil || d.Name == "" {
+		return t.Exposed
+	}
+	return d.Name
+}
+
+// renameDef is a tool definition with its name replaced, other members as they were.
+func renameDef(def json.RawMessage, name string) (json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(def, &m); err != nil {
+		return nil, err
+	}
+	n, _ := json.Marshal(name)
+	m["name"] = n
+	return json.Marshal(m)
+}

@@ -1,0 +1,112 @@
+package registry
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// shapedFixture is a view whose server has a long name, so some exposed names pass 40.
+func shapedFixture(t *testing.T) *View {
+	t.Helper()
+	const srv = "a-rather-long-server-name"
+	cat := testCatalog(t, srv, []string{"x", "read_a_file_with_a_long_name", "list_everything_there_is"}, nil, nil, nil)
+	return testRegistry(t, map[string]*Catalog{srv: cat}, srv).ViewFor([]string{srv}, nil, nil, nil)
+}
+
+func TestShapedViewNamesFitAndStayCallable(t *testing.T) {
+	v := shapedFixture(t)
+	rule := NameRule{Max: 40}
+	sv := v.Shaped(rule, "__")
+	if sv == v {
+		t.Fatal("a rule that cuts names returned the view itself")
+	}
+	if again := v.Shaped(rule, "__"); again != sv {
+		t.Error("the shaped view is not cached per rule")
+	}
+	page, ok := listPage(sv, "tools", "", 0)
+	if !ok {
+		t.Fatal("shaped view lists no page")
+	}
+	var l struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(page, &l); err != nil || len(l.Tools) != 3 {
+		t.Fatalf("shaped page: %v %s", err, page)
+	}
+	for i, lt := range l.Tools {
+		if len(lt.Name) > 40 {
+			t.Errorf("listed name %q is %d bytes, rule says 40", lt.Name, len(lt.Name))
+		}
+		byListed := sv.Tool(lt.Name)
+		real := v.Tools[i]
+		if byListed == nil || byListed.Exposed != real.Exposed || byListed.Name != real.Name || byListed.Server != real.Server {
+			t.Errorf("listed name %q does not find tool %s: %+v", lt.Name, real.Exposed, byListed)
+		}
+		if sv.Tool(real.Exposed) != byListed {
+			t.Errorf("real name %s does not find the same tool as %s", real.Exposed, lt.Name)
+		}
+		if len(real.Exposed) > 40 && (!strings.Contains(lt.Name, real.Name) || lt.Name == real.Exposed) {
+			t.Errorf("%s shaped to %q, which loses the tool's own name", real.Exposed, lt.Name)
+		}
+	}
+	if sv.Hash() == v.Hash() {
+		t.Error("a shaped view has the hash of the unshaped one: forms and list_changed would mix them")
+	}
+	// Another registry with the same catalogue shapes the same bytes (stable across
+	// restarts and replicas).
+	page2, _ := listPage(shapedFixture(t).Shaped(rule, "__"), "tools", "", 0)
+	if string(page2) != string(page) {
+		t.Errorf("shaped pages differ between two registries:\n%s\n%s", page, page2)
+	}
+}
+
+func TestShapedViewUnchangedWhenNamesFit(t *testing.T) {
+	v := shapedFixture(t)
+	for _, r := range []NameRule{{}, {Max: 64}, {Pattern: regexp.MustCompile(`^[a-zA-Z0-9_-]{1,128}$`)}} {
+		if sv := v.Shaped(r, "__"); sv != v {
+			t.Errorf("rule %+v shaped a view whose names all fit", r)
+		}
+	}
+	// A pattern that refuses '-': shaped names keep to it.
+	sv := v.Shaped(NameRule{Pattern: regexp.MustCompile(`^[a-z0-9_]+$`)}, "__")
+	for _, tl := range sv.Tools {
+		if n := tl.ListedName(); !regexp.MustCompile(`^[a-z0-9_]+$`).MatchString(n) || sv.Tool(n) != tl {
+			t.Errorf("name %q under a no-dash pattern (found back: %v)", n, sv.Tool(n) == tl)
+		}
+	}
+}
+
+func TestSearchPage(t *testing.T) {
+	v := shapedFixture(t)
+	search := json.RawMessage(`{"name":"mcpgw__search_tools"}`)
+	pin := func(tl *Tool) bool {
+		return strings.HasSuffix(tl.Exposed, "__x") || strings.HasSuffix(tl.Exposed, "_name")
+	}
+	p := v.SearchPage("k", pin, 0, search)
+	var l struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+		NextCursor string `json:"nextCursor"`
+	}
+	if err := json.Unmarshal(p.Bytes, &l); err != nil || len(l.Tools) != 3 || l.Tools[2].Name != "mcpgw__search_tools" || l.NextCursor != "" {
+		t.Fatalf("search page: %v %s", err, p.Bytes)
+	}
+	if p.Tokens <= 0 {
+		t.Errorf("search page has %d tokens", p.Tokens)
+	}
+	if again := v.SearchPage("k", pin, 0, search); again != p {
+		t.Error("search page not cached by key")
+	}
+	capped := v.SearchPage("k", pin, 1, search)
+	if err := json.Unmarshal(capped.Bytes, &l); err != nil || len(l.Tools) != 2 {
+		t.Errorf("search page with max 1 pinned: %s", capped.Bytes)
+	}
+	if v.FullListTokens() <= p.Tokens {
+		t.Errorf("full list %d tokens, search page %d", v.FullListTokens(), p.Tokens)
+	}
+}
