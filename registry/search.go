@@ -58,5 +58,5 @@ func searchDoc(t *Tool) toolsearch.Doc {
 			text.WriteString("\n")
 		}
 	}
-	return toolsearch.Doc{Name: t.Exposed, Description: def.Description, Params: params, ParamText: text.String()}
+	return toolsearch.Doc{Name: t.Exposed, Description: def.Description, Params: params, ParamText: text.String(), ReadOnly: t.ReadOnly}
 }

@@ -43,6 +43,9 @@ const (
 	// NameBonus raises a document's score by this share of it times the part of its own
 	// name's terms the query has: read_file before read_multiple_files for "read file".
 	NameBonus = 0.25
+	// ReadBonus multiplies the score of a read-only tool for a query with no word that asks
+	// for a change (changeWords).
+	ReadBonus = 1.5
 )
 
 // Doc is one tool as the index sees it.
@@ -51,6 +54,7 @@ type Doc struct {
 	Description string   // the tool's description
 	Params      []string // the input schema's property names
 	ParamText   string   // the properties' descriptions, joined
+	ReadOnly    bool     // the tool says it changes nothing (annotations.readOnlyHint)
 }
 
 // Hit is one search result: the index of the Doc in the slice given to New, and its score.
@@ -66,6 +70,8 @@ type Index struct {
 	nameLen  []int32              // the number of distinct terms of each document's own name
 	postings map[string][]posting // term → its documents, in document order
 	synonyms map[string][]string  // stemmed word → the other stems of its group
+	readOnly []bool               // per document: it changes nothing
+	changes  map[string]bool      // stems that ask for a change (changeWords)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -134,13 +140,15 @@ func splitName(name string) (server, tool string) {
 
 // New builds the index of docs. Hits name docs by their position in the slice.
 func New(docs []Doc) *Index {
-	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable()}
+	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable(),
+		readOnly: make([]bool, len(docs)), changes: changeStems()}
 	all := make([]docTerms, len(docs))
 	var total [numFields]int
 	df := map[string]int{}
 	for i, d := range docs {
 		dt := &all[i]
 		dt.counts = map[string]*[numFields]float64{}
+		ix.readOnly[i] = d.ReadOnly
 		server, tool := splitName(d.Name)
 		dt.add(fieldName, Tokens(tool))
 		dt.add(fieldServer, Tokens(server))
@@ -230,6 +238,16 @@ func (ix *Index) Search(query string, k int) []Hit {
 	}
 	if len(matched) == 0 {
 		return nil
+	}
+	if !slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] }) {
+		// A request that asks for no change is a request to read: among tools that match
+		// it as well, the one that changes nothing is the likelier (a table's find over
+		// its create, whose parameters name every column).
+		for _, d := range matched {
+			if ix.readOnly[d] {
+				scores[d] *= ReadBonus
+			}
+		}
 	}
 	return ix.best(matched, scores, named, k)
 }

@@ -7,9 +7,9 @@ package toolsearch
 func synonymGroups() [][]string {
 	return [][]string{
 		{"get", "fetch", "read", "retrieve", "find", "search", "list", "lookup", "look", "query", "show", "view", "browse"},
-		{"create", "add", "insert", "new", "make"},
+		{"create", "add", "insert", "new", "make", "publish", "record", "register", "draft", "compose"},
 		{"delete", "remove", "drop", "destroy", "erase", "purge"},
-		{"update", "edit", "modify", "change", "patch", "alter", "amend"},
+		{"update", "edit", "modify", "change", "patch", "alter", "amend", "approve", "reject", "mark", "assign"},
 		{"write", "save", "store", "put"},
 		{"move", "rename", "relocate"},
 		{"run", "execute", "invoke", "trigger", "start", "launch"},
@@ -19,6 +19,7 @@ func synonymGroups() [][]string {
 		{"info", "information", "metadata", "detail", "stat"},
 		{"compress", "zip", "gzip", "archive"},
 		{"sum", "total", "plus"},
+		{"count", "many", "tally"},
 	}
 }
 
@@ -39,4 +40,28 @@ func synonymTable() map[string][]string {
 		}
 	}
 	return table
+}
+
+// changeWords are the words that ask for a change: a query with none of them is taken
+// for a request to read (ReadBonus). The verbs of the create, delete, update, write, move
+// and run groups, and a few more that change state.
+func changeWords() []string {
+	words := []string{"set", "send", "post", "upload", "import", "submit", "cancel", "close", "enable", "disable",
+		"toggle", "clear", "truncate", "reset", "schedule", "book", "pay", "transfer", "merge", "archive"}
+	for _, g := range synonymGroups() {
+		switch g[0] {
+		case "create", "delete", "update", "write", "move", "run":
+			words = append(words, g...)
+		}
+	}
+	return words
+}
+
+// changeStems is changeWords stemmed, as a set.
+func changeStems() map[string]bool {
+	set := map[string]bool{}
+	for _, w := range changeWords() {
+		set[Stem(w)] = true
+	}
+	return set
 }
