@@ -110,3 +110,38 @@ func TestSearchPage(t *testing.T) {
 		t.Errorf("full list %d tokens, search page %d", v.FullListTokens(), p.Tokens)
 	}
 }
+
+// The thin form keeps what a call must send: required arguments with their types, short
+// enums and consts, and any argument bound to a header (x-mcp-header), optional or not.
+func TestThinToolKeepsWhatACallNeeds(t *testing.T) {
+	full := json.RawMessage(`{"name":"s__t","title":"T","description":"Does a thing. Then more words follow here.","annotations":{"readOnlyHint":true},
+		"inputSchema":{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","additionalProperties":false,
+		"properties":{"id":{"type":"string","description":"the id","minLength":1},"mode":{"type":"string","enum":["a","b"]},
+		"region":{"type":"string","x-mcp-header":"Region"},"verbose":{"type":"boolean"},"kind":{"enum":["1","2","3","4"],"type":"string"}},
+		"required":["id","mode","kind"]}}`)
+	var got map[string]any
+	if err := json.Unmarshal(thinTool(full), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"name": "s__t", "description": "Does a thing.", "inputSchema": map[string]any{"type": "object",
+		"properties": map[string]any{
+			"id":     map[string]any{"type": "string"},
+			"mode":   map[string]any{"type": "string", "enum": []any{"a", "b"}},
+			"kind":   map[string]any{"type": "string"},
+			"region": map[string]any{"type": "string", "x-mcp-header": "Region"},
+		}}}
+	gb, _ := json.Marshal(got)
+	wb, _ := json.Marshal(want)
+	if string(gb) != string(wb) {
+		t.Errorf("thin tool:\n got %s\nwant %s", gb, wb)
+	}
+	for in, want := range map[string]string{
+		"A very long first sentence that goes on and on well past the limit of the thin form.": "A very long first sentence that goes on and on well past…",
+		"Returns all environment variables, helpful for debugging MCP server configuration":    "Returns all environment variables",
+		"Short. Second sentence.": "Short.",
+	} {
+		if got := shortDescription(in, 60); got != want {
+			t.Errorf("shortDescription(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -5,13 +5,14 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // thinTool is a tool definition in the thin form (docs/sessions.md): the same name, the
-// description cut to its first sentence, the input schema reduced to what a call needs,
-// nothing else. Members keep a stable order.
+// description cut to its first sentence and at most thinDescMax bytes, and an input schema
+// that names what a call must send (thinSchema); nothing else. Members keep a stable order.
 func thinTool(def json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(def, &m); err != nil {
@@ -20,14 +21,11 @@ func thinTool(def json.RawMessage) json.RawMessage {
 	out := map[string]any{"name": m["name"]}
 	var desc string
 	if json.Unmarshal(m["description"], &desc) == nil && desc != "" {
-		out["description"] = FirstSentence(desc)
+		out["description"] = shortDescription(desc, thinDescMax)
 	}
-	var schema any
-	if json.Unmarshal(m["inputSchema"], &schema) == nil && schema != nil {
-		out["inputSchema"] = reduceSchema(schema)
-	} else {
-		out["inputSchema"] = map[string]any{"type": "object"}
-	}
+	var schema map[string]any
+	_ = json.Unmarshal(m["inputSchema"], &schema)
+	out["inputSchema"] = thinSchema(schema)
 	// Annotations, titles, icons, output schemas and _meta are left to describe_tools: a
 	// client that needs them asks for the full definition.
 	b, err := json.Marshal(out)
@@ -36,6 +34,96 @@ func thinTool(def json.RawMessage) json.RawMessage {
 	}
 	return b
 }
+
+// thinDescMax bounds a thin description, in bytes.
+const thinDescMax = 60
+
+// shortDescription is s's first sentence, at most limit bytes: past that it ends at the
+// last clause boundary (a comma, semicolon, colon, dash or parenthesis) that keeps at least
+// limit/3 bytes, else at a word boundary with an ellipsis.
+func shortDescription(s string, limit int) string {
+	s = FirstSentence(s)
+	if len(s) <= limit {
+		return s
+	}
+	head := s[:limit]
+	clause := -1
+	for _, sep := range []string{", ", "; ", ": ", " - ", " (", " — "} {
+		clause = max(clause, strings.LastIndex(head, sep))
+	}
+	if clause >= limit/3 {
+		return strings.TrimRight(s[:clause], " ,;:-")
+	}
+	cut := strings.LastIndexByte(head, ' ')
+	if cut < limit/2 {
+		cut = limit
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return strings.TrimRight(s[:cut], " ,;:-") + "…"
+}
+
+// thinSchema is the thin form's input schema: an object whose properties are the ones a
+// call must send (and those bound to a header), each reduced to its type (and an enum of at most thinEnumMax values, or a
+// const: values a call cannot guess). It is a relaxation of the full schema (every call the
+// full schema takes, it takes): no "required" list, since what is listed is what is
+// required, and no optional properties, nested structure, descriptions, formats or bounds.
+// Those are in describe_tools, and schema-on-error answers a call the full schema refuses
+// with that schema.
+func thinSchema(schema map[string]any) map[string]any {
+	out := map[string]any{"type": "object"}
+	req, _ := schema["required"].([]any)
+	props, _ := schema["properties"].(map[string]any)
+	keep := map[string]any{}
+	for _, r := range req {
+		if name, ok := r.(string); ok {
+			keep[name] = thinProperty(props[name])
+		}
+	}
+	// An argument bound to a header (x-mcp-header) stays, optional or not, with its binding:
+	// a client of the 2026-07-28 revision sends the header from it, and a call without the
+	// header a server expects is refused.
+	for name, p := range props {
+		if m, ok := p.(map[string]any); ok && m[paramHeaderKey] != nil {
+			keep[name] = thinProperty(p)
+		}
+	}
+	if len(keep) > 0 {
+		out["properties"] = keep
+	}
+	return out
+}
+
+// thinEnumMax is the longest enum a thin property keeps.
+const thinEnumMax = 3
+
+// thinProperty is one required property in the thin form: its type, and a short enum or a
+// const.
+func thinProperty(p any) map[string]any {
+	out := map[string]any{}
+	m, ok := p.(map[string]any)
+	if !ok {
+		return out
+	}
+	if t, ok := m["type"]; ok && true {
+		out["type"] = t
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) <= thinEnumMax {
+		out["enum"] = e
+	}
+	if c, ok := m["const"]; ok {
+		out["const"] = c
+	}
+	if h, ok := m[paramHeaderKey]; ok {
+		out[paramHeaderKey] = h
+	}
+	return out
+}
+
+// paramHeaderKey is the JSON Schema keyword that binds a tool argument to an HTTP header
+// (the 2026-07-28 revision's Mcp-Param headers).
+const paramHeaderKey = "x-mcp-header"
 
 // FirstSentence is text up to and including its first sentence end (or first line).
 func FirstSentence(s string) string {
@@ -50,52 +138,6 @@ func FirstSentence(s string) string {
 		}
 	}
 	return strings.TrimSpace(s[:end])
-}
-
-// schemaKeep are the JSON Schema keywords a caller needs to build valid arguments.
-var schemaKeep = map[string]bool{
-	"type": true, "properties": true, "required": true, "enum": true, "const": true,
-	"items": true, "prefixItems": true, "anyOf": true, "oneOf": true, "allOf": true,
-	"$ref": true, "$defs": true, "definitions": true,
-}
-
-func reduceSchema(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		out := map[string]any{}
-		for k, val := range x {
-			if !schemaKeep[k] {
-				continue
-			}
-			switch k {
-			case "properties", "$defs", "definitions":
-				if props, ok := val.(map[string]any); ok {
-					red := map[string]any{}
-					for name, p := range props {
-						red[name] = reduceSchema(p)
-					}
-					out[k] = red
-					continue
-				}
-			case "items":
-				out[k] = reduceSchema(val)
-				continue
-			case "anyOf", "oneOf", "allOf", "prefixItems":
-				if list, ok := val.([]any); ok {
-					red := make([]any, len(list))
-					for i, p := range list {
-						red[i] = reduceSchema(p)
-					}
-					out[k] = red
-					continue
-				}
-			}
-			out[k] = val
-		}
-		return out
-	default:
-		return v
-	}
 }
 
 // Hash identifies the view's tool definitions (full form): two views with the same hash

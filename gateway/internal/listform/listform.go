@@ -85,7 +85,7 @@ const (
 func DescribeTool(name string) json.RawMessage {
 	def, _ := json.Marshal(map[string]any{
 		"name":        name,
-		"description": "Returns the full definitions (description, input and output schemas) of the named tools; this list shows them in short form.",
+		"description": "Full definitions of the named tools. This list is short: first sentences, required arguments only.",
 		"inputSchema": map[string]any{
 			"type":       "object",
 			"properties": map[string]any{"names": map[string]any{"type": "array", "items": map[string]any{"type": "string"}}},
