@@ -22,17 +22,23 @@ func DefaultStartConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 
 // The auto form's thresholds when http.auto sets none, in o200k tokens of a view's full
 // tool list: full up to DefaultAutoFullMaxTokens, thin up to DefaultAutoThinMaxTokens,
-// search above. They are first estimates, to be derived again from the token benchmark's
-// numbers (make bench, the token scenario) and changed here with them.
+// search above. From the token benchmark (make bench, T1; docs/performance.md): in its
+// 10-task loop thin costs less than full on every catalogue (0.39x on 17 tools, 2418 full
+// tokens), so full is kept only below that: views of a dozen tersely described tools (the
+// conformance suite's 29-tool server lists in 1291), where a turn pays at most about 1.5k
+// tokens more and the client keeps every schema keyword as written; search beats thin on the
+// 502-tool catalogue (141k full tokens: 224k against 281k) and loses on the 67-tool one
+// (14.6k: 122k against 37k). Thin's loop grows about 2x the full list's tokens and
+// search's is 120k-220k, so they cross near 57k-106k full tokens: 60000.
 const (
-	DefaultAutoFullMaxTokens = 4000
-	DefaultAutoThinMaxTokens = 20000
+	DefaultAutoFullMaxTokens = 2000
+	DefaultAutoThinMaxTokens = 60000
 )
 
 // The search form's results a query returns when it does not say (http.search.results),
 // and the most it may be set to.
 const (
-	DefaultSearchResults = 5
+	DefaultSearchResults = 3
 	MaxSearchResults     = 20
 )
 

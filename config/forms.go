@@ -42,20 +42,6 @@ type AutoForm struct {
 	ThinMaxTokens int `yaml:"thin_max_tokens"`
 }
 
-// Pick is the form auto serves a view whose full tool list is fullTokens tokens long:
-// full up to FullMaxTokens, thin up to ThinMaxTokens, search above. A client's profile
-// (ClientProfile.MaxTools) may still ask for search over a smaller view; that is the
-// caller's to apply.
-func (a AutoForm) Pick(fullTokens int) string {
-	switch {
-	case fullTokens <= a.FullMaxTokens:
-		return FormFull
-	case fullTokens <= a.ThinMaxTokens:
-		return FormThin
-	}
-	return FormSearch
-}
-
 // PinnedTools returns the globs of the tools the search form lists in full for an agent:
 // http.search.pinned, then the agent's pinned_tools (an unknown agent: the first alone).
 // The slice is the caller's.

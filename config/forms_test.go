@@ -32,22 +32,6 @@ func TestFormDefaults(t *testing.T) {
 	}
 }
 
-func TestAutoFormPick(t *testing.T) {
-	a := AutoForm{FullMaxTokens: 4000, ThinMaxTokens: 20000}
-	for _, tt := range []struct {
-		tokens int
-		want   string
-	}{{0, FormFull}, {4000, FormFull}, {4001, FormThin}, {20000, FormThin}, {20001, FormSearch}} {
-		if got := a.Pick(tt.tokens); got != tt.want {
-			t.Errorf("Pick(%d) = %q, want %q", tt.tokens, got, tt.want)
-		}
-	}
-	// Equal thresholds: never thin.
-	if got := (AutoForm{FullMaxTokens: 10, ThinMaxTokens: 10}).Pick(11); got != FormSearch {
-		t.Errorf("equal thresholds, above them: %q, want search", got)
-	}
-}
-
 func TestPinnedTools(t *testing.T) {
 	cfg, _, err := Parse([]byte(`store: memory
 servers:

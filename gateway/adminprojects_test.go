@@ -55,10 +55,12 @@ func taskTools(t *testing.T, g *testGW, agent, task string) []string {
 }
 
 // serversOf are the server prefixes of exposed tool names (one__x -> one), sorted, once.
+// serversOf is the upstream servers of a session's tool names (the gateway's own tools,
+// such as a thin list's describe_tools, are not a server's).
 func serversOf(names []string) []string {
 	var out []string
 	for _, n := range names {
-		if s, _, ok := strings.Cut(n, "__"); ok && !slices.Contains(out, s) {
+		if s, _, ok := strings.Cut(n, "__"); ok && s != "mcpgw" && !slices.Contains(out, s) {
 			out = append(out, s)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"path"
-	"regexp"
 	"strings"
 	"time"
 
@@ -127,10 +126,7 @@ func (s *Session) thinFor(v *registry.View) bool {
 // tool.
 func (dp *dispatcher) searchPage(s *Session, v *registry.View) *registry.Page {
 	cfg := dp.g.policy().cfg
-	globs := cfg.HTTP.Search.Pinned
-	if ac := cfg.Agents[s.rec.Agent]; ac != nil && len(ac.PinnedTools) > 0 {
-		globs = append(append([]string{}, globs...), ac.PinnedTools...)
-	}
+	globs := cfg.PinnedTools(s.rec.Agent)
 	max := 0
 	if _, p := cfg.ClientProfile(clientName(s.rec.ClientInfo)); p != nil && p.MaxTools > 0 {
 		max = p.MaxTools - 1
@@ -185,14 +181,9 @@ func (g *Gateway) nameRule(info json.RawMessage) registry.NameRule {
 	if p == nil {
 		return registry.NameRule{}
 	}
-	r := registry.NameRule{}
-	if p.NameMax > 0 && p.NameMax < cfg.Naming.MaxLength {
-		r.Max = p.NameMax
-	}
-	if p.NamePattern != "" {
-		if re, err := regexp.Compile(p.NamePattern); err == nil {
-			r.Pattern = re
-		}
+	r := registry.NameRule{Pattern: p.NameRE()}
+	if l := p.NameLimit(cfg.Naming); l < cfg.Naming.MaxLength {
+		r.Max = l
 	}
 	return r
 }

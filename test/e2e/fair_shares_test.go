@@ -272,7 +272,7 @@ func TestFairSharesConversationRecords(t *testing.T) {
 	needGatewayBin(t)
 	servers, _ := perSessionEverything(t, "")
 	// A 2 s idle timeout makes the sweep run every 5 s (ten reaps of a quarter of it).
-	g := startGatewayChecked(t, "log: {level: info, format: text}\nhttp: {max_sessions: 10, session_idle_timeout: 2s}\n"+servers)
+	g := startGatewayChecked(t, "log: {level: info, format: text}\nhttp: {max_sessions: 10, session_idle_timeout: 2s, auto: {full_max_tokens: 1000000, thin_max_tokens: 1000000}}\n"+servers)
 	const conversations = 40
 	for i := range conversations {
 		s := openRawSession(t, g.URL, map[string]string{"X-Agent-ID": "chatty", "X-Conversation-ID": "conv-" + strconv.Itoa(i)})

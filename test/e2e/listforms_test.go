@@ -55,6 +55,12 @@ plugins:
 ` + extra
 }
 
+// gatewayOwnTool reports a tool the gateway itself lists (a thin list's describe_tools, a
+// search list's search_tools): it is no server's, and every session may list it.
+func gatewayOwnTool(name string) bool {
+	return name == "mcpgw__describe_tools" || name == lfSearch
+}
+
 const (
 	lfLong   = "everything-reference-server-long"
 	lfSearch = "mcpgw__search_tools"

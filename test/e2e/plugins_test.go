@@ -25,6 +25,9 @@ func pluginGateway(t *testing.T) *Gateway {
 	db := filepath.Join(t.TempDir(), "shop.db")
 	return startGatewayChecked(t, `store: memory
 log: {level: debug, format: text}
+# Full lists: these tests reach the plugin's own checks, which a thin session's
+# schema-on-error would answer first.
+http: {handshake: full}
 servers:
   everything:
     type: stdio

@@ -91,6 +91,9 @@ func TestSQLMatrix(t *testing.T) {
 func sqlMatrix(t *testing.T, driver string, db matrixDB) {
 	g := startGatewayChecked(t, `store: memory
 log: {level: debug, format: text}
+# Full lists: the injection attempts must reach the plugin's own checks, which a thin
+# session's schema-on-error would answer first.
+http: {handshake: full}
 plugins:
   db:
     type: sql

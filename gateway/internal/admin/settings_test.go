@@ -46,7 +46,7 @@ func TestSettingsViewShowsForms(t *testing.T) {
 	// Nothing pinned shows [] rather than null.
 	empty, _, _ := config.Parse([]byte("store: memory\n"))
 	raw, _ = json.Marshal(settingsView(empty, nil)["search"])
-	if string(raw) != `{"pinned":[],"results":5}` {
+	if string(raw) != `{"pinned":[],"results":3}` {
 		t.Errorf("default search: %s", raw)
 	}
 }
