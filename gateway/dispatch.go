@@ -271,10 +271,4 @@ func isErrorResult(res json.RawMessage) bool {
 }
 
 // toolError is a tool result that reports a gateway-side failure to the model.
-func toolError(text string) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{
-		"content": []map[string]string{{"type": "text", "text": text}},
-		"isError": true,
-	})
-	return b
-}
+func toolError(text string) json.RawMessage { return listform.ToolError(text) }

@@ -99,6 +99,7 @@ func TestSearchFormTSClient(t *testing.T) {
 	g := startGateway(t, listFormsConfig(t, `
 agents:
   a1: {servers: [`+lfLong+`, filesystem, memory, shop], pinned_tools: ["memory__read_graph"]}
+  a2: {servers: [`+lfLong+`, filesystem, memory], tools: {deny: ["memory__*"]}}
 `))
 	sum := lfLong + "__get-sum"
 	rep := runAggregateClient(t, g.URL, []Step{
@@ -166,6 +167,22 @@ agents:
 	}
 	if v, ok := metricSum(text, "mcpgw_tools_list_estimated_tokens_total", map[string]string{"form": "search"}); !ok || v <= 0 {
 		t.Errorf("no search-form list tokens counted: %v %v", v, ok)
+	}
+
+	// Search reaches only the session's own view: a2, denied memory's tools, finds none of
+	// them however it asks, and calling one by its real name is refused.
+	deny := runAggregateClient(t, g.URL, []Step{
+		{"op": "call", "name": lfSearch, "args": map[string]any{"query": "read the knowledge graph entities and relations", "limit": 20}},
+		{"op": "call", "name": "memory__read_graph", "args": map[string]any{}},
+	}, ClientOptions{Headers: []string{"X-Agent-ID: a2", "X-MCP-Handshake: search"}, Timeout: 60 * time.Second})
+	if !deny.OK || len(deny.Results) != 2 {
+		t.Fatalf("a2's run: %+v", deny)
+	}
+	if names, _ := searchFound(t, deny.Results[0].Result); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "memory__") }) {
+		t.Errorf("a2, denied memory's tools, found %v", names)
+	}
+	if r := deny.Results[1]; r.OK || r.Error == nil || !strings.Contains(r.Error.Message, "Unknown tool") {
+		t.Errorf("a2 calling memory__read_graph: %+v", r)
 	}
 
 	// Two sessions with the same view get the same search-list bytes (prompt caches hit).
