@@ -145,3 +145,37 @@ func TestThinToolKeepsWhatACallNeeds(t *testing.T) {
 		}
 	}
 }
+
+// After a catalogue changes one tool, the thin and search pages of the new view differ from
+// the old only in that tool's definition: a client's prompt cache keeps the rest.
+func TestListRefreshChangesOnlyWhatChanged(t *testing.T) {
+	old := testCatalog(t, "s", []string{"a", "b", "c"}, nil, nil, nil)
+	changed := testCatalog(t, "s", []string{"a", "b", "c"}, nil, nil, nil)
+	for i, tl := range changed.Tools {
+		if tl.Name == "b" {
+			nt, err := exposeTool("s", json.RawMessage(`{"name":"b","description":"b, now different","inputSchema":{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}}`), testNaming)
+			if err != nil {
+				t.Fatal(err)
+			}
+			changed.Tools[i] = nt
+		}
+	}
+	v1 := testRegistry(t, map[string]*Catalog{"s": old}, "s").ViewFor([]string{"s"}, nil, nil, nil)
+	v2 := testRegistry(t, map[string]*Catalog{"s": changed}, "s").ViewFor([]string{"s"}, nil, nil, nil)
+	p1, _ := v1.ListPageCounted("tools", true, "", 0)
+	p2, _ := v2.ListPageCounted("tools", true, "", 0)
+	var l1, l2 struct{ Tools []json.RawMessage }
+	if json.Unmarshal(p1.Bytes, &l1) != nil || json.Unmarshal(p2.Bytes, &l2) != nil || len(l1.Tools) != 3 || len(l2.Tools) != 3 {
+		t.Fatalf("thin pages: %s / %s", p1.Bytes, p2.Bytes)
+	}
+	for i := range l1.Tools {
+		same := string(l1.Tools[i]) == string(l2.Tools[i])
+		if isB := strings.Contains(string(l1.Tools[i]), `"s__b"`); same == isB {
+			t.Errorf("tool %d: unchanged %v, but changed tool %v:\n%s\n%s", i, same, isB, l1.Tools[i], l2.Tools[i])
+		}
+	}
+	pin := func(tl *Tool) bool { return tl.Name == "a" }
+	if s1, s2 := v1.SearchPage("a", pin, 0), v2.SearchPage("a", pin, 0); string(s1.Bytes) != string(s2.Bytes) {
+		t.Errorf("search pages differ though the pinned tool did not change:\n%s\n%s", s1.Bytes, s2.Bytes)
+	}
+}
