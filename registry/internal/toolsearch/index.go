@@ -45,7 +45,10 @@ const (
 	NameBonus = 0.25
 	// ReadBonus multiplies the score of a read-only tool for a query with no word that asks
 	// for a change (changeWords).
-	ReadBonus = 1.5
+	ReadBonus = 2.0
+	// CountPenalty multiplies the score of a tool whose own name says it counts, for a
+	// query with no word that asks for a number (countWords).
+	CountPenalty = 0.5
 )
 
 // Doc is one tool as the index sees it.
@@ -71,7 +74,9 @@ type Index struct {
 	postings map[string][]posting // term → its documents, in document order
 	synonyms map[string][]string  // stemmed word → the other stems of its group
 	readOnly []bool               // per document: it changes nothing
+	counter  []bool               // per document: its own name says it counts
 	changes  map[string]bool      // stems that ask for a change (changeWords)
+	counting map[string]bool      // stems that ask for a number (countWords)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -141,7 +146,7 @@ func splitName(name string) (server, tool string) {
 // New builds the index of docs. Hits name docs by their position in the slice.
 func New(docs []Doc) *Index {
 	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable(),
-		readOnly: make([]bool, len(docs)), changes: changeStems()}
+		readOnly: make([]bool, len(docs)), counter: make([]bool, len(docs)), changes: changeStems(), counting: stemSet(countWords())}
 	all := make([]docTerms, len(docs))
 	var total [numFields]int
 	df := map[string]int{}
@@ -150,7 +155,9 @@ func New(docs []Doc) *Index {
 		dt.counts = map[string]*[numFields]float64{}
 		ix.readOnly[i] = d.ReadOnly
 		server, tool := splitName(d.Name)
-		dt.add(fieldName, Tokens(tool))
+		own := Tokens(tool)
+		ix.counter[i] = slices.ContainsFunc(own, func(t string) bool { return t == Stem("count") })
+		dt.add(fieldName, own)
 		dt.add(fieldServer, Tokens(server))
 		for _, p := range d.Params {
 			dt.add(fieldParams, Tokens(p))
@@ -238,6 +245,15 @@ func (ix *Index) Search(query string, k int) []Hit {
 	}
 	if len(matched) == 0 {
 		return nil
+	}
+	if !slices.ContainsFunc(terms, func(t string) bool { return ix.counting[t] }) {
+		// A tool that counts answers "how many"; for any other request its data is
+		// more likely wanted from its siblings that list, find or get it.
+		for _, d := range matched {
+			if ix.counter[d] {
+				scores[d] *= CountPenalty
+			}
+		}
 	}
 	if !slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] }) {
 		// A request that asks for no change is a request to read: among tools that match

@@ -7,7 +7,7 @@ package toolsearch
 func synonymGroups() [][]string {
 	return [][]string{
 		{"get", "fetch", "read", "retrieve", "find", "search", "list", "lookup", "look", "query", "show", "view", "browse"},
-		{"create", "add", "insert", "new", "make", "publish", "record", "register", "draft", "compose"},
+		{"create", "add", "insert", "new", "make", "publish", "record", "register", "draft", "compose", "link", "connect", "attach", "issue", "log"},
 		{"delete", "remove", "drop", "destroy", "erase", "purge"},
 		{"update", "edit", "modify", "change", "patch", "alter", "amend", "approve", "reject", "mark", "assign"},
 		{"write", "save", "store", "put"},
@@ -58,9 +58,18 @@ func changeWords() []string {
 }
 
 // changeStems is changeWords stemmed, as a set.
-func changeStems() map[string]bool {
+func changeStems() map[string]bool { return stemSet(changeWords()) }
+
+// countWords are the words that ask for a number: without one, a tool that counts ranks
+// lower (CountPenalty).
+func countWords() []string {
+	return []string{"count", "many", "number", "total", "tally", "how"}
+}
+
+// stemSet is words stemmed, as a set.
+func stemSet(words []string) map[string]bool {
 	set := map[string]bool{}
-	for _, w := range changeWords() {
+	for _, w := range words {
 		set[Stem(w)] = true
 	}
 	return set
