@@ -19,6 +19,11 @@
 // Last, a document's score is multiplied by 1 + NameBonus × the share of its own name's
 // terms that the query has (exact terms, not synonyms): with every field saturated, "read
 // file" would otherwise rank read_multiple_files and read_file by description length.
+// Two priors follow, both lexical: a read-only document's score is multiplied by ReadBonus
+// when no query term asks for a change (changeWords), since a table's create names every
+// column in its parameters and would outrank its find for a query that only names the
+// data; and a document whose own name says it counts, by CountPenalty when no query term
+// asks for a number (countWords).
 //
 // A query term that the fixed synonym table (synonyms.go) links to other words also
 // matches those, at SynonymWeight of an exact match's score; per document the better of
