@@ -192,6 +192,12 @@ agents:
 	if string(raw1) != string(raw2) {
 		t.Errorf("search lists of two sessions differ:\n%s\n%s", raw1, raw2)
 	}
+	thin := map[string]string{"X-Agent-ID": "a1", "X-MCP-Handshake": "thin"}
+	thin1, l1 := sessOpen(t, g.URL, thin).list(t)
+	thin2, _ := sessOpen(t, g.URL, thin).list(t)
+	if string(thin1) != string(thin2) || !strings.Contains(string(thin1), `"mcpgw__describe_tools"`) || len(l1.Tools) < 40 {
+		t.Errorf("thin lists of two sessions differ, or are not thin (%d tools):\n%.300s\n%.300s", len(l1.Tools), thin1, thin2)
+	}
 }
 
 // TestClientShapedLists: clients announcing themselves by clientInfo.name get lists within
