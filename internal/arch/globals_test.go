@@ -107,7 +107,6 @@ var allowedGlobals = map[string]string{
 	"internal/sqlplugin.listenBackoffMin": "LISTEN reconnection timing, never written (could be const)",
 	"internal/sqlplugin.listenBackoffMax": "LISTEN reconnection timing, never written (could be const)",
 	"internal/sqlplugin.listenPing":       "LISTEN keep-alive interval, never written (could be const)",
-	"registry.schemaKeep":                 "lookup table of JSON Schema keywords, never written",
 	"registry.catalogSeq":                 "a sequence that only makes catalogue ids unique (view cache keys); its values carry no setting, and sharing it between gateways changes nothing they do",
 	"internal/wire.ssePool":               "sync.Pool of SSE scratch buffers, no state between uses",
 	"sessions.bucketSessions":             "bbolt bucket name, constant bytes",
