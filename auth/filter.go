@@ -118,26 +118,39 @@ func (f *Filter) Server(name string) (bool, string) {
 }
 
 // Tool decides one tool of server (a server or plugin), by its exposed name and its
-// readOnlyHint, and names the rule that decided.
-func (f *Filter) Tool(server, exposed string, readOnly bool) (bool, string) {
-	return f.decide(server, exposed, readOnly, "tool")
+// readOnlyHint, and names the rule that decided. also are other names of the same tool that
+// globs match as well (the name before naming.max_length cut it, which is the one an
+// operator writes "server__*" against): a deny glob that matches any name denies, an allow
+// glob that matches any name admits.
+func (f *Filter) Tool(server, exposed string, readOnly bool, also ...string) (bool, string) {
+	return f.decide(server, append([]string{exposed}, also...), readOnly, "tool")
 }
 
 // Prompt decides one prompt by the same rules as a tool: its server, the agent's allow and
 // deny globs, the credential's narrowing, and read_only (a prompt carries no readOnlyHint,
 // and its server runs code to render it, so a read-only agent sees none).
 func (f *Filter) Prompt(server, exposed string) bool {
-	ok, _ := f.decide(server, exposed, false, "prompt")
+	ok, _ := f.decide(server, []string{exposed}, false, "prompt")
 	return ok
 }
 
-// decide is the one rule set for every named thing a session may use.
-func (f *Filter) decide(server, exposed string, readOnly bool, kind string) (bool, string) {
+// matchAny reports whether glob g matches one of names.
+func matchAny(g string, names []string) bool {
+	for _, n := range names {
+		if m, _ := path.Match(g, n); m {
+			return true
+		}
+	}
+	return false
+}
+
+// decide is the one rule set for every named thing a session may use, by each of its names.
+func (f *Filter) decide(server string, names []string, readOnly bool, kind string) (bool, string) {
 	if ok, why := f.Server(server); !ok {
 		return false, why
 	}
 	for _, g := range f.deny {
-		if m, _ := path.Match(g, exposed); m {
+		if matchAny(g, names) {
 			return false, "denied by agent tools.deny " + g
 		}
 	}
@@ -145,7 +158,7 @@ func (f *Filter) decide(server, exposed string, readOnly bool, kind string) (boo
 	if len(f.allow) > 0 {
 		hit := ""
 		for _, g := range f.allow {
-			if m, _ := path.Match(g, exposed); m {
+			if matchAny(g, names) {
 				hit = g
 				break
 			}
@@ -158,7 +171,7 @@ func (f *Filter) decide(server, exposed string, readOnly bool, kind string) (boo
 	if f.narrow != nil {
 		hit := false
 		for _, g := range f.narrow {
-			if m, _ := path.Match(g, exposed); m {
+			if matchAny(g, names) {
 				hit = true
 				break
 			}

@@ -250,6 +250,7 @@ type ToolSource struct {
 type ToolFacts struct {
 	Exposed  string
 	ReadOnly bool
+	Also     []string // other names of the tool that globs match (Filter.Tool)
 }
 
 // Explain lists every tool of every configured server with the decision for an identity
@@ -277,7 +278,7 @@ func Explain(cfg *config.Config, id *Identity, taskServers []string, tools func(
 			if !in[src.Server] {
 				d.Rule = serverReason(cfg, id, res, src.Server, taskServers)
 			} else {
-				d.Admitted, d.Rule = f.Tool(src.Server, t.Exposed, t.ReadOnly)
+				d.Admitted, d.Rule = f.Tool(src.Server, t.Exposed, t.ReadOnly, t.Also...)
 			}
 			out = append(out, d)
 		}

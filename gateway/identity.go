@@ -276,7 +276,7 @@ func (gk *gatekeeper) denial(s *Session, tool string, start time.Time) {
 		if cat != nil {
 			for _, t := range cat.Tools {
 				if t.Exposed == tool {
-					_, rule = s.filter().Tool(t.Server, t.Exposed, t.ReadOnly)
+					_, rule = s.filter().Tool(t.Server, t.Exposed, t.ReadOnly, t.OtherNames()...)
 				}
 			}
 		}

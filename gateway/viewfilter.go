@@ -13,7 +13,7 @@ type viewFilter struct{ f *auth.Filter }
 func (v viewFilter) Key() string                       { return v.f.Key() }
 func (v viewFilter) Server(name string) (bool, string) { return v.f.Server(name) }
 func (v viewFilter) Tool(t *registry.Tool) (bool, string) {
-	return v.f.Tool(t.Server, t.Exposed, t.ReadOnly)
+	return v.f.Tool(t.Server, t.Exposed, t.ReadOnly, t.OtherNames()...)
 }
 func (v viewFilter) Prompt(p *registry.Prompt) bool    { return v.f.Prompt(p.Server, p.Exposed) }
 func (v viewFilter) PluginScope() registry.PluginScope { return pluginScope(v.f.PluginScope()) }

@@ -22,6 +22,10 @@ type Tool struct {
 	Server  string
 	Name    string // the upstream's own name
 	Exposed string
+	// Plain is the name the naming rules give before naming.max_length cuts it (server,
+	// separator, name; or the name alone): tool globs match it as well as Exposed, so a glob
+	// written as "server__*" still holds for a tool whose exposed name was shortened.
+	Plain string
 	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
 	Def         json.RawMessage
 	thinOnce    sync.Once
@@ -162,7 +166,7 @@ func exposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, err
 	if err := json.Unmarshal(raw, &head); err != nil || head.Name == "" {
 		return nil, fmt.Errorf("a tool without a readable name was skipped")
 	}
-	t := &Tool{Server: server, Name: head.Name, Exposed: ExposedName(server, head.Name, n), Destructive: true}
+	t := &Tool{Server: server, Name: head.Name, Exposed: ExposedName(server, head.Name, n), Plain: PlainName(server, head.Name, n), Destructive: true}
 	if a := head.Annotations; a != nil {
 		if a.ReadOnlyHint != nil {
 			t.ReadOnly = *a.ReadOnlyHint
@@ -249,4 +253,13 @@ func (c *Catalog) equal(o *Catalog) bool {
 		}
 	}
 	return true
+}
+
+// OtherNames are the tool's names besides Exposed that tool globs match: its Plain name,
+// when the naming rules cut it.
+func (t *Tool) OtherNames() []string {
+	if t.Plain == "" || t.Plain == t.Exposed {
+		return nil
+	}
+	return []string{t.Plain}
 }

@@ -33,3 +33,12 @@ func ExposedName(server, name string, n config.Naming) string {
 	}
 	return p.at(max)
 }
+
+// PlainName is the name ExposedName starts from, before it is cut or its characters
+// replaced: {server}{sep}{name}, or name when names are not prefixed.
+func PlainName(server, name string, n config.Naming) string {
+	if n.Prefix == "never" {
+		return name
+	}
+	return server + n.Separator + name
+}
