@@ -60,21 +60,32 @@ func (v *View) Shaped(r NameRule, sep string) *View {
 
 // shapedCopy builds Shaped's view: v when every name fits.
 func (v *View) shapedCopy(r NameRule, sep string) *View {
+	// taken are the names a shaped name may not be: every exposed name of the view, and the
+	// shaped names given so far. A shaped name that would be one of them (an upstream may
+	// name a tool after another's shortening: the hash is no secret) is made again from
+	// the name with a counter; after a few tries the tool keeps its exposed name.
+	taken := make(map[string]bool, len(v.Tools))
+	for _, t := range v.Tools {
+		taken[t.Exposed] = true
+	}
 	var renamed map[*Tool]*Tool
 	for _, t := range v.Tools {
 		if r.fits(t.Exposed) {
 			continue
 		}
 		name := ShapeName(t.Exposed, sep, r.Max, r.Pattern)
-		def, err := renameDef(t.Def, name)
-		if err != nil {
-			continue // not an object: listed as it is, as the full form does
+		for i := 1; taken[name] && i <= shapeRetries; i++ {
+			name = ShapeName(t.Exposed+"_"+strconv.Itoa(i), sep, r.Max, r.Pattern)
 		}
+		if taken[name] {
+			continue
+		}
+		taken[name] = true
 		if renamed == nil {
 			renamed = map[*Tool]*Tool{}
 		}
-		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Def: def, ReadOnly: t.ReadOnly,
-			Destructive: t.Destructive, PluginTool: t.PluginTool, PluginHost: t.PluginHost}
+		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Plain: t.Plain, Def: rename(t.Def, name),
+			ReadOnly: t.ReadOnly, Destructive: t.Destructive, PluginTool: t.PluginTool, PluginHost: t.PluginHost}
 	}
 	if renamed == nil {
 		return v
@@ -90,12 +101,13 @@ func (v *View) shapedCopy(r NameRule, sep string) *View {
 		sv.toolByName[t.Exposed] = t
 	}
 	for _, st := range renamed {
-		if listed := st.ListedName(); sv.toolByName[listed] == nil {
-			sv.toolByName[listed] = st
-		}
+		sv.toolByName[st.ListedName()] = st // never an exposed name: taken above
 	}
 	return sv
 }
+
+// shapeRetries bounds the attempts at a shaped name that no other tool has.
+const shapeRetries = 8
 
 // ListedName is the name the tool is listed under: its Exposed name unless a client's name
 // rule shaped it (View.Shaped).
@@ -107,15 +119,4 @@ func (t *Tool) ListedName() string {
 		return t.Exposed
 	}
 	return d.Name
-}
-
-// renameDef is a tool definition with its name replaced, other members as they were.
-func renameDef(def json.RawMessage, name string) (json.RawMessage, error) {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(def, &m); err != nil {
-		return nil, err
-	}
-	n, _ := json.Marshal(name)
-	m["name"] = n
-	return json.Marshal(m)
 }

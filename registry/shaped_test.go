@@ -3,8 +3,11 @@ package registry
 import (
 	"encoding/json"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/config"
 )
 
 // shapedFixture is a view whose server has a long name, so some exposed names pass 40.
@@ -177,5 +180,56 @@ func TestListRefreshChangesOnlyWhatChanged(t *testing.T) {
 	pin := func(tl *Tool) bool { return tl.Name == "a" }
 	if s1, s2 := v1.SearchPage("a", pin, 0), v2.SearchPage("a", pin, 0); string(s1.Bytes) != string(s2.Bytes) {
 		t.Errorf("search pages differ though the pinned tool did not change:\n%s\n%s", s1.Bytes, s2.Bytes)
+	}
+}
+
+// A tool whose exposed name naming.max_length cut keeps its plain name for tool globs.
+func TestPlainNameOfACutName(t *testing.T) {
+	const server = "a-very-long-server-name-that-goes-on-and-on"
+	tool, err := exposeTool(server, json.RawMessage(`{"name":"delete_repository_and_everything_in_it"}`), testNaming)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := server + "__delete_repository_and_everything_in_it"
+	if tool.Exposed == plain || len(tool.Exposed) > 64 || !slices.Equal(tool.OtherNames(), []string{plain}) {
+		t.Errorf("exposed %q, other names %v; want a cut name and the plain %q", tool.Exposed, tool.OtherNames(), plain)
+	}
+	short, _ := exposeTool("gh", json.RawMessage(`{"name":"read"}`), testNaming)
+	if short.OtherNames() != nil {
+		t.Errorf("a name that was not cut has other names: %v", short.OtherNames())
+	}
+}
+
+// An upstream that names a tool after another tool's shortened name does not capture it:
+// the shortened name is made again, and each listed name finds its own tool.
+func TestShapedNameNeverCollides(t *testing.T) {
+	const srv = "a-rather-long-server-name"
+	long := "read_a_file_with_a_long_name"
+	first := ShapeName(srv+"__"+long, "__", 40, nil)
+	// A second tool whose exposed name is exactly the first one's shortening.
+	_, impostor, _ := strings.Cut(first, "__")
+	cat := testCatalog(t, srv, []string{long}, nil, nil, nil)
+	other := testCatalog(t, "x", nil, nil, nil, nil)
+	tl, err := exposeTool("x", json.RawMessage(`{"name":"`+impostor+`"}`), config.Naming{Prefix: "never", Separator: "__", MaxLength: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tl.Exposed, tl.Def = first, rename(tl.Def, first)
+	other.Tools = append(other.Tools, tl)
+	v := testRegistry(t, map[string]*Catalog{srv: cat, "x": other}, srv, "x").ViewFor([]string{srv, "x"}, nil, nil, nil)
+	sv := v.Shaped(NameRule{Max: 40}, "__")
+	seen := map[string]bool{}
+	for _, st := range sv.Tools {
+		n := st.ListedName()
+		if seen[n] {
+			t.Errorf("two tools listed as %q", n)
+		}
+		seen[n] = true
+		if sv.Tool(n) != st {
+			t.Errorf("listed name %q finds %+v, not its own tool %s", n, sv.Tool(n), st.Exposed)
+		}
+	}
+	if sv.Tool(first).Server != "x" {
+		t.Errorf("the name %q no longer reaches the tool that has it", first)
 	}
 }
