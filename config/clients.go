@@ -107,3 +107,7 @@ func (c *Config) applyClientDefaults() {
 		}
 	}
 }
+
+// MinClientNameMax is the least name_max a client profile may set: the gateway's own list
+// tools (mcpgw__describe_tools, 21 bytes) are not shortened, so a client must take them.
+const MinClientNameMax = 24

@@ -56,8 +56,8 @@ func (c *Config) validateClients(ps *Problems) {
 				ps.add(false, fmt.Sprintf("%s.match[%d]", where, i), "bad glob %q: %v", g, err)
 			}
 		}
-		if p.NameMax != 0 && (p.NameMax < 16 || p.NameMax > 128) {
-			ps.add(false, where+".name_max", "%d must be between 16 and 128 (0: the naming.max_length)", p.NameMax)
+		if p.NameMax != 0 && (p.NameMax < MinClientNameMax || p.NameMax > 128) {
+			ps.add(false, where+".name_max", "%d must be between %d and 128 (0: the naming.max_length)", p.NameMax, MinClientNameMax)
 		}
 		if p.NamePattern != "" {
 			if _, err := regexp.Compile(p.NamePattern); err != nil {

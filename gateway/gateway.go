@@ -185,7 +185,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.calls.describeName = "mcpgw" + sep + "describe_tools"
 	g.calls.describeDef = listform.DescribeTool(g.calls.describeName)
 	g.calls.searchName = "mcpgw" + sep + "search_tools"
-	g.calls.searchDef = listform.SearchTool(g.calls.searchName, cfg.HTTP.Search.Results)
+	g.calls.searchDef = listform.SearchTool(g.calls.searchName)
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		g.calls.handleUpstream(nil, c, m, raw, rel)
 	}

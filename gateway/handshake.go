@@ -41,7 +41,7 @@ func (dp *dispatcher) form(s *Session, v *registry.View) string {
 			in.Mode = cfg.HTTP.Handshake
 		}
 	}
-	if _, p := cfg.ClientProfile(clientName(s.rec.ClientInfo)); p != nil {
+	if _, p := cfg.ClientProfile(clientName(s.clientInfo())); p != nil {
 		in.MaxTools = p.MaxTools
 	}
 	if in.Mode == "" || in.Mode == listform.Auto {
@@ -128,13 +128,15 @@ func (dp *dispatcher) searchPage(s *Session, v *registry.View) *registry.Page {
 	cfg := dp.g.policy().cfg
 	globs := cfg.PinnedTools(s.rec.Agent)
 	max := 0
-	if _, p := cfg.ClientProfile(clientName(s.rec.ClientInfo)); p != nil && p.MaxTools > 0 {
+	if _, p := cfg.ClientProfile(clientName(s.clientInfo())); p != nil && p.MaxTools > 0 {
 		max = p.MaxTools - 1
 	}
 	pin := func(t *registry.Tool) bool {
 		for _, gl := range globs {
-			if ok, _ := path.Match(gl, t.Exposed); ok {
-				return true
+			for _, n := range append([]string{t.Exposed}, t.OtherNames()...) {
+				if ok, _ := path.Match(gl, n); ok {
+					return true
+				}
 			}
 		}
 		return false
@@ -151,7 +153,7 @@ func (dp *dispatcher) describeTools(s *Session, m *wire.Msg, args json.RawMessag
 // searchTools answers search_tools: the full definitions of the tools of the session's view
 // that best match the query.
 func (dp *dispatcher) searchTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
-	res, found := listform.SearchResult(s.View(), args, dp.g.cfg.HTTP.Search.Results)
+	res, found := listform.SearchResult(s.View(), args, dp.g.policy().cfg.HTTP.Search.Results)
 	dp.g.log.Debug("search_tools", "session", s.ID, "agent", s.rec.Agent, "found", found)
 	_ = out.reply(wire.Result(m.ID, res))
 }

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"slices"
@@ -79,6 +80,14 @@ type Session struct {
 
 func (s *Session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }
 
+// clientInfo is the clientInfo the session's client sent in initialize (a legacy SSE
+// session learns it after the session exists).
+func (s *Session) clientInfo() json.RawMessage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rec.ClientInfo
+}
+
 // servers is the session's current server set.
 func (s *Session) servers() []string {
 	if p := s.srv.Load(); p != nil {
@@ -129,7 +138,7 @@ func (s *Session) View() *registry.View {
 		own[k] = v
 	}
 	s.mu.Unlock()
-	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.rec.ClientInfo), s.g.cfg.Naming.Separator)
+	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.clientInfo()), s.g.cfg.Naming.Separator)
 	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
 	return s.view
 }

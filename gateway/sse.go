@@ -120,6 +120,11 @@ func (lf *legacyFront) serveMessage(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
 		s.mu.Unlock()
+		// A view built before initialize knew no client: build it again for this one's
+		// name rule (docs/sessions.md, "Names for the client that asked").
+		s.viewMu.Lock()
+		s.view = nil
+		s.viewMu.Unlock()
 		fresh := g.live.newSession(s.rec)
 		s.caps = fresh.caps
 		_ = g.store.Put(&s.rec)

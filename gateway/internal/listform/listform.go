@@ -47,13 +47,14 @@ type Inputs struct {
 	Repeat func() bool
 }
 
-// Choose picks a session's form. A client's tool cap wins over everything: a view with more
-// tools than the client takes is served in search form, whatever was asked, since the
+// Choose picks a session's form. A client's tool cap wins over everything: a view with as
+// many tools as the client takes, or more, is served in search form, whatever was asked, since the
 // client would otherwise drop tools it was told about. Otherwise an explicit form is kept,
 // and auto picks by the size of the full list: full (thin for a conversation that saw this
 // view in full before) up to FullMax tokens, thin up to ThinMax, search above.
 func Choose(in Inputs) string {
-	if in.MaxTools > 0 && in.Tools > in.MaxTools {
+	// A thin list adds describe_tools: a view of MaxTools tools would pass the cap by one.
+	if in.MaxTools > 0 && in.Tools >= in.MaxTools {
 		return Search
 	}
 	switch in.Mode {
@@ -79,6 +80,10 @@ const (
 	MaxResults = 20
 	// MaxQueryBytes bounds a query: longer ones are refused, not cut.
 	MaxQueryBytes = 1024
+	// MaxDescribe bounds the names of one describe_tools call (each named once in the
+	// answer however often it is asked for), so one call cannot multiply a large
+	// definition into an answer of any size.
+	MaxDescribe = 50
 )
 
 // DescribeTool is the definition of the thin form's describe_tools, named name.
@@ -96,14 +101,14 @@ func DescribeTool(name string) json.RawMessage {
 	return def
 }
 
-// SearchTool is the definition of the search form's search_tools, named name, returning
-// results definitions unless a call asks for another number.
-func SearchTool(name string, results int) json.RawMessage {
+// SearchTool is the definition of the search form's search_tools, named name. It names no
+// default limit: that is http.search.results, which a reload may change.
+func SearchTool(name string) json.RawMessage {
 	def, _ := json.Marshal(map[string]any{
 		"name": name,
 		"description": fmt.Sprintf("Finds tools by what they do: returns the full definitions of the tools that best match the query, best first. "+
 			"This list shows only a few of the tools you can use; call a found tool directly by its name. "+
-			"Query in plain words (e.g. \"read a file\", \"create order\"); limit is how many (default %d, at most %d).", results, MaxResults),
+			"Query in plain words (e.g. \"read a file\", \"create order\"); limit is how many (at most %d).", MaxResults),
 		"inputSchema": map[string]any{
 			"type": "object",
 			"properties": map[string]any{
@@ -125,9 +130,17 @@ func DescribeResult(v *registry.View, args json.RawMessage) json.RawMessage {
 	if err := json.Unmarshal(args, &a); err != nil || len(a.Names) == 0 {
 		return ToolError("describe_tools needs {\"names\": [\"tool\", …]}")
 	}
+	if len(a.Names) > MaxDescribe {
+		return ToolError(fmt.Sprintf("describe_tools takes at most %d names at a time", MaxDescribe))
+	}
 	defs := []json.RawMessage{}
 	var missing []string
+	seen := map[string]bool{}
 	for _, n := range a.Names {
+		if seen[n] {
+			continue
+		}
+		seen[n] = true
 		if t := v.Tool(n); t != nil {
 			defs = append(defs, t.Def)
 		} else {

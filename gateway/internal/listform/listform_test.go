@@ -24,7 +24,8 @@ func TestChoose(t *testing.T) {
 		{"auto large", Inputs{Mode: Auto, FullTokens: 21, FullMax: 10, ThinMax: 20}, Search},
 		{"cap beats full", Inputs{Mode: Full, Tools: 41, MaxTools: 40}, Search},
 		{"cap beats auto", Inputs{Mode: Auto, Tools: 41, MaxTools: 40, FullTokens: 1, FullMax: 10}, Search},
-		{"at the cap", Inputs{Mode: Full, Tools: 40, MaxTools: 40}, Full},
+		{"at the cap (a thin list adds describe_tools)", Inputs{Mode: Thin, Tools: 40, MaxTools: 40}, Search},
+		{"under the cap", Inputs{Mode: Full, Tools: 39, MaxTools: 40}, Full},
 	} {
 		if got := Choose(c.in); got != c.want {
 			t.Errorf("%s: Choose = %s, want %s", c.name, got, c.want)
@@ -87,7 +88,7 @@ func TestReadSearchArgs(t *testing.T) {
 }
 
 func TestOwnToolDefsAreValid(t *testing.T) {
-	for _, def := range []json.RawMessage{DescribeTool("mcpgw__describe_tools"), SearchTool("mcpgw__search_tools", 5)} {
+	for _, def := range []json.RawMessage{DescribeTool("mcpgw__describe_tools"), SearchTool("mcpgw__search_tools")} {
 		var d struct {
 			Name        string         `json:"name"`
 			Description string         `json:"description"`
@@ -97,7 +98,19 @@ func TestOwnToolDefsAreValid(t *testing.T) {
 			t.Errorf("tool definition %s: %+v, %v", def, d, err)
 		}
 	}
-	if !strings.Contains(string(SearchTool("s", 7)), "default 7") {
-		t.Errorf("search tool's description does not give its default: %s", SearchTool("s", 7))
+	if !strings.Contains(string(SearchTool("s")), "at most 20") {
+		t.Errorf("search tool's description does not give its bound: %s", SearchTool("s"))
+	}
+}
+
+// describe_tools names each tool once and takes a bounded number of names.
+func TestDescribeBounds(t *testing.T) {
+	names := make([]string, MaxDescribe+1)
+	for i := range names {
+		names[i] = "x"
+	}
+	args, _ := json.Marshal(map[string]any{"names": names})
+	if res := string(DescribeResult(nil, args)); !strings.Contains(res, "at most") || !strings.Contains(res, `"isError":true`) {
+		t.Errorf("describe with %d names: %s", len(names), res)
 	}
 }
