@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -43,7 +44,7 @@ func (c *Config) validateServers(ps *Problems) {
 			*ps = append(*ps, Problem{Text: SharedStdioError(name), Hint: SharedStdioHint})
 		}
 		if d.ProtocolVer != "" && !SupportedUpstreamVersion(d.ProtocolVer) {
-			ps.add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions, ", "))
+			ps.add(false, where, "protocol_version %q is not one of %s", d.ProtocolVer, strings.Join(upstreamVersions(), ", "))
 		}
 		validateServerLimits(ps, where, d)
 	}
@@ -100,14 +101,13 @@ func validateServerLimits(ps *Problems, where string, d *ServerDef) {
 	}
 }
 
-var upstreamVersions = []string{ProtocolAuto, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28"}
+// upstreamVersions are the protocol_version values a server may set (a new slice each
+// call: no package-level table anyone could write to).
+func upstreamVersions() []string {
+	return []string{ProtocolAuto, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05", "2026-07-28"}
+}
 
 // SupportedUpstreamVersion reports whether the gateway can speak v to an upstream.
 func SupportedUpstreamVersion(v string) bool {
-	for _, s := range upstreamVersions {
-		if s == v {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(upstreamVersions(), v)
 }

@@ -77,7 +77,6 @@ var allowedGlobals = map[string]string{
 	"auth.supportedAlgs":                  "lookup table, never written",
 	"config.PluginTypes":                  "the plugin types the gateway can run: a constant list, never written",
 	"config.migrations":                   "the config migration steps: a constant list, never written",
-	"config.upstreamVersions":             "lookup table of protocol versions, never written",
 	"gateway/internal/admin.taskAliases":  "lookup table, never written",
 	"gateway.streamableVersions":          "protocol versions served: a constant list, never written",
 	"gateway.legacyVersions":              "protocol versions served: a constant list, never written",
