@@ -297,8 +297,12 @@ func TestGuardianParentGoneKillsEscapedDescendants(t *testing.T) {
 	}
 	<-shDone
 	r.expectAllGone(t, "the guardian's parent was killed")
+	// The guardian exits after its last descendant: give it the same bound to finish.
+	for deadline := time.Now().Add(goneWithin); alive(guardian) && time.Now().Before(deadline); {
+		time.Sleep(25 * time.Millisecond)
+	}
 	if alive(guardian) {
-		t.Errorf("guardian %d still running", guardian)
+		t.Errorf("guardian %d still running %s after its descendants were gone", guardian, goneWithin)
 	}
 }
 
