@@ -293,17 +293,20 @@ const ProtocolAuto = "auto"
 // upstream package reads "auto" as "2026-07-28 when server/discover lists it, else
 // 2025-11-25". With ProtocolAuto, a streamable HTTP server is asked for the stateless
 // revision first: one that serves it is stateless itself, and over the session revision it
-// could send its callers no input request at all. A stdio (or SSE) instance stays on
-// 2025-11-25, also when it serves a stateless caller: a server written for sessions (the
-// go-sdk everything-server's test_sampling, most servers today) lists 2026-07-28 but then
-// cannot ask for sampling or elicitation in a call at all, where on 2025-11-25 the gateway
-// turns its request into the caller's input round. statelessOwner is kept for the day
-// stdio servers name their input requests themselves.
+// could send its callers no input request at all. A stdio (or SSE) instance is asked first
+// only when it serves a stateless caller (a gateway-side session of 2026-07-28 requests):
+// caller and server then speak one revision end to end, as they would directly, and the
+// input requests of its calls keep the server's own keys and request state. A server that
+// lists 2026-07-28 but asks for sampling or elicitation the session way inside a call fails
+// that call for a stateless caller through the gateway as it does directly; a server that
+// does not list it stays on 2025-11-25, where the gateway turns what it asks into the
+// caller's input round. The instances of session clients stay on 2025-11-25, where a
+// session server can ask them anything.
 func (d *ServerDef) UpstreamVersion(statelessOwner bool) string {
 	if d.ProtocolVer != ProtocolAuto && d.ProtocolVer != "" {
 		return d.ProtocolVer
 	}
-	if d.Transport() == TransportHTTP {
+	if statelessOwner || d.Transport() == TransportHTTP {
 		return ProtocolAuto
 	}
 	return "2025-11-25"

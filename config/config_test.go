@@ -563,9 +563,8 @@ func TestRunExampleHasThePlugin(t *testing.T) {
 	}
 }
 
-// TestUpstreamVersion: protocol_version auto (the default) asks HTTP upstreams for the
-// stateless revision first; stdio and SSE instances stay on 2025-11-25, also for a
-// stateless caller; a set version wins.
+// TestUpstreamVersion: protocol_version auto (the default) asks HTTP upstreams, and the
+// instances of stateless callers, for the stateless revision first; a set version wins.
 func TestUpstreamVersion(t *testing.T) {
 	for _, tc := range []struct {
 		typ, set  string
@@ -573,7 +572,7 @@ func TestUpstreamVersion(t *testing.T) {
 		want      string
 	}{
 		{"stdio", "", false, "2025-11-25"},
-		{"stdio", "", true, "2025-11-25"},
+		{"stdio", "", true, ProtocolAuto},
 		{"streamable_http", "", false, ProtocolAuto},
 		{"sse", ProtocolAuto, false, "2025-11-25"},
 		{"stdio", "2025-06-18", true, "2025-06-18"},

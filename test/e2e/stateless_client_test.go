@@ -14,9 +14,11 @@ import (
 )
 
 // A client pinned to 2026-07-28 (a small raw client: the TypeScript SDK 1.32 here has no
-// stateless revision) through mcpgw to the go-sdk everything-server over stdio, which mcpgw
-// drives on 2025-11-25: discover, list, call, a sampling request of the upstream answered
-// as a multi round-trip, and list_changed on a subscriptions/listen stream.
+// stateless revision) through mcpgw to two stdio servers: the go-sdk everything-server,
+// which lists 2026-07-28 and is driven on it for this caller, and the npm server-everything
+// (TypeScript SDK, session revision only), driven on 2025-11-25: discover, list, call, a
+// sampling request of the session-era upstream answered as a multi round-trip, and
+// list_changed on a subscriptions/listen stream.
 
 type rawClient struct {
 	t   *testing.T
@@ -87,6 +89,7 @@ func (c *rawClient) call(method, name string, params map[string]any) map[string]
 func TestStateless2026Client(t *testing.T) {
 	needGatewayBin(t)
 	everythingServer(t)
+	tsCmd, tsArgs := serverEverythingStdio(t)
 	g := startGatewayChecked(t, `
 naming: {prefix: never}
 log: {level: debug, format: text}
@@ -94,6 +97,10 @@ servers:
   everything:
     type: stdio
     command: {{everything_server}}
+  tseverything:
+    type: stdio
+    command: `+yamlQuote(tsCmd)+`
+    args: [`+yamlQuote(tsArgs[0])+`, stdio]
 `)
 	c := &rawClient{t: t, url: g.URL}
 
@@ -112,9 +119,11 @@ servers:
 		t.Fatalf("tools/call: %v", res)
 	}
 
-	// The upstream asks for sampling during the call: the answer is input_required.
+	// The session-era upstream asks for sampling during the call: the answer is
+	// input_required, the gateway naming the input request.
+	const sampler = "trigger-sampling-request"
 	args := map[string]any{"prompt": "Name a colour"}
-	res = c.call("tools/call", "test_sampling", map[string]any{"name": "test_sampling", "arguments": args})
+	res = c.call("tools/call", sampler, map[string]any{"name": sampler, "arguments": args})
 	if string(res["resultType"]) != `"input_required"` {
 		t.Fatalf("want input_required, got %v", res)
 	}
@@ -135,10 +144,27 @@ servers:
 	if len(responses) != 1 || state == "" {
 		t.Fatalf("inputRequests %s requestState %q", res["inputRequests"], state)
 	}
-	res = c.call("tools/call", "test_sampling", map[string]any{"name": "test_sampling", "arguments": args,
+	res = c.call("tools/call", sampler, map[string]any{"name": sampler, "arguments": args,
 		"inputResponses": responses, "requestState": state})
 	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "vermilion") {
 		t.Fatalf("retry: want the upstream's result with the sampled text, got %v", res)
+	}
+
+	// The upstream that speaks 2026-07-28 names its input requests itself: the key and
+	// the request state it gave come through unchanged, and its retry completes.
+	const elicitor = "test_input_required_result_elicitation"
+	res = c.call("tools/call", elicitor, map[string]any{"name": elicitor, "arguments": map[string]any{}})
+	if string(res["resultType"]) != `"input_required"` || !strings.Contains(string(res["inputRequests"]), `"user_name"`) {
+		t.Fatalf("want input_required with the server's own key user_name, got %v", res)
+	}
+	retry := map[string]any{"name": elicitor, "arguments": map[string]any{},
+		"inputResponses": map[string]any{"user_name": map[string]any{"action": "accept", "content": map[string]any{"name": "Alice"}}}}
+	if rs, ok := res["requestState"]; ok {
+		retry["requestState"] = rs
+	}
+	res = c.call("tools/call", elicitor, retry)
+	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "Hello, Alice") {
+		t.Fatalf("retry with the server's key: want its greeting, got %v", res)
 	}
 
 	// list_changed on a listen stream.
