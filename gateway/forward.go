@@ -178,6 +178,9 @@ func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call,
 			if outcome, ok := w.ended(ctx, c, err, k); ok {
 				return nil, outcome
 			}
+			if errors.Is(err, upstream.ErrStreamEnded) && passClose(c.out) {
+				w.g.log.Info("the upstream ended the call's stream without a result: passed on to the client, the failure kept for its resume", "session", c.s.ID, "server", c.server)
+			}
 			return nil, c.fail("unavailable", fmt.Sprintf("upstream %q failed during the call: %v", c.server, err))
 		}
 		if !final {
@@ -291,6 +294,17 @@ func (dp *dispatcher) takeSlot(ctx context.Context, s *Session, id json.RawMessa
 func asksClient(raw []byte) bool {
 	var m wire.Msg
 	return wire.ParseInto(raw, &m) == nil && m.IsRequest()
+}
+
+// passClose passes on to the client an upstream that ended a call's event stream with no
+// response and nothing to resume it from (a server polling with SSE but keeping no events):
+// directly, its client would see the stream end and resume it. A client whose answer is a
+// primed event stream gets the same: its stream ends after the priming event, and the
+// call's failure waits in the stream's replay buffer for its resume. Any other client gets
+// the failure on its answer as before. It reports whether the close was passed on.
+func passClose(out outbox) bool {
+	p, ok := out.(*postReply)
+	return ok && p.closeEarly()
 }
 
 // resumable reports whether out is an event stream the client can resume.

@@ -34,6 +34,9 @@ type postReply struct {
 	// rb keeps the stream's events for a client that resumes it (resume.go); made when a
 	// primed stream starts, so a JSON answer has none.
 	rb *resumeBuf
+	// closed: the stream was ended before the answer (closeEarly); what follows goes to rb
+	// alone, for the client's resume.
+	closed bool
 }
 
 const primeDelay = 20 * time.Millisecond
@@ -167,6 +170,28 @@ func (p *postReply) startStream() {
 	}
 }
 
+// closeEarly ends the client's event stream before the request's answer, as the upstream
+// ended the call's own (SSE polling, SEP-1699): the client has the priming event's id and
+// resumes with GET and Last-Event-ID, where the answer written after this waits for it in
+// the stream's replay buffer. It reports false, changing nothing, for an answer that is
+// not a primed event stream the client can resume (the answer then goes on the stream).
+func (p *postReply) closeEarly() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done || !p.primed || p.r.Context().Err() != nil {
+		return false
+	}
+	p.startStream()
+	if p.rb == nil {
+		return false
+	}
+	p.closed = true
+	if fl, ok := p.w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	return true
+}
+
 // resumable reports whether the client can resume the answer's stream by its event ids:
 // then the call goes on when the POST's connection drops.
 func (p *postReply) resumable() bool {
@@ -204,8 +229,8 @@ func (p *postReply) event(msg []byte, flush, final bool) error {
 	p.buf = wire.AppendEvent(p.buf[:0], p.eventID(), "message", msg)
 	if p.rb != nil {
 		p.rb.add(seq, p.buf, final)
-		if p.rb.takenOver() {
-			return nil // a resumed GET carries the stream now
+		if p.closed || p.rb.takenOver() {
+			return nil // a resumed GET carries the stream now (or will)
 		}
 	}
 	if _, err := p.w.Write(p.buf); err != nil {
@@ -277,7 +302,7 @@ func (p *postReply) replyResult(id, result []byte) error {
 			ev := wire.AppendEvent(nil, p.streamID+"-"+itoa(int64(p.nextID)), "message",
 				slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}")))
 			p.rb.add(p.nextID, ev, true)
-			if p.rb.takenOver() {
+			if p.closed || p.rb.takenOver() {
 				p.nextID++
 				return nil
 			}

@@ -23,6 +23,11 @@ import (
 // ErrClosed is returned for calls on a connection that has ended.
 var ErrClosed = errors.New("upstream connection closed")
 
+// ErrStreamEnded is a call whose response stream the upstream ended before the response,
+// with no event id to resume it from (SSE polling without an event store, SEP-1699): the
+// response is lost upstream. It comes wrapped in ErrClosed.
+var ErrStreamEnded = errors.New("upstream ended the response stream without a result")
+
 // Handler receives what an upstream sends that is not the response to a call: notifications
 // and server-to-client requests. rel is the call the message belongs to when the transport
 // knows it (a streamable HTTP response stream), else nil. Handlers run on the connection's
@@ -445,7 +450,7 @@ func (c *Conn) fail(k *Call, err error) {
 	c.mu.Lock()
 	delete(c.calls, k.ID)
 	c.mu.Unlock()
-	k.finish(nil, fmt.Errorf("%w: %v", ErrClosed, err))
+	k.finish(nil, fmt.Errorf("%w: %w", ErrClosed, err))
 }
 
 // InFlight returns the calls currently waiting for a response, oldest first.

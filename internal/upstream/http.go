@@ -299,7 +299,7 @@ func (t *streamTransport) hasSession() bool {
 func (t *streamTransport) readStream(body io.ReadCloser, rel *Call) {
 	defer func() {
 		if rel != nil && !rel.finished() {
-			rel.conn.fail(rel, errors.New("upstream ended the response stream without a result"))
+			rel.conn.fail(rel, ErrStreamEnded)
 		}
 	}()
 	lastID, retry, err := t.relayEvents(body, rel)

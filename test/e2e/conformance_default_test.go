@@ -28,21 +28,13 @@ const inputKeysLost = "input request keys of an upstream on the session revision
 // only shrinks.
 var knownGapsDefault = map[string]map[string]string{
 	// The stateful fixture serves no 2026-07-28, so a stateless caller's own session with
-	// it speaks
-	// 2025-11-25: the server's elicitation/create carries no key, the gateway must name the
-	// input request itself, and the scenario answers the key only the stateless revision
-	// gives (user_name). Directly, that fixture fails these checks too; they pass only
-	// against its stateless mode, which is another server.
+	// it speaks 2025-11-25: the server's elicitation/create carries no key, the gateway
+	// must name the input request itself, and the scenario answers the key only the
+	// stateless revision gives (user_name). Directly, that fixture fails these checks too;
+	// they pass only against its stateless mode, which is another server.
 	"2026-07-28 http-stateful": {
 		"input-required-result-basic-elicitation/sep-2322-elicitation-incomplete": inputKeysLost,
 		"input-required-result-basic-elicitation/sep-2322-elicitation-complete":   inputKeysLost,
-	},
-	"2025-11-25 http-stateful": {
-		"server-sse-polling/incoming-sse-event": "the upstream closes the tool call's event stream after an " +
-			"event without an id (SSE polling, no event store) and drops the result: mcpgw reports the call " +
-			"failed on its client's stream. Waiting for the result on the GET stream instead (the spec's " +
-			"reconnect) hangs the scenario, since no result comes; passing the close on to mcpgw's own " +
-			"client (ending its stream, the call kept for a resume) is not built",
 	},
 }
 
