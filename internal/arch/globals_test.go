@@ -49,6 +49,7 @@ var allowedGlobals = map[string]string{
 	"registry.errBadCursor":               "sentinel error",
 	"registry.o200k":                      "the tokenizer (an embedded vocabulary), built once on first use and never written after (sync.OnceValue)",
 	"internal/upstream.ErrClosed":         "sentinel error",
+	"internal/upstream.ErrStreamEnded":    "sentinel error",
 	"internal/upstream.errNoInProcess":    "sentinel error",
 	"internal/wire.ErrLineTooLarge":       "sentinel error",
 	"internal/wire.ErrEventTooLarge":      "sentinel error",
