@@ -87,6 +87,9 @@ type Conn struct {
 	// (clientInfo.version).
 	busy    *BusyPoll
 	version string
+	// probe bounds the server/discover of protocol_version auto over stdio and SSE (0:
+	// the connect timeout alone); Dialer.DiscoverProbe.
+	probe time.Duration
 }
 
 // Capabilities is the part of an upstream's capabilities the gateway acts on.

@@ -65,6 +65,11 @@ const defaultClientCaps = `{"elicitation":{"form":{},"url":{}},"roots":{"listCha
 // returns a copy of its own.
 func DefaultClientCaps() json.RawMessage { return json.RawMessage(defaultClientCaps) }
 
+// DefaultDiscoverProbe is Dialer.DiscoverProbe's default: long enough for a server that
+// is slow to start (one fetched by npx on first use) to answer before the fallback, which
+// still works when it is not.
+const DefaultDiscoverProbe = 10 * time.Second
+
 // DefaultVersion is the version a Dialer without one sends (clientInfo.version and the
 // User-Agent).
 const DefaultVersion = "dev"
@@ -86,6 +91,13 @@ type Dialer struct {
 	Version string
 	// Busy is the gateway's busy polling for upstream answers (nil: never).
 	Busy *BusyPoll
+	// DiscoverProbe bounds how long a stdio or legacy SSE upstream dialed with
+	// protocol_version auto may take to answer server/discover before the connection
+	// falls back to initialize on the session revision (0: DefaultDiscoverProbe). A
+	// session-era server must answer an unknown method with an error, but one that says
+	// nothing would otherwise hold the instance's start for the whole connect timeout and
+	// fail it. An HTTP upstream always answers at the HTTP level and is not bounded here.
+	DiscoverProbe time.Duration
 
 	bindings serverBindings // the x-mcp-header bindings of each server's tools (paramheaders.go)
 
@@ -138,6 +150,10 @@ func (d *Dialer) Dial(ctx context.Context, o Options) (*Conn, error) {
 	c := newConn(o.Name, tr, o.Handler, log)
 	c.busy = d.Busy
 	c.version = d.EffectiveVersion()
+	c.probe = d.DiscoverProbe
+	if c.probe <= 0 {
+		c.probe = DefaultDiscoverProbe
+	}
 	c.paramHeaders = d.bindings.of(o.Name)
 	c.Limit = NewLimiter(o.MaxConcurrency, o.MaxQueue, o.QueueTimeout)
 	if c.Limit != nil {
@@ -221,6 +237,16 @@ func (c *Conn) initFailed(ctx context.Context, err error, o Options) error {
 	return err
 }
 
+// probeContext is ctx bounded by the discover probe for a stdio or legacy SSE upstream
+// (Dialer.DiscoverProbe), and its cancel.
+func (c *Conn) probeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	switch c.tr.(type) {
+	case *stdioTransport, *sseTransport:
+		return context.WithTimeout(ctx, c.probe)
+	}
+	return ctx, func() {}
+}
+
 func (c *Conn) initialize(ctx context.Context, o Options) error {
 	pv := o.ProtocolVersion
 	if pv == "" {
@@ -242,7 +268,9 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 		// it in server/discover is driven on it (its input requests keep their own keys,
 		// the callers' capabilities go with each request); any other answer, a session
 		// server's included, falls back to initialize on the session revision.
-		err := c.discover(ctx, caps, info)
+		pctx, cancel := c.probeContext(ctx)
+		err := c.discover(pctx, caps, info)
+		cancel()
 		if err == nil || ctx.Err() != nil {
 			return err
 		}

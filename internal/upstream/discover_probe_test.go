@@ -1,0 +1,52 @@
+package upstream
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"testing"
+	"time"
+)
+
+// silentServerEnv makes the test binary a stdio MCP server of the session revision that
+// answers initialize and says nothing at all to any other request (server/discover
+// included), where the protocol asks for a method-not-found error.
+const silentServerEnv = "MCPGW_TEST_SILENT_SERVER"
+
+func silentServer() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.Method != "initialize" {
+			continue
+		}
+		fmt.Printf(`{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"silent","version":"1"}}}`+"\n", m.ID)
+	}
+}
+
+// TestDiscoverProbeFallsBack: a stdio upstream dialed with protocol_version auto that
+// never answers server/discover is initialized on the session revision once the probe
+// ends, well within the connect timeout, instead of failing to start at its end.
+func TestDiscoverProbeFallsBack(t *testing.T) {
+	d := NewDialer()
+	d.DiscoverProbe = 200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := d.Dial(ctx, Options{Name: "silent", Transport: "stdio", Command: os.Args[0],
+		Env: map[string]string{silentServerEnv: "1"}, ProtocolVersion: AutoVersion,
+		ConnectTimeout: 20 * time.Second, Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	defer c.Close()
+	if c.Modern || c.ProtocolVersion != SessionVersion {
+		t.Fatalf("modern %v, version %q: want the session revision after the probe", c.Modern, c.ProtocolVersion)
+	}
+}
