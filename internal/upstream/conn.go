@@ -90,6 +90,8 @@ type Conn struct {
 	// probe bounds the server/discover of protocol_version auto over stdio and SSE (0:
 	// the connect timeout alone); Dialer.DiscoverProbe.
 	probe time.Duration
+	// probed: server/discover was asked and failed before initialize (protocol_version auto).
+	probed bool
 }
 
 // Capabilities is the part of an upstream's capabilities the gateway acts on.

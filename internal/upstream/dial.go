@@ -172,9 +172,28 @@ func (d *Dialer) Dial(ctx context.Context, o Options) (*Conn, error) {
 		return nil, err
 	}
 	if err := c.initialize(ctx, o); err != nil {
+		if c.probed && o.ProtocolVersion == AutoVersion && ctx.Err() == nil && c.ended() {
+			// The server went away over server/discover (a strict one exits on a method
+			// it does not know before initialize): a fresh one gets initialize alone.
+			_ = c.Close()
+			log.Info("upstream exited on server/discover: starting it again on the session revision", "server", o.Name)
+			o.ProtocolVersion = SessionVersion
+			return d.Dial(ctx, o)
+		}
 		return nil, c.initFailed(ctx, err, o)
 	}
 	return c, nil
+}
+
+// ended reports whether the connection's transport has ended.
+func (c *Conn) ended() bool {
+	select {
+	case <-c.Done():
+		return true
+	case <-time.After(time.Second):
+		// A write that met a closed pipe comes before the process's exit is seen.
+		return false
+	}
 }
 
 // transport makes o's transport, with the Dialer's clients and guardian.
@@ -271,6 +290,7 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 		pctx, cancel := c.probeContext(ctx)
 		err := c.discover(pctx, caps, info)
 		cancel()
+		c.probed = err != nil
 		if err == nil || ctx.Err() != nil {
 			return err
 		}
