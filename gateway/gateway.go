@@ -76,8 +76,6 @@ type Gateway struct {
 	calls dispatcher
 
 	streamSeq atomic.Int64
-	// resumeBytes are the bytes held in every session's replay buffers (resume.go).
-	resumeBytes atomic.Int64
 
 	hosts   map[string]bool
 	origins map[string]bool
@@ -130,6 +128,9 @@ type Gateway struct {
 // linkParts gives each part of g the gateway it reaches the others through.
 func linkParts(g *Gateway) {
 	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g, g
+	if g.cfg != nil {
+		g.streamable.resumes = newResumeStore(g)
+	}
 }
 
 // New builds a gateway. Call Start, then serve Handler. keys (API keys created by

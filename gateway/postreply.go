@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"net/http"
 	"slices"
 	"strconv"
@@ -33,7 +34,7 @@ type postReply struct {
 	s         *Session
 	// rb keeps the stream's events for a client that resumes it (resume.go); made when a
 	// primed stream starts, so a JSON answer has none.
-	rb *resumeBuf
+	rb *resume.Buf
 	// closed: the stream was ended before the answer (closeEarly); what follows goes to rb
 	// alone, for the client's resume.
 	closed bool
@@ -228,8 +229,8 @@ func (p *postReply) event(msg []byte, flush, final bool) error {
 	seq := p.nextID
 	p.buf = wire.AppendEvent(p.buf[:0], p.eventID(), "message", msg)
 	if p.rb != nil {
-		p.rb.add(seq, p.buf, final)
-		if p.closed || p.rb.takenOver() {
+		p.rb.Add(seq, p.buf, final)
+		if p.closed || p.rb.TakenOver() {
 			return nil // a resumed GET carries the stream now (or will)
 		}
 	}
@@ -301,8 +302,8 @@ func (p *postReply) replyResult(id, result []byte) error {
 		if p.rb != nil {
 			ev := wire.AppendEvent(nil, p.streamID+"-"+itoa(int64(p.nextID)), "message",
 				slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}")))
-			p.rb.add(p.nextID, ev, true)
-			if p.closed || p.rb.takenOver() {
+			p.rb.Add(p.nextID, ev, true)
+			if p.closed || p.rb.TakenOver() {
 				p.nextID++
 				return nil
 			}
@@ -342,6 +343,6 @@ func (p *postReply) finish() {
 	rb := p.rb
 	p.mu.Unlock()
 	if rb != nil {
-		rb.finish()
+		rb.Finish()
 	}
 }

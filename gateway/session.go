@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"net/http"
 	"slices"
 	"sync"
@@ -42,10 +43,8 @@ type Session struct {
 	pendingN    int               // their bytes
 	logLevel    string
 	closed      bool
-	// resumes are the replay buffers of the session's POST event streams (resume.go),
-	// resumeOrder their ids oldest first.
-	resumes     map[string]*resumeBuf
-	resumeOrder []string
+	// resumes are the replay buffers of the session's POST event streams (resume.go).
+	resumes resume.Set
 
 	lastSeen atomic.Int64
 	// used is set by the session's first request after initialize.
@@ -243,7 +242,7 @@ func (s *Session) close() {
 	s.g.calls.routes.forgetSession(s)
 	s.g.reg.Instances().ReleaseOwner(s, nil)
 	s.g.pluginSubs.dropSession(s)
-	s.dropResumes()
+	s.resumes.Close()
 	s.stopWatches()
 	if st != nil {
 		st.close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"io"
 	"net/http"
 	"os"
@@ -18,7 +19,11 @@ import (
 
 // streamableFront is the streamable HTTP front (/mcp): POST, GET and DELETE, batches,
 // the session's GET stream and its resumption (resume.go).
-type streamableFront struct{ g *Gateway }
+type streamableFront struct {
+	g *Gateway
+	// resumes bound the replay buffers of every session's POST event streams (resume.go).
+	resumes *resume.Store
+}
 
 // serveMCP is the streamable HTTP endpoint: POST carries client messages, GET opens the
 // session's stream for server-initiated messages, DELETE ends the session.
