@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"net/http"
 	"slices"
 	"strconv"
@@ -10,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
