@@ -109,8 +109,8 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		s.sentOthers = others
 		s.viewMu.Unlock()
 	}
-	if pr, ok := out.(*postReply); ok {
-		_ = pr.replyResult(m.ID, pg.Bytes)
+	if pr, ok := out.(postOut); ok {
+		_ = pr.ReplyResult(m.ID, pg.Bytes)
 		return
 	}
 	_ = out.reply(wire.Result(m.ID, pg.Bytes))

@@ -241,10 +241,10 @@ func (dp *dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 		held.giveBack()
 		return g.modern.completeInputs(ctx, c, resp.Result, deadline)
 	}
-	if pr, ok := c.out.(*postReply); ok && len(resp.Result) > largeResult {
+	if pr, ok := c.out.(postOut); ok && len(resp.Result) > largeResult {
 		// Written around the upstream's bytes, not copied into a new message first: a
 		// large result is held once, not twice.
-		_ = pr.replyResult(c.m.ID, wire.OneLine(resp.Result))
+		_ = pr.ReplyResult(c.m.ID, wire.OneLine(resp.Result))
 	} else {
 		_ = c.out.reply(wire.Result(c.m.ID, resp.Result))
 	}
@@ -303,14 +303,14 @@ func asksClient(raw []byte) bool {
 // call's failure waits in the stream's replay buffer for its resume. Any other client gets
 // the failure on its answer as before. It reports whether the close was passed on.
 func passClose(out outbox) bool {
-	p, ok := out.(*postReply)
-	return ok && p.closeEarly()
+	p, ok := out.(postOut)
+	return ok && p.CloseEarly()
 }
 
 // resumable reports whether out is an event stream the client can resume.
 func resumable(out outbox) bool {
-	p, ok := out.(*postReply)
-	return ok && p.resumable()
+	p, ok := out.(postOut)
+	return ok && p.Resumable()
 }
 
 // largeResult is the result size from which an HTTP answer is written around the result's

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -128,7 +129,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		}
 		if missing {
 			// Asked again for what is still missing, under a new state.
-			f.inputRequired(&modernOut{w: w, sseWanted: wantsSSE(r.Header.Get("Accept"))}, m.ID, c)
+			f.inputRequired(&modernOut{w: w, sseWanted: reply.WantsSSE(r.Header.Get("Accept"))}, m.ID, c)
 			return
 		}
 	} else {
@@ -142,7 +143,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 			g.calls.dispatch(ctx, s, &orig, mrtrOut{c})
 		}()
 	}
-	out := &modernOut{w: w, sseWanted: wantsSSE(r.Header.Get("Accept"))}
+	out := &modernOut{w: w, sseWanted: reply.WantsSSE(r.Header.Get("Accept"))}
 	for {
 		select {
 		case ev := <-c.ev:

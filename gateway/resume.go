@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -21,11 +22,6 @@ func newResumeStore(g *Gateway) *resume.Store {
 		g.metrics.ResumeDropped)
 }
 
-// newResume makes and registers the replay buffer of stream id on s.
-func (s *Session) newResume(id string) *resume.Buf {
-	return s.resumes.New(s.g.streamable.resumes, id)
-}
-
 // serveResume answers a GET with Last-Event-ID naming a POST event stream of s: the
 // events after it, then, while the call runs, its later events as they come.
 func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s *Session, last string) {
@@ -37,3 +33,9 @@ func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s
 	s.touch()
 	rd.Serve(w, r, streamWriteTimeout, sf.g.metrics.ResumeReplayed)
 }
+
+// postOut is the outbox of one POSTed request (gateway/internal/reply).
+type postOut struct{ *reply.Post }
+
+func (o postOut) related(msg []byte) error { return o.Related(msg) }
+func (o postOut) reply(msg []byte) error   { return o.Reply(msg) }

@@ -85,7 +85,7 @@ func replayedIDs(t *testing.T, body []byte) (ids []string, warnings int) {
 // a resume from after them gets no warning.
 func TestResumeBufferDropsOldest(t *testing.T) {
 	g, s := resumeTestGateway(4096, 1<<20, time.Minute)
-	b := s.newResume("s1")
+	b := s.resumes.New(g.streamable.resumes, "s1")
 	for seq := 1; seq <= 10; seq++ { // ten ~1 KiB events: 4 fit
 		b.Add(seq, eventOf(t, "s1", seq, 1000), false)
 	}
@@ -113,46 +113,5 @@ func TestResumeBufferDropsOldest(t *testing.T) {
 	}
 	if got := counterValue(g.metrics, "mcpgw_resume_events_replayed_total"); got != float64(first+len(ids)) {
 		t.Errorf("replayed events counted %v, want %d", got, first+len(ids))
-	}
-}
-
-// TestCloseEarlyKeepsAnswerForResume: a primed answer closed early (the upstream ended the
-// call's stream) has written its priming event alone; the answer written after it goes
-// only to the replay buffer, and a resume from the priming event's id gets it. An answer
-// the client cannot resume (no event stream accepted) is not closed early.
-func TestCloseEarlyKeepsAnswerForResume(t *testing.T) {
-	g, s := resumeTestGateway(4096, 1<<20, time.Minute)
-	w := httptest.NewRecorder()
-	r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	r.Header.Set("Accept", "application/json, text/event-stream")
-	p := newPostReply(w, r)
-	p.prime(s, 7)
-	if !p.closeEarly() {
-		t.Fatal("a primed answer was not closed early")
-	}
-	answer := []byte(`{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"lost"}]}}`)
-	if err := p.reply(answer); err != nil {
-		t.Fatal(err)
-	}
-	p.finish()
-	if body := w.Body.String(); !strings.Contains(body, "id: s7-0") || strings.Contains(body, `"lost"`) {
-		t.Fatalf("the closed stream carries %q, want the priming event alone", body)
-	}
-	res := resumeOnce(g, s, "s7-0")
-	if res.Code != http.StatusOK || !strings.Contains(res.Body.String(), `"lost"`) || !strings.Contains(res.Body.String(), "id: s7-1") {
-		t.Fatalf("resume: HTTP %d %s, want the answer as event s7-1", res.Code, res.Body)
-	}
-
-	w2 := httptest.NewRecorder()
-	r2 := httptest.NewRequest(http.MethodPost, "/mcp", nil)
-	r2.Header.Set("Accept", "application/json")
-	p2 := newPostReply(w2, r2)
-	p2.prime(s, 8)
-	if p2.closeEarly() {
-		t.Fatal("an answer the client cannot resume was closed early")
-	}
-	_ = p2.reply(answer)
-	if !strings.Contains(w2.Body.String(), `"lost"`) {
-		t.Fatalf("the answer %q lacks the failure", w2.Body)
 	}
 }

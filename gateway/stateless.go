@@ -564,6 +564,12 @@ type modernOut struct {
 	buf       []byte
 }
 
+// Header values of an event stream's answer (net/http does not modify them).
+var (
+	ctSSE      = []string{"text/event-stream"}
+	hdrNoCache = []string{"no-cache"}
+)
+
 func (o *modernOut) startSSE() {
 	if o.sse {
 		return

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -188,12 +189,12 @@ func (sf *streamableFront) servePost(w http.ResponseWriter, r *http.Request) {
 		g.calls.clientNotification(s, &m)
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		out := newPostReply(w, r)
+		out := reply.NewPost(w, r)
 		if s.rec.ProtocolVersion >= "2025-11-25" {
-			out.prime(s, g.streamSeq.Add(1))
+			out.Prime(g.streamSeq.Add(1), &s.resumes, sf.resumes)
 		}
-		g.calls.dispatch(r.Context(), s, &m, out)
-		out.finish()
+		g.calls.dispatch(r.Context(), s, &m, postOut{out})
+		out.Finish()
 	}
 }
 

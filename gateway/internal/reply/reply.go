@@ -1,6 +1,9 @@
-package gateway
+// Package reply writes the answer to one POSTed request of the streamable HTTP front: one
+// JSON body when the response is all there is, else an event stream, primed and resumable.
+package reply
 
 import (
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -13,44 +16,49 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// postReply answers one POSTed request: as a JSON body when the response is all there is,
+// Post answers one POSTed request: as a JSON body when the response is all there is,
 // or, once a related message must go first, as an event stream. A primed reply (requests
 // on 2025-11-25 sessions, SEP-1699) becomes an event stream whose first event carries an
 // id and a retry hint if the response has not come within primeDelay; a fast call still
 // leaves as one JSON body in one write.
-type postReply struct {
+type Post struct {
 	w         http.ResponseWriter
 	r         *http.Request
 	mu        sync.Mutex
 	sse       bool
 	done      bool
-	sseWanted bool // the client prefers an event stream (wantsSSE): the answer is one even when fast
+	sseWanted bool // the client prefers an event stream (WantsSSE): the answer is one even when fast
 	primed    bool
 	stream    int64 // the stream's number; its id ("s" + number) is made when it starts
 	streamID  string
 	nextID    int
 	buf       []byte
 	timer     *primeTimer
-	s         *Session
-	// rb keeps the stream's events for a client that resumes it (resume.go); made when a
-	// primed stream starts, so a JSON answer has none.
+	// set and store keep a primed stream's events (Prime).
+	set   *resume.Set
+	store *resume.Store
+	// rb keeps the stream's events for a client that resumes it (package resume); made
+	// when a primed stream starts, so a JSON answer has none.
 	rb *resume.Buf
-	// closed: the stream was ended before the answer (closeEarly); what follows goes to rb
+	// closed: the stream was ended before the answer (CloseEarly); what follows goes to rb
 	// alone, for the client's resume.
 	closed bool
 }
 
 const primeDelay = 20 * time.Millisecond
 
-func newPostReply(w http.ResponseWriter, r *http.Request) *postReply {
-	return &postReply{w: w, r: r, sseWanted: wantsSSE(r.Header.Get("Accept"))}
+// ErrAnswered is a message for a request that has been answered already.
+var ErrAnswered = errors.New("no stream open for the request: it has been answered")
+
+func NewPost(w http.ResponseWriter, r *http.Request) *Post {
+	return &Post{w: w, r: r, sseWanted: WantsSSE(r.Header.Get("Accept"))}
 }
 
-// wantsSSE reports whether a POST's answer should be an event stream even when it comes at
+// WantsSSE reports whether a POST's answer should be an event stream even when it comes at
 // once: the client accepts text/event-stream and prefers it to application/json, by a
 // higher q-value or, at equal q-values, by naming it first. Clients that list JSON first
 // (every SDK we know) or only JSON get a fast answer as plain JSON.
-func wantsSSE(accept string) bool {
+func WantsSSE(accept string) bool {
 	sse := strings.Index(accept, "text/event-stream")
 	if sse < 0 {
 		return false
@@ -93,18 +101,19 @@ func acceptQ(s string) float64 {
 	}
 }
 
-// prime arranges for a priming event (id, retry, empty data, SEP-1699) to open the event
-// stream. Nothing is written yet: an answer that comes within primeDelay leaves as plain
+// Prime arranges for a priming event (id, retry, empty data, SEP-1699) to open the event
+// stream "s<stream>", whose events are kept in a buffer of set (within store) for a
+// client that resumes it. Nothing is written yet: an answer that comes within primeDelay leaves as plain
 // JSON (when the client accepts it), since priming belongs to an event stream and a fast
 // answer needs none. A slower answer, or a related message, starts the stream with the
 // priming event first.
-func (p *postReply) prime(s *Session, stream int64) {
+func (p *Post) Prime(stream int64, set *resume.Set, store *resume.Store) {
 	if !strings.Contains(p.r.Header.Get("Accept"), "text/event-stream") {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.s = s
+	p.set, p.store = set, store
 	p.stream = stream
 	p.primed = true
 	pt := primeTimers.Get().(*primeTimer)
@@ -117,7 +126,7 @@ func (p *postReply) prime(s *Session, stream int64) {
 // timer is stopped and goes back to the pool, so priming costs no allocation per request.
 type primeTimer struct {
 	t *time.Timer
-	p atomic.Pointer[postReply]
+	p atomic.Pointer[Post]
 }
 
 var primeTimers = sync.Pool{New: func() any {
@@ -154,15 +163,15 @@ func (pt *primeTimer) stop() {
 
 // startStream switches the answer to an event stream, opening it with the priming event
 // when the request was primed. Callers hold p.mu.
-func (p *postReply) startStream() {
+func (p *Post) startStream() {
 	if p.sse {
 		return
 	}
 	p.startSSE()
 	if p.primed {
-		p.streamID = "s" + itoa(p.stream)
+		p.streamID = "s" + strconv.FormatInt(p.stream, 10)
 		if p.r.Context().Err() == nil {
-			p.rb = p.s.newResume(p.streamID)
+			p.rb = p.set.New(p.store, p.streamID)
 		}
 		p.buf = append(p.buf[:0], "id: "...)
 		p.buf = append(p.buf, p.eventID()...)
@@ -171,12 +180,12 @@ func (p *postReply) startStream() {
 	}
 }
 
-// closeEarly ends the client's event stream before the request's answer, as the upstream
+// CloseEarly ends the client's event stream before the request's answer, as the upstream
 // ended the call's own (SSE polling, SEP-1699): the client has the priming event's id and
 // resumes with GET and Last-Event-ID, where the answer written after this waits for it in
 // the stream's replay buffer. It reports false, changing nothing, for an answer that is
 // not a primed event stream the client can resume (the answer then goes on the stream).
-func (p *postReply) closeEarly() bool {
+func (p *Post) CloseEarly() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done || !p.primed || p.r.Context().Err() != nil {
@@ -193,19 +202,19 @@ func (p *postReply) closeEarly() bool {
 	return true
 }
 
-// resumable reports whether the client can resume the answer's stream by its event ids:
+// Resumable reports whether the client can resume the answer's stream by its event ids:
 // then the call goes on when the POST's connection drops.
-func (p *postReply) resumable() bool {
+func (p *Post) Resumable() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.rb != nil && !p.done
 }
 
-func (p *postReply) eventID() string {
+func (p *Post) eventID() string {
 	if p.streamID == "" {
 		return ""
 	}
-	id := p.streamID + "-" + itoa(int64(p.nextID))
+	id := p.streamID + "-" + strconv.Itoa(p.nextID)
 	p.nextID++
 	return id
 }
@@ -217,7 +226,7 @@ var (
 	hdrNoCache = []string{"no-cache"}
 )
 
-func (p *postReply) startSSE() {
+func (p *Post) startSSE() {
 	h := p.w.Header()
 	h["Content-Type"] = ctSSE
 	h["Cache-Control"] = hdrNoCache
@@ -225,7 +234,7 @@ func (p *postReply) startSSE() {
 	p.sse = true
 }
 
-func (p *postReply) event(msg []byte, flush, final bool) error {
+func (p *Post) event(msg []byte, flush, final bool) error {
 	seq := p.nextID
 	p.buf = wire.AppendEvent(p.buf[:0], p.eventID(), "message", msg)
 	if p.rb != nil {
@@ -243,21 +252,25 @@ func (p *postReply) event(msg []byte, flush, final bool) error {
 	return nil
 }
 
-func (p *postReply) related(msg []byte) error {
+// Related writes a notification or request that belongs to the request, starting the
+// event stream.
+func (p *Post) Related(msg []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
-		return errNoStream
+		return ErrAnswered
 	}
 	p.startStream()
 	return p.event(msg, true, false)
 }
 
-func (p *postReply) reply(msg []byte) error {
+// Reply writes the response (nil ends the request without one, after cancellation): as
+// one JSON body unless the answer is an event stream already or the client prefers one.
+func (p *Post) Reply(msg []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
-		return errNoStream
+		return ErrAnswered
 	}
 	p.done = true
 	if p.timer != nil {
@@ -279,14 +292,14 @@ func (p *postReply) reply(msg []byte) error {
 	return err
 }
 
-// replyResult writes {"jsonrpc":"2.0","id":ID,"result":RESULT} without first copying a
+// ReplyResult writes {"jsonrpc":"2.0","id":ID,"result":RESULT} without first copying a
 // large result (a pre-serialized tools/list page) into a new buffer. result must hold no
 // line breaks (pages are compact).
-func (p *postReply) replyResult(id, result []byte) error {
+func (p *Post) ReplyResult(id, result []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.done {
-		return errNoStream
+		return ErrAnswered
 	}
 	p.done = true
 	if p.timer != nil {
@@ -295,12 +308,12 @@ func (p *postReply) replyResult(id, result []byte) error {
 	}
 	if !p.sse && !p.sseWanted {
 		p.w.Header()["Content-Type"] = ctJSON
-		p.w.Header().Set("Content-Length", itoa(int64(len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`))))
+		p.w.Header().Set("Content-Length", strconv.Itoa(len(id)+len(result)+len(`{"jsonrpc":"2.0","id":,"result":}`)))
 		p.w.WriteHeader(http.StatusOK)
 	} else {
 		p.startStream()
 		if p.rb != nil {
-			ev := wire.AppendEvent(nil, p.streamID+"-"+itoa(int64(p.nextID)), "message",
+			ev := wire.AppendEvent(nil, p.streamID+"-"+strconv.Itoa(p.nextID), "message",
 				slices.Concat([]byte(`{"jsonrpc":"2.0","id":`), id, []byte(`,"result":`), result, []byte("}")))
 			p.rb.Add(p.nextID, ev, true)
 			if p.closed || p.rb.TakenOver() {
@@ -331,13 +344,13 @@ func (p *postReply) replyResult(id, result []byte) error {
 	return nil
 }
 
-// finish makes sure the request got an answer.
-func (p *postReply) finish() {
+// Finish makes sure the request got an answer.
+func (p *Post) Finish() {
 	p.mu.Lock()
 	done := p.done
 	p.mu.Unlock()
 	if !done {
-		_ = p.reply(nil)
+		_ = p.Reply(nil)
 	}
 	p.mu.Lock()
 	rb := p.rb
