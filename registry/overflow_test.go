@@ -248,11 +248,17 @@ func TestStatelessOverflowBurst(t *testing.T) {
 	wg.Wait()
 	close(got)
 	overflow := map[*upstream.Conn]bool{}
+	var done []func()
+	defer func() {
+		for _, d := range done {
+			d()
+		}
+	}()
 	for a := range got {
 		if a.c != own {
 			overflow[a.c] = true
 		}
-		defer a.done()
+		done = append(done, a.done)
 	}
 	if len(overflow) != maxOverflow {
 		t.Errorf("%d overflow instances served the burst, want %d", len(overflow), maxOverflow)
