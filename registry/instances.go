@@ -76,6 +76,9 @@ type Instances struct {
 	agentsMu sync.Mutex
 	count    sync.Map // server → *atomic.Int64: live instances of owners
 	shares   instanceShares
+	// overflows counts the overflow instances of each stateless owner and server that have
+	// not ended (overflow.go); under mu.
+	overflows map[overflowKey]int
 }
 
 // Count is how many instances of server run for owners (per_session, per_agent,
@@ -114,7 +117,9 @@ func modeOf(srv *Server, spec *OwnerSpec) string {
 }
 
 // Acquire returns the connection that serves one request of o to server and what to run
-// when the request is done: per_call instances are stopped then.
+// when the request is done: per_call and overflow instances are stopped then. A stateless
+// owner's request that its own instance cannot take at once gets an overflow instance
+// when one may start (overflow.go).
 func (m *Instances) Acquire(ctx context.Context, server string, o Owner) (*upstream.Conn, func(), error) {
 	srv := m.r.Server(server)
 	if srv == nil {
@@ -126,11 +131,21 @@ func (m *Instances) Acquire(ctx context.Context, server string, o Owner) (*upstr
 		if err != nil {
 			return nil, nil, err
 		}
-		// Off the caller's path: the answer is written already, the process ends behind it.
-		return c, func() { go c.Close() }, nil
+		return c, stopAfter(c), nil
 	}
-	c, err := m.conn(ctx, srv, o, &spec)
+	c, own, err := m.conn(ctx, srv, o, &spec)
+	if err == nil && own && spec.Stateless && c.Limit != nil && !c.Limit.Free() {
+		if oc := m.overflow(ctx, srv, o, &spec); oc != nil {
+			return oc, stopAfter(oc), nil
+		}
+	}
 	return c, func() {}, err
+}
+
+// stopAfter is what stops an instance started for one request once the request is done:
+// off the caller's path, since the answer is written already and the process ends behind it.
+func stopAfter(c *upstream.Conn) func() {
+	return func() { go c.Close() }
 }
 
 // Conn returns the connection that serves server for o beyond one request (a
@@ -142,14 +157,17 @@ func (m *Instances) Conn(ctx context.Context, server string, o Owner) (*upstream
 		return nil, fmt.Errorf("unknown server %q", server)
 	}
 	spec := o.InstanceSpec(server)
-	return m.conn(ctx, srv, o, &spec)
+	c, _, err := m.conn(ctx, srv, o, &spec)
+	return c, err
 }
 
-// conn is Conn for a server and spec already looked up.
-func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerSpec) (*upstream.Conn, error) {
+// conn is Conn for a server and spec already looked up; own says the connection is o's
+// own per_session instance (ownConn), not a shared connection or its agent's.
+func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerSpec) (c *upstream.Conn, own bool, err error) {
 	switch modeOf(srv, spec) {
 	case config.ModePerAgent:
-		return m.agentConn(ctx, srv, o, spec)
+		c, err = m.agentConn(ctx, srv, o, spec)
+		return c, false, err
 	case config.ModeShared:
 		c := srv.Shared()
 		if c == nil {
@@ -157,13 +175,14 @@ func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerS
 		}
 		if c == nil {
 			st, why := srv.State()
-			return nil, fmt.Errorf("%s (%s)", st, why)
+			return nil, false, fmt.Errorf("%s (%s)", st, why)
 		}
 		if !ownSession(srv, spec, c) {
-			return c, nil
+			return c, false, nil
 		}
 	}
-	return m.ownConn(ctx, srv, o)
+	c, err = m.ownConn(ctx, srv, o)
+	return c, true, err
 }
 
 // ownSession reports whether a stateless owner gets an instance of its own of a server

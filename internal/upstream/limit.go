@@ -78,6 +78,15 @@ func (l *Limiter) TryAcquire() bool {
 	return ok
 }
 
+// Free reports whether a request arriving now would get a slot at once: one is free and
+// nobody waits (as TryAcquire, without taking it). The answer may be stale by the time the
+// caller acts on it; it is a hint for choosing where to send a request, never a promise.
+func (l *Limiter) Free() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.running < l.max && len(l.queue) == 0
+}
+
 // Acquire takes a slot, waiting in FIFO order behind earlier requests. It returns nil with
 // the slot held (Release gives it back), a *BusyError when the queue is full or the wait
 // reached the queue's timeout, or ctx's error when ctx ended first (the request leaves the

@@ -120,6 +120,79 @@ func TestLimiterFullQueueIsBusy(t *testing.T) {
 	}
 }
 
+// TestLimiterFree: Free says whether a request would get a slot at once, without taking
+// one: true below the limit, false at it and while a request waits (a slot handed to a
+// waiter stays taken), true again once the slots are back.
+func TestLimiterFree(t *testing.T) {
+	l := NewLimiter(2, 64, 10*time.Second)
+	for i := 0; i < 3; i++ {
+		if !l.Free() {
+			t.Fatalf("Free() = false on an idle limiter (ask %d)", i)
+		}
+	}
+	if !l.TryAcquire() || !l.Free() {
+		t.Fatal("one of two slots taken: want another free (Free must not have taken one)")
+	}
+	if !l.TryAcquire() {
+		t.Fatal("the second slot was not free after Free said so")
+	}
+	if l.Free() {
+		t.Fatal("Free() = true with both slots taken")
+	}
+	got := make(chan error, 1)
+	go func() { got <- l.Acquire(context.Background()) }()
+	waitQueued(t, l, 1)
+	l.Release() // to the waiter: still full
+	if err := <-got; err != nil {
+		t.Fatal(err)
+	}
+	if l.Free() {
+		t.Fatal("Free() = true after the released slot went to the waiter")
+	}
+	l.Release()
+	if !l.Free() {
+		t.Fatal("Free() = false with one of two slots given back")
+	}
+	l.Release()
+	taken := 0
+	for range 3 {
+		if l.TryAcquire() {
+			taken++
+		}
+	}
+	if taken != 2 {
+		t.Fatalf("after every release: %d slots taken, want exactly two", taken)
+	}
+}
+
+// TestLimiterFreeAfterCancelledWaiter: a waiter that leaves the queue (cancelled) frees
+// nothing: the running request still holds the only slot until it releases it.
+func TestLimiterFreeAfterCancelledWaiter(t *testing.T) {
+	l := NewLimiter(1, 64, 10*time.Second)
+	if !l.TryAcquire() {
+		t.Fatal("the slot was not free")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan error, 1)
+	go func() { got <- l.Acquire(ctx) }()
+	waitQueued(t, l, 1)
+	if l.Free() {
+		t.Fatal("Free() = true with the slot taken and a request waiting")
+	}
+	cancel()
+	if err := <-got; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled waiter: %v", err)
+	}
+	if l.Free() {
+		t.Fatal("Free() = true with the slot still taken")
+	}
+	l.Release()
+	if !l.Free() {
+		t.Fatal("Free() = false on an idle limiter")
+	}
+}
+
 func TestLimiterCancelWhileQueued(t *testing.T) {
 	l := NewLimiter(1, 64, 10*time.Second)
 	if err := l.Acquire(context.Background()); err != nil {
