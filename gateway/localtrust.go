@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/peercred"
 	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
@@ -30,14 +31,14 @@ type localTrust struct {
 	// token is the state directory's local token ("" when there is none: no state dir).
 	token     string
 	tokenPath string
-	// peerUID names the user owning the far end of a loopback TCP connection (tcpPeerUID;
+	// peerUID names the user owning the far end of a loopback TCP connection (peercred.TCPPeerUID;
 	// a test may replace it to play another user).
 	peerUID func(remote, local *net.TCPAddr) (int, error)
 }
 
 // newLocalTrust reads (or makes) the local token of stateDir.
 func newLocalTrust(stateDir string, uid int) (localTrust, error) {
-	lt := localTrust{uid: uid, peerUID: tcpPeerUID}
+	lt := localTrust{uid: uid, peerUID: peercred.TCPPeerUID}
 	if stateDir == "" {
 		return lt, nil
 	}

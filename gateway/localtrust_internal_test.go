@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/peercred"
 )
 
 // TestTCPPeerUID: the kernel names the owner of a loopback connection's far end: this
@@ -37,7 +38,7 @@ func TestTCPPeerUID(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		uid, err := tcpPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
+		uid, err := peercred.TCPPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
 		if err != nil || uid != os.Getuid() {
 			t.Errorf("%s: peer uid %d, %v; want %d", addr, uid, err, os.Getuid())
 		}
@@ -69,7 +70,7 @@ func TestTCPPeerUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	uid, err := tcpPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
+	uid, err := peercred.TCPPeerUID(s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr))
 	if err != nil || uid != 65534 {
 		t.Errorf("a connection of nobody's: peer uid %d, %v; want 65534", uid, err)
 	}

@@ -9,19 +9,6 @@ import (
 	"time"
 )
 
-func TestSameUID(t *testing.T) {
-	if err := sameUID(1000, 1000); err != nil {
-		t.Errorf("same uid refused: %v", err)
-	}
-	if err := sameUID(1001, 1000); err == nil || !strings.Contains(err.Error(), "peer uid 1001") {
-		t.Errorf("another uid: %v, want a refusal naming it", err)
-	}
-	// Where the OS has no uids (os.Getuid is -1), no uid passes.
-	if err := sameUID(-1, -1); err == nil {
-		t.Error("uid -1 accepted")
-	}
-}
-
 // checkPeer accepts this process's own connection over a real socket (the peer check of
 // this OS, end to end) and refuses what is not a Unix socket.
 func TestCheckPeer(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/peercred"
 	"github.com/mcpgw/mcpgw/internal/statedir"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -78,7 +79,7 @@ func (lf *legacyFront) serveSocket(w http.ResponseWriter, r *http.Request) {
 }
 
 // checkPeer says whether the process at the other end of a socket connection runs as the
-// gateway's own user: nil if so, else why not (peerCheck is per OS: SO_PEERCRED on
+// gateway's own user: nil if so, else why not (peercred.Check is per OS: SO_PEERCRED on
 // Linux, LOCAL_PEERCRED on macOS, the peer process's token user on Windows).
 func checkPeer(c net.Conn) error {
 	uc, ok := c.(*net.UnixConn)
@@ -90,7 +91,7 @@ func checkPeer(c net.Conn) error {
 		return err
 	}
 	var cerr error
-	if err := raw.Control(func(fd uintptr) { cerr = peerCheck(fd) }); err != nil {
+	if err := raw.Control(func(fd uintptr) { cerr = peercred.Check(fd) }); err != nil {
 		return err
 	}
 	return cerr

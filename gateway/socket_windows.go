@@ -1,12 +1,8 @@
 package gateway
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"unsafe"
-
-	"golang.org/x/sys/windows"
 )
 
 // On Windows the local socket is an AF_UNIX socket too (Windows 10 1803 and later; Go's
@@ -21,50 +17,4 @@ func listenPrivate(path string) (net.Listener, error) {
 		return nil, fmt.Errorf("%w (AF_UNIX sockets need Windows 10 1803 or later)", err)
 	}
 	return ln, nil
-}
-
-// sioAFUnixGetPeerPID is SIO_AF_UNIX_GETPEERPID, _WSAIOR(IOC_VENDOR, 256) in afunix.h.
-const sioAFUnixGetPeerPID = 0x58000100
-
-func peerCheck(fd uintptr) error {
-	var pid uint32
-	var n uint32
-	if err := windows.WSAIoctl(windows.Handle(fd), sioAFUnixGetPeerPID, nil, 0,
-		(*byte)(unsafe.Pointer(&pid)), uint32(unsafe.Sizeof(pid)), &n, nil, 0); err != nil {
-		return fmt.Errorf("cannot learn the peer process: %w", err)
-	}
-	if n != uint32(unsafe.Sizeof(pid)) || pid == 0 {
-		return errors.New("cannot learn the peer process")
-	}
-	peer, err := processUser(pid)
-	if err != nil {
-		return fmt.Errorf("cannot read the user of peer process %d: %w", pid, err)
-	}
-	own, err := windows.GetCurrentProcessToken().GetTokenUser()
-	if err != nil {
-		return fmt.Errorf("cannot read the gateway's user: %w", err)
-	}
-	if !peer.Equals(own.User.Sid) {
-		return fmt.Errorf("peer process %d runs as %s, not as the gateway's user", pid, peer.String())
-	}
-	return nil
-}
-
-// processUser is the user SID in the token of process pid.
-func processUser(pid uint32) (*windows.SID, error) {
-	h, err := windows.OpenProcess(windows.PROCESS_QUERY_LIMITED_INFORMATION, false, pid)
-	if err != nil {
-		return nil, err
-	}
-	defer windows.CloseHandle(h)
-	var tok windows.Token
-	if err := windows.OpenProcessToken(h, windows.TOKEN_QUERY, &tok); err != nil {
-		return nil, err
-	}
-	defer tok.Close()
-	u, err := tok.GetTokenUser()
-	if err != nil {
-		return nil, err
-	}
-	return u.User.Sid.Copy()
 }

@@ -1,4 +1,4 @@
-package gateway
+package peercred
 
 import (
 	"encoding/binary"
@@ -8,12 +8,12 @@ import (
 	"syscall"
 )
 
-// tcpPeerUID names the user that owns the other end of a TCP connection on this host:
+// TCPPeerUID names the user that owns the other end of a TCP connection on this host:
 // the socket whose local address is remote and whose peer is local. It asks the kernel
 // with one sock_diag query by the connection's exact four-tuple (what `ss` does), so its
 // cost does not grow with the number of sockets on the host. It fails when the kernel
 // has no inet_diag (the caller then knows no user, and asks for a credential).
-func tcpPeerUID(remote, local *net.TCPAddr) (int, error) {
+func TCPPeerUID(remote, local *net.TCPAddr) (int, error) {
 	fd, err := syscall.Socket(syscall.AF_NETLINK, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, netlinkSockDiag)
 	if err != nil {
 		return -1, fmt.Errorf("sock_diag: %w", err)

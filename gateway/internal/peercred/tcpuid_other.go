@@ -1,15 +1,15 @@
 //go:build !linux
 
-package gateway
+package peercred
 
 import (
 	"errors"
 	"net"
 )
 
-// tcpPeerUID: only Linux tells who owns the other end of a loopback TCP connection. Here
+// TCPPeerUID: only Linux tells who owns the other end of a loopback TCP connection. Here
 // a local client without a credential is not the gateway's user as far as anyone knows;
 // it sends the local token (client-config puts it in the configs it prints).
-func tcpPeerUID(_, _ *net.TCPAddr) (int, error) {
+func TCPPeerUID(_, _ *net.TCPAddr) (int, error) {
 	return -1, errors.New("this OS does not name the user of a TCP peer")
 }

@@ -1,4 +1,4 @@
-package gateway
+package peercred
 
 import (
 	"fmt"
@@ -7,9 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// peerCheck reads the peer's credentials with LOCAL_PEERCRED (what getpeereid uses): its
+// Check reads the peer's credentials with LOCAL_PEERCRED (what getpeereid uses): its
 // effective uid when it connected must be the gateway's.
-func peerCheck(fd uintptr) error {
+func Check(fd uintptr) error {
 	cred, err := unix.GetsockoptXucred(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERCRED)
 	if err != nil {
 		return fmt.Errorf("cannot read the peer's credentials: %w", err)
@@ -17,7 +17,7 @@ func peerCheck(fd uintptr) error {
 	if cred.Version != xucredVersion {
 		return fmt.Errorf("cannot read the peer's credentials: xucred version %d", cred.Version)
 	}
-	return sameUID(int(cred.Uid), os.Getuid())
+	return SameUID(int(cred.Uid), os.Getuid())
 }
 
 // xucredVersion is XUCRED_VERSION in <sys/ucred.h>.

@@ -1,4 +1,4 @@
-package gateway
+package peercred
 
 import (
 	"fmt"
@@ -6,11 +6,11 @@ import (
 	"syscall"
 )
 
-// peerCheck reads the peer's credentials with SO_PEERCRED: its uid must be the gateway's.
-func peerCheck(fd uintptr) error {
+// Check reads the peer's credentials with SO_PEERCRED: its uid must be the gateway's.
+func Check(fd uintptr) error {
 	cred, err := syscall.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
 	if err != nil {
 		return fmt.Errorf("cannot read the peer's credentials: %w", err)
 	}
-	return sameUID(int(cred.Uid), os.Getuid())
+	return SameUID(int(cred.Uid), os.Getuid())
 }
