@@ -47,7 +47,7 @@ func (p adminPort) CredentialFailed(r *http.Request, where string) {
 
 // CredentialSucceeded forgets r's source's wrong credentials.
 func (p adminPort) CredentialSucceeded(r *http.Request) {
-	p.g.gate.signins.succeeded(p.g.gate.sourceOf(r))
+	p.g.gate.signins.Succeeded(p.g.gate.sourceOf(r))
 }
 
 // Audit records one audit event.

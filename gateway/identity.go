@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/signin"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -34,7 +35,7 @@ func (g *Gateway) policy() *policy { return g.pol.Load() }
 type gatekeeper struct {
 	g       *Gateway
 	local   localTrust
-	signins signinGuard
+	signins signin.Guard
 }
 
 // authenticate establishes the caller's identity or writes the refusal.
