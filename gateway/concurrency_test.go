@@ -91,6 +91,26 @@ func upstreamLines(t *testing.T, dir, prefix string) []string {
 	return lines
 }
 
+// upstreamLinesWith is upstreamLines once a line holding want is there: tee passes a line
+// on to the upstream before it writes it to its file, so the upstream may have answered a
+// request whose line the file does not hold yet. It waits at most 5 s.
+func upstreamLinesWith(t *testing.T, dir, prefix, want string) []string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		lines := upstreamLines(t, dir, prefix)
+		for _, l := range lines {
+			if strings.Contains(l, want) {
+				return lines
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s line holds %s within 5s: %q", prefix, want, lines)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestConcurrencyLimitSerializes: with max_concurrency 1 (the stdio default), 10 parallel
 // calls of a slow tool all complete, the upstream never has two of them at once, and the
 // queue wait shows in the metrics.

@@ -275,7 +275,7 @@ func TestTracingStdioMeta(t *testing.T) {
 			Meta map[string]string `json:"_meta"`
 		} `json:"params"`
 	}
-	for _, l := range upstreamLines(t, dir, "in") {
+	for _, l := range upstreamLinesWith(t, dir, "in", `"tools/call"`) {
 		if strings.Contains(l, `"tools/call"`) {
 			if err := json.Unmarshal([]byte(l), &sent); err != nil {
 				t.Fatalf("upstream line %s: %v", l, err)
