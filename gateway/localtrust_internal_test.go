@@ -166,4 +166,3 @@ func TestLocalOwner(t *testing.T) {
 		t.Error("a remote client behind a trusted proxy was taken for the owner")
 	}
 }
-
