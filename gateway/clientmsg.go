@@ -55,23 +55,23 @@ func (dp *dispatcher) clientResponse(s *Session, m *wire.Msg) {
 	g := dp.g
 	var id string
 	_ = json.Unmarshal(m.ID, &id)
-	pr, ok := dp.routes.answered(id, s)
+	pr, ok := dp.routes.Answered(id, s)
 	switch {
 	case !ok:
 		g.metrics.AnswerDropped("unknown")
 		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
 		return
-	case pr.session != s:
+	case pr.Session != s:
 		g.metrics.AnswerDropped("wrong_session")
 		g.log.Warn("dropped a response to a request sent to another session", "session", s.ID,
-			"owner_session", pr.session.ID, "id", string(m.ID))
+			"owner_session", pr.Session.ID, "id", string(m.ID))
 		return
 	}
-	if pr.wait != nil {
-		pr.answer(m.Result, m.Error)
+	if pr.Wait != nil {
+		pr.Answer(m.Result, m.Error)
 		return
 	}
-	if err := pr.conn.Reply(pr.upstreamID, m.Result, m.Error); err != nil {
-		g.log.Warn("relaying a client response upstream failed", "server", pr.conn.Name, "err", err)
+	if err := pr.Conn.Reply(pr.UpstreamID, m.Result, m.Error); err != nil {
+		g.log.Warn("relaying a client response upstream failed", "server", pr.Conn.Name, "err", err)
 	}
 }

@@ -2,19 +2,19 @@ package gateway
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 func answerTestGateway(logs *bytes.Buffer) *Gateway {
-	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), calls: dispatcher{routes: newRoutes()},
+	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), calls: dispatcher{routes: routes.New[*Session]("mcpgw-p")},
 		log: slog.New(slog.NewJSONHandler(logs, nil))}
 	linkParts(g)
 	return g
@@ -29,16 +29,16 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	var logs bytes.Buffer
 	g := answerTestGateway(&logs)
 	owner, other := &Session{g: g, ID: "owner-session"}, &Session{g: g, ID: "other-session"}
-	wait := make(chan clientAnswer, 1)
-	id := g.calls.routes.ask(pendingReq{session: owner, wait: wait})
+	wait := make(chan routes.Answer, 1)
+	id := g.calls.routes.Ask(routes.Request[*Session]{Session: owner, Wait: wait})
 
 	g.calls.clientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
 	select {
 	case a := <-wait:
-		t.Fatalf("another session's answer reached the owner's request: %s", a.result)
+		t.Fatalf("another session's answer reached the owner's request: %s", a.Result)
 	default:
 	}
-	if _, ok := g.calls.routes.pending[id]; !ok {
+	if !g.calls.routes.Pending(id) {
 		t.Fatal("another session's answer removed the owner's pending request")
 	}
 	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "wrong_session"); n != 1 {
@@ -52,39 +52,18 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	g.calls.clientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
 	select {
 	case a := <-wait:
-		if !strings.Contains(string(a.result), `"accept"`) {
-			t.Errorf("the owner's request got %s, want the owner's accept", a.result)
+		if !strings.Contains(string(a.Result), `"accept"`) {
+			t.Errorf("the owner's request got %s, want the owner's accept", a.Result)
 		}
 	default:
 		t.Fatal("the owner's answer did not reach its request")
 	}
-	if _, ok := g.calls.routes.pending[id]; ok {
+	if g.calls.routes.Pending(id) {
 		t.Error("the answered request is still pending")
 	}
 
 	g.calls.clientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
 	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "unknown"); n != 1 {
 		t.Errorf(`mcpgw_client_responses_dropped_total{reason="unknown"} = %v, want 1`, n)
-	}
-}
-
-// TestRequestIDsAreNotGuessable: the ids of server-to-client requests carry 96 random bits
-// (no counter another session could count along with), and stay short.
-func TestRequestIDsAreNotGuessable(t *testing.T) {
-	seen := map[string]bool{}
-	for range 1000 {
-		id := newRequestID()
-		rest, ok := strings.CutPrefix(id, "mcpgw-r")
-		if !ok {
-			t.Fatalf("id %q lacks the mcpgw-r prefix", id)
-		}
-		raw, err := base64.RawURLEncoding.DecodeString(rest)
-		if err != nil || len(raw) != 12 {
-			t.Fatalf("id %q: want 12 random bytes in unpadded base64url after the prefix (%v)", id, err)
-		}
-		if seen[id] {
-			t.Fatalf("id %q issued twice", id)
-		}
-		seen[id] = true
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -16,12 +17,12 @@ import (
 
 // dispatcher answers clients' requests: the method table (dispatch), the call path to an
 // upstream (forward.go) or a plugin (plugins.go), and the way back from upstreams
-// (relay.go, clientmsg.go, routes.go). describeName/describeDef and
+// (relay.go, clientmsg.go, gateway/internal/routes). describeName/describeDef and
 // searchName/searchDef are the gateway's own tools of the thin and search lists
 // (handshake.go, gateway/internal/listform).
 type dispatcher struct {
 	g            *Gateway
-	routes       routes
+	routes       *routes.Table[*Session]
 	describeName string
 	describeDef  json.RawMessage
 	searchName   string
@@ -237,7 +238,7 @@ func (dp *dispatcher) rewriteMeta(meta json.RawMessage) (json.RawMessage, progre
 	var tok progressToken
 	err := wire.StrictMembers(meta, func(k, v []byte) error {
 		if string(k) == "progressToken" {
-			tok = progressToken{gw: dp.routes.progressToken(), client: v}
+			tok = progressToken{gw: dp.routes.ProgressToken(), client: v}
 			out.Str("progressToken", tok.gw)
 			return nil
 		}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -69,7 +70,7 @@ func (sl *slot) giveBack() {
 // forwardCall is forward under the observer's context.
 func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	g := dp.g
-	defer dp.routes.dropProgress(c.prog.gw)
+	defer dp.routes.DropProgress(c.prog.gw)
 	timeout := dp.callTimeout(c.server)
 	// The call is bounded by a deadline carried on the call, not by a derived context: one
 	// context, timer and cancel registration less per call. The client going away still
@@ -345,7 +346,7 @@ func (o *callOwner) Attach(k *upstream.Call) {
 	o.s.inflight[string(o.id)] = o
 	o.s.mu.Unlock()
 	if o.prog.gw != "" {
-		route := progressRoute{session: o.s, token: append(json.RawMessage(nil), o.prog.client...), call: k}
-		o.g.calls.routes.routeProgress(o.prog.gw, route)
+		route := routes.Progress[*Session]{Session: o.s, Token: append(json.RawMessage(nil), o.prog.client...), Call: k}
+		o.g.calls.routes.RouteProgress(o.prog.gw, route)
 	}
 }

@@ -5,7 +5,6 @@ package gateway
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
@@ -138,7 +138,7 @@ func linkParts(g *Gateway) {
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
-		live: sessionTable{sessions: map[string]*Session{}}, calls: dispatcher{routes: newRoutes()},
+		live: sessionTable{sessions: map[string]*Session{}}, calls: dispatcher{routes: routes.New[*Session]("mcpgw-p")},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	linkParts(g)
@@ -462,11 +462,4 @@ func (g *Gateway) notifyIfChanged(s *Session) (sentTools, sentOthers bool) {
 // per view).
 func listFingerprints(v *registry.View) (tools, others string) {
 	return "t" + v.Hash(), "o" + v.OthersHash()
-}
-
-// randomHex returns n random bytes in hex.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

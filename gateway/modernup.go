@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -45,12 +46,12 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 	type asked struct {
 		key  string
 		id   string
-		wait chan clientAnswer
+		wait chan routes.Answer
 	}
 	var pending []asked
 	defer func() {
 		for _, a := range pending {
-			g.calls.routes.forget(a.id)
+			g.calls.routes.Forget(a.id)
 		}
 	}()
 	for key, raw := range ir.InputRequests {
@@ -73,8 +74,8 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 		if !capOK {
 			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
 		}
-		wait := make(chan clientAnswer, 1)
-		id := g.calls.routes.ask(pendingReq{session: s, wait: wait})
+		wait := make(chan routes.Answer, 1)
+		id := g.calls.routes.Ask(routes.Request[*Session]{Session: s, Wait: wait})
 		pending = append(pending, asked{key: key, id: id, wait: wait})
 		if err := out.related(wire.Request(wire.Quote(id), r.Method, r.Params)); err != nil {
 			return fail(fmt.Sprintf("upstream %q needs %s, and the client has no stream to be asked on", server, r.Method))
@@ -86,10 +87,10 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 	for _, a := range pending {
 		select {
 		case ans := <-a.wait:
-			if ans.err != nil {
-				return fail(fmt.Sprintf("the client refused upstream %q's input request: %s", server, ans.err.Message))
+			if ans.Err != nil {
+				return fail(fmt.Sprintf("the client refused upstream %q's input request: %s", server, ans.Err.Message))
 			}
-			responses[a.key] = ans.result
+			responses[a.key] = ans.Result
 		case <-timer.C:
 			return fail(fmt.Sprintf("the client did not answer upstream %q's input request in time", server))
 		case <-ctx.Done():

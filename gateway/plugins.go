@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
@@ -117,12 +118,6 @@ func (s *Session) cancelPlugin(id json.RawMessage) bool {
 // maxMessageSetting is the setting that bounds an upstream's message and a plugin's result.
 const maxMessageSetting = "upstream.max_message_bytes"
 
-// clientAnswer is a client's response to a request the gateway itself made.
-type clientAnswer struct {
-	result json.RawMessage
-	err    *wire.ErrorObject
-}
-
 // confirmSchema is what an elicitation for a plugin confirmation asks for: one boolean.
 var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"type":"boolean","title":"Confirm","description":"Yes: go ahead. This cannot be undone."}},"required":["confirm"]}`)
 
@@ -130,9 +125,9 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
 func (dp *dispatcher) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
-	wait := make(chan clientAnswer, 1)
-	id := dp.routes.ask(pendingReq{session: s, wait: wait})
-	defer dp.routes.forget(id)
+	wait := make(chan routes.Answer, 1)
+	id := dp.routes.Ask(routes.Request[*Session]{Session: s, Wait: wait})
+	defer dp.routes.Forget(id)
 	params, err := json.Marshal(map[string]any{"message": message, "requestedSchema": confirmSchema})
 	if err != nil {
 		return false, err
@@ -140,36 +135,21 @@ func (dp *dispatcher) confirm(ctx context.Context, s *Session, message string, o
 	if err := out.related(wire.Request(wire.Quote(id), "elicitation/create", params)); err != nil {
 		return false, fmt.Errorf("the client cannot be asked: %v", err)
 	}
-	var a clientAnswer
+	var a routes.Answer
 	select {
 	case a = <-wait:
 	case <-ctx.Done():
 		return false, ctx.Err()
 	}
-	if a.err != nil {
-		return false, fmt.Errorf("the client answered with an error: %s", a.err.Message)
+	if a.Err != nil {
+		return false, fmt.Errorf("the client answered with an error: %s", a.Err.Message)
 	}
 	var r struct {
 		Action  string         `json:"action"`
 		Content map[string]any `json:"content"`
 	}
-	if err := json.Unmarshal(a.result, &r); err != nil {
+	if err := json.Unmarshal(a.Result, &r); err != nil {
 		return false, fmt.Errorf("the client's answer is not an elicitation result: %v", err)
 	}
 	return r.Action == "accept" && r.Content["confirm"] == true, nil
-}
-
-// answer hands a client's response to the gateway's own request that waits for it.
-func (pr pendingReq) answer(result, errObj json.RawMessage) {
-	a := clientAnswer{result: append(json.RawMessage(nil), result...)}
-	if len(errObj) > 0 {
-		a.err = &wire.ErrorObject{}
-		if json.Unmarshal(errObj, a.err) != nil {
-			a.err.Message = "malformed error"
-		}
-	}
-	select {
-	case pr.wait <- a:
-	default:
-	}
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -56,10 +57,10 @@ func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.M
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		gwID, pr := dp.routes.withdrawn(c, p.RequestID)
+		gwID, pr := dp.routes.Withdrawn(c, p.RequestID)
 		if gwID != "" {
 			params, _ := json.Marshal(map[string]any{"requestId": gwID, "reason": p.Reason})
-			_ = pr.session.send(wire.Notification(m.Method, params))
+			_ = pr.Session.send(wire.Notification(m.Method, params))
 		}
 	default:
 		if m.IsRequest() {
@@ -79,16 +80,16 @@ func (dp *dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
 	if json.Unmarshal(p["progressToken"], &tok) != nil {
 		return
 	}
-	route, ok := dp.routes.progressRoute(tok)
+	route, ok := dp.routes.ProgressRoute(tok)
 	// A token only counts on the connection its call went out on: another upstream (or
 	// another tenant's instance) that learnt or guessed it reaches nobody.
-	if !ok || route.call == nil || route.call.Conn() != c {
+	if !ok || route.Call == nil || route.Call.Conn() != c {
 		dp.unroutable(c, "notification")
 		return
 	}
-	p["progressToken"] = route.token
+	p["progressToken"] = route.Token
 	params, _ := json.Marshal(p)
-	if !route.call.Push(wire.Notification(m.Method, params)) {
+	if !route.Call.Push(wire.Notification(m.Method, params)) {
 		dp.unroutable(c, "overflow")
 	}
 }
@@ -157,7 +158,7 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 		go c.Reply(upID, nil, e)
 		return
 	}
-	id := dp.routes.ask(pendingReq{conn: c, upstreamID: upID, session: s})
+	id := dp.routes.Ask(routes.Request[*Session]{Conn: c, UpstreamID: upID, Session: s})
 	msg := wire.Request(wire.Quote(id), m.Method, m.Params)
 	var err error
 	if k != nil {
@@ -169,7 +170,7 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 		err = s.send(msg)
 	}
 	if err != nil {
-		dp.routes.forget(id)
+		dp.routes.Forget(id)
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "client session has no open stream for " + m.Method})
 		go c.Reply(upID, nil, e)
 	}

@@ -239,7 +239,7 @@ func (s *Session) close() {
 	for _, pc := range pcs {
 		pc.cancel()
 	}
-	s.g.calls.routes.forgetSession(s)
+	s.g.calls.routes.ForgetSession(s)
 	s.g.reg.Instances().ReleaseOwner(s, nil)
 	s.g.pluginSubs.dropSession(s)
 	s.resumes.Close()

@@ -172,7 +172,7 @@ func (st *sessionTable) reap() {
 		if sweeps++; sweeps%10 == 0 {
 			st.sweep(now)
 		}
-		g.calls.routes.expire(now)
+		g.calls.routes.Expire(now)
 		all := st.all()
 		for _, s := range all {
 			s.mu.Lock()
