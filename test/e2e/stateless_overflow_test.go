@@ -199,6 +199,21 @@ func startLong(t *testing.T, ctx context.Context, url string, hdr map[string]str
 	return long
 }
 
+// twoAnswers collects the two final answers in the order they came, within ctx.
+func twoAnswers(t *testing.T, ctx context.Context, answers <-chan string) []string {
+	t.Helper()
+	var order []string
+	for len(order) < 2 {
+		select {
+		case a := <-answers:
+			order = append(order, a)
+		case <-ctx.Done():
+			t.Fatalf("answers within the deadline: %q", order)
+		}
+	}
+	return order
+}
+
 // TestStatelessOverflow: while a stateless caller's long call runs on its instance, its
 // echo is answered first, by an instance started for it and stopped after; the long call
 // still completes with its result.
@@ -221,15 +236,7 @@ func TestStatelessOverflow(t *testing.T) {
 	hdr, body = statelessCall(t, 102, "ev__echo", map[string]any{"message": "while long"}, "")
 	go finalOf("echo", streamPost(ctx, g.URL, hdr, body), answers)
 
-	var order []string
-	for len(order) < 2 {
-		select {
-		case a := <-answers:
-			order = append(order, a)
-		case <-ctx.Done():
-			t.Fatalf("answers within the deadline: %q", order)
-		}
-	}
+	order := twoAnswers(t, ctx, answers)
 	if !strings.HasPrefix(order[0], "echo ") || !strings.Contains(order[0], "Echo: while long") {
 		t.Fatalf("first answer %.300s, want echo's (the long call held it)", order[0])
 	}
@@ -267,15 +274,7 @@ func TestStatelessOverflowNotForSessions(t *testing.T) {
 	go finalOf("long", long, answers)
 	hdr, body = sessionCall(s, 102, "ev__echo", map[string]any{"message": "after long"}, "")
 	go finalOf("echo", streamPost(ctx, g.URL, hdr, body), answers)
-	var order []string
-	for len(order) < 2 {
-		select {
-		case a := <-answers:
-			order = append(order, a)
-		case <-ctx.Done():
-			t.Fatalf("answers within the deadline: %q", order)
-		}
-	}
+	order := twoAnswers(t, ctx, answers)
 	if !strings.HasPrefix(order[0], "long ") || !strings.Contains(order[0], "Long running operation completed") ||
 		!strings.HasPrefix(order[1], "echo ") || !strings.Contains(order[1], "Echo: after long") {
 		t.Fatalf("answers %.300q: want the long call's, then echo's (in the instance's queue)", order)

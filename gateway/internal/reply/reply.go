@@ -264,18 +264,27 @@ func (p *Post) Related(msg []byte) error {
 	return p.event(msg, true, false)
 }
 
-// Reply writes the response (nil ends the request without one, after cancellation): as
-// one JSON body unless the answer is an event stream already or the client prefers one.
-func (p *Post) Reply(msg []byte) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
+// answering marks the request answered and stops its priming timer; false when it was
+// answered already. Callers hold p.mu.
+func (p *Post) answering() bool {
 	if p.done {
-		return ErrAnswered
+		return false
 	}
 	p.done = true
 	if p.timer != nil {
 		p.timer.stop()
 		p.timer = nil
+	}
+	return true
+}
+
+// Reply writes the response (nil ends the request without one, after cancellation): as
+// one JSON body unless the answer is an event stream already or the client prefers one.
+func (p *Post) Reply(msg []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.answering() {
+		return ErrAnswered
 	}
 	if msg == nil {
 		p.startStream()
@@ -298,13 +307,8 @@ func (p *Post) Reply(msg []byte) error {
 func (p *Post) ReplyResult(id, result []byte) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.done {
+	if !p.answering() {
 		return ErrAnswered
-	}
-	p.done = true
-	if p.timer != nil {
-		p.timer.stop()
-		p.timer = nil
 	}
 	if !p.sse && !p.sseWanted {
 		p.w.Header()["Content-Type"] = ctJSON
