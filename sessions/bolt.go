@@ -30,6 +30,7 @@ var (
 	bucketTasks    = []byte("tasks")
 	bucketConvs    = []byte("conversations")
 	bucketConfig   = []byte("config")
+	bucketPins     = []byte("pins")
 	bucketMeta     = []byte("meta")
 
 	keySchemaVersion = []byte("schema_version")
@@ -50,6 +51,11 @@ var boltMigrations = []boltMigration{
 	{From: 1, Name: "v1-to-v2-config-bucket", Run: func(tx *bolt.Tx) error {
 		// Admin API config entries (servers, agents, executors, settings).
 		_, err := tx.CreateBucketIfNotExists(bucketConfig)
+		return err
+	}},
+	{From: 2, Name: "v2-to-v3-pins-bucket", Run: func(tx *bolt.Tx) error {
+		// Integrity records of served definitions.
+		_, err := tx.CreateBucketIfNotExists(bucketPins)
 		return err
 	}},
 }
@@ -494,5 +500,56 @@ func (s *Bolt) ListConfig() ([]*ConfigEntry, error) {
 		})
 	})
 	sortEntries(out)
+	return out, err
+}
+
+func (s *Bolt) PutPin(p *Pin) error {
+	if !validPin(p) {
+		return errBadPinKey
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPins).Put([]byte(PinKey(p.Server, p.Kind, p.Name)), b)
+	})
+}
+
+func (s *Bolt) GetPin(server, kind, name string) (*Pin, error) {
+	var p *Pin
+	err := s.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketPins).Get([]byte(PinKey(server, kind, name)))
+		if v == nil {
+			return ErrNotFound
+		}
+		p = new(Pin)
+		return json.Unmarshal(v, p)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Bolt) DeletePin(server, kind, name string) error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPins).Delete([]byte(PinKey(server, kind, name)))
+	})
+}
+
+func (s *Bolt) ListPins() ([]*Pin, error) {
+	var out []*Pin
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPins).ForEach(func(k, v []byte) error {
+			p := new(Pin)
+			if err := json.Unmarshal(v, p); err != nil {
+				return fmt.Errorf("pin %q: %w", k, err)
+			}
+			out = append(out, p)
+			return nil
+		})
+	})
+	sortPins(out)
 	return out, err
 }

@@ -137,6 +137,12 @@ func (c *Cached) PutConfig(e *ConfigEntry) error                    { return c.s
 func (c *Cached) GetConfig(kind, name string) (*ConfigEntry, error) { return c.s.GetConfig(kind, name) }
 func (c *Cached) DeleteConfig(kind, name string) error              { return c.s.DeleteConfig(kind, name) }
 func (c *Cached) ListConfig() ([]*ConfigEntry, error)               { return c.s.ListConfig() }
+func (c *Cached) PutPin(p *Pin) error                               { return c.s.PutPin(p) }
+func (c *Cached) GetPin(server, kind, name string) (*Pin, error) {
+	return c.s.GetPin(server, kind, name)
+}
+func (c *Cached) DeletePin(server, kind, name string) error { return c.s.DeletePin(server, kind, name) }
+func (c *Cached) ListPins() ([]*Pin, error)                 { return c.s.ListPins() }
 func (c *Cached) GetConversation(a, id string) (*Conversation, error) {
 	return c.s.GetConversation(a, id)
 }

@@ -25,8 +25,11 @@ import (
 //	mcpgw:task:<id>             a task (JSON)
 //	mcpgw:conv:<agent>:<id>     a conversation (JSON)
 //	mcpgw:config:<kind>:<name>  an admin API config entry (JSON)
-//	mcpgw:sessions, mcpgw:tasks, mcpgw:configs
-//	                            sets of the ids above, for List, ListTasks and ListConfig
+//	mcpgw:pin:<server>:<kind>:<name>
+//	                            an integrity record of a served definition (JSON)
+//	mcpgw:sessions, mcpgw:tasks, mcpgw:configs, mcpgw:pins
+//	                            sets of the ids above, for List, ListTasks, ListConfig and
+//	                            ListPins
 //
 // Parts of keys are escaped ('%' and ':' as %25 and %3A), so that no agent or id can
 // collide with another. Records have no Redis TTL: the gateway reaps idle sessions.
@@ -49,6 +52,7 @@ const (
 	keySessions = "mcpgw:sessions"
 	keyTasks    = "mcpgw:tasks"
 	keyConfigs  = "mcpgw:configs"
+	keyPins     = "mcpgw:pins"
 	listChunk   = 500
 )
 
@@ -65,6 +69,12 @@ func configID(kind, name string) string {
 	return keyEscaper.Replace(kind) + ":" + keyEscaper.Replace(name)
 }
 func configKeyRedis(id string) string { return "mcpgw:config:" + id }
+
+// pinID is a pin's id in the mcpgw:pins set (and the tail of its key).
+func pinID(server, kind, name string) string {
+	return keyEscaper.Replace(server) + ":" + keyEscaper.Replace(kind) + ":" + keyEscaper.Replace(name)
+}
+func pinKeyRedis(id string) string { return "mcpgw:pin:" + id }
 
 // OpenRedis connects to the server at rawURL: redis://[user:password@]host:port/db,
 // rediss://… (TLS) or unix:///path/to/socket?db=N; go-redis's query options (dial_timeout,
@@ -275,6 +285,45 @@ func (s *Redis) ListConfig() ([]*ConfigEntry, error) {
 		return nil
 	})
 	sortEntries(out)
+	return out, err
+}
+
+func (s *Redis) PutPin(p *Pin) error {
+	if !validPin(p) {
+		return errBadPinKey
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	id := pinID(p.Server, p.Kind, p.Name)
+	return s.putIndexed("put pin", keyPins, id, pinKeyRedis(id), b)
+}
+
+func (s *Redis) GetPin(server, kind, name string) (*Pin, error) {
+	p := new(Pin)
+	if err := s.getJSON("get pin", pinKeyRedis(pinID(server, kind, name)), p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+func (s *Redis) DeletePin(server, kind, name string) error {
+	id := pinID(server, kind, name)
+	return s.deleteIndexed("delete pin", keyPins, id, pinKeyRedis(id))
+}
+
+func (s *Redis) ListPins() ([]*Pin, error) {
+	var out []*Pin
+	err := s.listIndexed("list pins", keyPins, pinKeyRedis, func(id string, v []byte) error {
+		p := new(Pin)
+		if err := json.Unmarshal(v, p); err != nil {
+			return fmt.Errorf("pin %q: %w", id, err)
+		}
+		out = append(out, p)
+		return nil
+	})
+	sortPins(out)
 	return out, err
 }
 

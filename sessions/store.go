@@ -100,6 +100,8 @@ var ErrUnavailable = errors.New("session store unavailable")
 
 var errBadConfigKey = errors.New("config entry: kind and name must be non-empty and hold no NUL")
 
+var errBadPinKey = errors.New("pin: server and kind must be non-empty, name too unless the kind is server, and none may hold a NUL")
+
 // Store holds session, task and conversation records. Every method is safe for
 // concurrent use. Records are stored by value: callers may change what they passed to
 // Put or got from Get without affecting the store.
@@ -122,6 +124,12 @@ type Store interface {
 	GetConfig(kind, name string) (*ConfigEntry, error)
 	DeleteConfig(kind, name string) error
 	ListConfig() ([]*ConfigEntry, error)
+	// PutPin, GetPin, DeletePin and ListPins keep the integrity records of served
+	// definitions (ListPins sorts them by server, kind, name).
+	PutPin(p *Pin) error
+	GetPin(server, kind, name string) (*Pin, error)
+	DeletePin(server, kind, name string) error
+	ListPins() ([]*Pin, error)
 	Close() error
 }
 
@@ -161,6 +169,8 @@ type Memory struct {
 	convs map[convKey]Conversation
 	// config holds admin API entries by configKey.
 	config map[string]ConfigEntry
+	// pins holds integrity records by PinKey.
+	pins map[string]*Pin
 }
 
 type convKey struct{ agent, id string }
