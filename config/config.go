@@ -43,6 +43,8 @@ type Config struct {
 	// built-in profiles (DefaultClients) are merged under the file's: an entry of the same
 	// name replaces the built-in one.
 	Clients map[string]*ClientProfile `yaml:"clients"`
+	// Integrity pins the definitions servers and plugins serve (integrity.go).
+	Integrity IntegrityConfig `yaml:"integrity"`
 
 	// Path is the file the config was read from ("" for the embedded default).
 	Path string `yaml:"-"`
@@ -266,6 +268,12 @@ type ServerDef struct {
 	// AgentGrace is how long a per_agent instance outlives its agent's last session
 	// (default DefaultAgentGrace).
 	AgentGrace time.Duration `yaml:"agent_grace"`
+	// Integrity is the server's integrity policy: pin, warn or off (default
+	// integrity.policy; integrity.go).
+	Integrity string `yaml:"integrity"`
+	// AddedBy is "api" for a server added through the admin API (set when the API's
+	// entries are merged; never read from a file).
+	AddedBy string `yaml:"-"`
 }
 
 // Queue bounds the requests waiting for a slot of an instance with max_concurrency: at
@@ -526,6 +534,9 @@ type PluginDef struct {
 	// Refresh is how often the plugin's resource types are read again (a table added to
 	// the database appears as tools; 0: the default, 1m; negative: never).
 	Refresh time.Duration `yaml:"refresh"`
+	// Integrity is the plugin's integrity policy: pin, warn or off (default
+	// integrity.policy; integrity.go).
+	Integrity string `yaml:"integrity"`
 	// CallTimeout bounds one tool call, a confirmation asked of the user included (default
 	// upstream.call_timeout).
 	CallTimeout time.Duration `yaml:"call_timeout"`

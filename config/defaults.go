@@ -53,6 +53,7 @@ func (c *Config) applyDefaults() {
 	c.applyHTTPDefaults()
 	c.applyLogDefaults()
 	c.applyClientDefaults()
+	c.applyIntegrityDefaults()
 	for _, d := range c.Servers {
 		c.ApplyServerDefaults(d)
 	}

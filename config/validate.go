@@ -96,6 +96,7 @@ func (c *Config) Validate() Problems {
 	c.validateProjects(&ps)
 	c.validateTasks(&ps)
 	c.validateClients(&ps)
+	c.validateIntegrity(&ps)
 	return ps
 }
 

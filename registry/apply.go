@@ -30,7 +30,9 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
-	r.setBusyPoll(cfg.Upstream.BusyPoll)
+	// upstream.busy_poll, for the calls from now on (the plugin kinds follow it through
+	// Configure: configureKinds).
+	r.dialer.Busy.SetDuration(cfg.Upstream.BusyPoll)
 	r.configureKinds(cfg)
 	old := r.set.Load()
 	// Exposed names depend on the naming settings: a change there re-lists every server.
@@ -128,12 +130,6 @@ func (s *Server) drain() {
 		return
 	}
 	time.AfterFunc(s.reg.timing.DrainFor, s.stop)
-}
-
-// setBusyPoll applies upstream.busy_poll to the registry's upstream calls (its plugin
-// kinds follow it through Configure: configureKinds).
-func (r *Registry) setBusyPoll(d time.Duration) {
-	r.dialer.Busy.SetDuration(d)
 }
 
 // HasRetired reports whether any retired server is waiting for Release.

@@ -38,6 +38,8 @@ type Tool struct {
 	// PluginHost.Call(PluginTool) in the gateway instead of going to an upstream.
 	PluginTool *plugin.Tool
 	PluginHost *Plugin
+	// Hash is the fingerprint of the upstream's own definition (registry/integrity.go).
+	Hash string
 }
 
 // Prompt is one upstream prompt as exposed.
@@ -46,6 +48,7 @@ type Prompt struct {
 	Name    string
 	Exposed string
 	Def     json.RawMessage
+	Hash    string // the fingerprint of the upstream's own definition
 }
 
 // Resource is a resource or resource template; URIs are not renamed.
@@ -53,6 +56,7 @@ type Resource struct {
 	Server string
 	URI    string // uri, or uriTemplate for templates
 	Def    json.RawMessage
+	Hash   string // a template's fingerprint
 }
 
 // Catalog is what one upstream offers, as of its last listing.

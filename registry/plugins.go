@@ -43,6 +43,7 @@ type Plugin struct {
 	cat      *plugin.Catalog
 	print    string              // what cat offers, to tell a real change from a re-read
 	gens     map[string]*Catalog // generated catalogues by generation inputs
+	hashes   map[string]string   // each tool's fingerprint, by full name (integrity.go)
 }
 
 // openFunc starts a plugin's provider from its definition: a built-in type's opener, or
@@ -259,6 +260,7 @@ func (p *Plugin) closeProvider(prov plugin.Plugin) {
 // set records the plugin's state and catalogue (nil cat: none, while not up).
 func (p *Plugin) set(state string, err error, prov plugin.Plugin, cat *plugin.Catalog) {
 	print := fingerprint(cat)
+	hashes := p.observePlugin(cat) // before the catalogue is used: see integrity.go
 	p.mu.Lock()
 	wasUp := p.state == StateUp
 	changed := p.state != state || p.print != print
@@ -272,7 +274,7 @@ func (p *Plugin) set(state string, err error, prov plugin.Plugin, cat *plugin.Ca
 		p.since = time.Now()
 	}
 	if p.print != print || cat == nil {
-		p.cat, p.prov, p.print, p.gens = cat, prov, print, nil
+		p.cat, p.prov, p.print, p.gens, p.hashes = cat, prov, print, nil, hashes
 	}
 	p.mu.Unlock()
 	if changed {
@@ -336,7 +338,8 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 			cat.Problems = append(cat.Problems, fmt.Sprintf("tool %q cannot be written as JSON: %v; it is left out", pt.Full, err))
 			continue
 		}
-		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: rename(def, pt.Def.Name), PluginTool: pt, PluginHost: p}
+		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: rename(def, pt.Def.Name), PluginTool: pt, PluginHost: p,
+			Hash: p.hashes[pt.Full]}
 		t.ReadOnly, t.Destructive = pt.Def.Annotations.ReadOnly(), pt.Def.Annotations.Destructive()
 		cat.Tools = append(cat.Tools, t)
 	}

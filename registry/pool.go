@@ -93,16 +93,14 @@ func (e *PoolFullError) Error() string {
 	return fmt.Sprintf("server %q has all %d pooled instances in use (pool.max); none came free within %s", e.Server, e.Max, e.Waited.Round(time.Millisecond))
 }
 
-// OnInstanceStart, when set, is told how long each instance took to start and
-// initialize (pooled or not): the gateway's start time histogram.
-func (r *Registry) observeStart(server string, d time.Duration) {
-	if f := r.OnInstanceStart; f != nil {
-		f(server, d)
+// ObserveStart records an instance start (the pool's, or a session's own instance's): the
+// registry's OnInstanceStart, when set, is told how long it took to start and initialize
+// (the gateway's start time histogram).
+func (s *Server) ObserveStart(d time.Duration) {
+	if f := s.reg.OnInstanceStart; f != nil {
+		f(s.Name, d)
 	}
 }
-
-// ObserveStart records an instance start made outside the pool (a session's own instance).
-func (s *Server) ObserveStart(d time.Duration) { s.reg.observeStart(s.Name, d) }
 
 func newPool(s *Server) *Pool {
 	d := s.Def
@@ -280,7 +278,7 @@ func (p *Pool) dial() (*Instance, error) {
 				go func() {
 					ctx, cancel := context.WithTimeout(p.s.reg.ctx, p.s.Def.Timeouts.Connect)
 					defer cancel()
-					cat, err := fetchCatalog(ctx, p.s.Name, c, p.s.reg.Config().Naming)
+					cat, err := p.s.reg.readCatalog(ctx, p.s.Name, c)
 					if err != nil {
 						p.s.reg.log.Warn("re-listing after list_changed failed", "server", p.s.Name, "err", err)
 						return
@@ -302,7 +300,7 @@ func (p *Pool) dial() (*Instance, error) {
 		return nil, err
 	}
 	in.Conn, in.started = c, time.Now()
-	p.s.reg.observeStart(p.s.Name, time.Since(start))
+	p.s.ObserveStart(time.Since(start))
 	return in, nil
 }
 

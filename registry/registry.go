@@ -166,6 +166,9 @@ type Registry struct {
 	// self is the mcpgw plugin's provider (ProvideSelf), guarded by provMu.
 	self plugin.Plugin
 
+	// integ pins what servers and plugins serve (integrity.go).
+	integ Integrity
+
 	// dialer connects the upstreams; its Busy polls for their answers (busy_poll).
 	dialer *upstream.Dialer
 	// timing paces supervision.
@@ -205,9 +208,10 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, views: newViewCache(256), dialer: o.Dialer,
 		timing: o.Timing.orDefault()}
 	r.inst.r = r
+	r.integ.r = r
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
-	r.setBusyPoll(cfg.Upstream.BusyPoll)
+	r.dialer.Busy.SetDuration(cfg.Upstream.BusyPoll)
 	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
 		set.m[name] = r.newServer(name, cfg.Servers[name])
@@ -467,7 +471,7 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 			go func() {
 				cctx, cancel := context.WithTimeout(s.reg.ctx, s.Def.Timeouts.Connect)
 				defer cancel()
-				cat, err := fetchCatalog(cctx, s.Name, c, s.reg.Config().Naming)
+				cat, err := s.reg.readCatalog(cctx, s.Name, c)
 				if err != nil {
 					s.reg.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
 					return
@@ -511,7 +515,7 @@ func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg) bool {
 	go func() {
 		ctx, cancel := context.WithTimeout(r.ctx, s.Def.Timeouts.Connect)
 		defer cancel()
-		cat, err := fetchCatalog(ctx, s.Name, c, r.Config().Naming)
+		cat, err := r.readCatalog(ctx, s.Name, c)
 		if err != nil {
 			r.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
 			return

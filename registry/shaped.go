@@ -91,7 +91,7 @@ func (v *View) shapedCopy(r NameRule, sep string) *View {
 		return v
 	}
 	sv := &View{Key: v.Key + "|shaped:" + r.key(), Servers: v.Servers, Prompts: v.Prompts, Resources: v.Resources,
-		Templates: v.Templates, promptByName: v.promptByName, resourceBy: v.resourceBy,
+		Templates: v.Templates, promptByName: v.promptByName, resourceBy: v.resourceBy, held: v.held,
 		toolByName: make(map[string]*Tool, len(v.toolByName)+len(renamed))}
 	for _, t := range v.Tools {
 		if st := renamed[t]; st != nil {

@@ -126,7 +126,7 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
-	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
+	cat, err := s.reg.readCatalog(ctx, s.Name, c)
 	cancel()
 	if err != nil {
 		_ = c.Close()

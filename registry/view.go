@@ -33,12 +33,27 @@ type View struct {
 	othersOnce sync.Once
 	othersHash string
 
+	// held are the exposed names of tools the view's filter admits and integrity holds
+	// (registry/integrity.go): a call to one is told it awaits approval.
+	held map[string]bool
+
 	search viewSearch  // the tool search index (search.go), built on first use
 	shaped shapedViews // the view as clients with stricter name rules see it (shaped.go)
 }
 
 // Tool finds a tool by exposed name.
 func (v *View) Tool(name string) *Tool { return v.toolByName[name] }
+
+// Held reports whether name is a tool of the view's servers that the view would admit
+// but integrity holds until an admin approves it.
+func (v *View) Held(name string) bool { return v.held[name] }
+
+func (v *View) hold(name string) {
+	if v.held == nil {
+		v.held = map[string]bool{}
+	}
+	v.held[name] = true
+}
 
 // Prompt finds a prompt by exposed name.
 func (v *View) Prompt(name string) *Prompt { return v.promptByName[name] }
@@ -90,6 +105,7 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 		keyb = append(keyb, '|')
 		keyb = append(keyb, filter.Key()...)
 	}
+	keyb = append(keyb, r.integ.key()...)
 	key := string(keyb)
 	if v := r.views.get(key); !private && v != nil {
 		return v
@@ -98,8 +114,9 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 	tmplSeen := map[string]bool{}
 	for _, p := range parts {
 		v.Servers = append(v.Servers, p.name)
-		v.addTools(p.cat, filter)
-		v.addRest(p.cat, filter, tmplSeen)
+		a := admission{in: &r.integ, policy: r.integ.policy(p.name)}
+		v.addTools(p.cat, filter, a)
+		v.addRest(p.cat, filter, tmplSeen, a)
 	}
 	addPluginResources(v) // the plugin resource types of the tools the view kept
 	sort.Slice(v.Tools, func(i, j int) bool { return v.Tools[i].Exposed < v.Tools[j].Exposed })
@@ -148,7 +165,7 @@ func (r *Registry) partCatalog(name string, filter ViewFilter, own map[string]*C
 
 // addTools adds the tools of cat the filter admits; for a name two servers offer, the
 // first server wins (validation reports the collision).
-func (v *View) addTools(cat *Catalog, filter ViewFilter) {
+func (v *View) addTools(cat *Catalog, filter ViewFilter, a admission) {
 	for _, t := range cat.Tools {
 		if _, dup := v.toolByName[t.Exposed]; dup {
 			continue
@@ -158,6 +175,12 @@ func (v *View) addTools(cat *Catalog, filter ViewFilter) {
 				continue
 			}
 		}
+		at := a.tool(t)
+		if at == nil {
+			v.hold(t.Exposed)
+			continue
+		}
+		t = at
 		v.toolByName[t.Exposed] = t
 		v.Tools = append(v.Tools, t)
 	}
@@ -165,12 +188,15 @@ func (v *View) addTools(cat *Catalog, filter ViewFilter) {
 
 // addRest adds the prompts the filter admits, the resources and the resource templates of
 // cat; the first of each name or URI wins.
-func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool) {
+func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool, a admission) {
 	for _, pr := range cat.Prompts {
 		if _, dup := v.promptByName[pr.Exposed]; dup {
 			continue
 		}
 		if filter != nil && !filter.Prompt(pr) {
+			continue
+		}
+		if pr = a.prompt(pr); pr == nil {
 			continue
 		}
 		v.promptByName[pr.Exposed] = pr
@@ -185,6 +211,9 @@ func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool
 	}
 	for _, t := range cat.Templates {
 		if tmplSeen[t.URI] {
+			continue
+		}
+		if t = a.template(t); t == nil {
 			continue
 		}
 		tmplSeen[t.URI] = true

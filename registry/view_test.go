@@ -25,6 +25,7 @@ func testRegistry(t *testing.T, cats map[string]*Catalog, servers ...string) *Re
 	r := New(cfg, slog.New(slog.DiscardHandler))
 	t.Cleanup(r.cancel)
 	for name, cat := range cats {
+		r.integ.observe(name, cat) // as readCatalog does
 		r.Server(name).cat = cat
 	}
 	return r

@@ -21,8 +21,10 @@ type Pin struct {
 	Hash     string          `json:"hash,omitempty"`
 	Def      json.RawMessage `json:"def,omitempty"`
 	Approved []string        `json:"approved,omitempty"`
-	At       time.Time       `json:"at"`
-	By       string          `json:"by,omitempty"`
+	// Flags are what the injection heuristics found in the approved definition (JSON).
+	Flags json.RawMessage `json:"flags,omitempty"`
+	At    time.Time       `json:"at"`
+	By    string          `json:"by,omitempty"`
 	// Held is a definition seen since and not approved.
 	Held *HeldDef `json:"held,omitempty"`
 	// Rejected are fingerprints an admin rejected (bounded): seen again, they stay held
@@ -47,6 +49,7 @@ type HeldDef struct {
 func ClonePin(p *Pin) *Pin {
 	c := *p
 	c.Def = bytes.Clone(p.Def)
+	c.Flags = bytes.Clone(p.Flags)
 	c.Approved = slices.Clone(p.Approved)
 	c.Rejected = slices.Clone(p.Rejected)
 	if p.Held != nil {

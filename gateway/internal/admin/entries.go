@@ -84,6 +84,7 @@ func mergeServer(m, file *config.Config, e *sessions.ConfigEntry, shadowed []str
 	}
 	if doc.enabled() {
 		d, _ := doc.def("")
+		d.AddedBy = "api"
 		m.ApplyServerDefaults(d)
 		m.Servers[e.Name] = d
 	}

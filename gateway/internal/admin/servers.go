@@ -52,6 +52,8 @@ type ServerDoc struct {
 	// Pool and AgentGrace are servers.<name>.pool and agent_grace (instances.go).
 	Pool       *poolDoc `json:"pool,omitempty"`
 	AgentGrace string   `json:"agent_grace,omitempty"`
+	// Integrity is servers.<name>.integrity: pin, warn or off.
+	Integrity string `json:"integrity,omitempty"`
 }
 
 type timeoutsDoc struct {
@@ -95,7 +97,7 @@ func (d *ServerDoc) def(where string) (*config.ServerDef, []FieldError) {
 	s := &config.ServerDef{Type: config.NormalizeTransport(d.Type), Command: d.Command, Args: slices.Clone(d.Args),
 		Env: maps.Clone(d.Env), Dir: d.Dir, URL: d.URL, Headers: maps.Clone(d.Headers), Mode: d.Mode,
 		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances,
-		MaxConcurrency: cloneInt(d.MaxConcurrency), MaxInstancesPerAgent: d.MaxInstancesPerAgent}
+		MaxConcurrency: cloneInt(d.MaxConcurrency), MaxInstancesPerAgent: d.MaxInstancesPerAgent, Integrity: d.Integrity}
 	var errs []FieldError
 	if t := d.Timeouts; t != nil {
 		var e *FieldError
@@ -132,6 +134,7 @@ func docOf(s *config.ServerDef) ServerDoc {
 	}
 	d.MaxConcurrency = cloneInt(s.MaxConcurrency)
 	d.MaxInstancesPerAgent = s.MaxInstancesPerAgent
+	d.Integrity = s.Integrity
 	if m, k, a := s.Queue.Max, durationString(s.Queue.Timeout), s.Queue.MaxPerAgent; m != 0 || k != "" || a != 0 {
 		d.Queue = &queueDoc{Max: m, Timeout: k, MaxPerAgent: a}
 	}

@@ -1,0 +1,219 @@
+package registry
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/registry/internal/integrity"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// Tool integrity (docs/integrity.md): every catalogue a server or plugin serves is shown
+// to the registry's guard before it is used (readCatalog, Plugin.set), which pins what it
+// sees first and holds what changes; a view admits only what the guard lets it serve
+// (View.admitTool and friends). Held definitions are thus absent from every list, search,
+// describe and call that goes through a view, whatever the front.
+
+// PinStore is where pins are kept: a sessions.Store.
+type PinStore = integrity.Store
+
+// DefChange is one member that differs between an approved and a held definition.
+type DefChange = integrity.Change
+
+// DefFlag is one reason the injection heuristics give for a definition.
+type DefFlag = integrity.Flag
+
+// IntegrityEvent is one hold, approval or rejection.
+type IntegrityEvent = integrity.Event
+
+// Integrity is the registry's part that pins definitions: Registry.Integrity.
+type Integrity struct {
+	r    *Registry
+	once sync.Once
+	g    *integrity.Guard
+}
+
+// Integrity is the registry's integrity part: its pins, holds and decisions.
+func (r *Registry) Integrity() *Integrity { return &r.integ }
+
+// Use keeps the registry's pins in store (the gateway's session store, so that they
+// survive restarts and replicas share them). Call it before Start; without it, pins are
+// kept in memory. onEvent (may be nil) observes every hold, approval and rejection.
+func (in *Integrity) Use(store PinStore, onEvent func(IntegrityEvent)) {
+	in.once.Do(func() {
+		in.g = integrity.New(store, in.r.log)
+		in.g.OnEvent = onEvent
+	})
+}
+
+func (in *Integrity) guard() *integrity.Guard {
+	in.once.Do(func() { in.g = integrity.New(sessions.NewMemory(), in.r.log) })
+	return in.g
+}
+
+// policy is the guard's policy for the server or plugin name under the running config.
+func (in *Integrity) policy(name string) integrity.Policy {
+	i := in.r.Config().IntegrityOf(name)
+	return integrity.Policy{Mode: i.Policy, FirstUse: i.FirstUse, OnChange: i.OnChange, Suspicious: i.Suspicious}
+}
+
+// readCatalog lists everything an upstream offers and shows it to the guard.
+func (r *Registry) readCatalog(ctx context.Context, server string, c *upstream.Conn) (*Catalog, error) {
+	cat, err := fetchCatalog(ctx, server, c, r.Config().Naming)
+	if err != nil {
+		return nil, err
+	}
+	r.integ.observe(server, cat)
+	return cat, nil
+}
+
+// observe fingerprints every definition of cat and shows them to the guard.
+func (in *Integrity) observe(server string, cat *Catalog) {
+	by := "config"
+	if d := in.r.Config().Servers[server]; d != nil && d.AddedBy == "api" {
+		by = "api"
+	}
+	defs := make([]integrity.Def, 0, len(cat.Tools)+len(cat.Prompts)+len(cat.Templates))
+	for _, t := range cat.Tools {
+		d := integrity.NewDef(integrity.KindTool, t.Name, rename(t.Def, t.Name))
+		t.Hash = d.Hash
+		defs = append(defs, d)
+	}
+	for _, p := range cat.Prompts {
+		d := integrity.NewDef(integrity.KindPrompt, p.Name, rename(p.Def, p.Name))
+		p.Hash = d.Hash
+		defs = append(defs, d)
+	}
+	for _, t := range cat.Templates {
+		d := integrity.NewDef(integrity.KindTemplate, t.URI, t.Def)
+		t.Hash = d.Hash
+		defs = append(defs, d)
+	}
+	in.guard().Observe(server, in.policy(server), defs, by)
+}
+
+// observePlugin fingerprints the tools a plugin's catalogue generates for every connection
+// (its widest scope) and shows them to the guard; it returns each tool's fingerprint by
+// full name, which the tools generated for narrower scopes are judged by.
+func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
+	if cat == nil {
+		return nil
+	}
+	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, Name: p.exposed})
+	hashes := make(map[string]string, len(ts.Tools))
+	defs := make([]integrity.Def, 0, len(ts.Tools))
+	for _, pt := range ts.Tools {
+		raw, err := json.Marshal(pt.Def)
+		if err != nil {
+			continue
+		}
+		d := integrity.NewDef(integrity.KindTool, pt.Full, raw)
+		hashes[pt.Full] = d.Hash
+		defs = append(defs, d)
+	}
+	in := &p.reg.integ
+	in.guard().Observe(p.Name, in.policy(p.Name), defs, "config")
+	return hashes
+}
+
+// integrityKey is what of the guard's state a view depends on, for the view cache.
+func (in *Integrity) key() string { return "|i" + strconv.FormatUint(in.guard().Gen(), 36) }
+
+// admitTool is the tool a view may serve in t's place: t, the approved version of it
+// (on_change: keep_old), or nil while t is held.
+func (in *Integrity) admitTool(t *Tool, p integrity.Policy) *Tool {
+	serve, old := in.guard().Verdict(t.Server, integrity.KindTool, t.Name, t.Hash, p)
+	switch {
+	case serve:
+		return t
+	case old == nil || t.PluginTool != nil: // a plugin runs its current tool: no old version to serve
+		return nil
+	}
+	ot, err := exposeTool(t.Server, old, in.r.Config().Naming)
+	if err != nil {
+		return nil
+	}
+	_, ot.Hash = integrity.Canonical(old)
+	return ot
+}
+
+// admitPrompt and admitTemplate: likewise, for prompts and resource templates.
+func (in *Integrity) admitPrompt(pr *Prompt, p integrity.Policy) *Prompt {
+	serve, old := in.guard().Verdict(pr.Server, integrity.KindPrompt, pr.Name, pr.Hash, p)
+	switch {
+	case serve:
+		return pr
+	case old == nil:
+		return nil
+	}
+	return &Prompt{Server: pr.Server, Name: pr.Name, Exposed: pr.Exposed, Def: rename(old, pr.Exposed)}
+}
+
+func (in *Integrity) admitTemplate(t *Resource, p integrity.Policy) *Resource {
+	serve, old := in.guard().Verdict(t.Server, integrity.KindTemplate, t.URI, t.Hash, p)
+	switch {
+	case serve:
+		return t
+	case old == nil:
+		return nil
+	}
+	return &Resource{Server: t.Server, URI: t.URI, Def: old}
+}
+
+// admission is what a view admits of one server's or plugin's catalogue.
+type admission struct {
+	in     *Integrity
+	policy integrity.Policy
+}
+
+func (a admission) tool(t *Tool) *Tool             { return a.in.admitTool(t, a.policy) }
+func (a admission) prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
+func (a admission) template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
+
+// Pins returns every integrity record: what is pinned and what is held, per server.
+func (in *Integrity) Pins() []*sessions.Pin { return in.guard().List() }
+
+// HeldCount is how many definitions of server wait for an admin.
+func (in *Integrity) HeldCount(server string) int { return in.guard().Held(server) }
+
+// Approve makes the held definitions of server that match kind and name ("" matches
+// any) the approved ones; the sessions whose views change are told. It returns how many.
+func (in *Integrity) Approve(server, kind, name, by string) (int, error) {
+	n, err := in.guard().Approve(server, kind, name, by)
+	if n > 0 {
+		in.r.changed(server)
+	}
+	return n, err
+}
+
+// Reject keeps the held definitions of server that match out until they change again.
+func (in *Integrity) Reject(server, kind, name, by string) (int, error) {
+	n, err := in.guard().Reject(server, kind, name, by)
+	if n > 0 {
+		in.r.changed(server)
+	}
+	return n, err
+}
+
+// Reload reads the pins again (another replica approved or rejected) and rebuilds the
+// views that depend on them.
+func (in *Integrity) Reload(server string) {
+	in.guard().Reload()
+	in.r.changed(server)
+}
+
+// ErrNotHeld is what Approve and Reject answer when nothing of that name waits.
+var ErrNotHeld = integrity.ErrNotHeld
+
+// DiffDefs lists what differs between two definitions.
+func DiffDefs(old, new json.RawMessage) []DefChange { return integrity.Diff(old, new) }
+
+// Policy is the integrity settings of a server or plugin under the running config.
+func (in *Integrity) Policy(name string) config.IntegrityConfig {
+	return in.r.Config().IntegrityOf(name)
+}

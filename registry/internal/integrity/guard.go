@@ -1,0 +1,373 @@
+package integrity
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// The kinds of definitions pinned, and a server's own record.
+const (
+	KindTool     = "tool"
+	KindPrompt   = "prompt"
+	KindTemplate = "template"
+	KindServer   = "server"
+)
+
+// Why a definition is held.
+const (
+	ReasonFirstUse   = "first_use"  // the server's first catalogue, under first_use: hold
+	ReasonChanged    = "changed"    // a pinned definition changed
+	ReasonNew        = "new"        // a definition that was not there, on an established server
+	ReasonSuspicious = "suspicious" // the heuristics flagged it, under suspicious: hold
+)
+
+// Policy is how one server's or plugin's definitions are treated (config integrity).
+type Policy struct {
+	Mode       string // pin | warn | off
+	FirstUse   string // trust | hold
+	OnChange   string // hold_new | keep_old
+	Suspicious string // flag | hold
+}
+
+// Def is one definition as a server serves it now.
+type Def struct {
+	Kind string
+	Name string // the server's own name (a template's uriTemplate)
+	Hash string
+	Raw  json.RawMessage // canonical JSON
+}
+
+// Canonical returns the canonical JSON of a definition (members in key order at every
+// depth, compact, no HTML escaping) and its fingerprint, "sha256:" and the hex digest. JSON
+// that does not parse is fingerprinted as it is.
+func Canonical(raw json.RawMessage) (json.RawMessage, string) {
+	var v any
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	out := raw
+	if d.Decode(&v) == nil {
+		var b bytes.Buffer
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if e.Encode(v) == nil {
+			out = bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+		}
+	}
+	sum := sha256.Sum256(out)
+	return out, "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// NewDef is the Def of raw.
+func NewDef(kind, name string, raw json.RawMessage) Def {
+	c, h := Canonical(raw)
+	return Def{Kind: kind, Name: name, Hash: h, Raw: c}
+}
+
+// Store is where pins are kept (a sessions.Store).
+type Store interface {
+	PutPin(p *sessions.Pin) error
+	GetPin(server, kind, name string) (*sessions.Pin, error)
+	ListPins() ([]*sessions.Pin, error)
+}
+
+// Event is one hold, approval or rejection, for the audit log and metrics.
+type Event struct {
+	Server, Kind, Name string
+	Action             string // held | approved | rejected
+	Reason             string // for held: a Reason
+	By                 string // for approved and rejected: who
+}
+
+// Guard keeps the pins of every server and plugin, decides what may be served, and
+// records what is held. Its zero value is not usable: use New.
+type Guard struct {
+	store Store
+	log   *slog.Logger
+	// OnEvent, when set before use, observes every hold, approval and rejection.
+	OnEvent func(Event)
+
+	mu   sync.RWMutex
+	pins map[string]*sessions.Pin // PinKey → record
+	// gen changes whenever a verdict may have changed (approval, rejection, reload).
+	gen atomic.Uint64
+}
+
+// Bounds of a record's history.
+const (
+	maxApproved = 4
+	maxRejected = 8
+)
+
+// New returns a guard over store, with the pins already in it.
+func New(store Store, log *slog.Logger) *Guard {
+	g := &Guard{store: store, log: log, pins: map[string]*sessions.Pin{}}
+	ps, err := store.ListPins()
+	if err != nil {
+		log.Error("integrity: the pins were not read; definitions are held until they are", "err", err)
+	}
+	for _, p := range ps {
+		g.pins[sessions.PinKey(p.Server, p.Kind, p.Name)] = p
+	}
+	return g
+}
+
+// Gen changes whenever a verdict may have changed.
+func (g *Guard) Gen() uint64 { return g.gen.Load() }
+
+// Verdict says whether the definition (server, kind, name) with fingerprint hash may be
+// served under p: serve, or (keep_old) the approved definition to serve instead (old).
+// A definition the guard has no record of is not served (Observe records every one a
+// catalogue holds before the catalogue is used).
+func (g *Guard) Verdict(server, kind, name, hash string, p Policy) (serve bool, old json.RawMessage) {
+	if p.Mode == "off" {
+		return true, nil
+	}
+	g.mu.RLock()
+	rec := g.pins[sessions.PinKey(server, kind, name)]
+	g.mu.RUnlock()
+	switch {
+	case rec == nil:
+		return p.Mode == "warn", nil
+	case approved(rec, hash):
+		return true, nil
+	case p.Mode == "warn" && !slices.Contains(rec.Rejected, hash):
+		return true, nil
+	case p.OnChange == "keep_old" && rec.Hash != "":
+		return false, rec.Def
+	}
+	return false, nil
+}
+
+func approved(rec *sessions.Pin, hash string) bool {
+	return hash != "" && (rec.Hash == hash || slices.Contains(rec.Approved, hash))
+}
+
+// Observe records what server serves now (every definition of one catalogue), under p,
+// by (config, or api:<who> for a server added through the admin API): on the server's
+// first catalogue its definitions are pinned (first_use: trust) or held; afterwards a
+// changed or new one is held. It returns how many definitions it held now.
+func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
+	if p.Mode == "off" {
+		return 0
+	}
+	now := time.Now().UTC()
+	srv := g.record(server, KindServer, "", false)
+	established := srv != nil
+	norm := descriptionNorm(defs)
+	held := 0
+	for _, d := range defs {
+		rec := g.record(server, d.Kind, d.Name, false)
+		if rec != nil && (approved(rec, d.Hash) || rec.Held != nil && rec.Held.Hash == d.Hash) {
+			continue
+		}
+		// Another replica may have pinned or approved it since this one read it.
+		if rec = g.record(server, d.Kind, d.Name, true); rec != nil && (approved(rec, d.Hash) || rec.Held != nil && rec.Held.Hash == d.Hash) {
+			continue
+		}
+		flags := Suspicious(d.Raw, norm)
+		flagJSON, _ := json.Marshal(flags)
+		if len(flags) == 0 {
+			flagJSON = nil
+		}
+		next := &sessions.Pin{Server: server, Kind: d.Kind, Name: d.Name, At: now}
+		if rec != nil {
+			next = sessions.ClonePin(rec)
+		}
+		next.Version++
+		reason := ""
+		switch {
+		case len(flags) > 0 && p.Suspicious == "hold":
+			reason = ReasonSuspicious
+		case !established && p.FirstUse == "hold":
+			reason = ReasonFirstUse
+		case !established:
+			next.Hash, next.Def, next.Flags, next.By, next.At = d.Hash, d.Raw, flagJSON, by, now
+		case rec == nil || rec.Hash == "":
+			reason = ReasonNew
+		default:
+			reason = ReasonChanged
+		}
+		if reason != "" {
+			if slices.Contains(next.Rejected, d.Hash) {
+				continue // rejected before: it stays out, without asking again
+			}
+			next.Held = &sessions.HeldDef{Hash: d.Hash, Def: d.Raw, Reason: reason, Since: now, Flags: flagJSON, Warned: p.Mode == "warn"}
+			held++
+		}
+		g.put(next)
+		if reason != "" {
+			g.log.Warn("integrity: a definition is held until an admin approves it", "server", server, "kind", d.Kind, "name", d.Name, "reason", reason)
+			g.emit(Event{Server: server, Kind: d.Kind, Name: d.Name, Action: "held", Reason: reason})
+		}
+	}
+	if !established {
+		g.put(&sessions.Pin{Server: server, Kind: KindServer, At: now, By: by, Version: 1})
+	}
+	return held
+}
+
+// record is the guard's record of (server, kind, name), read again from the store when
+// fresh is set (and kept when found).
+func (g *Guard) record(server, kind, name string, fresh bool) *sessions.Pin {
+	key := sessions.PinKey(server, kind, name)
+	if fresh {
+		p, err := g.store.GetPin(server, kind, name)
+		if err == nil {
+			g.mu.Lock()
+			g.pins[key] = p
+			g.mu.Unlock()
+			return p
+		}
+		if !errors.Is(err, sessions.ErrNotFound) {
+			g.log.Warn("integrity: reading a pin", "server", server, "kind", kind, "name", name, "err", err)
+		}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.pins[key]
+}
+
+// put keeps p in memory and in the store (a store that fails is logged: the record holds
+// in this process, and is written again on its next change).
+func (g *Guard) put(p *sessions.Pin) {
+	g.mu.Lock()
+	g.pins[sessions.PinKey(p.Server, p.Kind, p.Name)] = p
+	g.mu.Unlock()
+	if err := g.store.PutPin(p); err != nil {
+		g.log.Error("integrity: writing a pin", "server", p.Server, "kind", p.Kind, "name", p.Name, "err", err)
+	}
+}
+
+func (g *Guard) emit(ev Event) {
+	if g.OnEvent != nil {
+		g.OnEvent(ev)
+	}
+}
+
+// ErrNotHeld is what Approve and Reject answer for a definition that waits for nothing.
+var ErrNotHeld = errors.New("nothing of that name is held")
+
+// Approve makes the held definitions of server that match (kind and name; "" matches
+// every one) the pinned ones, by who. It returns how many it approved.
+func (g *Guard) Approve(server, kind, name, by string) (int, error) {
+	return g.decide(server, kind, name, by, "approved", func(p *sessions.Pin) {
+		if p.Hash != "" {
+			p.Approved = append(p.Approved, p.Hash)
+			if len(p.Approved) > maxApproved {
+				p.Approved = p.Approved[len(p.Approved)-maxApproved:]
+			}
+		}
+		p.Hash, p.Def, p.Flags, p.At, p.By = p.Held.Hash, p.Held.Def, p.Held.Flags, time.Now().UTC(), by
+		p.Rejected = slices.DeleteFunc(p.Rejected, func(h string) bool { return h == p.Hash })
+	})
+}
+
+// Reject keeps the held definitions of server that match out for good (until they
+// change again), by who. It returns how many it rejected.
+func (g *Guard) Reject(server, kind, name, by string) (int, error) {
+	return g.decide(server, kind, name, by, "rejected", func(p *sessions.Pin) {
+		p.Rejected = append(p.Rejected, p.Held.Hash)
+		if len(p.Rejected) > maxRejected {
+			p.Rejected = p.Rejected[len(p.Rejected)-maxRejected:]
+		}
+	})
+}
+
+func (g *Guard) decide(server, kind, name, by, action string, apply func(*sessions.Pin)) (int, error) {
+	g.Reload()
+	n := 0
+	for _, p := range g.List() {
+		if p.Server != server || p.Held == nil || (kind != "" && p.Kind != kind) || (name != "" && p.Name != name) {
+			continue
+		}
+		apply(p)
+		p.Held = nil
+		p.Version++
+		if err := g.store.PutPin(p); err != nil {
+			return n, err
+		}
+		g.mu.Lock()
+		g.pins[sessions.PinKey(p.Server, p.Kind, p.Name)] = p
+		g.mu.Unlock()
+		n++
+		g.emit(Event{Server: server, Kind: p.Kind, Name: p.Name, Action: action, By: by})
+	}
+	if n == 0 {
+		return 0, ErrNotHeld
+	}
+	g.gen.Add(1)
+	return n, nil
+}
+
+// Reload reads every pin from the store again (another replica decided): what it read
+// replaces what the guard had.
+func (g *Guard) Reload() {
+	ps, err := g.store.ListPins()
+	if err != nil {
+		g.log.Warn("integrity: reading the pins", "err", err)
+		return
+	}
+	m := make(map[string]*sessions.Pin, len(ps))
+	for _, p := range ps {
+		m[sessions.PinKey(p.Server, p.Kind, p.Name)] = p
+	}
+	g.mu.Lock()
+	g.pins = m
+	g.mu.Unlock()
+	g.gen.Add(1)
+}
+
+// List returns copies of every record, sorted by server, kind, name.
+func (g *Guard) List() []*sessions.Pin {
+	g.mu.RLock()
+	out := make([]*sessions.Pin, 0, len(g.pins))
+	for _, p := range g.pins {
+		out = append(out, sessions.ClonePin(p))
+	}
+	g.mu.RUnlock()
+	sort.Slice(out, func(i, j int) bool {
+		return sessions.PinKey(out[i].Server, out[i].Kind, out[i].Name) < sessions.PinKey(out[j].Server, out[j].Kind, out[j].Name)
+	})
+	return out
+}
+
+// Held reports whether any definition of server is held now.
+func (g *Guard) Held(server string) int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	n := 0
+	for _, p := range g.pins {
+		if p.Server == server && p.Held != nil && !p.Held.Warned {
+			n++
+		}
+	}
+	return n
+}
+
+// descriptionNorm is the median length of the tools' descriptions in defs (0: none).
+func descriptionNorm(defs []Def) int {
+	var ls []int
+	for _, d := range defs {
+		if d.Kind == KindTool {
+			if n := DescriptionLength(d.Raw); n > 0 {
+				ls = append(ls, n)
+			}
+		}
+	}
+	if len(ls) < 3 {
+		return 0
+	}
+	slices.Sort(ls)
+	return ls[len(ls)/2]
+}
