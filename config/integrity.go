@@ -49,10 +49,15 @@ func (c *Config) applyIntegrityDefaults() {
 
 // IntegrityOf is the integrity settings of the server or plugin name: the section's
 // defaults with its own policy, and first_use_api for a server added through the admin
-// API. The gateway's own plugin (type mcpgw) is never pinned.
+// API. What runs in the gateway's own process as the host's code (servers of type
+// inprocess, plugins of type go) is not pinned unless its own integrity says so; the
+// gateway's own plugin (type mcpgw) never is.
 func (c *Config) IntegrityOf(name string) IntegrityConfig {
 	i := c.Integrity
 	if d := c.Servers[name]; d != nil {
+		if d.Transport() == TransportInProcess {
+			i.Policy = IntegrityOff
+		}
 		if d.Integrity != "" {
 			i.Policy = d.Integrity
 		}
@@ -60,6 +65,9 @@ func (c *Config) IntegrityOf(name string) IntegrityConfig {
 			i.FirstUse = i.FirstUseAPI
 		}
 	} else if p := c.Plugins[name]; p != nil {
+		if p.Type == PluginTypeGo {
+			i.Policy = IntegrityOff
+		}
 		if p.Integrity != "" {
 			i.Policy = p.Integrity
 		}

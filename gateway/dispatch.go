@@ -168,6 +168,10 @@ func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out
 	}
 	v := s.View()
 	t := v.Tool(p.Name)
+	if t == nil && v.Held(p.Name) {
+		dp.heldCall(s, m, p.Name, out, start)
+		return
+	}
 	if t == nil {
 		g.gate.denial(s, p.Name, start)
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))

@@ -142,6 +142,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	linkParts(g)
+	reg.Integrity().Use(store, g.integrityEvent) // pins in the store, before any catalogue is read
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).

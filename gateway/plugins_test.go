@@ -489,6 +489,25 @@ agents:
 	}
 	db.Close()
 
+	// The plugin is established (its first catalogue was pinned), so the new table's tools
+	// are held: absent from the list, refused when called, until an admin approves them.
+	deadline := time.Now().Add(10 * time.Second)
+	for g.reg.Integrity().HeldCount("shop") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the new table's tools were not held within 10s (refresh 100ms)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if names := g.toolNames(t, sid); slices.Contains(names, "shop_shop_v1_teams_list") {
+		t.Fatalf("a held tool is listed: %v", names)
+	}
+	if res := g.callTool(t, sid, "shop_shop_v1_teams_list", `{}`); !res.IsError || !strings.Contains(res.text(), "held") {
+		t.Fatalf("a call to a held tool: %+v, want an isError result saying it is held", res)
+	}
+	if n, err := g.reg.Integrity().Approve("shop", "", "", "test"); n == 0 || err != nil {
+		t.Fatalf("approve: %d, %v", n, err)
+	}
+
 	sr := wire.NewSSEReader(bufio.NewReader(stream.Body), 1<<20)
 	got := make(chan string, 1)
 	go func() {
@@ -510,7 +529,7 @@ agents:
 			t.Fatalf("GET stream: %s, want notifications/tools/list_changed", m)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("no list_changed within 10s of a new table (refresh 100ms)")
+		t.Fatal("no list_changed within 10s of approving the new table's tools")
 	}
 	if after := g.toolNames(t, sid); !slices.Contains(after, "shop_shop_v1_teams_list") {
 		t.Errorf("after list_changed: %v lacks the new table's tools", after)

@@ -23,7 +23,7 @@ type replicaLink struct {
 
 type busEvent struct {
 	Origin string `json:"origin"`
-	Kind   string `json:"kind"` // reload | server | end
+	Kind   string `json:"kind"` // reload | server | end | integrity
 	Name   string `json:"name,omitempty"`
 }
 
@@ -46,6 +46,8 @@ func (rl *replicaLink) startBus() {
 			}
 		case "server":
 			g.serverChanged(ev.Name)
+		case "integrity": // an admin approved or rejected definitions of server Name
+			g.reg.Integrity().Reload(ev.Name)
 		case "end":
 			sessions.Evict(g.store, ev.Name)
 			g.live.mu.Lock()

@@ -49,6 +49,7 @@ func (m *Metrics) WatchInstances(reg *registry.Registry) {
 	f := reg.Pools
 	m.pools.pools.Store(&f)
 	m.busy.reg.Store(reg)
+	m.integrity.reg.Store(reg)
 	reg.OnInstanceStart = func(server string, d time.Duration) {
 		m.instanceStart.WithLabelValues(server).Observe(d.Seconds())
 	}

@@ -52,6 +52,7 @@ type Metrics struct {
 	upStart          *prometheus.GaugeVec
 	upMu             sync.Mutex
 	upNow            map[string]bool        // servers up now, so that only a transition to up sets upStart
+	integrity        *integrityCollector    // integrity.go
 	own              []prometheus.Collector // the mcpgw_ series, as docs/metrics.md lists them
 }
 
@@ -149,7 +150,8 @@ func NewMetrics(agentLabel string) *Metrics {
 		Help: "Unix time a server last came up (shared: connected; per_session: its catalogue known; plugins: loaded); time() minus it is how long it has been up."},
 		[]string{"server"})
 	m.upNow = map[string]bool{}
-	m.own = []prometheus.Collector{m.pools, m.busy, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
+	m.integrity = newIntegrityCollector()
+	m.own = []prometheus.Collector{m.pools, m.busy, m.integrity, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.sessionsEvicted, m.denials, m.handshakes, m.unroutable, m.answersDropped,
 		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
 	m.reg.MustRegister(m.own...)
