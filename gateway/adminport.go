@@ -166,3 +166,9 @@ func (p adminPort) ProjectViews() ([]map[string]any, error) { return p.g.admin.P
 
 // Instances is how many instances of a server run now.
 func (p adminPort) Instances(server string) int64 { return p.g.reg.Instances().Count(server) }
+
+func (p adminPort) Integrity() *registry.Integrity { return p.g.reg.Integrity() }
+
+// IntegrityDecided tells the other replicas that an admin approved or rejected
+// definitions of server, so that they read the pins again.
+func (p adminPort) IntegrityDecided(server string) { p.g.replicas.publish("integrity", server) }

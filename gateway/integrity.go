@@ -28,10 +28,6 @@ func (g *Gateway) integrityEvent(ev registry.IntegrityEvent) {
 		Rule: ev.Reason, Actor: actor, Object: ev.Kind + "/" + ev.Server + "/" + ev.Name})
 }
 
-// IntegrityDecided tells the other replicas that an admin approved or rejected
-// definitions of server, so that they read the pins again.
-func (g *Gateway) IntegrityDecided(server string) { g.replicas.publish("integrity", server) }
-
 // heldCall answers a call to a tool the session would see but integrity holds.
 func (dp *dispatcher) heldCall(s *Session, m *wire.Msg, name string, out outbox, start time.Time) {
 	g := dp.g

@@ -88,6 +88,11 @@ type Port interface {
 	Task(id string) (*sessions.Task, error)
 	// Explain is what an agent (with a task and an executor) may see, tool by tool.
 	Explain(agent, task, executor string) (view any, fail *auth.Failure)
+	// Integrity is the registry's integrity part (pins, holds, decisions);
+	// IntegrityDecided tells the other replicas that definitions of server were approved
+	// or rejected.
+	Integrity() *registry.Integrity
+	IntegrityDecided(server string)
 	// Usage is the last window (at most an hour) of tool calls and tools/list tokens,
 	// from the gateway's own metrics (GET /api/usage).
 	Usage(window time.Duration) *telemetry.UsageReport

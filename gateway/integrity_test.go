@@ -1,0 +1,127 @@
+package gateway_test
+
+import (
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/auth"
+)
+
+// TestIntegrityAlterTable: the sql plugin's tools are pinned on first sight; a column added
+// to a table changes that table's create and update tools (their input) and its find, get,
+// list and delete tools (the rows they answer with), which are then held: absent
+// from tools/list, refused when called, shown with a field-level diff by GET
+// /api/integrity. An agent's key cannot approve them; the admin's local token can, and
+// then they are listed again, with the new column.
+func TestIntegrityAlterTable(t *testing.T) {
+	const agentKey = "mcpgw_agent_key_0123456789"
+	yaml, dbPath := pluginConfig(t, "")
+	yaml = strings.Replace(yaml, "plugins:\n", "auth:\n  mode: api_key\n  api_keys:\n    - {agent: dev, sha256: "+auth.HashAPIKey(agentKey)+"}\nplugins:\n", 1)
+	g := startGateway(t, yaml)
+	agent := map[string]string{"Authorization": "Bearer " + agentKey}
+	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`, header: agent})
+	sid := r.header.Get("Mcp-Session-Id")
+	if r.status != http.StatusOK || sid == "" {
+		t.Fatalf("initialize: HTTP %d %s", r.status, r.body)
+	}
+	list := func() (names []string, create json.RawMessage) {
+		t.Helper()
+		r := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: map[string]string{"Authorization": "Bearer " + agentKey, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}})
+		var res struct {
+			Tools []json.RawMessage `json:"tools"`
+		}
+		if err := json.Unmarshal(r.message(t).Result, &res); err != nil {
+			t.Fatalf("tools/list: %v in %s", err, r.body)
+		}
+		for _, raw := range res.Tools {
+			var d struct{ Name string }
+			_ = json.Unmarshal(raw, &d)
+			names = append(names, d.Name)
+			if d.Name == "shop_shop_v1_users_create" {
+				create = raw
+			}
+		}
+		return names, create
+	}
+	if names, _ := list(); !slices.Contains(names, "shop_shop_v1_users_create") {
+		t.Fatalf("first sight: %v", names)
+	}
+
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`ALTER TABLE users ADD COLUMN note TEXT`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.reg.Integrity().HeldCount("shop") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the changed tools were not held within 10s (refresh 100ms)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	names, _ := list()
+	if slices.Contains(names, "shop_shop_v1_users_create") || slices.Contains(names, "shop_shop_v1_users_update") {
+		t.Errorf("held tools are listed: %v", names)
+	}
+	if !slices.Contains(names, "shop_shop_v1_users_count") {
+		t.Errorf("an unchanged tool of the table is gone: %v", names)
+	}
+	call := g.do(t, req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shop_shop_v1_users_create","arguments":{"connection":"main","name":"x"}}}`,
+		header: map[string]string{"Authorization": "Bearer " + agentKey, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-11-25"}})
+	if res := string(call.message(t).Result); !strings.Contains(res, `"isError":true`) || !strings.Contains(res, "held") {
+		t.Errorf("a call to a held tool: %s", call.body)
+	}
+
+	a := g.api(t, http.MethodGet, "/api/integrity?server=shop&state=held", "", g.localAuth(t))
+	var held struct {
+		Definitions []struct {
+			Name, State string
+			Diff        []struct{ Path, Op string }
+		}
+	}
+	if err := json.Unmarshal(a.raw, &held); err != nil || a.status != http.StatusOK {
+		t.Fatalf("GET /api/integrity: %s", a)
+	}
+	diffs := map[string]string{}
+	for _, d := range held.Definitions {
+		for _, c := range d.Diff {
+			diffs[d.Name] += c.Op + " " + c.Path + ";"
+		}
+	}
+	if got := diffs["shop_shop_v1_users_create"]; got != "added /inputSchema/properties/note;added /outputSchema/properties/note;" {
+		t.Errorf("create's diff: %q (all: %v)", got, diffs)
+	}
+	if _, ok := diffs["shop_shop_v1_users_count"]; ok || len(held.Definitions) != 6 {
+		t.Errorf("held: %v", diffs)
+	}
+	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", `{}`, agent); a.status < 400 {
+		t.Fatalf("an agent's key approved: %s", a)
+	}
+	if g.reg.Integrity().HeldCount("shop") == 0 {
+		t.Fatal("an agent's refused approval approved")
+	}
+	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", `{"kind":"tool","nam":"x"}`, g.localAuth(t)); a.status != http.StatusBadRequest {
+		t.Errorf("a misspelt member: %s", a)
+	}
+	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", `{}`, g.localAuth(t)); a.status != http.StatusOK {
+		t.Fatalf("approve: %s", a)
+	}
+	names, create := list()
+	if !slices.Contains(names, "shop_shop_v1_users_create") || !strings.Contains(string(create), `"note"`) {
+		t.Errorf("after approval: %v, create %s", names, create)
+	}
+	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", `{}`, g.localAuth(t)); a.status != http.StatusNotFound {
+		t.Errorf("approving again: %s", a)
+	}
+	if v := g.metricValue(t, `mcpgw_integrity_events_total{action="approved",reason="",server="shop"}`); v < 2 {
+		t.Errorf("approvals counted: %v", v)
+	}
+}

@@ -1,0 +1,144 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// PinRow is one definition's integrity record as GET /api/integrity shows it.
+type PinRow struct {
+	Server string `json:"server"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	// State is pinned (served as approved), held (waiting for an admin, not served) or
+	// warned (waiting for review, served: policy warn).
+	State      string               `json:"state"`
+	Hash       string               `json:"hash,omitempty"`
+	ApprovedAt time.Time            `json:"approved_at"`
+	ApprovedBy string               `json:"approved_by,omitempty"`
+	Flags      json.RawMessage      `json:"flags,omitempty"`
+	Held       *HeldRow             `json:"held,omitempty"`
+	Diff       []registry.DefChange `json:"diff,omitempty"`
+	Rejected   int                  `json:"rejected,omitempty"`
+}
+
+// HeldRow is the definition that waits.
+type HeldRow struct {
+	Hash   string          `json:"hash"`
+	Reason string          `json:"reason"`
+	Since  time.Time       `json:"since"`
+	Flags  json.RawMessage `json:"flags,omitempty"`
+	Def    json.RawMessage `json:"definition"`
+	// Old is the approved definition it would replace (none: a new one).
+	Old json.RawMessage `json:"approved_definition,omitempty"`
+}
+
+// ServeIntegrity lists the integrity records: every definition pinned or held, with a
+// field-level diff for each held one (?server= narrows to one server or plugin,
+// ?state=held to what waits).
+func (a *API) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	server, state := q.Get("server"), q.Get("state")
+	rows := []PinRow{}
+	servers := map[string]int{}
+	for _, p := range a.port.Integrity().Pins() {
+		if server != "" && p.Server != server {
+			continue
+		}
+		if p.Kind == "server" {
+			if _, ok := servers[p.Server]; !ok {
+				servers[p.Server] = 0
+			}
+			continue
+		}
+		row := pinRow(p)
+		if state != "" && row.State != state {
+			continue
+		}
+		if row.State == "held" {
+			servers[p.Server]++
+		}
+		rows = append(rows, row)
+	}
+	JSON(w, http.StatusOK, map[string]any{"definitions": rows, "held_by_server": servers})
+}
+
+func pinRow(p *sessions.Pin) PinRow {
+	row := PinRow{Server: p.Server, Kind: p.Kind, Name: p.Name, State: "pinned", Hash: p.Hash, ApprovedAt: p.At,
+		ApprovedBy: p.By, Flags: p.Flags, Rejected: len(p.Rejected)}
+	if p.Hash == "" {
+		row.ApprovedAt = time.Time{}
+	}
+	if h := p.Held; h != nil {
+		row.State = "held"
+		if h.Warned {
+			row.State = "warned"
+		}
+		row.Held = &HeldRow{Hash: h.Hash, Reason: h.Reason, Since: h.Since, Flags: h.Flags, Def: h.Def, Old: p.Def}
+		row.Diff = registry.DiffDefs(p.Def, h.Def)
+	}
+	return row
+}
+
+// decision is the body of an approval or a rejection: one definition, every held one of a
+// kind, or (empty) every held one of the server.
+type decision struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+}
+
+// ServeApprove approves held definitions of a server or plugin; ServeReject rejects
+// them. The sessions whose views change are told (list_changed), here and on the other
+// replicas.
+func (a *API) ServeApprove(w http.ResponseWriter, r *http.Request) { a.decide(w, r, "approved") }
+
+// ServeReject keeps held definitions out until they change again.
+func (a *API) ServeReject(w http.ResponseWriter, r *http.Request) { a.decide(w, r, "rejected") }
+
+func (a *API) decide(w http.ResponseWriter, r *http.Request, action string) {
+	server := r.PathValue("name")
+	var d decision
+	if body, ok := ReadBody(w, r); !ok {
+		return
+	} else if len(body) > 0 {
+		if errs := DecodeStrict(body, &d, nil); len(errs) > 0 {
+			FieldErrors(w, http.StatusBadRequest, "invalid body: "+errs[0].WithField(), errs, nil)
+			return
+		}
+	}
+	if d.Name != "" && d.Kind == "" {
+		Error(w, http.StatusBadRequest, "a name needs its kind (tool, prompt or template)")
+		return
+	}
+	switch d.Kind {
+	case "", "tool", "prompt", "template":
+	default:
+		Error(w, http.StatusBadRequest, fmt.Sprintf("kind %q is not one of tool, prompt, template", d.Kind))
+		return
+	}
+	in := a.port.Integrity()
+	decide := in.Approve
+	if action == "rejected" {
+		decide = in.Reject
+	}
+	n, err := decide(server, d.Kind, d.Name, Actor(r))
+	if n > 0 {
+		a.port.IntegrityDecided(server)
+	}
+	switch {
+	case errors.Is(err, registry.ErrNotHeld):
+		Error(w, http.StatusNotFound, fmt.Sprintf("nothing of %q matching kind %q, name %q waits for a decision", server, d.Kind, d.Name))
+		return
+	case err != nil:
+		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
+		return
+	}
+	a.AuditWrite(r, "integrity/"+server, action, nil, d)
+	JSON(w, http.StatusOK, map[string]any{action: n, "server": server})
+}
