@@ -43,6 +43,9 @@ func explainSources(reg *registry.Registry, scope auth.PluginScope) []auth.ToolS
 		}
 		src := auth.ToolSource{Server: name, Tools: make([]auth.ToolFacts, 0, len(cat.Tools))}
 		for _, t := range cat.Tools {
+			if !reg.Integrity().Serves(t) {
+				continue // held: no session would see it
+			}
 			src.Tools = append(src.Tools, auth.ToolFacts{Exposed: t.Exposed, ReadOnly: t.ReadOnly, Also: t.OtherNames()})
 		}
 		out = append(out, src)

@@ -125,3 +125,65 @@ func TestIntegrityAlterTable(t *testing.T) {
 		t.Errorf("approvals counted: %v", v)
 	}
 }
+
+// TestIntegrityNoPathServesHeld: with the users table's changed tools held, no path a
+// client or model reaches serves them: the thin list, describe_tools (which says they are
+// held), search_tools in the search form, a stateless (2026-07-28) tools/list and call,
+// and the admin's explain of what an agent may see.
+func TestIntegrityNoPathServesHeld(t *testing.T) {
+	yaml, dbPath := pluginConfig(t, "")
+	yaml = strings.Replace(yaml, "http: {handshake: full}", "http: {handshake: thin}", 1)
+	g := startGateway(t, yaml)
+	thin := g.initialize(t, "2025-11-25", "")
+	g.toolNames(t, thin)
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`ALTER TABLE users ADD COLUMN note TEXT`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.reg.Integrity().HeldCount("shop") == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the changed tools were not held within 10s (refresh 100ms)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	const held = "shop_shop_v1_users_create"
+	if names := g.toolNames(t, thin); slices.Contains(names, held) {
+		t.Errorf("thin list: %v", names)
+	}
+	res := g.callTool(t, thin, "mcpgw__describe_tools", `{"names":["`+held+`","shop_shop_v1_users_count"]}`)
+	if txt := res.text(); strings.Contains(txt, `"name":"`+held+`"`) || !strings.Contains(txt, "held until an admin approves") || !strings.Contains(txt, "shop_shop_v1_users_count") {
+		t.Errorf("describe_tools: %s", txt)
+	}
+
+	// A stateless caller: its list and its call.
+	r := g.do(t, modernReq("tools/list", `{`+modernMeta+`}`, nil))
+	if strings.Contains(string(r.body), held) || !strings.Contains(string(r.body), "shop_shop_v1_users_count") {
+		t.Errorf("stateless tools/list: %s", r.body)
+	}
+	r = g.do(t, modernReq("tools/call", `{"name":"`+held+`","arguments":{"connection":"main","name":"x"},`+modernMeta+`}`, map[string]string{"Mcp-Name": held}))
+	if !strings.Contains(string(r.body), `"isError":true`) || !strings.Contains(string(r.body), "held") {
+		t.Errorf("stateless call to a held tool: %s", r.body)
+	}
+
+	// The search form: a query that would match the held tool best.
+	if a := g.api(t, http.MethodPut, "/api/settings", `{"handshake":"search"}`, g.localAuth(t)); a.status != http.StatusOK {
+		t.Fatalf("settings: %s", a)
+	}
+	search := g.initialize(t, "2025-11-25", "")
+	g.toolNames(t, search)
+	res = g.callTool(t, search, "mcpgw__search_tools", `{"query":"create users","limit":20}`)
+	if txt := res.text(); strings.Contains(txt, held) || strings.Contains(txt, "shop_shop_v1_users_update") {
+		t.Errorf("search_tools returns a held tool: %s", txt)
+	}
+
+	// Explain: what an agent may see.
+	a := g.api(t, http.MethodGet, "/api/agents/anyone/view", "", g.localAuth(t))
+	if a.status != http.StatusOK || strings.Contains(string(a.raw), held) || !strings.Contains(string(a.raw), "shop_shop_v1_users_count") {
+		t.Errorf("explain: %s", a)
+	}
+}

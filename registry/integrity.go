@@ -175,6 +175,10 @@ func (a admission) tool(t *Tool) *Tool             { return a.in.admitTool(t, a.
 func (a admission) prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
 func (a admission) template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
 
+// Serves reports whether a view would serve t as it is now (explain asks, for tools it
+// reads from catalogues rather than from a view).
+func (in *Integrity) Serves(t *Tool) bool { return in.admitTool(t, in.policy(t.Server)) != nil }
+
 // Pins returns every integrity record: what is pinned and what is held, per server.
 func (in *Integrity) Pins() []*sessions.Pin { return in.guard().List() }
 

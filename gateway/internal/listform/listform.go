@@ -134,24 +134,30 @@ func DescribeResult(v *registry.View, args json.RawMessage) json.RawMessage {
 		return ToolError(fmt.Sprintf("describe_tools takes at most %d names at a time", MaxDescribe))
 	}
 	defs := []json.RawMessage{}
-	var missing []string
+	var missing, held []string
 	seen := map[string]bool{}
 	for _, n := range a.Names {
 		if seen[n] {
 			continue
 		}
 		seen[n] = true
-		if t := v.Tool(n); t != nil {
+		switch t := v.Tool(n); {
+		case t != nil:
 			defs = append(defs, t.Def)
-		} else {
+		case v.Held(n):
+			held = append(held, n)
+		default:
 			missing = append(missing, n)
 		}
 	}
-	var extra string
+	var extra []string
 	if len(missing) > 0 {
-		extra = fmt.Sprintf("unknown tools: %v", missing)
+		extra = append(extra, fmt.Sprintf("unknown tools: %v", missing))
 	}
-	return toolsResult(defs, extra)
+	if len(held) > 0 {
+		extra = append(extra, fmt.Sprintf("held until an admin approves their changed or new definitions: %v", held))
+	}
+	return toolsResult(defs, strings.Join(extra, "; "))
 }
 
 // searchArgs are a search_tools call's arguments.
