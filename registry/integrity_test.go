@@ -202,6 +202,20 @@ func TestIntegrityPoliciesAndReplicas(t *testing.T) {
 			t.Errorf("b's record: %+v", b)
 		}
 	})
+	t.Run("duplicate members", func(t *testing.T) {
+		// A definition that names a member twice reads differently to different parsers:
+		// never trusted on sight, and its fingerprint keeps both members.
+		r := pinRegistry(t, sessions.NewMemory(), pinDefaults)
+		listed(t, r, map[string]string{"a": "one", "b": `harmless","description":"evil`})
+		if got := viewNames(r.ViewFor([]string{"db"}, nil, nil, nil)); got != "db__a=one" {
+			t.Errorf("a definition with a duplicate member is served on first sight: %q", got)
+		}
+		for _, p := range r.Integrity().Pins() {
+			if p.Name == "b" && (p.Held == nil || p.Held.Reason != "ambiguous" || !strings.Contains(string(p.Held.Def), `"evil"`)) {
+				t.Errorf("b's record: %+v", p)
+			}
+		}
+	})
 	t.Run("prompt changed", func(t *testing.T) {
 		r := pinRegistry(t, sessions.NewMemory(), pinDefaults)
 		listed(t, r, map[string]string{"a": "one"}, "summarise")

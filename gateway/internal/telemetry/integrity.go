@@ -19,7 +19,7 @@ type integrityCollector struct {
 func newIntegrityCollector() *integrityCollector {
 	return &integrityCollector{
 		events: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_integrity_events_total",
-			Help: "Tool integrity events by server or plugin, action (held, approved, rejected) and, for held, reason (first_use, changed, new, suspicious)."},
+			Help: "Tool integrity events by server or plugin, action (held, approved, rejected) and, for held, reason (first_use, changed, new, suspicious, ambiguous)."},
 			[]string{"server", "action", "reason"}),
 		held: prometheus.NewDesc("mcpgw_integrity_held",
 			"Definitions (tools, prompts, resource templates) held now until an admin approves them, by server or plugin.",

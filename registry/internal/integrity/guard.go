@@ -30,6 +30,7 @@ const (
 	ReasonChanged    = "changed"    // a pinned definition changed
 	ReasonNew        = "new"        // a definition that was not there, on an established server
 	ReasonSuspicious = "suspicious" // the heuristics flagged it, under suspicious: hold
+	ReasonAmbiguous  = "ambiguous"  // it names a member twice: clients may read it otherwise
 )
 
 // Policy is how one server's or plugin's definitions are treated (config integrity).
@@ -46,6 +47,8 @@ type Def struct {
 	Name string // the server's own name (a template's uriTemplate)
 	Hash string
 	Raw  json.RawMessage // canonical JSON
+	// Ambiguous: it names a member twice (Raw is then as written, compacted).
+	Ambiguous bool
 }
 
 // Canonical returns the canonical JSON of a definition (members in key order at every
@@ -68,8 +71,19 @@ func Canonical(raw json.RawMessage) (json.RawMessage, string) {
 	return out, "sha256:" + hex.EncodeToString(sum[:])
 }
 
-// NewDef is the Def of raw.
+// NewDef is the Def of raw. An ambiguous definition (one that names a member twice) is
+// kept and fingerprinted as it was written, compacted, since its canonical form would
+// keep one of the two.
 func NewDef(kind, name string, raw json.RawMessage) Def {
+	if Ambiguous(raw) {
+		var b bytes.Buffer
+		c := raw
+		if json.Compact(&b, raw) == nil {
+			c = b.Bytes()
+		}
+		sum := sha256.Sum256(c)
+		return Def{Kind: kind, Name: name, Hash: "sha256:" + hex.EncodeToString(sum[:]), Raw: c, Ambiguous: true}
+	}
 	c, h := Canonical(raw)
 	return Def{Kind: kind, Name: name, Hash: h, Raw: c}
 }
@@ -141,7 +155,7 @@ func (g *Guard) Verdict(server, kind, name, hash string, p Policy) (serve bool, 
 		return p.Mode == "warn", nil
 	case approved(rec, hash):
 		return true, nil
-	case p.Mode == "warn" && !slices.Contains(rec.Rejected, hash):
+	case p.Mode == "warn" && !slices.Contains(rec.Rejected, hash) && (rec.Held == nil || rec.Held.Hash != hash || rec.Held.Warned):
 		return true, nil
 	case p.OnChange == "keep_old" && rec.Hash != "":
 		return false, rec.Def
@@ -187,6 +201,8 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 		next.Version++
 		reason := ""
 		switch {
+		case d.Ambiguous:
+			reason = ReasonAmbiguous
 		case len(flags) > 0 && p.Suspicious == "hold":
 			reason = ReasonSuspicious
 		case !established && p.FirstUse == "hold":
@@ -202,7 +218,8 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 			if slices.Contains(next.Rejected, d.Hash) {
 				continue // rejected before: it stays out, without asking again
 			}
-			next.Held = &sessions.HeldDef{Hash: d.Hash, Def: d.Raw, Reason: reason, Since: now, Flags: flagJSON, Warned: p.Mode == "warn"}
+			next.Held = &sessions.HeldDef{Hash: d.Hash, Def: d.Raw, Reason: reason, Since: now, Flags: flagJSON,
+				Warned: p.Mode == "warn" && reason != ReasonAmbiguous}
 			held++
 		}
 		g.put(next)
