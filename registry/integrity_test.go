@@ -2,11 +2,13 @@ package registry
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/registry/internal/integrity"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -214,6 +216,27 @@ func TestIntegrityPoliciesAndReplicas(t *testing.T) {
 			if p.Name == "b" && (p.Held == nil || p.Held.Reason != "ambiguous" || !strings.Contains(string(p.Held.Def), `"evil"`)) {
 				t.Errorf("b's record: %+v", p)
 			}
+		}
+	})
+	t.Run("churning names", func(t *testing.T) {
+		// An upstream that lists new names on every listing adds at most MaxUnapproved
+		// records, and what it lists past them is not served.
+		store := sessions.NewMemory()
+		r := pinRegistry(t, store, pinDefaults)
+		listed(t, r, map[string]string{"a": "one"})
+		for round := range 3 {
+			tools := map[string]string{"a": "one"}
+			for i := range 300 {
+				tools[fmt.Sprintf("t%d_%d", round, i)] = "new"
+			}
+			listed(t, r, tools)
+		}
+		ps, _ := store.ListPins()
+		if len(ps) > integrity.MaxUnapproved+2 {
+			t.Errorf("%d records after 900 new names; want at most %d", len(ps), integrity.MaxUnapproved+2)
+		}
+		if got := viewNames(r.ViewFor([]string{"db"}, nil, nil, nil)); got != "db__a=one" {
+			t.Errorf("served: %.200s", got)
 		}
 	})
 	t.Run("prompt changed", func(t *testing.T) {

@@ -123,6 +123,24 @@ const (
 	maxRejected = 8
 )
 
+// MaxUnapproved bounds the records of one server's definitions that no admin approved
+// yet: an upstream that lists new names on every listing adds no more records past it
+// (and what it lists beyond is not served).
+const MaxUnapproved = 512
+
+// unapproved counts server's records that were never approved.
+func (g *Guard) unapproved(server string) int {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	n := 0
+	for _, p := range g.pins {
+		if p.Server == server && p.Kind != KindServer && p.Hash == "" {
+			n++
+		}
+	}
+	return n
+}
+
 // New returns a guard over store, with the pins already in it.
 func New(store Store, log *slog.Logger) *Guard {
 	g := &Guard{store: store, log: log, pins: map[string]*sessions.Pin{}}
@@ -180,6 +198,7 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	established := srv != nil
 	norm := descriptionNorm(defs)
 	held := 0
+	unapproved := g.unapproved(server)
 	for _, d := range defs {
 		rec := g.record(server, d.Kind, d.Name, false)
 		if rec != nil && (approved(rec, d.Hash) || rec.Held != nil && rec.Held.Hash == d.Hash) {
@@ -188,6 +207,12 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 		// Another replica may have pinned or approved it since this one read it.
 		if rec = g.record(server, d.Kind, d.Name, true); rec != nil && (approved(rec, d.Hash) || rec.Held != nil && rec.Held.Hash == d.Hash) {
 			continue
+		}
+		if rec == nil && established {
+			if unapproved >= MaxUnapproved {
+				continue // not recorded, so not served (Verdict): the store stays bounded
+			}
+			unapproved++
 		}
 		flags := Suspicious(d.Raw, norm)
 		flagJSON, _ := json.Marshal(flags)
