@@ -349,11 +349,11 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 	var instr strings.Builder
 	for _, name := range servers {
 		if srv := g.reg.Server(name); srv != nil {
-			if cat := srv.Catalog(); cat != nil && strings.TrimSpace(cat.Instructions) != "" {
+			if text := strings.TrimSpace(g.reg.Integrity().Instructions(name, srv.Catalog())); text != "" {
 				if instr.Len() > 0 {
 					instr.WriteString("\n\n")
 				}
-				instr.WriteString("## " + name + "\n" + strings.TrimSpace(cat.Instructions))
+				instr.WriteString("## " + name + "\n" + text)
 			}
 		}
 	}

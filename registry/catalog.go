@@ -66,8 +66,10 @@ type Catalog struct {
 	Resources []*Resource
 	Templates []*Resource
 	Caps      upstream.Capabilities
-	// Instructions from the upstream's initialize result.
+	// Instructions from the upstream's initialize result (served through
+	// Integrity.Instructions).
 	Instructions string
+	instrHash    string // their fingerprint
 	// Problems found while building the catalogue (names that collide inside one server).
 	Problems []string
 	// seq identifies this catalogue in view keys.

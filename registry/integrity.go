@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -94,6 +95,12 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 		t.Hash = d.Hash
 		defs = append(defs, d)
 	}
+	if strings.TrimSpace(cat.Instructions) != "" {
+		raw, _ := json.Marshal(cat.Instructions)
+		d := integrity.NewDef(integrity.KindInstructions, instructionsName, raw)
+		cat.instrHash = d.Hash
+		defs = append(defs, d)
+	}
 	in.guard().Observe(server, in.policy(server), defs, by)
 }
 
@@ -174,6 +181,26 @@ type admission struct {
 func (a admission) tool(t *Tool) *Tool             { return a.in.admitTool(t, a.policy) }
 func (a admission) prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
 func (a admission) template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
+
+// instructionsName is the name of a server's instructions among its definitions.
+const instructionsName = "initialize"
+
+// Instructions are the server instructions of cat (server's catalogue) that may reach a
+// client: as listed, the approved ones (on_change: keep_old), or none while they are held.
+func (in *Integrity) Instructions(server string, cat *Catalog) string {
+	if cat == nil || strings.TrimSpace(cat.Instructions) == "" {
+		return ""
+	}
+	serve, old := in.guard().Verdict(server, integrity.KindInstructions, instructionsName, cat.instrHash, in.policy(server))
+	if serve {
+		return cat.Instructions
+	}
+	var s string
+	if old != nil && json.Unmarshal(old, &s) == nil {
+		return s
+	}
+	return ""
+}
 
 // Serves reports whether a view would serve t as it is now (explain asks, for tools it
 // reads from catalogues rather than from a view).

@@ -113,13 +113,13 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request, action string) {
 		}
 	}
 	if d.Name != "" && d.Kind == "" {
-		Error(w, http.StatusBadRequest, "a name needs its kind (tool, prompt or template)")
+		Error(w, http.StatusBadRequest, "a name needs its kind (tool, prompt, template or instructions)")
 		return
 	}
 	switch d.Kind {
-	case "", "tool", "prompt", "template":
+	case "", "tool", "prompt", "template", "instructions":
 	default:
-		Error(w, http.StatusBadRequest, fmt.Sprintf("kind %q is not one of tool, prompt, template", d.Kind))
+		Error(w, http.StatusBadRequest, fmt.Sprintf("kind %q is not one of tool, prompt, template, instructions", d.Kind))
 		return
 	}
 	in := a.port.Integrity()

@@ -21,6 +21,9 @@ const (
 	KindTool     = "tool"
 	KindPrompt   = "prompt"
 	KindTemplate = "template"
+	// KindInstructions is a server's instructions from its initialize result (name
+	// "initialize"): they reach the model as they are, like a description.
+	KindInstructions = "instructions"
 	KindServer   = "server"
 )
 
