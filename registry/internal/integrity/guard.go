@@ -24,7 +24,7 @@ const (
 	// KindInstructions is a server's instructions from its initialize result (name
 	// "initialize"): they reach the model as they are, like a description.
 	KindInstructions = "instructions"
-	KindServer   = "server"
+	KindServer       = "server"
 )
 
 // Why a definition is held.
