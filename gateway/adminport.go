@@ -172,3 +172,21 @@ func (p adminPort) Integrity() *registry.Integrity { return p.g.reg.Integrity() 
 // IntegrityDecided tells the other replicas that an admin approved or rejected
 // definitions of server, so that they read the pins again.
 func (p adminPort) IntegrityDecided(server string) { p.g.replicas.publish("integrity", server) }
+
+// IntegrityRows are the admin API's integrity records (the UI's Integrity page).
+func (p adminPort) IntegrityRows(server, state string) ([]admin.PinRow, map[string]int) {
+	return p.g.admin.IntegrityRows(server, state)
+}
+
+// IntegrityWaiting is how many definitions of all servers and plugins wait for an admin's
+// decision, held or (policy warn) served while they wait: the count beside the UI's
+// Integrity link.
+func (p adminPort) IntegrityWaiting() int {
+	n := 0
+	for _, pin := range p.g.reg.Integrity().Pins() {
+		if pin.Held != nil && pin.Kind != "server" {
+			n++
+		}
+	}
+	return n
+}

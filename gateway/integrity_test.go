@@ -187,3 +187,56 @@ func TestIntegrityNoPathServesHeld(t *testing.T) {
 		t.Errorf("explain: %s", a)
 	}
 }
+
+// TestUIIntegrityPageThroughGateway: the web UI's Integrity page reads the gateway's pins
+// through its port: after ALTER TABLE it lists the held tools with their diff and counts
+// them in the nav; "Approve all" through /ui/api (with the page's CSRF token) approves
+// them, and the page then shows nothing waiting.
+func TestUIIntegrityPageThroughGateway(t *testing.T) {
+	yaml, dbPath := pluginConfig(t, "")
+	g := startGateway(t, yaml)
+	c := newUIClient(t, g)
+	if a := c.do("GET", "/ui/integrity", "", nil); a.status != http.StatusOK || !strings.Contains(a.body, "Nothing waits for a decision.") ||
+		!strings.Contains(a.body, `data-server="shop"`) {
+		t.Fatalf("the Integrity page before any change: %d\n%s", a.status, a.body)
+	}
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`ALTER TABLE users ADD COLUMN note TEXT`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.reg.Integrity().HeldCount("shop") < 6 {
+		if time.Now().After(deadline) {
+			t.Fatal("the changed tools were not held within 10s (refresh 100ms)")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	a := c.do("GET", "/ui/integrity", "", nil)
+	for _, want := range []string{
+		`<article class="held-def" data-kind="tool" data-name="shop_shop_v1_users_create"`,
+		`data-op="added" data-path="/inputSchema/properties/note"`,
+		`<span class="count">6<span class="sr-only"> waiting</span>`,
+		`data-server="shop" data-action="approve">Approve all`,
+	} {
+		if !strings.Contains(a.body, want) {
+			t.Errorf("the Integrity page with held tools lacks %s", want)
+		}
+	}
+	token := find(t, csrfMeta, a.body)
+	if r := c.do("POST", "/ui/api/integrity/shop/approve", `{}`, map[string]string{"Content-Type": "application/json"}); r.status != http.StatusForbidden {
+		t.Errorf("approving without the CSRF token: %d %s", r.status, r.body)
+	}
+	if r := c.do("POST", "/ui/api/integrity/shop/approve", `{}`, map[string]string{"Content-Type": "application/json", "X-CSRF-Token": token}); r.status != http.StatusOK {
+		t.Fatalf("Approve all through /ui/api: %d %s", r.status, r.body)
+	}
+	if n := g.reg.Integrity().HeldCount("shop"); n != 0 {
+		t.Errorf("%d still held after Approve all", n)
+	}
+	if a := c.do("GET", "/ui/integrity", "", nil); !strings.Contains(a.body, "Nothing waits for a decision.") || strings.Contains(a.body, `class="count"`) {
+		t.Errorf("the Integrity page after Approve all:\n%s", a.body)
+	}
+}

@@ -187,7 +187,7 @@ func TestUIOpenOnLoopback(t *testing.T) {
 	c := newUIClient(t, g)
 	pages := map[string]string{"/ui/servers": `data-name="everything"`, "/ui/tasks": "New task", "/ui/projects": "New project", "/ui/sessions": "Sessions",
 		"/ui/usage": "Tool calls per minute", "/ui/agents": "Agents", "/ui/executors": "Executors",
-		"/ui/agents/default/explain": "Explain"}
+		"/ui/agents/default/explain": "Explain", "/ui/integrity": "Nothing waits for a decision."}
 	var token string
 	for p, want := range pages {
 		a := c.do("GET", p, "", nil)

@@ -16,6 +16,7 @@ func (g *Gateway) uiPages() []ui.Page {
 		{Path: "/ui/tasks", Handler: http.HandlerFunc(g.ui.ServeTasks)},
 		{Path: "/ui/sessions", Handler: http.HandlerFunc(g.ui.ServeSessions)},
 		{Path: "/ui/sessions/{id}", Handler: http.HandlerFunc(g.ui.ServeSession)},
+		{Path: "/ui/integrity", Handler: http.HandlerFunc(g.ui.ServeIntegrity)},
 		{Path: "/ui/usage", Handler: http.HandlerFunc(g.ui.ServeUsage)},
 		{Path: "/ui/agents", Handler: http.HandlerFunc(g.ui.ServeAgents)},
 		{Path: "/ui/agents/{id}/explain", Handler: http.HandlerFunc(g.ui.ServeExplain)},

@@ -44,16 +44,23 @@ type HeldRow struct {
 // ?state=held to what waits).
 func (a *API) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	server, state := q.Get("server"), q.Get("state")
-	rows := []PinRow{}
-	servers := map[string]int{}
+	rows, servers := a.IntegrityRows(q.Get("server"), q.Get("state"))
+	JSON(w, http.StatusOK, map[string]any{"definitions": rows, "held_by_server": servers})
+}
+
+// IntegrityRows are the integrity records GET /api/integrity lists (also the web UI's
+// Integrity page): server and state narrow them ("": all), and heldByServer counts the
+// held definitions of every server or plugin that has pins (0: none held).
+func (a *API) IntegrityRows(server, state string) (rows []PinRow, heldByServer map[string]int) {
+	rows = []PinRow{}
+	heldByServer = map[string]int{}
 	for _, p := range a.port.Integrity().Pins() {
 		if server != "" && p.Server != server {
 			continue
 		}
 		if p.Kind == "server" {
-			if _, ok := servers[p.Server]; !ok {
-				servers[p.Server] = 0
+			if _, ok := heldByServer[p.Server]; !ok {
+				heldByServer[p.Server] = 0
 			}
 			continue
 		}
@@ -62,11 +69,11 @@ func (a *API) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if row.State == "held" {
-			servers[p.Server]++
+			heldByServer[p.Server]++
 		}
 		rows = append(rows, row)
 	}
-	JSON(w, http.StatusOK, map[string]any{"definitions": rows, "held_by_server": servers})
+	return rows, heldByServer
 }
 
 func pinRow(p *sessions.Pin) PinRow {

@@ -19,7 +19,10 @@ type uiPage struct {
 	Actor       string
 	CanSignOut  bool
 	Version     string
-	Data        any
+	// Waiting is how many definitions wait for an admin's decision (the Integrity link's
+	// count; 0 before sign-in).
+	Waiting int
+	Data    any
 }
 
 // uiTemplate parses the layout with one page's template (once for all pages).
@@ -65,6 +68,9 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page, ti
 	if s != nil {
 		p.CSRF, p.Actor = s.csrf, s.actor
 		p.CanSignOut = s.actor != ""
+		if s.actor != "" {
+			p.Waiting = u.port.IntegrityWaiting()
+		}
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, p); err != nil {
@@ -111,8 +117,9 @@ var uiFuncs = template.FuncMap{
 		}
 		return t.UTC().Format("2006-01-02 15:04 UTC")
 	},
-	"join":  strings.Join,
-	"deref": func(b *bool) bool { return b != nil && *b },
+	"join":   strings.Join,
+	"reveal": reveal,
+	"deref":  func(b *bool) bool { return b != nil && *b },
 	"has": func(list []string, s string) bool {
 		for _, x := range list {
 			if x == s {

@@ -38,6 +38,7 @@ func (p *fakePort) Slowed(*http.Request) *auth.Failure                  { return
 func (p *fakePort) AdminCredential(_ context.Context, tok string) (string, bool, bool) {
 	return "admin_token", tok == p.good, tok == p.good
 }
+func (p *fakePort) IntegrityWaiting() int                  { return 0 }
 func (p *fakePort) CredentialFailed(*http.Request, string) { p.failed++ }
 func (p *fakePort) CredentialSucceeded(*http.Request)      { p.succeed++ }
 func (p *fakePort) Audit(ev auth.AuditEvent)               { p.audits = append(p.audits, ev) }

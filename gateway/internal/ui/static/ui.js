@@ -426,6 +426,33 @@
     }));
   }
 
+  // ---- Integrity -------------------------------------------------------------------
+  // Approve or Reject one definition (data-kind and data-name) or everything of a server
+  // that waits (neither), then read the page again. The names are sent as data, never
+  // written into the page.
+  function initIntegrity() {
+    const box = $("#integrity-alert");
+    const buttons = $$(".integrity-decide");
+    buttons.forEach((b) => b.addEventListener("click", async () => {
+      box.hidden = true;
+      const action = b.dataset.action === "reject" ? "reject" : "approve";
+      const body = b.dataset.kind ? { kind: b.dataset.kind, name: b.dataset.name } : {};
+      buttons.forEach((x) => { x.disabled = true; });
+      const r = await api("POST", "/integrity/" + encodeURIComponent(b.dataset.server) + "/" + action, body);
+      // 404: nothing of it waits any more (decided meanwhile): the page shows what is.
+      if (r.status === 200 || r.status === 404) {
+        announce(action === "approve" ? "Approved" : "Rejected");
+        location.reload();
+        return;
+      }
+      buttons.forEach((x) => { x.disabled = false; });
+      box.textContent = (r.json && r.json.error) || "failed: " + r.status;
+      box.hidden = false;
+      box.setAttribute("tabindex", "-1");
+      box.focus();
+    }));
+  }
+
   // ---- Agents ----------------------------------------------------------------------
   function docOf(form) {
     const d = JSON.parse(form.dataset.doc);
@@ -563,4 +590,5 @@
   if (page === "agents") initAgents();
   if (page === "plugins") initPlugins();
   if (page === "executors") initExecutors();
+  if (page === "integrity") initIntegrity();
 })();
