@@ -97,6 +97,9 @@ servers:
   everything:
     type: stdio
     command: {{everything_server}}
+    # The list_changed round below adds a tool on an established server, which the
+    # default policy (pin) would hold: warn serves it at once and lists it for review.
+    integrity: warn
   tseverything:
     type: stdio
     command: `+yamlQuote(tsCmd)+`
