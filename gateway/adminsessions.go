@@ -21,7 +21,7 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 		row.Live = true
 		row.Calls = s.calls.Load()
 		s.mu.Lock()
-		row.Stream = s.stream != nil && !s.stream.isClosed()
+		row.Stream = s.out.Open()
 		s.mu.Unlock()
 		row.LastSeen = time.Unix(0, s.lastSeen.Load()).UTC()
 		s.viewMu.Lock()

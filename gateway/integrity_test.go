@@ -60,13 +60,7 @@ func TestIntegrityAlterTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for g.reg.Integrity().HeldCount("shop") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the changed tools were not held within 10s (refresh 100ms)")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitPluginHeld(t, g, "shop", `"note"`, 6)
 	names, _ := list()
 	if slices.Contains(names, "shop_shop_v1_users_create") || slices.Contains(names, "shop_shop_v1_users_update") {
 		t.Errorf("held tools are listed: %v", names)
@@ -144,13 +138,7 @@ func TestIntegrityNoPathServesHeld(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for g.reg.Integrity().HeldCount("shop") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the changed tools were not held within 10s (refresh 100ms)")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitPluginHeld(t, g, "shop", `"note"`, 6)
 	const held = "shop_shop_v1_users_create"
 	if names := g.toolNames(t, thin); slices.Contains(names, held) {
 		t.Errorf("thin list: %v", names)
@@ -208,13 +196,7 @@ func TestUIIntegrityPageThroughGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for g.reg.Integrity().HeldCount("shop") < 6 {
-		if time.Now().After(deadline) {
-			t.Fatal("the changed tools were not held within 10s (refresh 100ms)")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitPluginHeld(t, g, "shop", `"note"`, 6)
 	a := c.do("GET", "/ui/integrity", "", nil)
 	for _, want := range []string{
 		`<article class="held-def" data-kind="tool" data-name="shop_shop_v1_users_create"`,
@@ -240,3 +222,22 @@ func TestUIIntegrityPageThroughGateway(t *testing.T) {
 		t.Errorf("the Integrity page after Approve all:\n%s", a.body)
 	}
 }
+
+// waitPluginHeld waits (10 s at most) until plugin's loaded catalogue holds marker (its
+// JSON) and held definitions of it wait: the hold is recorded before the new catalogue
+// replaces the old, whose approved tools are served until then.
+func waitPluginHeld(t *testing.T, g *testGW, plugin, marker string, held int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := json.Marshal(g.reg.Plugin(plugin).Catalog())
+		if strings.Contains(string(b), marker) && g.reg.Integrity().HeldCount(plugin) >= held {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("plugin %s: no catalogue with %s and %d held within 10s (refresh 100ms); held %d", plugin, marker, held, g.reg.Integrity().HeldCount(plugin))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -60,7 +61,7 @@ type lineConn struct {
 
 	mu sync.Mutex
 	s  *Session
-	st *stream
+	st *clientstream.Stream
 }
 
 // MaxLineInFlight bounds the requests one line-mode connection has in dispatch at once.
@@ -212,7 +213,7 @@ func (lf *legacyFront) serveLine(c net.Conn, br *bufio.Reader) {
 		return
 	}
 	s.detach(st)
-	st.close()
+	st.Close()
 	if g.ctx.Err() == nil {
 		// The bridge closed the connection: its client is gone for good.
 		g.live.end(s, "bridge disconnected")
@@ -230,7 +231,7 @@ func (lc *lineConn) write(msg []byte) error {
 	lc.wbuf = wire.AppendLine(lc.wbuf[:0], msg)
 	// A bridge that stops reading cannot hold this writer (and every request of its
 	// session waiting to answer) for ever.
-	_ = lc.c.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+	_ = lc.c.SetWriteDeadline(time.Now().Add(clientstream.WriteTimeout))
 	_, err := lc.c.Write(lc.wbuf)
 	if err != nil {
 		// Part of a line may be out: nothing after it could be read right. The bridge
@@ -264,14 +265,14 @@ func (lc *lineConn) mayContinue(id *auth.Identity, s *Session) bool {
 // attach makes s the connection's session and starts relaying its stream (messages not
 // tied to a request) as lines. The session ending closes the connection.
 func (lc *lineConn) attach(s *Session) {
-	st := newStream("", lc.g.cfg.HTTP.StreamQueue)
+	st := clientstream.New("", lc.g.cfg.HTTP.StreamQueue)
 	lc.mu.Lock()
 	old, oldSt := lc.s, lc.st
 	lc.s, lc.st = s, st
 	lc.mu.Unlock()
 	if old != nil {
 		old.detach(oldSt)
-		oldSt.close()
+		oldSt.Close()
 		if old != s {
 			lc.g.live.end(old, "re-initialized on its bridge connection")
 		}
@@ -281,24 +282,17 @@ func (lc *lineConn) attach(s *Session) {
 		lc.g.log.Warn("session stream already open; line connection gets no stream", "session", s.ID)
 	}
 	go func() {
-		for {
-			select {
-			case msg := <-st.ch:
-				if lc.write(msg) != nil {
-					return
-				}
-			case <-st.done:
-				s.mu.Lock()
-				closed := s.closed
-				s.mu.Unlock()
-				lc.mu.Lock()
-				current := lc.s == s
-				lc.mu.Unlock()
-				if closed && current {
-					lc.c.Close() // ended by the daemon (admin, replica): the bridge reconnects
-				}
-				return
-			}
+		if !st.Relay(lc.write) {
+			return
+		}
+		s.mu.Lock()
+		closed := s.closed
+		s.mu.Unlock()
+		lc.mu.Lock()
+		current := lc.s == s
+		lc.mu.Unlock()
+		if closed && current {
+			lc.c.Close() // ended by the daemon (admin, replica): the bridge reconnects
 		}
 	}()
 }

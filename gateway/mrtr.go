@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -66,7 +67,7 @@ func (o mrtrOut) related(msg []byte) error {
 	case o.c.ev <- mrtrEvent{msg: msg}:
 		return nil
 	case <-o.c.ctx.Done():
-		return errNoStream
+		return clientstream.ErrNoStream
 	}
 }
 
@@ -75,7 +76,7 @@ func (o mrtrOut) reply(msg []byte) error {
 	case o.c.ev <- mrtrEvent{msg: msg, final: true}:
 		return nil
 	case <-o.c.ctx.Done():
-		return errNoStream
+		return clientstream.ErrNoStream
 	}
 }
 

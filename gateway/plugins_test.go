@@ -491,13 +491,7 @@ agents:
 
 	// The plugin is established (its first catalogue was pinned), so the new table's tools
 	// are held: absent from the list, refused when called, until an admin approves them.
-	deadline := time.Now().Add(10 * time.Second)
-	for g.reg.Integrity().HeldCount("shop") == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the new table's tools were not held within 10s (refresh 100ms)")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	waitPluginHeld(t, g, "shop", "teams", 1)
 	if names := g.toolNames(t, sid); slices.Contains(names, "shop_shop_v1_teams_list") {
 		t.Fatalf("a held tool is listed: %v", names)
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -164,7 +165,7 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 	if k != nil {
 		if !k.Push(msg) {
 			dp.unroutable(c, "overflow")
-			err = errNoStream
+			err = clientstream.ErrNoStream
 		}
 	} else {
 		err = s.send(msg)

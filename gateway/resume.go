@@ -3,6 +3,7 @@ package gateway
 import (
 	"net/http"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -31,7 +32,7 @@ func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s
 		return
 	}
 	s.touch()
-	rd.Serve(w, r, streamWriteTimeout, sf.g.metrics.ResumeReplayed)
+	rd.Serve(w, r, clientstream.WriteTimeout, sf.g.metrics.ResumeReplayed)
 }
 
 // postOut is the outbox of one POSTed request (gateway/internal/reply).

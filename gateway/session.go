@@ -3,16 +3,14 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
-	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -38,11 +36,11 @@ type Session struct {
 	// pluginCalls are the plugin tool calls in flight, by downstream request id.
 	pluginCalls map[string]*pluginCall
 	subs        map[string]string // subscribed resource URI → server
-	stream      *stream           // the GET stream (streamable) or the event stream (legacy SSE)
-	pending     [][]byte          // messages waiting for a GET stream, pendingMax bytes at most
-	pendingN    int               // their bytes
 	logLevel    string
 	closed      bool
+	// out is the GET stream (streamable) or the event stream (legacy SSE), and what waits
+	// for the next one.
+	out clientstream.Slot
 	// resumes are the replay buffers of the session's POST event streams (resume.go).
 	resumes resume.Set
 
@@ -170,54 +168,20 @@ func (s *Session) level() string {
 	return s.logLevel
 }
 
-// pendingMax bounds the bytes of messages waiting for a session's next stream.
-const pendingMax = 256 << 10
-
-// send delivers a message on the session's stream (GET stream or legacy event stream).
-// With no stream open, up to pendingMax bytes of messages wait for the next GET, each kept
-// whole (a message is never split or joined on its bytes).
+// send delivers a message on the session's stream (GET stream or legacy event stream),
+// or to its listeners (a stateless caller); with no stream open, it waits, bounded, for
+// the next GET (clientstream.Slot).
 func (s *Session) send(msg []byte) error {
 	if ls := s.listen.Load(); ls != nil {
 		return ls.send(msg)
 	}
-	s.mu.Lock()
-	st := s.stream
-	if st == nil {
-		if s.pendingN+len(msg) <= pendingMax {
-			s.pending = append(s.pending, msg)
-			s.pendingN += len(msg)
-		}
-		s.mu.Unlock()
-		return errNoStream
-	}
-	s.mu.Unlock()
-	return st.send(msg)
+	return s.out.Send(msg)
 }
-
-var errNoStream = errors.New("no stream open for the session")
 
 // attach makes st the session's stream; it fails if one is open already.
-func (s *Session) attach(st *stream) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stream != nil && !s.stream.isClosed() {
-		return false
-	}
-	s.stream = st
-	for _, msg := range s.pending {
-		_ = st.trySend(msg)
-	}
-	s.pending, s.pendingN = nil, 0
-	return true
-}
+func (s *Session) attach(st *clientstream.Stream) bool { return s.out.Attach(st) }
 
-func (s *Session) detach(st *stream) {
-	s.mu.Lock()
-	if s.stream == st {
-		s.stream = nil
-	}
-	s.mu.Unlock()
-}
+func (s *Session) detach(st *clientstream.Stream) { s.out.Detach(st) }
 
 // close ends the session's upstream instances and stream.
 func (s *Session) close() {
@@ -231,7 +195,6 @@ func (s *Session) close() {
 	s.inflight = map[string]*callOwner{}
 	pcs := s.pluginCalls
 	s.pluginCalls = map[string]*pluginCall{}
-	st := s.stream
 	s.mu.Unlock()
 	for _, o := range calls {
 		o.call.Conn().Abandon(o.call, "session ended")
@@ -244,9 +207,7 @@ func (s *Session) close() {
 	s.g.pluginSubs.dropSession(s)
 	s.resumes.Close()
 	s.stopWatches()
-	if st != nil {
-		st.close()
-	}
+	s.out.Close()
 }
 
 // outbox is where one request's related messages and its response are written.
@@ -255,119 +216,6 @@ type outbox interface {
 	related(msg []byte) error
 	// reply writes the response; nil ends the request without one (after cancellation).
 	reply(msg []byte) error
-}
-
-// stream is an open event stream to a client (GET or legacy SSE).
-type stream struct {
-	ch     chan []byte
-	done   chan struct{}
-	once   sync.Once
-	nextID atomic.Int64
-	prefix string
-}
-
-// newStream makes a stream on which up to queue messages (0: 1024) may wait for the client.
-func newStream(prefix string, queue int) *stream {
-	if queue <= 0 {
-		queue = 1024
-	}
-	return &stream{ch: make(chan []byte, queue), done: make(chan struct{}), prefix: prefix}
-}
-
-// errSlowStream: a stream closed because its client did not keep up.
-var errSlowStream = errors.New("client stream closed: the client is not reading (http.stream_queue)")
-
-// streamWriteTimeout bounds one write to a client stream: a client that stops reading its
-// GET stream cannot hold the pump (and the connection) for ever.
-const streamWriteTimeout = 30 * time.Second
-
-func (st *stream) close() { st.once.Do(func() { close(st.done) }) }
-
-func (st *stream) isClosed() bool {
-	select {
-	case <-st.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// send queues msg without waiting. Its callers include an upstream's reader, which must
-// never wait on a client (every session on that upstream would wait with it): a stream
-// whose queue is full is closed instead, and the client reconnects its GET stream.
-func (st *stream) send(msg []byte) error {
-	select {
-	case st.ch <- msg:
-		return nil
-	case <-st.done:
-		return errNoStream
-	default:
-	}
-	st.close()
-	return errSlowStream
-}
-
-func (st *stream) trySend(msg []byte) error {
-	select {
-	case st.ch <- msg:
-		return nil
-	default:
-		return errors.New("stream full")
-	}
-}
-
-// pump writes queued messages as events until the client goes away or the stream closes.
-func (st *stream) pump(w http.ResponseWriter, r *http.Request) {
-	fl, _ := w.(http.Flusher)
-	rc := http.NewResponseController(w)
-	keep := time.NewTicker(25 * time.Second)
-	defer keep.Stop()
-	var buf []byte
-	for {
-		select {
-		case msg := <-st.ch:
-			buf = buf[:0]
-			id := ""
-			if st.prefix != "" {
-				id = st.prefix + "-" + itoa(st.nextID.Add(1))
-			}
-			buf = wire.AppendEvent(buf, id, "message", msg)
-			// Drain what else is queued into the same write.
-			for more := true; more; {
-				select {
-				case m := <-st.ch:
-					if st.prefix != "" {
-						id = st.prefix + "-" + itoa(st.nextID.Add(1))
-					}
-					buf = wire.AppendEvent(buf, id, "message", m)
-				default:
-					more = false
-				}
-			}
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-			if _, err := w.Write(buf); err != nil {
-				return
-			}
-			if fl != nil {
-				fl.Flush()
-			}
-			if cap(buf) > 1<<20 {
-				buf = nil // one burst's buffer is not kept for the stream's life
-			}
-		case <-keep.C:
-			_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
-			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
-				return
-			}
-			if fl != nil {
-				fl.Flush()
-			}
-		case <-st.done:
-			return
-		case <-r.Context().Done():
-			return
-		}
-	}
 }
 
 // streamOutbox sends a request's messages and response on the session's stream (legacy

@@ -151,7 +151,7 @@ func leastValuable(cands []*Session) *Session {
 func (s *Session) busy() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return (s.stream != nil && !s.stream.isClosed()) || len(s.inflight) > 0 || len(s.queued) > 0 || len(s.pluginCalls) > 0 || s.listen.Load() != nil
+	return s.out.Open() || len(s.inflight) > 0 || len(s.queued) > 0 || len(s.pluginCalls) > 0 || s.listen.Load() != nil
 }
 
 // trimStored deletes the oldest stored records of sessions not live here beyond

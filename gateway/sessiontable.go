@@ -176,7 +176,7 @@ func (st *sessionTable) reap() {
 		all := st.all()
 		for _, s := range all {
 			s.mu.Lock()
-			hasStream := s.stream != nil && !s.stream.isClosed()
+			hasStream := s.out.Open()
 			s.mu.Unlock()
 			idle := now.Sub(time.Unix(0, s.lastSeen.Load()))
 			if !hasStream && idle > g.policy().cfg.HTTP.SessionIdle {

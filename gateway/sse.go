@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -39,7 +40,7 @@ func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s := g.live.newSession(rec)
-	st := newStream("", g.cfg.HTTP.StreamQueue)
+	st := clientstream.New("", g.cfg.HTTP.StreamQueue)
 	s.attach(st)
 	if err := g.live.register(s); err != nil {
 		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
@@ -59,7 +60,7 @@ func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) {
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
 	}
-	st.pump(w, r)
+	st.Pump(w, r)
 }
 
 // serveMessage takes the POSTs of a legacy SSE session; answers travel on its stream.

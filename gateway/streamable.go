@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -432,13 +433,13 @@ func (sf *streamableFront) serveGet(w http.ResponseWriter, r *http.Request) {
 		sf.serveResume(w, r, s, last)
 		return
 	}
-	st := newStream("g", g.cfg.HTTP.StreamQueue)
+	st := clientstream.New("g", g.cfg.HTTP.StreamQueue)
 	if !s.attach(st) {
 		writeHTTPError(w, http.StatusConflict, wire.CodeConnection, "Conflict: only one GET stream is allowed per session")
 		return
 	}
 	defer s.detach(st)
-	defer st.close()
+	defer st.Close()
 	h := w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
@@ -447,7 +448,7 @@ func (sf *streamableFront) serveGet(w http.ResponseWriter, r *http.Request) {
 	if fl, ok := w.(http.Flusher); ok {
 		fl.Flush()
 	}
-	st.pump(w, r)
+	st.Pump(w, r)
 }
 
 func (sf *streamableFront) serveDelete(w http.ResponseWriter, r *http.Request) {
