@@ -240,4 +240,3 @@ func waitPluginHeld(t *testing.T, g *testGW, plugin, marker string, held int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
-
