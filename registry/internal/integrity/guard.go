@@ -196,70 +196,97 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	if p.Mode == "off" {
 		return 0
 	}
-	now := time.Now().UTC()
-	srv := g.record(server, KindServer, "", false)
-	established := srv != nil
-	norm := descriptionNorm(defs)
+	o := observation{g: g, server: server, p: p, by: by, now: time.Now().UTC(),
+		established: g.record(server, KindServer, "", false) != nil,
+		norm:        descriptionNorm(defs), unapproved: g.unapproved(server)}
 	held := 0
-	unapproved := g.unapproved(server)
 	for _, d := range defs {
-		rec := g.record(server, d.Kind, d.Name, false)
-		if rec != nil && (approved(rec, d.Hash) || rec.Held != nil && rec.Held.Hash == d.Hash) {
-			continue
-		}
-		// Another replica may have pinned or approved it since this one read it.
-		if rec = g.record(server, d.Kind, d.Name, true); rec != nil && (approved(rec, d.Hash) || rec.Held != nil && rec.Held.Hash == d.Hash) {
-			continue
-		}
-		if rec == nil && established {
-			if unapproved >= MaxUnapproved {
-				continue // not recorded, so not served (Verdict): the store stays bounded
-			}
-			unapproved++
-		}
-		flags := Suspicious(d.Raw, norm)
-		flagJSON, _ := json.Marshal(flags)
-		if len(flags) == 0 {
-			flagJSON = nil
-		}
-		next := &sessions.Pin{Server: server, Kind: d.Kind, Name: d.Name, At: now}
-		if rec != nil {
-			next = sessions.ClonePin(rec)
-		}
-		next.Version++
-		reason := ""
-		switch {
-		case d.Ambiguous:
-			reason = ReasonAmbiguous
-		case len(flags) > 0 && p.Suspicious == "hold":
-			reason = ReasonSuspicious
-		case !established && p.FirstUse == "hold":
-			reason = ReasonFirstUse
-		case !established:
-			next.Hash, next.Def, next.Flags, next.By, next.At = d.Hash, d.Raw, flagJSON, by, now
-		case rec == nil || rec.Hash == "":
-			reason = ReasonNew
-		default:
-			reason = ReasonChanged
-		}
-		if reason != "" {
-			if slices.Contains(next.Rejected, d.Hash) {
-				continue // rejected before: it stays out, without asking again
-			}
-			next.Held = &sessions.HeldDef{Hash: d.Hash, Def: d.Raw, Reason: reason, Since: now, Flags: flagJSON,
-				Warned: p.Mode == "warn" && reason != ReasonAmbiguous}
+		if o.one(d) {
 			held++
 		}
-		g.put(next)
-		if reason != "" {
-			g.log.Warn("integrity: a definition is held until an admin approves it", "server", server, "kind", d.Kind, "name", d.Name, "reason", reason)
-			g.emit(Event{Server: server, Kind: d.Kind, Name: d.Name, Action: "held", Reason: reason})
-		}
 	}
-	if !established {
-		g.put(&sessions.Pin{Server: server, Kind: KindServer, At: now, By: by, Version: 1})
+	if !o.established {
+		g.put(&sessions.Pin{Server: server, Kind: KindServer, At: o.now, By: by, Version: 1})
 	}
 	return held
+}
+
+// observation is one Observe: what holds for each definition of the catalogue.
+type observation struct {
+	g           *Guard
+	server, by  string
+	p           Policy
+	now         time.Time
+	established bool
+	norm        int // the description norm of the catalogue (Suspicious)
+	unapproved  int // the server's records no admin approved, bounded by MaxUnapproved
+}
+
+// known reports whether rec already says what to do with a definition of fingerprint
+// hash: approved, or held as it is.
+func known(rec *sessions.Pin, hash string) bool {
+	return rec != nil && (approved(rec, hash) || rec.Held != nil && rec.Held.Hash == hash)
+}
+
+// one records one definition and reports whether it held it now.
+func (o *observation) one(d Def) bool {
+	g := o.g
+	if known(g.record(o.server, d.Kind, d.Name, false), d.Hash) {
+		return false
+	}
+	// Another replica may have pinned or approved it since this one read it.
+	rec := g.record(o.server, d.Kind, d.Name, true)
+	if known(rec, d.Hash) {
+		return false
+	}
+	if rec == nil && o.established {
+		if o.unapproved >= MaxUnapproved {
+			return false // not recorded, so not served (Verdict): the store stays bounded
+		}
+		o.unapproved++
+	}
+	flags := Suspicious(d.Raw, o.norm)
+	var flagJSON json.RawMessage
+	if len(flags) > 0 {
+		flagJSON, _ = json.Marshal(flags)
+	}
+	next := &sessions.Pin{Server: o.server, Kind: d.Kind, Name: d.Name, At: o.now}
+	if rec != nil {
+		next = sessions.ClonePin(rec)
+	}
+	next.Version++
+	reason := o.reason(d, rec, len(flags) > 0)
+	if reason == "" {
+		next.Hash, next.Def, next.Flags, next.By, next.At = d.Hash, d.Raw, flagJSON, o.by, o.now
+		g.put(next)
+		return false
+	}
+	if slices.Contains(next.Rejected, d.Hash) {
+		return false // rejected before: it stays out, without asking again
+	}
+	next.Held = &sessions.HeldDef{Hash: d.Hash, Def: d.Raw, Reason: reason, Since: o.now, Flags: flagJSON,
+		Warned: o.p.Mode == "warn" && reason != ReasonAmbiguous}
+	g.put(next)
+	g.log.Warn("integrity: a definition is held until an admin approves it", "server", o.server, "kind", d.Kind, "name", d.Name, "reason", reason)
+	g.emit(Event{Server: o.server, Kind: d.Kind, Name: d.Name, Action: "held", Reason: reason})
+	return true
+}
+
+// reason is why d is held ("": it is pinned as it is, on first sight).
+func (o *observation) reason(d Def, rec *sessions.Pin, flagged bool) string {
+	switch {
+	case d.Ambiguous:
+		return ReasonAmbiguous
+	case flagged && o.p.Suspicious == "hold":
+		return ReasonSuspicious
+	case !o.established && o.p.FirstUse == "hold":
+		return ReasonFirstUse
+	case !o.established:
+		return ""
+	case rec == nil || rec.Hash == "":
+		return ReasonNew
+	}
+	return ReasonChanged
 }
 
 // record is the guard's record of (server, kind, name), read again from the store when
