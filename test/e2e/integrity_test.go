@@ -1,0 +1,754 @@
+package e2e
+
+// Tool integrity end to end (docs/integrity.md): bin/mcpgw pins what the sql plugin and a
+// stdio server serve and holds back what changes until an admin approves it. Real peers
+// only: the sql plugin over a SQLite file changed with ALTER TABLE, the npm reference
+// servers under one server name across restarts on a bbolt store, two replicas on one
+// redis-server, and go-sdk clients (plus a raw 2026-07-28 caller, which no SDK here
+// speaks) in the full, thin and search list forms.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	_ "modernc.org/sqlite" // the driver the sql plugin itself uses, to change its database
+
+	"github.com/mcpgw/mcpgw/auth"
+)
+
+const (
+	// integAdminToken is auth.admin_token of every gateway here: the only admin credential
+	// (set, it also turns off the loopback trust of mode none).
+	integAdminToken = "integrity-e2e-admin-token-0123456789abcdef"
+	// integAgentKey is the agent "dev"'s API key (auth.mode api_key).
+	integAgentKey = "mcpgw_integrity_e2e_agent_key_0123456789"
+	// integWait bounds every wait for the plugin's refresh (200ms) or a notification.
+	integWait = 20 * time.Second
+	// integUsers is the prefix of the users table's tools: plugin shop, database shop.
+	integUsers = "shop_shop_v1_users_"
+	integTeams = "shop_shop_v1_teams_"
+	// integDescribe and integSearch are the gateway's own list tools.
+	integDescribe = "mcpgw__describe_tools"
+	integSearch   = "mcpgw__search_tools"
+)
+
+// integChanged are the users tools whose definitions a new column changes: create and
+// update take it, find, get, list and delete answer rows that carry it. count (and
+// truncate) do not mention columns.
+var integChanged = []string{"create", "update", "find", "get", "list", "delete"}
+
+var integAdmin = map[string]string{"Authorization": "Bearer " + integAdminToken}
+
+// integNewDB creates the SQLite file the plugin serves: a users table of three rows.
+func integNewDB(t *testing.T, path string) {
+	t.Helper()
+	integExec(t, path,
+		`CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER)`,
+		`INSERT INTO users (name, age) VALUES ('ada', 36), ('grace', 85), ('ken', 40)`)
+}
+
+// integExec runs statements on the SQLite file, as another program sharing it would.
+func integExec(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+// integPluginYAML is the plugin part of a config: the sql plugin "shop" over db, read again
+// every 200ms, and the agent dev's key.
+func integPluginYAML(db string) string {
+	return `auth:
+  mode: api_key
+  admin_token: ` + integAdminToken + `
+  api_keys:
+    - {agent: dev, sha256: ` + auth.HashAPIKey(integAgentKey) + `}
+plugins:
+  shop:
+    type: sql
+    refresh: 200ms
+    connections:
+      shop: {driver: sqlite, dsn: ` + yamlQuote(db) + `}
+`
+}
+
+// integPluginGateway starts bin/mcpgw with the plugin over a fresh database file, which it
+// returns.
+func integPluginGateway(t *testing.T) (*Gateway, string) {
+	t.Helper()
+	needGatewayBin(t)
+	db := filepath.Join(t.TempDir(), "shop.db")
+	integNewDB(t, db)
+	g := startGatewayChecked(t, `store: memory
+log: {level: debug, format: text}
+http: {handshake: full, page_size: 1000}
+`+integPluginYAML(db))
+	return g, db
+}
+
+// integClient is a go-sdk client of the agent dev asking for a list form.
+func integClient(t *testing.T, url, form string) *goClient {
+	t.Helper()
+	hdr := map[string]string{"Authorization": "Bearer " + integAgentKey, "X-MCP-Handshake": form}
+	return connectGoClientOpts(t, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: httpClientWith(hdr)}, nil)
+}
+
+// integTools lists a client's tools with their definitions, by name.
+func integTools(t *testing.T, gc *goClient) map[string]*mcp.Tool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out := map[string]*mcp.Tool{}
+	cursor := ""
+	for page := 0; page < 50; page++ {
+		res, err := gc.ListTools(ctx, &mcp.ListToolsParams{Cursor: cursor})
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		for _, tl := range res.Tools {
+			out[tl.Name] = tl
+		}
+		if res.NextCursor == "" || res.NextCursor == cursor {
+			return out
+		}
+		cursor = res.NextCursor
+	}
+	t.Fatal("tools/list: more than 50 pages")
+	return nil
+}
+
+// integWithPrefix is the sorted names in tools that start with prefix.
+func integWithPrefix[V any](tools map[string]V, prefix string) []string {
+	var names []string
+	for n := range tools {
+		if strings.HasPrefix(n, prefix) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// integWaitTools polls a client's list until cond holds (bounded by integWait).
+func integWaitTools(t *testing.T, gc *goClient, what string, cond func(map[string]*mcp.Tool) bool) map[string]*mcp.Tool {
+	t.Helper()
+	var last map[string]*mcp.Tool
+	if _, ok := waitFor(integWait, func() (bool, string) {
+		last = integTools(t, gc)
+		return cond(last), ""
+	}); !ok {
+		t.Fatalf("%s: not within %s; listed: %v", what, integWait, sortedKeys(last))
+	}
+	return last
+}
+
+// integCall calls a tool and returns its result (a JSON-RPC error fails the test: a held
+// tool must be an isError result, not a protocol error).
+func integCall(t *testing.T, gc *goClient, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("tools/call %s: %v (a held tool should be an isError result)", name, err)
+	}
+	return res
+}
+
+// integExpectHeld checks that a call of name is refused as held.
+func integExpectHeld(t *testing.T, gc *goClient, name string, args map[string]any) {
+	t.Helper()
+	res := integCall(t, gc, name, args)
+	if !res.IsError || !strings.Contains(resultText(res), "held") {
+		t.Errorf("a call of the held %s: isError %v %q, want an isError saying it is held", name, res.IsError, resultText(res))
+	}
+}
+
+// integStructuredTools is the names in the structuredContent.tools of a describe_tools or
+// search_tools result, and its text.
+func integStructuredTools(t *testing.T, res *mcp.CallToolResult) []string {
+	t.Helper()
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(b, &sc); err != nil {
+		t.Fatalf("structuredContent: %v: %s", err, b)
+	}
+	var names []string
+	for _, d := range sc.Tools {
+		names = append(names, d.Name)
+	}
+	return names
+}
+
+// integDef is one row of GET /api/integrity.
+type integDef struct {
+	Server string `json:"server"`
+	Kind   string `json:"kind"`
+	Name   string `json:"name"`
+	State  string `json:"state"`
+	Held   *struct {
+		Reason string          `json:"reason"`
+		Def    json.RawMessage `json:"definition"`
+	} `json:"held"`
+	Diff []struct {
+		Path string `json:"path"`
+		Op   string `json:"op"`
+	} `json:"diff"`
+}
+
+// integHeld is GET /api/integrity?server=S&state=held: the held tools by name.
+func integHeld(t *testing.T, base, server string) map[string]integDef {
+	t.Helper()
+	a := rawRequest(t, http.MethodGet, base+"/api/integrity?state=held&server="+server, integAdmin, "")
+	var body struct {
+		Definitions []integDef `json:"definitions"`
+	}
+	if a.Status != http.StatusOK || json.Unmarshal(a.Body, &body) != nil {
+		t.Fatalf("GET /api/integrity: %s", a)
+	}
+	out := map[string]integDef{}
+	for _, d := range body.Definitions {
+		if d.Kind == "tool" && d.Server == server {
+			out[d.Name] = d
+		}
+	}
+	return out
+}
+
+// integApprove POSTs an approval with hdr.
+func integApprove(t *testing.T, base, server, body string, hdr map[string]string) httpAnswer {
+	t.Helper()
+	return rawRequest(t, http.MethodPost, base+"/api/integrity/"+server+"/approve", hdr, body)
+}
+
+// integMetric is one series of the gateway's /metrics (0 when absent).
+func integMetric(t *testing.T, g *Gateway, name string, labels map[string]string) float64 {
+	t.Helper()
+	text, err := getMetrics(g)
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	v, _ := metricValue(text, name, labels)
+	return v
+}
+
+// integDrain empties a client's list_changed signals and returns the count so far.
+func integDrain(gc *goClient) int64 {
+	for {
+		select {
+		case <-gc.changedCh:
+		default:
+			return gc.listChanged.Load()
+		}
+	}
+}
+
+// TestIntegritySQLPluginRealClient: a column added to a table holds the six tools whose
+// definitions changed, in every path a client has (full, thin and search lists,
+// describe_tools, search_tools, calls); the admin API shows the diff; approving them sends
+// list_changed and serves them with the new column. A new table's tools are held as new,
+// and approving one definition by name leaves the others held.
+func TestIntegritySQLPluginRealClient(t *testing.T) {
+	g, db := integPluginGateway(t)
+	full := integClient(t, g.URL, "full")
+	thin := integClient(t, g.URL, "thin")
+	search := integClient(t, g.URL, "search")
+
+	before := integTools(t, full)
+	users := integWithPrefix(before, integUsers)
+	var held, kept []string
+	for _, n := range users {
+		if slices.Contains(integChanged, strings.TrimPrefix(n, integUsers)) {
+			held = append(held, n)
+		} else {
+			kept = append(kept, n)
+		}
+	}
+	if len(held) != len(integChanged) || len(kept) == 0 {
+		t.Fatalf("the users table's tools at first sight: %v (want %v and count)", users, integChanged)
+	}
+	create := integUsers + "create"
+	// Controls: what the thin and search paths answer before the change, so that their
+	// silence afterwards means something.
+	if thinTools := integTools(t, thin); thinTools[create] == nil || thinTools[integDescribe] == nil {
+		t.Fatalf("thin list before the change: %v", sortedKeys(thinTools))
+	}
+	if names := integStructuredTools(t, integCall(t, thin, integDescribe, map[string]any{"names": []string{create}})); !slices.Equal(names, []string{create}) {
+		t.Fatalf("describe_tools %s before the change: %v", create, names)
+	}
+	searchUsers := func() []string {
+		t.Helper()
+		var found []string
+		for _, q := range []string{"create a new user", "find users by name", "update a user", "delete a user", "get one user by id", "list users"} {
+			res := integCall(t, search, integSearch, map[string]any{"query": q, "limit": 20})
+			if res.IsError {
+				t.Fatalf("search_tools %q: %s", q, resultText(res))
+			}
+			for _, n := range integStructuredTools(t, res) {
+				if strings.HasPrefix(n, integUsers) && !slices.Contains(found, n) {
+					found = append(found, n)
+				}
+			}
+		}
+		sort.Strings(found)
+		return found
+	}
+	if found := searchUsers(); !slices.Contains(found, create) {
+		t.Fatalf("search_tools does not find %s before the change: %v", create, found)
+	}
+	t.Logf("first sight: %d users tools listed (full), described (thin) and found (search)", len(users))
+
+	// --- ALTER TABLE: the six tools are held.
+	seen := integDrain(full)
+	integExec(t, db, `ALTER TABLE users ADD COLUMN note TEXT`)
+	after := integWaitTools(t, full, "the changed tools leave the full list", func(m map[string]*mcp.Tool) bool {
+		return len(integWithPrefix(m, integUsers)) == len(kept)
+	})
+	if got := integWithPrefix(after, integUsers); !slices.Equal(got, kept) {
+		t.Errorf("users tools listed while held: %v, want only %v", got, kept)
+	}
+	if !full.waitListChanged(seen+1, integWait) {
+		t.Errorf("the full client got no tools/list_changed when its tools were held")
+	}
+	thinTools := integTools(t, thin)
+	for _, n := range held {
+		if thinTools[n] != nil {
+			t.Errorf("the thin list has the held %s", n)
+		}
+	}
+	res := integCall(t, thin, integDescribe, map[string]any{"names": append([]string{integUsers + "count"}, held...)})
+	if names := integStructuredTools(t, res); !slices.Equal(names, []string{integUsers + "count"}) {
+		t.Errorf("describe_tools of the held tools and count answered %v, want count alone", names)
+	}
+	if found := searchUsers(); slices.ContainsFunc(found, func(n string) bool { return slices.Contains(held, n) }) {
+		t.Errorf("search_tools returns held tools: %v", found)
+	}
+	for _, c := range []*goClient{full, thin, search} {
+		integExpectHeld(t, c, create, map[string]any{"connectionId": "shop", "name": "eve"})
+	}
+	integExpectHeld(t, full, integUsers+"get", map[string]any{"connectionId": "shop", "id": 1})
+	t.Logf("ALTER TABLE: %v held: gone from full and thin lists, describe_tools and search_tools; calls refused as held in every form", held)
+
+	rows := integHeld(t, g.Base, "shop")
+	if got := sortedKeys(rows); !slices.Equal(got, held) {
+		t.Errorf("GET /api/integrity held: %v, want %v", got, held)
+	}
+	for n, d := range rows {
+		if d.Held == nil || d.Held.Reason != "changed" {
+			t.Errorf("%s held for %+v, want reason changed", n, d.Held)
+		}
+	}
+	var diff []string
+	for _, c := range rows[create].Diff {
+		diff = append(diff, c.Op+" "+c.Path)
+	}
+	if !slices.Contains(diff, "added /inputSchema/properties/note") {
+		t.Errorf("the diff of %s: %v, want the note column added to its input", create, diff)
+	}
+	if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != float64(len(held)) {
+		t.Errorf("mcpgw_integrity_held{server=shop} = %v, want %d", v, len(held))
+	}
+	t.Logf("GET /api/integrity: %d held (changed); %s's diff %v", len(rows), create, diff)
+
+	// --- A new table: its tools are held as new.
+	integExec(t, db, `CREATE TABLE teams (id INTEGER PRIMARY KEY, title TEXT NOT NULL)`)
+	var teams []string
+	if _, ok := waitFor(integWait, func() (bool, string) {
+		teams = integWithPrefix(integHeld(t, g.Base, "shop"), integTeams)
+		return len(teams) > 0, ""
+	}); !ok {
+		t.Fatalf("the new table's tools were not held within %s", integWait)
+	}
+	time.Sleep(time.Second) // a few refreshes more: nothing of teams may turn up meanwhile
+	if listed := integWithPrefix(integTools(t, full), integTeams); len(listed) > 0 {
+		t.Errorf("the new table's tools are listed before approval: %v", listed)
+	}
+	for n, d := range integHeld(t, g.Base, "shop") {
+		if strings.HasPrefix(n, integTeams) && (d.Held == nil || d.Held.Reason != "new") {
+			t.Errorf("%s held for %+v, want reason new", n, d.Held)
+		}
+	}
+	integExpectHeld(t, full, integTeams+"create", map[string]any{"connectionId": "shop", "title": "core"})
+	t.Logf("CREATE TABLE teams: %v held (new), not listed, calls refused", teams)
+
+	// --- Approve the six users tools one by one: list_changed, back with the column; the
+	// teams tools still wait.
+	seen = integDrain(full)
+	for _, n := range held {
+		if a := integApprove(t, g.Base, "shop", `{"kind":"tool","name":"`+n+`"}`, integAdmin); a.Status != http.StatusOK {
+			t.Fatalf("approve %s: %s", n, a)
+		}
+	}
+	if !full.waitListChanged(seen+1, integWait) {
+		t.Errorf("no tools/list_changed within %s of the approval", integWait)
+	}
+	after = integTools(t, full)
+	if got := integWithPrefix(after, integUsers); !slices.Equal(got, users) {
+		t.Errorf("users tools after the approval: %v, want %v", got, users)
+	}
+	if c := after[create]; c == nil || !strings.Contains(fmt.Sprint(c.InputSchema), "note") {
+		t.Errorf("%s after the approval has no note column: %+v", create, c)
+	}
+	if listed := integWithPrefix(after, integTeams); len(listed) > 0 {
+		t.Errorf("approving the users tools by name also served %v", listed)
+	}
+	if res := integCall(t, full, create, map[string]any{"connectionId": "shop", "name": "eve", "note": "approved"}); res.IsError || !strings.Contains(resultText(res), "approved") {
+		t.Errorf("create with the new column after the approval: isError %v %q", res.IsError, resultText(res))
+	}
+	if found := searchUsers(); !slices.Contains(found, create) {
+		t.Errorf("search_tools does not find %s after the approval: %v", create, found)
+	}
+	if rest := sortedKeys(integHeld(t, g.Base, "shop")); !slices.Equal(rest, teams) {
+		t.Errorf("still held after approving the users tools: %v, want %v", rest, teams)
+	}
+	t.Logf("approved by name: list_changed, %d users tools back with note, a create with note works; teams still held", len(held))
+
+	// --- Approve everything that waits: the teams tools are served.
+	seen = integDrain(full)
+	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+		t.Fatalf("approve {}: %s", a)
+	}
+	if !full.waitListChanged(seen+1, integWait) {
+		t.Errorf("no tools/list_changed within %s of approving the teams tools", integWait)
+	}
+	if got := integWithPrefix(integTools(t, full), integTeams); !slices.Equal(got, teams) {
+		t.Errorf("teams tools after the approval: %v, want %v", got, teams)
+	}
+	if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != 0 {
+		t.Errorf("mcpgw_integrity_held{server=shop} = %v after approving everything", v)
+	}
+	if v := integMetric(t, g, "mcpgw_integrity_events_total", map[string]string{"server": "shop", "action": "approved"}); v < float64(len(held)+len(teams)) {
+		t.Errorf("mcpgw_integrity_events_total approved = %v, want at least %d", v, len(held)+len(teams))
+	}
+	t.Logf("approved {}: %d teams tools served; held gauge 0", len(teams))
+}
+
+// integStateless sends one 2026-07-28 request (no session) with hdr and returns its result.
+func integStateless(t *testing.T, url string, hdr map[string]string, method, name string, params map[string]any) json.RawMessage {
+	t.Helper()
+	if params == nil {
+		params = map[string]any{}
+	}
+	params["_meta"] = json.RawMessage(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"integrity-2026","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
+	if name != "" {
+		h["Mcp-Name"] = name
+	}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	a := rawRequest(t, http.MethodPost, url, h, string(body))
+	if a.Status != http.StatusOK || a.Reply == nil || a.Reply.Error != nil || a.Header.Get("Mcp-Session-Id") != "" {
+		t.Fatalf("2026-07-28 %s: %s", method, a)
+	}
+	return a.Reply.Result
+}
+
+// TestIntegrityAttacks: a rename is a new tool and held; an agent's key, or no credential,
+// cannot approve; a stateless 2026-07-28 caller sees and calls nothing held.
+func TestIntegrityAttacks(t *testing.T) {
+	g, db := integPluginGateway(t)
+	full := integClient(t, g.URL, "full")
+	agent := map[string]string{"Authorization": "Bearer " + integAgentKey}
+	const people = "shop_shop_v1_people_"
+
+	statelessNames := func() []string {
+		t.Helper()
+		var l struct {
+			Tools []struct {
+				Name string `json:"name"`
+			} `json:"tools"`
+		}
+		if err := json.Unmarshal(integStateless(t, g.URL, agent, "tools/list", "", nil), &l); err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, d := range l.Tools {
+			names = append(names, d.Name)
+		}
+		return names
+	}
+	users := integWithPrefix(integTools(t, full), integUsers)
+	if names := statelessNames(); !slices.Contains(names, integUsers+"create") {
+		t.Fatalf("the 2026-07-28 caller's list before the rename: %v", names)
+	}
+
+	// --- A renamed table: its tools are new definitions, held; the old names are gone.
+	integExec(t, db, `ALTER TABLE users RENAME TO people`)
+	var renamed []string
+	if _, ok := waitFor(integWait, func() (bool, string) {
+		renamed = integWithPrefix(integHeld(t, g.Base, "shop"), people)
+		return len(renamed) >= len(users), ""
+	}); !ok {
+		t.Fatalf("the renamed table's tools were not all held within %s: %v (users had %v)", integWait, renamed, users)
+	}
+	listed := integWaitTools(t, full, "the old names leave the list", func(m map[string]*mcp.Tool) bool {
+		return len(integWithPrefix(m, integUsers)) == 0
+	})
+	if got := integWithPrefix(listed, people); len(got) > 0 {
+		t.Errorf("the renamed tools are served before approval: %v", got)
+	}
+	for n, d := range integHeld(t, g.Base, "shop") {
+		if strings.HasPrefix(n, people) && (d.Held == nil || d.Held.Reason != "new") {
+			t.Errorf("%s held for %+v, want reason new", n, d.Held)
+		}
+	}
+	integExpectHeld(t, full, people+"find", map[string]any{"connectionId": "shop"})
+	t.Logf("RENAME users TO people: %v held (new), not listed, a call refused", renamed)
+
+	// --- A stateless 2026-07-28 caller gets none of them either.
+	if names := statelessNames(); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, people) }) {
+		t.Errorf("the 2026-07-28 caller lists held tools: %v", names)
+	}
+	res := integStateless(t, g.URL, agent, "tools/call", people+"find", map[string]any{"name": people + "find", "arguments": map[string]any{"connectionId": "shop"}})
+	if text, isErr := toolResultText(res); !isErr || !strings.Contains(text, "held") {
+		t.Errorf("the 2026-07-28 caller's call of a held tool: isError %v %q", isErr, text)
+	}
+	t.Logf("2026-07-28 caller: held tools absent from tools/list, a call refused as held")
+
+	// --- Nobody but an admin approves.
+	for _, c := range []struct {
+		who  string
+		hdr  map[string]string
+		want int
+	}{
+		{"no credential", nil, http.StatusUnauthorized},
+		{"a wrong token", map[string]string{"Authorization": "Bearer not-the-admin-token"}, http.StatusUnauthorized},
+		{"the agent's key", agent, http.StatusForbidden},
+	} {
+		for _, body := range []string{`{}`, `{"kind":"tool","name":"` + people + `find"}`} {
+			if a := integApprove(t, g.Base, "shop", body, c.hdr); a.Status != c.want {
+				t.Errorf("approve %s with %s: %s, want %d", body, c.who, a, c.want)
+			}
+		}
+		if a := rawRequest(t, http.MethodPost, g.Base+"/api/integrity/shop/reject", c.hdr, `{}`); a.Status != c.want {
+			t.Errorf("reject with %s: %s, want %d", c.who, a, c.want)
+		}
+	}
+	if still := integWithPrefix(integHeld(t, g.Base, "shop"), people); !slices.Equal(still, renamed) {
+		t.Errorf("held after the refused approvals: %v, want %v", still, renamed)
+	}
+	if got := integWithPrefix(integTools(t, full), people); len(got) > 0 {
+		t.Errorf("served after the refused approvals: %v", got)
+	}
+	t.Logf("approve/reject: no credential and a wrong token 401, the agent's key 403; nothing approved")
+
+	// The admin can, and then the renamed tools are served (the check above could pass).
+	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+		t.Fatalf("the admin's approval: %s", a)
+	}
+	integWaitTools(t, full, "the approved renamed tools are listed", func(m map[string]*mcp.Tool) bool {
+		return len(integWithPrefix(m, people)) == len(renamed)
+	})
+	t.Logf("the admin token approves: %d people tools served", len(renamed))
+}
+
+// integStdioConfig is a gateway config whose stdio server "tools" runs a node script.
+func integStdioConfig(t *testing.T, port int, stateDir, script string, args []string, env string) string {
+	t.Helper()
+	quoted := []string{yamlQuote(script)}
+	for _, a := range args {
+		quoted = append(quoted, yamlQuote(a))
+	}
+	return fmt.Sprintf(`listen: 127.0.0.1:%d
+state_dir: %s
+store: bolt
+log: {level: debug, format: text}
+http: {handshake: full, page_size: 1000}
+auth: {admin_token: %s}
+servers:
+  tools:
+    type: stdio
+    command: %s
+    args: [%s]
+%s`, port, yamlQuote(stateDir), integAdminToken, yamlQuote(node(t)), strings.Join(quoted, ", "), env)
+}
+
+// integStartOn starts bin/mcpgw on cfg (its port fixed in it) and waits until its servers
+// are up or failed.
+func integStartOn(t *testing.T, name, cfg string, port int) *Gateway {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "mcpgw.yaml")
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startProcess(t, name, needGatewayBin(t), []string{"serve", "--config", path}, nil)
+	g := &Gateway{Proc: p, Addr: fmt.Sprintf("127.0.0.1:%d", port), Base: fmt.Sprintf("http://127.0.0.1:%d", port),
+		URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), Port: port, Config: path}
+	if err := waitHTTP(p, g.Base+"/healthz", http.StatusOK, readyTimeout); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	if err := waitStarted(p, g.Base, readyTimeout); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := upstreamState(g, "tools"); err != nil || st.State != "up" {
+		t.Fatalf("%s: server tools is not up: %+v %v\n%s", name, st, err, p.Tail(3000))
+	}
+	return g
+}
+
+// integStdioTools lists the tools of server "tools" a fresh client of g sees (exposed
+// names, "tools__" and the server's own name).
+func integStdioTools(t *testing.T, g *Gateway) []string {
+	t.Helper()
+	gc := connectGoClientOpts(t, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWith(map[string]string{"X-MCP-Handshake": "full"})}, nil)
+	names := integWithPrefix(integTools(t, gc), "tools__")
+	_ = gc.Close()
+	return names
+}
+
+// TestIntegrityStdioRestart: pins live in the bbolt store and survive restarts. The
+// server "tools" runs the npm server-everything, then (after a restart on the same state
+// dir) server-memory: none of the new server's tools is served, each listed as held "new";
+// approving one by name serves it alone. A third start with server-everything again serves
+// its tools at once: their pins survived two restarts.
+func TestIntegrityStdioRestart(t *testing.T) {
+	needGatewayBin(t)
+	everything := serverEverythingScript(t)
+	memory := npmServerScript(t, "server-memory")
+	stateDir := t.TempDir()
+	port := freePort(t)
+	memEnv := "    env: {MEMORY_FILE_PATH: " + yamlQuote(filepath.Join(t.TempDir(), "memory.jsonl")) + "}\n"
+
+	g1 := integStartOn(t, "mcpgw-everything", integStdioConfig(t, port, stateDir, everything, nil, ""), port)
+	first := integStdioTools(t, g1)
+	if len(first) < 5 {
+		t.Fatalf("server-everything's tools: %v", first)
+	}
+	if held := integHeld(t, g1.Base, "tools"); len(held) != 0 {
+		t.Errorf("a first catalogue held %v (first_use: trust pins it)", sortedKeys(held))
+	}
+	g1.Stop()
+	t.Logf("start 1 (server-everything): %d tools served and pinned", len(first))
+
+	g2 := integStartOn(t, "mcpgw-memory", integStdioConfig(t, port, stateDir, memory, nil, memEnv), port)
+	if got := integStdioTools(t, g2); len(got) != 0 {
+		t.Errorf("start 2 (server-memory, new definitions on an established server) serves %v", got)
+	}
+	held := integHeld(t, g2.Base, "tools")
+	if len(held) < 5 {
+		t.Fatalf("start 2: held %v, want every server-memory tool", sortedKeys(held))
+	}
+	for n, d := range held {
+		if d.Held == nil || d.Held.Reason != "new" {
+			t.Errorf("%s held for %+v, want reason new", n, d.Held)
+		}
+		if slices.Contains(first, "tools__"+n) {
+			t.Errorf("server-memory's %s has the name of a server-everything tool: the test cannot tell them apart", n)
+		}
+	}
+	const one = "read_graph"
+	if _, ok := held[one]; !ok {
+		t.Fatalf("server-memory's %s is not among the held %v", one, sortedKeys(held))
+	}
+	if a := integApprove(t, g2.Base, "tools", `{"kind":"tool","name":"`+one+`"}`, integAdmin); a.Status != http.StatusOK {
+		t.Fatalf("approve %s: %s", one, a)
+	}
+	if got := integStdioTools(t, g2); !slices.Equal(got, []string{"tools__" + one}) {
+		t.Errorf("after approving %s alone the client lists %v", one, got)
+	}
+	if rest := integHeld(t, g2.Base, "tools"); len(rest) != len(held)-1 {
+		t.Errorf("after approving one of %d, %d still held: %v", len(held), len(rest), sortedKeys(rest))
+	}
+	g2.Stop()
+	t.Logf("start 2 (server-memory): 0 served, %d held (new); approving %s serves it alone", len(held), one)
+
+	g3 := integStartOn(t, "mcpgw-everything-again", integStdioConfig(t, port, stateDir, everything, nil, ""), port)
+	if got := integStdioTools(t, g3); !slices.Equal(got, first) {
+		t.Errorf("start 3 (server-everything again) serves %v, want its pinned %v", got, first)
+	}
+	t.Logf("start 3 (server-everything again): its %d tools served at once, pins kept over two restarts", len(first))
+}
+
+// TestIntegrityReplicasRedis: two replicas on one Redis store and one SQLite file. A column
+// added holds the changed tools on both; an approval on replica A serves them again on
+// replica B, whose client is told with list_changed, though B was never asked.
+func TestIntegrityReplicasRedis(t *testing.T) {
+	needGatewayBin(t)
+	sessNeedRedis(t)
+	redis := sessStartRedis(t, "redis", 0, "")
+	db := filepath.Join(t.TempDir(), "shop.db")
+	integNewDB(t, db)
+	cfg := sessWriteConfig(t, "mcpgw.yaml", fmt.Sprintf(`listen: ${E2E_LISTEN}
+state_dir: ${E2E_STATE}
+store: redis://127.0.0.1:%d/0
+log: {level: debug, format: text}
+http: {handshake: full, page_size: 1000}
+`, redis.Port)+integPluginYAML(db))
+	ga := sessStartReplica(t, "mcpgw-A", cfg)
+	gb := sessStartReplica(t, "mcpgw-B", cfg)
+	ca, cb := integClient(t, ga.URL, "full"), integClient(t, gb.URL, "full")
+	users := integWithPrefix(integTools(t, ca), integUsers)
+	if got := integWithPrefix(integTools(t, cb), integUsers); len(users) == 0 || !slices.Equal(got, users) {
+		t.Fatalf("users tools on A %v and B %v", users, got)
+	}
+	if keys, err := sessRedisCmd(fmt.Sprintf("127.0.0.1:%d", redis.Port), "KEYS", "mcpgw:pin:*"); err != nil || !strings.Contains(keys, "users") {
+		t.Errorf("redis has no pins of the users tools (KEYS mcpgw:pin:*): %q %v", keys, err)
+	}
+
+	seenA, seenB := integDrain(ca), integDrain(cb)
+	integExec(t, db, `ALTER TABLE users ADD COLUMN note TEXT`)
+	want := len(users) - len(integChanged)
+	for name, c := range map[string]*goClient{"A": ca, "B": cb} {
+		integWaitTools(t, c, "the changed tools leave the list on "+name, func(m map[string]*mcp.Tool) bool {
+			return len(integWithPrefix(m, integUsers)) == want
+		})
+		integExpectHeld(t, c, integUsers+"create", map[string]any{"connectionId": "shop", "name": "eve"})
+	}
+	if !ca.waitListChanged(seenA+1, integWait) || !cb.waitListChanged(seenB+1, integWait) {
+		t.Errorf("list_changed when the tools were held: A %d, B %d (before %d, %d)", ca.listChanged.Load(), cb.listChanged.Load(), seenA, seenB)
+	}
+	heldA, heldB := integHeld(t, ga.Base, "shop"), integHeld(t, gb.Base, "shop")
+	if len(heldA) != len(integChanged) || !slices.Equal(sortedKeys(heldA), sortedKeys(heldB)) {
+		t.Errorf("held on A %v, on B %v", sortedKeys(heldA), sortedKeys(heldB))
+	}
+	t.Logf("ALTER TABLE: both replicas hold %v; clients on both see them gone and calls refused", sortedKeys(heldA))
+
+	seenB = integDrain(cb)
+	if a := integApprove(t, ga.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+		t.Fatalf("approve on A: %s", a)
+	}
+	approvedAt := time.Now()
+	if !cb.waitListChanged(seenB+1, integWait) {
+		t.Errorf("the client on B got no tools/list_changed within %s of the approval on A", integWait)
+	}
+	tools := integWaitTools(t, cb, "the approved tools are back on B", func(m map[string]*mcp.Tool) bool {
+		return len(integWithPrefix(m, integUsers)) == len(users)
+	})
+	t.Logf("approved on A: B's client told and served again %s later", time.Since(approvedAt).Round(time.Millisecond))
+	if c := tools[integUsers+"create"]; c == nil || !strings.Contains(fmt.Sprint(c.InputSchema), "note") {
+		t.Errorf("B serves create without the note column: %+v", c)
+	}
+	if res := integCall(t, cb, integUsers+"create", map[string]any{"connectionId": "shop", "name": "eve", "note": "via B"}); res.IsError {
+		t.Errorf("create on B after the approval on A: %s", resultText(res))
+	}
+	if rest := integHeld(t, gb.Base, "shop"); len(rest) != 0 {
+		t.Errorf("B still lists held: %v", sortedKeys(rest))
+	}
+}
