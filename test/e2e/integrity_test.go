@@ -99,7 +99,8 @@ func integPluginGateway(t *testing.T) (*Gateway, string) {
 	integNewDB(t, db)
 	g := startGatewayChecked(t, `store: memory
 log: {level: debug, format: text}
-http: {handshake: full, page_size: 1000}
+# The search form lists users_create in full (pinned), so its hold shows in that list too.
+http: {handshake: full, page_size: 1000, search: {pinned: ["`+integUsers+`create"]}}
 `+integPluginYAML(db))
 	return g, db
 }
@@ -321,7 +322,15 @@ func TestIntegritySQLPluginRealClient(t *testing.T) {
 	if found := searchUsers(); !slices.Contains(found, create) {
 		t.Fatalf("search_tools does not find %s before the change: %v", create, found)
 	}
-	t.Logf("first sight: %d users tools listed (full), described (thin) and found (search)", len(users))
+	if searchList := integTools(t, search); searchList[create] == nil || searchList[integSearch] == nil {
+		t.Fatalf("the search list before the change lacks the pinned %s: %v", create, sortedKeys(searchList))
+	}
+	// A thin session's call the full schema refuses (no name) is answered with that schema.
+	badCreate := map[string]any{"connectionId": "shop"}
+	if res := integCall(t, thin, create, badCreate); !res.IsError || !strings.Contains(resultText(res), `"age"`) {
+		t.Fatalf("schema-on-error before the change: isError %v %q", res.IsError, resultText(res))
+	}
+	t.Logf("first sight: %d users tools listed (full), described (thin), found and pinned (search); schema-on-error answers", len(users))
 
 	// --- ALTER TABLE: the six tools are held.
 	seen := integDrain(full)
@@ -348,11 +357,18 @@ func TestIntegritySQLPluginRealClient(t *testing.T) {
 	if found := searchUsers(); slices.ContainsFunc(found, func(n string) bool { return slices.Contains(held, n) }) {
 		t.Errorf("search_tools returns held tools: %v", found)
 	}
+	if searchList := integTools(t, search); searchList[create] != nil {
+		t.Errorf("the search list still lists the pinned, held %s", create)
+	}
+	// The schema-on-error answer must not show the held definition (its note column).
+	if res := integCall(t, thin, create, badCreate); !res.IsError || !strings.Contains(resultText(res), "held") || strings.Contains(resultText(res), "note") {
+		t.Errorf("a thin call of the held %s with arguments its schema refuses: isError %v %q, want the held refusal and no schema", create, res.IsError, resultText(res))
+	}
 	for _, c := range []*goClient{full, thin, search} {
 		integExpectHeld(t, c, create, map[string]any{"connectionId": "shop", "name": "eve"})
 	}
 	integExpectHeld(t, full, integUsers+"get", map[string]any{"connectionId": "shop", "id": 1})
-	t.Logf("ALTER TABLE: %v held: gone from full and thin lists, describe_tools and search_tools; calls refused as held in every form", held)
+	t.Logf("ALTER TABLE: %v held: gone from full, thin and search lists (pinned), describe_tools and search_tools; calls refused as held in every form, schema-on-error included", held)
 
 	rows := integHeld(t, g.Base, "shop")
 	if got := sortedKeys(rows); !slices.Equal(got, held) {
@@ -607,8 +623,11 @@ func integStartOn(t *testing.T, name, cfg string, port int) *Gateway {
 	if err := waitStarted(p, g.Base, readyTimeout); err != nil {
 		t.Fatal(err)
 	}
-	if st, err := upstreamState(g, "tools"); err != nil || st.State != "up" {
-		t.Fatalf("%s: server tools is not up: %+v %v\n%s", name, st, err, p.Tail(3000))
+	// /readyz shows its servers to an admin only.
+	a := rawRequest(t, http.MethodGet, g.Base+"/readyz", integAdmin, "")
+	var r readyzReport
+	if err := json.Unmarshal(a.Body, &r); err != nil || r.upstream("tools") == nil || r.upstream("tools").State != "up" {
+		t.Fatalf("%s: server tools is not up: %s\n%s", name, a, p.Tail(3000))
 	}
 	return g
 }
@@ -708,8 +727,13 @@ http: {handshake: full, page_size: 1000}
 	if got := integWithPrefix(integTools(t, cb), integUsers); len(users) == 0 || !slices.Equal(got, users) {
 		t.Fatalf("users tools on A %v and B %v", users, got)
 	}
-	if keys, err := sessRedisCmd(fmt.Sprintf("127.0.0.1:%d", redis.Port), "KEYS", "mcpgw:pin:*"); err != nil || !strings.Contains(keys, "users") {
-		t.Errorf("redis has no pins of the users tools (KEYS mcpgw:pin:*): %q %v", keys, err)
+	// sessRedisCmd answers an array's header line: "*N", N keys.
+	var pins int
+	if keys, err := sessRedisCmd(fmt.Sprintf("127.0.0.1:%d", redis.Port), "KEYS", "mcpgw:pin:*"); err != nil || func() bool {
+		_, perr := fmt.Sscanf(keys, "*%d", &pins)
+		return perr != nil
+	}() || pins < len(users) {
+		t.Errorf("redis holds %d pins (KEYS mcpgw:pin:* answered %q, %v), want at least the %d users tools", pins, keys, err, len(users))
 	}
 
 	seenA, seenB := integDrain(ca), integDrain(cb)
