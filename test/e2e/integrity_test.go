@@ -75,10 +75,11 @@ func integExec(t *testing.T, path string, stmts ...string) {
 
 // integPluginYAML is the plugin part of a config: the sql plugin "shop" over db, read again
 // every 200ms, and the agent dev's key.
-func integPluginYAML(db string) string {
+func integPluginYAML(db, auditPath string) string {
 	return `auth:
   mode: api_key
   admin_token: ` + integAdminToken + `
+  audit: {path: ` + yamlQuote(auditPath) + `}
   api_keys:
     - {agent: dev, sha256: ` + auth.HashAPIKey(integAgentKey) + `}
 plugins:
@@ -91,18 +92,19 @@ plugins:
 }
 
 // integPluginGateway starts bin/mcpgw with the plugin over a fresh database file, which it
-// returns.
-func integPluginGateway(t *testing.T) (*Gateway, string) {
+// returns, with its audit log.
+func integPluginGateway(t *testing.T) (g *Gateway, db, auditPath string) {
 	t.Helper()
 	needGatewayBin(t)
-	db := filepath.Join(t.TempDir(), "shop.db")
+	db = filepath.Join(t.TempDir(), "shop.db")
+	auditPath = filepath.Join(t.TempDir(), "audit.jsonl")
 	integNewDB(t, db)
-	g := startGatewayChecked(t, `store: memory
+	g = startGatewayChecked(t, `store: memory
 log: {level: debug, format: text}
 # The search form lists users_create in full (pinned), so its hold shows in that list too.
 http: {handshake: full, page_size: 1000, search: {pinned: ["`+integUsers+`create"]}}
-`+integPluginYAML(db))
-	return g, db
+`+integPluginYAML(db, auditPath))
+	return g, db, auditPath
 }
 
 // integClient is a go-sdk client of the agent dev asking for a list form.
@@ -275,7 +277,7 @@ func integDrain(gc *goClient) int64 {
 // list_changed and serves them with the new column. A new table's tools are held as new,
 // and approving one definition by name leaves the others held.
 func TestIntegritySQLPluginRealClient(t *testing.T) {
-	g, db := integPluginGateway(t)
+	g, db, auditPath := integPluginGateway(t)
 	full := integClient(t, g.URL, "full")
 	thin := integClient(t, g.URL, "thin")
 	search := integClient(t, g.URL, "search")
@@ -461,7 +463,45 @@ func TestIntegritySQLPluginRealClient(t *testing.T) {
 	if v := integMetric(t, g, "mcpgw_integrity_events_total", map[string]string{"server": "shop", "action": "approved"}); v < float64(len(held)+len(teams)) {
 		t.Errorf("mcpgw_integrity_events_total approved = %v, want at least %d", v, len(held)+len(teams))
 	}
-	t.Logf("approved {}: %d teams tools served; held gauge 0", len(teams))
+	for _, c := range []struct {
+		action, reason string
+		want           int
+	}{{"held", "changed", len(held)}, {"held", "new", len(teams)}, {"approved", "", len(held) + len(teams)}} {
+		if v := integMetric(t, g, "mcpgw_integrity_events_total", map[string]string{"server": "shop", "action": c.action, "reason": c.reason}); v != float64(c.want) {
+			t.Errorf("mcpgw_integrity_events_total{action=%q,reason=%q} = %v, want %d", c.action, c.reason, v, c.want)
+		}
+	}
+	t.Logf("approved {}: %d teams tools served; held gauge 0; events counted per definition", len(teams))
+
+	// Every hold and approval is an audit line of kind integrity, every refused call (six
+	// above) a denial; the approvals name the admin token.
+	auditWhenStopped(t, g, auditPath) // stopped, so every line is written
+	raw, err := os.ReadFile(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	for _, line := range strings.Split(string(raw), "\n") {
+		var l struct {
+			Kind, Upstream, Tool, Outcome, Rule, Actor string
+		}
+		if json.Unmarshal([]byte(line), &l) != nil {
+			continue
+		}
+		switch {
+		case l.Kind == "integrity" && l.Upstream == "shop":
+			count[l.Outcome+"/"+l.Rule+"/"+l.Actor]++
+		case l.Kind == "denial" && l.Rule == "held by integrity":
+			count["denied"]++
+		}
+	}
+	want := map[string]int{"held/changed/gateway": len(held), "held/new/gateway": len(teams), "approved//admin_token": len(held) + len(teams), "denied": 6}
+	for k, n := range want {
+		if count[k] != n {
+			t.Errorf("audit lines %s: %d, want %d (all: %v)", k, count[k], n, count)
+		}
+	}
+	t.Logf("audit: %v", count)
 }
 
 // integStateless sends one 2026-07-28 request (no session) with hdr and returns its result.
@@ -489,7 +529,7 @@ func integStateless(t *testing.T, url string, hdr map[string]string, method, nam
 // TestIntegrityAttacks: a rename is a new tool and held; an agent's key, or no credential,
 // cannot approve; a stateless 2026-07-28 caller sees and calls nothing held.
 func TestIntegrityAttacks(t *testing.T) {
-	g, db := integPluginGateway(t)
+	g, db, _ := integPluginGateway(t)
 	full := integClient(t, g.URL, "full")
 	agent := map[string]string{"Authorization": "Bearer " + integAgentKey}
 	const people = "shop_shop_v1_people_"
@@ -719,7 +759,7 @@ state_dir: ${E2E_STATE}
 store: redis://127.0.0.1:%d/0
 log: {level: debug, format: text}
 http: {handshake: full, page_size: 1000}
-`, redis.Port)+integPluginYAML(db))
+`, redis.Port)+integPluginYAML(db, filepath.Join(t.TempDir(), "audit.jsonl")))
 	ga := sessStartReplica(t, "mcpgw-A", cfg)
 	gb := sessStartReplica(t, "mcpgw-B", cfg)
 	ca, cb := integClient(t, ga.URL, "full"), integClient(t, gb.URL, "full")
