@@ -615,14 +615,70 @@ func TestIntegrityAttacks(t *testing.T) {
 	}
 	t.Logf("approve/reject: no credential and a wrong token 401, the agent's key 403; nothing approved")
 
-	// The admin can, and then the renamed tools are served (the check above could pass).
-	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
-		t.Fatalf("the admin's approval: %s", a)
+	// The admin can: one renamed tool rejected, the others approved. The rejected one stays
+	// out, without being asked about again, until it changes.
+	find := people + "find"
+	decided := func(a httpAnswer, action string) int {
+		var n map[string]any
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &n) != nil {
+			return -1
+		}
+		f, _ := n[action].(float64)
+		return int(f)
 	}
-	integWaitTools(t, full, "the approved renamed tools are listed", func(m map[string]*mcp.Tool) bool {
+	if a := rawRequest(t, http.MethodPost, g.Base+"/api/integrity/shop/reject", integAdmin, `{"kind":"tool","name":"`+find+`"}`); decided(a, "rejected") != 1 {
+		t.Fatalf("the admin's rejection of %s: %s", find, a)
+	}
+	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); decided(a, "approved") != len(renamed)-1 {
+		t.Fatalf("the admin's approval of the rest: %s, want %d approved", a, len(renamed)-1)
+	}
+	listed = integWaitTools(t, full, "the approved renamed tools are listed", func(m map[string]*mcp.Tool) bool {
+		return len(integWithPrefix(m, people)) >= len(renamed)-1
+	})
+	time.Sleep(time.Second) // a few refreshes: the rejected one must not be held again meanwhile
+	if got := integWithPrefix(integTools(t, full), people); len(got) != len(renamed)-1 || slices.Contains(got, find) {
+		t.Errorf("after rejecting %s and approving the rest the client lists %v", find, got)
+	}
+	integExpectHeld(t, full, find, map[string]any{"connectionId": "shop"})
+	if again := integHeld(t, g.Base, "shop"); len(again) != 0 {
+		t.Errorf("the rejected definition is held (asked about) again: %v", sortedKeys(again))
+	}
+	t.Logf("admin: %s rejected (not served, not asked again), the other %d approved and served", find, len(renamed)-1)
+
+	// GET /api/integrity must not show the rejected definition, never approved and not
+	// served, as pinned (docs/integrity.md: the rejected fingerprint stays held).
+	a := rawRequest(t, http.MethodGet, g.Base+"/api/integrity?server=shop", integAdmin, "")
+	var all struct {
+		Definitions []struct {
+			Name, State, Hash string
+			Rejected          int
+		}
+	}
+	if err := json.Unmarshal(a.Body, &all); err != nil {
+		t.Fatalf("GET /api/integrity: %s", a)
+	}
+	for _, d := range all.Definitions {
+		if d.Name == find && (d.State == "pinned" || d.Rejected != 1) {
+			t.Errorf("GET /api/integrity shows the rejected, never approved %s as state %q, hash %q, rejected %d: "+
+				"an admin reads it as approved and served", find, d.State, d.Hash, d.Rejected)
+		}
+	}
+
+	// A later, different change of the rejected definition is held anew.
+	integExec(t, db, `ALTER TABLE people ADD COLUMN nick TEXT`)
+	if _, ok := waitFor(integWait, func() (bool, string) {
+		_, ok := integHeld(t, g.Base, "shop")[find]
+		return ok, ""
+	}); !ok {
+		t.Errorf("the rejected %s, changed again, was not held anew within %s", find, integWait)
+	}
+	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+		t.Fatalf("approving the second change: %s", a)
+	}
+	integWaitTools(t, full, "every people tool served after the second approval", func(m map[string]*mcp.Tool) bool {
 		return len(integWithPrefix(m, people)) == len(renamed)
 	})
-	t.Logf("the admin token approves: %d people tools served", len(renamed))
+	t.Logf("a later change of the rejected %s is held anew; approved, all %d people tools are served", find, len(renamed))
 }
 
 // integStdioConfig is a gateway config whose stdio server "tools" runs a node script.
