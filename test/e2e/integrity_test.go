@@ -738,6 +738,25 @@ func integStdioTools(t *testing.T, g *Gateway) []string {
 	return names
 }
 
+// integStdioPrompts lists the prompts a fresh client of g sees.
+func integStdioPrompts(t *testing.T, g *Gateway) []string {
+	t.Helper()
+	gc := connectGoClientOpts(t, &mcp.StreamableClientTransport{Endpoint: g.URL}, nil)
+	defer gc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	res, err := gc.ListPrompts(ctx, &mcp.ListPromptsParams{})
+	if err != nil {
+		t.Fatalf("prompts/list: %v", err)
+	}
+	var names []string
+	for _, p := range res.Prompts {
+		names = append(names, p.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
 // TestIntegrityStdioRestart: pins live in the bbolt store and survive restarts. The
 // server "tools" runs the npm server-everything, then (after a restart on the same state
 // dir) server-memory: none of the new server's tools is served, each listed as held "new";
@@ -752,15 +771,15 @@ func TestIntegrityStdioRestart(t *testing.T) {
 	memEnv := "    env: {MEMORY_FILE_PATH: " + yamlQuote(filepath.Join(t.TempDir(), "memory.jsonl")) + "}\n"
 
 	g1 := integStartOn(t, "mcpgw-everything", integStdioConfig(t, port, stateDir, everything, nil, ""), port)
-	first := integStdioTools(t, g1)
-	if len(first) < 5 {
-		t.Fatalf("server-everything's tools: %v", first)
+	first, firstPrompts := integStdioTools(t, g1), integStdioPrompts(t, g1)
+	if len(first) < 5 || len(firstPrompts) == 0 {
+		t.Fatalf("server-everything's tools %v and prompts %v", first, firstPrompts)
 	}
 	if held := integHeld(t, g1.Base, "tools"); len(held) != 0 {
 		t.Errorf("a first catalogue held %v (first_use: trust pins it)", sortedKeys(held))
 	}
 	g1.Stop()
-	t.Logf("start 1 (server-everything): %d tools served and pinned", len(first))
+	t.Logf("start 1 (server-everything): %d tools and %d prompts served and pinned", len(first), len(firstPrompts))
 
 	g2 := integStartOn(t, "mcpgw-memory", integStdioConfig(t, port, stateDir, memory, nil, memEnv), port)
 	if got := integStdioTools(t, g2); len(got) != 0 {
@@ -798,7 +817,17 @@ func TestIntegrityStdioRestart(t *testing.T) {
 	if got := integStdioTools(t, g3); !slices.Equal(got, first) {
 		t.Errorf("start 3 (server-everything again) serves %v, want its pinned %v", got, first)
 	}
-	t.Logf("start 3 (server-everything again): its %d tools served at once, pins kept over two restarts", len(first))
+	if got := integStdioPrompts(t, g3); !slices.Equal(got, firstPrompts) {
+		t.Errorf("start 3 (server-everything again) serves the prompts %v, want its pinned %v", got, firstPrompts)
+	}
+	// server-memory's undecided tools still wait (the server may serve them again); none
+	// of server-everything's may.
+	for n := range integHeld(t, g3.Base, "tools") {
+		if slices.Contains(first, "tools__"+n) {
+			t.Errorf("start 3: server-everything's own %s is held", n)
+		}
+	}
+	t.Logf("start 3 (server-everything again): its %d tools and %d prompts served at once, pins kept over two restarts", len(first), len(firstPrompts))
 }
 
 // TestIntegrityReplicasRedis: two replicas on one Redis store and one SQLite file. A column
