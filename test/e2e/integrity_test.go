@@ -877,7 +877,12 @@ http: {handshake: full, page_size: 1000}
 	if len(heldA) != len(integChanged) || !slices.Equal(sortedKeys(heldA), sortedKeys(heldB)) {
 		t.Errorf("held on A %v, on B %v", sortedKeys(heldA), sortedKeys(heldB))
 	}
-	t.Logf("ALTER TABLE: both replicas hold %v; clients on both see them gone and calls refused", sortedKeys(heldA))
+	for _, g := range []*Gateway{ga, gb} {
+		if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != float64(len(integChanged)) {
+			t.Errorf("%s: mcpgw_integrity_held{server=shop} = %v, want %d", g.Name, v, len(integChanged))
+		}
+	}
+	t.Logf("ALTER TABLE: both replicas hold %v (API and gauge); clients on both see them gone and calls refused", sortedKeys(heldA))
 
 	seenB = integDrain(cb)
 	if a := integApprove(t, ga.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
@@ -900,4 +905,10 @@ http: {handshake: full, page_size: 1000}
 	if rest := integHeld(t, gb.Base, "shop"); len(rest) != 0 {
 		t.Errorf("B still lists held: %v", sortedKeys(rest))
 	}
+	for _, g := range []*Gateway{ga, gb} {
+		if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != 0 {
+			t.Errorf("%s: mcpgw_integrity_held{server=shop} = %v after the approval on A, want 0", g.Name, v)
+		}
+	}
+	t.Logf("after the approval on A: B serves create with note (a call works), lists nothing held, both gauges 0")
 }
