@@ -632,7 +632,7 @@ func TestIntegrityAttacks(t *testing.T) {
 	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); decided(a, "approved") != len(renamed)-1 {
 		t.Fatalf("the admin's approval of the rest: %s, want %d approved", a, len(renamed)-1)
 	}
-	listed = integWaitTools(t, full, "the approved renamed tools are listed", func(m map[string]*mcp.Tool) bool {
+	integWaitTools(t, full, "the approved renamed tools are listed", func(m map[string]*mcp.Tool) bool {
 		return len(integWithPrefix(m, people)) >= len(renamed)-1
 	})
 	time.Sleep(time.Second) // a few refreshes: the rejected one must not be held again meanwhile
