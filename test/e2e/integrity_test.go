@@ -271,110 +271,135 @@ func integDrain(gc *goClient) int64 {
 	}
 }
 
+// integShop is TestIntegritySQLPluginRealClient's gateway, its database and its three
+// clients (one per list form), and what the test learnt of the users table's tools.
+type integShop struct {
+	g                   *Gateway
+	db, audit           string
+	full, thin, search  *goClient
+	users, held, kept   []string // the users table's tools; those a new column changes; the others
+	teams               []string // the new table's tools, once held
+	create              string
+	badCreate, goodArgs map[string]any
+}
+
 // TestIntegritySQLPluginRealClient: a column added to a table holds the six tools whose
 // definitions changed, in every path a client has (full, thin and search lists,
-// describe_tools, search_tools, calls); the admin API shows the diff; approving them sends
-// list_changed and serves them with the new column. A new table's tools are held as new,
-// and approving one definition by name leaves the others held.
+// describe_tools, search_tools, schema-on-error, calls); the admin API shows the diff;
+// approving them sends list_changed and serves them with the new column. A new table's
+// tools are held as new, and approving definitions by name leaves the others held. Every
+// hold and approval is counted and audited.
 func TestIntegritySQLPluginRealClient(t *testing.T) {
 	g, db, auditPath := integPluginGateway(t)
-	full := integClient(t, g.URL, "full")
-	thin := integClient(t, g.URL, "thin")
-	search := integClient(t, g.URL, "search")
+	s := &integShop{g: g, db: db, audit: auditPath, create: integUsers + "create",
+		full: integClient(t, g.URL, "full"), thin: integClient(t, g.URL, "thin"), search: integClient(t, g.URL, "search"),
+		badCreate: map[string]any{"connectionId": "shop"}, goodArgs: map[string]any{"connectionId": "shop", "name": "eve"}}
+	s.firstSight(t)
+	s.alterHolds(t)
+	s.apiShowsDiff(t)
+	s.newTableHeld(t)
+	s.approveByName(t)
+	s.approveAll(t)
+	s.audited(t)
+}
 
-	before := integTools(t, full)
-	users := integWithPrefix(before, integUsers)
-	var held, kept []string
-	for _, n := range users {
+// firstSight reads the users tools and checks every path before the change, so that the
+// silence of each afterwards means something.
+func (s *integShop) firstSight(t *testing.T) {
+	s.users = integWithPrefix(integTools(t, s.full), integUsers)
+	for _, n := range s.users {
 		if slices.Contains(integChanged, strings.TrimPrefix(n, integUsers)) {
-			held = append(held, n)
+			s.held = append(s.held, n)
 		} else {
-			kept = append(kept, n)
+			s.kept = append(s.kept, n)
 		}
 	}
-	if len(held) != len(integChanged) || len(kept) == 0 {
-		t.Fatalf("the users table's tools at first sight: %v (want %v and count)", users, integChanged)
+	if len(s.held) != len(integChanged) || len(s.kept) == 0 {
+		t.Fatalf("the users table's tools at first sight: %v (want %v and count)", s.users, integChanged)
 	}
-	create := integUsers + "create"
-	// Controls: what the thin and search paths answer before the change, so that their
-	// silence afterwards means something.
-	if thinTools := integTools(t, thin); thinTools[create] == nil || thinTools[integDescribe] == nil {
-		t.Fatalf("thin list before the change: %v", sortedKeys(thinTools))
+	if thin := integTools(t, s.thin); thin[s.create] == nil || thin[integDescribe] == nil {
+		t.Fatalf("thin list before the change: %v", sortedKeys(thin))
 	}
-	if names := integStructuredTools(t, integCall(t, thin, integDescribe, map[string]any{"names": []string{create}})); !slices.Equal(names, []string{create}) {
-		t.Fatalf("describe_tools %s before the change: %v", create, names)
+	if names := integStructuredTools(t, integCall(t, s.thin, integDescribe, map[string]any{"names": []string{s.create}})); !slices.Equal(names, []string{s.create}) {
+		t.Fatalf("describe_tools %s before the change: %v", s.create, names)
 	}
-	searchUsers := func() []string {
-		t.Helper()
-		var found []string
-		for _, q := range []string{"create a new user", "find users by name", "update a user", "delete a user", "get one user by id", "list users"} {
-			res := integCall(t, search, integSearch, map[string]any{"query": q, "limit": 20})
-			if res.IsError {
-				t.Fatalf("search_tools %q: %s", q, resultText(res))
-			}
-			for _, n := range integStructuredTools(t, res) {
-				if strings.HasPrefix(n, integUsers) && !slices.Contains(found, n) {
-					found = append(found, n)
-				}
-			}
-		}
-		sort.Strings(found)
-		return found
+	if found := s.searchUsers(t); !slices.Contains(found, s.create) {
+		t.Fatalf("search_tools does not find %s before the change: %v", s.create, found)
 	}
-	if found := searchUsers(); !slices.Contains(found, create) {
-		t.Fatalf("search_tools does not find %s before the change: %v", create, found)
-	}
-	if searchList := integTools(t, search); searchList[create] == nil || searchList[integSearch] == nil {
-		t.Fatalf("the search list before the change lacks the pinned %s: %v", create, sortedKeys(searchList))
+	if list := integTools(t, s.search); list[s.create] == nil || list[integSearch] == nil {
+		t.Fatalf("the search list before the change lacks the pinned %s: %v", s.create, sortedKeys(list))
 	}
 	// A thin session's call the full schema refuses (no name) is answered with that schema.
-	badCreate := map[string]any{"connectionId": "shop"}
-	if res := integCall(t, thin, create, badCreate); !res.IsError || !strings.Contains(resultText(res), `"age"`) {
+	if res := integCall(t, s.thin, s.create, s.badCreate); !res.IsError || !strings.Contains(resultText(res), `"age"`) {
 		t.Fatalf("schema-on-error before the change: isError %v %q", res.IsError, resultText(res))
 	}
-	t.Logf("first sight: %d users tools listed (full), described (thin), found and pinned (search); schema-on-error answers", len(users))
+	t.Logf("first sight: %d users tools listed (full), described (thin), found and pinned (search); schema-on-error answers", len(s.users))
+}
 
-	// --- ALTER TABLE: the six tools are held.
-	seen := integDrain(full)
-	integExec(t, db, `ALTER TABLE users ADD COLUMN note TEXT`)
-	after := integWaitTools(t, full, "the changed tools leave the full list", func(m map[string]*mcp.Tool) bool {
-		return len(integWithPrefix(m, integUsers)) == len(kept)
-	})
-	if got := integWithPrefix(after, integUsers); !slices.Equal(got, kept) {
-		t.Errorf("users tools listed while held: %v, want only %v", got, kept)
+// searchUsers is every users tool search_tools returns for queries that name them.
+func (s *integShop) searchUsers(t *testing.T) []string {
+	t.Helper()
+	var found []string
+	for _, q := range []string{"create a new user", "find users by name", "update a user", "delete a user", "get one user by id", "list users"} {
+		res := integCall(t, s.search, integSearch, map[string]any{"query": q, "limit": 20})
+		if res.IsError {
+			t.Fatalf("search_tools %q: %s", q, resultText(res))
+		}
+		for _, n := range integStructuredTools(t, res) {
+			if strings.HasPrefix(n, integUsers) && !slices.Contains(found, n) {
+				found = append(found, n)
+			}
+		}
 	}
-	if !full.waitListChanged(seen+1, integWait) {
+	sort.Strings(found)
+	return found
+}
+
+// alterHolds adds a column: the six changed tools leave every path.
+func (s *integShop) alterHolds(t *testing.T) {
+	seen := integDrain(s.full)
+	integExec(t, s.db, `ALTER TABLE users ADD COLUMN note TEXT`)
+	after := integWaitTools(t, s.full, "the changed tools leave the full list", func(m map[string]*mcp.Tool) bool {
+		return len(integWithPrefix(m, integUsers)) == len(s.kept)
+	})
+	if got := integWithPrefix(after, integUsers); !slices.Equal(got, s.kept) {
+		t.Errorf("users tools listed while held: %v, want only %v", got, s.kept)
+	}
+	if !s.full.waitListChanged(seen+1, integWait) {
 		t.Errorf("the full client got no tools/list_changed when its tools were held")
 	}
-	thinTools := integTools(t, thin)
-	for _, n := range held {
-		if thinTools[n] != nil {
+	thin := integTools(t, s.thin)
+	for _, n := range s.held {
+		if thin[n] != nil {
 			t.Errorf("the thin list has the held %s", n)
 		}
 	}
-	res := integCall(t, thin, integDescribe, map[string]any{"names": append([]string{integUsers + "count"}, held...)})
+	res := integCall(t, s.thin, integDescribe, map[string]any{"names": append([]string{integUsers + "count"}, s.held...)})
 	if names := integStructuredTools(t, res); !slices.Equal(names, []string{integUsers + "count"}) {
 		t.Errorf("describe_tools of the held tools and count answered %v, want count alone", names)
 	}
-	if found := searchUsers(); slices.ContainsFunc(found, func(n string) bool { return slices.Contains(held, n) }) {
+	if found := s.searchUsers(t); slices.ContainsFunc(found, func(n string) bool { return slices.Contains(s.held, n) }) {
 		t.Errorf("search_tools returns held tools: %v", found)
 	}
-	if searchList := integTools(t, search); searchList[create] != nil {
-		t.Errorf("the search list still lists the pinned, held %s", create)
+	if list := integTools(t, s.search); list[s.create] != nil {
+		t.Errorf("the search list still lists the pinned, held %s", s.create)
 	}
 	// The schema-on-error answer must not show the held definition (its note column).
-	if res := integCall(t, thin, create, badCreate); !res.IsError || !strings.Contains(resultText(res), "held") || strings.Contains(resultText(res), "note") {
-		t.Errorf("a thin call of the held %s with arguments its schema refuses: isError %v %q, want the held refusal and no schema", create, res.IsError, resultText(res))
+	if res := integCall(t, s.thin, s.create, s.badCreate); !res.IsError || !strings.Contains(resultText(res), "held") || strings.Contains(resultText(res), "note") {
+		t.Errorf("a thin call of the held %s with arguments its schema refuses: isError %v %q, want the held refusal and no schema", s.create, res.IsError, resultText(res))
 	}
-	for _, c := range []*goClient{full, thin, search} {
-		integExpectHeld(t, c, create, map[string]any{"connectionId": "shop", "name": "eve"})
+	for _, c := range []*goClient{s.full, s.thin, s.search} {
+		integExpectHeld(t, c, s.create, s.goodArgs)
 	}
-	integExpectHeld(t, full, integUsers+"get", map[string]any{"connectionId": "shop", "id": 1})
-	t.Logf("ALTER TABLE: %v held: gone from full, thin and search lists (pinned), describe_tools and search_tools; calls refused as held in every form, schema-on-error included", held)
+	integExpectHeld(t, s.full, integUsers+"get", map[string]any{"connectionId": "shop", "id": 1})
+	t.Logf("ALTER TABLE: %v held: gone from full, thin and search lists (pinned), describe_tools and search_tools; calls refused as held in every form, schema-on-error included", s.held)
+}
 
-	rows := integHeld(t, g.Base, "shop")
-	if got := sortedKeys(rows); !slices.Equal(got, held) {
-		t.Errorf("GET /api/integrity held: %v, want %v", got, held)
+// apiShowsDiff: GET /api/integrity lists the six as changed, with the column in the diff.
+func (s *integShop) apiShowsDiff(t *testing.T) {
+	rows := integHeld(t, s.g.Base, "shop")
+	if got := sortedKeys(rows); !slices.Equal(got, s.held) {
+		t.Errorf("GET /api/integrity held: %v, want %v", got, s.held)
 	}
 	for n, d := range rows {
 		if d.Held == nil || d.Held.Reason != "changed" {
@@ -382,101 +407,106 @@ func TestIntegritySQLPluginRealClient(t *testing.T) {
 		}
 	}
 	var diff []string
-	for _, c := range rows[create].Diff {
+	for _, c := range rows[s.create].Diff {
 		diff = append(diff, c.Op+" "+c.Path)
 	}
 	if !slices.Contains(diff, "added /inputSchema/properties/note") {
-		t.Errorf("the diff of %s: %v, want the note column added to its input", create, diff)
+		t.Errorf("the diff of %s: %v, want the note column added to its input", s.create, diff)
 	}
-	if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != float64(len(held)) {
-		t.Errorf("mcpgw_integrity_held{server=shop} = %v, want %d", v, len(held))
+	if v := integMetric(t, s.g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != float64(len(s.held)) {
+		t.Errorf("mcpgw_integrity_held{server=shop} = %v, want %d", v, len(s.held))
 	}
-	t.Logf("GET /api/integrity: %d held (changed); %s's diff %v", len(rows), create, diff)
+	t.Logf("GET /api/integrity: %d held (changed); %s's diff %v", len(rows), s.create, diff)
+}
 
-	// --- A new table: its tools are held as new.
-	integExec(t, db, `CREATE TABLE teams (id INTEGER PRIMARY KEY, title TEXT NOT NULL)`)
-	var teams []string
+// newTableHeld creates a table: its tools are held as new (hold_new, the default).
+func (s *integShop) newTableHeld(t *testing.T) {
+	integExec(t, s.db, `CREATE TABLE teams (id INTEGER PRIMARY KEY, title TEXT NOT NULL)`)
 	if _, ok := waitFor(integWait, func() (bool, string) {
-		teams = integWithPrefix(integHeld(t, g.Base, "shop"), integTeams)
-		return len(teams) > 0, ""
+		s.teams = integWithPrefix(integHeld(t, s.g.Base, "shop"), integTeams)
+		return len(s.teams) > 0, ""
 	}); !ok {
 		t.Fatalf("the new table's tools were not held within %s", integWait)
 	}
 	time.Sleep(time.Second) // a few refreshes more: nothing of teams may turn up meanwhile
-	if listed := integWithPrefix(integTools(t, full), integTeams); len(listed) > 0 {
+	if listed := integWithPrefix(integTools(t, s.full), integTeams); len(listed) > 0 {
 		t.Errorf("the new table's tools are listed before approval: %v", listed)
 	}
-	for n, d := range integHeld(t, g.Base, "shop") {
+	for n, d := range integHeld(t, s.g.Base, "shop") {
 		if strings.HasPrefix(n, integTeams) && (d.Held == nil || d.Held.Reason != "new") {
 			t.Errorf("%s held for %+v, want reason new", n, d.Held)
 		}
 	}
-	integExpectHeld(t, full, integTeams+"create", map[string]any{"connectionId": "shop", "title": "core"})
-	t.Logf("CREATE TABLE teams: %v held (new), not listed, calls refused", teams)
+	integExpectHeld(t, s.full, integTeams+"create", map[string]any{"connectionId": "shop", "title": "core"})
+	t.Logf("CREATE TABLE teams: %v held (new), not listed, calls refused", s.teams)
+}
 
-	// --- Approve the six users tools one by one: list_changed, back with the column; the
-	// teams tools still wait.
-	seen = integDrain(full)
-	for _, n := range held {
-		if a := integApprove(t, g.Base, "shop", `{"kind":"tool","name":"`+n+`"}`, integAdmin); a.Status != http.StatusOK {
+// approveByName approves the six users tools one by one: list_changed, back with the
+// column; the teams tools still wait.
+func (s *integShop) approveByName(t *testing.T) {
+	seen := integDrain(s.full)
+	for _, n := range s.held {
+		if a := integApprove(t, s.g.Base, "shop", `{"kind":"tool","name":"`+n+`"}`, integAdmin); a.Status != http.StatusOK {
 			t.Fatalf("approve %s: %s", n, a)
 		}
 	}
-	if !full.waitListChanged(seen+1, integWait) {
+	if !s.full.waitListChanged(seen+1, integWait) {
 		t.Errorf("no tools/list_changed within %s of the approval", integWait)
 	}
-	after = integTools(t, full)
-	if got := integWithPrefix(after, integUsers); !slices.Equal(got, users) {
-		t.Errorf("users tools after the approval: %v, want %v", got, users)
+	after := integTools(t, s.full)
+	if got := integWithPrefix(after, integUsers); !slices.Equal(got, s.users) {
+		t.Errorf("users tools after the approval: %v, want %v", got, s.users)
 	}
-	if c := after[create]; c == nil || !strings.Contains(fmt.Sprint(c.InputSchema), "note") {
-		t.Errorf("%s after the approval has no note column: %+v", create, c)
+	if c := after[s.create]; c == nil || !strings.Contains(fmt.Sprint(c.InputSchema), "note") {
+		t.Errorf("%s after the approval has no note column: %+v", s.create, c)
 	}
 	if listed := integWithPrefix(after, integTeams); len(listed) > 0 {
 		t.Errorf("approving the users tools by name also served %v", listed)
 	}
-	if res := integCall(t, full, create, map[string]any{"connectionId": "shop", "name": "eve", "note": "approved"}); res.IsError || !strings.Contains(resultText(res), "approved") {
+	if res := integCall(t, s.full, s.create, map[string]any{"connectionId": "shop", "name": "eve", "note": "approved"}); res.IsError || !strings.Contains(resultText(res), "approved") {
 		t.Errorf("create with the new column after the approval: isError %v %q", res.IsError, resultText(res))
 	}
-	if found := searchUsers(); !slices.Contains(found, create) {
-		t.Errorf("search_tools does not find %s after the approval: %v", create, found)
+	if found := s.searchUsers(t); !slices.Contains(found, s.create) {
+		t.Errorf("search_tools does not find %s after the approval: %v", s.create, found)
 	}
-	if rest := sortedKeys(integHeld(t, g.Base, "shop")); !slices.Equal(rest, teams) {
-		t.Errorf("still held after approving the users tools: %v, want %v", rest, teams)
+	if rest := sortedKeys(integHeld(t, s.g.Base, "shop")); !slices.Equal(rest, s.teams) {
+		t.Errorf("still held after approving the users tools: %v, want %v", rest, s.teams)
 	}
-	t.Logf("approved by name: list_changed, %d users tools back with note, a create with note works; teams still held", len(held))
+	t.Logf("approved by name: list_changed, %d users tools back with note, a create with note works; teams still held", len(s.held))
+}
 
-	// --- Approve everything that waits: the teams tools are served.
-	seen = integDrain(full)
-	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+// approveAll approves everything that waits: the teams tools are served, and every
+// decision was counted once per definition.
+func (s *integShop) approveAll(t *testing.T) {
+	seen := integDrain(s.full)
+	if a := integApprove(t, s.g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
 		t.Fatalf("approve {}: %s", a)
 	}
-	if !full.waitListChanged(seen+1, integWait) {
+	if !s.full.waitListChanged(seen+1, integWait) {
 		t.Errorf("no tools/list_changed within %s of approving the teams tools", integWait)
 	}
-	if got := integWithPrefix(integTools(t, full), integTeams); !slices.Equal(got, teams) {
-		t.Errorf("teams tools after the approval: %v, want %v", got, teams)
+	if got := integWithPrefix(integTools(t, s.full), integTeams); !slices.Equal(got, s.teams) {
+		t.Errorf("teams tools after the approval: %v, want %v", got, s.teams)
 	}
-	if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != 0 {
+	if v := integMetric(t, s.g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != 0 {
 		t.Errorf("mcpgw_integrity_held{server=shop} = %v after approving everything", v)
-	}
-	if v := integMetric(t, g, "mcpgw_integrity_events_total", map[string]string{"server": "shop", "action": "approved"}); v < float64(len(held)+len(teams)) {
-		t.Errorf("mcpgw_integrity_events_total approved = %v, want at least %d", v, len(held)+len(teams))
 	}
 	for _, c := range []struct {
 		action, reason string
 		want           int
-	}{{"held", "changed", len(held)}, {"held", "new", len(teams)}, {"approved", "", len(held) + len(teams)}} {
-		if v := integMetric(t, g, "mcpgw_integrity_events_total", map[string]string{"server": "shop", "action": c.action, "reason": c.reason}); v != float64(c.want) {
+	}{{"held", "changed", len(s.held)}, {"held", "new", len(s.teams)}, {"approved", "", len(s.held) + len(s.teams)}} {
+		if v := integMetric(t, s.g, "mcpgw_integrity_events_total", map[string]string{"server": "shop", "action": c.action, "reason": c.reason}); v != float64(c.want) {
 			t.Errorf("mcpgw_integrity_events_total{action=%q,reason=%q} = %v, want %d", c.action, c.reason, v, c.want)
 		}
 	}
-	t.Logf("approved {}: %d teams tools served; held gauge 0; events counted per definition", len(teams))
+	t.Logf("approved {}: %d teams tools served; held gauge 0; events counted per definition", len(s.teams))
+}
 
-	// Every hold and approval is an audit line of kind integrity, every refused call (six
-	// above) a denial; the approvals name the admin token.
-	auditWhenStopped(t, g, auditPath) // stopped, so every line is written
-	raw, err := os.ReadFile(auditPath)
+// audited: every hold and approval is an audit line of kind integrity, every refused call
+// (six above) a denial; the approvals name the admin token.
+func (s *integShop) audited(t *testing.T) {
+	auditWhenStopped(t, s.g, s.audit) // stopped, so every line is written
+	raw, err := os.ReadFile(s.audit)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -495,7 +525,8 @@ func TestIntegritySQLPluginRealClient(t *testing.T) {
 			count["denied"]++
 		}
 	}
-	want := map[string]int{"held/changed/gateway": len(held), "held/new/gateway": len(teams), "approved//admin_token": len(held) + len(teams), "denied": 6}
+	want := map[string]int{"held/changed/gateway": len(s.held), "held/new/gateway": len(s.teams),
+		"approved//admin_token": len(s.held) + len(s.teams), "denied": 6}
 	for k, n := range want {
 		if count[k] != n {
 			t.Errorf("audit lines %s: %d, want %d (all: %v)", k, count[k], n, count)
@@ -615,35 +646,40 @@ func TestIntegrityAttacks(t *testing.T) {
 	}
 	t.Logf("approve/reject: no credential and a wrong token 401, the agent's key 403; nothing approved")
 
-	// The admin can: one renamed tool rejected, the others approved. The rejected one stays
-	// out, without being asked about again, until it changes.
+	integRejectThenChange(t, g, db, full, people, len(renamed))
+}
+
+// integRejectThenChange: the admin rejects one of the renamed tools (prefix, n of them)
+// and approves the others. The rejected one stays out, without being asked about again,
+// until it changes; a later change is held anew.
+func integRejectThenChange(t *testing.T, g *Gateway, db string, full *goClient, people string, n int) {
 	find := people + "find"
 	decided := func(a httpAnswer, action string) int {
-		var n map[string]any
-		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &n) != nil {
+		var m map[string]any
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &m) != nil {
 			return -1
 		}
-		f, _ := n[action].(float64)
+		f, _ := m[action].(float64)
 		return int(f)
 	}
 	if a := rawRequest(t, http.MethodPost, g.Base+"/api/integrity/shop/reject", integAdmin, `{"kind":"tool","name":"`+find+`"}`); decided(a, "rejected") != 1 {
 		t.Fatalf("the admin's rejection of %s: %s", find, a)
 	}
-	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); decided(a, "approved") != len(renamed)-1 {
-		t.Fatalf("the admin's approval of the rest: %s, want %d approved", a, len(renamed)-1)
+	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); decided(a, "approved") != n-1 {
+		t.Fatalf("the admin's approval of the rest: %s, want %d approved", a, n-1)
 	}
 	integWaitTools(t, full, "the approved renamed tools are listed", func(m map[string]*mcp.Tool) bool {
-		return len(integWithPrefix(m, people)) >= len(renamed)-1
+		return len(integWithPrefix(m, people)) >= n-1
 	})
 	time.Sleep(time.Second) // a few refreshes: the rejected one must not be held again meanwhile
-	if got := integWithPrefix(integTools(t, full), people); len(got) != len(renamed)-1 || slices.Contains(got, find) {
+	if got := integWithPrefix(integTools(t, full), people); len(got) != n-1 || slices.Contains(got, find) {
 		t.Errorf("after rejecting %s and approving the rest the client lists %v", find, got)
 	}
 	integExpectHeld(t, full, find, map[string]any{"connectionId": "shop"})
 	if again := integHeld(t, g.Base, "shop"); len(again) != 0 {
 		t.Errorf("the rejected definition is held (asked about) again: %v", sortedKeys(again))
 	}
-	t.Logf("admin: %s rejected (not served, not asked again), the other %d approved and served", find, len(renamed)-1)
+	t.Logf("admin: %s rejected (not served, not asked again), the other %d approved and served", find, n-1)
 
 	// GET /api/integrity must not show the rejected definition, never approved and not
 	// served, as pinned (docs/integrity.md: the rejected fingerprint stays held).
@@ -676,9 +712,9 @@ func TestIntegrityAttacks(t *testing.T) {
 		t.Fatalf("approving the second change: %s", a)
 	}
 	integWaitTools(t, full, "every people tool served after the second approval", func(m map[string]*mcp.Tool) bool {
-		return len(integWithPrefix(m, people)) == len(renamed)
+		return len(integWithPrefix(m, people)) == n
 	})
-	t.Logf("a later change of the rejected %s is held anew; approved, all %d people tools are served", find, len(renamed))
+	t.Logf("a later change of the rejected %s is held anew; approved, all %d people tools are served", find, n)
 }
 
 // integStdioConfig is a gateway config whose stdio server "tools" runs a node script.
