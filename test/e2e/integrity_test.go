@@ -296,6 +296,7 @@ func TestIntegritySQLPluginRealClient(t *testing.T) {
 		badCreate: map[string]any{"connectionId": "shop"}, goodArgs: map[string]any{"connectionId": "shop", "name": "eve"}}
 	s.firstSight(t)
 	s.alterHolds(t)
+	s.explainOmits(t)
 	s.apiShowsDiff(t)
 	s.newTableHeld(t)
 	s.approveByName(t)
@@ -333,7 +334,10 @@ func (s *integShop) firstSight(t *testing.T) {
 	if res := integCall(t, s.thin, s.create, s.badCreate); !res.IsError || !strings.Contains(resultText(res), `"age"`) {
 		t.Fatalf("schema-on-error before the change: isError %v %q", res.IsError, resultText(res))
 	}
-	t.Logf("first sight: %d users tools listed (full), described (thin), found and pinned (search); schema-on-error answers", len(s.users))
+	if admitted := s.explained(t, integUsers); !slices.Contains(admitted, s.create) {
+		t.Fatalf("GET /api/agents/dev/view before the change does not admit %s: %v", s.create, admitted)
+	}
+	t.Logf("first sight: %d users tools listed (full), described (thin), found and pinned (search), admitted by explain; schema-on-error answers", len(s.users))
 }
 
 // searchUsers is every users tool search_tools returns for queries that name them.
@@ -395,6 +399,40 @@ func (s *integShop) alterHolds(t *testing.T) {
 	t.Logf("ALTER TABLE: %v held: gone from full, thin and search lists (pinned), describe_tools and search_tools; calls refused as held in every form, schema-on-error included", s.held)
 }
 
+// explained is the tools of prefix GET /api/agents/dev/view (mcpgw explain) admits.
+func (s *integShop) explained(t *testing.T, prefix string) []string {
+	t.Helper()
+	a := rawRequest(t, http.MethodGet, s.g.Base+"/api/agents/dev/view", integAdmin, "")
+	var v struct {
+		Tools []struct {
+			Tool     string `json:"tool"`
+			Admitted bool   `json:"admitted"`
+		} `json:"tools"`
+	}
+	if a.Status != http.StatusOK || json.Unmarshal(a.Body, &v) != nil {
+		t.Fatalf("GET /api/agents/dev/view: %s", a)
+	}
+	var admitted []string
+	for _, d := range v.Tools {
+		if d.Admitted && strings.HasPrefix(d.Tool, prefix) {
+			admitted = append(admitted, d.Tool)
+		}
+	}
+	sort.Strings(admitted)
+	return admitted
+}
+
+// explainOmits: explain for the agent (docs/integrity.md lists it among the paths a held
+// definition is absent from) admits none of the held tools.
+func (s *integShop) explainOmits(t *testing.T) {
+	admitted := s.explained(t, integUsers)
+	if slices.ContainsFunc(admitted, func(n string) bool { return slices.Contains(s.held, n) }) {
+		t.Errorf("GET /api/agents/dev/view (mcpgw explain) admits held tools: %v (held %v)", admitted, s.held)
+	} else {
+		t.Logf("explain admits %v: none of the held", admitted)
+	}
+}
+
 // apiShowsDiff: GET /api/integrity lists the six as changed, with the column in the diff.
 func (s *integShop) apiShowsDiff(t *testing.T) {
 	rows := integHeld(t, s.g.Base, "shop")
@@ -438,6 +476,9 @@ func (s *integShop) newTableHeld(t *testing.T) {
 		}
 	}
 	integExpectHeld(t, s.full, integTeams+"create", map[string]any{"connectionId": "shop", "title": "core"})
+	if admitted := s.explained(t, integTeams); len(admitted) > 0 {
+		t.Errorf("GET /api/agents/dev/view (mcpgw explain) admits the new, held tools %v", admitted)
+	}
 	t.Logf("CREATE TABLE teams: %v held (new), not listed, calls refused", s.teams)
 }
 
