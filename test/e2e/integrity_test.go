@@ -337,6 +337,9 @@ func (s *integShop) firstSight(t *testing.T) {
 	if admitted := s.explained(t, integUsers); !slices.Contains(admitted, s.create) {
 		t.Fatalf("GET /api/agents/dev/view before the change does not admit %s: %v", s.create, admitted)
 	}
+	if uris, readOK := s.resources(t, s.full); len(uris) != 2 || !readOK {
+		t.Fatalf("the users type's plugin resources before the change: %v, read ok %v", uris, readOK)
+	}
 	t.Logf("first sight: %d users tools listed (full), described (thin), found and pinned (search), admitted by explain; schema-on-error answers", len(s.users))
 }
 
@@ -396,7 +399,11 @@ func (s *integShop) alterHolds(t *testing.T) {
 		integExpectHeld(t, c, s.create, s.goodArgs)
 	}
 	integExpectHeld(t, s.full, integUsers+"get", map[string]any{"connectionId": "shop", "id": 1})
-	t.Logf("ALTER TABLE: %v held: gone from full, thin and search lists (pinned), describe_tools and search_tools; calls refused as held in every form, schema-on-error included", s.held)
+	// Its list and get tools held, the type's resource and template go too.
+	if uris, readOK := s.resources(t, s.full); len(uris) > 0 || readOK {
+		t.Errorf("the users type's plugin resources while its list and get tools are held: %v, read ok %v", uris, readOK)
+	}
+	t.Logf("ALTER TABLE: %v held: gone from full, thin and search lists (pinned), describe_tools, search_tools and the type's plugin resources; calls refused as held in every form, schema-on-error included", s.held)
 }
 
 // explained is the tools of prefix GET /api/agents/dev/view (mcpgw explain) admits.
@@ -420,6 +427,39 @@ func (s *integShop) explained(t *testing.T, prefix string) []string {
 	}
 	sort.Strings(admitted)
 	return admitted
+}
+
+// integUsersURI is the users type's plugin resource (docs/plugins.md, "Resources and
+// subscriptions"): a session has it while its view has the type's list tool.
+const integUsersURI = "mcpgw+plugin://shop/shop/shop/v1/users"
+
+// resources is the plugin resource URIs and templates of the users type the client sees,
+// and whether reading the type's URI worked.
+func (s *integShop) resources(t *testing.T, gc *goClient) (uris []string, readOK bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rl, err := gc.ListResources(ctx, &mcp.ListResourcesParams{})
+	if err != nil {
+		t.Fatalf("resources/list: %v", err)
+	}
+	for _, r := range rl.Resources {
+		if strings.HasPrefix(r.URI, integUsersURI) {
+			uris = append(uris, r.URI)
+		}
+	}
+	tl, err := gc.ListResourceTemplates(ctx, &mcp.ListResourceTemplatesParams{})
+	if err != nil {
+		t.Fatalf("resources/templates/list: %v", err)
+	}
+	for _, r := range tl.ResourceTemplates {
+		if strings.HasPrefix(r.URITemplate, integUsersURI) {
+			uris = append(uris, r.URITemplate)
+		}
+	}
+	sort.Strings(uris)
+	res, err := gc.ReadResource(ctx, &mcp.ReadResourceParams{URI: integUsersURI})
+	return uris, err == nil && res != nil && len(res.Contents) > 0
 }
 
 // explainOmits: explain for the agent (docs/integrity.md lists it among the paths a held
@@ -509,6 +549,9 @@ func (s *integShop) approveByName(t *testing.T) {
 	}
 	if found := s.searchUsers(t); !slices.Contains(found, s.create) {
 		t.Errorf("search_tools does not find %s after the approval: %v", s.create, found)
+	}
+	if uris, readOK := s.resources(t, s.full); len(uris) != 2 || !readOK {
+		t.Errorf("the users type's plugin resources after the approval: %v, read ok %v", uris, readOK)
 	}
 	if rest := sortedKeys(integHeld(t, s.g.Base, "shop")); !slices.Equal(rest, s.teams) {
 		t.Errorf("still held after approving the users tools: %v, want %v", rest, s.teams)
