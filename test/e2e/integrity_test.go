@@ -187,7 +187,13 @@ func integCall(t *testing.T, gc *goClient, name string, args map[string]any) *mc
 // integExpectHeld checks that a call of name is refused as held.
 func integExpectHeld(t *testing.T, gc *goClient, name string, args map[string]any) {
 	t.Helper()
-	res := integCall(t, gc, name, args)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Errorf("a call of the held %s: %v; want an isError result saying it is held (docs/integrity.md: not a protocol error)", name, err)
+		return
+	}
 	if !res.IsError || !strings.Contains(resultText(res), "held") {
 		t.Errorf("a call of the held %s: isError %v %q, want an isError saying it is held", name, res.IsError, resultText(res))
 	}
@@ -855,6 +861,66 @@ func TestIntegritySuspiciousHeld(t *testing.T) {
 	}
 	integExpectHeld(t, full, memo+"create", map[string]any{"connectionId": "shop"})
 	t.Logf("suspicious: hold: %v held on first sight (instruction at a property name); the users tools served", flagged)
+}
+
+// TestIntegrityFirstUseAPIHold: with first_use_api: hold, a server from the config file
+// is trusted on first sight while one added through the admin API has every definition
+// held (reason first_use) until an admin approves it.
+func TestIntegrityFirstUseAPIHold(t *testing.T) {
+	needGatewayBin(t)
+	port := freePort(t)
+	cfg := integStdioConfig(t, port, t.TempDir(), serverEverythingScript(t), nil, "") + "integrity: {first_use_api: hold}\n"
+	g := integStartOn(t, "mcpgw", cfg, port)
+	if file := integStdioTools(t, g); len(file) < 5 {
+		t.Fatalf("the config's server-everything is not trusted on first sight: %v", file)
+	}
+	body, _ := json.Marshal(map[string]any{"name": "mem", "type": "stdio", "command": node(t),
+		"args": []string{npmServerScript(t, "server-memory")},
+		"env":  map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}})
+	if a := rawRequest(t, http.MethodPost, g.Base+"/api/servers", integAdmin, string(body)); a.Status != http.StatusCreated {
+		t.Fatalf("POST /api/servers mem: %s", a)
+	}
+	var held map[string]integDef
+	if _, ok := waitFor(integWait, func() (bool, string) {
+		held = integHeld(t, g.Base, "mem")
+		return len(held) >= 5, ""
+	}); !ok {
+		t.Fatalf("the API server's tools were not held within %s: %v\n%s", integWait, sortedKeys(held), g.Tail(3000))
+	}
+	for n, d := range held {
+		if d.Held == nil || d.Held.Reason != "first_use" {
+			t.Errorf("%s held for %+v, want reason first_use", n, d.Held)
+		}
+	}
+	// The guard sees a catalogue before the server is up with it: wait for that too.
+	if desc, ok := waitFor(integWait, func() (bool, string) {
+		a := rawRequest(t, http.MethodGet, g.Base+"/readyz", integAdmin, "")
+		var r readyzReport
+		return json.Unmarshal(a.Body, &r) == nil && r.upstream("mem") != nil && r.upstream("mem").State == "up", string(a.Body)
+	}); !ok {
+		t.Fatalf("the API server is not up within %s: %s", integWait, desc)
+	}
+	gc := connectGoClientOpts(t, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWith(map[string]string{"X-MCP-Handshake": "full"})}, nil)
+	if listed := integWithPrefix(integTools(t, gc), "mem__"); len(listed) > 0 {
+		t.Errorf("the API server's held tools are listed: %v", listed)
+	}
+	integExpectHeld(t, gc, "mem__read_graph", map[string]any{})
+	t.Logf("first_use_api: hold: the file's server served at once; the API's %d tools held (first_use), not listed, a call refused", len(held))
+
+	seen := integDrain(gc)
+	if a := integApprove(t, g.Base, "mem", `{}`, integAdmin); a.Status != http.StatusOK {
+		t.Fatalf("approve mem: %s", a)
+	}
+	if !gc.waitListChanged(seen+1, integWait) {
+		t.Errorf("no tools/list_changed within %s of approving the API server", integWait)
+	}
+	if listed := integWithPrefix(integTools(t, gc), "mem__"); len(listed) != len(held) {
+		t.Errorf("after the approval the client lists %v, want the %d approved", listed, len(held))
+	}
+	if res := integCall(t, gc, "mem__read_graph", map[string]any{}); res.IsError {
+		t.Errorf("read_graph after the approval: %s", resultText(res))
+	}
+	t.Logf("approved: list_changed, the %d tools served and callable", len(held))
 }
 
 // integStdioConfig is a gateway config whose stdio server "tools" runs a node script.
