@@ -604,6 +604,9 @@ func (s *integShop) approveAll(t *testing.T) {
 // audited: every hold and approval is an audit line of kind integrity, every refused call
 // (six above) a denial; the approvals name the admin token.
 func (s *integShop) audited(t *testing.T) {
+	for _, c := range []*goClient{s.full, s.thin, s.search} {
+		_ = c.Close() // their GET streams would hold the gateway's stop for up to 5 s
+	}
 	auditWhenStopped(t, s.g, s.audit) // stopped, so every line is written
 	raw, err := os.ReadFile(s.audit)
 	if err != nil {
