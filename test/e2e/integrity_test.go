@@ -866,6 +866,58 @@ func TestIntegritySuspiciousHeld(t *testing.T) {
 	t.Logf("suspicious: hold: %v held on first sight (instruction at a property name); the users tools served", flagged)
 }
 
+// TestIntegrityWarnPolicy: under policy warn a changed definition is served at once and
+// listed for review as warned; the held gauge does not count it, and approving it clears
+// the review.
+func TestIntegrityWarnPolicy(t *testing.T) {
+	g, db, _ := integPluginGatewayWith(t, "integrity: {policy: warn}\n")
+	full := integClient(t, g.URL, "full")
+	users := integWithPrefix(integTools(t, full), integUsers)
+	integExec(t, db, `ALTER TABLE users ADD COLUMN note TEXT`)
+	warned := func() []string {
+		a := rawRequest(t, http.MethodGet, g.Base+"/api/integrity?server=shop&state=warned", integAdmin, "")
+		var body struct {
+			Definitions []integDef `json:"definitions"`
+		}
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &body) != nil {
+			t.Fatalf("GET /api/integrity?state=warned: %s", a)
+		}
+		var names []string
+		for _, d := range body.Definitions {
+			names = append(names, d.Name)
+		}
+		sort.Strings(names)
+		return names
+	}
+	var got []string
+	if _, ok := waitFor(integWait, func() (bool, string) { got = warned(); return len(got) == len(integChanged), "" }); !ok {
+		t.Fatalf("warned after the change: %v, want the %d changed tools", got, len(integChanged))
+	}
+	tools := integTools(t, full)
+	if listed := integWithPrefix(tools, integUsers); !slices.Equal(listed, users) {
+		t.Errorf("under warn the client lists %v, want every users tool %v", listed, users)
+	}
+	if c := tools[integUsers+"create"]; c == nil || !strings.Contains(fmt.Sprint(c.InputSchema), "note") {
+		t.Errorf("under warn create is not served in its new form: %+v", c)
+	}
+	if res := integCall(t, full, integUsers+"create", map[string]any{"connectionId": "shop", "name": "eve", "note": "warned"}); res.IsError {
+		t.Errorf("under warn a call of the changed create: %s", resultText(res))
+	}
+	if held := integHeld(t, g.Base, "shop"); len(held) != 0 {
+		t.Errorf("under warn held: %v", sortedKeys(held))
+	}
+	if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != 0 {
+		t.Errorf("mcpgw_integrity_held{server=shop} = %v under warn, want 0", v)
+	}
+	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+		t.Fatalf("approving the warned: %s", a)
+	}
+	if left := warned(); len(left) != 0 {
+		t.Errorf("still warned after the approval: %v", left)
+	}
+	t.Logf("policy warn: %v served at once in their new form, listed as warned, not counted held; approval clears them", got)
+}
+
 // TestIntegrityFirstUseAPIHold: with first_use_api: hold, a server from the config file
 // is trusted on first sight while one added through the admin API has every definition
 // held (reason first_use) until an admin approves it.
