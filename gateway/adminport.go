@@ -184,7 +184,7 @@ func (p adminPort) IntegrityRows(server, state string) ([]admin.PinRow, map[stri
 func (p adminPort) IntegrityWaiting() int {
 	n := 0
 	for _, pin := range p.g.reg.Integrity().Pins() {
-		if pin.Held != nil && pin.Kind != "server" {
+		if pin.Held != nil && !pin.Held.Rejected && pin.Kind != "server" {
 			n++
 		}
 	}

@@ -43,6 +43,9 @@ type HeldDef struct {
 	Flags  json.RawMessage `json:"flags,omitempty"`
 	// Warned: the policy is warn, so the definition is served while it waits.
 	Warned bool `json:"warned,omitempty"`
+	// Rejected: an admin rejected it; it stays out, and waits for nothing, until the
+	// server serves another version.
+	Rejected bool `json:"rejected,omitempty"`
 }
 
 // ClonePin returns a deep copy of p.

@@ -16,8 +16,9 @@ type PinRow struct {
 	Server string `json:"server"`
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
-	// State is pinned (served as approved), held (waiting for an admin, not served) or
-	// warned (waiting for review, served: policy warn).
+	// State is pinned (served as approved), held (waiting for an admin, not served),
+	// warned (waiting for review, served: policy warn) or rejected (an admin rejected what
+	// the server serves now: not served, waiting for nothing).
 	State      string               `json:"state"`
 	Hash       string               `json:"hash,omitempty"`
 	ApprovedAt time.Time            `json:"approved_at"`
@@ -84,7 +85,10 @@ func pinRow(p *sessions.Pin) PinRow {
 	}
 	if h := p.Held; h != nil {
 		row.State = "held"
-		if h.Warned {
+		switch {
+		case h.Rejected:
+			row.State = "rejected" // kept out until the server serves another version
+		case h.Warned:
 			row.State = "warned"
 		}
 		row.Held = &HeldRow{Hash: h.Hash, Reason: h.Reason, Since: h.Since, Flags: h.Flags, Def: h.Def, Old: p.Def}

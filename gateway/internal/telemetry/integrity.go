@@ -40,7 +40,7 @@ func (c *integrityCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	held := map[string]int{}
 	for _, p := range reg.Integrity().Pins() {
-		if p.Held != nil && !p.Held.Warned {
+		if p.Held != nil && !p.Held.Warned && !p.Held.Rejected {
 			held[p.Server]++
 		} else if _, ok := held[p.Server]; !ok && p.Kind == "server" {
 			held[p.Server] = 0

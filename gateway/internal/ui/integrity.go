@@ -75,7 +75,7 @@ func (u *UI) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 		}
 		d := integrityDefOf(row)
 		switch {
-		case row.Held != nil:
+		case row.Held != nil && row.State != "rejected":
 			s.Waiting = append(s.Waiting, d)
 			waiting++
 		case len(d.Flags) > 0 || d.FlagsUnread:

@@ -184,6 +184,9 @@ func (g *Guard) Verdict(server, kind, name, hash string, p Policy) (serve bool, 
 	return false, nil
 }
 
+// waiting reports whether rec holds a definition that waits for an admin's decision.
+func waiting(rec *sessions.Pin) bool { return rec.Held != nil && !rec.Held.Rejected }
+
 func approved(rec *sessions.Pin, hash string) bool {
 	return hash != "" && (rec.Hash == hash || slices.Contains(rec.Approved, hash))
 }
@@ -342,6 +345,7 @@ func (g *Guard) Approve(server, kind, name, by string) (int, error) {
 		}
 		p.Hash, p.Def, p.Flags, p.At, p.By = p.Held.Hash, p.Held.Def, p.Held.Flags, time.Now().UTC(), by
 		p.Rejected = slices.DeleteFunc(p.Rejected, func(h string) bool { return h == p.Hash })
+		p.Held = nil
 	})
 }
 
@@ -353,6 +357,7 @@ func (g *Guard) Reject(server, kind, name, by string) (int, error) {
 		if len(p.Rejected) > maxRejected {
 			p.Rejected = p.Rejected[len(p.Rejected)-maxRejected:]
 		}
+		p.Held.Rejected = true // kept, so that the record says what the server serves
 	})
 }
 
@@ -360,11 +365,10 @@ func (g *Guard) decide(server, kind, name, by, action string, apply func(*sessio
 	g.Reload()
 	n := 0
 	for _, p := range g.List() {
-		if p.Server != server || p.Held == nil || (kind != "" && p.Kind != kind) || (name != "" && p.Name != name) {
+		if p.Server != server || !waiting(p) || (kind != "" && p.Kind != kind) || (name != "" && p.Name != name) {
 			continue
 		}
 		apply(p)
-		p.Held = nil
 		p.Version++
 		if err := g.store.PutPin(p); err != nil {
 			return n, err
@@ -420,7 +424,7 @@ func (g *Guard) Held(server string) int {
 	defer g.mu.RUnlock()
 	n := 0
 	for _, p := range g.pins {
-		if p.Server == server && p.Held != nil && !p.Held.Warned {
+		if p.Server == server && waiting(p) && !p.Held.Warned {
 			n++
 		}
 	}
