@@ -114,6 +114,9 @@ type Guard struct {
 	// OnEvent, when set before use, observes every hold, approval and rejection.
 	OnEvent func(Event)
 
+	// wmu serialises what writes records (Observe, Approve, Reject), so that a listing
+	// that read a record before an approval cannot write it back over the approval.
+	wmu  sync.Mutex
 	mu   sync.RWMutex
 	pins map[string]*sessions.Pin // PinKey → record
 	// gen changes whenever a verdict may have changed (approval, rejection, reload).
@@ -199,6 +202,8 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	if p.Mode == "off" {
 		return 0
 	}
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
 	o := observation{g: g, server: server, p: p, by: by, now: time.Now().UTC(),
 		established: g.record(server, KindServer, "", false) != nil,
 		norm:        descriptionNorm(defs), unapproved: g.unapproved(server)}
@@ -362,6 +367,8 @@ func (g *Guard) Reject(server, kind, name, by string) (int, error) {
 }
 
 func (g *Guard) decide(server, kind, name, by, action string, apply func(*sessions.Pin)) (int, error) {
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
 	g.Reload()
 	n := 0
 	for _, p := range g.List() {
