@@ -240,3 +240,48 @@ func waitPluginHeld(t *testing.T, g *testGW, plugin, marker string, held int) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestIntegrityHeldPrompt: a prompt a stdio upstream adds on an established server (the
+// everything-server's test_trigger_prompt_change) is held: absent from prompts/list, and
+// prompts/get and completion/complete for it answer that no such prompt exists.
+func TestIntegrityHeldPrompt(t *testing.T) {
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+http: {handshake: full}
+servers:
+  ev: {type: stdio, command: `+everythingBin+`}
+`)
+	sid := g.initialize(t, "2025-11-25", "")
+	prompts := func() string {
+		return string(g.call(t, sid, 3, "prompts/list", `{}`).message(t).Result)
+	}
+	before := prompts()
+	if res := g.callTool(t, sid, "ev__test_trigger_prompt_change", `{}`); res.IsError {
+		t.Fatalf("trigger: %s", res.text())
+	}
+	var held string
+	deadline := time.Now().Add(10 * time.Second)
+	for held == "" {
+		for _, p := range g.reg.Integrity().Pins() {
+			if p.Kind == "prompt" && p.Held != nil {
+				held = "ev__" + p.Name
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no prompt held within 10s; prompts %s", prompts())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // the session's own catalogue follows the hold
+	if after := prompts(); strings.Contains(after, held) || after != before {
+		t.Errorf("prompts/list after the change: %s (before %s), held %s", after, before, held)
+	}
+	if m := g.call(t, sid, 4, "prompts/get", `{"name":"`+held+`"}`).message(t); m.Error == nil {
+		t.Errorf("prompts/get of a held prompt: %s", m.Result)
+	}
+	if m := g.call(t, sid, 5, "completion/complete", `{"ref":{"type":"ref/prompt","name":"`+held+`"},"argument":{"name":"a","value":""}}`).message(t); m.Error == nil || !strings.Contains(string(m.Error), "Unknown prompt") {
+		t.Errorf("completion/complete for a held prompt: %s %s", m.Error, m.Result)
+	}
+}
