@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/sockconn"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -70,7 +71,7 @@ const MaxLineInFlight = 256
 // ServeSocket serves the Unix socket: each connection's peer user is checked, then its
 // first byte decides between HTTP (the socket's HTTP server, srv) and the line mode ('{').
 func (g *Gateway) ServeSocket(ln net.Listener, srv *http.Server) error {
-	httpLn := &chanListener{ch: make(chan net.Conn), done: make(chan struct{}), addr: ln.Addr()}
+	httpLn := sockconn.NewListener(ln.Addr())
 	srv.RegisterOnShutdown(func() { ln.Close() })
 	go func() { _ = srv.Serve(httpLn) }()
 	defer httpLn.Close()
@@ -83,72 +84,24 @@ func (g *Gateway) ServeSocket(ln net.Listener, srv *http.Server) error {
 	}
 }
 
-func (lf *legacyFront) sniffSocketConn(c net.Conn, httpLn *chanListener) {
-	peerErr := checkPeer(c)
-	br := bufio.NewReaderSize(c, 64<<10)
-	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-	first, err := br.Peek(1)
-	_ = c.SetReadDeadline(time.Time{})
+func (lf *legacyFront) sniffSocketConn(c net.Conn, httpLn *sockconn.Listener) {
+	pc, first, err := sockconn.Sniff(c)
 	if err != nil {
-		c.Close()
 		return
 	}
-	pc := &peekedConn{Conn: c, br: br, peerErr: peerErr}
-	if first[0] != '{' {
-		if !httpLn.offer(pc) {
+	if first != '{' {
+		if !httpLn.Offer(pc) {
 			c.Close()
 		}
 		return
 	}
-	if peerErr != nil {
-		_, _ = c.Write(append(wire.Error(nil, wire.CodeConnection, "Forbidden: "+peerErr.Error(), nil), '\n'))
+	if pc.PeerErr != nil {
+		_, _ = c.Write(append(wire.Error(nil, wire.CodeConnection, "Forbidden: "+pc.PeerErr.Error(), nil), '\n'))
 		c.Close()
 		return
 	}
-	lf.serveLine(c, br)
+	lf.serveLine(c, pc.R)
 }
-
-// peekedConn is a socket connection whose first bytes were read into br.
-type peekedConn struct {
-	net.Conn
-	br      *bufio.Reader
-	peerErr error // checkPeer's verdict
-}
-
-func (p *peekedConn) Read(b []byte) (int, error) { return p.br.Read(b) }
-
-// chanListener hands sniffed connections to an http.Server.
-type chanListener struct {
-	ch   chan net.Conn
-	done chan struct{}
-	once sync.Once
-	addr net.Addr
-}
-
-func (l *chanListener) offer(c net.Conn) bool {
-	select {
-	case l.ch <- c:
-		return true
-	case <-l.done:
-		return false
-	}
-}
-
-func (l *chanListener) Accept() (net.Conn, error) {
-	select {
-	case c := <-l.ch:
-		return c, nil
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-}
-
-func (l *chanListener) Close() error {
-	l.once.Do(func() { close(l.done) })
-	return nil
-}
-
-func (l *chanListener) Addr() net.Addr { return l.addr }
 
 func (lf *legacyFront) serveLine(c net.Conn, br *bufio.Reader) {
 	g := lf.g

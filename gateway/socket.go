@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
-	"github.com/mcpgw/mcpgw/gateway/internal/peercred"
+	"github.com/mcpgw/mcpgw/gateway/internal/sockconn"
 	"github.com/mcpgw/mcpgw/internal/statedir"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -54,10 +54,10 @@ func (g *Gateway) SocketServer() *http.Server {
 		Handler:           http.HandlerFunc(g.legacy.serveSocket),
 		ReadHeaderTimeout: 10 * time.Second,
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
-			if pc, ok := c.(*peekedConn); ok { // from ServeSocket
-				return context.WithValue(ctx, peerUIDKey{}, peerVerdict{pc.peerErr})
+			if pc, ok := c.(*sockconn.Peeked); ok { // from ServeSocket
+				return context.WithValue(ctx, peerUIDKey{}, peerVerdict{pc.PeerErr})
 			}
-			return context.WithValue(ctx, peerUIDKey{}, peerVerdict{checkPeer(c)})
+			return context.WithValue(ctx, peerUIDKey{}, peerVerdict{sockconn.CheckPeer(c)})
 		},
 	}
 }
@@ -76,23 +76,4 @@ func (lf *legacyFront) serveSocket(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.mux.ServeHTTP(w, r.WithContext(auth.WithTrusted(r.Context())))
-}
-
-// checkPeer says whether the process at the other end of a socket connection runs as the
-// gateway's own user: nil if so, else why not (peercred.Check is per OS: SO_PEERCRED on
-// Linux, LOCAL_PEERCRED on macOS, the peer process's token user on Windows).
-func checkPeer(c net.Conn) error {
-	uc, ok := c.(*net.UnixConn)
-	if !ok {
-		return errors.New("not a unix socket connection")
-	}
-	raw, err := uc.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var cerr error
-	if err := raw.Control(func(fd uintptr) { cerr = peercred.Check(fd) }); err != nil {
-		return err
-	}
-	return cerr
 }
