@@ -52,14 +52,7 @@ func TestIntegrityAlterTable(t *testing.T) {
 		t.Fatalf("first sight: %v", names)
 	}
 
-	db, err := sql.Open("sqlite", dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`ALTER TABLE users ADD COLUMN note TEXT`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	execSQL(t, dbPath, `ALTER TABLE users ADD COLUMN note TEXT`)
 	waitPluginHeld(t, g, "shop", `"note"`, 6)
 	names, _ := list()
 	if slices.Contains(names, "shop_shop_v1_users_create") || slices.Contains(names, "shop_shop_v1_users_update") {
@@ -130,14 +123,7 @@ func TestIntegrityNoPathServesHeld(t *testing.T) {
 	g := startGateway(t, yaml)
 	thin := g.initialize(t, "2025-11-25", "")
 	g.toolNames(t, thin)
-	db, err := sql.Open("sqlite", dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`ALTER TABLE users ADD COLUMN note TEXT`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	execSQL(t, dbPath, `ALTER TABLE users ADD COLUMN note TEXT`)
 	waitPluginHeld(t, g, "shop", `"note"`, 6)
 	const held = "shop_shop_v1_users_create"
 	if names := g.toolNames(t, thin); slices.Contains(names, held) {
@@ -188,14 +174,7 @@ func TestUIIntegrityPageThroughGateway(t *testing.T) {
 		!strings.Contains(a.body, `data-server="shop"`) {
 		t.Fatalf("the Integrity page before any change: %d\n%s", a.status, a.body)
 	}
-	db, err := sql.Open("sqlite", dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`ALTER TABLE users ADD COLUMN note TEXT`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	execSQL(t, dbPath, `ALTER TABLE users ADD COLUMN note TEXT`)
 	waitPluginHeld(t, g, "shop", `"note"`, 6)
 	a := c.do("GET", "/ui/integrity", "", nil)
 	for _, want := range []string{
@@ -283,5 +262,18 @@ servers:
 	}
 	if m := g.call(t, sid, 5, "completion/complete", `{"ref":{"type":"ref/prompt","name":"`+held+`"},"argument":{"name":"a","value":""}}`).message(t); m.Error == nil || !strings.Contains(string(m.Error), "Unknown prompt") {
 		t.Errorf("completion/complete for a held prompt: %s %s", m.Error, m.Result)
+	}
+}
+
+// execSQL runs one statement on the SQLite file at dbPath, as another program would.
+func execSQL(t *testing.T, dbPath, stmt string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(stmt); err != nil {
+		t.Fatal(err)
 	}
 }
