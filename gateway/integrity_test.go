@@ -265,10 +265,11 @@ servers:
 	}
 }
 
-// execSQL runs one statement on the SQLite file at dbPath, as another program would.
+// execSQL runs one statement on the SQLite file at dbPath, as another program would,
+// waiting for the lock the plugin's refresh may hold (busy_timeout).
 func execSQL(t *testing.T, dbPath, stmt string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", dbPath)
+	db, err := sql.Open("sqlite", dbPath+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

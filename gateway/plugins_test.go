@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"bufio"
 	"bytes"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -480,14 +479,7 @@ agents:
 	}
 	defer stream.Body.Close()
 
-	db, err := sql.Open("sqlite", dbPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.Exec(`CREATE TABLE teams (id INTEGER PRIMARY KEY, name TEXT)`); err != nil {
-		t.Fatal(err)
-	}
-	db.Close()
+	execSQL(t, dbPath, `CREATE TABLE teams (id INTEGER PRIMARY KEY, name TEXT)`)
 
 	// The plugin is established (its first catalogue was pinned), so the new table's tools
 	// are held: absent from the list, refused when called, until an admin approves them.

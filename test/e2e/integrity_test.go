@@ -58,10 +58,11 @@ func integNewDB(t *testing.T, path string) {
 		`INSERT INTO users (name, age) VALUES ('ada', 36), ('grace', 85), ('ken', 40)`)
 }
 
-// integExec runs statements on the SQLite file, as another program sharing it would.
+// integExec runs statements on the SQLite file, as another program sharing it would,
+// waiting for the lock a plugin's refresh may hold (busy_timeout).
 func integExec(t *testing.T, path string, stmts ...string) {
 	t.Helper()
-	db, err := sql.Open("sqlite", path)
+	db, err := sql.Open("sqlite", path+"?_pragma=busy_timeout(5000)")
 	if err != nil {
 		t.Fatal(err)
 	}

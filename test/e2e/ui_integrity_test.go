@@ -86,7 +86,7 @@ plugins:
 	}
 	create := names[i]
 
-	conn, err := sql.Open("sqlite", db)
+	conn, err := sql.Open("sqlite", db+"?_pragma=busy_timeout(5000)") // the plugin's refresh may hold the lock
 	if err != nil {
 		t.Fatal(err)
 	}
