@@ -82,7 +82,7 @@ func (s *Session) InstanceCatalog(server string, cat *registry.Catalog, own bool
 		return
 	}
 	if ls := s.listen.Load(); ls != nil {
-		ls.flushSaid(tools, others)
+		ls.FlushSaid(tools, others)
 	}
 }
 

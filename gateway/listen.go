@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -27,79 +27,6 @@ import (
 // caller's session is not reaped as idle.
 const listenKeepAlive = 25 * time.Second
 
-type listenFilter struct {
-	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
-	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
-	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
-	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
-}
-
-// listener is one open listen stream.
-type listener struct {
-	id     json.RawMessage // the listen request's id: the subscription id
-	filter listenFilter
-	uris   map[string]bool
-	ch     chan []byte
-	done   chan struct{}
-	once   sync.Once
-}
-
-func (l *listener) close() { l.once.Do(func() { close(l.done) }) }
-
-// wants reports whether the listener opted in to a notification.
-func (l *listener) wants(method string, params json.RawMessage) bool {
-	switch method {
-	case "notifications/tools/list_changed":
-		return l.filter.ToolsListChanged
-	case "notifications/prompts/list_changed":
-		return l.filter.PromptsListChanged
-	case "notifications/resources/list_changed":
-		return l.filter.ResourcesListChanged
-	case "notifications/resources/updated":
-		var p struct {
-			URI string `json:"uri"`
-		}
-		_ = json.Unmarshal(params, &p)
-		return l.uris[p.URI]
-	}
-	return false // request-scoped notifications never go on a listen stream
-}
-
-// listenSet holds a stateless session's listeners.
-type listenSet struct {
-	mu sync.Mutex
-	ls map[*listener]bool
-	// told are the list_changed methods the session's own instance sent and its
-	// listeners have not been told yet (flushSaid, after the re-read).
-	told map[string]bool
-}
-
-// said records an upstream's list_changed for the session's listeners.
-func (ls *listenSet) said(method string) {
-	ls.mu.Lock()
-	if ls.told == nil {
-		ls.told = map[string]bool{}
-	}
-	ls.told[method] = true
-	ls.mu.Unlock()
-}
-
-// flushSaid tells the listeners the list changes the upstream announced that the view
-// comparison did not send (tools, others: what it sent). An upstream that says its list
-// changed is believed by those who listen: their caches may hold what it replaced.
-func (ls *listenSet) flushSaid(tools, others bool) {
-	ls.mu.Lock()
-	told := ls.told
-	ls.told = nil
-	ls.mu.Unlock()
-	for method := range told {
-		if (method == "notifications/tools/list_changed" && tools) || (method != "notifications/tools/list_changed" && others) {
-			continue
-		}
-		_ = ls.send(wire.Notification(method, nil))
-	}
-}
-
 // listSaid tells the listeners of every session that uses server a list_changed its
 // shared connection sent though the re-read lists the same (an upstream that adds a tool
 // it had added before, say): as for a session's own instance (flushSaid), an upstream
@@ -112,51 +39,8 @@ func (f *statelessFront) listSaid(server, method string) {
 		if ls == nil || !slices.Contains(s.servers(), server) {
 			continue
 		}
-		_ = ls.send(msg)
+		_ = ls.Send(msg)
 	}
-}
-
-// send delivers a notification to the listeners that want it, tagged with each one's
-// subscription id. A listener whose client does not keep up is closed (it opens a new
-// listen), never waited for: the caller may be an upstream's reader.
-func (ls *listenSet) send(msg []byte) error {
-	var m wire.Msg
-	if wire.ParseInto(msg, &m) != nil || !m.IsNotification() {
-		return nil
-	}
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	for l := range ls.ls {
-		if !l.wants(m.Method, m.Params) {
-			continue
-		}
-		select {
-		case l.ch <- wire.Notification(m.Method, withSubscription(m.Params, l.id)):
-		default:
-			l.close()
-		}
-	}
-	return nil
-}
-
-// withSubscription adds the subscription id to params._meta.
-func withSubscription(params, id json.RawMessage) json.RawMessage {
-	var out wire.Object
-	var meta wire.Object
-	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
-		if string(k) == "_meta" {
-			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
-				meta.Raw(string(mk), mv)
-				return nil
-			})
-			return nil
-		}
-		out.Raw(string(k), v)
-		return nil
-	})
-	meta.Raw(metaSubscriptionID, id)
-	out.Raw("_meta", meta.Bytes())
-	return out.Bytes()
 }
 
 // listen serves subscriptions/listen for session s until the client goes away or the
@@ -164,7 +48,7 @@ func withSubscription(params, id json.RawMessage) json.RawMessage {
 func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
 	g := f.g
 	var p struct {
-		Notifications *listenFilter `json:"notifications"`
+		Notifications *listen.Filter `json:"notifications"`
 	}
 	if err := json.Unmarshal(nonNull(req.m.Params), &p); err != nil || p.Notifications == nil {
 		writeJSON(w, http.StatusOK, wire.Error(req.m.ID, wire.CodeInvalidParams, "Invalid params: subscriptions/listen needs notifications", nil))
@@ -173,18 +57,15 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	want := *p.Notifications
 	// What the gateway honours: it declares listChanged for all three lists, and resource
 	// subscriptions for URIs one of the caller's upstreams serves.
-	agreed := listenFilter{ToolsListChanged: want.ToolsListChanged, PromptsListChanged: want.PromptsListChanged,
+	agreed := listen.Filter{ToolsListChanged: want.ToolsListChanged, PromptsListChanged: want.PromptsListChanged,
 		ResourcesListChanged: want.ResourcesListChanged}
-	l := &listener{id: req.m.ID, uris: map[string]bool{}, ch: make(chan []byte, 256), done: make(chan struct{})}
-	var subscribed []string
 	for _, uri := range want.ResourceSubscriptions {
 		if f.subscribeFor(r.Context(), s, uri) {
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
-			l.uris[uri] = true
-			subscribed = append(subscribed, uri)
 		}
 	}
-	l.filter = agreed
+	subscribed := agreed.ResourceSubscriptions
+	l := listen.New(req.m.ID, agreed)
 	s.used.Store(true) // a listening caller's session is in use, not an unused one
 	// The session starts comparing its lists from now: a change after this point is told.
 	v := s.View()
@@ -198,25 +79,21 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	}
 	s.viewMu.Unlock()
 	set := s.listeners()
-	set.mu.Lock()
-	set.ls[l] = true
-	set.mu.Unlock()
+	set.Add(l)
 	defer func() {
-		set.mu.Lock()
-		delete(set.ls, l)
-		set.mu.Unlock()
+		set.Remove(l)
 		for _, uri := range subscribed {
 			f.unsubscribeFor(s, uri)
 		}
 	}()
 	out := &modernOut{w: w}
-	ack, _ := json.Marshal(map[string]any{"notifications": agreed, "_meta": map[string]json.RawMessage{metaSubscriptionID: req.m.ID}})
+	ack, _ := json.Marshal(map[string]any{"notifications": agreed, "_meta": map[string]json.RawMessage{listen.MetaSubscriptionID: req.m.ID}})
 	if out.notify(wire.Notification("notifications/subscriptions/acknowledged", ack)) != nil {
 		return
 	}
-	if !agreed.ToolsListChanged && !agreed.PromptsListChanged && !agreed.ResourcesListChanged && len(agreed.ResourceSubscriptions) == 0 {
+	if agreed.Empty() {
 		// Nothing to listen for: the subscription ends at once.
-		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: req.m.ID}})
+		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{listen.MetaSubscriptionID: req.m.ID}})
 		out.final(wire.Result(req.m.ID, f.modernResult("subscriptions/listen", res)), http.StatusOK)
 		return
 	}
@@ -225,7 +102,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	fl, _ := w.(http.Flusher)
 	for {
 		select {
-		case msg := <-l.ch:
+		case msg := <-l.C:
 			if out.notify(msg) != nil {
 				return
 			}
@@ -237,7 +114,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 			if fl != nil {
 				fl.Flush()
 			}
-		case <-l.done:
+		case <-l.Done():
 			return
 		case <-r.Context().Done():
 			return
@@ -251,11 +128,11 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 }
 
 // listeners returns the session's listener set, made on first use.
-func (s *Session) listeners() *listenSet {
+func (s *Session) listeners() *listen.Set {
 	if ls := s.listen.Load(); ls != nil {
 		return ls
 	}
-	s.listen.CompareAndSwap(nil, &listenSet{ls: map[*listener]bool{}})
+	s.listen.CompareAndSwap(nil, &listen.Set{})
 	return s.listen.Load()
 }
 

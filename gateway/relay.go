@@ -37,7 +37,7 @@ func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.M
 		// changed (listen.go).
 		if owner != nil {
 			if ls := owner.listen.Load(); ls != nil {
-				ls.said(m.Method)
+				ls.Said(m.Method)
 			}
 		}
 	case "notifications/resources/updated":

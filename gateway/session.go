@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -68,7 +69,7 @@ type Session struct {
 	// listen is set on a stateless caller's session once it opens subscriptions/listen:
 	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
 	// the listeners of each subscribed resource URI.
-	listen     atomic.Pointer[listenSet]
+	listen     atomic.Pointer[listen.Set]
 	listenSubs map[string]int
 	// watches stop the resource subscriptions held on upstreams of the stateless
 	// revision for this session, by URI (modernup.go).
@@ -173,7 +174,7 @@ func (s *Session) level() string {
 // the next GET (clientstream.Slot).
 func (s *Session) send(msg []byte) error {
 	if ls := s.listen.Load(); ls != nil {
-		return ls.send(msg)
+		return ls.Send(msg)
 	}
 	return s.out.Send(msg)
 }

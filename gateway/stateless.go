@@ -42,7 +42,6 @@ const (
 	metaClientCaps      = "io.modelcontextprotocol/clientCapabilities"
 	metaServerInfo      = "io.modelcontextprotocol/serverInfo"
 	metaLogLevel        = "io.modelcontextprotocol/logLevel"
-	metaSubscriptionID  = "io.modelcontextprotocol/subscriptionId"
 )
 
 // modernVersions are the versions server/discover and -32022 name: the stateless revision
