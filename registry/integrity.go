@@ -119,7 +119,8 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 		if err != nil {
 			continue
 		}
-		d := integrity.NewDef(integrity.KindTool, pt.Full, raw)
+		// Named by its full name, not the exposed one: naming rules are no change.
+		d := integrity.NewDef(integrity.KindTool, pt.Full, rename(raw, pt.Full))
 		hashes[pt.Full] = d.Hash
 		defs = append(defs, d)
 	}

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/registry/internal/integrity"
@@ -312,5 +314,29 @@ func TestIntegrityUnobservedIsHeld(t *testing.T) {
 	r.changed("db")
 	if got := viewNames(r.ViewFor([]string{"db"}, nil, nil, nil)); got != "db__a=one" {
 		t.Errorf("an unobserved tool is served: %q", got)
+	}
+}
+
+// TestIntegrityPluginNamingIsNoChange: a plugin's tools are pinned by their full names, so
+// a naming change that shortens their exposed names holds nothing; the plugin's tools
+// stay served.
+func TestIntegrityPluginNamingIsNoChange(t *testing.T) {
+	r := pluginRegistry(t, new(atomic.Bool), Timing{}, "kube")
+	r.Start(10 * time.Second)
+	p := r.Plugin("kube")
+	waitState(t, p, StateUp)
+	before := len(r.ViewFor([]string{"kube"}, nil, nil, nil).Tools)
+	if before == 0 {
+		t.Fatal("no plugin tools")
+	}
+	cfg := *r.Config()
+	cfg.Naming.MaxLength = 24
+	r.cfg.Store(&cfg)
+	p.observePlugin(p.Catalog())
+	if n := r.Integrity().HeldCount("kube"); n != 0 {
+		t.Errorf("a naming change held %d plugin tools", n)
+	}
+	if after := len(r.ViewFor([]string{"kube"}, nil, nil, nil).Tools); after != before {
+		t.Errorf("tools served: %d, then %d", before, after)
 	}
 }
