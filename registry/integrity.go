@@ -17,7 +17,7 @@ import (
 // Tool integrity (docs/integrity.md): every catalogue a server or plugin serves is shown
 // to the registry's guard before it is used (readCatalog, Plugin.set), which pins what it
 // sees first and holds what changes; a view admits only what the guard lets it serve
-// (View.admitTool and friends). Held definitions are thus absent from every list, search,
+// (Integrity.admitTool and friends, through View.addTools and addRest). Held definitions are thus absent from every list, search,
 // describe and call that goes through a view, whatever the front.
 
 // PinStore is where pins are kept: a sessions.Store.
@@ -46,10 +46,15 @@ func (r *Registry) Integrity() *Integrity { return &r.integ }
 // survive restarts and replicas share them). Call it before Start; without it, pins are
 // kept in memory. onEvent (may be nil) observes every hold, approval and rejection.
 func (in *Integrity) Use(store PinStore, onEvent func(IntegrityEvent)) {
+	used := false
 	in.once.Do(func() {
 		in.g = integrity.New(store, in.r.log)
 		in.g.OnEvent = onEvent
+		used = true
 	})
+	if !used {
+		in.r.log.Error("integrity: pins are kept in memory: the store was given after the first catalogue was read")
+	}
 }
 
 func (in *Integrity) guard() *integrity.Guard {
