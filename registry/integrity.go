@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -54,6 +55,45 @@ func (in *Integrity) Use(store PinStore, onEvent func(IntegrityEvent)) {
 	})
 	if !used {
 		in.r.log.Error("integrity: pins are kept in memory: the store was given after the first catalogue was read")
+		return
+	}
+	if !in.g.Loaded() {
+		go in.retryLoad()
+	}
+}
+
+// loadRetry is how often the pins are read again while the store does not answer.
+const loadRetry = 2 * time.Second
+
+// retryLoad reads the pins until the store answers (while the registry runs), then shows
+// every server's and plugin's current catalogue to the guard again: until then nothing
+// was recorded, and nothing unrecorded was served.
+func (in *Integrity) retryLoad() {
+	t := time.NewTicker(loadRetry)
+	defer t.Stop()
+	for !in.g.Load() {
+		select {
+		case <-in.r.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+	in.r.log.Info("integrity: the pins were read; catalogues are checked again")
+	for _, name := range in.r.Names() {
+		if s := in.r.Server(name); s != nil {
+			if cat := s.Catalog(); cat != nil {
+				in.observe(name, cat)
+			}
+			in.r.changed(name)
+		}
+	}
+	for _, name := range in.r.PluginNames() {
+		if p := in.r.Plugin(name); p != nil {
+			if c := p.Catalog(); c != nil {
+				p.observePlugin(c)
+			}
+			in.r.changed(name)
+		}
 	}
 }
 

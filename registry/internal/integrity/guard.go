@@ -121,6 +121,9 @@ type Guard struct {
 	pins map[string]*sessions.Pin // PinKey → record
 	// gen changes whenever a verdict may have changed (approval, rejection, reload).
 	gen atomic.Uint64
+	// loaded: the store's pins were read. Until they are, nothing is recorded (a first
+	// sight cannot be told from a change) and nothing unrecorded is served.
+	loaded atomic.Bool
 }
 
 // Bounds of a record's history.
@@ -147,17 +150,37 @@ func (g *Guard) unapproved(server string) int {
 	return n
 }
 
-// New returns a guard over store, with the pins already in it.
+// New returns a guard over store, with the pins already in it. When the store does not
+// answer, the guard holds everything until Load succeeds (Loaded).
 func New(store Store, log *slog.Logger) *Guard {
 	g := &Guard{store: store, log: log, pins: map[string]*sessions.Pin{}}
-	ps, err := store.ListPins()
-	if err != nil {
-		log.Error("integrity: the pins were not read; definitions are held until they are", "err", err)
-	}
-	for _, p := range ps {
-		g.pins[sessions.PinKey(p.Server, p.Kind, p.Name)] = p
+	if !g.Load() {
+		log.Error("integrity: the pins were not read from the store; definitions are held until they are")
 	}
 	return g
+}
+
+// Loaded reports whether the store's pins have been read.
+func (g *Guard) Loaded() bool { return g.loaded.Load() }
+
+// Load reads every pin from the store, replacing what the guard had; false when the
+// store did not answer (the guard keeps what it had).
+func (g *Guard) Load() bool {
+	ps, err := g.store.ListPins()
+	if err != nil {
+		g.log.Warn("integrity: reading the pins", "err", err)
+		return false
+	}
+	m := make(map[string]*sessions.Pin, len(ps))
+	for _, p := range ps {
+		m[sessions.PinKey(p.Server, p.Kind, p.Name)] = p
+	}
+	g.mu.Lock()
+	g.pins = m
+	g.mu.Unlock()
+	g.loaded.Store(true)
+	g.gen.Add(1)
+	return true
 }
 
 // Gen changes whenever a verdict may have changed.
@@ -199,8 +222,8 @@ func approved(rec *sessions.Pin, hash string) bool {
 // first catalogue its definitions are pinned (first_use: trust) or held; afterwards a
 // changed or new one is held. It returns how many definitions it held now.
 func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
-	if p.Mode == "off" {
-		return 0
+	if p.Mode == "off" || !g.loaded.Load() {
+		return 0 // unread pins: nothing is recorded, and nothing unrecorded is served
 	}
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
@@ -395,21 +418,7 @@ func (g *Guard) decide(server, kind, name, by, action string, apply func(*sessio
 
 // Reload reads every pin from the store again (another replica decided): what it read
 // replaces what the guard had.
-func (g *Guard) Reload() {
-	ps, err := g.store.ListPins()
-	if err != nil {
-		g.log.Warn("integrity: reading the pins", "err", err)
-		return
-	}
-	m := make(map[string]*sessions.Pin, len(ps))
-	for _, p := range ps {
-		m[sessions.PinKey(p.Server, p.Kind, p.Name)] = p
-	}
-	g.mu.Lock()
-	g.pins = m
-	g.mu.Unlock()
-	g.gen.Add(1)
-}
+func (g *Guard) Reload() { g.Load() }
 
 // List returns copies of every record, sorted by server, kind, name.
 func (g *Guard) List() []*sessions.Pin {
