@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -14,7 +15,7 @@ func (dp *dispatcher) clientNotification(s *Session, m *wire.Msg) {
 	g := dp.g
 	switch m.Method {
 	case "notifications/cancelled":
-		p, err := readRouted(m.Params)
+		p, err := params.Read(m.Params)
 		if err != nil || len(p.RequestID) == 0 {
 			return
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -73,7 +74,7 @@ func (dp *dispatcher) dispatch(ctx context.Context, s *Session, m *wire.Msg, out
 
 func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 	g := dp.g
-	p, err := readRouted(m.Params)
+	p, err := params.Read(m.Params)
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
@@ -148,7 +149,7 @@ func (dp *dispatcher) listedTools(s *Session, v *registry.View, form, cursor str
 
 func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
 	g := dp.g
-	p, err := readRouted(m.Params)
+	p, err := params.Read(m.Params)
 	if err != nil || p.Name == "" {
 		msg := "Invalid params: tools/call needs a tool name"
 		if err != nil {
@@ -251,7 +252,7 @@ func (dp *dispatcher) rewriteMeta(meta json.RawMessage) (json.RawMessage, progre
 	})
 	if err != nil {
 		if errors.Is(err, wire.ErrNotObject) {
-			err = errParamsNotObject
+			err = params.ErrNotObject
 		}
 		return nil, progressToken{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -114,7 +115,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 }
 
 // appendInputs appends a retried request's inputResponses and requestState members.
-func appendInputs(b []byte, p *routedParams) []byte {
+func appendInputs(b []byte, p *params.Routed) []byte {
 	if len(p.InputResponses) > 0 && string(p.InputResponses) != "null" {
 		b = append(b, `,"inputResponses":`...)
 		b = append(b, p.InputResponses...)

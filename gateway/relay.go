@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -21,11 +22,11 @@ func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.M
 		k, s := dp.relatedCall(owner, c, rel)
 		switch {
 		case k != nil:
-			if levelAllowed(s.level(), m.Params) && !k.Push(raw) {
+			if params.LevelAllowed(s.level(), m.Params) && !k.Push(raw) {
 				dp.unroutable(c, "overflow")
 			}
 		case s != nil:
-			if levelAllowed(s.level(), m.Params) {
+			if params.LevelAllowed(s.level(), m.Params) {
 				_ = s.send(raw)
 			}
 		default:
@@ -200,19 +201,4 @@ func (dp *dispatcher) subscribers(owner *Session, server, uri string) []*Session
 		s.mu.Unlock()
 	}
 	return out
-}
-
-var levelRank = map[string]int{"debug": 0, "info": 1, "notice": 2, "warning": 3, "error": 4, "critical": 5, "alert": 6, "emergency": 7}
-
-// levelAllowed filters log notifications by the session's level (no level: everything).
-func levelAllowed(sessionLevel string, params json.RawMessage) bool {
-	if sessionLevel == "" {
-		return true
-	}
-	var p struct {
-		Level string `json:"level"`
-	}
-	_ = json.Unmarshal(params, &p)
-	r, ok := levelRank[p.Level]
-	return !ok || r >= levelRank[sessionLevel]
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -15,7 +16,7 @@ import (
 // (un)subscribe, completion/complete, and logging/setLevel.
 
 func (dp *dispatcher) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	p, err := readRouted(m.Params)
+	p, err := params.Read(m.Params)
 	if err != nil || p.Name == "" {
 		msg := "Invalid params: prompts/get needs a prompt name"
 		if err != nil {
@@ -82,7 +83,7 @@ func templateMatches(tmpl, uri string) bool {
 
 func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
 	g := dp.g
-	p, err := readRouted(m.Params)
+	p, err := params.Read(m.Params)
 	if err != nil || p.URI == "" {
 		msg := "Invalid params: " + m.Method + " needs a uri"
 		if err != nil {
@@ -131,10 +132,10 @@ func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.M
 }
 
 func (dp *dispatcher) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
-	p, err := readRouted(m.Params)
-	var ref completionRef
+	p, err := params.Read(m.Params)
+	var ref params.Ref
 	if err == nil {
-		ref, err = readRef(p.Ref)
+		ref, err = params.ReadRef(p.Ref)
 	}
 	if err != nil {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref ("+err.Error()+")", nil))
@@ -188,13 +189,11 @@ func (dp *dispatcher) complete(ctx context.Context, s *Session, m *wire.Msg, out
 	dp.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: "completion/complete", params: b.Bytes(), prog: tok, out: out})
 }
 
-var logLevels = map[string]bool{"debug": true, "info": true, "notice": true, "warning": true, "error": true, "critical": true, "alert": true, "emergency": true}
-
 // setLevel records the session's log level and passes it to the upstreams that log.
 func (dp *dispatcher) setLevel(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
 	g := dp.g
-	p, err := readRouted(m.Params)
-	if err != nil || !logLevels[p.Level] {
+	p, err := params.Read(m.Params)
+	if err != nil || !params.ValidLevel(p.Level) {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))
 		return
 	}

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -139,7 +140,7 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 	}
 	s.touch()
 	if m.Method == "tools/call" {
-		if p, err := readRouted(m.Params); err == nil {
+		if p, err := params.Read(m.Params); err == nil {
 			if t := s.View().Tool(p.Name); t != nil {
 				if msg := checkParamHeaders(r, t.InputSchema(), p.Arguments); msg != "" {
 					writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, codeHeaderMismatch, "Header mismatch: "+msg, nil))
@@ -268,7 +269,7 @@ func checkModernHeaders(r *http.Request, m *wire.Msg) string {
 	default:
 		return ""
 	}
-	p, err := readRouted(m.Params)
+	p, err := params.Read(m.Params)
 	if err != nil {
 		return "" // the params error is reported by the method
 	}
@@ -320,7 +321,7 @@ func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 			out.Raw(string(k), v)
 		case "inputResponses":
 			if err := json.Unmarshal(v, &req.inputs); err != nil {
-				return errParamsNotObject
+				return params.ErrNotObject
 			}
 			out.Raw(string(k), v)
 		default:
@@ -350,7 +351,7 @@ func readModern(m *wire.Msg, header string) (*modernRequest, int, []byte) {
 				req.info = v
 			case metaLogLevel:
 				s, err := wire.StrictString(v)
-				if err != nil || !logLevels[s] {
+				if err != nil || !params.ValidLevel(s) {
 					return errBadLogLevel
 				}
 				req.level = s
@@ -612,8 +613,8 @@ func (o *modernOut) final(msg []byte, status int) {
 }
 
 // wantsLog reports whether a log notification goes to a request that asked for level.
-func wantsLog(level string, params json.RawMessage) bool {
-	return level != "" && levelAllowed(level, params)
+func wantsLog(level string, p json.RawMessage) bool {
+	return level != "" && params.LevelAllowed(level, p)
 }
 
 // hasMember reports whether a JSON object has a top-level member name.

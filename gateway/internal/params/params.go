@@ -1,4 +1,6 @@
-package gateway
+// Package params reads what the gateway routes on in a client request's params: the
+// members it passes on or decides by, a completion ref, and the log levels it filters by.
+package params
 
 import (
 	"encoding/json"
@@ -7,12 +9,12 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// routedParams are the members of a client request's params that the gateway routes on or
+// Routed are the members of a client request's params that the gateway routes on or
 // passes on. They are read by one strict reader (wire.StrictMembers: exact-case names, no
 // member twice, routed strings valid UTF-8), and what goes upstream is rebuilt from them
 // (wire.Object), never the client's bytes: an upstream that parses differently from the
 // gateway (case-insensitive names, the first of two members) still reads what was decided.
-type routedParams struct {
+type Routed struct {
 	Name      string // tools/call, prompts/get
 	URI       string // resources/read, subscribe, unsubscribe
 	Arguments json.RawMessage
@@ -29,11 +31,12 @@ type routedParams struct {
 	InputResponses, RequestState json.RawMessage
 }
 
-var errParamsNotObject = errors.New("params must be an object")
+// ErrNotObject is the error of params that are not a JSON object.
+var ErrNotObject = errors.New("params must be an object")
 
-// readRouted reads params; absent or null params read as empty.
-func readRouted(raw json.RawMessage) (routedParams, error) {
-	var p routedParams
+// Read reads params; absent or null params read as empty.
+func Read(raw json.RawMessage) (Routed, error) {
+	var p Routed
 	if len(raw) == 0 || string(raw) == "null" {
 		return p, nil
 	}
@@ -73,16 +76,17 @@ func readRouted(raw json.RawMessage) (routedParams, error) {
 		return nil
 	})
 	if errors.Is(err, wire.ErrNotObject) {
-		err = errParamsNotObject
+		err = ErrNotObject
 	}
 	return p, err
 }
 
-// completionRef is a completion/complete ref, read strictly.
-type completionRef struct{ Type, Name, URI string }
+// Ref is a completion/complete ref, read strictly.
+type Ref struct{ Type, Name, URI string }
 
-func readRef(raw json.RawMessage) (completionRef, error) {
-	var r completionRef
+// ReadRef reads a completion/complete ref.
+func ReadRef(raw json.RawMessage) (Ref, error) {
+	var r Ref
 	err := wire.StrictMembers(raw, func(k, v []byte) error {
 		var err error
 		switch string(k) {
