@@ -405,8 +405,6 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // newSessionID returns 128 bits of randomness as visible ASCII.
 func newSessionID() string { return rand.Text() }
 
-func itoa(n int64) string { return strconv.FormatInt(n, 10) }
-
 // reapEvery is how often reap looks: a quarter of the shortest timeout it enforces, at
 // most every 30 s and at least every 250 ms, so a short timeout is kept to within a
 // quarter of itself.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
+	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -45,13 +46,13 @@ func (f *statelessFront) listSaid(server, method string) {
 
 // listen serves subscriptions/listen for session s until the client goes away or the
 // session ends.
-func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Session, req *stateless.Request) {
 	g := f.g
 	var p struct {
 		Notifications *listen.Filter `json:"notifications"`
 	}
-	if err := json.Unmarshal(nonNull(req.m.Params), &p); err != nil || p.Notifications == nil {
-		writeJSON(w, http.StatusOK, wire.Error(req.m.ID, wire.CodeInvalidParams, "Invalid params: subscriptions/listen needs notifications", nil))
+	if err := json.Unmarshal(nonNull(req.M.Params), &p); err != nil || p.Notifications == nil {
+		writeJSON(w, http.StatusOK, wire.Error(req.M.ID, wire.CodeInvalidParams, "Invalid params: subscriptions/listen needs notifications", nil))
 		return
 	}
 	want := *p.Notifications
@@ -65,7 +66,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 		}
 	}
 	subscribed := agreed.ResourceSubscriptions
-	l := listen.New(req.m.ID, agreed)
+	l := listen.New(req.M.ID, agreed)
 	s.used.Store(true) // a listening caller's session is in use, not an unused one
 	// The session starts comparing its lists from now: a change after this point is told.
 	v := s.View()
@@ -86,15 +87,15 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 			f.unsubscribeFor(s, uri)
 		}
 	}()
-	out := &modernOut{w: w}
-	ack, _ := json.Marshal(map[string]any{"notifications": agreed, "_meta": map[string]json.RawMessage{listen.MetaSubscriptionID: req.m.ID}})
-	if out.notify(wire.Notification("notifications/subscriptions/acknowledged", ack)) != nil {
+	out := stateless.NewOut(w, false)
+	ack, _ := json.Marshal(map[string]any{"notifications": agreed, "_meta": map[string]json.RawMessage{listen.MetaSubscriptionID: req.M.ID}})
+	if out.Notify(wire.Notification("notifications/subscriptions/acknowledged", ack)) != nil {
 		return
 	}
 	if agreed.Empty() {
 		// Nothing to listen for: the subscription ends at once.
-		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{listen.MetaSubscriptionID: req.m.ID}})
-		out.final(wire.Result(req.m.ID, f.modernResult("subscriptions/listen", res)), http.StatusOK)
+		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{listen.MetaSubscriptionID: req.M.ID}})
+		out.Final(wire.Result(req.M.ID, f.modernResult("subscriptions/listen", res)), http.StatusOK)
 		return
 	}
 	keep := time.NewTicker(listenKeepAlive)
@@ -103,7 +104,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	for {
 		select {
 		case msg := <-l.C:
-			if out.notify(msg) != nil {
+			if out.Notify(msg) != nil {
 				return
 			}
 		case <-keep.C:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -145,13 +146,13 @@ func modernParams(s *Session, params []byte) []byte {
 	}
 	set := func(meta *wire.Object) {
 		if len(caps) > 0 {
-			meta.Raw(metaClientCaps, caps)
+			meta.Raw(stateless.MetaClientCaps, caps)
 		}
 		if len(info) > 0 {
-			meta.Raw(metaClientInfo, info)
+			meta.Raw(stateless.MetaClientInfo, info)
 		}
 		if lvl != "" {
-			meta.Str(metaLogLevel, lvl)
+			meta.Str(stateless.MetaLogLevel, lvl)
 		}
 	}
 	var out, meta wire.Object
@@ -161,7 +162,7 @@ func modernParams(s *Session, params []byte) []byte {
 			hasMeta = true
 			_ = wire.MembersRaw(v, func(mk, mv []byte) error {
 				switch string(mk) {
-				case metaLogLevel, metaClientCaps, metaClientInfo:
+				case stateless.MetaLogLevel, stateless.MetaClientCaps, stateless.MetaClientInfo:
 				default:
 					meta.Raw(string(mk), mv)
 				}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -82,11 +83,11 @@ func (o mrtrOut) reply(msg []byte) error {
 
 // serveModernCall runs a stateless request: a new one is dispatched detached; a retry
 // (requestState) resumes its parked call with the client's input responses.
-func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request, s *Session, req *modernRequest) {
+func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request, s *Session, req *stateless.Request) {
 	g := f.g
-	m := req.m
+	m := req.M
 	var c *mrtrCall
-	if up, ok := strings.CutPrefix(req.state, upstreamStatePrefix); ok {
+	if up, ok := strings.CutPrefix(req.State, upstreamStatePrefix); ok {
 		// A retry of an upstream's own input_required result: the upstream gets its
 		// state and the client's responses back, as a new request.
 		state, valid := f.openState(s, up)
@@ -105,10 +106,10 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 			return nil
 		})
 		m.Params = p.Bytes()
-		req.state = ""
+		req.State = ""
 	}
-	if strings.HasPrefix(req.state, parkedStatePrefix) {
-		c = f.unpark(req.state, s)
+	if strings.HasPrefix(req.State, parkedStatePrefix) {
+		c = f.unpark(req.State, s)
 		if c == nil {
 			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
 				"Invalid params: requestState is unknown, expired or not this caller's", nil))
@@ -116,7 +117,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		}
 		c.mu.Lock()
 		answered := map[string]json.RawMessage{}
-		for key, resp := range req.inputs {
+		for key, resp := range req.Inputs {
 			if _, ok := c.asked[key]; !ok {
 				continue // not asked (or answered already): ignored
 			}
@@ -130,7 +131,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		}
 		if missing {
 			// Asked again for what is still missing, under a new state.
-			f.inputRequired(&modernOut{w: w, sseWanted: reply.WantsSSE(r.Header.Get("Accept"))}, m.ID, c)
+			f.inputRequired(stateless.NewOut(w, reply.WantsSSE(r.Header.Get("Accept"))), m.ID, c)
 			return
 		}
 	} else {
@@ -144,14 +145,14 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 			g.calls.dispatch(ctx, s, &orig, mrtrOut{c})
 		}()
 	}
-	out := &modernOut{w: w, sseWanted: reply.WantsSSE(r.Header.Get("Accept"))}
+	out := stateless.NewOut(w, reply.WantsSSE(r.Header.Get("Accept")))
 	for {
 		select {
 		case ev := <-c.ev:
 			if ev.final {
 				msg, status := f.modernReply(c.method, m.ID, ev.msg)
 				msg = f.sealState(s, msg)
-				out.final(msg, status)
+				out.Final(msg, status)
 				return
 			}
 			var rel wire.Msg
@@ -165,10 +166,10 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 				f.inputRequired(out, m.ID, c)
 				return
 			}
-			if rel.Method == "notifications/message" && !wantsLog(req.level, rel.Params) {
+			if rel.Method == "notifications/message" && !stateless.WantsLog(req.Level, rel.Params) {
 				continue // the revision: no log messages for a request that set no logLevel
 			}
-			_ = out.notify(ev.msg)
+			_ = out.Notify(ev.msg)
 		case <-r.Context().Done():
 			// Closing the response stream cancels the request.
 			c.cancel()
@@ -181,7 +182,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 // askClient records an upstream's input request (and those that follow within
 // inputGather) for the client. A request for a capability the client did not declare
 // ends the call with MissingRequiredClientCapability; false means that answer was written.
-func (f *statelessFront) askClient(w http.ResponseWriter, out *modernOut, id json.RawMessage, c *mrtrCall, req *modernRequest, first *wire.Msg) bool {
+func (f *statelessFront) askClient(w http.ResponseWriter, out *stateless.Out, id json.RawMessage, c *mrtrCall, req *stateless.Request, first *wire.Msg) bool {
 	next := first
 	deadline := time.NewTimer(inputGather)
 	defer deadline.Stop()
@@ -189,14 +190,14 @@ func (f *statelessFront) askClient(w http.ResponseWriter, out *modernOut, id jso
 		need := map[string]string{"sampling/createMessage": "sampling", "elicitation/create": "elicitation", "roots/list": "roots"}[next.Method]
 		var key string
 		_ = json.Unmarshal(next.ID, &key)
-		if need == "" || !req.hasCap(need) {
+		if need == "" || !req.HasCap(need) {
 			c.cancel()
 			f.dropAsked(c)
 			f.answerUpstream(c.s, key, wire.CodeMethodNotFound, "the client did not declare the capability for "+next.Method)
-			msg := wire.Error(id, codeMissingClientCapabilities, "Missing required client capability: "+need,
+			msg := wire.Error(id, stateless.CodeMissingClientCapabilities, "Missing required client capability: "+need,
 				map[string]any{"requiredCapabilities": map[string]any{need: map[string]any{}}})
-			if out.sse {
-				out.final(msg, http.StatusOK)
+			if out.Streaming() {
+				out.Final(msg, http.StatusOK)
 			} else {
 				writeJSON(w, http.StatusBadRequest, msg)
 			}
@@ -258,7 +259,7 @@ func nonNull(p json.RawMessage) json.RawMessage {
 
 // inputRequired answers the client with the call's outstanding input requests and parks
 // the call under a new requestState.
-func (f *statelessFront) inputRequired(out *modernOut, id json.RawMessage, c *mrtrCall) {
+func (f *statelessFront) inputRequired(out *stateless.Out, id json.RawMessage, c *mrtrCall) {
 	state := parkedStatePrefix + rand.Text()
 	c.mu.Lock()
 	reqs := make(map[string]json.RawMessage, len(c.asked))
@@ -268,7 +269,7 @@ func (f *statelessFront) inputRequired(out *modernOut, id json.RawMessage, c *mr
 	c.mu.Unlock()
 	f.park(state, c)
 	res, _ := json.Marshal(map[string]any{"resultType": "input_required", "inputRequests": reqs, "requestState": state})
-	out.final(wire.Result(id, f.modernResult(c.method, res)), http.StatusOK)
+	out.Final(wire.Result(id, f.modernResult(c.method, res)), http.StatusOK)
 }
 
 // park keeps c under state until the client retries, or parkTTL passes.

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -53,8 +54,8 @@ func counterValue(m *telemetry.Metrics, name string, labels ...string) float64 {
 
 func eventOf(t *testing.T, stream string, seq int, size int) []byte {
 	t.Helper()
-	data := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":` + itoa(int64(seq)) + `,"pad":"` + strings.Repeat("x", size) + `"}}`
-	return wire.AppendEvent(nil, stream+"-"+itoa(int64(seq)), "message", []byte(data))
+	data := `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":` + strconv.Itoa(seq) + `,"pad":"` + strings.Repeat("x", size) + `"}}`
+	return wire.AppendEvent(nil, stream+"-"+strconv.Itoa(seq), "message", []byte(data))
 }
 
 func resumeOnce(g *Gateway, s *Session, last string) *httptest.ResponseRecorder {

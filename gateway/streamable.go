@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
+	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -125,7 +126,7 @@ func checkVersionHeader(w http.ResponseWriter, r *http.Request, id json.RawMessa
 // versions served, so that the client asks again with 2026-07-28 or initializes.
 func unsupportedNewProtocol(w http.ResponseWriter, id json.RawMessage, requested string) {
 	writeJSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeUnsupportedProtocolVersion,
-		"server/discover needs MCP-Protocol-Version "+modernVersion+"; session clients use initialize",
+		"server/discover needs MCP-Protocol-Version "+stateless.Version+"; session clients use initialize",
 		map[string]any{"supported": modernVersions, "requested": requested}))
 }
 
