@@ -27,6 +27,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/admin"
 	"github.com/mcpgw/mcpgw/gateway/internal/selfplugin"
+	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/gateway/internal/ui"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -128,6 +129,7 @@ type Gateway struct {
 // linkParts gives each part of g the gateway it reaches the others through.
 func linkParts(g *Gateway) {
 	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g, g
+	g.modern.sealer = stateless.NewSealer()
 	if g.cfg != nil {
 		g.streamable.resumes = newResumeStore(g)
 	}

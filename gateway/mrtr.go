@@ -1,12 +1,7 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -87,10 +82,9 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 	g := f.g
 	m := req.M
 	var c *mrtrCall
-	if up, ok := strings.CutPrefix(req.State, upstreamStatePrefix); ok {
+	if state, wrapped, valid := f.sealer.Open(s.ID, req.State); wrapped {
 		// A retry of an upstream's own input_required result: the upstream gets its
 		// state and the client's responses back, as a new request.
-		state, valid := f.openState(s, up)
 		if !valid {
 			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
 				"Invalid params: requestState was altered or is not this caller's", nil))
@@ -108,7 +102,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		m.Params = p.Bytes()
 		req.State = ""
 	}
-	if strings.HasPrefix(req.State, parkedStatePrefix) {
+	if strings.HasPrefix(req.State, stateless.ParkedPrefix) {
 		c = f.unpark(req.State, s)
 		if c == nil {
 			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
@@ -151,7 +145,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		case ev := <-c.ev:
 			if ev.final {
 				msg, status := f.modernReply(c.method, m.ID, ev.msg)
-				msg = f.sealState(s, msg)
+				msg = f.sealer.Seal(s.ID, msg)
 				out.Final(msg, status)
 				return
 			}
@@ -260,7 +254,7 @@ func nonNull(p json.RawMessage) json.RawMessage {
 // inputRequired answers the client with the call's outstanding input requests and parks
 // the call under a new requestState.
 func (f *statelessFront) inputRequired(out *stateless.Out, id json.RawMessage, c *mrtrCall) {
-	state := parkedStatePrefix + rand.Text()
+	state := stateless.NewParkedState()
 	c.mu.Lock()
 	reqs := make(map[string]json.RawMessage, len(c.asked))
 	for k, v := range c.asked {
@@ -329,73 +323,4 @@ func (f *statelessFront) answerUpstream(s *Session, key string, code int, msg st
 	g := f.g
 	e, _ := json.Marshal(wire.ErrorObject{Code: code, Message: msg})
 	g.calls.clientResponse(s, &wire.Msg{ID: wire.Quote(key), Error: e})
-}
-
-// parkedStatePrefix marks the requestState of a parked call.
-const parkedStatePrefix = "mcpgw-s"
-
-// upstreamStatePrefix marks a requestState that wraps an upstream's own (an upstream that
-// returned input_required itself): "mcpgw-u." + base64url(state) + "." + MAC. The MAC
-// binds the state to the caller's gateway-side session, so a client can neither alter an
-// upstream's state nor replay another caller's.
-const upstreamStatePrefix = "mcpgw-u."
-
-// stateKey is the process's MAC key for wrapped states (a restart invalidates them: the
-// client then starts its request again).
-var stateKey = sync.OnceValue(func() []byte {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
-})
-
-func stateMAC(s *Session, state string) string {
-	h := hmac.New(sha256.New, stateKey())
-	h.Write([]byte(s.ID))
-	h.Write([]byte{0})
-	h.Write([]byte(state))
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
-}
-
-// sealState wraps the requestState of an upstream's input_required result in msg.
-func (f *statelessFront) sealState(s *Session, msg []byte) []byte {
-	if !bytes.Contains(msg, []byte(`"input_required"`)) {
-		return msg
-	}
-	var resp wire.Msg
-	if wire.ParseInto(msg, &resp) != nil || resp.Result == nil {
-		return msg
-	}
-	var out wire.Object
-	sealed := false
-	_ = wire.MembersRaw(resp.Result, func(k, v []byte) error {
-		if string(k) == "requestState" {
-			if st, ok := wire.String(v); ok {
-				out.Str("requestState", upstreamStatePrefix+base64.RawURLEncoding.EncodeToString([]byte(st))+"."+stateMAC(s, st))
-				sealed = true
-				return nil
-			}
-		}
-		out.Raw(string(k), v)
-		return nil
-	})
-	if !sealed {
-		return msg
-	}
-	return wire.Result(resp.ID, out.Bytes())
-}
-
-// openState checks and unwraps a sealed upstream state (without its prefix).
-func (f *statelessFront) openState(s *Session, sealed string) (string, bool) {
-	enc, mac, ok := strings.Cut(sealed, ".")
-	if !ok {
-		return "", false
-	}
-	b, err := base64.RawURLEncoding.DecodeString(enc)
-	if err != nil {
-		return "", false
-	}
-	if !hmac.Equal([]byte(mac), []byte(stateMAC(s, string(b)))) {
-		return "", false
-	}
-	return string(b), true
 }

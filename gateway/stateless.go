@@ -51,6 +51,7 @@ type statelessFront struct {
 	sessions map[string]*Session
 	byCaller map[string][]string // a caller's session keys (one per capability set), oldest first
 	parked   map[string]*mrtrCall
+	sealer   *stateless.Sealer // wraps upstreams' own request states (mrtr.go)
 }
 
 // modernVariants bounds the gateway-side sessions one caller (principal and agent) holds
