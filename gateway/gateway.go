@@ -130,6 +130,7 @@ type Gateway struct {
 func linkParts(g *Gateway) {
 	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g, g
 	g.modern.sealer = stateless.NewSealer()
+	g.modern.table = stateless.NewTable(func(s *Session) bool { return !s.isClosed() })
 	if g.cfg != nil {
 		g.streamable.resumes = newResumeStore(g)
 	}

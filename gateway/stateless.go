@@ -46,20 +46,12 @@ var modernVersions = append([]string{stateless.Version}, streamableVersions...)
 // the gateway-side sessions by caller and the calls parked while a client answers an input
 // request; the rest it reaches through the gateway that owns it.
 type statelessFront struct {
-	g        *Gateway
-	mu       sync.Mutex
-	sessions map[string]*Session
-	byCaller map[string][]string // a caller's session keys (one per capability set), oldest first
-	parked   map[string]*mrtrCall
-	sealer   *stateless.Sealer // wraps upstreams' own request states (mrtr.go)
+	g      *Gateway
+	table  *stateless.Table[*Session] // gateway-side sessions by caller (statelesssession.go)
+	mu     sync.Mutex
+	parked map[string]*mrtrCall
+	sealer *stateless.Sealer // wraps upstreams' own request states (mrtr.go)
 }
-
-// modernVariants bounds the gateway-side sessions one caller (principal and agent) holds
-// at once: sessions are keyed by the capabilities, conversation, task and executor a
-// request names, so a caller that varied them on every request would otherwise open a
-// session (and per-session upstream instances) per request. A real client uses a few;
-// beyond this many, the oldest session ends.
-const modernVariants = 8
 
 // serveModern answers one POST of the stateless revision. id is the authenticated caller.
 func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {

@@ -278,7 +278,7 @@ agents:
 
 // A stateless caller that changes its declared capabilities on every request would open a
 // gateway-side session per request (they are keyed by capabilities) and keep each for the
-// idle timeout: one identity holds at most modernVariants of them, the least recently
+// idle timeout: one identity holds at most stateless.Variants of them, the least recently
 // opened ending first.
 func TestStatelessCapabilityVariantsBounded(t *testing.T) {
 	g := startGateway(t, baseConfig)
