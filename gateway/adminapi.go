@@ -14,7 +14,7 @@ func (gk *gatekeeper) adminCredential(ctx context.Context, tok string) (actor st
 	if at := pol.cfg.Auth.AdminToken; at != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(at)) == 1 {
 		return "admin_token", true, true
 	}
-	if gk.local.isToken(tok) {
+	if gk.local.IsToken(tok) {
 		return "local_token", true, true
 	}
 	return pol.authn.Admin(ctx, tok)

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -155,7 +156,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		return nil, err
 	}
 	g.keys = kf
-	if g.gate.local, err = newLocalTrust(cfg.StateDir, os.Getuid()); err != nil {
+	if g.gate.local, err = localtrust.New(cfg.StateDir, os.Getuid()); err != nil {
 		// A CLI that builds a gateway to explain a config may not own its state dir; the
 		// kernel's word on a peer's user still decides, and the daemon's store would fail
 		// on such a directory anyway.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
 	"github.com/mcpgw/mcpgw/gateway/internal/signin"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -34,7 +35,7 @@ func (g *Gateway) policy() *policy { return g.pol.Load() }
 // (localtrust.go); signins slows wrong credentials per source (signin.go).
 type gatekeeper struct {
 	g       *Gateway
-	local   localTrust
+	local   localtrust.Trust
 	signins signin.Guard
 }
 
