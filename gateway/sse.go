@@ -1,142 +1,120 @@
 package gateway
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/legacysse"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // legacyFront is the 2024-11-05 front: the SSE stream and its message endpoint (/sse,
-// /message), and the bridge socket's line front (socket.go, line.go), which speaks the
-// same one stream per session.
+// /message: gateway/internal/legacysse, its Host here), and the bridge socket's line
+// front (socket.go, line.go), which speaks the same one stream per session.
 type legacyFront struct{ g *Gateway }
 
-// serveSSE is the legacy HTTP+SSE transport (2024-11-05): GET /sse opens the session's
-// event stream and names the POST endpoint in its first event: /message, or /mcp/messages
-// for a stream opened as /mcp/sse.
-func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) {
-	g := lf.g
-	if !g.checkOrigin(w, r) {
-		return
-	}
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
-		return
-	}
-	id, ok := g.gate.authenticate(w, r)
-	if !ok {
-		return
-	}
+// sse is the HTTP+SSE transport's server for this gateway.
+func (lf *legacyFront) sse() *legacysse.Server[*Session] {
+	return &legacysse.Server[*Session]{Host: sseHost{lf.g}, Queue: lf.g.cfg.HTTP.StreamQueue}
+}
+
+func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) { lf.sse().ServeSSE(w, r) }
+
+func (lf *legacyFront) serveMessage(w http.ResponseWriter, r *http.Request) {
+	lf.sse().ServeMessage(w, r)
+}
+
+// sseHost is what the HTTP+SSE transport needs of the gateway (legacysse.Host).
+type sseHost struct{ g *Gateway }
+
+func (h sseHost) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
+	return h.g.checkOrigin(w, r)
+}
+
+func (h sseHost) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
+	return h.g.gate.authenticate(w, r)
+}
+
+func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (*Session, bool) {
+	g := h.g
 	now := time.Now().UTC()
 	rec, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
 	rec.Created, rec.LastSeen = now, now
 	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
 		g.gate.refuse(w, fail, id)
-		return
+		return nil, false
 	}
 	s := g.live.newSession(rec)
-	st := clientstream.New("", g.cfg.HTTP.StreamQueue)
 	s.attach(st)
 	if err := g.live.register(s); err != nil {
 		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
-		return
+		return nil, false
 	}
-	defer g.live.end(s, "event stream closed")
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
-	w.WriteHeader(http.StatusOK)
-	endpoint := "/message"
-	if r.URL.Path == "/mcp/sse" {
-		endpoint = "/mcp/messages"
-	}
-	_, _ = w.Write([]byte("event: endpoint\ndata: " + endpoint + "?sessionId=" + s.ID + "\n\n"))
-	if fl, ok := w.(http.Flusher); ok {
-		fl.Flush()
-	}
-	st.Pump(w, r)
+	return s, true
 }
 
-// serveMessage takes the POSTs of a legacy SSE session; answers travel on its stream.
-func (lf *legacyFront) serveMessage(w http.ResponseWriter, r *http.Request) {
-	g := lf.g
-	if !g.checkOrigin(w, r) {
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
-		return
-	}
-	id, ok := g.gate.authenticate(w, r)
-	if !ok {
-		return
-	}
-	sid := r.URL.Query().Get("sessionId")
-	if sid == "" {
-		sid = r.URL.Query().Get("sessionid")
-	}
-	if sid == "" {
-		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
-		return
-	}
+func (h sseHost) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*Session, bool) {
+	g := h.g
 	g.live.mu.RLock()
 	s := g.live.sessions[sid]
 	g.live.mu.RUnlock()
 	if s == nil || s.Transport != "sse" {
 		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+		return nil, false
+	}
+	return s, g.gate.continueSession(w, id, s)
+}
+
+func (h sseHost) ID(s *Session) string               { return s.ID }
+func (h sseHost) End(s *Session, why string)         { h.g.live.end(s, why) }
+func (h sseHost) Parse(b []byte, m *wire.Msg) []byte { return parseClient(b, m) }
+func (h sseHost) Touch(s *Session)                   { s.touch() }
+
+func (h sseHost) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	return h.g.streamable.readBody(w, r)
+}
+
+func (h sseHost) Deliver(s *Session, m *wire.Msg) {
+	if m.IsResponse() {
+		h.g.calls.clientResponse(s, m)
+	} else {
+		h.g.calls.clientNotification(s, m)
+	}
+}
+
+// Initialize answers a legacy session's initialize on its stream: the session takes the
+// client's version, capabilities and info.
+func (h sseHost) Initialize(s *Session, m *wire.Msg) {
+	g := h.g
+	rec, errMsg := g.initialize(m, "sse", legacyVersions)
+	if errMsg != nil {
+		_ = s.send(errMsg)
 		return
 	}
-	if !g.gate.continueSession(w, id, s) {
-		return
-	}
-	body, ok := g.streamable.readBody(w, r)
-	if !ok {
-		return
-	}
-	var m wire.Msg
-	if errMsg := parseClient(bytes.TrimSpace(body), &m); errMsg != nil {
-		writeJSON(w, http.StatusBadRequest, errMsg)
-		return
-	}
-	s.touch()
-	switch {
-	case m.IsResponse():
-		g.calls.clientResponse(s, &m)
-	case m.IsNotification():
-		g.calls.clientNotification(s, &m)
-	case m.Method == "initialize":
-		rec, errMsg := g.initialize(&m, "sse", legacyVersions)
-		if errMsg != nil {
-			_ = s.send(errMsg)
-			break
-		}
-		result := g.initializeResult(rec.ProtocolVersion, s.servers())
-		s.mu.Lock()
-		s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
-		s.mu.Unlock()
-		// A view built before initialize knew no client: build it again for this one's
-		// name rule (docs/sessions.md, "Names for the client that asked").
-		s.viewMu.Lock()
-		s.view = nil
-		s.viewMu.Unlock()
-		fresh := g.live.newSession(s.rec)
-		s.caps = fresh.caps
-		_ = g.store.Put(&s.rec)
-		_ = s.send(wire.Result(m.ID, result))
-	default:
-		msg := m
-		go func() {
-			defer g.recovered("legacy message", msg.ID, s.send)
-			g.calls.dispatch(context.WithoutCancel(r.Context()), s, &msg, streamOutbox{s})
-		}()
-	}
-	w.WriteHeader(http.StatusAccepted)
-	_, _ = w.Write([]byte("Accepted"))
+	result := g.initializeResult(rec.ProtocolVersion, s.servers())
+	s.mu.Lock()
+	s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
+	s.mu.Unlock()
+	// A view built before initialize knew no client: build it again for this one's
+	// name rule (docs/sessions.md, "Names for the client that asked").
+	s.viewMu.Lock()
+	s.view = nil
+	s.viewMu.Unlock()
+	fresh := g.live.newSession(s.rec)
+	s.caps = fresh.caps
+	_ = g.store.Put(&s.rec)
+	_ = s.send(wire.Result(m.ID, result))
+}
+
+// Dispatch serves a legacy session's request on its own goroutine, past the POST that
+// carried it; the answer travels on the session's stream.
+func (h sseHost) Dispatch(ctx context.Context, s *Session, m *wire.Msg) {
+	g := h.g
+	go func() {
+		defer g.recovered("legacy message", m.ID, s.send)
+		g.calls.dispatch(context.WithoutCancel(ctx), s, m, streamOutbox{s})
+	}()
 }
