@@ -134,6 +134,7 @@ func linkParts(g *Gateway) {
 	g.modern.table = stateless.NewTable(func(s *Session) bool { return !s.isClosed() })
 	if g.cfg != nil {
 		g.streamable.resumes = newResumeStore(g)
+		g.streamable.server = newStreamableServer(g)
 	}
 }
 

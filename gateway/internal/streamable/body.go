@@ -1,0 +1,88 @@
+package streamable
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/wire"
+)
+
+// presizeBody is the largest declared body length that ReadBody allocates up front.
+const presizeBody = 64 << 10
+
+// ReadBody reads a request body of at most limit bytes, within timeout when it is not
+// zero; false means an error answer was written (413, 408 or 400).
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, bool) {
+	if r.ContentLength > limit {
+		writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
+		return nil, false
+	}
+	// A body that arrives slowly holds its buffer and connection: bounded by body_timeout.
+	// The deadline is lifted afterwards, so a long call or stream is not cut off by it.
+	rc := http.NewResponseController(w)
+	if timeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
+		defer rc.SetReadDeadline(time.Time{})
+	}
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 && n <= presizeBody {
+		// net/http's body reader stops at Content-Length: one exact buffer, no growth.
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else if n > presizeBody {
+		// A large declared length is not taken on trust: the buffer grows with the bytes
+		// that really arrive, so a client that declares 4 MiB and sends nothing holds
+		// nothing.
+		var b bytes.Buffer
+		b.Grow(presizeBody)
+		_, err = b.ReadFrom(io.LimitReader(r.Body, n))
+		if err == nil && int64(b.Len()) != n {
+			err = io.ErrUnexpectedEOF
+		}
+		body = b.Bytes()
+	} else {
+		body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
+			return nil, false
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			writeHTTPError(w, http.StatusRequestTimeout, wire.CodeInvalidRequest, "Request body not received within http.body_timeout")
+			return nil, false
+		}
+		writeHTTPError(w, http.StatusBadRequest, wire.CodeParseError, "Could not read the request body")
+		return nil, false
+	}
+	return body, true
+}
+
+// ParseClient reads one client message into m; when it is not a valid JSON-RPC 2.0
+// message it returns the error to answer with, the same on every front.
+func ParseClient(b []byte, m *wire.Msg) []byte {
+	if err := wire.ParseInto(b, m); err != nil {
+		return wire.ParseFailure(err, m)
+	}
+	if !m.Valid() {
+		return wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil)
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, body []byte) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+}
+
+// writeHTTPError answers with a JSON-RPC error that has no id.
+func writeHTTPError(w http.ResponseWriter, status, code int, msg string) {
+	writeJSON(w, status, wire.Error(nil, code, msg, nil))
+}
