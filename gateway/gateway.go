@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -293,7 +294,7 @@ func (g *Gateway) Handler() http.Handler {
 				}
 				g.logPanic("http "+r.Method+" "+r.URL.Path, p)
 				// Harmless if the answer had begun: the client then sees a cut stream.
-				writeHTTPError(w, http.StatusInternalServerError, wire.CodeInternalError, "Internal error")
+				reply.Error(w, http.StatusInternalServerError, wire.CodeInternalError, "Internal error")
 			}
 		}()
 		g.mux.ServeHTTP(w, r)
@@ -385,26 +386,14 @@ func (g *Gateway) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
 		return true // the Unix socket: no browser can reach it
 	}
 	if !g.hosts["*"] && !g.hosts[strings.ToLower(r.Host)] {
-		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: Host "+strconv.Quote(r.Host)+" is not allowed")
+		reply.Error(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: Host "+strconv.Quote(r.Host)+" is not allowed")
 		return false
 	}
 	if o := r.Header.Get("Origin"); o != "" && !g.origins["*"] && !g.origins[strings.ToLower(o)] {
-		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: Origin "+strconv.Quote(o)+" is not allowed")
+		reply.Error(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: Origin "+strconv.Quote(o)+" is not allowed")
 		return false
 	}
 	return true
-}
-
-func writeHTTPError(w http.ResponseWriter, status, code int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(wire.Error(nil, code, msg, nil))
-}
-
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
 
 // newSessionID returns 128 bits of randomness as visible ASCII.

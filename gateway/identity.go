@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/signin"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -81,7 +82,7 @@ func (gk *gatekeeper) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth
 	if fail.RetryAfter != "" {
 		w.Header().Set("Retry-After", fail.RetryAfter)
 	}
-	writeHTTPError(w, fail.Status, wire.CodeConnection, fail.Message)
+	reply.Error(w, fail.Status, wire.CodeConnection, fail.Message)
 }
 
 // continueSession checks that a request may use session s: same principal. In mode none a

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -52,7 +53,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 		Notifications *listen.Filter `json:"notifications"`
 	}
 	if err := json.Unmarshal(nonNull(req.M.Params), &p); err != nil || p.Notifications == nil {
-		writeJSON(w, http.StatusOK, wire.Error(req.M.ID, wire.CodeInvalidParams, "Invalid params: subscriptions/listen needs notifications", nil))
+		reply.JSON(w, http.StatusOK, wire.Error(req.M.ID, wire.CodeInvalidParams, "Invalid params: subscriptions/listen needs notifications", nil))
 		return
 	}
 	want := *p.Notifications

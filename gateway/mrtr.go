@@ -86,7 +86,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 		// A retry of an upstream's own input_required result: the upstream gets its
 		// state and the client's responses back, as a new request.
 		if !valid {
-			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
+			reply.JSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
 				"Invalid params: requestState was altered or is not this caller's", nil))
 			return
 		}
@@ -105,7 +105,7 @@ func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request,
 	if strings.HasPrefix(req.State, stateless.ParkedPrefix) {
 		c = f.unpark(req.State, s)
 		if c == nil {
-			writeJSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
+			reply.JSON(w, http.StatusOK, wire.Error(m.ID, wire.CodeInvalidParams,
 				"Invalid params: requestState is unknown, expired or not this caller's", nil))
 			return
 		}
@@ -193,7 +193,7 @@ func (f *statelessFront) askClient(w http.ResponseWriter, out *stateless.Out, id
 			if out.Streaming() {
 				out.Final(msg, http.StatusOK)
 			} else {
-				writeJSON(w, http.StatusBadRequest, msg)
+				reply.JSON(w, http.StatusBadRequest, msg)
 			}
 			return false
 		}

@@ -28,7 +28,7 @@ func newResumeStore(g *Gateway) *resume.Store {
 func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s *Session, last string) {
 	rd, err := s.resumes.Resume(last)
 	if err != nil {
-		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, err.Error())
+		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, err.Error())
 		return
 	}
 	s.touch()

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -77,10 +78,10 @@ func (st *sessionTable) session(w http.ResponseWriter, sid string, msgID json.Ra
 	case err == nil:
 		return s
 	case errors.Is(err, sessions.ErrNotFound):
-		writeJSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
+		reply.JSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
 	default:
 		g.log.Error("session store unavailable", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, wire.Error(msgID, wire.CodeInternalError, "Session store unavailable", nil))
+		reply.JSON(w, http.StatusServiceUnavailable, wire.Error(msgID, wire.CodeInternalError, "Session store unavailable", nil))
 	}
 	return nil
 }

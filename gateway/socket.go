@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/sockconn"
 	"github.com/mcpgw/mcpgw/internal/statedir"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -72,7 +73,7 @@ func (lf *legacyFront) serveSocket(w http.ResponseWriter, r *http.Request) {
 		v.err = errors.New("the peer was not checked")
 	}
 	if v.err != nil {
-		writeHTTPError(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: "+v.err.Error())
+		reply.Error(w, http.StatusForbidden, wire.CodeConnection, "Forbidden: "+v.err.Error())
 		return
 	}
 	g.mux.ServeHTTP(w, r.WithContext(auth.WithTrusted(r.Context())))

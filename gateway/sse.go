@@ -8,6 +8,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/legacysse"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -50,7 +51,7 @@ func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity,
 	s := g.live.newSession(rec)
 	s.attach(st)
 	if err := g.live.register(s); err != nil {
-		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
+		reply.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
 		return nil, false
 	}
 	return s, true
@@ -62,7 +63,7 @@ func (h sseHost) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*Se
 	s := g.live.sessions[sid]
 	g.live.mu.RUnlock()
 	if s == nil || s.Transport != "sse" {
-		writeJSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
+		reply.JSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
 		return nil, false
 	}
 	return s, g.gate.continueSession(w, id, s)

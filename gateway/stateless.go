@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -57,17 +58,17 @@ type statelessFront struct {
 func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v != stateless.Version {
-		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion, "Unsupported protocol version",
+		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion, "Unsupported protocol version",
 			map[string]any{"supported": modernVersions, "requested": v}))
 		return
 	}
 	if m.IsResponse() {
-		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest,
+		reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest,
 			"Invalid Request: clients send no responses on protocol version "+stateless.Version+" (input is returned in inputResponses)", nil))
 		return
 	}
 	if msg := stateless.CheckHeaders(r, m); msg != "" {
-		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, stateless.CodeHeaderMismatch, "Header mismatch: "+msg, nil))
+		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, stateless.CodeHeaderMismatch, "Header mismatch: "+msg, nil))
 		return
 	}
 	if m.IsNotification() {
@@ -83,12 +84,12 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 		// Unknown, and the methods this revision removed (initialize, ping,
 		// logging/setLevel, resources/subscribe and unsubscribe, tasks/*): 404, whatever
 		// the params.
-		writeJSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
+		reply.JSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
 		return
 	}
 	req, status, errMsg := stateless.Read(m, v)
 	if errMsg != nil {
-		writeJSON(w, status, errMsg)
+		reply.JSON(w, status, errMsg)
 		return
 	}
 	switch m.Method {
@@ -112,7 +113,7 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 		if p, err := params.Read(m.Params); err == nil {
 			if t := s.View().Tool(p.Name); t != nil {
 				if msg := stateless.CheckParamHeaders(r, t.InputSchema(), p.Arguments); msg != "" {
-					writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, stateless.CodeHeaderMismatch, "Header mismatch: "+msg, nil))
+					reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, stateless.CodeHeaderMismatch, "Header mismatch: "+msg, nil))
 					return
 				}
 			}
@@ -163,7 +164,7 @@ func (f *statelessFront) discover(w http.ResponseWriter, r *http.Request, id *au
 		res["instructions"] = init.Instructions
 	}
 	b, _ := json.Marshal(res)
-	writeJSON(w, http.StatusOK, wire.Result(req.M.ID, f.modernResult("server/discover", b)))
+	reply.JSON(w, http.StatusOK, wire.Result(req.M.ID, f.modernResult("server/discover", b)))
 }
 
 // modernCaps are the capabilities a stateless client is told about: the session ones,

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -30,7 +31,7 @@ func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, i
 	s := g.live.newSession(rec)
 	if err := g.live.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, wire.Error(req.M.ID, wire.CodeInternalError, "Session store unavailable", nil))
+		reply.JSON(w, http.StatusServiceUnavailable, wire.Error(req.M.ID, wire.CodeInternalError, "Session store unavailable", nil))
 		return nil
 	}
 	// Sessions of callers that went away are ended by the reaper (idle timeout); the

@@ -163,7 +163,7 @@ func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.
 	g := h.g
 	rec, errMsg := g.initialize(m, "streamable", streamableVersions)
 	if errMsg != nil {
-		writeJSON(w, http.StatusBadRequest, errMsg)
+		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
 	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
@@ -172,11 +172,11 @@ func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.
 	}
 	s, result, err := g.openSession(rec, auth.HeaderValue(r.Header, "X-Mcp-Handshake"))
 	if err != nil {
-		writeHTTPError(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
+		reply.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", s.ID)
-	writeJSON(w, http.StatusOK, wire.Result(m.ID, result))
+	reply.JSON(w, http.StatusOK, wire.Result(m.ID, result))
 }
 
 func (h streamHost) Session(w http.ResponseWriter, sid string, msgID json.RawMessage) (*Session, bool) {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -56,7 +57,7 @@ func (sv *Server[S]) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodGet {
 		w.Header().Set("Allow", "GET")
-		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 		return
 	}
 	id, ok := h.Authenticate(w, r)
@@ -94,7 +95,7 @@ func (sv *Server[S]) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", "POST")
-		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 		return
 	}
 	id, ok := h.Authenticate(w, r)
@@ -106,7 +107,7 @@ func (sv *Server[S]) ServeMessage(w http.ResponseWriter, r *http.Request) {
 		sid = r.URL.Query().Get("sessionid")
 	}
 	if sid == "" {
-		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
+		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
 		return
 	}
 	s, ok := h.Find(w, id, sid)
@@ -119,7 +120,7 @@ func (sv *Server[S]) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	var m wire.Msg
 	if errMsg := h.Parse(bytes.TrimSpace(body), &m); errMsg != nil {
-		writeJSON(w, http.StatusBadRequest, errMsg)
+		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
 	h.Touch(s)
@@ -133,15 +134,4 @@ func (sv *Server[S]) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.WriteHeader(http.StatusAccepted)
 	_, _ = w.Write([]byte("Accepted"))
-}
-
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// writeHTTPError answers with a JSON-RPC error that has no id.
-func writeHTTPError(w http.ResponseWriter, status, code int, msg string) {
-	writeJSON(w, status, wire.Error(nil, code, msg, nil))
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -78,9 +79,7 @@ func (o *Out) Final(msg []byte, status int) {
 		_, _ = o.w.Write(o.buf)
 		return
 	}
-	o.w.Header().Set("Content-Type", "application/json")
-	o.w.WriteHeader(status)
-	_, _ = o.w.Write(msg)
+	reply.JSON(o.w, status, msg)
 }
 
 // WantsLog reports whether a log notification goes to a request that asked for level.

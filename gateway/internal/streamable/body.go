@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -18,7 +19,7 @@ const presizeBody = 64 << 10
 // zero; false means an error answer was written (413, 408 or 400).
 func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, bool) {
 	if r.ContentLength > limit {
-		writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
+		reply.Error(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
 		return nil, false
 	}
 	// A body that arrives slowly holds its buffer and connection: bounded by body_timeout.
@@ -51,14 +52,14 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			writeHTTPError(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
+			reply.Error(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
 			return nil, false
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			writeHTTPError(w, http.StatusRequestTimeout, wire.CodeInvalidRequest, "Request body not received within http.body_timeout")
+			reply.Error(w, http.StatusRequestTimeout, wire.CodeInvalidRequest, "Request body not received within http.body_timeout")
 			return nil, false
 		}
-		writeHTTPError(w, http.StatusBadRequest, wire.CodeParseError, "Could not read the request body")
+		reply.Error(w, http.StatusBadRequest, wire.CodeParseError, "Could not read the request body")
 		return nil, false
 	}
 	return body, true
@@ -74,15 +75,4 @@ func ParseClient(b []byte, m *wire.Msg) []byte {
 		return wire.Error(m.ID, wire.CodeInvalidRequest, "Invalid Request: not a JSON-RPC 2.0 message", nil)
 	}
 	return nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, body []byte) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
-// writeHTTPError answers with a JSON-RPC error that has no id.
-func writeHTTPError(w http.ResponseWriter, status, code int, msg string) {
-	writeJSON(w, status, wire.Error(nil, code, msg, nil))
 }

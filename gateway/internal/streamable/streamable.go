@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -76,7 +77,7 @@ func (sv *Server[S]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sv.serveDelete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		writeHTTPError(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 	}
 }
 
@@ -91,7 +92,7 @@ func (sv *Server[S]) checkVersionHeader(w http.ResponseWriter, r *http.Request) 
 	if r.Method == http.MethodPost {
 		return true, true
 	}
-	writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest,
+	reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest,
 		"Bad Request: Unsupported protocol version: "+v+" (supported versions: "+strings.Join(sv.Versions, ", ")+")")
 	return false, false
 }
@@ -113,7 +114,7 @@ func (sv *Server[S]) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	var m wire.Msg
 	if errMsg := ParseClient(trimmed, &m); errMsg != nil {
-		writeJSON(w, http.StatusBadRequest, errMsg)
+		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
 	newer, ok := sv.checkVersionHeader(w, r)
@@ -128,14 +129,14 @@ func (sv *Server[S]) servePost(w http.ResponseWriter, r *http.Request) {
 	if m.Method == "server/discover" {
 		// Sent without MCP-Protocol-Version: the versions served, so that the client asks
 		// again with the stateless revision or initializes.
-		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion,
+		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion,
 			"server/discover needs MCP-Protocol-Version "+sv.NewerVersion+"; session clients use initialize",
 			map[string]any{"supported": sv.Newer, "requested": auth.HeaderValue(r.Header, "Mcp-Protocol-Version")}))
 		return
 	}
 	if m.Method == "initialize" {
 		if !m.IsRequest() {
-			writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
+			reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
 			return
 		}
 		h.Initialize(w, r, id, &m)
@@ -143,7 +144,7 @@ func (sv *Server[S]) servePost(w http.ResponseWriter, r *http.Request) {
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
-		writeJSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required", nil))
+		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required", nil))
 		return
 	}
 	s, ok := h.Session(w, sid, m.ID)
@@ -166,7 +167,7 @@ func (sv *Server[S]) serveBatch(w http.ResponseWriter, r *http.Request, body []b
 	h := sv.Host
 	var raws []json.RawMessage
 	if err := json.Unmarshal(body, &raws); err != nil {
-		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+		reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
 		return
 	}
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
@@ -183,7 +184,7 @@ func (sv *Server[S]) serveBatch(w http.ResponseWriter, r *http.Request, body []b
 		}
 	}
 	if !found || v != "2025-03-26" || len(raws) == 0 {
-		writeJSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Bad Request: JSON-RPC batching is not supported in 2025-06-18 and later", nil))
+		reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Bad Request: JSON-RPC batching is not supported in 2025-06-18 and later", nil))
 		return
 	}
 	var replies [][]byte
@@ -205,7 +206,7 @@ func (sv *Server[S]) serveBatch(w http.ResponseWriter, r *http.Request, body []b
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	writeJSON(w, http.StatusOK, append(append([]byte("["), bytes.Join(replies, []byte(","))...), ']'))
+	reply.JSON(w, http.StatusOK, append(append([]byte("["), bytes.Join(replies, []byte(","))...), ']'))
 }
 
 // sessionFor is the session a GET or DELETE names, if its caller may use it.
@@ -218,7 +219,7 @@ func (sv *Server[S]) sessionFor(w http.ResponseWriter, r *http.Request) (S, bool
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
-		writeHTTPError(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
+		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
 		return none, false
 	}
 	s, ok := h.Session(w, sid, nil)
@@ -239,7 +240,7 @@ func (sv *Server[S]) sameVersion(w http.ResponseWriter, r *http.Request, s S, id
 	if v == "" || v == "2025-03-26" || negotiated == "" || v == negotiated {
 		return true
 	}
-	writeJSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeInvalidRequest,
+	reply.JSON(w, http.StatusBadRequest, wire.Error(id, wire.CodeInvalidRequest,
 		"Bad Request: MCP-Protocol-Version "+v+" differs from the session's negotiated version "+negotiated, nil))
 	return false
 }
@@ -248,7 +249,7 @@ func (sv *Server[S]) sameVersion(w http.ResponseWriter, r *http.Request, s S, id
 func (sv *Server[S]) serveGet(w http.ResponseWriter, r *http.Request) {
 	h := sv.Host
 	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		writeHTTPError(w, http.StatusNotAcceptable, wire.CodeConnection, "Not Acceptable: the client must accept text/event-stream")
+		reply.Error(w, http.StatusNotAcceptable, wire.CodeConnection, "Not Acceptable: the client must accept text/event-stream")
 		return
 	}
 	if _, ok := sv.checkVersionHeader(w, r); !ok {
@@ -267,7 +268,7 @@ func (sv *Server[S]) serveGet(w http.ResponseWriter, r *http.Request) {
 	}
 	st := clientstream.New("g", sv.Queue)
 	if !h.Attach(s, st) {
-		writeHTTPError(w, http.StatusConflict, wire.CodeConnection, "Conflict: only one GET stream is allowed per session")
+		reply.Error(w, http.StatusConflict, wire.CodeConnection, "Conflict: only one GET stream is allowed per session")
 		return
 	}
 	defer h.Detach(s, st)

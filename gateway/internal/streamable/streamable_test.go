@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -50,7 +51,7 @@ func (h *host) Initialize(w http.ResponseWriter, r *http.Request, id *auth.Ident
 func (h *host) Session(w http.ResponseWriter, sid string, msgID json.RawMessage) (*sess, bool) {
 	s := h.sessions[sid]
 	if s == nil {
-		writeJSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
+		reply.JSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
 	}
 	return s, s != nil
 }
@@ -66,7 +67,7 @@ func (h *host) Touch(s *sess)                {}
 func (h *host) Deliver(s *sess, m *wire.Msg) { h.note("deliver:" + m.Method) }
 func (h *host) Call(w http.ResponseWriter, r *http.Request, s *sess, m *wire.Msg) {
 	h.note("call:" + m.Method)
-	writeJSON(w, http.StatusOK, wire.Result(m.ID, json.RawMessage(`{}`)))
+	reply.JSON(w, http.StatusOK, wire.Result(m.ID, json.RawMessage(`{}`)))
 }
 func (h *host) Collect(ctx context.Context, s *sess, m *wire.Msg) []byte {
 	h.note("collect:" + m.Method)
