@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/front"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
@@ -49,11 +50,11 @@ func (sf *streamableFront) readBody(w http.ResponseWriter, r *http.Request) ([]b
 	if auth.Trusted(r.Context()) && limit < SocketMaxBody {
 		limit = SocketMaxBody
 	}
-	return streamable.ReadBody(w, r, limit, h.BodyTimeout)
+	return front.ReadBody(w, r, limit, h.BodyTimeout)
 }
 
 // parseClient reads one client message (streamable.ParseClient).
-func parseClient(b []byte, m *wire.Msg) []byte { return streamable.ParseClient(b, m) }
+func parseClient(b []byte, m *wire.Msg) []byte { return front.ParseClient(b, m) }
 
 // openSession completes an initialize: the handshake form asked for (X-Mcp-Handshake),
 // the session made and stored. It returns the session and the initialize result.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/front"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -16,10 +17,7 @@ import (
 // Host is what the transport needs of the gateway, for sessions it knows only as S.
 // Methods that take a ResponseWriter write the refusal themselves when they return false.
 type Host[S comparable] interface {
-	// CheckOrigin refuses a request from a browser origin the gateway does not serve.
-	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
-	// Authenticate reads r's caller.
-	Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool)
+	front.Gate
 	// Open starts a session of id whose event stream is st, registered and stored.
 	Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (S, bool)
 	// Find returns the legacy SSE session sid, if id may use it.
@@ -52,15 +50,7 @@ type Server[S comparable] struct {
 // pumps the session's messages until the client goes; then the session ends.
 func (sv *Server[S]) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	h := sv.Host
-	if !h.CheckOrigin(w, r) {
-		return
-	}
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
-		return
-	}
-	id, ok := h.Authenticate(w, r)
+	id, ok := front.Admit(h, w, r, http.MethodGet)
 	if !ok {
 		return
 	}
@@ -90,15 +80,7 @@ func (sv *Server[S]) ServeSSE(w http.ResponseWriter, r *http.Request) {
 // itself is answered 202 Accepted.
 func (sv *Server[S]) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	h := sv.Host
-	if !h.CheckOrigin(w, r) {
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", "POST")
-		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
-		return
-	}
-	id, ok := h.Authenticate(w, r)
+	id, ok := front.Admit(h, w, r, http.MethodPost)
 	if !ok {
 		return
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/front"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -19,10 +20,7 @@ import (
 // Host is what the transport needs of the gateway, for sessions it knows only as S.
 // Methods that take a ResponseWriter write the refusal themselves when they return false.
 type Host[S comparable] interface {
-	// CheckOrigin refuses a request from a browser origin the gateway does not serve.
-	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
-	// Authenticate reads r's caller.
-	Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool)
+	front.Gate
 	// ReadBody reads a POST's body within the gateway's bounds.
 	ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 	// Stateless serves a POST of the stateless revision (no session: its own front).
@@ -113,7 +111,7 @@ func (sv *Server[S]) servePost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var m wire.Msg
-	if errMsg := ParseClient(trimmed, &m); errMsg != nil {
+	if errMsg := front.ParseClient(trimmed, &m); errMsg != nil {
 		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/front"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -38,7 +39,7 @@ func (h *host) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Ident
 	return &auth.Identity{Agent: r.Header.Get("X-Agent-ID")}, true
 }
 func (h *host) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	return ReadBody(w, r, 1<<20, 0)
+	return front.ReadBody(w, r, 1<<20, 0)
 }
 func (h *host) Stateless(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	h.note("stateless:" + m.Method)

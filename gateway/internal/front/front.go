@@ -1,4 +1,6 @@
-package streamable
+// Package front holds what the HTTP fronts share: the admission of a caller (origin and
+// credential), the bounded read of a request body, and the one parse of a client message.
+package front
 
 import (
 	"bytes"
@@ -8,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -63,6 +66,26 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 		return nil, false
 	}
 	return body, true
+}
+
+// Gate admits a request for the gateway: it refuses a browser origin the gateway does not
+// serve and reads the caller's credential, writing the refusal itself when it returns false.
+type Gate interface {
+	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
+	Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool)
+}
+
+// Admit checks r's origin, then its method (405 with Allow otherwise), then its caller.
+func Admit(g Gate, w http.ResponseWriter, r *http.Request, method string) (*auth.Identity, bool) {
+	if !g.CheckOrigin(w, r) {
+		return nil, false
+	}
+	if r.Method != method {
+		w.Header().Set("Allow", method)
+		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+		return nil, false
+	}
+	return g.Authenticate(w, r)
 }
 
 // ParseClient reads one client message into m; when it is not a valid JSON-RPC 2.0
