@@ -14,8 +14,8 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// Host is what the transport needs of the gateway, for sessions it knows only as S.
-// Methods that take a ResponseWriter write the refusal themselves when they return false.
+// Host is the gateway as the legacy transport sees it; S is its session type. A method
+// given a ResponseWriter that returns false has written the answer already.
 type Host[S comparable] interface {
 	front.Gate
 	// Open starts a session of id whose event stream is st, registered and stored.
