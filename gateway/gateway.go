@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
+	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 
@@ -131,7 +132,7 @@ type Gateway struct {
 // linkParts gives each part of g the gateway it reaches the others through.
 func linkParts(g *Gateway) {
 	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g, g
-	g.modern.sealer = stateless.NewSealer()
+	g.modern.rounds = mrtr.New[*Session](g.ctx, roundsHost{g})
 	g.modern.table = stateless.NewTable(func(s *Session) bool { return !s.isClosed() })
 	if g.cfg != nil {
 		g.streamable.resumes = newResumeStore(g)

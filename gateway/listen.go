@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
+	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -52,7 +53,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	var p struct {
 		Notifications *listen.Filter `json:"notifications"`
 	}
-	if err := json.Unmarshal(nonNull(req.M.Params), &p); err != nil || p.Notifications == nil {
+	if err := json.Unmarshal(params.NonNull(req.M.Params), &p); err != nil || p.Notifications == nil {
 		reply.JSON(w, http.StatusOK, wire.Error(req.M.ID, wire.CodeInvalidParams, "Invalid params: subscriptions/listen needs notifications", nil))
 		return
 	}

@@ -101,7 +101,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 		}
 	}
 	var p wire.Object
-	_ = wire.MembersRaw(nonNull(c.params), func(k, v []byte) error {
+	_ = wire.MembersRaw(params.NonNull(c.params), func(k, v []byte) error {
 		if string(k) != "inputResponses" && string(k) != "requestState" {
 			p.Raw(string(k), v)
 		}
@@ -135,14 +135,14 @@ func appendInputs(b []byte, p *params.Routed) []byte {
 // gateway's (everything it can relay): without the caller's own on the request, the
 // upstream would ask a caller for what it never declared, or run a tool that needs what
 // the caller lacks instead of refusing it (-32021).
-func modernParams(s *Session, params []byte) []byte {
+func modernParams(s *Session, raw []byte) []byte {
 	lvl := s.level()
 	if s.Transport == "stateless" {
 		lvl = ""
 	}
 	caps, info := s.rec.ClientCaps, s.rec.ClientInfo
 	if lvl == "" && len(caps) == 0 && len(info) == 0 {
-		return params
+		return raw
 	}
 	set := func(meta *wire.Object) {
 		if len(caps) > 0 {
@@ -157,7 +157,7 @@ func modernParams(s *Session, params []byte) []byte {
 	}
 	var out, meta wire.Object
 	hasMeta := false
-	_ = wire.MembersRaw(nonNull(params), func(k, v []byte) error {
+	_ = wire.MembersRaw(params.NonNull(raw), func(k, v []byte) error {
 		if string(k) == "_meta" {
 			hasMeta = true
 			_ = wire.MembersRaw(v, func(mk, mv []byte) error {

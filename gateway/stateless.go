@@ -3,9 +3,9 @@ package gateway
 import (
 	"encoding/json"
 	"net/http"
-	"sync"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
@@ -49,9 +49,7 @@ var modernVersions = append([]string{stateless.Version}, streamableVersions...)
 type statelessFront struct {
 	g      *Gateway
 	table  *stateless.Table[*Session] // gateway-side sessions by caller (statelesssession.go)
-	mu     sync.Mutex
-	parked map[string]*mrtrCall
-	sealer *stateless.Sealer // wraps upstreams' own request states (mrtr.go)
+	rounds *mrtr.Engine[*Session]     // input rounds: parked calls, sealed states (mrtr.go)
 }
 
 // serveModern answers one POST of the stateless revision. id is the authenticated caller.

@@ -101,3 +101,11 @@ func ReadRef(raw json.RawMessage) (Ref, error) {
 	})
 	return r, err
 }
+
+// NonNull is params as an object: absent or null params read as {}.
+func NonNull(p json.RawMessage) json.RawMessage {
+	if len(p) == 0 || string(p) == "null" {
+		return json.RawMessage(`{}`)
+	}
+	return p
+}
