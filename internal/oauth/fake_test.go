@@ -24,7 +24,10 @@ type fakeAS struct {
 	tokenForms  []url.Values
 	tokenAuths  []string
 	registered  []map[string]any
-	metaHits    []string
+	authorized  []url.Values
+	// iss is the callback's iss parameter: "" the issuer, "-" none, else that value.
+	iss      string
+	metaHits []string
 }
 
 func newFakeAS(t *testing.T, prefix string) *fakeAS {
@@ -33,6 +36,7 @@ func newFakeAS(t *testing.T, prefix string) *fakeAS {
 	mux.HandleFunc("GET /", a.serveMeta)
 	mux.HandleFunc("POST "+prefix+"/token", a.serveToken)
 	mux.HandleFunc("POST "+prefix+"/register", a.serveRegister)
+	mux.HandleFunc("GET "+prefix+"/authorize", a.serveAuthorize)
 	a.srv = httptest.NewServer(mux)
 	t.Cleanup(a.srv.Close)
 	return a
@@ -101,6 +105,32 @@ func (a *fakeAS) serveRegister(w http.ResponseWriter, r *http.Request) {
 		"client_secret_expires_at": 0})
 }
 
+// serveAuthorize approves at once, as a user who always consents would.
+func (a *fakeAS) serveAuthorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	a.mu.Lock()
+	a.authorized = append(a.authorized, q)
+	iss := a.iss
+	a.mu.Unlock()
+	back, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil {
+		http.Error(w, "bad redirect_uri", 400)
+		return
+	}
+	bq := back.Query()
+	bq.Set("code", "code-1")
+	bq.Set("state", q.Get("state"))
+	switch iss {
+	case "":
+		bq.Set("iss", a.issuer())
+	case "-":
+	default:
+		bq.Set("iss", iss)
+	}
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
 func (a *fakeAS) lastToken() (url.Values, string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -154,6 +184,24 @@ func (rs *fakeRS) paths() []string {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	return append([]string(nil), rs.hits...)
+}
+
+// approve sends the user agent to authURL and returns the query it was sent back with.
+func approve(t *testing.T, authURL string) url.Values {
+	t.Helper()
+	hc := &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	resp, err := hc.Get(authURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil || resp.StatusCode != http.StatusFound {
+		t.Fatalf("authorize answered %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	return loc.Query()
 }
 
 // testClient bounds every exchange of a test in time.
