@@ -138,6 +138,9 @@ func ChooseAuthMethod(supported []string, hasSecret, hasKey bool) string {
 }
 
 func (c *Client) registerDynamic(ctx context.Context, as *ServerMetadata, opts RegisterOptions) (ClientInfo, error) {
+	if _, err := c.checkURL("registration endpoint", as.RegistrationEndpoint); err != nil {
+		return ClientInfo{}, err
+	}
 	grants := opts.GrantTypes
 	if len(grants) == 0 {
 		grants = []string{"authorization_code", "refresh_token"}

@@ -3,6 +3,7 @@ package oauth
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"testing"
@@ -64,6 +65,27 @@ func TestRegisterDynamicRequest(t *testing.T) {
 	grants := fmt.Sprint(body["grant_types"])
 	if !strings.Contains(grants, "refresh_token") || !strings.Contains(grants, "authorization_code") {
 		t.Errorf("grant_types %v", grants)
+	}
+}
+
+func TestRegisterRefusesClearTextEndpoint(t *testing.T) {
+	md := &ServerMetadata{Issuer: "https://as", RegistrationEndpoint: "http://as.example.com/register"}
+	if cl, err := testClient().Register(ctxT(t), md, RegisterOptions{}); err == nil {
+		t.Errorf("registered over clear text: %v", cl)
+	}
+}
+
+func TestRegisterErrorAnswer(t *testing.T) {
+	as := newFakeAS(t, "")
+	md := discoverFake(t, as)
+	md.RegistrationEndpoint = as.issuer() + "/token" // answers with an OAuth error object
+	as.tokenAnswer = func(url.Values, string) (int, any) {
+		return 400, map[string]any{"error": "invalid_client_metadata", "error_description": "no"}
+	}
+	_, err := testClient().Register(ctxT(t), md, RegisterOptions{})
+	var te *TokenError
+	if !errors.As(err, &te) || te.Endpoint != "registration" || te.Code != "invalid_client_metadata" {
+		t.Errorf("err %v", err)
 	}
 }
 
