@@ -64,12 +64,13 @@ func TestClientCredentialsPrivateKeyJWT(t *testing.T) {
 
 func TestAssertionAudienceFallsBackToEndpoint(t *testing.T) {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tc := tokenCall{endpoint: "https://as/token", client: ClientInfo{ID: "c", AuthMethod: AuthPrivateJWT, SigningKey: key}, form: url.Values{}}
-	if _, err := (&Client{}).authenticate(tc); err != nil {
+	tc := tokenCall{endpoint: "https://as/token", client: ClientInfo{ID: "c", AuthMethod: AuthPrivateJWT, SigningKey: key}}
+	form := url.Values{}
+	if _, err := (&Client{}).authenticate(tc, form); err != nil {
 		t.Fatal(err)
 	}
 	claims := jwt.MapClaims{}
-	if _, _, err := jwt.NewParser().ParseUnverified(tc.form.Get("client_assertion"), claims); err != nil {
+	if _, _, err := jwt.NewParser().ParseUnverified(form.Get("client_assertion"), claims); err != nil {
 		t.Fatal(err)
 	}
 	if aud, _ := claims.GetAudience(); len(aud) != 1 || aud[0] != "https://as/token" {

@@ -127,16 +127,16 @@ func (c *Client) get(ctx context.Context, rawURL string) (*response, error) {
 
 // post sends a form or JSON body; it never follows a redirect, which would carry client
 // credentials or a code somewhere the metadata did not name.
-func (c *Client) post(ctx context.Context, rawURL, contentType string, body string, auth string) (*response, error) {
+func (c *Client) post(ctx context.Context, rawURL, contentType, body string, hdr http.Header) (*response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, rawURL, strings.NewReader(body))
 	if err != nil {
 		return nil, fmt.Errorf("oauth: bad URL %q", rawURL)
 	}
+	for k, vs := range hdr {
+		req.Header[k] = vs
+	}
 	req.Header.Set("Content-Type", contentType)
 	req.Header.Set("Accept", "application/json")
-	if auth != "" {
-		req.Header.Set("Authorization", auth)
-	}
 	return c.do(req, 0)
 }
 

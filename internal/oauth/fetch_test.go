@@ -70,7 +70,7 @@ func TestPostNeverFollowsRedirect(t *testing.T) {
 		http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
 	}))
 	defer srv.Close()
-	_, err := testClient().post(ctxT(t), srv.URL+"/token", "application/x-www-form-urlencoded", "code=c", "")
+	_, err := testClient().post(ctxT(t), srv.URL+"/token", "application/x-www-form-urlencoded", "code=c", nil)
 	if err == nil || reached {
 		t.Errorf("err %v, reached %v: a POST followed a redirect", err, reached)
 	}

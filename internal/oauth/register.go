@@ -40,7 +40,9 @@ type ClientInfo struct {
 	SigningAlg      string
 	KeyID           string
 	SecretExpiresAt time.Time // zero: does not expire
-	RegisteredBy    string    // RegisteredByHand, RegisteredByDocument or RegisteredDynamic
+	// DPoP, when set, binds the tokens issued to this client to the key (RFC 9449).
+	DPoP         *DPoPKey
+	RegisteredBy string // RegisteredByHand, RegisteredByDocument or RegisteredDynamic
 }
 
 // String, GoString and LogValue never show the secret or the key.
@@ -165,7 +167,7 @@ func (c *Client) registerDynamic(ctx context.Context, as *ServerMetadata, opts R
 	if err != nil {
 		return ClientInfo{}, fmt.Errorf("oauth: registration request: %w", err)
 	}
-	resp, err := c.post(ctx, as.RegistrationEndpoint, "application/json", string(body), "")
+	resp, err := c.post(ctx, as.RegistrationEndpoint, "application/json", string(body), nil)
 	if err != nil {
 		return ClientInfo{}, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -57,8 +58,14 @@ func (t Token) Fresh(now time.Time, margin time.Duration) bool {
 	return t.AccessToken != "" && (t.Expiry.IsZero() || now.Add(margin).Before(t.Expiry))
 }
 
-// AuthorizationHeader is the value of the Authorization header that presents the token.
-func (t Token) AuthorizationHeader() string { return "Bearer " + t.AccessToken }
+// AuthorizationHeader is the value of the Authorization header that presents the token:
+// "DPoP <token>" for a DPoP-bound one (send a DPoPKey.Proof with it), else "Bearer <token>".
+func (t Token) AuthorizationHeader() string {
+	if strings.EqualFold(t.TokenType, "DPoP") {
+		return "DPoP " + t.AccessToken
+	}
+	return "Bearer " + t.AccessToken
+}
 
 // Exchange redeems an authorization code (the value Pending.Callback returned) at the token
 // endpoint recorded in p, with p's verifier, redirect URI and resource.
@@ -188,36 +195,56 @@ func (c *Client) requestToken(ctx context.Context, tc tokenCall) (Token, error) 
 	if _, err := c.checkURL("token endpoint", tc.endpoint); err != nil {
 		return Token{}, err
 	}
-	auth, err := c.authenticate(tc)
-	if err != nil {
-		return Token{}, err
+	nonce := ""
+	for attempt := 0; ; attempt++ {
+		form := cloneValues(tc.form) // a fresh client assertion and proof per attempt
+		hdr, err := c.authenticate(tc, form)
+		if err != nil {
+			return Token{}, err
+		}
+		if k := tc.client.DPoP; k != nil {
+			proof, err := k.Proof(http.MethodPost, tc.endpoint, "", nonce, c.now())
+			if err != nil {
+				return Token{}, err
+			}
+			hdr.Set("DPoP", proof)
+		}
+		resp, err := c.post(ctx, tc.endpoint, "application/x-www-form-urlencoded", form.Encode(), hdr)
+		if err != nil {
+			return Token{}, err
+		}
+		if tc.client.DPoP != nil && attempt == 0 && isUseNonce(resp) {
+			nonce = DPoPNonce(resp.header) // RFC 9449 §8: once more, with the server's nonce
+			continue
+		}
+		if resp.status != 200 {
+			secrets := append([]string{tc.client.Secret, form.Get("client_assertion")}, tc.secrets...)
+			return Token{}, errorAnswer("token", resp, tc.form.Get("grant_type"), secrets...)
+		}
+		return c.readToken(resp.body, tc.scopes)
 	}
-	secrets := append(tc.secrets, tc.client.Secret)
-	if a := tc.form.Get("client_assertion"); a != "" {
-		secrets = append(secrets, a)
-	}
-	resp, err := c.post(ctx, tc.endpoint, "application/x-www-form-urlencoded", tc.form.Encode(), auth)
-	if err != nil {
-		return Token{}, err
-	}
-	if resp.status != 200 {
-		return Token{}, errorAnswer("token", resp, tc.form.Get("grant_type"), secrets...)
-	}
-	return c.readToken(resp.body, tc.scopes)
 }
 
-// authenticate adds the client's credentials to the form, or returns the Authorization
-// header value that carries them.
-func (c *Client) authenticate(tc tokenCall) (string, error) {
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+// authenticate adds the client's credentials to the form, or to the headers it returns.
+func (c *Client) authenticate(tc tokenCall, form url.Values) (http.Header, error) {
 	cl := tc.client
+	hdr := http.Header{}
 	switch cl.AuthMethod {
 	case AuthBasic:
 		// RFC 6749 §2.3.1: both halves form-encoded before the base64.
 		pair := url.QueryEscape(cl.ID) + ":" + url.QueryEscape(cl.Secret)
-		return "Basic " + base64.StdEncoding.EncodeToString([]byte(pair)), nil
+		hdr.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(pair)))
 	case AuthPost:
-		tc.form.Set("client_id", cl.ID)
-		tc.form.Set("client_secret", cl.Secret)
+		form.Set("client_id", cl.ID)
+		form.Set("client_secret", cl.Secret)
 	case AuthPrivateJWT:
 		aud := tc.issuer
 		if aud == "" {
@@ -225,19 +252,19 @@ func (c *Client) authenticate(tc tokenCall) (string, error) {
 		}
 		a, err := clientAssertion(cl, aud, c.now())
 		if err != nil {
-			return "", err
+			return nil, err
 		}
-		tc.form.Set("client_id", cl.ID)
-		tc.form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
-		tc.form.Set("client_assertion", a)
+		form.Set("client_id", cl.ID)
+		form.Set("client_assertion_type", "urn:ietf:params:oauth:client-assertion-type:jwt-bearer")
+		form.Set("client_assertion", a)
 	case AuthNone, "":
 		if cl.ID != "" {
-			tc.form.Set("client_id", cl.ID)
+			form.Set("client_id", cl.ID)
 		}
 	default:
-		return "", fmt.Errorf("oauth: unsupported token endpoint auth method %q", cl.AuthMethod)
+		return nil, fmt.Errorf("oauth: unsupported token endpoint auth method %q", cl.AuthMethod)
 	}
-	return "", nil
+	return hdr, nil
 }
 
 func (c *Client) readToken(body []byte, requested []string) (Token, error) {
