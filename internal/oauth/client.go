@@ -15,6 +15,29 @@ import (
 // Client carries what every exchange with a server needs. The zero value works: it uses
 // http.DefaultClient, caps bodies at 1 MiB, follows up to 3 same-host redirects on GETs and
 // accepts plain http only to loopback hosts.
+//
+// The package holds no state of its own: every call takes a context and the values it works on
+// (metadata, client, pending flow, token), and the caller stores what it returns. One flow:
+//
+//	ch := oauth.ParseChallenge(resp.Header)               // the upstream's 401
+//	d, err := c.Discover(ctx, serverURL, ch)              // PRM, then AS metadata
+//	cl, err := c.Register(ctx, d.Server, opts)            // pre-registered, CIMD or DCR
+//	scopes := oauth.SelectScopes(ch, d.ResourceMetadata, d.Server, true)
+//	u, p, err := oauth.NewAuthorization(oauth.AuthRequest{Server: d.Server, Client: cl,
+//		RedirectURI: cb, Resource: d.Resource, Scopes: scopes}) // send the user to u; store p
+//	code, err := p.Callback(query)                        // state, iss and error checks
+//	tok, err := c.Exchange(ctx, p, cl, code)              // code + verifier + resource
+//	tok, err = c.Refresh(ctx, d.Server, cl, tok.RefreshToken, d.Resource, nil)
+//
+// A 403 insufficient_scope is answered with StepUp and a new authorization; a client is
+// kept per issuer (ClientInfo.Issuer) and never shown to another authorization server.
+// Without a user: ClientCredentials, JWTBearer, and RequestIDJAG for enterprise-managed
+// authorization. ClientInfo.DPoP binds tokens to a key (RFC 9449).
+//
+// Every document is read with exact, unique member names and a size cap; redirects are
+// followed only for metadata GETs and only on the same host; plain http only to loopback
+// unless Client.AllowHTTP. Errors and the String forms of Token, ClientInfo and Pending
+// never contain a token, code, secret or verifier.
 type Client struct {
 	// HTTP sends the requests; nil means http.DefaultClient. Its CheckRedirect is replaced
 	// by this package's rule on a copy; its Transport and Timeout are kept.
