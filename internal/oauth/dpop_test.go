@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"net/http"
 	"sync"
 	"testing"
@@ -28,7 +27,7 @@ func verifyProof(t *testing.T, proof string) (jwt.MapClaims, map[string]any) {
 		jwk, _ := tok.Header["jwk"].(map[string]any)
 		x, _ := base64.RawURLEncoding.DecodeString(fmt.Sprint(jwk["x"]))
 		y, _ := base64.RawURLEncoding.DecodeString(fmt.Sprint(jwk["y"]))
-		return &ecdsa.PublicKey{Curve: elliptic.P256(), X: new(big.Int).SetBytes(x), Y: new(big.Int).SetBytes(y)}, nil
+		return ecdsa.ParseUncompressedPublicKey(elliptic.P256(), append(append([]byte{4}, x...), y...))
 	}, jwt.WithValidMethods([]string{"ES256"}))
 	if err != nil {
 		t.Fatalf("proof does not verify with its own jwk: %v", err)
