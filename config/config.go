@@ -45,6 +45,9 @@ type Config struct {
 	Clients map[string]*ClientProfile `yaml:"clients"`
 	// Integrity pins the definitions servers and plugins serve (integrity.go).
 	Integrity IntegrityConfig `yaml:"integrity"`
+	// UpstreamCredentials keeps the tokens mcpgw holds for OAuth upstreams and names
+	// where consent comes back to (upstreamauth.go).
+	UpstreamCredentials UpstreamCredentials `yaml:"upstream_credentials"`
 
 	// Path is the file the config was read from ("" for the embedded default).
 	Path string `yaml:"-"`
@@ -271,6 +274,9 @@ type ServerDef struct {
 	// Integrity is the server's integrity policy: pin, warn or off (default
 	// integrity.policy; integrity.go).
 	Integrity string `yaml:"integrity"`
+	// Auth is how mcpgw authenticates to the server beyond Headers: none, or as its
+	// OAuth 2.1 client (upstreamauth.go).
+	Auth UpstreamAuth `yaml:"auth"`
 	// AddedBy is "api" for a server added through the admin API (set when the API's
 	// entries are merged; never read from a file).
 	AddedBy string `yaml:"-"`

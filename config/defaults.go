@@ -54,6 +54,7 @@ func (c *Config) applyDefaults() {
 	c.applyLogDefaults()
 	c.applyClientDefaults()
 	c.applyIntegrityDefaults()
+	applyUpstreamAuthDefaults(c)
 	for _, d := range c.Servers {
 		c.ApplyServerDefaults(d)
 	}

@@ -97,6 +97,7 @@ func (c *Config) Validate() Problems {
 	c.validateTasks(&ps)
 	c.validateClients(&ps)
 	c.validateIntegrity(&ps)
+	validateUpstreamAuth(c, &ps)
 	return ps
 }
 
