@@ -19,6 +19,7 @@ var floors = map[string]int{
 	"internal/statedir":        0,
 	"internal/tlsfiles":        0,
 	"internal/peers":           0,
+	"internal/sealbox":         0,
 	"plugin/internal/pluginpb": 0,
 	"internal/h1":              1,
 	"internal/oauth":           1,
