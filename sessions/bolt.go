@@ -23,6 +23,8 @@ type Bolt struct {
 	path string
 	// migrated names the migrations that ran when the file was opened.
 	migrated []string
+	// locks are Lock's: the file is open in this process alone.
+	locks localLocks
 }
 
 var (
@@ -46,7 +48,8 @@ type boltMigration struct {
 
 // boltMigrations are every layout change since the first release. Layout 1 had the
 // buckets sessions, tasks and conversations and no schema version; its files are kept in
-// testdata/store-v1.db.
+// testdata/store-v1.db; a layout 3 file, written just before layout 4, in
+// testdata/store-v3.db.
 var boltMigrations = []boltMigration{
 	{From: 1, Name: "v1-to-v2-config-bucket", Run: func(tx *bolt.Tx) error {
 		// Admin API config entries (servers, agents, executors, settings).
@@ -56,6 +59,11 @@ var boltMigrations = []boltMigration{
 	{From: 2, Name: "v2-to-v3-pins-bucket", Run: func(tx *bolt.Tx) error {
 		// Integrity records of served definitions.
 		_, err := tx.CreateBucketIfNotExists(bucketPins)
+		return err
+	}},
+	{From: 3, Name: "v3-to-v4-credentials-bucket", Run: func(tx *bolt.Tx) error {
+		// Sealed upstream credentials (OAuth grants, client registrations, pending flows).
+		_, err := tx.CreateBucketIfNotExists([]byte(bucketCredentialsName))
 		return err
 	}},
 }

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"context"
 	"hash/maphash"
 	"sync"
 	"time"
@@ -38,7 +39,7 @@ type cachedRecord struct {
 
 // NewCached puts an LRU of up to size session records in front of s for Get. Put and
 // Delete go to s and then update or evict the entry; tasks, conversations and List pass
-// through uncached. Entries expire after DefaultCacheTTL (stale reads across replicas
+// through uncached, as do credentials and locks. Entries expire after DefaultCacheTTL (stale reads across replicas
 // are bounded by it). Errors are not cached. BusOf sees through the wrapper (Unwrap).
 func NewCached(s Store, size int) Store { return NewCachedTTL(s, size, DefaultCacheTTL) }
 
@@ -145,6 +146,27 @@ func (c *Cached) DeletePin(server, kind, name string) error { return c.s.DeleteP
 func (c *Cached) ListPins() ([]*Pin, error)                 { return c.s.ListPins() }
 func (c *Cached) GetConversation(a, id string) (*Conversation, error) {
 	return c.s.GetConversation(a, id)
+}
+
+// Credentials and locks pass through: a cached credential could be a refresh token
+// another replica has already rotated.
+func (c *Cached) PutCredential(cr *Credential, rev int64) (int64, error) {
+	return c.s.PutCredential(cr, rev)
+}
+func (c *Cached) GetCredential(kind, server, subject string) (*Credential, error) {
+	return c.s.GetCredential(kind, server, subject)
+}
+func (c *Cached) DeleteCredential(kind, server, subject string) error {
+	return c.s.DeleteCredential(kind, server, subject)
+}
+func (c *Cached) ListCredentials(kind string) ([]*Credential, error) {
+	return c.s.ListCredentials(kind)
+}
+func (c *Cached) TakeCredential(kind, server, subject string) (*Credential, error) {
+	return c.s.TakeCredential(kind, server, subject)
+}
+func (c *Cached) Lock(ctx context.Context, name string, ttl time.Duration) (func(), error) {
+	return c.s.Lock(ctx, name, ttl)
 }
 
 func (c *Cached) Close() error {

@@ -28,7 +28,7 @@ type ConfigEntry struct {
 // ConfigSchemaVersion is the layout of stored config entries this build writes. A store
 // written by an earlier layout is migrated forward when it is opened (see migrations in
 // bolt.go).
-const ConfigSchemaVersion = 3
+const ConfigSchemaVersion = 4
 
 func cloneEntry(e *ConfigEntry) *ConfigEntry {
 	c := *e

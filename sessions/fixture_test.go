@@ -73,7 +73,7 @@ func TestStoreFixture(t *testing.T) {
 	defer s.Close()
 	// The earlier release wrote no layout version: opening migrates it to the current one,
 	// and the admin API's config entries work in it.
-	if m := s.Migrated(); !slices.Equal(m, []string{"v1-to-v2-config-bucket", "v2-to-v3-pins-bucket"}) {
+	if m := s.Migrated(); !slices.Equal(m, []string{"v1-to-v2-config-bucket", "v2-to-v3-pins-bucket", "v3-to-v4-credentials-bucket"}) {
 		t.Errorf("migrations run on the earlier release's store: %v", m)
 	}
 	if v, err := s.SchemaVersion(); err != nil || v != ConfigSchemaVersion {
@@ -109,6 +109,70 @@ func TestStoreFixture(t *testing.T) {
 	c, err := s.GetConversation("claude", "c1")
 	if err != nil || c.FullViewHash != "v1:abc" {
 		t.Errorf("conversation: %+v, %v", c, err)
+	}
+}
+
+// testdata/store-v3.db is a bbolt store at layout 3 (sessions, tasks, conversations,
+// config entries, pins; no credentials bucket), written by the build just before layout 4
+// from fixtureRecords and the config entry and pins below. The build of today writes layout
+// 4, so it cannot regenerate this file: keep it as it is.
+const storeFixtureV3 = "testdata/store-v3.db"
+
+// TestStoreFixtureV3 opens a layout 3 store: the credentials migration alone runs, every
+// record of the earlier layout is still there, and credentials work in it.
+func TestStoreFixtureV3(t *testing.T) {
+	raw, err := os.ReadFile(storeFixtureV3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "mcpgw.db")
+	must(t, os.WriteFile(path, raw, 0o600))
+	s, err := OpenBolt(path)
+	if err != nil {
+		t.Fatalf("open the layout 3 store: %v", err)
+	}
+	if m := s.Migrated(); !slices.Equal(m, []string{"v3-to-v4-credentials-bucket"}) {
+		t.Errorf("migrations run on the layout 3 store: %v", m)
+	}
+	if v, err := s.SchemaVersion(); err != nil || v != 4 || ConfigSchemaVersion != 4 {
+		t.Errorf("schema version after opening: %d, %v; want 4 (and this build's %d)", v, err, ConfigSchemaVersion)
+	}
+	recs, tasks, convs := fixtureRecords()
+	for _, want := range recs {
+		if got, err := s.Get(want.ID); err != nil || got.Principal != want.Principal {
+			t.Errorf("session %s: %+v, %v", want.ID, got, err)
+		}
+	}
+	if ts, err := s.ListTasks(); err != nil || len(ts) != len(tasks) {
+		t.Errorf("tasks: %d, %v; want %d", len(ts), err, len(tasks))
+	}
+	if c, err := s.GetConversation(convs[0].Agent, convs[0].ID); err != nil || c.FullViewHash != convs[0].FullViewHash {
+		t.Errorf("conversation: %+v, %v", c, err)
+	}
+	if e, err := s.GetConfig("server", "web"); err != nil || e.Version != 2 || string(e.Doc) != `{"url":"http://web:8080/mcp"}` {
+		t.Errorf("config entry: %+v, %v", e, err)
+	}
+	if ps, err := s.ListPins(); err != nil || len(ps) != 2 || ps[0].Kind != "server" || ps[1].Hash != "h1" {
+		t.Errorf("pins: %+v, %v", ps, err)
+	}
+	if cs, err := s.ListCredentials(CredentialGrant); err != nil || len(cs) != 0 {
+		t.Errorf("credentials of the layout 3 store: %v, %v", cs, err)
+	}
+	if rev, err := s.PutCredential(&Credential{Kind: CredentialGrant, Server: "web", Subject: "alice", Sealed: []byte("x")}, 0); err != nil || rev != 1 {
+		t.Fatalf("credential in the migrated store: %d, %v", rev, err)
+	}
+	must(t, s.Close())
+	// Opened again, it is at layout 4: nothing runs, and the credential is kept.
+	s, err = OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if m := s.Migrated(); len(m) != 0 {
+		t.Errorf("migrations on the second open: %v", m)
+	}
+	if c, err := s.GetCredential(CredentialGrant, "web", "alice"); err != nil || c.Rev != 1 {
+		t.Errorf("credential after reopen: %+v, %v", c, err)
 	}
 }
 

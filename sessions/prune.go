@@ -1,7 +1,9 @@
 package sessions
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -15,7 +17,9 @@ import (
 // of which would prune the others'; bound its memory with Redis's own maxmemory policy).
 type ConversationPruner interface {
 	// PruneConversations deletes the conversations last written before before, then the
-	// oldest beyond keep, and returns how many it deleted.
+	// oldest beyond keep, and returns how many it deleted. It also deletes the expired
+	// credential records (PruneCredentials), uncounted: this is where the store is pruned.
+	// (Redis expires those by itself.)
 	PruneConversations(before time.Time, keep int) (int, error)
 }
 
@@ -53,6 +57,9 @@ func doomed[K any](all []convAge[K], before time.Time, keep int) []K {
 }
 
 func (s *Memory) PruneConversations(before time.Time, keep int) (int, error) {
+	if _, err := s.PruneCredentials(time.Now()); err != nil {
+		return 0, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	all := make([]convAge[convKey], 0, len(s.convs))
@@ -67,6 +74,9 @@ func (s *Memory) PruneConversations(before time.Time, keep int) (int, error) {
 }
 
 func (s *Bolt) PruneConversations(before time.Time, keep int) (int, error) {
+	if _, err := s.PruneCredentials(time.Now()); err != nil {
+		return 0, fmt.Errorf("prune credentials: %w", err)
+	}
 	var all []convAge[[]byte]
 	err := s.db.View(func(tx *bolt.Tx) error {
 		return tx.Bucket(bucketConvs).ForEach(func(k, v []byte) error {
@@ -96,4 +106,57 @@ func (s *Bolt) PruneConversations(before time.Time, keep int) (int, error) {
 		return 0, err
 	}
 	return len(gone), nil
+}
+
+// PruneCredentials deletes the credentials expired at now and returns how many it
+// deleted.
+func (s *Memory) PruneCredentials(now time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for k, c := range s.creds {
+		if c.expired(now) {
+			delete(s.creds, k)
+			n++
+		}
+	}
+	return n, nil
+}
+
+// PruneCredentials deletes the credentials expired at now and returns how many it
+// deleted. A record that does not decode is left for an operator to see. It reads first
+// and writes (an fsync) only when something expired; the write checks each record again,
+// as it may have been written since.
+func (s *Bolt) PruneCredentials(now time.Time) (int, error) {
+	var doomed [][]byte
+	err := s.db.View(func(tx *bolt.Tx) error {
+		return credBucket(tx).ForEach(func(k, v []byte) error {
+			if c, err := decodeCred(v); err == nil && c.expired(now) {
+				doomed = append(doomed, bytes.Clone(k))
+			}
+			return nil
+		})
+	})
+	if err != nil || len(doomed) == 0 {
+		return 0, err
+	}
+	n := 0
+	err = s.db.Update(func(tx *bolt.Tx) error {
+		n = 0
+		b := credBucket(tx)
+		for _, k := range doomed {
+			if c, err := decodeCred(b.Get(k)); err != nil || !c.expired(now) {
+				continue
+			}
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }

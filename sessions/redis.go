@@ -27,20 +27,26 @@ import (
 //	mcpgw:config:<kind>:<name>  an admin API config entry (JSON)
 //	mcpgw:pin:<server>:<kind>:<name>
 //	                            an integrity record of a served definition (JSON)
-//	mcpgw:sessions, mcpgw:tasks, mcpgw:configs, mcpgw:pins
-//	                            sets of the ids above, for List, ListTasks, ListConfig and
-//	                            ListPins
+//	mcpgw:cred:<kind>:<server>:<subject>
+//	                            a sealed upstream credential (JSON), with a Redis TTL
+//	                            when it expires
+//	mcpgw:sessions, mcpgw:tasks, mcpgw:configs, mcpgw:pins, mcpgw:creds:<kind>
+//	                            sets of the ids above, for List, ListTasks, ListConfig,
+//	                            ListPins and ListCredentials
+//	mcpgw:lock:<name>           a held Lock: its holder's random token, with a TTL
 //
 // Parts of keys are escaped ('%' and ':' as %25 and %3A), so that no agent or id can
-// collide with another. Records have no Redis TTL: the gateway reaps idle sessions.
+// collide with another. Records have no Redis TTL (the gateway reaps idle sessions),
+// except credentials that expire and locks.
 //
 // Every call is bounded by opTimeout. A server that cannot be reached (down, timed out) is
 // an error wrapping ErrUnavailable; go-redis dials again on later calls, so the store
 // recovers by itself when the server comes back (about a second later at most).
 type Redis struct {
-	c      *redis.Client
-	url    string // redacted, for errors
-	closed atomic.Bool
+	c       *redis.Client
+	url     string // redacted, for errors
+	closed  atomic.Bool
+	scripts redisScripts
 }
 
 const (
@@ -117,7 +123,7 @@ func OpenRedis(rawURL string) (*Redis, error) {
 	}
 	opt.DialerRetries = 2
 	opt.ContextTimeoutEnabled = true
-	s := &Redis{c: redis.NewClient(opt), url: shown}
+	s := &Redis{c: redis.NewClient(opt), url: shown, scripts: newRedisScripts()}
 	ctx, cancel := context.WithTimeout(context.Background(), opTimeout)
 	defer cancel()
 	if err := s.c.Ping(ctx).Err(); err != nil {
@@ -187,7 +193,7 @@ func (s *Redis) Delete(id string) error {
 
 func (s *Redis) List() ([]*Record, error) {
 	var out []*Record
-	err := s.listIndexed("list sessions", keySessions, sessionKey, func(id string, v []byte) error {
+	_, err := s.listIndexed("list sessions", keySessions, sessionKey, func(id string, v []byte) error {
 		r := new(Record)
 		if err := json.Unmarshal(v, r); err != nil {
 			return fmt.Errorf("session %q: %w", id, err)
@@ -220,7 +226,7 @@ func (s *Redis) DeleteTask(id string) error {
 
 func (s *Redis) ListTasks() ([]*Task, error) {
 	var out []*Task
-	err := s.listIndexed("list tasks", keyTasks, taskKey, func(id string, v []byte) error {
+	_, err := s.listIndexed("list tasks", keyTasks, taskKey, func(id string, v []byte) error {
 		t := new(Task)
 		if err := json.Unmarshal(v, t); err != nil {
 			return fmt.Errorf("task %q: %w", id, err)
@@ -276,7 +282,7 @@ func (s *Redis) DeleteConfig(kind, name string) error {
 
 func (s *Redis) ListConfig() ([]*ConfigEntry, error) {
 	var out []*ConfigEntry
-	err := s.listIndexed("list config", keyConfigs, configKeyRedis, func(id string, v []byte) error {
+	_, err := s.listIndexed("list config", keyConfigs, configKeyRedis, func(id string, v []byte) error {
 		e := new(ConfigEntry)
 		if err := json.Unmarshal(v, e); err != nil {
 			return fmt.Errorf("config entry %q: %w", id, err)
@@ -315,7 +321,7 @@ func (s *Redis) DeletePin(server, kind, name string) error {
 
 func (s *Redis) ListPins() ([]*Pin, error) {
 	var out []*Pin
-	err := s.listIndexed("list pins", keyPins, pinKeyRedis, func(id string, v []byte) error {
+	_, err := s.listIndexed("list pins", keyPins, pinKeyRedis, func(id string, v []byte) error {
 		p := new(Pin)
 		if err := json.Unmarshal(v, p); err != nil {
 			return fmt.Errorf("pin %q: %w", id, err)
@@ -373,13 +379,14 @@ func (s *Redis) deleteIndexed(op, index, id, key string) error {
 }
 
 // listIndexed reads the ids of the index set, then their values in chunks. Each round
-// trip has its own opTimeout. An id whose key is gone (deleted meanwhile) is skipped.
-func (s *Redis) listIndexed(op, index string, keyOf func(string) string, each func(id string, v []byte) error) error {
+// trip has its own opTimeout. An id whose key is gone (deleted meanwhile, or expired) is
+// skipped, and returned in gone.
+func (s *Redis) listIndexed(op, index string, keyOf func(string) string, each func(id string, v []byte) error) (gone []string, err error) {
 	c, cancel := opCtx()
 	ids, err := s.c.SMembers(c, index).Result()
 	cancel()
 	if err != nil {
-		return s.wrap(op, err)
+		return nil, s.wrap(op, err)
 	}
 	for len(ids) > 0 {
 		n := min(len(ids), listChunk)
@@ -393,19 +400,20 @@ func (s *Redis) listIndexed(op, index string, keyOf func(string) string, each fu
 		vals, err := s.c.MGet(c, keys...).Result()
 		cancel()
 		if err != nil {
-			return s.wrap(op, err)
+			return nil, s.wrap(op, err)
 		}
 		for i, v := range vals {
 			str, ok := v.(string)
 			if !ok {
+				gone = append(gone, chunk[i])
 				continue
 			}
 			if err := each(chunk[i], []byte(str)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return nil
+	return gone, nil
 }
 
 // Bus carries events between gateway replicas that share a store.

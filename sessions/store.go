@@ -5,6 +5,7 @@ package sessions
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -102,7 +103,8 @@ var errBadConfigKey = errors.New("config entry: kind and name must be non-empty 
 
 var errBadPinKey = errors.New("pin: server and kind must be non-empty, name too unless the kind is server, and none may hold a NUL")
 
-// Store holds session, task and conversation records. Every method is safe for
+// Store holds session, task and conversation records, the admin API's config entries,
+// integrity pins and sealed upstream credentials, and named locks. Every method is safe for
 // concurrent use. Records are stored by value: callers may change what they passed to
 // Put or got from Get without affecting the store.
 type Store interface {
@@ -130,6 +132,31 @@ type Store interface {
 	GetPin(server, kind, name string) (*Pin, error)
 	DeletePin(server, kind, name string) error
 	ListPins() ([]*Pin, error)
+	// PutCredential writes c if the stored record is the one the caller read: rev 0
+	// creates it only if absent (or expired); rev n > 0 replaces it only if its Rev is n.
+	// It returns the new Rev (rev+1), or ErrConflict when the stored record differs; c
+	// itself is not changed. This is what keeps two replicas from both storing a rotated
+	// refresh token: the second one's write conflicts, and it reads the first one's.
+	PutCredential(c *Credential, rev int64) (int64, error)
+	// GetCredential answers ErrNotFound for a record absent or expired.
+	GetCredential(kind, server, subject string) (*Credential, error)
+	// DeleteCredential of an absent record is not an error.
+	DeleteCredential(kind, server, subject string) error
+	// ListCredentials returns kind's records, sorted by server, then subject, expired ones
+	// left out.
+	ListCredentials(kind string) ([]*Credential, error)
+	// TakeCredential gets and deletes a record in one step: of two concurrent Takes of one
+	// record (two callbacks carrying one flow's state, on two replicas), one gets it and
+	// the other ErrNotFound. An expired record is deleted and answers ErrNotFound.
+	TakeCredential(kind, server, subject string) (*Credential, error)
+	// Lock takes the lock called name among everything that shares the store (the
+	// callers of this store value for memory and bbolt; every replica for Redis), waiting
+	// until it is free or ctx ends (then ctx's error). ttl bounds the holding: once it has
+	// passed, the lock is free again even if its holder never unlocked it (it died), so a
+	// holder must finish within ttl; unlock after that does not free a lock another has
+	// taken since. Unlock may be called more than once. A Redis store that cannot be
+	// reached answers its error (ErrUnavailable) rather than waiting for it.
+	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), err error)
 	Close() error
 }
 
@@ -171,6 +198,11 @@ type Memory struct {
 	config map[string]ConfigEntry
 	// pins holds integrity records by PinKey.
 	pins map[string]*Pin
+	// creds holds credential records by credKey; a stored value is replaced, never
+	// changed in place.
+	creds map[string]*Credential
+	// locks are Lock's (this store value's users share them).
+	locks localLocks
 }
 
 type convKey struct{ agent, id string }
