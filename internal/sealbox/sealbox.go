@@ -45,7 +45,8 @@ const (
 )
 
 // Ring is a key ring: one or more AES-256 keys. The first seals; every one opens what it
-// sealed. A Ring is safe for concurrent use and never changes after it is made.
+// sealed. A Ring is made by New, ParseKeys or LoadOrCreate; it is safe for concurrent use
+// and never changes after it is made.
 type Ring struct {
 	keys []ringKey
 }
