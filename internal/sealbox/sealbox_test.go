@@ -178,7 +178,7 @@ func TestParseKeys(t *testing.T) {
 	if _, err := ParseKeys(NewKeyText()); err != nil {
 		t.Errorf("NewKeyText does not parse: %v", err)
 	}
-	if NewKeyText() == NewKeyText() {
+	if a, b := NewKeyText(), NewKeyText(); a == b {
 		t.Error("NewKeyText repeats itself")
 	}
 	secret := "c2VjcmV0LWtleS1tYXRlcmlhbC10aGF0LWlzLXNob3J0"
