@@ -1,0 +1,269 @@
+package upauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/oauth"
+	"github.com/mcpgw/mcpgw/sessions"
+)
+
+// Begin starts an authorization of subject at srv and returns the URL a person opens to
+// approve it. The authorization server is discovered from ch (an upstream's challenge) or
+// a probe; mcpgw's client there is the configured one, or the one it registered before
+// with that issuer, or a new registration. The pending flow is kept in the store under its
+// state until the callback, at most the flow timeout, so the callback may reach any
+// replica.
+func (m *Manager) Begin(ctx context.Context, srv Server, subject string, ch *oauth.Challenge) (string, error) {
+	return m.begin(ctx, srv, srv.subjectOf(subject), ch, nil, 0)
+}
+
+func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.Challenge, scopes []string, stepUps int) (string, error) {
+	d, err := m.discover(ctx, srv, ch)
+	if err != nil {
+		return "", err
+	}
+	cl, err := m.client(ctx, srv, d.Server)
+	if err != nil {
+		return "", err
+	}
+	if scopes == nil {
+		var c oauth.Challenge
+		if ch != nil {
+			c = *ch
+		}
+		scopes = union(oauth.SelectScopes(c, d.ResourceMetadata, d.Server, true), srv.Auth.Scopes)
+	}
+	u, p, err := oauth.NewAuthorization(oauth.AuthRequest{Server: d.Server, Client: cl,
+		RedirectURI: m.o.CallbackURL, Resource: d.Resource, Scopes: scopes})
+	if err != nil {
+		return "", err
+	}
+	f := flow{Server: srv.Name, Subject: sub, Pending: p, AS: *d.Server, Client: stored(cl), StepUps: stepUps}
+	sealed, err := m.seal(kindFlow, flowServer, p.State, f)
+	if err != nil {
+		return "", err
+	}
+	now := m.o.Now().UTC()
+	_, err = m.o.Store.PutCredential(&sessions.Credential{Kind: kindFlow, Server: flowServer, Subject: p.State,
+		Sealed: sealed, Expires: now.Add(m.o.FlowTimeout), Updated: now}, 0)
+	if err != nil {
+		return "", err
+	}
+	return u, nil
+}
+
+// pendingURL is the consent URL kept for subject at a server while its flow is young: a
+// caller that calls again and again before a person approves gets the same URL, and the
+// store one flow, not one per call.
+type pendingURL struct {
+	URL string `json:"url"`
+}
+
+// consentURL is the URL of subject's pending authorization at srv, started now unless one
+// was started within half the flow timeout.
+func (m *Manager) consentURL(ctx context.Context, srv Server, sub string) (string, error) {
+	if c, err := m.o.Store.GetCredential(kindFlow, srv.Name, sub); err == nil {
+		var p pendingURL
+		if m.open(c, &p) == nil && p.URL != "" {
+			return p.URL, nil
+		}
+	}
+	u, err := m.begin(ctx, srv, sub, nil, nil, 0)
+	if err != nil {
+		return "", err
+	}
+	if sealed, err := m.seal(kindFlow, srv.Name, sub, pendingURL{URL: u}); err == nil {
+		now := m.o.Now().UTC()
+		c := &sessions.Credential{Kind: kindFlow, Server: srv.Name, Subject: sub, Sealed: sealed,
+			Expires: now.Add(m.o.FlowTimeout / 2), Updated: now}
+		if _, err := m.o.Store.PutCredential(c, 0); errors.Is(err, sessions.ErrConflict) {
+			// Another call started one at the same moment; either URL works.
+			return u, nil
+		}
+	}
+	return u, nil
+}
+
+// client is mcpgw's client at the authorization server as: the configured one, else the
+// one registered with that issuer before (kept in the store), else a new registration
+// (kept for next time). Registrations are per issuer: a server that moved to another
+// authorization server gets a new one, and no client id travels between them.
+func (m *Manager) client(ctx context.Context, srv Server, as *oauth.ServerMetadata) (oauth.ClientInfo, error) {
+	a := srv.Auth
+	if a.ClientID != "" {
+		cl, err := m.clientInfo(srv, storedClient{ID: a.ClientID, Secret: a.ClientSecret, RegisteredBy: oauth.RegisteredByHand})
+		if err != nil {
+			return cl, err
+		}
+		return m.oc.Register(ctx, as, oauth.RegisterOptions{Preregistered: &cl})
+	}
+	if c, err := m.o.Store.GetCredential(kindClient, srv.Name, as.Issuer); err == nil {
+		var s storedClient
+		if m.open(c, &s) == nil && s.Issuer == as.Issuer && (s.ExpiresAt.IsZero() || m.o.Now().Before(s.ExpiresAt)) {
+			return m.clientInfo(srv, s)
+		}
+	}
+	cl, err := m.oc.Register(ctx, as, oauth.RegisterOptions{MetadataDocumentURL: a.ClientMetadataURL,
+		ClientName: m.o.ClientName, RedirectURIs: []string{m.o.CallbackURL}})
+	if err != nil {
+		return cl, err
+	}
+	if cl.RegisteredBy == oauth.RegisteredDynamic {
+		if sealed, err := m.seal(kindClient, srv.Name, as.Issuer, stored(cl)); err == nil {
+			_, _ = m.o.Store.PutCredential(&sessions.Credential{Kind: kindClient, Server: srv.Name, Subject: as.Issuer,
+				Sealed: sealed, Expires: cl.SecretExpiresAt, Updated: m.o.Now().UTC()}, 0)
+		}
+	}
+	return cl, nil
+}
+
+// Completed is what a callback finished: whose grant at which server.
+type Completed struct {
+	Server, Subject string
+}
+
+// Complete finishes the authorization a callback's query answers: the pending flow is
+// taken by its state (once: a second callback with the same state finds nothing), the
+// query checked (state, iss, an error answer), the code exchanged, and the grant stored.
+func (m *Manager) Complete(ctx context.Context, q url.Values) (Completed, error) {
+	state := q.Get("state")
+	if state == "" || len(q["state"]) > 1 {
+		return Completed{}, errors.New("the callback has no single state: it answers no authorization mcpgw started")
+	}
+	c, err := m.o.Store.TakeCredential(kindFlow, flowServer, state)
+	if errors.Is(err, sessions.ErrNotFound) {
+		return Completed{}, errors.New("the callback's state is unknown or expired (an authorization waits at most " + m.o.FlowTimeout.String() + "): start again")
+	}
+	if err != nil {
+		return Completed{}, err
+	}
+	var f flow
+	if err := m.open(c, &f); err != nil {
+		return Completed{}, err
+	}
+	done := Completed{Server: f.Server, Subject: f.Subject}
+	_ = m.o.Store.DeleteCredential(kindFlow, f.Server, f.Subject) // its consent URL is spent
+	code, err := f.Pending.Callback(q)
+	if err != nil {
+		return done, err
+	}
+	tok, err := m.oc.Exchange(ctx, f.Pending, oauth.ClientInfo{Issuer: f.Client.Issuer, ID: f.Client.ID,
+		Secret: f.Client.Secret, AuthMethod: f.Client.AuthMethod}, code)
+	if err != nil {
+		return done, err
+	}
+	g := &grant{Token: tok, Server: f.AS, Client: f.Client, Resource: f.Pending.Resource, StepUps: f.StepUps}
+	for range 3 {
+		_, rev, err := m.loadGrant(f.Server, f.Subject)
+		if err != nil {
+			return done, err
+		}
+		if err = m.putGrant(f.Server, f.Subject, g, rev); !errors.Is(err, sessions.ErrConflict) {
+			return done, err
+		}
+	}
+	return done, sessions.ErrConflict
+}
+
+// Challenged handles an upstream's refusal of the Authorization header sent on subject's
+// behalf: a 403 asking for more scopes starts a step-up authorization (bounded:
+// oauth.DefaultMaxStepUps in a row); a 401 drops the grant and starts a new one. When the
+// grant no longer presents sent (another call or replica renewed it meanwhile), nothing
+// is dropped and the answer is nil: try again. Otherwise the answer is the *NeedConsent
+// to pass on, or why none can be started.
+func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent string, status int, h http.Header) error {
+	sub := srv.subjectOf(subject)
+	ch := oauth.ParseChallenge(h)
+	g, _, err := m.loadGrant(srv.Name, sub)
+	if err != nil {
+		return err
+	}
+	if g != nil && g.Token.AuthorizationHeader() != sent {
+		return nil
+	}
+	if status == http.StatusForbidden && ch.InsufficientScope() {
+		var prev []string
+		done := 0
+		if g != nil {
+			prev, done = g.Token.Scopes, g.StepUps
+		}
+		scopes, err := oauth.StepUp(prev, ch, done, oauth.DefaultMaxStepUps)
+		if err != nil {
+			return fmt.Errorf("upstream %s: %w", srv.Name, err)
+		}
+		u, err := m.begin(ctx, srv, sub, &ch, scopes, done+1)
+		if err != nil {
+			return err
+		}
+		return &NeedConsent{Server: srv.Name, URL: u, StepUp: true}
+	}
+	if g != nil {
+		if err := m.o.Store.DeleteCredential(kindGrant, srv.Name, sub); err != nil {
+			return err
+		}
+	}
+	if srv.Auth.Grant == config.GrantClientCredentials {
+		_, err := m.renew(ctx, srv, sub)
+		return err
+	}
+	u, err := m.begin(ctx, srv, sub, &ch, nil, 0)
+	if err != nil {
+		return err
+	}
+	return &NeedConsent{Server: srv.Name, URL: u}
+}
+
+// Revoke forgets subject's grant at server (the authorization server keeps it until it
+// expires; mcpgw no longer uses it).
+func (m *Manager) Revoke(server, subject string) error {
+	return m.o.Store.DeleteCredential(kindGrant, server, subject)
+}
+
+// GrantInfo is what may be shown of a grant: never a token.
+type GrantInfo struct {
+	Server, Subject string
+	Issuer          string
+	Scopes          []string
+	Expires         time.Time // the access token's; zero: the server did not say
+	Refreshable     bool
+	Updated         time.Time
+}
+
+// Grants lists the grants kept (of subject only, when it is not ""), by server.
+func (m *Manager) Grants(subject string) ([]GrantInfo, error) {
+	cs, err := m.o.Store.ListCredentials(kindGrant)
+	if err != nil {
+		return nil, err
+	}
+	var out []GrantInfo
+	for _, c := range cs {
+		if subject != "" && c.Subject != subject {
+			continue
+		}
+		var g grant
+		if m.open(c, &g) != nil {
+			continue
+		}
+		out = append(out, GrantInfo{Server: c.Server, Subject: c.Subject, Issuer: g.Server.Issuer,
+			Scopes: slices.Clone(g.Token.Scopes), Expires: g.Token.Expiry, Refreshable: g.Token.RefreshToken != "", Updated: c.Updated})
+	}
+	return out, nil
+}
+
+// union is a's scopes, then b's not in a.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, s := range b {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
