@@ -2207,3 +2207,33 @@ func TestH1TLSSettingsApart(t *testing.T) {
 		t.Fatalf("server names %q and %q", a.tlsConf.ServerName, b.tlsConf.ServerName)
 	}
 }
+
+// TestH1Challenges: the WWW-Authenticate fields of an answer come back as sent, every
+// one of them (up to a bound), and none when there are none.
+func TestH1Challenges(t *testing.T) {
+	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		n := len(r.URL.Query().Get("n"))
+		for i := range n {
+			w.Header().Add("WWW-Authenticate", `Bearer realm="r`+strconv.Itoa(i)+`", scope="a b"`)
+		}
+		if n > 0 {
+			w.WriteHeader(http.StatusUnauthorized)
+		}
+		_, _ = io.WriteString(w, "{}")
+	})
+	tr := &testTracker{}
+	for _, c := range []struct {
+		q    string
+		want int
+	}{{"", 0}, {"x", 1}, {"xx", 2}, {strings.Repeat("x", 20), maxChallenges}} {
+		r := mustPost(t, newTestEndpoint(t, cs.URL+"/?n="+c.q, nil), tr, "{}")
+		if len(r.Challenges) != c.want {
+			t.Fatalf("%d challenges sent: got %d, want %d", len(c.q), len(r.Challenges), c.want)
+		}
+		if c.want > 0 && r.Challenges[0] != `Bearer realm="r0", scope="a b"` {
+			t.Errorf("challenge %q", r.Challenges[0])
+		}
+		r.Discard()
+	}
+}

@@ -32,7 +32,7 @@ func (r *Response) readHead(keep, known string) error {
 		if err := h.readFields(br, &total); err != nil {
 			return err
 		}
-		r.Status, r.EventStream, r.Kept = status, h.eventStream, h.kept
+		r.Status, r.EventStream, r.Kept, r.Challenges = status, h.eventStream, h.kept, h.challenges
 		if h.sawTE && !http11 {
 			// RFC 9112 6.1: the framing of such a message is faulty.
 			return errors.New("Transfer-Encoding in an HTTP/1.0 answer")
@@ -52,6 +52,9 @@ func (r *Response) readHead(keep, known string) error {
 	}
 }
 
+// maxChallenges bounds the WWW-Authenticate fields kept of one answer.
+const maxChallenges = 8
+
 // head is what the header fields of one answer head say about the answer.
 type head struct {
 	keep  string // the lower-case name of the field to keep
@@ -59,8 +62,9 @@ type head struct {
 
 	eventStream   bool
 	kept          string
-	length        int64 // Content-Length, when lengthDigits > 0
-	lengthDigits  int   // how it was written: "2" and "02" are two values
+	challenges    []string // WWW-Authenticate
+	length        int64    // Content-Length, when lengthDigits > 0
+	lengthDigits  int      // how it was written: "2" and "02" are two values
 	chunked       bool
 	sawTE         bool
 	close, keepOn bool // Connection: close, keep-alive
@@ -120,6 +124,10 @@ func (h *head) field(name, val []byte) error {
 	case asciiEqualFold(name, "trailer"):
 		if containsToken(val, "content-length") || containsToken(val, "transfer-encoding") || containsToken(val, "trailer") {
 			return fmt.Errorf("the Trailer field %q names a field that frames the message", truncate(val))
+		}
+	case asciiEqualFold(name, "www-authenticate"):
+		if len(h.challenges) < maxChallenges {
+			h.challenges = append(h.challenges, string(val))
 		}
 	case h.keep != "" && asciiEqualFold(name, h.keep):
 		if string(val) == h.known {

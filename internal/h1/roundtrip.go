@@ -86,9 +86,12 @@ type Response struct {
 	Status      int
 	EventStream bool
 	Kept        string
-	length      int64 // -1: unknown
-	chunked     bool
-	reusable    bool
+	// Challenges are the answer's WWW-Authenticate fields (an authorization challenge;
+	// read on every answer, since they are rare and small).
+	Challenges []string
+	length     int64 // -1: unknown
+	chunked    bool
+	reusable   bool
 
 	ep       *Endpoint
 	c        *Conn

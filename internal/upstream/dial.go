@@ -54,6 +54,20 @@ type Options struct {
 	Log              *slog.Logger
 	// InProcess is the server of transport inprocess, served by this process (inproc.go).
 	InProcess *InProcess
+	// Authorizer gives a streamable HTTP upstream's requests their Authorization header,
+	// for an upstream mcpgw is the OAuth client of (nil: none).
+	Authorizer Authorizer
+}
+
+// Authorizer is who holds the token an upstream's requests carry.
+type Authorizer interface {
+	// Header is the Authorization value of the next request; an error (no usable grant)
+	// fails the request with it.
+	Header(ctx context.Context) (string, error)
+	// Refused tells that the upstream answered status (401 or 403) with challenge to the
+	// value sent. nil: send once more with Header's new value; else the request fails
+	// with the error (which says what a person must do).
+	Refused(ctx context.Context, sent string, status int, challenge http.Header) error
 }
 
 // defaultClientCaps are the capabilities the gateway offers upstreams it shares between
@@ -207,6 +221,7 @@ func (d *Dialer) transport(ctx context.Context, o Options, log *slog.Logger) (tr
 		st := newStreamable(o.Name, o.URL, o.Headers, d.http, log)
 		st.h1.Pool, st.h1.Busy, st.h1.UserAgent = d.pool, d.waiter(), "mcpgw/"+d.EffectiveVersion()
 		st.maxMessage = o.MaxMessageBytes
+		st.auth = o.Authorizer
 		tr = st
 	case "sse":
 		st := newSSE(o.Name, o.URL, o.Headers, d.http, log)

@@ -29,6 +29,8 @@ type streamTransport struct {
 	// maxMessage bounds one event read from the upstream (Options.MaxMessageBytes; 0:
 	// MaxMessageBytes).
 	maxMessage int
+	// auth gives requests their Authorization header (Options.Authorizer; nil: none).
+	auth Authorizer
 
 	mu        sync.Mutex
 	sessionID string
@@ -150,6 +152,13 @@ func (t *streamTransport) setHeaders(h http.Header) {
 	for k, v := range t.headers {
 		h.Set(k, v)
 	}
+	if t.auth != nil {
+		// A GET stream or DELETE without a usable token goes without one: the upstream
+		// refuses it, and the next POST says why.
+		if v, err := t.auth.Header(t.ctx); err == nil {
+			h.Set("Authorization", v)
+		}
+	}
 	t.mu.Lock()
 	if t.sessionID != "" {
 		h["Mcp-Session-Id"] = []string{t.sessionID}
@@ -170,6 +179,42 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 		return fmt.Errorf("%w: %v", ErrClosed, t.err())
 	default:
 	}
+	if t.auth == nil {
+		return t.post(ctx, msg, rel, "")
+	}
+	// An upstream that refuses the token is told once more, with the token its
+	// authorizer gives after the refusal (another call may have renewed it meanwhile).
+	for attempt := 0; ; attempt++ {
+		authz, err := t.auth.Header(ctx)
+		if err != nil {
+			return err
+		}
+		err = t.post(ctx, msg, rel, authz)
+		var ref *refused
+		if !errors.As(err, &ref) {
+			return err
+		}
+		if err := t.auth.Refused(ctx, authz, ref.status, http.Header{"Www-Authenticate": ref.challenges}); err != nil || attempt == 1 {
+			if err == nil {
+				err = fmt.Errorf("upstream refused its renewed token too (HTTP %d)", ref.status)
+			}
+			return err
+		}
+	}
+}
+
+// refused is a POST the upstream answered 401 or 403 while mcpgw is its OAuth client.
+type refused struct {
+	status     int
+	challenges []string
+}
+
+func (e *refused) Error() string {
+	return fmt.Sprintf("upstream refused the token (HTTP %d)", e.status)
+}
+
+// post POSTs one message, with authz as its Authorization header when not "".
+func (t *streamTransport) post(ctx context.Context, msg []byte, rel *Call, authz string) error {
 	t.mu.Lock()
 	sid, version := t.sessionID, t.version
 	t.mu.Unlock()
@@ -179,6 +224,9 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	}
 	req := h1.Request{Method: http.MethodPost, Body: msg, Deadline: deadline, Owner: rel, Keep: "mcp-session-id", Known: sid}
 	postHeader(&req.Header, rel, sid, version, msg)
+	if authz != "" {
+		req.Header.Add("Authorization", authz)
+	}
 	resp, err := t.ep.RoundTrip(ctx, t, &req)
 	if err != nil {
 		return t.postFailed(err, rel)
@@ -194,6 +242,9 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	case resp.Status == http.StatusAccepted:
 		resp.Discard()
 		return nil
+	case authz != "" && (resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden):
+		resp.Discard()
+		return &refused{status: resp.Status, challenges: resp.Challenges}
 	case resp.Status == http.StatusNotFound && t.hasSession():
 		resp.Discard()
 		t.die(errors.New("upstream ended the session (404)"))
