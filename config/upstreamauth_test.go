@@ -7,15 +7,20 @@ import (
 
 const oauthBase = "version: 1\nservers:\n  crm:\n    type: http\n    url: https://crm.example.com/mcp\n"
 
-// TestUpstreamAuthDefaults: an OAuth server is per user with the authorization code
-// grant unless it says otherwise; a client credentials grant is per server.
+// TestUpstreamAuthDefaults: an OAuth server is per user unless it says otherwise, which
+// this version refuses; the grant is the authorization code unless it says otherwise; a
+// client credentials grant is per server.
 func TestUpstreamAuthDefaults(t *testing.T) {
-	cfg, ps, err := Parse([]byte(oauthBase + "    auth:\n      type: oauth\n"))
+	_, ps, _ := Parse([]byte(oauthBase + "    auth:\n      type: oauth\n"))
+	if !strings.Contains(ps.Error(), "per: user (each identity's own grant, the default) is not available") {
+		t.Errorf("the default per user: %v, want the error that it is not available", ps)
+	}
+	cfg, ps, err := Parse([]byte(oauthBase + "    auth:\n      type: oauth\n      per: server\n"))
 	if err != nil {
 		t.Fatalf("%v", ps)
 	}
 	a := cfg.Servers["crm"].Auth
-	if !a.PerUser() || a.Grant != GrantAuthorizationCode {
+	if a.PerUser() || a.Grant != GrantAuthorizationCode {
 		t.Errorf("defaults: %+v", a)
 	}
 	u := cfg.UpstreamCredentials
@@ -56,6 +61,7 @@ func TestUpstreamAuthProblems(t *testing.T) {
 		{"token exchange per server", "    auth:\n      type: oauth\n      per: server\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n", "needs per: user"},
 		{"token exchange settings unused", "    auth:\n      type: oauth\n      token_exchange:\n        endpoint: https://sts.example/token\n", "only read with grant: token_exchange"},
 		{"per user shared", "    mode: shared\n    auth:\n      type: oauth\n", "cannot be shared by every caller"},
+		{"per user", "    auth:\n      type: oauth\n      per: user\n", "is not available in this version"},
 	}
 	for _, c := range cases {
 		doc := oauthBase + c.yaml
@@ -72,7 +78,7 @@ func TestUpstreamAuthProblems(t *testing.T) {
 // TestUpstreamCredentialsProblems: a Redis store with OAuth servers needs a shared key,
 // and the callback URL must be one a browser can be sent to.
 func TestUpstreamCredentialsProblems(t *testing.T) {
-	auth := "    auth:\n      type: oauth\n"
+	auth := "    auth:\n      type: oauth\n      per: server\n"
 	_, ps, _ := Parse([]byte("store: redis://127.0.0.1:6379/0\n" + oauthBase + auth))
 	if !strings.Contains(ps.Error(), "upstream_credentials.keys") {
 		t.Errorf("redis without keys: %v", ps)

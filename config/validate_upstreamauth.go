@@ -62,7 +62,13 @@ func validateServerAuth(ps *Problems, where string, d *ServerDef, authMode strin
 		}
 	}
 	switch a.Per {
-	case AuthPerUser, AuthPerServer:
+	case AuthPerServer:
+	case AuthPerUser:
+		// Each identity's own grant needs its own instances and a consent per person;
+		// until the gateway serves that, a grant is one every caller shares, by choice.
+		*ps = append(*ps, Problem{Where: where + ".per",
+			Text: "per: user (each identity's own grant, the default) is not available in this version",
+			Hint: "set per: server for one grant every caller shares (a machine credential, or an authorization the gateway's owner gives once)"})
 	default:
 		ps.add(false, where+".per", "unknown per %q (user or server)", a.Per)
 	}

@@ -150,6 +150,10 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	linkParts(g)
 	reg.Integrity().Use(store, g.integrityEvent) // pins in the store, before any catalogue is read
+	if err := useUpstreamAuth(g, cfg); err != nil {
+		cancel()
+		return nil, err
+	}
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -213,6 +217,8 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	// The same front under /mcp, where clients written for other gateways look for it.
 	g.mux.HandleFunc("/mcp/sse", g.legacy.serveSSE)
 	g.mux.HandleFunc("/mcp/messages", serveMessage)
+	g.mux.HandleFunc("/oauth/connect/", oauthPort{g}.serveConnect)
+	g.mux.HandleFunc(config.CallbackPath, oauthPort{g}.serveCallback)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
 	g.mux.Handle("/metrics", g.metrics.Handler())

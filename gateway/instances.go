@@ -50,7 +50,8 @@ func (s *Session) conn(ctx context.Context, server string) (*upstream.Conn, erro
 func (s *Session) InstanceSpec(server string) registry.OwnerSpec {
 	ov := s.rec.Overrides[server]
 	return registry.OwnerSpec{Session: s.ID, Agent: s.rec.Agent, Mode: ov.Mode, URL: ov.URL, Env: ov.Env,
-		ClientCaps: s.rec.ClientCaps, ClientInfo: s.rec.ClientInfo, Stateless: s.Transport == "stateless"}
+		ClientCaps: s.rec.ClientCaps, ClientInfo: s.rec.ClientInfo, Stateless: s.Transport == "stateless",
+		Subject: grantSubject(s.rec.Principal, s.rec.Agent)}
 }
 
 // Ended reports that the session closed (registry.Owner).

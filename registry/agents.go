@@ -44,6 +44,10 @@ func agentKeyOf(srv *Server, spec *OwnerSpec) agentKey {
 		}{spec.URL, spec.Env})
 		ov = string(b)
 	}
+	if srv.Def.Auth.PerUser() {
+		// Each identity's own token: an agent name two identities use is two instances.
+		agent += "\x00subject:" + spec.Subject
+	}
 	return agentKey{srv.Name, agent, ov}
 }
 

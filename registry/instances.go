@@ -62,6 +62,10 @@ type OwnerSpec struct {
 	// Stateless: the owner serves stateless (2026-07-28) requests; its own instances of a
 	// server on protocol_version auto are asked for that revision first.
 	Stateless bool
+	// Subject is whose upstream grants the owner's instances use (the identity's
+	// principal): an OAuth server's per-user instances carry that identity's token, and
+	// are never shared with another identity.
+	Subject string
 }
 
 // Instances holds what the registry started or took for owners (Registry.Instances).
@@ -246,6 +250,9 @@ func ownerOptions(srv *Server, o Owner, spec *OwnerSpec) upstream.Options {
 	}
 	if spec.Stateless {
 		opts.ProtocolVersion = srv.Def.UpstreamVersion(true)
+	}
+	if a := srv.reg.uauth.authorizerFor(srv.Name, spec.Subject, config.AuthPerUser); a != nil {
+		opts.Authorizer = a
 	}
 	opts.Handler = o.HandleUpstream
 	return opts

@@ -125,7 +125,7 @@ func notBuiltIn(kind string, kinds PluginKinds) error {
 
 // pluginEnv is the environment kinds are given under cfg. Quiet is the registry's own
 // dialer's: a busy wait gives way to the requests of this gateway, not another's.
-func (r *Registry) pluginEnv(cfg *config.Config) PluginEnv {
+func pluginEnv(r *Registry, cfg *config.Config) PluginEnv {
 	return PluginEnv{Log: r.log, MaxMessageBytes: cfg.Upstream.MaxMessageBytes, Quiet: r.dialer.Busy.Quiet}
 }
 
@@ -170,10 +170,10 @@ func (b *boundKinds) busyStats() BusyStats {
 
 // configureKinds hands cfg's settings to the kinds that follow them.
 func (r *Registry) configureKinds(cfg *config.Config) {
-	kinds := r.kinds.get(r.PluginKinds, r.pluginEnv(cfg))
+	kinds := r.kinds.get(r.PluginKinds, pluginEnv(r, cfg))
 	for _, name := range slices.Sorted(maps.Keys(kinds)) {
 		if c, ok := kinds[name].(PluginKindConfigurer); ok {
-			c.Configure(cfg, r.pluginEnv(cfg))
+			c.Configure(cfg, pluginEnv(r, cfg))
 		}
 	}
 }
@@ -184,7 +184,7 @@ func (r *Registry) PluginBusyStats() BusyStats { return r.kinds.busyStats() }
 
 // opener is how a plugin's provider is opened: a built-in type's opener, or its kind's.
 func (r *Registry) opener(d *config.PluginDef) openFunc {
-	kind, kinds := kindOf(d), r.kinds.get(r.PluginKinds, r.pluginEnv(r.Config()))
+	kind, kinds := kindOf(d), r.kinds.get(r.PluginKinds, pluginEnv(r, r.Config()))
 	switch {
 	case d.Type == config.PluginTypeGo && !d.OutOfProcess():
 		return r.provided
@@ -193,7 +193,7 @@ func (r *Registry) opener(d *config.PluginDef) openFunc {
 	case kinds[kind] != nil:
 		k := kinds[kind]
 		return func(ctx context.Context, name string, d *config.PluginDef) (plugin.Plugin, error) {
-			return k.Open(ctx, name, d, r.pluginEnv(r.Config()))
+			return k.Open(ctx, name, d, pluginEnv(r, r.Config()))
 		}
 	case kind != KindCommand && !slices.Contains(config.PluginTypes, kind):
 		err := fmt.Errorf("unknown plugin type %q", d.Type) // config.Validate refuses it

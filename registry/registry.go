@@ -168,6 +168,8 @@ type Registry struct {
 
 	// integ pins what servers and plugins serve (integrity.go).
 	integ Integrity
+	// uauth holds the grants mcpgw has as the OAuth client of upstreams (upstreamauth.go).
+	uauth UpstreamAuth
 
 	// dialer connects the upstreams; its Busy polls for their answers (busy_poll).
 	dialer *upstream.Dialer
@@ -209,6 +211,7 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 		timing: o.Timing.orDefault()}
 	r.inst.r = r
 	r.integ.r = r
+	r.uauth.r = r
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	r.dialer.Busy.SetDuration(cfg.Upstream.BusyPoll)
@@ -456,6 +459,9 @@ func (s *Server) Options() upstream.Options {
 		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
 		InProcess: s.reg.inproc.get(s.Name),
+		// A server-wide grant is every instance's; a per-user one is given per owner
+		// (ownerOptions).
+		Authorizer: s.reg.uauth.authorizerFor(s.Name, "", config.AuthPerServer),
 	}
 }
 

@@ -61,9 +61,6 @@ type authz struct {
 func (a *authz) Header(context.Context) (string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.header == "" {
-		return "", errors.New("upstream t needs your authorization: open http://consent")
-	}
 	return a.header, nil
 }
 
@@ -132,22 +129,28 @@ func TestAuthorizer(t *testing.T) {
 	}
 	c.Close()
 
-	// No grant at all: the start fails saying what to do, and nothing unauthenticated
-	// reaches the upstream.
+	// No grant at all: the first request goes without a token, the upstream's refusal
+	// is told to the authorizer, and the start fails with what it says to do.
 	s.mu.Lock()
 	n := len(s.seen)
+	for _, h := range s.seen {
+		if h == "" {
+			t.Error("a request went without the Authorization header while there was a grant")
+		}
+	}
 	s.mu.Unlock()
-	if _, err := dialAuth(t, ts.URL, &authz{}); err == nil || !strings.Contains(err.Error(), "http://consent") {
+	none := &authz{refusal: errors.New("upstream t needs your authorization: open http://consent")}
+	if _, err := dialAuth(t, ts.URL, none); err == nil || !strings.Contains(err.Error(), "http://consent") {
 		t.Errorf("dial without a grant: %v", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.seen) != n {
-		t.Errorf("%d requests reached the upstream without a grant", len(s.seen)-n)
+	if got := s.seen[n:]; len(got) != 1 || got[0] != "" {
+		t.Errorf("requests without a grant: %q, want one without a token", got)
 	}
-	for _, h := range s.seen {
-		if h == "" {
-			t.Error("a request went without the Authorization header")
-		}
+	none.mu.Lock()
+	defer none.mu.Unlock()
+	if len(none.calls) != 1 || !strings.Contains(none.calls[0], "refused  Unauthorized Bearer") {
+		t.Errorf("refusals told: %q", none.calls)
 	}
 }

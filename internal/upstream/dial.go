@@ -59,17 +59,6 @@ type Options struct {
 	Authorizer Authorizer
 }
 
-// Authorizer is who holds the token an upstream's requests carry.
-type Authorizer interface {
-	// Header is the Authorization value of the next request; an error (no usable grant)
-	// fails the request with it.
-	Header(ctx context.Context) (string, error)
-	// Refused tells that the upstream answered status (401 or 403) with challenge to the
-	// value sent. nil: send once more with Header's new value; else the request fails
-	// with the error (which says what a person must do).
-	Refused(ctx context.Context, sent string, status int, challenge http.Header) error
-}
-
 // defaultClientCaps are the capabilities the gateway offers upstreams it shares between
 // sessions: everything it can relay to a client.
 const defaultClientCaps = `{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`

@@ -182,35 +182,7 @@ func (t *streamTransport) send(ctx context.Context, msg []byte, rel *Call) error
 	if t.auth == nil {
 		return t.post(ctx, msg, rel, "")
 	}
-	// An upstream that refuses the token is told once more, with the token its
-	// authorizer gives after the refusal (another call may have renewed it meanwhile).
-	for attempt := 0; ; attempt++ {
-		authz, err := t.auth.Header(ctx)
-		if err != nil {
-			return err
-		}
-		err = t.post(ctx, msg, rel, authz)
-		var ref *refused
-		if !errors.As(err, &ref) {
-			return err
-		}
-		if err := t.auth.Refused(ctx, authz, ref.status, http.Header{"Www-Authenticate": ref.challenges}); err != nil || attempt == 1 {
-			if err == nil {
-				err = fmt.Errorf("upstream refused its renewed token too (HTTP %d)", ref.status)
-			}
-			return err
-		}
-	}
-}
-
-// refused is a POST the upstream answered 401 or 403 while mcpgw is its OAuth client.
-type refused struct {
-	status     int
-	challenges []string
-}
-
-func (e *refused) Error() string {
-	return fmt.Sprintf("upstream refused the token (HTTP %d)", e.status)
+	return t.sendAuthorized(ctx, msg, rel)
 }
 
 // post POSTs one message, with authz as its Authorization header when not "".
@@ -242,7 +214,7 @@ func (t *streamTransport) post(ctx context.Context, msg []byte, rel *Call, authz
 	case resp.Status == http.StatusAccepted:
 		resp.Discard()
 		return nil
-	case authz != "" && (resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden):
+	case t.auth != nil && (resp.Status == http.StatusUnauthorized || resp.Status == http.StatusForbidden):
 		resp.Discard()
 		return &refused{status: resp.Status, challenges: resp.Challenges}
 	case resp.Status == http.StatusNotFound && t.hasSession():

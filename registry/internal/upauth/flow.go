@@ -25,6 +25,11 @@ func (m *Manager) Begin(ctx context.Context, srv Server, subject string, ch *oau
 }
 
 func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.Challenge, scopes []string, stepUps int) (string, error) {
+	if ch == nil {
+		// The probe's challenge names the metadata and the scopes the server wants.
+		c := m.probe(ctx, srv.URL)
+		ch = &c
+	}
 	d, err := m.discover(ctx, srv, ch)
 	if err != nil {
 		return "", err
@@ -34,11 +39,7 @@ func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.C
 		return "", err
 	}
 	if scopes == nil {
-		var c oauth.Challenge
-		if ch != nil {
-			c = *ch
-		}
-		scopes = union(oauth.SelectScopes(c, d.ResourceMetadata, d.Server, true), srv.Auth.Scopes)
+		scopes = union(oauth.SelectScopes(*ch, d.ResourceMetadata, d.Server, true), srv.Auth.Scopes)
 	}
 	u, p, err := oauth.NewAuthorization(oauth.AuthRequest{Server: d.Server, Client: cl,
 		RedirectURI: m.o.CallbackURL, Resource: d.Resource, Scopes: scopes})
@@ -68,14 +69,14 @@ type pendingURL struct {
 
 // consentURL is the URL of subject's pending authorization at srv, started now unless one
 // was started within half the flow timeout.
-func (m *Manager) consentURL(ctx context.Context, srv Server, sub string) (string, error) {
+func (m *Manager) consentURL(ctx context.Context, srv Server, sub string, ch *oauth.Challenge) (string, error) {
 	if c, err := m.o.Store.GetCredential(kindFlow, srv.Name, sub); err == nil {
 		var p pendingURL
 		if m.open(c, &p) == nil && p.URL != "" {
 			return p.URL, nil
 		}
 	}
-	u, err := m.begin(ctx, srv, sub, nil, nil, 0)
+	u, err := m.begin(ctx, srv, sub, ch, nil, 0)
 	if err != nil {
 		return "", err
 	}
@@ -213,7 +214,7 @@ func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent stri
 		_, err := m.renew(ctx, srv, sub)
 		return err
 	}
-	u, err := m.begin(ctx, srv, sub, &ch, nil, 0)
+	u, err := m.consentURL(ctx, srv, sub, &ch)
 	if err != nil {
 		return err
 	}

@@ -191,7 +191,10 @@ func (m *Manager) putGrant(server, subject string, g *grant, rev int64) error {
 
 // Header returns the Authorization header value for subject's calls to srv, refreshing
 // the token first when it expires within the refresh margin. With no usable grant it
-// obtains one where no person is needed (client credentials), else answers *NeedConsent.
+// obtains one where no person is needed (client credentials), else answers "": the
+// request goes without a token, and the upstream's refusal (Challenged) starts the
+// authorization with what the upstream asks for. A server that serves some requests
+// without a token (initialize) is thus served as it wants.
 func (m *Manager) Header(ctx context.Context, srv Server, subject string) (string, error) {
 	sub := srv.subjectOf(subject)
 	g, _, err := m.loadGrant(srv.Name, sub)
@@ -202,7 +205,7 @@ func (m *Manager) Header(ctx context.Context, srv Server, subject string) (strin
 		return g.Token.AuthorizationHeader(), nil
 	}
 	tok, err := m.renew(ctx, srv, sub)
-	if err != nil {
+	if err != nil || tok.AccessToken == "" {
 		return "", err
 	}
 	return tok.AuthorizationHeader(), nil
@@ -251,11 +254,7 @@ func (m *Manager) renew(ctx context.Context, srv Server, sub string) (oauth.Toke
 	if g != nil && g.Token.Fresh(now, 0) {
 		return g.Token, nil // no refresh token: used until it expires
 	}
-	url, err := m.consentURL(ctx, srv, sub)
-	if err != nil {
-		return oauth.Token{}, err
-	}
-	return oauth.Token{}, &NeedConsent{Server: srv.Name, URL: url}
+	return oauth.Token{}, nil // none: the upstream's refusal starts the authorization
 }
 
 // clientCredentials obtains the server-wide token of a machine credential.

@@ -35,6 +35,8 @@ type fakeAS struct {
 	refresh map[string]bool   // refresh tokens still valid
 	access  map[string]bool
 	life    time.Duration // access token lifetime
+	// challengeScope is the scope /mcp's challenge names ("": none).
+	challengeScope string
 	// counters
 	registrations, tokenCalls, refreshes, ccCalls atomic.Int64
 	revokeAll                                     atomic.Bool
@@ -79,7 +81,11 @@ func (f *fakeAS) mcp(w http.ResponseWriter, r *http.Request) {
 	ok := f.access[tok]
 	f.mu.Unlock()
 	if !ok {
-		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+f.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		ch := `Bearer resource_metadata="` + f.srv.URL + `/.well-known/oauth-protected-resource/mcp"`
+		if f.challengeScope != "" {
+			ch += `, scope="` + f.challengeScope + `"`
+		}
+		w.Header().Set("WWW-Authenticate", ch)
 		w.WriteHeader(http.StatusUnauthorized)
 		return
 	}
@@ -197,14 +203,31 @@ func (e *env) server(auth config.UpstreamAuth) Server {
 	return Server{Name: "crm", URL: e.as.srv.URL + "/mcp", Auth: auth}
 }
 
+// ask is what a call of subject meets with no usable grant: no token to send, the
+// upstream's refusal, and the consent URL that refusal leads to.
+func ask(t *testing.T, ctx context.Context, m *Manager, srv Server, subject string) *NeedConsent {
+	t.Helper()
+	h, err := m.Header(ctx, srv, subject)
+	if err != nil || h != "" {
+		t.Fatalf("Header without a grant: %q %v, want none", h, err)
+	}
+	resp, err := http.Post(srv.URL, "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	err = m.Challenged(ctx, srv, subject, "", resp.StatusCode, resp.Header)
+	var nc *NeedConsent
+	if !errors.As(err, &nc) || nc.Server != "crm" {
+		t.Fatalf("the upstream's refusal: %v, want *NeedConsent", err)
+	}
+	return nc
+}
+
 // connect runs subject's consent at srv to the end and returns its header.
 func connect(t *testing.T, ctx context.Context, m *Manager, srv Server, subject string) string {
 	t.Helper()
-	_, err := m.Header(ctx, srv, subject)
-	var nc *NeedConsent
-	if !errors.As(err, &nc) || nc.Server != "crm" {
-		t.Fatalf("Header before consent: %v, want *NeedConsent", err)
-	}
+	nc := ask(t, ctx, m, srv, subject)
 	done, err := m.Complete(ctx, consent(t, nc.URL))
 	if err != nil || done.Server != "crm" || done.Subject != subject {
 		t.Fatalf("Complete: %+v %v", done, err)
@@ -240,9 +263,8 @@ func TestConsentPerUser(t *testing.T) {
 	if err := m.Revoke("crm", "alice"); err != nil {
 		t.Fatal(err)
 	}
-	var nc *NeedConsent
-	if _, err := m.Header(ctx, srv, "alice"); !errors.As(err, &nc) {
-		t.Errorf("after revoke: %v, want consent again", err)
+	if h, err := m.Header(ctx, srv, "alice"); h != "" || err != nil {
+		t.Errorf("after revoke: %q %v, want no token", h, err)
 	}
 	if h, err := m.Header(ctx, srv, "bob"); err != nil || h != hb {
 		t.Errorf("bob after alice's revoke: %q %v", h, err)
@@ -255,12 +277,7 @@ func TestCallbackOnce(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	m, srv := e.manager(), e.server(config.UpstreamAuth{})
-	_, err := m.Header(ctx, srv, "alice")
-	var nc *NeedConsent
-	if !errors.As(err, &nc) {
-		t.Fatal(err)
-	}
-	q := consent(t, nc.URL)
+	q := consent(t, ask(t, ctx, m, srv, "alice").URL)
 	bad := url.Values{"state": {q.Get("state") + "x"}, "code": q["code"], "iss": q["iss"]}
 	if _, err := m.Complete(ctx, bad); err == nil {
 		t.Error("a state mcpgw never issued completed")
@@ -328,9 +345,8 @@ func TestRevokedGrant(t *testing.T) {
 	connect(t, ctx, m, srv, "alice")
 	e.as.revokeAll.Store(true)
 	e.advance(2 * time.Hour)
-	var nc *NeedConsent
-	if _, err := m.Header(ctx, srv, "alice"); !errors.As(err, &nc) {
-		t.Fatalf("after a revoked refresh: %v", err)
+	if h, err := m.Header(ctx, srv, "alice"); h != "" || err != nil {
+		t.Fatalf("after a revoked refresh: %q %v, want no token", h, err)
 	}
 	if gs, _ := m.Grants("alice"); len(gs) != 0 {
 		t.Errorf("the dead grant is kept: %+v", gs)
@@ -427,9 +443,8 @@ func TestSealedAtRest(t *testing.T) {
 	if _, err := e.store.PutCredential(&copied, 0); err != nil {
 		t.Fatal(err)
 	}
-	var nc *NeedConsent
-	if h, err := m.Header(ctx, srv, "mallory"); err == nil || errors.As(err, &nc) {
-		t.Errorf("alice's grant under mallory's name: %q %v, want a refusal to open it", h, err)
+	if h, err := m.Header(ctx, srv, "mallory"); err == nil {
+		t.Errorf("alice's grant under mallory's name: %q, want a refusal to open it", h)
 	}
 }
 
@@ -441,11 +456,7 @@ func TestConsentURLReused(t *testing.T) {
 	m, srv := e.manager(), e.server(config.UpstreamAuth{})
 	var first string
 	for i := range 50 {
-		_, err := m.Header(ctx, srv, "alice")
-		var nc *NeedConsent
-		if !errors.As(err, &nc) {
-			t.Fatal(err)
-		}
+		nc := ask(t, ctx, m, srv, "alice")
 		if i == 0 {
 			first = nc.URL
 		} else if nc.URL != first {
@@ -466,9 +477,24 @@ func TestConsentURLReused(t *testing.T) {
 	if err := m.Revoke("crm", "alice"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = m.Header(ctx, srv, "alice")
-	var nc *NeedConsent
-	if !errors.As(err, &nc) || nc.URL == first {
-		t.Errorf("after the callback: %v, want a new consent URL", err)
+	if nc := ask(t, ctx, m, srv, "alice"); nc.URL == first {
+		t.Error("after the callback, the spent consent URL again")
+	}
+}
+
+// TestScopeFromProbe: the scopes an upstream names in its challenge are asked for in the
+// first authorization, when mcpgw read the challenge from its own probe.
+func TestScopeFromProbe(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t)
+	e.as.challengeScope = "mcp files:read"
+	m, srv := e.manager(), e.server(config.UpstreamAuth{})
+	u, err := m.Begin(ctx, srv, "alice", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := url.Parse(u)
+	if sc := p.Query().Get("scope"); !strings.Contains(sc, "files:read") {
+		t.Errorf("first authorization asks for scope %q, want the challenge's files:read", sc)
 	}
 }

@@ -35,8 +35,6 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
 const (
@@ -61,6 +59,8 @@ type upstreamSettings struct {
 	// clientVersion is the revision the driver's own session asks the gateway for ("":
 	// the go-sdk client's latest, 2026-07-28).
 	clientVersion string
+	// auth is the servers.scenario.auth section ("": none).
+	auth string
 }
 
 func main() {
@@ -86,6 +86,15 @@ func main() {
 func run(serverURL string, up upstreamSettings) int {
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	act, ok := scenarios[scenario]
+	authScenario := strings.HasPrefix(scenario, "auth/")
+	if authScenario {
+		var err error
+		if up.auth, err = authSettings(scenario); err != nil {
+			logf("%v", err)
+			return 2
+		}
+		ok = true
+	}
 	if !ok {
 		logf("unknown scenario %q (MCP_CONFORMANCE_SCENARIO); known: %s", scenario, strings.Join(scenarioNames(), ", "))
 		return 2
@@ -126,7 +135,11 @@ func run(serverURL string, up upstreamSettings) int {
 	defer g.stop()
 	logf("scenario %s (upstream revision %q, mode %q; client revision %q): mcpgw pid %d on %s, upstream %s, log %s",
 		scenario, up.version, up.mode, up.clientVersion, g.pid(), g.base, serverURL, g.logPath)
-	if err := g.waitUpstream(ctx); err != nil {
+	wait := g.waitUpstream
+	if authScenario {
+		wait = g.waitGranted
+	}
+	if err := wait(ctx); err != nil {
 		logf("%v", err)
 		return 1
 	}
@@ -137,7 +150,12 @@ func run(serverURL string, up upstreamSettings) int {
 	}
 	defer s.cs.Close()
 	logf("connected to mcpgw on %s; %d tools", s.cs.InitializeResult().ProtocolVersion, len(s.tools))
-	if err := act(ctx, s, scenarioCtx); err != nil {
+	if authScenario {
+		err = authCalls(ctx, g, s)
+	} else {
+		err = act(ctx, s, scenarioCtx)
+	}
+	if err != nil {
 		logf("scenario %s: %v", scenario, err)
 		return 1
 	}
@@ -159,6 +177,8 @@ type gateway struct {
 	// http makes the driver's own requests to the gateway (health, readiness, raw
 	// listing), each bounded.
 	http *http.Client
+	// consents counts the authorizations given (auth.go).
+	consents int
 }
 
 func (g *gateway) pid() int { return g.cmd.Process.Pid }
@@ -189,6 +209,7 @@ servers:
 		if up.mode != "" {
 			cfg += fmt.Sprintf("    mode: %s\n", up.mode)
 		}
+		cfg += up.auth
 		cfgPath := filepath.Join(dir, fmt.Sprintf("mcpgw-%d.yaml", attempt))
 		if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 			return nil, err
@@ -253,73 +274,6 @@ func (g *gateway) stop() {
 			logf("mcpgw pid %d did not exit after SIGKILL", g.pid())
 		}
 	}
-}
-
-// poll calls try until it reports done, the gateway exits, ctx ends or readyLimit
-// passes, pausing between attempts; the error says what try saw last.
-func (g *gateway) poll(ctx context.Context, what string, try func() (bool, string)) error {
-	deadline := time.Now().Add(readyLimit)
-	last := "no answer"
-	for i := 0; time.Now().Before(deadline); i++ {
-		select {
-		case <-g.done:
-			return fmt.Errorf("%s: mcpgw exited (%v)", what, g.cmd.ProcessState)
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %w (last: %s)", what, ctx.Err(), last)
-		default:
-		}
-		ok, seen := try()
-		if ok {
-			return nil
-		}
-		last = seen
-		time.Sleep(min(time.Duration(25*(i+1))*time.Millisecond, 250*time.Millisecond))
-	}
-	return fmt.Errorf("%s: not within %s (last: %s)", what, readyLimit, last)
-}
-
-func (g *gateway) waitHealthy(ctx context.Context) error {
-	return g.poll(ctx, "mcpgw /healthz", func() (bool, string) {
-		resp, err := g.http.Get(g.base + "/healthz")
-		if err != nil {
-			return false, err.Error()
-		}
-		resp.Body.Close()
-		return resp.StatusCode == http.StatusOK, resp.Status
-	})
-}
-
-// waitUpstream waits until /readyz (read with the gateway's local token, which shows an
-// operator its detail) says the scenario server is up: connected and its lists read.
-func (g *gateway) waitUpstream(ctx context.Context) error {
-	return g.poll(ctx, "upstream "+upstreamName+" up in /readyz", func() (bool, string) {
-		tok, err := statedir.ReadToken(g.stateDir)
-		if err != nil {
-			return false, err.Error()
-		}
-		req, _ := http.NewRequest(http.MethodGet, g.base+"/readyz", nil)
-		req.Header.Set("Authorization", "Bearer "+tok)
-		resp, err := g.http.Do(req)
-		if err != nil {
-			return false, err.Error()
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		var r struct {
-			Upstreams []struct {
-				Name, State, Error string
-			} `json:"upstreams"`
-		}
-		if err := json.Unmarshal(b, &r); err != nil {
-			return false, fmt.Sprintf("HTTP %d: %s", resp.StatusCode, b)
-		}
-		for _, u := range r.Upstreams {
-			if u.Name == upstreamName {
-				return u.State == "up", fmt.Sprintf("state %q, error %q", u.State, u.Error)
-			}
-		}
-		return false, fmt.Sprintf("no upstream %q: %s", upstreamName, b)
-	})
 }
 
 // session is the driver's connection to the gateway, with the tools it lists.

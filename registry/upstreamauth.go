@@ -1,0 +1,137 @@
+package registry
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/registry/internal/upauth"
+)
+
+// Upstream authorization (docs/auth.md, "Upstream authorization"): for a server whose
+// config says auth type oauth, mcpgw is the server's OAuth client. The registry's
+// UpstreamAuth part holds the token manager; each instance of such a server gets an
+// authorizer for whose grant its requests carry.
+
+// UpstreamAuthOptions configure the registry's upstream authorization (upauth.Options).
+type UpstreamAuthOptions = upauth.Options
+
+// NeedConsent is the error of a call or start that waits for a person's authorization:
+// it carries the URL to open.
+type NeedConsent = upauth.NeedConsent
+
+// Completed names the grant a callback completed.
+type Completed = upauth.Completed
+
+// GrantInfo is what may be shown of a kept grant (never a token).
+type GrantInfo = upauth.GrantInfo
+
+// UpstreamAuth is the registry's part that holds upstream grants: Registry.UpstreamAuth.
+type UpstreamAuth struct {
+	r *Registry
+	m atomic.Pointer[upauth.Manager]
+}
+
+// Use starts the token manager over o (the gateway's store and key ring). Without it, an
+// OAuth server's requests go without a token and are refused.
+func (ua *UpstreamAuth) Use(o UpstreamAuthOptions) { ua.m.Store(upauth.New(o)) }
+
+// manager is the token manager, nil before Use.
+func (ua *UpstreamAuth) manager() *upauth.Manager { return ua.m.Load() }
+
+// target is the upauth view of server name, if it is an OAuth server.
+func (ua *UpstreamAuth) target(name string) (upauth.Server, bool) {
+	s := ua.r.Server(name)
+	if s == nil || !s.Def.Auth.OAuth() {
+		return upauth.Server{}, false
+	}
+	return upauth.Server{Name: name, URL: s.Def.URL, Auth: s.Def.Auth}, true
+}
+
+// ConsentURL starts an authorization of subject at server and returns the URL a person
+// opens to approve it (subject is ignored for a per-server grant).
+func (ua *UpstreamAuth) ConsentURL(ctx context.Context, server, subject string) (string, error) {
+	m := ua.manager()
+	t, ok := ua.target(server)
+	if m == nil || !ok {
+		return "", errNotOAuth(server)
+	}
+	return m.Begin(ctx, t, subject, nil)
+}
+
+// Complete finishes the authorization a callback's query answers. A server-wide grant's
+// server is restarted at once, so that it comes up with the new token.
+func (ua *UpstreamAuth) Complete(ctx context.Context, q url.Values) (Completed, error) {
+	m := ua.manager()
+	if m == nil {
+		return Completed{}, errNotOAuth("")
+	}
+	done, err := m.Complete(ctx, q)
+	if err != nil {
+		return done, err
+	}
+	if s := ua.r.Server(done.Server); s != nil && s.Def.Auth.Per == config.AuthPerServer {
+		_ = ua.r.Restart(done.Server)
+	}
+	return done, nil
+}
+
+// Revoke forgets subject's grant at server ("" for the server-wide one).
+func (ua *UpstreamAuth) Revoke(server, subject string) error {
+	m := ua.manager()
+	if m == nil {
+		return errNotOAuth(server)
+	}
+	return m.Revoke(server, subject)
+}
+
+// Grants lists the kept grants (of subject only, when not "").
+func (ua *UpstreamAuth) Grants(subject string) ([]GrantInfo, error) {
+	m := ua.manager()
+	if m == nil {
+		return nil, nil
+	}
+	return m.Grants(subject)
+}
+
+// UpstreamAuth is the registry's upstream authorization part: grants, consent, callbacks.
+func (r *Registry) UpstreamAuth() *UpstreamAuth { return &r.uauth }
+
+// authorizerFor is the authorizer of an instance of server name whose requests carry
+// subject's grant, when the server is an OAuth upstream whose grants are per (user or
+// server); nil otherwise (and before Use).
+func (ua *UpstreamAuth) authorizerFor(name, subject, per string) upstream.Authorizer {
+	m := ua.manager()
+	t, ok := ua.target(name)
+	if m == nil || !ok || t.Auth.Per != per {
+		return nil
+	}
+	return authorizer{m: m, t: t, subject: subject}
+}
+
+// authorizer is an instance's upstream.Authorizer: the grant of subject at the server.
+type authorizer struct {
+	m       *upauth.Manager
+	t       upauth.Server
+	subject string
+}
+
+func (a authorizer) Header(ctx context.Context) (string, error) {
+	return a.m.Header(ctx, a.t, a.subject)
+}
+
+func (a authorizer) Refused(ctx context.Context, sent string, status int, challenge http.Header) error {
+	return a.m.Challenged(ctx, a.t, a.subject, sent, status, challenge)
+}
+
+type errNotOAuth string
+
+func (e errNotOAuth) Error() string {
+	if e == "" {
+		return "no upstream uses OAuth here"
+	}
+	return "server " + string(e) + " is not an OAuth upstream of this gateway"
+}

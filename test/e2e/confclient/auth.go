@@ -1,0 +1,146 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+)
+
+// The authorization scenarios (auth/*): the scenario server wants a token from its
+// authorization server. The driver configures the upstream as an OAuth upstream of the
+// gateway (servers.scenario.auth), with one server-wide grant: a machine credential where
+// the scenario gives one, else an authorization a person gives. The gateway meets the
+// upstream's refusal and names the consent URL where the server's state is shown (its
+// start) or in the failed call; the driver, as that person, opens it and follows its
+// redirects to the gateway's callback (the scenario's authorization server approves
+// without asking), then waits for the server or calls again.
+
+// cimdURL is the client ID metadata document URL the suite expects clients to use.
+const cimdURL = "https://conformance-test.local/client-metadata.json"
+
+// authContext is MCP_CONFORMANCE_CONTEXT of the authorization scenarios.
+type authContext struct {
+	ClientID      string `json:"client_id"`
+	ClientSecret  string `json:"client_secret"`
+	PrivateKeyPEM string `json:"private_key_pem"`
+}
+
+// authSettings is the servers.scenario.auth section for scenario.
+func authSettings(scenario string) (string, error) {
+	var ac authContext
+	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
+		if err := json.Unmarshal([]byte(raw), &ac); err != nil {
+			return "", fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+		}
+	}
+	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	switch {
+	case strings.HasPrefix(scenario, "auth/client-credentials"):
+		y := "    auth:\n      type: oauth\n      per: server\n      grant: client_credentials\n      client_id: " + q(ac.ClientID) + "\n"
+		if ac.PrivateKeyPEM != "" {
+			y += "      private_key: " + q(ac.PrivateKeyPEM) + "\n"
+		} else {
+			y += "      client_secret: " + q(ac.ClientSecret) + "\n"
+		}
+		return y, nil
+	case ac.ClientID != "":
+		return "    auth:\n      type: oauth\n      per: server\n      client_id: " + q(ac.ClientID) + "\n      client_secret: " + q(ac.ClientSecret) + "\n", nil
+	default:
+		return "    auth:\n      type: oauth\n      per: server\n      client_metadata_url: " + cimdURL + "\n", nil
+	}
+}
+
+// maxConsents bounds the authorizations the driver gives in one run (a first one, a
+// step-up, a new authorization server, and one to spare).
+const maxConsents = 4
+
+// consentRE finds the consent URL in what the gateway says.
+var consentRE = regexp.MustCompile(`open (https?://[^\s"']+)`)
+
+// consentURL is the consent URL in msg, if any.
+func consentURL(msg string) string {
+	if m := consentRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// giveGrant opens a consent URL and follows every redirect: to the authorization server,
+// and back to the gateway's callback, whose answer says whether the grant was made.
+func (g *gateway) giveGrant(ctx context.Context, consent string) error {
+	g.consents++
+	if g.consents > maxConsents {
+		return fmt.Errorf("mcpgw asked for authorization a %dth time: %s", g.consents, consent)
+	}
+	logf("authorizing through %s", consent)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, consent, nil)
+	if err != nil {
+		return err
+	}
+	c := &http.Client{Timeout: g.http.Timeout * 4}
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("authorization through mcpgw: %w", err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode != http.StatusOK || resp.Request.URL.Path != "/oauth/callback" {
+		return fmt.Errorf("authorization through mcpgw ended at %s with HTTP %d: %s", resp.Request.URL.Redacted(), resp.StatusCode, b)
+	}
+	return nil
+}
+
+// waitGranted waits for the scenario server to be up, giving each authorization the
+// gateway asks for on the way, as soon as it asks.
+func (g *gateway) waitGranted(ctx context.Context) error {
+	var grantErr error
+	given := map[string]bool{}
+	err := g.poll(ctx, "upstream "+upstreamName+" up in /readyz", func() (bool, string) {
+		up, seen := g.upstreamUp()
+		if !up && strings.Contains(seen, "oauth: ") && consentURL(seen) == "" {
+			// The gateway refused the authorization itself (a mismatch, too many
+			// step-ups): nothing more will come.
+			grantErr = errors.New("mcpgw refused the authorization: " + seen)
+			return true, seen
+		}
+		if u := consentURL(seen); !up && u != "" && !given[u] {
+			given[u] = true
+			if grantErr = g.giveGrant(ctx, u); grantErr != nil {
+				return true, seen
+			}
+		}
+		return up, seen
+	})
+	if grantErr != nil {
+		return grantErr
+	}
+	return err
+}
+
+// authCalls are what every authorization scenario's server wants: its tool listed and
+// called. A call the upstream refused for want of authorization (a step-up, a new
+// authorization server) is authorized and made again.
+func authCalls(ctx context.Context, g *gateway, s *session) error {
+	for {
+		err := s.call(ctx, "test-tool", map[string]any{}, "test")
+		u := ""
+		if err != nil {
+			u = consentURL(err.Error())
+		}
+		if u == "" {
+			return err
+		}
+		if err := g.giveGrant(ctx, u); err != nil {
+			return err
+		}
+		if err := g.waitGranted(ctx); err != nil {
+			return err
+		}
+	}
+}
