@@ -150,10 +150,6 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	linkParts(g)
 	reg.Integrity().Use(store, g.integrityEvent) // pins in the store, before any catalogue is read
-	if err := useUpstreamAuth(g, cfg); err != nil {
-		cancel()
-		return nil, err
-	}
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
@@ -248,6 +244,11 @@ func (g *Gateway) Reload(cfg *config.Config) error {
 	}
 	proxies, err := config.ParseTrustedProxies(cfg.HTTP.TrustedProxies)
 	if err != nil {
+		return err
+	}
+	// The token manager before the servers: an OAuth server (from the file or the admin
+	// API, at start or added later) starts with it.
+	if err := useUpstreamAuth(g, cfg); err != nil {
 		return err
 	}
 	// Servers first: a session that resolves against the new policy finds them.

@@ -30,9 +30,10 @@ const UpstreamKeysEnv = "MCPGW_UPSTREAM_KEYS"
 const upstreamKeyFile = "upstream.key"
 
 // useUpstreamAuth starts the registry's upstream token manager when a server of cfg is an
-// OAuth upstream.
+// OAuth upstream and it is not running yet. Its keys and settings are those of the config
+// that first had one: changing them takes a restart.
 func useUpstreamAuth(g *Gateway, cfg *config.Config) error {
-	if !config.HasUpstreamOAuth(cfg.Servers) {
+	if !config.HasUpstreamOAuth(cfg.Servers) || g.reg.UpstreamAuth().InUse() {
 		return nil
 	}
 	ring, err := upstreamKeys(cfg)

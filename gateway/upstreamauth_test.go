@@ -6,7 +6,38 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/config"
 )
+
+// TestOAuthServerAddedByReload: an OAuth server added to a running gateway that had none
+// gets the token manager too (before the fix it was started only for the config the
+// gateway began with, and the added server's requests went without any).
+func TestOAuthServerAddedByReload(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+	}))
+	defer up.Close()
+	g := startGateway(t, "listen: {{listen}}\nstate_dir: {{state_dir}}\nstore: memory\n")
+	file := *g.gw.FileConfig()
+	added := "listen: " + g.addr + "\nstate_dir: " + file.StateDir + "\nstore: memory\nservers:\n  crm:\n    type: http\n    url: " + up.URL + "/mcp\n    auth: {type: oauth, per: server}\n"
+	cfg, ps, err := config.Parse([]byte(added))
+	if err != nil {
+		t.Fatalf("%v", ps)
+	}
+	if err := g.gw.ReloadFile(cfg); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(g.base + "/oauth/connect/crm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(b), "not an OAuth upstream") || resp.StatusCode == http.StatusNotFound {
+		t.Errorf("connect to a server added by reload: %d %s", resp.StatusCode, b)
+	}
+}
 
 // TestOAuthEndpoints: the callback answers a state it never issued (or none, or one given
 // twice) with an error and grants nothing; connecting names only OAuth upstreams; a

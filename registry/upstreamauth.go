@@ -39,6 +39,9 @@ type UpstreamAuth struct {
 // OAuth server's requests go without a token and are refused.
 func (ua *UpstreamAuth) Use(o UpstreamAuthOptions) { ua.m.Store(upauth.New(o)) }
 
+// InUse reports whether Use started the token manager.
+func (ua *UpstreamAuth) InUse() bool { return ua.m.Load() != nil }
+
 // manager is the token manager, nil before Use.
 func (ua *UpstreamAuth) manager() *upauth.Manager { return ua.m.Load() }
 
