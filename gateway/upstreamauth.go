@@ -78,9 +78,7 @@ type oauthPort struct{ g *Gateway }
 // of an admin credential).
 func (p oauthPort) serveConnect(w http.ResponseWriter, r *http.Request) {
 	g := p.g
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+	if !onlyGet(w, r) {
 		return
 	}
 	server := strings.TrimPrefix(r.URL.Path, "/oauth/connect/")
@@ -131,6 +129,16 @@ func (p oauthPort) mayGrantServer(r *http.Request) bool {
 	return ok
 }
 
+// onlyGet refuses any method but GET (405 with Allow); false means it answered.
+func onlyGet(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method == http.MethodGet {
+		return true
+	}
+	w.Header().Set("Allow", "GET")
+	reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+	return false
+}
+
 // grantSubject names whose per-user grants an identity uses: its principal, else its
 // agent.
 func grantSubject(principal, agent string) string {
@@ -147,9 +155,7 @@ func grantSubject(principal, agent string) string {
 // authorization its state names is completed, once.
 func (p oauthPort) serveCallback(w http.ResponseWriter, r *http.Request) {
 	g := p.g
-	if r.Method != http.MethodGet {
-		w.Header().Set("Allow", "GET")
-		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+	if !onlyGet(w, r) {
 		return
 	}
 	done, err := g.reg.UpstreamAuth().Complete(r.Context(), r.URL.Query())
