@@ -129,24 +129,27 @@ func TestAuthorizer(t *testing.T) {
 	}
 	c.Close()
 
-	// No grant at all: the first request goes without a token, the upstream's refusal
-	// is told to the authorizer, and the start fails with what it says to do.
+	// No grant at all (on a server of its own, so that the first connection's last
+	// requests cannot mix in): the first request goes without a token, the upstream's
+	// refusal is told to the authorizer, and the start fails with what it says to do.
 	s.mu.Lock()
-	n := len(s.seen)
 	for _, h := range s.seen {
 		if h == "" {
 			t.Error("a request went without the Authorization header while there was a grant")
 		}
 	}
 	s.mu.Unlock()
+	s2 := &tokenServer{valid: map[string]bool{}}
+	ts2 := httptest.NewServer(s2)
+	defer ts2.Close()
 	none := &authz{refusal: errors.New("upstream t needs your authorization: open http://consent")}
-	if _, err := dialAuth(t, ts.URL, none); err == nil || !strings.Contains(err.Error(), "http://consent") {
+	if _, err := dialAuth(t, ts2.URL, none); err == nil || !strings.Contains(err.Error(), "http://consent") {
 		t.Errorf("dial without a grant: %v", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if got := s.seen[n:]; len(got) != 1 || got[0] != "" {
-		t.Errorf("requests without a grant: %q, want one without a token", got)
+	s2.mu.Lock()
+	defer s2.mu.Unlock()
+	if len(s2.seen) != 1 || s2.seen[0] != "" {
+		t.Errorf("requests without a grant: %q, want one without a token", s2.seen)
 	}
 	none.mu.Lock()
 	defer none.mu.Unlock()
