@@ -175,14 +175,15 @@ func (m *Manager) Complete(ctx context.Context, q url.Values) (Completed, error)
 
 // Challenged handles an upstream's refusal of the Authorization header sent on subject's
 // behalf: a 403 asking for more scopes starts a step-up authorization (bounded:
-// oauth.DefaultMaxStepUps in a row); a 401 drops the grant and starts a new one. When the
+// oauth.DefaultMaxStepUps in a row); a 401 refreshes a grant that can be (answer nil: try
+// again), else drops it and starts a new one. When the
 // grant no longer presents sent (another call or replica renewed it meanwhile), nothing
 // is dropped and the answer is nil: try again. Otherwise the answer is the *NeedConsent
 // to pass on, or why none can be started.
 func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent string, status int, h http.Header) error {
 	sub := srv.subjectOf(subject)
 	ch := oauth.ParseChallenge(h)
-	g, _, err := m.loadGrant(srv.Name, sub)
+	g, rev, err := m.loadGrant(srv.Name, sub)
 	if err != nil {
 		return err
 	}
@@ -205,6 +206,17 @@ func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent stri
 		}
 		return &NeedConsent{Server: srv.Name, URL: u, StepUp: true}
 	}
+	now := m.o.Now()
+	if g != nil && g.Token.RefreshToken != "" && now.Sub(g.Refused) > refusedAgain {
+		// An upstream may refuse a token before its expiry (it restarted, it revoked
+		// access tokens): the refresh token may still be good, so the token is marked
+		// stale and the request tried again, which refreshes it. Only a grant refused
+		// again soon after is given up and asked for anew.
+		g.Token.Expiry, g.Refused = now.Add(-time.Second), now
+		if err := m.putGrant(srv.Name, sub, g, rev); err == nil || errors.Is(err, sessions.ErrConflict) {
+			return nil
+		}
+	}
 	if g != nil {
 		if err := m.o.Store.DeleteCredential(kindGrant, srv.Name, sub); err != nil {
 			return err
@@ -220,6 +232,9 @@ func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent stri
 	}
 	return &NeedConsent{Server: srv.Name, URL: u}
 }
+
+// refusedAgain is how soon a second refusal of a refreshed grant gives it up.
+const refusedAgain = time.Minute
 
 // Revoke forgets subject's grant at server (the authorization server keeps it until it
 // expires; mcpgw no longer uses it).

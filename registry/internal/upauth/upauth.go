@@ -121,6 +121,9 @@ type grant struct {
 	Client   storedClient         `json:"client"`
 	Resource string               `json:"resource"`
 	StepUps  int                  `json:"step_ups,omitempty"`
+	// Refused is when the upstream last refused this grant's token (a 401): a refresh
+	// is tried first, and a grant refused again soon after it is given up.
+	Refused time.Time `json:"refused,omitzero"`
 }
 
 // storedClient is the part of an oauth.ClientInfo a record keeps: a signing key comes

@@ -353,8 +353,8 @@ func TestRevokedGrant(t *testing.T) {
 	}
 }
 
-// TestChallenged: a 401 to the current token drops it; a 401 to a token already replaced
-// changes nothing; a 403 insufficient_scope steps up with the union of scopes, a bounded
+// TestChallenged: a 401 to the current token refreshes it, and a second one soon after
+// drops the grant; a 401 to a token already replaced changes nothing; a 403 insufficient_scope steps up with the union of scopes, a bounded
 // number of times.
 func TestChallenged(t *testing.T) {
 	ctx := context.Background()
@@ -390,8 +390,18 @@ func TestChallenged(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "crm") {
 		t.Errorf("after the last step-up: %v", err)
 	}
-	if err := m.Challenged(ctx, srv, "alice", h, 401, http.Header{}); !errors.As(err, &nc) || nc.StepUp {
-		t.Errorf("a 401 to the current token: %v, want a new consent", err)
+	// A 401 to the current token: refreshed first (the upstream may have dropped a token
+	// whose refresh token is still good); refused again right after, given up.
+	refreshes := e.as.refreshes.Load()
+	if err := m.Challenged(ctx, srv, "alice", h, 401, http.Header{}); err != nil {
+		t.Fatalf("a first 401 to a refreshable grant: %v, want nil (refresh and retry)", err)
+	}
+	h2, err := m.Header(ctx, srv, "alice")
+	if err != nil || h2 == h || e.as.refreshes.Load() != refreshes+1 {
+		t.Fatalf("after the first 401: %q %v, %d refreshes, want a refreshed token", h2, err, e.as.refreshes.Load()-refreshes)
+	}
+	if err := m.Challenged(ctx, srv, "alice", h2, 401, http.Header{}); !errors.As(err, &nc) || nc.StepUp {
+		t.Errorf("a 401 to the refreshed token: %v, want a new consent", err)
 	}
 	if gs, _ := m.Grants("alice"); len(gs) != 0 {
 		t.Errorf("the refused grant is kept: %+v", gs)
