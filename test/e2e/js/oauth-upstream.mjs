@@ -134,6 +134,21 @@ function mcpServer() {
 
 const provider = new Provider();
 const app = createMcpExpressApp();
+// One stderr line per token request, with the client's port (no token values); the
+// connections that carried one are followed to their close: what a failed test's log
+// needs to tell a refused grant from a dropped connection.
+const note = (msg) => console.error(`${new Date().toISOString()} ${msg}`);
+const followed = new WeakSet();
+app.use("/token", (req, _res, next) => {
+  const sock = req.socket;
+  note(`token ${req.method} from port ${sock.remotePort}`);
+  if (!followed.has(sock)) {
+    followed.add(sock);
+    const p = sock.remotePort;
+    sock.on("close", () => note(`connection from port ${p} closed`));
+  }
+  next();
+});
 const httpServer = app.listen(port, "127.0.0.1", () => {
   const actual = httpServer.address().port;
   const origin = `http://127.0.0.1:${actual}`;
