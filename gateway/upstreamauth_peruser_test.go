@@ -1,6 +1,8 @@
 package gateway_test
 
 import (
+	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -222,9 +224,11 @@ servers:
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "may now use crm") {
 		t.Fatalf("a1 connects: HTTP %d %s", resp.StatusCode, b)
 	}
+	var last map[string]string // the headers of the last call's session
 	call := func(agent, caps string) *wire.Msg {
 		t.Helper()
 		h := as(agent)
+		last = h
 		r := g.do(t, req2(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"t","version":"1"}}}`, h))
 		h["Mcp-Session-Id"] = r.header.Get("Mcp-Session-Id")
 		g.do(t, req2(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
@@ -284,7 +288,12 @@ servers:
 	if m.Error == nil || json.Unmarshal(m.Error, &e) != nil || e.Code != wire.CodeURLElicitationRequired ||
 		json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" ||
 		data.Elicitations[0].ElicitationID == "" || !strings.HasPrefix(data.Elicitations[0].URL, up.srv.URL+"/as/authorize?") {
-		t.Errorf("a3 (URL elicitation) first call: %s %s, want error -32042 with one url elicitation", m.Error, m.Result)
+		t.Fatalf("a3 (URL elicitation) first call: %s %s, want error -32042 with one url elicitation", m.Error, m.Result)
+	}
+	// Once a3 signed in, its session is told the elicitation completed.
+	openConsent(t, data.Elicitations[0].URL)
+	if got := readStreamFor(t, g.base, last, "notifications/elicitation/complete"); !strings.Contains(got, `"elicitationId":"`+data.Elicitations[0].ElicitationID+`"`) {
+		t.Errorf("a3's stream after signing in: %q, want elicitation/complete for %s", got, data.Elicitations[0].ElicitationID)
 	}
 	// The authorization server revokes a2's grant: a2 is asked again; a1 goes on.
 	up.revoke("g2")
@@ -305,4 +314,29 @@ func req2(body string, h map[string]string) req {
 		c[k] = v
 	}
 	return req{body: body, header: c}
+}
+
+// readStreamFor opens the session's GET stream and returns the first event line holding
+// want ("" after 5 s).
+func readStreamFor(t *testing.T, base string, h map[string]string, want string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	r.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatalf("GET stream: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), want) {
+			return sc.Text()
+		}
+	}
+	return ""
 }
