@@ -178,7 +178,21 @@ var oauthBrowser = &http.Client{Timeout: 15 * time.Second}
 // which must answer 200. It returns the callback's URL and body.
 func giveConsent(t testing.TB, consent string) (callback, body string) {
 	t.Helper()
-	resp, err := oauthBrowser.Get(consent)
+	return giveConsentAs(t, consent, nil)
+}
+
+// giveConsentAs is giveConsent with hdr on every request (X-Agent-ID at
+// /oauth/connect/{server} of a per-user server: whose grant it is).
+func giveConsentAs(t testing.TB, consent string, hdr map[string]string) (callback, body string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, consent, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := oauthBrowser.Do(req)
 	if err != nil {
 		t.Fatalf("consent through %s: %v", consent, err)
 	}

@@ -8,6 +8,7 @@ package e2e
 // follows the redirects back to the gateway's /oauth/callback.
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -20,6 +21,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/internal/statedir"
 )
@@ -291,4 +295,66 @@ func readAll(r *http.Response) string {
 	defer r.Body.Close()
 	b, _ := io.ReadAll(io.LimitReader(r.Body, 8<<20))
 	return string(b)
+}
+
+// Per-user grants (per: user, mode left out): each identity signs in for itself. An
+// identity's first call answers an error result naming its own sign-in URL; once that is
+// opened its calls go with its own grant, and two identities never share one.
+func TestUpstreamOAuthTwoUsers(t *testing.T) {
+	up := startOAuthUpstream(t, 3600)
+	g := startGateway(t, oauthConfig(up.URL, "user", "refresh_before: 1s"))
+	// Until some identity has authorized the server its tools are not listed
+	// (docs/auth.md): a0 signs in at /oauth/connect/up so that a1 and a2 see whoami.
+	giveConsentAs(t, g.Base+"/oauth/connect/up", map[string]string{"X-Agent-ID": "a0"})
+	waitOAuthUp(t, g, false)
+
+	grants := map[string]string{}
+	clients := map[string]*goClient{}
+	for _, agent := range []string{"a1", "a2"} {
+		gc := connectOAuthClient(t, g, map[string]string{"X-Agent-ID": agent})
+		clients[agent] = gc
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		res, err := gc.CallTool(ctx, &mcp.CallToolParams{Name: "up__whoami", Arguments: map[string]any{}})
+		cancel()
+		if err != nil {
+			t.Fatalf("%s's first call: %v", agent, err)
+		}
+		text := resultText(res)
+		m := consentURLRE.FindStringSubmatch(text)
+		if !res.IsError || m == nil {
+			t.Fatalf("%s's first call, before its consent: isError %v, %q; want an error result with a sign-in URL", agent, res.IsError, text)
+		}
+		giveConsent(t, m[1])
+		got := ""
+		desc, ok := waitFor(oauthWait, func() (bool, string) {
+			text, err := tryWhoami(gc)
+			if err != nil {
+				return false, err.Error()
+			}
+			got = text
+			return true, text
+		})
+		if !ok {
+			t.Fatalf("%s after its consent: %s", agent, desc)
+		}
+		grants[agent] = got
+	}
+	for round := 0; round < 3; round++ {
+		for agent, gc := range clients {
+			if again := whoami(t, gc); again != grants[agent] {
+				t.Errorf("%s answered %q, earlier %q", agent, again, grants[agent])
+			}
+		}
+	}
+	st := up.stats(t)
+	t.Logf("a1: %s, a2: %s; %s", grants["a1"], grants["a2"], st)
+	if grants["a1"] == grants["a2"] {
+		t.Errorf("a1 and a2 share %s", grants["a1"])
+	}
+	if grants["a1"] == "grant=g1" || grants["a2"] == "grant=g1" {
+		t.Errorf("a caller uses a0's grant g1: a1 %s, a2 %s", grants["a1"], grants["a2"])
+	}
+	if st.Code != 3 || len(st.Grants) != 3 || st.Replays != 0 {
+		t.Errorf("want 3 authorization codes (a0, a1, a2), 3 grants, no replay: %s", st)
+	}
 }
