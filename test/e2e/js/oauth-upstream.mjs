@@ -6,10 +6,15 @@
 // protected resource metadata at /.well-known/oauth-protected-resource/mcp). Only the
 // provider (the token store) below is this file's own.
 //
-//   node js/oauth-upstream.mjs [--port N] [--access-ttl SECONDS]
+//   node js/oauth-upstream.mjs [--port N] [--access-ttl SECONDS] [--drop-reused-refresh]
 //
 //   --port N / $PORT              port on 127.0.0.1 (default 0: any free port)
 //   --access-ttl S / $ACCESS_TTL  access token lifetime in seconds (default 3600)
+//   --drop-reused-refresh / $DROP_REUSED_REFRESH=1
+//                                 a refresh request that arrives on a kept-alive connection
+//                                 (one that carried a request before) is not processed:
+//                                 the connection is closed unanswered, as Node's own idle
+//                                 timeout closes one a client reuses at that moment
 //
 // Prints the port number alone on stdout as its first line (e.g. "41234"), then serves
 // until SIGTERM; the MCP endpoint is http://127.0.0.1:PORT/mcp. Behaviour:
@@ -20,10 +25,17 @@
 //   (already used) one is refused with invalid_grant and counted as a replay.
 // - Tool `whoami` answers "grant=<id>" of the bearer token's grant.
 // - GET /stats (no auth, test-only): {"code": n, "refresh": n, "replays": n,
-//   "grants": ["g1", ...], "issued": [every access and refresh token ever issued]}.
+//   "dropped": n (refresh requests closed unanswered), "grants": ["g1", ...],
+//   "issued": [every access and refresh token ever issued]}.
+// - stderr: one line per token request and per close of a connection that carried one.
 // - The SDK's rate limits are off (tests make many token requests).
+// - Idle connections are kept 65 s (as many production servers do), not Node's ~6 s: a
+//   refresh due about 6 s after the last token request would race Node's close, a gateway
+//   bug of its own that TestUpstreamOAuthRefreshOnClosingConnection makes certain with
+//   --drop-reused-refresh instead of leaving it to chance in every other test.
 
 import { randomBytes } from "node:crypto";
+import express from "express";
 import * as z from "zod/v4";
 import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
@@ -39,8 +51,9 @@ function flag(name, envName, def) {
 }
 const port = Number(flag("--port", "PORT", "0"));
 const accessTTL = Number(flag("--access-ttl", "ACCESS_TTL", "3600"));
+const dropReusedRefresh = process.argv.includes("--drop-reused-refresh") || process.env.DROP_REUSED_REFRESH === "1";
 
-const stats = { code: 0, refresh: 0, replays: 0, grants: [], issued: [] };
+const stats = { code: 0, refresh: 0, replays: 0, dropped: 0, grants: [], issued: [] };
 const newToken = (kind) => {
   const t = `${kind}_${randomBytes(24).toString("base64url")}`;
   stats.issued.push(t);
@@ -139,13 +152,24 @@ const app = createMcpExpressApp();
 // needs to tell a refused grant from a dropped connection.
 const note = (msg) => console.error(`${new Date().toISOString()} ${msg}`);
 const followed = new WeakSet();
-app.use("/token", (req, _res, next) => {
+const served = new WeakMap(); // socket -> requests it carried before this one
+app.use((req, _res, next) => {
+  served.set(req.socket, (served.get(req.socket) ?? -1) + 1);
+  next();
+});
+app.use("/token", express.urlencoded({ extended: false }), (req, _res, next) => {
   const sock = req.socket;
-  note(`token ${req.method} from port ${sock.remotePort}`);
+  note(`token ${req.method} ${req.body?.grant_type} from port ${sock.remotePort}`);
   if (!followed.has(sock)) {
     followed.add(sock);
     const p = sock.remotePort;
     sock.on("close", () => note(`connection from port ${p} closed`));
+  }
+  if (dropReusedRefresh && req.body?.grant_type === "refresh_token" && served.get(sock) > 0) {
+    stats.dropped++;
+    note(`refresh on a reused connection from port ${sock.remotePort}: closed unanswered`);
+    sock.destroy();
+    return;
   }
   next();
 });
@@ -187,5 +211,7 @@ const httpServer = app.listen(port, "127.0.0.1", () => {
   app.delete("/mcp", auth, (_req, res) => res.status(405).set("Allow", "POST").end());
   console.log(String(actual));
 });
+httpServer.keepAliveTimeout = 65000;
+httpServer.headersTimeout = 66000;
 httpServer.on("error", (err) => { console.error("listen:", err.message); process.exit(1); });
 process.on("SIGTERM", () => { httpServer.close(); process.exit(0); });
