@@ -31,11 +31,11 @@ type oauthUpstream struct {
 }
 
 // startOAuthUpstream starts js/oauth-upstream.mjs on a port of its choosing, its access
-// tokens living accessTTL seconds, and waits for the port it prints.
-func startOAuthUpstream(t testing.TB, accessTTL int) *oauthUpstream {
+// tokens living accessTTL seconds, with extra flags, and waits for the port it prints.
+func startOAuthUpstream(t testing.TB, accessTTL int, extra ...string) *oauthUpstream {
 	t.Helper()
-	p := startProcessIn(t, e2eDir(t), "oauth-upstream", node(t),
-		[]string{"js/oauth-upstream.mjs", "--port", "0", "--access-ttl", strconv.Itoa(accessTTL)}, nodeEnv(t))
+	args := append([]string{"js/oauth-upstream.mjs", "--port", "0", "--access-ttl", strconv.Itoa(accessTTL)}, extra...)
+	p := startProcessIn(t, e2eDir(t), "oauth-upstream", node(t), args, nodeEnv(t))
 	port := 0
 	desc, ok := waitFor(readyTimeout, func() (bool, string) {
 		if p.Exited() {
@@ -60,13 +60,14 @@ type oauthStats struct {
 	Code    int      `json:"code"`
 	Refresh int      `json:"refresh"`
 	Replays int      `json:"replays"`
+	Dropped int      `json:"dropped"` // refreshes closed unanswered (--drop-reused-refresh)
 	Grants  []string `json:"grants"`
 	Issued  []string `json:"issued"`
 }
 
 func (s oauthStats) String() string {
-	return fmt.Sprintf("codes %d, refreshes %d, replays %d, grants %v, %d tokens issued",
-		s.Code, s.Refresh, s.Replays, s.Grants, len(s.Issued))
+	return fmt.Sprintf("codes %d, refreshes %d, replays %d, dropped %d, grants %v, %d tokens issued",
+		s.Code, s.Refresh, s.Replays, s.Dropped, s.Grants, len(s.Issued))
 }
 
 // accessTokens are the access tokens among those issued.

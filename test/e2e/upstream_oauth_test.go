@@ -60,6 +60,35 @@ func TestUpstreamOAuthRefreshMidSession(t *testing.T) {
 	}
 }
 
+// A refresh that goes out on a kept-alive connection the authorization server closes at
+// that moment (Node, the SDK's server, closes an idle one after about 6 s: a refresh due 6 s
+// after the last token request races it) was never processed: its refresh token is still
+// good, so the call must not fail for it. The upstream closes every refresh that arrives on
+// a reused connection unanswered (--drop-reused-refresh), which makes the race certain.
+func TestUpstreamOAuthRefreshOnClosingConnection(t *testing.T) {
+	t.Skip("blocked on a product bug: a refresh POST sent on a kept-alive connection the authorization " +
+		"server is closing fails the caller's call (\"oauth: Post .../token: EOF\"); the OAuth client " +
+		"(gateway/upstreamauth.go, http.Client over the default transport) neither avoids idle " +
+		"connections for token requests nor sends the unanswered refresh again. Remove this line once fixed")
+	up := startOAuthUpstream(t, 3, "--drop-reused-refresh")
+	g := startGateway(t, oauthConfig(up.URL, "server", "refresh_before: 1s"))
+	consentOnce(t, g)
+	gc := connectOAuthClient(t, g, nil)
+	if got := whoami(t, gc); got != "grant=g1" {
+		t.Fatalf("first call: %q, want grant=g1", got)
+	}
+	up.waitExpired(t)
+	got, err := tryWhoami(gc)
+	st := up.stats(t)
+	t.Logf("after the expiry: %v %v; %s", got, err, st)
+	if err != nil {
+		t.Fatalf("the call after the expiry failed (%d refresh requests met a closing connection): %v", st.Dropped, err)
+	}
+	if got != "grant=g1" || st.Refresh < 1 || st.Replays != 0 || st.Code != 1 {
+		t.Errorf("want grant=g1 after a refresh, no replay, no new consent: %q, %s", got, st)
+	}
+}
+
 // A restart on the same state dir (bbolt) keeps the grant: the restarted gateway refreshes
 // with the rotated refresh token it stored (its access token expired while it was down),
 // asks nobody, and a session resumed by its Mcp-Session-Id keeps working.
