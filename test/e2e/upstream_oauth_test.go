@@ -299,12 +299,12 @@ func adminGETs(t *testing.T, g *Gateway) map[string]string {
 	return out
 }
 
-// stateFiles reads every file under dir: path → content.
+// stateFiles reads every regular file under dir (not the gateway's socket): path → content.
 func stateFiles(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
+		if err != nil || !d.Type().IsRegular() {
 			return err
 		}
 		b, err := os.ReadFile(p)
