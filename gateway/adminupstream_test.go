@@ -1,0 +1,311 @@
+package gateway_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// oauthUpstream is an MCP server (the Go SDK's, one tool) that takes only the bearer
+// tokens its own authorization server issued, and that authorization server on the same
+// loopback listener: protected resource and authorization server metadata, dynamic
+// registration, an authorization endpoint that approves at once (no person), and a token
+// endpoint that checks PKCE and rotates refresh tokens. It remembers every token it
+// issued, so a test can look for them where they must not be.
+type oauthUpstream struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	seq    int
+	codes  map[string]string // code → code_challenge
+	tokens map[string]bool   // access tokens still valid
+	issued []string          // every access and refresh token
+	calls  int               // MCP requests that carried a valid token
+}
+
+func newOAuthUpstream(t *testing.T) *oauthUpstream {
+	t.Helper()
+	o := &oauthUpstream{codes: map[string]string{}, tokens: map[string]bool{}}
+	sdk := mcp.NewServer(&mcp.Implementation{Name: "crm", Version: "1"}, nil)
+	mcp.AddTool(sdk, &mcp.Tool{Name: "accounts", Description: "lists accounts"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "acme"}}}, nil, nil
+	})
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdk }, nil)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
+		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		o.mu.Lock()
+		ok := o.tokens[tok]
+		if ok {
+			o.calls++
+		}
+		o.mu.Unlock()
+		if !ok {
+			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+o.srv.URL+`/.well-known/oauth-protected-resource/mcp", scope="crm.read"`)
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		mcpHandler.ServeHTTP(w, r)
+	})
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, 200, map[string]any{"resource": o.srv.URL + "/mcp", "authorization_servers": []string{o.srv.URL + "/as"}, "scopes_supported": []string{"crm.read"}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server/as", func(w http.ResponseWriter, r *http.Request) {
+		iss := o.srv.URL + "/as"
+		writeJSON(w, 200, map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token",
+			"registration_endpoint": iss + "/register", "response_types_supported": []string{"code"},
+			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
+			"token_endpoint_auth_methods_supported": []string{"none"}, "scopes_supported": []string{"crm.read", "offline_access"},
+			"authorization_response_iss_parameter_supported": true})
+	})
+	mux.HandleFunc("/as/register", func(w http.ResponseWriter, r *http.Request) {
+		var req map[string]any
+		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req)
+		writeJSON(w, 201, map[string]any{"client_id": "dyn-client", "token_endpoint_auth_method": "none", "redirect_uris": req["redirect_uris"]})
+	})
+	mux.HandleFunc("/as/authorize", o.authorize)
+	mux.HandleFunc("/as/token", o.token)
+	o.srv = httptest.NewServer(mux)
+	t.Cleanup(o.srv.Close)
+	return o
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func (o *oauthUpstream) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != o.srv.URL+"/mcp" || q.Get("client_id") != "dyn-client" {
+		http.Error(w, "bad authorization request", http.StatusBadRequest)
+		return
+	}
+	o.mu.Lock()
+	o.seq++
+	code := fmt.Sprintf("code-%d", o.seq)
+	o.codes[code] = q.Get("code_challenge")
+	o.mu.Unlock()
+	back, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	v := back.Query()
+	v.Set("code", code)
+	v.Set("state", q.Get("state"))
+	v.Set("iss", o.srv.URL+"/as")
+	back.RawQuery = v.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+func (o *oauthUpstream) token(w http.ResponseWriter, r *http.Request) {
+	_ = r.ParseForm()
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if r.PostForm.Get("grant_type") != "authorization_code" {
+		writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+		return
+	}
+	ch, ok := o.codes[r.PostForm.Get("code")]
+	delete(o.codes, r.PostForm.Get("code"))
+	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+	if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != ch {
+		writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+		return
+	}
+	o.seq++
+	at, rt := fmt.Sprintf("AT-secret-%d-%x", o.seq, sum[:6]), fmt.Sprintf("RT-secret-%d-%x", o.seq, sum[6:12])
+	o.tokens[at] = true
+	o.issued = append(o.issued, at, rt)
+	writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt, "scope": "crm.read offline_access"})
+}
+
+// leaked reports the tokens the upstream issued that appear in b.
+func (o *oauthUpstream) leaked(b []byte) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, tok := range o.issued {
+		if strings.Contains(string(b), tok) {
+			out = append(out, tok)
+		}
+	}
+	return out
+}
+
+// TestAdminUpstreamGrants: a gateway whose upstream crm requires OAuth (per server) lists
+// it with no grant; POST .../crm/connect answers a consent URL, which a browser follows
+// (the authorization server approves, the gateway's /oauth/callback completes); the list
+// then shows the grant (issuer, scopes, refreshable) and crm comes up with its tool;
+// DELETE revokes it (the list shows none, a second DELETE is 404); no answer (the API's,
+// the callback's, /readyz) carries a token the authorization server issued; the writes
+// are audit lines; without the admin credential every route is 401, a per-server connect
+// with a subject or an unknown server is refused, and no authorization starts for them.
+func TestAdminUpstreamGrants(t *testing.T) {
+	up := newOAuthUpstream(t)
+	const admin = "upstream-grants-admin-token-0123456789"
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+auth:
+  mode: none
+  admin_token: `+admin+`
+servers:
+  crm:
+    type: http
+    url: `+up.srv.URL+`/mcp
+    auth: {type: oauth, per: server}
+`)
+	auth := map[string]string{"Authorization": "Bearer " + admin}
+	var answers [][]byte
+	api := func(method, path, body string, hdr map[string]string) apiAnswer {
+		t.Helper()
+		a := g.api(t, method, path, body, hdr)
+		answers = append(answers, a.raw)
+		return a
+	}
+	type listed struct {
+		Servers []struct {
+			Name, Per, Grant string
+			Granted, Connect bool
+		}
+		Grants []struct {
+			Server, Subject, Issuer string
+			Scopes                  []string
+			Refreshable             bool
+		}
+	}
+	list := func() listed {
+		t.Helper()
+		a := api("GET", "/api/upstream-grants", "", auth)
+		var l listed
+		if a.status != 200 || json.Unmarshal(a.raw, &l) != nil {
+			t.Fatalf("list: %s", a)
+		}
+		return l
+	}
+
+	for _, c := range []struct{ method, path, body string }{
+		{"GET", "/api/upstream-grants", ""}, {"POST", "/api/upstream-grants/crm/connect", "{}"}, {"DELETE", "/api/upstream-grants/crm", ""},
+	} {
+		if a := api(c.method, c.path, c.body, nil); a.status != http.StatusUnauthorized {
+			t.Errorf("%s %s without a credential: %s", c.method, c.path, a)
+		}
+	}
+	l := list()
+	if len(l.Servers) != 1 || l.Servers[0].Name != "crm" || l.Servers[0].Per != "server" || l.Servers[0].Grant != "authorization_code" || l.Servers[0].Granted || !l.Servers[0].Connect || len(l.Grants) != 0 {
+		t.Fatalf("before any grant: %+v", l)
+	}
+	if a := api("POST", "/api/upstream-grants/crm/connect", `{"subject": "alice"}`, auth); a.status != 400 {
+		t.Errorf("a subject for a per-server grant: %s", a)
+	}
+	if a := api("POST", "/api/upstream-grants/nosuch/connect", `{}`, auth); a.status != 404 {
+		t.Errorf("an unknown server: %s", a)
+	}
+	if a := api("DELETE", "/api/upstream-grants/crm", "", auth); a.status != 404 {
+		t.Errorf("revoke before any grant: %s", a)
+	}
+
+	a := api("POST", "/api/upstream-grants/crm/connect", `{}`, auth)
+	consent, _ := a.obj["url"].(string)
+	if a.status != 200 || !strings.HasPrefix(consent, up.srv.URL+"/as/authorize?") {
+		t.Fatalf("connect: %s", a)
+	}
+	// The browser: the authorization server approves and sends it to the gateway's
+	// callback (every hop on loopback).
+	resp, err := http.Get(consent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+	resp.Body.Close()
+	answers = append(answers, page)
+	if resp.StatusCode != 200 || !strings.Contains(string(page), "may now use crm") {
+		t.Fatalf("the callback: %d %s", resp.StatusCode, page)
+	}
+
+	l = list()
+	if len(l.Servers) != 1 || !l.Servers[0].Granted || len(l.Grants) != 1 {
+		t.Fatalf("after consent: %+v", l)
+	}
+	if gr := l.Grants[0]; gr.Server != "crm" || gr.Subject != "" || gr.Issuer != up.srv.URL+"/as" || !gr.Refreshable || strings.Join(gr.Scopes, " ") != "crm.read offline_access" {
+		t.Errorf("the grant: %+v", gr)
+	}
+	// The grant works: crm comes up (the callback restarted it) and its tool is served.
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		a := api("GET", "/api/servers/crm", "", auth)
+		if live, _ := a.obj["live"].(map[string]any); live != nil && live["state"] == "up" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("crm not up within 15 s of the grant: %s", a)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ini := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
+	sid := ini.header.Get("Mcp-Session-Id")
+	tools := g.do(t, req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, header: map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}})
+	if !strings.Contains(string(tools.body), "accounts") {
+		t.Errorf("tools/list with the grant: %s", tools.body)
+	}
+	readyz := g.do(t, req{method: "GET", path: "/readyz"})
+	answers = append(answers, readyz.body, tools.body)
+
+	if a := api("DELETE", "/api/upstream-grants/crm?subject=alice", "", auth); a.status != 404 {
+		t.Errorf("revoke a subject's grant of a per-server upstream: %s", a)
+	}
+	a = api("DELETE", "/api/upstream-grants/crm", "", auth)
+	if rv, _ := a.obj["revoked"].(map[string]any); a.status != 200 || rv["issuer"] != up.srv.URL+"/as" {
+		t.Errorf("revoke: %s", a)
+	}
+	if l = list(); len(l.Grants) != 0 || l.Servers[0].Granted {
+		t.Errorf("after revoking: %+v", l)
+	}
+	if a := api("DELETE", "/api/upstream-grants/crm", "", auth); a.status != 404 {
+		t.Errorf("revoke again: %s", a)
+	}
+
+	up.mu.Lock()
+	issued, calls := len(up.issued), up.calls
+	up.mu.Unlock()
+	if issued == 0 || calls == 0 {
+		t.Fatalf("the upstream issued %d tokens and served %d requests with one: the search for leaks below would prove nothing", issued, calls)
+	}
+	for _, b := range answers {
+		if tok := up.leaked(b); len(tok) > 0 {
+			t.Errorf("an answer carries the tokens %v: %s", tok, b)
+		}
+	}
+	if tok := up.leaked([]byte(g.log.String())); len(tok) > 0 {
+		t.Errorf("the gateway's log carries the tokens %v", tok)
+	}
+	auditPath := filepath.Join(g.gw.FileConfig().StateDir, "audit.jsonl")
+	lines := waitAudit(t, auditPath, func(ls []map[string]any) bool {
+		var started, revoked bool
+		for _, l := range ls {
+			started = started || (l["object"] == "upstream-grants/crm" && l["outcome"] == "started")
+			revoked = revoked || (l["object"] == "upstream-grants/crm" && l["outcome"] == "revoked")
+		}
+		return started && revoked
+	})
+	raw, _ := json.Marshal(lines)
+	if tok := up.leaked(raw); len(tok) > 0 {
+		t.Errorf("the audit log carries the tokens %v", tok)
+	}
+}
