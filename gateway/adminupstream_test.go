@@ -153,7 +153,8 @@ func (o *oauthUpstream) leaked(b []byte) []string {
 // then shows the grant (issuer, scopes, refreshable) and crm comes up with its tool;
 // DELETE revokes it (the list shows none, a second DELETE is 404); no answer (the API's,
 // the callback's, /readyz) carries a token the authorization server issued; the writes
-// are audit lines; without the admin credential every route is 401, a per-server connect
+// are audit lines; the next call after revoking goes without a token and asks for consent
+// again; without the admin credential every route is 401, a per-server connect
 // with a subject or an unknown server is refused, and no authorization starts for them.
 func TestAdminUpstreamGrants(t *testing.T) {
 	up := newOAuthUpstream(t)
@@ -228,15 +229,15 @@ servers:
 	}
 	// The browser: the authorization server approves and sends it to the gateway's
 	// callback (every hop on loopback).
-	resp, err := http.Get(consent)
+	cresp, err := http.Get(consent)
 	if err != nil {
 		t.Fatal(err)
 	}
-	page, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
-	resp.Body.Close()
+	page, _ := io.ReadAll(io.LimitReader(cresp.Body, 1<<16))
+	cresp.Body.Close()
 	answers = append(answers, page)
-	if resp.StatusCode != 200 || !strings.Contains(string(page), "may now use crm") {
-		t.Fatalf("the callback: %d %s", resp.StatusCode, page)
+	if cresp.StatusCode != 200 || !strings.Contains(string(page), "may now use crm") {
+		t.Fatalf("the callback: %d %s", cresp.StatusCode, page)
 	}
 
 	l = list()
@@ -261,8 +262,25 @@ servers:
 	ini := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
 	sid := ini.header.Get("Mcp-Session-Id")
 	tools := g.do(t, req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, header: map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}})
-	if !strings.Contains(string(tools.body), "accounts") {
-		t.Errorf("tools/list with the grant: %s", tools.body)
+	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
+	var listed2 struct {
+		Result struct{ Tools []struct{ Name string } }
+	}
+	_ = json.Unmarshal(tools.body, &listed2)
+	accounts := ""
+	for _, tl := range listed2.Result.Tools {
+		if strings.HasSuffix(tl.Name, "accounts") {
+			accounts = tl.Name
+		}
+	}
+	if accounts == "" {
+		t.Fatalf("tools/list with the grant has no accounts tool: %s", tools.body)
+	}
+	callAccounts := func(id int) resp {
+		return g.do(t, req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, accounts), header: hdr})
+	}
+	if c := callAccounts(3); !strings.Contains(string(c.body), "acme") {
+		t.Errorf("a call with the grant: %s", c.body)
 	}
 	readyz := g.do(t, req{method: "GET", path: "/readyz"})
 	answers = append(answers, readyz.body, tools.body)
@@ -276,6 +294,13 @@ servers:
 	}
 	if l = list(); len(l.Grants) != 0 || l.Servers[0].Granted {
 		t.Errorf("after revoking: %+v", l)
+	}
+	// The revocation holds at once: the next call goes without the token, the upstream
+	// refuses it, and the answer asks for consent again instead of reaching the tool.
+	after := callAccounts(4)
+	answers = append(answers, after.body)
+	if strings.Contains(string(after.body), "acme") || !strings.Contains(string(after.body), "needs your authorization") {
+		t.Errorf("a call after revoking: %s", after.body)
 	}
 	if a := api("DELETE", "/api/upstream-grants/crm", "", auth); a.status != 404 {
 		t.Errorf("revoke again: %s", a)
