@@ -334,3 +334,74 @@ servers:
 		t.Errorf("the audit log carries the tokens %v", tok)
 	}
 }
+
+// TestAdminUpstreamGrantsAttacks: through the whole gateway's router, a path-traversal
+// server name never reaches a grant handler (the muxes redirect to the clean path, or find
+// no route), a subject with a newline is refused (no forged audit line), a body over the
+// admin API's bound is a 413, a wrong method a 405 with Allow, a wrong credential a 401,
+// and no answer carries a consent URL or a revocation.
+func TestAdminUpstreamGrantsAttacks(t *testing.T) {
+	up := newOAuthUpstream(t)
+	const admin = "upstream-grants-attack-token-0123456789"
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+auth:
+  mode: none
+  admin_token: `+admin+`
+servers:
+  crm:
+    type: http
+    url: `+up.srv.URL+`/mcp
+    auth: {type: oauth, per: server}
+`)
+	auth := map[string]string{"Authorization": "Bearer " + admin}
+	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	for _, p := range []string{"/api/upstream-grants/..%2Fservers%2Fcrm/connect", "/api/upstream-grants/../servers/crm", "/api/upstream-grants/%2e%2e/connect", "/api/upstream-grants/crm%2F..%2F..%2Fruntime"} {
+		for _, m := range []string{"POST", "DELETE"} {
+			r, _ := http.NewRequest(m, g.base+p, strings.NewReader("{}"))
+			r.Header.Set("Authorization", "Bearer "+admin)
+			resp, err := noRedirect.Do(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<16))
+			resp.Body.Close()
+			// Go's ServeMux answers a raw ".." with a 307 to the clean path, gorilla/mux an
+			// encoded one with a 301; a name with an encoded slash matches no route.
+			if c := resp.StatusCode; c != http.StatusMovedPermanently && c != http.StatusTemporaryRedirect && c != http.StatusNotFound {
+				t.Errorf("%s %s: %d %s, want a redirect to the clean path or a 404", m, p, c, b)
+			}
+			if loc := resp.Header.Get("Location"); strings.Contains(loc, "..") {
+				t.Errorf("%s %s: redirected to %q", m, p, loc)
+			}
+			if strings.Contains(string(b), `"url"`) || strings.Contains(string(b), `"revoked"`) {
+				t.Errorf("%s %s reached a grant: %s", m, p, b)
+			}
+		}
+	}
+	if a := g.api(t, "POST", "/api/upstream-grants/crm/connect", "{\"subject\": \"x\\nadmin revoked everything\"}", auth); a.status != 400 || !strings.Contains(a.String(), "control characters") {
+		t.Errorf("a subject with a newline: %s", a)
+	}
+	if a := g.api(t, "DELETE", "/api/upstream-grants/crm?subject=x%0D%0Aforged", "", auth); a.status != 400 {
+		t.Errorf("a revoke subject with CR LF: %s", a)
+	}
+	huge := `{"subject": "` + strings.Repeat("a", 2<<20) + `"}`
+	if a := g.api(t, "POST", "/api/upstream-grants/crm/connect", huge, auth); a.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a 2 MiB body: %s", a)
+	}
+	for _, c := range []struct{ method, path, allow string }{
+		{"PUT", "/api/upstream-grants", "GET"}, {"GET", "/api/upstream-grants/crm/connect", "POST"}, {"PATCH", "/api/upstream-grants/crm", "DELETE"},
+	} {
+		if a := g.api(t, c.method, c.path, "{}", auth); a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", c.method, c.path, a.status, a.header.Get("Allow"), c.allow)
+		}
+	}
+	if a := g.api(t, "GET", "/api/upstream-grants", "", map[string]string{"Authorization": "Bearer wrong"}); a.status != http.StatusUnauthorized {
+		t.Errorf("a wrong credential: %s", a)
+	}
+	if a := g.api(t, "GET", "/api/upstream-grants", "", auth); a.status != 200 || !strings.Contains(a.String(), `"grants": []`) {
+		t.Errorf("after the attacks: %s", a)
+	}
+}

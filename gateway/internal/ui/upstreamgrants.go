@@ -36,13 +36,12 @@ type grantTable struct {
 // upstreamData is the page's data: the servers, grants of servers no longer configured,
 // and what the last form did.
 type upstreamData struct {
-	Servers  []upstreamServer
-	Orphans  grantTable // grants of servers no longer configured
-	Consent  *upstreamConsent
-	Revoked  string // the grant a revocation just forgot (server, or server for subject)
-	Error    string
-	Status   int
-	Selected string // the server whose form answered
+	Servers []upstreamServer
+	Orphans grantTable // grants of servers no longer configured
+	Consent *upstreamConsent
+	Revoked string // the grant a revocation just forgot (server, or server for subject)
+	Error   string
+	Status  int
 }
 
 // upstreamConsent is the consent URL a Connect form started.
@@ -105,8 +104,8 @@ func (u *UI) renderUpstream(w http.ResponseWriter, r *http.Request, d upstreamDa
 }
 
 // formError answers a refused form: the page again, with the refusal at the top.
-func (u *UI) formError(w http.ResponseWriter, r *http.Request, server string, err error) {
-	d := upstreamData{Error: err.Error(), Status: http.StatusInternalServerError, Selected: server}
+func (u *UI) formError(w http.ResponseWriter, r *http.Request, err error) {
+	d := upstreamData{Error: err.Error(), Status: http.StatusInternalServerError}
 	var ge *admin.GrantError
 	if errors.As(err, &ge) {
 		d.Status = ge.Status
@@ -122,7 +121,7 @@ func (u *UI) readForm(w http.ResponseWriter, r *http.Request) bool {
 		if errors.As(err, &mb) {
 			status = http.StatusRequestEntityTooLarge
 		}
-		u.formError(w, r, "", &admin.GrantError{Status: status, Msg: "the form could not be read: " + err.Error()})
+		u.formError(w, r, &admin.GrantError{Status: status, Msg: "the form could not be read: " + err.Error()})
 		return false
 	}
 	return true
@@ -137,11 +136,11 @@ func (u *UI) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 	server, subject := r.PostForm.Get("server"), r.PostForm.Get("subject")
 	link, err := admin.ConnectUpstream(r.Context(), u.port, server, subject)
 	if err != nil {
-		u.formError(w, r, server, err)
+		u.formError(w, r, err)
 		return
 	}
 	admin.AuditGrant(u.port, r, admin.GrantObject(server, subject), "started", nil, map[string]string{"subject": subject})
-	u.renderUpstream(w, r, upstreamData{Consent: &upstreamConsent{Server: server, Subject: subject, URL: link}, Selected: server})
+	u.renderUpstream(w, r, upstreamData{Consent: &upstreamConsent{Server: server, Subject: subject, URL: link}})
 }
 
 // ServeUpstreamRevoke forgets the posted grant and goes back to the page.
@@ -152,7 +151,7 @@ func (u *UI) ServeUpstreamRevoke(w http.ResponseWriter, r *http.Request) {
 	server, subject := r.PostForm.Get("server"), r.PostForm.Get("subject")
 	g, err := admin.RevokeUpstream(u.port, server, subject)
 	if err != nil {
-		u.formError(w, r, server, err)
+		u.formError(w, r, err)
 		return
 	}
 	admin.AuditGrant(u.port, r, admin.GrantObject(server, subject), "revoked", g, nil)
