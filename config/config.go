@@ -509,7 +509,9 @@ func NormalizeTransport(t string) string {
 	return t
 }
 
-// ResolvedMode applies the auto rule: stdio is per_session unless stdio_proxy, anything else shared.
+// ResolvedMode applies the auto rule: stdio is per_session unless stdio_proxy; an OAuth
+// upstream whose grants are per user is per_agent (an instance per agent and identity, each
+// with its identity's token); anything else shared.
 func (d *ServerDef) ResolvedMode() string {
 	switch d.Mode {
 	case ModeShared, ModePerSession, ModePerAgent, ModePerCall:
@@ -517,6 +519,9 @@ func (d *ServerDef) ResolvedMode() string {
 	}
 	if d.Transport() == TransportStdio && !d.StdioProxy {
 		return ModePerSession
+	}
+	if d.Auth.PerUser() {
+		return ModePerAgent
 	}
 	return ModeShared
 }

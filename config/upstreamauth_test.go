@@ -7,21 +7,24 @@ import (
 
 const oauthBase = "version: 1\nservers:\n  crm:\n    type: http\n    url: https://crm.example.com/mcp\n"
 
-// TestUpstreamAuthDefaults: an OAuth server is per user unless it says otherwise, which
-// this version refuses; the grant is the authorization code unless it says otherwise; a
-// client credentials grant is per server.
+// TestUpstreamAuthDefaults: an OAuth server is per user unless it says otherwise, and then
+// its instances are per agent (and identity); the grant is the authorization code unless
+// it says otherwise; a client credentials grant is per server.
 func TestUpstreamAuthDefaults(t *testing.T) {
-	_, ps, _ := Parse([]byte(oauthBase + "    auth:\n      type: oauth\n"))
-	if !strings.Contains(ps.Error(), "per: user (each identity's own grant, the default) is not available") {
-		t.Errorf("the default per user: %v, want the error that it is not available", ps)
+	cfg, ps, err := Parse([]byte(oauthBase + "    auth:\n      type: oauth\n"))
+	if err != nil {
+		t.Fatalf("%v", ps)
 	}
-	cfg, ps, err := Parse([]byte(oauthBase + "    auth:\n      type: oauth\n      per: server\n"))
+	if d := cfg.Servers["crm"]; !d.Auth.PerUser() || d.ResolvedMode() != ModePerAgent {
+		t.Errorf("the default: per %q, mode %q; want per user, per_agent", d.Auth.Per, d.ResolvedMode())
+	}
+	cfg, ps, err = Parse([]byte(oauthBase + "    auth:\n      type: oauth\n      per: server\n"))
 	if err != nil {
 		t.Fatalf("%v", ps)
 	}
 	a := cfg.Servers["crm"].Auth
-	if a.PerUser() || a.Grant != GrantAuthorizationCode {
-		t.Errorf("defaults: %+v", a)
+	if a.PerUser() || a.Grant != GrantAuthorizationCode || cfg.Servers["crm"].ResolvedMode() != ModeShared {
+		t.Errorf("defaults: %+v, mode %q", a, cfg.Servers["crm"].ResolvedMode())
 	}
 	u := cfg.UpstreamCredentials
 	if u.RefreshBefore != DefaultRefreshBefore || u.FlowTimeout != DefaultFlowTimeout ||
@@ -61,7 +64,9 @@ func TestUpstreamAuthProblems(t *testing.T) {
 		{"token exchange per server", "    auth:\n      type: oauth\n      per: server\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n", "needs per: user"},
 		{"token exchange settings unused", "    auth:\n      type: oauth\n      token_exchange:\n        endpoint: https://sts.example/token\n", "only read with grant: token_exchange"},
 		{"per user shared", "    mode: shared\n    auth:\n      type: oauth\n", "cannot be shared by every caller"},
-		{"per user", "    auth:\n      type: oauth\n      per: user\n", "is not available in this version"},
+		{"per user pooled", "    mode: per_agent\n    pool: {warm: 2}\n    auth:\n      type: oauth\n", "no instance can wait ready in a warm pool"},
+		{"token exchange", "    auth:\n      type: oauth\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n", "is not available in this version"},
+		{"agent shares a per-user server", "    auth:\n      type: oauth\nagents:\n  a1:\n    servers:\n      - name: crm\n        mode: shared\n", "cannot be shared by every caller"},
 	}
 	for _, c := range cases {
 		doc := oauthBase + c.yaml

@@ -36,6 +36,9 @@ func (c *Config) validateAgent(ps *Problems, where string, a *AgentConfig) {
 		if d := c.Servers[u.Name]; d != nil && u.Mode == ModeShared && d.Transport() == TransportStdio && !d.StdioProxy {
 			*ps = append(*ps, Problem{Where: where, Text: SharedStdioError(u.Name), Hint: SharedStdioHint})
 		}
+		if d := c.Servers[u.Name]; d != nil && u.Mode == ModeShared && d.Auth.PerUser() {
+			ps.add(false, where, "server %q: its OAuth grants are per user, so its instances cannot be shared by every caller (mode shared)", u.Name)
+		}
 	}
 	for _, g := range append(append([]string{}, a.Tools.Allow...), a.Tools.Deny...) {
 		if _, err := filepath.Match(g, ""); err != nil {

@@ -64,11 +64,6 @@ func validateServerAuth(ps *Problems, where string, d *ServerDef, authMode strin
 	switch a.Per {
 	case AuthPerServer:
 	case AuthPerUser:
-		// Each identity's own grant needs its own instances and a consent per person;
-		// until the gateway serves that, a grant is one every caller shares, by choice.
-		*ps = append(*ps, Problem{Where: where + ".per",
-			Text: "per: user (each identity's own grant, the default) is not available in this version",
-			Hint: "set per: server for one grant every caller shares (a machine credential, or an authorization the gateway's owner gives once)"})
 	default:
 		ps.add(false, where+".per", "unknown per %q (user or server)", a.Per)
 	}
@@ -104,6 +99,9 @@ func validateGrant(ps *Problems, where string, d *ServerDef, authMode string) {
 			ps.add(false, where, "grant client_credentials needs client_id and client_secret or private_key")
 		}
 	case GrantTokenExchange:
+		*ps = append(*ps, Problem{Where: where + ".grant",
+			Text: "grant token_exchange is not available in this version",
+			Hint: "use grant authorization_code (each identity authorizes once) or client_credentials (one machine credential, per: server)"})
 		if a.Per == AuthPerServer {
 			ps.add(false, where, "grant token_exchange exchanges each caller's own token: it needs per: user")
 		}
@@ -121,6 +119,9 @@ func validateGrant(ps *Problems, where string, d *ServerDef, authMode string) {
 	}
 	if a.Grant != GrantTokenExchange && a.TokenExchange != nil {
 		ps.add(false, where+".token_exchange", "token_exchange is only read with grant: token_exchange")
+	}
+	if a.Per == AuthPerUser && d.Pool != nil && d.Pool.Warm > 0 {
+		ps.add(false, where, "per: user gives each instance one identity's token when it starts, so no instance can wait ready in a warm pool; remove pool.warm")
 	}
 	if a.Per == AuthPerUser && d.Mode == ModeShared {
 		ps.add(false, where, "per: user gives each caller its own token, so its instances cannot be shared by every caller (mode shared); leave mode out or use per_agent or per_session")

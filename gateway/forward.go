@@ -78,7 +78,7 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	deadline := time.Now().Add(timeout)
 	conn, done, err := c.s.acquire(ctx, c.server)
 	if err != nil {
-		return c.fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", c.server, err))
+		return c.failUpstream("is unavailable", err)
 	}
 	defer done()
 	if conn.Modern {
@@ -107,7 +107,7 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 		if outcome, ok := w.ended(ctx, c, err, nil); ok {
 			return outcome
 		}
-		return c.fail("unavailable", fmt.Sprintf("upstream %q is unavailable: %v", c.server, err))
+		return c.failUpstream("is unavailable", err)
 	}
 	resp, outcome := w.await(ctx, c, k, &held)
 	if resp == nil {
@@ -182,7 +182,7 @@ func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call,
 			if errors.Is(err, upstream.ErrStreamEnded) && passClose(c.out) {
 				w.g.log.Info("the upstream ended the call's stream without a result: passed on to the client, the failure kept for its resume", "session", c.s.ID, "server", c.server)
 			}
-			return nil, c.fail("unavailable", fmt.Sprintf("upstream %q failed during the call: %v", c.server, err))
+			return nil, c.failUpstream("failed during the call", err)
 		}
 		if !final {
 			if held.release != nil && c.s.Transport == "stateless" && asksClient(raw) {

@@ -127,6 +127,9 @@ type Gateway struct {
 	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
 	modern statelessFront
+	// consents are the sessions told to open a sign-in URL, told again once it was
+	// (upstreamconsent.go).
+	consents consentWaiters
 }
 
 // linkParts gives each part of g the gateway it reaches the others through.

@@ -24,7 +24,7 @@ type Session struct {
 
 	g *Gateway
 
-	caps struct{ sampling, elicitation, roots bool }
+	caps struct{ sampling, elicitation, urlElicitation, roots bool }
 
 	mu       sync.Mutex
 	down     map[string]bool              // per_session servers whose instance is down

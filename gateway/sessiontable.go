@@ -116,6 +116,10 @@ func (st *sessionTable) newSession(rec sessions.Record) *Session {
 	}
 	_ = json.Unmarshal(rec.ClientCaps, &caps)
 	s.caps.sampling, s.caps.elicitation, s.caps.roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
+	var modes struct {
+		URL json.RawMessage `json:"url"`
+	}
+	s.caps.urlElicitation = json.Unmarshal(caps.Elicitation, &modes) == nil && modes.URL != nil
 	servers := rec.Servers
 	s.srv.Store(&servers)
 	s.touch()

@@ -465,6 +465,16 @@ func (s *Server) Options() upstream.Options {
 	}
 }
 
+// probeOptions are the dial options of the server's own instance: Options, except that a
+// per-user OAuth server's lists its catalogue with a grant it borrows (catalogAuthorizer).
+func (s *Server) probeOptions() upstream.Options {
+	o := s.Options()
+	if a := s.reg.uauth.catalogAuthorizerFor(s.Name); a != nil {
+		o.Authorizer = a
+	}
+	return o
+}
+
 // Spawn starts a per-session instance of the server for one session, offering the
 // session's own client capabilities and info, with env and headers as given. When the
 // instance says its lists changed, they are re-read and given to onCatalog: an instance's

@@ -119,7 +119,7 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 		return nil, nil, err
 	}
 	defer release()
-	o := s.Options()
+	o := s.probeOptions()
 	o.Handler = s.handle
 	c, err := s.reg.dialer.Dial(s.ctx, o)
 	if err != nil {

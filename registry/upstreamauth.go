@@ -76,8 +76,13 @@ func (ua *UpstreamAuth) Complete(ctx context.Context, q url.Values) (Completed, 
 	if err != nil {
 		return done, err
 	}
-	if s := ua.r.Server(done.Server); s != nil && s.Def.Auth.Per == config.AuthPerServer {
-		_ = ua.r.Restart(done.Server)
+	if s := ua.r.Server(done.Server); s != nil {
+		// A server-wide grant's server comes up with the new token; a per-user server
+		// whose catalogue waited for any identity's grant lists it now, instead of at its
+		// next retry.
+		if state, _ := s.State(); s.Def.Auth.Per == config.AuthPerServer || state != StateUp {
+			_ = ua.r.Restart(done.Server)
+		}
 	}
 	return done, nil
 }
@@ -115,6 +120,48 @@ func (ua *UpstreamAuth) authorizerFor(name, subject, per string) upstream.Author
 	return authorizer{m: m, t: t, subject: subject}
 }
 
+// catalogAuthorizerFor is the authorizer of a per-user server's own instance, the one
+// that only lists its catalogue (nil for any other server, and before Use).
+func (ua *UpstreamAuth) catalogAuthorizerFor(name string) upstream.Authorizer {
+	m := ua.manager()
+	t, ok := ua.target(name)
+	if m == nil || !ok || !t.Auth.PerUser() {
+		return nil
+	}
+	return catalogAuthorizer{m: m, t: t}
+}
+
+// catalogAuthorizer lists a per-user server's catalogue with the grant of an identity
+// that has one (the first by name): a server's tools are the same for the identities
+// that may list them, and every call goes out on the caller's own instance, with the
+// caller's own grant. With no grant yet the server waits for the first identity's
+// authorization; the listing never starts one itself, so no consent is begun in
+// nobody's name.
+type catalogAuthorizer struct {
+	m *upauth.Manager
+	t upauth.Server
+}
+
+func (a catalogAuthorizer) Header(ctx context.Context) (string, error) {
+	sub, ok := a.m.AnySubject(a.t.Name)
+	if !ok {
+		return "", nil
+	}
+	return a.m.Header(ctx, a.t, sub)
+}
+
+func (a catalogAuthorizer) Refused(context.Context, string, int, http.Header) error {
+	return &WaitingForGrant{Server: a.t.Name}
+}
+
+// WaitingForGrant is the state of a per-user server no identity has authorized yet: its
+// catalogue is listed once one has.
+type WaitingForGrant struct{ Server string }
+
+func (e *WaitingForGrant) Error() string {
+	return "no identity has authorized " + e.Server + " yet: its tools are listed once one does (GET /oauth/connect/" + e.Server + " as that identity)"
+}
+
 // authorizer is an instance's upstream.Authorizer: the grant of subject at the server.
 type authorizer struct {
 	m       *upauth.Manager
@@ -123,11 +170,21 @@ type authorizer struct {
 }
 
 func (a authorizer) Header(ctx context.Context) (string, error) {
+	if a.subject == "" && a.t.Auth.PerUser() {
+		return "", errNoIdentity(a.t.Name)
+	}
 	return a.m.Header(ctx, a.t, a.subject)
 }
 
 func (a authorizer) Refused(ctx context.Context, sent string, status int, challenge http.Header) error {
 	return a.m.Challenged(ctx, a.t, a.subject, sent, status, challenge)
+}
+
+// errNoIdentity: a per-user grant is someone's; a caller nobody can name has none.
+type errNoIdentity string
+
+func (e errNoIdentity) Error() string {
+	return "each identity authorizes " + string(e) + " for itself, and this session has none: send X-Agent-ID or a credential"
 }
 
 type errNotOAuth string

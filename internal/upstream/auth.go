@@ -25,7 +25,7 @@ func (t *streamTransport) sendAuthorized(ctx context.Context, msg []byte, rel *C
 	for attempt := 0; ; attempt++ {
 		authz, err := t.auth.Header(ctx)
 		if err != nil {
-			return err
+			return &AuthError{Err: err}
 		}
 		err = t.post(ctx, msg, rel, authz)
 		var ref *refused
@@ -36,7 +36,7 @@ func (t *streamTransport) sendAuthorized(ctx context.Context, msg []byte, rel *C
 			if err == nil {
 				err = fmt.Errorf("upstream refused its renewed token too (HTTP %d)", ref.status)
 			}
-			return err
+			return &AuthError{Err: err}
 		}
 	}
 }
@@ -50,3 +50,12 @@ type refused struct {
 func (e *refused) Error() string {
 	return fmt.Sprintf("upstream refused the token (HTTP %d)", e.status)
 }
+
+// AuthError is a request that failed for want of a token the upstream takes: the
+// authorizer had none to give, or the upstream refused the one it gave. Err says what a
+// person must do. No other request to the upstream can succeed until then, so a dial
+// that meets one ends at once.
+type AuthError struct{ Err error }
+
+func (e *AuthError) Error() string { return e.Err.Error() }
+func (e *AuthError) Unwrap() error { return e.Err }

@@ -3,6 +3,7 @@ package upstream
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -175,7 +176,8 @@ func (d *Dialer) Dial(ctx context.Context, o Options) (*Conn, error) {
 		return nil, err
 	}
 	if err := c.initialize(ctx, o); err != nil {
-		if c.probed && o.ProtocolVersion == AutoVersion && ctx.Err() == nil && c.ended() {
+		var auth *AuthError
+		if c.probed && o.ProtocolVersion == AutoVersion && ctx.Err() == nil && !errors.As(err, &auth) && c.ended() {
 			// The server went away over server/discover (a strict one exits on a method
 			// it does not know before initialize): a fresh one gets initialize alone.
 			_ = c.Close()
@@ -295,7 +297,8 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 		err := c.discover(pctx, caps, info)
 		cancel()
 		c.probed = err != nil
-		if err == nil || ctx.Err() != nil {
+		var auth *AuthError
+		if err == nil || ctx.Err() != nil || errors.As(err, &auth) {
 			return err
 		}
 		c.log.Debug("the stateless revision is not served: initialize", "server", c.Name, "err", err)

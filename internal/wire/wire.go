@@ -21,6 +21,9 @@ const (
 	// CodeUnsupportedProtocolVersion is SEP-2575's code; go-sdk v1.8 clients fall back to
 	// initialize when server/discover answers with it.
 	CodeUnsupportedProtocolVersion = -32022
+	// CodeURLElicitationRequired (2025-11-25): the request waits for URL-mode elicitations
+	// the error's data lists; the client opens them and may retry.
+	CodeURLElicitationRequired = -32042
 )
 
 // Msg is one JSON-RPC message with its envelope decoded and everything else raw.

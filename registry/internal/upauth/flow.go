@@ -273,6 +273,23 @@ func (m *Manager) Grants(subject string) ([]GrantInfo, error) {
 	return out, nil
 }
 
+// AnySubject names an identity with a grant kept at server (the first by name; ok false
+// when none has one): whose grant lists the catalogue of a per-user server.
+func (m *Manager) AnySubject(server string) (string, bool) {
+	cs, err := m.o.Store.ListCredentials(kindGrant)
+	if err != nil {
+		return "", false
+	}
+	var best string
+	ok := false
+	for _, c := range cs {
+		if c.Server == server && c.Subject != "" && (!ok || c.Subject < best) {
+			best, ok = c.Subject, true
+		}
+	}
+	return best, ok
+}
+
 // union is a's scopes, then b's not in a.
 func union(a, b []string) []string {
 	out := slices.Clone(a)

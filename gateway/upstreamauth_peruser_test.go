@@ -1,0 +1,342 @@
+package gateway_test
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpgw/mcpgw/internal/wire"
+)
+
+// protectedUpstream is an OAuth-protected MCP upstream and its authorization server in
+// one: authorizations are approved without a person, each authorization code starts a
+// grant (g1, g2, ...), refreshes keep it, and the one tool, whoami, says whose grant the
+// call carried.
+type protectedUpstream struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	seq    int
+	codes  map[string]string // code → code_challenge
+	grants map[string]string // access or refresh token → grant
+	nCodes int
+}
+
+func newProtectedUpstream(t *testing.T) *protectedUpstream {
+	p := &protectedUpstream{codes: map[string]string{}, grants: map[string]string{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp", p.mcp)
+	js := func(w http.ResponseWriter, status int, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_ = json.NewEncoder(w).Encode(v)
+	}
+	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
+		js(w, 200, map[string]any{"resource": p.srv.URL + "/mcp", "authorization_servers": []string{p.srv.URL + "/as"}})
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server/as", func(w http.ResponseWriter, r *http.Request) {
+		iss := p.srv.URL + "/as"
+		js(w, 200, map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token",
+			"registration_endpoint": iss + "/register", "response_types_supported": []string{"code"},
+			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
+			"token_endpoint_auth_methods_supported": []string{"none"}})
+	})
+	mux.HandleFunc("/as/register", func(w http.ResponseWriter, r *http.Request) {
+		var md struct {
+			RedirectURIs []string `json:"redirect_uris"`
+		}
+		_ = json.NewDecoder(r.Body).Decode(&md)
+		js(w, 201, map[string]any{"client_id": "dyn", "token_endpoint_auth_method": "none", "redirect_uris": md.RedirectURIs})
+	})
+	mux.HandleFunc("/as/authorize", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		p.mu.Lock()
+		p.seq++
+		code := fmt.Sprintf("code-%d", p.seq)
+		p.codes[code] = q.Get("code_challenge")
+		p.mu.Unlock()
+		back, _ := url.Parse(q.Get("redirect_uri"))
+		v := back.Query()
+		v.Set("code", code)
+		v.Set("state", q.Get("state"))
+		back.RawQuery = v.Encode()
+		http.Redirect(w, r, back.String(), http.StatusFound)
+	})
+	mux.HandleFunc("/as/token", func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		var grant string
+		switch r.PostForm.Get("grant_type") {
+		case "authorization_code":
+			ch, ok := p.codes[r.PostForm.Get("code")]
+			delete(p.codes, r.PostForm.Get("code"))
+			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+			if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != ch {
+				js(w, 400, map[string]string{"error": "invalid_grant"})
+				return
+			}
+			p.nCodes++
+			grant = fmt.Sprintf("g%d", p.nCodes)
+		case "refresh_token":
+			rt := r.PostForm.Get("refresh_token")
+			if grant = p.grants[rt]; grant == "" {
+				js(w, 400, map[string]string{"error": "invalid_grant"})
+				return
+			}
+			delete(p.grants, rt)
+		default:
+			js(w, 400, map[string]string{"error": "unsupported_grant_type"})
+			return
+		}
+		p.seq++
+		at, rt := fmt.Sprintf("at-%d", p.seq), fmt.Sprintf("rt-%d", p.seq)
+		p.grants[at], p.grants[rt] = grant, grant
+		js(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt})
+	})
+	p.srv = httptest.NewServer(mux)
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+// revoke makes every token of grant unusable, as an authorization server that revoked it.
+func (p *protectedUpstream) revoke(grant string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for tok, g := range p.grants {
+		if g == grant {
+			delete(p.grants, tok)
+		}
+	}
+}
+
+func (p *protectedUpstream) mcp(w http.ResponseWriter, r *http.Request) {
+	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	p.mu.Lock()
+	grant := p.grants[tok]
+	p.mu.Unlock()
+	if grant == "" || !strings.HasPrefix(tok, "at-") {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+p.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
+		w.WriteHeader(http.StatusUnauthorized)
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	b, _ := io.ReadAll(r.Body)
+	m, err := wire.Parse(b)
+	if err != nil || m.ID == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	var result string
+	switch m.Method {
+	case "initialize":
+		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"protected","version":"1"}}`
+	case "tools/list":
+		result = `{"tools":[{"name":"whoami","description":"says whose grant the call carried","inputSchema":{"type":"object"}}]}`
+	case "tools/call":
+		result = `{"content":[{"type":"text","text":"grant=` + grant + `"}]}`
+	default:
+		result = `{}`
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
+}
+
+// open follows a sign-in URL as a browser would, through the authorization server to the
+// gateway's callback, which must say the grant was given.
+func openConsent(t *testing.T, u string) {
+	t.Helper()
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(u)
+	if err != nil {
+		t.Fatalf("open %s: %v", u, err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "may now use") {
+		t.Fatalf("consent at %s: HTTP %d %s", u, resp.StatusCode, b)
+	}
+}
+
+var signInURL = func(s string) string {
+	i := strings.Index(s, "http")
+	if i < 0 {
+		return ""
+	}
+	u := s[i:]
+	if j := strings.IndexAny(u, " \"\n"); j >= 0 {
+		u = u[:j]
+	}
+	return u
+}
+
+// TestOAuthPerUser: each identity of a per-user OAuth upstream calls it with its own
+// grant. The server's tools are listed once any identity authorized it; an identity
+// without a grant is answered with its own sign-in URL (a tool result with isError, or the
+// URLElicitationRequired error for a client that declared URL-mode elicitation); after it
+// signs in the same call goes through on its own grant; a grant the authorization server
+// revoked asks its owner again.
+func TestOAuthPerUser(t *testing.T) {
+	up := newProtectedUpstream(t)
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+servers:
+  crm:
+    type: http
+    url: `+up.srv.URL+`/mcp
+    auth: {type: oauth}
+`)
+	as := func(agent string) map[string]string {
+		h := map[string]string{"Mcp-Protocol-Version": "2025-11-25"}
+		if agent != "" {
+			h["X-Agent-ID"] = agent
+		}
+		return h
+	}
+	// Nobody has authorized crm: its tools wait, and the first identity connects.
+	h := as("a1")
+	h["Mcp-Session-Id"] = g.initAs(t, "a1", "{}")
+	if lr := g.do(t, req2(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h)); strings.Contains(string(lr.body), "whoami") {
+		t.Errorf("tools listed before any identity authorized crm: %s", lr.body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, g.base+"/oauth/connect/crm", nil)
+	req.Header.Set("X-Agent-ID", "a1")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "may now use crm") {
+		t.Fatalf("a1 connects: HTTP %d %s", resp.StatusCode, b)
+	}
+	var last map[string]string // the headers of the last call's session
+	call := func(agent, caps string) *wire.Msg {
+		t.Helper()
+		h := as(agent)
+		last = h
+		r := g.do(t, req2(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"t","version":"1"}}}`, h))
+		h["Mcp-Session-Id"] = r.header.Get("Mcp-Session-Id")
+		g.do(t, req2(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+		var tool string
+		for i := 0; i < 100 && tool == ""; i++ {
+			lr := g.do(t, req2(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h))
+			if s := string(lr.body); strings.Contains(s, "whoami") {
+				var res struct {
+					Tools []struct{ Name string } `json:"tools"`
+				}
+				_ = json.Unmarshal(lr.message(t).Result, &res)
+				tool = res.Tools[0].Name
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if tool == "" {
+			t.Fatalf("%s: crm's tools never listed after a1 authorized it", agent)
+		}
+		return g.do(t, req2(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`, h)).message(t)
+	}
+	text := func(m *wire.Msg) string {
+		var res toolResult
+		if m.Error != nil || json.Unmarshal(m.Result, &res) != nil {
+			return "error " + string(m.Error)
+		}
+		if res.IsError {
+			return "isError " + res.text()
+		}
+		return res.text()
+	}
+	if got := text(call("a1", "{}")); got != "grant=g1" {
+		t.Errorf("a1's call: %q, want grant=g1", got)
+	}
+	// a2 has no grant: its call answers with a sign-in URL of its own.
+	got := text(call("a2", "{}"))
+	u := signInURL(got)
+	if !strings.HasPrefix(got, "isError ") || !strings.HasPrefix(u, up.srv.URL+"/as/authorize?") {
+		t.Fatalf("a2's first call: %q, want isError with the authorization URL", got)
+	}
+	openConsent(t, u)
+	if got := text(call("a2", "{}")); got != "grant=g2" {
+		t.Errorf("a2's call after signing in: %q, want grant=g2", got)
+	}
+	if got := text(call("a1", "{}")); got != "grant=g1" {
+		t.Errorf("a1's call after a2 signed in: %q, want its own grant=g1", got)
+	}
+	// A client that declared URL-mode elicitation gets the URLElicitationRequired error.
+	m := call("a3", `{"elicitation":{"url":{}}}`)
+	var data struct {
+		Elicitations []struct{ Mode, ElicitationID, URL, Message string } `json:"elicitations"`
+	}
+	var e struct {
+		Code int             `json:"code"`
+		Data json.RawMessage `json:"data"`
+	}
+	if m.Error == nil || json.Unmarshal(m.Error, &e) != nil || e.Code != wire.CodeURLElicitationRequired ||
+		json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" ||
+		data.Elicitations[0].ElicitationID == "" || !strings.HasPrefix(data.Elicitations[0].URL, up.srv.URL+"/as/authorize?") {
+		t.Fatalf("a3 (URL elicitation) first call: %s %s, want error -32042 with one url elicitation", m.Error, m.Result)
+	}
+	// Once a3 signed in, its session is told the elicitation completed.
+	openConsent(t, data.Elicitations[0].URL)
+	if got := readStreamFor(t, g.base, last, "notifications/elicitation/complete"); !strings.Contains(got, `"elicitationId":"`+data.Elicitations[0].ElicitationID+`"`) {
+		t.Errorf("a3's stream after signing in: %q, want elicitation/complete for %s", got, data.Elicitations[0].ElicitationID)
+	}
+	// The authorization server revokes a2's grant: a2 is asked again; a1 goes on.
+	up.revoke("g2")
+	if got := text(call("a2", "{}")); !strings.HasPrefix(got, "isError ") || signInURL(got) == "" {
+		t.Errorf("a2 after its grant was revoked: %q, want a sign-in URL", got)
+	}
+	if got := text(call("a1", "{}")); got != "grant=g1" {
+		t.Errorf("a1 after a2's grant was revoked: %q", got)
+	}
+	if strings.Contains(g.log.String(), "at-") || strings.Contains(g.log.String(), "rt-") {
+		t.Errorf("a token reached the log:\n%s", g.log.String())
+	}
+}
+
+func req2(body string, h map[string]string) req {
+	c := make(map[string]string, len(h))
+	for k, v := range h {
+		c[k] = v
+	}
+	return req{body: body, header: c}
+}
+
+// readStreamFor opens the session's GET stream and returns the first event line holding
+// want ("" after 5 s).
+func readStreamFor(t *testing.T, base string, h map[string]string, want string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	r, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/mcp", nil)
+	for k, v := range h {
+		r.Header.Set(k, v)
+	}
+	r.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(r)
+	if err != nil {
+		t.Fatalf("GET stream: %v", err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if strings.Contains(sc.Text(), want) {
+			return sc.Text()
+		}
+	}
+	return ""
+}

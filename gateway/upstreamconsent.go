@@ -1,0 +1,130 @@
+package gateway
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/config"
+
+	"github.com/mcpgw/mcpgw/internal/wire"
+	"github.com/mcpgw/mcpgw/registry"
+)
+
+// A call to an OAuth upstream whose grant is the caller's own, made before the caller has
+// authorized it (or after the grant was revoked or no longer suffices), is answered with
+// the way to authorize (docs/auth.md, "Consent per client kind"): a client that declared
+// URL-mode elicitation gets the URLElicitationRequired error naming the sign-in URL, to
+// open and then retry; any other client gets the URL in a tool result with isError (the
+// model reads it and can pass it on), or in the error of a request that is not a tool
+// call.
+
+// outcomeConsent is the metrics outcome of a call answered with a sign-in URL.
+const outcomeConsent = "consent"
+
+// failUpstream answers c with a failure of its upstream: the way to authorize when err
+// says the upstream waits for the caller's authorization, else what went wrong.
+func (c *upstreamCall) failUpstream(what string, err error) string {
+	var nc *registry.NeedConsent
+	if errors.As(err, &nc) {
+		c.needConsent(nc)
+		return outcomeConsent
+	}
+	return c.fail("unavailable", fmt.Sprintf("upstream %q %s: %v", c.server, what, err))
+}
+
+// needConsent answers c with nc's sign-in URL, in the form c's client reads.
+func (c *upstreamCall) needConsent(nc *registry.NeedConsent) {
+	msg := fmt.Sprintf("%s needs your authorization before mcpgw may call it for you", c.server)
+	if nc.StepUp {
+		msg = fmt.Sprintf("%s needs more permissions than you granted to mcpgw", c.server)
+	}
+	if c.s.caps.urlElicitation && c.s.rec.ProtocolVersion >= "2025-11-25" {
+		data := map[string]any{"elicitations": []map[string]string{{
+			"mode": "url", "elicitationId": elicitationID(nc.URL), "url": nc.URL, "message": msg + ".",
+		}}}
+		_ = c.out.reply(wire.Error(c.m.ID, wire.CodeURLElicitationRequired, msg, data))
+		c.s.g.consents.add(c.server, c.s.grantSubject(c.server), c.s.ID, elicitationID(nc.URL))
+		return
+	}
+	text := msg + ": open " + nc.URL + " to sign in, then call again."
+	if c.isTool {
+		_ = c.out.reply(wire.Result(c.m.ID, toolError(text)))
+		return
+	}
+	_ = c.out.reply(wire.Error(c.m.ID, wire.CodeInvalidRequest, text, nil))
+}
+
+// elicitationID names the elicitation of one consent URL: the same URL (a pending
+// authorization is reused while it lasts) is the same elicitation.
+func elicitationID(u string) string {
+	sum := sha256.Sum256([]byte(u))
+	return hex.EncodeToString(sum[:12])
+}
+
+// grantSubject is whose grant at server the session's calls use: its identity's for a
+// per-user server, the server's own ("") otherwise.
+func (s *Session) grantSubject(server string) string {
+	if srv := s.g.reg.Server(server); srv != nil && srv.Def.Auth.Per == config.AuthPerServer {
+		return ""
+	}
+	return grantSubject(s.rec.Principal, s.rec.Agent)
+}
+
+// consentWaiters are the sessions given a URL elicitation for a grant, by server and
+// subject, so that each is sent notifications/elicitation/complete once the grant is
+// given (on this replica: a callback another replica served tells its own sessions).
+// Bounded: past maxConsentWaiters sessions nobody more is remembered, and the client
+// still learns by retrying.
+type consentWaiters struct {
+	mu sync.Mutex
+	n  int
+	m  map[consentKey]map[string]string // session id → elicitation id
+}
+
+type consentKey struct{ server, subject string }
+
+const maxConsentWaiters = 4096
+
+func (w *consentWaiters) add(server, subject, session, elicitation string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := consentKey{server, subject}
+	if w.m == nil {
+		w.m = map[consentKey]map[string]string{}
+	}
+	if _, ok := w.m[k][session]; ok || w.n >= maxConsentWaiters {
+		if ok {
+			w.m[k][session] = elicitation
+		}
+		return
+	}
+	if w.m[k] == nil {
+		w.m[k] = map[string]string{}
+	}
+	w.m[k][session] = elicitation
+	w.n++
+}
+
+// take forgets and returns the sessions waiting for subject's grant at server.
+func (w *consentWaiters) take(server, subject string) map[string]string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	k := consentKey{server, subject}
+	out := w.m[k]
+	delete(w.m, k)
+	w.n -= len(out)
+	return out
+}
+
+// consentGiven tells the sessions that waited for subject's grant at server that their
+// elicitation completed.
+func consentGiven(g *Gateway, server, subject string) {
+	for sid, id := range g.consents.take(server, subject) {
+		if s := g.live.liveSession(sid); s != nil {
+			_ = s.send(wire.Notification("notifications/elicitation/complete", []byte(`{"elicitationId":"`+id+`"}`)))
+		}
+	}
+}
