@@ -405,3 +405,97 @@ servers:
 		t.Errorf("after the attacks: %s", a)
 	}
 }
+
+// TestAdminUpstreamGrantsPerUser: for a per-user upstream, connect needs the subject whose
+// grant it is; the URL an admin starts for agent:a1 and hands over completes a1's own
+// grant (a1's call then carries it, a2 still has none); the list shows it by subject;
+// revoking needs the subject (the server-wide or another subject's is a 404), and after
+// it a1's next call asks a1 to sign in again.
+func TestAdminUpstreamGrantsPerUser(t *testing.T) {
+	up := newProtectedUpstream(t)
+	const admin = "upstream-grants-peruser-token-0123456789"
+	g := startGateway(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+auth:
+  mode: none
+  admin_token: `+admin+`
+servers:
+  crm:
+    type: http
+    url: `+up.srv.URL+`/mcp
+    auth: {type: oauth, per: user}
+`)
+	auth := map[string]string{"Authorization": "Bearer " + admin}
+	call := func(agent string) string {
+		t.Helper()
+		h := map[string]string{"Mcp-Protocol-Version": "2025-11-25", "X-Agent-ID": agent}
+		h["Mcp-Session-Id"] = g.initAs(t, agent, "{}")
+		var tool string
+		for i := 0; i < 100 && tool == ""; i++ {
+			lr := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: h})
+			var res struct {
+				Tools []struct{ Name string } `json:"tools"`
+			}
+			if m := lr.message(t); m.Error == nil && json.Unmarshal(m.Result, &res) == nil && len(res.Tools) > 0 {
+				tool = res.Tools[0].Name
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		if tool == "" {
+			t.Fatalf("%s: crm's tools never listed", agent)
+		}
+		m := g.do(t, req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`, header: h}).message(t)
+		var res toolResult
+		if m.Error != nil || json.Unmarshal(m.Result, &res) != nil {
+			return "error " + string(m.Error)
+		}
+		if res.IsError {
+			return "isError " + res.text()
+		}
+		return res.text()
+	}
+
+	if a := g.api(t, "GET", "/api/upstream-grants", "", auth); a.status != 200 || !strings.Contains(a.String(), `"per": "user"`) || !strings.Contains(a.String(), `"grants": []`) {
+		t.Fatalf("before: %s", a)
+	}
+	if a := g.api(t, "POST", "/api/upstream-grants/crm/connect", "{}", auth); a.status != 400 || !strings.Contains(a.String(), "subject") {
+		t.Errorf("connect a per-user server without a subject: %s", a)
+	}
+	a := g.api(t, "POST", "/api/upstream-grants/crm/connect", `{"subject": "agent:a1"}`, auth)
+	u, _ := a.obj["url"].(string)
+	if a.status != 200 || !strings.HasPrefix(u, up.srv.URL+"/as/authorize?") {
+		t.Fatalf("connect for agent:a1: %s", a)
+	}
+	openConsent(t, u) // the person a1 opens what the admin handed over
+	a = g.api(t, "GET", "/api/upstream-grants?subject=agent:a1", "", auth)
+	var l struct {
+		Servers []struct{ Granted bool }
+		Grants  []struct{ Server, Subject string }
+	}
+	if a.status != 200 || json.Unmarshal(a.raw, &l) != nil || len(l.Grants) != 1 || l.Grants[0].Subject != "agent:a1" || len(l.Servers) != 1 || !l.Servers[0].Granted {
+		t.Fatalf("a1's grant: %s", a)
+	}
+	if got := call("a1"); got != "grant=g1" {
+		t.Errorf("a1's call after the admin-started consent: %q, want grant=g1", got)
+	}
+	if got := call("a2"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, up.srv.URL+"/as/authorize?") {
+		t.Errorf("a2's call (no grant): %q, want its own sign-in URL", got)
+	}
+	for _, p := range []string{"/api/upstream-grants/crm", "/api/upstream-grants/crm?subject=agent:a2", "/api/upstream-grants/crm?subject=a1"} {
+		if a := g.api(t, "DELETE", p, "", auth); a.status != 404 {
+			t.Errorf("DELETE %s: %s, want 404", p, a)
+		}
+	}
+	if a := g.api(t, "DELETE", "/api/upstream-grants/crm?subject=agent:a1", "", auth); a.status != 200 {
+		t.Fatalf("revoke a1's grant: %s", a)
+	}
+	if a := g.api(t, "GET", "/api/upstream-grants", "", auth); !strings.Contains(a.String(), `"grants": []`) {
+		t.Errorf("after revoking: %s", a)
+	}
+	if got := call("a1"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, up.srv.URL+"/as/authorize?") {
+		t.Errorf("a1's call after the revocation: %q, want a sign-in URL again", got)
+	}
+}
