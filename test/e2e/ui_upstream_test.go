@@ -25,10 +25,15 @@ type uiUpstreamReport struct {
 	Consent     *struct {
 		Text, Href, Target string
 	} `json:"consent"`
-	Callback *struct{ URL, Text string } `json:"callback"`
-	Granted  *upstreamPageState          `json:"granted"`
-	Revoked  *upstreamPageState          `json:"revoked"`
-	HTML     []string                    `json:"html"`
+	Callback    *struct{ URL, Text string } `json:"callback"`
+	Granted     *upstreamPageState          `json:"granted"`
+	Revoked     *upstreamPageState          `json:"revoked"`
+	UserConsent *struct {
+		Text, Href, Target string
+	} `json:"userConsent"`
+	UserCallback *struct{ URL, Text string } `json:"userCallback"`
+	UserGranted  *upstreamPageState          `json:"userGranted"`
+	HTML         []string                    `json:"html"`
 }
 
 // upstreamPageState is what the Upstream sign-in page showed of the server: the nav link,
@@ -86,8 +91,10 @@ func upstreamStats(t *testing.T, origin string) oauthUpstreamStats {
 // (a new window); following it, the SDK's authorization server approves and sends the
 // browser to the gateway's /oauth/callback, which exchanges the code (PKCE) for a grant;
 // Refresh shows the grant (server-wide, the SDK's issuer); Revoke forgets it and the page
-// shows none. The admin API agrees at each end, the upstream exchanged one code, and no
-// token it issued appears in any page, the callback's answer or the API's.
+// shows none. For the per-user server mail, the admin types agent:alice and connects; the
+// grant that follows is alice's own: her whoami through the gateway carries it, bob is
+// asked to sign in. The admin API agrees, the upstream exchanged two codes, and no token
+// it issued appears in any page, the callback's answer or the API's.
 func TestUIUpstream(t *testing.T) {
 	needGatewayBin(t)
 	if _, err := os.Stat(chromiumPath); err != nil {
@@ -110,6 +117,10 @@ servers:
     type: http
     url: `+up+`/mcp
     auth: {type: oauth, per: server}
+  mail:
+    type: http
+    url: `+up+`/mcp
+    auth: {type: oauth, per: user}
 `)
 	admin := bearer(token)
 	list := func() string {
@@ -131,7 +142,7 @@ servers:
 		t.Fatal(err)
 	}
 	res := runNode(t, 3*time.Minute, "js/ui-upstream-e2e.mjs", "--url", gw.Base, "--token", token, "--out", out,
-		"--server", "crm", "--chromium", chromiumPath, "--timeout", "150000")
+		"--server", "crm", "--user-server", "mail", "--subject", "agent:alice", "--chromium", chromiumPath, "--timeout", "150000")
 	var rep uiUpstreamReport
 	if err := json.Unmarshal([]byte(lastLine(res.Stdout)), &rep); err != nil {
 		t.Fatalf("no report from ui-upstream-e2e.mjs (exit %d, timed out %v): %v\nstdout: %s\nstderr: %s", res.ExitCode, res.TimedOut, err, res.Stdout, res.Stderr)
@@ -164,7 +175,16 @@ servers:
 	if r := rep.Revoked; r == nil || r.Status != "no grant" || len(r.Grants) != 0 || r.RevokedNote != "Revoked the grant of crm." || !r.Connect {
 		t.Errorf("the page after Revoke: %+v", r)
 	}
-	for _, page := range []string{"upstream-none", "upstream-consent", "upstream-granted", "upstream-revoked"} {
+	if c := rep.UserConsent; c == nil || !strings.HasPrefix(c.Href, up+"/authorize?") || !strings.Contains(c.Text, "for agent:alice has started") {
+		t.Errorf("the consent box of the per-user server: %+v", c)
+	}
+	if c := rep.UserCallback; c == nil || !strings.Contains(c.Text, "may now use mail") {
+		t.Errorf("the per-user callback window: %+v", c)
+	}
+	if g := rep.UserGranted; g == nil || g.Status != "granted" || len(g.Grants) != 1 || !strings.HasPrefix(g.Grants[0], "mail|agent:alice|http://127.0.0.1:") {
+		t.Errorf("the per-user server after consent: %+v", g)
+	}
+	for _, page := range []string{"upstream-none", "upstream-consent", "upstream-granted", "upstream-revoked", "upstream-user-consent", "upstream-user-granted"} {
 		if _, ok := rep.Axe[page]; !ok {
 			t.Errorf("axe-core did not check the %s page", page)
 		}
@@ -177,8 +197,35 @@ servers:
 
 	// The upstream's side: one authorization code exchanged, tokens issued, none of them
 	// on any page, in the callback's answer or in the API's.
+	// The grant the UI started for agent:alice is alice's own: her call through the gateway
+	// carries it (the upstream's second grant: the first was crm's), and bob, who has
+	// none, is asked to sign in.
+	whoami := func(agent string) (string, bool) {
+		s := openRawSession(t, gw.URL, map[string]string{"X-Agent-ID": agent})
+		var tool string
+		for _, n := range s.tools(t) {
+			if strings.Contains(n, "mail") && strings.HasSuffix(n, "whoami") {
+				tool = n
+			}
+		}
+		if tool == "" {
+			t.Fatalf("%s: no whoami tool of mail in %v", agent, s.tools(t))
+		}
+		a := s.callTool(t, tool, nil)
+		if a.Reply == nil || a.Reply.Error != nil {
+			t.Fatalf("%s: whoami: %s", agent, a)
+		}
+		return toolResultText(a.Reply.Result)
+	}
+	if text, isErr := whoami("alice"); isErr || text != "grant=g2" {
+		t.Errorf("alice's whoami: %q (isError %v), want grant=g2", text, isErr)
+	}
+	if text, isErr := whoami("bob"); !isErr || !strings.Contains(text, up+"/authorize?") {
+		t.Errorf("bob's whoami: %q (isError %v), want a sign-in URL", text, isErr)
+	}
+
 	st := upstreamStats(t, up)
-	if st.Code != 1 || len(st.Issued) < 2 || st.Replays != 0 {
+	if st.Code != 2 || len(st.Issued) < 4 || st.Replays != 0 {
 		t.Errorf("the upstream's stats: code exchanges %d, tokens %d, replays %d", st.Code, len(st.Issued), st.Replays)
 	}
 	after := list()
@@ -193,7 +240,15 @@ servers:
 			}
 		}
 	}
-	if !strings.Contains(after, `"granted": false`) || !strings.Contains(after, `"grants": []`) {
-		t.Errorf("the API after Revoke: %s", after)
+	var l struct {
+		Servers []struct {
+			Name    string
+			Granted bool
+		}
+		Grants []struct{ Server, Subject string }
+	}
+	if json.Unmarshal([]byte(after), &l) != nil || len(l.Servers) != 2 || l.Servers[0].Name != "crm" || l.Servers[0].Granted || !l.Servers[1].Granted ||
+		len(l.Grants) != 1 || l.Grants[0].Server != "mail" || l.Grants[0].Subject != "agent:alice" {
+		t.Errorf("the API after the page's Revoke of crm and Connect of mail for alice: %s", after)
 	}
 }

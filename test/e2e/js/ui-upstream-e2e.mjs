@@ -4,18 +4,22 @@
 // (ui_upstream_test.go).
 //
 //   node js/ui-upstream-e2e.mjs --url BASE --token ADMIN_TOKEN --out DIR --server NAME
-//        [--chromium /usr/bin/chromium] [--timeout MS]
+//        [--user-server NAME --subject SUBJECT] [--chromium /usr/bin/chromium] [--timeout MS]
 //
 // The gateway at BASE has NAME as an OAuth upstream (per: server) with no grant yet. The
 // script signs in with the tokenized address, opens the page and reads it; clicks Connect
 // for NAME, reads the consent box and follows its link, which opens a new window: the
 // authorization server approves at once and sends it to the gateway's /oauth/callback,
 // whose answer it reads. It reloads the page (Refresh) and reads the grant, clicks its
-// Revoke button and reads the page it lands on. Each state is saved as DIR/<name>.png and
-// checked with axe-core. It prints ONE JSON object:
+// Revoke button and reads the page it lands on. With --user-server (a per-user OAuth
+// upstream), it then types SUBJECT into that server's subject field, clicks its Connect,
+// follows the link the same way and reads the page again (the grant is left in place for
+// the test to use). Each state is saved as DIR/<name>.png and checked with axe-core. It
+// prints ONE JSON object:
 //   {"ok": bool, "failures": [...], "steps": [...], "axe": {page: [violations]},
 //    "before": state, "consent": {text, href, target}, "callback": {url, text},
-//    "granted": state, "revoked": state, "html": [page HTML of every state]}
+//    "granted": state, "revoked": state, "userConsent": {...}, "userCallback": {...},
+//    "userGranted": state, "html": [page HTML of every state]}
 // where state is {nav, status, grants: ["server|subject|issuer|scopes|refreshable"],
 // connect: bool, revokedNote}; it exits 0 when every check passed, 1 otherwise.
 // --timeout (default 120000) bounds it.
@@ -36,6 +40,8 @@ for (let i = 0; i < argv.length; i++) {
     case "--token": opts.token = v; i++; break;
     case "--out": opts.out = v; i++; break;
     case "--server": opts.server = v; i++; break;
+    case "--user-server": opts.userServer = v; i++; break;
+    case "--subject": opts.subject = v; i++; break;
     case "--chromium": opts.chromium = v; i++; break;
     case "--timeout": opts.timeout = Number(v); i++; break;
     default:
@@ -50,7 +56,7 @@ for (const k of ["url", "token", "out", "server"]) {
   }
 }
 
-const report = { ok: false, failures: [], steps: [], screenshots: [], axe: {}, before: null, consent: null, callback: null, granted: null, revoked: null, html: [] };
+const report = { ok: false, failures: [], steps: [], screenshots: [], axe: {}, before: null, consent: null, callback: null, granted: null, revoked: null, userConsent: null, userCallback: null, userGranted: null, html: [] };
 const log = (msg) => { report.steps.push(msg); process.stderr.write(`ui-upstream-e2e: ${msg}\n`); };
 const fail = (msg) => { report.failures.push(msg); process.stderr.write(`ui-upstream-e2e: FAIL ${msg}\n`); };
 let finished = false;
@@ -92,16 +98,16 @@ async function check(page, name) {
 
 // state reads what the page shows of the server: the nav link, its granted/no grant
 // state, its grant rows, whether it has a Connect button, and a revocation note.
-async function state(page) {
+async function state(page, server = opts.server) {
   const nav = (await page.locator('nav a[href="/ui/upstream"]').innerText()).trim();
-  const section = page.locator(`section.upstream-server[data-server="${opts.server}"]`);
+  const section = page.locator(`section.upstream-server[data-server="${server}"]`);
   if ((await section.count()) !== 1) return { nav, status: "", grants: [], connect: false, revokedNote: "", missing: true };
   const status = (await section.locator("h2 .state").innerText()).trim();
   const grants = await section.locator("tr.grant").evaluateAll((trs) => trs.map((tr) => {
     const cells = Array.from(tr.querySelectorAll("td")).map((td) => td.innerText.trim());
     return [tr.dataset.server, tr.dataset.subject, cells[0], cells[1], cells[3]].join("|");
   }));
-  const connect = (await section.getByRole("button", { name: `Connect ${opts.server}`, exact: true }).count()) === 1;
+  const connect = (await section.getByRole("button", { name: `Connect ${server}`, exact: true }).count()) === 1;
   const note = page.locator("#upstream-revoked");
   const revokedNote = (await note.count()) ? (await note.innerText()).trim() : "";
   return { nav, status, grants, connect, revokedNote };
@@ -133,26 +139,7 @@ async function main() {
   log(`before: ${JSON.stringify(report.before)}`);
   await check(page, "upstream-none");
 
-  // Connect: the form posts, the page comes back with the consent link.
-  await Promise.all([page.waitForEvent("load", { timeout: 30000 }),
-    page.getByRole("button", { name: `Connect ${opts.server}`, exact: true }).click()]);
-  const link = page.locator("#consent-link");
-  report.consent = {
-    text: (await page.locator("#upstream-consent").innerText()).trim(),
-    href: await link.getAttribute("href"),
-    target: await link.getAttribute("target"),
-  };
-  log(`consent: ${report.consent.href}`);
-  await check(page, "upstream-consent");
-
-  // The person follows the link: a new window, the authorization server, the callback.
-  const [popup] = await Promise.all([context.waitForEvent("page", { timeout: 30000 }), link.click()]);
-  await popup.waitForURL(/\/oauth\/callback\?/, { timeout: 30000 });
-  await popup.waitForLoadState("load");
-  report.callback = { url: popup.url().replace(/code=[^&]*/, "code=…"), text: (await popup.locator("body").innerText()).trim() };
-  log(`callback: ${report.callback.text}`);
-  await popup.close();
-
+  [report.consent, report.callback] = await connect(page, opts.server, "upstream-consent");
   await Promise.all([page.waitForEvent("load", { timeout: 30000 }), page.getByRole("link", { name: "Refresh", exact: true }).click()]);
   report.granted = await state(page);
   log(`granted: ${JSON.stringify(report.granted)}`);
@@ -163,6 +150,39 @@ async function main() {
   report.revoked = await state(page);
   log(`revoked: ${JSON.stringify(report.revoked)}`);
   await check(page, "upstream-revoked");
+
+  if (!opts.userServer) return;
+  // A per-user server: the admin types whose grant it is, then that person follows the link.
+  const section = page.locator(`section.upstream-server[data-server="${opts.userServer}"]`);
+  await section.getByLabel(/^Subject/).fill(opts.subject);
+  [report.userConsent, report.userCallback] = await connect(page, opts.userServer, "upstream-user-consent");
+  await Promise.all([page.waitForEvent("load", { timeout: 30000 }), page.getByRole("link", { name: "Refresh", exact: true }).click()]);
+  report.userGranted = await state(page, opts.userServer);
+  log(`user granted: ${JSON.stringify(report.userGranted)}`);
+  await check(page, "upstream-user-granted");
+}
+
+// connect clicks server's Connect (the form posts, the page comes back with the consent
+// link), then follows the link as the person would: a new window, the authorization
+// server, the gateway's callback. It returns what the consent box and the callback said.
+async function connect(page, server, shot) {
+  await Promise.all([page.waitForEvent("load", { timeout: 30000 }),
+    page.getByRole("button", { name: `Connect ${server}`, exact: true }).click()]);
+  const link = page.locator("#consent-link");
+  const consent = {
+    text: (await page.locator("#upstream-consent").innerText()).trim(),
+    href: await link.getAttribute("href"),
+    target: await link.getAttribute("target"),
+  };
+  log(`consent for ${server}: ${consent.href}`);
+  await check(page, shot);
+  const [popup] = await Promise.all([context.waitForEvent("page", { timeout: 30000 }), link.click()]);
+  await popup.waitForURL(/\/oauth\/callback\?/, { timeout: 30000 });
+  await popup.waitForLoadState("load");
+  const callback = { url: popup.url().replace(/code=[^&]*/, "code=…"), text: (await popup.locator("body").innerText()).trim() };
+  log(`callback for ${server}: ${callback.text}`);
+  await popup.close();
+  return [consent, callback];
 }
 
 main().then(async () => { clearTimeout(killer); await cleanup(); await finish(0); },
