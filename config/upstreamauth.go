@@ -43,7 +43,21 @@ type TokenExchangeDef struct {
 	// ClientID and ClientSecret authenticate mcpgw at the service, when it asks.
 	ClientID     string `yaml:"client_id"`
 	ClientSecret string `yaml:"client_secret"`
+	// SubjectTokenType is what the caller's token is: access_token (default), id_token or
+	// jwt (RFC 8693 token type URIs, by their last word).
+	SubjectTokenType string `yaml:"subject_token_type"`
+	// IDJAG asks the service for an identity assertion (ID-JAG) instead of a token, and
+	// presents it to the upstream's own authorization server (RFC 7523 jwt-bearer, with
+	// the server's client_id and secret): enterprise-managed authorization.
+	IDJAG bool `yaml:"id_jag"`
 }
+
+// Subject token types of token_exchange.subject_token_type.
+const (
+	SubjectAccessToken = "access_token"
+	SubjectIDToken     = "id_token"
+	SubjectJWT         = "jwt"
+)
 
 // Upstream authorization types, scopes and grants.
 const (
@@ -98,6 +112,9 @@ func applyUpstreamAuthDefaults(c *Config) {
 		}
 		if d.Auth.Grant == "" {
 			d.Auth.Grant = GrantAuthorizationCode
+		}
+		if te := d.Auth.TokenExchange; te != nil && te.SubjectTokenType == "" {
+			te.SubjectTokenType = SubjectAccessToken
 		}
 		if d.Auth.Per == "" {
 			d.Auth.Per = AuthPerUser

@@ -60,12 +60,13 @@ func TestUpstreamAuthProblems(t *testing.T) {
 		{"metadata URL without path", "    auth:\n      type: oauth\n      client_metadata_url: https://x.example\n", "is not an https URL with a path"},
 		{"scope with a space", "    auth:\n      type: oauth\n      scopes: [\"a b\"]\n", "is not a scope token"},
 		{"token exchange without endpoint", "    auth:\n      type: oauth\n      grant: token_exchange\n", "needs the security token service's token endpoint"},
-		{"token exchange without caller tokens", "    auth:\n      type: oauth\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n", "callers must bring one"},
+		{"token exchange of API keys", "    auth:\n      type: oauth\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\nauth:\n  mode: api_key\n", "that is mcpgw's own key"},
+		{"token exchange unknown subject type", "    auth:\n      type: oauth\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n        subject_token_type: saml\n", `unknown subject_token_type "saml"`},
+		{"ID-JAG without client", "    auth:\n      type: oauth\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n        id_jag: true\n", "needs client_id and client_secret or private_key"},
 		{"token exchange per server", "    auth:\n      type: oauth\n      per: server\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n", "needs per: user"},
 		{"token exchange settings unused", "    auth:\n      type: oauth\n      token_exchange:\n        endpoint: https://sts.example/token\n", "only read with grant: token_exchange"},
 		{"per user shared", "    mode: shared\n    auth:\n      type: oauth\n", "cannot be shared by every caller"},
 		{"per user pooled", "    mode: per_agent\n    pool: {warm: 2}\n    auth:\n      type: oauth\n", "no instance can wait ready in a warm pool"},
-		{"token exchange", "    auth:\n      type: oauth\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n", "is not available in this version"},
 		{"agent shares a per-user server", "    auth:\n      type: oauth\nagents:\n  a1:\n    servers:\n      - name: crm\n        mode: shared\n", "cannot be shared by every caller"},
 	}
 	for _, c := range cases {
@@ -100,5 +101,17 @@ func TestUpstreamCredentialsProblems(t *testing.T) {
 	}
 	if _, ps, err := Parse([]byte("upstream_credentials:\n  callback_url: https://gw.example/oauth/callback\n" + oauthBase + auth)); err != nil {
 		t.Errorf("a good callback URL: %v", ps)
+	}
+}
+
+// TestTokenExchangeDefaults: the caller's token is an access token unless said otherwise,
+// and a token exchange with callers' identity provider tokens is taken with auth off.
+func TestTokenExchangeDefaults(t *testing.T) {
+	cfg, ps, err := Parse([]byte(oauthBase + "    auth:\n      type: oauth\n      grant: token_exchange\n      token_exchange:\n        endpoint: https://sts.example/token\n"))
+	if err != nil {
+		t.Fatalf("%v", ps)
+	}
+	if te := cfg.Servers["crm"].Auth.TokenExchange; te.SubjectTokenType != SubjectAccessToken || te.IDJAG {
+		t.Errorf("defaults: %+v", te)
 	}
 }

@@ -99,21 +99,7 @@ func validateGrant(ps *Problems, where string, d *ServerDef, authMode string) {
 			ps.add(false, where, "grant client_credentials needs client_id and client_secret or private_key")
 		}
 	case GrantTokenExchange:
-		*ps = append(*ps, Problem{Where: where + ".grant",
-			Text: "grant token_exchange is not available in this version",
-			Hint: "use grant authorization_code (each identity authorizes once) or client_credentials (one machine credential, per: server)"})
-		if a.Per == AuthPerServer {
-			ps.add(false, where, "grant token_exchange exchanges each caller's own token: it needs per: user")
-		}
-		te := a.TokenExchange
-		if te == nil || te.Endpoint == "" {
-			ps.add(false, where+".token_exchange.endpoint", "grant token_exchange needs the security token service's token endpoint")
-		} else if p, err := url.Parse(te.Endpoint); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
-			ps.add(false, where+".token_exchange.endpoint", "%q is not an absolute http(s) URL", te.Endpoint)
-		}
-		if authMode != "jwt" && authMode != "oauth" {
-			ps.add(false, where, "grant token_exchange exchanges the caller's own token, so callers must bring one: auth.mode jwt or oauth (it is %q)", authMode)
-		}
+		validateTokenExchange(ps, where, a, authMode)
 	default:
 		ps.add(false, where+".grant", "unknown grant %q (authorization_code, client_credentials or token_exchange)", a.Grant)
 	}
@@ -132,4 +118,30 @@ func validateGrant(ps *Problems, where string, d *ServerDef, authMode string) {
 func emptyAuthExceptType(a UpstreamAuth) bool {
 	return a.Per == "" && a.Grant == "" && a.ClientID == "" && a.ClientSecret == "" && a.ClientMetadataURL == "" &&
 		a.PrivateKey == "" && len(a.Scopes) == 0 && a.TokenExchange == nil
+}
+
+// validateTokenExchange checks grant token_exchange and its service.
+func validateTokenExchange(ps *Problems, where string, a UpstreamAuth, authMode string) {
+	if a.Per == AuthPerServer {
+		ps.add(false, where, "grant token_exchange exchanges each caller's own token: it needs per: user")
+	}
+	te := a.TokenExchange
+	if te == nil || te.Endpoint == "" {
+		ps.add(false, where+".token_exchange.endpoint", "grant token_exchange needs the security token service's token endpoint")
+	} else if p, err := url.Parse(te.Endpoint); err != nil || (p.Scheme != "https" && p.Scheme != "http") || p.Host == "" {
+		ps.add(false, where+".token_exchange.endpoint", "%q is not an absolute http(s) URL", te.Endpoint)
+	}
+	if authMode == "api_key" {
+		ps.add(false, where, "grant token_exchange exchanges the caller's own token (Authorization: Bearer), and with auth.mode api_key that is mcpgw's own key: use auth.mode jwt or oauth, or none where callers bring their identity provider's token")
+	}
+	if te != nil {
+		switch te.SubjectTokenType {
+		case SubjectAccessToken, SubjectIDToken, SubjectJWT:
+		default:
+			ps.add(false, where+".token_exchange.subject_token_type", "unknown subject_token_type %q (access_token, id_token or jwt)", te.SubjectTokenType)
+		}
+		if te.IDJAG && (a.ClientID == "" || (a.ClientSecret == "" && a.PrivateKey == "")) {
+			ps.add(false, where, "token_exchange.id_jag presents the identity assertion to the upstream's authorization server as the client client_id: it needs client_id and client_secret or private_key")
+		}
+	}
 }

@@ -190,3 +190,7 @@ func (p adminPort) IntegrityWaiting() int {
 	}
 	return n
 }
+
+// UpstreamAuth is the registry's upstream authorization part, for the admin API's and the
+// web UI's upstream grants.
+func (p adminPort) UpstreamAuth() admin.UpstreamAuth { return p.g.reg.UpstreamAuth() }

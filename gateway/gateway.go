@@ -257,7 +257,7 @@ func (g *Gateway) Reload(cfg *config.Config) error {
 	// Servers first: a session that resolves against the new policy finds them.
 	g.reg.Apply(cfg)
 	g.setLogLevel(cfg)
-	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1), proxies: proxies})
+	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1), proxies: proxies, exchanging: registry.Exchanging(cfg)})
 	g.notifyAll()
 	g.releaseRetired()
 	return nil

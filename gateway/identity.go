@@ -26,6 +26,9 @@ type policy struct {
 	gen   uint64
 	// proxies is http.trusted_proxies, parsed.
 	proxies []netip.Prefix
+	// exchanging: an upstream takes tokens exchanged for the callers' own, so a caller's
+	// bearer token is noted for it (registry.Exchanging).
+	exchanging bool
 }
 
 func (g *Gateway) policy() *policy { return g.pol.Load() }
@@ -59,7 +62,19 @@ func (gk *gatekeeper) authenticate(w http.ResponseWriter, r *http.Request) (*aut
 		gk.refuse(w, fail, id)
 		return nil, false
 	}
+	noteCallerToken(g, pol, id, r)
 	return id, true
+}
+
+// noteCallerToken keeps the bearer token of r, whose caller is id, for the upstreams that
+// take tokens exchanged for it (registry.UpstreamAuth.NoteCallerToken).
+func noteCallerToken(g *Gateway, pol *policy, id *auth.Identity, r *http.Request) {
+	if !pol.exchanging {
+		return
+	}
+	if tok, ok := auth.BearerToken(r.Header.Get("Authorization")); ok {
+		g.reg.UpstreamAuth().NoteCallerToken(grantSubject(id.Principal, id.Agent), tok)
+	}
 }
 
 func (gk *gatekeeper) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Identity) {

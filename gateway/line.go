@@ -69,7 +69,12 @@ func (lf *legacyFront) serveLine(c net.Conn, br *bufio.Reader) {
 type lineHost struct{ g *Gateway }
 
 func (h lineHost) Authenticate(ctx context.Context, r *http.Request) (*auth.Identity, *auth.Failure) {
-	return h.g.policy().authn.Authenticate(ctx, r)
+	pol := h.g.policy()
+	id, fail := pol.authn.Authenticate(ctx, r)
+	if fail == nil {
+		noteCallerToken(h.g, pol, id, r)
+	}
+	return id, fail
 }
 
 func (h lineHost) Lookup(id string) (*Session, bool) {

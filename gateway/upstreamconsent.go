@@ -8,7 +8,6 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/config"
-
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )

@@ -105,6 +105,36 @@ func (ua *UpstreamAuth) Grants(subject string) ([]GrantInfo, error) {
 	return m.Grants(subject)
 }
 
+// Exchanging reports whether a server of cfg takes tokens exchanged for its callers' own
+// (grant token_exchange): only then are callers' tokens noted (NoteCallerToken).
+func Exchanging(cfg *config.Config) bool {
+	for _, d := range cfg.Servers {
+		if d != nil && d.Auth.OAuth() && d.Auth.Grant == config.GrantTokenExchange {
+			return true
+		}
+	}
+	return false
+}
+
+// NoteCallerToken keeps token, the bearer token a caller presented, as subject's latest:
+// what a token_exchange server's grant of subject is exchanged from (in memory only). The
+// first token any caller brings starts the catalogue of such servers that waited for one.
+func (ua *UpstreamAuth) NoteCallerToken(subject, token string) {
+	m := ua.manager()
+	if m == nil || !m.NoteCallerToken(subject, token) {
+		return
+	}
+	for _, name := range ua.r.Names() {
+		s := ua.r.Server(name)
+		if s == nil || !s.Def.Auth.PerUser() || s.Def.Auth.Grant != config.GrantTokenExchange {
+			continue
+		}
+		if state, _ := s.State(); state != StateUp {
+			_ = ua.r.Restart(name)
+		}
+	}
+}
+
 // UpstreamAuth is the registry's upstream authorization part: grants, consent, callbacks.
 func (r *Registry) UpstreamAuth() *UpstreamAuth { return &r.uauth }
 
@@ -144,6 +174,9 @@ type catalogAuthorizer struct {
 
 func (a catalogAuthorizer) Header(ctx context.Context) (string, error) {
 	sub, ok := a.m.AnySubject(a.t.Name)
+	if !ok && a.t.Auth.Grant == config.GrantTokenExchange {
+		sub, ok = a.m.AnyCaller()
+	}
 	if !ok {
 		return "", nil
 	}

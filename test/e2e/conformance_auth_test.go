@@ -7,7 +7,9 @@ package e2e
 // server approves without asking, and sends the browser to the gateway's callback), and
 // makes the scenario's calls through the gateway. Every scenario runs at each revision of
 // 2025-11-25 and 2026-07-28 it is tagged with (the 2025-03-26 back-compat ones at theirs,
-// the extensions at 2025-11-25); authScenarioGaps says which do not run and why.
+// the extensions at 2025-11-25); authScenarioGaps says which do not run and why. The
+// enterprise-managed authorization extension is per user instead: the driver calls with
+// the scenario's ID token, which the gateway exchanges (grant token_exchange, id_jag).
 
 import (
 	"fmt"
@@ -53,17 +55,18 @@ var authScenarios = []struct {
 	{"auth/metadata-issuer-mismatch", []string{"2026-07-28"}, true},
 	{"auth/client-credentials-basic", []string{"2025-11-25"}, false},
 	{"auth/client-credentials-jwt", []string{"2025-11-25"}, false},
+	{"auth/enterprise-managed-authorization", []string{"2025-11-25"}, false},
 }
 
 // authExtensions are the extension scenarios among authScenarios.
-var authExtensions = map[string]bool{"auth/client-credentials-basic": true, "auth/client-credentials-jwt": true}
+var authExtensions = map[string]bool{"auth/client-credentials-basic": true, "auth/client-credentials-jwt": true,
+	"auth/enterprise-managed-authorization": true}
 
 // authScenarioGaps are the suite's auth/* scenarios that do not run, and why.
 var authScenarioGaps = map[string]string{
-	"auth/enterprise-managed-authorization": "an extension (ID-JAG token exchange) mcpgw does not implement yet",
-	"auth/dpop":                             "an extension (DPoP-bound tokens) mcpgw does not implement",
-	"auth/dpop-nonce":                       "an extension (DPoP-bound tokens) mcpgw does not implement",
-	"auth/wif-jwt-bearer":                   "an extension (workload identity assertions) mcpgw does not implement",
+	"auth/dpop":           "an extension (DPoP-bound tokens) mcpgw does not implement",
+	"auth/dpop-nonce":     "an extension (DPoP-bound tokens) mcpgw does not implement",
+	"auth/wif-jwt-bearer": "an extension (workload identity assertions) mcpgw does not implement",
 }
 
 func TestConformanceClientAuth(t *testing.T) {

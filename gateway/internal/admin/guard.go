@@ -93,6 +93,9 @@ type Port interface {
 	// or rejected.
 	Integrity() *registry.Integrity
 	IntegrityDecided(server string)
+	// UpstreamAuth is the registry's upstream authorization part: the kept grants,
+	// consent URLs, revocation (GET/POST/DELETE /api/upstream-grants).
+	UpstreamAuth() UpstreamAuth
 	// Usage is the last window (at most an hour) of tool calls and tools/list tokens,
 	// from the gateway's own metrics (GET /api/usage).
 	Usage(window time.Duration) *telemetry.UsageReport

@@ -66,6 +66,9 @@ type Port interface {
 	Config() *config.Config
 	// Explain is what an agent (with a task and an executor) may see, tool by tool.
 	Explain(agent, task, executor string) (view any, fail *auth.Failure)
+	// UpstreamAuth is the registry's upstream authorization part (admin.Port's), for the
+	// Upstream sign-in page.
+	UpstreamAuth() admin.UpstreamAuth
 	// Usage is the last window (at most an hour) of tool calls and tools/list tokens, for
 	// the Usage page.
 	Usage(window time.Duration) *telemetry.UsageReport
@@ -292,6 +295,7 @@ func (u *UI) Mount(root *mux.Router, api []Route, pages []Page) http.Handler {
 	for _, p := range pages {
 		root.Handle(p.Path, u.uiGuard(false, p.Handler)).Methods("GET", "HEAD")
 	}
+	u.mountUpstream(root)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		uiHeaders(w)
 		if strings.HasPrefix(r.URL.Path, "/ui/api/") {

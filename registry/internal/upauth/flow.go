@@ -190,6 +190,9 @@ func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent stri
 	if g != nil && g.Token.AuthorizationHeader() != sent {
 		return nil
 	}
+	if srv.Auth.Grant == config.GrantTokenExchange {
+		return m.exchangeRefused(srv, sub, g)
+	}
 	if status == http.StatusForbidden && ch.InsufficientScope() {
 		var prev []string
 		done := 0

@@ -62,8 +62,9 @@ type Options struct {
 
 // Manager obtains, keeps and refreshes upstream tokens.
 type Manager struct {
-	o  Options
-	oc *oauth.Client
+	o       Options
+	oc      *oauth.Client
+	callers callerTokens
 }
 
 // New returns a manager over o's store and key ring.
@@ -83,7 +84,7 @@ func New(o Options) *Manager {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	return &Manager{o: o, oc: &oauth.Client{HTTP: o.HTTP, AllowHTTP: o.AllowHTTP, Now: o.Now}}
+	return &Manager{o: o, oc: &oauth.Client{HTTP: o.HTTP, AllowHTTP: o.AllowHTTP, Now: o.Now}, callers: newCallerTokens()}
 }
 
 // Kinds of the manager's records, and the server name of flow records (a callback knows
@@ -251,8 +252,16 @@ func (m *Manager) renew(ctx context.Context, srv Server, sub string) (oauth.Toke
 			return oauth.Token{}, err
 		}
 	}
-	if srv.Auth.Grant == config.GrantClientCredentials {
+	switch srv.Auth.Grant {
+	case config.GrantClientCredentials:
 		return m.clientCredentials(ctx, srv, rev)
+	case config.GrantTokenExchange:
+		tok, err := m.exchange(ctx, srv, sub, rev)
+		var none *NoCallerToken
+		if errors.As(err, &none) && g != nil && g.Token.Fresh(now, 0) {
+			return g.Token, nil // no token to exchange now: the last one serves until it expires
+		}
+		return tok, err
 	}
 	if g != nil && g.Token.Fresh(now, 0) {
 		return g.Token, nil // no refresh token: used until it expires

@@ -38,8 +38,8 @@ type fakeAS struct {
 	// challengeScope is the scope /mcp's challenge names ("": none).
 	challengeScope string
 	// counters
-	registrations, tokenCalls, refreshes, ccCalls atomic.Int64
-	revokeAll                                     atomic.Bool
+	registrations, tokenCalls, refreshes, ccCalls, jwtBearer atomic.Int64
+	revokeAll                                                atomic.Bool
 }
 
 func newFakeAS(t *testing.T) *fakeAS {
@@ -134,6 +134,14 @@ func (f *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		delete(f.refresh, rt) // rotation: a refresh token is used once
+	case "urn:ietf:params:oauth:grant-type:jwt-bearer":
+		f.jwtBearer.Add(1)
+		id, secret, ok := r.BasicAuth()
+		if !ok || id != "xaa" || secret != "xaa-secret" || !strings.HasPrefix(r.PostForm.Get("assertion"), "jag-for-") ||
+			r.PostForm.Get("resource") != f.srv.URL+"/mcp" {
+			writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
+			return
+		}
 	case "client_credentials":
 		f.ccCalls.Add(1)
 		id, secret, ok := r.BasicAuth()

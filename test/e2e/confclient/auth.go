@@ -29,17 +29,37 @@ type authContext struct {
 	ClientID      string `json:"client_id"`
 	ClientSecret  string `json:"client_secret"`
 	PrivateKeyPEM string `json:"private_key_pem"`
+	// The enterprise identity provider of enterprise-managed authorization, and the user's
+	// ID token it issued.
+	IDPClientID      string `json:"idp_client_id"`
+	IDPIDToken       string `json:"idp_id_token"`
+	IDPTokenEndpoint string `json:"idp_token_endpoint"`
 }
 
-// authSettings is the servers.scenario.auth section for scenario.
-func authSettings(scenario string) (string, error) {
+// authSettings is the servers.scenario.auth section for scenario, and the bearer token
+// the driver presents to the gateway as its own ("": none).
+func authSettings(scenario string) (string, string, error) {
 	var ac authContext
 	if raw := os.Getenv("MCP_CONFORMANCE_CONTEXT"); raw != "" {
 		if err := json.Unmarshal([]byte(raw), &ac); err != nil {
-			return "", fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
+			return "", "", fmt.Errorf("MCP_CONFORMANCE_CONTEXT: %w", err)
 		}
 	}
 	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	if scenario == "auth/enterprise-managed-authorization" {
+		// The driver is a user of the enterprise: it calls with its ID token, which the
+		// gateway exchanges at the IdP for an identity assertion, and presents that to
+		// the upstream's authorization server as the pre-registered client.
+		return "    auth:\n      type: oauth\n      per: user\n      grant: token_exchange\n      client_id: " + q(ac.ClientID) +
+			"\n      client_secret: " + q(ac.ClientSecret) + "\n      token_exchange:\n        endpoint: " + q(ac.IDPTokenEndpoint) +
+			"\n        client_id: " + q(ac.IDPClientID) + "\n        subject_token_type: id_token\n        id_jag: true\n", ac.IDPIDToken, nil
+	}
+	y, err := serverWideSettings(scenario, ac, q)
+	return y, "", err
+}
+
+// serverWideSettings is the auth section of the scenarios with one server-wide grant.
+func serverWideSettings(scenario string, ac authContext, q func(string) string) (string, error) {
 	switch {
 	case strings.HasPrefix(scenario, "auth/client-credentials"):
 		y := "    auth:\n      type: oauth\n      per: server\n      grant: client_credentials\n      client_id: " + q(ac.ClientID) + "\n"

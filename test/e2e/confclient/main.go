@@ -61,6 +61,9 @@ type upstreamSettings struct {
 	clientVersion string
 	// auth is the servers.scenario.auth section ("": none).
 	auth string
+	// bearer is the token the driver presents to the gateway as its caller's own ("":
+	// none): what a token exchange upstream's grant is exchanged from.
+	bearer string
 }
 
 func main() {
@@ -89,7 +92,7 @@ func run(serverURL string, up upstreamSettings) int {
 	authScenario := strings.HasPrefix(scenario, "auth/")
 	if authScenario {
 		var err error
-		if up.auth, err = authSettings(scenario); err != nil {
+		if up.auth, up.bearer, err = authSettings(scenario); err != nil {
 			logf("%v", err)
 			return 2
 		}
@@ -136,8 +139,16 @@ func run(serverURL string, up upstreamSettings) int {
 	logf("scenario %s (upstream revision %q, mode %q; client revision %q): mcpgw pid %d on %s, upstream %s, log %s",
 		scenario, up.version, up.mode, up.clientVersion, g.pid(), g.base, serverURL, g.logPath)
 	wait := g.waitUpstream
-	if authScenario {
+	if authScenario && up.bearer == "" {
 		wait = g.waitGranted
+	}
+	if up.bearer != "" {
+		// The upstream's catalogue waits for a caller's token to exchange: the driver's
+		// first request brings it.
+		if _, err := g.rawToolNames(ctx); err != nil {
+			logf("%v", err)
+			return 1
+		}
 	}
 	if err := wait(ctx); err != nil {
 		logf("%v", err)
@@ -177,6 +188,8 @@ type gateway struct {
 	// http makes the driver's own requests to the gateway (health, readiness, raw
 	// listing), each bounded.
 	http *http.Client
+	// bearer is presented on every request to the gateway ("": none).
+	bearer string
 	// consents counts the authorizations given (auth.go).
 	consents int
 }
@@ -229,7 +242,10 @@ servers:
 		}
 		logFile.Close()
 		g := &gateway{cmd: cmd, done: make(chan struct{}), base: fmt.Sprintf("http://127.0.0.1:%d", port),
-			stateDir: stateDir, logPath: logPath, http: &http.Client{Timeout: 5 * time.Second}}
+			stateDir: stateDir, logPath: logPath, http: &http.Client{Timeout: 5 * time.Second}, bearer: up.bearer}
+		if up.bearer != "" {
+			g.http.Transport = bearerTransport{up.bearer}
+		}
 		go func() {
 			_ = cmd.Wait()
 			close(g.done)
@@ -296,7 +312,11 @@ func connect(ctx context.Context, g *gateway, version string) (*session, error) 
 			return &mcp.ElicitResult{Action: "accept", Content: schemaDefaults(r.Params.RequestedSchema)}, nil
 		},
 	})
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	var hc *http.Client
+	if g.bearer != "" {
+		hc = &http.Client{Transport: bearerTransport{g.bearer}}
+	}
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return nil, fmt.Errorf("connect to mcpgw: %w", err)
 	}
@@ -626,4 +646,16 @@ func argsFor(schema any) map[string]any {
 		}
 	}
 	return args
+}
+
+// bearerTransport presents the driver's token on its MCP requests to the gateway (not on
+// /readyz and the other owner's pages, which a foreign bearer token would close).
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Path == "/mcp" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+b.token)
+	}
+	return http.DefaultTransport.RoundTrip(r)
 }
