@@ -30,9 +30,9 @@ type oauthUpstream struct {
 	URL  string // Base + "/mcp": the MCP endpoint
 }
 
-// startOAuthUpstream starts js/oauth-upstream.mjs on a port of its choosing, its access
+// runOAuthUpstream starts js/oauth-upstream.mjs on a port of its choosing, its access
 // tokens living accessTTL seconds, with extra flags, and waits for the port it prints.
-func startOAuthUpstream(t testing.TB, accessTTL int, extra ...string) *oauthUpstream {
+func runOAuthUpstream(t testing.TB, accessTTL int, extra ...string) *oauthUpstream {
 	t.Helper()
 	args := append([]string{"js/oauth-upstream.mjs", "--port", "0", "--access-ttl", strconv.Itoa(accessTTL)}, extra...)
 	p := startProcessIn(t, e2eDir(t), "oauth-upstream", node(t), args, nodeEnv(t))

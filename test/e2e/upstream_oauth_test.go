@@ -31,7 +31,7 @@ import (
 // A token that expires while a client session is open is refreshed under it: the same
 // session's next call works, with the same grant, after one refresh and no new consent.
 func TestUpstreamOAuthRefreshMidSession(t *testing.T) {
-	up := startOAuthUpstream(t, 3)
+	up := runOAuthUpstream(t, 3)
 	g := startGateway(t, oauthConfig(up.URL, "server", "refresh_before: 1s"))
 	consentOnce(t, g)
 
@@ -70,7 +70,7 @@ func TestUpstreamOAuthRefreshOnClosingConnection(t *testing.T) {
 		"server is closing fails the caller's call (\"oauth: Post .../token: EOF\"); the OAuth client " +
 		"(gateway/upstreamauth.go, http.Client over the default transport) neither avoids idle " +
 		"connections for token requests nor sends the unanswered refresh again. Remove this line once fixed")
-	up := startOAuthUpstream(t, 3, "--drop-reused-refresh")
+	up := runOAuthUpstream(t, 3, "--drop-reused-refresh")
 	g := startGateway(t, oauthConfig(up.URL, "server", "refresh_before: 1s"))
 	consentOnce(t, g)
 	gc := connectOAuthClient(t, g, nil)
@@ -93,7 +93,7 @@ func TestUpstreamOAuthRefreshOnClosingConnection(t *testing.T) {
 // with the rotated refresh token it stored (its access token expired while it was down),
 // asks nobody, and a session resumed by its Mcp-Session-Id keeps working.
 func TestUpstreamOAuthRestartKeepsTokens(t *testing.T) {
-	up := startOAuthUpstream(t, 3)
+	up := runOAuthUpstream(t, 3)
 	g := startGateway(t, "store: bolt\n"+oauthConfig(up.URL, "server", "refresh_before: 1s"))
 	consentOnce(t, g)
 
@@ -130,7 +130,7 @@ func TestUpstreamOAuthRestartKeepsTokens(t *testing.T) {
 // when the token has expired and both call at once, the authorization server sees one
 // refresh per expiry and never a replayed refresh token.
 func TestUpstreamOAuthReplicasOneRefresh(t *testing.T) {
-	up := startOAuthUpstream(t, 3)
+	up := runOAuthUpstream(t, 3)
 	redis := sessStartRedis(t, "redis", 0, "")
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
@@ -196,7 +196,7 @@ func TestUpstreamOAuthReplicasOneRefresh(t *testing.T) {
 // every GET route of the admin API, the consent errors and the callback's pages, nor in
 // the clear in its state directory.
 func TestUpstreamOAuthTokenNeverShown(t *testing.T) {
-	up := startOAuthUpstream(t, 3)
+	up := runOAuthUpstream(t, 3)
 	g := startGateway(t, "store: bolt\n"+oauthConfig(up.URL, "server", "refresh_before: 1s"))
 	consent, consentErr := waitConsentURL(t, g)
 	callback, callbackBody := giveConsent(t, consent)
@@ -330,7 +330,7 @@ func readAll(r *http.Response) string {
 // identity's first call answers an error result naming its own sign-in URL; once that is
 // opened its calls go with its own grant, and two identities never share one.
 func TestUpstreamOAuthTwoUsers(t *testing.T) {
-	up := startOAuthUpstream(t, 3600)
+	up := runOAuthUpstream(t, 3600)
 	g := startGateway(t, oauthConfig(up.URL, "user", "refresh_before: 1s"))
 	// Until some identity has authorized the server its tools are not listed
 	// (docs/auth.md): a0 signs in at /oauth/connect/up so that a1 and a2 see whoami.
