@@ -72,15 +72,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	s.used.Store(true) // a listening caller's session is in use, not an unused one
 	// The session starts comparing its lists from now: a change after this point is told.
 	v := s.View()
-	tools, others := listFingerprints(v)
-	s.viewMu.Lock()
-	if s.sentTools == "" {
-		s.sentTools = tools
-	}
-	if s.sentOthers == "" {
-		s.sentOthers = others
-	}
-	s.viewMu.Unlock()
+	s.shown.Baseline(listFingerprints(v))
 	set := s.listeners()
 	set.Add(l)
 	defer func() {

@@ -3,15 +3,16 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
+	"github.com/mcpgw/mcpgw/gateway/internal/shown"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -54,17 +55,9 @@ type Session struct {
 	// may change it, so the call path reads it here rather than from rec.
 	srv atomic.Pointer[[]string]
 
-	viewMu     sync.Mutex
-	viewGen    uint64
-	viewDown   uint64
-	view       *registry.View
-	viewFilt   *auth.Filter
-	sentTools  string
-	sentOthers string
-	filt       *auth.Filter
-	filtGen    uint64
-	forms      map[string]string // view hash → form served (full | thin)
-	lastForm   string            // the form of the last tools/list served
+	// shown is what the session was shown: its view, list forms, and the lists it was
+	// last told about.
+	shown shown.State
 
 	// listen is set on a stateless caller's session once it opens subscriptions/listen:
 	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
@@ -108,9 +101,7 @@ func (s *Session) setServers(names []string) {
 		delete(s.cats, name) // the catalogue of the session's own instance, gone with it
 	}
 	s.mu.Unlock()
-	s.viewMu.Lock()
-	s.view = nil
-	s.viewMu.Unlock()
+	s.shown.Forget()
 	_ = s.g.store.Put(&rec)
 }
 
@@ -121,24 +112,13 @@ func (s *Session) View() *registry.View {
 	s.mu.Lock()
 	dg := s.downGen
 	s.mu.Unlock()
-	s.viewMu.Lock()
-	defer s.viewMu.Unlock()
-	if s.view != nil && s.viewGen == gen && s.viewDown == dg && s.viewFilt == f {
-		return s.view
-	}
-	s.mu.Lock()
-	down := make(map[string]bool, len(s.down))
-	for k, v := range s.down {
-		down[k] = v
-	}
-	own := make(map[string]*registry.Catalog, len(s.cats))
-	for k, v := range s.cats {
-		own[k] = v
-	}
-	s.mu.Unlock()
-	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.clientInfo()), s.g.cfg.Naming.Separator)
-	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
-	return s.view
+	return s.shown.View(shown.Key{Gen: gen, Down: dg, Filter: f}, func() *registry.View {
+		s.mu.Lock()
+		down := maps.Clone(s.down)
+		own := maps.Clone(s.cats)
+		s.mu.Unlock()
+		return s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.clientInfo()), s.g.cfg.Naming.Separator)
+	})
 }
 
 func (s *Session) isClosed() bool {
