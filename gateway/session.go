@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -10,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/inflight"
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/gateway/internal/shown"
@@ -31,13 +31,7 @@ type Session struct {
 	down     map[string]bool              // per_session servers whose instance is down
 	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
 	downGen  uint64
-	inflight map[string]*callOwner // downstream request id → its upstream call (callOwner.call)
-	// queued are the requests waiting for a slot of a limited instance (max_concurrency):
-	// their cancel ends the wait, by downstream request id.
-	queued map[string]context.CancelFunc
-	// pluginCalls are the plugin tool calls in flight, by downstream request id.
-	pluginCalls map[string]*pluginCall
-	subs        map[string]string // subscribed resource URI → server
+	subs     map[string]string // subscribed resource URI → server
 	logLevel    string
 	closed      bool
 	// out is the GET stream (streamable) or the event stream (legacy SSE), and what waits
@@ -58,6 +52,9 @@ type Session struct {
 	// shown is what the session was shown: its view, list forms, and the lists it was
 	// last told about.
 	shown shown.State
+	// inflight are its requests in flight by the client's request id: upstream calls
+	// (callOwner.call), those waiting for a limited instance's slot, plugin calls.
+	inflight inflight.Table[*callOwner, *pluginCall]
 
 	// listen is set on a stateless caller's session once it opens subscriptions/listen:
 	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
@@ -172,11 +169,8 @@ func (s *Session) close() {
 		return
 	}
 	s.closed = true
-	calls := s.inflight
-	s.inflight = map[string]*callOwner{}
-	pcs := s.pluginCalls
-	s.pluginCalls = map[string]*pluginCall{}
 	s.mu.Unlock()
+	calls, pcs := s.inflight.Close()
 	for _, o := range calls {
 		o.call.Conn().Abandon(o.call, "session ended")
 	}
