@@ -32,8 +32,8 @@ type Session struct {
 	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
 	downGen  uint64
 	subs     map[string]string // subscribed resource URI → server
-	logLevel    string
-	closed      bool
+	logLevel string
+	closed   bool
 	// out is the GET stream (streamable) or the event stream (legacy SSE), and what waits
 	// for the next one.
 	out clientstream.Slot
