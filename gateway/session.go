@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -28,9 +27,6 @@ type Session struct {
 	caps struct{ sampling, elicitation, urlElicitation, roots bool }
 
 	mu       sync.Mutex
-	down     map[string]bool              // per_session servers whose instance is down
-	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
-	downGen  uint64
 	subs     map[string]string // subscribed resource URI → server
 	logLevel string
 	closed   bool
@@ -55,6 +51,9 @@ type Session struct {
 	// inflight are its requests in flight by the client's request id: upstream calls
 	// (callOwner.call), those waiting for a limited instance's slot, plugin calls.
 	inflight inflight.Table[*callOwner, *pluginCall]
+	// own is what its own instances put into its view: servers down for it, re-listed
+	// catalogues.
+	own shown.Own
 
 	// listen is set on a stateless caller's session once it opens subscriptions/listen:
 	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
@@ -93,11 +92,7 @@ func (s *Session) setServers(names []string) {
 	rec := s.rec
 	s.mu.Unlock()
 	stopped := s.g.reg.Instances().ReleaseOwner(s, func(server string) bool { return slices.Contains(names, server) })
-	s.mu.Lock()
-	for _, name := range stopped {
-		delete(s.cats, name) // the catalogue of the session's own instance, gone with it
-	}
-	s.mu.Unlock()
+	s.own.DropCatalogs(stopped) // the catalogues of the session's own instances, gone with them
 	s.shown.Forget()
 	_ = s.g.store.Put(&rec)
 }
@@ -106,14 +101,8 @@ func (s *Session) setServers(names []string) {
 func (s *Session) View() *registry.View {
 	f := s.filter()
 	gen := s.g.reg.Gen()
-	s.mu.Lock()
-	dg := s.downGen
-	s.mu.Unlock()
-	return s.shown.View(shown.Key{Gen: gen, Down: dg, Filter: f}, func() *registry.View {
-		s.mu.Lock()
-		down := maps.Clone(s.down)
-		own := maps.Clone(s.cats)
-		s.mu.Unlock()
+	return s.shown.View(shown.Key{Gen: gen, Down: s.own.Gen(), Filter: f}, func() *registry.View {
+		down, own := s.own.Snapshot()
 		return s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.clientInfo()), s.g.cfg.Naming.Separator)
 	})
 }
@@ -125,19 +114,9 @@ func (s *Session) isClosed() bool {
 }
 
 func (s *Session) setDown(server string, down bool) {
-	s.mu.Lock()
-	if s.down[server] == down {
-		s.mu.Unlock()
-		return
+	if s.own.SetDown(server, down) {
+		s.g.notifyIfChanged(s)
 	}
-	if down {
-		s.down[server] = true
-	} else {
-		delete(s.down, server)
-	}
-	s.downGen++
-	s.mu.Unlock()
-	s.g.notifyIfChanged(s)
 }
 
 func (s *Session) level() string {

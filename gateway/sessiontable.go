@@ -107,7 +107,6 @@ func (st *sessionTable) adopt(rec *sessions.Record) *Session {
 func (st *sessionTable) newSession(rec sessions.Record) *Session {
 	g := st.g
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		down: map[string]bool{},
 		subs: map[string]string{}, logLevel: rec.LogLevel, listenSubs: map[string]int{}}
 	s.shown.Restore(rec.Forms)
 	var caps struct {

@@ -107,3 +107,27 @@ func TestChanged(t *testing.T) {
 		t.Errorf("Baseline kept the second call's fingerprints")
 	}
 }
+
+// TestOwn: each change of a server's down state or catalogue moves Gen; a state set
+// twice does not; a snapshot is a copy.
+func TestOwn(t *testing.T) {
+	var o Own
+	g0 := o.Gen()
+	if !o.SetDown("a", true) || o.SetDown("a", true) || o.Gen() != g0+1 {
+		t.Errorf("SetDown: gen %d, want %d", o.Gen(), g0+1)
+	}
+	cat := &registry.Catalog{}
+	o.SetCatalog("b", cat)
+	down, cats := o.Snapshot()
+	if !down["a"] || cats["b"] != cat || o.Gen() != g0+2 {
+		t.Errorf("Snapshot: %v %v gen %d", down, cats, o.Gen())
+	}
+	down["z"] = true
+	if !o.SetDown("a", false) {
+		t.Errorf("SetDown(false) of a down server changed nothing")
+	}
+	o.DropCatalogs([]string{"b"})
+	if d, c := o.Snapshot(); len(d) != 0 || len(c) != 0 {
+		t.Errorf("after clearing: %v %v (a snapshot's change leaked back?)", d, c)
+	}
+}
