@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
 	"github.com/mcpgw/mcpgw/gateway/internal/shown"
+	"github.com/mcpgw/mcpgw/gateway/internal/subscriptions"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -27,7 +28,6 @@ type Session struct {
 	caps struct{ sampling, elicitation, urlElicitation, roots bool }
 
 	mu       sync.Mutex
-	subs     map[string]string // subscribed resource URI → server
 	logLevel string
 	closed   bool
 	// out is the GET stream (streamable) or the event stream (legacy SSE), and what waits
@@ -51,18 +51,15 @@ type Session struct {
 	// inflight are its requests in flight by the client's request id: upstream calls
 	// (callOwner.call), those waiting for a limited instance's slot, plugin calls.
 	inflight inflight.Table[*callOwner, *pluginCall]
+	// subs are its resource subscriptions, listeners' counts and watches.
+	subs subscriptions.Set
 	// own is what its own instances put into its view: servers down for it, re-listed
 	// catalogues.
 	own shown.Own
 
 	// listen is set on a stateless caller's session once it opens subscriptions/listen:
-	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
-	// the listeners of each subscribed resource URI.
-	listen     atomic.Pointer[listen.Set]
-	listenSubs map[string]int
-	// watches stop the resource subscriptions held on upstreams of the stateless
-	// revision for this session, by URI (modernup.go).
-	watches map[string]func()
+	// what would go on a GET stream goes to its listeners (listen.go).
+	listen atomic.Pointer[listen.Set]
 }
 
 func (s *Session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }

@@ -107,7 +107,7 @@ func (st *sessionTable) adopt(rec *sessions.Record) *Session {
 func (st *sessionTable) newSession(rec sessions.Record) *Session {
 	g := st.g
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		subs: map[string]string{}, logLevel: rec.LogLevel, listenSubs: map[string]int{}}
+		logLevel: rec.LogLevel}
 	s.shown.Restore(rec.Forms)
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`
