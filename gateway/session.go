@@ -27,6 +27,7 @@ type Session struct {
 
 	caps struct{ sampling, elicitation, urlElicitation, roots bool }
 
+	// mu guards rec (its fields that change: servers, forms, protocol), logLevel and closed.
 	mu       sync.Mutex
 	logLevel string
 	closed   bool
