@@ -24,12 +24,7 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 		row.Stream = s.out.Open()
 		s.mu.Unlock()
 		row.LastSeen = time.Unix(0, s.lastSeen.Load()).UTC()
-		s.viewMu.Lock()
-		row.Handshake = s.lastForm
-		if s.view != nil {
-			row.Tools = len(s.view.Tools)
-		}
-		s.viewMu.Unlock()
+		row.Handshake, row.Tools = s.shown.Summary()
 	}
 	return row
 }

@@ -19,20 +19,16 @@ func (dp *dispatcher) clientNotification(s *Session, m *wire.Msg) {
 		if err != nil || len(p.RequestID) == 0 {
 			return
 		}
-		s.mu.Lock()
-		o := s.inflight[string(p.RequestID)]
-		if o == nil {
-			if cancel := s.queued[string(p.RequestID)]; cancel != nil {
-				s.mu.Unlock()
-				cancel() // still waiting for a slot: it leaves the queue, unsent
+		o, ok, cancelWait := s.inflight.Cancelled(string(p.RequestID))
+		if !ok {
+			if cancelWait != nil {
+				cancelWait() // still waiting for a slot: it leaves the queue, unsent
 				return
 			}
-			s.mu.Unlock()
 			s.cancelPlugin(p.RequestID)
 			return
 		}
 		k := o.call
-		s.mu.Unlock()
 		o.cancelled.Store(true)
 		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
 		// Abandon ends the call's wait and cuts off a request still waiting for its

@@ -107,9 +107,7 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 		dp.listedTools(s, v, form, p.Cursor, pg)
 	} else {
 		_, others := listFingerprints(v)
-		s.viewMu.Lock()
-		s.sentOthers = others
-		s.viewMu.Unlock()
+		s.shown.ListedOthers(others)
 	}
 	if pr, ok := out.(postOut); ok {
 		_ = pr.ReplyResult(m.ID, pg.Bytes)
@@ -126,13 +124,7 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 func (dp *dispatcher) listedTools(s *Session, v *registry.View, form, cursor string, pg *registry.Page) {
 	g := dp.g
 	tools, others := listFingerprints(v)
-	s.viewMu.Lock()
-	s.sentTools = tools
-	if s.sentOthers == "" {
-		s.sentOthers = others
-	}
-	s.lastForm = form
-	s.viewMu.Unlock()
+	s.shown.ListedTools(tools, others, form)
 	var full telemetry.ListCount
 	switch form {
 	case listform.Thin:

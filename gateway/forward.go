@@ -127,11 +127,7 @@ func (dp *dispatcher) callTimeout(server string) time.Duration {
 
 // dropInflight forgets a finished call, unless the id was reused by a later call.
 func (s *Session) dropInflight(key string, owner *callOwner) {
-	s.mu.Lock()
-	if s.inflight[key] == owner {
-		delete(s.inflight, key)
-	}
-	s.mu.Unlock()
+	s.inflight.DropCall(key, owner)
 }
 
 // takeSlotFor takes an instance slot for c; outcome is set (and the client answered) when
@@ -270,19 +266,12 @@ func (dp *dispatcher) takeSlot(ctx context.Context, s *Session, id json.RawMessa
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	key := string(id)
-	s.mu.Lock()
-	if s.queued == nil {
-		s.queued = map[string]context.CancelFunc{}
-	}
-	s.queued[key] = cancel
-	s.mu.Unlock()
+	s.inflight.Wait(key, cancel)
 	depth := g.metrics.QueueDepth(server)
 	depth.Inc()
 	err := l.AcquireAs(qctx, s.rec.Agent)
 	depth.Dec()
-	s.mu.Lock()
-	delete(s.queued, key)
-	s.mu.Unlock()
+	s.inflight.Unwait(key)
 	wait.Observe(time.Since(start).Seconds())
 	if err != nil {
 		g.log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
@@ -327,7 +316,7 @@ type callOwner struct {
 	prog      progressToken
 	cancelled atomic.Bool
 	header    []upstream.Header // upstream.Call.SetHeaders (upstreamCall.header)
-	call      *upstream.Call    // set by Attach, under s.mu
+	call      *upstream.Call    // set by Attach before the call enters the session's inflight table
 }
 
 // Tenant names the session the call serves (upstream.Owner).
@@ -341,10 +330,8 @@ func (o *callOwner) Attach(k *upstream.Call) {
 		// tracer's traceparent and tracestate are well formed.
 		_ = k.SetHeaders(o.header)
 	}
-	o.s.mu.Lock()
-	o.call = k
-	o.s.inflight[string(o.id)] = o
-	o.s.mu.Unlock()
+	o.call = k // before the table, whose lock publishes it to a cancellation
+	o.s.inflight.AddCall(string(o.id), o)
 	if o.prog.gw != "" {
 		route := routes.Progress[*Session]{Session: o.s, Token: append(json.RawMessage(nil), o.prog.client...), Call: k}
 		o.g.calls.routes.RouteProgress(o.prog.gw, route)

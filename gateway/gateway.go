@@ -440,17 +440,7 @@ func (g *Gateway) serverChanged(server string) {
 // the one it was last shown or told about.
 func (g *Gateway) notifyIfChanged(s *Session) (sentTools, sentOthers bool) {
 	v := s.View()
-	tools, others := listFingerprints(v)
-	s.viewMu.Lock()
-	sendTools := s.sentTools != "" && s.sentTools != tools
-	sendOthers := s.sentOthers != "" && s.sentOthers != others
-	if sendTools {
-		s.sentTools = tools
-	}
-	if sendOthers {
-		s.sentOthers = others
-	}
-	s.viewMu.Unlock()
+	sendTools, sendOthers := s.shown.Changed(listFingerprints(v))
 	if sendTools {
 		g.metrics.ListChanged()
 		_ = s.send(wire.Notification("notifications/tools/list_changed", nil))

@@ -25,12 +25,9 @@ import (
 func (dp *dispatcher) form(s *Session, v *registry.View) string {
 	g := dp.g
 	hash := v.Hash()
-	s.viewMu.Lock()
-	if f, ok := s.forms[hash]; ok {
-		s.viewMu.Unlock()
+	if f, ok := s.shown.Form(hash); ok {
 		return f
 	}
-	s.viewMu.Unlock()
 	cfg := g.policy().cfg
 	in := listform.Inputs{Mode: s.rec.Handshake, Tools: len(v.Tools),
 		FullMax: cfg.HTTP.Auto.FullMaxTokens, ThinMax: cfg.HTTP.Auto.ThinMaxTokens}
@@ -48,21 +45,9 @@ func (dp *dispatcher) form(s *Session, v *registry.View) string {
 		in.FullTokens = v.FullListTokens()
 		in.Repeat = func() bool { return dp.conversationSaw(s, hash) }
 	}
-	form := listform.Choose(in)
-	s.viewMu.Lock()
-	if s.forms == nil {
-		s.forms = map[string]string{}
-	}
-	fresh := false
-	if f, ok := s.forms[hash]; ok {
-		form = f
-	} else {
-		s.forms[hash] = form
-		fresh = true
-		g.metrics.Handshake(form)
-	}
-	s.viewMu.Unlock()
+	form, fresh := s.shown.KeepForm(hash, listform.Choose(in))
 	if fresh {
+		g.metrics.Handshake(form)
 		s.mu.Lock()
 		if s.rec.Forms == nil {
 			s.rec.Forms = map[string]string{}
@@ -113,12 +98,7 @@ func clientName(info json.RawMessage) string {
 // it was served the thin form of this view, or of the last view it listed (the view may
 // have changed since, e.g. when the session's own instance re-listed).
 func (s *Session) thinFor(v *registry.View) bool {
-	s.viewMu.Lock()
-	defer s.viewMu.Unlock()
-	if f, ok := s.forms[v.Hash()]; ok {
-		return f == listform.Thin
-	}
-	return s.lastForm == listform.Thin
+	return s.shown.ServedForm(v.Hash()) == listform.Thin
 }
 
 // searchPage is the search form's list for session s over view v: the pinned tools (the

@@ -270,13 +270,7 @@ func identityOf(rec *sessions.Record) *auth.Identity {
 // filter returns the session's decision function under the current policy.
 func (s *Session) filter() *auth.Filter {
 	pol := s.g.policy()
-	s.viewMu.Lock()
-	defer s.viewMu.Unlock()
-	if s.filt == nil || s.filtGen != pol.gen {
-		s.filt = auth.NewFilter(pol.cfg, identityOf(&s.rec))
-		s.filtGen = pol.gen
-	}
-	return s.filt
+	return s.shown.Filter(pol.gen, func() *auth.Filter { return auth.NewFilter(pol.cfg, identityOf(&s.rec)) })
 }
 
 // denial records a refused tool call in the audit log and metrics. It explains why the

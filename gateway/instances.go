@@ -71,13 +71,7 @@ func (s *Session) HandleShared(c *upstream.Conn, m *wire.Msg, raw []byte, rel *u
 // InstanceCatalog takes a re-listed catalogue of the session's own instance (own) or its
 // agent's into the session's view (registry.Owner).
 func (s *Session) InstanceCatalog(server string, cat *registry.Catalog, own bool) {
-	s.mu.Lock()
-	if s.cats == nil {
-		s.cats = map[string]*registry.Catalog{}
-	}
-	s.cats[server] = cat
-	s.downGen++
-	s.mu.Unlock()
+	s.own.SetCatalog(server, cat)
 	tools, others := s.g.notifyIfChanged(s)
 	if !own {
 		return

@@ -72,15 +72,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	s.used.Store(true) // a listening caller's session is in use, not an unused one
 	// The session starts comparing its lists from now: a change after this point is told.
 	v := s.View()
-	tools, others := listFingerprints(v)
-	s.viewMu.Lock()
-	if s.sentTools == "" {
-		s.sentTools = tools
-	}
-	if s.sentOthers == "" {
-		s.sentOthers = others
-	}
-	s.viewMu.Unlock()
+	s.shown.Baseline(listFingerprints(v))
 	set := s.listeners()
 	set.Add(l)
 	defer func() {
@@ -150,12 +142,7 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *Session, uri strin
 	if server == "" {
 		return false
 	}
-	s.mu.Lock()
-	s.listenSubs[uri]++
-	first := s.listenSubs[uri] == 1
-	s.subs[uri] = server
-	s.mu.Unlock()
-	if !first {
+	if first := s.subs.Listen(uri, server); !first {
 		return true
 	}
 	c, err := s.conn(ctx, server)
@@ -177,15 +164,7 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *Session, uri strin
 // unsubscribeFor drops one listener's interest in uri; the last one unsubscribes upstream.
 func (f *statelessFront) unsubscribeFor(s *Session, uri string) {
 	g := f.g
-	s.mu.Lock()
-	s.listenSubs[uri]--
-	last := s.listenSubs[uri] <= 0
-	server := s.subs[uri]
-	if last {
-		delete(s.listenSubs, uri)
-		delete(s.subs, uri)
-	}
-	s.mu.Unlock()
+	last, server := s.subs.Unlisten(uri)
 	if last && registry.IsPluginURI(uri) {
 		g.pluginSubs.unsubscribe(s, uri)
 		return
@@ -233,20 +212,12 @@ func (f *statelessFront) subscribePluginFor(s *Session, uri string) bool {
 	if t == nil {
 		return false
 	}
-	s.mu.Lock()
-	s.listenSubs[uri]++
-	first := s.listenSubs[uri] == 1
-	s.mu.Unlock()
-	if !first {
+	if first := s.subs.Listen(uri, ""); !first {
 		return true
 	}
 	if err := g.pluginSubs.subscribe(g, s, uri, ref, t.PluginHost); err != nil {
 		g.log.Debug("plugin resource subscription refused", "uri", uri, "err", err)
-		s.mu.Lock()
-		if s.listenSubs[uri]--; s.listenSubs[uri] <= 0 {
-			delete(s.listenSubs, uri)
-		}
-		s.mu.Unlock()
+		s.subs.Unlisten(uri)
 		return false
 	}
 	return true

@@ -190,14 +190,7 @@ func (f *statelessFront) watchModern(ctx context.Context, s *Session, m *wire.Ms
 	if err != nil || !conn.Modern {
 		return false
 	}
-	s.mu.Lock()
-	if s.watches == nil {
-		s.watches = map[string]func(){}
-	}
-	stop := s.watches[uri]
-	delete(s.watches, uri)
-	s.mu.Unlock()
-	if stop != nil {
+	if stop := s.subs.TakeWatch(uri); stop != nil {
 		stop()
 	}
 	if m.Method == "resources/subscribe" {
@@ -206,13 +199,8 @@ func (f *statelessFront) watchModern(ctx context.Context, s *Session, m *wire.Ms
 			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("upstream %q: subscribing to %s failed: %v", server, uri, err), nil))
 			return true
 		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			stop()
-		} else {
-			s.watches[uri] = stop
-			s.mu.Unlock()
+		if !s.subs.Watch(uri, stop) {
+			stop() // the session ended meanwhile
 		}
 	}
 	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
@@ -221,11 +209,7 @@ func (f *statelessFront) watchModern(ctx context.Context, s *Session, m *wire.Ms
 
 // stopWatches ends the session's resource subscriptions on stateless upstreams.
 func (s *Session) stopWatches() {
-	s.mu.Lock()
-	w := s.watches
-	s.watches = nil
-	s.mu.Unlock()
-	for _, stop := range w {
+	for _, stop := range s.subs.Close() {
 		stop()
 	}
 }

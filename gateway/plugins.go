@@ -36,21 +36,11 @@ func (dp *dispatcher) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t
 	defer stop()
 	pc := &pluginCall{cancel: cancel}
 	key := string(m.ID)
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	if !s.inflight.AddPlugin(key, pc) {
 		_ = out.reply(wire.Result(m.ID, toolError("the session ended")))
 		return
 	}
-	s.pluginCalls[key] = pc
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		if s.pluginCalls[key] == pc {
-			delete(s.pluginCalls, key)
-		}
-		s.mu.Unlock()
-	}()
+	defer s.inflight.DropPlugin(key, pc)
 	// A plugin's result is bounded like an upstream's message: the same setting, named in
 	// the refusal.
 	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: g.cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting}}
@@ -104,10 +94,8 @@ func (dp *dispatcher) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t
 // cancelPlugin cancels the session's plugin call of a client request id; it reports
 // whether there was one.
 func (s *Session) cancelPlugin(id json.RawMessage) bool {
-	s.mu.Lock()
-	pc := s.pluginCalls[string(id)]
-	s.mu.Unlock()
-	if pc == nil {
+	pc, ok := s.inflight.Plugin(string(id))
+	if !ok {
 		return false
 	}
 	pc.cancelled.Store(true)

@@ -183,9 +183,7 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 func (dp *dispatcher) subscribers(owner *Session, server, uri string) []*Session {
 	g := dp.g
 	if owner != nil {
-		owner.mu.Lock()
-		defer owner.mu.Unlock()
-		if owner.subs[uri] == server {
+		if owner.subs.Subscribed(uri, server) {
 			return []*Session{owner}
 		}
 		return nil
@@ -194,11 +192,9 @@ func (dp *dispatcher) subscribers(owner *Session, server, uri string) []*Session
 	defer g.live.mu.RUnlock()
 	var out []*Session
 	for _, s := range g.live.sessions {
-		s.mu.Lock()
-		if s.subs[uri] == server {
+		if s.subs.Subscribed(uri, server) {
 			out = append(out, s)
 		}
-		s.mu.Unlock()
 	}
 	return out
 }

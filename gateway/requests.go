@@ -103,21 +103,16 @@ func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.M
 	}
 	server := resourceServer(s.View(), p.URI)
 	if m.Method == "resources/unsubscribe" {
-		s.mu.Lock()
-		if sv, ok := s.subs[p.URI]; ok {
+		if sv, ok := s.subs.Unsubscribe(p.URI); ok {
 			server = sv
-			delete(s.subs, p.URI)
 		}
-		s.mu.Unlock()
 	}
 	if server == "" {
 		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+p.URI, map[string]string{"uri": p.URI}))
 		return
 	}
 	if m.Method == "resources/subscribe" {
-		s.mu.Lock()
-		s.subs[p.URI] = server
-		s.mu.Unlock()
+		s.subs.Subscribe(p.URI, server)
 	}
 	if m.Method != "resources/read" && g.modern.watchModern(ctx, s, m, server, p.URI, out) {
 		return

@@ -1,17 +1,18 @@
 package gateway
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/inflight"
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
+	"github.com/mcpgw/mcpgw/gateway/internal/shown"
+	"github.com/mcpgw/mcpgw/gateway/internal/subscriptions"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -26,19 +27,10 @@ type Session struct {
 
 	caps struct{ sampling, elicitation, urlElicitation, roots bool }
 
+	// mu guards rec (its fields that change: servers, forms, protocol), logLevel and closed.
 	mu       sync.Mutex
-	down     map[string]bool              // per_session servers whose instance is down
-	cats     map[string]*registry.Catalog // catalogues of this session's own instances, once they re-listed
-	downGen  uint64
-	inflight map[string]*callOwner // downstream request id → its upstream call (callOwner.call)
-	// queued are the requests waiting for a slot of a limited instance (max_concurrency):
-	// their cancel ends the wait, by downstream request id.
-	queued map[string]context.CancelFunc
-	// pluginCalls are the plugin tool calls in flight, by downstream request id.
-	pluginCalls map[string]*pluginCall
-	subs        map[string]string // subscribed resource URI → server
-	logLevel    string
-	closed      bool
+	logLevel string
+	closed   bool
 	// out is the GET stream (streamable) or the event stream (legacy SSE), and what waits
 	// for the next one.
 	out clientstream.Slot
@@ -54,26 +46,21 @@ type Session struct {
 	// may change it, so the call path reads it here rather than from rec.
 	srv atomic.Pointer[[]string]
 
-	viewMu     sync.Mutex
-	viewGen    uint64
-	viewDown   uint64
-	view       *registry.View
-	viewFilt   *auth.Filter
-	sentTools  string
-	sentOthers string
-	filt       *auth.Filter
-	filtGen    uint64
-	forms      map[string]string // view hash → form served (full | thin)
-	lastForm   string            // the form of the last tools/list served
+	// shown is what the session was shown: its view, list forms, and the lists it was
+	// last told about.
+	shown shown.State
+	// inflight are its requests in flight by the client's request id: upstream calls
+	// (callOwner.call), those waiting for a limited instance's slot, plugin calls.
+	inflight inflight.Table[*callOwner, *pluginCall]
+	// subs are its resource subscriptions, listeners' counts and watches.
+	subs subscriptions.Set
+	// own is what its own instances put into its view: servers down for it, re-listed
+	// catalogues.
+	own shown.Own
 
 	// listen is set on a stateless caller's session once it opens subscriptions/listen:
-	// what would go on a GET stream goes to its listeners (listen.go). listenSubs counts
-	// the listeners of each subscribed resource URI.
-	listen     atomic.Pointer[listen.Set]
-	listenSubs map[string]int
-	// watches stop the resource subscriptions held on upstreams of the stateless
-	// revision for this session, by URI (modernup.go).
-	watches map[string]func()
+	// what would go on a GET stream goes to its listeners (listen.go).
+	listen atomic.Pointer[listen.Set]
 }
 
 func (s *Session) touch() { s.lastSeen.Store(time.Now().UnixNano()) }
@@ -103,14 +90,8 @@ func (s *Session) setServers(names []string) {
 	rec := s.rec
 	s.mu.Unlock()
 	stopped := s.g.reg.Instances().ReleaseOwner(s, func(server string) bool { return slices.Contains(names, server) })
-	s.mu.Lock()
-	for _, name := range stopped {
-		delete(s.cats, name) // the catalogue of the session's own instance, gone with it
-	}
-	s.mu.Unlock()
-	s.viewMu.Lock()
-	s.view = nil
-	s.viewMu.Unlock()
+	s.own.DropCatalogs(stopped) // the catalogues of the session's own instances, gone with them
+	s.shown.Forget()
 	_ = s.g.store.Put(&rec)
 }
 
@@ -118,27 +99,10 @@ func (s *Session) setServers(names []string) {
 func (s *Session) View() *registry.View {
 	f := s.filter()
 	gen := s.g.reg.Gen()
-	s.mu.Lock()
-	dg := s.downGen
-	s.mu.Unlock()
-	s.viewMu.Lock()
-	defer s.viewMu.Unlock()
-	if s.view != nil && s.viewGen == gen && s.viewDown == dg && s.viewFilt == f {
-		return s.view
-	}
-	s.mu.Lock()
-	down := make(map[string]bool, len(s.down))
-	for k, v := range s.down {
-		down[k] = v
-	}
-	own := make(map[string]*registry.Catalog, len(s.cats))
-	for k, v := range s.cats {
-		own[k] = v
-	}
-	s.mu.Unlock()
-	s.view = s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.clientInfo()), s.g.cfg.Naming.Separator)
-	s.viewGen, s.viewDown, s.viewFilt = gen, dg, f
-	return s.view
+	return s.shown.View(shown.Key{Gen: gen, Down: s.own.Gen(), Filter: f}, func() *registry.View {
+		down, own := s.own.Snapshot()
+		return s.g.reg.ViewWith(s.servers(), down, viewFilter{f}, own, s.caps.elicitation).Shaped(s.g.nameRule(s.clientInfo()), s.g.cfg.Naming.Separator)
+	})
 }
 
 func (s *Session) isClosed() bool {
@@ -148,19 +112,9 @@ func (s *Session) isClosed() bool {
 }
 
 func (s *Session) setDown(server string, down bool) {
-	s.mu.Lock()
-	if s.down[server] == down {
-		s.mu.Unlock()
-		return
+	if s.own.SetDown(server, down) {
+		s.g.notifyIfChanged(s)
 	}
-	if down {
-		s.down[server] = true
-	} else {
-		delete(s.down, server)
-	}
-	s.downGen++
-	s.mu.Unlock()
-	s.g.notifyIfChanged(s)
 }
 
 func (s *Session) level() string {
@@ -192,11 +146,8 @@ func (s *Session) close() {
 		return
 	}
 	s.closed = true
-	calls := s.inflight
-	s.inflight = map[string]*callOwner{}
-	pcs := s.pluginCalls
-	s.pluginCalls = map[string]*pluginCall{}
 	s.mu.Unlock()
+	calls, pcs := s.inflight.Close()
 	for _, o := range calls {
 		o.call.Conn().Abandon(o.call, "session ended")
 	}

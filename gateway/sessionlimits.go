@@ -149,9 +149,7 @@ func leastValuable(cands []*Session) *Session {
 // busy reports whether the session is in use now: an open stream, or requests in flight
 // or queued.
 func (s *Session) busy() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.Open() || len(s.inflight) > 0 || len(s.queued) > 0 || len(s.pluginCalls) > 0 || s.listen.Load() != nil
+	return s.out.Open() || s.inflight.Busy() || s.listen.Load() != nil
 }
 
 // trimStored deletes the oldest stored records of sessions not live here beyond

@@ -107,8 +107,8 @@ func (st *sessionTable) adopt(rec *sessions.Record) *Session {
 func (st *sessionTable) newSession(rec sessions.Record) *Session {
 	g := st.g
 	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		down: map[string]bool{}, inflight: map[string]*callOwner{}, pluginCalls: map[string]*pluginCall{},
-		subs: map[string]string{}, logLevel: rec.LogLevel, forms: maps.Clone(rec.Forms), listenSubs: map[string]int{}}
+		logLevel: rec.LogLevel}
+	s.shown.Restore(rec.Forms)
 	var caps struct {
 		Sampling    json.RawMessage `json:"sampling"`
 		Elicitation json.RawMessage `json:"elicitation"`

@@ -101,9 +101,7 @@ func (h sseHost) Initialize(s *Session, m *wire.Msg) {
 	s.mu.Unlock()
 	// A view built before initialize knew no client: build it again for this one's
 	// name rule (docs/sessions.md, "Names for the client that asked").
-	s.viewMu.Lock()
-	s.view = nil
-	s.viewMu.Unlock()
+	s.shown.Forget()
 	fresh := g.live.newSession(s.rec)
 	s.caps = fresh.caps
 	_ = g.store.Put(&s.rec)
