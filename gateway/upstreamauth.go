@@ -42,10 +42,21 @@ func useUpstreamAuth(g *Gateway, cfg *config.Config) error {
 	}
 	u := cfg.UpstreamCredentials
 	g.reg.UpstreamAuth().Use(registry.UpstreamAuthOptions{Store: g.store, Ring: ring,
-		HTTP:        &http.Client{Timeout: 30 * time.Second},
+		HTTP:        oauthHTTPClient(),
 		CallbackURL: u.CallbackURL, RefreshBefore: u.RefreshBefore, FlowTimeout: u.FlowTimeout,
 		ClientName: "mcpgw"})
 	return nil
+}
+
+// oauthHTTPClient reaches authorization servers. Each request has a connection of its
+// own: token requests are rare (a grant, a refresh near each expiry), and a POST sent on a
+// kept-alive connection the server closes at that moment fails without being processed,
+// which would fail the caller's call for a refresh that never happened (Go does not send
+// a POST again). TestUpstreamOAuthRefreshOnClosingConnection holds this.
+func oauthHTTPClient() *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DisableKeepAlives = true
+	return &http.Client{Timeout: 30 * time.Second, Transport: tr}
 }
 
 // upstreamKeys are the keys that seal upstream tokens: the config's, else the

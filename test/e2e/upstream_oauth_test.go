@@ -66,10 +66,6 @@ func TestUpstreamOAuthRefreshMidSession(t *testing.T) {
 // good, so the call must not fail for it. The upstream closes every refresh that arrives on
 // a reused connection unanswered (--drop-reused-refresh), which makes the race certain.
 func TestUpstreamOAuthRefreshOnClosingConnection(t *testing.T) {
-	t.Skip("blocked on a product bug: a refresh POST sent on a kept-alive connection the authorization " +
-		"server is closing fails the caller's call (\"oauth: Post .../token: EOF\"); the OAuth client " +
-		"(gateway/upstreamauth.go, http.Client over the default transport) neither avoids idle " +
-		"connections for token requests nor sends the unanswered refresh again. Remove this line once fixed")
 	up := runOAuthUpstream(t, 3, "--drop-reused-refresh")
 	g := startGateway(t, oauthConfig(up.URL, "server", "refresh_before: 1s"))
 	consentOnce(t, g)
