@@ -213,6 +213,14 @@ servers:
 	if lr := g.do(t, req2(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h)); strings.Contains(string(lr.body), "whoami") {
 		t.Errorf("tools listed before any identity authorized crm: %s", lr.body)
 	}
+	var ready string
+	for i := 0; i < 100 && !strings.Contains(ready, "no identity has authorized crm yet"); i++ {
+		ready = string(g.do(t, req{method: http.MethodGet, path: "/readyz"}).body)
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(ready, "no identity has authorized crm yet") {
+		t.Errorf("/readyz before any identity authorized crm: %s", ready)
+	}
 	req, _ := http.NewRequest(http.MethodGet, g.base+"/oauth/connect/crm", nil)
 	req.Header.Set("X-Agent-ID", "a1")
 	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)

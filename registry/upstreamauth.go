@@ -2,6 +2,7 @@ package registry
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"sync/atomic"
@@ -183,15 +184,27 @@ func (a catalogAuthorizer) Header(ctx context.Context) (string, error) {
 	return a.m.Header(ctx, a.t, sub)
 }
 
-func (a catalogAuthorizer) Refused(context.Context, string, int, http.Header) error {
-	return &WaitingForGrant{Server: a.t.Name}
+func (a catalogAuthorizer) Refused(_ context.Context, sent string, status int, _ http.Header) error {
+	return &WaitingForGrant{Server: a.t.Name, Exchange: a.t.Auth.Grant == config.GrantTokenExchange, Refused: sent != "", Status: status}
 }
 
-// WaitingForGrant is the state of a per-user server no identity has authorized yet: its
-// catalogue is listed once one has.
-type WaitingForGrant struct{ Server string }
+// WaitingForGrant is the state of a per-user server whose catalogue no grant could list
+// yet: none was given (or brought, for token exchange), or the one borrowed was refused.
+// The server's own retries list it once one serves.
+type WaitingForGrant struct {
+	Server   string
+	Exchange bool // token exchange: a caller's token, not a person, gives the grant
+	Refused  bool // a grant was sent and refused (Status)
+	Status   int
+}
 
 func (e *WaitingForGrant) Error() string {
+	switch {
+	case e.Refused:
+		return fmt.Sprintf("the upstream refused the grant mcpgw lists %s's tools with (HTTP %d): they are listed again at the next retry", e.Server, e.Status)
+	case e.Exchange:
+		return "no caller has brought a token to exchange for " + e.Server + " yet: its tools are listed after the first request with Authorization: Bearer"
+	}
 	return "no identity has authorized " + e.Server + " yet: its tools are listed once one does (GET /oauth/connect/" + e.Server + " as that identity)"
 }
 
