@@ -92,7 +92,7 @@ func (p adminPort) SessionRow(rec *sessions.Record) admin.SessionRow { return p.
 // SessionView is the tools in a live session's view.
 func (p adminPort) SessionView(id string) ([]admin.SessionTool, bool) {
 	s := p.g.live.liveSession(id)
-	if s == nil || s.isClosed() {
+	if s == nil || s.IsClosed() {
 		return nil, false
 	}
 	var tools []admin.SessionTool

@@ -19,12 +19,10 @@ func (g *Gateway) sessionRowOf(rec *sessions.Record) sessionRow {
 	s := g.live.liveSession(rec.ID)
 	if s != nil {
 		row.Live = true
-		row.Calls = s.calls.Load()
-		s.mu.Lock()
-		row.Stream = s.out.Open()
-		s.mu.Unlock()
-		row.LastSeen = time.Unix(0, s.lastSeen.Load()).UTC()
-		row.Handshake, row.Tools = s.shown.Summary()
+		row.Calls = s.Calls.Load()
+		row.Stream = s.Out.Open()
+		row.LastSeen = time.Unix(0, s.LastSeen.Load()).UTC()
+		row.Handshake, row.Tools = s.Shown.Summary()
 	}
 	return row
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -11,7 +12,7 @@ import (
 // requests the gateway sent it (server-to-client requests, relayed or the gateway's own).
 
 // clientNotification handles notifications from a client.
-func (dp *dispatcher) clientNotification(s *Session, m *wire.Msg) {
+func (dp *dispatcher) clientNotification(s *session.Session, m *wire.Msg) {
 	g := dp.g
 	switch m.Method {
 	case "notifications/cancelled":
@@ -19,17 +20,18 @@ func (dp *dispatcher) clientNotification(s *Session, m *wire.Msg) {
 		if err != nil || len(p.RequestID) == 0 {
 			return
 		}
-		o, ok, cancelWait := s.inflight.Cancelled(string(p.RequestID))
+		o, ok, cancelWait := s.Inflight.Cancelled(string(p.RequestID))
 		if !ok {
 			if cancelWait != nil {
 				cancelWait() // still waiting for a slot: it leaves the queue, unsent
 				return
 			}
-			s.cancelPlugin(p.RequestID)
+			cancelPlugin(s, p.RequestID)
 			return
 		}
-		k := o.call
-		o.cancelled.Store(true)
+		co := o.(*callOwner)
+		k := co.call
+		co.cancelled.Store(true)
 		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
 		// Abandon ends the call's wait and cuts off a request still waiting for its
 		// answer's head (that request then fails as cancelled, not as a broken upstream).
@@ -48,7 +50,7 @@ func (dp *dispatcher) clientNotification(s *Session, m *wire.Msg) {
 // clientResponse routes a client's answer to a server-to-client request to the upstream
 // (or the gateway's own wait) that asked. Only the session that was asked may answer: an
 // answer from another changes nothing, so the owner's own answer still completes the call.
-func (dp *dispatcher) clientResponse(s *Session, m *wire.Msg) {
+func (dp *dispatcher) clientResponse(s *session.Session, m *wire.Msg) {
 	g := dp.g
 	var id string
 	_ = json.Unmarshal(m.ID, &id)

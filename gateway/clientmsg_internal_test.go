@@ -9,12 +9,14 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
 func answerTestGateway(logs *bytes.Buffer) *Gateway {
-	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), calls: dispatcher{routes: routes.New[*Session]("mcpgw-p")},
+	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), calls: dispatcher{routes: routes.New[*session.Session]("mcpgw-p")},
 		log: slog.New(slog.NewJSONHandler(logs, nil))}
 	linkParts(g)
 	return g
@@ -28,9 +30,9 @@ func answerTestGateway(logs *bytes.Buffer) *Gateway {
 func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	var logs bytes.Buffer
 	g := answerTestGateway(&logs)
-	owner, other := &Session{g: g, ID: "owner-session"}, &Session{g: g, ID: "other-session"}
+	owner, other := session.New(sessionHost{g}, sessions.Record{ID: "owner-session"}), session.New(sessionHost{g}, sessions.Record{ID: "other-session"})
 	wait := make(chan routes.Answer, 1)
-	id := g.calls.routes.Ask(routes.Request[*Session]{Session: owner, Wait: wait})
+	id := g.calls.routes.Ask(routes.Request[*session.Session]{Session: owner, Wait: wait})
 
 	g.calls.clientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
 	select {

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -23,7 +24,7 @@ import (
 // (handshake.go, gateway/internal/listform).
 type dispatcher struct {
 	g            *Gateway
-	routes       *routes.Table[*Session]
+	routes       *routes.Table[*session.Session]
 	describeName string
 	describeDef  json.RawMessage
 	searchName   string
@@ -31,7 +32,7 @@ type dispatcher struct {
 }
 
 // dispatch answers one client request on out.
-func (dp *dispatcher) dispatch(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) dispatch(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
 	g := dp.g
 	g.busy.RequestStarted() // busy polling for an upstream's answer only while this is the one request
 	defer g.busy.RequestEnded()
@@ -39,8 +40,8 @@ func (dp *dispatcher) dispatch(ctx context.Context, s *Session, m *wire.Msg, out
 	if end != nil {
 		defer end()
 	}
-	if m.Method != "initialize" && !s.used.Load() {
-		s.used.Store(true)
+	if m.Method != "initialize" && !s.Used.Load() {
+		s.Used.Store(true)
 	}
 	switch m.Method {
 	case "ping":
@@ -48,7 +49,7 @@ func (dp *dispatcher) dispatch(ctx context.Context, s *Session, m *wire.Msg, out
 	case "initialize":
 		// A second initialize on a live session: answer it again (legacy SSE clients send
 		// their first initialize here).
-		_ = out.reply(wire.Result(m.ID, g.initializeResult(s.rec.ProtocolVersion, s.servers())))
+		_ = out.reply(wire.Result(m.ID, g.initializeResult(s.Rec.ProtocolVersion, s.Servers())))
 	case "tools/list":
 		dp.list(s, m, "tools", out)
 	case "prompts/list":
@@ -72,7 +73,7 @@ func (dp *dispatcher) dispatch(ctx context.Context, s *Session, m *wire.Msg, out
 	}
 }
 
-func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
+func (dp *dispatcher) list(s *session.Session, m *wire.Msg, kind string, out outbox) {
 	g := dp.g
 	p, err := params.Read(m.Params)
 	if err != nil {
@@ -106,8 +107,8 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 	if kind == "tools" {
 		dp.listedTools(s, v, form, p.Cursor, pg)
 	} else {
-		_, others := listFingerprints(v)
-		s.shown.ListedOthers(others)
+		_, others := session.Fingerprints(v)
+		s.Shown.ListedOthers(others)
 	}
 	if pr, ok := out.(postOut); ok {
 		_ = pr.ReplyResult(m.ID, pg.Bytes)
@@ -121,10 +122,10 @@ func (dp *dispatcher) list(s *Session, m *wire.Msg, kind string, out outbox) {
 // page's saving is against the full form of the same page, from the view's page cache
 // (rendered at most once per view); a thin page whose cursor points into the gateway's own
 // tools has no full form. A search page stands for the whole full list.
-func (dp *dispatcher) listedTools(s *Session, v *registry.View, form, cursor string, pg *registry.Page) {
+func (dp *dispatcher) listedTools(s *session.Session, v *registry.View, form, cursor string, pg *registry.Page) {
 	g := dp.g
-	tools, others := listFingerprints(v)
-	s.shown.ListedTools(tools, others, form)
+	tools, others := session.Fingerprints(v)
+	s.Shown.ListedTools(tools, others, form)
 	var full telemetry.ListCount
 	switch form {
 	case listform.Thin:
@@ -136,10 +137,10 @@ func (dp *dispatcher) listedTools(s *Session, v *registry.View, form, cursor str
 			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
 		}
 	}
-	g.metrics.ListPageServed(s.rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
+	g.metrics.ListPageServed(s.Rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
 }
 
-func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
 	g := dp.g
 	p, err := params.Read(m.Params)
 	if err != nil || p.Name == "" {
@@ -171,7 +172,7 @@ func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out
 		return
 	}
 	g.obs.sawTool(ctx, t)
-	if s.thinFor(v) {
+	if thinFor(s, v) {
 		if err := t.ValidateArgs(p.Arguments); err != nil {
 			dp.schemaOnError(s, m, t, err, out, start)
 			return
@@ -208,9 +209,9 @@ func (dp *dispatcher) callTool(ctx context.Context, s *Session, m *wire.Msg, out
 	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
 	d := time.Since(start)
 	g.obs.toolCalled(ctx, outcome)
-	g.metrics.ObserveCall(s.rec.Agent, t.Server, t.Name, outcome, d.Seconds())
-	s.calls.Add(1)
-	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+	g.metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	s.Calls.Add(1)
+	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
@@ -270,3 +271,23 @@ func isErrorResult(res json.RawMessage) bool {
 
 // toolError is a tool result that reports a gateway-side failure to the model.
 func toolError(text string) json.RawMessage { return listform.ToolError(text) }
+
+// outbox is where one request's related messages and its response are written.
+type outbox interface {
+	// related writes a notification or request that belongs to the request.
+	related(msg []byte) error
+	// reply writes the response; nil ends the request without one (after cancellation).
+	reply(msg []byte) error
+}
+
+// streamOutbox sends a request's messages and response on the session's stream (legacy
+// SSE, where every response travels on the event stream).
+type streamOutbox struct{ s *session.Session }
+
+func (o streamOutbox) related(msg []byte) error { return o.s.Send(msg) }
+func (o streamOutbox) reply(msg []byte) error {
+	if msg == nil {
+		return nil
+	}
+	return o.s.Send(msg)
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -17,7 +18,8 @@ import (
 // upstreamCall is one request the gateway sends to an upstream for a client's request:
 // what forward needs, in one value.
 type upstreamCall struct {
-	s      *Session
+	g      *Gateway // set by forward
+	s      *session.Session
 	m      *wire.Msg // the client's request: its id answers
 	server string
 	method string
@@ -48,6 +50,7 @@ func (c *upstreamCall) fail(outcome, text string) string {
 // that belongs to it back on out. It returns the outcome for metrics.
 func (dp *dispatcher) forward(ctx context.Context, c *upstreamCall) string {
 	g := dp.g
+	c.g = g
 	ctx, end := g.obs.startUpstream(ctx, c)
 	outcome := dp.forwardCall(ctx, c)
 	if end != nil {
@@ -76,7 +79,7 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	// context, timer and cancel registration less per call. The client going away still
 	// ends the wait through ctx.
 	deadline := time.Now().Add(timeout)
-	conn, done, err := c.s.acquire(ctx, c.server)
+	conn, done, err := c.s.Acquire(ctx, c.server)
 	if err != nil {
 		return c.failUpstream("is unavailable", err)
 	}
@@ -100,7 +103,7 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 		}
 	}
 	owner := &callOwner{s: c.s, out: c.out, id: c.m.ID, prog: c.prog, g: g, header: c.header}
-	defer c.s.dropInflight(string(c.m.ID), owner)
+	defer c.s.Inflight.DropCall(string(c.m.ID), owner)
 	w := callWait{g: g, conn: conn, owner: owner, timeout: timeout}
 	k, err := conn.BeginUntil(ctx, deadline, c.method, c.params, owner)
 	if err != nil {
@@ -123,11 +126,6 @@ func (dp *dispatcher) callTimeout(server string) time.Duration {
 		return srv.Def.Timeouts.Call
 	}
 	return g.cfg.Upstream.CallTimeout
-}
-
-// dropInflight forgets a finished call, unless the id was reused by a later call.
-func (s *Session) dropInflight(key string, owner *callOwner) {
-	s.inflight.DropCall(key, owner)
 }
 
 // takeSlotFor takes an instance slot for c; outcome is set (and the client answered) when
@@ -255,7 +253,7 @@ func (dp *dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 // instance's FIFO queue if none is free. It reports whether the request waited. While it
 // waits, notifications/cancelled for the request's id (or the client going away) takes it
 // out of the queue: it never reaches the upstream.
-func (dp *dispatcher) takeSlot(ctx context.Context, s *Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
+func (dp *dispatcher) takeSlot(ctx context.Context, s *session.Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
 	g := dp.g
 	wait := g.metrics.QueueWait(server)
 	if l.TryAcquire() {
@@ -266,12 +264,12 @@ func (dp *dispatcher) takeSlot(ctx context.Context, s *Session, id json.RawMessa
 	qctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	key := string(id)
-	s.inflight.Wait(key, cancel)
+	s.Inflight.Wait(key, cancel)
 	depth := g.metrics.QueueDepth(server)
 	depth.Inc()
-	err := l.AcquireAs(qctx, s.rec.Agent)
+	err := l.AcquireAs(qctx, s.Rec.Agent)
 	depth.Dec()
-	s.inflight.Unwait(key)
+	s.Inflight.Unwait(key)
 	wait.Observe(time.Since(start).Seconds())
 	if err != nil {
 		g.log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
@@ -310,7 +308,7 @@ const largeResult = 64 << 10
 // callOwner ties an upstream call to the client request it serves.
 type callOwner struct {
 	g         *Gateway
-	s         *Session
+	s         *session.Session
 	out       outbox
 	id        json.RawMessage
 	prog      progressToken
@@ -322,6 +320,10 @@ type callOwner struct {
 // Tenant names the session the call serves (upstream.Owner).
 func (o *callOwner) Tenant() string { return o.s.ID }
 
+// Abandon ends the call's wait and cuts off a request still waiting for its answer
+// (session.Call): the session ended.
+func (o *callOwner) Abandon(reason string) { o.call.Conn().Abandon(o.call, reason) }
+
 // Attach is called by the connection before the request is sent: from then on the call
 // can be cancelled by the client, and progress for its token finds it.
 func (o *callOwner) Attach(k *upstream.Call) {
@@ -331,9 +333,9 @@ func (o *callOwner) Attach(k *upstream.Call) {
 		_ = k.SetHeaders(o.header)
 	}
 	o.call = k // before the table, whose lock publishes it to a cancellation
-	o.s.inflight.AddCall(string(o.id), o)
+	o.s.Inflight.AddCall(string(o.id), o)
 	if o.prog.gw != "" {
-		route := routes.Progress[*Session]{Session: o.s, Token: append(json.RawMessage(nil), o.prog.client...), Call: k}
+		route := routes.Progress[*session.Session]{Session: o.s, Token: append(json.RawMessage(nil), o.prog.client...), Call: k}
 		o.g.calls.routes.RouteProgress(o.prog.gw, route)
 	}
 }

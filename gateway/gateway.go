@@ -25,6 +25,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
@@ -135,8 +136,8 @@ type Gateway struct {
 // linkParts gives each part of g the gateway it reaches the others through.
 func linkParts(g *Gateway) {
 	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g, g
-	g.modern.rounds = mrtr.New[*Session](g.ctx, roundsHost{g})
-	g.modern.table = stateless.NewTable(func(s *Session) bool { return !s.isClosed() })
+	g.modern.rounds = mrtr.New[*session.Session](g.ctx, roundsHost{g})
+	g.modern.table = stateless.NewTable(func(s *session.Session) bool { return !s.IsClosed() })
 	if g.cfg != nil {
 		g.streamable.resumes = newResumeStore(g)
 		g.streamable.server = newStreamableServer(g)
@@ -148,7 +149,7 @@ func linkParts(g *Gateway) {
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
-		live: sessionTable{sessions: map[string]*Session{}}, calls: dispatcher{routes: routes.New[*Session]("mcpgw-p")},
+		live: sessionTable{sessions: map[string]*session.Session{}}, calls: dispatcher{routes: routes.New[*session.Session]("mcpgw-p")},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	linkParts(g)
@@ -287,7 +288,7 @@ func (g *Gateway) releaseRetired() {
 		g.live.mu.RLock()
 		defer g.live.mu.RUnlock()
 		for _, s := range g.live.sessions {
-			if slices.Contains(s.servers(), server) {
+			if slices.Contains(s.Servers(), server) {
 				return true
 			}
 		}
@@ -344,14 +345,14 @@ func (g *Gateway) Start() {
 func (g *Gateway) Close() {
 	g.cancel()
 	g.live.mu.Lock()
-	all := make([]*Session, 0, len(g.live.sessions))
+	all := make([]*session.Session, 0, len(g.live.sessions))
 	for _, s := range g.live.sessions {
 		all = append(all, s)
 	}
-	g.live.sessions, g.live.perAgent = map[string]*Session{}, nil
+	g.live.sessions, g.live.perAgent = map[string]*session.Session{}, nil
 	g.live.mu.Unlock()
 	for _, s := range all {
-		s.close()
+		s.Close()
 	}
 	g.reg.Instances().CloseInstances()
 	g.audit.Close()
@@ -427,33 +428,11 @@ func reapEvery(cfg *config.Config) time.Duration {
 func (g *Gateway) serverChanged(server string) {
 	all := g.live.all()
 	for _, s := range all {
-		for _, name := range s.servers() {
+		for _, name := range s.Servers() {
 			if name == server {
-				g.notifyIfChanged(s)
+				s.NotifyIfChanged()
 				break
 			}
 		}
 	}
-}
-
-// notifyIfChanged sends list_changed notifications to a session whose view differs from
-// the one it was last shown or told about.
-func (g *Gateway) notifyIfChanged(s *Session) (sentTools, sentOthers bool) {
-	v := s.View()
-	sendTools, sendOthers := s.shown.Changed(listFingerprints(v))
-	if sendTools {
-		g.metrics.ListChanged()
-		_ = s.send(wire.Notification("notifications/tools/list_changed", nil))
-	}
-	if sendOthers {
-		_ = s.send(wire.Notification("notifications/prompts/list_changed", nil))
-		_ = s.send(wire.Notification("notifications/resources/list_changed", nil))
-	}
-	return sendTools, sendOthers
-}
-
-// listFingerprints identify a view's tools, and its prompts and resources (computed once
-// per view).
-func listFingerprints(v *registry.View) (tools, others string) {
-	return "t" + v.Hash(), "o" + v.OthersHash()
 }

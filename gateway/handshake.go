@@ -4,13 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"path"
 	"strings"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -22,40 +22,33 @@ import (
 // view in full and later ones thin.
 
 // form decides (once per session and view) which form of tools/list the session gets.
-func (dp *dispatcher) form(s *Session, v *registry.View) string {
+func (dp *dispatcher) form(s *session.Session, v *registry.View) string {
 	g := dp.g
 	hash := v.Hash()
-	if f, ok := s.shown.Form(hash); ok {
+	if f, ok := s.Shown.Form(hash); ok {
 		return f
 	}
 	cfg := g.policy().cfg
-	in := listform.Inputs{Mode: s.rec.Handshake, Tools: len(v.Tools),
+	in := listform.Inputs{Mode: s.Rec.Handshake, Tools: len(v.Tools),
 		FullMax: cfg.HTTP.Auto.FullMaxTokens, ThinMax: cfg.HTTP.Auto.ThinMaxTokens}
 	if in.Mode == "" || in.Mode == listform.Auto {
-		if ac := cfg.Agents[s.rec.Agent]; ac != nil && ac.Handshake != "" && ac.Handshake != listform.Auto {
+		if ac := cfg.Agents[s.Rec.Agent]; ac != nil && ac.Handshake != "" && ac.Handshake != listform.Auto {
 			in.Mode = ac.Handshake
 		} else {
 			in.Mode = cfg.HTTP.Handshake
 		}
 	}
-	if _, p := cfg.ClientProfile(clientName(s.clientInfo())); p != nil {
+	if _, p := cfg.ClientProfile(clientName(s.ClientInfo())); p != nil {
 		in.MaxTools = p.MaxTools
 	}
 	if in.Mode == "" || in.Mode == listform.Auto {
 		in.FullTokens = v.FullListTokens()
 		in.Repeat = func() bool { return dp.conversationSaw(s, hash) }
 	}
-	form, fresh := s.shown.KeepForm(hash, listform.Choose(in))
+	form, fresh := s.Shown.KeepForm(hash, listform.Choose(in))
 	if fresh {
 		g.metrics.Handshake(form)
-		s.mu.Lock()
-		if s.rec.Forms == nil {
-			s.rec.Forms = map[string]string{}
-		}
-		s.rec.Forms[hash] = form
-		rec := s.rec
-		rec.Forms = maps.Clone(s.rec.Forms)
-		s.mu.Unlock()
+		rec := s.SetForm(hash, form)
 		if err := g.store.Put(&rec); err != nil {
 			g.log.Warn("session record not updated", "session", s.ID, "err", err)
 		}
@@ -65,17 +58,17 @@ func (dp *dispatcher) form(s *Session, v *registry.View) string {
 
 // conversationSaw reports whether the session's conversation was served view hash in full
 // before; if not, it records that it now is.
-func (dp *dispatcher) conversationSaw(s *Session, hash string) bool {
+func (dp *dispatcher) conversationSaw(s *session.Session, hash string) bool {
 	g := dp.g
-	if s.rec.Conversation == "" {
+	if s.Rec.Conversation == "" {
 		return false
 	}
-	c, err := g.store.GetConversation(s.rec.Agent, s.rec.Conversation)
+	c, err := g.store.GetConversation(s.Rec.Agent, s.Rec.Conversation)
 	if err == nil && c.FullViewHash == hash {
 		return true
 	}
 	if err == nil || errors.Is(err, sessions.ErrNotFound) {
-		if perr := g.store.PutConversation(&sessions.Conversation{Agent: s.rec.Agent, ID: s.rec.Conversation,
+		if perr := g.store.PutConversation(&sessions.Conversation{Agent: s.Rec.Agent, ID: s.Rec.Conversation,
 			FullViewHash: hash, Updated: time.Now().UTC()}); perr != nil {
 			g.log.Warn("conversation not saved", "err", perr)
 		}
@@ -97,18 +90,18 @@ func clientName(info json.RawMessage) string {
 // thinFor reports whether the session's client holds thin definitions of view v's tools:
 // it was served the thin form of this view, or of the last view it listed (the view may
 // have changed since, e.g. when the session's own instance re-listed).
-func (s *Session) thinFor(v *registry.View) bool {
-	return s.shown.ServedForm(v.Hash()) == listform.Thin
+func thinFor(s *session.Session, v *registry.View) bool {
+	return s.Shown.ServedForm(v.Hash()) == listform.Thin
 }
 
 // searchPage is the search form's list for session s over view v: the pinned tools (the
 // gateway's and the agent's globs), at most one fewer than the client's cap, and the search
 // tool.
-func (dp *dispatcher) searchPage(s *Session, v *registry.View) *registry.Page {
+func (dp *dispatcher) searchPage(s *session.Session, v *registry.View) *registry.Page {
 	cfg := dp.g.policy().cfg
-	globs := cfg.PinnedTools(s.rec.Agent)
+	globs := cfg.PinnedTools(s.Rec.Agent)
 	max := 0
-	if _, p := cfg.ClientProfile(clientName(s.clientInfo())); p != nil && p.MaxTools > 0 {
+	if _, p := cfg.ClientProfile(clientName(s.ClientInfo())); p != nil && p.MaxTools > 0 {
 		max = p.MaxTools - 1
 	}
 	pin := func(t *registry.Tool) bool {
@@ -126,21 +119,21 @@ func (dp *dispatcher) searchPage(s *Session, v *registry.View) *registry.Page {
 
 // describeTools answers describe_tools: the full definitions of the named tools in the
 // session's view.
-func (dp *dispatcher) describeTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
+func (dp *dispatcher) describeTools(s *session.Session, m *wire.Msg, args json.RawMessage, out outbox) {
 	_ = out.reply(wire.Result(m.ID, listform.DescribeResult(s.View(), args)))
 }
 
 // searchTools answers search_tools: the full definitions of the tools of the session's view
 // that best match the query.
-func (dp *dispatcher) searchTools(s *Session, m *wire.Msg, args json.RawMessage, out outbox) {
+func (dp *dispatcher) searchTools(s *session.Session, m *wire.Msg, args json.RawMessage, out outbox) {
 	res, found := listform.SearchResult(s.View(), args, dp.g.policy().cfg.HTTP.Search.Results)
-	dp.g.log.Debug("search_tools", "session", s.ID, "agent", s.rec.Agent, "found", found)
+	dp.g.log.Debug("search_tools", "session", s.ID, "agent", s.Rec.Agent, "found", found)
 	_ = out.reply(wire.Result(m.ID, res))
 }
 
 // schemaOnError answers a thin session's call whose arguments fail the tool's full schema
 // with an isError result that carries that schema, so the model can retry correctly.
-func (dp *dispatcher) schemaOnError(s *Session, m *wire.Msg, t *registry.Tool, verr error, out outbox, start time.Time) {
+func (dp *dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out outbox, start time.Time) {
 	g := dp.g
 	text := fmt.Sprintf("Invalid arguments for %s: %v\nThe tool's full input schema:\n%s", t.Exposed, verr, t.InputSchema())
 	b, _ := json.Marshal(map[string]any{
@@ -149,8 +142,8 @@ func (dp *dispatcher) schemaOnError(s *Session, m *wire.Msg, t *registry.Tool, v
 		"isError":           true,
 	})
 	_ = out.reply(wire.Result(m.ID, b))
-	g.metrics.CountCall(s.rec.Agent, t.Server, t.Name, "invalid_arguments")
-	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+	g.metrics.CountCall(s.Rec.Agent, t.Server, t.Name, "invalid_arguments")
+	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: "invalid_arguments", Rule: "schema-on-error", DurationMS: ms(time.Since(start))})
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/signin"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -73,7 +74,7 @@ func noteCallerToken(g *Gateway, pol *policy, id *auth.Identity, r *http.Request
 		return
 	}
 	if tok, ok := auth.BearerToken(r.Header.Get("Authorization")); ok {
-		g.reg.UpstreamAuth().NoteCallerToken(grantSubject(id.Principal, id.Agent), tok)
+		g.reg.UpstreamAuth().NoteCallerToken(session.Subject(id.Principal, id.Agent), tok)
 	}
 }
 
@@ -102,11 +103,11 @@ func (gk *gatekeeper) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth
 
 // continueSession checks that a request may use session s: same principal. In mode none a
 // request that names no agent continues as the session's agent.
-func (gk *gatekeeper) continueSession(w http.ResponseWriter, id *auth.Identity, s *Session) bool {
+func (gk *gatekeeper) continueSession(w http.ResponseWriter, id *auth.Identity, s *session.Session) bool {
 	if id.Method == "header" && id.Agent == "" {
 		return true
 	}
-	if id.Principal != s.rec.Principal {
+	if id.Principal != s.Rec.Principal {
 		gk.refuse(w, &auth.Failure{Status: http.StatusForbidden, Reason: "session_principal",
 			Message: "Forbidden: this session belongs to another principal"}, id)
 		return false
@@ -182,16 +183,16 @@ func (gk *gatekeeper) task(id string) (*sessions.Task, error) {
 // servers it started with that have since been removed from the config (they are retired,
 // not stopped, while it runs): a running task is never changed under its feet. It
 // reports whether the set changed.
-func (gk *gatekeeper) reresolve(s *Session) bool {
+func (gk *gatekeeper) reresolve(s *session.Session) bool {
 	g := gk.g
-	if why := gk.identityGone(&s.rec); why != "" {
+	if why := gk.identityGone(&s.Rec); why != "" {
 		// Its identity would be refused a new session now: it is refused this one too.
 		g.metrics.Evicted(evictIdentity)
 		g.live.end(s, why)
 		return true
 	}
 	pol := g.policy()
-	id := identityOf(&s.rec)
+	id := identityOf(&s.Rec)
 	var taskServers []string
 	if id.Task != "" {
 		if t, err := gk.task(id.Task); err == nil {
@@ -207,7 +208,7 @@ func (gk *gatekeeper) reresolve(s *Session) bool {
 		res = &auth.Resolution{}
 	}
 	next := res.Servers
-	old := s.servers()
+	old := s.Servers()
 	if id.Task != "" {
 		for _, name := range old {
 			if _, configured := pol.cfg.Servers[name]; !configured && g.reg.Server(name) != nil && !slices.Contains(next, name) {
@@ -223,7 +224,7 @@ func (gk *gatekeeper) reresolve(s *Session) bool {
 		return false
 	}
 	g.log.Info("session servers changed", "session", s.ID, "agent", id.Agent, "task", id.Task, "servers", next, "before", old)
-	s.setServers(next)
+	s.SetServers(next)
 	return true
 }
 
@@ -268,27 +269,27 @@ func identityOf(rec *sessions.Record) *auth.Identity {
 }
 
 // filter returns the session's decision function under the current policy.
-func (s *Session) filter() *auth.Filter {
-	pol := s.g.policy()
-	return s.shown.Filter(pol.gen, func() *auth.Filter { return auth.NewFilter(pol.cfg, identityOf(&s.rec)) })
+func (gk *gatekeeper) filter(s *session.Session) *auth.Filter {
+	pol := gk.g.policy()
+	return s.Shown.Filter(pol.gen, func() *auth.Filter { return auth.NewFilter(pol.cfg, identityOf(&s.Rec)) })
 }
 
 // denial records a refused tool call in the audit log and metrics. It explains why the
 // tool is hidden when the session's servers hold it, else calls it unknown.
-func (gk *gatekeeper) denial(s *Session, tool string, start time.Time) {
+func (gk *gatekeeper) denial(s *session.Session, tool string, start time.Time) {
 	g := gk.g
 	rule := "unknown tool"
-	for _, name := range s.servers() {
+	for _, name := range s.Servers() {
 		var cat *registry.Catalog
 		if srv := g.reg.Server(name); srv != nil {
 			cat = srv.Catalog()
 		} else if p := g.reg.Plugin(name); p != nil {
-			cat = p.CatalogFor(pluginScope(s.filter().PluginScope()), s.caps.elicitation)
+			cat = p.CatalogFor(pluginScope(s.Filter().PluginScope()), s.Caps.Elicitation)
 		}
 		if cat != nil {
 			for _, t := range cat.Tools {
 				if t.Exposed == tool {
-					_, rule = s.filter().Tool(t.Server, t.Exposed, t.ReadOnly, t.OtherNames()...)
+					_, rule = s.Filter().Tool(t.Server, t.Exposed, t.ReadOnly, t.OtherNames()...)
 				}
 			}
 		}
@@ -297,8 +298,8 @@ func (gk *gatekeeper) denial(s *Session, tool string, start time.Time) {
 	if rule != "unknown tool" {
 		reason = "hidden_tool"
 	}
-	g.metrics.Denied(g.metrics.AgentLabel(s.rec.Agent), reason)
-	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+	g.metrics.Denied(g.metrics.AgentLabel(s.Rec.Agent), reason)
+	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: tool, Outcome: "denied", Rule: rule, DurationMS: ms(time.Since(start))})
 }
 

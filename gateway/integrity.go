@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -29,11 +30,11 @@ func (g *Gateway) integrityEvent(ev registry.IntegrityEvent) {
 }
 
 // heldCall answers a call to a tool the session would see but integrity holds.
-func (dp *dispatcher) heldCall(s *Session, m *wire.Msg, name string, out outbox, start time.Time) {
+func (dp *dispatcher) heldCall(s *session.Session, m *wire.Msg, name string, out outbox, start time.Time) {
 	g := dp.g
 	text := fmt.Sprintf("Tool %s is held: its definition changed or is new since an admin last approved this server's tools, and it cannot be called until an admin approves it (mcpgw admin UI, Integrity page).", name)
 	_ = out.reply(wire.Result(m.ID, toolError(text)))
-	g.metrics.Denied(g.metrics.AgentLabel(s.rec.Agent), "held_tool")
-	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+	g.metrics.Denied(g.metrics.AgentLabel(s.Rec.Agent), "held_tool")
+	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: name, Outcome: "denied", Rule: "held by integrity", DurationMS: ms(time.Since(start))})
 }

@@ -10,12 +10,13 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/linemode"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/sockconn"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // The socket's line mode is gateway/internal/linemode; lineHost is its way into the
-// gateway, for sessions of type *Session.
+// gateway, for sessions of type *session.Session.
 
 // LineProtocolVersion is the line mode's version, sent in the hello.
 const LineProtocolVersion = linemode.ProtocolVersion
@@ -60,7 +61,7 @@ func (lf *legacyFront) sniffSocketConn(c net.Conn, httpLn *sockconn.Listener) {
 
 func (lf *legacyFront) serveLine(c net.Conn, br *bufio.Reader) {
 	g := lf.g
-	sv := &linemode.Server[*Session]{Host: lineHost{g}, Ctx: g.ctx, Queue: g.cfg.HTTP.StreamQueue,
+	sv := &linemode.Server[*session.Session]{Host: lineHost{g}, Ctx: g.ctx, Queue: g.cfg.HTTP.StreamQueue,
 		MaxLine: SocketMaxBody, Versions: streamableVersions}
 	sv.Serve(c, br)
 }
@@ -77,29 +78,29 @@ func (h lineHost) Authenticate(ctx context.Context, r *http.Request) (*auth.Iden
 	return id, fail
 }
 
-func (h lineHost) Lookup(id string) (*Session, bool) {
+func (h lineHost) Lookup(id string) (*session.Session, bool) {
 	s, err := h.g.live.lookup(id)
 	return s, err == nil
 }
 
 // MayContinue is continueSession for the line mode.
-func (h lineHost) MayContinue(id *auth.Identity, s *Session) bool {
-	return (id.Method == "header" && id.Agent == "") || id.Principal == s.rec.Principal
+func (h lineHost) MayContinue(id *auth.Identity, s *session.Session) bool {
+	return (id.Method == "header" && id.Agent == "") || id.Principal == s.Rec.Principal
 }
 
-func (h lineHost) ID(s *Session) string                            { return s.ID }
-func (h lineHost) Attach(s *Session, st *clientstream.Stream) bool { return s.attach(st) }
-func (h lineHost) Detach(s *Session, st *clientstream.Stream)      { s.detach(st) }
-func (h lineHost) Ended(s *Session) bool                           { return s.isClosed() }
-func (h lineHost) End(s *Session, why string)                      { h.g.live.end(s, why) }
-func (h lineHost) Parse(line []byte, m *wire.Msg) []byte           { return parseClient(line, m) }
-func (h lineHost) LogPanic(where string, p any)                    { h.g.logPanic(where, p) }
-func (h lineHost) Log() *slog.Logger                               { return h.g.log }
+func (h lineHost) ID(s *session.Session) string                            { return s.ID }
+func (h lineHost) Attach(s *session.Session, st *clientstream.Stream) bool { return s.Attach(st) }
+func (h lineHost) Detach(s *session.Session, st *clientstream.Stream)      { s.Detach(st) }
+func (h lineHost) Ended(s *session.Session) bool                           { return s.IsClosed() }
+func (h lineHost) End(s *session.Session, why string)                      { h.g.live.end(s, why) }
+func (h lineHost) Parse(line []byte, m *wire.Msg) []byte                   { return parseClient(line, m) }
+func (h lineHost) LogPanic(where string, p any)                            { h.g.logPanic(where, p) }
+func (h lineHost) Log() *slog.Logger                                       { return h.g.log }
 func (h lineHost) Refuse(w http.ResponseWriter, f *auth.Failure, who *auth.Identity) {
 	h.g.gate.refuse(w, f, who)
 }
 
-func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, handshake string) (*Session, []byte, []byte, *auth.Failure) {
+func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, handshake string) (*session.Session, []byte, []byte, *auth.Failure) {
 	g := h.g
 	rec, errMsg := g.initialize(m, "socket", streamableVersions)
 	if errMsg != nil {
@@ -115,8 +116,8 @@ func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, hand
 	return s, result, nil, nil
 }
 
-func (h lineHost) Deliver(s *Session, m *wire.Msg) {
-	s.touch()
+func (h lineHost) Deliver(s *session.Session, m *wire.Msg) {
+	s.Touch()
 	if m.IsResponse() {
 		h.g.calls.clientResponse(s, m)
 	} else {
@@ -124,8 +125,8 @@ func (h lineHost) Deliver(s *Session, m *wire.Msg) {
 	}
 }
 
-func (h lineHost) Dispatch(ctx context.Context, s *Session, m *wire.Msg, write func([]byte) error) {
-	s.touch()
+func (h lineHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg, write func([]byte) error) {
+	s.Touch()
 	h.g.calls.dispatch(ctx, s, m, writeOutbox(write))
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -38,8 +39,8 @@ const listenKeepAlive = 25 * time.Second
 func (f *statelessFront) listSaid(server, method string) {
 	msg := wire.Notification(method, nil)
 	for _, s := range f.g.live.all() {
-		ls := s.listen.Load()
-		if ls == nil || !slices.Contains(s.servers(), server) {
+		ls := s.Listen.Load()
+		if ls == nil || !slices.Contains(s.Servers(), server) {
 			continue
 		}
 		_ = ls.Send(msg)
@@ -48,7 +49,7 @@ func (f *statelessFront) listSaid(server, method string) {
 
 // listen serves subscriptions/listen for session s until the client goes away or the
 // session ends.
-func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Session, req *stateless.Request) {
+func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *session.Session, req *stateless.Request) {
 	g := f.g
 	var p struct {
 		Notifications *listen.Filter `json:"notifications"`
@@ -69,11 +70,11 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 	}
 	subscribed := agreed.ResourceSubscriptions
 	l := listen.New(req.M.ID, agreed)
-	s.used.Store(true) // a listening caller's session is in use, not an unused one
+	s.Used.Store(true) // a listening caller's session is in use, not an unused one
 	// The session starts comparing its lists from now: a change after this point is told.
 	v := s.View()
-	s.shown.Baseline(listFingerprints(v))
-	set := s.listeners()
+	s.Shown.Baseline(session.Fingerprints(v))
+	set := s.Listeners()
 	set.Add(l)
 	defer func() {
 		set.Remove(l)
@@ -102,7 +103,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 				return
 			}
 		case <-keep.C:
-			s.touch()
+			s.Touch()
 			if _, err := w.Write([]byte(": keep-alive\n\n")); err != nil {
 				return
 			}
@@ -116,24 +117,15 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *Sessi
 		case <-g.ctx.Done():
 			return
 		}
-		if s.isClosed() {
+		if s.IsClosed() {
 			return
 		}
 	}
 }
 
-// listeners returns the session's listener set, made on first use.
-func (s *Session) listeners() *listen.Set {
-	if ls := s.listen.Load(); ls != nil {
-		return ls
-	}
-	s.listen.CompareAndSwap(nil, &listen.Set{})
-	return s.listen.Load()
-}
-
 // subscribeFor subscribes the session to uri at the upstream that serves it (once per
 // URI, however many listeners name it). It reports whether updates can come.
-func (f *statelessFront) subscribeFor(ctx context.Context, s *Session, uri string) bool {
+func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, uri string) bool {
 	g := f.g
 	if registry.IsPluginURI(uri) {
 		return f.subscribePluginFor(s, uri)
@@ -142,10 +134,10 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *Session, uri strin
 	if server == "" {
 		return false
 	}
-	if first := s.subs.Listen(uri, server); !first {
+	if first := s.Subs.Listen(uri, server); !first {
 		return true
 	}
-	c, err := s.conn(ctx, server)
+	c, err := s.Conn(ctx, server)
 	if err != nil || c.ServerCaps.Resources == nil || !c.ServerCaps.Resources.Subscribe {
 		f.unsubscribeFor(s, uri)
 		return false
@@ -162,9 +154,9 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *Session, uri strin
 }
 
 // unsubscribeFor drops one listener's interest in uri; the last one unsubscribes upstream.
-func (f *statelessFront) unsubscribeFor(s *Session, uri string) {
+func (f *statelessFront) unsubscribeFor(s *session.Session, uri string) {
 	g := f.g
-	last, server := s.subs.Unlisten(uri)
+	last, server := s.Subs.Unlisten(uri)
 	if last && registry.IsPluginURI(uri) {
 		g.pluginSubs.unsubscribe(s, uri)
 		return
@@ -186,8 +178,8 @@ func (f *statelessFront) unsubscribeFor(s *Session, uri string) {
 			if sc := srv.Shared(); sc != nil {
 				c = sc
 			}
-		} else if !s.isClosed() {
-			if sc, err := s.conn(ctx, server); err == nil {
+		} else if !s.IsClosed() {
+			if sc, err := s.Conn(ctx, server); err == nil {
 				c = sc
 			}
 		}
@@ -202,7 +194,7 @@ func (f *statelessFront) unsubscribeFor(s *Session, uri string) {
 // subscribePluginFor is subscribeFor for a plugin resource: the same view check and
 // provider subscription as resources/subscribe from a session client (pluginresources.go),
 // counted per URI like an upstream's so that the last listener naming it unsubscribes.
-func (f *statelessFront) subscribePluginFor(s *Session, uri string) bool {
+func (f *statelessFront) subscribePluginFor(s *session.Session, uri string) bool {
 	g := f.g
 	ref, err := registry.ParsePluginURI(uri)
 	if err != nil {
@@ -212,12 +204,12 @@ func (f *statelessFront) subscribePluginFor(s *Session, uri string) bool {
 	if t == nil {
 		return false
 	}
-	if first := s.subs.Listen(uri, ""); !first {
+	if first := s.Subs.Listen(uri, ""); !first {
 		return true
 	}
 	if err := g.pluginSubs.subscribe(g, s, uri, ref, t.PluginHost); err != nil {
 		g.log.Debug("plugin resource subscription refused", "uri", uri, "err", err)
-		s.subs.Unlisten(uri)
+		s.Subs.Unlisten(uri)
 		return false
 	}
 	return true

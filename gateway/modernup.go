@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -67,17 +68,17 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 		capOK := false
 		switch r.Method {
 		case "sampling/createMessage":
-			capOK = s.caps.sampling
+			capOK = s.Caps.Sampling
 		case "elicitation/create":
-			capOK = s.caps.elicitation
+			capOK = s.Caps.Elicitation
 		case "roots/list":
-			capOK = s.caps.roots
+			capOK = s.Caps.Roots
 		}
 		if !capOK {
 			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
 		}
 		wait := make(chan routes.Answer, 1)
-		id := g.calls.routes.Ask(routes.Request[*Session]{Session: s, Wait: wait})
+		id := g.calls.routes.Ask(routes.Request[*session.Session]{Session: s, Wait: wait})
 		pending = append(pending, asked{key: key, id: id, wait: wait})
 		if err := out.related(wire.Request(wire.Quote(id), r.Method, r.Params)); err != nil {
 			return fail(fmt.Sprintf("upstream %q needs %s, and the client has no stream to be asked on", server, r.Method))
@@ -135,12 +136,12 @@ func appendInputs(b []byte, p *params.Routed) []byte {
 // gateway's (everything it can relay): without the caller's own on the request, the
 // upstream would ask a caller for what it never declared, or run a tool that needs what
 // the caller lacks instead of refusing it (-32021).
-func modernParams(s *Session, raw []byte) []byte {
-	lvl := s.level()
+func modernParams(s *session.Session, raw []byte) []byte {
+	lvl := s.Level()
 	if s.Transport == "stateless" {
 		lvl = ""
 	}
-	caps, info := s.rec.ClientCaps, s.rec.ClientInfo
+	caps, info := s.Rec.ClientCaps, s.Rec.ClientInfo
 	if lvl == "" && len(caps) == 0 && len(info) == 0 {
 		return raw
 	}
@@ -185,12 +186,12 @@ func modernParams(s *Session, raw []byte) []byte {
 // watchModern serves resources/subscribe and unsubscribe for an upstream of the stateless
 // revision (it has neither): a subscriptions/listen for the URI on the session's behalf.
 // It reports whether it answered.
-func (f *statelessFront) watchModern(ctx context.Context, s *Session, m *wire.Msg, server, uri string, out outbox) bool {
-	conn, err := s.conn(ctx, server)
+func (f *statelessFront) watchModern(ctx context.Context, s *session.Session, m *wire.Msg, server, uri string, out outbox) bool {
+	conn, err := s.Conn(ctx, server)
 	if err != nil || !conn.Modern {
 		return false
 	}
-	if stop := s.subs.TakeWatch(uri); stop != nil {
+	if stop := s.Subs.TakeWatch(uri); stop != nil {
 		stop()
 	}
 	if m.Method == "resources/subscribe" {
@@ -199,17 +200,10 @@ func (f *statelessFront) watchModern(ctx context.Context, s *Session, m *wire.Ms
 			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("upstream %q: subscribing to %s failed: %v", server, uri, err), nil))
 			return true
 		}
-		if !s.subs.Watch(uri, stop) {
+		if !s.Subs.Watch(uri, stop) {
 			stop() // the session ended meanwhile
 		}
 	}
 	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 	return true
-}
-
-// stopWatches ends the session's resource subscriptions on stateless upstreams.
-func (s *Session) stopWatches() {
-	for _, stop := range s.subs.Close() {
-		stop()
-	}
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -15,19 +16,19 @@ import (
 // a retry. roundsHost is what the engine needs of the gateway.
 
 // serveModernCall runs a stateless request through the input rounds.
-func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request, s *Session, req *stateless.Request) {
+func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request, s *session.Session, req *stateless.Request) {
 	f.rounds.Serve(w, r, s, req)
 }
 
 type roundsHost struct{ g *Gateway }
 
-func (h roundsHost) SessionID(s *Session) string { return s.ID }
+func (h roundsHost) SessionID(s *session.Session) string { return s.ID }
 
-func (h roundsHost) Dispatch(ctx context.Context, s *Session, m *wire.Msg, out mrtr.Out) {
+func (h roundsHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg, out mrtr.Out) {
 	h.g.calls.dispatch(ctx, s, m, roundsOut{out})
 }
 
-func (h roundsHost) Respond(s *Session, m *wire.Msg) { h.g.calls.clientResponse(s, m) }
+func (h roundsHost) Respond(s *session.Session, m *wire.Msg) { h.g.calls.clientResponse(s, m) }
 
 func (h roundsHost) Reply(method string, id json.RawMessage, msg []byte) ([]byte, int) {
 	return h.g.modern.modernReply(method, id, msg)

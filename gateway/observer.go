@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -13,7 +14,7 @@ import (
 type observer struct {
 	// request runs around each client request: it returns the context the request runs
 	// in and what to call when it has been answered.
-	request func(ctx context.Context, s *Session, m *wire.Msg) (context.Context, func())
+	request func(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func())
 	// tool is told which tool a tools/call names, once it is known.
 	tool func(ctx context.Context, t *registry.Tool)
 	// called is told a tool call's outcome.
@@ -25,7 +26,7 @@ type observer struct {
 	upstream func(ctx context.Context, c upstreamCall) (context.Context, upstreamCall, func(outcome string))
 }
 
-func (o *observer) startRequest(ctx context.Context, s *Session, m *wire.Msg) (context.Context, func()) {
+func (o *observer) startRequest(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func()) {
 	if o.request == nil {
 		return ctx, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
@@ -35,20 +36,20 @@ type pluginWatch struct {
 	mu     sync.Mutex
 	topics map[watchTopicKey]*watchTopic
 	// bySession: each session's subscriptions, URI → ref.
-	bySession map[*Session]map[string]registry.PluginRef
+	bySession map[*session.Session]map[string]registry.PluginRef
 }
 
 type watchTopicKey struct{ plugin, conn, key string }
 
 type watchTopic struct {
 	cancel  context.CancelFunc
-	started chan struct{}                              // closed once the provider subscription started or failed
-	err     error                                      // why it failed; read after started is closed
-	subs    map[*Session]map[string]registry.PluginRef // the topic's subscriptions per session
+	started chan struct{}                                      // closed once the provider subscription started or failed
+	err     error                                              // why it failed; read after started is closed
+	subs    map[*session.Session]map[string]registry.PluginRef // the topic's subscriptions per session
 }
 
 // pluginResourceRequest answers resources/read, subscribe and unsubscribe for a plugin URI.
-func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *Session, m *wire.Msg, uri string, out outbox) {
+func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, uri string, out outbox) {
 	g := dp.g
 	notFound := func(why string) {
 		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+uri+": "+why, map[string]string{"uri": uri}))
@@ -104,14 +105,12 @@ func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *Session, m *
 // starts its provider subscription, and every subscriber of it returns only once that
 // subscription is in place (a change made after the reply is reported) or failed. The
 // provider is asked outside the lock: it may be another process.
-func (w *pluginWatch) subscribe(g *Gateway, s *Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
+func (w *pluginWatch) subscribe(g *Gateway, s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
 	w.mu.Lock()
 	if w.bySession == nil {
-		w.bySession, w.topics = map[*Session]map[string]registry.PluginRef{}, map[watchTopicKey]*watchTopic{}
+		w.bySession, w.topics = map[*session.Session]map[string]registry.PluginRef{}, map[watchTopicKey]*watchTopic{}
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
+	closed := s.IsClosed()
 	if closed {
 		w.mu.Unlock()
 		return errors.New("the session ended")
@@ -136,7 +135,7 @@ func (w *pluginWatch) subscribe(g *Gateway, s *Session, uri string, ref registry
 	if first {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithCancel(g.ctx)
-		tp = &watchTopic{cancel: cancel, started: make(chan struct{}), subs: map[*Session]map[string]registry.PluginRef{}}
+		tp = &watchTopic{cancel: cancel, started: make(chan struct{}), subs: map[*session.Session]map[string]registry.PluginRef{}}
 		w.topics[k] = tp
 	}
 	mine[uri] = ref
@@ -187,7 +186,7 @@ func (w *pluginWatch) subscribe(g *Gateway, s *Session, uri string, ref registry
 	return nil
 }
 
-func (w *pluginWatch) unsubscribe(s *Session, uri string) {
+func (w *pluginWatch) unsubscribe(s *session.Session, uri string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	ref, ok := w.bySession[s][uri]
@@ -202,7 +201,7 @@ func (w *pluginWatch) unsubscribe(s *Session, uri string) {
 }
 
 // dropSession ends every plugin subscription of a session that ended.
-func (w *pluginWatch) dropSession(s *Session) {
+func (w *pluginWatch) dropSession(s *session.Session) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	for uri, ref := range w.bySession[s] {
@@ -211,7 +210,7 @@ func (w *pluginWatch) dropSession(s *Session) {
 	delete(w.bySession, s)
 }
 
-func (w *pluginWatch) dropLocked(s *Session, k watchTopicKey, uri string) {
+func (w *pluginWatch) dropLocked(s *session.Session, k watchTopicKey, uri string) {
 	tp := w.topics[k]
 	if tp == nil {
 		return
@@ -268,7 +267,7 @@ func (w *pluginWatch) run(ctx context.Context, g *Gateway, k watchTopicKey, tp *
 // subscription matches and whose view still allows the resource.
 func (w *pluginWatch) deliver(tp *watchTopic, e plugin.Event) {
 	type target struct {
-		s   *Session
+		s   *session.Session
 		uri string
 		ref registry.PluginRef
 	}
@@ -288,7 +287,7 @@ func (w *pluginWatch) deliver(tp *watchTopic, e plugin.Event) {
 		}
 		params, _ := json.Marshal(updatedParams{URI: t.uri, Meta: map[string]watchEvent{eventMetaKey: {
 			Type: string(e.Type), ResourceType: e.Key, Connection: e.Connection, ID: e.ID, Namespace: e.Namespace}}})
-		_ = t.s.send(wire.Notification("notifications/resources/updated", params))
+		_ = t.s.Send(wire.Notification("notifications/resources/updated", params))
 	}
 }
 

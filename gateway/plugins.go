@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
@@ -26,8 +27,11 @@ type pluginCall struct {
 	cancelled atomic.Bool // by the client
 }
 
+// Cancel ends the plugin call (session.PluginCall).
+func (pc *pluginCall) Cancel() { pc.cancel() }
+
 // callPlugin runs a plugin tool for a session and answers on out.
-func (dp *dispatcher) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out outbox, start time.Time) {
+func (dp *dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out outbox, start time.Time) {
 	g := dp.g
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -36,15 +40,15 @@ func (dp *dispatcher) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t
 	defer stop()
 	pc := &pluginCall{cancel: cancel}
 	key := string(m.ID)
-	if !s.inflight.AddPlugin(key, pc) {
+	if !s.Inflight.AddPlugin(key, pc) {
 		_ = out.reply(wire.Result(m.ID, toolError("the session ended")))
 		return
 	}
-	defer s.inflight.DropPlugin(key, pc)
+	defer s.Inflight.DropPlugin(key, pc)
 	// A plugin's result is bounded like an upstream's message: the same setting, named in
 	// the refusal.
 	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: g.cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting}}
-	if s.caps.elicitation {
+	if s.Caps.Elicitation {
 		o.Confirm = func(ctx context.Context, message string) (bool, error) { return dp.confirm(ctx, s, message, out) }
 	}
 	res, err := t.PluginHost.Call(withCaller(ctx, s), t.PluginTool, args, o)
@@ -85,19 +89,20 @@ func (dp *dispatcher) callPlugin(ctx context.Context, s *Session, m *wire.Msg, t
 		}
 	}
 	d := time.Since(start)
-	g.metrics.ObserveCall(s.rec.Agent, t.Server, t.Name, outcome, d.Seconds())
-	s.calls.Add(1) // a plugin tool call is a call of the session, as an upstream's is
-	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.rec.Agent, Conversation: s.rec.Conversation, Task: s.rec.Task,
+	g.metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	s.Calls.Add(1) // a plugin tool call is a call of the session, as an upstream's is
+	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
 // cancelPlugin cancels the session's plugin call of a client request id; it reports
 // whether there was one.
-func (s *Session) cancelPlugin(id json.RawMessage) bool {
-	pc, ok := s.inflight.Plugin(string(id))
+func cancelPlugin(s *session.Session, id json.RawMessage) bool {
+	c, ok := s.Inflight.Plugin(string(id))
 	if !ok {
 		return false
 	}
+	pc := c.(*pluginCall)
 	pc.cancelled.Store(true)
 	pc.cancel()
 	return true
@@ -112,9 +117,9 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // confirm asks the session's user to approve a plugin's delete or Dangerous action: an
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
-func (dp *dispatcher) confirm(ctx context.Context, s *Session, message string, out outbox) (bool, error) {
+func (dp *dispatcher) confirm(ctx context.Context, s *session.Session, message string, out outbox) (bool, error) {
 	wait := make(chan routes.Answer, 1)
-	id := dp.routes.Ask(routes.Request[*Session]{Session: s, Wait: wait})
+	id := dp.routes.Ask(routes.Request[*session.Session]{Session: s, Wait: wait})
 	defer dp.routes.Forget(id)
 	params, err := json.Marshal(map[string]any{"message": message, "requestedSchema": confirmSchema})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -14,7 +15,7 @@ import (
 // call that asked for it, logging and server-to-client requests to the session the call
 // belongs to (on the call's own stream while it runs), resource updates to subscribers.
 // owner is the session of a per-session instance, nil for shared connections.
-func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+func (dp *dispatcher) handleUpstream(owner *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 	switch m.Method {
 	case "notifications/progress":
 		dp.relayProgress(c, m)
@@ -22,12 +23,12 @@ func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.M
 		k, s := dp.relatedCall(owner, c, rel)
 		switch {
 		case k != nil:
-			if params.LevelAllowed(s.level(), m.Params) && !k.Push(raw) {
+			if params.LevelAllowed(s.Level(), m.Params) && !k.Push(raw) {
 				dp.unroutable(c, "overflow")
 			}
 		case s != nil:
-			if params.LevelAllowed(s.level(), m.Params) {
-				_ = s.send(raw)
+			if params.LevelAllowed(s.Level(), m.Params) {
+				_ = s.Send(raw)
 			}
 		default:
 			dp.unroutable(c, "notification")
@@ -37,7 +38,7 @@ func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.M
 		// its listen streams are told after the re-read even when nothing they list
 		// changed (listen.go).
 		if owner != nil {
-			if ls := owner.listen.Load(); ls != nil {
+			if ls := owner.Listen.Load(); ls != nil {
 				ls.Said(m.Method)
 			}
 		}
@@ -49,7 +50,7 @@ func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.M
 			return
 		}
 		for _, s := range dp.subscribers(owner, c.Name, p.URI) {
-			_ = s.send(raw)
+			_ = s.Send(raw)
 		}
 	case "notifications/cancelled":
 		var p struct {
@@ -62,7 +63,7 @@ func (dp *dispatcher) handleUpstream(owner *Session, c *upstream.Conn, m *wire.M
 		gwID, pr := dp.routes.Withdrawn(c, p.RequestID)
 		if gwID != "" {
 			params, _ := json.Marshal(map[string]any{"requestId": gwID, "reason": p.Reason})
-			_ = pr.Session.send(wire.Notification(m.Method, params))
+			_ = pr.Session.Send(wire.Notification(m.Method, params))
 		}
 	default:
 		if m.IsRequest() {
@@ -104,7 +105,7 @@ func (dp *dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
 // caller refuses the request or drops the notification. On an instance the session owns,
 // every call is that session's, so the message rides the newest call's stream (a client
 // without a GET stream still sees it); k is nil when it goes to the session's own stream.
-func (dp *dispatcher) relatedCall(owner *Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *Session) {
+func (dp *dispatcher) relatedCall(owner *session.Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *session.Session) {
 	g := dp.g
 	if rel != nil && rel.Owner != nil {
 		return rel, g.live.liveSession(rel.Owner.Tenant())
@@ -129,7 +130,7 @@ func (dp *dispatcher) unroutable(c *upstream.Conn, kind string) {
 
 // serverRequest relays sampling, elicitation and roots requests to the client whose call
 // caused them, under a gateway id, and remembers where the answer goes.
-func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
+func (dp *dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
 	upID := append(json.RawMessage(nil), m.ID...) // outlives the reader's buffer (answers go off the reader)
 	k, s := dp.relatedCall(owner, c, rel)
 	if s == nil {
@@ -147,11 +148,11 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 	capOK := true
 	switch m.Method {
 	case "sampling/createMessage":
-		capOK = s.caps.sampling
+		capOK = s.Caps.Sampling
 	case "elicitation/create":
-		capOK = s.caps.elicitation
+		capOK = s.Caps.Elicitation
 	case "roots/list":
-		capOK = s.caps.roots
+		capOK = s.Caps.Roots
 	}
 	// A stateless caller declares its capabilities per request: the call's own request
 	// decides (mrtr.go askClient), not the session's first one.
@@ -160,7 +161,7 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 		go c.Reply(upID, nil, e)
 		return
 	}
-	id := dp.routes.Ask(routes.Request[*Session]{Conn: c, UpstreamID: upID, Session: s})
+	id := dp.routes.Ask(routes.Request[*session.Session]{Conn: c, UpstreamID: upID, Session: s})
 	msg := wire.Request(wire.Quote(id), m.Method, m.Params)
 	var err error
 	if k != nil {
@@ -169,7 +170,7 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 			err = clientstream.ErrNoStream
 		}
 	} else {
-		err = s.send(msg)
+		err = s.Send(msg)
 	}
 	if err != nil {
 		dp.routes.Forget(id)
@@ -180,19 +181,19 @@ func (dp *dispatcher) serverRequest(owner *Session, c *upstream.Conn, m *wire.Ms
 
 // subscribers are the sessions subscribed to uri on server (for a per-session instance,
 // only its own session).
-func (dp *dispatcher) subscribers(owner *Session, server, uri string) []*Session {
+func (dp *dispatcher) subscribers(owner *session.Session, server, uri string) []*session.Session {
 	g := dp.g
 	if owner != nil {
-		if owner.subs.Subscribed(uri, server) {
-			return []*Session{owner}
+		if owner.Subs.Subscribed(uri, server) {
+			return []*session.Session{owner}
 		}
 		return nil
 	}
 	g.live.mu.RLock()
 	defer g.live.mu.RUnlock()
-	var out []*Session
+	var out []*session.Session
 	for _, s := range g.live.sessions {
-		if s.subs.Subscribed(uri, server) {
+		if s.Subs.Subscribed(uri, server) {
 			out = append(out, s)
 		}
 	}

@@ -54,8 +54,8 @@ func (rl *replicaLink) startBus() {
 			s := g.live.dropLive(ev.Name)
 			g.live.mu.Unlock()
 			if s != nil {
-				g.metrics.SessionEnded(s.rec.Agent, s.Transport)
-				s.close()
+				g.metrics.SessionEnded(s.Rec.Agent, s.Transport)
+				s.Close()
 			}
 		}
 	})
@@ -83,8 +83,8 @@ func (g *Gateway) notifyAll() {
 	all := g.live.all()
 	for _, s := range all {
 		g.gate.reresolve(s)
-		if !s.isClosed() {
-			g.notifyIfChanged(s)
+		if !s.IsClosed() {
+			s.NotifyIfChanged()
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -15,7 +16,7 @@ import (
 // The forwarded requests other than tools/call: prompts/get, resources/read and
 // (un)subscribe, completion/complete, and logging/setLevel.
 
-func (dp *dispatcher) getPrompt(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) getPrompt(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
 	p, err := params.Read(m.Params)
 	if err != nil || p.Name == "" {
 		msg := "Invalid params: prompts/get needs a prompt name"
@@ -81,7 +82,7 @@ func templateMatches(tmpl, uri string) bool {
 	return false
 }
 
-func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) resourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
 	g := dp.g
 	p, err := params.Read(m.Params)
 	if err != nil || p.URI == "" {
@@ -103,7 +104,7 @@ func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.M
 	}
 	server := resourceServer(s.View(), p.URI)
 	if m.Method == "resources/unsubscribe" {
-		if sv, ok := s.subs.Unsubscribe(p.URI); ok {
+		if sv, ok := s.Subs.Unsubscribe(p.URI); ok {
 			server = sv
 		}
 	}
@@ -112,7 +113,7 @@ func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.M
 		return
 	}
 	if m.Method == "resources/subscribe" {
-		s.subs.Subscribe(p.URI, server)
+		s.Subs.Subscribe(p.URI, server)
 	}
 	if m.Method != "resources/read" && g.modern.watchModern(ctx, s, m, server, p.URI, out) {
 		return
@@ -126,7 +127,7 @@ func (dp *dispatcher) resourceRequest(ctx context.Context, s *Session, m *wire.M
 	dp.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out})
 }
 
-func (dp *dispatcher) complete(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) complete(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
 	p, err := params.Read(m.Params)
 	var ref params.Ref
 	if err == nil {
@@ -185,20 +186,17 @@ func (dp *dispatcher) complete(ctx context.Context, s *Session, m *wire.Msg, out
 }
 
 // setLevel records the session's log level and passes it to the upstreams that log.
-func (dp *dispatcher) setLevel(ctx context.Context, s *Session, m *wire.Msg, out outbox) {
+func (dp *dispatcher) setLevel(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
 	g := dp.g
 	p, err := params.Read(m.Params)
 	if err != nil || !params.ValidLevel(p.Level) {
 		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))
 		return
 	}
-	s.mu.Lock()
-	s.logLevel = p.Level
-	s.rec.LogLevel = p.Level
-	s.mu.Unlock()
+	rec := s.SetLogLevel(p.Level)
 	conns := g.reg.Instances().OwnConns(s)
-	_ = g.store.Put(&s.rec)
-	for _, name := range s.servers() {
+	_ = g.store.Put(&rec)
+	for _, name := range s.Servers() {
 		if srv := g.reg.Server(name); srv != nil && srv.Mode == config.ModeShared {
 			if c := srv.Shared(); c != nil {
 				conns = append(conns, c)

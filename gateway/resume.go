@@ -6,6 +6,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -25,13 +26,13 @@ func newResumeStore(g *Gateway) *resume.Store {
 
 // serveResume answers a GET with Last-Event-ID naming a POST event stream of s: the
 // events after it, then, while the call runs, its later events as they come.
-func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s *Session, last string) {
-	rd, err := s.resumes.Resume(last)
+func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s *session.Session, last string) {
+	rd, err := s.Resumes.Resume(last)
 	if err != nil {
 		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, err.Error())
 		return
 	}
-	s.touch()
+	s.Touch()
 	rd.Serve(w, r, clientstream.WriteTimeout, sf.g.metrics.ResumeReplayed)
 }
 

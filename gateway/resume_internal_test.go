@@ -15,16 +15,18 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/wire"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
-func resumeTestGateway(bufBytes int, total int64, keep time.Duration) (*Gateway, *Session) {
+func resumeTestGateway(bufBytes int, total int64, keep time.Duration) (*Gateway, *session.Session) {
 	cfg := &config.Config{}
 	cfg.HTTP.ResumeBufferBytes, cfg.HTTP.ResumeMaxBytes, cfg.HTTP.ResumeFor = bufBytes, total, keep
 	g := &Gateway{cfg: cfg, metrics: telemetry.NewMetrics("all")}
 	linkParts(g)
-	return g, &Session{g: g, ID: "test"}
+	return g, session.New(sessionHost{g}, sessions.Record{ID: "test"})
 }
 
 // counterValue reads a counter of m, as a scrape would: name, and its labels' values as
@@ -58,7 +60,7 @@ func eventOf(t *testing.T, stream string, seq int, size int) []byte {
 	return wire.AppendEvent(nil, stream+"-"+strconv.Itoa(seq), "message", []byte(data))
 }
 
-func resumeOnce(g *Gateway, s *Session, last string) *httptest.ResponseRecorder {
+func resumeOnce(g *Gateway, s *session.Session, last string) *httptest.ResponseRecorder {
 	w := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodGet, "/mcp", nil)
 	g.streamable.serveResume(w, r, s, last)
@@ -86,7 +88,7 @@ func replayedIDs(t *testing.T, body []byte) (ids []string, warnings int) {
 // a resume from after them gets no warning.
 func TestResumeBufferDropsOldest(t *testing.T) {
 	g, s := resumeTestGateway(4096, 1<<20, time.Minute)
-	b := s.resumes.New(g.streamable.resumes, "s1")
+	b := s.Resumes.New(g.streamable.resumes, "s1")
 	for seq := 1; seq <= 10; seq++ { // ten ~1 KiB events: 4 fit
 		b.Add(seq, eventOf(t, "s1", seq, 1000), false)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/selfplugin"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -23,11 +24,14 @@ type selfHost struct{ g *Gateway }
 type callerKey struct{}
 
 // withCaller records the calling session in a plugin call's context.
-func withCaller(ctx context.Context, s *Session) context.Context {
+func withCaller(ctx context.Context, s *session.Session) context.Context {
 	return context.WithValue(ctx, callerKey{}, s)
 }
 
-func callerOf(ctx context.Context) *Session { s, _ := ctx.Value(callerKey{}).(*Session); return s }
+func callerOf(ctx context.Context) *session.Session {
+	s, _ := ctx.Value(callerKey{}).(*session.Session)
+	return s
+}
 
 func (h selfHost) Servers(context.Context) ([]selfplugin.Server, error) {
 	g := h.g
@@ -68,7 +72,7 @@ func (h selfHost) Agents(context.Context) ([]selfplugin.Agent, error) {
 	live := map[string]int{}
 	g.live.mu.RLock()
 	for _, s := range g.live.sessions {
-		live[s.rec.Agent]++
+		live[s.Rec.Agent]++
 	}
 	g.live.mu.RUnlock()
 	out := make([]selfplugin.Agent, 0, len(cfg.Agents))
@@ -111,7 +115,7 @@ func (h selfHost) EndSession(ctx context.Context, id string) error {
 	}
 	who := "the mcpgw plugin"
 	if caller != nil {
-		who += " (agent " + caller.rec.Agent + ", session " + caller.ID + ")"
+		who += " (agent " + caller.Rec.Agent + ", session " + caller.ID + ")"
 	}
 	err := h.g.endSession(id, "ended through "+who)
 	h.audit(ctx, "end", "session/"+id, err)
@@ -126,7 +130,7 @@ func (h selfHost) EndSession(ctx context.Context, id string) error {
 func (h selfHost) audit(ctx context.Context, action, object string, err error) {
 	actor := "mcpgw_plugin"
 	if s := callerOf(ctx); s != nil {
-		actor = "agent:" + s.rec.Agent + " session:" + s.ID
+		actor = "agent:" + s.Rec.Agent + " session:" + s.ID
 	}
 	outcome := "ok"
 	if err != nil {

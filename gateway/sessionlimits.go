@@ -5,6 +5,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
@@ -29,25 +30,25 @@ const (
 )
 
 // addLive makes s live (under g.mu).
-func (st *sessionTable) addLive(s *Session) {
+func (st *sessionTable) addLive(s *session.Session) {
 	st.sessions[s.ID] = s
 	if st.perAgent == nil {
 		st.perAgent = map[string]int{}
 	}
-	st.perAgent[s.rec.Agent]++
+	st.perAgent[s.Rec.Agent]++
 }
 
 // dropLive takes the session id off the live ones (under g.mu) and returns it.
-func (st *sessionTable) dropLive(id string) *Session {
+func (st *sessionTable) dropLive(id string) *session.Session {
 	s := st.sessions[id]
 	if s == nil {
 		return nil
 	}
 	delete(st.sessions, id)
-	if n := st.perAgent[s.rec.Agent]; n <= 1 {
-		delete(st.perAgent, s.rec.Agent)
+	if n := st.perAgent[s.Rec.Agent]; n <= 1 {
+		delete(st.perAgent, s.Rec.Agent)
 	} else {
-		st.perAgent[s.rec.Agent] = n - 1
+		st.perAgent[s.Rec.Agent] = n - 1
 	}
 	return s
 }
@@ -56,7 +57,7 @@ func (st *sessionTable) dropLive(id string) *Session {
 // a session of s's id is live already (revived by a request racing this one), that one is
 // returned and s is not made live. Admissions are serialised (admitMu) so that two at
 // once cannot both see room for one; a request on a live session never comes here.
-func (st *sessionTable) admit(s *Session) *Session {
+func (st *sessionTable) admit(s *session.Session) *session.Session {
 	g := st.g
 	st.admitMu.Lock()
 	defer st.admitMu.Unlock()
@@ -68,12 +69,12 @@ func (st *sessionTable) admit(s *Session) *Session {
 	}
 	// Each round ends one session; a limit lowered by a reload may take several.
 	for range g.policy().cfg.HTTP.MaxSessions + 1 {
-		victim, reason, text := st.overLimit(s.rec.Agent)
+		victim, reason, text := st.overLimit(s.Rec.Agent)
 		if victim == nil {
 			break
 		}
 		g.metrics.Evicted(reason)
-		g.log.Warn("session evicted to make room", "session", victim.ID, "agent", victim.rec.Agent, "reason", reason, "limit", text, "for_agent", s.rec.Agent)
+		g.log.Warn("session evicted to make room", "session", victim.ID, "agent", victim.Rec.Agent, "reason", reason, "limit", text, "for_agent", s.Rec.Agent)
 		st.end(victim, "evicted: "+text)
 	}
 	st.mu.Lock()
@@ -84,7 +85,7 @@ func (st *sessionTable) admit(s *Session) *Session {
 
 // overLimit returns the session to end before one more session of agent is admitted, with
 // the reason and the limit in words, or nil when there is room.
-func (st *sessionTable) overLimit(agent string) (*Session, string, string) {
+func (st *sessionTable) overLimit(agent string) (*session.Session, string, string) {
 	g := st.g
 	h := g.policy().cfg.HTTP
 	st.mu.RLock()
@@ -100,9 +101,9 @@ func (st *sessionTable) overLimit(agent string) (*Session, string, string) {
 		st.mu.RUnlock()
 		return nil, "", ""
 	}
-	var cands []*Session
+	var cands []*session.Session
 	for _, s := range st.sessions {
-		if s.rec.Agent == from {
+		if s.Rec.Agent == from {
 			cands = append(cands, s)
 		}
 	}
@@ -124,18 +125,18 @@ func (st *sessionTable) largestHolder() string {
 
 // leastValuable is the session to end first: idle before busy, then the least recently
 // used.
-func leastValuable(cands []*Session) *Session {
+func leastValuable(cands []*session.Session) *session.Session {
 	if len(cands) == 0 {
 		return nil
 	}
 	type cand struct {
-		s    *Session
+		s    *session.Session
 		busy bool
 		seen int64
 	}
 	cs := make([]cand, len(cands))
 	for i, s := range cands {
-		cs[i] = cand{s, s.busy(), s.lastSeen.Load()}
+		cs[i] = cand{s, s.Busy(), s.LastSeen.Load()}
 	}
 	sort.Slice(cs, func(i, j int) bool {
 		if cs[i].busy != cs[j].busy {
@@ -144,12 +145,6 @@ func leastValuable(cands []*Session) *Session {
 		return cs[i].seen < cs[j].seen
 	})
 	return cs[0].s
-}
-
-// busy reports whether the session is in use now: an open stream, or requests in flight
-// or queued.
-func (s *Session) busy() bool {
-	return s.out.Open() || s.inflight.Busy() || s.listen.Load() != nil
 }
 
 // trimStored deletes the oldest stored records of sessions not live here beyond

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -20,7 +21,7 @@ import (
 type sessionTable struct {
 	g        *Gateway
 	mu       sync.RWMutex
-	sessions map[string]*Session
+	sessions map[string]*session.Session
 	perAgent map[string]int // live sessions by agent (sessionlimits.go)
 	// admitMu serialises making new and revived sessions live within the session limits.
 	admitMu sync.Mutex
@@ -28,7 +29,7 @@ type sessionTable struct {
 
 // lookup finds a live session, or revives one from the store (after a restart, or one
 // opened on another replica).
-func (st *sessionTable) lookup(id string) (*Session, error) {
+func (st *sessionTable) lookup(id string) (*session.Session, error) {
 	g := st.g
 	st.mu.RLock()
 	s := st.sessions[id]
@@ -51,7 +52,7 @@ func (st *sessionTable) lookup(id string) (*Session, error) {
 }
 
 // all returns the live sessions.
-func (st *sessionTable) all() []*Session {
+func (st *sessionTable) all() []*session.Session {
 	st.mu.RLock()
 	defer st.mu.RUnlock()
 	return slices.Collect(maps.Values(st.sessions))
@@ -59,7 +60,7 @@ func (st *sessionTable) all() []*Session {
 
 // liveSession is the session with this id live in this process; nil for "" or one that
 // ended.
-func (st *sessionTable) liveSession(id string) *Session {
+func (st *sessionTable) liveSession(id string) *session.Session {
 	if id == "" {
 		return nil
 	}
@@ -71,7 +72,7 @@ func (st *sessionTable) liveSession(id string) *Session {
 
 // session finds the session a request names, or writes 404 (unknown or ended) or 503
 // (store unavailable).
-func (st *sessionTable) session(w http.ResponseWriter, sid string, msgID json.RawMessage) *Session {
+func (st *sessionTable) session(w http.ResponseWriter, sid string, msgID json.RawMessage) *session.Session {
 	g := st.g
 	s, err := st.lookup(sid)
 	switch {
@@ -87,7 +88,7 @@ func (st *sessionTable) session(w http.ResponseWriter, sid string, msgID json.Ra
 }
 
 // adopt makes a stored session live in this process, within the session limits.
-func (st *sessionTable) adopt(rec *sessions.Record) *Session {
+func (st *sessionTable) adopt(rec *sessions.Record) *session.Session {
 	g := st.g
 	st.mu.RLock()
 	s := st.sessions[rec.ID]
@@ -99,49 +100,31 @@ func (st *sessionTable) adopt(rec *sessions.Record) *Session {
 	if other := st.admit(s); other != nil {
 		return other // revived by a request racing this one
 	}
-	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
+	g.metrics.SessionStarted(s.Rec.Agent, s.Transport)
 	g.log.Info("session resumed from store", "session", rec.ID, "transport", rec.Transport)
 	return s
 }
 
-func (st *sessionTable) newSession(rec sessions.Record) *Session {
-	g := st.g
-	s := &Session{ID: rec.ID, Transport: rec.Transport, rec: rec, g: g,
-		logLevel: rec.LogLevel}
-	s.shown.Restore(rec.Forms)
-	var caps struct {
-		Sampling    json.RawMessage `json:"sampling"`
-		Elicitation json.RawMessage `json:"elicitation"`
-		Roots       json.RawMessage `json:"roots"`
-	}
-	_ = json.Unmarshal(rec.ClientCaps, &caps)
-	s.caps.sampling, s.caps.elicitation, s.caps.roots = caps.Sampling != nil, caps.Elicitation != nil, caps.Roots != nil
-	var modes struct {
-		URL json.RawMessage `json:"url"`
-	}
-	s.caps.urlElicitation = json.Unmarshal(caps.Elicitation, &modes) == nil && modes.URL != nil
-	servers := rec.Servers
-	s.srv.Store(&servers)
-	s.touch()
-	return s
+func (st *sessionTable) newSession(rec sessions.Record) *session.Session {
+	return session.New(sessionHost{st.g}, rec)
 }
 
 // register adds a new session.
-func (st *sessionTable) register(s *Session) error {
+func (st *sessionTable) register(s *session.Session) error {
 	g := st.g
-	if err := g.store.Put(&s.rec); err != nil {
+	if err := g.store.Put(&s.Rec); err != nil {
 		return err
 	}
 	st.admit(s)
-	g.metrics.SessionStarted(s.rec.Agent, s.Transport)
+	g.metrics.SessionStarted(s.Rec.Agent, s.Transport)
 	// One line per session start says which servers this agent, task and executor got.
-	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.rec.Agent,
-		"conversation", s.rec.Conversation, "task", s.rec.Task, "executor", s.rec.Executor, "servers", s.rec.Servers)
+	g.log.Info("session started", "session", s.ID, "transport", s.Transport, "agent", s.Rec.Agent,
+		"conversation", s.Rec.Conversation, "task", s.Rec.Task, "executor", s.Rec.Executor, "servers", s.Rec.Servers)
 	return nil
 }
 
 // end removes a session and stops its upstream instances.
-func (st *sessionTable) end(s *Session, why string) {
+func (st *sessionTable) end(s *session.Session, why string) {
 	g := st.g
 	st.mu.Lock()
 	ok := st.sessions[s.ID] == s
@@ -150,10 +133,10 @@ func (st *sessionTable) end(s *Session, why string) {
 	}
 	st.mu.Unlock()
 	if ok {
-		g.metrics.SessionEnded(s.rec.Agent, s.Transport)
+		g.metrics.SessionEnded(s.Rec.Agent, s.Transport)
 	}
 	_ = g.store.Delete(s.ID)
-	s.close()
+	s.Close()
 	g.replicas.publish("end", s.ID)
 	g.log.Info("session ended", "session", s.ID, "why", why)
 	g.releaseRetired()
@@ -180,15 +163,13 @@ func (st *sessionTable) reap() {
 		g.calls.routes.Expire(now)
 		all := st.all()
 		for _, s := range all {
-			s.mu.Lock()
-			hasStream := s.out.Open()
-			s.mu.Unlock()
-			idle := now.Sub(time.Unix(0, s.lastSeen.Load()))
+			hasStream := s.Out.Open()
+			idle := now.Sub(time.Unix(0, s.LastSeen.Load()))
 			if !hasStream && idle > g.policy().cfg.HTTP.SessionIdle {
 				st.end(s, "idle")
 				continue
 			}
-			if !hasStream && !s.used.Load() && idle > g.policy().cfg.HTTP.UnusedSession {
+			if !hasStream && !s.Used.Load() && idle > g.policy().cfg.HTTP.UnusedSession {
 				g.metrics.UnusedSessionEnded()
 				st.end(s, "unused")
 				continue
@@ -207,7 +188,7 @@ func (st *sessionTable) sweep(now time.Time) {
 		return
 	}
 	st.mu.RLock()
-	live := make(map[string]*Session, len(st.sessions))
+	live := make(map[string]*session.Session, len(st.sessions))
 	for id, s := range st.sessions {
 		live[id] = s
 	}
@@ -215,12 +196,9 @@ func (st *sessionTable) sweep(now time.Time) {
 	var idle []*storedRec
 	for _, r := range recs {
 		if s := live[r.ID]; s != nil {
-			seen := time.Unix(0, s.lastSeen.Load()).UTC()
+			seen := time.Unix(0, s.LastSeen.Load()).UTC()
 			if seen.Sub(r.LastSeen) > time.Minute {
-				s.mu.Lock()
-				s.rec.LastSeen = seen
-				rec := s.rec
-				s.mu.Unlock()
+				rec := s.SetLastSeen(seen)
 				_ = g.store.Put(&rec)
 			}
 			continue

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
 	"github.com/mcpgw/mcpgw/gateway/internal/legacysse"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -18,8 +19,8 @@ import (
 type legacyFront struct{ g *Gateway }
 
 // sse is the HTTP+SSE transport's server for this gateway.
-func (lf *legacyFront) sse() *legacysse.Server[*Session] {
-	return &legacysse.Server[*Session]{Host: sseHost{lf.g}, Queue: lf.g.cfg.HTTP.StreamQueue}
+func (lf *legacyFront) sse() *legacysse.Server[*session.Session] {
+	return &legacysse.Server[*session.Session]{Host: sseHost{lf.g}, Queue: lf.g.cfg.HTTP.StreamQueue}
 }
 
 func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) { lf.sse().ServeSSE(w, r) }
@@ -39,7 +40,7 @@ func (h sseHost) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Ide
 	return h.g.gate.authenticate(w, r)
 }
 
-func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (*Session, bool) {
+func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (*session.Session, bool) {
 	g := h.g
 	now := time.Now().UTC()
 	rec, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
@@ -49,7 +50,7 @@ func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity,
 		return nil, false
 	}
 	s := g.live.newSession(rec)
-	s.attach(st)
+	s.Attach(st)
 	if err := g.live.register(s); err != nil {
 		reply.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
 		return nil, false
@@ -57,7 +58,7 @@ func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity,
 	return s, true
 }
 
-func (h sseHost) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*Session, bool) {
+func (h sseHost) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*session.Session, bool) {
 	g := h.g
 	g.live.mu.RLock()
 	s := g.live.sessions[sid]
@@ -69,16 +70,16 @@ func (h sseHost) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*Se
 	return s, g.gate.continueSession(w, id, s)
 }
 
-func (h sseHost) ID(s *Session) string               { return s.ID }
-func (h sseHost) End(s *Session, why string)         { h.g.live.end(s, why) }
+func (h sseHost) ID(s *session.Session) string       { return s.ID }
+func (h sseHost) End(s *session.Session, why string) { h.g.live.end(s, why) }
 func (h sseHost) Parse(b []byte, m *wire.Msg) []byte { return parseClient(b, m) }
-func (h sseHost) Touch(s *Session)                   { s.touch() }
+func (h sseHost) Touch(s *session.Session)           { s.Touch() }
 
 func (h sseHost) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	return h.g.streamable.readBody(w, r)
 }
 
-func (h sseHost) Deliver(s *Session, m *wire.Msg) {
+func (h sseHost) Deliver(s *session.Session, m *wire.Msg) {
 	if m.IsResponse() {
 		h.g.calls.clientResponse(s, m)
 	} else {
@@ -88,32 +89,30 @@ func (h sseHost) Deliver(s *Session, m *wire.Msg) {
 
 // Initialize answers a legacy session's initialize on its stream: the session takes the
 // client's version, capabilities and info.
-func (h sseHost) Initialize(s *Session, m *wire.Msg) {
+func (h sseHost) Initialize(s *session.Session, m *wire.Msg) {
 	g := h.g
 	rec, errMsg := g.initialize(m, "sse", legacyVersions)
 	if errMsg != nil {
-		_ = s.send(errMsg)
+		_ = s.Send(errMsg)
 		return
 	}
-	result := g.initializeResult(rec.ProtocolVersion, s.servers())
-	s.mu.Lock()
-	s.rec.ProtocolVersion, s.rec.ClientCaps, s.rec.ClientInfo = rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo
-	s.mu.Unlock()
+	result := g.initializeResult(rec.ProtocolVersion, s.Servers())
+	s.SetClient(rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo)
 	// A view built before initialize knew no client: build it again for this one's
 	// name rule (docs/sessions.md, "Names for the client that asked").
-	s.shown.Forget()
-	fresh := g.live.newSession(s.rec)
-	s.caps = fresh.caps
-	_ = g.store.Put(&s.rec)
-	_ = s.send(wire.Result(m.ID, result))
+	s.Shown.Forget()
+	fresh := g.live.newSession(s.Rec)
+	s.Caps = fresh.Caps
+	_ = g.store.Put(&s.Rec)
+	_ = s.Send(wire.Result(m.ID, result))
 }
 
 // Dispatch serves a legacy session's request on its own goroutine, past the POST that
 // carried it; the answer travels on the session's stream.
-func (h sseHost) Dispatch(ctx context.Context, s *Session, m *wire.Msg) {
+func (h sseHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg) {
 	g := h.g
 	go func() {
-		defer g.recovered("legacy message", m.ID, s.send)
+		defer g.recovered("legacy message", m.ID, s.Send)
 		g.calls.dispatch(context.WithoutCancel(ctx), s, m, streamOutbox{s})
 	}()
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -48,8 +49,8 @@ var modernVersions = append([]string{stateless.Version}, streamableVersions...)
 // request; the rest it reaches through the gateway that owns it.
 type statelessFront struct {
 	g      *Gateway
-	table  *stateless.Table[*Session] // gateway-side sessions by caller (statelesssession.go)
-	rounds *mrtr.Engine[*Session]     // input rounds: parked calls, sealed states (mrtr.go)
+	table  *stateless.Table[*session.Session] // gateway-side sessions by caller (statelesssession.go)
+	rounds *mrtr.Engine[*session.Session]     // input rounds: parked calls, sealed states (mrtr.go)
 }
 
 // serveModern answers one POST of the stateless revision. id is the authenticated caller.
@@ -106,7 +107,7 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 	if s == nil {
 		return
 	}
-	s.touch()
+	s.Touch()
 	if m.Method == "tools/call" {
 		if p, err := params.Read(m.Params); err == nil {
 			if t := s.View().Tool(p.Name); t != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/sessions"
@@ -13,7 +14,7 @@ import (
 
 // modernSession returns the caller's gateway-side session, opening it (with the same
 // resolution as initialize) on its first request; nil means a refusal was written.
-func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *stateless.Request) *Session {
+func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *stateless.Request) *session.Session {
 	g := f.g
 	key, caller := stateless.Key(id, req.Caps), stateless.Caller(id)
 	if s, ok := f.table.Get(key); ok {

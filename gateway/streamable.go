@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/front"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/resume"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
 	"github.com/mcpgw/mcpgw/gateway/internal/streamable"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -27,12 +28,12 @@ type streamableFront struct {
 	// resumes bound the replay buffers of every session's POST event streams (resume.go).
 	resumes *resume.Store
 	// server is the transport, made with the gateway's settings (linkParts).
-	server *streamable.Server[*Session]
+	server *streamable.Server[*session.Session]
 }
 
 // newStreamableServer is the transport of g's /mcp endpoint.
-func newStreamableServer(g *Gateway) *streamable.Server[*Session] {
-	return &streamable.Server[*Session]{Host: streamHost{g}, Queue: g.cfg.HTTP.StreamQueue,
+func newStreamableServer(g *Gateway) *streamable.Server[*session.Session] {
+	return &streamable.Server[*session.Session]{Host: streamHost{g}, Queue: g.cfg.HTTP.StreamQueue,
 		Versions: streamableVersions, Newer: modernVersions, NewerVersion: stateless.Version}
 }
 
@@ -58,7 +59,7 @@ func parseClient(b []byte, m *wire.Msg) []byte { return front.ParseClient(b, m) 
 
 // openSession completes an initialize: the handshake form asked for (X-Mcp-Handshake),
 // the session made and stored. It returns the session and the initialize result.
-func (g *Gateway) openSession(rec sessions.Record, handshake string) (*Session, []byte, error) {
+func (g *Gateway) openSession(rec sessions.Record, handshake string) (*session.Session, []byte, error) {
 	switch handshake {
 	case "full", "thin", "search", "auto":
 		rec.Handshake = handshake
@@ -128,13 +129,13 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 
 // collectReply keeps the response (batch mode); related messages go to the session stream.
 type collectReply struct {
-	s   *Session
+	s   *session.Session
 	msg []byte
 }
 
 func (c *collectReply) related(msg []byte) error {
 	if c.s != nil {
-		return c.s.send(msg)
+		return c.s.Send(msg)
 	}
 	return nil
 }
@@ -180,20 +181,20 @@ func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.
 	reply.JSON(w, http.StatusOK, wire.Result(m.ID, result))
 }
 
-func (h streamHost) Session(w http.ResponseWriter, sid string, msgID json.RawMessage) (*Session, bool) {
+func (h streamHost) Session(w http.ResponseWriter, sid string, msgID json.RawMessage) (*session.Session, bool) {
 	s := h.g.live.session(w, sid, msgID)
 	return s, s != nil
 }
 
-func (h streamHost) MayContinue(w http.ResponseWriter, id *auth.Identity, s *Session) bool {
+func (h streamHost) MayContinue(w http.ResponseWriter, id *auth.Identity, s *session.Session) bool {
 	return h.g.gate.continueSession(w, id, s)
 }
 
-func (h streamHost) Version(s *Session) string  { return s.rec.ProtocolVersion }
-func (h streamHost) Touch(s *Session)           { s.touch() }
-func (h streamHost) End(s *Session, why string) { h.g.live.end(s, why) }
+func (h streamHost) Version(s *session.Session) string  { return s.Rec.ProtocolVersion }
+func (h streamHost) Touch(s *session.Session)           { s.Touch() }
+func (h streamHost) End(s *session.Session, why string) { h.g.live.end(s, why) }
 
-func (h streamHost) Deliver(s *Session, m *wire.Msg) {
+func (h streamHost) Deliver(s *session.Session, m *wire.Msg) {
 	if m.IsResponse() {
 		h.g.calls.clientResponse(s, m)
 	} else {
@@ -203,26 +204,26 @@ func (h streamHost) Deliver(s *Session, m *wire.Msg) {
 
 // Call serves a POSTed request: its answer is one JSON body, or an event stream, primed
 // (and so resumable) on 2025-11-25 and later.
-func (h streamHost) Call(w http.ResponseWriter, r *http.Request, s *Session, m *wire.Msg) {
+func (h streamHost) Call(w http.ResponseWriter, r *http.Request, s *session.Session, m *wire.Msg) {
 	g := h.g
 	out := reply.NewPost(w, r)
-	if s.rec.ProtocolVersion >= "2025-11-25" {
-		out.Prime(g.streamSeq.Add(1), &s.resumes, g.streamable.resumes)
+	if s.Rec.ProtocolVersion >= "2025-11-25" {
+		out.Prime(g.streamSeq.Add(1), &s.Resumes, g.streamable.resumes)
 	}
 	g.calls.dispatch(r.Context(), s, m, postOut{out})
 	out.Finish()
 }
 
 // Collect serves one request of a 2025-03-26 batch; its related messages are dropped.
-func (h streamHost) Collect(ctx context.Context, s *Session, m *wire.Msg) []byte {
+func (h streamHost) Collect(ctx context.Context, s *session.Session, m *wire.Msg) []byte {
 	out := &collectReply{}
 	h.g.calls.dispatch(ctx, s, m, out)
 	return out.msg
 }
 
-func (h streamHost) Attach(s *Session, st *clientstream.Stream) bool { return s.attach(st) }
-func (h streamHost) Detach(s *Session, st *clientstream.Stream)      { s.detach(st) }
+func (h streamHost) Attach(s *session.Session, st *clientstream.Stream) bool { return s.Attach(st) }
+func (h streamHost) Detach(s *session.Session, st *clientstream.Stream)      { s.Detach(st) }
 
-func (h streamHost) Resume(w http.ResponseWriter, r *http.Request, s *Session, last string) {
+func (h streamHost) Resume(w http.ResponseWriter, r *http.Request, s *session.Session, last string) {
 	h.g.streamable.serveResume(w, r, s, last)
 }

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -14,9 +15,9 @@ import (
 // off the gateway has no tracer and these hooks are never made.
 func tracingHooks(t *telemetry.Tracer) observer {
 	return observer{
-		request: func(ctx context.Context, s *Session, m *wire.Msg) (context.Context, func()) {
+		request: func(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func()) {
 			return t.StartRequest(ctx, telemetry.Request{Method: m.Method, ID: m.ID, Params: m.Params,
-				Session: s.ID, Agent: s.rec.Agent, Transport: s.Transport})
+				Session: s.ID, Agent: s.Rec.Agent, Transport: s.Transport})
 		},
 		tool:   func(ctx context.Context, tl *registry.Tool) { telemetry.Tool(ctx, tl.Exposed, tl.Server, tl.Name) },
 		called: telemetry.Outcome,

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/sealbox"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -110,7 +111,7 @@ func (p oauthPort) serveConnect(w http.ResponseWriter, r *http.Request) {
 		if !ok {
 			return
 		}
-		subject = grantSubject(id.Principal, id.Agent)
+		subject = session.Subject(id.Principal, id.Agent)
 		if subject == "" {
 			reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: a per-user grant needs an identity (X-Agent-ID or a credential)")
 			return
@@ -148,18 +149,6 @@ func onlyGet(w http.ResponseWriter, r *http.Request) bool {
 	w.Header().Set("Allow", "GET")
 	reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
 	return false
-}
-
-// grantSubject names whose per-user grants an identity uses: its principal, else its
-// agent.
-func grantSubject(principal, agent string) string {
-	if principal != "" {
-		return principal
-	}
-	if agent != "" {
-		return "agent:" + agent
-	}
-	return ""
 }
 
 // serveCallback is where an authorization server sends the person back: the

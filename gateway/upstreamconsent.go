@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -40,12 +41,12 @@ func (c *upstreamCall) needConsent(nc *registry.NeedConsent) {
 	if nc.StepUp {
 		msg = fmt.Sprintf("%s needs more permissions than you granted to mcpgw", c.server)
 	}
-	if c.s.caps.urlElicitation && c.s.rec.ProtocolVersion >= "2025-11-25" {
+	if c.s.Caps.URLElicitation && c.s.Rec.ProtocolVersion >= "2025-11-25" {
 		data := map[string]any{"elicitations": []map[string]string{{
 			"mode": "url", "elicitationId": elicitationID(nc.URL), "url": nc.URL, "message": msg + ".",
 		}}}
 		_ = c.out.reply(wire.Error(c.m.ID, wire.CodeURLElicitationRequired, msg, data))
-		c.s.g.consents.add(c.server, c.s.grantSubject(c.server), c.s.ID, elicitationID(nc.URL))
+		c.g.consents.add(c.server, grantSubjectOf(c.g, c.s, c.server), c.s.ID, elicitationID(nc.URL))
 		return
 	}
 	text := msg + ": open " + nc.URL + " to sign in, then call again."
@@ -63,13 +64,13 @@ func elicitationID(u string) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// grantSubject is whose grant at server the session's calls use: its identity's for a
+// grantSubjectOf is whose grant at server the session's calls use: its identity's for a
 // per-user server, the server's own ("") otherwise.
-func (s *Session) grantSubject(server string) string {
-	if srv := s.g.reg.Server(server); srv != nil && srv.Def.Auth.Per == config.AuthPerServer {
+func grantSubjectOf(g *Gateway, s *session.Session, server string) string {
+	if srv := g.reg.Server(server); srv != nil && srv.Def.Auth.Per == config.AuthPerServer {
 		return ""
 	}
-	return grantSubject(s.rec.Principal, s.rec.Agent)
+	return session.Subject(s.Rec.Principal, s.Rec.Agent)
 }
 
 // consentWaiters are the sessions given a URL elicitation for a grant, by server and
@@ -123,7 +124,7 @@ func (w *consentWaiters) take(server, subject string) map[string]string {
 func consentGiven(g *Gateway, server, subject string) {
 	for sid, id := range g.consents.take(server, subject) {
 		if s := g.live.liveSession(sid); s != nil {
-			_ = s.send(wire.Notification("notifications/elicitation/complete", []byte(`{"elicitationId":"`+id+`"}`)))
+			_ = s.Send(wire.Notification("notifications/elicitation/complete", []byte(`{"elicitationId":"`+id+`"}`)))
 		}
 	}
 }
