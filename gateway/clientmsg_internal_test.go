@@ -16,7 +16,7 @@ import (
 )
 
 func answerTestGateway(logs *bytes.Buffer) *Gateway {
-	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"), calls: dispatcher{routes: routes.New[*session.Session]("mcpgw-p")},
+	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"),
 		log: slog.New(slog.NewJSONHandler(logs, nil))}
 	linkParts(g)
 	return g
@@ -32,15 +32,15 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	g := answerTestGateway(&logs)
 	owner, other := session.New(sessionHost{g}, sessions.Record{ID: "owner-session"}), session.New(sessionHost{g}, sessions.Record{ID: "other-session"})
 	wait := make(chan routes.Answer, 1)
-	id := g.calls.routes.Ask(routes.Request[*session.Session]{Session: owner, Wait: wait})
+	id := g.calls.Routes().Ask(routes.Request[*session.Session]{Session: owner, Wait: wait})
 
-	g.calls.clientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
+	g.calls.ClientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
 	select {
 	case a := <-wait:
 		t.Fatalf("another session's answer reached the owner's request: %s", a.Result)
 	default:
 	}
-	if !g.calls.routes.Pending(id) {
+	if !g.calls.Routes().Pending(id) {
 		t.Fatal("another session's answer removed the owner's pending request")
 	}
 	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "wrong_session"); n != 1 {
@@ -51,7 +51,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 		t.Errorf("want a warning naming both sessions, logged: %s", line)
 	}
 
-	g.calls.clientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
+	g.calls.ClientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
 	select {
 	case a := <-wait:
 		if !strings.Contains(string(a.Result), `"accept"`) {
@@ -60,11 +60,11 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	default:
 		t.Fatal("the owner's answer did not reach its request")
 	}
-	if g.calls.routes.Pending(id) {
+	if g.calls.Routes().Pending(id) {
 		t.Error("the answered request is still pending")
 	}
 
-	g.calls.clientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
+	g.calls.ClientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
 	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "unknown"); n != 1 {
 		t.Errorf(`mcpgw_client_responses_dropped_total{reason="unknown"} = %v, want 1`, n)
 	}

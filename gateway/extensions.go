@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+
+	"github.com/mcpgw/mcpgw/registry"
 )
 
 // Server extensions (capabilities.extensions, e.g. io.modelcontextprotocol/skills) that
@@ -15,13 +17,12 @@ import (
 // different settings, the first server in name order wins.
 
 // upstreamExtensions merges the extensions the given servers' upstreams declare.
-func (dp *dispatcher) upstreamExtensions(servers []string) map[string]json.RawMessage {
-	g := dp.g
+func upstreamExtensions(reg *registry.Registry, servers []string) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
 	names := slices.Clone(servers)
 	slices.Sort(names)
 	for _, name := range names {
-		srv := g.reg.Server(name)
+		srv := reg.Server(name)
 		if srv == nil {
 			continue
 		}
@@ -58,12 +59,12 @@ func clientExtensions(caps json.RawMessage) map[string]bool {
 
 // capsWithExtensions returns the gateway's session capabilities with the upstream
 // extensions the client declared; the plain capabilities when there are none.
-func (dp *dispatcher) capsWithExtensions(clientCaps json.RawMessage, servers []string) json.RawMessage {
+func capsWithExtensions(reg *registry.Registry, clientCaps json.RawMessage, servers []string) json.RawMessage {
 	want := clientExtensions(clientCaps)
 	if len(want) == 0 {
 		return gatewayCaps
 	}
-	ext := dp.upstreamExtensions(servers)
+	ext := upstreamExtensions(reg, servers)
 	maps.DeleteFunc(ext, func(id string, _ json.RawMessage) bool { return !want[id] })
 	if len(ext) == 0 {
 		return gatewayCaps
@@ -75,3 +76,6 @@ func (dp *dispatcher) capsWithExtensions(clientCaps json.RawMessage, servers []s
 	out, _ := json.Marshal(caps)
 	return out
 }
+
+// gatewayCaps are the capabilities the gateway declares to its clients.
+var gatewayCaps = json.RawMessage(`{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`)

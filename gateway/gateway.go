@@ -20,11 +20,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/gateway/internal/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
 	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
-	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -77,8 +76,8 @@ type Gateway struct {
 	legacy     legacyFront
 
 	// calls answers clients' requests: the method table, the call path to upstreams and
-	// plugins, and the way back (dispatch.go).
-	calls dispatcher
+	// plugins, and the way back (gateway/internal/dispatch).
+	calls *dispatch.Dispatcher
 
 	streamSeq atomic.Int64
 
@@ -114,10 +113,6 @@ type Gateway struct {
 	// tracing exports spans (gateway/internal/telemetry); nil when tracing is off, as the
 	// request path checks.
 	tracing *telemetry.Tracer
-	// obs watches the request path (observer.go): tracing's hooks, or none.
-	obs observer
-	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
-	pluginSubs pluginWatch
 	// gate decides who a caller is and what it may do (identity.go, localtrust.go,
 	// signin.go).
 	gate gatekeeper
@@ -128,14 +123,17 @@ type Gateway struct {
 	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
 	modern statelessFront
-	// consents are the sessions told to open a sign-in URL, told again once it was
-	// (upstreamconsent.go).
-	consents consentWaiters
 }
 
 // linkParts gives each part of g the gateway it reaches the others through.
 func linkParts(g *Gateway) {
-	g.modern.g, g.gate.g, g.live.g, g.calls.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g, g
+	g.modern.g, g.gate.g, g.live.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g
+	sep := ""
+	if g.cfg != nil {
+		sep = g.cfg.Naming.Separator
+	}
+	g.calls = dispatch.New(dispatch.Parts{Cfg: g.cfg, Reg: g.reg, Store: g.store, Log: g.log, Metrics: g.metrics,
+		Busy: g.busy, Ctx: g.ctx, Host: dispatchHost{g}}, sep)
 	g.modern.rounds = mrtr.New[*session.Session](g.ctx, roundsHost{g})
 	g.modern.table = stateless.NewTable(func(s *session.Session) bool { return !s.IsClosed() })
 	if g.cfg != nil {
@@ -149,7 +147,7 @@ func linkParts(g *Gateway) {
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
-		live: sessionTable{sessions: map[string]*session.Session{}}, calls: dispatcher{routes: routes.New[*session.Session]("mcpgw-p")},
+		live:    sessionTable{sessions: map[string]*session.Session{}},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	linkParts(g)
@@ -182,6 +180,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 			return nil, fmt.Errorf("audit log: %w", err)
 		}
 		g.audit = a
+		g.calls.Audit = a
 	}
 	tr, err := telemetry.NewTracer(cfg.Tracing, g.version, log)
 	if err != nil {
@@ -191,16 +190,11 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	}
 	g.tracing = tr
 	if tr != nil {
-		g.obs = tracingHooks(tr)
+		g.calls.Obs = dispatch.TracingHooks(tr)
 	}
 	g.hosts, g.origins = allowLists(cfg)
-	sep := cfg.Naming.Separator
-	g.calls.describeName = "mcpgw" + sep + "describe_tools"
-	g.calls.describeDef = listform.DescribeTool(g.calls.describeName)
-	g.calls.searchName = "mcpgw" + sep + "search_tools"
-	g.calls.searchDef = listform.SearchTool(g.calls.searchName)
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-		g.calls.handleUpstream(nil, c, m, raw, rel)
+		g.calls.HandleUpstream(nil, c, m, raw, rel)
 	}
 	reg.OnChange = g.serverChanged
 	reg.OnListSaid = g.modern.listSaid

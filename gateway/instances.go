@@ -1,11 +1,8 @@
 package gateway
 
 import (
-	"fmt"
-
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/registry"
 )
 
@@ -33,13 +30,3 @@ func instanceModes(cfg *config.Config, res *auth.Resolution) map[string]string {
 // ShareError is an instance refused because its agent holds its whole share of the
 // server (registry.ShareError).
 type ShareError = registry.ShareError
-
-// busyText says why a request found no room in an instance's queue; a refusal at the
-// agent's share of the queue names the agent, the server and the key to raise.
-func busyText(server string, busy *upstream.BusyError) string {
-	if busy.OwnerShare > 0 {
-		return fmt.Sprintf("server %q busy: agent %q already has %d calls waiting for this instance, its whole share of the queue (servers.%s.queue.max_per_agent = %d)",
-			server, busy.Owner, busy.OwnerWaiting, server, busy.OwnerShare)
-	}
-	return busy.Error()
-}

@@ -119,23 +119,23 @@ func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, hand
 func (h lineHost) Deliver(s *session.Session, m *wire.Msg) {
 	s.Touch()
 	if m.IsResponse() {
-		h.g.calls.clientResponse(s, m)
+		h.g.calls.ClientResponse(s, m)
 	} else {
-		h.g.calls.clientNotification(s, m)
+		h.g.calls.ClientNotification(s, m)
 	}
 }
 
 func (h lineHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg, write func([]byte) error) {
 	s.Touch()
-	h.g.calls.dispatch(ctx, s, m, writeOutbox(write))
+	h.g.calls.Dispatch(ctx, s, m, writeOutbox(write))
 }
 
 // writeOutbox answers one request with write: its related messages and its answer alike.
 type writeOutbox func([]byte) error
 
-func (o writeOutbox) related(msg []byte) error { return o(msg) }
+func (o writeOutbox) Related(msg []byte) error { return o(msg) }
 
-func (o writeOutbox) reply(msg []byte) error {
+func (o writeOutbox) Reply(msg []byte) error {
 	if msg == nil {
 		return nil
 	}

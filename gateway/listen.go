@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/internal/listen"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
@@ -130,7 +131,7 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, u
 	if registry.IsPluginURI(uri) {
 		return f.subscribePluginFor(s, uri)
 	}
-	server := resourceServer(s.View(), uri)
+	server := dispatch.ResourceServer(s.View(), uri)
 	if server == "" {
 		return false
 	}
@@ -158,7 +159,7 @@ func (f *statelessFront) unsubscribeFor(s *session.Session, uri string) {
 	g := f.g
 	last, server := s.Subs.Unlisten(uri)
 	if last && registry.IsPluginURI(uri) {
-		g.pluginSubs.unsubscribe(s, uri)
+		g.calls.UnsubscribePlugin(s, uri)
 		return
 	}
 	if !last || server == "" {
@@ -207,7 +208,7 @@ func (f *statelessFront) subscribePluginFor(s *session.Session, uri string) bool
 	if first := s.Subs.Listen(uri, ""); !first {
 		return true
 	}
-	if err := g.pluginSubs.subscribe(g, s, uri, ref, t.PluginHost); err != nil {
+	if err := g.calls.SubscribePlugin(s, uri, ref, t.PluginHost); err != nil {
 		g.log.Debug("plugin resource subscription refused", "uri", uri, "err", err)
 		s.Subs.Unlisten(uri)
 		return false

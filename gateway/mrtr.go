@@ -25,10 +25,10 @@ type roundsHost struct{ g *Gateway }
 func (h roundsHost) SessionID(s *session.Session) string { return s.ID }
 
 func (h roundsHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg, out mrtr.Out) {
-	h.g.calls.dispatch(ctx, s, m, roundsOut{out})
+	h.g.calls.Dispatch(ctx, s, m, out)
 }
 
-func (h roundsHost) Respond(s *session.Session, m *wire.Msg) { h.g.calls.clientResponse(s, m) }
+func (h roundsHost) Respond(s *session.Session, m *wire.Msg) { h.g.calls.ClientResponse(s, m) }
 
 func (h roundsHost) Reply(method string, id json.RawMessage, msg []byte) ([]byte, int) {
 	return h.g.modern.modernReply(method, id, msg)
@@ -37,9 +37,3 @@ func (h roundsHost) Reply(method string, id json.RawMessage, msg []byte) ([]byte
 func (h roundsHost) Result(method string, res json.RawMessage) json.RawMessage {
 	return h.g.modern.modernResult(method, res)
 }
-
-// roundsOut is the dispatcher's outbox of a detached call.
-type roundsOut struct{ mrtr.Out }
-
-func (o roundsOut) related(msg []byte) error { return o.Related(msg) }
-func (o roundsOut) reply(msg []byte) error   { return o.Reply(msg) }

@@ -35,9 +35,3 @@ func (sf *streamableFront) serveResume(w http.ResponseWriter, r *http.Request, s
 	s.Touch()
 	rd.Serve(w, r, clientstream.WriteTimeout, sf.g.metrics.ResumeReplayed)
 }
-
-// postOut is the outbox of one POSTed request (gateway/internal/reply).
-type postOut struct{ *reply.Post }
-
-func (o postOut) related(msg []byte) error { return o.Related(msg) }
-func (o postOut) reply(msg []byte) error   { return o.Reply(msg) }

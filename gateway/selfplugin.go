@@ -8,8 +8,8 @@ import (
 	"sort"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/internal/selfplugin"
-	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -19,19 +19,6 @@ import (
 // of a server, no credential or principal of a session, no key of an agent. Its actions
 // run the admin API's code: RestartServer and endSession.
 type selfHost struct{ g *Gateway }
-
-// callerKey marks a plugin call's context with the session making it.
-type callerKey struct{}
-
-// withCaller records the calling session in a plugin call's context.
-func withCaller(ctx context.Context, s *session.Session) context.Context {
-	return context.WithValue(ctx, callerKey{}, s)
-}
-
-func callerOf(ctx context.Context) *session.Session {
-	s, _ := ctx.Value(callerKey{}).(*session.Session)
-	return s
-}
 
 func (h selfHost) Servers(context.Context) ([]selfplugin.Server, error) {
 	g := h.g
@@ -109,7 +96,7 @@ func (h selfHost) RestartServer(ctx context.Context, name string) error {
 }
 
 func (h selfHost) EndSession(ctx context.Context, id string) error {
-	caller := callerOf(ctx)
+	caller := dispatch.Caller(ctx)
 	if caller != nil && caller.ID == id {
 		return errors.New("this is the session making the call; to end it, close the client's connection")
 	}
@@ -129,7 +116,7 @@ func (h selfHost) EndSession(ctx context.Context, id string) error {
 // session that ran it (the tool call has its own line).
 func (h selfHost) audit(ctx context.Context, action, object string, err error) {
 	actor := "mcpgw_plugin"
-	if s := callerOf(ctx); s != nil {
+	if s := dispatch.Caller(ctx); s != nil {
 		actor = "agent:" + s.Rec.Agent + " session:" + s.ID
 	}
 	outcome := "ok"

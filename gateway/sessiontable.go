@@ -160,7 +160,7 @@ func (st *sessionTable) reap() {
 		if sweeps++; sweeps%10 == 0 {
 			st.sweep(now)
 		}
-		g.calls.routes.Expire(now)
+		g.calls.Routes().Expire(now)
 		all := st.all()
 		for _, s := range all {
 			hasStream := s.Out.Open()

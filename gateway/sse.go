@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/gateway/internal/dispatch"
 	"github.com/mcpgw/mcpgw/gateway/internal/legacysse"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
@@ -81,9 +82,9 @@ func (h sseHost) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
 
 func (h sseHost) Deliver(s *session.Session, m *wire.Msg) {
 	if m.IsResponse() {
-		h.g.calls.clientResponse(s, m)
+		h.g.calls.ClientResponse(s, m)
 	} else {
-		h.g.calls.clientNotification(s, m)
+		h.g.calls.ClientNotification(s, m)
 	}
 }
 
@@ -113,6 +114,6 @@ func (h sseHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg) 
 	g := h.g
 	go func() {
 		defer g.recovered("legacy message", m.ID, s.Send)
-		g.calls.dispatch(context.WithoutCancel(ctx), s, m, streamOutbox{s})
+		g.calls.Dispatch(context.WithoutCancel(ctx), s, m, dispatch.StreamOutbox{S: s})
 	}()
 }

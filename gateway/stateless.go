@@ -172,7 +172,7 @@ func (f *statelessFront) modernCaps(servers []string) json.RawMessage {
 	g := f.g
 	var caps map[string]json.RawMessage
 	_ = json.Unmarshal(gatewayCaps, &caps)
-	if ext := g.calls.upstreamExtensions(servers); len(ext) > 0 {
+	if ext := upstreamExtensions(g.reg, servers); len(ext) > 0 {
 		caps["extensions"], _ = json.Marshal(ext)
 	}
 	b, _ := json.Marshal(caps)

@@ -98,8 +98,6 @@ func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (
 	return rec, nil
 }
 
-var gatewayCaps = json.RawMessage(`{"completions":{},"logging":{},"prompts":{"listChanged":true},"resources":{"listChanged":true,"subscribe":true},"tools":{"listChanged":true}}`)
-
 func (g *Gateway) initializeResult(version string, servers []string, clientCaps ...json.RawMessage) []byte {
 	var instr strings.Builder
 	for _, name := range servers {
@@ -121,7 +119,7 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 		res["instructions"] = instr.String()
 	}
 	if len(clientCaps) > 0 {
-		res["capabilities"] = g.calls.capsWithExtensions(clientCaps[0], servers)
+		res["capabilities"] = capsWithExtensions(g.reg, clientCaps[0], servers)
 	}
 	b, _ := json.Marshal(res)
 	return b
@@ -133,13 +131,13 @@ type collectReply struct {
 	msg []byte
 }
 
-func (c *collectReply) related(msg []byte) error {
+func (c *collectReply) Related(msg []byte) error {
 	if c.s != nil {
 		return c.s.Send(msg)
 	}
 	return nil
 }
-func (c *collectReply) reply(msg []byte) error { c.msg = msg; return nil }
+func (c *collectReply) Reply(msg []byte) error { c.msg = msg; return nil }
 
 // streamHost is what the streamable HTTP transport needs of the gateway (streamable.Host).
 type streamHost struct{ g *Gateway }
@@ -196,9 +194,9 @@ func (h streamHost) End(s *session.Session, why string) { h.g.live.end(s, why) }
 
 func (h streamHost) Deliver(s *session.Session, m *wire.Msg) {
 	if m.IsResponse() {
-		h.g.calls.clientResponse(s, m)
+		h.g.calls.ClientResponse(s, m)
 	} else {
-		h.g.calls.clientNotification(s, m)
+		h.g.calls.ClientNotification(s, m)
 	}
 }
 
@@ -210,14 +208,14 @@ func (h streamHost) Call(w http.ResponseWriter, r *http.Request, s *session.Sess
 	if s.Rec.ProtocolVersion >= "2025-11-25" {
 		out.Prime(g.streamSeq.Add(1), &s.Resumes, g.streamable.resumes)
 	}
-	g.calls.dispatch(r.Context(), s, m, postOut{out})
+	g.calls.Dispatch(r.Context(), s, m, out)
 	out.Finish()
 }
 
 // Collect serves one request of a 2025-03-26 batch; its related messages are dropped.
 func (h streamHost) Collect(ctx context.Context, s *session.Session, m *wire.Msg) []byte {
 	out := &collectReply{}
-	h.g.calls.dispatch(ctx, s, m, out)
+	h.g.calls.Dispatch(ctx, s, m, out)
 	return out.msg
 }
 

@@ -168,6 +168,6 @@ func (p oauthPort) serveCallback(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	g.audit.Record(auth.AuditEvent{Kind: "upstream_grant", Agent: done.Subject, Outcome: "granted", Rule: done.Server})
-	go consentGiven(g, done.Server, done.Subject)
+	go g.calls.ConsentGiven(done.Server, done.Subject)
 	_, _ = w.Write([]byte("<!doctype html><title>mcpgw</title><p>mcpgw may now use " + html.EscapeString(done.Server) + " for you. You can close this window.</p>"))
 }

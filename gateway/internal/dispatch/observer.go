@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-// observer is what watches the request path: tracing (tracing.go) fills its hooks when it
+// Observer is what watches the request path: tracing (tracing.go) fills its hooks when it
 // is on. Its zero value does nothing, so the path calls it unconditionally and pays one
 // nil check per hook; no function of the path has a second, watched copy.
-type observer struct {
+type Observer struct {
 	// request runs around each client request: it returns the context the request runs
 	// in and what to call when it has been answered.
 	request func(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func())
@@ -26,26 +26,26 @@ type observer struct {
 	upstream func(ctx context.Context, c upstreamCall) (context.Context, upstreamCall, func(outcome string))
 }
 
-func (o *observer) startRequest(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func()) {
+func (o *Observer) startRequest(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func()) {
 	if o.request == nil {
 		return ctx, nil
 	}
 	return o.request(ctx, s, m)
 }
 
-func (o *observer) sawTool(ctx context.Context, t *registry.Tool) {
+func (o *Observer) sawTool(ctx context.Context, t *registry.Tool) {
 	if o.tool != nil {
 		o.tool(ctx, t)
 	}
 }
 
-func (o *observer) toolCalled(ctx context.Context, outcome string) {
+func (o *Observer) toolCalled(ctx context.Context, outcome string) {
 	if o.called != nil {
 		o.called(ctx, outcome)
 	}
 }
 
-func (o *observer) startUpstream(ctx context.Context, c *upstreamCall) (context.Context, func(string)) {
+func (o *Observer) startUpstream(ctx context.Context, c *upstreamCall) (context.Context, func(string)) {
 	if o.upstream == nil {
 		return ctx, nil
 	}

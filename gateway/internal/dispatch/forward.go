@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -18,7 +19,7 @@ import (
 // upstreamCall is one request the gateway sends to an upstream for a client's request:
 // what forward needs, in one value.
 type upstreamCall struct {
-	g      *Gateway // set by forward
+	dp     *Dispatcher // set by forward
 	s      *session.Session
 	m      *wire.Msg // the client's request: its id answers
 	server string
@@ -27,31 +28,30 @@ type upstreamCall struct {
 	// prog is the call's progress token (zero when the client asked for no progress):
 	// its route is made when the call is attached and dropped when the call ends.
 	prog progressToken
-	out  outbox
+	out  Outbox
 	// isTool: a failure of the path answers as a tool result the model reads, not as a
 	// JSON-RPC error.
 	isTool bool
 	// header are the trace context header fields a streamable HTTP upstream gets with the
-	// request (set by the observer; nil when tracing is off).
+	// request (set by the Observer; nil when tracing is off).
 	header []upstream.Header
 }
 
 // fail answers the client's request with a failure of the path and returns outcome.
 func (c *upstreamCall) fail(outcome, text string) string {
 	if c.isTool {
-		_ = c.out.reply(wire.Result(c.m.ID, toolError(text)))
+		_ = c.out.Reply(wire.Result(c.m.ID, toolError(text)))
 	} else {
-		_ = c.out.reply(wire.Error(c.m.ID, wire.CodeInternalError, text, nil))
+		_ = c.out.Reply(wire.Error(c.m.ID, wire.CodeInternalError, text, nil))
 	}
 	return outcome
 }
 
 // forward sends a request to one upstream on behalf of a session and relays everything
 // that belongs to it back on out. It returns the outcome for metrics.
-func (dp *dispatcher) forward(ctx context.Context, c *upstreamCall) string {
-	g := dp.g
-	c.g = g
-	ctx, end := g.obs.startUpstream(ctx, c)
+func (dp *Dispatcher) forward(ctx context.Context, c *upstreamCall) string {
+	c.dp = dp
+	ctx, end := dp.Obs.startUpstream(ctx, c)
 	outcome := dp.forwardCall(ctx, c)
 	if end != nil {
 		end(outcome)
@@ -70,9 +70,8 @@ func (sl *slot) giveBack() {
 	}
 }
 
-// forwardCall is forward under the observer's context.
-func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
-	g := dp.g
+// forwardCall is forward under the Observer's context.
+func (dp *Dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	defer dp.routes.DropProgress(c.prog.gw)
 	timeout := dp.callTimeout(c.server)
 	// The call is bounded by a deadline carried on the call, not by a derived context: one
@@ -102,9 +101,9 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 			deadline = time.Now().Add(timeout)
 		}
 	}
-	owner := &callOwner{s: c.s, out: c.out, id: c.m.ID, prog: c.prog, g: g, header: c.header}
+	owner := &callOwner{s: c.s, out: c.out, id: c.m.ID, prog: c.prog, dp: dp, header: c.header}
 	defer c.s.Inflight.DropCall(string(c.m.ID), owner)
-	w := callWait{g: g, conn: conn, owner: owner, timeout: timeout}
+	w := callWait{dp: dp, conn: conn, owner: owner, timeout: timeout}
 	k, err := conn.BeginUntil(ctx, deadline, c.method, c.params, owner)
 	if err != nil {
 		if outcome, ok := w.ended(ctx, c, err, nil); ok {
@@ -120,17 +119,16 @@ func (dp *dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 }
 
 // callTimeout is how long a call to server may take.
-func (dp *dispatcher) callTimeout(server string) time.Duration {
-	g := dp.g
-	if srv := g.reg.Server(server); srv != nil {
+func (dp *Dispatcher) callTimeout(server string) time.Duration {
+	if srv := dp.Reg.Server(server); srv != nil {
 		return srv.Def.Timeouts.Call
 	}
-	return g.cfg.Upstream.CallTimeout
+	return dp.Cfg.Upstream.CallTimeout
 }
 
 // takeSlotFor takes an instance slot for c; outcome is set (and the client answered) when
 // the call does not get one.
-func (dp *dispatcher) takeSlotFor(ctx context.Context, c *upstreamCall, l *upstream.Limiter) (waited bool, outcome string) {
+func (dp *Dispatcher) takeSlotFor(ctx context.Context, c *upstreamCall, l *upstream.Limiter) (waited bool, outcome string) {
 	waited, err := dp.takeSlot(ctx, c.s, c.m.ID, c.server, l)
 	if err == nil {
 		return waited, ""
@@ -141,7 +139,7 @@ func (dp *dispatcher) takeSlotFor(ctx context.Context, c *upstreamCall, l *upstr
 	}
 	if ctx.Err() == nil {
 		// Cancelled by the client (notifications/cancelled) while queued.
-		_ = c.out.reply(nil)
+		_ = c.out.Reply(nil)
 	}
 	return waited, "cancelled"
 }
@@ -150,7 +148,7 @@ func (dp *dispatcher) takeSlotFor(ctx context.Context, c *upstreamCall, l *upstr
 // itself is passed to its methods, not held: what callWait holds escapes (the connection
 // keeps the owner), and the call would go with it.
 type callWait struct {
-	g       *Gateway
+	dp      *Dispatcher
 	conn    *upstream.Conn
 	owner   *callOwner
 	timeout time.Duration
@@ -167,14 +165,14 @@ func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call,
 				// The client's connection dropped, but it holds the stream's event ids and
 				// may resume it (GET with Last-Event-ID): the call goes on, its events kept.
 				ctx = context.WithoutCancel(ctx)
-				w.g.log.Debug("client connection dropped: the call goes on for a resume", "session", c.s.ID, "server", c.server)
+				w.dp.Log.Debug("client connection dropped: the call goes on for a resume", "session", c.s.ID, "server", c.server)
 				continue
 			}
 			if outcome, ok := w.ended(ctx, c, err, k); ok {
 				return nil, outcome
 			}
 			if errors.Is(err, upstream.ErrStreamEnded) && passClose(c.out) {
-				w.g.log.Info("the upstream ended the call's stream without a result: passed on to the client, the failure kept for its resume", "session", c.s.ID, "server", c.server)
+				w.dp.Log.Info("the upstream ended the call's stream without a result: passed on to the client, the failure kept for its resume", "session", c.s.ID, "server", c.server)
 			}
 			return nil, c.failUpstream("failed during the call", err)
 		}
@@ -187,7 +185,7 @@ func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call,
 				// its gateway-side session and instance) in the queue until the park ends.
 				held.giveBack()
 			}
-			_ = c.out.related(raw)
+			_ = c.out.Related(raw)
 			continue
 		}
 		resp := k.Response()
@@ -204,7 +202,7 @@ func (w *callWait) await(ctx context.Context, c *upstreamCall, k *upstream.Call,
 func (w *callWait) ended(ctx context.Context, c *upstreamCall, err error, k *upstream.Call) (string, bool) {
 	switch {
 	case errors.Is(err, context.Canceled) && w.owner.cancelled.Load():
-		_ = c.out.reply(nil)
+		_ = c.out.Reply(nil)
 		return "cancelled", true
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
 		if k != nil {
@@ -217,31 +215,30 @@ func (w *callWait) ended(ctx context.Context, c *upstreamCall, err error, k *ups
 		}
 		return "cancelled", true
 	case errors.Is(err, context.Canceled):
-		_ = c.out.reply(nil)
+		_ = c.out.Reply(nil)
 		return "cancelled", true
 	}
 	return "", false
 }
 
 // answer relays the upstream's response to the client.
-func (dp *dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstream.Conn, resp *wire.Msg, held *slot, deadline time.Time) string {
-	g := dp.g
+func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstream.Conn, resp *wire.Msg, held *slot, deadline time.Time) string {
 	if resp.Error != nil {
-		_ = c.out.reply(wire.RawError(c.m.ID, resp.Error))
+		_ = c.out.Reply(wire.RawError(c.m.ID, resp.Error))
 		return "error"
 	}
 	if conn.Modern && c.s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {
 		// A stateless upstream needs input from a session client (modernup.go). The retry
 		// takes the instance's slot again.
 		held.giveBack()
-		return g.modern.completeInputs(ctx, c, resp.Result, deadline)
+		return dp.completeInputs(ctx, c, resp.Result, deadline)
 	}
-	if pr, ok := c.out.(postOut); ok && len(resp.Result) > largeResult {
+	if pr, ok := c.out.(*reply.Post); ok && len(resp.Result) > largeResult {
 		// Written around the upstream's bytes, not copied into a new message first: a
 		// large result is held once, not twice.
 		_ = pr.ReplyResult(c.m.ID, wire.OneLine(resp.Result))
 	} else {
-		_ = c.out.reply(wire.Result(c.m.ID, resp.Result))
+		_ = c.out.Reply(wire.Result(c.m.ID, resp.Result))
 	}
 	if c.isTool && isErrorResult(resp.Result) {
 		return "tool_error"
@@ -253,9 +250,8 @@ func (dp *dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 // instance's FIFO queue if none is free. It reports whether the request waited. While it
 // waits, notifications/cancelled for the request's id (or the client going away) takes it
 // out of the queue: it never reaches the upstream.
-func (dp *dispatcher) takeSlot(ctx context.Context, s *session.Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
-	g := dp.g
-	wait := g.metrics.QueueWait(server)
+func (dp *Dispatcher) takeSlot(ctx context.Context, s *session.Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
+	wait := dp.Metrics.QueueWait(server)
 	if l.TryAcquire() {
 		wait.Observe(0)
 		return false, nil
@@ -265,14 +261,14 @@ func (dp *dispatcher) takeSlot(ctx context.Context, s *session.Session, id json.
 	defer cancel()
 	key := string(id)
 	s.Inflight.Wait(key, cancel)
-	depth := g.metrics.QueueDepth(server)
+	depth := dp.Metrics.QueueDepth(server)
 	depth.Inc()
 	err := l.AcquireAs(qctx, s.Rec.Agent)
 	depth.Dec()
 	s.Inflight.Unwait(key)
 	wait.Observe(time.Since(start).Seconds())
 	if err != nil {
-		g.log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
+		dp.Log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
 	}
 	return true, err
 }
@@ -290,14 +286,14 @@ func asksClient(raw []byte) bool {
 // primed event stream gets the same: its stream ends after the priming event, and the
 // call's failure waits in the stream's replay buffer for its resume. Any other client gets
 // the failure on its answer as before. It reports whether the close was passed on.
-func passClose(out outbox) bool {
-	p, ok := out.(postOut)
+func passClose(out Outbox) bool {
+	p, ok := out.(*reply.Post)
 	return ok && p.CloseEarly()
 }
 
 // resumable reports whether out is an event stream the client can resume.
-func resumable(out outbox) bool {
-	p, ok := out.(postOut)
+func resumable(out Outbox) bool {
+	p, ok := out.(*reply.Post)
 	return ok && p.Resumable()
 }
 
@@ -307,9 +303,9 @@ const largeResult = 64 << 10
 
 // callOwner ties an upstream call to the client request it serves.
 type callOwner struct {
-	g         *Gateway
+	dp        *Dispatcher
 	s         *session.Session
-	out       outbox
+	out       Outbox
 	id        json.RawMessage
 	prog      progressToken
 	cancelled atomic.Bool
@@ -336,6 +332,16 @@ func (o *callOwner) Attach(k *upstream.Call) {
 	o.s.Inflight.AddCall(string(o.id), o)
 	if o.prog.gw != "" {
 		route := routes.Progress[*session.Session]{Session: o.s, Token: append(json.RawMessage(nil), o.prog.client...), Call: k}
-		o.g.calls.routes.RouteProgress(o.prog.gw, route)
+		o.dp.routes.RouteProgress(o.prog.gw, route)
 	}
+}
+
+// busyText says why a request found no room in an instance's queue; a refusal at the
+// agent's share of the queue names the agent, the server and the key to raise.
+func busyText(server string, busy *upstream.BusyError) string {
+	if busy.OwnerShare > 0 {
+		return fmt.Sprintf("server %q busy: agent %q already has %d calls waiting for this instance, its whole share of the queue (servers.%s.queue.max_per_agent = %d)",
+			server, busy.Owner, busy.OwnerWaiting, server, busy.OwnerShare)
+	}
+	return busy.Error()
 }

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -49,23 +49,22 @@ type watchTopic struct {
 }
 
 // pluginResourceRequest answers resources/read, subscribe and unsubscribe for a plugin URI.
-func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, uri string, out outbox) {
-	g := dp.g
+func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, uri string, out Outbox) {
 	notFound := func(why string) {
-		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+uri+": "+why, map[string]string{"uri": uri}))
+		_ = out.Reply(wire.Error(m.ID, -32002, "Resource not found: "+uri+": "+why, map[string]string{"uri": uri}))
 	}
 	ref, err := registry.ParsePluginURI(uri)
 	if err != nil {
 		if m.Method == "resources/unsubscribe" {
-			_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+			_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 			return
 		}
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
 	}
 	if m.Method == "resources/unsubscribe" {
-		g.pluginSubs.unsubscribe(s, uri)
-		_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+		dp.pluginSubs.unsubscribe(s, uri)
+		_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 		return
 	}
 	t := s.View().PluginReader(ref)
@@ -77,7 +76,7 @@ func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 	case "resources/read":
 		// Bounded like a tool's result: the provider learns the bound, and ReadResource
 		// refuses a larger resource before writing it.
-		b, err := t.PluginHost.ReadResource(plugin.WithMaxResultBytes(ctx, g.cfg.Upstream.MaxMessageBytes), ref)
+		b, err := t.PluginHost.ReadResource(plugin.WithMaxResultBytes(ctx, dp.Cfg.Upstream.MaxMessageBytes), ref)
 		if err != nil {
 			if errors.Is(err, plugin.ErrNotFound) {
 				notFound(err.Error())
@@ -85,19 +84,19 @@ func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 			}
 			if errors.Is(err, plugin.ErrTooLarge) {
 				err = fmt.Errorf("the resource is larger than %d bytes, the limit %s sets; read one resource, not a whole type, or raise %s",
-					g.cfg.Upstream.MaxMessageBytes, maxMessageSetting, maxMessageSetting)
+					dp.Cfg.Upstream.MaxMessageBytes, maxMessageSetting, maxMessageSetting)
 			}
-			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("plugin %q: %v", ref.Plugin, err), nil))
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("plugin %q: %v", ref.Plugin, err), nil))
 			return
 		}
 		res, _ := json.Marshal(map[string]any{"contents": []map[string]any{{"uri": uri, "mimeType": "application/json", "text": string(b)}}})
-		_ = out.reply(wire.Result(m.ID, res))
+		_ = out.Reply(wire.Result(m.ID, res))
 	case "resources/subscribe":
-		if err := g.pluginSubs.subscribe(g, s, uri, ref, t.PluginHost); err != nil {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidRequest, err.Error(), map[string]string{"uri": uri}))
+		if err := dp.pluginSubs.subscribe(dp, s, uri, ref, t.PluginHost); err != nil {
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidRequest, err.Error(), map[string]string{"uri": uri}))
 			return
 		}
-		_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+		_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 	}
 }
 
@@ -105,7 +104,7 @@ func (dp *dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 // starts its provider subscription, and every subscriber of it returns only once that
 // subscription is in place (a change made after the reply is reported) or failed. The
 // provider is asked outside the lock: it may be another process.
-func (w *pluginWatch) subscribe(g *Gateway, s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
+func (w *pluginWatch) subscribe(dp *Dispatcher, s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
 	w.mu.Lock()
 	if w.bySession == nil {
 		w.bySession, w.topics = map[*session.Session]map[string]registry.PluginRef{}, map[watchTopicKey]*watchTopic{}
@@ -134,7 +133,7 @@ func (w *pluginWatch) subscribe(g *Gateway, s *session.Session, uri string, ref 
 	var ctx context.Context
 	if first {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(g.ctx)
+		ctx, cancel = context.WithCancel(dp.Ctx)
 		tp = &watchTopic{cancel: cancel, started: make(chan struct{}), subs: map[*session.Session]map[string]registry.PluginRef{}}
 		w.topics[k] = tp
 	}
@@ -168,12 +167,12 @@ func (w *pluginWatch) subscribe(g *Gateway, s *session.Session, uri string, ref 
 			}
 			w.mu.Unlock()
 		} else {
-			go w.run(ctx, g, k, tp, ch)
+			go w.run(ctx, dp, k, tp, ch)
 		}
 	} else {
 		select {
 		case <-tp.started:
-		case <-g.ctx.Done():
+		case <-dp.Ctx.Done():
 			return errors.New("the gateway is shutting down")
 		}
 	}
@@ -229,7 +228,7 @@ func (w *pluginWatch) dropLocked(s *session.Session, k watchTopicKey, uri string
 // channel closes while subscribers remain (the plugin was reloaded or restarted, or this
 // watch fell behind), the watch subscribes again, with backoff while the plugin is down,
 // and then tells every subscriber its resource changed: events may have been missed.
-func (w *pluginWatch) run(ctx context.Context, g *Gateway, k watchTopicKey, tp *watchTopic, ch <-chan plugin.Event) {
+func (w *pluginWatch) run(ctx context.Context, dp *Dispatcher, k watchTopicKey, tp *watchTopic, ch <-chan plugin.Event) {
 	backoff := watchBackoffMin
 	for {
 		for e := range ch {
@@ -248,7 +247,7 @@ func (w *pluginWatch) run(ctx context.Context, g *Gateway, k watchTopicKey, tp *
 			if backoff *= 2; backoff > watchBackoffMax {
 				backoff = watchBackoffMax
 			}
-			host := g.reg.Plugin(k.plugin)
+			host := dp.Reg.Plugin(k.plugin)
 			if host == nil {
 				continue // removed; its subscribers may see it again after a reload
 			}
@@ -309,4 +308,23 @@ type watchEvent struct {
 	Connection   string `json:"connection"`
 	ID           string `json:"id,omitempty"`
 	Namespace    string `json:"namespace,omitempty"`
+}
+
+// SubscribePlugin subscribes session s to a plugin resource (a stateless caller's listen).
+func (dp *Dispatcher) SubscribePlugin(s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
+	return dp.pluginSubs.subscribe(dp, s, uri, ref, host)
+}
+
+// UnsubscribePlugin ends session s's subscription to a plugin resource.
+func (dp *Dispatcher) UnsubscribePlugin(s *session.Session, uri string) {
+	dp.pluginSubs.unsubscribe(s, uri)
+}
+
+// DropSession forgets what the dispatcher keeps for a session that ended: the routes back
+// to it and its plugin subscriptions. between is run after the routes are forgotten and
+// before the subscriptions go (the session's instances are released there).
+func (dp *Dispatcher) DropSession(s *session.Session, between func()) {
+	dp.routes.ForgetSession(s)
+	between()
+	dp.pluginSubs.dropSession(s)
 }

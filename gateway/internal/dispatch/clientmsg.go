@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"encoding/json"
@@ -11,9 +11,8 @@ import (
 // A client's messages that are not requests: its notifications, and its answers to the
 // requests the gateway sent it (server-to-client requests, relayed or the gateway's own).
 
-// clientNotification handles notifications from a client.
-func (dp *dispatcher) clientNotification(s *session.Session, m *wire.Msg) {
-	g := dp.g
+// ClientNotification handles notifications from a client.
+func (dp *Dispatcher) ClientNotification(s *session.Session, m *wire.Msg) {
 	switch m.Method {
 	case "notifications/cancelled":
 		p, err := params.Read(m.Params)
@@ -32,37 +31,36 @@ func (dp *dispatcher) clientNotification(s *session.Session, m *wire.Msg) {
 		co := o.(*callOwner)
 		k := co.call
 		co.cancelled.Store(true)
-		g.log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
+		dp.Log.Debug("relaying cancellation upstream", "session", s.ID, "server", k.Conn().Name)
 		// Abandon ends the call's wait and cuts off a request still waiting for its
 		// answer's head (that request then fails as cancelled, not as a broken upstream).
 		k.Conn().Abandon(k, "cancelled by client")
 	case "notifications/roots/list_changed":
-		conns := g.reg.Instances().OwnConns(s)
+		conns := dp.Reg.Instances().OwnConns(s)
 		// The notification carries nothing an upstream needs (it asks roots/list again):
 		// it goes on without the client's params.
 		for _, c := range conns {
-			_ = c.Notify(g.ctx, m.Method, nil)
+			_ = c.Notify(dp.Ctx, m.Method, nil)
 		}
 	case "notifications/initialized", "notifications/progress":
 	}
 }
 
-// clientResponse routes a client's answer to a server-to-client request to the upstream
+// ClientResponse routes a client's answer to a server-to-client request to the upstream
 // (or the gateway's own wait) that asked. Only the session that was asked may answer: an
 // answer from another changes nothing, so the owner's own answer still completes the call.
-func (dp *dispatcher) clientResponse(s *session.Session, m *wire.Msg) {
-	g := dp.g
+func (dp *Dispatcher) ClientResponse(s *session.Session, m *wire.Msg) {
 	var id string
 	_ = json.Unmarshal(m.ID, &id)
 	pr, ok := dp.routes.Answered(id, s)
 	switch {
 	case !ok:
-		g.metrics.AnswerDropped("unknown")
-		g.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
+		dp.Metrics.AnswerDropped("unknown")
+		dp.Log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
 		return
 	case pr.Session != s:
-		g.metrics.AnswerDropped("wrong_session")
-		g.log.Warn("dropped a response to a request sent to another session", "session", s.ID,
+		dp.Metrics.AnswerDropped("wrong_session")
+		dp.Log.Warn("dropped a response to a request sent to another session", "session", s.ID,
 			"owner_session", pr.Session.ID, "id", string(m.ID))
 		return
 	}
@@ -71,6 +69,6 @@ func (dp *dispatcher) clientResponse(s *session.Session, m *wire.Msg) {
 		return
 	}
 	if err := pr.Conn.Reply(pr.UpstreamID, m.Result, m.Error); err != nil {
-		g.log.Warn("relaying a client response upstream failed", "server", pr.Conn.Name, "err", err)
+		dp.Log.Warn("relaying a client response upstream failed", "server", pr.Conn.Name, "err", err)
 	}
 }

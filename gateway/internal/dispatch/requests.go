@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -16,24 +16,24 @@ import (
 // The forwarded requests other than tools/call: prompts/get, resources/read and
 // (un)subscribe, completion/complete, and logging/setLevel.
 
-func (dp *dispatcher) getPrompt(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
+func (dp *Dispatcher) getPrompt(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
 	p, err := params.Read(m.Params)
 	if err != nil || p.Name == "" {
 		msg := "Invalid params: prompts/get needs a prompt name"
 		if err != nil {
 			msg = "Invalid params: " + err.Error()
 		}
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
 	pr := s.View().Prompt(p.Name)
 	if pr == nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+p.Name, nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+p.Name, nil))
 		return
 	}
 	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
 	var b wire.Object
@@ -45,9 +45,9 @@ func (dp *dispatcher) getPrompt(ctx context.Context, s *session.Session, m *wire
 	dp.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.Bytes(), prog: tok, out: out})
 }
 
-// resourceServer finds which upstream serves a URI: a listed resource, else the first
+// ResourceServer finds which upstream serves a URI: a listed resource, else the first
 // server with a template that matches it, else the only server with resources.
-func resourceServer(v *registry.View, uri string) string {
+func ResourceServer(v *registry.View, uri string) string {
 	if r := v.Resource(uri); r != nil {
 		return r.Server
 	}
@@ -82,15 +82,14 @@ func templateMatches(tmpl, uri string) bool {
 	return false
 }
 
-func (dp *dispatcher) resourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
-	g := dp.g
+func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
 	p, err := params.Read(m.Params)
 	if err != nil || p.URI == "" {
 		msg := "Invalid params: " + m.Method + " needs a uri"
 		if err != nil {
 			msg = "Invalid params: " + err.Error()
 		}
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
 	if registry.IsPluginURI(p.URI) {
@@ -99,23 +98,23 @@ func (dp *dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 	}
 	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
-	server := resourceServer(s.View(), p.URI)
+	server := ResourceServer(s.View(), p.URI)
 	if m.Method == "resources/unsubscribe" {
 		if sv, ok := s.Subs.Unsubscribe(p.URI); ok {
 			server = sv
 		}
 	}
 	if server == "" {
-		_ = out.reply(wire.Error(m.ID, -32002, "Resource not found: "+p.URI, map[string]string{"uri": p.URI}))
+		_ = out.Reply(wire.Error(m.ID, -32002, "Resource not found: "+p.URI, map[string]string{"uri": p.URI}))
 		return
 	}
 	if m.Method == "resources/subscribe" {
 		s.Subs.Subscribe(p.URI, server)
 	}
-	if m.Method != "resources/read" && g.modern.watchModern(ctx, s, m, server, p.URI, out) {
+	if m.Method != "resources/read" && dp.watchModern(ctx, s, m, server, p.URI, out) {
 		return
 	}
 	// The upstream gets the URI that was routed on, not the client's params.
@@ -127,19 +126,19 @@ func (dp *dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 	dp.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out})
 }
 
-func (dp *dispatcher) complete(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
+func (dp *Dispatcher) complete(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
 	p, err := params.Read(m.Params)
 	var ref params.Ref
 	if err == nil {
 		ref, err = params.ReadRef(p.Ref)
 	}
 	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref ("+err.Error()+")", nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: completion/complete needs a ref ("+err.Error()+")", nil))
 		return
 	}
 	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
 	v := s.View()
@@ -149,7 +148,7 @@ func (dp *dispatcher) complete(ctx context.Context, s *session.Session, m *wire.
 	case "ref/prompt":
 		pr := v.Prompt(ref.Name)
 		if pr == nil {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+ref.Name, nil))
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown prompt: "+ref.Name, nil))
 			return
 		}
 		server = pr.Server
@@ -158,23 +157,23 @@ func (dp *dispatcher) complete(ctx context.Context, s *session.Session, m *wire.
 	case "ref/resource":
 		if registry.IsPluginURI(ref.URI) {
 			// Plugin resources are served by the gateway, which completes nothing for them.
-			_ = out.reply(wire.Result(m.ID, json.RawMessage(`{"completion":{"values":[],"hasMore":false}}`)))
+			_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{"completion":{"values":[],"hasMore":false}}`)))
 			return
 		}
-		server = resourceServer(v, ref.URI)
+		server = ResourceServer(v, ref.URI)
 		for _, t := range v.Templates {
 			if t.URI == ref.URI {
 				server = t.Server
 			}
 		}
 		if server == "" {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown resource: "+ref.URI, nil))
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown resource: "+ref.URI, nil))
 			return
 		}
 		nr.Str("type", "ref/resource")
 		nr.Str("uri", ref.URI)
 	default:
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown ref type "+ref.Type, nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown ref type "+ref.Type, nil))
 		return
 	}
 	var b wire.Object
@@ -186,18 +185,17 @@ func (dp *dispatcher) complete(ctx context.Context, s *session.Session, m *wire.
 }
 
 // setLevel records the session's log level and passes it to the upstreams that log.
-func (dp *dispatcher) setLevel(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
-	g := dp.g
+func (dp *Dispatcher) setLevel(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
 	p, err := params.Read(m.Params)
 	if err != nil || !params.ValidLevel(p.Level) {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown log level", nil))
 		return
 	}
 	rec := s.SetLogLevel(p.Level)
-	conns := g.reg.Instances().OwnConns(s)
-	_ = g.store.Put(&rec)
+	conns := dp.Reg.Instances().OwnConns(s)
+	_ = dp.Store.Put(&rec)
 	for _, name := range s.Servers() {
-		if srv := g.reg.Server(name); srv != nil && srv.Mode == config.ModeShared {
+		if srv := dp.Reg.Server(name); srv != nil && srv.Mode == config.ModeShared {
 			if c := srv.Shared(); c != nil {
 				conns = append(conns, c)
 			}
@@ -210,9 +208,9 @@ func (dp *dispatcher) setLevel(ctx context.Context, s *session.Session, m *wire.
 		}
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		if _, err := c.Request(cctx, "logging/setLevel", params); err != nil {
-			g.log.Debug("logging/setLevel upstream failed", "server", c.Name, "err", err)
+			dp.Log.Debug("logging/setLevel upstream failed", "server", c.Name, "err", err)
 		}
 		cancel()
 	}
-	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+	_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 }

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"crypto/sha256"
@@ -45,16 +45,16 @@ func (c *upstreamCall) needConsent(nc *registry.NeedConsent) {
 		data := map[string]any{"elicitations": []map[string]string{{
 			"mode": "url", "elicitationId": elicitationID(nc.URL), "url": nc.URL, "message": msg + ".",
 		}}}
-		_ = c.out.reply(wire.Error(c.m.ID, wire.CodeURLElicitationRequired, msg, data))
-		c.g.consents.add(c.server, grantSubjectOf(c.g, c.s, c.server), c.s.ID, elicitationID(nc.URL))
+		_ = c.out.Reply(wire.Error(c.m.ID, wire.CodeURLElicitationRequired, msg, data))
+		c.dp.consents.add(c.server, grantSubject(c.dp.Reg, c.s, c.server), c.s.ID, elicitationID(nc.URL))
 		return
 	}
 	text := msg + ": open " + nc.URL + " to sign in, then call again."
 	if c.isTool {
-		_ = c.out.reply(wire.Result(c.m.ID, toolError(text)))
+		_ = c.out.Reply(wire.Result(c.m.ID, toolError(text)))
 		return
 	}
-	_ = c.out.reply(wire.Error(c.m.ID, wire.CodeInvalidRequest, text, nil))
+	_ = c.out.Reply(wire.Error(c.m.ID, wire.CodeInvalidRequest, text, nil))
 }
 
 // elicitationID names the elicitation of one consent URL: the same URL (a pending
@@ -64,10 +64,10 @@ func elicitationID(u string) string {
 	return hex.EncodeToString(sum[:12])
 }
 
-// grantSubjectOf is whose grant at server the session's calls use: its identity's for a
+// grantSubject is whose grant at server the session's calls use: its identity's for a
 // per-user server, the server's own ("") otherwise.
-func grantSubjectOf(g *Gateway, s *session.Session, server string) string {
-	if srv := g.reg.Server(server); srv != nil && srv.Def.Auth.Per == config.AuthPerServer {
+func grantSubject(reg *registry.Registry, s *session.Session, server string) string {
+	if srv := reg.Server(server); srv != nil && srv.Def.Auth.Per == config.AuthPerServer {
 		return ""
 	}
 	return session.Subject(s.Rec.Principal, s.Rec.Agent)
@@ -119,11 +119,11 @@ func (w *consentWaiters) take(server, subject string) map[string]string {
 	return out
 }
 
-// consentGiven tells the sessions that waited for subject's grant at server that their
+// ConsentGiven tells the sessions that waited for subject's grant at server that their
 // elicitation completed.
-func consentGiven(g *Gateway, server, subject string) {
-	for sid, id := range g.consents.take(server, subject) {
-		if s := g.live.liveSession(sid); s != nil {
+func (dp *Dispatcher) ConsentGiven(server, subject string) {
+	for sid, id := range dp.consents.take(server, subject) {
+		if s := dp.Host.Live(sid); s != nil {
 			_ = s.Send(wire.Notification("notifications/elicitation/complete", []byte(`{"elicitationId":"`+id+`"}`)))
 		}
 	}

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -31,67 +31,66 @@ type pluginCall struct {
 func (pc *pluginCall) Cancel() { pc.cancel() }
 
 // callPlugin runs a plugin tool for a session and answers on out.
-func (dp *dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out outbox, start time.Time) {
-	g := dp.g
+func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out Outbox, start time.Time) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The gateway shutting down cancels the call too.
-	stop := context.AfterFunc(g.ctx, cancel)
+	stop := context.AfterFunc(dp.Ctx, cancel)
 	defer stop()
 	pc := &pluginCall{cancel: cancel}
 	key := string(m.ID)
 	if !s.Inflight.AddPlugin(key, pc) {
-		_ = out.reply(wire.Result(m.ID, toolError("the session ended")))
+		_ = out.Reply(wire.Result(m.ID, toolError("the session ended")))
 		return
 	}
 	defer s.Inflight.DropPlugin(key, pc)
 	// A plugin's result is bounded like an upstream's message: the same setting, named in
 	// the refusal.
-	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: g.cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting}}
+	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: dp.Cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting}}
 	if s.Caps.Elicitation {
 		o.Confirm = func(ctx context.Context, message string) (bool, error) { return dp.confirm(ctx, s, message, out) }
 	}
-	res, err := t.PluginHost.Call(withCaller(ctx, s), t.PluginTool, args, o)
+	res, err := t.PluginHost.Call(WithCaller(ctx, s), t.PluginTool, args, o)
 	outcome := "ok"
 	switch {
 	case pc.cancelled.Load():
-		_ = out.reply(nil)
+		_ = out.Reply(nil)
 		outcome = "cancelled"
 	case errors.Is(err, registry.ErrPluginTimeout):
-		_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q did not answer within %s", t.Server, t.PluginHost.Def.CallTimeout))))
+		_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q did not answer within %s", t.Server, t.PluginHost.Def.CallTimeout))))
 		outcome = "timeout"
 	case errors.Is(err, registry.ErrPluginStopped):
-		_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q stopped during the call (reloaded or removed); call it again", t.Server))))
+		_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q stopped during the call (reloaded or removed); call it again", t.Server))))
 		outcome = "unavailable"
-	case err != nil && g.ctx.Err() != nil:
-		_ = out.reply(wire.Result(m.ID, toolError("the gateway is shutting down")))
+	case err != nil && dp.Ctx.Err() != nil:
+		_ = out.Reply(wire.Result(m.ID, toolError("the gateway is shutting down")))
 		outcome = "cancelled"
 	case err != nil:
 		outcome = "cancelled" // the client went away: no one to answer
 	default:
 		b, merr := plugin.MarshalResult(res)
 		if merr != nil {
-			_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q returned a result that cannot be written as JSON: %v", t.Server, merr))))
+			_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q returned a result that cannot be written as JSON: %v", t.Server, merr))))
 			outcome = "error"
 			break
 		}
 		// The dispatcher refused what it could tell was too large before writing it; this
 		// is the exact check, of what the client would receive.
 		if limit := o.Limit.Bytes; limit > 0 && len(b) > limit {
-			_ = out.reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q: the result is %d bytes, larger than %d bytes, the limit %s sets; ask for less or raise %s",
+			_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q: the result is %d bytes, larger than %d bytes, the limit %s sets; ask for less or raise %s",
 				t.Server, len(b), limit, maxMessageSetting, maxMessageSetting))))
 			outcome = "tool_error"
 			break
 		}
-		_ = out.reply(wire.Result(m.ID, b))
+		_ = out.Reply(wire.Result(m.ID, b))
 		if res.IsError {
 			outcome = "tool_error"
 		}
 	}
 	d := time.Since(start)
-	g.metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	dp.Metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
 	s.Calls.Add(1) // a plugin tool call is a call of the session, as an upstream's is
-	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
+	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
@@ -117,7 +116,7 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // confirm asks the session's user to approve a plugin's delete or Dangerous action: an
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
-func (dp *dispatcher) confirm(ctx context.Context, s *session.Session, message string, out outbox) (bool, error) {
+func (dp *Dispatcher) confirm(ctx context.Context, s *session.Session, message string, out Outbox) (bool, error) {
 	wait := make(chan routes.Answer, 1)
 	id := dp.routes.Ask(routes.Request[*session.Session]{Session: s, Wait: wait})
 	defer dp.routes.Forget(id)
@@ -125,7 +124,7 @@ func (dp *dispatcher) confirm(ctx context.Context, s *session.Session, message s
 	if err != nil {
 		return false, err
 	}
-	if err := out.related(wire.Request(wire.Quote(id), "elicitation/create", params)); err != nil {
+	if err := out.Related(wire.Request(wire.Quote(id), "elicitation/create", params)); err != nil {
 		return false, fmt.Errorf("the client cannot be asked: %v", err)
 	}
 	var a routes.Answer

@@ -1,42 +1,99 @@
-package gateway
+// Package dispatch answers a client session's requests: the method table, the call path
+// to an upstream or a plugin, and the way back from upstreams to the session that asked.
+package dispatch
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
+	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// dispatcher answers clients' requests: the method table (dispatch), the call path to an
-// upstream (forward.go) or a plugin (plugins.go), and the way back from upstreams
+// Dispatcher answers clients' requests: the method table (dispatch.go), the call path to
+// an upstream (forward.go) or a plugin (plugins.go), and the way back from upstreams
 // (relay.go, clientmsg.go, gateway/internal/routes). describeName/describeDef and
 // searchName/searchDef are the gateway's own tools of the thin and search lists
 // (handshake.go, gateway/internal/listform).
-type dispatcher struct {
-	g            *Gateway
+type Dispatcher struct {
+	Parts
 	routes       *routes.Table[*session.Session]
 	describeName string
 	describeDef  json.RawMessage
 	searchName   string
 	searchDef    json.RawMessage
+	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
+	pluginSubs pluginWatch
+	// consents are the sessions told to open a sign-in URL, told again once it was
+	// given (upstreamconsent.go).
+	consents consentWaiters
 }
 
-// dispatch answers one client request on out.
-func (dp *dispatcher) dispatch(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
-	g := dp.g
-	g.busy.RequestStarted() // busy polling for an upstream's answer only while this is the one request
-	defer g.busy.RequestEnded()
-	ctx, end := g.obs.startRequest(ctx, s, m)
+// Parts are what a Dispatcher works with, set once by its gateway.
+type Parts struct {
+	// cfg is the config the gateway started with (page size, upstream limits); the
+	// running config, which reloads change, is the host's Policy.
+	Cfg     *config.Config
+	Reg     *registry.Registry
+	Store   sessions.Store
+	Log     *slog.Logger
+	Metrics *telemetry.Metrics
+	Audit   *auth.Audit
+	// Busy is the registry's busy polling: every request is counted in it.
+	Busy *upstream.BusyPoll
+	// Obs watches the request path (Observer.go): tracing's hooks, or none.
+	Obs Observer
+	// Ctx ends when the gateway stops.
+	Ctx  context.Context
+	Host Host
+}
+
+// Host is what the dispatcher asks of the gateway that holds it.
+type Host interface {
+	// Policy is the running config.
+	Policy() *config.Config
+	// Live is the session of an id live in this process, or nil; Sessions are all of them.
+	Live(id string) *session.Session
+	Sessions() []*session.Session
+	// InitializeResult is the gateway's answer to initialize.
+	InitializeResult(protocol string, servers []string) json.RawMessage
+	// Denial records a refused tool call (audit log and metrics).
+	Denial(s *session.Session, tool string, start time.Time)
+}
+
+// New is a dispatcher of parts; its own tools are named with sep (naming.separator).
+func New(p Parts, sep string) *Dispatcher {
+	dp := &Dispatcher{Parts: p, routes: routes.New[*session.Session]("mcpgw-p")}
+	dp.describeName = "mcpgw" + sep + "describe_tools"
+	dp.describeDef = listform.DescribeTool(dp.describeName)
+	dp.searchName = "mcpgw" + sep + "search_tools"
+	dp.searchDef = listform.SearchTool(dp.searchName)
+	return dp
+}
+
+// Routes are the ways back from upstreams to sessions: forwarded server-to-client
+// requests and progress tokens.
+func (dp *Dispatcher) Routes() *routes.Table[*session.Session] { return dp.routes }
+
+// Dispatch answers one client request on out.
+func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
+	dp.Busy.RequestStarted() // busy polling for an upstream's answer only while this is the one request
+	defer dp.Busy.RequestEnded()
+	ctx, end := dp.Obs.startRequest(ctx, s, m)
 	if end != nil {
 		defer end()
 	}
@@ -45,11 +102,11 @@ func (dp *dispatcher) dispatch(ctx context.Context, s *session.Session, m *wire.
 	}
 	switch m.Method {
 	case "ping":
-		_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+		_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 	case "initialize":
 		// A second initialize on a live session: answer it again (legacy SSE clients send
 		// their first initialize here).
-		_ = out.reply(wire.Result(m.ID, g.initializeResult(s.Rec.ProtocolVersion, s.Servers())))
+		_ = out.Reply(wire.Result(m.ID, dp.Host.InitializeResult(s.Rec.ProtocolVersion, s.Servers())))
 	case "tools/list":
 		dp.list(s, m, "tools", out)
 	case "prompts/list":
@@ -69,15 +126,14 @@ func (dp *dispatcher) dispatch(ctx context.Context, s *session.Session, m *wire.
 	case "logging/setLevel":
 		dp.setLevel(ctx, s, m, out)
 	default:
-		_ = out.reply(wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
 	}
 }
 
-func (dp *dispatcher) list(s *session.Session, m *wire.Msg, kind string, out outbox) {
-	g := dp.g
+func (dp *Dispatcher) list(s *session.Session, m *wire.Msg, kind string, out Outbox) {
 	p, err := params.Read(m.Params)
 	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
 	}
 	v := s.View()
@@ -89,7 +145,7 @@ func (dp *dispatcher) list(s *session.Session, m *wire.Msg, kind string, out out
 	ok := true
 	switch form {
 	case listform.Thin:
-		pg, ok = v.ListPageCounted(kind, true, p.Cursor, g.cfg.HTTP.PageSize, dp.describeDef)
+		pg, ok = v.ListPageCounted(kind, true, p.Cursor, dp.Cfg.HTTP.PageSize, dp.describeDef)
 	case listform.Search:
 		// One page: a cursor can only be one a client made up.
 		if p.Cursor == "" {
@@ -98,10 +154,10 @@ func (dp *dispatcher) list(s *session.Session, m *wire.Msg, kind string, out out
 			ok = false
 		}
 	default:
-		pg, ok = v.ListPageCounted(kind, false, p.Cursor, g.cfg.HTTP.PageSize)
+		pg, ok = v.ListPageCounted(kind, false, p.Cursor, dp.Cfg.HTTP.PageSize)
 	}
 	if !ok {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: invalid cursor", nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: invalid cursor", nil))
 		return
 	}
 	if kind == "tools" {
@@ -110,11 +166,11 @@ func (dp *dispatcher) list(s *session.Session, m *wire.Msg, kind string, out out
 		_, others := session.Fingerprints(v)
 		s.Shown.ListedOthers(others)
 	}
-	if pr, ok := out.(postOut); ok {
+	if pr, ok := out.(*reply.Post); ok {
 		_ = pr.ReplyResult(m.ID, pg.Bytes)
 		return
 	}
-	_ = out.reply(wire.Result(m.ID, pg.Bytes))
+	_ = out.Reply(wire.Result(m.ID, pg.Bytes))
 }
 
 // listedTools notes a tools/list page served to s in form: what the session was sent (for
@@ -122,14 +178,13 @@ func (dp *dispatcher) list(s *session.Session, m *wire.Msg, kind string, out out
 // page's saving is against the full form of the same page, from the view's page cache
 // (rendered at most once per view); a thin page whose cursor points into the gateway's own
 // tools has no full form. A search page stands for the whole full list.
-func (dp *dispatcher) listedTools(s *session.Session, v *registry.View, form, cursor string, pg *registry.Page) {
-	g := dp.g
+func (dp *Dispatcher) listedTools(s *session.Session, v *registry.View, form, cursor string, pg *registry.Page) {
 	tools, others := session.Fingerprints(v)
 	s.Shown.ListedTools(tools, others, form)
 	var full telemetry.ListCount
 	switch form {
 	case listform.Thin:
-		if fp, ok := v.ListPageCounted("tools", false, cursor, g.cfg.HTTP.PageSize); ok {
+		if fp, ok := v.ListPageCounted("tools", false, cursor, dp.Cfg.HTTP.PageSize); ok {
 			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
 		}
 	case listform.Search:
@@ -137,18 +192,17 @@ func (dp *dispatcher) listedTools(s *session.Session, v *registry.View, form, cu
 			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
 		}
 	}
-	g.metrics.ListPageServed(s.Rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
+	dp.Metrics.ListPageServed(s.Rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
 }
 
-func (dp *dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.Msg, out outbox) {
-	g := dp.g
+func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
 	p, err := params.Read(m.Params)
 	if err != nil || p.Name == "" {
 		msg := "Invalid params: tools/call needs a tool name"
 		if err != nil {
 			msg = "Invalid params: " + err.Error()
 		}
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
 	start := time.Now()
@@ -167,11 +221,11 @@ func (dp *dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		return
 	}
 	if t == nil {
-		g.gate.denial(s, p.Name, start)
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
+		dp.Host.Denial(s, p.Name, start)
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}
-	g.obs.sawTool(ctx, t)
+	dp.Obs.sawTool(ctx, t)
 	if thinFor(s, v) {
 		if err := t.ValidateArgs(p.Arguments); err != nil {
 			dp.schemaOnError(s, m, t, err, out, start)
@@ -191,7 +245,7 @@ func (dp *dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	}
 	meta, route, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
-		_ = out.reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
 	if meta != nil {
@@ -208,10 +262,10 @@ func (dp *dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	b = append(b, '}')
 	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
 	d := time.Since(start)
-	g.obs.toolCalled(ctx, outcome)
-	g.metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	dp.Obs.toolCalled(ctx, outcome)
+	dp.Metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
 	s.Calls.Add(1)
-	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
+	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
@@ -228,7 +282,7 @@ type progressToken struct {
 // sessions never collide on a shared upstream, and no session can name another's. It
 // returns the _meta to forward (rebuilt, members in their order) and the token. A _meta
 // that is not an object, or names a member twice, is refused.
-func (dp *dispatcher) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressToken, error) {
+func (dp *Dispatcher) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressToken, error) {
 	if len(meta) == 0 || string(meta) == "null" {
 		return nil, progressToken{}, nil
 	}
@@ -272,22 +326,42 @@ func isErrorResult(res json.RawMessage) bool {
 // toolError is a tool result that reports a gateway-side failure to the model.
 func toolError(text string) json.RawMessage { return listform.ToolError(text) }
 
-// outbox is where one request's related messages and its response are written.
-type outbox interface {
-	// related writes a notification or request that belongs to the request.
-	related(msg []byte) error
-	// reply writes the response; nil ends the request without one (after cancellation).
-	reply(msg []byte) error
+// Outbox is where one request's related messages and its response are written.
+type Outbox interface {
+	// Related writes a notification or request that belongs to the request.
+	Related(msg []byte) error
+	// Reply writes the response; nil ends the request without one (after cancellation).
+	Reply(msg []byte) error
 }
 
-// streamOutbox sends a request's messages and response on the session's stream (legacy
+// StreamOutbox sends a request's messages and response on the session's stream (legacy
 // SSE, where every response travels on the event stream).
-type streamOutbox struct{ s *session.Session }
+type StreamOutbox struct{ S *session.Session }
 
-func (o streamOutbox) related(msg []byte) error { return o.s.Send(msg) }
-func (o streamOutbox) reply(msg []byte) error {
+// Related sends msg on the session's stream.
+func (o StreamOutbox) Related(msg []byte) error { return o.S.Send(msg) }
+
+// Reply sends the response on the session's stream.
+func (o StreamOutbox) Reply(msg []byte) error {
 	if msg == nil {
 		return nil
 	}
-	return o.s.Send(msg)
+	return o.S.Send(msg)
+}
+
+// ms is a duration in milliseconds (the audit log's unit).
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// callerKey marks a plugin call's context with the session making it.
+type callerKey struct{}
+
+// WithCaller records the calling session in a plugin call's context.
+func WithCaller(ctx context.Context, s *session.Session) context.Context {
+	return context.WithValue(ctx, callerKey{}, s)
+}
+
+// Caller is the session a plugin call's context was made for (nil if none).
+func Caller(ctx context.Context) *session.Session {
+	s, _ := ctx.Value(callerKey{}).(*session.Session)
+	return s
 }

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -28,8 +28,7 @@ const maxRounds = 8
 type roundKey struct{}
 
 // completeInputs runs the rounds of an upstream's input_required result for session s.
-func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, result json.RawMessage, deadline time.Time) string {
-	g := f.g
+func (dp *Dispatcher) completeInputs(ctx context.Context, c *upstreamCall, result json.RawMessage, deadline time.Time) string {
 	s, m, server, out := c.s, c.m, c.server, c.out
 	fail := func(text string) string { return c.fail("error", text) }
 	round, _ := ctx.Value(roundKey{}).(int)
@@ -43,7 +42,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 	}
 	if json.Unmarshal(result, &ir) != nil || ir.ResultType != "input_required" {
 		// Not an input_required result after all ("input_required" in some text): as is.
-		_ = out.reply(wire.Result(m.ID, result))
+		_ = out.Reply(wire.Result(m.ID, result))
 		return "ok"
 	}
 	type asked struct {
@@ -54,7 +53,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 	var pending []asked
 	defer func() {
 		for _, a := range pending {
-			g.calls.routes.Forget(a.id)
+			dp.routes.Forget(a.id)
 		}
 	}()
 	for key, raw := range ir.InputRequests {
@@ -78,9 +77,9 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
 		}
 		wait := make(chan routes.Answer, 1)
-		id := g.calls.routes.Ask(routes.Request[*session.Session]{Session: s, Wait: wait})
+		id := dp.routes.Ask(routes.Request[*session.Session]{Session: s, Wait: wait})
 		pending = append(pending, asked{key: key, id: id, wait: wait})
-		if err := out.related(wire.Request(wire.Quote(id), r.Method, r.Params)); err != nil {
+		if err := out.Related(wire.Request(wire.Quote(id), r.Method, r.Params)); err != nil {
 			return fail(fmt.Sprintf("upstream %q needs %s, and the client has no stream to be asked on", server, r.Method))
 		}
 	}
@@ -97,7 +96,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 		case <-timer.C:
 			return fail(fmt.Sprintf("the client did not answer upstream %q's input request in time", server))
 		case <-ctx.Done():
-			_ = out.reply(nil)
+			_ = out.Reply(nil)
 			return "cancelled"
 		}
 	}
@@ -113,7 +112,7 @@ func (f *statelessFront) completeInputs(ctx context.Context, c *upstreamCall, re
 	p.Raw("requestState", ir.RequestState)
 	retry := *c
 	retry.params, retry.header = p.Bytes(), nil
-	return g.calls.forward(context.WithValue(ctx, roundKey{}, round+1), &retry)
+	return dp.forward(context.WithValue(ctx, roundKey{}, round+1), &retry)
 }
 
 // appendInputs appends a retried request's inputResponses and requestState members.
@@ -186,7 +185,7 @@ func modernParams(s *session.Session, raw []byte) []byte {
 // watchModern serves resources/subscribe and unsubscribe for an upstream of the stateless
 // revision (it has neither): a subscriptions/listen for the URI on the session's behalf.
 // It reports whether it answered.
-func (f *statelessFront) watchModern(ctx context.Context, s *session.Session, m *wire.Msg, server, uri string, out outbox) bool {
+func (dp *Dispatcher) watchModern(ctx context.Context, s *session.Session, m *wire.Msg, server, uri string, out Outbox) bool {
 	conn, err := s.Conn(ctx, server)
 	if err != nil || !conn.Modern {
 		return false
@@ -197,13 +196,13 @@ func (f *statelessFront) watchModern(ctx context.Context, s *session.Session, m 
 	if m.Method == "resources/subscribe" {
 		stop, err := conn.WatchResource(uri)
 		if err != nil {
-			_ = out.reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("upstream %q: subscribing to %s failed: %v", server, uri, err), nil))
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("upstream %q: subscribing to %s failed: %v", server, uri, err), nil))
 			return true
 		}
 		if !s.Subs.Watch(uri, stop) {
 			stop() // the session ended meanwhile
 		}
 	}
-	_ = out.reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+	_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 	return true
 }

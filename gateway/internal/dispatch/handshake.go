@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"encoding/json"
@@ -22,13 +22,12 @@ import (
 // view in full and later ones thin.
 
 // form decides (once per session and view) which form of tools/list the session gets.
-func (dp *dispatcher) form(s *session.Session, v *registry.View) string {
-	g := dp.g
+func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
 	hash := v.Hash()
 	if f, ok := s.Shown.Form(hash); ok {
 		return f
 	}
-	cfg := g.policy().cfg
+	cfg := dp.Host.Policy()
 	in := listform.Inputs{Mode: s.Rec.Handshake, Tools: len(v.Tools),
 		FullMax: cfg.HTTP.Auto.FullMaxTokens, ThinMax: cfg.HTTP.Auto.ThinMaxTokens}
 	if in.Mode == "" || in.Mode == listform.Auto {
@@ -38,7 +37,7 @@ func (dp *dispatcher) form(s *session.Session, v *registry.View) string {
 			in.Mode = cfg.HTTP.Handshake
 		}
 	}
-	if _, p := cfg.ClientProfile(clientName(s.ClientInfo())); p != nil {
+	if _, p := cfg.ClientProfile(ClientName(s.ClientInfo())); p != nil {
 		in.MaxTools = p.MaxTools
 	}
 	if in.Mode == "" || in.Mode == listform.Auto {
@@ -47,10 +46,10 @@ func (dp *dispatcher) form(s *session.Session, v *registry.View) string {
 	}
 	form, fresh := s.Shown.KeepForm(hash, listform.Choose(in))
 	if fresh {
-		g.metrics.Handshake(form)
+		dp.Metrics.Handshake(form)
 		rec := s.SetForm(hash, form)
-		if err := g.store.Put(&rec); err != nil {
-			g.log.Warn("session record not updated", "session", s.ID, "err", err)
+		if err := dp.Store.Put(&rec); err != nil {
+			dp.Log.Warn("session record not updated", "session", s.ID, "err", err)
 		}
 	}
 	return form
@@ -58,26 +57,25 @@ func (dp *dispatcher) form(s *session.Session, v *registry.View) string {
 
 // conversationSaw reports whether the session's conversation was served view hash in full
 // before; if not, it records that it now is.
-func (dp *dispatcher) conversationSaw(s *session.Session, hash string) bool {
-	g := dp.g
+func (dp *Dispatcher) conversationSaw(s *session.Session, hash string) bool {
 	if s.Rec.Conversation == "" {
 		return false
 	}
-	c, err := g.store.GetConversation(s.Rec.Agent, s.Rec.Conversation)
+	c, err := dp.Store.GetConversation(s.Rec.Agent, s.Rec.Conversation)
 	if err == nil && c.FullViewHash == hash {
 		return true
 	}
 	if err == nil || errors.Is(err, sessions.ErrNotFound) {
-		if perr := g.store.PutConversation(&sessions.Conversation{Agent: s.Rec.Agent, ID: s.Rec.Conversation,
+		if perr := dp.Store.PutConversation(&sessions.Conversation{Agent: s.Rec.Agent, ID: s.Rec.Conversation,
 			FullViewHash: hash, Updated: time.Now().UTC()}); perr != nil {
-			g.log.Warn("conversation not saved", "err", perr)
+			dp.Log.Warn("conversation not saved", "err", perr)
 		}
 	}
 	return false
 }
 
-// clientName is the name in an initialize's clientInfo ("" when there is none).
-func clientName(info json.RawMessage) string {
+// ClientName is the name in an initialize's clientInfo ("" when there is none).
+func ClientName(info json.RawMessage) string {
 	var ci struct {
 		Name string `json:"name"`
 	}
@@ -97,11 +95,11 @@ func thinFor(s *session.Session, v *registry.View) bool {
 // searchPage is the search form's list for session s over view v: the pinned tools (the
 // gateway's and the agent's globs), at most one fewer than the client's cap, and the search
 // tool.
-func (dp *dispatcher) searchPage(s *session.Session, v *registry.View) *registry.Page {
-	cfg := dp.g.policy().cfg
+func (dp *Dispatcher) searchPage(s *session.Session, v *registry.View) *registry.Page {
+	cfg := dp.Host.Policy()
 	globs := cfg.PinnedTools(s.Rec.Agent)
 	max := 0
-	if _, p := cfg.ClientProfile(clientName(s.ClientInfo())); p != nil && p.MaxTools > 0 {
+	if _, p := cfg.ClientProfile(ClientName(s.ClientInfo())); p != nil && p.MaxTools > 0 {
 		max = p.MaxTools - 1
 	}
 	pin := func(t *registry.Tool) bool {
@@ -119,46 +117,29 @@ func (dp *dispatcher) searchPage(s *session.Session, v *registry.View) *registry
 
 // describeTools answers describe_tools: the full definitions of the named tools in the
 // session's view.
-func (dp *dispatcher) describeTools(s *session.Session, m *wire.Msg, args json.RawMessage, out outbox) {
-	_ = out.reply(wire.Result(m.ID, listform.DescribeResult(s.View(), args)))
+func (dp *Dispatcher) describeTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
+	_ = out.Reply(wire.Result(m.ID, listform.DescribeResult(s.View(), args)))
 }
 
 // searchTools answers search_tools: the full definitions of the tools of the session's view
 // that best match the query.
-func (dp *dispatcher) searchTools(s *session.Session, m *wire.Msg, args json.RawMessage, out outbox) {
-	res, found := listform.SearchResult(s.View(), args, dp.g.policy().cfg.HTTP.Search.Results)
-	dp.g.log.Debug("search_tools", "session", s.ID, "agent", s.Rec.Agent, "found", found)
-	_ = out.reply(wire.Result(m.ID, res))
+func (dp *Dispatcher) searchTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
+	res, found := listform.SearchResult(s.View(), args, dp.Host.Policy().HTTP.Search.Results)
+	dp.Log.Debug("search_tools", "session", s.ID, "agent", s.Rec.Agent, "found", found)
+	_ = out.Reply(wire.Result(m.ID, res))
 }
 
 // schemaOnError answers a thin session's call whose arguments fail the tool's full schema
 // with an isError result that carries that schema, so the model can retry correctly.
-func (dp *dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out outbox, start time.Time) {
-	g := dp.g
+func (dp *Dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out Outbox, start time.Time) {
 	text := fmt.Sprintf("Invalid arguments for %s: %v\nThe tool's full input schema:\n%s", t.Exposed, verr, t.InputSchema())
 	b, _ := json.Marshal(map[string]any{
 		"content":           []map[string]string{{"type": "text", "text": text}},
 		"structuredContent": map[string]any{"error": verr.Error(), "inputSchema": t.InputSchema()},
 		"isError":           true,
 	})
-	_ = out.reply(wire.Result(m.ID, b))
-	g.metrics.CountCall(s.Rec.Agent, t.Server, t.Name, "invalid_arguments")
-	g.audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
+	_ = out.Reply(wire.Result(m.ID, b))
+	dp.Metrics.CountCall(s.Rec.Agent, t.Server, t.Name, "invalid_arguments")
+	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
 		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: "invalid_arguments", Rule: "schema-on-error", DurationMS: ms(time.Since(start))})
-}
-
-// nameRule is the tool-name rule of the client that sent info in its initialize, from the
-// config's client table (docs/config.md, "Clients"); the zero rule when no profile matches
-// or the profile asks nothing stricter than the naming rules.
-func (g *Gateway) nameRule(info json.RawMessage) registry.NameRule {
-	cfg := g.policy().cfg
-	_, p := cfg.ClientProfile(clientName(info))
-	if p == nil {
-		return registry.NameRule{}
-	}
-	r := registry.NameRule{Pattern: p.NameRE()}
-	if l := p.NameLimit(cfg.Naming); l < cfg.Naming.MaxLength {
-		r.Max = l
-	}
-	return r
 }

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-// tracingHooks are the observer hooks (observer.go) that trace the request path with t
+// tracingHooks are the Observer hooks (Observer.go) that trace the request path with t
 // (docs/tracing.md): they hand the tracer what it records as plain values. With tracing
 // off the gateway has no tracer and these hooks are never made.
-func tracingHooks(t *telemetry.Tracer) observer {
-	return observer{
+func TracingHooks(t *telemetry.Tracer) Observer {
+	return Observer{
 		request: func(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func()) {
 			return t.StartRequest(ctx, telemetry.Request{Method: m.Method, ID: m.ID, Params: m.Params,
 				Session: s.ID, Agent: s.Rec.Agent, Transport: s.Transport})

@@ -1,4 +1,4 @@
-package gateway
+package dispatch
 
 import (
 	"encoding/json"
@@ -11,11 +11,11 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// handleUpstream routes what an upstream sends that is not a response: progress to the
+// HandleUpstream routes what an upstream sends that is not a response: progress to the
 // call that asked for it, logging and server-to-client requests to the session the call
 // belongs to (on the call's own stream while it runs), resource updates to subscribers.
 // owner is the session of a per-session instance, nil for shared connections.
-func (dp *dispatcher) handleUpstream(owner *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+func (dp *Dispatcher) HandleUpstream(owner *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 	switch m.Method {
 	case "notifications/progress":
 		dp.relayProgress(c, m)
@@ -36,7 +36,7 @@ func (dp *dispatcher) handleUpstream(owner *session.Session, c *upstream.Conn, m
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		// A session's own instance said its lists changed (the registry re-reads them):
 		// its listen streams are told after the re-read even when nothing they list
-		// changed (listen.go).
+		// changed (gateway/listen.go).
 		if owner != nil {
 			if ls := owner.Listen.Load(); ls != nil {
 				ls.Said(m.Method)
@@ -74,7 +74,7 @@ func (dp *dispatcher) handleUpstream(owner *session.Session, c *upstream.Conn, m
 
 // relayProgress sends an upstream's progress notification to the call that asked for it,
 // under the progress token the client gave.
-func (dp *dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
+func (dp *Dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(m.Params, &p) != nil {
 		return
@@ -105,10 +105,9 @@ func (dp *dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
 // caller refuses the request or drops the notification. On an instance the session owns,
 // every call is that session's, so the message rides the newest call's stream (a client
 // without a GET stream still sees it); k is nil when it goes to the session's own stream.
-func (dp *dispatcher) relatedCall(owner *session.Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *session.Session) {
-	g := dp.g
+func (dp *Dispatcher) relatedCall(owner *session.Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *session.Session) {
 	if rel != nil && rel.Owner != nil {
-		return rel, g.live.liveSession(rel.Owner.Tenant())
+		return rel, dp.Host.Live(rel.Owner.Tenant())
 	}
 	if owner == nil {
 		return nil, nil
@@ -123,14 +122,13 @@ func (dp *dispatcher) relatedCall(owner *session.Session, c *upstream.Conn, rel 
 }
 
 // unroutable counts an upstream message that reached no session (docs/security.md).
-func (dp *dispatcher) unroutable(c *upstream.Conn, kind string) {
-	g := dp.g
-	g.metrics.Unroutable(c.Name, kind)
+func (dp *Dispatcher) unroutable(c *upstream.Conn, kind string) {
+	dp.Metrics.Unroutable(c.Name, kind)
 }
 
 // serverRequest relays sampling, elicitation and roots requests to the client whose call
 // caused them, under a gateway id, and remembers where the answer goes.
-func (dp *dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
+func (dp *Dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
 	upID := append(json.RawMessage(nil), m.ID...) // outlives the reader's buffer (answers go off the reader)
 	k, s := dp.relatedCall(owner, c, rel)
 	if s == nil {
@@ -155,7 +153,7 @@ func (dp *dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m 
 		capOK = s.Caps.Roots
 	}
 	// A stateless caller declares its capabilities per request: the call's own request
-	// decides (mrtr.go askClient), not the session's first one.
+	// decides (gateway/mrtr.go, askClient), not the session's first one.
 	if !capOK && s.Transport != "stateless" {
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeMethodNotFound, Message: "the client did not declare the capability for " + m.Method})
 		go c.Reply(upID, nil, e)
@@ -181,18 +179,15 @@ func (dp *dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m 
 
 // subscribers are the sessions subscribed to uri on server (for a per-session instance,
 // only its own session).
-func (dp *dispatcher) subscribers(owner *session.Session, server, uri string) []*session.Session {
-	g := dp.g
+func (dp *Dispatcher) subscribers(owner *session.Session, server, uri string) []*session.Session {
 	if owner != nil {
 		if owner.Subs.Subscribed(uri, server) {
 			return []*session.Session{owner}
 		}
 		return nil
 	}
-	g.live.mu.RLock()
-	defer g.live.mu.RUnlock()
 	var out []*session.Session
-	for _, s := range g.live.sessions {
+	for _, s := range dp.Host.Sessions() {
 		if s.Subs.Subscribed(uri, server) {
 			out = append(out, s)
 		}
