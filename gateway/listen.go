@@ -193,7 +193,7 @@ func (f *statelessFront) unsubscribeFor(s *session.Session, uri string) {
 }
 
 // subscribePluginFor is subscribeFor for a plugin resource: the same view check and
-// provider subscription as resources/subscribe from a session client (pluginresources.go),
+// provider subscription as resources/subscribe from a session client (dispatch/pluginresources.go),
 // counted per URI like an upstream's so that the last listener naming it unsubscribes.
 func (f *statelessFront) subscribePluginFor(s *session.Session, uri string) bool {
 	g := f.g
