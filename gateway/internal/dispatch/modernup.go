@@ -64,16 +64,7 @@ func (dp *Dispatcher) completeInputs(ctx context.Context, c *upstreamCall, resul
 		if json.Unmarshal(raw, &r) != nil {
 			return fail(fmt.Sprintf("upstream %q sent a malformed input request %q", server, key))
 		}
-		capOK := false
-		switch r.Method {
-		case "sampling/createMessage":
-			capOK = s.Caps.Sampling
-		case "elicitation/create":
-			capOK = s.Caps.Elicitation
-		case "roots/list":
-			capOK = s.Caps.Roots
-		}
-		if !capOK {
+		if capOK, _ := s.Caps.For(r.Method); !capOK {
 			return fail(fmt.Sprintf("upstream %q needs %s, which the client did not declare", server, r.Method))
 		}
 		wait := make(chan routes.Answer, 1)

@@ -143,15 +143,8 @@ func (dp *Dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m 
 		go c.Reply(upID, nil, e)
 		return
 	}
-	capOK := true
-	switch m.Method {
-	case "sampling/createMessage":
-		capOK = s.Caps.Sampling
-	case "elicitation/create":
-		capOK = s.Caps.Elicitation
-	case "roots/list":
-		capOK = s.Caps.Roots
-	}
+	capOK, known := s.Caps.For(m.Method)
+	capOK = capOK || !known // a request that needs no declared capability is relayed
 	// A stateless caller declares its capabilities per request: the call's own request
 	// decides (gateway/mrtr.go, askClient), not the session's first one.
 	if !capOK && s.Transport != "stateless" {

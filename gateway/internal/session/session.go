@@ -71,6 +71,20 @@ type PluginCall interface {
 // Caps are the capabilities the session's client declared in initialize.
 type Caps struct{ Sampling, Elicitation, URLElicitation, Roots bool }
 
+// For reports whether the client declared the capability a server-to-client request
+// needs; known is false for a method that needs none of them.
+func (c Caps) For(method string) (declared, known bool) {
+	switch method {
+	case "sampling/createMessage":
+		return c.Sampling, true
+	case "elicitation/create":
+		return c.Elicitation, true
+	case "roots/list":
+		return c.Roots, true
+	}
+	return false, false
+}
+
 // Session is one client session on the gateway, live in this process.
 type Session struct {
 	ID        string

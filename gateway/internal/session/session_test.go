@@ -108,3 +108,20 @@ func TestSubject(t *testing.T) {
 		}
 	}
 }
+
+func TestCapsFor(t *testing.T) {
+	c := Caps{Sampling: true, Roots: false}
+	for _, tc := range []struct {
+		method          string
+		declared, known bool
+	}{
+		{"sampling/createMessage", true, true},
+		{"roots/list", false, true},
+		{"elicitation/create", false, true},
+		{"ping", false, false},
+	} {
+		if d, k := c.For(tc.method); d != tc.declared || k != tc.known {
+			t.Errorf("For(%q) = %v, %v; want %v, %v", tc.method, d, k, tc.declared, tc.known)
+		}
+	}
+}
