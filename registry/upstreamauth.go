@@ -55,6 +55,15 @@ func (ua *UpstreamAuth) target(name string) (upauth.Server, bool) {
 	return upauth.Server{Name: name, URL: s.Def.URL, Auth: s.Def.Auth}, true
 }
 
+// GrantSubject is whose grant at server a call of subject (an identity, session.Subject)
+// uses: its own at a per-user server, the server's one ("") at a per-server one.
+func (ua *UpstreamAuth) GrantSubject(server, subject string) string {
+	if t, ok := ua.target(server); ok {
+		return t.SubjectOf(subject)
+	}
+	return subject
+}
+
 // ConsentURL starts an authorization of subject at server and returns the URL a person
 // opens to approve it (subject is ignored for a per-server grant).
 func (ua *UpstreamAuth) ConsentURL(ctx context.Context, server, subject string) (string, error) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
@@ -46,7 +45,7 @@ func (c *upstreamCall) needConsent(nc *registry.NeedConsent) {
 			"mode": "url", "elicitationId": elicitationID(nc.URL), "url": nc.URL, "message": msg + ".",
 		}}}
 		_ = c.out.Reply(wire.Error(c.m.ID, wire.CodeURLElicitationRequired, msg, data))
-		c.dp.consents.add(c.server, grantSubject(c.dp.Reg, c.s, c.server), c.s.ID, elicitationID(nc.URL))
+		c.dp.consents.add(c.server, c.dp.Reg.UpstreamAuth().GrantSubject(c.server, session.Subject(c.s.Rec.Principal, c.s.Rec.Agent)), c.s.ID, elicitationID(nc.URL))
 		return
 	}
 	text := msg + ": open " + nc.URL + " to sign in, then call again."
@@ -62,15 +61,6 @@ func (c *upstreamCall) needConsent(nc *registry.NeedConsent) {
 func elicitationID(u string) string {
 	sum := sha256.Sum256([]byte(u))
 	return hex.EncodeToString(sum[:12])
-}
-
-// grantSubject is whose grant at server the session's calls use: its identity's for a
-// per-user server, the server's own ("") otherwise.
-func grantSubject(reg *registry.Registry, s *session.Session, server string) string {
-	if srv := reg.Server(server); srv != nil && srv.Def.Auth.Per == config.AuthPerServer {
-		return ""
-	}
-	return session.Subject(s.Rec.Principal, s.Rec.Agent)
 }
 
 // consentWaiters are the sessions given a URL elicitation for a grant, by server and

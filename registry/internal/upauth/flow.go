@@ -21,7 +21,7 @@ import (
 // state until the callback, at most the flow timeout, so the callback may reach any
 // replica.
 func (m *Manager) Begin(ctx context.Context, srv Server, subject string, ch *oauth.Challenge) (string, error) {
-	return m.begin(ctx, srv, srv.subjectOf(subject), ch, nil, 0)
+	return m.begin(ctx, srv, srv.SubjectOf(subject), ch, nil, 0)
 }
 
 func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.Challenge, scopes []string, stepUps int) (string, error) {
@@ -181,7 +181,7 @@ func (m *Manager) Complete(ctx context.Context, q url.Values) (Completed, error)
 // is dropped and the answer is nil: try again. Otherwise the answer is the *NeedConsent
 // to pass on, or why none can be started.
 func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent string, status int, h http.Header) error {
-	sub := srv.subjectOf(subject)
+	sub := srv.SubjectOf(subject)
 	ch := oauth.ParseChallenge(h)
 	g, rev, err := m.loadGrant(srv.Name, sub)
 	if err != nil {

@@ -35,8 +35,8 @@ type Server struct {
 	Auth config.UpstreamAuth
 }
 
-// subjectOf is whose grant a call of subject uses at s: its own, or the server's one.
-func (s Server) subjectOf(subject string) string {
+// SubjectOf is whose grant a call of subject uses at s: its own, or the server's one.
+func (s Server) SubjectOf(subject string) string {
 	if s.Auth.Per == config.AuthPerServer {
 		return ""
 	}
@@ -200,7 +200,7 @@ func (m *Manager) putGrant(server, subject string, g *grant, rev int64) error {
 // authorization with what the upstream asks for. A server that serves some requests
 // without a token (initialize) is thus served as it wants.
 func (m *Manager) Header(ctx context.Context, srv Server, subject string) (string, error) {
-	sub := srv.subjectOf(subject)
+	sub := srv.SubjectOf(subject)
 	g, _, err := m.loadGrant(srv.Name, sub)
 	if err != nil {
 		return "", err
