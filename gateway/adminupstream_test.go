@@ -1,151 +1,15 @@
 package gateway_test
 
 import (
-	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// oauthUpstream is an MCP server (the Go SDK's, one tool) that takes only the bearer
-// tokens its own authorization server issued, and that authorization server on the same
-// loopback listener: protected resource and authorization server metadata, dynamic
-// registration, an authorization endpoint that approves at once (no person), and a token
-// endpoint that checks PKCE and rotates refresh tokens. It remembers every token it
-// issued, so a test can look for them where they must not be.
-type oauthUpstream struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	seq    int
-	codes  map[string]string // code → code_challenge
-	tokens map[string]bool   // access tokens still valid
-	issued []string          // every access and refresh token
-	calls  int               // MCP requests that carried a valid token
-}
-
-func newOAuthUpstream(t *testing.T) *oauthUpstream {
-	t.Helper()
-	o := &oauthUpstream{codes: map[string]string{}, tokens: map[string]bool{}}
-	sdk := mcp.NewServer(&mcp.Implementation{Name: "crm", Version: "1"}, nil)
-	mcp.AddTool(sdk, &mcp.Tool{Name: "accounts", Description: "lists accounts"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "acme"}}}, nil, nil
-	})
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return sdk }, nil)
-	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", func(w http.ResponseWriter, r *http.Request) {
-		tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		o.mu.Lock()
-		ok := o.tokens[tok]
-		if ok {
-			o.calls++
-		}
-		o.mu.Unlock()
-		if !ok {
-			w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+o.srv.URL+`/.well-known/oauth-protected-resource/mcp", scope="crm.read"`)
-			w.WriteHeader(http.StatusUnauthorized)
-			return
-		}
-		mcpHandler.ServeHTTP(w, r)
-	})
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		writeJSON(w, 200, map[string]any{"resource": o.srv.URL + "/mcp", "authorization_servers": []string{o.srv.URL + "/as"}, "scopes_supported": []string{"crm.read"}})
-	})
-	mux.HandleFunc("/.well-known/oauth-authorization-server/as", func(w http.ResponseWriter, r *http.Request) {
-		iss := o.srv.URL + "/as"
-		writeJSON(w, 200, map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token",
-			"registration_endpoint": iss + "/register", "response_types_supported": []string{"code"},
-			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"none"}, "scopes_supported": []string{"crm.read", "offline_access"},
-			"authorization_response_iss_parameter_supported": true})
-	})
-	mux.HandleFunc("/as/register", func(w http.ResponseWriter, r *http.Request) {
-		var req map[string]any
-		_ = json.NewDecoder(io.LimitReader(r.Body, 1<<16)).Decode(&req)
-		writeJSON(w, 201, map[string]any{"client_id": "dyn-client", "token_endpoint_auth_method": "none", "redirect_uris": req["redirect_uris"]})
-	})
-	mux.HandleFunc("/as/authorize", o.authorize)
-	mux.HandleFunc("/as/token", o.token)
-	o.srv = httptest.NewServer(mux)
-	t.Cleanup(o.srv.Close)
-	return o
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
-}
-
-func (o *oauthUpstream) authorize(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != o.srv.URL+"/mcp" || q.Get("client_id") != "dyn-client" {
-		http.Error(w, "bad authorization request", http.StatusBadRequest)
-		return
-	}
-	o.mu.Lock()
-	o.seq++
-	code := fmt.Sprintf("code-%d", o.seq)
-	o.codes[code] = q.Get("code_challenge")
-	o.mu.Unlock()
-	back, err := url.Parse(q.Get("redirect_uri"))
-	if err != nil {
-		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
-		return
-	}
-	v := back.Query()
-	v.Set("code", code)
-	v.Set("state", q.Get("state"))
-	v.Set("iss", o.srv.URL+"/as")
-	back.RawQuery = v.Encode()
-	http.Redirect(w, r, back.String(), http.StatusFound)
-}
-
-func (o *oauthUpstream) token(w http.ResponseWriter, r *http.Request) {
-	_ = r.ParseForm()
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if r.PostForm.Get("grant_type") != "authorization_code" {
-		writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
-		return
-	}
-	ch, ok := o.codes[r.PostForm.Get("code")]
-	delete(o.codes, r.PostForm.Get("code"))
-	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-	if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != ch {
-		writeJSON(w, 400, map[string]string{"error": "invalid_grant"})
-		return
-	}
-	o.seq++
-	at, rt := fmt.Sprintf("AT-secret-%d-%x", o.seq, sum[:6]), fmt.Sprintf("RT-secret-%d-%x", o.seq, sum[6:12])
-	o.tokens[at] = true
-	o.issued = append(o.issued, at, rt)
-	writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt, "scope": "crm.read offline_access"})
-}
-
-// leaked reports the tokens the upstream issued that appear in b.
-func (o *oauthUpstream) leaked(b []byte) []string {
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	var out []string
-	for _, tok := range o.issued {
-		if strings.Contains(string(b), tok) {
-			out = append(out, tok)
-		}
-	}
-	return out
-}
 
 // TestAdminUpstreamGrants: a gateway whose upstream crm requires OAuth (per server) lists
 // it with no grant; POST .../crm/connect answers a consent URL, which a browser follows
@@ -157,7 +21,7 @@ func (o *oauthUpstream) leaked(b []byte) []string {
 // again; without the admin credential every route is 401, a per-server connect
 // with a subject or an unknown server is refused, and no authorization starts for them.
 func TestAdminUpstreamGrants(t *testing.T) {
-	up := newOAuthUpstream(t)
+	up := newFakeOAuth(t)
 	const admin = "upstream-grants-admin-token-0123456789"
 	g := startGateway(t, `
 listen: {{listen}}
@@ -341,7 +205,7 @@ servers:
 // admin API's bound is a 413, a wrong method a 405 with Allow, a wrong credential a 401,
 // and no answer carries a consent URL or a revocation.
 func TestAdminUpstreamGrantsAttacks(t *testing.T) {
-	up := newOAuthUpstream(t)
+	up := newFakeOAuth(t)
 	const admin = "upstream-grants-attack-token-0123456789"
 	g := startGateway(t, `
 listen: {{listen}}
@@ -412,7 +276,7 @@ servers:
 // revoking needs the subject (the server-wide or another subject's is a 404), and after
 // it a1's next call asks a1 to sign in again.
 func TestAdminUpstreamGrantsPerUser(t *testing.T) {
-	up := newProtectedUpstream(t)
+	up := newFakeOAuth(t)
 	const admin = "upstream-grants-peruser-token-0123456789"
 	g := startGateway(t, `
 listen: {{listen}}
@@ -438,9 +302,10 @@ servers:
 			var res struct {
 				Tools []struct{ Name string } `json:"tools"`
 			}
-			if m := lr.message(t); m.Error == nil && json.Unmarshal(m.Result, &res) == nil && len(res.Tools) > 0 {
-				tool = res.Tools[0].Name
-				break
+			if m := lr.message(t); m.Error == nil && json.Unmarshal(m.Result, &res) == nil {
+				if tool = toolNamed(res.Tools, "whoami"); tool != "" {
+					break
+				}
 			}
 			time.Sleep(50 * time.Millisecond)
 		}

@@ -3,172 +3,15 @@ package gateway_test
 import (
 	"bufio"
 	"context"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
-
-// protectedUpstream is an OAuth-protected MCP upstream and its authorization server in
-// one: authorizations are approved without a person, each authorization code starts a
-// grant (g1, g2, ...), refreshes keep it, and the one tool, whoami, says whose grant the
-// call carried.
-type protectedUpstream struct {
-	srv    *httptest.Server
-	mu     sync.Mutex
-	seq    int
-	codes  map[string]string // code → code_challenge
-	grants map[string]string // access or refresh token → grant
-	nCodes int
-}
-
-func newProtectedUpstream(t *testing.T) *protectedUpstream {
-	p := &protectedUpstream{codes: map[string]string{}, grants: map[string]string{}}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/mcp", p.mcp)
-	js := func(w http.ResponseWriter, status int, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_ = json.NewEncoder(w).Encode(v)
-	}
-	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", func(w http.ResponseWriter, r *http.Request) {
-		js(w, 200, map[string]any{"resource": p.srv.URL + "/mcp", "authorization_servers": []string{p.srv.URL + "/as"}})
-	})
-	mux.HandleFunc("/.well-known/oauth-authorization-server/as", func(w http.ResponseWriter, r *http.Request) {
-		iss := p.srv.URL + "/as"
-		js(w, 200, map[string]any{"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token",
-			"registration_endpoint": iss + "/register", "response_types_supported": []string{"code"},
-			"grant_types_supported": []string{"authorization_code", "refresh_token"}, "code_challenge_methods_supported": []string{"S256"},
-			"token_endpoint_auth_methods_supported": []string{"none"}})
-	})
-	mux.HandleFunc("/as/register", func(w http.ResponseWriter, r *http.Request) {
-		var md struct {
-			RedirectURIs []string `json:"redirect_uris"`
-		}
-		_ = json.NewDecoder(r.Body).Decode(&md)
-		js(w, 201, map[string]any{"client_id": "dyn", "token_endpoint_auth_method": "none", "redirect_uris": md.RedirectURIs})
-	})
-	mux.HandleFunc("/as/authorize", func(w http.ResponseWriter, r *http.Request) {
-		q := r.URL.Query()
-		p.mu.Lock()
-		p.seq++
-		code := fmt.Sprintf("code-%d", p.seq)
-		p.codes[code] = q.Get("code_challenge")
-		p.mu.Unlock()
-		back, _ := url.Parse(q.Get("redirect_uri"))
-		v := back.Query()
-		v.Set("code", code)
-		v.Set("state", q.Get("state"))
-		back.RawQuery = v.Encode()
-		http.Redirect(w, r, back.String(), http.StatusFound)
-	})
-	mux.HandleFunc("/as/token", func(w http.ResponseWriter, r *http.Request) {
-		_ = r.ParseForm()
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		var grant string
-		switch r.PostForm.Get("grant_type") {
-		case "authorization_code":
-			ch, ok := p.codes[r.PostForm.Get("code")]
-			delete(p.codes, r.PostForm.Get("code"))
-			sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
-			if !ok || base64.RawURLEncoding.EncodeToString(sum[:]) != ch {
-				js(w, 400, map[string]string{"error": "invalid_grant"})
-				return
-			}
-			p.nCodes++
-			grant = fmt.Sprintf("g%d", p.nCodes)
-		case "refresh_token":
-			rt := r.PostForm.Get("refresh_token")
-			if grant = p.grants[rt]; grant == "" {
-				js(w, 400, map[string]string{"error": "invalid_grant"})
-				return
-			}
-			delete(p.grants, rt)
-		default:
-			js(w, 400, map[string]string{"error": "unsupported_grant_type"})
-			return
-		}
-		p.seq++
-		at, rt := fmt.Sprintf("at-%d", p.seq), fmt.Sprintf("rt-%d", p.seq)
-		p.grants[at], p.grants[rt] = grant, grant
-		js(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": 3600, "refresh_token": rt})
-	})
-	p.srv = httptest.NewServer(mux)
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-// revoke makes every token of grant unusable, as an authorization server that revoked it.
-func (p *protectedUpstream) revoke(grant string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for tok, g := range p.grants {
-		if g == grant {
-			delete(p.grants, tok)
-		}
-	}
-}
-
-func (p *protectedUpstream) mcp(w http.ResponseWriter, r *http.Request) {
-	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	p.mu.Lock()
-	grant := p.grants[tok]
-	p.mu.Unlock()
-	if grant == "" || !strings.HasPrefix(tok, "at-") {
-		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+p.srv.URL+`/.well-known/oauth-protected-resource/mcp"`)
-		w.WriteHeader(http.StatusUnauthorized)
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
-	}
-	b, _ := io.ReadAll(r.Body)
-	m, err := wire.Parse(b)
-	if err != nil || m.ID == nil {
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	var result string
-	switch m.Method {
-	case "initialize":
-		result = `{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"protected","version":"1"}}`
-	case "tools/list":
-		result = `{"tools":[{"name":"whoami","description":"says whose grant the call carried","inputSchema":{"type":"object"}}]}`
-	case "tools/call":
-		result = `{"content":[{"type":"text","text":"grant=` + grant + `"}]}`
-	default:
-		result = `{}`
-	}
-	w.Header().Set("Content-Type", "application/json")
-	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
-}
-
-// open follows a sign-in URL as a browser would, through the authorization server to the
-// gateway's callback, which must say the grant was given.
-func openConsent(t *testing.T, u string) {
-	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(u)
-	if err != nil {
-		t.Fatalf("open %s: %v", u, err)
-	}
-	b, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "may now use") {
-		t.Fatalf("consent at %s: HTTP %d %s", u, resp.StatusCode, b)
-	}
-}
 
 var signInURL = func(s string) string {
 	i := strings.Index(s, "http")
@@ -189,7 +32,7 @@ var signInURL = func(s string) string {
 // signs in the same call goes through on its own grant; a grant the authorization server
 // revoked asks its owner again.
 func TestOAuthPerUser(t *testing.T) {
-	up := newProtectedUpstream(t)
+	up := newFakeOAuth(t)
 	g := startGateway(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
@@ -248,7 +91,7 @@ servers:
 					Tools []struct{ Name string } `json:"tools"`
 				}
 				_ = json.Unmarshal(lr.message(t).Result, &res)
-				tool = res.Tools[0].Name
+				tool = toolNamed(res.Tools, "whoami")
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
