@@ -1,7 +1,8 @@
-package gateway
+package dispatch
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"strings"
@@ -15,11 +16,22 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-func answerTestGateway(logs *bytes.Buffer) *Gateway {
-	g := &Gateway{cfg: &config.Config{}, metrics: telemetry.NewMetrics("all"),
-		log: slog.New(slog.NewJSONHandler(logs, nil))}
-	linkParts(g)
-	return g
+// droppedAnswers reads mcpgw_client_responses_dropped_total{reason} as a scrape would.
+func droppedAnswers(m *telemetry.Metrics, reason string) float64 {
+	fams, _ := m.Gather()
+	for _, f := range fams {
+		if f.GetName() != "mcpgw_client_responses_dropped_total" {
+			continue
+		}
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
+				if l.GetName() == "reason" && l.GetValue() == reason {
+					return s.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
 
 // TestAnswerFromAnotherSessionChangesNothing: an answer to a server-to-client request that
@@ -29,21 +41,23 @@ func answerTestGateway(logs *bytes.Buffer) *Gateway {
 // the id cancelled another's elicitation.)
 func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	var logs bytes.Buffer
-	g := answerTestGateway(&logs)
-	owner, other := session.New(sessionHost{g}, sessions.Record{ID: "owner-session"}), session.New(sessionHost{g}, sessions.Record{ID: "other-session"})
+	metrics := telemetry.NewMetrics("all")
+	dp := New(Parts{Cfg: &config.Config{}, Ctx: context.Background(), Host: fakeHost{}, Metrics: metrics,
+		Log: slog.New(slog.NewJSONHandler(&logs, nil))}, "__")
+	owner, other := session.New(noSessionHost{}, sessions.Record{ID: "owner-session"}), session.New(noSessionHost{}, sessions.Record{ID: "other-session"})
 	wait := make(chan routes.Answer, 1)
-	id := g.calls.Routes().Ask(routes.Request[*session.Session]{Session: owner, Wait: wait})
+	id := dp.Routes().Ask(routes.Request[*session.Session]{Session: owner, Wait: wait})
 
-	g.calls.ClientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
+	dp.ClientResponse(other, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"decline"}`)})
 	select {
 	case a := <-wait:
 		t.Fatalf("another session's answer reached the owner's request: %s", a.Result)
 	default:
 	}
-	if !g.calls.Routes().Pending(id) {
+	if !dp.Routes().Pending(id) {
 		t.Fatal("another session's answer removed the owner's pending request")
 	}
-	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "wrong_session"); n != 1 {
+	if n := droppedAnswers(metrics, "wrong_session"); n != 1 {
 		t.Errorf(`mcpgw_client_responses_dropped_total{reason="wrong_session"} = %v, want 1`, n)
 	}
 	line := logs.String()
@@ -51,7 +65,7 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 		t.Errorf("want a warning naming both sessions, logged: %s", line)
 	}
 
-	g.calls.ClientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
+	dp.ClientResponse(owner, &wire.Msg{ID: wire.Quote(id), Result: json.RawMessage(`{"action":"accept","content":{"confirm":true}}`)})
 	select {
 	case a := <-wait:
 		if !strings.Contains(string(a.Result), `"accept"`) {
@@ -60,12 +74,12 @@ func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	default:
 		t.Fatal("the owner's answer did not reach its request")
 	}
-	if g.calls.Routes().Pending(id) {
+	if dp.Routes().Pending(id) {
 		t.Error("the answered request is still pending")
 	}
 
-	g.calls.ClientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
-	if n := counterValue(g.metrics, "mcpgw_client_responses_dropped_total", "reason", "unknown"); n != 1 {
+	dp.ClientResponse(owner, &wire.Msg{ID: wire.Quote("mcpgw-r1"), Result: json.RawMessage(`{}`)})
+	if n := droppedAnswers(metrics, "unknown"); n != 1 {
 		t.Errorf(`mcpgw_client_responses_dropped_total{reason="unknown"} = %v, want 1`, n)
 	}
 }
