@@ -165,6 +165,13 @@ type HTTPConfig struct {
 	// BodyTimeout bounds reading one request body (a client that sends its body slowly
 	// holds a connection and a buffer; default 30s).
 	BodyTimeout time.Duration `yaml:"body_timeout"`
+	// BodyMinRate is the slowest a request body may arrive, in bytes a second on average
+	// after BodyRateGrace; slower is answered 408 like a body past BodyTimeout
+	// (default 1024).
+	BodyMinRate int64 `yaml:"body_min_rate"`
+	// BodyRateGrace is the time BodyMinRate allows before a body's first byte (default
+	// 10s); at BodyTimeout or more the rate does not apply.
+	BodyRateGrace time.Duration `yaml:"body_rate_grace"`
 	// MaxConnections caps the HTTP listener's open connections (default 4096).
 	MaxConnections int `yaml:"max_connections"`
 	// StreamQueue is how many messages may wait for one client stream before it is closed

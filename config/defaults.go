@@ -178,6 +178,12 @@ func (c *Config) applyHTTPDefaults() {
 	if c.HTTP.BodyTimeout == 0 {
 		c.HTTP.BodyTimeout = 30 * time.Second
 	}
+	if c.HTTP.BodyMinRate == 0 {
+		c.HTTP.BodyMinRate = 1024
+	}
+	if c.HTTP.BodyRateGrace == 0 {
+		c.HTTP.BodyRateGrace = 10 * time.Second
+	}
 	if c.HTTP.MaxConnections == 0 {
 		c.HTTP.MaxConnections = 4096
 	}

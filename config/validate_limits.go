@@ -50,6 +50,12 @@ func (c *Config) validateLimits(ps *Problems) {
 	if c.HTTP.BodyTimeout < 0 {
 		ps.add(false, "http.body_timeout", "must not be negative")
 	}
+	if c.HTTP.BodyMinRate < 1 {
+		ps.add(false, "http.body_min_rate", "%d must be positive (bytes a second; leave it unset for 1024)", c.HTTP.BodyMinRate)
+	}
+	if c.HTTP.BodyRateGrace < 0 {
+		ps.add(false, "http.body_rate_grace", "must not be negative")
+	}
 	if c.HTTP.PageSize < 1 {
 		ps.add(false, "http.page_size", "%d must be positive", c.HTTP.PageSize)
 	}

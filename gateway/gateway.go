@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/dispatch"
+	"github.com/mcpgw/mcpgw/gateway/internal/front"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
 	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
@@ -292,7 +293,12 @@ func (g *Gateway) releaseRetired() {
 
 // Handler is the gateway's HTTP handler.
 func (g *Gateway) Handler() http.Handler {
+	h := g.cfg.HTTP
+	rules := front.BodyRules{Timeout: h.BodyTimeout, MinRate: h.BodyMinRate, Grace: h.BodyRateGrace}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Every route's body is bounded in time, and a refusal decided on the headers is
+		// answered without waiting for the body (front/bodyguard.go).
+		defer front.GuardBody(w, r, rules).Release()
 		defer func() {
 			if p := recover(); p != nil {
 				if p == http.ErrAbortHandler {

@@ -51,7 +51,7 @@ func (sf *streamableFront) readBody(w http.ResponseWriter, r *http.Request) ([]b
 	if auth.Trusted(r.Context()) && limit < SocketMaxBody {
 		limit = SocketMaxBody
 	}
-	return front.ReadBody(w, r, limit, h.BodyTimeout)
+	return front.ReadBody(w, r, limit)
 }
 
 // parseClient reads one client message (streamable.ParseClient).

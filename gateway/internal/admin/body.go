@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -58,6 +59,16 @@ func FieldErrors(w http.ResponseWriter, status int, summary string, errs, warns 
 	JSON(w, status, ErrorBody{Error: summary, Errors: errs, Warnings: warns})
 }
 
+// ReadFailed answers a body that could not be read: 408 when it did not arrive in time
+// (http.body_timeout, http.body_min_rate), 400 otherwise.
+func ReadFailed(w http.ResponseWriter, err error) {
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		Error(w, http.StatusRequestTimeout, "reading the body: "+err.Error())
+		return
+	}
+	Error(w, http.StatusBadRequest, "reading the body: "+err.Error())
+}
+
 // MaxBody bounds an admin request body.
 const MaxBody = 1 << 20
 
@@ -66,7 +77,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	b, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	switch {
 	case err != nil:
-		Error(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		ReadFailed(w, err)
 		return nil, false
 	case len(b) > MaxBody:
 		Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", MaxBody))

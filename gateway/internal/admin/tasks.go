@@ -68,7 +68,7 @@ func (a taskAPI) readTask(w http.ResponseWriter, r *http.Request) (*taskBody, bo
 	var b taskBody
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody))
 	if err != nil {
-		Error(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		ReadFailed(w, err)
 		return nil, false
 	}
 	if len(bytes.TrimSpace(body)) > 0 {

@@ -235,7 +235,7 @@ func (a *API) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	switch {
 	case err != nil:
-		Error(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		ReadFailed(w, err)
 		return
 	case len(body) > MaxBody:
 		Error(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body larger than %d bytes", MaxBody))

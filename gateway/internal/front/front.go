@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
@@ -18,19 +17,13 @@ import (
 // presizeBody is the largest declared body length that ReadBody allocates up front.
 const presizeBody = 64 << 10
 
-// ReadBody reads a request body of at most limit bytes, within timeout when it is not
-// zero; false means an error answer was written (413, 408 or 400).
-func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.Duration) ([]byte, bool) {
+// ReadBody reads a request body of at most limit bytes; false means an error answer was
+// written (413, 408 or 400). Its time is bounded by the guard (GuardBody) around every
+// route, whose deadline error is answered 408 here.
+func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool) {
 	if r.ContentLength > limit {
 		reply.Error(w, http.StatusRequestEntityTooLarge, wire.CodeInvalidRequest, "Request body is larger than the limit")
 		return nil, false
-	}
-	// A body that arrives slowly holds its buffer and connection: bounded by body_timeout.
-	// The deadline is lifted afterwards, so a long call or stream is not cut off by it.
-	rc := http.NewResponseController(w)
-	if timeout > 0 {
-		_ = rc.SetReadDeadline(time.Now().Add(timeout))
-		defer rc.SetReadDeadline(time.Time{})
 	}
 	var body []byte
 	var err error
@@ -59,7 +52,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64, timeout time.
 			return nil, false
 		}
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			reply.Error(w, http.StatusRequestTimeout, wire.CodeInvalidRequest, "Request body not received within http.body_timeout")
+			reply.Error(w, http.StatusRequestTimeout, wire.CodeInvalidRequest, "Request body not received within http.body_timeout, or slower than http.body_min_rate")
 			return nil, false
 		}
 		reply.Error(w, http.StatusBadRequest, wire.CodeParseError, "Could not read the request body")

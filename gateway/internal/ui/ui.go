@@ -7,12 +7,14 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"embed"
+	"errors"
 	"html/template"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -210,6 +212,25 @@ func uiHeaders(w http.ResponseWriter) {
 	h.Set("Cache-Control", "no-store")
 }
 
+// formArrived reads a posted form before anything looks at its fields, which would take a
+// form that did not arrive for an empty one: one not received in time (http.body_timeout,
+// http.body_min_rate) is answered 408, one over its bound 413.
+func formArrived(w http.ResponseWriter, r *http.Request) bool {
+	err := r.ParseForm()
+	var mb *http.MaxBytesError
+	switch {
+	case err == nil:
+		return true
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		http.Error(w, "The form did not arrive within http.body_timeout, or arrived slower than http.body_min_rate.", http.StatusRequestTimeout)
+		return false
+	case errors.As(err, &mb):
+		http.Error(w, "The form is larger than its limit.", http.StatusRequestEntityTooLarge)
+		return false
+	}
+	return true
+}
+
 // csrfOK checks a state-changing request's CSRF token (the X-CSRF-Token header, or the
 // csrf form field) against the session's.
 func csrfOK(r *http.Request, s *uiSession) bool {
@@ -257,6 +278,9 @@ func (u *UI) uiGuard(api bool, next http.Handler) http.Handler {
 				http.Redirect(w, r, "/ui/login?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
 				return
 			}
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !formArrived(w, r) {
+			return
 		}
 		if r.Method != http.MethodGet && r.Method != http.MethodHead && !csrfOK(r, s) {
 			deny(http.StatusForbidden, "missing or wrong CSRF token; reload the page")
@@ -347,6 +371,9 @@ func (u *UI) uiLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+	if !formArrived(w, r) {
+		return
+	}
 	pre := u.uiSessionOf(r)
 	if pre == nil || !csrfOK(r, pre) {
 		s := u.auth.create("")
