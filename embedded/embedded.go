@@ -297,14 +297,15 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 // passes on; without it, mode none serves only the user who runs the process.
 func Vouch(r *http.Request) *http.Request { return r.WithContext(auth.WithTrusted(r.Context())) }
 
-// Listen opens the config's listen address, limited to http.max_connections, for Serve.
+// Listen opens the config's listen address, its http.max_connections shared among the
+// connections' sources (gateway.ShareListener), for Serve.
 func (g *Gateway) Listen() (net.Listener, error) {
 	cfg := g.Config()
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen %s: %w", cfg.Listen, err)
 	}
-	return gateway.LimitListener(ln, cfg.HTTP.MaxConnections), nil
+	return gateway.ShareListener(ln, cfg.HTTP.MaxConnections), nil
 }
 
 // Serve serves Handler on ln with the daemon's server settings until Close, which makes

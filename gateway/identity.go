@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/gateway/internal/connshare"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
@@ -64,6 +65,9 @@ func (gk *gatekeeper) authenticate(w http.ResponseWriter, r *http.Request) (*aut
 		return nil, false
 	}
 	noteCallerToken(g, pol, id, r)
+	// The connection is an admitted caller's: it draws on the reserve of
+	// http.max_connections that strangers cannot take (connshare).
+	connshare.Admit(r.Context())
 	return id, true
 }
 

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/connshare"
 	"github.com/mcpgw/mcpgw/gateway/internal/localtrust"
 )
 
@@ -17,7 +18,9 @@ import (
 // of a connection is then looked up once per connection, not once per request. A handler
 // mounted on a server without it still decides correctly, at one lookup per request.
 func ConnContext(ctx context.Context, c net.Conn) context.Context {
-	return localtrust.ConnContext(ctx, c)
+	// The share listener asked the kernel for the peer's user when it accepted c; local
+	// trust takes its answer rather than ask again.
+	return localtrust.ConnContext(connshare.ConnContext(ctx, c), c)
 }
 
 // localOwner reports whether r comes from the user that runs the gateway, and names it for

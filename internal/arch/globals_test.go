@@ -31,6 +31,7 @@ var allowedGlobals = map[string]string{
 	"gateway/internal/admin.allowOrder":           "lookup table of HTTP methods, never written",
 	"config.separatorRE":                          "compiled regexp, never written",
 	"gateway/internal/params.ErrNotObject":        "sentinel error",
+	"gateway/internal/front.ErrBodyTimeout":       "sentinel error",
 	"gateway/internal/clientstream.ErrNoStream":   "sentinel error",
 	"gateway/internal/clientstream.ErrSlow":       "sentinel error",
 	"gateway/internal/clientstream.errFull":       "sentinel error",

@@ -79,8 +79,18 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 	if !ok1 || !ok2 {
 		return ctx
 	}
-	return context.WithValue(ctx, connPeerKey{}, &connPeer{remote: ra, local: la})
+	cp := &connPeer{remote: ra, local: la}
+	if k, ok := c.(knownPeer); ok {
+		if uid, known := k.PeerUID(); known {
+			cp.once.Do(func() { cp.uid = uid })
+		}
+	}
+	return context.WithValue(ctx, connPeerKey{}, cp)
 }
+
+// knownPeer is a connection whose listener already asked the kernel for its peer's user
+// (the gateway's share listener does, to count connections by local user).
+type knownPeer interface{ PeerUID() (int, bool) }
 
 // PeerUser names the user at the far end of r's connection, where the OS tells: only for
 // a loopback peer (-1, false otherwise).
