@@ -54,6 +54,8 @@ type guardedBody struct {
 	want  int64 // Content-Length; -1 when chunked
 	got   int64
 	whole bool // the body has arrived
+	// closeValue backs the Connection header's value, which then costs no allocation.
+	closeValue [1]string
 }
 
 // GuardBody bounds the arrival of r's body by rules and makes an answer written before it
@@ -65,7 +67,8 @@ func GuardBody(w http.ResponseWriter, r *http.Request, rules BodyRules) *BodyGua
 	}
 	conn, _ := w.(readDeadliner)
 	g := &guardedBody{ReadCloser: r.Body, h: w.Header(), conn: conn, rules: rules, start: time.Now(), want: r.ContentLength}
-	g.h["Connection"] = []string{"close"}
+	g.closeValue[0] = "close"
+	g.h["Connection"] = g.closeValue[:]
 	if conn != nil && rules.Timeout > 0 {
 		_ = conn.SetReadDeadline(g.start.Add(g.firstDeadline()))
 	}
