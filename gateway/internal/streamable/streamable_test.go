@@ -39,7 +39,7 @@ func (h *host) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Ident
 	return &auth.Identity{Agent: r.Header.Get("X-Agent-ID")}, true
 }
 func (h *host) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	return front.ReadBody(w, r, 1<<20, 0)
+	return front.ReadBody(w, r, 1<<20)
 }
 func (h *host) Stateless(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	h.note("stateless:" + m.Method)
