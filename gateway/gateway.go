@@ -25,6 +25,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/gateway/internal/subscriptions"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
@@ -68,6 +69,9 @@ type Gateway struct {
 
 	// live are the client sessions live in this process (sessions.go).
 	live sessionTable
+	// subAgents counts each agent's resource subscriptions over its sessions
+	// (http.max_subscriptions_per_agent).
+	subAgents subscriptions.Agents
 
 	// The fronts clients come in by: streamable HTTP (streamable.go, resume.go), and the
 	// legacy SSE front with the bridge socket's line front (sse.go, socket.go, line.go).
@@ -133,7 +137,7 @@ func linkParts(g *Gateway) {
 		sep = g.cfg.Naming.Separator
 	}
 	g.calls = dispatch.New(dispatch.Parts{Cfg: g.cfg, Reg: g.reg, Store: g.store, Log: g.log, Metrics: g.metrics,
-		Busy: g.busy, Ctx: g.ctx, Host: dispatchHost{g}}, sep)
+		Busy: g.busy, Ctx: g.ctx, Host: dispatchHost{g}, SubAgents: &g.subAgents}, sep)
 	g.modern.rounds = mrtr.New[*session.Session](g.ctx, roundsHost{g})
 	g.modern.table = stateless.NewTable(func(s *session.Session) bool { return !s.IsClosed() })
 	if g.cfg != nil {
