@@ -219,7 +219,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.HandleFunc(config.CallbackPath, oauthPort{g}.serveCallback)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
-	g.mux.Handle("/metrics", g.metrics.Handler())
+	g.mux.Handle("/metrics", metricsGate(g, g.metrics.Handler()))
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
 	g.ui = ui.New(adminPort{g}, g.version, log)
