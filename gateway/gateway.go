@@ -69,6 +69,8 @@ type Gateway struct {
 
 	// live are the client sessions live in this process (sessions.go).
 	live sessionTable
+	// writes is the store as the gateway writes it: it remembers a failed write (/readyz).
+	writes *sessions.WriteWatch
 	// subAgents counts each agent's resource subscriptions over its sessions
 	// (http.max_subscriptions_per_agent).
 	subAgents subscriptions.Agents
@@ -150,7 +152,9 @@ func linkParts(g *Gateway) {
 // `mcpgw token create-key`) and audit may be nil.
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
+	// Reads may succeed while every write fails (a full disk): readiness watches writes.
+	writes := sessions.WatchWrites(store)
+	g := &Gateway{cfg: cfg, reg: reg, store: writes, writes: writes, log: log, ctx: ctx, cancel: cancel,
 		live:    sessionTable{sessions: map[string]*session.Session{}},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -135,10 +136,15 @@ func metricsGate(g *Gateway, h http.Handler) http.Handler {
 }
 
 // probeStore reads a key that never exists: nil when the store answers (not found is an
-// answer). /readyz and the mcpgw_store_up gauge use it.
+// answer) and the last write succeeded. /readyz and the mcpgw_store_up gauge use it. A
+// store that answers reads while its writes fail (a full disk) is not ready until a
+// write succeeds again.
 func (g *Gateway) probeStore() error {
 	if _, err := g.store.Get("readyz-probe"); err != nil && !errors.Is(err, sessions.ErrNotFound) {
 		return err
+	}
+	if err := g.writes.WriteError(); err != nil {
+		return fmt.Errorf("the last write failed: %w", err)
 	}
 	return nil
 }
