@@ -22,7 +22,10 @@ func TestPrepare(t *testing.T) {
 		{"readable by others, written by none", func(t *testing.T, sd string) { mkdir(t, sd, 0o755); write(t, filepath.Join(sd, "mcpgw.db"), 0o644) }, nil},
 		{"dir writable by others", func(t *testing.T, sd string) { mkdir(t, sd, 0o777) }, []string{"mode 0777", "chmod 700"}},
 		{"dir writable by the group", func(t *testing.T, sd string) { mkdir(t, sd, 0o770) }, []string{"mode 0770"}},
-		{"a file others may write", func(t *testing.T, sd string) { mkdir(t, sd, 0o700); write(t, filepath.Join(sd, "api_keys.jsonl"), 0o666) }, []string{"api_keys.jsonl", "mode 0666"}},
+		{"a file others may write", func(t *testing.T, sd string) {
+			mkdir(t, sd, 0o700)
+			write(t, filepath.Join(sd, "api_keys.jsonl"), 0o666)
+		}, []string{"api_keys.jsonl", "mode 0666"}},
 		{"a link", func(t *testing.T, sd string) {
 			mkdir(t, sd, 0o700)
 			if err := os.Symlink("/etc/passwd", filepath.Join(sd, "audit.jsonl")); err != nil {
