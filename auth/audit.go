@@ -3,6 +3,7 @@ package auth
 import (
 	"bufio"
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -55,7 +56,8 @@ func OpenAudit(path string, log *slog.Logger) (*Audit, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o600)
+	// No link is followed: one in the state dir would append audit lines wherever it points.
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY|statedir.NoFollow, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 	"io"
 	"io/fs"
 	"os"
@@ -91,7 +92,7 @@ func (f *KeyFile) Path() string { return f.path }
 
 // loadLocked reads the file and installs its records. The caller holds loadMu.
 func (f *KeyFile) loadLocked() error {
-	fh, err := os.Open(f.path)
+	fh, err := os.OpenFile(f.path, os.O_RDONLY|statedir.NoFollow, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		f.install(nil)
 		f.stamp = nil
@@ -223,7 +224,7 @@ func (f *KeyFile) add(agent string, admin bool, sc KeyScope) (key string, rec AP
 	if err := os.MkdirAll(filepath.Dir(f.path), 0o700); err != nil {
 		return "", APIKeyRecord{}, fmt.Errorf("key file: %w", err)
 	}
-	fh, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	fh, err := os.OpenFile(f.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|statedir.NoFollow, 0o600)
 	if err != nil {
 		return "", APIKeyRecord{}, fmt.Errorf("key file: %w", err)
 	}

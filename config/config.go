@@ -196,6 +196,14 @@ type HTTPConfig struct {
 	// MaxSessionsPerAgent bounds one agent's live sessions (default: a quarter of
 	// MaxSessions, at least 1); a new session past it evicts that agent's oldest idle one.
 	MaxSessionsPerAgent int `yaml:"max_sessions_per_agent"`
+	// MaxSubscriptionsPerSession bounds the resource URIs one session is subscribed to
+	// (resources/subscribe, and the URIs its stateless listen streams name; default 100).
+	MaxSubscriptionsPerSession int `yaml:"max_subscriptions_per_session"`
+	// MaxSubscriptionsPerAgent bounds the resource URIs all sessions of one agent are
+	// subscribed to together (default 1000).
+	MaxSubscriptionsPerAgent int `yaml:"max_subscriptions_per_agent"`
+	// MaxURIBytes bounds the length of a URI a session subscribes to (default 8192).
+	MaxURIBytes int `yaml:"max_uri_bytes"`
 }
 
 // AdminConfig limits the admin API.

@@ -205,6 +205,15 @@ func (c *Config) applyHTTPDefaults() {
 	if c.HTTP.MaxSessionsPerAgent == 0 {
 		c.HTTP.MaxSessionsPerAgent = share(c.HTTP.MaxSessions, 4)
 	}
+	if c.HTTP.MaxSubscriptionsPerSession == 0 {
+		c.HTTP.MaxSubscriptionsPerSession = 100
+	}
+	if c.HTTP.MaxSubscriptionsPerAgent == 0 {
+		c.HTTP.MaxSubscriptionsPerAgent = 1000
+	}
+	if c.HTTP.MaxURIBytes == 0 {
+		c.HTTP.MaxURIBytes = 8192
+	}
 	if c.HTTP.UnusedSession == 0 {
 		c.HTTP.UnusedSession = 5 * time.Minute
 	}

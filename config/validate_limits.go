@@ -26,6 +26,17 @@ func (c *Config) validateLimits(ps *Problems) {
 	} else if c.HTTP.MaxSessionsPerAgent > c.HTTP.MaxSessions {
 		ps.add(true, "http.max_sessions_per_agent", "%d is more than http.max_sessions (%d): one agent may hold every session", c.HTTP.MaxSessionsPerAgent, c.HTTP.MaxSessions)
 	}
+	for _, l := range []struct {
+		key string
+		v   int
+	}{{"http.max_subscriptions_per_session", c.HTTP.MaxSubscriptionsPerSession}, {"http.max_subscriptions_per_agent", c.HTTP.MaxSubscriptionsPerAgent}} {
+		if l.v < 1 {
+			ps.add(false, l.key, "%d must be positive", l.v)
+		}
+	}
+	if c.HTTP.MaxURIBytes < 256 {
+		ps.add(false, "http.max_uri_bytes", "%d is too small (at least 256)", c.HTTP.MaxURIBytes)
+	}
 	if c.Upstream.MaxInstancesPerAgent < 0 {
 		ps.add(false, "upstream.max_instances_per_agent", "must not be negative")
 	}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 	"io"
 	"log/slog"
 	"maps"
@@ -191,7 +192,8 @@ func (g *Gateway) Config() *config.Config {
 }
 
 // Start opens the store, starts the upstreams and plugins (waiting up to
-// Options.ConnectWait for them), and starts the gateway's background work. It fails when
+// Options.ConnectWait for them), and starts the gateway's background work. It fails on a
+// state_dir that is not the gateway user's alone (docs/security.md), when
 // a go plugin of the config has no provider, when a plugin's kind is not in
 // Options.PluginKinds, or when two tools would be exposed under one name. After a failed
 // Start, call Close.
@@ -213,6 +215,13 @@ func (g *Gateway) Start(ctx context.Context) error {
 	}
 	if err := inProcessMissing(cfg, g.mcpServers); err != nil {
 		return err
+	}
+	// The state dir decides what the gateway trusts (its local token is an admin
+	// credential): one another user may write is refused before anything is opened there.
+	if cfg.StateDir != "" {
+		if err := statedir.Prepare(cfg.StateDir); err != nil {
+			return err
+		}
 	}
 	g.store, g.ownStore = g.opts.Store, false
 	if g.store == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 	"io"
 	"log/slog"
 	"net/http"
@@ -343,7 +344,8 @@ func find(docs []map[string]any, kind, name string) map[string]any {
 // metricsPathServed asserts that a gateway's handler answers Prometheus text on path.
 func metricsPathServed(t *testing.T, path string) {
 	t.Helper()
-	cfg, _, err := config.Parse([]byte("listen: 127.0.0.1:1\nstate_dir: " + t.TempDir() + "\nauth: {audit: {path: \"off\"}}\n"))
+	dir := t.TempDir()
+	cfg, _, err := config.Parse([]byte("listen: 127.0.0.1:1\nstate_dir: " + dir + "\nauth: {audit: {path: \"off\"}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +358,14 @@ func metricsPathServed(t *testing.T, path string) {
 	}
 	defer g.Close()
 	rec := httptest.NewRecorder()
-	g.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	// In mode none a scraper that is not the owner sends the local token (docs/metrics.md).
+	tok, err := statedir.ReadToken(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := httptest.NewRequest(http.MethodGet, path, nil)
+	r.Header.Set("Authorization", "Bearer "+tok)
+	g.Handler().ServeHTTP(rec, r)
 	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "# TYPE mcpgw_store_up gauge") {
 		t.Errorf("GET %s: HTTP %d, not the gateway's metrics", path, rec.Code)
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/mrtr"
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/gateway/internal/subscriptions"
 
 	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
@@ -69,6 +70,11 @@ type Gateway struct {
 
 	// live are the client sessions live in this process (sessions.go).
 	live sessionTable
+	// writes is the store as the gateway writes it: it remembers a failed write (/readyz).
+	writes *sessions.WriteWatch
+	// subAgents counts each agent's resource subscriptions over its sessions
+	// (http.max_subscriptions_per_agent).
+	subAgents subscriptions.Agents
 
 	// The fronts clients come in by: streamable HTTP (streamable.go, resume.go), and the
 	// legacy SSE front with the bridge socket's line front (sse.go, socket.go, line.go).
@@ -134,7 +140,7 @@ func linkParts(g *Gateway) {
 		sep = g.cfg.Naming.Separator
 	}
 	g.calls = dispatch.New(dispatch.Parts{Cfg: g.cfg, Reg: g.reg, Store: g.store, Log: g.log, Metrics: g.metrics,
-		Busy: g.busy, Ctx: g.ctx, Host: dispatchHost{g}}, sep)
+		Busy: g.busy, Ctx: g.ctx, Host: dispatchHost{g}, SubAgents: &g.subAgents}, sep)
 	g.modern.rounds = mrtr.New[*session.Session](g.ctx, roundsHost{g})
 	g.modern.table = stateless.NewTable(func(s *session.Session) bool { return !s.IsClosed() })
 	if g.cfg != nil {
@@ -147,7 +153,9 @@ func linkParts(g *Gateway) {
 // `mcpgw token create-key`) and audit may be nil.
 func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *slog.Logger) (*Gateway, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	g := &Gateway{cfg: cfg, reg: reg, store: store, log: log, ctx: ctx, cancel: cancel,
+	// Reads may succeed while every write fails (a full disk): readiness watches writes.
+	writes := sessions.WatchWrites(store)
+	g := &Gateway{cfg: cfg, reg: reg, store: writes, writes: writes, log: log, ctx: ctx, cancel: cancel,
 		live:    sessionTable{sessions: map[string]*session.Session{}},
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
@@ -216,7 +224,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.HandleFunc(config.CallbackPath, oauthPort{g}.serveCallback)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
-	g.mux.Handle("/metrics", g.metrics.Handler())
+	g.mux.Handle("/metrics", metricsGate(g, g.metrics.Handler()))
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
 	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
 	g.ui = ui.New(adminPort{g}, g.version, log)

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"time"
@@ -117,11 +118,33 @@ func (g *Gateway) readyDetail(r *http.Request) bool {
 	return ok
 }
 
+// metricsGate admits to /metrics (agent and tool names, in its labels) whom the admin API
+// admits in auth mode none: the gateway's own user, or a caller with an admin credential
+// (a Prometheus running as another user scrapes with one as its bearer token:
+// docs/metrics.md). In the other modes /metrics stays as it was, open to whoever reaches
+// the listener.
+func metricsGate(g *Gateway, h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		cfg := g.policy().cfg
+		if cfg.Auth.Mode == "none" && !g.readyDetail(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw"`)
+			http.Error(w, "/metrics is the gateway owner's: scrape as the user that runs the gateway, or with an admin credential as the bearer token (the local token in state_dir/local-token, or mcpgw token create-key --admin)", http.StatusUnauthorized)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
 // probeStore reads a key that never exists: nil when the store answers (not found is an
-// answer). /readyz and the mcpgw_store_up gauge use it.
+// answer) and the last write succeeded. /readyz and the mcpgw_store_up gauge use it. A
+// store that answers reads while its writes fail (a full disk) is not ready until a
+// write succeeds again.
 func (g *Gateway) probeStore() error {
 	if _, err := g.store.Get("readyz-probe"); err != nil && !errors.Is(err, sessions.ErrNotFound) {
 		return err
+	}
+	if err := g.writes.WriteError(); err != nil {
+		return fmt.Errorf("the last write failed: %w", err)
 	}
 	return nil
 }

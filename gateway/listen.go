@@ -14,6 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/gateway/internal/stateless"
+	"github.com/mcpgw/mcpgw/gateway/internal/subscriptions"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -64,8 +65,21 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *sessi
 	// subscriptions for URIs one of the caller's upstreams serves.
 	agreed := listen.Filter{ToolsListChanged: want.ToolsListChanged, PromptsListChanged: want.PromptsListChanged,
 		ResourcesListChanged: want.ResourcesListChanged}
+	q := dispatch.SubscriptionQuota(g.policy().cfg, &g.subAgents, s)
+	if err := checkListenURIs(want.ResourceSubscriptions, q.Limits); err != nil {
+		reply.JSON(w, http.StatusOK, wire.Error(req.M.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+		return
+	}
 	for _, uri := range want.ResourceSubscriptions {
-		if f.subscribeFor(r.Context(), s, uri) {
+		ok, err := f.subscribeFor(r.Context(), s, uri, q)
+		if err != nil {
+			for _, uri := range agreed.ResourceSubscriptions {
+				f.unsubscribeFor(s, uri)
+			}
+			reply.JSON(w, http.StatusOK, wire.Error(req.M.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+			return
+		}
+		if ok {
 			agreed.ResourceSubscriptions = append(agreed.ResourceSubscriptions, uri)
 		}
 	}
@@ -124,24 +138,41 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *sessi
 	}
 }
 
+// checkListenURIs refuses a listen that names more distinct URIs than one session may hold,
+// or a URI longer than l allows, before any is subscribed.
+func checkListenURIs(uris []string, l subscriptions.Limits) error {
+	distinct := map[string]bool{}
+	for _, uri := range uris {
+		if err := l.CheckURI(uri); err != nil {
+			return err
+		}
+		distinct[uri] = true
+	}
+	if l.PerSession > 0 && len(distinct) > l.PerSession {
+		return &subscriptions.LimitError{Setting: subscriptions.SettingPerSession, Limit: l.PerSession}
+	}
+	return nil
+}
+
 // subscribeFor subscribes the session to uri at the upstream that serves it (once per
-// URI, however many listeners name it). It reports whether updates can come.
-func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, uri string) bool {
+// URI, however many listeners name it), within q. It reports whether updates can come,
+// and an error when q refuses the URI.
+func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, uri string, q subscriptions.Quota) (bool, error) {
 	g := f.g
 	if registry.IsPluginURI(uri) {
-		return f.subscribePluginFor(s, uri)
+		return f.subscribePluginFor(s, uri, q)
 	}
 	server := dispatch.ResourceServer(s.View(), uri)
 	if server == "" {
-		return false
+		return false, nil
 	}
-	if first := s.Subs.Listen(uri, server); !first {
-		return true
+	if first, err := s.Subs.Listen(uri, server, q); err != nil || !first {
+		return err == nil, err
 	}
 	c, err := s.Conn(ctx, server)
 	if err != nil || c.ServerCaps.Resources == nil || !c.ServerCaps.Resources.Subscribe {
 		f.unsubscribeFor(s, uri)
-		return false
+		return false, nil
 	}
 	params, _ := json.Marshal(map[string]string{"uri": uri})
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
@@ -149,9 +180,9 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, u
 	if _, err := c.Request(cctx, "resources/subscribe", params); err != nil {
 		g.log.Debug("resources/subscribe upstream failed", "server", server, "uri", uri, "err", err)
 		f.unsubscribeFor(s, uri)
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }
 
 // unsubscribeFor drops one listener's interest in uri; the last one unsubscribes upstream.
@@ -195,23 +226,23 @@ func (f *statelessFront) unsubscribeFor(s *session.Session, uri string) {
 // subscribePluginFor is subscribeFor for a plugin resource: the same view check and
 // provider subscription as resources/subscribe from a session client (dispatch/pluginresources.go),
 // counted per URI like an upstream's so that the last listener naming it unsubscribes.
-func (f *statelessFront) subscribePluginFor(s *session.Session, uri string) bool {
+func (f *statelessFront) subscribePluginFor(s *session.Session, uri string, q subscriptions.Quota) (bool, error) {
 	g := f.g
 	ref, err := registry.ParsePluginURI(uri)
 	if err != nil {
-		return false
+		return false, nil
 	}
 	t := s.View().PluginReader(ref)
 	if t == nil {
-		return false
+		return false, nil
 	}
-	if first := s.Subs.Listen(uri, ""); !first {
-		return true
+	if first, err := s.Subs.Listen(uri, "", q); err != nil || !first {
+		return err == nil, err
 	}
 	if err := g.calls.SubscribePlugin(s, uri, ref, t.PluginHost); err != nil {
 		g.log.Debug("plugin resource subscription refused", "uri", uri, "err", err)
 		s.Subs.Unlisten(uri)
-		return false
+		return false, nil
 	}
-	return true
+	return true, nil
 }

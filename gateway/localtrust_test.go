@@ -151,3 +151,22 @@ func TestForcedGCRateLimited(t *testing.T) {
 		t.Errorf("runtime without gc: %s", a)
 	}
 }
+
+// TestMetricsNeedOwnerOrCredential: /metrics names agents and tools, so in mode none it is
+// the owner's, or any caller's with an admin credential (a Prometheus running as another
+// user scrapes with the local token or an admin key as its bearer credentials file).
+func TestMetricsNeedOwnerOrCredential(t *testing.T) {
+	g := startGateway(t, adminYAML)
+	other := map[string]string{"X-Forwarded-For": "203.0.113.9"} // not the owner
+	if r := g.do(t, req{method: "GET", path: "/metrics", header: other}); r.status != http.StatusUnauthorized || strings.Contains(string(r.body), "mcpgw_") {
+		t.Errorf("/metrics for a caller that is not the owner: %d %.200s, want 401", r.status, r.body)
+	}
+	hdr := g.localAuth(t)
+	hdr["X-Forwarded-For"] = "203.0.113.9"
+	if r := g.do(t, req{method: "GET", path: "/metrics", header: hdr}); r.status != http.StatusOK || !strings.Contains(string(r.body), "mcpgw_") {
+		t.Errorf("/metrics with the local token: %d %.200s", r.status, r.body)
+	}
+	if r := g.do(t, req{method: "GET", path: "/metrics"}); r.status != http.StatusOK {
+		t.Errorf("/metrics for the owner: %d %.200s", r.status, r.body)
+	}
+}

@@ -226,7 +226,7 @@ agents:
 	for i := 0; i < 101; i++ {
 		last = g.call(t, reader, 7, "resources/subscribe", `{"uri":"`+typeURI+`/`+string(rune('a'+i%26))+strings.Repeat("x", i)+`"}`).message(t)
 	}
-	if last.Error == nil || !strings.Contains(string(last.Error), "the most it may have") {
+	if last.Error == nil || !strings.Contains(string(last.Error), "http.max_subscriptions_per_session") {
 		t.Errorf("the 101st subscription: %s", last.Error)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgw/mcpgw/internal/statedir"
 	"hash/fnv"
 	"os"
 	"path/filepath"
@@ -175,7 +176,7 @@ func openBoltChecked(path string) (db *bolt.DB, migrated []string, err error) {
 	db, err = bolt.Open(path, 0o600, &bolt.Options{
 		Timeout: 5 * time.Second,
 		OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
-			f, err := os.OpenFile(name, flag, mode)
+			f, err := os.OpenFile(name, flag|statedir.NoFollow, mode) // no link: the state dir is the gateway's only
 			file = f
 			return f, err
 		},
@@ -249,7 +250,7 @@ func parseBoltMeta(b []byte) (m boltMeta, ok bool) {
 // points past it: bbolt would read past the end of the file. A file with no valid meta
 // page is left to bbolt to reject.
 func checkBoltMeta(path string, size int64) error {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|statedir.NoFollow, 0)
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -23,7 +24,12 @@ func TokenPath(stateDir string) string { return filepath.Join(stateDir, TokenNam
 // ReadToken reads the local token of a state directory. The error says which file, so a
 // user whose CLI cannot read it (another user's gateway) knows why.
 func ReadToken(stateDir string) (string, error) {
-	b, err := os.ReadFile(TokenPath(stateDir))
+	f, err := os.OpenFile(TokenPath(stateDir), os.O_RDONLY|NoFollow, 0)
+	if err != nil {
+		return "", fmt.Errorf("local token: %w", err)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 4096))
+	f.Close()
 	if err != nil {
 		return "", fmt.Errorf("local token: %w", err)
 	}
@@ -35,13 +41,14 @@ func ReadToken(stateDir string) (string, error) {
 }
 
 // EnsureToken returns the state directory's local token, creating the directory (0700)
-// and the token (0600, 32 random bytes in hex) when there is none. Two gateways starting
+// and the token (0600, 32 random bytes in hex) when there is none. A directory that is not
+// the gateway's own is refused (Prepare). Two gateways starting
 // at once in one directory agree: the file is created exclusively, and the loser reads the
 // winner's. A token file that others may read is refused, not used: a secret the host's
 // other users can see is no secret.
 func EnsureToken(stateDir string) (string, error) {
-	if err := os.MkdirAll(stateDir, 0o700); err != nil {
-		return "", fmt.Errorf("local token: %w", err)
+	if err := Prepare(stateDir); err != nil {
+		return "", err
 	}
 	path := TokenPath(stateDir)
 	buf := make([]byte, 32)
@@ -49,7 +56,7 @@ func EnsureToken(stateDir string) (string, error) {
 		return "", fmt.Errorf("local token: %w", err)
 	}
 	tok := hex.EncodeToString(buf)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|NoFollow, 0o600)
 	switch {
 	case err == nil:
 		_, werr := f.WriteString(tok + "\n")

@@ -9,7 +9,7 @@ import (
 
 // checkPrivate refuses a token file that the group or others may read or write.
 func checkPrivate(path string) error {
-	fi, err := os.Stat(path)
+	fi, err := os.Lstat(path)
 	if err != nil {
 		return fmt.Errorf("local token: %w", err)
 	}

@@ -40,7 +40,9 @@ type Prometheus struct {
 // startPrometheus runs Debian's prometheus (make peers) with its TSDB in a temp dir on a
 // loopback port, scraping target (host:port) every second under job "mcpgw" and loading
 // rules. It is stopped by pid at cleanup (startProcess).
-func startPrometheus(t testing.TB, target, rules string) *Prometheus {
+// startPrometheus scrapes target with the bearer token in credentials (docs/metrics.md: a
+// Prometheus that is not the gateway's own user is admitted by an admin credential).
+func startPrometheus(t testing.TB, target, credentials, rules string) *Prometheus {
 	t.Helper()
 	bin := peers.Command(t, "prometheus")
 	dir := t.TempDir()
@@ -54,9 +56,11 @@ func startPrometheus(t testing.TB, target, rules string) *Prometheus {
 rule_files: [%q]
 scrape_configs:
   - job_name: mcpgw
+    authorization:
+      credentials_file: %q
     static_configs:
       - targets: [%q]
-`, rules, target)), 0o600); err != nil {
+`, rules, credentials, target)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var lastErr error
@@ -171,7 +175,7 @@ agents:
   a1: {servers: [everything], handshake: full}
   a2: {servers: [everything], handshake: thin}
 `)
-	prom := startPrometheus(t, g.Addr, rules)
+	prom := startPrometheus(t, g.Addr, filepath.Join(g.StateDir, "local-token"), rules)
 
 	const calls = 3
 	a1 := connectGoClient(t, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWith(map[string]string{"X-Agent-ID": "a1"})})

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgw/mcpgw/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/gateway/internal/routes"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/gateway/internal/subscriptions"
 	"github.com/mcpgw/mcpgw/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -60,6 +61,9 @@ type Parts struct {
 	// Ctx ends when the gateway stops.
 	Ctx  context.Context
 	Host Host
+	// SubAgents counts each agent's resource subscriptions (the listen front counts in
+	// it too); nil counts none.
+	SubAgents *subscriptions.Agents
 }
 
 // Host is what the dispatcher asks of the gateway that holds it.

@@ -20,9 +20,6 @@ import (
 // event, so a session whose view lost the resource (a connection scope narrowed, the
 // plugin disabled, its tools denied) stops hearing of it.
 
-// maxPluginSubscriptions bounds one session's plugin resource subscriptions.
-const maxPluginSubscriptions = 100
-
 // Reconnection backoff of a watch whose provider channel closed (the plugin reloaded or
 // restarted, or the subscriber fell behind).
 const (
@@ -63,6 +60,7 @@ func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 		return
 	}
 	if m.Method == "resources/unsubscribe" {
+		s.Subs.Unsubscribe(uri)
 		dp.pluginSubs.unsubscribe(s, uri)
 		_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 		return
@@ -92,7 +90,13 @@ func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 		res, _ := json.Marshal(map[string]any{"contents": []map[string]any{{"uri": uri, "mimeType": "application/json", "text": string(b)}}})
 		_ = out.Reply(wire.Result(m.ID, res))
 	case "resources/subscribe":
+		// Counted with the session's other subscriptions (server "": served here).
+		if err := s.Subs.Subscribe(uri, "", SubscriptionQuota(dp.Host.Policy(), dp.SubAgents, s)); err != nil {
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), map[string]string{"uri": uri}))
+			return
+		}
 		if err := dp.pluginSubs.subscribe(dp, s, uri, ref, t.PluginHost); err != nil {
+			s.Subs.Unsubscribe(uri)
 			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidRequest, err.Error(), map[string]string{"uri": uri}))
 			return
 		}
@@ -118,10 +122,6 @@ func (w *pluginWatch) subscribe(dp *Dispatcher, s *session.Session, uri string, 
 	if _, ok := mine[uri]; ok {
 		w.mu.Unlock()
 		return nil
-	}
-	if len(mine) >= maxPluginSubscriptions {
-		w.mu.Unlock()
-		return fmt.Errorf("this session has %d plugin resource subscriptions, the most it may have; unsubscribe from some first", maxPluginSubscriptions)
 	}
 	if mine == nil {
 		mine = map[string]registry.PluginRef{}

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/gateway/internal/subscriptions"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/registry"
 )
@@ -43,6 +44,14 @@ func (dp *Dispatcher) getPrompt(ctx context.Context, s *session.Session, m *wire
 	b.Raw("inputResponses", p.InputResponses)
 	b.Raw("requestState", p.RequestState)
 	dp.forward(ctx, &upstreamCall{s: s, m: m, server: pr.Server, method: "prompts/get", params: b.Bytes(), prog: tok, out: out})
+}
+
+// SubscriptionQuota is what session s's next resource subscription is checked against
+// under cfg: the http.max_subscriptions_* and http.max_uri_bytes settings, counted for its
+// agent in agents.
+func SubscriptionQuota(cfg *config.Config, agents *subscriptions.Agents, s *session.Session) subscriptions.Quota {
+	return subscriptions.Quota{Limits: subscriptions.Limits{PerSession: cfg.HTTP.MaxSubscriptionsPerSession,
+		PerAgent: cfg.HTTP.MaxSubscriptionsPerAgent, URIBytes: cfg.HTTP.MaxURIBytes}, Agent: s.Rec.Agent, Agents: agents}
 }
 
 // ResourceServer finds which upstream serves a URI: a listed resource, else the first
@@ -92,6 +101,13 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
+	if m.Method == "resources/subscribe" {
+		// Before any lookup: a URI the session may not hold is not worth matching.
+		if err := SubscriptionQuota(dp.Host.Policy(), dp.SubAgents, s).CheckURI(p.URI); err != nil {
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+			return
+		}
+	}
 	if registry.IsPluginURI(p.URI) {
 		dp.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
 		return
@@ -112,7 +128,10 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 		return
 	}
 	if m.Method == "resources/subscribe" {
-		s.Subs.Subscribe(p.URI, server)
+		if err := s.Subs.Subscribe(p.URI, server, SubscriptionQuota(dp.Host.Policy(), dp.SubAgents, s)); err != nil {
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+			return
+		}
 	}
 	if m.Method != "resources/read" && dp.watchModern(ctx, s, m, server, p.URI, out) {
 		return

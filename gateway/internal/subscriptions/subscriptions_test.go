@@ -1,11 +1,21 @@
 package subscriptions
 
-import "testing"
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// listen is Listen without limits.
+func listen(st *Set, uri, server string) bool {
+	first, _ := st.Listen(uri, server, Quota{})
+	return first
+}
 
 // TestSubscribe: a subscription names its server until unsubscribed.
 func TestSubscribe(t *testing.T) {
 	var st Set
-	st.Subscribe("u", "a")
+	_ = st.Subscribe("u", "a", Quota{})
 	if !st.Subscribed("u", "a") || st.Subscribed("u", "b") || st.Subscribed("v", "a") {
 		t.Errorf("Subscribed answers wrong")
 	}
@@ -21,7 +31,7 @@ func TestSubscribe(t *testing.T) {
 // subscription; a URI served in the gateway names no server.
 func TestListeners(t *testing.T) {
 	var st Set
-	if !st.Listen("u", "a") || st.Listen("u", "a") {
+	if !listen(&st, "u", "a") || listen(&st, "u", "a") {
 		t.Errorf("first: the first listener is not first, or the second is")
 	}
 	if last, s := st.Unlisten("u"); last || s != "a" || !st.Subscribed("u", "a") {
@@ -30,7 +40,7 @@ func TestListeners(t *testing.T) {
 	if last, s := st.Unlisten("u"); !last || s != "a" || st.Subscribed("u", "a") {
 		t.Errorf("the last left: last %v server %q, still subscribed %v", last, s, st.Subscribed("u", "a"))
 	}
-	if !st.Listen("mcpgw+plugin://x", "") || st.Subscribed("mcpgw+plugin://x", "") {
+	if !listen(&st, "mcpgw+plugin://x", "") || st.Subscribed("mcpgw+plugin://x", "") {
 		t.Errorf("a gateway URI: subscribed to a server")
 	}
 	if last, s := st.Unlisten("mcpgw+plugin://x"); !last || s != "" {
@@ -58,5 +68,56 @@ func TestWatches(t *testing.T) {
 	}
 	if st.Watch("w", stop) {
 		t.Errorf("a watch was kept after Close")
+	}
+}
+
+// TestLimits: a session holds at most PerSession URIs and an agent PerAgent over its
+// sessions, a URI once however it is held; a URI over URIBytes is refused; letting go of a
+// URI, and closing a session, give room back.
+func TestLimits(t *testing.T) {
+	var agents Agents
+	q := Quota{Limits: Limits{PerSession: 2, PerAgent: 3, URIBytes: 10}, Agent: "a", Agents: &agents}
+	wantLimit := func(what string, err error, setting string) {
+		t.Helper()
+		var le *LimitError
+		if !errors.As(err, &le) || le.Setting != setting || !strings.Contains(err.Error(), setting) {
+			t.Errorf("%s: %v, want a limit error naming %s", what, err, setting)
+		}
+	}
+	var s1, s2, s3 Set
+	wantLimit("a long URI", s1.Subscribe("u-12345678901", "a", q), SettingURIBytes)
+	if err := s1.Subscribe("u1", "a", q); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s1.Listen("u1", "a", q); err != nil { // held already: not counted again
+		t.Fatal(err)
+	}
+	if _, err := s1.Listen("u2", "", q); err != nil {
+		t.Fatal(err)
+	}
+	wantLimit("a third URI in one session", s1.Subscribe("u3", "a", q), SettingPerSession)
+	if err := s2.Subscribe("v1", "a", q); err != nil {
+		t.Fatal(err)
+	}
+	wantLimit("the agent's fourth URI", s2.Subscribe("v2", "a", q), SettingPerAgent)
+	if err := s3.Subscribe("w1", "a", Quota{Limits: q.Limits, Agent: "b", Agents: &agents}); err != nil {
+		t.Errorf("another agent: %v", err)
+	}
+	// u1 is still held by its listener after the unsubscribe; u2 goes with its listener.
+	s1.Unsubscribe("u1")
+	if s1.Held() != 2 || agents.Of("a") != 3 {
+		t.Errorf("after unsubscribing a listened URI: held %d, agent %d; want 2, 3", s1.Held(), agents.Of("a"))
+	}
+	s1.Unlisten("u2")
+	if err := s2.Subscribe("v2", "a", q); err != nil {
+		t.Errorf("after u2 was let go: %v", err)
+	}
+	s1.Close()
+	if agents.Of("a") != 2 || s1.Held() != 0 {
+		t.Errorf("after Close: agent holds %d, want 2", agents.Of("a"))
+	}
+	s1.Unlisten("u1") // a listener that ends after its session: nothing is given back twice
+	if agents.Of("a") != 2 {
+		t.Errorf("after a late Unlisten: agent holds %d, want 2", agents.Of("a"))
 	}
 }

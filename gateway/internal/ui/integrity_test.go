@@ -126,3 +126,19 @@ func TestReveal(t *testing.T) {
 		}
 	}
 }
+
+// TestEscapeHidden: JSON put in a page holds no hidden character raw, and still means the
+// same.
+func TestEscapeHidden(t *testing.T) {
+	for _, s := range []string{"plain", "a\u202Eb", "\u2066x\u2069", "tag\U000E0041", "é\u200b"} {
+		b, _ := json.Marshal(s)
+		out := escapeHidden(string(b))
+		if strings.IndexFunc(out, hiddenRune) >= 0 {
+			t.Errorf("%q: %s holds a hidden character", s, out)
+		}
+		var back string
+		if err := json.Unmarshal([]byte(out), &back); err != nil || back != s {
+			t.Errorf("%q: %s reads back as %q (%v)", s, out, back, err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package ui
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf16"
 )
 
 // uiPage is the shared frame of every page.
@@ -102,7 +104,7 @@ func (u *UI) Message(w http.ResponseWriter, r *http.Request, status int, title, 
 var uiFuncs = template.FuncMap{
 	"json": func(v any) (string, error) {
 		b, err := json.Marshal(v)
-		return string(b), err
+		return escapeHidden(string(b)), err
 	},
 	"ago": func(t time.Time) string {
 		if t.IsZero() {
@@ -150,3 +152,25 @@ var uiFuncs = template.FuncMap{
 }
 
 func ftoa(f float64, prec int) string { return strconv.FormatFloat(f, 'f', prec, 64) }
+
+// escapeHidden writes the characters reveal marks as JSON \u escapes: JSON text in a page
+// (a data- attribute the page's script reads) then holds none raw, and means the same.
+// Such characters appear only inside JSON strings, where the escape is valid.
+func escapeHidden(s string) string {
+	if strings.IndexFunc(s, hiddenRune) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case !hiddenRune(r):
+			b.WriteRune(r)
+		case r > 0xFFFF:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04X\\u%04X", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04X", r)
+		}
+	}
+	return b.String()
+}
