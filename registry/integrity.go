@@ -268,6 +268,23 @@ func (in *Integrity) Approve(server, kind, name, by string) (int, error) {
 	return n, err
 }
 
+// ReviewedDef is one held definition as an admin reviewed it (kind, name, fingerprint).
+type ReviewedDef = integrity.Reviewed
+
+// ChangedError is an approval whose reviewed version is no longer the one held.
+type ChangedError = integrity.ChangedError
+
+// ApproveReviewed approves the held definitions of server an admin reviewed, each only
+// while the version held is the one reviewed (else nothing, and a *ChangedError); the
+// sessions whose views change are told. It returns how many.
+func (in *Integrity) ApproveReviewed(server string, reviewed []ReviewedDef, by string) (int, error) {
+	n, err := in.guard().ApproveReviewed(server, reviewed, by)
+	if n > 0 {
+		in.r.changed(server)
+	}
+	return n, err
+}
+
 // Reject keeps the held definitions of server that match out until they change again.
 func (in *Integrity) Reject(server, kind, name, by string) (int, error) {
 	n, err := in.guard().Reject(server, kind, name, by)

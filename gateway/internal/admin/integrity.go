@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -97,11 +98,24 @@ func pinRow(p *sessions.Pin) PinRow {
 	return row
 }
 
-// decision is the body of an approval or a rejection: one definition, every held one of a
-// kind, or (empty) every held one of the server.
+// decision is the body of an approval or a rejection. An approval names every definition
+// it approves with the fingerprint the admin reviewed (held.hash of GET /api/integrity):
+// one ({kind, name, hash}) or several ({definitions: [...]}); what the upstream served
+// after the review stays held. A rejection names one definition (kind and name; hash, if
+// given, must be the version held), every held one of a kind, or (empty) every held one
+// of the server: keeping something out needs no review.
 type decision struct {
+	Kind        string        `json:"kind"`
+	Name        string        `json:"name"`
+	Hash        string        `json:"hash"`
+	Definitions []reviewedDef `json:"definitions"`
+}
+
+// reviewedDef is one definition of an approval, as reviewed.
+type reviewedDef struct {
 	Kind string `json:"kind"`
 	Name string `json:"name"`
+	Hash string `json:"hash"`
 }
 
 // ServeApprove approves held definitions of a server or plugin; ServeReject rejects
@@ -111,6 +125,43 @@ func (a *API) ServeApprove(w http.ResponseWriter, r *http.Request) { a.decide(w,
 
 // ServeReject keeps held definitions out until they change again.
 func (a *API) ServeReject(w http.ResponseWriter, r *http.Request) { a.decide(w, r, "rejected") }
+
+// checkKind is the problem with a decision's kind and name ("": none).
+func checkKind(kind, name string) string {
+	if name != "" && kind == "" {
+		return "a name needs its kind (tool, prompt, template or instructions)"
+	}
+	switch kind {
+	case "", "tool", "prompt", "template", "instructions":
+		return ""
+	}
+	return fmt.Sprintf("kind %q is not one of tool, prompt, template, instructions", kind)
+}
+
+// reviewed is what an approval names, or the problem with it.
+func (d *decision) reviewed() ([]registry.ReviewedDef, string) {
+	defs := d.Definitions
+	if d.Kind != "" || d.Name != "" || d.Hash != "" {
+		if len(defs) > 0 {
+			return nil, "give either kind, name and hash, or definitions, not both"
+		}
+		defs = []reviewedDef{{Kind: d.Kind, Name: d.Name, Hash: d.Hash}}
+	}
+	if len(defs) == 0 {
+		return nil, "an approval names what was reviewed: {\"kind\", \"name\", \"hash\"} or {\"definitions\": [...]}, each hash the held.hash of GET /api/integrity; approving everything unseen is not offered"
+	}
+	out := make([]registry.ReviewedDef, 0, len(defs))
+	for i, r := range defs {
+		if r.Kind == "" || r.Name == "" || r.Hash == "" {
+			return nil, fmt.Sprintf("definition %d: an approval needs kind, name and hash (the fingerprint reviewed: held.hash of GET /api/integrity)", i)
+		}
+		if msg := checkKind(r.Kind, r.Name); msg != "" {
+			return nil, fmt.Sprintf("definition %d: %s", i, msg)
+		}
+		out = append(out, registry.ReviewedDef{Kind: r.Kind, Name: r.Name, Hash: r.Hash})
+	}
+	return out, ""
+}
 
 func (a *API) decide(w http.ResponseWriter, r *http.Request, action string) {
 	server := r.PathValue("name")
@@ -123,26 +174,38 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request, action string) {
 			return
 		}
 	}
-	if d.Name != "" && d.Kind == "" {
-		Error(w, http.StatusBadRequest, "a name needs its kind (tool, prompt, template or instructions)")
-		return
-	}
-	switch d.Kind {
-	case "", "tool", "prompt", "template", "instructions":
-	default:
-		Error(w, http.StatusBadRequest, fmt.Sprintf("kind %q is not one of tool, prompt, template, instructions", d.Kind))
-		return
-	}
 	in := a.port.Integrity()
-	decide := in.Approve
-	if action == "rejected" {
-		decide = in.Reject
+	var n int
+	var err error
+	if action == "approved" {
+		reviewed, msg := d.reviewed()
+		if msg != "" {
+			Error(w, http.StatusBadRequest, msg)
+			return
+		}
+		n, err = in.ApproveReviewed(server, reviewed, Actor(r))
+	} else {
+		if msg := checkKind(d.Kind, d.Name); msg != "" || len(d.Definitions) > 0 {
+			Error(w, http.StatusBadRequest, cmp.Or(msg, "a rejection names one definition (kind, name) or none; definitions is for approvals"))
+			return
+		}
+		if d.Hash != "" && heldHash(in, server, d.Kind, d.Name) != d.Hash {
+			err = &registry.ChangedError{Kind: d.Kind, Name: d.Name, Reviewed: d.Hash, Held: heldHash(in, server, d.Kind, d.Name)}
+		} else {
+			n, err = in.Reject(server, d.Kind, d.Name, Actor(r))
+		}
 	}
-	n, err := decide(server, d.Kind, d.Name, Actor(r))
 	if n > 0 {
 		a.port.IntegrityDecided(server)
 	}
+	var changed *registry.ChangedError
 	switch {
+	case errors.As(err, &changed) && changed.Held != "":
+		Error(w, http.StatusConflict, fmt.Sprintf("%s: %s", server, changed.Error()))
+		return
+	case changed != nil:
+		Error(w, http.StatusNotFound, fmt.Sprintf("%s: %s", server, changed.Error()))
+		return
 	case errors.Is(err, registry.ErrNotHeld):
 		Error(w, http.StatusNotFound, fmt.Sprintf("nothing of %q matching kind %q, name %q waits for a decision", server, d.Kind, d.Name))
 		return
@@ -152,4 +215,14 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request, action string) {
 	}
 	a.AuditWrite(r, "integrity/"+server, action, nil, d)
 	JSON(w, http.StatusOK, map[string]any{action: n, "server": server})
+}
+
+// heldHash is the fingerprint of server's definition (kind, name) that waits ("": none).
+func heldHash(in *registry.Integrity, server, kind, name string) string {
+	for _, p := range in.Pins() {
+		if p.Server == server && p.Kind == kind && p.Name == name && p.Held != nil && !p.Held.Rejected {
+			return p.Held.Hash
+		}
+	}
+	return ""
 }
