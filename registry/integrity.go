@@ -146,7 +146,11 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 		cat.instrHash = d.Hash
 		defs = append(defs, d)
 	}
-	in.guard().Observe(server, in.policy(server), defs, by)
+	if in.guard().Observe(server, in.policy(server), defs, by) > 0 {
+		// Views built from another catalogue of the server (a new session's, a stateless
+		// caller's) may serve the version this holds in place of: they are built again.
+		in.r.changed(server)
+	}
 }
 
 // observePlugin fingerprints the tools a plugin's catalogue generates for every connection

@@ -201,6 +201,11 @@ func (g *Guard) Verdict(server, kind, name, hash string, p Policy) (serve bool, 
 	switch {
 	case rec == nil:
 		return p.Mode == "warn", nil
+	case approved(rec, hash) && superseded(rec, hash, p):
+		// A catalogue read before the change (a new session's, a stateless caller's, an
+		// instance that was not told): the server runs the held version now, so a call
+		// would reach what no admin approved.
+		return false, nil
 	case approved(rec, hash):
 		return true, nil
 	case p.Mode == "warn" && !slices.Contains(rec.Rejected, hash) && (rec.Held == nil || rec.Held.Hash != hash || rec.Held.Warned):
@@ -209,6 +214,16 @@ func (g *Guard) Verdict(server, kind, name, hash string, p Policy) (serve bool, 
 		return false, rec.Def
 	}
 	return false, nil
+}
+
+// superseded reports whether the server serves, in hash's place, a version of rec that
+// is held (waiting, or rejected) and not served while it waits: under pin with hold_new,
+// hash, though approved, is not what a call would run. With keep_old the approved version
+// is served while the new one waits (the admin chose that), and under warn the new one is
+// served anyway.
+func superseded(rec *sessions.Pin, hash string, p Policy) bool {
+	h := rec.Held
+	return h != nil && h.Hash != hash && !h.Warned && p.Mode != "warn" && p.OnChange != "keep_old"
 }
 
 // waiting reports whether rec holds a definition that waits for an admin's decision.
@@ -240,6 +255,9 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	if !o.established {
 		g.put(&sessions.Pin{Server: server, Kind: KindServer, At: o.now, By: by, Version: 1})
 	}
+	if held > 0 || o.cleared {
+		g.gen.Add(1) // views built before may serve a version this changes (superseded)
+	}
 	return held
 }
 
@@ -250,8 +268,9 @@ type observation struct {
 	p           Policy
 	now         time.Time
 	established bool
-	norm        int // the description norm of the catalogue (Suspicious)
-	unapproved  int // the server's records no admin approved, bounded by MaxUnapproved
+	norm        int  // the description norm of the catalogue (Suspicious)
+	cleared     bool // a rejected version is no longer served: verdicts changed
+	unapproved  int  // the server's records no admin approved, bounded by MaxUnapproved
 }
 
 // known reports whether rec already says what to do with a definition of fingerprint
@@ -263,6 +282,16 @@ func known(rec *sessions.Pin, hash string) bool {
 // one records one definition and reports whether it held it now.
 func (o *observation) one(d Def) bool {
 	g := o.g
+	if rec := g.record(o.server, d.Kind, d.Name, false); rec != nil && rec.Held != nil && rec.Held.Rejected && approved(rec, d.Hash) {
+		// The server serves an approved version again: the rejected one it kept out is no
+		// longer what it serves (superseded), and approved catalogues are served again.
+		next := sessions.ClonePin(rec)
+		next.Held = nil
+		next.Version++
+		g.put(next)
+		o.cleared = true
+		return false
+	}
 	if known(g.record(o.server, d.Kind, d.Name, false), d.Hash) {
 		return false
 	}
