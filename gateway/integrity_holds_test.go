@@ -28,12 +28,14 @@ type rugUpstream struct {
 	mu      sync.Mutex
 	tools   map[string]string // name → description
 	next    int
-	streams map[string]chan struct{} // upstream session → its GET stream's wake-up
-	lists   int                      // tools/list requests answered
+	streams map[string]chan int // upstream session → its GET stream: how many list_changed to send
+	lists   int                 // tools/list requests answered
+	// grow, when set, adds a tool "t<n>" with a description of grow bytes on every listing.
+	grow int
 }
 
 func newRugUpstream(tools map[string]string) *rugUpstream {
-	return &rugUpstream{tools: tools, streams: map[string]chan struct{}{}}
+	return &rugUpstream{tools: tools, streams: map[string]chan int{}}
 }
 
 func (u *rugUpstream) set(name, description string) {
@@ -48,15 +50,30 @@ func (u *rugUpstream) listed() int {
 	return u.lists
 }
 
-// notify sends list_changed on every open GET stream.
-func (u *rugUpstream) notify() {
+// notify sends n list_changed notifications, back to back, on every open GET stream.
+func (u *rugUpstream) notify(n int) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	for _, c := range u.streams {
-		select {
-		case c <- struct{}{}:
-		default:
+		c <- n
+	}
+}
+
+// waitStream waits (10 s at most) until the gateway holds a GET stream open.
+func (u *rugUpstream) waitStream(t *testing.T) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		u.mu.Lock()
+		n := len(u.streams)
+		u.mu.Unlock()
+		if n > 0 {
+			return
 		}
+		if time.Now().After(deadline) {
+			t.Fatal("the gateway opened no GET stream to the upstream within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -64,6 +81,9 @@ func (u *rugUpstream) list() string {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	u.lists++
+	if u.grow > 0 {
+		u.tools[fmt.Sprintf("t%d", u.lists)] = strings.Repeat("x", u.grow)
+	}
 	var b strings.Builder
 	b.WriteString(`{"tools":[`)
 	i := 0
@@ -138,7 +158,7 @@ func (u *rugUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // stream is a session's GET stream: list_changed each time notify wakes it.
 func (u *rugUpstream) stream(w http.ResponseWriter, r *http.Request) {
 	sid := r.Header.Get("Mcp-Session-Id")
-	wake := make(chan struct{}, 1)
+	wake := make(chan int, 1)
 	u.mu.Lock()
 	u.streams[sid] = wake
 	u.mu.Unlock()
@@ -156,8 +176,10 @@ func (u *rugUpstream) stream(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-r.Context().Done():
 			return
-		case <-wake:
-			fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+		case n := <-wake:
+			for range n {
+				fmt.Fprintf(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+			}
 			w.(http.Flusher).Flush()
 		}
 	}
@@ -329,5 +351,134 @@ func TestUIIntegrityApprovesWhatItShowed(t *testing.T) {
 	}
 	if p := heldPin(g, "rug", "slow"); p.Held == nil || p.Held.Hash != unseen {
 		t.Errorf("the unseen version is no longer held: %+v", p.Held)
+	}
+}
+
+// waitListed waits (10 s at most) until the upstream answered n tools/list requests.
+func (u *rugUpstream) waitListed(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for u.listed() < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("the upstream was listed %d times within 10s, want %d", u.listed(), n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestIntegrityRelistPaced: an upstream that says list_changed (adding a tool on every
+// listing) is re-listed at once, and when it then sends list_changed 40 times back to
+// back, once more when upstream.relist_interval (default 1s) is over: the notifications
+// are coalesced, and the last is honoured (the tool the second listing added is held).
+func TestIntegrityRelistPaced(t *testing.T) {
+	u := newRugUpstream(map[string]string{"echo": "Echoes."})
+	u.grow = 10
+	g := startRug(t, u, "", "")
+	u.waitStream(t)
+	before := u.listed()
+	u.notify(1)
+	u.waitListed(t, before+1) // the first after a quiet interval: at once
+	u.notify(40)              // within the interval: one re-list when it is over
+	u.waitListed(t, before+2)
+	deadline := time.Now().Add(10 * time.Second)
+	last := fmt.Sprintf("t%d", before+2)
+	for heldPin(g, "rug", last) == nil {
+		if time.Now().After(deadline) {
+			t.Fatalf("the tool of the last listing (%s) is not held within 10s", last)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := u.listed(); n != before+2 {
+		t.Errorf("40 list_changed made %d listings, want 2 (one at once, one coalesced)", n-before)
+	}
+}
+
+// TestIntegrityHeldBytesBounded: an upstream that adds a tool with a 30 KB description on
+// every listing fills integrity.max_held_bytes (64 KiB here) with two; the ones after are
+// not recorded (the log names the setting) and not served, and the held definitions stay
+// within the bound.
+func TestIntegrityHeldBytesBounded(t *testing.T) {
+	u := newRugUpstream(map[string]string{"echo": "Echoes.", "poke": "Says the list changed."})
+	g := startRug(t, u, "", "integrity: {max_held_bytes: 65536}\nupstream: {relist_interval: 1ms}\n")
+	sid := g.initialize(t, "2025-11-25", "")
+	u.set("grow", "")
+	u.mu.Lock()
+	u.grow = 30000
+	u.mu.Unlock()
+	for i := 0; i < 5; i++ {
+		n := u.listed()
+		g.callTool(t, sid, "rug__poke", `{}`)
+		u.waitListed(t, n+1)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(g.log.String(), "integrity.max_held_bytes") {
+		if time.Now().After(deadline) {
+			t.Fatal("no log line names integrity.max_held_bytes within 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var held int
+	for _, p := range g.reg.Integrity().Pins() {
+		if p.Held != nil {
+			held += len(p.Held.Def)
+		}
+	}
+	if held > 65536 || held < 60000 {
+		t.Errorf("held definitions: %d bytes, want two of 30 KB within 65536", held)
+	}
+	for _, name := range g.toolNames(t, sid) {
+		if strings.HasPrefix(name, "rug__t") {
+			t.Errorf("a tool past the bound is listed: %s", name)
+		}
+	}
+}
+
+// TestIntegrityViewsPaged: GET /api/integrity and the Integrity page answer a page of
+// definitions at a time, with a cursor to the next; following the cursors lists every
+// definition once.
+func TestIntegrityViewsPaged(t *testing.T) {
+	tools := map[string]string{"poke": "Says the list changed."}
+	for i := range 7 {
+		tools[fmt.Sprintf("a%d", i)] = "A tool."
+	}
+	u := newRugUpstream(tools)
+	g := startRug(t, u, "", "integrity: {first_use: hold}\n")
+	seen := map[string]int{}
+	cursor := ""
+	for pages := 0; ; pages++ {
+		if pages > 10 {
+			t.Fatal("more than 10 pages of 3")
+		}
+		a := g.api(t, http.MethodGet, "/api/integrity?server=rug&limit=3&cursor="+cursor, "", g.localAuth(t))
+		var body struct {
+			Definitions  []struct{ Name string }
+			HeldByServer map[string]int `json:"held_by_server"`
+			NextCursor   string         `json:"next_cursor"`
+		}
+		if err := json.Unmarshal(a.raw, &body); err != nil || a.status != http.StatusOK {
+			t.Fatalf("GET /api/integrity?limit=3: %s", a)
+		}
+		if len(body.Definitions) > 3 || body.HeldByServer["rug"] != 8 {
+			t.Fatalf("a page of 3: %d rows, held %v", len(body.Definitions), body.HeldByServer)
+		}
+		for _, d := range body.Definitions {
+			seen[d.Name]++
+		}
+		if cursor = body.NextCursor; cursor == "" {
+			break
+		}
+	}
+	if len(seen) != 8 {
+		t.Errorf("the pages listed %v, want the 8 definitions once each", seen)
+	}
+	for name, n := range seen {
+		if n != 1 {
+			t.Errorf("%s listed %d times", name, n)
+		}
+	}
+	c := newUIClient(t, g)
+	page := c.do("GET", "/ui/integrity?limit=3", "", nil)
+	if n := strings.Count(page.body, `<article class="held-def"`); n != 3 || !strings.Contains(page.body, `id="integrity-next"`) {
+		t.Errorf("the Integrity page with limit 3: %d definitions, next link %v", n, strings.Contains(page.body, `id="integrity-next"`))
 	}
 }

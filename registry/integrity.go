@@ -105,7 +105,7 @@ func (in *Integrity) guard() *integrity.Guard {
 // policy is the guard's policy for the server or plugin name under the running config.
 func (in *Integrity) policy(name string) integrity.Policy {
 	i := in.r.Config().IntegrityOf(name)
-	return integrity.Policy{Mode: i.Policy, FirstUse: i.FirstUse, OnChange: i.OnChange, Suspicious: i.Suspicious}
+	return integrity.Policy{Mode: i.Policy, FirstUse: i.FirstUse, OnChange: i.OnChange, Suspicious: i.Suspicious, MaxHeldBytes: i.MaxHeldBytes}
 }
 
 // readCatalog lists everything an upstream offers and shows it to the guard.

@@ -2,10 +2,12 @@ package admin
 
 import (
 	"cmp"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/mcpgw/mcpgw/registry"
@@ -41,41 +43,109 @@ type HeldRow struct {
 	Old json.RawMessage `json:"approved_definition,omitempty"`
 }
 
-// ServeIntegrity lists the integrity records: every definition pinned or held, with a
-// field-level diff for each held one (?server= narrows to one server or plugin,
-// ?state=held to what waits).
+// ServeIntegrity lists the integrity records a page at a time: every definition pinned or
+// held, with a field-level diff for each held one (?server= narrows to one server or
+// plugin, ?state=held to what waits; ?limit= rows a page, ?cursor= the next_cursor of the
+// page before).
 func (a *API) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	rows, servers := a.IntegrityRows(q.Get("server"), q.Get("state"))
-	JSON(w, http.StatusOK, map[string]any{"definitions": rows, "held_by_server": servers})
+	iq := IntegrityQuery{Server: q.Get("server"), State: q.Get("state"), Cursor: q.Get("cursor")}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > MaxIntegrityPage {
+			Error(w, http.StatusBadRequest, fmt.Sprintf("limit %q is not a number from 1 to %d", l, MaxIntegrityPage))
+			return
+		}
+		iq.Limit = n
+	}
+	pg, err := a.IntegrityRows(iq)
+	if err != nil {
+		Error(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	body := map[string]any{"definitions": pg.Rows, "held_by_server": pg.HeldByServer}
+	if pg.Next != "" {
+		body["next_cursor"] = pg.Next
+	}
+	JSON(w, http.StatusOK, body)
+}
+
+// Integrity pages: rows a page unless ?limit= says otherwise, and at most.
+const (
+	DefaultIntegrityPage = 50
+	MaxIntegrityPage     = 500
+)
+
+// IntegrityQuery narrows and pages the integrity records.
+type IntegrityQuery struct {
+	Server, State string // "": all
+	Cursor        string // a page's Next: the rows after it ("": from the first)
+	Limit         int    // rows a page (0: DefaultIntegrityPage)
+}
+
+// IntegrityPage is one page of integrity records: heldByServer counts the held
+// definitions of every server or plugin that has pins (0: none held), over every page.
+type IntegrityPage struct {
+	Rows         []PinRow
+	HeldByServer map[string]int
+	Next         string // the cursor of the next page ("": this is the last)
 }
 
 // IntegrityRows are the integrity records GET /api/integrity lists (also the web UI's
-// Integrity page): server and state narrow them ("": all), and heldByServer counts the
-// held definitions of every server or plugin that has pins (0: none held).
-func (a *API) IntegrityRows(server, state string) (rows []PinRow, heldByServer map[string]int) {
-	rows = []PinRow{}
-	heldByServer = map[string]int{}
+// Integrity page), a page of them: each held definition's diff is computed for the rows
+// of the page only.
+func (a *API) IntegrityRows(q IntegrityQuery) (IntegrityPage, error) {
+	after := ""
+	if q.Cursor != "" {
+		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
+		if err != nil {
+			return IntegrityPage{}, fmt.Errorf("cursor %q is not one this API gave (next_cursor)", q.Cursor)
+		}
+		after = string(b)
+	}
+	limit := cmp.Or(q.Limit, DefaultIntegrityPage)
+	pg := IntegrityPage{Rows: []PinRow{}, HeldByServer: map[string]int{}}
 	for _, p := range a.port.Integrity().Pins() {
-		if server != "" && p.Server != server {
+		if q.Server != "" && p.Server != q.Server {
 			continue
 		}
 		if p.Kind == "server" {
-			if _, ok := heldByServer[p.Server]; !ok {
-				heldByServer[p.Server] = 0
+			if _, ok := pg.HeldByServer[p.Server]; !ok {
+				pg.HeldByServer[p.Server] = 0
 			}
 			continue
 		}
-		row := pinRow(p)
-		if state != "" && row.State != state {
+		state := pinState(p)
+		if state == "held" {
+			pg.HeldByServer[p.Server]++
+		}
+		if q.State != "" && state != q.State {
 			continue
 		}
-		if row.State == "held" {
-			heldByServer[p.Server]++
+		key := sessions.PinKey(p.Server, p.Kind, p.Name)
+		switch {
+		case key <= after:
+		case len(pg.Rows) < limit:
+			pg.Rows = append(pg.Rows, pinRow(p))
+		case pg.Next == "":
+			last := pg.Rows[len(pg.Rows)-1]
+			pg.Next = base64.RawURLEncoding.EncodeToString([]byte(sessions.PinKey(last.Server, last.Kind, last.Name)))
 		}
-		rows = append(rows, row)
 	}
-	return rows, heldByServer
+	return pg, nil
+}
+
+// pinState is a record's state as GET /api/integrity shows it.
+func pinState(p *sessions.Pin) string {
+	switch h := p.Held; {
+	case h == nil:
+		return "pinned"
+	case h.Rejected:
+		return "rejected" // kept out until the server serves another version
+	case h.Warned:
+		return "warned"
+	}
+	return "held"
 }
 
 func pinRow(p *sessions.Pin) PinRow {
@@ -85,13 +155,7 @@ func pinRow(p *sessions.Pin) PinRow {
 		row.ApprovedAt = time.Time{}
 	}
 	if h := p.Held; h != nil {
-		row.State = "held"
-		switch {
-		case h.Rejected:
-			row.State = "rejected" // kept out until the server serves another version
-		case h.Warned:
-			row.State = "warned"
-		}
+		row.State = pinState(p)
 		row.Held = &HeldRow{Hash: h.Hash, Reason: h.Reason, Since: h.Since, Flags: h.Flags, Def: h.Def, Old: p.Def}
 		row.Diff = registry.DiffDefs(p.Def, h.Def)
 	}

@@ -40,7 +40,7 @@ func (a *API) Routes() []Route {
 		{Method: "GET", Path: "/api/plugins", Summary: "every plugin with its state, tools and connections", Handler: a.ServePlugins},
 		{Method: "GET", Path: "/api/plugins/{name}", Summary: "one plugin", Handler: a.ServePlugin},
 		{Method: "POST", Path: "/api/plugins/{name}/restart", Summary: "restart a plugin: a new one of the same definition opens its provider and reads its catalogue again", Handler: a.ServeRestartPlugin},
-		{Method: "GET", Path: "/api/integrity", Summary: "pinned and held definitions of every server and plugin, with a field-level diff of each held one (?server=, ?state=held)", Handler: http.HandlerFunc(a.ServeIntegrity)},
+		{Method: "GET", Path: "/api/integrity", Summary: "pinned and held definitions of every server and plugin, with a field-level diff of each held one, a page at a time (?server=, ?state=held, ?limit=, ?cursor= from next_cursor)", Handler: http.HandlerFunc(a.ServeIntegrity)},
 		{Method: "POST", Path: "/api/integrity/{name}/approve", Summary: "approve held definitions of a server or plugin as reviewed: body {kind, name, hash} or {definitions: [{kind, name, hash}]}, hash the held.hash reviewed (409 if another version is held now); sessions are told", Handler: http.HandlerFunc(a.ServeApprove)},
 		{Method: "POST", Path: "/api/integrity/{name}/reject", Summary: "reject held definitions of a server or plugin: they stay out until they change again", Handler: http.HandlerFunc(a.ServeReject)},
 		{Method: "GET", Path: "/api/upstream-grants", Summary: "the OAuth upstreams of the config (name, per, grant, granted) and the grants kept for them, never a token (?server=, ?subject=)", Handler: http.HandlerFunc(a.ServeUpstreamGrants)},

@@ -43,6 +43,9 @@ type Policy struct {
 	FirstUse   string // trust | hold
 	OnChange   string // hold_new | keep_old
 	Suspicious string // flag | hold
+	// MaxHeldBytes bounds the JSON of the server's definitions that wait (held, warned or
+	// rejected); one past it is not recorded, and so not served (0: no bound).
+	MaxHeldBytes int64
 }
 
 // Def is one definition as a server serves it now.
@@ -138,17 +141,23 @@ const (
 // (and what it lists beyond is not served).
 const MaxUnapproved = 512
 
-// unapproved counts server's records that were never approved.
-func (g *Guard) unapproved(server string) int {
+// unapproved counts server's records that were never approved, and the bytes of the
+// definitions of server that wait (held, warned or rejected).
+func (g *Guard) unapproved(server string) (n int, heldBytes int64) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	n := 0
 	for _, p := range g.pins {
-		if p.Server == server && p.Kind != KindServer && p.Hash == "" {
+		if p.Server != server || p.Kind == KindServer {
+			continue
+		}
+		if p.Hash == "" {
 			n++
 		}
+		if p.Held != nil {
+			heldBytes += int64(len(p.Held.Def))
+		}
 	}
-	return n
+	return n, heldBytes
 }
 
 // New returns a guard over store, with the pins already in it. When the store does not
@@ -245,7 +254,8 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	defer g.wmu.Unlock()
 	o := observation{g: g, server: server, p: p, by: by, now: time.Now().UTC(),
 		established: g.record(server, KindServer, "", false) != nil,
-		norm:        descriptionNorm(defs), unapproved: g.unapproved(server)}
+		norm:        descriptionNorm(defs)}
+	o.unapproved, o.heldBytes = g.unapproved(server)
 	held := 0
 	for _, d := range defs {
 		if o.one(d) {
@@ -268,9 +278,11 @@ type observation struct {
 	p           Policy
 	now         time.Time
 	established bool
-	norm        int  // the description norm of the catalogue (Suspicious)
-	cleared     bool // a rejected version is no longer served: verdicts changed
-	unapproved  int  // the server's records no admin approved, bounded by MaxUnapproved
+	norm        int   // the description norm of the catalogue (Suspicious)
+	cleared     bool  // a rejected version is no longer served: verdicts changed
+	unapproved  int   // the server's records no admin approved, bounded by MaxUnapproved
+	heldBytes   int64 // the bytes of the server's definitions that wait, bounded by p.MaxHeldBytes
+	overBytes   bool  // a definition was left out for MaxHeldBytes (logged once)
 }
 
 // known reports whether rec already says what to do with a definition of fingerprint
@@ -325,11 +337,36 @@ func (o *observation) one(d Def) bool {
 	if slices.Contains(next.Rejected, d.Hash) {
 		return false // rejected before: it stays out, without asking again
 	}
+	if !o.fits(rec, d) {
+		if rec == nil && o.established {
+			o.unapproved-- // not recorded after all
+		}
+		return false // not recorded, so not served (Verdict): the store stays bounded
+	}
 	next.Held = &sessions.HeldDef{Hash: d.Hash, Def: d.Raw, Reason: reason, Since: o.now, Flags: flagJSON,
 		Warned: o.p.Mode == "warn" && reason != ReasonAmbiguous}
 	g.put(next)
 	g.log.Warn("integrity: a definition is held until an admin approves it", "server", o.server, "kind", d.Kind, "name", d.Name, "reason", reason)
 	g.emit(Event{Server: o.server, Kind: d.Kind, Name: d.Name, Action: "held", Reason: reason})
+	return true
+}
+
+// fits reports whether holding d (in place of what rec holds) keeps the server's waiting
+// definitions within p.MaxHeldBytes, and counts it if so.
+func (o *observation) fits(rec *sessions.Pin, d Def) bool {
+	size := o.heldBytes + int64(len(d.Raw))
+	if rec != nil && rec.Held != nil {
+		size -= int64(len(rec.Held.Def))
+	}
+	if o.p.MaxHeldBytes > 0 && size > o.p.MaxHeldBytes {
+		if !o.overBytes {
+			o.overBytes = true
+			o.g.log.Warn("integrity: the server's definitions that wait for an admin reached integrity.max_held_bytes; what it serves past that is not recorded and not served until some are approved or rejected",
+				"server", o.server, "kind", d.Kind, "name", d.Name, "bytes", len(d.Raw), "max_held_bytes", o.p.MaxHeldBytes)
+		}
+		return false
+	}
+	o.heldBytes = size
 	return true
 }
 
