@@ -401,7 +401,6 @@ func TestIntegrityHeldBytesBounded(t *testing.T) {
 	u := newRugUpstream(map[string]string{"echo": "Echoes.", "poke": "Says the list changed."})
 	g := startRug(t, u, "", "integrity: {max_held_bytes: 65536}\nupstream: {relist_interval: 1ms}\n")
 	sid := g.initialize(t, "2025-11-25", "")
-	u.set("grow", "")
 	u.mu.Lock()
 	u.grow = 30000
 	u.mu.Unlock()
