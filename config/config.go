@@ -246,6 +246,12 @@ type UpstreamDefaults struct {
 	// A start waits for a slot before its connect timeout begins, so a large fleet comes
 	// up in turns instead of every server timing out while all of them compete for CPUs.
 	StartConcurrency int `yaml:"start_concurrency"`
+	// RelistInterval is how often, at most, an upstream's list_changed makes the gateway
+	// read that connection's lists again (default 1s): the notifications that come sooner
+	// are coalesced into one re-list when the interval is over, so the last one is always
+	// honoured, and an upstream cannot make the gateway list, fingerprint and store its
+	// catalogue as fast as it can send.
+	RelistInterval time.Duration `yaml:"relist_interval"`
 }
 
 // LogConfig configures the gateway's own log.

@@ -162,6 +162,9 @@ func (c *Config) applyUpstreamDefaults() {
 	if c.Upstream.StartConcurrency == 0 {
 		c.Upstream.StartConcurrency = DefaultStartConcurrency()
 	}
+	if c.Upstream.RelistInterval == 0 {
+		c.Upstream.RelistInterval = time.Second
+	}
 }
 
 // applyHTTPDefaults fills http.

@@ -19,7 +19,14 @@ type IntegrityConfig struct {
 	// Suspicious is what a definition the injection heuristics flag gets: flag (shown to
 	// admins) or hold (held like a change, even on first use). Default flag.
 	Suspicious string `yaml:"suspicious"`
+	// MaxHeldBytes bounds the definitions of one server or plugin that wait (held, warned
+	// or rejected), in bytes of their JSON: a definition past it is not recorded, and so
+	// not served, until some are approved or rejected (default 8 MiB; at least 64 KiB).
+	MaxHeldBytes int64 `yaml:"max_held_bytes"`
 }
+
+// DefaultMaxHeldBytes is integrity.max_held_bytes when the config sets none.
+const DefaultMaxHeldBytes = 8 << 20
 
 // Integrity policies and their settings.
 const (
@@ -44,6 +51,9 @@ func (c *Config) applyIntegrityDefaults() {
 	}
 	if i.Suspicious == "" {
 		i.Suspicious = "flag"
+	}
+	if i.MaxHeldBytes == 0 {
+		i.MaxHeldBytes = DefaultMaxHeldBytes
 	}
 }
 
@@ -103,6 +113,9 @@ func (c *Config) validateIntegrity(ps *Problems) {
 		if f.v != "" && !oneOf(f.v, f.allowed...) {
 			ps.add(false, f.where, "%q is not one of %v", f.v, f.allowed)
 		}
+	}
+	if i.MaxHeldBytes < 64<<10 {
+		ps.add(false, "integrity.max_held_bytes", "%d is too small (at least 65536)", i.MaxHeldBytes)
 	}
 	for _, name := range sortedKeys(c.Servers) {
 		if d := c.Servers[name]; d != nil && d.Integrity != "" && !oneOf(d.Integrity, IntegrityPin, IntegrityWarn, IntegrityOff) {

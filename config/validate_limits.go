@@ -12,6 +12,9 @@ func (c *Config) validateLimits(ps *Problems) {
 	if c.Upstream.MaxMessageBytes < 4096 {
 		ps.add(false, "upstream.max_message_bytes", "%d is too small (at least 4096)", c.Upstream.MaxMessageBytes)
 	}
+	if c.Upstream.RelistInterval < 0 {
+		ps.add(false, "upstream.relist_interval", "%s is negative (0: the default, 1s)", c.Upstream.RelistInterval)
+	}
 	if c.Upstream.StartWait < 0 {
 		ps.add(false, "upstream.start_wait", "%s is negative (0 serves at once)", c.Upstream.StartWait)
 	}

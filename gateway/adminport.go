@@ -174,8 +174,8 @@ func (p adminPort) Integrity() *registry.Integrity { return p.g.reg.Integrity() 
 func (p adminPort) IntegrityDecided(server string) { p.g.replicas.publish("integrity", server) }
 
 // IntegrityRows are the admin API's integrity records (the UI's Integrity page).
-func (p adminPort) IntegrityRows(server, state string) ([]admin.PinRow, map[string]int) {
-	return p.g.admin.IntegrityRows(server, state)
+func (p adminPort) IntegrityRows(q admin.IntegrityQuery) (admin.IntegrityPage, error) {
+	return p.g.admin.IntegrityRows(q)
 }
 
 // IntegrityWaiting is how many definitions of all servers and plugins wait for an admin's

@@ -98,14 +98,15 @@ func TestIntegrityAlterTable(t *testing.T) {
 	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", `{"kind":"tool","nam":"x"}`, g.localAuth(t)); a.status != http.StatusBadRequest {
 		t.Errorf("a misspelt member: %s", a)
 	}
-	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", `{}`, g.localAuth(t)); a.status != http.StatusOK {
+	reviewed := heldBody(g, "shop")
+	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", reviewed, g.localAuth(t)); a.status != http.StatusOK {
 		t.Fatalf("approve: %s", a)
 	}
 	names, create := list()
 	if !slices.Contains(names, "shop_shop_v1_users_create") || !strings.Contains(string(create), `"note"`) {
 		t.Errorf("after approval: %v, create %s", names, create)
 	}
-	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", `{}`, g.localAuth(t)); a.status != http.StatusNotFound {
+	if a := g.api(t, http.MethodPost, "/api/integrity/shop/approve", reviewed, g.localAuth(t)); a.status != http.StatusNotFound {
 		t.Errorf("approving again: %s", a)
 	}
 	if v := g.metricValue(t, `mcpgw_integrity_events_total{action="approved",reason="",server="shop"}`); v < 2 {
@@ -191,7 +192,7 @@ func TestUIIntegrityPageThroughGateway(t *testing.T) {
 	if r := c.do("POST", "/ui/api/integrity/shop/approve", `{}`, map[string]string{"Content-Type": "application/json"}); r.status != http.StatusForbidden {
 		t.Errorf("approving without the CSRF token: %d %s", r.status, r.body)
 	}
-	if r := c.do("POST", "/ui/api/integrity/shop/approve", `{}`, map[string]string{"Content-Type": "application/json", "X-CSRF-Token": token}); r.status != http.StatusOK {
+	if r := c.do("POST", "/ui/api/integrity/shop/approve", heldBody(g, "shop"), map[string]string{"Content-Type": "application/json", "X-CSRF-Token": token}); r.status != http.StatusOK {
 		t.Fatalf("Approve all through /ui/api: %d %s", r.status, r.body)
 	}
 	if n := g.reg.Integrity().HeldCount("shop"); n != 0 {
@@ -200,6 +201,19 @@ func TestUIIntegrityPageThroughGateway(t *testing.T) {
 	if a := c.do("GET", "/ui/integrity", "", nil); !strings.Contains(a.body, "Nothing waits for a decision.") || strings.Contains(a.body, `class="count"`) {
 		t.Errorf("the Integrity page after Approve all:\n%s", a.body)
 	}
+}
+
+// heldBody is an approval of every definition of server held now, as reviewed (with
+// its fingerprint).
+func heldBody(g *testGW, server string) string {
+	var defs []map[string]string
+	for _, p := range g.reg.Integrity().Pins() {
+		if p.Server == server && p.Held != nil && !p.Held.Rejected {
+			defs = append(defs, map[string]string{"kind": p.Kind, "name": p.Name, "hash": p.Held.Hash})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"definitions": defs})
+	return string(b)
 }
 
 // waitPluginHeld waits (10 s at most) until plugin's loaded catalogue holds marker (its

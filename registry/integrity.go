@@ -105,7 +105,7 @@ func (in *Integrity) guard() *integrity.Guard {
 // policy is the guard's policy for the server or plugin name under the running config.
 func (in *Integrity) policy(name string) integrity.Policy {
 	i := in.r.Config().IntegrityOf(name)
-	return integrity.Policy{Mode: i.Policy, FirstUse: i.FirstUse, OnChange: i.OnChange, Suspicious: i.Suspicious}
+	return integrity.Policy{Mode: i.Policy, FirstUse: i.FirstUse, OnChange: i.OnChange, Suspicious: i.Suspicious, MaxHeldBytes: i.MaxHeldBytes}
 }
 
 // readCatalog lists everything an upstream offers and shows it to the guard.
@@ -146,7 +146,11 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 		cat.instrHash = d.Hash
 		defs = append(defs, d)
 	}
-	in.guard().Observe(server, in.policy(server), defs, by)
+	if in.guard().Observe(server, in.policy(server), defs, by) > 0 {
+		// Views built from another catalogue of the server (a new session's, a stateless
+		// caller's) may serve the version this holds in place of: they are built again.
+		in.r.changed(server)
+	}
 }
 
 // observePlugin fingerprints the tools a plugin's catalogue generates for every connection
@@ -262,6 +266,23 @@ func (in *Integrity) HeldCount(server string) int { return in.guard().Held(serve
 // any) the approved ones; the sessions whose views change are told. It returns how many.
 func (in *Integrity) Approve(server, kind, name, by string) (int, error) {
 	n, err := in.guard().Approve(server, kind, name, by)
+	if n > 0 {
+		in.r.changed(server)
+	}
+	return n, err
+}
+
+// ReviewedDef is one held definition as an admin reviewed it (kind, name, fingerprint).
+type ReviewedDef = integrity.Reviewed
+
+// ChangedError is an approval whose reviewed version is no longer the one held.
+type ChangedError = integrity.ChangedError
+
+// ApproveReviewed approves the held definitions of server an admin reviewed, each only
+// while the version held is the one reviewed (else nothing, and a *ChangedError); the
+// sessions whose views change are told. It returns how many.
+func (in *Integrity) ApproveReviewed(server string, reviewed []ReviewedDef, by string) (int, error) {
+	n, err := in.guard().ApproveReviewed(server, reviewed, by)
 	if n > 0 {
 		in.r.changed(server)
 	}

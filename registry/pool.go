@@ -271,11 +271,12 @@ func (p *Pool) signal() {
 func (p *Pool) dial() (*Instance, error) {
 	in := &Instance{}
 	o := p.s.Options()
+	var rl relister
 	o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		switch m.Method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 			if f := in.onCat.Load(); f != nil {
-				go func() {
+				rl.notify(p.s.reg.ctx, p.s.reg.Config().Upstream.RelistInterval, func() {
 					ctx, cancel := context.WithTimeout(p.s.reg.ctx, p.s.Def.Timeouts.Connect)
 					defer cancel()
 					cat, err := p.s.reg.readCatalog(ctx, p.s.Name, c)
@@ -284,7 +285,7 @@ func (p *Pool) dial() (*Instance, error) {
 						return
 					}
 					(*f)(cat)
-				}()
+				})
 			}
 			return
 		}

@@ -481,10 +481,11 @@ func (s *Server) probeOptions() upstream.Options {
 // catalogue (which may depend on its client's capabilities) is its session's alone.
 func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*Catalog)) (*upstream.Conn, error) {
 	h := o.Handler
+	var rl relister
 	o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		switch m.Method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-			go func() {
+			rl.notify(s.reg.ctx, s.reg.Config().Upstream.RelistInterval, func() {
 				cctx, cancel := context.WithTimeout(s.reg.ctx, s.Def.Timeouts.Connect)
 				defer cancel()
 				cat, err := s.reg.readCatalog(cctx, s.Name, c)
@@ -495,7 +496,7 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 				if onCatalog != nil {
 					onCatalog(cat)
 				}
-			}()
+			})
 			if h != nil {
 				h(c, m, raw, rel) // the session may want to know what the upstream said
 			}
@@ -508,27 +509,31 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 	return s.reg.dialer.Dial(ctx, o)
 }
 
-// handle is the handler of the server's own connections (shared, or the probe of a
-// per_session server): list_changed re-reads this server's catalogue (not that of a
-// server that replaced it under the same name), anything else goes to the gateway.
-func (s *Server) handle(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	if s.reg.listChanged(s, c, m) {
-		return
-	}
-	if s.reg.Handler != nil {
-		s.reg.Handler(c, m, raw, rel)
+// handler is the handler of one of the server's own connections (shared, or the probe
+// of a per_session server): list_changed re-reads this server's catalogue (not that of a
+// server that replaced it under the same name), paced per connection (relister), anything
+// else goes to the gateway.
+func (s *Server) handler() upstream.Handler {
+	var rl relister
+	return func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+		if s.reg.listChanged(s, c, m, &rl) {
+			return
+		}
+		if s.reg.Handler != nil {
+			s.reg.Handler(c, m, raw, rel)
+		}
 	}
 }
 
 // listChanged re-reads a server's lists after the upstream said they changed.
-func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg) bool {
+func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg, rl *relister) bool {
 	switch m.Method {
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 	default:
 		return false
 	}
 	method := m.Method
-	go func() {
+	rl.notify(r.ctx, r.Config().Upstream.RelistInterval, func() {
 		ctx, cancel := context.WithTimeout(r.ctx, s.Def.Timeouts.Connect)
 		defer cancel()
 		cat, err := r.readCatalog(ctx, s.Name, c)
@@ -548,7 +553,7 @@ func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg) bool {
 		} else if r.OnListSaid != nil {
 			r.OnListSaid(s.Name, method)
 		}
-	}()
+	})
 	return true
 }
 

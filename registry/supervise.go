@@ -120,7 +120,7 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 	}
 	defer release()
 	o := s.probeOptions()
-	o.Handler = s.handle
+	o.Handler = s.handler()
 	c, err := s.reg.dialer.Dial(s.ctx, o)
 	if err != nil {
 		return nil, nil, err

@@ -259,6 +259,35 @@ func integHeld(t *testing.T, base, server string) map[string]integDef {
 	return out
 }
 
+// integReviewed is the body of an approval of server's held definitions (only those named
+// by names, when given), each with the fingerprint GET /api/integrity shows: what the
+// admin reviewed.
+func integReviewed(t *testing.T, base, server string, names ...string) string {
+	t.Helper()
+	a := rawRequest(t, http.MethodGet, base+"/api/integrity?server="+server, integAdmin, "")
+	var body struct {
+		Definitions []struct {
+			State string `json:"state"`
+			Kind  string `json:"kind"`
+			Name  string `json:"name"`
+			Held  struct {
+				Hash string `json:"hash"`
+			} `json:"held"`
+		} `json:"definitions"`
+	}
+	if a.Status != http.StatusOK || json.Unmarshal(a.Body, &body) != nil {
+		t.Fatalf("GET /api/integrity: %s", a)
+	}
+	defs := []map[string]string{}
+	for _, d := range body.Definitions {
+		if (d.State == "held" || d.State == "warned") && (len(names) == 0 || slices.Contains(names, d.Name)) {
+			defs = append(defs, map[string]string{"kind": d.Kind, "name": d.Name, "hash": d.Held.Hash})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"definitions": defs})
+	return string(b)
+}
+
 // integApprove POSTs an approval with hdr.
 func integApprove(t *testing.T, base, server, body string, hdr map[string]string) httpAnswer {
 	t.Helper()
@@ -545,7 +574,7 @@ func (s *integShop) newTableHeld(t *testing.T) {
 func (s *integShop) approveByName(t *testing.T) {
 	seen := integDrain(s.full)
 	for _, n := range s.held {
-		if a := integApprove(t, s.g.Base, "shop", `{"kind":"tool","name":"`+n+`"}`, integAdmin); a.Status != http.StatusOK {
+		if a := integApprove(t, s.g.Base, "shop", integReviewed(t, s.g.Base, "shop", n), integAdmin); a.Status != http.StatusOK {
 			t.Fatalf("approve %s: %s", n, a)
 		}
 	}
@@ -581,7 +610,7 @@ func (s *integShop) approveByName(t *testing.T) {
 // decision was counted once per definition.
 func (s *integShop) approveAll(t *testing.T) {
 	seen := integDrain(s.full)
-	if a := integApprove(t, s.g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+	if a := integApprove(t, s.g.Base, "shop", integReviewed(t, s.g.Base, "shop"), integAdmin); a.Status != http.StatusOK {
 		t.Fatalf("approve {}: %s", a)
 	}
 	if !s.full.waitListChanged(seen+1, integWait) {
@@ -770,7 +799,7 @@ func integRejectThenChange(t *testing.T, g *Gateway, db string, full *goClient, 
 	if a := rawRequest(t, http.MethodPost, g.Base+"/api/integrity/shop/reject", integAdmin, `{"kind":"tool","name":"`+find+`"}`); decided(a, "rejected") != 1 {
 		t.Fatalf("the admin's rejection of %s: %s", find, a)
 	}
-	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); decided(a, "approved") != n-1 {
+	if a := integApprove(t, g.Base, "shop", integReviewed(t, g.Base, "shop"), integAdmin); decided(a, "approved") != n-1 {
 		t.Fatalf("the admin's approval of the rest: %s, want %d approved", a, n-1)
 	}
 	integWaitTools(t, full, "the approved renamed tools are listed", func(m map[string]*mcp.Tool) bool {
@@ -813,7 +842,7 @@ func integRejectThenChange(t *testing.T, g *Gateway, db string, full *goClient, 
 	}); !ok {
 		t.Errorf("the rejected %s, changed again, was not held anew within %s", find, integWait)
 	}
-	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+	if a := integApprove(t, g.Base, "shop", integReviewed(t, g.Base, "shop"), integAdmin); a.Status != http.StatusOK {
 		t.Fatalf("approving the second change: %s", a)
 	}
 	integWaitTools(t, full, "every people tool served after the second approval", func(m map[string]*mcp.Tool) bool {
@@ -912,7 +941,7 @@ func TestIntegrityWarnPolicy(t *testing.T) {
 	if v := integMetric(t, g, "mcpgw_integrity_held", map[string]string{"server": "shop"}); v != 0 {
 		t.Errorf("mcpgw_integrity_held{server=shop} = %v under warn, want 0", v)
 	}
-	if a := integApprove(t, g.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+	if a := integApprove(t, g.Base, "shop", integReviewed(t, g.Base, "shop"), integAdmin); a.Status != http.StatusOK {
 		t.Fatalf("approving the warned: %s", a)
 	}
 	if left := warned(); len(left) != 0 {
@@ -969,7 +998,7 @@ func TestIntegrityFirstUseAPIHold(t *testing.T) {
 	t.Logf("first_use_api: hold: the file's server served at once; the API's %d tools held (first_use), not listed, a call refused", len(held))
 
 	seen := integDrain(gc)
-	if a := integApprove(t, g.Base, "mem", `{}`, integAdmin); a.Status != http.StatusOK {
+	if a := integApprove(t, g.Base, "mem", integReviewed(t, g.Base, "mem"), integAdmin); a.Status != http.StatusOK {
 		t.Fatalf("approve mem: %s", a)
 	}
 	if !gc.waitListChanged(seen+1, integWait) {
@@ -1104,7 +1133,7 @@ func TestIntegrityStdioRestart(t *testing.T) {
 	if _, ok := held[one]; !ok {
 		t.Fatalf("server-memory's %s is not among the held %v", one, sortedKeys(held))
 	}
-	if a := integApprove(t, g2.Base, "tools", `{"kind":"tool","name":"`+one+`"}`, integAdmin); a.Status != http.StatusOK {
+	if a := integApprove(t, g2.Base, "tools", integReviewed(t, g2.Base, "tools", one), integAdmin); a.Status != http.StatusOK {
 		t.Fatalf("approve %s: %s", one, a)
 	}
 	if got := integStdioTools(t, g2); !slices.Equal(got, []string{"tools__" + one}) {
@@ -1188,7 +1217,7 @@ http: {handshake: full, page_size: 1000}
 	t.Logf("ALTER TABLE: both replicas hold %v (API and gauge); clients on both see them gone and calls refused", sortedKeys(heldA))
 
 	seenB = integDrain(cb)
-	if a := integApprove(t, ga.Base, "shop", `{}`, integAdmin); a.Status != http.StatusOK {
+	if a := integApprove(t, ga.Base, "shop", integReviewed(t, ga.Base, "shop"), integAdmin); a.Status != http.StatusOK {
 		t.Fatalf("approve on A: %s", a)
 	}
 	approvedAt := time.Now()

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,15 +61,31 @@ func reasonText(reason string) string {
 	return reason
 }
 
-// ServeIntegrity is the Integrity page: what waits, server by server, and what is pinned.
+// ServeIntegrity is the Integrity page: what waits, server by server, and what is pinned,
+// a page of definitions at a time (?cursor= the next page's, ?limit= definitions a page:
+// the admin API's paging), so that what an upstream makes the gateway hold cannot make
+// the page as large as all of it.
 func (u *UI) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
-	rows, held := u.port.IntegrityRows("", "")
+	q := admin.IntegrityQuery{Cursor: r.URL.Query().Get("cursor")}
+	if n, err := strconv.Atoi(r.URL.Query().Get("limit")); err == nil && n >= 1 && n <= admin.MaxIntegrityPage {
+		q.Limit = n
+	}
+	pg, err := u.port.IntegrityRows(q)
+	if err != nil {
+		u.Render(w, r, http.StatusBadRequest, "integrity", "Integrity", map[string]any{"Error": err.Error()})
+		return
+	}
 	byName := map[string]*integrityServer{}
-	for name := range held { // every server with pins, whether anything of it waits or not
-		byName[name] = &integrityServer{Name: name}
+	if q.Cursor == "" {
+		for name := range pg.HeldByServer { // every server with pins, whether anything of it waits or not
+			byName[name] = &integrityServer{Name: name}
+		}
 	}
 	waiting := 0
-	for _, row := range rows {
+	for _, n := range pg.HeldByServer {
+		waiting += n
+	}
+	for _, row := range pg.Rows {
 		s := byName[row.Server]
 		if s == nil {
 			s = &integrityServer{Name: row.Server}
@@ -77,7 +95,9 @@ func (u *UI) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case row.Held != nil && row.State != "rejected":
 			s.Waiting = append(s.Waiting, d)
-			waiting++
+			if row.State == "warned" {
+				waiting++ // held_by_server counts the held ones
+			}
 		case len(d.Flags) > 0 || d.FlagsUnread:
 			s.Flagged = append(s.Flagged, d)
 			s.Pinned = append(s.Pinned, d)
@@ -99,7 +119,15 @@ func (u *UI) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	u.Render(w, r, http.StatusOK, "integrity", "Integrity", map[string]any{"Servers": servers, "Waiting": waiting})
+	next := ""
+	if pg.Next != "" {
+		v := url.Values{"cursor": {pg.Next}}
+		if q.Limit != 0 {
+			v.Set("limit", strconv.Itoa(q.Limit))
+		}
+		next = "/ui/integrity?" + v.Encode()
+	}
+	u.Render(w, r, http.StatusOK, "integrity", "Integrity", map[string]any{"Servers": servers, "Waiting": waiting, "Next": next, "Paged": q.Cursor != ""})
 }
 
 // integrityDefOf is a row of GET /api/integrity as the page shows it.

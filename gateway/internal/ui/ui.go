@@ -56,11 +56,11 @@ type Port interface {
 	ProjectViews() ([]map[string]any, error)
 	// PluginRows are the plugins as GET /api/plugins lists them, for the Plugins page.
 	PluginRows() []admin.PluginRow
-	// IntegrityRows are the integrity records as GET /api/integrity lists them (server and
-	// state narrow them, "" for all), with how many are held per server, for the Integrity
-	// page; IntegrityWaiting is how many definitions wait for a decision (held or warned),
-	// the count beside the page's link.
-	IntegrityRows(server, state string) ([]admin.PinRow, map[string]int)
+	// IntegrityRows are a page of the integrity records as GET /api/integrity lists them,
+	// with how many are held per server, for the Integrity page; IntegrityWaiting is how
+	// many definitions wait for a decision (held or warned), the count beside the page's
+	// link.
+	IntegrityRows(q admin.IntegrityQuery) (admin.IntegrityPage, error)
 	IntegrityWaiting() int
 	// Instances is how many instances of a server run now.
 	Instances(server string) int64

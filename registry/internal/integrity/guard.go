@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sort"
@@ -42,6 +43,9 @@ type Policy struct {
 	FirstUse   string // trust | hold
 	OnChange   string // hold_new | keep_old
 	Suspicious string // flag | hold
+	// MaxHeldBytes bounds the JSON of the server's definitions that wait (held, warned or
+	// rejected); one past it is not recorded, and so not served (0: no bound).
+	MaxHeldBytes int64
 }
 
 // Def is one definition as a server serves it now.
@@ -137,17 +141,23 @@ const (
 // (and what it lists beyond is not served).
 const MaxUnapproved = 512
 
-// unapproved counts server's records that were never approved.
-func (g *Guard) unapproved(server string) int {
+// unapproved counts server's records that were never approved, and the bytes of the
+// definitions of server that wait (held, warned or rejected).
+func (g *Guard) unapproved(server string) (n int, heldBytes int64) {
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	n := 0
 	for _, p := range g.pins {
-		if p.Server == server && p.Kind != KindServer && p.Hash == "" {
+		if p.Server != server || p.Kind == KindServer {
+			continue
+		}
+		if p.Hash == "" {
 			n++
 		}
+		if p.Held != nil {
+			heldBytes += int64(len(p.Held.Def))
+		}
 	}
-	return n
+	return n, heldBytes
 }
 
 // New returns a guard over store, with the pins already in it. When the store does not
@@ -200,6 +210,11 @@ func (g *Guard) Verdict(server, kind, name, hash string, p Policy) (serve bool, 
 	switch {
 	case rec == nil:
 		return p.Mode == "warn", nil
+	case approved(rec, hash) && superseded(rec, hash, p):
+		// A catalogue read before the change (a new session's, a stateless caller's, an
+		// instance that was not told): the server runs the held version now, so a call
+		// would reach what no admin approved.
+		return false, nil
 	case approved(rec, hash):
 		return true, nil
 	case p.Mode == "warn" && !slices.Contains(rec.Rejected, hash) && (rec.Held == nil || rec.Held.Hash != hash || rec.Held.Warned):
@@ -208,6 +223,16 @@ func (g *Guard) Verdict(server, kind, name, hash string, p Policy) (serve bool, 
 		return false, rec.Def
 	}
 	return false, nil
+}
+
+// superseded reports whether the server serves, in hash's place, a version of rec that
+// is held (waiting, or rejected) and not served while it waits: under pin with hold_new,
+// hash, though approved, is not what a call would run. With keep_old the approved version
+// is served while the new one waits (the admin chose that), and under warn the new one is
+// served anyway.
+func superseded(rec *sessions.Pin, hash string, p Policy) bool {
+	h := rec.Held
+	return h != nil && h.Hash != hash && !h.Warned && p.Mode != "warn" && p.OnChange != "keep_old"
 }
 
 // waiting reports whether rec holds a definition that waits for an admin's decision.
@@ -229,7 +254,8 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	defer g.wmu.Unlock()
 	o := observation{g: g, server: server, p: p, by: by, now: time.Now().UTC(),
 		established: g.record(server, KindServer, "", false) != nil,
-		norm:        descriptionNorm(defs), unapproved: g.unapproved(server)}
+		norm:        descriptionNorm(defs)}
+	o.unapproved, o.heldBytes = g.unapproved(server)
 	held := 0
 	for _, d := range defs {
 		if o.one(d) {
@@ -238,6 +264,9 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	}
 	if !o.established {
 		g.put(&sessions.Pin{Server: server, Kind: KindServer, At: o.now, By: by, Version: 1})
+	}
+	if held > 0 || o.cleared {
+		g.gen.Add(1) // views built before may serve a version this changes (superseded)
 	}
 	return held
 }
@@ -249,8 +278,11 @@ type observation struct {
 	p           Policy
 	now         time.Time
 	established bool
-	norm        int // the description norm of the catalogue (Suspicious)
-	unapproved  int // the server's records no admin approved, bounded by MaxUnapproved
+	norm        int   // the description norm of the catalogue (Suspicious)
+	cleared     bool  // a rejected version is no longer served: verdicts changed
+	unapproved  int   // the server's records no admin approved, bounded by MaxUnapproved
+	heldBytes   int64 // the bytes of the server's definitions that wait, bounded by p.MaxHeldBytes
+	overBytes   bool  // a definition was left out for MaxHeldBytes (logged once)
 }
 
 // known reports whether rec already says what to do with a definition of fingerprint
@@ -262,6 +294,16 @@ func known(rec *sessions.Pin, hash string) bool {
 // one records one definition and reports whether it held it now.
 func (o *observation) one(d Def) bool {
 	g := o.g
+	if rec := g.record(o.server, d.Kind, d.Name, false); rec != nil && rec.Held != nil && rec.Held.Rejected && approved(rec, d.Hash) {
+		// The server serves an approved version again: the rejected one it kept out is no
+		// longer what it serves (superseded), and approved catalogues are served again.
+		next := sessions.ClonePin(rec)
+		next.Held = nil
+		next.Version++
+		g.put(next)
+		o.cleared = true
+		return false
+	}
 	if known(g.record(o.server, d.Kind, d.Name, false), d.Hash) {
 		return false
 	}
@@ -295,11 +337,36 @@ func (o *observation) one(d Def) bool {
 	if slices.Contains(next.Rejected, d.Hash) {
 		return false // rejected before: it stays out, without asking again
 	}
+	if !o.fits(rec, d) {
+		if rec == nil && o.established {
+			o.unapproved-- // not recorded after all
+		}
+		return false // not recorded, so not served (Verdict): the store stays bounded
+	}
 	next.Held = &sessions.HeldDef{Hash: d.Hash, Def: d.Raw, Reason: reason, Since: o.now, Flags: flagJSON,
 		Warned: o.p.Mode == "warn" && reason != ReasonAmbiguous}
 	g.put(next)
 	g.log.Warn("integrity: a definition is held until an admin approves it", "server", o.server, "kind", d.Kind, "name", d.Name, "reason", reason)
 	g.emit(Event{Server: o.server, Kind: d.Kind, Name: d.Name, Action: "held", Reason: reason})
+	return true
+}
+
+// fits reports whether holding d (in place of what rec holds) keeps the server's waiting
+// definitions within p.MaxHeldBytes, and counts it if so.
+func (o *observation) fits(rec *sessions.Pin, d Def) bool {
+	size := o.heldBytes + int64(len(d.Raw))
+	if rec != nil && rec.Held != nil {
+		size -= int64(len(rec.Held.Def))
+	}
+	if o.p.MaxHeldBytes > 0 && size > o.p.MaxHeldBytes {
+		if !o.overBytes {
+			o.overBytes = true
+			o.g.log.Warn("integrity: the server's definitions that wait for an admin reached integrity.max_held_bytes; what it serves past that is not recorded and not served until some are approved or rejected",
+				"server", o.server, "kind", d.Kind, "name", d.Name, "bytes", len(d.Raw), "max_held_bytes", o.p.MaxHeldBytes)
+		}
+		return false
+	}
+	o.heldBytes = size
 	return true
 }
 
@@ -363,8 +430,15 @@ var ErrNotHeld = errors.New("nothing of that name is held")
 
 // Approve makes the held definitions of server that match (kind and name; "" matches
 // every one) the pinned ones, by who. It returns how many it approved.
+// It approves whatever is held when it runs: the admin API approves what was reviewed
+// (ApproveReviewed); this is for the host's own code.
 func (g *Guard) Approve(server, kind, name, by string) (int, error) {
-	return g.decide(server, kind, name, by, "approved", func(p *sessions.Pin) {
+	return g.decide(server, kind, name, by, "approved", approve(by))
+}
+
+// approve makes a record's held definition the approved one, by who.
+func approve(by string) func(*sessions.Pin) {
+	return func(p *sessions.Pin) {
 		if p.Hash != "" {
 			p.Approved = append(p.Approved, p.Hash)
 			if len(p.Approved) > maxApproved {
@@ -374,7 +448,7 @@ func (g *Guard) Approve(server, kind, name, by string) (int, error) {
 		p.Hash, p.Def, p.Flags, p.At, p.By = p.Held.Hash, p.Held.Def, p.Held.Flags, time.Now().UTC(), by
 		p.Rejected = slices.DeleteFunc(p.Rejected, func(h string) bool { return h == p.Hash })
 		p.Held = nil
-	})
+	}
 }
 
 // Reject keeps the held definitions of server that match out for good (until they
@@ -389,13 +463,71 @@ func (g *Guard) Reject(server, kind, name, by string) (int, error) {
 	})
 }
 
+// Reviewed is one held definition as an admin reviewed it: its fingerprint is the one
+// the admin read (GET /api/integrity's held.hash).
+type Reviewed struct {
+	Kind, Name, Hash string
+}
+
+// ChangedError is an approval of a definition whose held version is no longer the one
+// reviewed: the upstream served another since. Nothing was approved.
+type ChangedError struct {
+	Kind, Name string
+	Reviewed   string // the fingerprint the approval named
+	Held       string // the fingerprint held now ("": nothing of it waits)
+}
+
+func (e *ChangedError) Error() string {
+	if e.Held == "" {
+		return fmt.Sprintf("%s %q: nothing of it waits for a decision (the fingerprint reviewed was %s)", e.Kind, e.Name, e.Reviewed)
+	}
+	return fmt.Sprintf("%s %q changed since it was reviewed: %s was reviewed, %s is held now; read it again (GET /api/integrity) and approve what you read", e.Kind, e.Name, e.Reviewed, e.Held)
+}
+
+// ApproveReviewed approves the held definitions of server that the admin reviewed, each
+// only if what is held now is the version reviewed (its fingerprint): otherwise nothing
+// is approved and the answer is a *ChangedError, so that a version the upstream served
+// after the review stays held. It returns how many it approved.
+func (g *Guard) ApproveReviewed(server string, reviewed []Reviewed, by string) (int, error) {
+	if len(reviewed) == 0 {
+		return 0, ErrNotHeld
+	}
+	g.wmu.Lock()
+	defer g.wmu.Unlock()
+	g.Reload()
+	want := make(map[string]string, len(reviewed))
+	for _, r := range reviewed {
+		rec := g.record(server, r.Kind, r.Name, false)
+		if rec == nil || !waiting(rec) || rec.Held.Hash != r.Hash {
+			held := ""
+			if rec != nil && waiting(rec) {
+				held = rec.Held.Hash
+			}
+			return 0, &ChangedError{Kind: r.Kind, Name: r.Name, Reviewed: r.Hash, Held: held}
+		}
+		want[sessions.PinKey(server, r.Kind, r.Name)] = r.Hash
+	}
+	return g.decideLocked(server, "approved", by, func(p *sessions.Pin) bool {
+		h, ok := want[sessions.PinKey(p.Server, p.Kind, p.Name)]
+		return ok && p.Held.Hash == h
+	}, approve(by))
+}
+
 func (g *Guard) decide(server, kind, name, by, action string, apply func(*sessions.Pin)) (int, error) {
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
 	g.Reload()
+	return g.decideLocked(server, action, by, func(p *sessions.Pin) bool {
+		return (kind == "" || p.Kind == kind) && (name == "" || p.Name == name)
+	}, apply)
+}
+
+// decideLocked applies a decision to every waiting record of server that match admits
+// (under wmu, the pins just read again).
+func (g *Guard) decideLocked(server, action, by string, match func(*sessions.Pin) bool, apply func(*sessions.Pin)) (int, error) {
 	n := 0
 	for _, p := range g.List() {
-		if p.Server != server || !waiting(p) || (kind != "" && p.Kind != kind) || (name != "" && p.Name != name) {
+		if p.Server != server || !waiting(p) || !match(p) {
 			continue
 		}
 		apply(p)

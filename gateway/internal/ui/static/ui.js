@@ -427,16 +427,24 @@
   }
 
   // ---- Integrity -------------------------------------------------------------------
-  // Approve or Reject one definition (data-kind and data-name) or everything of a server
-  // that waits (neither), then read the page again. The names are sent as data, never
-  // written into the page.
+  // Approve or Reject one definition (data-kind, data-name and data-hash: the version
+  // shown) or everything of a server the page shows waiting (neither), then read the
+  // page again. An approval names the fingerprint of each version shown, so that one the
+  // upstream served since stays held (409: the page is read again to show it). The names
+  // are sent as data, never written into the page.
+  function shownHeld(server) {
+    const sec = $$(".integrity-server").find((s) => s.dataset.server === server);
+    return sec ? $$("article.held-def", sec).map((a) => ({ kind: a.dataset.kind, name: a.dataset.name, hash: a.dataset.hash })) : [];
+  }
   function initIntegrity() {
     const box = $("#integrity-alert");
     const buttons = $$(".integrity-decide");
     buttons.forEach((b) => b.addEventListener("click", async () => {
       box.hidden = true;
       const action = b.dataset.action === "reject" ? "reject" : "approve";
-      const body = b.dataset.kind ? { kind: b.dataset.kind, name: b.dataset.name } : {};
+      let body = {};
+      if (b.dataset.kind) body = { kind: b.dataset.kind, name: b.dataset.name, hash: b.dataset.hash };
+      else if (action === "approve") body = { definitions: shownHeld(b.dataset.server) };
       buttons.forEach((x) => { x.disabled = true; });
       const r = await api("POST", "/integrity/" + encodeURIComponent(b.dataset.server) + "/" + action, body);
       // 404: nothing of it waits any more (decided meanwhile): the page shows what is.
