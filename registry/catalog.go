@@ -28,12 +28,12 @@ type Tool struct {
 	// written as "server__*" still holds for a tool whose exposed name was shortened.
 	Plain string
 	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
-	Def         json.RawMessage
-	thinOnce    sync.Once
-	thin        json.RawMessage
-	schemaOnce  sync.Once
-	schema      *jsonschema.Resolved // compiled input schema, for schema-on-error
-	bound       *schemabound.Plan    // the work bound of validating against it
+	Def        json.RawMessage
+	thinOnce   sync.Once
+	thin       json.RawMessage
+	schemaOnce sync.Once
+	schema     *jsonschema.Resolved // compiled input schema, for schema-on-error
+	bound      *schemabound.Plan    // the work bound of validating against it
 	// Unvalidated says why calls to the tool are forwarded without checking their
 	// arguments against its input schema: the schema cannot be validated within bounds
 	// (registry/internal/schemabound). "" when they are checked.

@@ -194,8 +194,8 @@ type node struct {
 type graph struct {
 	nodes     []*node
 	index     map[uintptr]int // a subschema's map → its node
-	resources map[string]int // a resource's URI (its $id, or "" for the root) → node
-	anchors   map[string]int // resource URI + "#" + $anchor or $dynamicAnchor → node
+	resources map[string]int  // a resource's URI (its $id, or "" for the root) → node
+	anchors   map[string]int  // resource URI + "#" + $anchor or $dynamicAnchor → node
 	dynamic   map[string][]int
 	refs      []pendingRef
 }
