@@ -21,9 +21,9 @@ const (
 	// MaxSchemaBytes is the largest input schema validated. Decoding a schema into the
 	// validator's types re-reads each subschema's bytes once per level above it, so this
 	// and MaxSchemaDepth together bound that work.
-	MaxSchemaBytes = 256 << 10
+	MaxSchemaBytes = 128 << 10
 	// MaxSchemaDepth is the deepest JSON nesting of a validated schema.
-	MaxSchemaDepth = 64
+	MaxSchemaDepth = 32
 	// MaxArgsDepth is the deepest argument nesting validated where the schema still
 	// applies; a call whose arguments go deeper is forwarded unvalidated.
 	MaxArgsDepth = 64

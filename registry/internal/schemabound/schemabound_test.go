@@ -125,7 +125,7 @@ func TestWorstAdmittedValidation(t *testing.T) {
 		}
 		worst = fan(n)
 	}
-	enum := `{"type":"object","properties":{"n":{"enum":[` + strings.Repeat(`{"a":1},`, 30000) + `3]}}}`
+	enum := `{"type":"object","properties":{"n":{"enum":[` + strings.Repeat(`{"a":1},`, 15000) + `3]}}}`
 	for name, schema := range map[string]string{"fan": worst, "enum": enum} {
 		p, err := Check([]byte(schema))
 		if err != nil {
@@ -149,6 +149,36 @@ func TestWorstAdmittedValidation(t *testing.T) {
 		t.Logf("%s: one validation %v", name, took)
 		if took > time.Second {
 			t.Errorf("%s: one validation took %v", name, took)
+		}
+	}
+}
+
+// TestResolveBounded: the validator's Resolve follows each $ref once, whatever Check says
+// of the schema: it finishes on every hostile shape, and on the deepest, largest schema
+// Check admits (decoding re-reads each level's bytes) within a second.
+func TestResolveBounded(t *testing.T) {
+	deepest := strings.Repeat(`{"not":`, MaxSchemaDepth-1) + `{"description":"` + strings.Repeat("x", MaxSchemaBytes-20*MaxSchemaDepth) + `"}` + strings.Repeat(`}`, MaxSchemaDepth-1)
+	if _, err := Check([]byte(deepest)); err != nil {
+		t.Fatalf("the deepest, largest schema: %v", err)
+	}
+	for name, schema := range map[string]string{
+		"self anyOf": `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a","type":"object"}`,
+		"loop":       `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
+		"fan of 30":  fan(30),
+		"dynamic":    `{"$dynamicAnchor":"m","allOf":[{"$dynamicRef":"#m"}]}`,
+		"remote":     `{"$ref":"https://attacker.test/s.json"}`,
+		"deepest":    deepest,
+	} {
+		start := time.Now()
+		var s jsonschema.Schema
+		if err := json.Unmarshal([]byte(schema), &s); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		_, err := s.Resolve(nil)
+		took := time.Since(start)
+		t.Logf("%s: decoded and resolved in %v (%v)", name, took, err)
+		if took > time.Second {
+			t.Errorf("%s: decoding and resolving took %v", name, took)
 		}
 	}
 }
