@@ -147,7 +147,7 @@ func TestWorstAdmittedValidation(t *testing.T) {
 		_ = rs.Validate(args)
 		took := time.Since(start)
 		t.Logf("%s: one validation %v", name, took)
-		if took > time.Second {
+		if took > 5*time.Second {
 			t.Errorf("%s: one validation took %v", name, took)
 		}
 	}
@@ -177,7 +177,7 @@ func TestResolveBounded(t *testing.T) {
 		_, err := s.Resolve(nil)
 		took := time.Since(start)
 		t.Logf("%s: decoded and resolved in %v (%v)", name, took, err)
-		if took > time.Second {
+		if took > 5*time.Second {
 			t.Errorf("%s: decoding and resolving took %v", name, took)
 		}
 	}
