@@ -212,25 +212,46 @@ func newGraph() *graph {
 	return &graph{index: map[uintptr]int{}, resources: map[string]int{}, anchors: map[string]int{}, dynamic: map[string][]int{}}
 }
 
-// Keywords whose value is one subschema, a map of them, or an array of them, and which
-// values of the argument the validator applies them to.
-var (
-	oneSchema = map[string]edgeKind{
-		"not": sameValue, "if": sameValue, "then": sameValue, "else": sameValue,
-		"additionalProperties": everyMember, "propertyNames": everyMember, "unevaluatedProperties": everyMember,
-		"items": everyElement, "additionalItems": everyElement, "contains": everyElement, "unevaluatedItems": everyElement,
-		"contentSchema": notApplied,
+// oneSchema is the edge kind of a keyword whose value is one subschema.
+func oneSchema(k string) (edgeKind, bool) {
+	switch k {
+	case "not", "if", "then", "else":
+		return sameValue, true
+	case "additionalProperties", "propertyNames", "unevaluatedProperties":
+		return everyMember, true
+	case "items", "additionalItems", "contains", "unevaluatedItems":
+		return everyElement, true
+	case "contentSchema":
+		return notApplied, true
 	}
-	schemaMap = map[string]edgeKind{
-		"properties": member, "patternProperties": everyMember,
-		"dependentSchemas": sameValue, "dependencies": sameValue,
-		"$defs": notApplied, "definitions": notApplied,
+	return 0, false
+}
+
+// schemaMap is the edge kind of a keyword whose value is an object of subschemas.
+func schemaMap(k string) (edgeKind, bool) {
+	switch k {
+	case "properties":
+		return member, true
+	case "patternProperties":
+		return everyMember, true
+	case "dependentSchemas", "dependencies":
+		return sameValue, true
+	case "$defs", "definitions":
+		return notApplied, true
 	}
-	schemaArray = map[string]edgeKind{
-		"allOf": sameValue, "anyOf": sameValue, "oneOf": sameValue,
-		"prefixItems": element, "items": element,
+	return 0, false
+}
+
+// schemaArray is the edge kind of a keyword whose value is an array of subschemas.
+func schemaArray(k string) (edgeKind, bool) {
+	switch k {
+	case "allOf", "anyOf", "oneOf":
+		return sameValue, true
+	case "prefixItems", "items":
+		return element, true
 	}
-)
+	return 0, false
+}
 
 // build walks the schema from its root, then resolves every reference.
 func (g *graph) build(root any) error {
@@ -309,10 +330,10 @@ func (g *graph) addChildren(n *node, k string, v any, base *url.URL) error {
 	}
 	switch v := v.(type) {
 	case map[string]any:
-		if kind, ok := oneSchema[k]; ok {
+		if kind, ok := oneSchema(k); ok {
 			return link(v, edge{kind: kind, key: k})
 		}
-		if kind, ok := schemaMap[k]; ok {
+		if kind, ok := schemaMap(k); ok {
 			for _, mk := range sortedKeys(v) {
 				key := mk
 				if kind == everyMember {
@@ -324,7 +345,7 @@ func (g *graph) addChildren(n *node, k string, v any, base *url.URL) error {
 			}
 		}
 	case []any:
-		if kind, ok := schemaArray[k]; ok {
+		if kind, ok := schemaArray(k); ok {
 			for i, e := range v {
 				if err := link(e, edge{kind: kind, idx: i}); err != nil {
 					return err
