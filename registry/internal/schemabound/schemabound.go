@@ -519,20 +519,15 @@ func sortedKeys(m map[string]any) []string {
 	return keys
 }
 
+// satMax is where work sums stop growing: far past any bound, far from overflow.
 const satMax = 1 << 62
 
+// addSat is a+b, at most satMax.
 func addSat(a, b uint64) uint64 {
 	if a+b > satMax || a+b < a {
 		return satMax
 	}
 	return a + b
-}
-
-func mulSat(a, b uint64) uint64 {
-	if a != 0 && b > satMax/a {
-		return satMax
-	}
-	return a * b
 }
 
 // mapID identifies a decoded JSON object: the map's own pointer.
