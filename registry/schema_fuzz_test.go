@@ -25,8 +25,8 @@ const (
 // shape, n its size, part a piece of schema the fuzzer mutates, spliced in.
 func hostileSchema(kind uint8, n uint16, part string) string {
 	k := int(n % 200)
-	if kind%9 != 0 && len(part) > 4<<10 {
-		part = "{}" // spliced in up to 200 times: keep the whole near an upstream's message
+	if kind%9 != 0 && len(part) > 1<<10 {
+		part = "{}" // spliced in up to 200 times: keep the whole near the schema bound
 	}
 	switch kind % 9 {
 	case 1: // an exponential fan of $refs
@@ -39,9 +39,9 @@ func hostileSchema(kind uint8, n uint16, part string) string {
 		return strings.Repeat(`{"type":"object","properties":{"n":`, k*20) + orSchema(part) + strings.Repeat(`}}`, k*20)
 	case 3: // deep same-value nesting
 		return strings.Repeat(`{"allOf":[`, k*20) + orSchema(part) + strings.Repeat(`]}`, k*20)
-	case 4: // a huge enum (of at most about a megabyte: an upstream's message is bounded)
+	case 4: // a huge enum, up to twice the schema bound
 		v := orSchema(part)
-		return `{"type":"object","properties":{"n":{"enum":[` + strings.Repeat(v+",", min(int(n)*4, (1<<20)/(len(v)+1))) + `1]}}}`
+		return `{"type":"object","properties":{"n":{"enum":[` + strings.Repeat(v+",", min(int(n)*4, (256<<10)/(len(v)+1))) + `1]}}}`
 	case 5: // a $ref cycle of length k, under a property or not
 		defs := make([]string, 0, k+1)
 		for i := 0; i <= k; i++ {
@@ -96,38 +96,42 @@ func FuzzToolSchema(f *testing.F) {
 	f.Add(uint8(7), uint16(0), `{"type":"string"}`, `{"n":"x","o":"y"}`)
 	f.Add(uint8(8), uint16(0), `{"required":["n"]}`, deepArgs(40))
 	f.Add(uint8(0), uint16(0), `{"type":"object","properties":{"path":{"type":"string","x-mcp-header":"Path"}},"required":["path"]}`, `{"path":1}`)
-	f.Fuzz(func(t *testing.T, kind uint8, n uint16, part, args string) {
-		schema := hostileSchema(kind, n, part)
-		def, err := json.Marshal(map[string]any{"name": "t", "description": "Fuzzed. It has two sentences.", "inputSchema": json.RawMessage(schema)})
-		if err != nil {
-			return // not JSON: no upstream list carries it
-		}
-		var before runtime.MemStats
-		runtime.ReadMemStats(&before)
-		start := time.Now()
+	f.Fuzz(checkFuzzedSchema)
+}
 
-		tool, err := exposeTool("s", def, config.Naming{})
-		if err != nil {
-			return
-		}
-		tool.checkSchema()
-		_ = tool.Thin()
-		ix := toolsearch.New([]toolsearch.Doc{searchDoc(tool)})
-		_ = ix.Search("fuzzed path", 3)
-		d := integrity.NewDef(integrity.KindTool, "t", def)
-		_ = integrity.Diff(d.Raw, []byte(`{"name":"t","inputSchema":{"type":"object"}}`))
-		_ = integrity.Suspicious(def, 0)
-		_ = tool.ValidateArgs(json.RawMessage(args))
-		_ = tool.ValidateArgs(json.RawMessage(deepArgs(int(n % 100))))
+// checkFuzzedSchema is one FuzzToolSchema input: the schema of shape kind goes through
+// every step, then args and n levels of nested arguments are validated against it.
+func checkFuzzedSchema(t *testing.T, kind uint8, n uint16, part, args string) {
+	schema := hostileSchema(kind, n, part)
+	def, err := json.Marshal(map[string]any{"name": "t", "description": "Fuzzed. It has two sentences.", "inputSchema": json.RawMessage(schema)})
+	if err != nil {
+		return // not JSON: no upstream list carries it
+	}
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	start := time.Now()
 
-		took := time.Since(start)
-		var after runtime.MemStats
-		runtime.ReadMemStats(&after)
-		if took > fuzzSchemaTime {
-			t.Errorf("%d-byte schema took %v (unvalidated: %q)", len(schema), took, tool.Unvalidated)
-		}
-		if alloc := after.TotalAlloc - before.TotalAlloc; alloc > fuzzSchemaAlloc {
-			t.Errorf("%d-byte schema allocated %d bytes (unvalidated: %q)", len(schema), alloc, tool.Unvalidated)
-		}
-	})
+	tool, err := exposeTool("s", def, config.Naming{})
+	if err != nil {
+		return
+	}
+	tool.checkSchema()
+	_ = tool.Thin()
+	ix := toolsearch.New([]toolsearch.Doc{searchDoc(tool)})
+	_ = ix.Search("fuzzed path", 3)
+	d := integrity.NewDef(integrity.KindTool, "t", def)
+	_ = integrity.Diff(d.Raw, []byte(`{"name":"t","inputSchema":{"type":"object"}}`))
+	_ = integrity.Suspicious(def, 0)
+	_ = tool.ValidateArgs(json.RawMessage(args))
+	_ = tool.ValidateArgs(json.RawMessage(deepArgs(int(n % 100))))
+
+	took := time.Since(start)
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if took > fuzzSchemaTime {
+		t.Errorf("%d-byte schema took %v (unvalidated: %q)", len(schema), took, tool.Unvalidated)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > fuzzSchemaAlloc {
+		t.Errorf("%d-byte schema allocated %d bytes (unvalidated: %q)", len(schema), alloc, tool.Unvalidated)
+	}
 }
