@@ -293,12 +293,20 @@ func (g *graph) add(obj map[string]any, base *url.URL) (int, error) {
 	n := &node{obj: obj, base: base, weight: weightOf(obj)}
 	g.nodes = append(g.nodes, n)
 	g.index[mapID(obj)] = i
-	if a, ok := obj["$anchor"].(string); ok {
+	// An anchor named twice in one resource could resolve, in the validator, to the one
+	// this analysis did not follow: refused.
+	for _, kw := range []string{"$anchor", "$dynamicAnchor"} {
+		a, ok := obj[kw].(string)
+		if !ok {
+			continue
+		}
+		if _, dup := g.anchors[base.String()+"#"+a]; dup {
+			return 0, fmt.Errorf("anchor %q is named twice", a)
+		}
 		g.anchors[base.String()+"#"+a] = i
-	}
-	if a, ok := obj["$dynamicAnchor"].(string); ok {
-		g.anchors[base.String()+"#"+a] = i
-		g.dynamic[a] = append(g.dynamic[a], i)
+		if kw == "$dynamicAnchor" {
+			g.dynamic[a] = append(g.dynamic[a], i)
+		}
 	}
 	if r, ok := obj["$ref"].(string); ok {
 		g.refs = append(g.refs, pendingRef{from: i, ref: r})

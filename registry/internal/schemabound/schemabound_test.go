@@ -53,6 +53,8 @@ func TestCheck(t *testing.T) {
 		{"deep", nested(40), "nests"},
 		{"big", `{"enum":[` + strings.Repeat(`"aaaaaaaa",`, 30000) + `"a"]}`, "bytes"},
 		{"id with fragment", `{"$defs":{"a":{"$id":"#a"}}}`, "fragment"},
+		{"anchor twice", `{"$defs":{"x":{"$anchor":"a","anyOf":[{"$ref":"#a"}]},"y":{"$anchor":"a"}},"properties":{"n":{"$ref":"#a"}}}`, "named twice"},
+		{"id twice", `{"$defs":{"x":{"$id":"u.json"},"y":{"$id":"u.json"}}}`, "names two"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Check([]byte(c.schema))
