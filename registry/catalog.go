@@ -15,6 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/registry/internal/schemabound"
 )
 
 // Tool is one upstream tool as the gateway exposes it.
@@ -27,11 +28,16 @@ type Tool struct {
 	// written as "server__*" still holds for a tool whose exposed name was shortened.
 	Plain string
 	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
-	Def         json.RawMessage
-	thinOnce    sync.Once
-	thin        json.RawMessage
-	schemaOnce  sync.Once
-	schema      *jsonschema.Resolved // compiled input schema, for schema-on-error
+	Def        json.RawMessage
+	thinOnce   sync.Once
+	thin       json.RawMessage
+	schemaOnce sync.Once
+	schema     *jsonschema.Resolved // compiled input schema, for schema-on-error
+	bound      *schemabound.Plan    // the work bound of validating against it
+	// Unvalidated says why calls to the tool are forwarded without checking their
+	// arguments against its input schema: the schema cannot be validated within bounds
+	// (registry/internal/schemabound). "" when they are checked.
+	Unvalidated string
 	ReadOnly    bool
 	Destructive bool
 	// PluginTool and PluginHost are set on a tool a plugin generated: a call to it runs
@@ -105,6 +111,9 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 				continue
 			}
 			seen[t.Exposed] = t.Name
+			if t.checkSchema(); t.Unvalidated != "" {
+				cat.Problems = append(cat.Problems, fmt.Sprintf("tool %q: calls are forwarded unvalidated: %s", t.Name, t.Unvalidated))
+			}
 			cat.Tools = append(cat.Tools, t)
 		}
 		sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Exposed < cat.Tools[j].Exposed })

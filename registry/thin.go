@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpgw/mcpgw/registry/internal/schemabound"
 )
 
 // thinTool is a tool definition in the thin form (docs/sessions.md): the same name, the
@@ -178,18 +180,13 @@ func (v *View) OthersHash() string {
 // ValidateArgs checks arguments against the tool's full input schema (JSON Schema
 // 2020-12). A schema that cannot be compiled validates nothing. The compiled schema lives
 // on the tool, so it goes when the catalogue that holds the tool goes.
+//
+// An upstream's schema is untrusted: one that cannot be validated within bounds (a $ref
+// cycle on one value, an exponential fan, too big or deep: Unvalidated says which) is
+// never handed to the validator, and arguments whose validation would pass the work
+// bound are not checked either; both are forwarded as they are, for the upstream to judge.
 func (t *Tool) ValidateArgs(args json.RawMessage) error {
-	t.schemaOnce.Do(func() {
-		var def struct {
-			InputSchema json.RawMessage `json:"inputSchema"`
-		}
-		if json.Unmarshal(t.Def, &def) == nil && len(def.InputSchema) > 0 {
-			var s jsonschema.Schema
-			if json.Unmarshal(def.InputSchema, &s) == nil {
-				t.schema, _ = s.Resolve(nil)
-			}
-		}
-	})
+	t.schemaOnce.Do(t.compileSchema)
 	rs := t.schema
 	if rs == nil {
 		return nil
@@ -200,7 +197,41 @@ func (t *Tool) ValidateArgs(args json.RawMessage) error {
 			return err
 		}
 	}
+	if !t.bound.Admits(inst) {
+		return nil
+	}
 	return rs.Validate(inst)
+}
+
+// checkSchema bounds the work of validating against the tool's input schema, once: it
+// sets bound, or Unvalidated to why there is none.
+func (t *Tool) checkSchema() {
+	if t.bound != nil || t.Unvalidated != "" {
+		return
+	}
+	schema := t.InputSchema()
+	if len(schema) == 0 {
+		return
+	}
+	p, err := schemabound.Check(schema)
+	if err != nil {
+		t.Unvalidated = "its input schema cannot be validated within bounds: " + err.Error()
+		return
+	}
+	t.bound = p
+}
+
+// compileSchema compiles the tool's input schema for ValidateArgs, once it is known to be
+// bounded.
+func (t *Tool) compileSchema() {
+	t.checkSchema()
+	if t.bound == nil {
+		return
+	}
+	var s jsonschema.Schema
+	if json.Unmarshal(t.InputSchema(), &s) == nil {
+		t.schema, _ = s.Resolve(nil)
+	}
 }
 
 // InputSchema returns the tool's full input schema bytes.

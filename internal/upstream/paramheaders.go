@@ -1,6 +1,7 @@
 package upstream
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -51,29 +52,44 @@ func toolParamHeaders(def []byte) (name string, bindings []paramBinding, err err
 	if !strings.Contains(string(t.InputSchema), "x-mcp-header") {
 		return t.Name, nil, nil
 	}
+	var s headerSchema
+	if json.Unmarshal(t.InputSchema, &s) != nil {
+		return t.Name, nil, nil
+	}
 	seen := map[string]string{}
-	bindings, err = collectParamHeaders(t.InputSchema, nil, seen, nil)
+	bindings, err = collectParamHeaders(s.Properties, nil, seen, nil)
 	return t.Name, bindings, err
 }
 
-// collectParamHeaders walks schema's properties (nested objects too) and appends a
-// binding for each annotated one; seen maps a lower-cased header name to the property
-// that took it.
-func collectParamHeaders(schema json.RawMessage, prefix []string, seen map[string]string, out []paramBinding) ([]paramBinding, error) {
-	var s headerSchema
-	if json.Unmarshal(schema, &s) != nil {
-		return out, nil
-	}
-	for _, prop := range slices.Sorted(maps.Keys(s.Properties)) {
-		sub := s.Properties[prop]
+// MaxParamHeaderDepth is how many levels of nested properties x-mcp-header annotations
+// are read from. Each level is decoded from the bytes of what is below it, so the work is
+// at most this many times the schema's size (a schema of properties 4,000 levels deep
+// over a 1 MiB leaf took 4 minutes to read unbounded). No honest schema nests an
+// annotated property that deep; one that does is refused, not half read, so that no call
+// leaves out a header its server expects.
+const MaxParamHeaderDepth = 16
+
+// annotated reports whether raw may hold an x-mcp-header annotation: subschemas without
+// the word are not decoded at all.
+func annotated(raw []byte) bool { return bytes.Contains(raw, []byte("x-mcp-header")) }
+
+// collectParamHeaders walks properties (nested objects too, MaxParamHeaderDepth levels)
+// and appends a binding for each annotated one; seen maps a lower-cased header name to the
+// property that took it.
+func collectParamHeaders(props map[string]json.RawMessage, prefix []string, seen map[string]string, out []paramBinding) ([]paramBinding, error) {
+	for _, prop := range slices.Sorted(maps.Keys(props)) {
+		sub := props[prop]
+		if !annotated(sub) {
+			continue
+		}
 		path := append(append([]string(nil), prefix...), prop)
+		where := strings.Join(path, ".")
 		var ps headerSchema
 		if json.Unmarshal(sub, &ps) != nil {
 			continue
 		}
 		if ps.Header != nil {
 			name, err := checkParamHeader(ps)
-			where := strings.Join(path, ".")
 			if err != nil {
 				return nil, fmt.Errorf("property %q: %v", where, err)
 			}
@@ -84,9 +100,17 @@ func collectParamHeaders(schema json.RawMessage, prefix []string, seen map[strin
 			seen[lower] = where
 			out = append(out, paramBinding{path: path, header: name})
 		}
-		var err error
-		if out, err = collectParamHeaders(sub, path, seen, out); err != nil {
-			return nil, err
+		if len(path) < MaxParamHeaderDepth {
+			var err error
+			if out, err = collectParamHeaders(ps.Properties, path, seen, out); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		for _, deeper := range ps.Properties {
+			if annotated(deeper) {
+				return nil, fmt.Errorf("property %q: x-mcp-header annotations are read %d levels of properties deep, not deeper", where, MaxParamHeaderDepth)
+			}
 		}
 	}
 	return out, nil

@@ -10,12 +10,14 @@ import (
 	"strings"
 
 	"github.com/mcpgw/mcpgw/gateway/internal/params"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // CheckParamHeaders validates the Mcp-Param-{Name} headers of a tools/call against the
 // arguments: every parameter the tool's input schema marks with x-mcp-header (reached
-// through properties only) and the call gives a value must come as its header, with the
+// through properties only, upstream.MaxParamHeaderDepth levels: the connection refused
+// tools annotated deeper) and the call gives a value must come as its header, with the
 // same value (Base64 sentinel decoded; numbers compared as numbers). It returns what is
 // wrong, or "".
 func CheckParamHeaders(r *http.Request, schema, args json.RawMessage) string {
@@ -25,18 +27,22 @@ func CheckParamHeaders(r *http.Request, schema, args json.RawMessage) string {
 	var argv any
 	_ = json.Unmarshal(args, &argv)
 	var problem string
-	var walk func(node json.RawMessage, val any)
-	walk = func(node json.RawMessage, val any) {
+	var walk func(node json.RawMessage, val any, depth int)
+	walk = func(node json.RawMessage, val any, depth int) {
 		var sch struct {
 			Properties map[string]json.RawMessage `json:"properties"`
 		}
-		if json.Unmarshal(node, &sch) != nil {
+		if depth >= upstream.MaxParamHeaderDepth || json.Unmarshal(node, &sch) != nil {
 			return
 		}
 		obj, _ := val.(map[string]any)
 		names := make([]string, 0, len(sch.Properties))
-		for k := range sch.Properties {
-			names = append(names, k)
+		for k, prop := range sch.Properties {
+			// A property without the word holds no annotation: it is not decoded (each
+			// level decodes what is below it again).
+			if bytes.Contains(prop, []byte("x-mcp-header")) {
+				names = append(names, k)
+			}
 		}
 		slices.Sort(names)
 		for _, k := range names {
@@ -49,10 +55,10 @@ func CheckParamHeaders(r *http.Request, schema, args json.RawMessage) string {
 			if ann.Header != "" && problem == "" && present && v != nil {
 				problem = checkParamHeader(r, ann.Header, v)
 			}
-			walk(prop, v)
+			walk(prop, v, depth+1)
 		}
 	}
-	walk(schema, argv)
+	walk(schema, argv, 0)
 	return problem
 }
 

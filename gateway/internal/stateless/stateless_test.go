@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -106,5 +107,24 @@ func TestCheckParamHeaders(t *testing.T) {
 	}
 	if got := CheckParamHeaders(&http.Request{Header: http.Header{}}, json.RawMessage(`{"properties":{}}`), args); got != "" {
 		t.Errorf("a schema without x-mcp-header: %q", got)
+	}
+}
+
+// TestCheckParamHeadersDeepSchema: a schema whose properties nest thousands of levels
+// deep over a large leaf that names x-mcp-header (in a description) is checked in bounded
+// time on every call: each level used to decode all that is below it again (minutes).
+func TestCheckParamHeadersDeepSchema(t *testing.T) {
+	const levels = 4000
+	leaf := `{"type":"string","description":"x-mcp-header ` + strings.Repeat("x", 1<<20) + `"}`
+	deep := strings.Repeat(`{"type":"object","properties":{"a":`, levels) + leaf + strings.Repeat(`}}`, levels)
+	schema := json.RawMessage(`{"type":"object","properties":{"h":{"type":"string","x-mcp-header":"H"},"a":` + deep + `}}`)
+	r := &http.Request{Header: http.Header{"Mcp-Param-H": {"v"}}}
+	start := time.Now()
+	got := CheckParamHeaders(r, schema, json.RawMessage(`{"h":"v","a":{"a":{"a":"x"}}}`))
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("checking took %v", took)
+	}
+	if got != "" {
+		t.Errorf("matching header: %q", got)
 	}
 }
