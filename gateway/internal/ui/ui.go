@@ -356,7 +356,7 @@ func (u *UI) uiLogin(w http.ResponseWriter, r *http.Request) {
 	if !u.port.CheckOrigin(w, r) {
 		return
 	}
-	if !sameOrigin(r) {
+	if !SameOrigin(r) {
 		u.uiMessage(w, r, http.StatusForbidden, "Not signed in",
 			"A sign-in is taken only from this gateway's own sign-in page, not from another site.")
 		return
@@ -373,10 +373,10 @@ func (u *UI) uiLogin(w http.ResponseWriter, r *http.Request) {
 	u.uiSignIn(w, r, pre, strings.TrimSpace(r.PostFormValue("token")), r.PostFormValue("next"))
 }
 
-// sameOrigin reports whether the browser says r comes from a page of this gateway: a
+// SameOrigin reports whether the browser says r comes from a page of this gateway: a
 // Sec-Fetch-Site other than same-origin, or an Origin whose host is not r's, is another
 // site's (a client that sends neither, like curl, is no browser another site can drive).
-func sameOrigin(r *http.Request) bool {
+func SameOrigin(r *http.Request) bool {
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
 		return false
 	}
