@@ -28,7 +28,7 @@ type NeedConsent = upauth.NeedConsent
 type Consent = upauth.Consent
 
 // ErrConsentUnknown: no pending authorization has the state a consent page names.
-var ErrConsentUnknown = upauth.ErrConsentUnknown
+const ErrConsentUnknown = upauth.ErrConsentUnknown
 
 // Completed names the grant a callback completed.
 type Completed = upauth.Completed

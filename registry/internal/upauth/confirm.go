@@ -70,9 +70,14 @@ func (m *Manager) consentPage(state string) string {
 	return u.String()
 }
 
+// consentError is an error of the consent page compared with errors.Is: a constant.
+type consentError string
+
+func (e consentError) Error() string { return string(e) }
+
 // ErrConsentUnknown: no pending authorization has that state (never started, given,
 // expired, or ended by wrong codes).
-var ErrConsentUnknown = errors.New("this authorization is unknown or expired: ask for a new one")
+const ErrConsentUnknown consentError = "this authorization is unknown or expired: ask for a new one"
 
 // Pending names whose grant at which server the pending authorization state is for.
 func (m *Manager) Pending(state string) (Completed, error) {
