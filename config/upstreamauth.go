@@ -101,6 +101,9 @@ const (
 	DefaultFlowTimeout   = 10 * time.Minute
 	// CallbackPath is the gateway's path authorization servers redirect to.
 	CallbackPath = "/oauth/callback"
+	// ConsentPath is the gateway's consent page, before an authorization's state: it
+	// asks for the confirmation code and sends the browser on to the authorization server.
+	ConsentPath = "/oauth/consent/"
 )
 
 // applyUpstreamAuthDefaults fills per and grant of every OAuth server, and the credential

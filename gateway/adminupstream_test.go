@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -88,12 +89,13 @@ servers:
 
 	a := api("POST", "/api/upstream-grants/crm/connect", `{}`, auth)
 	consent, _ := a.obj["url"].(string)
-	if a.status != 200 || !strings.HasPrefix(consent, up.srv.URL+"/as/authorize?") {
+	code, _ := a.obj["code"].(string)
+	if a.status != 200 || !strings.HasPrefix(consent, g.base+"/oauth/consent/") || code == "" {
 		t.Fatalf("connect: %s", a)
 	}
-	// The browser: the authorization server approves and sends it to the gateway's
-	// callback (every hop on loopback).
-	cresp, err := http.Get(consent)
+	// The browser: the consent page takes the code, the authorization server approves
+	// and sends it to the gateway's callback (every hop on loopback).
+	cresp, err := newBrowser().PostForm(consent, url.Values{"code": {code}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,10 +333,10 @@ servers:
 	}
 	a := g.api(t, "POST", "/api/upstream-grants/crm/connect", `{"subject": "agent:a1"}`, auth)
 	u, _ := a.obj["url"].(string)
-	if a.status != 200 || !strings.HasPrefix(u, up.srv.URL+"/as/authorize?") {
+	if a.status != 200 || !strings.HasPrefix(u, g.base+"/oauth/consent/") {
 		t.Fatalf("connect for agent:a1: %s", a)
 	}
-	openConsent(t, u) // the person a1 opens what the admin handed over
+	openConsent(t, u, a.obj["code"].(string)) // the person a1 opens what the admin handed over, with its code
 	a = g.api(t, "GET", "/api/upstream-grants?subject=agent:a1", "", auth)
 	var l struct {
 		Servers []struct{ Granted bool }
@@ -346,7 +348,7 @@ servers:
 	if got := call("a1"); got != "grant=g1" {
 		t.Errorf("a1's call after the admin-started consent: %q, want grant=g1", got)
 	}
-	if got := call("a2"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, up.srv.URL+"/as/authorize?") {
+	if got := call("a2"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, g.base+"/oauth/consent/") || consentCode(got) == "" {
 		t.Errorf("a2's call (no grant): %q, want its own sign-in URL", got)
 	}
 	for _, p := range []string{"/api/upstream-grants/crm", "/api/upstream-grants/crm?subject=agent:a2", "/api/upstream-grants/crm?subject=a1"} {
@@ -360,7 +362,7 @@ servers:
 	if a := g.api(t, "GET", "/api/upstream-grants", "", auth); !strings.Contains(a.String(), `"grants": []`) {
 		t.Errorf("after revoking: %s", a)
 	}
-	if got := call("a1"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, up.srv.URL+"/as/authorize?") {
+	if got := call("a1"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, g.base+"/oauth/consent/") || consentCode(got) == "" {
 		t.Errorf("a1's call after the revocation: %q, want a sign-in URL again", got)
 	}
 }

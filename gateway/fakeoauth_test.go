@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -194,19 +196,37 @@ func (o *fakeOAuth) leaked(b []byte) []string {
 	return out
 }
 
-// openConsent follows a sign-in URL as a browser would, through the authorization server
-// to the gateway's callback, which must say the grant was given.
-func openConsent(t *testing.T, u string) {
+// openConsent gives consent as the person who asked would: a browser (cookies kept) posts
+// the code to the gateway's consent page u, and follows the redirects through the
+// authorization server to the gateway's callback, which must say the grant was given.
+func openConsent(t *testing.T, u, code string) {
 	t.Helper()
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(u)
+	resp, err := newBrowser().PostForm(u, url.Values{"code": {code}})
 	if err != nil {
 		t.Fatalf("open %s: %v", u, err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "may now use") {
-		t.Fatalf("consent at %s: HTTP %d %s", u, resp.StatusCode, b)
+		t.Fatalf("consent at %s with code %s: HTTP %d %s", u, code, resp.StatusCode, b)
 	}
+}
+
+// newBrowser is an HTTP client that keeps cookies and follows redirects, as a browser.
+func newBrowser() *http.Client {
+	jar, _ := cookiejar.New(nil)
+	return &http.Client{Timeout: 10 * time.Second, Jar: jar}
+}
+
+// consentCodeRE finds the confirmation code in what the gateway says with a consent URL.
+var consentCodeRE = regexp.MustCompile(`the code ([A-Z2-7]{4}-[A-Z2-7]{4})`)
+
+// consentCode is the confirmation code in s, or "".
+func consentCode(s string) string {
+	if m := consentCodeRE.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
 // toolNamed is the name of the first listed tool whose name (the gateway may prefix it)

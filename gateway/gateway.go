@@ -222,6 +222,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 	g.mux.HandleFunc("/mcp/messages", serveMessage)
 	g.mux.HandleFunc("/oauth/connect/", oauthPort{g}.serveConnect)
 	g.mux.HandleFunc(config.CallbackPath, oauthPort{g}.serveCallback)
+	g.mux.HandleFunc(config.ConsentPath, oauthPort{g}.serveConsent)
 	g.mux.HandleFunc("/healthz", g.serveHealthz)
 	g.mux.HandleFunc("/readyz", g.serveReadyz)
 	g.mux.Handle("/metrics", metricsGate(g, g.metrics.Handler()))

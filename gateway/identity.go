@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
@@ -43,6 +44,9 @@ type gatekeeper struct {
 	g       *Gateway
 	local   localtrust.Trust
 	signins signin.Guard
+	// refusals counts the refusals of callers not known (signin.Tally), so that only
+	// some are audit lines.
+	refusals signin.Tally
 }
 
 // authenticate establishes the caller's identity or writes the refusal.
@@ -55,13 +59,13 @@ func (gk *gatekeeper) authenticate(w http.ResponseWriter, r *http.Request) (*aut
 	// which a person may choose or copy, are (signin.go).
 	if pol.cfg.Auth.Mode == "none" && !pol.cfg.Auth.AllowNonLoopback {
 		if fail := gk.localOnly(r); fail != nil {
-			gk.refuse(w, fail, nil)
+			gk.refuseUnauthenticated(w, r, fail, nil)
 			return nil, false
 		}
 	}
 	id, fail := pol.authn.Authenticate(r.Context(), r)
 	if fail != nil {
-		gk.refuse(w, fail, id)
+		gk.refuseUnauthenticated(w, r, fail, id)
 		return nil, false
 	}
 	noteCallerToken(g, pol, id, r)
@@ -82,7 +86,30 @@ func noteCallerToken(g *Gateway, pol *policy, id *auth.Identity, r *http.Request
 	}
 }
 
+// refuse answers a refusal of a caller whose identity is id: counted, an audit line, and
+// the error.
 func (gk *gatekeeper) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth.Identity) {
+	agent := gk.denied(fail, id)
+	gk.g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: agent, Outcome: "refused", Rule: fail.Message})
+	answerRefusal(w, fail)
+}
+
+// refuseUnauthenticated answers a request whose caller could not be established (no
+// credential, a wrong one, a source that may not): it is counted, and audited per source,
+// each of the first ten, then every tenth, so a flood of them cannot fill the audit log
+// (the metric still counts every one).
+func (gk *gatekeeper) refuseUnauthenticated(w http.ResponseWriter, r *http.Request, fail *auth.Failure, id *auth.Identity) {
+	agent := gk.denied(fail, id)
+	src := gk.sourceOf(r)
+	if n, sampled := gk.refusals.Count(src); sampled {
+		gk.g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: agent, Actor: src, Outcome: "refused",
+			Rule: fail.Message + " (" + strconv.Itoa(n) + " from this source)"})
+	}
+	answerRefusal(w, fail)
+}
+
+// denied counts a refusal in the metrics and returns the agent the caller named.
+func (gk *gatekeeper) denied(fail *auth.Failure, id *auth.Identity) string {
 	g := gk.g
 	agent, label := "", "unauthenticated"
 	if id != nil {
@@ -95,7 +122,10 @@ func (gk *gatekeeper) refuse(w http.ResponseWriter, fail *auth.Failure, id *auth
 		}
 	}
 	g.metrics.Denied(label, fail.Reason)
-	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: agent, Outcome: "refused", Rule: fail.Message})
+	return agent
+}
+
+func answerRefusal(w http.ResponseWriter, fail *auth.Failure) {
 	if fail.WWWAuthenticate != "" {
 		w.Header().Set("WWW-Authenticate", fail.WWWAuthenticate)
 	}

@@ -6,10 +6,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway/internal/signin"
 )
-
-// signinAuditCap: failures of one source audited one by one before every 10th only.
-const signinAuditCap = 10
 
 // slowed refuses r with 429 while its source must wait after failed credentials.
 func (gk *gatekeeper) slowed(r *http.Request) *auth.Failure {
@@ -27,14 +25,14 @@ func (gk *gatekeeper) slowed(r *http.Request) *auth.Failure {
 }
 
 // credentialFailed records a wrong credential: the source is slowed, the denial audited
-// (every one up to signinAuditCap, then every tenth, so a flood cannot fill the audit log)
+// (every one of the first ten, then every tenth, so a flood cannot fill the audit log)
 // and counted.
 func (gk *gatekeeper) credentialFailed(r *http.Request, where string) {
 	g := gk.g
 	src := gk.sourceOf(r)
 	n := gk.signins.Failed(src)
 	g.metrics.Denied("unauthenticated", "bad_credential")
-	if n <= signinAuditCap || n%10 == 0 {
+	if signin.Sampled(n) {
 		g.audit.Record(auth.AuditEvent{Kind: "denial", Actor: src, Action: where + " credential",
 			Outcome: "refused", Rule: "wrong credential (" + strconv.Itoa(n) + " from this source)"})
 	}

@@ -20,8 +20,9 @@ import (
 
 // Upstream authorization (docs/auth.md, "Upstream authorization"): the registry holds the
 // grants; the gateway starts its token manager over the session store, and serves where
-// a person starts an authorization (/oauth/connect/{server}) and where the authorization
-// server sends them back (/oauth/callback).
+// a person starts an authorization (/oauth/connect/{server}), the consent page that binds
+// it to the browser of whoever asked (/oauth/consent/{state}, upstreamconsent.go), and
+// where the authorization server sends them back (/oauth/callback).
 
 // UpstreamKeysEnv names the environment variable of the sealing keys when the config
 // gives none.
@@ -117,13 +118,21 @@ func (p oauthPort) serveConnect(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	u, err := g.reg.UpstreamAuth().ConsentURL(r.Context(), server, subject)
+	// The caller proved here who it is (as on /mcp, or as the owner): this browser is the
+	// one bound, and goes straight on to the authorization server.
+	cs, err := g.reg.UpstreamAuth().ConsentURL(r.Context(), server, subject)
+	var authURL, binding string
+	state := cs.URL[strings.LastIndex(cs.URL, "/")+1:]
+	if err == nil {
+		authURL, binding, err = g.reg.UpstreamAuth().ConfirmConsent(state, cs.Code)
+	}
 	if err != nil {
 		g.log.Warn("upstream authorization could not start", "server", server, "err", err)
 		reply.Error(w, http.StatusBadGateway, wire.CodeInternalError, "the authorization of "+server+" could not start: "+err.Error())
 		return
 	}
-	http.Redirect(w, r, u, http.StatusFound)
+	p.bindBrowser(w, r, state, binding)
+	http.Redirect(w, r, authURL, http.StatusFound)
 }
 
 // mayGrantServer reports whether r may give a server-wide grant: the local owner while
@@ -158,9 +167,10 @@ func (p oauthPort) serveCallback(w http.ResponseWriter, r *http.Request) {
 	if !onlyGet(w, r) {
 		return
 	}
-	done, err := g.reg.UpstreamAuth().Complete(r.Context(), r.URL.Query())
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
+	state := r.URL.Query().Get("state")
+	done, err := g.reg.UpstreamAuth().Complete(r.Context(), r.URL.Query(), browserBinding(r, state))
+	pageHeaders(w)
+	http.SetCookie(w, &http.Cookie{Name: consentCookieName(state), Value: "", Path: "/", MaxAge: -1})
 	if err != nil {
 		g.log.Warn("upstream authorization failed", "server", done.Server, "err", err)
 		w.WriteHeader(http.StatusBadRequest)

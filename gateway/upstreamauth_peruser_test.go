@@ -66,7 +66,7 @@ servers:
 	}
 	req, _ := http.NewRequest(http.MethodGet, g.base+"/oauth/connect/crm", nil)
 	req.Header.Set("X-Agent-ID", "a1")
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Do(req)
+	resp, err := newBrowser().Do(req) // the caller proved who it is here: its browser is bound at once
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +117,10 @@ servers:
 	// a2 has no grant: its call answers with a sign-in URL of its own.
 	got := text(call("a2", "{}"))
 	u := signInURL(got)
-	if !strings.HasPrefix(got, "isError ") || !strings.HasPrefix(u, up.srv.URL+"/as/authorize?") {
-		t.Fatalf("a2's first call: %q, want isError with the authorization URL", got)
+	if !strings.HasPrefix(got, "isError ") || !strings.HasPrefix(u, g.base+"/oauth/consent/") || consentCode(got) == "" {
+		t.Fatalf("a2's first call: %q, want isError with the consent page and its code", got)
 	}
-	openConsent(t, u)
+	openConsent(t, u, consentCode(got))
 	if got := text(call("a2", "{}")); got != "grant=g2" {
 		t.Errorf("a2's call after signing in: %q, want grant=g2", got)
 	}
@@ -138,11 +138,11 @@ servers:
 	}
 	if m.Error == nil || json.Unmarshal(m.Error, &e) != nil || e.Code != wire.CodeURLElicitationRequired ||
 		json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" ||
-		data.Elicitations[0].ElicitationID == "" || !strings.HasPrefix(data.Elicitations[0].URL, up.srv.URL+"/as/authorize?") {
+		data.Elicitations[0].ElicitationID == "" || !strings.HasPrefix(data.Elicitations[0].URL, g.base+"/oauth/consent/") || consentCode(data.Elicitations[0].Message) == "" {
 		t.Fatalf("a3 (URL elicitation) first call: %s %s, want error -32042 with one url elicitation", m.Error, m.Result)
 	}
 	// Once a3 signed in, its session is told the elicitation completed.
-	openConsent(t, data.Elicitations[0].URL)
+	openConsent(t, data.Elicitations[0].URL, consentCode(data.Elicitations[0].Message))
 	if got := readStreamFor(t, g.base, last, "notifications/elicitation/complete"); !strings.Contains(got, `"elicitationId":"`+data.Elicitations[0].ElicitationID+`"`) {
 		t.Errorf("a3's stream after signing in: %q, want elicitation/complete for %s", got, data.Elicitations[0].ElicitationID)
 	}

@@ -24,6 +24,12 @@ type UpstreamAuthOptions = upauth.Options
 // it carries the URL to open.
 type NeedConsent = upauth.NeedConsent
 
+// Consent is an authorization for a person to give: the consent page and its code.
+type Consent = upauth.Consent
+
+// ErrConsentUnknown: no pending authorization has the state a consent page names.
+const ErrConsentUnknown = upauth.ErrConsentUnknown
+
 // Completed names the grant a callback completed.
 type Completed = upauth.Completed
 
@@ -64,25 +70,48 @@ func (ua *UpstreamAuth) GrantSubject(server, subject string) string {
 	return subject
 }
 
-// ConsentURL starts an authorization of subject at server and returns the URL a person
-// opens to approve it (subject is ignored for a per-server grant).
-func (ua *UpstreamAuth) ConsentURL(ctx context.Context, server, subject string) (string, error) {
+// ConsentURL starts an authorization of subject at server and returns the consent page a
+// person opens to approve it and the code that page asks for (subject is ignored for a
+// per-server grant). The code goes only to whoever asked: the browser that gives it is
+// the one whose approval makes the grant.
+func (ua *UpstreamAuth) ConsentURL(ctx context.Context, server, subject string) (Consent, error) {
 	m := ua.manager()
 	t, ok := ua.target(server)
 	if m == nil || !ok {
-		return "", errNotOAuth(server)
+		return Consent{}, errNotOAuth(server)
 	}
 	return m.Begin(ctx, t, subject, nil)
 }
 
-// Complete finishes the authorization a callback's query answers. A server-wide grant's
-// server is restarted at once, so that it comes up with the new token.
-func (ua *UpstreamAuth) Complete(ctx context.Context, q url.Values) (Completed, error) {
+// PendingConsent names whose grant at which server the pending authorization state is.
+func (ua *UpstreamAuth) PendingConsent(state string) (Completed, error) {
 	m := ua.manager()
 	if m == nil {
 		return Completed{}, errNotOAuth("")
 	}
-	done, err := m.Complete(ctx, q)
+	return m.Pending(state)
+}
+
+// ConfirmConsent checks the code a browser gave on the consent page of the pending
+// authorization state: the answer is the authorization server's URL to send it to and
+// the secret it must present at the callback.
+func (ua *UpstreamAuth) ConfirmConsent(state, code string) (authURL, binding string, err error) {
+	m := ua.manager()
+	if m == nil {
+		return "", "", errNotOAuth("")
+	}
+	return m.Confirm(state, code)
+}
+
+// Complete finishes the authorization a callback's query answers, in the browser that
+// holds binding (ConfirmConsent). A server-wide grant's server is restarted at once, so
+// that it comes up with the new token.
+func (ua *UpstreamAuth) Complete(ctx context.Context, q url.Values, binding string) (Completed, error) {
+	m := ua.manager()
+	if m == nil {
+		return Completed{}, errNotOAuth("")
+	}
+	done, err := m.Complete(ctx, q, binding)
 	if err != nil {
 		return done, err
 	}

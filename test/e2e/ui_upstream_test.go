@@ -23,7 +23,7 @@ type uiUpstreamReport struct {
 	Axe         map[string][]axeResult `json:"axe"`
 	Before      *upstreamPageState     `json:"before"`
 	Consent     *struct {
-		Text, Href, Target string
+		Text, Href, Target, Code string
 	} `json:"consent"`
 	Callback    *struct{ URL, Text string } `json:"callback"`
 	Granted     *upstreamPageState          `json:"granted"`
@@ -161,7 +161,7 @@ servers:
 	if b := rep.Before; b == nil || b.Missing || b.Nav != "Upstream sign-in" || b.Status != "no grant" || len(b.Grants) != 0 || !b.Connect {
 		t.Errorf("the page before Connect: %+v", b)
 	}
-	if c := rep.Consent; c == nil || !strings.HasPrefix(c.Href, up+"/authorize?") || c.Target != "_blank" || !strings.Contains(c.Text, "has started") {
+	if c := rep.Consent; c == nil || !strings.HasPrefix(c.Href, gw.Base+"/oauth/consent/") || c.Target != "_blank" || !strings.Contains(c.Text, "has started") || !strings.Contains(c.Text, "enter the code "+c.Code) {
 		t.Errorf("the consent box: %+v", c)
 	}
 	if c := rep.Callback; c == nil || !strings.Contains(c.Text, "may now use crm") {
@@ -175,7 +175,7 @@ servers:
 	if r := rep.Revoked; r == nil || r.Status != "no grant" || len(r.Grants) != 0 || r.RevokedNote != "Revoked the grant of crm." || !r.Connect {
 		t.Errorf("the page after Revoke: %+v", r)
 	}
-	if c := rep.UserConsent; c == nil || !strings.HasPrefix(c.Href, up+"/authorize?") || !strings.Contains(c.Text, "for agent:alice has started") {
+	if c := rep.UserConsent; c == nil || !strings.HasPrefix(c.Href, gw.Base+"/oauth/consent/") || !strings.Contains(c.Text, "for agent:alice has started") || consentCode(c.Text) == "" {
 		t.Errorf("the consent box of the per-user server: %+v", c)
 	}
 	if c := rep.UserCallback; c == nil || !strings.Contains(c.Text, "may now use mail") {
@@ -220,8 +220,8 @@ servers:
 	if text, isErr := whoami("alice"); isErr || text != "grant=g2" {
 		t.Errorf("alice's whoami: %q (isError %v), want grant=g2", text, isErr)
 	}
-	if text, isErr := whoami("bob"); !isErr || !strings.Contains(text, up+"/authorize?") {
-		t.Errorf("bob's whoami: %q (isError %v), want a sign-in URL", text, isErr)
+	if text, isErr := whoami("bob"); !isErr || !strings.Contains(text, gw.Base+"/oauth/consent/") || consentCode(text) == "" {
+		t.Errorf("bob's whoami: %q (isError %v), want the consent page and its code", text, isErr)
 	}
 
 	st := upstreamStats(t, up)

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -174,26 +176,46 @@ func waitConsentURL(t testing.TB, g *Gateway) (consent, errText string) {
 // oauthBrowser follows redirects as a browser would (the default ten at most).
 var oauthBrowser = &http.Client{Timeout: 15 * time.Second}
 
-// giveConsent opens a consent URL (or /oauth/connect/...) and follows every redirect: to
-// the authorization server, which approves at once, and back to the gateway's callback,
-// which must answer 200. It returns the callback's URL and body.
-func giveConsent(t testing.TB, consent string) (callback, body string) {
-	t.Helper()
-	return giveConsentAs(t, consent, nil)
+// consentCodeRE finds the confirmation code the gateway gives with a consent URL.
+var consentCodeRE = regexp.MustCompile(`the code ([A-Z2-7]{4}-[A-Z2-7]{4})`)
+
+// consentCode is the confirmation code in what the gateway said, or "".
+func consentCode(s string) string {
+	if m := consentCodeRE.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
 }
 
-// giveConsentAs is giveConsent with hdr on every request (X-Agent-ID at
-// /oauth/connect/{server} of a per-user server: whose grant it is).
-func giveConsentAs(t testing.TB, consent string, hdr map[string]string) (callback, body string) {
+// giveConsent gives consent as the person who asked: a browser (cookies kept) posts code
+// to the gateway's consent page (or, with no code, opens /oauth/connect/...) and follows
+// every redirect: to the authorization server, which approves at once, and back to the
+// gateway's callback, which must answer 200. It returns the callback's URL and body.
+func giveConsent(t testing.TB, consent, code string) (callback, body string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodGet, consent, nil)
+	return giveConsentAs(t, consent, code, nil)
+}
+
+// giveConsentAs is giveConsent with hdr on the first request (X-Agent-ID at
+// /oauth/connect/{server} of a per-user server: whose grant it is).
+func giveConsentAs(t testing.TB, consent, code string, hdr map[string]string) (callback, body string) {
+	t.Helper()
+	method, form := http.MethodGet, io.Reader(nil)
+	if code != "" {
+		method, form = http.MethodPost, strings.NewReader(url.Values{"code": {code}}.Encode())
+	}
+	req, err := http.NewRequest(method, consent, form)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if code != "" {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := oauthBrowser.Do(req)
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Timeout: oauthBrowser.Timeout, Jar: jar}).Do(req)
 	if err != nil {
 		t.Fatalf("consent through %s: %v", consent, err)
 	}
@@ -227,8 +249,8 @@ func waitOAuthUp(t testing.TB, g *Gateway, consentFails bool) {
 // consentOnce takes the consent URL from /readyz, gives consent, and waits until up is up.
 func consentOnce(t testing.TB, g *Gateway) {
 	t.Helper()
-	consent, _ := waitConsentURL(t, g)
-	giveConsent(t, consent)
+	consent, errText := waitConsentURL(t, g)
+	giveConsent(t, consent, consentCode(errText))
 	waitOAuthUp(t, g, true)
 }
 

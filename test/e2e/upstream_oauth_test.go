@@ -138,7 +138,7 @@ func TestUpstreamOAuthReplicasOneRefresh(t *testing.T) {
 	gb := sessStartReplica(t, "mcpgw-B", cfg)
 
 	// Consent once, through B's /oauth/connect/up (the local owner may give it).
-	giveConsent(t, gb.Base+"/oauth/connect/up")
+	giveConsent(t, gb.Base+"/oauth/connect/up", "")
 	waitOAuthUp(t, gb, false)
 	waitOAuthUp(t, ga, false)
 
@@ -195,7 +195,7 @@ func TestUpstreamOAuthTokenNeverShown(t *testing.T) {
 	up := runOAuthUpstream(t, 3)
 	g := startGateway(t, "store: bolt\n"+oauthConfig(up.URL, "server", "refresh_before: 1s"))
 	consent, consentErr := waitConsentURL(t, g)
-	callback, callbackBody := giveConsent(t, consent)
+	callback, callbackBody := giveConsent(t, consent, consentCode(consentErr))
 	waitOAuthUp(t, g, true)
 	gc := connectOAuthClient(t, g, nil)
 	whoami(t, gc)
@@ -330,7 +330,7 @@ func TestUpstreamOAuthTwoUsers(t *testing.T) {
 	g := startGateway(t, oauthConfig(up.URL, "user", "refresh_before: 1s"))
 	// Until some identity has authorized the server its tools are not listed
 	// (docs/auth.md): a0 signs in at /oauth/connect/up so that a1 and a2 see whoami.
-	giveConsentAs(t, g.Base+"/oauth/connect/up", map[string]string{"X-Agent-ID": "a0"})
+	giveConsentAs(t, g.Base+"/oauth/connect/up", "", map[string]string{"X-Agent-ID": "a0"})
 	waitOAuthUp(t, g, false)
 
 	grants := map[string]string{}
@@ -349,7 +349,7 @@ func TestUpstreamOAuthTwoUsers(t *testing.T) {
 		if !res.IsError || m == nil {
 			t.Fatalf("%s's first call, before its consent: isError %v, %q; want an error result with a sign-in URL", agent, res.IsError, text)
 		}
-		giveConsent(t, m[1])
+		giveConsent(t, m[1], consentCode(text))
 		got := ""
 		desc, ok := waitFor(oauthWait, func() (bool, string) {
 			text, err := tryWhoami(gc)

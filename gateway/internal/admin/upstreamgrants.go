@@ -28,9 +28,9 @@ type UpstreamAuth interface {
 	Grants(subject string) ([]registry.GrantInfo, error)
 	// Revoke forgets subject's grant at server ("" for the server-wide one).
 	Revoke(server, subject string) error
-	// ConsentURL starts an authorization of subject at server and returns the URL a
-	// person opens to approve it.
-	ConsentURL(ctx context.Context, server, subject string) (string, error)
+	// ConsentURL starts an authorization of subject at server and returns the consent
+	// page a person opens to approve it and the code that page asks for.
+	ConsentURL(ctx context.Context, server, subject string) (registry.Consent, error)
 }
 
 // GrantsPort is what the upstream grant functions need of the gateway: the admin Port
@@ -134,31 +134,34 @@ func ListUpstreamGrants(p GrantsPort, server, subject string) (UpstreamGrants, e
 	return out, nil
 }
 
-// ConnectUpstream starts an authorization at server and returns the consent URL a person
-// opens. A per-server grant takes no subject; a per-user one needs the subject whose
-// grant it is (an identity's principal, or agent:<X-Agent-ID>). Refusals are GrantErrors.
-func ConnectUpstream(ctx context.Context, p GrantsPort, server, subject string) (string, error) {
+// ConnectUpstream starts an authorization at server and returns the consent page a person
+// opens and the code it asks for: the code goes to the caller only, and the browser that
+// enters it is the one whose approval makes the grant (the caller's own, or that of the
+// person the caller hands address and code to). A per-server grant takes no subject; a
+// per-user one needs the subject whose grant it is (an identity's principal, or
+// agent:<X-Agent-ID>). Refusals are GrantErrors.
+func ConnectUpstream(ctx context.Context, p GrantsPort, server, subject string) (registry.Consent, error) {
 	d := p.Config().Servers[server]
 	if d == nil || !d.Auth.OAuth() {
-		return "", grantErr(http.StatusNotFound, "no OAuth upstream named %q", server)
+		return registry.Consent{}, grantErr(http.StatusNotFound, "no OAuth upstream named %q", server)
 	}
 	if d.Auth.Grant != config.GrantAuthorizationCode {
-		return "", grantErr(http.StatusBadRequest, "%s gets its grant by %s, not by a person's consent", server, d.Auth.Grant)
+		return registry.Consent{}, grantErr(http.StatusBadRequest, "%s gets its grant by %s, not by a person's consent", server, d.Auth.Grant)
 	}
 	if e := checkSubject(subject); e != nil {
-		return "", e
+		return registry.Consent{}, e
 	}
 	switch {
 	case d.Auth.Per == config.AuthPerServer && subject != "":
-		return "", grantErr(http.StatusBadRequest, "%s has one server-wide grant (per: server): send no subject", server)
+		return registry.Consent{}, grantErr(http.StatusBadRequest, "%s has one server-wide grant (per: server): send no subject", server)
 	case d.Auth.Per != config.AuthPerServer && subject == "":
-		return "", grantErr(http.StatusBadRequest, "%s keeps a grant per user (per: user): the subject whose grant it is is required", server)
+		return registry.Consent{}, grantErr(http.StatusBadRequest, "%s keeps a grant per user (per: user): the subject whose grant it is is required", server)
 	}
-	u, err := p.UpstreamAuth().ConsentURL(ctx, server, subject)
+	cs, err := p.UpstreamAuth().ConsentURL(ctx, server, subject)
 	if err != nil {
-		return "", grantErr(http.StatusBadGateway, "the authorization of %s could not start: %v", server, err)
+		return registry.Consent{}, grantErr(http.StatusBadGateway, "the authorization of %s could not start: %v", server, err)
 	}
-	return u, nil
+	return cs, nil
 }
 
 // RevokeUpstream forgets subject's grant at server ("" for the server-wide one) and
@@ -248,13 +251,13 @@ func (a *API) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	u, err := ConnectUpstream(r.Context(), a.port, server, b.Subject)
+	cs, err := ConnectUpstream(r.Context(), a.port, server, b.Subject)
 	if err != nil {
 		grantFail(w, err)
 		return
 	}
 	AuditGrant(a.port, r, GrantObject(server, b.Subject), "started", nil, b)
-	JSON(w, http.StatusOK, map[string]string{"url": u, "server": server, "subject": b.Subject})
+	JSON(w, http.StatusOK, map[string]string{"url": cs.URL, "code": cs.Code, "server": server, "subject": b.Subject})
 }
 
 // ServeUpstreamRevoke is DELETE /api/upstream-grants/{name} (?subject= for one user's).

@@ -52,14 +52,14 @@ func (f *fakeGrants) Revoke(server, subject string) error {
 	return nil
 }
 
-func (f *fakeGrants) ConsentURL(_ context.Context, server, subject string) (string, error) {
+func (f *fakeGrants) ConsentURL(_ context.Context, server, subject string) (registry.Consent, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if server == "broken" {
-		return "", errors.New("no metadata")
+		return registry.Consent{}, errors.New("no metadata")
 	}
 	f.started = append(f.started, server+"|"+subject)
-	return "https://as.example/authorize?state=s-" + server, nil
+	return registry.Consent{URL: "https://gw.example/oauth/consent/s-" + server, Code: "ABCD-EFGH"}, nil
 }
 
 // grantsPort is the router test's fakePort with a config of OAuth upstreams, the fake
@@ -178,7 +178,7 @@ func TestUpstreamGrantsConnect(t *testing.T) {
 	port := newGrantsPort()
 	h := grantsAPI(port)
 	for _, body := range []string{"", "{}"} {
-		if w, b := send(h, "POST", "/api/upstream-grants/crm/connect", "admin", body); w.Code != 200 || b["url"] != "https://as.example/authorize?state=s-crm" {
+		if w, b := send(h, "POST", "/api/upstream-grants/crm/connect", "admin", body); w.Code != 200 || b["url"] != "https://gw.example/oauth/consent/s-crm" || b["code"] != "ABCD-EFGH" {
 			t.Errorf("crm with body %q: %d %v", body, w.Code, b)
 		}
 	}

@@ -34,7 +34,9 @@ func (c *upstreamCall) failUpstream(what string, err error) string {
 	return c.fail("unavailable", fmt.Sprintf("upstream %q %s: %v", c.server, what, err))
 }
 
-// needConsent answers c with nc's sign-in URL, in the form c's client reads.
+// needConsent answers c with nc's sign-in URL and its code, in the form c's client reads.
+// The code is told to this session only: the consent page asks for it, so the URL alone,
+// sent to someone else, does not give that person's upstream account to this identity.
 func (c *upstreamCall) needConsent(nc *registry.NeedConsent) {
 	msg := fmt.Sprintf("%s needs your authorization before mcpgw may call it for you", c.server)
 	if nc.StepUp {
@@ -42,13 +44,14 @@ func (c *upstreamCall) needConsent(nc *registry.NeedConsent) {
 	}
 	if c.s.Caps.URLElicitation && c.s.Rec.ProtocolVersion >= "2025-11-25" {
 		data := map[string]any{"elicitations": []map[string]string{{
-			"mode": "url", "elicitationId": elicitationID(nc.URL), "url": nc.URL, "message": msg + ".",
+			"mode": "url", "elicitationId": elicitationID(nc.URL), "url": nc.URL,
+			"message": msg + ". The page asks for the code " + nc.Code + ": enter it only if you opened the page yourself.",
 		}}}
 		_ = c.out.Reply(wire.Error(c.m.ID, wire.CodeURLElicitationRequired, msg, data))
 		c.dp.consents.add(c.server, c.dp.Reg.UpstreamAuth().GrantSubject(c.server, session.Subject(c.s.Rec.Principal, c.s.Rec.Agent)), c.s.ID, elicitationID(nc.URL))
 		return
 	}
-	text := msg + ": open " + nc.URL + " to sign in, then call again."
+	text := msg + ": open " + nc.URL + " and enter the code " + nc.Code + " to sign in, then call again."
 	if c.isTool {
 		_ = c.out.Reply(wire.Result(c.m.ID, toolError(text)))
 		return

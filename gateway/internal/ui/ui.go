@@ -336,9 +336,19 @@ func (u *UI) uiLoginForm(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if tok := r.URL.Query().Get("token"); tok != "" {
-		// The tokenized address `mcpgw serve` and `mcpgw ui` print (as Jupyter does): sign
-		// in, and go on to an address without the token.
-		u.uiSignIn(w, r, nil, tok, r.URL.Query().Get("next"))
+		// The tokenized address `mcpgw serve` and `mcpgw ui` print (as Jupyter does) serves
+		// a form holding the token, which the page posts at once, same-origin: a GET never
+		// signs in nor counts as a wrong credential, so a page on another site that makes
+		// the browser fetch this address (an <img>) cannot lock the owner out. Opened from
+		// another site, the form waits for a click.
+		s := u.uiSessionOf(r)
+		if s == nil {
+			s = u.auth.create("")
+			setUICookie(w, r, s)
+		}
+		site := r.Header.Get("Sec-Fetch-Site")
+		u.render(w, r, http.StatusOK, "login", "Sign in", s, map[string]any{"Next": safeNext(r.URL.Query().Get("next")),
+			"Token": tok, "Auto": site != "cross-site" && site != "same-site"})
 		return
 	}
 	switch u.uiAccess(r) {
@@ -370,6 +380,11 @@ func (u *UI) uiLogin(w http.ResponseWriter, r *http.Request) {
 	if !u.port.CheckOrigin(w, r) {
 		return
 	}
+	if !SameOrigin(r) {
+		u.uiMessage(w, r, http.StatusForbidden, "Not signed in",
+			"A sign-in is taken only from this gateway's own sign-in page, not from another site.")
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
 	if !formArrived(w, r) {
 		return
@@ -385,14 +400,25 @@ func (u *UI) uiLogin(w http.ResponseWriter, r *http.Request) {
 	u.uiSignIn(w, r, pre, strings.TrimSpace(r.PostFormValue("token")), r.PostFormValue("next"))
 }
 
+// SameOrigin reports whether the browser says r comes from a page of this gateway: a
+// Sec-Fetch-Site other than same-origin, or an Origin whose host is not r's, is another
+// site's (a client that sends neither, like curl, is no browser another site can drive).
+func SameOrigin(r *http.Request) bool {
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" {
+		return false
+	}
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	ou, err := url.Parse(o)
+	return err == nil && ou.Host != "" && strings.EqualFold(ou.Host, r.Host)
+}
+
 // uiSignIn checks an admin credential for the UI and starts a signed-in session (pre, the
 // sign-in form's session, is dropped). Wrong credentials are slowed per source as the
 // admin API's are.
 func (u *UI) uiSignIn(w http.ResponseWriter, r *http.Request, pre *uiSession, tok, next string) {
-	if pre == nil {
-		pre = u.auth.create("")
-		setUICookie(w, r, pre)
-	}
 	form := map[string]any{"Next": safeNext(next)}
 	if fail := u.port.Slowed(r); fail != nil {
 		w.Header().Set("Retry-After", fail.RetryAfter)

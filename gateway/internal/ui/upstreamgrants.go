@@ -44,9 +44,9 @@ type upstreamData struct {
 	Status  int
 }
 
-// upstreamConsent is the consent URL a Connect form started.
+// upstreamConsent is the consent page a Connect form started and the code it asks for.
 type upstreamConsent struct {
-	Server, Subject, URL string
+	Server, Subject, URL, Code string
 }
 
 // mountUpstream adds the page and its two forms to root (from Mount).
@@ -134,13 +134,13 @@ func (u *UI) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	server, subject := r.PostForm.Get("server"), r.PostForm.Get("subject")
-	link, err := admin.ConnectUpstream(r.Context(), u.port, server, subject)
+	cs, err := admin.ConnectUpstream(r.Context(), u.port, server, subject)
 	if err != nil {
 		u.formError(w, r, err)
 		return
 	}
 	admin.AuditGrant(u.port, r, admin.GrantObject(server, subject), "started", nil, map[string]string{"subject": subject})
-	u.renderUpstream(w, r, upstreamData{Consent: &upstreamConsent{Server: server, Subject: subject, URL: link}})
+	u.renderUpstream(w, r, upstreamData{Consent: &upstreamConsent{Server: server, Subject: subject, URL: cs.URL, Code: cs.Code}})
 }
 
 // ServeUpstreamRevoke forgets the posted grant and goes back to the page.

@@ -49,9 +49,9 @@ func (p *upstreamPort) Revoke(server, subject string) error {
 	p.grants = slices.DeleteFunc(p.grants, func(g registry.GrantInfo) bool { return g.Server == server && g.Subject == subject })
 	return nil
 }
-func (p *upstreamPort) ConsentURL(_ context.Context, server, subject string) (string, error) {
+func (p *upstreamPort) ConsentURL(_ context.Context, server, subject string) (registry.Consent, error) {
 	p.started = append(p.started, server+"|"+subject)
-	return "https://as.example/authorize?client_id=mcpgw&state=st&x=\"><script>", nil
+	return registry.Consent{URL: "https://gw.example/oauth/consent/st?x=\"><script>", Code: "ABCD-EFGH"}, nil
 }
 
 func newUpstreamUI(t *testing.T) (*upstreamPort, http.Handler) {
@@ -157,8 +157,8 @@ func TestUpstreamPageForms(t *testing.T) {
 
 	w := do(h, "POST", "/ui/upstream/connect", url.Values{"server": {"mail"}, "subject": {"alice"}, "csrf": {csrf}}, cookies, nil)
 	consent := between(w.Body.String(), `<div class="ok-box consent" id="upstream-consent"`, "</div>")
-	if w.Code != http.StatusOK || !strings.Contains(consent, `<a id="consent-link" href="https://as.example/authorize?client_id=mcpgw&amp;state=st&amp;x=%22%3e%3cscript%3e" target="_blank" rel="noopener noreferrer">`) ||
-		!strings.Contains(consent, `<code>alice</code>`) {
+	if w.Code != http.StatusOK || !strings.Contains(consent, `<a id="consent-link" href="https://gw.example/oauth/consent/st?x=%22%3e%3cscript%3e" target="_blank" rel="noopener noreferrer">`) ||
+		!strings.Contains(consent, `<code>alice</code>`) || !strings.Contains(consent, `<strong id="consent-code">ABCD-EFGH</strong>`) {
 		t.Errorf("connect: %d, consent box:\n%s", w.Code, consent)
 	}
 	if !slices.Equal(port.started, []string{"mail|alice"}) {

@@ -14,17 +14,17 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// Begin starts an authorization of subject at srv and returns the URL a person opens to
-// approve it. The authorization server is discovered from ch (an upstream's challenge) or
+// Begin starts an authorization of subject at srv and returns the consent page a person
+// opens to approve it and the code that page asks for (confirm.go). The authorization server is discovered from ch (an upstream's challenge) or
 // a probe; mcpgw's client there is the configured one, or the one it registered before
 // with that issuer, or a new registration. The pending flow is kept in the store under its
 // state until the callback, at most the flow timeout, so the callback may reach any
 // replica.
-func (m *Manager) Begin(ctx context.Context, srv Server, subject string, ch *oauth.Challenge) (string, error) {
+func (m *Manager) Begin(ctx context.Context, srv Server, subject string, ch *oauth.Challenge) (Consent, error) {
 	return m.begin(ctx, srv, srv.SubjectOf(subject), ch, nil, 0)
 }
 
-func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.Challenge, scopes []string, stepUps int) (string, error) {
+func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.Challenge, scopes []string, stepUps int) (Consent, error) {
 	if ch == nil {
 		// The probe's challenge names the metadata and the scopes the server wants.
 		c := m.probe(ctx, srv.URL)
@@ -32,11 +32,11 @@ func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.C
 	}
 	d, err := m.discover(ctx, srv, ch)
 	if err != nil {
-		return "", err
+		return Consent{}, err
 	}
 	cl, err := m.client(ctx, srv, d.Server)
 	if err != nil {
-		return "", err
+		return Consent{}, err
 	}
 	if scopes == nil {
 		scopes = union(oauth.SelectScopes(*ch, d.ResourceMetadata, d.Server, true), srv.Auth.Scopes)
@@ -44,52 +44,52 @@ func (m *Manager) begin(ctx context.Context, srv Server, sub string, ch *oauth.C
 	u, p, err := oauth.NewAuthorization(oauth.AuthRequest{Server: d.Server, Client: cl,
 		RedirectURI: m.o.CallbackURL, Resource: d.Resource, Scopes: scopes})
 	if err != nil {
-		return "", err
+		return Consent{}, err
 	}
-	f := flow{Server: srv.Name, Subject: sub, Pending: p, AS: *d.Server, Client: stored(cl), StepUps: stepUps}
+	code := newCode()
+	f := flow{Server: srv.Name, Subject: sub, Pending: p, AS: *d.Server, Client: stored(cl), StepUps: stepUps,
+		AuthURL: u, CodeHash: digest(code)}
 	sealed, err := m.seal(kindFlow, flowServer, p.State, f)
 	if err != nil {
-		return "", err
+		return Consent{}, err
 	}
 	now := m.o.Now().UTC()
 	_, err = m.o.Store.PutCredential(&sessions.Credential{Kind: kindFlow, Server: flowServer, Subject: p.State,
 		Sealed: sealed, Expires: now.Add(m.o.FlowTimeout), Updated: now}, 0)
 	if err != nil {
-		return "", err
+		return Consent{}, err
 	}
-	return u, nil
+	return Consent{URL: m.consentPage(p.State), Code: code}, nil
 }
 
-// pendingURL is the consent URL kept for subject at a server while its flow is young: a
-// caller that calls again and again before a person approves gets the same URL, and the
-// store one flow, not one per call.
-type pendingURL struct {
-	URL string `json:"url"`
+// pendingConsent is the consent kept for subject at a server while its flow is young: a
+// caller that calls again and again before a person approves gets the same page and
+// code, and the store one flow, not one per call.
+type pendingConsent struct {
+	Consent Consent `json:"consent"`
 }
 
-// consentURL is the URL of subject's pending authorization at srv, started now unless one
-// was started within half the flow timeout.
-func (m *Manager) consentURL(ctx context.Context, srv Server, sub string, ch *oauth.Challenge) (string, error) {
+// consent is subject's pending authorization at srv, started now unless one was started
+// within half the flow timeout.
+func (m *Manager) consent(ctx context.Context, srv Server, sub string, ch *oauth.Challenge) (Consent, error) {
 	if c, err := m.o.Store.GetCredential(kindFlow, srv.Name, sub); err == nil {
-		var p pendingURL
-		if m.open(c, &p) == nil && p.URL != "" {
-			return p.URL, nil
+		var p pendingConsent
+		if m.open(c, &p) == nil && p.Consent.URL != "" {
+			return p.Consent, nil
 		}
 	}
-	u, err := m.begin(ctx, srv, sub, ch, nil, 0)
+	cs, err := m.begin(ctx, srv, sub, ch, nil, 0)
 	if err != nil {
-		return "", err
+		return Consent{}, err
 	}
-	if sealed, err := m.seal(kindFlow, srv.Name, sub, pendingURL{URL: u}); err == nil {
+	if sealed, err := m.seal(kindFlow, srv.Name, sub, pendingConsent{Consent: cs}); err == nil {
 		now := m.o.Now().UTC()
 		c := &sessions.Credential{Kind: kindFlow, Server: srv.Name, Subject: sub, Sealed: sealed,
 			Expires: now.Add(m.o.FlowTimeout / 2), Updated: now}
-		if _, err := m.o.Store.PutCredential(c, 0); errors.Is(err, sessions.ErrConflict) {
-			// Another call started one at the same moment; either URL works.
-			return u, nil
-		}
+		// Another call may have started one at the same moment (a conflict); either works.
+		_, _ = m.o.Store.PutCredential(c, 0)
 	}
-	return u, nil
+	return cs, nil
 }
 
 // client is mcpgw's client at the authorization server as: the configured one, else the
@@ -130,10 +130,11 @@ type Completed struct {
 	Server, Subject string
 }
 
-// Complete finishes the authorization a callback's query answers: the pending flow is
-// taken by its state (once: a second callback with the same state finds nothing), the
+// Complete finishes the authorization a callback's query answers, in the browser that
+// holds binding (the secret Confirm gave it): the pending flow is taken by its state
+// (once: a second callback with the same state finds nothing), the browser checked, the
 // query checked (state, iss, an error answer), the code exchanged, and the grant stored.
-func (m *Manager) Complete(ctx context.Context, q url.Values) (Completed, error) {
+func (m *Manager) Complete(ctx context.Context, q url.Values, binding string) (Completed, error) {
 	state := q.Get("state")
 	if state == "" || len(q["state"]) > 1 {
 		return Completed{}, errors.New("the callback has no single state: it answers no authorization mcpgw started")
@@ -151,6 +152,11 @@ func (m *Manager) Complete(ctx context.Context, q url.Values) (Completed, error)
 	}
 	done := Completed{Server: f.Server, Subject: f.Subject}
 	_ = m.o.Store.DeleteCredential(kindFlow, f.Server, f.Subject) // its consent URL is spent
+	if !f.bound(binding) {
+		// An authorization server's URL opened in a browser that did not give the code on
+		// the consent page (someone sent it on): its grant would be another person's.
+		return done, errors.New("this browser did not confirm the authorization with its code on mcpgw's consent page: the grant is not made; whoever asked for it must open the address they were given and enter its code")
+	}
 	code, err := f.Pending.Callback(q)
 	if err != nil {
 		return done, err
@@ -203,11 +209,11 @@ func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent stri
 		if err != nil {
 			return fmt.Errorf("upstream %s: %w", srv.Name, err)
 		}
-		u, err := m.begin(ctx, srv, sub, &ch, scopes, done+1)
+		cs, err := m.begin(ctx, srv, sub, &ch, scopes, done+1)
 		if err != nil {
 			return err
 		}
-		return &NeedConsent{Server: srv.Name, URL: u, StepUp: true}
+		return &NeedConsent{Server: srv.Name, URL: cs.URL, Code: cs.Code, StepUp: true}
 	}
 	now := m.o.Now()
 	if g != nil && g.Token.RefreshToken != "" && now.Sub(g.Refused) > refusedAgain {
@@ -229,11 +235,11 @@ func (m *Manager) Challenged(ctx context.Context, srv Server, subject, sent stri
 		_, err := m.renew(ctx, srv, sub)
 		return err
 	}
-	u, err := m.consentURL(ctx, srv, sub, &ch)
+	cs, err := m.consent(ctx, srv, sub, &ch)
 	if err != nil {
 		return err
 	}
-	return &NeedConsent{Server: srv.Name, URL: u}
+	return &NeedConsent{Server: srv.Name, URL: cs.URL, Code: cs.Code}
 }
 
 // refusedAgain is how soon a second refusal of a refreshed grant gives it up.

@@ -100,9 +100,13 @@ const (
 
 // NeedConsent is the answer for an identity with no usable grant: a person must open URL
 // and approve (once; the grant is then kept and refreshed).
+//
+// URL is the gateway's consent page and Code the confirmation code it asks for: only
+// whoever is told the code can go on to the authorization server (confirm.go).
 type NeedConsent struct {
 	Server string
 	URL    string
+	Code   string
 	// StepUp: the server asked for more scopes than the grant has.
 	StepUp bool
 }
@@ -112,7 +116,7 @@ func (e *NeedConsent) Error() string {
 	if e.StepUp {
 		what = "needs more permissions than you granted"
 	}
-	return fmt.Sprintf("upstream %s %s: open %s", e.Server, what, e.URL)
+	return fmt.Sprintf("upstream %s %s: open %s and enter the code %s", e.Server, what, e.URL, e.Code)
 }
 
 // grant is a grant record's sealed content.
@@ -146,6 +150,13 @@ type flow struct {
 	AS      oauth.ServerMetadata `json:"as"`
 	Client  storedClient         `json:"client"`
 	StepUps int                  `json:"step_ups,omitempty"`
+	// AuthURL is the authorization server's URL the consent page sends a browser to once
+	// it gave the code, whose digest is CodeHash; Bound is the digest of the secret that
+	// browser was given, which the callback must present; Tries counts wrong codes.
+	AuthURL  string `json:"auth_url"`
+	CodeHash string `json:"code_hash"`
+	Bound    string `json:"bound,omitempty"`
+	Tries    int    `json:"tries,omitempty"`
 }
 
 // seal and open bind a record's content to its place (kind, server, subject), so a record

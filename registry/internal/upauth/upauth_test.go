@@ -159,6 +159,25 @@ func (f *fakeAS) token(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, 200, map[string]any{"access_token": at, "token_type": "Bearer", "expires_in": int(f.life.Seconds()), "refresh_token": rt, "scope": "mcp"})
 }
 
+// confirm gives the code of consent page u as the asker's browser would, and returns the
+// authorization server's URL and the secret the browser then holds.
+func confirm(t *testing.T, m *Manager, u, code string) (authURL, binding string) {
+	t.Helper()
+	authURL, binding, err := m.Confirm(u[strings.LastIndex(u, "/")+1:], code)
+	if err != nil {
+		t.Fatalf("confirm %s: %v", u, err)
+	}
+	return authURL, binding
+}
+
+// approve runs nc's consent in the asker's browser to the callback: its query, and the
+// browser's secret.
+func approve(t *testing.T, m *Manager, nc *NeedConsent) (url.Values, string) {
+	t.Helper()
+	authURL, binding := confirm(t, m, nc.URL, nc.Code)
+	return consent(t, authURL), binding
+}
+
 // consent opens a consent URL as a browser would, stopping at the callback, and returns
 // the callback's query.
 func consent(t *testing.T, u string) url.Values {
@@ -236,7 +255,8 @@ func ask(t *testing.T, ctx context.Context, m *Manager, srv Server, subject stri
 func connect(t *testing.T, ctx context.Context, m *Manager, srv Server, subject string) string {
 	t.Helper()
 	nc := ask(t, ctx, m, srv, subject)
-	done, err := m.Complete(ctx, consent(t, nc.URL))
+	q, binding := approve(t, m, nc)
+	done, err := m.Complete(ctx, q, binding)
 	if err != nil || done.Server != "crm" || done.Subject != subject {
 		t.Fatalf("Complete: %+v %v", done, err)
 	}
@@ -285,17 +305,17 @@ func TestCallbackOnce(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	m, srv := e.manager(), e.server(config.UpstreamAuth{})
-	q := consent(t, ask(t, ctx, m, srv, "alice").URL)
+	q, binding := approve(t, m, ask(t, ctx, m, srv, "alice"))
 	bad := url.Values{"state": {q.Get("state") + "x"}, "code": q["code"], "iss": q["iss"]}
-	if _, err := m.Complete(ctx, bad); err == nil {
+	if _, err := m.Complete(ctx, bad, binding); err == nil {
 		t.Error("a state mcpgw never issued completed")
 	}
 	wrongIss := url.Values{"state": q["state"], "code": q["code"], "iss": {"https://evil.example"}}
-	if _, err := m.Complete(ctx, wrongIss); err == nil {
+	if _, err := m.Complete(ctx, wrongIss, binding); err == nil {
 		t.Error("a callback from another issuer completed")
 	}
 	// The wrong-iss attempt spent the state: the flow must start again.
-	if _, err := m.Complete(ctx, q); err == nil {
+	if _, err := m.Complete(ctx, q, binding); err == nil {
 		t.Error("a state completed twice")
 	}
 	if n := e.as.tokenCalls.Load(); n != 0 {
@@ -378,12 +398,14 @@ func TestChallenged(t *testing.T) {
 	if !errors.As(err, &nc) || !nc.StepUp {
 		t.Fatalf("insufficient_scope: %v", err)
 	}
-	u, _ := url.Parse(nc.URL)
+	authURL, _ := confirm(t, m, nc.URL, nc.Code)
+	u, _ := url.Parse(authURL)
 	if sc := u.Query().Get("scope"); !strings.Contains(sc, "admin") || !strings.Contains(sc, "mcp") {
 		t.Errorf("step-up scope %q, want the union of mcp and admin", sc)
 	}
 	for i := 0; ; i++ {
-		if _, err := m.Complete(ctx, consent(t, nc.URL)); err != nil {
+		q, binding := approve(t, m, nc)
+		if _, err := m.Complete(ctx, q, binding); err != nil {
 			t.Fatal(err)
 		}
 		h, _ = m.Header(ctx, srv, "alice")
@@ -472,12 +494,12 @@ func TestConsentURLReused(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t)
 	m, srv := e.manager(), e.server(config.UpstreamAuth{})
-	var first string
+	var first *NeedConsent
 	for i := range 50 {
 		nc := ask(t, ctx, m, srv, "alice")
 		if i == 0 {
-			first = nc.URL
-		} else if nc.URL != first {
+			first = nc
+		} else if nc.URL != first.URL || nc.Code != first.Code {
 			t.Fatalf("call %d got another consent URL", i)
 		}
 	}
@@ -485,7 +507,8 @@ func TestConsentURLReused(t *testing.T) {
 	if err != nil || len(flows) != 2 {
 		t.Errorf("%d flow records (%v), want 2 (the flow and its URL)", len(flows), err)
 	}
-	if _, err := m.Complete(ctx, consent(t, first)); err != nil {
+	q, binding := approve(t, m, first)
+	if _, err := m.Complete(ctx, q, binding); err != nil {
 		t.Fatal(err)
 	}
 	if flows, _ := e.store.ListCredentials(kindFlow); len(flows) != 0 {
@@ -495,7 +518,7 @@ func TestConsentURLReused(t *testing.T) {
 	if err := m.Revoke("crm", "alice"); err != nil {
 		t.Fatal(err)
 	}
-	if nc := ask(t, ctx, m, srv, "alice"); nc.URL == first {
+	if nc := ask(t, ctx, m, srv, "alice"); nc.URL == first.URL {
 		t.Error("after the callback, the spent consent URL again")
 	}
 }
@@ -507,11 +530,12 @@ func TestScopeFromProbe(t *testing.T) {
 	e := newEnv(t)
 	e.as.challengeScope = "mcp files:read"
 	m, srv := e.manager(), e.server(config.UpstreamAuth{})
-	u, err := m.Begin(ctx, srv, "alice", nil)
+	cs, err := m.Begin(ctx, srv, "alice", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, _ := url.Parse(u)
+	authURL, _ := confirm(t, m, cs.URL, cs.Code)
+	p, _ := url.Parse(authURL)
 	if sc := p.Query().Get("scope"); !strings.Contains(sc, "files:read") {
 		t.Errorf("first authorization asks for scope %q, want the challenge's files:read", sc)
 	}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -80,8 +82,20 @@ func serverWideSettings(scenario string, ac authContext, q func(string) string) 
 // step-up, a new authorization server, and one to spare).
 const maxConsents = 4
 
-// consentRE finds the consent URL in what the gateway says.
-var consentRE = regexp.MustCompile(`open (https?://[^\s"']+)`)
+// consentRE finds the consent URL in what the gateway says, and codeRE the confirmation
+// code the gateway's consent page asks for (told only to whoever asked).
+var (
+	consentRE = regexp.MustCompile(`open (https?://[^\s"']+)`)
+	codeRE    = regexp.MustCompile(`the code ([A-Z2-7]{4}-[A-Z2-7]{4})`)
+)
+
+// consentCode is the confirmation code in msg, if any.
+func consentCode(msg string) string {
+	if m := codeRE.FindStringSubmatch(msg); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 // consentURL is the consent URL in msg, if any.
 func consentURL(msg string) string {
@@ -91,19 +105,23 @@ func consentURL(msg string) string {
 	return ""
 }
 
-// giveGrant opens a consent URL and follows every redirect: to the authorization server,
-// and back to the gateway's callback, whose answer says whether the grant was made.
-func (g *gateway) giveGrant(ctx context.Context, consent string) error {
+// giveGrant gives the code to the gateway's consent page as a person would (a browser
+// that keeps cookies: the callback completes only in the browser that gave the code) and
+// follows every redirect: to the authorization server, and back to the gateway's callback,
+// whose answer says whether the grant was made.
+func (g *gateway) giveGrant(ctx context.Context, consent, code string) error {
 	g.consents++
 	if g.consents > maxConsents {
 		return fmt.Errorf("mcpgw asked for authorization a %dth time: %s", g.consents, consent)
 	}
 	logf("authorizing through %s", consent)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, consent, nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, consent, strings.NewReader(url.Values{"code": {code}}.Encode()))
 	if err != nil {
 		return err
 	}
-	c := &http.Client{Timeout: g.http.Timeout * 4}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	jar, _ := cookiejar.New(nil)
+	c := &http.Client{Timeout: g.http.Timeout * 4, Jar: jar}
 	resp, err := c.Do(req)
 	if err != nil {
 		return fmt.Errorf("authorization through mcpgw: %w", err)
@@ -131,7 +149,7 @@ func (g *gateway) waitGranted(ctx context.Context) error {
 		}
 		if u := consentURL(seen); !up && u != "" && !given[u] {
 			given[u] = true
-			if grantErr = g.giveGrant(ctx, u); grantErr != nil {
+			if grantErr = g.giveGrant(ctx, u, consentCode(seen)); grantErr != nil {
 				return true, seen
 			}
 		}
@@ -149,14 +167,14 @@ func (g *gateway) waitGranted(ctx context.Context) error {
 func authCalls(ctx context.Context, g *gateway, s *session) error {
 	for {
 		err := s.call(ctx, "test-tool", map[string]any{}, "test")
-		u := ""
+		u, code := "", ""
 		if err != nil {
-			u = consentURL(err.Error())
+			u, code = consentURL(err.Error()), consentCode(err.Error())
 		}
 		if u == "" {
 			return err
 		}
-		if err := g.giveGrant(ctx, u); err != nil {
+		if err := g.giveGrant(ctx, u, code); err != nil {
 			return err
 		}
 		if err := g.waitGranted(ctx); err != nil {

@@ -173,10 +173,15 @@ async function connect(page, server, shot) {
     text: (await page.locator("#upstream-consent").innerText()).trim(),
     href: await link.getAttribute("href"),
     target: await link.getAttribute("target"),
+    code: (await page.locator("#consent-code").innerText()).trim(),
   };
-  log(`consent for ${server}: ${consent.href}`);
+  log(`consent for ${server}: ${consent.href} (code ${consent.code})`);
   await check(page, shot);
   const [popup] = await Promise.all([context.waitForEvent("page", { timeout: 30000 }), link.click()]);
+  // The gateway's consent page asks for the code the UI showed, as a person types it.
+  await popup.waitForURL(/\/oauth\/consent\//, { timeout: 30000 });
+  await popup.getByLabel("The code given with this address").fill(consent.code);
+  await popup.getByRole("button", { name: "Continue" }).click();
   await popup.waitForURL(/\/oauth\/callback\?/, { timeout: 30000 });
   await popup.waitForLoadState("load");
   const callback = { url: popup.url().replace(/code=[^&]*/, "code=…"), text: (await popup.locator("body").innerText()).trim() };

@@ -590,6 +590,12 @@
     newEntity("#new-executor", "/executors/", (f) => ({ type: f.type.value }));
   }
 
+  // The tokenized sign-in address (mcpgw ui) serves a form holding the token: it is
+  // posted from here, same-origin, so that only a POST signs in (or counts as a wrong
+  // credential) and a request another site makes the browser send does neither.
+  const auto = $("form[data-autosubmit]");
+  if (auto) auto.submit();
+
   const page = document.body.dataset.page;
   if (page === "servers") initServers();
   if (page === "tasks") initTasks();
