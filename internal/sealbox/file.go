@@ -16,7 +16,8 @@ const maxKeyFile = 64 << 10
 // single-machine install with no configured key. A file that is absent is created (mode
 // 0600, its directory 0700) holding one fresh key. Like an SSH private key, a file that
 // group or others may read is refused: the keys are what stands between the store and the
-// tokens sealed in it. (Windows has no such mode bits; the check is skipped there.)
+// tokens sealed in it. (Windows has no such mode bits; the check is skipped there.) A
+// symbolic link in the key file's place is refused, not followed.
 //
 // Two processes that create the file at once end up with one key: the file appears
 // whole (written aside, then linked into place) and the one that loses reads the winner's.
@@ -32,7 +33,7 @@ func LoadOrCreate(path string) (*Ring, error) {
 }
 
 func load(path string) (*Ring, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, err

@@ -120,3 +120,26 @@ func TestLoadOrCreatePermissions(t *testing.T) {
 		t.Error("a key file under a regular file was created")
 	}
 }
+
+// TestLoadOrCreateFollowsNoLink: a symbolic link in the key file's place (to a key its
+// maker knows) is refused, not read, and no key is created in its stead.
+func TestLoadOrCreateFollowsNoLink(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("O_NOFOLLOW is not available on Windows")
+	}
+	dir := t.TempDir()
+	known := filepath.Join(dir, "known.key")
+	if err := os.WriteFile(known, []byte(NewKeyText()+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "sealbox.key")
+	if err := os.Symlink(known, path); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := LoadOrCreate(path); err == nil {
+		t.Fatalf("a linked key file was read (%v); want a refusal", r)
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the link was replaced: %v %v", fi, err)
+	}
+}
