@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/mcpgw/mcpgw/registry/internal/schemabound"
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 )
 
 // thinTool is a tool definition in the thin form (docs/sessions.md): the same name, the
