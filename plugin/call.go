@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 )
 
 // CallOptions are what a call needs from the session making it.
@@ -52,7 +54,7 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (r
 	if t.confirm == confirmArg && a[argConfirm] != true {
 		return errorResult("%s cannot be undone: ask the user, and call it again with \"confirm\": true once they agree", t.Def.Name)
 	}
-	if err := t.input.Validate(a); err != nil {
+	if err := t.validate(a); err != nil {
 		return errorResult("invalid arguments: %v", err)
 	}
 	if t.Op == OperationFind {
@@ -80,6 +82,25 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (r
 	return t.dispatch(WithMaxResultBytes(ctx, o.Limit.Bytes), a, resultLimit{o.Limit, t.cat.ID})
 }
 
+// validate checks a against the tool's input schema when that is bounded for these
+// arguments (schemabound), else only the gateway's own arguments against the control
+// schema: the provider's part then reaches it as it is.
+func (t *Tool) validate(a map[string]any) error {
+	if t.input != nil && t.bound.Admits(a) {
+		return t.input.Validate(a)
+	}
+	ctrl := make(map[string]any, len(t.control))
+	for n := range t.control {
+		if v, ok := a[n]; ok {
+			ctrl[n] = v
+		}
+	}
+	if !t.ctrlBound.Admits(ctrl) {
+		return fmt.Errorf("the tool's own arguments nest over %d levels or are too many to check; send fewer", schemabound.MaxArgsDepth)
+	}
+	return t.ctrl.Validate(ctrl)
+}
+
 func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) *Result {
 	p := t.cat.Plugin
 	conn, _ := a[argConnection].(string)
@@ -100,7 +121,7 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) 
 		in.Filter.TextQuery, _ = a[argTextQuery].(string)
 		preds, _ := a[argFilter].([]any)
 		for _, raw := range preds {
-			m := raw.(map[string]any) // checked by the schema
+			m, _ := raw.(map[string]any) // checked by the control schema
 			field, _ := m["field"].(string)
 			op, _ := m["operator"].(string)
 			in.Filter.Predicates = append(in.Filter.Predicates, Predicate{Field: field, Operator: Operator(op), Value: m["value"]})
