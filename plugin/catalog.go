@@ -205,6 +205,9 @@ func ownSchema(s *jsonschema.Schema) (*jsonschema.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := schemabound.Decodable(b); err != nil {
+		return nil, err
+	}
 	var out jsonschema.Schema
 	if err := json.Unmarshal(b, &out); err != nil {
 		return nil, err
