@@ -86,6 +86,9 @@ plugins:
 	if !res.IsError || !strings.Contains(res.text(), "invalid arguments") {
 		t.Errorf("get with an unknown argument: %+v; want it refused by the schema", res)
 	}
+	if v := g.metricValue(t, `mcpgw_unvalidated_calls_total{reason="schema",server="k8s"}`); v != 1 {
+		t.Errorf("unvalidated plugin calls for their schema: %v, want 1 (the create that reached the provider)", v)
+	}
 	if log := g.log.String(); !strings.Contains(log, "within bounds") || !strings.Contains(log, "Deployment") {
 		t.Errorf("the log does not say the Deployment schema is refused:\n%s", log)
 	}

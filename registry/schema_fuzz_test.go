@@ -171,8 +171,8 @@ func checkFuzzedSchema(t *testing.T, kind uint8, n uint16, part, args string) {
 	d := integrity.NewDef(integrity.KindTool, "t", def)
 	_ = integrity.Diff(d.Raw, []byte(`{"name":"t","inputSchema":{"type":"object"}}`))
 	_ = integrity.Suspicious(def, 0)
-	_ = tool.ValidateArgs(json.RawMessage(args))
-	_ = tool.ValidateArgs(json.RawMessage(deepArgs(int(n % 100))))
+	_, _ = tool.ValidateArgs(json.RawMessage(args))
+	_, _ = tool.ValidateArgs(json.RawMessage(deepArgs(int(n % 100))))
 	fuzzPluginSchema(schema, args, deepArgs(int(n%100)))
 
 	took := time.Since(start)

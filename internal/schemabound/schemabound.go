@@ -54,6 +54,14 @@ func Decodable(schema []byte) error {
 	return nil
 }
 
+// Why a call goes unvalidated, as the metrics label it (mcpgw_unvalidated_calls_total).
+const (
+	// ReasonSchema: the tool's schema was refused by Check.
+	ReasonSchema = "schema"
+	// ReasonArguments: the call's arguments passed the work bound (Plan.Admits false).
+	ReasonArguments = "arguments"
+)
+
 // Plan is a schema Check found bounded, ready to estimate the work of one validation.
 type Plan struct {
 	g *graph
