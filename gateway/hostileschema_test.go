@@ -33,11 +33,13 @@ func exponentialSchema(n int) string {
 	return fmt.Sprintf(`{"type":"object","properties":{"n":{"$ref":"#/$defs/L%d"}},"$defs":{%s}}`, n, strings.Join(defs, ","))
 }
 
-// startHostileUpstream serves the hostile tools and one honest tool "fine" (a required
-// string "path"); every call answers "called NAME", so a test sees it was forwarded.
+// startHostileUpstream serves the hostile tools and two honest tools: "fine" (a required
+// string "path") and "tree" (a recursive object, bounded by the arguments); every call
+// answers "called NAME", so a test sees it was forwarded.
 func startHostileUpstream(t *testing.T) string {
 	t.Helper()
-	tools := []string{`{"name":"fine","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`}
+	tools := []string{`{"name":"fine","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`,
+		`{"name":"tree","inputSchema":{"$defs":{"t":{"type":"object","properties":{"n":{"$ref":"#/$defs/t"}}}},"$ref":"#/$defs/t"}}`}
 	for name, schema := range hostileSchemas {
 		tools = append(tools, fmt.Sprintf(`{"name":%q,"description":"A hostile schema.","inputSchema":%s}`, name, schema))
 	}
@@ -135,6 +137,18 @@ agents:
 	}
 	if text, isErr := call(100, "fine", `{"path":"/a"}`); isErr || text != "called fine" {
 		t.Errorf("call fine: %q (isError %v)", text, isErr)
+	}
+	// Arguments nested past the work bound are forwarded unchecked.
+	deep := strings.Repeat(`{"n":`, 70) + `{}` + strings.Repeat(`}`, 70)
+	if text, isErr := call(101, "tree", deep); isErr || text != "called tree" {
+		t.Errorf("call tree 70 levels deep: %q (isError %v), want it forwarded", text, isErr)
+	}
+	// Every call forwarded unchecked is counted, by why; the validated ones are not.
+	if v := g.metricValue(t, `mcpgw_unvalidated_calls_total{reason="schema",server="j"}`); v != float64(3*len(hostileSchemas)) {
+		t.Errorf("unvalidated calls for their schema: %v, want %d", v, 3*len(hostileSchemas))
+	}
+	if v := g.metricValue(t, `mcpgw_unvalidated_calls_total{reason="arguments",server="j"}`); v != 1 {
+		t.Errorf("unvalidated calls for their arguments: %v, want 1", v)
 	}
 
 	var ready struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway"
 	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/registry"
 	"github.com/mcpgw/mcpgw/sessions"
 )
@@ -176,6 +177,13 @@ servers:
 // startGatewayWith is startGateway with the registry's options (dialer, timing).
 func startGatewayWith(t *testing.T, yaml string, o registry.Options) *testGW {
 	t.Helper()
+	return startGatewayProviding(t, yaml, o, nil)
+}
+
+// startGatewayProviding is startGatewayWith, with in-process providers for the config's
+// type go plugins (registry.Provide, by plugin name).
+func startGatewayProviding(t *testing.T, yaml string, o registry.Options, providers map[string]plugin.Plugin) *testGW {
+	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
 	g := &testGW{srv: srv, addr: srv.Listener.Addr().String(), log: &lockedBuffer{}}
 	g.base = "http://" + g.addr
@@ -193,6 +201,9 @@ func startGatewayWith(t *testing.T, yaml string, o registry.Options) *testGW {
 		t.Fatalf("gateway.New: %v", err)
 	}
 	g.gw = gw
+	for name, p := range providers {
+		g.reg.Provide(name, p)
+	}
 	g.reg.Start(10 * time.Second)
 	gw.Start()
 	srv.Config.Handler = gw.Handler()

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 )
 
 // CallOptions are what a call needs from the session making it.
@@ -22,6 +24,10 @@ type CallOptions struct {
 	// the limit and the plugin; the provider learns the bound from its context
 	// (MaxResultBytes), and the dispatcher refuses before writing an oversized result.
 	Limit ResultLimit
+	// Unvalidated, when set, is told of a call whose provider arguments are passed on
+	// unchecked against the tool's input schema (only the gateway's own arguments are),
+	// and why: schemabound.ReasonSchema or ReasonArguments.
+	Unvalidated func(reason string)
 }
 
 // ErrUnknownTool is returned by ToolSet.Call for a name the set does not have.
@@ -52,8 +58,12 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (r
 	if t.confirm == confirmArg && a[argConfirm] != true {
 		return errorResult("%s cannot be undone: ask the user, and call it again with \"confirm\": true once they agree", t.Def.Name)
 	}
-	if err := t.input.Validate(a); err != nil {
+	why, err := t.validate(a)
+	if err != nil {
 		return errorResult("invalid arguments: %v", err)
+	}
+	if why != "" && o.Unvalidated != nil {
+		o.Unvalidated(why)
 	}
 	if t.Op == OperationFind {
 		if err := t.checkFilter(a[argFilter]); err != nil {
@@ -80,6 +90,29 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (r
 	return t.dispatch(WithMaxResultBytes(ctx, o.Limit.Bytes), a, resultLimit{o.Limit, t.cat.ID})
 }
 
+// validate checks a against the tool's input schema when that is bounded for these
+// arguments (schemabound), else only the gateway's own arguments against the control
+// schema: the provider's part then reaches it as it is, and unvalidated says why.
+func (t *Tool) validate(a map[string]any) (unvalidated string, err error) {
+	unvalidated = schemabound.ReasonSchema
+	if t.input != nil {
+		if t.bound.Admits(a) {
+			return "", t.input.Validate(a)
+		}
+		unvalidated = schemabound.ReasonArguments
+	}
+	ctrl := make(map[string]any, len(t.control))
+	for n := range t.control {
+		if v, ok := a[n]; ok {
+			ctrl[n] = v
+		}
+	}
+	if !t.ctrlBound.Admits(ctrl) {
+		return "", fmt.Errorf("the tool's own arguments nest over %d levels or are too many to check; send fewer", schemabound.MaxArgsDepth)
+	}
+	return unvalidated, t.ctrl.Validate(ctrl)
+}
+
 func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) *Result {
 	p := t.cat.Plugin
 	conn, _ := a[argConnection].(string)
@@ -100,7 +133,7 @@ func (t *Tool) dispatch(ctx context.Context, a map[string]any, lim resultLimit) 
 		in.Filter.TextQuery, _ = a[argTextQuery].(string)
 		preds, _ := a[argFilter].([]any)
 		for _, raw := range preds {
-			m := raw.(map[string]any) // checked by the schema
+			m, _ := raw.(map[string]any) // checked by the control schema
 			field, _ := m["field"].(string)
 			op, _ := m["operator"].(string)
 			in.Filter.Predicates = append(in.Filter.Predicates, Predicate{Field: field, Operator: Operator(op), Value: m["value"]})

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 )
 
 // Catalog is what a provider offered when Load read it: its connections, and for each
@@ -111,6 +113,7 @@ func Load(ctx context.Context, id string, p Plugin) (c *Catalog, err error) {
 				continue
 			}
 			e.On[cn.ID] = on
+			c.Problems = append(c.Problems, unboundedSchemas(rt.Key, cn.ID, on)...)
 		}
 		c.Types = append(c.Types, e)
 	}
@@ -167,12 +170,42 @@ func loadOn(ctx context.Context, p Plugin, ap ActionProvider, isAP bool, conn, k
 	return on, nil
 }
 
+// unboundedSchemas says which of a type's schemas on one connection cannot be validated
+// within bounds (internal/schemabound): the tools generated from them check only the
+// gateway's own arguments, and pass the rest to the plugin as it is. Said once, at load.
+func unboundedSchemas(key, conn string, on *TypeOnConn) []string {
+	var out []string
+	refused := func(s *jsonschema.Schema) error {
+		if s == nil {
+			return nil
+		}
+		b, err := json.Marshal(s)
+		if err != nil {
+			return err
+		}
+		_, err = schemabound.Check(b)
+		return err
+	}
+	if err := refused(on.Schema); err != nil {
+		out = append(out, fmt.Sprintf("%s on connection %q: its schema cannot be validated within bounds: %v; its create and update tools check only the gateway's own arguments and pass the rest to the plugin unchecked", key, conn, err))
+	}
+	for _, a := range on.Actions {
+		if err := refused(a.ParamsSchema); err != nil {
+			out = append(out, fmt.Sprintf("%s on connection %q: action %q: its params schema cannot be validated within bounds: %v; its tool checks only the gateway's own arguments and passes the params to the plugin unchecked", key, conn, a.ID, err))
+		}
+	}
+	return out
+}
+
 // ownSchema is a deep copy of a provider's schema, made through its JSON so that sub-schemas
 // the provider shares between properties become a tree (which resolving needs) and later
 // changes on the provider's side cannot reach the catalogue. The copy must resolve.
 func ownSchema(s *jsonschema.Schema) (*jsonschema.Schema, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
+		return nil, err
+	}
+	if err := schemabound.Decodable(b); err != nil {
 		return nil, err
 	}
 	var out jsonschema.Schema

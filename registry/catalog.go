@@ -12,10 +12,10 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/registry/internal/schemabound"
 )
 
 // Tool is one upstream tool as the gateway exposes it.
@@ -36,7 +36,7 @@ type Tool struct {
 	bound      *schemabound.Plan    // the work bound of validating against it
 	// Unvalidated says why calls to the tool are forwarded without checking their
 	// arguments against its input schema: the schema cannot be validated within bounds
-	// (registry/internal/schemabound). "" when they are checked.
+	// (internal/schemabound). "" when they are checked.
 	Unvalidated string
 	ReadOnly    bool
 	Destructive bool

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"runtime"
@@ -8,7 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/schemabound"
+	"github.com/mcpgw/mcpgw/plugin"
+	"github.com/mcpgw/mcpgw/plugin/plugintest"
 	"github.com/mcpgw/mcpgw/registry/internal/integrity"
 	"github.com/mcpgw/mcpgw/registry/internal/toolsearch"
 )
@@ -63,6 +69,48 @@ func hostileSchema(kind uint8, n uint16, part string) string {
 	return part
 }
 
+// schemaPlugin is the plugintest fixture whose Deployment schema is a fuzzed one, read as
+// the wire reads a plugin process's (plugin/external: Decodable, then decoded).
+type schemaPlugin struct {
+	*plugintest.Fixture
+	schema string
+}
+
+func (p schemaPlugin) ResourceSchema(ctx context.Context, conn, key string) (*jsonschema.Schema, error) {
+	if key != plugintest.Deployment {
+		return p.Fixture.ResourceSchema(ctx, conn, key)
+	}
+	if err := schemabound.Decodable([]byte(p.schema)); err != nil {
+		return nil, err
+	}
+	s := new(jsonschema.Schema)
+	return s, json.Unmarshal([]byte(p.schema), s)
+}
+
+// fuzzPluginSchema loads a plugin whose resource type has the schema, generates its tools
+// and calls its create and update tools with each of args.
+func fuzzPluginSchema(schema string, args ...string) {
+	cat, err := plugin.Load(context.Background(), "fz", schemaPlugin{plugintest.New(), schema})
+	if err != nil {
+		return
+	}
+	ts := cat.Tools(plugin.Options{})
+	for _, t := range ts.Tools {
+		if t.Key != plugintest.Deployment || (t.Op != plugin.OperationCreate && t.Op != plugin.OperationUpdate) {
+			continue
+		}
+		for _, a := range args {
+			var m map[string]any
+			if json.Unmarshal([]byte(a), &m) != nil {
+				m = map[string]any{}
+			}
+			m["connectionId"], m["id"] = "prod", "web"
+			b, _ := json.Marshal(m)
+			_, _ = ts.Call(context.Background(), t.Def.Name, b, plugin.CallOptions{})
+		}
+	}
+}
+
 // orSchema is part when it is a JSON value, else an empty schema.
 func orSchema(part string) string {
 	if json.Valid([]byte(part)) {
@@ -79,7 +127,8 @@ func deepArgs(n int) string {
 // FuzzToolSchema feeds generated and hostile input schemas to every place the gateway
 // processes an upstream's tool schema: the catalogue (exposeTool and the schema check),
 // the thin form, search indexing, integrity fingerprints, diff and heuristics, and
-// argument validation. Each definition must be through all of them within time and
+// argument validation; and, as a plugin's resource-type schema, to the plugin's catalogue
+// load, tool generation and calls (fuzzPluginSchema). Each definition must be through all of them within time and
 // memory bounds, without a crash.
 func FuzzToolSchema(f *testing.F) {
 	f.Add(uint8(0), uint16(0), `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a","type":"object"}`, `{"n":3}`)
@@ -122,8 +171,9 @@ func checkFuzzedSchema(t *testing.T, kind uint8, n uint16, part, args string) {
 	d := integrity.NewDef(integrity.KindTool, "t", def)
 	_ = integrity.Diff(d.Raw, []byte(`{"name":"t","inputSchema":{"type":"object"}}`))
 	_ = integrity.Suspicious(def, 0)
-	_ = tool.ValidateArgs(json.RawMessage(args))
-	_ = tool.ValidateArgs(json.RawMessage(deepArgs(int(n % 100))))
+	_, _ = tool.ValidateArgs(json.RawMessage(args))
+	_, _ = tool.ValidateArgs(json.RawMessage(deepArgs(int(n % 100))))
+	fuzzPluginSchema(schema, args, deepArgs(int(n%100)))
 
 	took := time.Since(start)
 	var after runtime.MemStats

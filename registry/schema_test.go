@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 )
 
 // TestValidateArgsBounded: a tool whose schema cannot be validated within bounds says why
@@ -32,24 +33,26 @@ func TestValidateArgsBounded(t *testing.T) {
 		if !strings.Contains(tl.Unvalidated, "cannot be validated within bounds") {
 			t.Errorf("%s: Unvalidated = %q", name, tl.Unvalidated)
 		}
-		if err := tl.ValidateArgs(json.RawMessage(`{"n":3}`)); err != nil {
-			t.Errorf("%s: %v, want the call let through", name, err)
+		if why, err := tl.ValidateArgs(json.RawMessage(`{"n":3}`)); err != nil || why != schemabound.ReasonSchema {
+			t.Errorf("%s: %q, %v; want the call let through, unvalidated for its schema", name, why, err)
 		}
 	}
 
 	honest := tool(`{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}`)
-	if honest.Unvalidated != "" || honest.ValidateArgs(json.RawMessage(`{}`)) == nil || honest.ValidateArgs(json.RawMessage(`{"path":"/a"}`)) != nil {
-		t.Errorf("honest schema: Unvalidated %q, or its arguments are not checked", honest.Unvalidated)
+	_, errMissing := honest.ValidateArgs(json.RawMessage(`{}`))
+	why, errOK := honest.ValidateArgs(json.RawMessage(`{"path":"/a"}`))
+	if honest.Unvalidated != "" || errMissing == nil || errOK != nil || why != "" {
+		t.Errorf("honest schema: Unvalidated %q, or its arguments are not checked (%v, %v, %q)", honest.Unvalidated, errMissing, errOK, why)
 	}
 
 	doubling := tool(hostileSchema(8, 0, `{"required":["m"]}`))
 	if doubling.Unvalidated != "" {
 		t.Fatalf("doubling: %s", doubling.Unvalidated)
 	}
-	if err := doubling.ValidateArgs(json.RawMessage(`{"n":3}`)); err == nil {
+	if _, err := doubling.ValidateArgs(json.RawMessage(`{"n":3}`)); err == nil {
 		t.Errorf("doubling: shallow arguments with a number for an object were not refused")
 	}
-	if err := doubling.ValidateArgs(json.RawMessage(deepArgs(30))); err != nil {
-		t.Errorf("doubling: arguments 30 levels deep: %v, want them let through unchecked", err)
+	if why, err := doubling.ValidateArgs(json.RawMessage(deepArgs(30))); err != nil || why != schemabound.ReasonArguments {
+		t.Errorf("doubling: arguments 30 levels deep: %q, %v; want them let through unchecked for their work", why, err)
 	}
 }

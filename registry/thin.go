@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
-	"github.com/mcpgw/mcpgw/registry/internal/schemabound"
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 )
 
 // thinTool is a tool definition in the thin form (docs/sessions.md): the same name, the
@@ -185,22 +185,27 @@ func (v *View) OthersHash() string {
 // cycle on one value, an exponential fan, too big or deep: Unvalidated says which) is
 // never handed to the validator, and arguments whose validation would pass the work
 // bound are not checked either; both are forwarded as they are, for the upstream to judge.
-func (t *Tool) ValidateArgs(args json.RawMessage) error {
+// unvalidated says which (schemabound.ReasonSchema or ReasonArguments), "" when the
+// arguments were checked (or the tool has no schema to check them against).
+func (t *Tool) ValidateArgs(args json.RawMessage) (unvalidated string, err error) {
 	t.schemaOnce.Do(t.compileSchema)
 	rs := t.schema
 	if rs == nil {
-		return nil
+		if t.Unvalidated != "" {
+			return schemabound.ReasonSchema, nil
+		}
+		return "", nil
 	}
 	var inst any = map[string]any{}
 	if len(args) > 0 && string(args) != "null" {
 		if err := json.Unmarshal(args, &inst); err != nil {
-			return err
+			return "", err
 		}
 	}
 	if !t.bound.Admits(inst) {
-		return nil
+		return schemabound.ReasonArguments, nil
 	}
-	return rs.Validate(inst)
+	return "", rs.Validate(inst)
 }
 
 // checkSchema bounds the work of validating against the tool's input schema, once: it

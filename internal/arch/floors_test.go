@@ -13,13 +13,15 @@ import (
 // a package of the module that matches none is an error, so a new package takes its place
 // on the map deliberately.
 var floors = map[string]int{
-	// Leaves: the wire scanners, the HTTP/1.1 client, TLS files, the state dir, the
-	// plugin gRPC code and the test peers import nothing of the module's but each other.
+	// Leaves: the wire scanners, the HTTP/1.1 client, TLS files, the state dir, the schema
+	// bound, the plugin gRPC code and the test peers import nothing of the module's but
+	// each other.
 	"internal/wire":            0,
 	"internal/statedir":        0,
 	"internal/tlsfiles":        0,
 	"internal/peers":           0,
 	"internal/sealbox":         0,
+	"internal/schemabound":     0,
 	"plugin/internal/pluginpb": 0,
 	"internal/h1":              1,
 	"internal/oauth":           1,

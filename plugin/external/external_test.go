@@ -62,6 +62,8 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(fd2, `{"@message": "after the bad ones", "@level": "info"}`)
 			return plugintest.New(), nil
 		})
+	case "deep-schema":
+		serve.Main(deepSchema{plugintest.New()})
 	case "fail-open":
 		serve.MainFunc(func(context.Context, json.RawMessage) (plugin.Plugin, error) {
 			return nil, errors.New("the database is on fire")

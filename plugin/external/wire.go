@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpgw/mcpgw/internal/schemabound"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/internal/pluginpb"
 )
@@ -56,6 +57,9 @@ func encodeSchema(s *jsonschema.Schema) (*pluginpb.Schema, error) {
 func decodeSchema(w *pluginpb.Schema) (*jsonschema.Schema, error) {
 	if w == nil {
 		return nil, nil
+	}
+	if err := schemabound.Decodable(w.Json); err != nil {
+		return nil, fmt.Errorf("the plugin sent a schema too costly to read: %v", err)
 	}
 	s := new(jsonschema.Schema)
 	if err := json.Unmarshal(w.Json, s); err != nil {

@@ -231,9 +231,13 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	}
 	dp.Obs.sawTool(ctx, t)
 	if thinFor(s, v) {
-		if err := t.ValidateArgs(p.Arguments); err != nil {
+		why, err := t.ValidateArgs(p.Arguments)
+		if err != nil {
 			dp.schemaOnError(s, m, t, err, out, start)
 			return
+		}
+		if why != "" && t.PluginTool == nil { // a plugin's tool says so itself (callPlugin)
+			dp.Metrics.UnvalidatedCall(t.Server, why)
 		}
 	}
 	if t.PluginTool != nil {

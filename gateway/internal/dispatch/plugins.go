@@ -46,7 +46,8 @@ func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wir
 	defer s.Inflight.DropPlugin(key, pc)
 	// A plugin's result is bounded like an upstream's message: the same setting, named in
 	// the refusal.
-	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: dp.Cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting}}
+	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: dp.Cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting},
+		Unvalidated: func(reason string) { dp.Metrics.UnvalidatedCall(t.Server, reason) }}
 	if s.Caps.Elicitation {
 		o.Confirm = func(ctx context.Context, message string) (bool, error) { return dp.confirm(ctx, s, message, out) }
 	}

@@ -42,6 +42,7 @@ type Metrics struct {
 	answersDropped   *prometheus.CounterVec
 	resumeReplayed   prometheus.Counter
 	resumeDropped    *prometheus.CounterVec
+	unvalidated      *prometheus.CounterVec
 	storeUp          prometheus.GaugeFunc
 	storeProbe       atomic.Pointer[func() error] // the store's readiness probe (SetStoreProbe)
 	queueDepth       *prometheus.GaugeVec
@@ -123,6 +124,9 @@ func NewMetrics(agentLabel string) *Metrics {
 	m.answersDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_client_responses_dropped_total",
 		Help: "Client answers to server-to-client requests that were dropped (reason: unknown, no request waits under that id; wrong_session, the request was sent to another session)."},
 		[]string{"reason"})
+	m.unvalidated = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_unvalidated_calls_total",
+		Help: "Tool calls passed on with arguments not checked against the tool's input schema, by server or plugin (reason: schema, the schema cannot be validated within bounds; arguments, this call's validation would pass the work bound)."},
+		[]string{"server", "reason"})
 	m.resumeReplayed = prometheus.NewCounter(prometheus.CounterOpts{Name: "mcpgw_resume_events_replayed_total",
 		Help: "Events of POST event streams replayed to clients that resumed with Last-Event-ID."})
 	m.resumeDropped = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "mcpgw_resume_buffers_dropped_total",
@@ -153,7 +157,7 @@ func NewMetrics(agentLabel string) *Metrics {
 	m.integrity = newIntegrityCollector()
 	m.own = []prometheus.Collector{m.pools, m.busy, m.integrity, m.instanceStart, m.calls, m.callSeconds, m.sessions, m.upstreamUp, m.upstreamRestarts, m.upstreamStarts,
 		m.listBytes, m.listTokens, m.listSaved, m.listChanged, m.unusedSessions, m.sessionsEvicted, m.denials, m.handshakes, m.unroutable, m.answersDropped,
-		m.resumeReplayed, m.resumeDropped, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
+		m.resumeReplayed, m.resumeDropped, m.unvalidated, m.storeUp, m.queueDepth, m.queueWait, m.upStart}
 	m.reg.MustRegister(m.own...)
 	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
@@ -243,6 +247,12 @@ func (m *Metrics) Unroutable(server, kind string) { m.unroutable.WithLabelValues
 
 // AnswerDropped counts a client answer to a server-to-client request that was dropped.
 func (m *Metrics) AnswerDropped(reason string) { m.answersDropped.WithLabelValues(reason).Inc() }
+
+// UnvalidatedCall counts a tool call passed on with its arguments not checked against the
+// tool's input schema (reason: schemabound.ReasonSchema or ReasonArguments).
+func (m *Metrics) UnvalidatedCall(server, reason string) {
+	m.unvalidated.WithLabelValues(server, reason).Inc()
+}
 
 // ResumeReplayed counts n events replayed to a client that resumed its stream.
 func (m *Metrics) ResumeReplayed(n int) { m.resumeReplayed.Add(float64(n)) }

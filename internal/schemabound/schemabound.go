@@ -34,6 +34,32 @@ const (
 	MaxWork = 5000 * ApplyCost
 	// ApplyCost is the work of applying one subschema to one value, in MaxWork units.
 	ApplyCost = 16
+	// MaxDecodeCost bounds the bytes × nesting levels of a schema decoded into the
+	// validator's types at all (Decodable): its decoder re-reads each level's bytes, about
+	// 23 ms per MiB per level, so this is about 1.5 s. It is far above MaxSchemaBytes ×
+	// MaxSchemaDepth: a schema may be served (and its calls go unvalidated) although it is
+	// too big to validate.
+	MaxDecodeCost = 64 << 20
+)
+
+// Decodable reports whether a schema (JSON) may be decoded into jsonschema-go's types at
+// all, before it is: the decoder's time grows with bytes × nesting depth, and a schema
+// over MaxDecodeCost would hold a CPU for seconds to minutes (1,000 levels over 1 MiB took
+// 23 s).
+func Decodable(schema []byte) error {
+	d := jsonDepth(schema)
+	if uint64(d)*uint64(len(schema)) > MaxDecodeCost {
+		return fmt.Errorf("the schema is %d bytes nested %d levels deep, over the %d MiB × levels decoded", len(schema), d, MaxDecodeCost>>20)
+	}
+	return nil
+}
+
+// Why a call goes unvalidated, as the metrics label it (mcpgw_unvalidated_calls_total).
+const (
+	// ReasonSchema: the tool's schema was refused by Check.
+	ReasonSchema = "schema"
+	// ReasonArguments: the call's arguments passed the work bound (Plan.Admits false).
+	ReasonArguments = "arguments"
 )
 
 // Plan is a schema Check found bounded, ready to estimate the work of one validation.

@@ -184,3 +184,18 @@ func TestResolveBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodable: a schema is refused for decoding by bytes × depth, not by either alone.
+func TestDecodable(t *testing.T) {
+	deep := func(levels, leaf int) []byte {
+		return []byte(strings.Repeat(`{"not":`, levels) + `{"description":"` + strings.Repeat("x", leaf) + `"}` + strings.Repeat("}", levels))
+	}
+	for _, c := range []struct {
+		levels, leaf int
+		ok           bool
+	}{{10, 1 << 20, true}, {1000, 1 << 10, true}, {300, 1 << 20, false}, {0, 32 << 20, true}, {100, 1 << 20, false}} {
+		if err := Decodable(deep(c.levels, c.leaf)); (err == nil) != c.ok {
+			t.Errorf("%d levels over %d bytes: %v, want decodable %v", c.levels, c.leaf, err, c.ok)
+		}
+	}
+}
