@@ -16,11 +16,24 @@ import (
 
 // hostileSchemas are tool input schemas that cannot be validated within bounds, by tool
 // name. Before the bound, the first two overflowed the stack (a fatal error: the test
-// binary died) and the third ran for minutes while the heap grew past 8 GB.
+// binary died) and the third ran for minutes while the heap grew past 8 GB. The fourth,
+// 40 patterns of 2.7 KB in 120 KB, took 6.4 s of CPU to compile at the first call and
+// kept 606 MB of compiled regular expressions on the tool (attack round, 2026-11-29).
 var hostileSchemas = map[string]string{
-	"selfref": `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a","type":"object"}`,
-	"loop":    `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
-	"fan":     exponentialSchema(30),
+	"selfref":  `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a","type":"object"}`,
+	"loop":     `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
+	"fan":      exponentialSchema(30),
+	"patterns": patternsSchema(40),
+}
+
+// patternsSchema is n string properties, each with a pattern of 300 \pL{1000}: a few
+// kilobytes of pattern that compile to 300,000 instructions each.
+func patternsSchema(n int) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{"type":"string","pattern":"%d%s"}`, i, i, strings.Repeat(`\\pL{1000}`, 300))
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
 }
 
 // exponentialSchema is $defs L0..Ln, each L(i) two allOf branches over L(i-1): validating
