@@ -55,6 +55,11 @@ func TestCheck(t *testing.T) {
 		{"id with fragment", `{"$defs":{"a":{"$id":"#a"}}}`, "fragment"},
 		{"anchor twice", `{"$defs":{"x":{"$anchor":"a","anyOf":[{"$ref":"#a"}]},"y":{"$anchor":"a"}},"properties":{"n":{"$ref":"#a"}}}`, "named twice"},
 		{"id twice", `{"$defs":{"x":{"$id":"u.json"},"y":{"$id":"u.json"}}}`, "names two"},
+		{"honest patterns", `{"properties":{"e":{"type":"string","pattern":"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}$"}},"patternProperties":{"^x-[a-z]{1,64}$":{}}}`, ""},
+		{"repeated class", `{"properties":{"s":{"type":"string","pattern":"` + strings.Repeat(`\\pL{1000}`, 21) + `"}}}`, "instructions"},
+		{"nested repeats", `{"patternProperties":{"((a{1000}){1000})":{}}}`, "does not compile"},
+		{"many patterns", manyPatterns(30), "instructions"},
+		{"bad pattern", `{"properties":{"s":{"pattern":"(a"}}}`, "does not compile"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Check([]byte(c.schema))
@@ -183,4 +188,14 @@ func TestResolveBounded(t *testing.T) {
 			t.Errorf("%s: decoding and resolving took %v", name, took)
 		}
 	}
+}
+
+// manyPatterns is a schema of n properties, each with the pattern [a-z]{1000}: each
+// alone is within MaxPatternInsts, not all together.
+func manyPatterns(n int) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"s%d":{"type":"string","pattern":"[a-z]{1000}"}`, i)
+	}
+	return `{"properties":{` + strings.Join(props, ",") + `}}`
 }
