@@ -461,7 +461,7 @@ func (u *UI) uiSignIn(w http.ResponseWriter, r *http.Request, pre *uiSession, to
 	}
 	u.port.CredentialSucceeded(r)
 	u.auth.drop(pre.id)
-	s := u.newSession(r, "ui:" + actor)
+	s := u.newSession(r, "ui:"+actor)
 	s.credentialed = true
 	setUICookie(w, r, s)
 	u.port.Audit(authEvent(r, "ui sign-in", "ok"))
