@@ -35,6 +35,10 @@ const (
 	MaxWork = 5000 * ApplyCost
 	// ApplyCost is the work of applying one subschema to one value, in MaxWork units.
 	ApplyCost = 16
+	// MatchSteps is how many steps of matching a regular expression (one byte of the
+	// string through one instruction) make one MaxWork unit: Go's matcher takes about
+	// 11 ns a step, so MaxWork is about 4.5 million steps, 50 ms.
+	MatchSteps = 64
 	// MaxPatternInsts bounds the regular expressions of a schema (every pattern and
 	// patternProperties key together), in the instructions they compile to: a repeat
 	// compiles its operand once per count, so 2.7 KB of \pL{1000} is 300,000 of them,
@@ -104,6 +108,14 @@ func (e *estimate) cost(i int, v any, depth int) uint64 {
 	obj, _ := v.(map[string]any)
 	arr, _ := v.([]any)
 	c := ApplyCost + n.weight + uint64(len(obj)+len(arr))
+	if str, ok := v.(string); ok && n.pattern > 0 {
+		c = addSat(c, mulSat(uint64(len(str)), n.pattern)/MatchSteps)
+	}
+	if n.keyPatterns > 0 {
+		for k := range obj {
+			c = addSat(c, mulSat(uint64(len(k)), n.keyPatterns)/MatchSteps)
+		}
+	}
 	for _, ed := range n.edges {
 		switch ed.kind {
 		case sameValue:
@@ -194,6 +206,9 @@ type node struct {
 	base   *url.URL // the URI its relative references resolve against
 	weight uint64   // 1 plus the entries it checks one by one (enum, required, properties)
 	edges  []edge
+	// pattern and keyPatterns are the instructions of its pattern and of its
+	// patternProperties names: matching a string costs its length times them.
+	pattern, keyPatterns uint64
 }
 
 // graph is a schema's subschemas and the ways between them.
@@ -316,7 +331,7 @@ func (g *graph) add(obj map[string]any, base *url.URL) (int, error) {
 			g.dynamic[a] = append(g.dynamic[a], i)
 		}
 	}
-	if err := g.addPatterns(obj); err != nil {
+	if err := g.addPatterns(n, obj); err != nil {
 		return 0, err
 	}
 	if r, ok := obj["$ref"].(string); ok {
@@ -336,25 +351,37 @@ func (g *graph) add(obj map[string]any, base *url.URL) (int, error) {
 // addPatterns counts the regular expressions of obj (its pattern, its patternProperties'
 // names) toward MaxPatternInsts. The validator compiles each once and keeps it, and the
 // compiled size is a product of repeat counts that the pattern's length does not show.
-func (g *graph) addPatterns(obj map[string]any) error {
-	var pats []string
+func (g *graph) addPatterns(n *node, obj map[string]any) error {
 	if p, ok := obj["pattern"].(string); ok {
-		pats = append(pats, p)
+		c, err := g.addPattern(p)
+		if err != nil {
+			return err
+		}
+		n.pattern = uint64(c)
 	}
 	if pp, ok := obj["patternProperties"].(map[string]any); ok {
-		pats = append(pats, sortedKeys(pp)...)
-	}
-	for _, p := range pats {
-		re, err := syntax.Parse(p, syntax.Perl)
-		if err != nil {
-			return fmt.Errorf("pattern %q does not compile: %v", shorten(p), err)
-		}
-		g.patternInsts += insts(re, MaxPatternInsts+1-g.patternInsts)
-		if g.patternInsts > MaxPatternInsts {
-			return fmt.Errorf("its patterns compile to over %d instructions (at pattern %q)", MaxPatternInsts, shorten(p))
+		for _, p := range sortedKeys(pp) {
+			c, err := g.addPattern(p)
+			if err != nil {
+				return err
+			}
+			n.keyPatterns += uint64(c)
 		}
 	}
 	return nil
+}
+
+// addPattern counts p toward MaxPatternInsts and returns its instructions.
+func (g *graph) addPattern(p string) (int, error) {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return 0, fmt.Errorf("pattern %q does not compile: %v", shorten(p), err)
+	}
+	c := insts(re, MaxPatternInsts+1-g.patternInsts)
+	if g.patternInsts += c; g.patternInsts > MaxPatternInsts {
+		return 0, fmt.Errorf("its patterns compile to over %d instructions (at pattern %q)", MaxPatternInsts, shorten(p))
+	}
+	return c, nil
 }
 
 // insts estimates the instructions re compiles to, counting no further than limit.
@@ -595,6 +622,14 @@ func sortedKeys(m map[string]any) []string {
 const satMax = 1 << 62
 
 // addSat is a+b, at most satMax.
+// mulSat is a*b, or satMax when that is more.
+func mulSat(a, b uint64) uint64 {
+	if a != 0 && b > satMax/a {
+		return satMax
+	}
+	return a * b
+}
+
 func addSat(a, b uint64) uint64 {
 	if a+b > satMax || a+b < a {
 		return satMax

@@ -199,3 +199,28 @@ func manyPatterns(n int) string {
 	}
 	return `{"properties":{` + strings.Join(props, ",") + `}}`
 }
+
+// TestAdmitsCountsMatching: matching a string against a pattern costs its length times
+// the pattern's instructions; a long string against a large pattern is past MaxWork, a
+// short one, or a long one against a small pattern, is not.
+func TestAdmitsCountsMatching(t *testing.T) {
+	big := `^` + strings.Repeat(`(a|aa)*`, 2800) + `$`
+	for _, c := range []struct {
+		name, schema string
+		args         any
+		want         bool
+	}{
+		{"short string, large pattern", fmt.Sprintf(`{"properties":{"s":{"pattern":%q}}}`, big), map[string]any{"s": "aaaa"}, true},
+		{"long string, large pattern", fmt.Sprintf(`{"properties":{"s":{"pattern":%q}}}`, big), map[string]any{"s": strings.Repeat("a", 64<<10)}, false},
+		{"long string, small pattern", `{"properties":{"s":{"pattern":"^[a-z]+$"}}}`, map[string]any{"s": strings.Repeat("a", 64<<10)}, true},
+		{"long names, large key pattern", fmt.Sprintf(`{"patternProperties":{%q:{}}}`, big), map[string]any{strings.Repeat("a", 64<<10): 1}, false},
+	} {
+		p, err := Check([]byte(c.schema))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := p.Admits(c.args); got != c.want {
+			t.Errorf("%s: Admits = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
