@@ -194,3 +194,7 @@ func (p adminPort) IntegrityWaiting() int {
 // UpstreamAuth is the registry's upstream authorization part, for the admin API's and the
 // web UI's upstream grants.
 func (p adminPort) UpstreamAuth() admin.UpstreamAuth { return p.g.reg.UpstreamAuth() }
+
+// PeerUser names the local user at the far end of r's connection (ui.Port), where the OS
+// tells.
+func (p adminPort) PeerUser(r *http.Request) (int, bool) { return p.g.gate.local.PeerUser(r) }

@@ -12,15 +12,29 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // hostileSchemas are tool input schemas that cannot be validated within bounds, by tool
 // name. Before the bound, the first two overflowed the stack (a fatal error: the test
-// binary died) and the third ran for minutes while the heap grew past 8 GB.
+// binary died) and the third ran for minutes while the heap grew past 8 GB. The fourth,
+// 40 patterns of 2.7 KB in 120 KB, took 6.4 s of CPU to compile at the first call and
+// kept 606 MB of compiled regular expressions on the tool (attack round, 2026-11-29).
 var hostileSchemas = map[string]string{
-	"selfref": `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a","type":"object"}`,
-	"loop":    `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
-	"fan":     exponentialSchema(30),
+	"selfref":  `{"$defs":{"a":{"anyOf":[{"$ref":"#/$defs/a"},{"type":"object"}]}},"$ref":"#/$defs/a","type":"object"}`,
+	"loop":     `{"type":"object","properties":{"n":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/b"},"b":{"$ref":"#/$defs/a"}}}`,
+	"fan":      exponentialSchema(30),
+	"patterns": patternsSchema(40),
+}
+
+// patternsSchema is n string properties, each with a pattern of 300 \pL{1000}: a few
+// kilobytes of pattern that compile to 300,000 instructions each.
+func patternsSchema(n int) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"p%d":{"type":"string","pattern":"%d%s"}`, i, i, strings.Repeat(`\\pL{1000}`, 300))
+	}
+	return `{"type":"object","properties":{` + strings.Join(props, ",") + `}}`
 }
 
 // exponentialSchema is $defs L0..Ln, each L(i) two allOf branches over L(i-1): validating
@@ -38,9 +52,16 @@ func exponentialSchema(n int) string {
 // answers "called NAME", so a test sees it was forwarded.
 func startHostileUpstream(t *testing.T) string {
 	t.Helper()
+	return startSchemaUpstream(t, hostileSchemas)
+}
+
+// startSchemaUpstream serves a tool of each schema, by name, and "fine" and "tree"; every call
+// answers "called NAME".
+func startSchemaUpstream(t *testing.T, schemas map[string]string) string {
+	t.Helper()
 	tools := []string{`{"name":"fine","inputSchema":{"type":"object","properties":{"path":{"type":"string"}},"required":["path"]}}`,
 		`{"name":"tree","inputSchema":{"$defs":{"t":{"type":"object","properties":{"n":{"$ref":"#/$defs/t"}}}},"$ref":"#/$defs/t"}}`}
-	for name, schema := range hostileSchemas {
+	for name, schema := range schemas {
 		tools = append(tools, fmt.Sprintf(`{"name":%q,"description":"A hostile schema.","inputSchema":%s}`, name, schema))
 	}
 	list := `{"tools":[` + strings.Join(tools, ",") + `]}`
@@ -169,5 +190,31 @@ agents:
 	}
 	if strings.Contains(problems, `"fine"`) {
 		t.Errorf("/readyz problems name the honest tool: %q", problems)
+	}
+}
+
+// TestLongArgumentAgainstPatternBounded: a pattern within the schema bound (an anchored
+// (a|aa)* repeated 2,800 times) is matched in time proportional to the argument's length
+// times the pattern's size; a thin session's call with a 64 KiB string must not be
+// validated for seconds. Before, the call was validated for 13.8 s (a 1 MiB string: 3
+// minutes) before it was forwarded (attack round, 2026-11-29).
+func TestLongArgumentAgainstPatternBounded(t *testing.T) {
+	pattern := "^" + strings.Repeat("(a|aa)*", 2800) + "$"
+	schema := fmt.Sprintf(`{"type":"object","properties":{"s":{"type":"string","pattern":%q}}}`, pattern)
+	g := startGateway(t, strings.Replace(jsonUpstreamConfig, "URL", startSchemaUpstream(t, map[string]string{"pat": schema}), 1)+`
+agents:
+  at: {servers: [j], handshake: thin}
+`)
+	sid, _ := openAs(t, g, "at")
+	h := map[string]string{"X-Agent-ID": "at", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+	args := fmt.Sprintf(`{"s":%q}`, strings.Repeat("a", 64<<10)+"b")
+	start := time.Now()
+	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"j__pat","arguments":` + args + `}}`, header: h})
+	took := time.Since(start)
+	if m := r.message(t); r.status != http.StatusOK || m.Error != nil || !strings.Contains(string(m.Result), "called pat") {
+		t.Fatalf("call: HTTP %d %q", r.status, r.body)
+	}
+	if took > 3*time.Second {
+		t.Errorf("a call with a 64 KiB string against a pattern of the schema bound took %s, want it forwarded at once (validation passes its work bound)", took.Round(time.Millisecond))
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,15 @@ const (
 	MaxWork = 5000 * ApplyCost
 	// ApplyCost is the work of applying one subschema to one value, in MaxWork units.
 	ApplyCost = 16
+	// MatchSteps is how many steps of matching a regular expression (one byte of the
+	// string through one instruction) make one MaxWork unit: Go's matcher takes about
+	// 11 ns a step, so MaxWork is about 4.5 million steps, 50 ms.
+	MatchSteps = 64
+	// MaxPatternInsts bounds the regular expressions of a schema (every pattern and
+	// patternProperties key together), in the instructions they compile to: a repeat
+	// compiles its operand once per count, so 2.7 KB of \pL{1000} is 300,000 of them,
+	// 0.4 s to compile and 15 MB kept. 20,000 compile in about 30 ms.
+	MaxPatternInsts = 20_000
 	// MaxDecodeCost bounds the bytes × nesting levels of a schema decoded into the
 	// validator's types at all (Decodable): its decoder re-reads each level's bytes, about
 	// 23 ms per MiB per level, so this is about 1.5 s. It is far above MaxSchemaBytes ×
@@ -124,6 +134,14 @@ func (e *estimate) cost(i int, v any, depth int) uint64 {
 	obj, _ := v.(map[string]any)
 	arr, _ := v.([]any)
 	c := ApplyCost + n.weight + uint64(len(obj)+len(arr))
+	if str, ok := v.(string); ok && n.pattern > 0 {
+		c = addSat(c, mulSat(uint64(len(str)), n.pattern)/MatchSteps)
+	}
+	if n.keyPatterns > 0 {
+		for k := range obj {
+			c = addSat(c, mulSat(uint64(len(k)), n.keyPatterns)/MatchSteps)
+		}
+	}
 	for _, ed := range n.edges {
 		switch ed.kind {
 		case sameValue:
@@ -214,6 +232,9 @@ type node struct {
 	base   *url.URL // the URI its relative references resolve against
 	weight uint64   // 1 plus the entries it checks one by one (enum, required, properties)
 	edges  []edge
+	// pattern and keyPatterns are the instructions of its pattern and of its
+	// patternProperties names: matching a string costs its length times them.
+	pattern, keyPatterns uint64
 }
 
 // graph is a schema's subschemas and the ways between them.
@@ -224,6 +245,8 @@ type graph struct {
 	anchors   map[string]int  // resource URI + "#" + $anchor or $dynamicAnchor → node
 	dynamic   map[string][]int
 	refs      []pendingRef
+	// patternInsts is the instructions the schema's patterns compile to, so far.
+	patternInsts int
 }
 
 // pendingRef is a $ref or $dynamicRef found while walking, resolved once every node is
@@ -334,6 +357,9 @@ func (g *graph) add(obj map[string]any, base *url.URL) (int, error) {
 			g.dynamic[a] = append(g.dynamic[a], i)
 		}
 	}
+	if err := g.addPatterns(n, obj); err != nil {
+		return 0, err
+	}
 	if r, ok := obj["$ref"].(string); ok {
 		g.refs = append(g.refs, pendingRef{from: i, ref: r})
 	}
@@ -346,6 +372,71 @@ func (g *graph) add(obj map[string]any, base *url.URL) (int, error) {
 		}
 	}
 	return i, nil
+}
+
+// addPatterns counts the regular expressions of obj (its pattern, its patternProperties'
+// names) toward MaxPatternInsts. The validator compiles each once and keeps it, and the
+// compiled size is a product of repeat counts that the pattern's length does not show.
+func (g *graph) addPatterns(n *node, obj map[string]any) error {
+	if p, ok := obj["pattern"].(string); ok {
+		c, err := g.addPattern(p)
+		if err != nil {
+			return err
+		}
+		n.pattern = uint64(c)
+	}
+	if pp, ok := obj["patternProperties"].(map[string]any); ok {
+		for _, p := range sortedKeys(pp) {
+			c, err := g.addPattern(p)
+			if err != nil {
+				return err
+			}
+			n.keyPatterns += uint64(c)
+		}
+	}
+	return nil
+}
+
+// addPattern counts p toward MaxPatternInsts and returns its instructions.
+func (g *graph) addPattern(p string) (int, error) {
+	re, err := syntax.Parse(p, syntax.Perl)
+	if err != nil {
+		return 0, fmt.Errorf("pattern %q does not compile: %v", shorten(p), err)
+	}
+	c := insts(re, MaxPatternInsts+1-g.patternInsts)
+	if g.patternInsts += c; g.patternInsts > MaxPatternInsts {
+		return 0, fmt.Errorf("its patterns compile to over %d instructions (at pattern %q)", MaxPatternInsts, shorten(p))
+	}
+	return c, nil
+}
+
+// insts estimates the instructions re compiles to, counting no further than limit.
+func insts(re *syntax.Regexp, limit int) int {
+	n := 1
+	if re.Op == syntax.OpLiteral {
+		n = len(re.Rune) // one instruction a rune; a class is one, its ranges shared
+	}
+	for _, sub := range re.Sub {
+		if n += insts(sub, limit-n); n >= limit {
+			return limit
+		}
+	}
+	if re.Op == syntax.OpRepeat {
+		count := max(re.Min, re.Max, 1)
+		if n > limit/count {
+			return limit
+		}
+		n *= count
+	}
+	return min(n, limit)
+}
+
+// shorten is p cut to 40 bytes, for an error message.
+func shorten(p string) string {
+	if len(p) <= 40 {
+		return p
+	}
+	return p[:40] + "…"
 }
 
 // addChildren adds the subschemas under keyword k of n.
@@ -557,6 +648,14 @@ func sortedKeys(m map[string]any) []string {
 const satMax = 1 << 62
 
 // addSat is a+b, at most satMax.
+// mulSat is a*b, or satMax when that is more.
+func mulSat(a, b uint64) uint64 {
+	if a != 0 && b > satMax/a {
+		return satMax
+	}
+	return a * b
+}
+
 func addSat(a, b uint64) uint64 {
 	if a+b > satMax || a+b < a {
 		return satMax

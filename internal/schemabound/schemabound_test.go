@@ -55,6 +55,11 @@ func TestCheck(t *testing.T) {
 		{"id with fragment", `{"$defs":{"a":{"$id":"#a"}}}`, "fragment"},
 		{"anchor twice", `{"$defs":{"x":{"$anchor":"a","anyOf":[{"$ref":"#a"}]},"y":{"$anchor":"a"}},"properties":{"n":{"$ref":"#a"}}}`, "named twice"},
 		{"id twice", `{"$defs":{"x":{"$id":"u.json"},"y":{"$id":"u.json"}}}`, "names two"},
+		{"honest patterns", `{"properties":{"e":{"type":"string","pattern":"^[a-zA-Z0-9._%+-]+@[a-zA-Z0-9.-]+\\.[a-zA-Z]{2,}$"}},"patternProperties":{"^x-[a-z]{1,64}$":{}}}`, ""},
+		{"repeated class", `{"properties":{"s":{"type":"string","pattern":"` + strings.Repeat(`\\pL{1000}`, 21) + `"}}}`, "instructions"},
+		{"nested repeats", `{"patternProperties":{"((a{1000}){1000})":{}}}`, "does not compile"},
+		{"many patterns", manyPatterns(30), "instructions"},
+		{"bad pattern", `{"properties":{"s":{"pattern":"(a"}}}`, "does not compile"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p, err := Check([]byte(c.schema))
@@ -196,6 +201,41 @@ func TestDecodable(t *testing.T) {
 	}{{10, 1 << 20, true}, {1000, 1 << 10, true}, {300, 1 << 20, false}, {0, 32 << 20, true}, {100, 1 << 20, false}} {
 		if err := Decodable(deep(c.levels, c.leaf)); (err == nil) != c.ok {
 			t.Errorf("%d levels over %d bytes: %v, want decodable %v", c.levels, c.leaf, err, c.ok)
+		}
+	}
+}
+
+// manyPatterns is a schema of n properties, each with the pattern [a-z]{1000}: each
+// alone is within MaxPatternInsts, not all together.
+func manyPatterns(n int) string {
+	props := make([]string, n)
+	for i := range props {
+		props[i] = fmt.Sprintf(`"s%d":{"type":"string","pattern":"[a-z]{1000}"}`, i)
+	}
+	return `{"properties":{` + strings.Join(props, ",") + `}}`
+}
+
+// TestAdmitsCountsMatching: matching a string against a pattern costs its length times
+// the pattern's instructions; a long string against a large pattern is past MaxWork, a
+// short one, or a long one against a small pattern, is not.
+func TestAdmitsCountsMatching(t *testing.T) {
+	big := `^` + strings.Repeat(`(a|aa)*`, 2800) + `$`
+	for _, c := range []struct {
+		name, schema string
+		args         any
+		want         bool
+	}{
+		{"short string, large pattern", fmt.Sprintf(`{"properties":{"s":{"pattern":%q}}}`, big), map[string]any{"s": "aaaa"}, true},
+		{"long string, large pattern", fmt.Sprintf(`{"properties":{"s":{"pattern":%q}}}`, big), map[string]any{"s": strings.Repeat("a", 64<<10)}, false},
+		{"long string, small pattern", `{"properties":{"s":{"pattern":"^[a-z]+$"}}}`, map[string]any{"s": strings.Repeat("a", 64<<10)}, true},
+		{"long names, large key pattern", fmt.Sprintf(`{"patternProperties":{%q:{}}}`, big), map[string]any{strings.Repeat("a", 64<<10): 1}, false},
+	} {
+		p, err := Check([]byte(c.schema))
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := p.Admits(c.args); got != c.want {
+			t.Errorf("%s: Admits = %v, want %v", c.name, got, c.want)
 		}
 	}
 }

@@ -19,6 +19,9 @@ const NoFollow = syscall.O_NOFOLLOW
 // control (Prepare).
 func checkTrusted(dir string) error {
 	uid := os.Geteuid()
+	if err := checkLink(dir, uid); err != nil {
+		return err
+	}
 	fi, err := os.Stat(dir)
 	if err != nil {
 		return fmt.Errorf("state dir: %w", err)
@@ -48,6 +51,21 @@ func checkTrusted(dir string) error {
 			return fmt.Errorf("state dir: %s is owned by uid %d with mode %04o; the gateway (uid %d) trusts only files of its state directory that it owns and that the group and others cannot write: remove it if you did not put it there (the gateway makes its files again), else chown %d %s && chmod go-w %s",
 				path, owner, fi.Mode().Perm(), uid, uid, path, path)
 		}
+	}
+	return nil
+}
+
+// checkLink refuses dir when it is a symbolic link that neither the gateway's user nor
+// root owns: its owner may point it again, at any directory of the gateway's user, and the
+// gateway would write its files there.
+func checkLink(dir string, uid int) error {
+	li, err := os.Lstat(dir)
+	if err != nil || li.Mode()&fs.ModeSymlink == 0 {
+		return nil // not a link; Stat reports what is wrong
+	}
+	if owner, ok := ownerOf(li); !ok || (owner != uid && owner != 0) {
+		to, _ := os.Readlink(dir)
+		return fmt.Errorf("state dir %s is a symbolic link (to %s) owned by uid %d; the gateway (uid %d) follows only a link that it or root owns, since whoever owns it may point it elsewhere: set state_dir to the directory itself", dir, to, owner, uid)
 	}
 	return nil
 }

@@ -67,6 +67,12 @@ func TestStateDirOthersCanWriteIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 		}, []string{"audit.jsonl", "symbolic link", victim}},
+		// nobody's link may be pointed again, at any directory of root's, between starts
+		// (attack round, 2026-11-29): the gateway wrote its files where it pointed.
+		{"the state dir a link of nobody's to a dir of root's", func(t *testing.T, sd string) {
+			target := t.TempDir() // root's, 0700
+			asNobody(t, 20*time.Second, fmt.Sprintf("ln -s %s %s", target, sd))
+		}, []string{"state dir", "symbolic link", "uid 65534"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -24,6 +24,11 @@ import (
 //   - connections not yet admitted hold at most Max-Reserve together: the Reserve is for
 //     the gateway's own user on loopback, and for connections that passed authentication
 //     (Admit), which move out of the unadmitted count;
+//   - when the unadmitted pool is full, a new connection from a source holding at least
+//     two fewer of it than the source holding the most takes the place of that source's
+//     oldest unadmitted connection, which is closed: a few sources that fill the pool
+//     with connections that never authenticate do not keep out a caller who would (its
+//     credential is in headers not yet read), nor another source;
 //   - a connection past its source's share, or past the pool it draws from, is accepted
 //     and at once answered 503 and closed: Accept never waits.
 
@@ -64,7 +69,9 @@ type Listener struct {
 	total      int
 	unadmitted int
 	bySource   map[string]int
-	refused    atomic.Int64
+	// waiting is each source's unadmitted connections, oldest first.
+	waiting map[string][]*Conn
+	refused atomic.Int64
 }
 
 // Options configure a Listener; the zero value of each field is documented there.
@@ -79,7 +86,7 @@ type Options struct {
 
 // Listen wraps l to keep to shares.
 func Listen(l net.Listener, shares Shares, o Options) *Listener {
-	return &Listener{Listener: l, shares: shares, ownUID: o.OwnUID, peerUID: o.PeerUID, bySource: map[string]int{}}
+	return &Listener{Listener: l, shares: shares, ownUID: o.OwnUID, peerUID: o.PeerUID, bySource: map[string]int{}, waiting: map[string][]*Conn{}}
 }
 
 // Refused is how many connections the listener answered 503 and closed.
@@ -94,7 +101,11 @@ func (l *Listener) Accept() (net.Conn, error) {
 			return nil, err
 		}
 		sc := l.classify(c)
-		if why := l.take(sc); why != "" {
+		why, evicted := l.take(sc)
+		if evicted != nil {
+			_ = evicted.Conn.Close() // its server goroutine's read ends; its place is counted out
+		}
+		if why != "" {
 			l.refuse(c, why)
 			continue
 		}
@@ -133,20 +144,23 @@ func (l *Listener) classify(c net.Conn) *Conn {
 	return sc
 }
 
-// take counts c in, or says why not.
-func (l *Listener) take(c *Conn) string {
+// take counts c in, or says why not; evicted, when not nil, is a connection whose place
+// c took, counted out already, for the caller to close.
+func (l *Listener) take(c *Conn) (why string, evicted *Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	s := l.shares
 	switch {
 	case l.total >= s.Max:
-		return "the gateway holds http.max_connections (" + strconv.Itoa(s.Max) + ") connections"
+		return "the gateway holds http.max_connections (" + strconv.Itoa(s.Max) + ") connections", nil
 	case c.owner:
 		// The gateway's own user: the whole of Max, no share.
 	case l.bySource[c.source] >= s.PerSource:
-		return "this source holds its share of http.max_connections (" + strconv.Itoa(s.PerSource) + " of " + strconv.Itoa(s.Max) + ")"
+		return "this source holds its share of http.max_connections (" + strconv.Itoa(s.PerSource) + " of " + strconv.Itoa(s.Max) + ")", nil
 	case l.unadmitted >= s.Max-s.Reserve:
-		return "connections not yet authenticated hold their part of http.max_connections (" + strconv.Itoa(s.Max-s.Reserve) + " of " + strconv.Itoa(s.Max) + ")"
+		if evicted = l.evictFor(c.source); evicted == nil {
+			return "connections not yet authenticated hold their part of http.max_connections (" + strconv.Itoa(s.Max-s.Reserve) + " of " + strconv.Itoa(s.Max) + ")", nil
+		}
 	}
 	l.total++
 	if c.owner {
@@ -154,8 +168,27 @@ func (l *Listener) take(c *Conn) string {
 	} else {
 		l.bySource[c.source]++
 		l.unadmitted++
+		l.waiting[c.source] = append(l.waiting[c.source], c)
 	}
-	return ""
+	return "", evicted
+}
+
+// evictFor counts out, and returns, the oldest unadmitted connection of the source that
+// holds the most of them, when that is at least two more than source holds (so two
+// sources never take places from each other in turn); nil when there is none. Under l.mu.
+func (l *Listener) evictFor(source string) *Conn {
+	most, n := "", 0
+	for src, w := range l.waiting {
+		if len(w) > n {
+			most, n = src, len(w)
+		}
+	}
+	if n < len(l.waiting[source])+2 {
+		return nil
+	}
+	v := l.waiting[most][0]
+	l.countOut(v)
+	return v
 }
 
 // refuse answers c 503 and closes it. The answer is small enough for a new socket's
@@ -178,12 +211,36 @@ func (l *Listener) admit(c *Conn) {
 	}
 	c.admitted.Store(true)
 	l.unadmitted--
+	l.unwait(c)
 }
 
-// release counts c out.
+// unwait takes c out of its source's waiting list. Under l.mu.
+func (l *Listener) unwait(c *Conn) {
+	w := l.waiting[c.source]
+	for i, x := range w {
+		if x == c {
+			w = append(w[:i], w[i+1:]...)
+			break
+		}
+	}
+	if len(w) == 0 {
+		delete(l.waiting, c.source)
+	} else {
+		l.waiting[c.source] = w
+	}
+}
+
+// release counts c out, unless it was already (evicted).
 func (l *Listener) release(c *Conn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if !c.closed {
+		l.countOut(c)
+	}
+}
+
+// countOut gives c's place back. Under l.mu.
+func (l *Listener) countOut(c *Conn) {
 	c.closed = true
 	l.total--
 	if c.owner {
@@ -196,6 +253,7 @@ func (l *Listener) release(c *Conn) {
 	}
 	if !c.admitted.Load() {
 		l.unadmitted--
+		l.unwait(c)
 	}
 }
 

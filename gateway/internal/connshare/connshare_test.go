@@ -3,6 +3,7 @@ package connshare
 import (
 	"bufio"
 	"context"
+	"errors"
 	"net"
 	"net/http"
 	"testing"
@@ -137,8 +138,9 @@ func TestOneSourceTakesItsShare(t *testing.T) {
 	}
 }
 
-// TestReserve: strangers together fill no more than Max-Reserve (35 of 40); past it they
-// are refused, while the gateway's own user still gets in, up to Max.
+// TestReserve: strangers together fill no more than Max-Reserve (35 of 40); past it a
+// source is refused when it holds as many as the others, while the gateway's own user
+// still gets in, up to Max.
 func TestReserve(t *testing.T) {
 	h := start(t, 40)
 	n := 0
@@ -153,7 +155,7 @@ func TestReserve(t *testing.T) {
 			n++
 		}
 	}
-	if _, ok := h.dial(20); ok {
+	if _, ok := h.dial(5); ok { // 127.0.0.5 holds 8, the most anyone holds is 9
 		t.Fatal("a stranger took a reserved place")
 	}
 	for i := range 5 {
@@ -183,7 +185,7 @@ func TestAdmit(t *testing.T) {
 			held = append(held, c)
 		}
 	}
-	if _, ok := h.dial(9); ok {
+	if _, ok := h.dial(5); ok { // 127.0.0.5 holds 1, the most anyone holds is 2
 		t.Fatal("an eighth stranger took the reserve")
 	}
 	ctx := ConnContext(context.Background(), held[0])
@@ -197,11 +199,63 @@ func TestAdmit(t *testing.T) {
 	}
 	held[0].Close()
 	held[0].Close()
-	if _, ok := h.dial(10); ok {
+	if _, ok := h.dial(5); ok {
 		t.Fatal("the admitted connection's place went to the unadmitted pool")
 	}
 	held[1].Close()
 	if _, ok := h.dial(10); !ok {
 		t.Fatal("an unadmitted connection closed did not give its place back")
 	}
+}
+
+// TestEvictForNewSource: four sources fill the unadmitted pool (35 of 40); a fifth
+// source's connection takes the place of the oldest connection of a source holding the
+// most, which is closed, so a caller whose credential is in headers not yet read gets
+// in. A source never takes a place from one holding less than two more than it.
+func TestEvictForNewSource(t *testing.T) {
+	h := start(t, 40)
+	var held [][]net.Conn
+	n := 0
+	for from := byte(2); n < 35; from++ {
+		var mine []net.Conn
+		for range 9 {
+			if n == 35 {
+				break
+			}
+			c, ok := h.dial(from)
+			if !ok {
+				t.Fatalf("refused at %d of the 35 unadmitted places", n)
+			}
+			mine = append(mine, c)
+			n++
+		}
+		held = append(held, mine)
+	}
+	if _, ok := h.dial(20); !ok {
+		t.Fatal("a new source was refused while four sources held every unadmitted place")
+	}
+	// The oldest connection of 127.0.0.2 (the first source holding 9) was closed.
+	_ = held[0][0].SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := held[0][0].Read(make([]byte, 1)); err == nil {
+		t.Error("the evicted connection is still open")
+	}
+	_ = held[0][1].SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if _, err := held[0][1].Read(make([]byte, 1)); !isTimeout(err) {
+		t.Errorf("a second connection of the same source was closed: %v", err)
+	}
+	// 127.0.0.5 holds 8 and the most is 9: no eviction.
+	if _, ok := h.dial(5); ok {
+		t.Fatal("a source holding 8 took a place from one holding 9")
+	}
+	h.l.mu.Lock()
+	unadmitted, total := h.l.unadmitted, h.l.total
+	h.l.mu.Unlock()
+	if unadmitted != 35 || total != 35 {
+		t.Errorf("after an eviction: %d unadmitted, %d in all, want 35 and 35", unadmitted, total)
+	}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -74,6 +74,9 @@ type Port interface {
 	// Usage is the last window (at most an hour) of tool calls and tools/list tokens, for
 	// the Usage page.
 	Usage(window time.Duration) *telemetry.UsageReport
+	// PeerUser names the local user at the far end of r's connection, where the OS tells
+	// (a loopback peer on Linux): a UI session is honoured only from the user it began with.
+	PeerUser(r *http.Request) (uid int, known bool)
 }
 
 // Route is an admin API route mounted again under /ui/api (its Path starts with /api).
@@ -130,6 +133,11 @@ type uiSession struct {
 	// its writes may start commands (credentialed in adminapi.go).
 	credentialed bool
 	expires      time.Time
+	// uid is the local user the session began with, when known (uidKnown): browsers send
+	// a host's cookies to every port of it (RFC 6265, 8.5), so another local user's web
+	// server on 127.0.0.1 receives the cookie; from another user it is no session.
+	uid      int
+	uidKnown bool
 }
 
 func randomToken() string { return rand.Text() + rand.Text() }
@@ -192,13 +200,28 @@ func setUICookie(w http.ResponseWriter, r *http.Request, s *uiSession) {
 		SameSite: http.SameSiteStrictMode, Expires: s.expires})
 }
 
-// uiSessionOf is the request's UI session (nil: none, or expired).
+// uiSessionOf is the request's UI session (nil: none, expired, or begun by another local
+// user).
 func (u *UI) uiSessionOf(r *http.Request) *uiSession {
 	c, err := r.Cookie(uiCookie)
 	if err != nil || c.Value == "" {
 		return nil
 	}
-	return u.auth.get(c.Value)
+	s := u.auth.get(c.Value)
+	if s != nil && s.uidKnown {
+		if uid, known := u.port.PeerUser(r); !known || uid != s.uid {
+			return nil
+		}
+	}
+	return s
+}
+
+// newSession starts a UI session for actor ("": not signed in), bound to r's local user
+// when the OS names it.
+func (u *UI) newSession(r *http.Request, actor string) *uiSession {
+	s := u.auth.create(actor)
+	s.uid, s.uidKnown = u.port.PeerUser(r)
+	return s
 }
 
 func uiHeaders(w http.ResponseWriter) {
@@ -269,7 +292,7 @@ func (u *UI) uiGuard(api bool, next http.Handler) http.Handler {
 		if s == nil || s.actor == "" {
 			switch {
 			case access == "open" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !api:
-				s = u.auth.create("ui:loopback")
+				s = u.newSession(r, "ui:loopback")
 				setUICookie(w, r, s)
 			case api || (r.Method != http.MethodGet && r.Method != http.MethodHead):
 				deny(http.StatusUnauthorized, "sign in first (the session is missing or expired)")
@@ -343,7 +366,7 @@ func (u *UI) uiLoginForm(w http.ResponseWriter, r *http.Request) {
 		// another site, the form waits for a click.
 		s := u.uiSessionOf(r)
 		if s == nil {
-			s = u.auth.create("")
+			s = u.newSession(r, "")
 			setUICookie(w, r, s)
 		}
 		site := r.Header.Get("Sec-Fetch-Site")
@@ -358,7 +381,7 @@ func (u *UI) uiLoginForm(w http.ResponseWriter, r *http.Request) {
 	}
 	s := u.uiSessionOf(r)
 	if s == nil {
-		s = u.auth.create("")
+		s = u.newSession(r, "")
 		setUICookie(w, r, s)
 	}
 	u.render(w, r, http.StatusOK, "login", "Sign in", s, map[string]any{"Next": safeNext(r.URL.Query().Get("next"))})
@@ -391,7 +414,7 @@ func (u *UI) uiLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	pre := u.uiSessionOf(r)
 	if pre == nil || !csrfOK(r, pre) {
-		s := u.auth.create("")
+		s := u.newSession(r, "")
 		setUICookie(w, r, s)
 		u.render(w, r, http.StatusForbidden, "login", "Sign in", s, map[string]any{"Next": safeNext(r.PostFormValue("next")),
 			"Error": "The sign-in form expired; enter the token again."})
@@ -438,7 +461,7 @@ func (u *UI) uiSignIn(w http.ResponseWriter, r *http.Request, pre *uiSession, to
 	}
 	u.port.CredentialSucceeded(r)
 	u.auth.drop(pre.id)
-	s := u.auth.create("ui:" + actor)
+	s := u.newSession(r, "ui:"+actor)
 	s.credentialed = true
 	setUICookie(w, r, s)
 	u.port.Audit(authEvent(r, "ui sign-in", "ok"))

@@ -34,6 +34,7 @@ type fakePort struct {
 
 func (p *fakePort) CheckOrigin(http.ResponseWriter, *http.Request) bool { return true }
 func (p *fakePort) LocalOwner(*http.Request) (string, bool)             { return "owner", p.open }
+func (p *fakePort) PeerUser(*http.Request) (int, bool)                  { return -1, false }
 func (p *fakePort) Slowed(*http.Request) *auth.Failure                  { return nil }
 func (p *fakePort) AdminCredential(_ context.Context, tok string) (string, bool, bool) {
 	return "admin_token", tok == p.good, tok == p.good
