@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -99,7 +100,17 @@ servers:
 	if code != 0 || !strings.HasPrefix(uiURL, g.Base+"/ui/login?token=") {
 		t.Fatalf("mcpgw ui: exit %d %q %s", code, uiURL, stderr)
 	}
-	openUI := "curl -s -L --max-time 10 -c /tmp/nobody-jar-$$ -b /tmp/nobody-jar-$$ '" + uiURL + "'; rm -f /tmp/nobody-jar-$$"
+	// The address serves a sign-in form holding the token, which a browser posts at once
+	// (a GET alone never signs in): curl does what the page's script does, posting the
+	// form with its CSRF token from the same cookie jar.
+	u, err := url.Parse(uiURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openUI := "jar=/tmp/nobody-jar-$$; page=$(curl -s --max-time 10 -c $jar -b $jar '" + uiURL + "'); " +
+		`csrf=$(printf '%s' "$page" | sed -n 's/.*name="csrf" value="\([^"]*\)".*/\1/p' | head -1); ` +
+		"curl -s -L --max-time 10 -c $jar -b $jar --data-urlencode \"csrf=$csrf\" --data-urlencode 'token=" + u.Query().Get("token") +
+		"' --data-urlencode next=/ui/servers '" + g.Base + "/ui/login'; rm -f $jar"
 	if page := asNobody(t, 20*time.Second, openUI); !strings.Contains(page, "everything") {
 		t.Errorf("the signed-in UI address did not open the Servers page: %.300s", page)
 	}
