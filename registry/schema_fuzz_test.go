@@ -23,7 +23,7 @@ import (
 // with an upstream's tool schema. They are far above what each step takes (milliseconds)
 // so that a loaded machine and the fuzzer's instrumentation do not trip them.
 const (
-	fuzzSchemaTime  = 5 * time.Second
+	fuzzSchemaTime  = 5 * time.Second * raceSlowdown
 	fuzzSchemaAlloc = 1 << 30
 )
 
