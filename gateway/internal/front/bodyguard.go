@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -48,6 +49,7 @@ type readDeadliner interface{ SetReadDeadline(time.Time) error }
 type guardedBody struct {
 	io.ReadCloser
 	h     http.Header
+	w     http.ResponseWriter
 	conn  readDeadliner
 	rules BodyRules
 	start time.Time
@@ -66,7 +68,7 @@ func GuardBody(w http.ResponseWriter, r *http.Request, rules BodyRules) *BodyGua
 		return nil
 	}
 	conn, _ := w.(readDeadliner)
-	g := &guardedBody{ReadCloser: r.Body, h: w.Header(), conn: conn, rules: rules, start: time.Now(), want: r.ContentLength}
+	g := &guardedBody{ReadCloser: r.Body, h: w.Header(), w: w, conn: conn, rules: rules, start: time.Now(), want: r.ContentLength}
 	g.closeValue[0] = "close"
 	g.h["Connection"] = g.closeValue[:]
 	if conn != nil && rules.Timeout > 0 {
@@ -87,7 +89,16 @@ func (bg *BodyGuard) Release() {
 		return
 	}
 	g := (*guardedBody)(bg)
-	if !g.whole && g.conn != nil {
+	if g.whole {
+		return
+	}
+	// The answer went out before the body arrived: tell net/http the body was cut short
+	// (what a MaxBytesReader over its limit tells it), so it closes the connection the
+	// graceful way, its write side first and the rest a moment later. A plain close with
+	// the client's bytes unread resets the connection, and a client still sending its
+	// body (a 10 MB POST answered 413) would get the reset instead of the answer.
+	_, _ = http.MaxBytesReader(g.w, io.NopCloser(strings.NewReader("x")), 0).Read(make([]byte, 1))
+	if g.conn != nil {
 		_ = g.conn.SetReadDeadline(time.Now())
 	}
 }
