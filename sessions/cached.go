@@ -121,10 +121,19 @@ func (c *Cached) Delete(id string) error {
 // ended it).
 func (c *Cached) Evict(id string) { c.settle(id, 0, nil, true) }
 
-// Evict forgets id in s's cache, if s has one.
+// Evict forgets id in s's cache, if s has one, looking through wrappers (Unwrap) as
+// BusOf does: a store wrapped to watch its writes still has its cache evicted.
 func Evict(s Store, id string) {
-	if e, ok := s.(interface{ Evict(string) }); ok {
-		e.Evict(id)
+	for {
+		switch v := s.(type) {
+		case interface{ Evict(string) }:
+			v.Evict(id)
+			return
+		case interface{ Unwrap() Store }:
+			s = v.Unwrap()
+		default:
+			return
+		}
 	}
 }
 

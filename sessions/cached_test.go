@@ -199,3 +199,19 @@ func noAlias(t *testing.T, path string, a, b reflect.Value) {
 		}
 	}
 }
+
+// TestEvictThroughWrapper: a record another replica ended is evicted from the cache of a
+// store wrapped to watch its writes (the gateway's store), not served on from the cache.
+func TestEvictThroughWrapper(t *testing.T) {
+	mem := NewMemory()
+	_ = mem.Put(record("s1"))
+	s := WatchWrites(NewCached(mem, 10))
+	if _, err := s.Get("s1"); err != nil {
+		t.Fatal(err)
+	}
+	_ = mem.Delete("s1") // another replica ends it in the shared store
+	Evict(s, "s1")
+	if _, err := s.Get("s1"); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("Get after Evict = %v, want ErrNotFound (the cached record was served)", err)
+	}
+}
