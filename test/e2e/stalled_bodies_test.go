@@ -59,32 +59,7 @@ for i in $(seq 60); do
 done
 echo ready
 exec sleep 120`, host, port, g.Addr)
-	cmd := exec.Command(setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "bash", "-c", flood)
-	cmd.Dir = "/"
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	ready := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		ready <- line
-	}()
-	select {
-	case line := <-ready:
-		if strings.TrimSpace(line) != "ready" {
-			t.Fatalf("nobody's connections: %q", line)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("nobody did not open its connections within 30s")
-	}
+	startFlood(t, setpriv, "65534", flood)
 
 	// The owner, on new connections each time.
 	owner := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
@@ -130,32 +105,7 @@ done
 echo ready
 exec sleep 120`, host, port, g.Addr)
 	for _, uid := range []string{"20001", "20002", "20003", "20004"} {
-		cmd := exec.Command(setpriv, "--reuid="+uid, "--regid=65534", "--clear-groups", "bash", "-c", flood)
-		cmd.Dir = "/"
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-		})
-		ready := make(chan string, 1)
-		go func() {
-			line, _ := bufio.NewReader(out).ReadString('\n')
-			ready <- line
-		}()
-		select {
-		case line := <-ready:
-			if strings.TrimSpace(line) != "ready" {
-				t.Fatalf("uid %s's connections: %q", uid, line)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("uid %s did not open its connections within 30s", uid)
-		}
+		startFlood(t, setpriv, uid, flood)
 	}
 	// The fifth user, with the admin token, three times on new connections. The four
 	// users' connections stay open for as long as the header timeout (10 s).
@@ -169,5 +119,38 @@ exec sleep 120`, host, port, g.Addr)
 		if got := strings.TrimSpace(string(out)); got != "200" {
 			t.Errorf("try %d: the fifth user's /api/servers with the admin token while four users hold 40 stalled connections: HTTP %q, want 200", i, got)
 		}
+	}
+}
+
+// startFlood runs the bash script flood as local user uid (group nobody) and waits, at
+// most 30 s, until it says "ready": its connections are open. The script is stopped by
+// its pid when the test ends.
+func startFlood(t *testing.T, setpriv, uid, flood string) {
+	t.Helper()
+	cmd := exec.Command(setpriv, "--reuid="+uid, "--regid=65534", "--clear-groups", "bash", "-c", flood)
+	cmd.Dir = "/"
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	ready := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		ready <- line
+	}()
+	select {
+	case line := <-ready:
+		if strings.TrimSpace(line) != "ready" {
+			t.Fatalf("uid %s's connections: %q", uid, line)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("uid %s did not open its connections within 30s", uid)
 	}
 }
