@@ -9,12 +9,26 @@ package e2e
 // through mcpgw, and no check may fail through mcpgw that does not fail directly, but for
 // the gaps listed in knownGapsDefault; a listed gap that starts passing fails the test
 // too, so the list only shrinks.
+//
+// The catalogue configuration puts the stdio everything-server beside the npm everything,
+// filesystem and memory servers and the demo sql plugin (over 90 tools, about 16k o200k
+// tokens), so auto serves the thin form: the thin form must keep every keyword the
+// suite checks a tool's schema for (SEP-1613, SEP-2106), as full does.
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // inputKeysLost: the stateful fixture serves no 2026-07-28, so mcpgw drives it on the
@@ -85,7 +99,15 @@ func TestConformanceDefaultConfig(t *testing.T) {
     type: streamable_http
     url: ` + statelessURL + `
 `, []string{"stateless"}},
+		{"stdio-catalogue", catalogueServers(t), []string{"stateless", "stateful"}},
 	}
+	// One gateway per configuration serves both requirement sets.
+	gateways := map[string]*Gateway{}
+	for _, c := range configs {
+		gateways[c.name] = startGatewayChecked(t, "naming: {prefix: never}\nservers:"+c.servers)
+	}
+	checkCatalogueThin(t, gateways["stdio-catalogue"])
+	checkFormsKeepSchema(t, gateways["stdio-catalogue"])
 	for _, rev := range []string{"2026-07-28", "2025-11-25"} {
 		t.Run(rev, func(t *testing.T) {
 			passedIn := map[string]map[string]int{}
@@ -106,7 +128,7 @@ func TestConformanceDefaultConfig(t *testing.T) {
 							directFailing[k] = max(directFailing[k], n)
 						}
 					}
-					g := startGatewayChecked(t, "naming: {prefix: never}\nservers:"+c.servers)
+					g := gateways[c.name]
 					through, r := conformanceRequirements(t, g.URL, rev)
 					t.Logf("requirements %s, through mcpgw (%s upstream, default config): %d passed, %d failed", rev, c.name, r.Passed, r.Failed)
 					label := rev + " " + c.name
@@ -130,6 +152,122 @@ func TestConformanceDefaultConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+// catalogueMinTools is the fewest tools the catalogue configuration must list: enough
+// that auto serves thin (the issue's catalogue had 95).
+const catalogueMinTools = 90
+
+// catalogueServers is the servers (and plugins) of the catalogue configuration: the stdio
+// everything-server, the npm everything, filesystem and memory servers and the demo sql
+// plugin over examples/shop.sql.
+func catalogueServers(t *testing.T) string {
+	work := t.TempDir()
+	allowed := filepath.Join(work, "allowed")
+	if err := os.MkdirAll(allowed, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	seed := filepath.Join(repoRoot(t), "examples", "shop.sql")
+	return `
+  everything:
+    type: stdio
+    command: {{everything_server}}
+  npm-everything: {type: stdio, command: {{node}}, args: [` + yamlQuote(serverEverythingScript(t)) + `]}
+  filesystem: {type: stdio, command: {{node}}, args: [` + yamlQuote(npmServerScript(t, "server-filesystem")) + `, ` + yamlQuote(allowed) + `]}
+  memory:
+    type: stdio
+    command: {{node}}
+    args: [` + yamlQuote(npmServerScript(t, "server-memory")) + `]
+    env: {MEMORY_FILE_PATH: ` + yamlQuote(filepath.Join(work, "memory.jsonl")) + `}
+plugins:
+  shop:
+    type: sql
+    connections:
+      shop: {driver: sqlite, dsn: ` + yamlQuote(filepath.Join(work, "shop.db")) + `, seed: ` + yamlQuote(seed) + `}
+`
+}
+
+// checkCatalogueThin fails unless g's catalogue is what the test means: at least
+// catalogueMinTools tools, served thin by the default config's auto (describe_tools
+// listed), so the suite's checks run against the thin form.
+func checkCatalogueThin(t *testing.T, g *Gateway) {
+	t.Helper()
+	gc := connectGoClientProbing(t, &mcp.StreamableClientTransport{Endpoint: g.URL})
+	var names []string
+	// The stdio servers start with the gateway; a list before they are up is short.
+	msg, ok := waitFor(60*time.Second, func() (bool, string) {
+		var err error
+		if names, err = gc.tryToolNames(); err != nil {
+			return false, err.Error()
+		}
+		return len(names) > catalogueMinTools, fmt.Sprintf("%d tools listed", len(names))
+	})
+	if !ok {
+		t.Fatalf("catalogue: want over %d tools (the gateway's own included): %s", catalogueMinTools, msg)
+	}
+	if !slices.Contains(names, "mcpgw__describe_tools") {
+		t.Fatalf("catalogue of %d tools: auto did not serve thin (no mcpgw__describe_tools), so the suite would not check the thin form: %v", len(names), names)
+	}
+	t.Logf("catalogue: %d tools listed, thin form", len(names))
+}
+
+// schemaTool is the everything-server's tool whose input schema carries the JSON Schema
+// 2020-12 keywords the suite checks for.
+const schemaTool = "json_schema_2020_12_tool"
+
+// checkFormsKeepSchema fails unless every way a client of g's catalogue can see
+// schemaTool gives its input schema as the server wrote it: the full list, the search
+// form's search_tools and the thin form's describe_tools (the thin list itself is the
+// suite's to check).
+func checkFormsKeepSchema(t *testing.T, g *Gateway) {
+	t.Helper()
+	session := func(form string) *goClient {
+		return connectGoClientProbing(t, &mcp.StreamableClientTransport{Endpoint: g.URL, HTTPClient: httpClientWith(map[string]string{"X-Mcp-Handshake": form})})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var listed any
+	for tl, err := range session("full").Tools(ctx, nil) {
+		if err != nil {
+			t.Fatalf("full form: tools/list: %v", err)
+		}
+		if tl.Name == schemaTool {
+			listed = tl.InputSchema
+		}
+	}
+	if listed == nil {
+		t.Fatalf("full form: %s not listed", schemaTool)
+	}
+	want, _ := json.Marshal(listed)
+	for _, c := range []struct {
+		form, tool string
+		args       map[string]any
+	}{
+		{"search", "mcpgw__search_tools", map[string]any{"query": "json schema 2020-12 features", "limit": 5}},
+		{"thin", "mcpgw__describe_tools", map[string]any{"names": []string{schemaTool}}},
+	} {
+		res, err := session(c.form).CallTool(ctx, &mcp.CallToolParams{Name: c.tool, Arguments: c.args})
+		if err != nil {
+			t.Fatalf("%s form: %s: %v", c.form, c.tool, err)
+		}
+		raw, _ := json.Marshal(res)
+		names, defs := searchFound(t, raw)
+		var def struct {
+			InputSchema json.RawMessage `json:"inputSchema"`
+		}
+		if err := json.Unmarshal(defs[schemaTool], &def); err != nil {
+			t.Fatalf("%s form: %s did not return %s (got %v): %v", c.form, c.tool, schemaTool, names, err)
+		}
+		if !jsonEqual(def.InputSchema, want) {
+			t.Errorf("%s form: %s gave %s's input schema as\n%s\nthe full list gives\n%s", c.form, c.tool, schemaTool, def.InputSchema, want)
+		}
+	}
+}
+
+// jsonEqual reports whether a and b hold the same JSON value, whatever their members' order.
+func jsonEqual(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // compareToDirect returns the checks that mcpgw loses and gaps does not list: passed
