@@ -149,6 +149,39 @@ func TestThinToolKeepsWhatACallNeeds(t *testing.T) {
 	}
 }
 
+// A schema whose requirements hang on more than a list of required arguments ($defs and
+// $ref, composition, conditionals, anchors: the conformance suite's json_schema_2020_12_tool)
+// is listed whole in the thin form, every keyword and value as written, without its free
+// text; a property named like an annotation is a name, and stays.
+func TestThinToolKeepsSchemaItCannotReduce(t *testing.T) {
+	full := json.RawMessage(`{"name":"s__t","description":"Does a thing. More.","inputSchema":{
+		"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"urn:t","type":"object","title":"T","description":"the args",
+		"$defs":{"address":{"$anchor":"addressDef","type":"object","description":"where","properties":{"street":{"type":"string","examples":["Main"]}}}},
+		"properties":{"name":{"type":"string","$comment":"c"},"address":{"$ref":"#/$defs/address"},
+			"description":{"type":"string","description":"a property named description"},
+			"contactMethod":{"type":"string","enum":["phone","email"],"default":"phone"},
+			"big":{"const":12345678901234567890},"phone":{"type":"string"},"email":{"type":"string"}},
+		"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],
+		"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},"then":{"required":["phone"]},"else":{"required":["email"]},
+		"additionalProperties":false}}`)
+	var got struct {
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}
+	if err := json.Unmarshal(thinTool(full), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"$defs":{"address":{"$anchor":"addressDef","properties":{"street":{"type":"string"}},"type":"object"}},` +
+		`"$id":"urn:t","$schema":"https://json-schema.org/draft/2020-12/schema","additionalProperties":false,` +
+		`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],"else":{"required":["email"]},` +
+		`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},` +
+		`"properties":{"address":{"$ref":"#/$defs/address"},"big":{"const":12345678901234567890},` +
+		`"contactMethod":{"default":"phone","enum":["phone","email"],"type":"string"},"description":{"type":"string"},` +
+		`"email":{"type":"string"},"name":{"type":"string"},"phone":{"type":"string"}},"then":{"required":["phone"]},"type":"object"}`
+	if string(got.InputSchema) != want {
+		t.Errorf("thin schema:\n got %s\nwant %s", got.InputSchema, want)
+	}
+}
+
 // After a catalogue changes one tool, the thin and search pages of the new view differ from
 // the old only in that tool's definition: a client's prompt cache keeps the rest.
 func TestListRefreshChangesOnlyWhatChanged(t *testing.T) {

@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -14,7 +15,9 @@ import (
 
 // thinTool is a tool definition in the thin form (docs/sessions.md): the same name, the
 // description cut to its first sentence and at most thinDescMax bytes, and an input schema
-// that names what a call must send (thinSchema); nothing else. Members keep a stable order.
+// that names what a call must send (thinSchema), or, where that reduction cannot state it
+// faithfully, the whole schema without its free text (wholeSchema); nothing else. Members
+// keep a stable order.
 func thinTool(def json.RawMessage) json.RawMessage {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(def, &m); err != nil {
@@ -27,7 +30,11 @@ func thinTool(def json.RawMessage) json.RawMessage {
 	}
 	var schema map[string]any
 	_ = json.Unmarshal(m["inputSchema"], &schema)
-	out["inputSchema"] = thinSchema(schema)
+	if whole, ok := wholeSchema(schema, m["inputSchema"]); ok {
+		out["inputSchema"] = whole
+	} else {
+		out["inputSchema"] = thinSchema(schema)
+	}
 	// Annotations, titles, icons, output schemas and _meta are left to describe_tools: a
 	// client that needs them asks for the full definition.
 	b, err := json.Marshal(out)
@@ -93,6 +100,118 @@ func thinSchema(schema map[string]any) map[string]any {
 	}
 	if len(keep) > 0 {
 		out["properties"] = keep
+	}
+	return out
+}
+
+// wholeSchema is the thin form of an input schema the reduction (thinSchema) cannot state
+// faithfully: one whose top level says more than "an object of these named arguments, these
+// required", such as $defs and $ref, allOf/anyOf/oneOf/not, if/then/else, $id or $anchor.
+// What such a schema requires of a call depends on those keywords (which of two arguments
+// is required may hang on a third's value), and the protocol has a schema keep them
+// (SEP-1613, SEP-2106), so it is listed whole, with only its free text dropped
+// (withoutText). ok is false for a schema the reduction states faithfully, or one that
+// does not decode.
+func wholeSchema(schema map[string]any, raw json.RawMessage) (whole any, ok bool) {
+	if schema == nil {
+		return nil, false
+	}
+	reducible := true
+	for k := range schema {
+		if !reducibleKeyword(k) {
+			reducible = false
+			break
+		}
+	}
+	if reducible {
+		return nil, false
+	}
+	// Numbers stay as written: a bound or a const past 2^53 must not come back rounded.
+	d := json.NewDecoder(bytes.NewReader(raw))
+	d.UseNumber()
+	var s any
+	if d.Decode(&s) != nil {
+		return nil, false
+	}
+	return withoutText(s), true
+}
+
+// reducibleKeyword reports whether thinSchema states a top-level keyword faithfully:
+// named arguments and which are required. Dropping additionalProperties, or a $schema (the
+// reduced schema's keywords mean the same in every dialect), only relaxes the schema, and a
+// call the full schema refuses still gets schema-on-error.
+func reducibleKeyword(k string) bool {
+	switch k {
+	case "type", "properties", "required", "additionalProperties", "$schema":
+		return true
+	}
+	return valueOf(k) == textValue
+}
+
+// keywordValue is what a schema keyword's value is, to withoutText.
+type keywordValue int
+
+const (
+	dataValue         keywordValue = iota // anything else: kept as written
+	textValue                             // free text, left out of a whole thin schema
+	subschemaValue                        // a subschema or a list of subschemas
+	subschemaMapValue                     // names to subschemas (draft-07's dependencies: or to lists of names, kept)
+)
+
+// valueOf is what keyword k's value is.
+func valueOf(k string) keywordValue {
+	switch k {
+	case "description", "title", "examples", "$comment":
+		return textValue
+	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies":
+		return subschemaMapValue
+	case "items", "prefixItems", "additionalItems", "contains", "additionalProperties",
+		"unevaluatedProperties", "unevaluatedItems", "propertyNames", "not", "if", "then", "else",
+		"allOf", "anyOf", "oneOf", "contentSchema":
+		return subschemaValue
+	}
+	return dataValue
+}
+
+// withoutText is schema s without its free text (textValue keywords) wherever a subschema
+// stands. Everything else is kept as written: every keyword, and every value that is data
+// rather than a schema (enum, const, default, a property named "description"). encoding/json
+// bounds the nesting it decodes, so the walk is bounded too.
+func withoutText(s any) any {
+	switch v := s.(type) {
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = withoutText(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			switch valueOf(k) {
+			case textValue:
+			case subschemaMapValue:
+				out[k] = eachWithoutText(x)
+			case subschemaValue:
+				out[k] = withoutText(x)
+			default:
+				out[k] = x
+			}
+		}
+		return out
+	}
+	return s
+}
+
+// eachWithoutText is a map of subschemas, each withoutText; anything else as it is.
+func eachWithoutText(x any) any {
+	m, ok := x.(map[string]any)
+	if !ok {
+		return x
+	}
+	out := make(map[string]any, len(m))
+	for name, sub := range m {
+		out[name] = withoutText(sub)
 	}
 	return out
 }
