@@ -3,8 +3,9 @@
 //
 // The forms (docs/sessions.md, "List forms"):
 //   - full: every tool's definition as its upstream wrote it;
-//   - thin: every tool, each cut to its name, first sentence and a reduced input schema,
-//     plus describe_tools for the whole definitions;
+//   - thin: every tool, each cut to its name, first sentence and a reduced input schema
+//     (a schema the reduction would misstate, with $defs, composition or conditionals,
+//     whole less its free text), plus describe_tools for the whole definitions;
 //   - search: the pinned tools in full plus search_tools, which returns the whole definitions
 //     of the tools that best match a query. Every tool of the view stays callable by its real
 //     name in every form, listed or not.
