@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -258,16 +257,10 @@ func checkFormsKeepSchema(t *testing.T, g *Gateway) {
 		if err := json.Unmarshal(defs[schemaTool], &def); err != nil {
 			t.Fatalf("%s form: %s did not return %s (got %v): %v", c.form, c.tool, schemaTool, names, err)
 		}
-		if !jsonEqual(def.InputSchema, want) {
+		if !hsJSONEqual(def.InputSchema, want) {
 			t.Errorf("%s form: %s gave %s's input schema as\n%s\nthe full list gives\n%s", c.form, c.tool, schemaTool, def.InputSchema, want)
 		}
 	}
-}
-
-// jsonEqual reports whether a and b hold the same JSON value, whatever their members' order.
-func jsonEqual(a, b []byte) bool {
-	var x, y any
-	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }
 
 // compareToDirect returns the checks that mcpgw loses and gaps does not list: passed
