@@ -91,6 +91,7 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 		reply.JSON(w, status, errMsg)
 		return
 	}
+	req.Form = stateless.FormAsked(r)
 	switch m.Method {
 	case "server/discover":
 		f.discover(w, r, id, req)
