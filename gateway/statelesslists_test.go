@@ -115,3 +115,68 @@ func TestStatelessListFormFromHeader(t *testing.T) {
 		t.Errorf("the same request without a header after thin and search ones got %v, first %v", listedNames(t, plainAgain), listedNames(t, plain))
 	}
 }
+
+// TestStatelessListNotByConversationHistory: auto serves a session conversation's second
+// handshake thin; a stateless list has no handshake, and is the same for a conversation
+// whatever was listed in it before (here under other capabilities, another gateway-side
+// session).
+func TestStatelessListNotByConversationHistory(t *testing.T) {
+	g := startGateway(t, oneServerListsConfig)
+	conv := map[string]string{"X-Conversation-ID": "c1"}
+	first := listBody(t, g, listMeta("t", `{}`), conv)
+	listBody(t, g, listMeta("t", `{"sampling":{}}`), conv)
+	again := listBody(t, g, listMeta("t", `{"roots":{}}`), conv)
+	fresh := listBody(t, g, listMeta("t", `{"roots":{}}`), map[string]string{"X-Conversation-ID": "c2"})
+	if strings.Contains(again, "mcpgw__describe_tools") || again != fresh {
+		t.Errorf("a conversation's later list differs from a new conversation's: %v, want %v", listedNames(t, again), listedNames(t, fresh))
+	}
+	if strings.Contains(first, "mcpgw__describe_tools") {
+		t.Errorf("the first list is not full: %v", listedNames(t, first))
+	}
+}
+
+// TestStatelessListFormAfterReload: a config reload that changes http.handshake changes
+// the form of every stateless caller's next list alike, those that listed before it too.
+func TestStatelessListFormAfterReload(t *testing.T) {
+	g := startGateway(t, oneServerListsConfig)
+	before := listBody(t, g, listMeta("t", `{}`), nil)
+	if strings.Contains(before, "mcpgw__describe_tools") {
+		t.Fatalf("the small view's default list is not full: %v", listedNames(t, before))
+	}
+	file := *g.gw.FileConfig()
+	file.HTTP.Handshake = "thin"
+	if err := g.gw.ReloadFile(&file); err != nil {
+		t.Fatal(err)
+	}
+	after := listBody(t, g, listMeta("t", `{}`), nil)
+	fresh := listBody(t, g, listMeta("t", `{"roots":{}}`), nil)
+	if !strings.Contains(fresh, "mcpgw__describe_tools") {
+		t.Fatalf("after a reload to thin, a new caller's list is not thin: %v", listedNames(t, fresh))
+	}
+	if after != fresh {
+		t.Errorf("after a reload to thin, a caller that listed before got %v, a new one %v", listedNames(t, after), listedNames(t, fresh))
+	}
+}
+
+// TestStatelessThinCallWithoutList: a stateless call that asks for the thin form gets the
+// thin form's answer to arguments its full schema refuses (that schema, so the model can
+// retry) whether or not a list was served before; one that asks for full gets the
+// upstream's own answer.
+func TestStatelessThinCallWithoutList(t *testing.T) {
+	g := startGateway(t, oneServerListsConfig)
+	const tool = "everything__test_x_mcp_header"
+	call := func(form string) string {
+		hdr := map[string]string{"Mcp-Name": tool}
+		if form != "" {
+			hdr["X-Mcp-Handshake"] = form
+		}
+		r := g.do(t, modernReq("tools/call", `{"name":"`+tool+`","arguments":{"level":"high"},`+modernMeta+`}`, hdr))
+		return string(r.body)
+	}
+	if body := call("thin"); !strings.Contains(body, "full input schema") {
+		t.Errorf("a thin call with arguments its schema refuses, before any list: %s", body)
+	}
+	if body := call("full"); strings.Contains(body, "full input schema") {
+		t.Errorf("a full-form call got the thin form's schema answer: %s", body)
+	}
+}
