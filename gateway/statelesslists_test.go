@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -178,5 +180,34 @@ func TestStatelessThinCallWithoutList(t *testing.T) {
 	}
 	if body := call("full"); strings.Contains(body, "full input schema") {
 		t.Errorf("a full-form call got the thin form's schema answer: %s", body)
+	}
+}
+
+// TestStatelessListFollowsAgentServers: a reload that gives an agent another server
+// shows its tools in every stateless caller's next list alike, those that listed before it
+// too.
+func TestStatelessListFollowsAgentServers(t *testing.T) {
+	g := startGateway(t, statelessListsConfig+"agents:\n  a: {servers: [e1]}\n")
+	agent := map[string]string{"X-Agent-ID": "a"}
+	before := listBody(t, g, listMeta("t", `{}`), agent)
+	if strings.Contains(before, `"e2__`) || !strings.Contains(before, `"e1__`) {
+		t.Fatalf("agent a with servers [e1] lists %v", listedNames(t, before))
+	}
+	file := *g.gw.FileConfig()
+	a := *file.Agents["a"]
+	a.Servers = append(slices.Clone(a.Servers), a.Servers[0])
+	a.Servers[1].Name = "e2"
+	file.Agents = maps.Clone(file.Agents)
+	file.Agents["a"] = &a
+	if err := g.gw.ReloadFile(&file); err != nil {
+		t.Fatal(err)
+	}
+	after := listBody(t, g, listMeta("t", `{}`), agent)
+	fresh := listBody(t, g, listMeta("t", `{"roots":{}}`), agent)
+	if !strings.Contains(fresh, `"e2__`) {
+		t.Fatalf("after the reload, a new caller of agent a does not list e2: %v", listedNames(t, fresh))
+	}
+	if after != fresh {
+		t.Errorf("after the reload, a caller of agent a that listed before got %v, a new one %v", listedNames(t, after), listedNames(t, fresh))
 	}
 }
