@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -209,5 +210,18 @@ func TestStatelessListFollowsAgentServers(t *testing.T) {
 	}
 	if after != fresh {
 		t.Errorf("after the reload, a caller of agent a that listed before got %v, a new one %v", listedNames(t, after), listedNames(t, fresh))
+	}
+}
+
+// TestStatelessClientInfoVariantsBounded: client info keys the gateway-side session too,
+// and stays within the bound of sessions per caller: a caller that names another client
+// (or version) on every request holds at most 8 sessions.
+func TestStatelessClientInfoVariantsBounded(t *testing.T) {
+	g := startGateway(t, oneServerListsConfig)
+	for i := range 20 {
+		listBody(t, g, listMeta("client-"+strconv.Itoa(i), `{}`), nil)
+	}
+	if n := g.metricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
+		t.Errorf("one caller naming 20 clients holds %v gateway-side sessions, want 1 to 8", n)
 	}
 }

@@ -47,10 +47,11 @@ func FormAsked(r *http.Request) string {
 	return ""
 }
 
-// Caller names who a stateless caller is for the bound on its sessions
-// (the gateway's bound on variants): its principal and agent only. Everything else a request may vary on
-// its own (conversation, task, executor, capabilities, client info, list form) makes another variant of the same
-// caller, so varying X-Conversation-ID cannot mint sessions beyond the bound.
+// Caller names who a stateless caller is for the bound on its sessions (the gateway's
+// bound on variants): its principal and agent only. Everything else a request may vary on
+// its own (conversation, task, executor, capabilities, client info, list form) makes
+// another variant of the same caller, so varying X-Conversation-ID or clientInfo cannot
+// mint sessions beyond the bound.
 func Caller(id *auth.Identity) string {
 	b, _ := json.Marshal([]string{id.Principal, id.Agent, id.Method})
 	sum := sha256.Sum256(b)
