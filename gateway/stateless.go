@@ -21,10 +21,10 @@ import (
 // POST whose MCP-Protocol-Version is 2026-07-28 or later comes here (docs/protocol.md).
 //
 // Upstreams stay on the session revisions: the gateway keeps a gateway-side session per
-// caller (identity and declared capabilities), which owns its per-session instances and
-// routes what upstreams send, exactly as for a client that initialized. Identity,
-// permissions and audit are those of that session, resolved from the credential and
-// headers of each request.
+// caller and shaping inputs (identity, declared capabilities, client info and asked list
+// form: stateless.Key), which owns its per-session instances and routes what upstreams
+// send, exactly as for a client that initialized. Identity, permissions and audit are
+// those of that session, resolved from the credential and headers of each request.
 
 // modernResult rewrites a result for the stateless revision (stateless.Result) with the
 // gateway's identity and the cache scope of its current config.
@@ -91,6 +91,7 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 		reply.JSON(w, status, errMsg)
 		return
 	}
+	req.Form = stateless.FormAsked(r)
 	switch m.Method {
 	case "server/discover":
 		f.discover(w, r, id, req)

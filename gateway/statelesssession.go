@@ -12,11 +12,12 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// modernSession returns the caller's gateway-side session, opening it (with the same
-// resolution as initialize) on its first request; nil means a refusal was written.
+// modernSession returns the gateway-side session of the request's caller and shaping
+// inputs (stateless.Key), opening it (with the same resolution as initialize) on its first
+// request; nil means a refusal was written.
 func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *stateless.Request) *session.Session {
 	g := f.g
-	key, caller := stateless.Key(id, req.Caps), stateless.Caller(id)
+	key, caller := stateless.Key(id, req), stateless.Caller(id)
 	if s, ok := f.table.Get(key); ok {
 		return s
 	}
@@ -24,7 +25,7 @@ func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, i
 	// caller racing keep the first session registered and end the other.
 	now := time.Now().UTC()
 	rec := sessions.Record{ID: newSessionID(), Transport: "stateless", ProtocolVersion: stateless.Version,
-		ClientCaps: req.Caps, ClientInfo: req.Info, Created: now, LastSeen: now}
+		ClientCaps: req.Caps, ClientInfo: req.Info, Handshake: req.Form, Created: now, LastSeen: now}
 	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
 		g.gate.refuse(w, fail, id)
 		return nil

@@ -230,7 +230,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		return
 	}
 	dp.Obs.sawTool(ctx, t)
-	if thinFor(s, v) {
+	if thinFor(s, v, dp.form) {
 		why, err := t.ValidateArgs(p.Arguments)
 		if err != nil {
 			dp.schemaOnError(s, m, t, err, out, start)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -16,18 +17,48 @@ import (
 	"github.com/mcpgw/mcpgw/sessions"
 )
 
-// List forms (docs/sessions.md): full, thin and search, chosen once per session and view by
-// listform.Choose. A session keeps the form it was first served for a view, so its pages
-// and re-lists stay consistent; auto serves a conversation's first handshake of a small
-// view in full and later ones thin.
+// List forms (docs/sessions.md): full, thin and search, chosen by listform.Choose. A
+// session of the session revisions keeps the form it was first served for a view, so its
+// pages and re-lists stay consistent; auto serves a conversation's first handshake of a
+// small view in full and later ones thin. A stateless (2026-07-28) request has no
+// handshake: its form is chosen on every request from the request's own input (client
+// info and X-Mcp-Handshake, which its gateway-side session is keyed by), the caller's
+// agent and the config, and never from what was served before (docs/protocol.md).
 
-// form decides (once per session and view) which form of tools/list the session gets.
+// form decides which form of tools/list session s gets for view v.
 func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
 	hash := v.Hash()
-	if f, ok := s.Shown.Form(hash); ok {
-		return f
+	stateless := s.Transport == "stateless"
+	if !stateless {
+		if f, ok := s.Shown.Form(hash); ok {
+			return f
+		}
 	}
-	cfg := dp.Host.Policy()
+	in := formInputs(dp.Host.Policy(), s, v)
+	if !stateless && in.Mode == listform.Auto {
+		in.Repeat = func() bool { return dp.conversationSaw(s, hash) }
+	}
+	form, fresh := listform.Choose(in), false
+	if stateless {
+		fresh = s.Shown.SetForm(hash, form)
+	} else {
+		form, fresh = s.Shown.KeepForm(hash, form)
+	}
+	if fresh {
+		dp.Metrics.Handshake(form)
+		rec := s.SetForm(hash, form)
+		if err := dp.Store.Put(&rec); err != nil {
+			dp.Log.Warn("session record not updated", "session", s.ID, "err", err)
+		}
+	}
+	return form
+}
+
+// formInputs are what the form of session s over view v is chosen from under cfg: the
+// form asked for (the session's header, else its agent's setting, else the gateway's;
+// auto when none names a form), the client's tool cap from its profile, and for auto the
+// view's size and the thresholds.
+func formInputs(cfg *config.Config, s *session.Session, v *registry.View) listform.Inputs {
 	in := listform.Inputs{Mode: s.Rec.Handshake, Tools: len(v.Tools),
 		FullMax: cfg.HTTP.Auto.FullMaxTokens, ThinMax: cfg.HTTP.Auto.ThinMaxTokens}
 	if in.Mode == "" || in.Mode == listform.Auto {
@@ -41,18 +72,10 @@ func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
 		in.MaxTools = p.MaxTools
 	}
 	if in.Mode == "" || in.Mode == listform.Auto {
+		in.Mode = listform.Auto
 		in.FullTokens = v.FullListTokens()
-		in.Repeat = func() bool { return dp.conversationSaw(s, hash) }
 	}
-	form, fresh := s.Shown.KeepForm(hash, listform.Choose(in))
-	if fresh {
-		dp.Metrics.Handshake(form)
-		rec := s.SetForm(hash, form)
-		if err := dp.Store.Put(&rec); err != nil {
-			dp.Log.Warn("session record not updated", "session", s.ID, "err", err)
-		}
-	}
-	return form
+	return in
 }
 
 // conversationSaw reports whether the session's conversation was served view hash in full
@@ -87,8 +110,13 @@ func ClientName(info json.RawMessage) string {
 
 // thinFor reports whether the session's client holds thin definitions of view v's tools:
 // it was served the thin form of this view, or of the last view it listed (the view may
-// have changed since, e.g. when the session's own instance re-listed).
-func thinFor(s *session.Session, v *registry.View) bool {
+// have changed since, e.g. when the session's own instance re-listed). A stateless
+// request's client holds the form its own input gets (form, passed as dp.form), whatever
+// its gateway-side session served before.
+func thinFor(s *session.Session, v *registry.View, form func(*session.Session, *registry.View) string) bool {
+	if s.Transport == "stateless" {
+		return form(s, v) == listform.Thin
+	}
 	return s.Shown.ServedForm(v.Hash()) == listform.Thin
 }
 

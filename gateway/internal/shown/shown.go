@@ -94,6 +94,21 @@ func (st *State) KeepForm(hash, form string) (kept string, fresh bool) {
 	return form, true
 }
 
+// SetForm makes form the one of view hash, kept or not before; changed reports that
+// another (or none) was.
+func (st *State) SetForm(hash, form string) (changed bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.forms[hash] == form {
+		return false
+	}
+	if st.forms == nil {
+		st.forms = map[string]string{}
+	}
+	st.forms[hash] = form
+	return true
+}
+
 // ServedForm reports the form of view hash, else of the last list served ("": none).
 func (st *State) ServedForm(hash string) string {
 	st.mu.Lock()

@@ -68,6 +68,15 @@ func TestForms(t *testing.T) {
 	if f, ok := st.Form("h2"); !ok || f != "full" {
 		t.Errorf("Form(h2) = %q %v", f, ok)
 	}
+	// SetForm replaces (a stateless request's form is chosen anew each time), and says so
+	// only when the form changed.
+	if !st.SetForm("h2", "thin") || st.SetForm("h2", "thin") || !st.SetForm("h4", "search") {
+		t.Errorf("SetForm does not report its changes")
+	}
+	if f, _ := st.Form("h2"); f != "thin" {
+		t.Errorf("SetForm(h2, thin) kept %q", f)
+	}
+	st.SetForm("h2", "full")
 	if st.ServedForm("h3") != "" {
 		t.Errorf("nothing listed yet, but a form was served")
 	}

@@ -42,6 +42,7 @@ type Request struct {
 	Level  string          // _meta logLevel: log notifications wanted at this level and above
 	Caps   json.RawMessage // _meta clientCapabilities
 	Info   json.RawMessage // _meta clientInfo
+	Form   string          // the list form the X-Mcp-Handshake header asks for ("": none; FormAsked)
 	State  string          // requestState of a retried request (MRTR)
 	Inputs map[string]json.RawMessage
 	HasCap func(string) bool // whether the client declared a top-level capability
