@@ -100,8 +100,54 @@ func (m *Instances) spawnOwn(ctx context.Context, srv *Server, o Owner) (*upstre
 	o.InstanceStarted(srv.Name)
 	m.counted(srv.Name, c)
 	o.InstanceUp(srv.Name, c)
+	m.readOwnCatalog(srv, o, c)
 	go m.watchOwn(srv, o, spec.Session, c)
 	return c, nil
+}
+
+// readOwnCatalog lists what o's new instance serves into o's view before its first
+// request: the instance was initialized with o's client's capabilities, and an upstream
+// may serve a client without roots, sampling or elicitation fewer tools than the
+// registry's catalogue (read with everything the gateway can relay), so that catalogue
+// would list tools the instance has not got. On failure the view keeps the registry's
+// catalogue, as before the instance started.
+func (m *Instances) readOwnCatalog(srv *Server, o Owner, c *upstream.Conn) {
+	ctx, cancel := context.WithTimeout(m.r.ctx, srv.Def.Timeouts.Connect)
+	defer cancel()
+	cat, err := m.r.readCatalog(ctx, srv.Name, c)
+	if err != nil {
+		m.r.log.Warn("listing a per-session instance's catalogue failed", "server", srv.Name, "err", err)
+		return
+	}
+	o.InstanceCatalog(srv.Name, cat, true)
+}
+
+// AwaitCatalogs waits until each of servers has the catalogue o's lists are to show: a
+// server starting for the first time is waited for, and o's own per_session instance of a
+// server is started (ownConn) and its catalogue read. The servers are waited for at once,
+// each up to its connect timeout (or until ctx ends); one that fails or is slower leaves
+// o's view as it is (the registry's catalogue, or nothing while it starts), and o is told
+// when that changes.
+func (m *Instances) AwaitCatalogs(ctx context.Context, o Owner, servers []string) {
+	var wg sync.WaitGroup
+	for _, name := range servers {
+		srv := m.r.Server(name)
+		if srv == nil {
+			continue // a plugin
+		}
+		spec := o.InstanceSpec(name)
+		own := modeOf(srv, &spec) == config.ModePerSession
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, srv.Def.Timeouts.Connect)
+			defer cancel()
+			if srv.WaitStarted(ctx) && own && srv.Catalog() != nil {
+				_, _ = m.ownConn(ctx, srv, o)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // startOwn starts (or takes from the pool) a per_session instance for o.

@@ -95,6 +95,9 @@ type Server struct {
 	pid      int
 	// pool is the server's warm pool (nil: none; pool.go).
 	pool *Pool
+	// moved is closed (and forgotten) when the state changes: WaitStarted waits on it, not
+	// on a timer. Nil until someone waits.
+	moved chan struct{}
 }
 
 // Status is a server's health for /readyz and the admin API.
@@ -394,18 +397,33 @@ func (s *Server) Shared() *upstream.Conn {
 // WaitShared returns the shared connection, waiting up to the server's connect timeout
 // (or ctx) while the server is starting; nil when it is down or does not come up.
 func (s *Server) WaitShared(ctx context.Context) *upstream.Conn {
-	deadline := time.Now().Add(s.Def.Timeouts.Connect)
+	s.WaitStarted(ctx)
+	return s.Shared()
+}
+
+// WaitStarted waits, up to the server's connect timeout or until ctx ends, while the server
+// is starting: until its shared connection is up, or its catalogue is known (a server of
+// instances of owners), or it failed. It reports whether the server is past starting.
+func (s *Server) WaitStarted(ctx context.Context) bool {
+	t := time.NewTimer(s.Def.Timeouts.Connect)
+	defer t.Stop()
 	for {
 		s.mu.Lock()
-		c, state := s.conn, s.state
-		s.mu.Unlock()
-		if c != nil || state != StateStarting || time.Now().After(deadline) {
-			return c
+		if s.conn != nil || s.state != StateStarting {
+			s.mu.Unlock()
+			return true
 		}
+		if s.moved == nil {
+			s.moved = make(chan struct{})
+		}
+		moved := s.moved
+		s.mu.Unlock()
 		select {
-		case <-time.After(20 * time.Millisecond):
+		case <-moved:
+		case <-t.C:
+			return false
 		case <-ctx.Done():
-			return nil
+			return false
 		}
 	}
 }
@@ -434,6 +452,10 @@ func (s *Server) setState(state string, err error, cat *Catalog, conn *upstream.
 		s.cat = cat
 	}
 	s.conn = conn
+	if s.moved != nil {
+		close(s.moved)
+		s.moved = nil
+	}
 	s.mu.Unlock()
 	if changed {
 		s.reg.changed(s.Name)

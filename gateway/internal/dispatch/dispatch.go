@@ -112,13 +112,13 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 		// their first initialize here).
 		_ = out.Reply(wire.Result(m.ID, dp.Host.InitializeResult(s.Rec.ProtocolVersion, s.Servers())))
 	case "tools/list":
-		dp.list(s, m, "tools", out)
+		dp.list(ctx, s, m, "tools", out)
 	case "prompts/list":
-		dp.list(s, m, "prompts", out)
+		dp.list(ctx, s, m, "prompts", out)
 	case "resources/list":
-		dp.list(s, m, "resources", out)
+		dp.list(ctx, s, m, "resources", out)
 	case "resources/templates/list":
-		dp.list(s, m, "resourceTemplates", out)
+		dp.list(ctx, s, m, "resourceTemplates", out)
 	case "tools/call":
 		dp.callTool(ctx, s, m, out)
 	case "prompts/get":
@@ -134,12 +134,15 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 	}
 }
 
-func (dp *Dispatcher) list(s *session.Session, m *wire.Msg, kind string, out Outbox) {
+func (dp *Dispatcher) list(ctx context.Context, s *session.Session, m *wire.Msg, kind string, out Outbox) {
 	p, err := params.Read(m.Params)
 	if err != nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
 	}
+	// The first list is what the session can call: its own instances' catalogues, not
+	// the registry's, and not an empty one while a server starts after a restart.
+	s.AwaitCatalogs(ctx)
 	v := s.View()
 	form := listform.Full
 	if kind == "tools" {
@@ -220,6 +223,13 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	}
 	v := s.View()
 	t := v.Tool(p.Name)
+	if t == nil {
+		// A resumed client may call before it lists: a name it was listed before the
+		// restart is not unknown while its server starts.
+		s.AwaitCatalogs(ctx)
+		v = s.View()
+		t = v.Tool(p.Name)
+	}
 	if t == nil && v.Held(p.Name) {
 		dp.heldCall(s, m, p.Name, out, start)
 		return

@@ -26,6 +26,22 @@ func (s *Session) Conn(ctx context.Context, server string) (*upstream.Conn, erro
 	return s.h.Instances().Conn(ctx, server, s)
 }
 
+// AwaitCatalogs waits, before the session's first list (and its first after a server
+// joined its set), until its servers' catalogues are those it can call: a server still
+// starting is waited for, and the session's own per_session instances are started (as its
+// first call would) and listed, each for up to its server's connect timeout. A session
+// resumed after a restart or on another replica waits as a new one does.
+func (s *Session) AwaitCatalogs(ctx context.Context) {
+	pending := s.Own.Unawaited(s.Servers())
+	if len(pending) == 0 {
+		return
+	}
+	s.h.Instances().AwaitCatalogs(ctx, s, pending)
+	if ctx.Err() == nil {
+		s.Own.Awaited(pending)
+	}
+}
+
 // Subject is whose grant at a per-user server an identity's calls use: its principal's,
 // else its agent's.
 func Subject(principal, agent string) string {

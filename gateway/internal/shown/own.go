@@ -2,6 +2,7 @@ package shown
 
 import (
 	"maps"
+	"slices"
 	"sync"
 
 	"github.com/mcpgw/mcpgw/registry"
@@ -16,6 +17,8 @@ type Own struct {
 	gen  uint64
 	down map[string]bool
 	cats map[string]*registry.Catalog
+	// awaited are the servers whose catalogues the session's lists waited for (Unawaited).
+	awaited map[string]bool
 }
 
 // SetDown notes whether server's instance is down for the session; changed is false when
@@ -49,11 +52,45 @@ func (o *Own) SetCatalog(server string, cat *registry.Catalog) {
 	o.mu.Unlock()
 }
 
-// DropCatalogs forgets the catalogues of servers whose instances stopped.
+// DropCatalogs forgets the catalogues of servers whose instances stopped (and that the
+// session waited for them).
 func (o *Own) DropCatalogs(servers []string) {
 	o.mu.Lock()
 	for _, s := range servers {
 		delete(o.cats, s)
+		delete(o.awaited, s)
+	}
+	o.mu.Unlock()
+}
+
+// Unawaited are those of servers (the session's set) whose catalogues the session's lists
+// have not waited for; a server that left the set is forgotten, so that it is waited for
+// again if it comes back.
+func (o *Own) Unawaited(servers []string) []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for s := range o.awaited {
+		if !slices.Contains(servers, s) {
+			delete(o.awaited, s)
+		}
+	}
+	var out []string
+	for _, s := range servers {
+		if !o.awaited[s] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Awaited notes that the session's lists waited for the catalogues of servers.
+func (o *Own) Awaited(servers []string) {
+	o.mu.Lock()
+	if o.awaited == nil {
+		o.awaited = map[string]bool{}
+	}
+	for _, s := range servers {
+		o.awaited[s] = true
 	}
 	o.mu.Unlock()
 }

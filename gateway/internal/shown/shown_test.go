@@ -1,6 +1,7 @@
 package shown
 
 import (
+	"slices"
 	"sync"
 	"testing"
 
@@ -138,5 +139,27 @@ func TestOwn(t *testing.T) {
 	o.DropCatalogs([]string{"b"})
 	if d, c := o.Snapshot(); len(d) != 0 || len(c) != 0 {
 		t.Errorf("after clearing: %v %v (a snapshot's change leaked back?)", d, c)
+	}
+}
+
+// TestOwnAwaited: a server's catalogue is waited for once; again after its instance
+// stopped (DropCatalogs) or after it left the session's set and came back.
+func TestOwnAwaited(t *testing.T) {
+	var o Own
+	if got := o.Unawaited([]string{"a", "b"}); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("nothing awaited yet: %v", got)
+	}
+	o.Awaited([]string{"a", "b"})
+	if got := o.Unawaited([]string{"a", "b", "c"}); !slices.Equal(got, []string{"c"}) {
+		t.Errorf("a server that joined: %v, want [c]", got)
+	}
+	o.DropCatalogs([]string{"a"})
+	if got := o.Unawaited([]string{"a", "b"}); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("after a's instance stopped: %v, want [a]", got)
+	}
+	o.Awaited([]string{"a"})
+	o.Unawaited([]string{"a"}) // b left the set
+	if got := o.Unawaited([]string{"a", "b"}); !slices.Equal(got, []string{"b"}) {
+		t.Errorf("b came back: %v, want [b]", got)
 	}
 }
