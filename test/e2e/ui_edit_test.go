@@ -29,6 +29,7 @@ type uiEditReport struct {
 	// Saved is per server the form saved: "saved", or the error the form showed.
 	Saved map[string]string `json:"saved"`
 	// TaskChoices are the names the New task dialog offers.
+	AgentSaved  string   `json:"agentSaved"`
 	TaskChoices []string `json:"taskChoices"`
 	TaskSaved   string   `json:"taskSaved"`
 }
@@ -43,6 +44,8 @@ type uiEditReport struct {
 //     the switch on and mode shared;
 //   - the New task dialog offers the sql plugin shop beside the servers, and the task made
 //     there keeps it (default-enabled, so pre-checked);
+//   - the agent ui-agent, whose server list asks alpha per_call, is saved from its form
+//     (made read-only): alpha stays per_call;
 //   - the help notes of the Servers, Executors, Tasks and Agents pages are there, and each
 //     key fact they state is what docs/config.md says.
 func TestUIEdits(t *testing.T) {
@@ -75,8 +78,6 @@ plugins:
       shop: {driver: sqlite, dsn: `+yamlQuote(db)+`, seed: `+yamlQuote(seed)+`}
 executors:
   box: {type: local_docker}
-agents:
-  ui-agent: {}
 `)
 	admin := bearer(token)
 	admin["Content-Type"] = "application/json"
@@ -91,6 +92,10 @@ agents:
 		if a := rawRequest(t, http.MethodPost, gw.Base+"/api/servers", admin, body); a.Status != http.StatusCreated {
 			t.Fatalf("POST /api/servers: %s", a)
 		}
+	}
+
+	if a := rawRequest(t, http.MethodPut, gw.Base+"/api/agents/ui-agent", admin, `{"servers": [{"name": "alpha", "mode": "per_call"}]}`); a.Status != http.StatusCreated && a.Status != http.StatusOK {
+		t.Fatalf("PUT /api/agents/ui-agent: %s", a)
 	}
 
 	out := os.Getenv("MCPGW_UI_ARTIFACTS")
@@ -183,7 +188,17 @@ agents:
 		}
 	}
 
-	// 4. The help notes, each key fact as docs/config.md states it.
+	// 4. An agent's per-server mode survives a save of its form.
+	if rep.AgentSaved != "saved" {
+		t.Errorf("saving ui-agent in its form: %q", rep.AgentSaved)
+	} else {
+		a := rawRequest(t, http.MethodGet, gw.Base+"/api/agents/ui-agent", admin, "")
+		if a.Status != http.StatusOK || !strings.Contains(string(a.Body), `"per_call"`) || !strings.Contains(string(a.Body), `"read_only": true`) {
+			t.Errorf("ui-agent after the form's save (read-only on; alpha per_call kept): %s", a)
+		}
+	}
+
+	// 5. The help notes, each key fact as docs/config.md states it.
 	checkHelpNotes(t, rep.Notes)
 	for _, page := range []string{"servers-edit", "tasks-new"} {
 		if _, ok := rep.Axe[page]; !ok {

@@ -11,12 +11,13 @@
 // Servers, Executors, Tasks and Agents pages; edits keep's description in the form and
 // saves; opens proxy's form, reads its stdio-proxy switch, edits its description and saves;
 // adds the stdio server proxied (PATH) with the switch on and mode shared; opens the New
-// task dialog, reads what it offers and creates task ui-shop-task with the defaults. Each
+// task dialog, reads what it offers and creates task ui-shop-task with the defaults; turns
+// read-only on in agent ui-agent's form and saves it. Each
 // step is tried on its own, so one that fails does not hide the others. It prints ONE JSON
 // object:
 //   {"ok": bool, "failures": [...], "steps": [...], "axe": {page: [violations]},
 //    "notes": {page: {note: text}}, "proxySwitch": bool|null, "saved": {server: "saved"|error},
-//    "taskChoices": [...], "taskSaved": "saved"|error}
+//    "taskChoices": [...], "taskSaved": "saved"|error, "agentSaved": "saved"|error}
 // and exits 0 when every step ran, 1 otherwise. --timeout (default 150000) bounds it.
 
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -49,7 +50,7 @@ for (const k of ["url", "token", "out", "stdio"]) {
   }
 }
 
-const report = { ok: false, failures: [], steps: [], screenshots: [], axe: {}, notes: {}, proxySwitch: null, saved: {}, taskChoices: [], taskSaved: "" };
+const report = { ok: false, failures: [], steps: [], screenshots: [], axe: {}, notes: {}, proxySwitch: null, saved: {}, taskChoices: [], taskSaved: "", agentSaved: "" };
 const log = (msg) => { report.steps.push(msg); process.stderr.write(`ui-edit-e2e: ${msg}\n`); };
 const fail = (msg) => { report.failures.push(msg); process.stderr.write(`ui-edit-e2e: FAIL ${msg}\n`); };
 let finished = false;
@@ -188,6 +189,14 @@ async function main() {
     await page.fill("#t-id", "ui-shop-task");
     report.taskSaved = await save(page, "#task-form", "#t-save");
     log(`ui-shop-task: ${report.taskSaved}`);
+  });
+
+  await step("save ui-agent", async () => {
+    await page.goto(`${opts.url}/ui/agents`);
+    const form = 'form.agent-form[data-id="ui-agent"]';
+    await page.check(`${form} input[name="read_only"]`);
+    report.agentSaved = await save(page, form, `${form} button[type="submit"]`);
+    log(`ui-agent: ${report.agentSaved}`);
   });
 }
 

@@ -483,7 +483,10 @@
       $$("tr[data-server]", form).forEach((tr) => {
         const s = tr.dataset.server;
         $('input[name="use"]', tr).checked = s in uses;
-        $('select[name="mode"]', tr).value = uses[s] || "";
+        // A mode the selector does not offer is added to it, so a save keeps it.
+        const sel = $('select[name="mode"]', tr), m = uses[s] || "";
+        if (m && !$$("option", sel).some((o) => o.value === m)) sel.add(new Option(m, m));
+        sel.value = m;
       });
       form.allow.value = ((doc.tools || {}).allow || []).join("\n");
       form.deny.value = ((doc.tools || {}).deny || []).join("\n");
