@@ -94,20 +94,8 @@ func clientConfig(args []string, out io.Writer) error {
 		token: cfg.Auth.Mode != "none", agentHeader: cfg.Auth.Headers.Agent, executorHeader: cfg.Auth.Headers.Executor,
 		conversation: *conversation, conversationHeader: cfg.Auth.Headers.Conversation}
 	if *via == "bridge" {
-		// The agent spawns the bridge from its own working directory, with a PATH that may
-		// not hold ~/.local/bin (a desktop app's): every path in its entry is absolute.
-		if spec.bridge, err = bridgeCommand(); err != nil {
+		if err := spec.findBridge(cfg); err != nil {
 			return err
-		}
-		stateDir, err := filepath.Abs(cfg.StateDir)
-		if err != nil {
-			return err
-		}
-		if stateDir != cfg.StateDir {
-			fmt.Fprintf(notes, "mcpgw client-config: state_dir %q is relative; the daemon resolves it against its working directory, taken here as this one: %s\n", cfg.StateDir, stateDir)
-		}
-		if def, err := filepath.Abs(config.DefaultStateDir()); err != nil || stateDir != def {
-			spec.socket = gateway.SocketPath(stateDir)
 		}
 	}
 	if *executor != "" {
@@ -187,6 +175,28 @@ func writeRunFile(path string, b []byte) error {
 		return err
 	}
 	fmt.Fprintf(notes, "mcpgw client-config: wrote %s\n", path)
+	return nil
+}
+
+// findBridge sets the bridge's command and, when the daemon's socket is not the default
+// one, its socket.
+func (s *clientSpec) findBridge(cfg *config.Config) error {
+	// The agent spawns the bridge from its own working directory, with a PATH that may
+	// not hold ~/.local/bin (a desktop app's): every path in its entry is absolute.
+	var err error
+	if s.bridge, err = bridgeCommand(); err != nil {
+		return err
+	}
+	stateDir, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if stateDir != cfg.StateDir {
+		fmt.Fprintf(notes, "mcpgw client-config: state_dir %q is relative; the daemon resolves it against its working directory, taken here as this one: %s\n", cfg.StateDir, stateDir)
+	}
+	if def, err := filepath.Abs(config.DefaultStateDir()); err != nil || stateDir != def {
+		s.socket = gateway.SocketPath(stateDir)
+	}
 	return nil
 }
 
