@@ -29,7 +29,9 @@ type uiEditReport struct {
 	// Saved is per server the form saved: "saved", or the error the form showed.
 	Saved map[string]string `json:"saved"`
 	// TaskChoices are the names the New task dialog offers.
-	AgentSaved  string   `json:"agentSaved"`
+	AgentSaved string `json:"agentSaved"`
+	// KeptNote is what keep's edit form says it keeps without a field.
+	KeptNote    string   `json:"keptNote"`
 	TaskChoices []string `json:"taskChoices"`
 	TaskSaved   string   `json:"taskSaved"`
 }
@@ -148,6 +150,12 @@ executors:
 	} {
 		if got := field(keep, path); got != want {
 			t.Errorf("keep after the UI's edit: %s = %v, want %v", path, got, want)
+		}
+	}
+
+	for _, k := range []string{"timeouts", "max_concurrency", "max_instances", "queue"} {
+		if !strings.Contains(rep.KeptNote, k) {
+			t.Errorf("keep's edit form does not say it keeps %s: %q", k, rep.KeptNote)
 		}
 	}
 

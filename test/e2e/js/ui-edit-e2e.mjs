@@ -50,7 +50,7 @@ for (const k of ["url", "token", "out", "stdio"]) {
   }
 }
 
-const report = { ok: false, failures: [], steps: [], screenshots: [], axe: {}, notes: {}, proxySwitch: null, saved: {}, taskChoices: [], taskSaved: "", agentSaved: "" };
+const report = { ok: false, failures: [], steps: [], screenshots: [], axe: {}, notes: {}, proxySwitch: null, saved: {}, taskChoices: [], taskSaved: "", agentSaved: "", keptNote: "" };
 const log = (msg) => { report.steps.push(msg); process.stderr.write(`ui-edit-e2e: ${msg}\n`); };
 const fail = (msg) => { report.failures.push(msg); process.stderr.write(`ui-edit-e2e: FAIL ${msg}\n`); };
 let finished = false;
@@ -150,6 +150,8 @@ async function main() {
 
   await step("edit keep", async () => {
     await openEdit(page, "keep");
+    report.keptNote = (await page.locator("#s-kept").textContent()) || "";
+    log(`keep: the form says ${JSON.stringify(report.keptNote)}`);
     await page.fill("#s-desc", "edited in the UI");
     await check(page, "servers-edit");
     report.saved.keep = await save(page, "#server-form", "#s-save");

@@ -166,6 +166,8 @@
     // max_concurrency, queue, pool, tls, ...) are kept, and is sent with base's ETag, so
     // that it cannot overwrite a change made since.
     let editing = null, base = null;
+    const formKeys = ["name", "kind", "type", "command", "args", "dir", "env", "stdio_proxy", "url", "headers", "mode",
+      "default_enabled", "enabled", "meta", "source", "file", "created_at", "updated_at", "version", "etag", "live"];
     const showTransport = () => {
       const t = form.type.value;
       $$("fieldset[data-transport]", form).forEach((fs) => { fs.hidden = !fs.dataset.transport.split(" ").includes(t); });
@@ -191,6 +193,10 @@
       form["meta.url"].value = m.url || ""; form["meta.icon"].value = m.icon || "";
       kvSet($('[data-kv="env"]', form), doc.env);
       kvSet($('[data-kv="headers"]', form), doc.headers);
+      // What the form has no field for is kept by a save: say which settings those are.
+      const kept = Object.keys(doc).filter((k) => !formKeys.includes(k)).sort();
+      $("#s-kept").textContent = kept.length ? "Kept as they are (no field here): " + kept.join(", ") + "." : "";
+      $("#s-kept").hidden = !kept.length;
       showTransport();
       $("#server-dialog-title").textContent = name ? "Edit " + name : "Add server";
     };
