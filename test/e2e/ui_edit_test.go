@@ -42,8 +42,9 @@ type uiEditReport struct {
 //     max_instances and a queue, is edited in the form (its description): every other
 //     setting is still there after the save;
 //   - the stdio_proxy server "proxy" (stdio, mode shared) opens with its stdio-proxy switch
-//     on and saves after an edit; a new server "proxied" is added through the form with
-//     the switch on and mode shared;
+//     on and saves after an edit; a form of it opened before a change made through the
+//     API (PATCH) is refused on save (If-Match) and the change stays; a new server
+//     "proxied" is added through the form with the switch on and mode shared;
 //   - the New task dialog offers the sql plugin shop beside the servers, and the task made
 //     there keeps it (default-enabled, so pre-checked);
 //   - the agent ui-agent, whose server list asks alpha per_call, is saved from its form
@@ -174,8 +175,12 @@ executors:
 			t.Errorf("%s after the form's save: stdio_proxy %v, mode %v; want true, shared", name, field(s, "stdio_proxy"), field(s, "mode"))
 		}
 	}
-	if d := field(server("proxy"), "meta.description"); d != "edited in the UI" {
-		t.Errorf("proxy's description after the edit: %v", d)
+	// A form opened before a change made elsewhere: its save is refused, the change stays.
+	if !strings.Contains(rep.Saved["stale"], "proxy changed since this form opened") || !strings.Contains(rep.Saved["stale"], "Nothing was saved") {
+		t.Errorf("saving a form opened before proxy changed elsewhere: %q; want the If-Match refusal", rep.Saved["stale"])
+	}
+	if p := server("proxy"); field(p, "meta.description") != "edited in the UI" || field(p, "meta.title") != "changed elsewhere" {
+		t.Errorf("proxy after the UI's edit, a change elsewhere and a stale form's save: %v", p["meta"])
 	}
 
 	// 3. The New task dialog offers plugins, and the task keeps them.

@@ -169,6 +169,19 @@ async function main() {
     if (report.saved.proxy !== "saved") await page.goto(`${opts.url}/ui/servers`);
   });
 
+  // A form opened before a change made elsewhere does not overwrite it: its save is refused.
+  await step("stale edit of proxy", async () => {
+    await openEdit(page, "proxy");
+    const r = await fetch(`${opts.url}/api/servers/proxy`, { method: "PATCH",
+      headers: { Authorization: `Bearer ${opts.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ meta: { title: "changed elsewhere" } }) });
+    if (r.status !== 200) throw new Error(`PATCH /api/servers/proxy answered ${r.status}`);
+    await page.fill("#s-desc", "a stale edit");
+    report.saved.stale = await save(page, "#server-form", "#s-save");
+    log(`stale edit of proxy: ${report.saved.stale}`);
+    if (report.saved.stale !== "saved") await page.goto(`${opts.url}/ui/servers`);
+  });
+
   await step("add proxied", async () => {
     await page.click("#add-server");
     await page.locator("#server-dialog[open]").waitFor();

@@ -253,6 +253,10 @@
         location.reload();
         return;
       }
+      if (r.status === 412) {
+        showErrors(form, { error: `${editing} changed since this form opened (${(r.json && r.json.error) || "412"}). Nothing was saved: cancel and edit it again to see the change.` });
+        return;
+      }
       showErrors(form, r.json, prefix());
     });
     $("#s-test").addEventListener("click", async () => {
