@@ -137,6 +137,11 @@ const claudeServerKey = "mcpgw"
 // (mcp__filesystem__read_file) never does. The tools are decided as mcpgw explain
 // decides them.
 func printClaudeToolNames(cfg *config.Config, agent, task, executor string, out io.Writer) error {
+	if _, ok := cfg.Tasks[task]; task != "" && !ok {
+		// A task made through the admin API lives in the running gateway's store.
+		base := strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+		return fmt.Errorf("task %q is not in the config file; for a task made through the admin API ask the gateway: GET %s/api/agents/%s/view?task=%s", task, base, agent, task)
+	}
 	v, err := explainView(cfg, agent, task, executor)
 	if err != nil {
 		return err
