@@ -685,3 +685,21 @@ func TestClientConfigAllowedToolsRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestClientConfigTask: --task reaches every client's entry: the task header over HTTP,
+// the bridge's --task over stdio.
+func TestClientConfigTask(t *testing.T) {
+	fixBridgeCommand(t, ccBridge)
+	cfg := filepath.Join("testdata", "client-config", "none.yaml")
+	for _, client := range ccClients {
+		for via, want := range map[string]string{"http": `"X-Task-ID"`, "bridge": `"--task"`} {
+			out, err := runClientConfig(t, cfg, "--agent", ccAgent, "--client", client, "--via", via, "--task", "task-42")
+			if err != nil {
+				t.Fatalf("%s --via %s --task: %v", client, via, err)
+			}
+			if !strings.Contains(string(out), want) || !strings.Contains(string(out), `"task-42"`) {
+				t.Errorf("%s --via %s --task task-42: no %s task-42 in\n%s", client, via, want, out)
+			}
+		}
+	}
+}
