@@ -34,8 +34,8 @@ func runClientConfigBin(t *testing.T, cfg string, args ...string) string {
 // with the agent's and the task's headers, in a file only its owner reads. A client that
 // connects as the file says sees exactly the task's servers. `--allowed-tools` prints the
 // Claude Code name of every tool the agent may call in that task (mcp__mcpgw__<exposed
-// name>), each one a name the session lists; `--via bridge --task T` passes the task to
-// the bridge.
+// name>), each one a name the session lists, and not the one the agent's deny glob
+// hides; `--via bridge --task T` passes the task to the bridge.
 func TestClientConfigTaskFile(t *testing.T) {
 	needPeers(t)
 	gw := startGateway(t, `store: memory
@@ -49,7 +49,8 @@ servers:
     type: stdio
     command: {{everything_server}}
 agents:
-  a1: {}
+  a1:
+    tools: {deny: ["beta__test_simple_text"]}
 tasks:
   t-run:
     enabled_mcp_servers: [beta]
@@ -94,6 +95,9 @@ tasks:
 		if !slices.Contains(lines, "mcp__mcpgw__"+name) {
 			t.Errorf("--allowed-tools does not print mcp__mcpgw__%s (a tool the task's session lists): %v", name, lines)
 		}
+	}
+	if slices.Contains(tools, "beta__test_simple_text") || slices.Contains(lines, "mcp__mcpgw__beta__test_simple_text") {
+		t.Errorf("the tool a1's deny glob hides is listed (session %v) or printed (--allowed-tools %v)", tools, lines)
 	}
 	for _, l := range lines {
 		if !strings.HasPrefix(l, "mcp__mcpgw__beta__") {
