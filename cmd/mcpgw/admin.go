@@ -122,23 +122,9 @@ func explain(args []string, out io.Writer) error {
 	} else {
 		fmt.Fprintf(notes, "mcpgw explain: config %s\n", display(path))
 	}
-	cfg.Auth.Audit.Disabled = true
-	if cfg.Auth.Mode == "api_key" {
-		cfg.Auth.Mode = "none" // explain needs no key file
-	}
-	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	reg := registry.New(cfg, log)
-	reg.NoPools = true // explain lists tools: no warm instances
-	reg.PluginKinds = pluginkind.All()
-	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
+	v, err := explainView(cfg, *agent, *task, *executor)
 	if err != nil {
 		return err
-	}
-	reg.Start(gateway.StartWindow(cfg))
-	defer reg.Close()
-	v, fail := gw.Explain(*agent, *task, *executor)
-	if fail != nil {
-		return fmt.Errorf("%s", fail.Message)
 	}
 	if *asJSON {
 		b, _ := json.MarshalIndent(v, "", "  ")
@@ -175,6 +161,31 @@ func explain(args []string, out io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", d.Tool, d.Server, dec, d.Rule)
 	}
 	return tw.Flush()
+}
+
+// explainView decides every tool for an agent (task, executor) under cfg, as the gateway
+// would at a session's start: it starts cfg's upstreams in this process to learn their
+// tools, and stops them before it returns. Tasks are the config file's.
+func explainView(cfg *config.Config, agent, task, executor string) (*gateway.AgentView, error) {
+	cfg.Auth.Audit.Disabled = true
+	if cfg.Auth.Mode == "api_key" {
+		cfg.Auth.Mode = "none" // explain needs no key file
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	reg := registry.New(cfg, log)
+	reg.NoPools = true // explain lists tools: no warm instances
+	reg.PluginKinds = pluginkind.All()
+	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
+	if err != nil {
+		return nil, err
+	}
+	reg.Start(gateway.StartWindow(cfg))
+	defer reg.Close()
+	v, fail := gw.Explain(agent, task, executor)
+	if fail != nil {
+		return nil, fmt.Errorf("%s", fail.Message)
+	}
+	return v, nil
 }
 
 // runningHint names a gateway that answers at cfg's address, whose own config explain

@@ -28,9 +28,13 @@ type clientSpec struct {
 	// agent's sessions then share thin handshakes.
 	conversation       string
 	conversationHeader string
-	bridge             string // absolute path of mcpgw-bridge
-	socket             string // non-default daemon socket, absolute
-	token              bool   // the gateway wants a bearer token
+	// task, when set, is sent as the task header (--task): every session of the run is
+	// the task's, and sees only its servers.
+	task       string
+	taskHeader string
+	bridge     string // absolute path of mcpgw-bridge
+	socket     string // non-default daemon socket, absolute
+	token      bool   // the gateway wants a bearer token
 	// localToken is the gateway's local token, written into an HTTP entry where the OS
 	// cannot name a TCP peer's user (auth mode none outside Linux), so the entry connects
 	// with no manual step there too.
@@ -60,6 +64,9 @@ func clientConfig(args []string, out io.Writer) error {
 	via := fs.String("via", "http", "http (the gateway's URL) or bridge (spawn mcpgw-bridge over stdio)")
 	executor := fs.String("executor", "", "executor whose url_rewrite applies (e.g. local_docker)")
 	conversation := fs.String("conversation", "", "conversation id sent with every request (X-Conversation-ID, or the configured header)")
+	task := fs.String("task", "", "task id sent with every request (X-Task-ID, or the configured header): the run sees only the task's servers")
+	outFile := fs.String("out", "", "write the config to this file (mode 0600, replaced whole) instead of stdout: a per-run file, e.g. for claude --mcp-config FILE")
+	allowedTools := fs.Bool("allowed-tools", false, "claude-code only: print instead the Claude Code name (mcp__mcpgw__<tool>) of every tool the agent may call (in --task, under --executor), one per line")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -77,24 +84,18 @@ func clientConfig(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	spec := clientSpec{client: *client, agent: *agent, executor: *executor, via: *via, url: gatewayURL(cfg),
+	if *allowedTools {
+		if *client != "claude-code" {
+			return fmt.Errorf("--allowed-tools is for --client claude-code (it prints Claude Code's names of the gateway's tools)")
+		}
+		return printClaudeToolNames(cfg, *agent, *task, *executor, out)
+	}
+	spec := clientSpec{task: *task, taskHeader: cfg.Auth.Headers.Task, client: *client, agent: *agent, executor: *executor, via: *via, url: gatewayURL(cfg),
 		token: cfg.Auth.Mode != "none", agentHeader: cfg.Auth.Headers.Agent, executorHeader: cfg.Auth.Headers.Executor,
 		conversation: *conversation, conversationHeader: cfg.Auth.Headers.Conversation}
 	if *via == "bridge" {
-		// The agent spawns the bridge from its own working directory, with a PATH that may
-		// not hold ~/.local/bin (a desktop app's): every path in its entry is absolute.
-		if spec.bridge, err = bridgeCommand(); err != nil {
+		if err := spec.findBridge(cfg); err != nil {
 			return err
-		}
-		stateDir, err := filepath.Abs(cfg.StateDir)
-		if err != nil {
-			return err
-		}
-		if stateDir != cfg.StateDir {
-			fmt.Fprintf(notes, "mcpgw client-config: state_dir %q is relative; the daemon resolves it against its working directory, taken here as this one: %s\n", cfg.StateDir, stateDir)
-		}
-		if def, err := filepath.Abs(config.DefaultStateDir()); err != nil || stateDir != def {
-			spec.socket = gateway.SocketPath(stateDir)
 		}
 	}
 	if *executor != "" {
@@ -119,8 +120,89 @@ func clientConfig(args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *outFile != "" {
+		return writeRunFile(*outFile, b)
+	}
 	_, err = out.Write(b)
 	return err
+}
+
+// claudeServerKey is the mcpServers key client-config writes for Claude Code; Claude Code
+// names a tool of that entry mcp__<key>__<tool>.
+const claudeServerKey = "mcpgw"
+
+// printClaudeToolNames prints, one per line, the name Claude Code gives each tool the
+// agent may call (mcp__mcpgw__<exposed name>): the names its --allowedTools and
+// permissions.allow match, where a name written for the upstream alone
+// (mcp__filesystem__read_file) never does. The tools are decided as mcpgw explain
+// decides them.
+func printClaudeToolNames(cfg *config.Config, agent, task, executor string, out io.Writer) error {
+	if _, ok := cfg.Tasks[task]; task != "" && !ok {
+		// A task made through the admin API lives in the running gateway's store.
+		base := strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+		return fmt.Errorf("task %q is not in the config file; for a task made through the admin API ask the gateway: GET %s/api/agents/%s/view?task=%s", task, base, agent, task)
+	}
+	v, err := explainView(cfg, agent, task, executor)
+	if err != nil {
+		return err
+	}
+	for _, w := range v.Warnings {
+		fmt.Fprintln(notes, "mcpgw client-config: warning:", w)
+	}
+	var b strings.Builder
+	for _, d := range v.Tools {
+		if d.Admitted {
+			b.WriteString("mcp__" + claudeServerKey + "__" + d.Tool + "\n")
+		}
+	}
+	_, err = io.WriteString(out, b.String())
+	return err
+}
+
+// writeRunFile writes a client config to path, replacing it whole (a reader never sees
+// half a file) with mode 0600: the config may hold a token.
+func writeRunFile(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	fmt.Fprintf(notes, "mcpgw client-config: wrote %s\n", path)
+	return nil
+}
+
+// findBridge sets the bridge's command and, when the daemon's socket is not the default
+// one, its socket.
+func (s *clientSpec) findBridge(cfg *config.Config) error {
+	// The agent spawns the bridge from its own working directory, with a PATH that may
+	// not hold ~/.local/bin (a desktop app's): every path in its entry is absolute.
+	var err error
+	if s.bridge, err = bridgeCommand(); err != nil {
+		return err
+	}
+	stateDir, err := filepath.Abs(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	if stateDir != cfg.StateDir {
+		fmt.Fprintf(notes, "mcpgw client-config: state_dir %q is relative; the daemon resolves it against its working directory, taken here as this one: %s\n", cfg.StateDir, stateDir)
+	}
+	if def, err := filepath.Abs(config.DefaultStateDir()); err != nil || stateDir != def {
+		s.socket = gateway.SocketPath(stateDir)
+	}
+	return nil
 }
 
 // notes receives what client-config tells its user besides the config block (stderr).
@@ -185,6 +267,9 @@ func (s clientSpec) bridgeArgs() []string {
 	if s.conversation != "" {
 		args = append(args, "--conversation", s.conversation)
 	}
+	if s.task != "" {
+		args = append(args, "--task", s.task)
+	}
 	return args
 }
 
@@ -196,6 +281,9 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 	}
 	if s.conversation != "" {
 		headers[s.conversationHeader] = s.conversation
+	}
+	if s.task != "" {
+		headers[s.taskHeader] = s.task
 	}
 	// Each client spells "take this from the environment" its own way.
 	tokenRef := map[string]string{
@@ -296,6 +384,9 @@ func renderCodex(s clientSpec) []byte {
 	hs := map[string]string{s.agentHeader: s.agent}
 	if s.conversation != "" {
 		hs[s.conversationHeader] = s.conversation
+	}
+	if s.task != "" {
+		hs[s.taskHeader] = s.task
 	}
 	if s.localToken != "" {
 		hs["Authorization"] = "Bearer " + s.localToken

@@ -665,3 +665,41 @@ func TestClientConfigConversation(t *testing.T) {
 		t.Errorf("the bridge entry lacks --conversation c-42:\n%s", out)
 	}
 }
+
+// TestClientConfigAllowedToolsRefusals: --allowed-tools is Claude Code's names only, and a
+// task the config file does not have is named with where to ask instead (the running
+// gateway's view), rather than explained as if it had no servers.
+func TestClientConfigAllowedToolsRefusals(t *testing.T) {
+	cfg := filepath.Join("testdata", "client-config", "none.yaml")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--agent", ccAgent, "--client", "codex", "--allowed-tools"}, "--allowed-tools is for --client claude-code"},
+		{[]string{"--agent", ccAgent, "--client", "claude-code", "--task", "made-by-api", "--allowed-tools"},
+			`task "made-by-api" is not in the config file; for a task made through the admin API ask the gateway: GET http://127.0.0.1:8080/api/agents/a1/view?task=made-by-api`},
+	} {
+		out, err := runClientConfig(t, cfg, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("client-config %v: %v (printed %q); want an error saying %q", c.args, err, out, c.want)
+		}
+	}
+}
+
+// TestClientConfigTask: --task reaches every client's entry: the task header over HTTP,
+// the bridge's --task over stdio.
+func TestClientConfigTask(t *testing.T) {
+	fixBridgeCommand(t, ccBridge)
+	cfg := filepath.Join("testdata", "client-config", "none.yaml")
+	for _, client := range ccClients {
+		for via, want := range map[string]string{"http": `"X-Task-ID"`, "bridge": `"--task"`} {
+			out, err := runClientConfig(t, cfg, "--agent", ccAgent, "--client", client, "--via", via, "--task", "task-42")
+			if err != nil {
+				t.Fatalf("%s --via %s --task: %v", client, via, err)
+			}
+			if !strings.Contains(string(out), want) || !strings.Contains(string(out), `"task-42"`) {
+				t.Errorf("%s --via %s --task task-42: no %s task-42 in\n%s", client, via, want, out)
+			}
+		}
+	}
+}

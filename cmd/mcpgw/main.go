@@ -39,8 +39,12 @@ Usage:
   mcpgw token issue --agent A [--admin] [--ttl 1h] [--read-only] [--connection-scope ID,…]
                     [--config FILE]     mint a JWT with the config's signing key
   mcpgw client-config --agent A --client claude-code|codex|cursor|gemini|qwen|opencode
-                    [--via http|bridge] [--executor E] [--conversation ID] [--config FILE]
+                    [--via http|bridge] [--executor E] [--conversation ID] [--task T]
+                    [--out FILE] [--config FILE]
                                     print the block for that client's config file
+                                    (--out: write it to FILE, 0600, a per-run file)
+  mcpgw client-config --agent A --client claude-code --allowed-tools [--task T] [--executor E]
+                                    Claude Code's name of every tool A may call
   mcpgw top [--url URL] [--key KEY] [--minutes 15] [--every 5s] [--config FILE]
                                     calls, errors, p50/p99 and list tokens per agent
                                     and tool of a running gateway (GET /api/usage)

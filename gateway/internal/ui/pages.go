@@ -16,7 +16,7 @@ import (
 // serverRow is a server in the Servers page.
 type serverRow struct {
 	admin.ServerView
-	Doc       admin.ServerDoc // what the edit form starts from (secret values redacted)
+	Doc       admin.ServerDoc // the configured mode beside the resolved one (the edit form reads the server from /ui/api)
 	Instances int64
 	RunMode   string // as resolved (auto shows what it runs as)
 }
@@ -82,18 +82,11 @@ func (u *UI) ServeTasks(w http.ResponseWriter, r *http.Request) {
 		slices.Sort(row.Loaded)
 		rows = append(rows, row)
 	}
-	type serverChoice struct {
-		Name, Title string
-		Default     bool
-	}
-	var choices []serverChoice
+	// Plugins are offered beside servers, as on the Projects page: a task's
+	// enabled_mcp_servers names both, and a plugin it leaves out is off for its sessions.
 	cfg := u.port.Config()
-	for _, name := range sortedKeys(cfg.Servers) {
-		d := cfg.Servers[name]
-		choices = append(choices, serverChoice{Name: name, Title: d.Meta.Title, Default: d.Enabled()})
-	}
 	u.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
-		"Tasks": rows, "Servers": choices, "Agents": sortedKeys(cfg.Agents), "Projects": sortedKeys(cfg.Projects)})
+		"Tasks": rows, "Servers": serverChoices(cfg), "Agents": sortedKeys(cfg.Agents), "Projects": sortedKeys(cfg.Projects)})
 }
 
 // ServeAgents is the Agents page.

@@ -6,8 +6,8 @@
   const $ = (sel, root) => (root || document).querySelector(sel);
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
-  async function api(method, path, body) {
-    const init = { method, credentials: "same-origin", headers: { "X-CSRF-Token": csrf } };
+  async function api(method, path, body, headers) {
+    const init = { method, credentials: "same-origin", headers: { ...headers, "X-CSRF-Token": csrf } };
     if (body !== undefined) {
       init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify(body);
@@ -160,7 +160,14 @@
   // ---- Servers ---------------------------------------------------------------------
   function initServers() {
     const dlg = $("#server-dialog"), form = $("#server-form");
-    let editing = null;
+    // editing is the name of the server being edited, and base the whole server as the API
+    // returned it when its form opened: a save starts from base and changes only the
+    // fields the form shows, so that settings it has no field for (timeouts,
+    // max_concurrency, queue, pool, tls, ...) are kept, and is sent with base's ETag, so
+    // that it cannot overwrite a change made since.
+    let editing = null, base = null;
+    const formKeys = ["name", "kind", "type", "command", "args", "dir", "env", "stdio_proxy", "url", "headers", "mode",
+      "default_enabled", "enabled", "meta", "source", "file", "created_at", "updated_at", "version", "etag", "live"];
     const showTransport = () => {
       const t = form.type.value;
       $$("fieldset[data-transport]", form).forEach((fs) => { fs.hidden = !fs.dataset.transport.split(" ").includes(t); });
@@ -177,6 +184,7 @@
       form.args.value = (doc.args || []).join("\n");
       form.dir.value = doc.dir || "";
       form.url.value = doc.url || "";
+      form.stdio_proxy.checked = !!doc.stdio_proxy;
       form.mode.value = doc.mode || "auto";
       form.default_enabled.checked = doc.default_enabled !== false;
       form.enabled.checked = enabled !== false;
@@ -185,6 +193,10 @@
       form["meta.url"].value = m.url || ""; form["meta.icon"].value = m.icon || "";
       kvSet($('[data-kv="env"]', form), doc.env);
       kvSet($('[data-kv="headers"]', form), doc.headers);
+      // What the form has no field for is kept by a save: say which settings those are.
+      const kept = Object.keys(doc).filter((k) => !formKeys.includes(k)).sort();
+      $("#s-kept").textContent = kept.length ? "Kept as they are (no field here): " + kept.join(", ") + "." : "";
+      $("#s-kept").hidden = !kept.length;
       showTransport();
       $("#server-dialog-title").textContent = name ? "Edit " + name : "Add server";
     };
@@ -192,30 +204,29 @@
       const kv = kvAll(form);
       if (!kv) return null;
       const t = form.type.value;
-      const doc = { name: form.name.value.trim(), type: t, mode: form.mode.value,
-        default_enabled: form.default_enabled.checked, enabled: form.enabled.checked };
-      if (t === "stdio") {
-        if (form.command.value.trim()) doc.command = form.command.value.trim();
-        const args = lines(form.args.value);
-        if (args.length) doc.args = args;
-        if (form.dir.value.trim()) doc.dir = form.dir.value.trim();
-        if (kv.env) doc.env = kv.env;
-      } else {
-        if (form.url.value.trim()) doc.url = form.url.value.trim();
-        if (kv.headers) doc.headers = kv.headers;
-      }
-      const meta = {};
-      for (const k of ["title", "description", "url", "icon"]) {
-        const v = form["meta." + k].value.trim();
-        if (v) meta[k] = v;
-      }
-      if (Object.keys(meta).length) doc.meta = meta;
+      const doc = structuredClone(base || {});
+      for (const k of ["kind", "source", "file", "created_at", "updated_at", "version", "etag", "live"]) delete doc[k];
+      Object.assign(doc, { name: form.name.value.trim(), type: t, mode: form.mode.value,
+        default_enabled: form.default_enabled.checked, enabled: form.enabled.checked });
+      const set = (o, k, v) => { if (v === undefined || v === "" || v === false || (Array.isArray(v) && !v.length)) delete o[k]; else o[k] = v; };
+      const [mine, theirs] = t === "stdio" ? [["command", "args", "dir", "env", "stdio_proxy"], ["url", "headers"]]
+        : [["url", "headers"], ["command", "args", "dir", "env", "stdio_proxy"]];
+      for (const k of theirs) delete doc[k]; // the other transport's fields
+      const shown = { command: form.command.value.trim(), args: lines(form.args.value), dir: form.dir.value.trim(),
+        env: kv.env, stdio_proxy: form.stdio_proxy.checked, url: form.url.value.trim(), headers: kv.headers };
+      for (const k of mine) set(doc, k, shown[k]);
+      const meta = { ...doc.meta };
+      for (const k of ["title", "description", "url", "icon"]) set(meta, k, form["meta." + k].value.trim());
+      set(doc, "meta", Object.keys(meta).length ? meta : undefined);
       return doc;
     };
-    $("#add-server").addEventListener("click", () => { editing = null; fill("", {}, true); openDialog(dlg); form.name.focus(); });
-    $$(".edit-server").forEach((b) => b.addEventListener("click", () => {
+    $("#add-server").addEventListener("click", () => { editing = null; base = null; fill("", {}, true); openDialog(dlg); form.name.focus(); });
+    $$(".edit-server").forEach((b) => b.addEventListener("click", async () => {
+      const r = await api("GET", "/servers/" + encodeURIComponent(b.dataset.name));
+      if (r.status !== 200) { alert((r.json && r.json.error) || "reading the server failed: " + r.status); return; }
       editing = b.dataset.name;
-      fill(editing, JSON.parse(b.dataset.doc), b.dataset.enabled !== "false");
+      base = r.json;
+      fill(editing, base, base.enabled !== false);
       openDialog(dlg);
       form.type.focus();
     }));
@@ -233,12 +244,17 @@
       if (!doc) return;
       const save = $("#s-save");
       save.disabled = true;
-      const r = editing ? await api("PUT", "/servers/" + encodeURIComponent(editing), doc) : await api("POST", "/servers", doc);
+      const r = editing ? await api("PUT", "/servers/" + encodeURIComponent(editing), doc, { "If-Match": base.etag })
+        : await api("POST", "/servers", doc);
       save.disabled = false;
       if (r.status === 200 || r.status === 201) {
         announce(`Server ${doc.name} saved`);
         dlg.close();
         location.reload();
+        return;
+      }
+      if (r.status === 412) {
+        showErrors(form, { error: `${editing} changed since this form opened (${(r.json && r.json.error) || "412"}). Nothing was saved: cancel and edit it again to see the change.` });
         return;
       }
       showErrors(form, r.json, prefix());
@@ -477,7 +493,10 @@
       $$("tr[data-server]", form).forEach((tr) => {
         const s = tr.dataset.server;
         $('input[name="use"]', tr).checked = s in uses;
-        $('select[name="mode"]', tr).value = uses[s] || "";
+        // A mode the selector does not offer is added to it, so a save keeps it.
+        const sel = $('select[name="mode"]', tr), m = uses[s] || "";
+        if (m && !$$("option", sel).some((o) => o.value === m)) sel.add(new Option(m, m));
+        sel.value = m;
       });
       form.allow.value = ((doc.tools || {}).allow || []).join("\n");
       form.deny.value = ((doc.tools || {}).deny || []).join("\n");

@@ -1,0 +1,219 @@
+#!/usr/bin/env node
+// ui-edit-e2e.mjs: drives the web UI's server and task forms in real Chromium (Debian's
+// /usr/bin/chromium through playwright-core; no browser is downloaded) for TestUIEdits
+// (ui_edit_test.go).
+//
+//   node js/ui-edit-e2e.mjs --url BASE --token ADMIN_TOKEN --out DIR --stdio-command PATH
+//        [--chromium /usr/bin/chromium] [--timeout MS]
+//
+// The gateway at BASE has the API servers keep and proxy (stdio, stdio_proxy, shared) and
+// the sql plugin shop. The script signs in; reads the help notes ([data-note]) of the
+// Servers, Executors, Tasks and Agents pages; edits keep's description in the form and
+// saves; opens proxy's form, reads its stdio-proxy switch, edits its description and saves;
+// adds the stdio server proxied (PATH) with the switch on and mode shared; opens the New
+// task dialog, reads what it offers and creates task ui-shop-task with the defaults; turns
+// read-only on in agent ui-agent's form and saves it. Each
+// step is tried on its own, so one that fails does not hide the others. It prints ONE JSON
+// object:
+//   {"ok": bool, "failures": [...], "steps": [...], "axe": {page: [violations]},
+//    "notes": {page: {note: text}}, "proxySwitch": bool|null, "saved": {server: "saved"|error},
+//    "taskChoices": [...], "taskSaved": "saved"|error, "agentSaved": "saved"|error}
+// and exits 0 when every step ran, 1 otherwise. --timeout (default 150000) bounds it.
+
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const opts = { chromium: "/usr/bin/chromium", timeout: 150000 };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const v = argv[i + 1];
+  switch (argv[i]) {
+    case "--url": opts.url = v; i++; break;
+    case "--token": opts.token = v; i++; break;
+    case "--out": opts.out = v; i++; break;
+    case "--stdio-command": opts.stdio = v; i++; break;
+    case "--chromium": opts.chromium = v; i++; break;
+    case "--timeout": opts.timeout = Number(v); i++; break;
+    default:
+      process.stderr.write(`ui-edit-e2e: unknown argument ${argv[i]}\n`);
+      process.exit(2);
+  }
+}
+for (const k of ["url", "token", "out", "stdio"]) {
+  if (!opts[k]) {
+    process.stderr.write(`ui-edit-e2e: --${k === "stdio" ? "stdio-command" : k} is required\n`);
+    process.exit(2);
+  }
+}
+
+const report = { ok: false, failures: [], steps: [], screenshots: [], axe: {}, notes: {}, proxySwitch: null, saved: {}, taskChoices: [], taskSaved: "", agentSaved: "", keptNote: "" };
+const log = (msg) => { report.steps.push(msg); process.stderr.write(`ui-edit-e2e: ${msg}\n`); };
+const fail = (msg) => { report.failures.push(msg); process.stderr.write(`ui-edit-e2e: FAIL ${msg}\n`); };
+let finished = false;
+const finish = async (code) => {
+  if (finished) return;
+  finished = true;
+  report.ok = code === 0 && report.failures.length === 0;
+  await new Promise((r) => process.stdout.write(JSON.stringify(report) + "\n", r));
+  process.exit(report.ok ? 0 : 1);
+};
+const killer = setTimeout(() => { fail(`timed out after ${opts.timeout} ms`); cleanup().finally(() => finish(1)); }, opts.timeout);
+
+const userDataDir = mkdtempSync(join(tmpdir(), "mcpgw-ui-edit-chromium-"));
+let context;
+async function cleanup() {
+  if (context) await Promise.race([context.close().catch(() => {}), new Promise((r) => setTimeout(r, 5000))]);
+  rmSync(userDataDir, { recursive: true, force: true });
+}
+
+const axeSource = readFileSync(join(here, "..", "node_modules", "axe-core", "axe.min.js"), "utf8");
+
+async function check(page, name) {
+  const file = join(opts.out, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  report.screenshots.push(file);
+  // axe runs through the DevTools protocol, which the page's CSP does not govern.
+  const res = await page.evaluate(async (src) => {
+    if (!window.axe) (0, eval)(src);
+    const r = await window.axe.run(document, { resultTypes: ["violations"] });
+    return r.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => n.target.join(" ")).slice(0, 5) }));
+  }, axeSource);
+  report.axe[name] = res;
+  for (const v of res) {
+    if (v.impact === "serious" || v.impact === "critical") fail(`axe ${name}: ${v.impact} ${v.id} (${v.help}) at ${v.nodes.join(", ")}`);
+  }
+  log(`${name}: screenshot ${file}, axe ${res.length} violation(s)`);
+}
+
+// step runs one part of the scenario; a failure is reported and the next part runs.
+async function step(name, fn) {
+  try { await fn(); } catch (e) { fail(`${name}: ${String(e && e.message || e).split("\n")[0]}`); }
+}
+
+// save clicks the dialog's Save and waits for what follows: the page reloads (saved) or
+// the form shows an error (its alert or a field's); it returns "saved" or that error.
+async function save(page, formSel, buttonSel) {
+  // Whichever comes second is left to fail on its own (the reload ends the page's script).
+  const reloaded = page.waitForEvent("load", { timeout: 20000 }).then(() => "saved", (e) => `no reload and no error shown: ${e.message}`);
+  const refused = page.waitForFunction((sel) => {
+    const f = document.querySelector(sel);
+    const a = f && f.querySelector(".alert");
+    const errs = f ? Array.from(f.querySelectorAll(".field-error")).map((e) => e.textContent.trim()).filter(Boolean) : [];
+    if (a && !a.hidden && a.textContent.trim()) errs.unshift(a.textContent.trim());
+    return errs.length ? errs.join(" | ") : null;
+  }, formSel, { timeout: 20000 }).then((h) => h.jsonValue(), () => new Promise(() => {}));
+  await page.click(buttonSel);
+  return Promise.race([reloaded, refused]);
+}
+
+async function notes(page, name) {
+  report.notes[name] = await page.locator("[data-note]").evaluateAll((els) =>
+    Object.fromEntries(els.map((e) => [e.dataset.note, e.textContent.replace(/\s+/g, " ").trim()])));
+  log(`${name}: help notes ${Object.keys(report.notes[name]).join(", ") || "none"}`);
+}
+
+// openEdit opens a server's edit form and waits until it shows that server.
+async function openEdit(page, name) {
+  await page.getByRole("button", { name: `Edit ${name}`, exact: true }).click();
+  await page.locator("#server-dialog[open]").waitFor();
+  await page.waitForFunction((n) => document.querySelector("#s-name").value === n &&
+    document.querySelector("#server-dialog-title").textContent === "Edit " + n, name);
+}
+
+async function main() {
+  context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: opts.chromium,
+    headless: true,
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+      "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    viewport: { width: 1280, height: 900 },
+  });
+  const page = context.pages()[0] || (await context.newPage());
+  page.setDefaultTimeout(15000);
+  page.on("console", (m) => { if (/Content Security Policy/i.test(m.text())) fail(`CSP violation: ${m.text()}`); });
+  page.on("pageerror", (e) => fail(`script error: ${e.message}`));
+
+  await page.goto(`${opts.url}/ui/login?token=${encodeURIComponent(opts.token)}&next=${encodeURIComponent("/ui/servers")}`);
+  await page.waitForURL(/\/ui\/servers$/);
+  log("signed in, on the Servers page");
+
+  for (const p of ["executors", "tasks", "agents", "servers"]) {
+    await step(`help notes of ${p}`, async () => {
+      await page.goto(`${opts.url}/ui/${p}`);
+      await notes(page, p);
+    });
+  }
+
+  await step("edit keep", async () => {
+    await openEdit(page, "keep");
+    report.keptNote = (await page.locator("#s-kept").textContent()) || "";
+    log(`keep: the form says ${JSON.stringify(report.keptNote)}`);
+    await page.fill("#s-desc", "edited in the UI");
+    await check(page, "servers-edit");
+    report.saved.keep = await save(page, "#server-form", "#s-save");
+    log(`keep: ${report.saved.keep}`);
+  });
+
+  await step("edit proxy", async () => {
+    await openEdit(page, "proxy");
+    const sw = page.locator("#s-stdio-proxy");
+    report.proxySwitch = (await sw.count()) ? await sw.isChecked() : null;
+    log(`proxy: stdio-proxy switch ${report.proxySwitch}`);
+    await page.fill("#s-desc", "edited in the UI");
+    report.saved.proxy = await save(page, "#server-form", "#s-save");
+    log(`proxy: ${report.saved.proxy}`);
+    if (report.saved.proxy !== "saved") await page.goto(`${opts.url}/ui/servers`);
+  });
+
+  // A form opened before a change made elsewhere does not overwrite it: its save is refused.
+  await step("stale edit of proxy", async () => {
+    await openEdit(page, "proxy");
+    const r = await fetch(`${opts.url}/api/servers/proxy`, { method: "PATCH",
+      headers: { Authorization: `Bearer ${opts.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ meta: { title: "changed elsewhere" } }) });
+    if (r.status !== 200) throw new Error(`PATCH /api/servers/proxy answered ${r.status}`);
+    await page.fill("#s-desc", "a stale edit");
+    report.saved.stale = await save(page, "#server-form", "#s-save");
+    log(`stale edit of proxy: ${report.saved.stale}`);
+    if (report.saved.stale !== "saved") await page.goto(`${opts.url}/ui/servers`);
+  });
+
+  await step("add proxied", async () => {
+    await page.click("#add-server");
+    await page.locator("#server-dialog[open]").waitFor();
+    await page.fill("#s-name", "proxied");
+    await page.selectOption("#s-type", "stdio");
+    await page.fill("#s-command", opts.stdio);
+    await page.check("#s-stdio-proxy");
+    await page.selectOption("#s-mode", "shared");
+    report.saved.proxied = await save(page, "#server-form", "#s-save");
+    log(`proxied: ${report.saved.proxied}`);
+  });
+
+  await step("new task", async () => {
+    await page.goto(`${opts.url}/ui/tasks`);
+    await page.click("#new-task");
+    await page.locator("#task-dialog[open]").waitFor();
+    report.taskChoices = await page.locator('#t-servers input[name="server"]').evaluateAll((els) => els.map((e) => e.value));
+    log(`the New task dialog offers ${report.taskChoices.join(", ")}`);
+    await check(page, "tasks-new");
+    await page.fill("#t-id", "ui-shop-task");
+    report.taskSaved = await save(page, "#task-form", "#t-save");
+    log(`ui-shop-task: ${report.taskSaved}`);
+  });
+
+  await step("save ui-agent", async () => {
+    await page.goto(`${opts.url}/ui/agents`);
+    const form = 'form.agent-form[data-id="ui-agent"]';
+    await page.check(`${form} input[name="read_only"]`);
+    report.agentSaved = await save(page, form, `${form} button[type="submit"]`);
+    log(`ui-agent: ${report.agentSaved}`);
+  });
+}
+
+main().then(async () => { clearTimeout(killer); await cleanup(); await finish(0); },
+  async (e) => { clearTimeout(killer); fail(String(e && e.stack || e)); await cleanup(); await finish(1); });
