@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -76,15 +78,26 @@ func top(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("--every must be 0 or at least 1s, not %s", *every)
 	}
 	stateDir := ""
+	// authHint is what a refusal adds: how to send a credential this gateway takes.
+	authHint := " (pass an admin key with --key or $MCPGW_ADMIN_TOKEN; `mcpgw token create-key --admin` makes one)"
 	if *base == "" || *key == "" {
-		cfg, _, err := loadConfig(configPath(*cfgFlag))
+		path := configPath(*cfgFlag)
+		cfg, _, err := loadConfig(path)
 		if err != nil {
 			return err
 		}
+		own := strings.TrimSuffix(gatewayURL(cfg), "/mcp")
 		if *base == "" {
-			*base = strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+			*base = own
 		}
-		stateDir = cfg.StateDir
+		// A state dir's local token is that gateway's secret: it goes to the config's own
+		// address, or wherever --config says that gateway is, and to no other gateway.
+		if *cfgFlag != "" || sameGateway(*base, own) {
+			stateDir = cfg.StateDir
+		} else {
+			authHint = fmt.Sprintf(" (%s is not the gateway of %s, which listens at %s, so that gateway's local token was not sent: pass --key with an admin key of the gateway at %[1]s, or --config with its config file to use its local token)",
+				*base, cmp.Or(path, "the default config"), own)
+		}
 	}
 	if *key == "" {
 		*key = os.Getenv("MCPGW_ADMIN_TOKEN")
@@ -99,7 +112,7 @@ func top(ctx context.Context, args []string, out io.Writer) error {
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	for {
-		rep, err := fetchUsage(ctx, client, u.String(), *key)
+		rep, err := fetchUsage(ctx, client, u.String(), *key, authHint)
 		if err != nil {
 			return err
 		}
@@ -120,7 +133,23 @@ func top(ctx context.Context, args []string, out io.Writer) error {
 	}
 }
 
-func fetchUsage(ctx context.Context, c *http.Client, u, key string) (*topUsage, error) {
+// sameGateway reports whether the base URLs a and b name one listener: the same port, and
+// the same host or two loopback names (127.0.0.1, localhost, ::1).
+func sameGateway(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil || ua.Port() != ub.Port() || ua.Scheme != ub.Scheme {
+		return false
+	}
+	loopback := func(h string) bool {
+		ip := net.ParseIP(h)
+		return h == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	return strings.EqualFold(ua.Hostname(), ub.Hostname()) || (loopback(ua.Hostname()) && loopback(ub.Hostname()))
+}
+
+// fetchUsage reads one report; authHint is added to a refusal (401, 403).
+func fetchUsage(ctx context.Context, c *http.Client, u, key, authHint string) (*topUsage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -148,7 +177,7 @@ func fetchUsage(ctx context.Context, c *http.Client, u, key string) (*topUsage, 
 		}
 		hint := ""
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			hint = " (pass an admin key with --key or $MCPGW_ADMIN_TOKEN; `mcpgw token create-key --admin` makes one)"
+			hint = authHint
 		}
 		return nil, fmt.Errorf("GET %s: HTTP %d: %s%s", u, resp.StatusCode, msg, hint)
 	}
