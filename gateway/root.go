@@ -14,11 +14,18 @@ const rootNotFound = "404 not found: mcpgw serves MCP at /mcp (an MCP request to
 
 // mcpAtRoot serves the base URL. Agents are pointed at http://127.0.0.1:8080 as often as
 // at /mcp, so an MCP request there (a JSON POST, a GET asking for an event stream, a
-// DELETE naming a session) is served by the streamable transport as at /mcp; anything
-// else, a browser's GET first, is not found, and told where to go.
-func mcpAtRoot(serveMCP http.HandlerFunc) http.HandlerFunc {
+// DELETE naming a session) is served by the streamable transport as at /mcp, except a GET
+// for an event stream without a session id: the streamable transport has no such request
+// (its GET stream belongs to a session), so it is a legacy SSE client (2024-11-05), and
+// serveSSE opens its session as at /sse. Anything else, a browser's GET first, is not
+// found, and told where to go.
+func mcpAtRoot(serveMCP, serveSSE http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if isMCPRequest(r) {
+		switch {
+		case r.Method == http.MethodGet && isMCPRequest(r) && r.Header.Get("Mcp-Session-Id") == "":
+			serveSSE(w, r)
+			return
+		case isMCPRequest(r):
 			serveMCP(w, r)
 			return
 		}

@@ -4,12 +4,15 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMCPAtRoot: an agent pointed at the gateway's base URL without /mcp (the URL people
 // copy from the address bar) is served MCP there: POST / opens and uses a session, GET /
-// asking for an event stream opens the session's stream, DELETE / ends it. A browser's
-// GET / is still not found, and its answer names /mcp and /ui.
+// asking for an event stream opens the session's stream, DELETE / ends it; a GET / asking
+// for an event stream without a session is a legacy SSE client (2024-11-05), whose stream
+// opens there as at /sse. A browser's GET / is still not found, and its answer names /mcp
+// and /ui.
 func TestMCPAtRoot(t *testing.T) {
 	g := startGateway(t, baseConfig)
 	r := g.do(t, req{path: "/", body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"root","version":"1"}}}`})
@@ -42,6 +45,25 @@ func TestMCPAtRoot(t *testing.T) {
 		t.Errorf("GET / with Accept: text/event-stream: HTTP %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
 	}
 	resp.Body.Close()
+
+	// A legacy SSE client: the endpoint event, then its initialize answered on the stream.
+	ls := openLegacyAt(t, g, "/")
+	defer ls.close()
+	if ls.endpoint != "/message" {
+		t.Errorf("GET / as a legacy SSE client: endpoint %q, want /message", ls.endpoint)
+	}
+	if r := g.do(t, req{path: ls.endpoint + "?sessionId=" + ls.id,
+		body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`}); r.status != http.StatusAccepted {
+		t.Errorf("POST %s initialize: HTTP %d %s", ls.endpoint, r.status, r.body)
+	}
+	select {
+	case ev := <-ls.events:
+		if !strings.Contains(string(ev.Data), `"serverInfo"`) {
+			t.Errorf("legacy stream at /: want the initialize result, got %s", ev.Data)
+		}
+	case <-time.After(5 * time.Second):
+		t.Errorf("legacy stream at /: no initialize result")
+	}
 
 	// A browser.
 	b := g.do(t, req{method: http.MethodGet, path: "/", header: map[string]string{"Accept": "text/html"}})

@@ -10,8 +10,8 @@ import (
 
 // TestGoSDKClientAtBaseURL: a go-sdk client given the gateway's base URL without /mcp (the
 // design's and many READMEs' example, http://127.0.0.1:8080) connects, lists and calls,
-// on a 2025-11-25 session (POST, the GET stream, DELETE at close) and on the stateless
-// revision it probes first by default.
+// on a 2025-11-25 session (POST, the GET stream, DELETE at close), on the stateless
+// revision it probes first by default, and as a legacy SSE (2024-11-05) client.
 func TestGoSDKClientAtBaseURL(t *testing.T) {
 	needGatewayBin(t)
 	everythingServer(t)
@@ -23,11 +23,16 @@ servers:
     command: {{everything_server}}
 `)
 	for _, tc := range []struct {
-		name    string
-		connect func(testing.TB, mcp.Transport) *goClient
-	}{{"session", connectGoClient}, {"probing", connectGoClientProbing}} {
+		name      string
+		connect   func(testing.TB, mcp.Transport) *goClient
+		transport mcp.Transport
+	}{
+		{"session", connectGoClient, &mcp.StreamableClientTransport{Endpoint: g.Base}},
+		{"probing", connectGoClientProbing, &mcp.StreamableClientTransport{Endpoint: g.Base}},
+		{"legacy-sse", connectGoClientProbing, &mcp.SSEClientTransport{Endpoint: g.Base}},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			gc := tc.connect(t, &mcp.StreamableClientTransport{Endpoint: g.Base})
+			gc := tc.connect(t, tc.transport)
 			if names := gc.toolNames(t); !slices.Contains(names, "everything__test_simple_text") {
 				t.Fatalf("tools at the base URL: %v", names)
 			}
