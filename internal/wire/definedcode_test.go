@@ -13,6 +13,7 @@ func TestDefinedCode(t *testing.T) {
 	}{
 		{name: "defined code kept", in: `{"code":-32602,"message":"bad"}`, same: true},
 		{name: "application code kept", in: `{"code":42,"message":"app"}`, same: true},
+		{name: "odd message, code kept", in: `{"code":-32000,"message":7}`, same: true},
 		{name: "zero", in: `{"code":0,"message":"client does not support elicitation","data":{"x":1}}`, wantCode: CodeInternalError, wantMsg: `upstream "u": client does not support elicitation`},
 		{name: "missing", in: `{"message":"m"}`, wantCode: CodeInternalError, wantMsg: `upstream "u": m`},
 		{name: "not an integer", in: `{"code":"x","message":"m"}`, wantCode: CodeInternalError, wantMsg: `upstream "u": m`},

@@ -268,7 +268,7 @@ func RawError(id json.RawMessage, errObj json.RawMessage) []byte {
 func DefinedCode(errObj json.RawMessage, who string) json.RawMessage {
 	var e struct {
 		Code    json.RawMessage `json:"code"`
-		Message string          `json:"message"`
+		Message json.RawMessage `json:"message"`
 		Data    json.RawMessage `json:"data,omitempty"`
 	}
 	if json.Unmarshal(errObj, &e) == nil {
@@ -276,8 +276,10 @@ func DefinedCode(errObj json.RawMessage, who string) json.RawMessage {
 			return errObj
 		}
 	}
-	msg := who + ": " + e.Message
-	if e.Message == "" {
+	var text string
+	_ = json.Unmarshal(e.Message, &text)
+	msg := who + ": " + text
+	if text == "" {
 		msg = who + " answered an error without a code or message"
 	}
 	out, _ := json.Marshal(ErrorObject{Code: CodeInternalError, Message: msg, Data: e.Data})
