@@ -215,6 +215,8 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		serveMCP, serveMessage = g.tracing.HTTPContext(serveMCP), g.tracing.HTTPContext(serveMessage)
 	}
 	g.mux.HandleFunc("/mcp", serveMCP)
+	// The base URL too, for an MCP request (root.go); other paths stay unknown.
+	g.mux.HandleFunc("/{$}", mcpAtRoot(serveMCP, g.legacy.serveSSE))
 	g.mux.HandleFunc("/sse", g.legacy.serveSSE)
 	g.mux.HandleFunc("/message", serveMessage)
 	// The same front under /mcp, where clients written for other gateways look for it.

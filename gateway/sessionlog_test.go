@@ -36,3 +36,38 @@ tasks:
 		}
 	}
 }
+
+// The tools/list form a session is served (full, thin or search) is logged once, when it
+// is chosen, with the session, agent, client, form and tool count: an operator can tell
+// why an agent saw the tools it saw. Pages and re-lists of the same view do not log again.
+func TestSessionListFormLogged(t *testing.T) {
+	g := startGateway(t, baseConfig+`
+agents:
+  coder: {handshake: thin}
+`)
+	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"formclient","version":"1"}}}`,
+		header: map[string]string{"X-Agent-ID": "coder"}})
+	if r.status != http.StatusOK {
+		t.Fatalf("initialize: HTTP %d %s", r.status, r.body)
+	}
+	sid := r.header.Get("Mcp-Session-Id")
+	g.toolNames(t, sid) // every page
+	g.toolNames(t, sid) // and again
+	var lines []string
+	for _, l := range strings.Split(g.log.String(), "\n") {
+		if strings.Contains(l, `msg="list form"`) && strings.Contains(l, "session="+sid) {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) != 1 {
+		t.Fatalf("%d list form lines for %s, want 1:\n%s", len(lines), sid, g.log.String())
+	}
+	for _, want := range []string{"level=INFO", "agent=coder", "client=formclient", "form=thin", "tools="} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("list form line %q lacks %s", lines[0], want)
+		}
+	}
+	if strings.Contains(lines[0], "tools=0 ") {
+		t.Errorf("list form line %q counts no tools", lines[0])
+	}
+}

@@ -48,9 +48,11 @@ var clientTransports = map[string][]string{
 	"claude-code": {"http", "bridge"},
 	"codex":       {"http", "bridge"},
 	"cursor":      {"http", "bridge"},
-	"gemini":      {"http", "bridge"},
-	"qwen":        {"http", "bridge"},
-	"opencode":    {"http", "bridge"},
+	// Gemini CLI reads the legacy SSE transport too, spelled "type": "sse" (since 0.61 a
+	// url without type is read as streamable HTTP).
+	"gemini":   {"http", "bridge", "sse"},
+	"qwen":     {"http", "bridge"},
+	"opencode": {"http", "bridge"},
 	// generic is the plain mcpServers shape with "type": "streamable-http", which clients
 	// and tools written against that spelling read (docs/clients/generic.md).
 	"generic": {"http", "bridge"},
@@ -61,7 +63,7 @@ func clientConfig(args []string, out io.Writer) error {
 	cfgFlag := fs.String("config", "", "config file")
 	agent := fs.String("agent", "", "agent id")
 	client := fs.String("client", "", "claude-code | codex | cursor | gemini | qwen | opencode | generic")
-	via := fs.String("via", "http", "http (the gateway's URL) or bridge (spawn mcpgw-bridge over stdio)")
+	via := fs.String("via", "http", "http (the gateway's URL), bridge (spawn mcpgw-bridge over stdio) or, for gemini, sse (the legacy SSE transport at /sse)")
 	executor := fs.String("executor", "", "executor whose url_rewrite applies (e.g. local_docker)")
 	conversation := fs.String("conversation", "", "conversation id sent with every request (X-Conversation-ID, or the configured header)")
 	task := fs.String("task", "", "task id sent with every request (X-Task-ID, or the configured header): the run sees only the task's servers")
@@ -78,7 +80,7 @@ func clientConfig(args []string, out io.Writer) error {
 		return fmt.Errorf("unknown client %q (claude-code, codex, cursor, gemini, qwen, opencode)", *client)
 	}
 	if !contains(vias, *via) {
-		return fmt.Errorf("client %s cannot use --via %s", *client, *via)
+		return fmt.Errorf("client %s cannot use --via %s (it can: %s)", *client, *via, strings.Join(vias, ", "))
 	}
 	cfg, _, err := loadConfig(configPath(*cfgFlag))
 	if err != nil {
@@ -111,7 +113,7 @@ func clientConfig(args []string, out io.Writer) error {
 			spec.bridge = "mcpgw-bridge"
 		}
 	}
-	if cfg.Auth.Mode == "none" && *via == "http" && runtime.GOOS != "linux" {
+	if cfg.Auth.Mode == "none" && *via != "bridge" && runtime.GOOS != "linux" {
 		if spec.localToken, err = statedir.ReadToken(cfg.StateDir); err != nil {
 			fmt.Fprintf(notes, "mcpgw client-config: %v; start the gateway once (it makes the token), then run this again: outside Linux a client over HTTP needs it\n", err)
 		}
@@ -327,9 +329,13 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 			server = map[string]any{"url": s.url, "headers": headers}
 		}
 	case "gemini", "qwen":
-		if s.via == "bridge" {
+		switch s.via {
+		case "bridge":
 			server = map[string]any{"command": s.bridge, "args": s.bridgeArgs()}
-		} else {
+		case "sse":
+			// The legacy transport's stream is /sse beside /mcp (gateway/internal/legacysse).
+			server = map[string]any{"type": "sse", "url": strings.TrimSuffix(s.url, "/mcp") + "/sse", "headers": headers}
+		default:
 			server = map[string]any{"httpUrl": s.url, "headers": headers}
 		}
 	case "opencode":

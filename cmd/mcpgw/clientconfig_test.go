@@ -58,10 +58,14 @@ func (c ccCase) name() string {
 }
 
 func (c ccCase) wantURL() string {
+	u := ccURL
 	if c.executor != "" {
-		return ccDockerURL
+		u = ccDockerURL
 	}
-	return ccURL
+	if c.via == "sse" {
+		return strings.TrimSuffix(u, "/mcp") + "/sse"
+	}
+	return u
 }
 
 func runClientConfig(t *testing.T, cfgPath string, args ...string) ([]byte, error) {
@@ -79,7 +83,7 @@ func TestClientConfigGolden(t *testing.T) {
 		t.Errorf("clients %v, want %v", got, ccClients)
 	}
 	for _, client := range ccClients {
-		for _, via := range []string{"http", "bridge"} {
+		for _, via := range clientTransports[client] {
 			for _, executor := range []string{"", ccExecutor} {
 				for _, auth := range []string{"none", "jwt"} {
 					c := ccCase{client, via, executor, auth}
@@ -272,23 +276,28 @@ func checkMCPServersJSON(t *testing.T, c ccCase, out []byte) {
 		allowed = []string{"command", "args", "env", "cwd", "httpUrl", "url", "headers", "timeout", "trust",
 			"includeTools", "excludeTools", "description"}
 		tokenRef, urlKey = "$MCPGW_TOKEN", "httpUrl"
+		if c.via == "sse" {
+			// Gemini CLI 0.61 reads a url without type as streamable HTTP.
+			allowed = append(allowed, "type")
+			urlKey, wantType = "url", "sse"
+		}
 	}
 	checkKeys(t, "mcpServers.mcpgw", e, allowed...)
 	typ, hasType := decodeField[string](t, e, "type")
 	if wantType != "" && typ != wantType {
 		t.Errorf("type %q, want %q", typ, wantType)
 	}
-	if hasType && c.client != "claude-code" && c.client != "generic" {
+	if hasType && c.client != "claude-code" && c.client != "generic" && c.via != "sse" {
 		t.Errorf("%s: unexpected type %q", c.client, typ)
 	}
-	if c.via == "http" {
+	if c.via != "bridge" {
 		if u, _ := decodeField[string](t, e, urlKey); u != c.wantURL() {
 			t.Errorf("%s %q, want %q", urlKey, u, c.wantURL())
 		}
 		if _, ok := e["command"]; ok {
 			t.Errorf("an HTTP entry with a command: clients would spawn it instead")
 		}
-		if (c.client == "gemini" || c.client == "qwen") && e["url"] != nil {
+		if (c.client == "gemini" || c.client == "qwen") && c.via == "http" && e["url"] != nil {
 			t.Errorf("%s reads url as legacy SSE; the gateway's /mcp is streamable HTTP (httpUrl)", c.client)
 		}
 		h, _ := decodeField[map[string]string](t, e, "headers")
@@ -438,7 +447,7 @@ func TestClientConfigGoldenFilesUsed(t *testing.T) {
 	}
 	want := map[string]bool{}
 	for _, client := range ccClients {
-		for _, via := range []string{"http", "bridge"} {
+		for _, via := range clientTransports[client] {
 			for _, executor := range []string{"", ccExecutor} {
 				for _, auth := range []string{"none", "jwt"} {
 					ext := ".json"

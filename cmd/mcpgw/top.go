@@ -1,12 +1,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -75,31 +77,18 @@ func top(ctx context.Context, args []string, out io.Writer) error {
 	if *every < 0 || (*every > 0 && *every < time.Second) {
 		return fmt.Errorf("--every must be 0 or at least 1s, not %s", *every)
 	}
-	stateDir := ""
-	if *base == "" || *key == "" {
-		cfg, _, err := loadConfig(configPath(*cfgFlag))
-		if err != nil {
-			return err
-		}
-		if *base == "" {
-			*base = strings.TrimSuffix(gatewayURL(cfg), "/mcp")
-		}
-		stateDir = cfg.StateDir
+	t, err := resolveTopTarget(*cfgFlag, *base, *key)
+	if err != nil {
+		return err
 	}
-	if *key == "" {
-		*key = os.Getenv("MCPGW_ADMIN_TOKEN")
-	}
-	if *key == "" && stateDir != "" {
-		// The gateway's own user reads its local token: no key to copy.
-		*key, _ = statedir.ReadToken(stateDir)
-	}
+	*base, *key = t.base, t.key
 	u, err := url.Parse(strings.TrimSuffix(*base, "/") + "/api/usage?minutes=" + strconv.Itoa(*minutes))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return fmt.Errorf("--url %q is not an http(s) URL", *base)
 	}
 	client := &http.Client{Timeout: 10 * time.Second}
 	for {
-		rep, err := fetchUsage(ctx, client, u.String(), *key)
+		rep, err := fetchUsage(ctx, client, u.String(), *key, t.authHint)
 		if err != nil {
 			return err
 		}
@@ -120,7 +109,65 @@ func top(ctx context.Context, args []string, out io.Writer) error {
 	}
 }
 
-func fetchUsage(ctx context.Context, c *http.Client, u, key string) (*topUsage, error) {
+// topTarget is the gateway top reads and the credential it sends there.
+type topTarget struct {
+	base, key string
+	// authHint is what a refusal (401, 403) adds: how to send a credential it takes.
+	authHint string
+}
+
+// resolveTopTarget fills in what --url and --key left out: the config's address, the key
+// from $MCPGW_ADMIN_TOKEN, else the local token of the config's state dir. That token is
+// the gateway's secret: it goes to the config's own address, or wherever --config says that
+// gateway is, and to no other gateway.
+func resolveTopTarget(cfgFlag, base, key string) (topTarget, error) {
+	t := topTarget{base: base, key: key,
+		authHint: " (pass an admin key with --key or $MCPGW_ADMIN_TOKEN; `mcpgw token create-key --admin` makes one)"}
+	stateDir := ""
+	if base == "" || key == "" {
+		path := configPath(cfgFlag)
+		cfg, _, err := loadConfig(path)
+		if err != nil {
+			return t, err
+		}
+		own := strings.TrimSuffix(gatewayURL(cfg), "/mcp")
+		if t.base == "" {
+			t.base = own
+		}
+		if cfgFlag != "" || sameGateway(t.base, own) {
+			stateDir = cfg.StateDir
+		} else {
+			t.authHint = fmt.Sprintf(" (%s is not the gateway of %s, which listens at %s, so that gateway's local token was not sent: pass --key with an admin key of the gateway at %[1]s, or --config with its config file to use its local token)",
+				t.base, cmp.Or(path, "the default config"), own)
+		}
+	}
+	if t.key == "" {
+		t.key = os.Getenv("MCPGW_ADMIN_TOKEN")
+	}
+	if t.key == "" && stateDir != "" {
+		// The gateway's own user reads its local token: no key to copy.
+		t.key, _ = statedir.ReadToken(stateDir)
+	}
+	return t, nil
+}
+
+// sameGateway reports whether the base URLs a and b name one listener: the same port, and
+// the same host or two loopback names (127.0.0.1, localhost, ::1).
+func sameGateway(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	if err1 != nil || err2 != nil || ua.Port() != ub.Port() || ua.Scheme != ub.Scheme {
+		return false
+	}
+	loopback := func(h string) bool {
+		ip := net.ParseIP(h)
+		return h == "localhost" || (ip != nil && ip.IsLoopback())
+	}
+	return strings.EqualFold(ua.Hostname(), ub.Hostname()) || (loopback(ua.Hostname()) && loopback(ub.Hostname()))
+}
+
+// fetchUsage reads one report; authHint is added to a refusal (401, 403).
+func fetchUsage(ctx context.Context, c *http.Client, u, key, authHint string) (*topUsage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -148,7 +195,7 @@ func fetchUsage(ctx context.Context, c *http.Client, u, key string) (*topUsage, 
 		}
 		hint := ""
 		if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden {
-			hint = " (pass an admin key with --key or $MCPGW_ADMIN_TOKEN; `mcpgw token create-key --admin` makes one)"
+			hint = authHint
 		}
 		return nil, fmt.Errorf("GET %s: HTTP %d: %s%s", u, resp.StatusCode, msg, hint)
 	}

@@ -75,7 +75,7 @@ func (c *Client) Discover(ctx context.Context, serverURL string, ch Challenge) (
 	if err != nil {
 		return nil, err
 	}
-	as, err := c.DiscoverServer(ctx, origin(su))
+	as, err := c.discoverLegacyServer(ctx, origin(su))
 	if errors.Is(err, ErrNoServerMetadata) {
 		as, err = DefaultEndpoints(origin(su)), nil
 	}
@@ -164,6 +164,31 @@ func (c *Client) fetchResource(ctx context.Context, u string) (*ResourceMetadata
 // RFC 8414 then OpenID Connect. A 4xx moves on; ErrNoServerMetadata when all fail so. The
 // document's issuer must be issuer exactly (RFC 8414 §3.3), else a *MismatchError at once.
 func (c *Client) DiscoverServer(ctx context.Context, issuer string) (*ServerMetadata, error) {
+	return c.discoverServer(ctx, issuer, func(got string) bool { return got == issuer })
+}
+
+// discoverLegacyServer is DiscoverServer for a 2025-03-26 server (one without protected
+// resource metadata), whose authorization server the client knows only as base, the MCP
+// server's origin: that revision sends it to base's /.well-known/oauth-authorization-server
+// and names no issuer to expect. RFC 8414 §3.3 holds the document's issuer to the one its
+// URL was built from, and the only one there is is the origin; what the revision leaves
+// open is the issuer's path, since it puts the authorization server at that origin and
+// says nothing of where under it. So the issuer may have a path (https://host/oauth), and
+// nothing more: another origin, a query or a fragment is still a *MismatchError.
+func (c *Client) discoverLegacyServer(ctx context.Context, base string) (*ServerMetadata, error) {
+	return c.discoverServer(ctx, base, func(got string) bool {
+		if got == base {
+			return true
+		}
+		u, err := url.Parse(got)
+		return err == nil && u.RawQuery == "" && u.Fragment == "" && !u.ForceQuery &&
+			u.User == nil && origin(u) == base && strings.HasPrefix(u.EscapedPath(), "/")
+	})
+}
+
+// discoverServer reads the metadata at the URLs built from issuer and takes the first one
+// there whose issuer accept allows.
+func (c *Client) discoverServer(ctx context.Context, issuer string, accept func(got string) bool) (*ServerMetadata, error) {
 	iu, err := c.checkURL("issuer", issuer)
 	if err != nil {
 		return nil, err
@@ -179,7 +204,7 @@ func (c *Client) DiscoverServer(ctx context.Context, issuer string) (*ServerMeta
 		if err != nil {
 			return nil, err
 		}
-		if as.Issuer != issuer {
+		if !accept(as.Issuer) {
 			return nil, &MismatchError{What: "issuer", Want: issuer, Got: as.Issuer}
 		}
 		if err := c.checkEndpoints(as); err != nil {

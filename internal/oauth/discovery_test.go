@@ -141,6 +141,37 @@ func TestDiscoverLegacyServers(t *testing.T) {
 	}
 }
 
+// TestDiscoverLegacyIssuerPath: a 2025-03-26 server's authorization server metadata, read
+// at its origin's root, may name an issuer with a path at that origin (the suite's 0.1.16
+// scenario serves http://host/oauth); an issuer at another origin, or with a query, is
+// still refused as RFC 8414 §3.3 says.
+func TestDiscoverLegacyIssuerPath(t *testing.T) {
+	as := newFakeAS(t, "")
+	as.set("issuer", as.srv.URL+"/oauth")
+	d, err := testClient().Discover(ctxT(t), as.srv.URL+"/mcp", Challenge{})
+	if err != nil {
+		t.Fatalf("an issuer with a path at the server's origin: %v", err)
+	}
+	if d.Server.Issuer != as.srv.URL+"/oauth" || d.Server.Defaulted {
+		t.Errorf("legacy discovery %+v", d.Server)
+	}
+	for _, bad := range []string{"http://attacker.example.com/oauth", as.srv.URL + "/oauth?x=1", as.srv.URL + "/oauth#f",
+		strings.Replace(as.srv.URL, "http://", "http://user@", 1) + "/oauth", "oauth"} {
+		as.set("issuer", bad)
+		_, err := testClient().Discover(ctxT(t), as.srv.URL+"/mcp", Challenge{})
+		var me *MismatchError
+		if !errors.As(err, &me) || me.What != "issuer" {
+			t.Errorf("issuer %q: err %v, want an issuer MismatchError", bad, err)
+		}
+	}
+	// Only the legacy path is relaxed: asked for an issuer, the document must name it.
+	as.set("issuer", as.srv.URL+"/oauth")
+	var me *MismatchError
+	if _, err := testClient().DiscoverServer(ctxT(t), as.srv.URL); !errors.As(err, &me) {
+		t.Errorf("DiscoverServer took an issuer with another path: %v", err)
+	}
+}
+
 func TestDiscoverMalformedMetadata(t *testing.T) {
 	cases := map[string]string{
 		"html":              `<html>hello</html>`,

@@ -260,6 +260,32 @@ func RawError(id json.RawMessage, errObj json.RawMessage) []byte {
 	return append(b, '}')
 }
 
+// DefinedCode returns errObj as a client may be sent it. An error object without a
+// usable code — 0, which go-sdk writes for an error its handler returned as a plain Go
+// error, a missing code or one that is not an integer — becomes a -32603 whose message
+// starts with who (e.g. `upstream "files"`), so the client has a defined code and knows
+// where the error came from. Any other errObj is returned as it is, without a copy.
+func DefinedCode(errObj json.RawMessage, who string) json.RawMessage {
+	var e struct {
+		Code    json.RawMessage `json:"code"`
+		Message json.RawMessage `json:"message"`
+		Data    json.RawMessage `json:"data,omitempty"`
+	}
+	if json.Unmarshal(errObj, &e) == nil {
+		if n, err := strconv.ParseInt(string(e.Code), 10, 64); err == nil && n != 0 {
+			return errObj
+		}
+	}
+	var text string
+	_ = json.Unmarshal(e.Message, &text)
+	msg := who + ": " + text
+	if text == "" {
+		msg = who + " answered an error without a code or message"
+	}
+	out, _ := json.Marshal(ErrorObject{Code: CodeInternalError, Message: msg, Data: e.Data})
+	return out
+}
+
 // ErrorObject is the error member of a response.
 type ErrorObject struct {
 	Code    int             `json:"code"`

@@ -13,6 +13,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -86,6 +88,28 @@ func TestConformanceClientAuth(t *testing.T) {
 		}
 	}
 	t.Logf("conformance authorization scenarios through mcpgw:\n  %s", strings.Join(lines, "\n  "))
+}
+
+// authBackcompatScenarios are the 2025-03-26 back-compat scenarios run again with suite
+// 0.1.16, whose scenario server differs from 0.2.0's: in oauth-metadata-backcompat it
+// publishes the authorization server metadata at the origin's root with an issuer that
+// has a path (http://localhost:PORT/oauth), which that revision allows (discovery.go,
+// DiscoverLegacyServer).
+var authBackcompatScenarios = []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"}
+
+func TestConformanceClientAuthBackcompat0116(t *testing.T) {
+	bin := needGatewayBin(t)
+	node(t) // the suite needs Node 22
+	script := filepath.Join(e2eDir(t), "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	if _, err := os.Stat(script); err != nil {
+		t.Fatalf("conformance 0.1.16 missing (run scripts/peers.sh): %v", err)
+	}
+	driver := buildConfClient(t)
+	for _, name := range authBackcompatScenarios {
+		t.Run(name, func(t *testing.T) {
+			runClientScenario(t, script, driver, bin, clientRun{scenario: name, version: "2025-03-26"})
+		})
+	}
 }
 
 // TestConformanceClientAuthScenarioList: every auth/* scenario of the suite runs here or

@@ -68,7 +68,13 @@ func (dp *Dispatcher) ClientResponse(s *session.Session, m *wire.Msg) {
 		pr.Answer(m.Result, m.Error)
 		return
 	}
-	if err := pr.Conn.Reply(pr.UpstreamID, m.Result, m.Error); err != nil {
+	errObj := m.Error
+	if errObj != nil {
+		// A client's error without a defined code (go-sdk's for a handler's plain Go error)
+		// reaches the upstream as errors reach clients: -32603, the client named.
+		errObj = wire.DefinedCode(errObj, "client")
+	}
+	if err := pr.Conn.Reply(pr.UpstreamID, m.Result, errObj); err != nil {
 		dp.Log.Warn("relaying a client response upstream failed", "server", pr.Conn.Name, "err", err)
 	}
 }

@@ -224,7 +224,7 @@ func (w *callWait) ended(ctx context.Context, c *upstreamCall, err error, k *ups
 // answer relays the upstream's response to the client.
 func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstream.Conn, resp *wire.Msg, held *slot, deadline time.Time) string {
 	if resp.Error != nil {
-		_ = c.out.Reply(wire.RawError(c.m.ID, resp.Error))
+		_ = c.out.Reply(wire.RawError(c.m.ID, wire.DefinedCode(resp.Error, fmt.Sprintf("upstream %q", c.server))))
 		return "error"
 	}
 	if conn.Modern && c.s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {

@@ -45,6 +45,10 @@ func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
 		form, fresh = s.Shown.KeepForm(hash, form)
 	}
 	if fresh {
+		// Once per session and view: the form an agent was served explains what it saw
+		// (a thin list's descriptions, a search tool instead of tools).
+		dp.Log.Info("list form", "session", s.ID, "agent", s.Rec.Agent, "client", ClientName(s.ClientInfo()),
+			"form", form, "tools", len(v.Tools), "handshake", in.Mode)
 		dp.Metrics.Handshake(form)
 		rec := s.SetForm(hash, form)
 		if err := dp.Store.Put(&rec); err != nil {
