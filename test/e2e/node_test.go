@@ -76,10 +76,16 @@ func runNode(t testing.TB, timeout time.Duration, script string, args ...string)
 // timeout; on timeout its whole process group is killed.
 func runTool(t testing.TB, timeout time.Duration, env []string, cmd string, args ...string) NodeResult {
 	t.Helper()
+	return runToolIn(t, e2eDir(t), timeout, env, cmd, args...)
+}
+
+// runToolIn is runTool in the working directory dir.
+func runToolIn(t testing.TB, dir string, timeout time.Duration, env []string, cmd string, args ...string) NodeResult {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	c := exec.CommandContext(ctx, cmd, args...)
-	c.Dir = e2eDir(t)
+	c.Dir = dir
 	c.Env = append(append(os.Environ(), nodeEnv(t)...), env...)
 	var stdout, stderr bytes.Buffer
 	c.Stdout = &stdout
