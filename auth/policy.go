@@ -40,7 +40,8 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 		if ac.Enabled != nil && !*ac.Enabled {
 			return res, nil
 		}
-		if len(ac.Servers) == 0 {
+		// No list (nil) is the defaults; an empty list is no server at all.
+		if ac.Servers == nil {
 			names = defaultsFor(cfg, id.Project)
 		}
 		for _, u := range ac.Servers {

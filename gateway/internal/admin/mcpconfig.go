@@ -69,7 +69,7 @@ func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any
 			}
 		}
 	}
-	if len(uses) == 0 {
+	if uses == nil { // no list: the defaults ([] is no server)
 		for _, n := range sortedKeys(cfg.Servers) {
 			if d := cfg.Servers[n]; d != nil && d.Enabled() {
 				uses = append(uses, config.AgentUse{Name: n})
@@ -123,6 +123,9 @@ func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	agent.Enabled, agent.Meta, agent.Servers = in.Enabled, in.Meta, nil
+	if in.Servers != nil { // {}: no server; absent or null: the defaults
+		agent.Servers = []agentUseDoc{}
+	}
 	p := &mcpConfigPlan{a: a, w: w, agent: &agent, now: time.Now().UTC()}
 	for _, name := range sortedKeys(in.Servers) {
 		if !p.server(name, in.Servers[name]) {

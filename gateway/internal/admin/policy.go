@@ -21,8 +21,10 @@ type policyAPI struct{ *API }
 
 // agentDoc is an agent as the admin API reads and writes it (the config file's keys).
 type agentDoc struct {
-	Enabled   *bool         `json:"enabled,omitempty"`
-	Servers   []agentUseDoc `json:"servers,omitempty"`
+	Enabled *bool `json:"enabled,omitempty"`
+	// Servers is the agent's list: null (or absent) is the servers enabled by default, []
+	// is none. Not omitempty, so that [] survives the store and the answer.
+	Servers   []agentUseDoc `json:"servers"`
 	Tools     *toolsDoc     `json:"tools,omitempty"`
 	ReadOnly  bool          `json:"read_only,omitempty"`
 	Handshake string        `json:"handshake,omitempty"`
@@ -70,6 +72,9 @@ type toolsDoc struct {
 func (d *agentDoc) config() *config.AgentConfig {
 	a := &config.AgentConfig{Enabled: d.Enabled, ReadOnly: d.ReadOnly, Handshake: d.Handshake, Executor: d.Executor,
 		PinnedTools: slices.Clone(d.PinnedTools)}
+	if d.Servers != nil {
+		a.Servers = make([]config.AgentUse, 0, len(d.Servers))
+	}
 	for _, u := range d.Servers {
 		a.Servers = append(a.Servers, config.AgentUse{Name: u.Name, Mode: u.Mode})
 	}
@@ -85,6 +90,9 @@ func (d *agentDoc) config() *config.AgentConfig {
 func agentDocOf(a *config.AgentConfig) agentDoc {
 	d := agentDoc{Enabled: a.Enabled, ReadOnly: a.ReadOnly, Handshake: a.Handshake, Executor: a.Executor,
 		PinnedTools: slices.Clone(a.PinnedTools)}
+	if a.Servers != nil {
+		d.Servers = make([]agentUseDoc, 0, len(a.Servers))
+	}
 	for _, u := range a.Servers {
 		d.Servers = append(d.Servers, agentUseDoc{Name: u.Name, Mode: u.Mode})
 	}
