@@ -151,6 +151,9 @@ type policySpec struct {
 	decode func(body []byte) (any, []FieldError)
 	// redact hides secret values in a document (a JSON object) before it is shown.
 	redact func(doc map[string]any)
+	// normalize, when set, rewrites a body (a PUT's or a PATCH's) in another accepted
+	// shape into the document's own before anything reads it.
+	normalize func(body []byte) ([]byte, []FieldError)
 }
 
 func agentSpec() *policySpec {
@@ -192,6 +195,7 @@ func executorSpec() *policySpec {
 			errs := DecodeStrict(b, &d, nil)
 			return &d.executorDoc, errs
 		},
+		normalize: normalizeExecutorBody,
 		redact: func(doc map[string]any) {
 			if p, _ := doc["mcp_policy"].(map[string]any); p != nil {
 				if env, _ := p["env_injection"].(map[string]any); env != nil {
@@ -351,7 +355,8 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 			}
 			return
 		}
-		if errs := decodeStrictErrs(spec, body); errs != nil {
+		body, errs := decodeStrictErrs(spec, body)
+		if errs != nil {
 			FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
@@ -397,10 +402,17 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 	}
 }
 
-// decodeStrictErrs checks a body's fields (a patch's as sent) against the kind's document.
-func decodeStrictErrs(spec *policySpec, body []byte) []FieldError {
+// decodeStrictErrs checks a body's fields (a patch's as sent) against the kind's document,
+// after rewriting it into the document's own shape (spec.normalize), which it returns.
+func decodeStrictErrs(spec *policySpec, body []byte) ([]byte, []FieldError) {
+	if spec.normalize != nil {
+		var errs []FieldError
+		if body, errs = spec.normalize(body); errs != nil {
+			return nil, errs
+		}
+	}
 	_, errs := spec.decode(body)
-	return errs
+	return body, errs
 }
 
 // resolveWarnings are what a session of the agent would be told at its start, with the
