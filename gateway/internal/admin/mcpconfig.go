@@ -52,11 +52,9 @@ func (a serverAPI) ServeMCPConfig(w http.ResponseWriter, r *http.Request) {
 // mcpConfigOf builds the document of agent id from the running config.
 func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any, bool) {
 	cfg := a.port.Config()
-	ag, known := cfg.Agents[id]
-	if !known && len(cfg.Agents) > 0 {
-		Error(w, http.StatusNotFound, fmt.Sprintf("no agent %q", id))
-		return nil, false
-	}
+	// An agent without a config yet is answered as it would start: enabled, with the
+	// servers enabled by default (an orchestrator reads before it writes).
+	ag := cfg.Agents[id]
 	enabled := true
 	var uses []config.AgentUse
 	var meta map[string]any
