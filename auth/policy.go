@@ -237,8 +237,9 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 		if len(p.EnvInjection) > 0 && d.Transport() == config.TransportStdio {
 			o.Env = map[string]string{}
 			for k, v := range p.EnvInjection {
-				// The server's own value wins unless the policy says injection overrides it.
-				if _, own := d.Env[k]; !own || p.EnvInjectionOverridesServer {
+				// The policy's value wins, unless the server allows its own to override
+				// it and the policy does not insist.
+				if _, own := d.Env[k]; !own || !d.AllowEnvOverride || p.EnvInjectionOverridesServer {
 					o.Env[k] = v
 				}
 			}
