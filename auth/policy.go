@@ -252,19 +252,9 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 	return out
 }
 
-// RewriteURL applies the longest matching prefix rule of url_rewrite.
-func RewriteURL(u string, rules map[string]string) string {
-	best := ""
-	for from := range rules {
-		if strings.HasPrefix(u, from) && len(from) > len(best) {
-			best = from
-		}
-	}
-	if best == "" {
-		return u
-	}
-	return rules[best] + u[len(best):]
-}
+// RewriteURL applies the longest matching prefix rule of url_rewrite
+// (config.RewriteURL).
+func RewriteURL(u string, rules map[string]string) string { return config.RewriteURL(u, rules) }
 
 // Decision is one line of an explanation.
 type Decision struct {

@@ -4,6 +4,8 @@
 package config
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -646,4 +648,35 @@ func (c *Config) Has(name string) bool {
 	}
 	_, ok := c.Plugins[name]
 	return ok
+}
+
+// RewriteURL applies the longest matching prefix rule of an executor's url_rewrite to u
+// (u itself when no rule matches).
+func RewriteURL(u string, rules map[string]string) string {
+	best := ""
+	for from := range rules {
+		if strings.HasPrefix(u, from) && len(from) > len(best) {
+			best = from
+		}
+	}
+	if best == "" {
+		return u
+	}
+	return rules[best] + u[len(best):]
+}
+
+// RewrittenURLs are the distinct URLs the executors' url_rewrite rules make of u, in
+// executor name order, without u itself.
+func (c *Config) RewrittenURLs(u string) []string {
+	var out []string
+	for _, name := range sortedKeys(c.Executors) {
+		e := c.Executors[name]
+		if e == nil {
+			continue
+		}
+		if r := RewriteURL(u, e.MCPPolicy.URLRewrite); r != u && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
