@@ -13,9 +13,6 @@ import (
 // before the strict decode, so the policy is validated as any other and stored, and
 // answered, in one shape.
 
-// seedPolicyAliases are the policy keys the seed spells differently.
-var seedPolicyAliases = map[string]string{"http_url_rewrite": "url_rewrite"}
-
 // normalizeExecutorBody turns the seed's shape of an executor body into the gateway's.
 // A body that is not a JSON object is returned as it is: the strict decode says why.
 func normalizeExecutorBody(body []byte) ([]byte, []FieldError) {
@@ -101,7 +98,8 @@ func renamePolicyAliases(raw json.RawMessage, where string) (json.RawMessage, []
 		return raw, nil // not an object: the strict decode says so
 	}
 	renamed := false
-	for alias, field := range seedPolicyAliases {
+	// The policy keys the seed spells differently.
+	for alias, field := range map[string]string{"http_url_rewrite": "url_rewrite"} {
 		v, ok := pol[alias]
 		if !ok {
 			continue
