@@ -667,10 +667,10 @@ func RewriteURL(u string, rules map[string]string) string {
 
 // RewrittenURLs are the distinct URLs the executors' url_rewrite rules make of u, in
 // executor name order, without u itself.
-func (c *Config) RewrittenURLs(u string) []string {
+func RewrittenURLs(executors map[string]*ExecutorConfig, u string) []string {
 	var out []string
-	for _, name := range sortedKeys(c.Executors) {
-		e := c.Executors[name]
+	for _, name := range sortedKeys(executors) {
+		e := executors[name]
 		if e == nil {
 			continue
 		}

@@ -96,7 +96,7 @@ func (c *Config) validateExecutor(ps *Problems, where string, e *ExecutorConfig)
 			ps.add(false, where+".mcp_policy.env_injection", "%q is not an environment variable name", k)
 		}
 	}
-	c.warnInjectionReplacesEnv(ps, where, e.MCPPolicy)
+	warnInjectionReplacesEnv(ps, c.Servers, where, e.MCPPolicy)
 	for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
 		if !c.Has(s) {
 			ps.add(true, where, "names unknown server or plugin %q", s)
@@ -151,9 +151,9 @@ func (c *Config) connectionScopeProblems(where string, scope []string) Problems 
 // server's own env also sets, which value its sessions get. The policy's value wins
 // since env_injection became the executor's policy (before, the server's did): the
 // warning is how a config written for the old rule finds out.
-func (c *Config) warnInjectionReplacesEnv(ps *Problems, where string, p ExecutorPolicy) {
-	for _, sn := range sortedKeys(c.Servers) {
-		d := c.Servers[sn]
+func warnInjectionReplacesEnv(ps *Problems, servers map[string]*ServerDef, where string, p ExecutorPolicy) {
+	for _, sn := range sortedKeys(servers) {
+		d := servers[sn]
 		if d == nil || d.Transport() != TransportStdio || (d.AllowEnvOverride && !p.EnvInjectionOverridesServer) {
 			continue
 		}

@@ -153,7 +153,7 @@ func (s *Server) Pid() int {
 // tried in executor name order; the first that answers is used. first is the error of
 // the URL as written, returned when none answers.
 func (s *Server) dialRewritten(o upstream.Options, first error) (*upstream.Conn, error) {
-	for _, u := range s.reg.Config().RewrittenURLs(o.URL) {
+	for _, u := range config.RewrittenURLs(s.reg.Config().Executors, o.URL) {
 		o.URL = u
 		c, err := s.reg.dialer.Dial(s.ctx, o)
 		if err == nil {
