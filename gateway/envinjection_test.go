@@ -2,6 +2,8 @@ package gateway_test
 
 import (
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -41,6 +43,13 @@ executors:
 		if got := v.Overrides[tc.server].Env["TOKEN"]; got != tc.want {
 			t.Errorf("executor %s, server %s: TOKEN injected as %q, want %q", tc.executor, tc.server, got, tc.want)
 		}
+	}
+	// Saving an executor says which server's own value its injection replaces (a config
+	// written for the old rule, where the server's value won, finds out here).
+	a := g.api(t, http.MethodPut, "/api/executors/new", `{"type":"local_pc","mcp_policy":{"env_injection":{"TOKEN":"v"}}}`, g.localAuth(t))
+	want := `executors.new.mcp_policy.env_injection: replaces TOKEN of server "tool": its sessions get the executor's value, not servers.tool.env.TOKEN`
+	if a.status != http.StatusCreated || !slices.Contains(a.warnings(), want) || strings.Contains(string(a.raw), `server \"keep\"`) {
+		t.Errorf("PUT of an executor injecting TOKEN: %s, want the warning %q (and none for keep)", a, want)
 	}
 	// The API reads and writes the server's flag.
 	body := `{"name":"api","type":"stdio","command":"/bin/true","env":{"TOKEN":"x"},"allow_env_override":true}`
