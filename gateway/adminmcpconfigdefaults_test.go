@@ -30,4 +30,8 @@ agents:
 	if doc.AgentID != "fresh" || !doc.Enabled || len(doc.Servers) != 1 || doc.Servers["everything"] == nil {
 		t.Errorf("GET /api/mcp-config?agent=fresh: %s, want enabled with server everything only", a.raw)
 	}
+	// The answer sent back creates the agent (the file server it shows is a reference).
+	if p := g.api(t, http.MethodPost, "/api/mcp-config?agent=fresh", string(a.raw), nil); p.status != http.StatusOK {
+		t.Errorf("POST of the GET answer: %s", p)
+	}
 }

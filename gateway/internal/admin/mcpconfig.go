@@ -229,8 +229,11 @@ func (p *mcpConfigPlan) serverDef(name, where string, cur *serverEntity, fields 
 	switch {
 	case cur != nil && cur.entry == nil:
 		// A file server given with its own fields is a reference; different fields
-		// would change a file entry.
-		if !sameServerDoc(docOf(cur.def), doc) {
+		// would change a file entry. The document's "mode" is the agent's, so the
+		// server's own mode is not in it (GET does not show it either).
+		want := docOf(cur.def)
+		want.Mode = doc.Mode
+		if !sameServerDoc(want, doc) {
 			p.a.fileManaged(p.w, fmt.Sprintf("server %q", name))
 			return false
 		}
