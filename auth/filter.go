@@ -35,7 +35,7 @@ func NewFilter(cfg *config.Config, id *Identity) *Filter {
 		}
 		if ac.Enabled != nil && !*ac.Enabled {
 			f.servers = map[string]bool{}
-		} else if len(ac.Servers) > 0 {
+		} else if ac.Servers != nil { // [] is no server; nil, the defaults
 			f.servers = map[string]bool{}
 			for _, u := range ac.Servers {
 				f.servers[u.Name] = true

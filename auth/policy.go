@@ -40,8 +40,9 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 		if ac.Enabled != nil && !*ac.Enabled {
 			return res, nil
 		}
-		if len(ac.Servers) == 0 {
-			names = defaultsFor(cfg, id.Project)
+		// No list (nil) is the defaults; an empty list is no server at all.
+		if ac.Servers == nil {
+			names = defaultsForTask(cfg, id.Project, taskServers)
 		}
 		for _, u := range ac.Servers {
 			names = append(names, u.Name)
@@ -51,7 +52,7 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 		}
 		res.Executor = ac.Executor
 	} else {
-		names = defaultsFor(cfg, id.Project)
+		names = defaultsForTask(cfg, id.Project, taskServers)
 	}
 	if id.Executor != "" {
 		if _, ok := cfg.Executors[id.Executor]; !ok {
@@ -66,6 +67,7 @@ func Resolve(cfg *config.Config, id *Identity, taskServers []string) (*Resolutio
 		names = narrowToProject(cfg, id.Project, names, res)
 	}
 	if taskServers != nil {
+		warnUnknownTaskServers(cfg, id.Task, taskServers, res)
 		names = intersect(names, taskServers, func(n string) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q is not enabled for task %q", n, id.Task))
 		})
@@ -109,6 +111,39 @@ func narrowToProject(cfg *config.Config, project string, names []string, res *Re
 	return intersect(names, keep, func(n string) {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("server %q is not enabled for project %q", n, project))
 	})
+}
+
+// defaultsForTask is defaultsFor, plus, for a session of a task outside any project, the
+// servers and plugins the task names that are off by default: default_enabled is what a
+// session gets when nothing says otherwise, and a task's enabled_mcp_servers says
+// otherwise. The mcpgw plugin is not switched on this way (an agent lists it), nor is
+// anything outside the task's project (the project is the task's bound).
+func defaultsForTask(cfg *config.Config, project string, taskServers []string) []string {
+	names := defaultsFor(cfg, project)
+	if project != "" {
+		return names
+	}
+	for _, n := range taskServers {
+		if slices.Contains(names, n) {
+			continue
+		}
+		if d := cfg.Servers[n]; d != nil {
+			names = append(names, n)
+		} else if p := cfg.Plugins[n]; p != nil && p.Type != config.PluginTypeSelf {
+			names = append(names, n)
+		}
+	}
+	return names
+}
+
+// warnUnknownTaskServers warns of each name in a task's list that no server or plugin has
+// (one deleted since the task was saved, or a file task's typo).
+func warnUnknownTaskServers(cfg *config.Config, task string, taskServers []string, res *Resolution) {
+	for _, n := range taskServers {
+		if !cfg.Has(n) {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("task %q names server %q, which does not exist", task, n))
+		}
+	}
 }
 
 // defaultsFor is the servers of an agent that lists none: the project's set when the
@@ -202,8 +237,9 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 		if len(p.EnvInjection) > 0 && d.Transport() == config.TransportStdio {
 			o.Env = map[string]string{}
 			for k, v := range p.EnvInjection {
-				// The server's own value wins unless the policy says injection overrides it.
-				if _, own := d.Env[k]; !own || p.EnvInjectionOverridesServer {
+				// The policy's value wins, unless the server allows its own to override
+				// it and the policy does not insist.
+				if _, own := d.Env[k]; !own || !d.AllowEnvOverride || p.EnvInjectionOverridesServer {
 					o.Env[k] = v
 				}
 			}
@@ -216,19 +252,9 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 	return out
 }
 
-// RewriteURL applies the longest matching prefix rule of url_rewrite.
-func RewriteURL(u string, rules map[string]string) string {
-	best := ""
-	for from := range rules {
-		if strings.HasPrefix(u, from) && len(from) > len(best) {
-			best = from
-		}
-	}
-	if best == "" {
-		return u
-	}
-	return rules[best] + u[len(best):]
-}
+// RewriteURL applies the longest matching prefix rule of url_rewrite
+// (config.RewriteURL).
+func RewriteURL(u string, rules map[string]string) string { return config.RewriteURL(u, rules) }
 
 // Decision is one line of an explanation.
 type Decision struct {

@@ -126,7 +126,7 @@ func TestResolveAllowAndDenyLists(t *testing.T) {
 }
 
 // url_rewrite applies to every URL-carrying transport; env injection only to stdio, and
-// the server's own value wins unless the policy says injection overrides it.
+// the policy's value wins unless the server sets allow_env_override.
 func TestResolveRewriteAndInjection(t *testing.T) {
 	cfg := policyConfig(t, `{url_rewrite: {"http://127.0.0.1:9": "http://host.docker.internal:9"}, env_injection: {TOKEN: injected, EXTRA: x}}`)
 	cfg.Servers["std"].Env = map[string]string{"TOKEN": "own"}
@@ -139,8 +139,14 @@ func TestResolveRewriteAndInjection(t *testing.T) {
 			t.Errorf("%s: url %q not rewritten", s, u)
 		}
 	}
+	if env := res.Overrides["std"].Env; env["TOKEN"] != "injected" || env["EXTRA"] != "x" {
+		t.Errorf("std env %v: the policy's TOKEN must win, EXTRA must be injected", env)
+	}
+	// A server that allows its own env to override keeps its TOKEN.
+	cfg.Servers["std"].AllowEnvOverride = true
+	res, _ = Resolve(cfg, &Identity{Agent: "a", Executor: "ex"}, nil)
 	if env := res.Overrides["std"].Env; env["TOKEN"] != "" || env["EXTRA"] != "x" {
-		t.Errorf("std env %v: the server's own TOKEN must win, EXTRA must be injected", env)
+		t.Errorf("std env %v with allow_env_override: the server's own TOKEN must win, EXTRA must be injected", env)
 	}
 	if len(res.Overrides["http"].Env) != 0 {
 		t.Errorf("env injected into an http server: %v", res.Overrides["http"].Env)

@@ -4,6 +4,8 @@
 package config
 
 import (
+	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -262,20 +264,23 @@ type LogConfig struct {
 
 // ServerDef is one upstream MCP server (docs/config.md, servers).
 type ServerDef struct {
-	Type           string            `yaml:"type"` // stdio | http | streamable_http | sse | inprocess
-	Command        string            `yaml:"command"`
-	Args           []string          `yaml:"args"`
-	Env            map[string]string `yaml:"env"`
-	Dir            string            `yaml:"dir"`
-	URL            string            `yaml:"url"`
-	Headers        map[string]string `yaml:"headers"`
-	Mode           string            `yaml:"mode"` // auto | shared | per_session | per_agent | per_call
-	StdioProxy     bool              `yaml:"stdio_proxy"`
-	DefaultEnabled *bool             `yaml:"default_enabled"`
-	Meta           ServerMeta        `yaml:"meta"`
-	Timeouts       Timeouts          `yaml:"timeouts"`
-	ProtocolVer    string            `yaml:"protocol_version"`
-	MaxInstances   int               `yaml:"max_instances"`
+	Type    string            `yaml:"type"` // stdio | http | streamable_http | sse | inprocess
+	Command string            `yaml:"command"`
+	Args    []string          `yaml:"args"`
+	Env     map[string]string `yaml:"env"`
+	Dir     string            `yaml:"dir"`
+	// AllowEnvOverride lets the server's own env values win over an executor's
+	// env_injection of the same variable (default false: the executor's policy wins).
+	AllowEnvOverride bool              `yaml:"allow_env_override"`
+	URL              string            `yaml:"url"`
+	Headers          map[string]string `yaml:"headers"`
+	Mode             string            `yaml:"mode"` // auto | shared | per_session | per_agent | per_call
+	StdioProxy       bool              `yaml:"stdio_proxy"`
+	DefaultEnabled   *bool             `yaml:"default_enabled"`
+	Meta             ServerMeta        `yaml:"meta"`
+	Timeouts         Timeouts          `yaml:"timeouts"`
+	ProtocolVer      string            `yaml:"protocol_version"`
+	MaxInstances     int               `yaml:"max_instances"`
 	// MaxInstancesPerAgent bounds the instances of this server one agent holds at once,
 	// over every policy (per_session, per_agent, per_call, pool takes), so that one agent
 	// cannot take every instance (default upstream.max_instances_per_agent, else half of
@@ -450,8 +455,9 @@ type ExecutorPolicy struct {
 	AllowStreamableHTTP *bool             `yaml:"allow_streamable_http"`
 	URLRewrite          map[string]string `yaml:"url_rewrite"`
 	EnvInjection        map[string]string `yaml:"env_injection"`
-	// EnvInjectionOverridesServer lets env_injection replace a value the server's own env
-	// sets; by default the server's value wins.
+	// EnvInjectionOverridesServer makes env_injection win even over a server that sets
+	// allow_env_override (by default the policy's value wins over the server's own env,
+	// unless the server sets allow_env_override).
 	EnvInjectionOverridesServer bool     `yaml:"env_injection_overrides_server"`
 	AllowlistServers            []string `yaml:"allowlist_servers"`
 	DenylistServers             []string `yaml:"denylist_servers"`
@@ -642,4 +648,35 @@ func (c *Config) Has(name string) bool {
 	}
 	_, ok := c.Plugins[name]
 	return ok
+}
+
+// RewriteURL applies the longest matching prefix rule of an executor's url_rewrite to u
+// (u itself when no rule matches).
+func RewriteURL(u string, rules map[string]string) string {
+	best := ""
+	for from := range rules {
+		if strings.HasPrefix(u, from) && len(from) > len(best) {
+			best = from
+		}
+	}
+	if best == "" {
+		return u
+	}
+	return rules[best] + u[len(best):]
+}
+
+// RewrittenURLs are the distinct URLs the executors' url_rewrite rules make of u, in
+// executor name order, without u itself.
+func RewrittenURLs(executors map[string]*ExecutorConfig, u string) []string {
+	var out []string
+	for _, name := range sortedKeys(executors) {
+		e := executors[name]
+		if e == nil {
+			continue
+		}
+		if r := RewriteURL(u, e.MCPPolicy.URLRewrite); r != u && !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

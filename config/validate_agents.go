@@ -96,6 +96,7 @@ func (c *Config) validateExecutor(ps *Problems, where string, e *ExecutorConfig)
 			ps.add(false, where+".mcp_policy.env_injection", "%q is not an environment variable name", k)
 		}
 	}
+	warnInjectionReplacesEnv(ps, c.Servers, where, e.MCPPolicy)
 	for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
 		if !c.Has(s) {
 			ps.add(true, where, "names unknown server or plugin %q", s)
@@ -144,4 +145,24 @@ func (c *Config) connectionScopeProblems(where string, scope []string) Problems 
 		seen[id] = true
 	}
 	return ps
+}
+
+// warnInjectionReplacesEnv says, for each variable the policy injects that a stdio
+// server's own env also sets, which value its sessions get. The policy's value wins
+// since env_injection became the executor's policy (before, the server's did): the
+// warning is how a config written for the old rule finds out.
+func warnInjectionReplacesEnv(ps *Problems, servers map[string]*ServerDef, where string, p ExecutorPolicy) {
+	for _, sn := range sortedKeys(servers) {
+		d := servers[sn]
+		if d == nil || d.Transport() != TransportStdio || (d.AllowEnvOverride && !p.EnvInjectionOverridesServer) {
+			continue
+		}
+		for _, k := range sortedKeys(p.EnvInjection) {
+			if _, own := d.Env[k]; own {
+				*ps = append(*ps, Problem{Warning: true, Where: where + ".mcp_policy.env_injection",
+					Text: fmt.Sprintf("replaces %s of server %q: its sessions get the executor's value, not servers.%s.env.%s", k, sn, sn, k),
+					Hint: "set servers." + sn + ".allow_env_override: true to keep the server's value"})
+			}
+		}
+	}
 }

@@ -69,6 +69,9 @@ func validateServerTransport(ps *Problems, where string, d *ServerDef) {
 		if d.Command != "" {
 			ps.add(true, where, "command is ignored for type %s", d.Type)
 		}
+		if d.AllowEnvOverride {
+			ps.add(true, where+".allow_env_override", "is ignored for type %s (env_injection reaches stdio servers only)", d.Type)
+		}
 	case TransportInProcess: // validate_inprocess.go
 	case "":
 		ps.add(false, where, "missing type (one of stdio, http, streamable_http, sse, inprocess)")

@@ -64,6 +64,13 @@ func TestGlobalSettingsSeedClient(t *testing.T) {
 	sent.MCPServers[2]["transport"].(map[string]any)["env"] = map[string]any{"TOKEN": "***redacted***"}
 	slices.SortFunc(sent.MCPServers, func(x, y map[string]any) int { return strings.Compare(x["id"].(string), y["id"].(string)) })
 	got := seedServers(t, g)
+	for _, s := range got {
+		// updatedAt is the gateway's (TestGlobalSettingsSeedFields checks it): not sent.
+		if _, ok := s["updatedAt"]; !ok && s["createdAt"] != nil {
+			t.Errorf("API server %v has no updatedAt", s["id"])
+		}
+		delete(s, "updatedAt")
+	}
 	if !sameJSON(t, got, sent.MCPServers) {
 		t.Fatalf("GET after PUT:\n got %v\nwant %v", got, sent.MCPServers)
 	}

@@ -109,7 +109,7 @@ func (p adminPort) EndSession(id, reason string) error { return p.g.endSession(i
 func (p adminPort) FileConfig() *config.Config { return p.g.FileConfig() }
 
 // Store is the session store, where the API's config entries and tasks are kept.
-func (p adminPort) Store() admin.Store { return p.g.store }
+func (p adminPort) Store() admin.Store { return p.g.configStore }
 
 // LockConfig takes cfgMu, which serialises computing and applying the running config
 // (controlplane.go).

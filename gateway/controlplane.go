@@ -17,7 +17,7 @@ import (
 // effective merges file with the stored entries and validates the result. On a store
 // error it returns the error; on invalid entries the problems.
 func (g *Gateway) effective(file *config.Config) (*config.Config, config.Problems, error) {
-	entries, err := g.store.ListConfig()
+	entries, err := g.configStore.ListConfig()
 	if err != nil {
 		return nil, nil, err
 	}

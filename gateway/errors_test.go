@@ -124,6 +124,8 @@ type testGW struct {
 	gw   *gateway.Gateway
 	reg  *registry.Registry
 	log  *lockedBuffer
+	// store is the session store the gateway was given, as it is (its bytes at rest).
+	store sessions.Store
 	// te is the Transfer-Encoding of the last request the server received.
 	te atomic.Value
 }
@@ -165,7 +167,8 @@ func startGateway(t *testing.T, yaml string) *testGW {
 	log := slog.New(slog.NewTextHandler(g.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	g.reg = registry.New(cfg, log)
 	g.reg.PluginKinds = pluginkind.All()
-	gw, err := gateway.New(cfg, g.reg, sessions.NewMemory(), log)
+	g.store = sessions.NewMemory()
+	gw, err := gateway.New(cfg, g.reg, g.store, log)
 	if err != nil {
 		srv.Close()
 		t.Fatalf("gateway.New: %v", err)

@@ -72,6 +72,9 @@ type Gateway struct {
 	live sessionTable
 	// writes is the store as the gateway writes it: it remembers a failed write (/readyz).
 	writes *sessions.WriteWatch
+	// configStore is the store of the admin API's config entries, API servers' secret
+	// values sealed at rest (configstore.go).
+	configStore admin.Store
 	// subAgents counts each agent's resource subscriptions over its sessions
 	// (http.max_subscriptions_per_agent).
 	subAgents subscriptions.Agents
@@ -160,6 +163,7 @@ func New(cfg *config.Config, reg *registry.Registry, store sessions.Store, log *
 		metrics: telemetry.NewMetrics(cfg.Auth.Metrics.AgentLabel),
 		version: reg.Dialer().EffectiveVersion(), busy: reg.Dialer().Busy}
 	linkParts(g)
+	g.configStore = sealedConfigStore(cfg, g.store, log)
 	reg.Integrity().Use(store, g.integrityEvent) // pins in the store, before any catalogue is read
 	g.usage = telemetry.NewUsage(g.metrics)
 	g.metrics.SetStoreProbe(g.probeStore)

@@ -122,6 +122,9 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 	o := s.probeOptions()
 	o.Handler = s.handler()
 	c, err := s.reg.dialer.Dial(s.ctx, o)
+	if err != nil && o.URL != "" {
+		c, err = s.dialRewritten(o, err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
@@ -140,4 +143,23 @@ func (s *Server) Pid() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.pid
+}
+
+// dialRewritten is the server's own instance (shared connection or catalogue probe)
+// reached through an executor's url_rewrite, for a URL the gateway cannot reach as
+// written: a server defined by the address its agents' executors map (a placeholder host,
+// a port only the rewrite names) would otherwise be down with no tools, and no session
+// could start the instance the rewrite makes reachable. Each distinct rewritten URL is
+// tried in executor name order; the first that answers is used. first is the error of
+// the URL as written, returned when none answers.
+func (s *Server) dialRewritten(o upstream.Options, first error) (*upstream.Conn, error) {
+	for _, u := range config.RewrittenURLs(s.reg.Config().Executors, o.URL) {
+		o.URL = u
+		c, err := s.reg.dialer.Dial(s.ctx, o)
+		if err == nil {
+			s.reg.log.Info("upstream reached through an executor's url_rewrite", "server", s.Name, "url", u, "unreachable", first)
+			return c, nil
+		}
+	}
+	return nil, first
 }

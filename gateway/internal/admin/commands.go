@@ -19,10 +19,10 @@ import (
 // start one cur does not.
 func LaunchChanges(cur, next *config.Config) []string {
 	out := changedLaunches("servers", cur.Servers, next.Servers, func(d *config.ServerDef) launch {
-		return launch{d.Command, d.Args, d.Env, d.Dir}
+		return launch{d.Command, d.Args, d.Env, d.Dir, d.AllowEnvOverride}
 	})
 	out = append(out, changedLaunches("plugins", cur.Plugins, next.Plugins, func(d *config.PluginDef) launch {
-		return launch{d.Command, d.Args, d.Env, d.Dir}
+		return launch{d.Command, d.Args, d.Env, d.Dir, false}
 	})...)
 	for name, e := range next.Executors {
 		if e == nil || len(e.MCPPolicy.EnvInjection) == 0 {
@@ -62,10 +62,14 @@ type launch struct {
 	args    []string
 	env     map[string]string
 	dir     string
+	// envOverride is a server's allow_env_override: whether its env or an executor's
+	// injection reaches the process.
+	envOverride bool
 }
 
 func (a launch) same(b launch) bool {
-	return a.command == b.command && slices.Equal(a.args, b.args) && maps.Equal(a.env, b.env) && a.dir == b.dir
+	return a.command == b.command && slices.Equal(a.args, b.args) && maps.Equal(a.env, b.env) && a.dir == b.dir &&
+		a.envOverride == b.envOverride
 }
 
 // MayRunCommands reports whether r may make the gateway run the commands of entries, and

@@ -52,11 +52,9 @@ func (a serverAPI) ServeMCPConfig(w http.ResponseWriter, r *http.Request) {
 // mcpConfigOf builds the document of agent id from the running config.
 func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any, bool) {
 	cfg := a.port.Config()
-	ag, known := cfg.Agents[id]
-	if !known && len(cfg.Agents) > 0 {
-		Error(w, http.StatusNotFound, fmt.Sprintf("no agent %q", id))
-		return nil, false
-	}
+	// An agent without a config yet is answered as it would start: enabled, with the
+	// servers enabled by default (an orchestrator reads before it writes).
+	ag := cfg.Agents[id]
 	enabled := true
 	var uses []config.AgentUse
 	var meta map[string]any
@@ -69,7 +67,7 @@ func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any
 			}
 		}
 	}
-	if len(uses) == 0 {
+	if uses == nil { // no list: the defaults ([] is no server)
 		for _, n := range sortedKeys(cfg.Servers) {
 			if d := cfg.Servers[n]; d != nil && d.Enabled() {
 				uses = append(uses, config.AgentUse{Name: n})
@@ -123,6 +121,9 @@ func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	agent.Enabled, agent.Meta, agent.Servers = in.Enabled, in.Meta, nil
+	if in.Servers != nil { // {}: no server; absent or null: the defaults
+		agent.Servers = []agentUseDoc{}
+	}
 	p := &mcpConfigPlan{a: a, w: w, agent: &agent, now: time.Now().UTC()}
 	for _, name := range sortedKeys(in.Servers) {
 		if !p.server(name, in.Servers[name]) {
@@ -228,8 +229,11 @@ func (p *mcpConfigPlan) serverDef(name, where string, cur *serverEntity, fields 
 	switch {
 	case cur != nil && cur.entry == nil:
 		// A file server given with its own fields is a reference; different fields
-		// would change a file entry.
-		if !sameServerDoc(docOf(cur.def), doc) {
+		// would change a file entry. The document's "mode" is the agent's, so the
+		// server's own mode is not in it (GET does not show it either).
+		want := docOf(cur.def)
+		want.Mode = doc.Mode
+		if !sameServerDoc(want, doc) {
 			p.a.fileManaged(p.w, fmt.Sprintf("server %q", name))
 			return false
 		}

@@ -21,8 +21,10 @@ type policyAPI struct{ *API }
 
 // agentDoc is an agent as the admin API reads and writes it (the config file's keys).
 type agentDoc struct {
-	Enabled   *bool         `json:"enabled,omitempty"`
-	Servers   []agentUseDoc `json:"servers,omitempty"`
+	Enabled *bool `json:"enabled,omitempty"`
+	// Servers is the agent's list: null (or absent) is the servers enabled by default, []
+	// is none. Not omitempty, so that [] survives the store and the answer.
+	Servers   []agentUseDoc `json:"servers"`
 	Tools     *toolsDoc     `json:"tools,omitempty"`
 	ReadOnly  bool          `json:"read_only,omitempty"`
 	Handshake string        `json:"handshake,omitempty"`
@@ -70,6 +72,9 @@ type toolsDoc struct {
 func (d *agentDoc) config() *config.AgentConfig {
 	a := &config.AgentConfig{Enabled: d.Enabled, ReadOnly: d.ReadOnly, Handshake: d.Handshake, Executor: d.Executor,
 		PinnedTools: slices.Clone(d.PinnedTools)}
+	if d.Servers != nil {
+		a.Servers = make([]config.AgentUse, 0, len(d.Servers))
+	}
 	for _, u := range d.Servers {
 		a.Servers = append(a.Servers, config.AgentUse{Name: u.Name, Mode: u.Mode})
 	}
@@ -85,6 +90,9 @@ func (d *agentDoc) config() *config.AgentConfig {
 func agentDocOf(a *config.AgentConfig) agentDoc {
 	d := agentDoc{Enabled: a.Enabled, ReadOnly: a.ReadOnly, Handshake: a.Handshake, Executor: a.Executor,
 		PinnedTools: slices.Clone(a.PinnedTools)}
+	if a.Servers != nil {
+		d.Servers = make([]agentUseDoc, 0, len(a.Servers))
+	}
 	for _, u := range a.Servers {
 		d.Servers = append(d.Servers, agentUseDoc{Name: u.Name, Mode: u.Mode})
 	}
@@ -143,6 +151,9 @@ type policySpec struct {
 	decode func(body []byte) (any, []FieldError)
 	// redact hides secret values in a document (a JSON object) before it is shown.
 	redact func(doc map[string]any)
+	// normalize, when set, rewrites a body (a PUT's or a PATCH's) in another accepted
+	// shape into the document's own before anything reads it.
+	normalize func(body []byte) ([]byte, []FieldError)
 }
 
 func agentSpec() *policySpec {
@@ -184,6 +195,7 @@ func executorSpec() *policySpec {
 			errs := DecodeStrict(b, &d, nil)
 			return &d.executorDoc, errs
 		},
+		normalize: normalizeExecutorBody,
 		redact: func(doc map[string]any) {
 			if p, _ := doc["mcp_policy"].(map[string]any); p != nil {
 				if env, _ := p["env_injection"].(map[string]any); env != nil {
@@ -343,7 +355,8 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 			}
 			return
 		}
-		if errs := decodeStrictErrs(spec, body); errs != nil {
+		body, errs := decodeStrictErrs(spec, body)
+		if errs != nil {
 			FieldErrors(w, http.StatusBadRequest, errs[0].WithField(), errs, nil)
 			return
 		}
@@ -389,10 +402,17 @@ func (a policyAPI) policyWrite(spec *policySpec) http.HandlerFunc {
 	}
 }
 
-// decodeStrictErrs checks a body's fields (a patch's as sent) against the kind's document.
-func decodeStrictErrs(spec *policySpec, body []byte) []FieldError {
+// decodeStrictErrs checks a body's fields (a patch's as sent) against the kind's document,
+// after rewriting it into the document's own shape (spec.normalize), which it returns.
+func decodeStrictErrs(spec *policySpec, body []byte) ([]byte, []FieldError) {
+	if spec.normalize != nil {
+		var errs []FieldError
+		if body, errs = spec.normalize(body); errs != nil {
+			return nil, errs
+		}
+	}
 	_, errs := spec.decode(body)
-	return errs
+	return body, errs
 }
 
 // resolveWarnings are what a session of the agent would be told at its start, with the

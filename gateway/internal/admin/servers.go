@@ -28,19 +28,22 @@ func (a *API) ServerViews() ([]ServerView, error) { return serverAPI{a}.serverVi
 // ServerDoc is a server as the admin API reads and writes it: the config file's keys
 // (docs/config.md) plus enabled.
 type ServerDoc struct {
-	Type            string            `json:"type"`
-	Command         string            `json:"command,omitempty"`
-	Args            []string          `json:"args,omitempty"`
-	Env             map[string]string `json:"env,omitempty"`
-	Dir             string            `json:"dir,omitempty"`
-	URL             string            `json:"url,omitempty"`
-	Headers         map[string]string `json:"headers,omitempty"`
-	Mode            string            `json:"mode,omitempty"`
-	StdioProxy      bool              `json:"stdio_proxy,omitempty"`
-	DefaultEnabled  *bool             `json:"default_enabled,omitempty"`
-	Timeouts        *timeoutsDoc      `json:"timeouts,omitempty"`
-	ProtocolVersion string            `json:"protocol_version,omitempty"`
-	MaxInstances    int               `json:"max_instances,omitempty"`
+	Type    string            `json:"type"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Dir     string            `json:"dir,omitempty"`
+	// AllowEnvOverride is servers.<name>.allow_env_override: the server's env wins over
+	// an executor's env_injection.
+	AllowEnvOverride bool              `json:"allow_env_override,omitempty"`
+	URL              string            `json:"url,omitempty"`
+	Headers          map[string]string `json:"headers,omitempty"`
+	Mode             string            `json:"mode,omitempty"`
+	StdioProxy       bool              `json:"stdio_proxy,omitempty"`
+	DefaultEnabled   *bool             `json:"default_enabled,omitempty"`
+	Timeouts         *timeoutsDoc      `json:"timeouts,omitempty"`
+	ProtocolVersion  string            `json:"protocol_version,omitempty"`
+	MaxInstances     int               `json:"max_instances,omitempty"`
 	// MaxInstancesPerAgent is servers.<name>.max_instances_per_agent (shares.go).
 	MaxInstancesPerAgent int       `json:"max_instances_per_agent,omitempty"`
 	MaxConcurrency       *int      `json:"max_concurrency,omitempty"`
@@ -97,7 +100,8 @@ func (d *ServerDoc) def(where string) (*config.ServerDef, []FieldError) {
 	s := &config.ServerDef{Type: config.NormalizeTransport(d.Type), Command: d.Command, Args: slices.Clone(d.Args),
 		Env: maps.Clone(d.Env), Dir: d.Dir, URL: d.URL, Headers: maps.Clone(d.Headers), Mode: d.Mode,
 		StdioProxy: d.StdioProxy, DefaultEnabled: d.DefaultEnabled, ProtocolVer: d.ProtocolVersion, MaxInstances: d.MaxInstances,
-		MaxConcurrency: cloneInt(d.MaxConcurrency), MaxInstancesPerAgent: d.MaxInstancesPerAgent, Integrity: d.Integrity}
+		MaxConcurrency: cloneInt(d.MaxConcurrency), MaxInstancesPerAgent: d.MaxInstancesPerAgent, Integrity: d.Integrity,
+		AllowEnvOverride: d.AllowEnvOverride}
 	var errs []FieldError
 	if t := d.Timeouts; t != nil {
 		var e *FieldError
@@ -135,6 +139,7 @@ func docOf(s *config.ServerDef) ServerDoc {
 	d.MaxConcurrency = cloneInt(s.MaxConcurrency)
 	d.MaxInstancesPerAgent = s.MaxInstancesPerAgent
 	d.Integrity = s.Integrity
+	d.AllowEnvOverride = s.AllowEnvOverride
 	if m, k, a := s.Queue.Max, durationString(s.Queue.Timeout), s.Queue.MaxPerAgent; m != 0 || k != "" || a != 0 {
 		d.Queue = &queueDoc{Max: m, Timeout: k, MaxPerAgent: a}
 	}

@@ -1,0 +1,40 @@
+package gateway_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+)
+
+// An edit never loses what it does not mention: PATCH /api/servers/{name} (what a form
+// that edits some fields sends) keeps every other field, secrets included, and PUT of the
+// object GET answered (secrets as the redaction marker) keeps them too. PUT of a partial
+// object is a replace, as documented.
+func TestServerEditKeepsUntouchedFields(t *testing.T) {
+	g := startGateway(t, adminYAML)
+	admin := g.localAuth(t)
+	body := `{"name":"s","type":"stdio","command":"/bin/true","args":["-a"],"env":{"K":"secret"},"dir":"/tmp",
+	  "timeouts":{"call":"45s"},"meta":{"title":"S","description":"d"},"default_enabled":false}`
+	if a := g.api(t, http.MethodPost, "/api/servers", body, admin); a.status != http.StatusCreated {
+		t.Fatalf("POST: %s", a)
+	}
+	a := g.api(t, http.MethodPatch, "/api/servers/s", `{"meta":{"title":"S2"}}`, admin)
+	if a.status != http.StatusOK {
+		t.Fatalf("PATCH: %s", a)
+	}
+	for _, want := range []string{`"-a"`, `"dir": "/tmp"`, `"call": "45s"`, `"description": "d"`, `"title": "S2"`, `"default_enabled": false`} {
+		if !strings.Contains(string(a.raw), want) {
+			t.Errorf("PATCH of meta.title lost %s: %s", want, a.raw)
+		}
+	}
+	if s := g.reg.Server("s"); s == nil || s.Def.Env["K"] != "secret" || s.Def.Timeouts.Call.String() != "45s" {
+		t.Errorf("the running server after PATCH: %+v", s)
+	}
+	got := g.api(t, http.MethodGet, "/api/servers/s", "", nil)
+	if a := g.api(t, http.MethodPut, "/api/servers/s", string(got.raw), admin); a.status != http.StatusOK {
+		t.Fatalf("PUT of the GET answer: %s", a)
+	}
+	if s := g.reg.Server("s"); s == nil || s.Def.Env["K"] != "secret" || s.Def.Dir != "/tmp" {
+		t.Errorf("the running server after PUT of the GET answer: %+v", s)
+	}
+}
