@@ -30,6 +30,10 @@ type uiEditReport struct {
 	Saved map[string]string `json:"saved"`
 	// TaskChoices are the names the New task dialog offers.
 	AgentSaved string `json:"agentSaved"`
+	// NoneFrom is what ui-none's form showed its servers come from ("list" or
+	// "defaults"), NoneSaved what its save answered.
+	NoneFrom  string `json:"noneFrom"`
+	NoneSaved string `json:"noneSaved"`
 	// KeptNote is what keep's edit form says it keeps without a field.
 	KeptNote    string   `json:"keptNote"`
 	TaskChoices []string `json:"taskChoices"`
@@ -99,6 +103,9 @@ executors:
 
 	if a := rawRequest(t, http.MethodPut, gw.Base+"/api/agents/ui-agent", admin, `{"servers": [{"name": "alpha", "mode": "per_call"}]}`); a.Status != http.StatusCreated && a.Status != http.StatusOK {
 		t.Fatalf("PUT /api/agents/ui-agent: %s", a)
+	}
+	if a := rawRequest(t, http.MethodPut, gw.Base+"/api/agents/ui-none", admin, `{"servers": []}`); a.Status != http.StatusCreated && a.Status != http.StatusOK {
+		t.Fatalf("PUT /api/agents/ui-none: %s", a)
 	}
 
 	out := os.Getenv("MCPGW_UI_ARTIFACTS")
@@ -211,6 +218,22 @@ executors:
 		}
 	}
 
+	// 4b. An agent that lists no server (servers: []) keeps its empty list through a save
+	// of its form: the form used to drop an empty list, which gave the agent every
+	// default server.
+	if rep.NoneFrom != "list" || rep.NoneSaved != "saved" {
+		t.Errorf("ui-none's form: servers from %q (want list), save %q", rep.NoneFrom, rep.NoneSaved)
+	} else {
+		a := rawRequest(t, http.MethodGet, gw.Base+"/api/agents/ui-none", admin, "")
+		var got struct {
+			Servers  *[]any `json:"servers"`
+			ReadOnly bool   `json:"read_only"`
+		}
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &got) != nil || got.Servers == nil || len(*got.Servers) != 0 || !got.ReadOnly {
+			t.Errorf("ui-none after the form's save (read-only on; servers [] kept): %s", a)
+		}
+	}
+
 	// 5. The help notes, each key fact as docs/config.md states it.
 	checkHelpNotes(t, rep.Notes)
 	for _, page := range []string{"servers-edit", "tasks-new"} {
@@ -251,13 +274,14 @@ func checkHelpNotes(t *testing.T, notes map[string]map[string]string) {
 			"A shared server has one connection for every session, opened before any executor asked for it, so its URL is not rewritten",
 		}},
 		{"executors", "env_injection", []string{
-			"A variable the server's own env sets keeps the server's value unless env_injection_overrides_server: true",
+			"The policy's value wins over the server's own env, unless the server sets allow_env_override: true; env_injection_overrides_server: true on the executor makes its value win even then",
 		}},
 		{"tasks", "task-servers", []string{
 			"enabled_mcp_servers (servers and plugins)",
 		}},
 		{"agents", "agent-servers", []string{
 			"in the sessions of agents that list no servers",
+			"no server and no plugin; the agent's sessions open and list no tools",
 		}},
 	} {
 		text, ok := notes[c.page][c.note]

@@ -213,6 +213,17 @@ async function main() {
     report.agentSaved = await save(page, form, `${form} button[type="submit"]`);
     log(`ui-agent: ${report.agentSaved}`);
   });
+
+  // ui-none lists no server (servers: []); its form shows "exactly those checked" with
+  // none checked, and a save of another field keeps the empty list.
+  await step("save ui-none", async () => {
+    await page.goto(`${opts.url}/ui/agents`);
+    const form = 'form.agent-form[data-id="ui-none"]';
+    report.noneFrom = await page.locator(`${form} select[name="servers_from"]`).inputValue();
+    await page.check(`${form} input[name="read_only"]`);
+    report.noneSaved = await save(page, form, `${form} button[type="submit"]`);
+    log(`ui-none (servers from ${report.noneFrom}): ${report.noneSaved}`);
+  });
 }
 
 main().then(async () => { clearTimeout(killer); await cleanup(); await finish(0); },

@@ -490,6 +490,9 @@
       for (const u of doc.servers || []) {
         if (typeof u === "string") uses[u] = ""; else uses[u.name] = u.mode || "";
       }
+      // Absent (or null) servers mean the defaults; a list, even an empty one, means
+      // exactly those (docs/config.md, "An agent's server list").
+      form.servers_from.value = Array.isArray(doc.servers) ? "list" : "defaults";
       $$("tr[data-server]", form).forEach((tr) => {
         const s = tr.dataset.server;
         $('input[name="use"]', tr).checked = s in uses;
@@ -514,7 +517,7 @@
           const m = $('select[name="mode"]', tr).value;
           return m ? { name: tr.dataset.server, mode: m } : tr.dataset.server;
         });
-        if (!d.servers.length) delete d.servers;
+        if (form.servers_from.value === "defaults") delete d.servers;
         const allow = lines(form.allow.value), deny = lines(form.deny.value);
         d.tools = {};
         if (allow.length) d.tools.allow = allow;
