@@ -102,6 +102,14 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		p.stop()
 	}
 	if r.started {
+		// What an admin added or changed is approved by that act (docs/integrity.md).
+		act := adminAct(cfg)
+		for _, s := range start {
+			s.act.Store(&act)
+		}
+		for _, p := range startP {
+			p.act.Store(&act)
+		}
 		for _, s := range start {
 			r.run(s, nil)
 		}

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -44,6 +45,9 @@ type Plugin struct {
 	print    string              // what cat offers, to tell a real change from a re-read
 	gens     map[string]*Catalog // generated catalogues by generation inputs
 	hashes   map[string]string   // each tool's fingerprint, by full name (integrity.go)
+	// act names the admin act that added or changed the plugin while the gateway ran; its
+	// first catalogue after that is approved by it (integrity.go), then it is nil.
+	act atomic.Pointer[string]
 }
 
 // openFunc starts a plugin's provider from its definition: a built-in type's opener, or

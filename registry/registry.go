@@ -95,6 +95,9 @@ type Server struct {
 	pid      int
 	// pool is the server's warm pool (nil: none; pool.go).
 	pool *Pool
+	// act names the admin act that added or changed the server while the gateway ran;
+	// its first catalogue after that is approved by it (integrity.go), then it is nil.
+	act atomic.Pointer[string]
 }
 
 // Status is a server's health for /readyz and the admin API.
