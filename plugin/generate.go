@@ -64,6 +64,11 @@ type Options struct {
 	// nil: full names are used as they are, and a name that is not a valid MCP tool name
 	// (that set, at most 64 bytes) is a problem and its tool is left out.
 	Name func(full string) string
+	// NameOp is Name given the tool's operation too, the last part of its full name (get,
+	// list, find, create, update, delete, an action's id, or list_connections,
+	// list_namespaces, list_resource_types), so that a rule that shortens long names can
+	// keep it readable (registry.PluginToolName). When set, it is used instead of Name.
+	NameOp func(full, op string) string
 }
 
 // ToolSet is the tools one view of a plugin offers, sorted by name.
@@ -158,7 +163,10 @@ func (g *generator) problem(format string, args ...any) {
 // add names t, checks the name, compiles its input schema and keeps it.
 func (g *generator) add(t *Tool, in *jsonschema.Schema) {
 	name := t.Full
-	if g.o.Name != nil {
+	switch {
+	case g.o.NameOp != nil:
+		name = g.o.NameOp(t.Full, t.NameOp())
+	case g.o.Name != nil:
 		name = g.o.Name(t.Full)
 	}
 	if !validToolName(name) {
@@ -233,6 +241,14 @@ func controlSchema(in *jsonschema.Schema, control map[string]bool) *jsonschema.S
 		}
 	}
 	return c
+}
+
+// NameOp is the last part of t's full name: its operation, or an action's id.
+func (t *Tool) NameOp() string {
+	if t.Op == OperationAction {
+		return t.ActionID
+	}
+	return string(t.Op)
 }
 
 func validToolName(s string) bool {

@@ -195,7 +195,7 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 	if cat == nil {
 		return nil
 	}
-	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, Name: p.exposed})
+	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, NameOp: p.exposed})
 	hashes := make(map[string]string, len(ts.Tools))
 	defs := make([]integrity.Def, 0, len(ts.Tools))
 	for _, pt := range ts.Tools {

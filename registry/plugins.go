@@ -334,7 +334,7 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 		return c
 	}
 	ts := p.cat.Tools(plugin.Options{Connections: sc.Connections, ReadOnly: sc.ReadOnly || p.Def.ReadOnly,
-		Elicitation: elicitation, Name: p.exposed})
+		Elicitation: elicitation, NameOp: p.exposed})
 	cat := &Catalog{seq: catalogSeq.Add(1), Problems: ts.Problems}
 	for _, pt := range ts.Tools {
 		def, err := json.Marshal(pt.Def)
@@ -374,11 +374,10 @@ func scopeKey(sc PluginScope, elicitation bool) string {
 }
 
 // exposed is the gateway's naming rule for a plugin tool: its full name is already
-// prefixed with the plugin's name, so only the character set and the length limit apply.
-func (p *Plugin) exposed(full string) string {
-	n := p.reg.Config().Naming
-	n.Prefix = "never"
-	return ExposedName(p.Name, full, n)
+// prefixed with the plugin's name, so only the character set and the length limit apply,
+// and a name cut for length keeps its operation op.
+func (p *Plugin) exposed(full, op string) string {
+	return PluginToolName(p.Name, full, op, p.reg.Config().Naming)
 }
 
 // Errors of a plugin call whose context ended before the provider answered.
