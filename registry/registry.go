@@ -380,7 +380,8 @@ func (s *Server) Status() Status {
 	return st
 }
 
-// Catalog returns the server's current catalogue, or nil while it is not up.
+// Catalog returns the server's current catalogue: while it is down, the last one it
+// listed (its tools stay listed, and calls say it is down); nil before its first.
 func (s *Server) Catalog() *Catalog {
 	s.mu.Lock()
 	defer s.mu.Unlock()
