@@ -31,14 +31,17 @@ const (
 )
 
 const (
-	maxPageSize           = 1000
-	argConnection         = "connectionId"
-	argID                 = "id"
-	argNamespace          = "namespace"
-	argNamespaces         = "namespaces"
-	argPageSize           = "pageSize"
-	argCursor             = "cursor"
-	argFilter             = "filter"
+	maxPageSize   = 1000
+	argConnection = "connectionId"
+	argID         = "id"
+	argNamespace  = "namespace"
+	argNamespaces = "namespaces"
+	argPageSize   = "pageSize"
+	argCursor     = "cursor"
+	argFilter     = "filter"
+	// argFilters is filter under the name the original product request gave it: accepted
+	// as well (one or the other), so a caller written from that request works.
+	argFilters            = "filters"
 	argTextQuery          = "textQuery"
 	argConfirm            = "confirm"
 	nameSeparator         = "_"
@@ -500,18 +503,21 @@ func (g *generator) listSchema(t *Tool, conns []string, filters []FilterField) *
 				ops = append(ops, string(o))
 			}
 		}
-		pred := &jsonschema.Schema{
-			Type: "object",
-			Properties: map[string]*jsonschema.Schema{
-				"field":    {Type: "string", Enum: fields},
-				"operator": {Type: "string", Enum: ops},
-				"value":    {Description: "A value of the field's type; an array for in; true or false for is_null."},
-			},
-			PropertyOrder:        []string{"field", "operator", "value"},
-			Required:             []string{"field", "operator"},
-			AdditionalProperties: falseSchema(),
+		pred := func() *jsonschema.Schema { // one per argument: a schema is a tree
+			return &jsonschema.Schema{
+				Type: "object",
+				Properties: map[string]*jsonschema.Schema{
+					"field":    {Type: "string", Enum: fields},
+					"operator": {Type: "string", Enum: ops},
+					"value":    {Description: "A value of the field's type; an array for in; true or false for is_null."},
+				},
+				PropertyOrder:        []string{"field", "operator", "value"},
+				Required:             []string{"field", "operator"},
+				AdditionalProperties: falseSchema(),
+			}
 		}
-		b.control(argFilter, &jsonschema.Schema{Type: "array", Items: pred, Description: "Predicates that must all hold."}, false)
+		b.control(argFilter, &jsonschema.Schema{Type: "array", Items: pred(), Description: "Predicates that must all hold."}, false)
+		b.control(argFilters, &jsonschema.Schema{Type: "array", Items: pred(), Description: "Another name for filter; give one or the other."}, false)
 		b.control(argTextQuery, &jsonschema.Schema{Type: "string", Description: "Free text the resource must contain."}, false)
 	}
 	b.control(argNamespaces, &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "Only these namespaces; all when left out."}, false)
