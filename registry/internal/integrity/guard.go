@@ -342,32 +342,7 @@ func (o *observation) one(d Def) bool {
 	next.Version++
 	reason := o.reason(d, rec, len(flags) > 0)
 	if reason == "" {
-		by := o.by
-		if o.p.AcceptedBy != "" && slices.Contains(next.Rejected, d.Hash) {
-			return false // an admin rejected this version: accepting changes does not undo that
-		}
-		if o.p.AcceptedBy != "" && o.established {
-			// Accepted without a review: recorded (and audited) as approved by whoever
-			// accepted it, the approved version before it kept as approved.
-			by = o.p.AcceptedBy
-			if next.Hash != "" && next.Hash != d.Hash {
-				next.Approved = append(next.Approved, next.Hash)
-				if len(next.Approved) > maxApproved {
-					next.Approved = next.Approved[len(next.Approved)-maxApproved:]
-				}
-			}
-			next.Held = nil
-		}
-		next.Hash, next.Def, next.Flags, next.By, next.At = d.Hash, d.Raw, flagJSON, by, o.now
-		g.put(next)
-		if by != o.by {
-			what := ReasonChanged // what it would have been held for
-			if rec == nil || rec.Hash == "" {
-				what = ReasonNew
-			}
-			g.emit(Event{Server: o.server, Kind: d.Kind, Name: d.Name, Action: "approved", Reason: what, By: by})
-			o.cleared = true // views built before judged the record as it was
-		}
+		o.pin(next, rec, d, flagJSON)
 		return false
 	}
 	if slices.Contains(next.Rejected, d.Hash) {
@@ -385,6 +360,38 @@ func (o *observation) one(d Def) bool {
 	g.log.Warn("integrity: a definition is held until an admin approves it", "server", o.server, "kind", d.Kind, "name", d.Name, "reason", reason)
 	g.emit(Event{Server: o.server, Kind: d.Kind, Name: d.Name, Action: "held", Reason: reason})
 	return true
+}
+
+// pin records d as rec's approved version (next is rec's copy to write): pinned as it is
+// on first sight, or accepted (Policy.AcceptedBy) in place of what rec approved, recorded
+// and announced as approved by whoever accepts it. A version an admin rejected stays out.
+func (o *observation) pin(next, rec *sessions.Pin, d Def, flags json.RawMessage) {
+	by := o.by
+	if o.p.AcceptedBy != "" && slices.Contains(next.Rejected, d.Hash) {
+		return // an admin rejected this version: accepting changes does not undo that
+	}
+	if o.p.AcceptedBy != "" && o.established {
+		// Accepted without a review: the approved version before it kept as approved.
+		by = o.p.AcceptedBy
+		if next.Hash != "" && next.Hash != d.Hash {
+			next.Approved = append(next.Approved, next.Hash)
+			if len(next.Approved) > maxApproved {
+				next.Approved = next.Approved[len(next.Approved)-maxApproved:]
+			}
+		}
+		next.Held = nil
+	}
+	next.Hash, next.Def, next.Flags, next.By, next.At = d.Hash, d.Raw, flags, by, o.now
+	o.g.put(next)
+	if by == o.by {
+		return
+	}
+	what := ReasonChanged // what it would have been held for
+	if rec == nil || rec.Hash == "" {
+		what = ReasonNew
+	}
+	o.g.emit(Event{Server: o.server, Kind: d.Kind, Name: d.Name, Action: "approved", Reason: what, By: by})
+	o.cleared = true // views built before judged the record as it was
 }
 
 // fits reports whether holding d (in place of what rec holds) keeps the server's waiting
