@@ -188,3 +188,45 @@ func mustJSON(t *testing.T, v any) []byte {
 	}
 	return b
 }
+
+// TestIntegrityReloadApprovesServerChange: a config reload that points a server at another
+// program (npm server-everything, then server-memory, under one name) approves what that
+// act changes: server-memory's tools are served at once, nothing is held, and their
+// records name the reload as approver. (Across a restart the same change is held:
+// TestIntegrityStdioRestart.)
+func TestIntegrityReloadApprovesServerChange(t *testing.T) {
+	needGatewayBin(t)
+	everything := serverEverythingScript(t)
+	memory := npmServerScript(t, "server-memory")
+	stateDir := t.TempDir()
+	port := freePort(t)
+	memEnv := "    env: {MEMORY_FILE_PATH: " + yamlQuote(filepath.Join(t.TempDir(), "memory.jsonl")) + "}\n"
+	g := integStartOn(t, "mcpgw", integStdioConfig(t, port, stateDir, everything, nil, ""), port)
+	if first := integStdioTools(t, g); len(first) < 5 {
+		t.Fatalf("server-everything's tools: %v", first)
+	}
+	writeFileAtomic(t, g.Config, []byte(integStdioConfig(t, port, stateDir, memory, nil, memEnv)))
+	var got []string
+	if _, ok := waitFor(integWait, func() (bool, string) {
+		got = integStdioTools(t, g)
+		return slices.Contains(got, "tools__read_graph"), ""
+	}); !ok {
+		t.Fatalf("server-memory's tools not served within %s of the reload: %v; held %v\n%s", integWait, got, sortedKeys(integHeld(t, g.Base, "tools")), g.Tail(3000))
+	}
+	if held := integHeld(t, g.Base, "tools"); len(held) != 0 {
+		t.Errorf("held after the reload that made the change: %v", sortedKeys(held))
+	}
+	a := rawRequest(t, http.MethodGet, g.Base+"/api/integrity?server=tools&limit=500", integAdmin, "")
+	var body struct {
+		Definitions []followRow `json:"definitions"`
+	}
+	if a.Status != http.StatusOK || json.Unmarshal(a.Body, &body) != nil {
+		t.Fatalf("GET /api/integrity: %s", a)
+	}
+	for _, d := range body.Definitions {
+		if d.Kind == "tool" && d.Name == "read_graph" && (d.State != "pinned" || d.ApprovedBy != "config reload") {
+			t.Errorf("read_graph's record after the reload: %+v, want pinned, approved by the config reload", d)
+		}
+	}
+	t.Logf("reload to server-memory: %d tools served at once, approved by the config reload", len(got))
+}
