@@ -53,6 +53,11 @@ type Config struct {
 
 	// Path is the file the config was read from ("" for the embedded default).
 	Path string `yaml:"-"`
+	// ChangedBy names the admin act that made this config the running one, for the
+	// integrity records of what it changes ("": a config reload; the admin API sets
+	// "admin API (<actor>)"). An admin's change is approved by that act
+	// (docs/integrity.md).
+	ChangedBy string `yaml:"-"`
 }
 
 // Naming says how upstream tool and prompt names become exposed names.

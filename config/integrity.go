@@ -23,6 +23,11 @@ type IntegrityConfig struct {
 	// or rejected), in bytes of their JSON: a definition past it is not recorded, and so
 	// not served, until some are approved or rejected (default 8 MiB; at least 64 KiB).
 	MaxHeldBytes int64 `yaml:"max_held_bytes"`
+	// PluginChanges is what a plugin's new or changed tool gets once its first catalogue
+	// is pinned: follow (pinned as it comes, so a new table's tools appear at once; held
+	// only when the heuristics flag its text) or hold (held until an admin approves it, as
+	// a server's). Default follow.
+	PluginChanges string `yaml:"plugin_changes"`
 }
 
 // DefaultMaxHeldBytes is integrity.max_held_bytes when the config sets none.
@@ -33,6 +38,9 @@ const (
 	IntegrityPin  = "pin"
 	IntegrityWarn = "warn"
 	IntegrityOff  = "off"
+	// PluginChangesFollow and PluginChangesHold are integrity.plugin_changes.
+	PluginChangesFollow = "follow"
+	PluginChangesHold   = "hold"
 )
 
 func (c *Config) applyIntegrityDefaults() {
@@ -54,6 +62,9 @@ func (c *Config) applyIntegrityDefaults() {
 	}
 	if i.MaxHeldBytes == 0 {
 		i.MaxHeldBytes = DefaultMaxHeldBytes
+	}
+	if i.PluginChanges == "" {
+		i.PluginChanges = PluginChangesFollow
 	}
 }
 
@@ -109,6 +120,7 @@ func (c *Config) validateIntegrity(ps *Problems) {
 		{"integrity.first_use_api", i.FirstUseAPI, []string{"trust", "hold"}},
 		{"integrity.on_change", i.OnChange, []string{"hold_new", "keep_old"}},
 		{"integrity.suspicious", i.Suspicious, []string{"flag", "hold"}},
+		{"integrity.plugin_changes", i.PluginChanges, []string{PluginChangesFollow, PluginChangesHold}},
 	} {
 		if f.v != "" && !oneOf(f.v, f.allowed...) {
 			ps.add(false, f.where, "%q is not one of %v", f.v, f.allowed)

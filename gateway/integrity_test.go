@@ -18,9 +18,13 @@ import (
 // from tools/list, refused when called, shown with a field-level diff by GET
 // /api/integrity. An agent's key cannot approve them; the admin's local token can, and
 // then they are listed again, with the new column.
+// holdPluginChanges is the config line that holds a plugin's changes until an admin
+// approves them, as a server's (the default follows the plugin's catalogue).
+const holdPluginChanges = "\nintegrity: {plugin_changes: hold}\n"
+
 func TestIntegrityAlterTable(t *testing.T) {
 	const agentKey = "mcpgw_agent_key_0123456789"
-	yaml, dbPath := pluginConfig(t, "")
+	yaml, dbPath := pluginConfig(t, holdPluginChanges)
 	yaml = strings.Replace(yaml, "plugins:\n", "auth:\n  mode: api_key\n  api_keys:\n    - {agent: dev, sha256: "+auth.HashAPIKey(agentKey)+"}\nplugins:\n", 1)
 	g := startGateway(t, yaml)
 	agent := map[string]string{"Authorization": "Bearer " + agentKey}
@@ -119,7 +123,7 @@ func TestIntegrityAlterTable(t *testing.T) {
 // held), search_tools in the search form, a stateless (2026-07-28) tools/list and call,
 // and the admin's explain of what an agent may see.
 func TestIntegrityNoPathServesHeld(t *testing.T) {
-	yaml, dbPath := pluginConfig(t, "")
+	yaml, dbPath := pluginConfig(t, holdPluginChanges)
 	yaml = strings.Replace(yaml, "http: {handshake: full}", "http: {handshake: thin}", 1)
 	g := startGateway(t, yaml)
 	thin := g.initialize(t, "2025-11-25", "")
@@ -168,7 +172,7 @@ func TestIntegrityNoPathServesHeld(t *testing.T) {
 // them in the nav; "Approve all" through /ui/api (with the page's CSRF token) approves
 // them, and the page then shows nothing waiting.
 func TestUIIntegrityPageThroughGateway(t *testing.T) {
-	yaml, dbPath := pluginConfig(t, "")
+	yaml, dbPath := pluginConfig(t, holdPluginChanges)
 	g := startGateway(t, yaml)
 	c := newUIClient(t, g)
 	if a := c.do("GET", "/ui/integrity", "", nil); a.status != http.StatusOK || !strings.Contains(a.body, "Nothing waits for a decision.") ||

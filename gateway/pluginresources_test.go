@@ -199,6 +199,9 @@ agents:
 		t.Errorf("row subscriber: updated %q (the row 3 update must not have reached it)", u)
 	} else if ev["type"] != "UPDATE" || ev["id"] != "2" || ev["connection"] != "main" || ev["resourceType"] != "shop::v1::users" {
 		t.Errorf("row subscriber: the event in _meta is %v, want an UPDATE of row 2 of shop::v1::users on main", ev)
+	} else if ev["plugin"] != "shop" || ev["connectionId"] != "main" || ev["resourceKey"] != "shop::v1::users" || ev["eventType"] != "UPDATE" {
+		// The design's names (plugin id, connectionId, resource key) beside the first ones.
+		t.Errorf("row subscriber: the event in _meta is %v, want plugin shop, connectionId main, resourceKey shop::v1::users, eventType UPDATE", ev)
 	}
 	if u := updatedURI(t, readers, 10*time.Second); u != typeURI {
 		t.Errorf("type subscriber: updated %q", u)

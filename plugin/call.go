@@ -66,6 +66,9 @@ func (t *Tool) Call(ctx context.Context, args json.RawMessage, o CallOptions) (r
 		o.Unvalidated(why)
 	}
 	if t.Op == OperationFind {
+		if err := filtersAlias(a); err != nil {
+			return errorResult("invalid arguments: %v", err)
+		}
 		if err := t.checkFilter(a[argFilter]); err != nil {
 			return errorResult("invalid arguments: %v", err)
 		}
@@ -282,6 +285,21 @@ func listInput(a map[string]any) ListInput {
 
 // checkFilter checks what the schema cannot say: each predicate's operator is one its
 // field offers, and its value has the shape the operator needs.
+// filtersAlias makes a find call's filters (the other name of filter) its filter; both
+// at once is refused, since they could say different things.
+func filtersAlias(a map[string]any) error {
+	v, ok := a[argFilters]
+	if !ok {
+		return nil
+	}
+	if _, both := a[argFilter]; both {
+		return fmt.Errorf("give filter or filters, not both (they are one argument under two names)")
+	}
+	a[argFilter] = v
+	delete(a, argFilters)
+	return nil
+}
+
 func (t *Tool) checkFilter(v any) error {
 	preds, _ := v.([]any)
 	for i, raw := range preds {

@@ -31,14 +31,17 @@ const (
 )
 
 const (
-	maxPageSize           = 1000
-	argConnection         = "connectionId"
-	argID                 = "id"
-	argNamespace          = "namespace"
-	argNamespaces         = "namespaces"
-	argPageSize           = "pageSize"
-	argCursor             = "cursor"
-	argFilter             = "filter"
+	maxPageSize   = 1000
+	argConnection = "connectionId"
+	argID         = "id"
+	argNamespace  = "namespace"
+	argNamespaces = "namespaces"
+	argPageSize   = "pageSize"
+	argCursor     = "cursor"
+	argFilter     = "filter"
+	// argFilters is filter under the name the original product request gave it: accepted
+	// as well (one or the other), so a caller written from that request works.
+	argFilters            = "filters"
 	argTextQuery          = "textQuery"
 	argConfirm            = "confirm"
 	nameSeparator         = "_"
@@ -64,6 +67,11 @@ type Options struct {
 	// nil: full names are used as they are, and a name that is not a valid MCP tool name
 	// (that set, at most 64 bytes) is a problem and its tool is left out.
 	Name func(full string) string
+	// NameOp is Name given the tool's operation too, the last part of its full name (get,
+	// list, find, create, update, delete, an action's id, or list_connections,
+	// list_namespaces, list_resource_types), so that a rule that shortens long names can
+	// keep it readable (registry.PluginToolName). When set, it is used instead of Name.
+	NameOp func(full, op string) string
 }
 
 // ToolSet is the tools one view of a plugin offers, sorted by name.
@@ -158,7 +166,10 @@ func (g *generator) problem(format string, args ...any) {
 // add names t, checks the name, compiles its input schema and keeps it.
 func (g *generator) add(t *Tool, in *jsonschema.Schema) {
 	name := t.Full
-	if g.o.Name != nil {
+	switch {
+	case g.o.NameOp != nil:
+		name = g.o.NameOp(t.Full, t.NameOp())
+	case g.o.Name != nil:
 		name = g.o.Name(t.Full)
 	}
 	if !validToolName(name) {
@@ -233,6 +244,14 @@ func controlSchema(in *jsonschema.Schema, control map[string]bool) *jsonschema.S
 		}
 	}
 	return c
+}
+
+// NameOp is the last part of t's full name: its operation, or an action's id.
+func (t *Tool) NameOp() string {
+	if t.Op == OperationAction {
+		return t.ActionID
+	}
+	return string(t.Op)
 }
 
 func validToolName(s string) bool {
@@ -484,18 +503,21 @@ func (g *generator) listSchema(t *Tool, conns []string, filters []FilterField) *
 				ops = append(ops, string(o))
 			}
 		}
-		pred := &jsonschema.Schema{
-			Type: "object",
-			Properties: map[string]*jsonschema.Schema{
-				"field":    {Type: "string", Enum: fields},
-				"operator": {Type: "string", Enum: ops},
-				"value":    {Description: "A value of the field's type; an array for in; true or false for is_null."},
-			},
-			PropertyOrder:        []string{"field", "operator", "value"},
-			Required:             []string{"field", "operator"},
-			AdditionalProperties: falseSchema(),
+		pred := func() *jsonschema.Schema { // one per argument: a schema is a tree
+			return &jsonschema.Schema{
+				Type: "object",
+				Properties: map[string]*jsonschema.Schema{
+					"field":    {Type: "string", Enum: fields},
+					"operator": {Type: "string", Enum: ops},
+					"value":    {Description: "A value of the field's type; an array for in; true or false for is_null."},
+				},
+				PropertyOrder:        []string{"field", "operator", "value"},
+				Required:             []string{"field", "operator"},
+				AdditionalProperties: falseSchema(),
+			}
 		}
-		b.control(argFilter, &jsonschema.Schema{Type: "array", Items: pred, Description: "Predicates that must all hold."}, false)
+		b.control(argFilter, &jsonschema.Schema{Type: "array", Items: pred(), Description: "Predicates that must all hold."}, false)
+		b.control(argFilters, &jsonschema.Schema{Type: "array", Items: pred(), Description: "Another name for filter; give one or the other."}, false)
 		b.control(argTextQuery, &jsonschema.Schema{Type: "string", Description: "Free text the resource must contain."}, false)
 	}
 	b.control(argNamespaces, &jsonschema.Schema{Type: "array", Items: &jsonschema.Schema{Type: "string"}, Description: "Only these namespaces; all when left out."}, false)

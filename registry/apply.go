@@ -102,6 +102,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		p.stop()
 	}
 	if r.started {
+		markActs(adminAct(cfg), start, startP)
 		for _, s := range start {
 			r.run(s, nil)
 		}
@@ -117,6 +118,17 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		r.changed(c.Server)
 	}
 	return changes
+}
+
+// markActs records that the admin act act added or changed the servers and plugins:
+// their next catalogue is approved by it (docs/integrity.md).
+func markActs(act string, servers []*Server, plugins []*Plugin) {
+	for _, s := range servers {
+		s.act.Store(&act)
+	}
+	for _, p := range plugins {
+		p.act.Store(&act)
+	}
 }
 
 // drain stops a replaced server after Timing.DrainFor: its supervision ends at once (it is not

@@ -179,6 +179,9 @@ func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerS
 		}
 		if c == nil {
 			st, why := srv.State()
+			if st == StateDown {
+				return nil, false, fmt.Errorf("it is down (%s); mcpgw retries it, and its tools work again once it is back", why)
+			}
 			return nil, false, fmt.Errorf("%s (%s)", st, why)
 		}
 		if !ownSession(srv, spec, c) {

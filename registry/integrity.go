@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -104,8 +105,38 @@ func (in *Integrity) guard() *integrity.Guard {
 
 // policy is the guard's policy for the server or plugin name under the running config.
 func (in *Integrity) policy(name string) integrity.Policy {
-	i := in.r.Config().IntegrityOf(name)
-	return integrity.Policy{Mode: i.Policy, FirstUse: i.FirstUse, OnChange: i.OnChange, Suspicious: i.Suspicious, MaxHeldBytes: i.MaxHeldBytes}
+	cfg := in.r.Config()
+	i := cfg.IntegrityOf(name)
+	p := integrity.Policy{Mode: i.Policy, FirstUse: i.FirstUse, OnChange: i.OnChange, Suspicious: i.Suspicious, MaxHeldBytes: i.MaxHeldBytes}
+	if cfg.Plugins[name] != nil && i.PluginChanges == config.PluginChangesFollow {
+		// The seed's promise: a plugin's new resource types become tools at once. What
+		// its data source writes into them (names, values) is held when the heuristics
+		// flag it, from the first catalogue on.
+		p.AcceptedBy, p.Suspicious = byPluginCatalogue, "hold"
+	}
+	return p
+}
+
+// byPluginCatalogue is who accepts a plugin's new or changed tools under
+// integrity.plugin_changes: follow.
+const byPluginCatalogue = "plugin catalogue"
+
+// adminAct names the admin act that made cfg the running config, which approves what it
+// changes in a server's or plugin's catalogue (its first catalogue after the act).
+func adminAct(cfg *config.Config) string {
+	if cfg.ChangedBy != "" {
+		return cfg.ChangedBy
+	}
+	return "config reload"
+}
+
+// actPolicy is p with the admin act pending for a server or plugin (act, taken once:
+// nil or "" for none) accepting what changed.
+func actPolicy(p integrity.Policy, act *atomic.Pointer[string]) integrity.Policy {
+	if a := act.Swap(nil); a != nil && *a != "" {
+		p.AcceptedBy = *a
+	}
+	return p
 }
 
 // readCatalog lists everything an upstream offers and shows it to the guard.
@@ -146,7 +177,11 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 		cat.instrHash = d.Hash
 		defs = append(defs, d)
 	}
-	if in.guard().Observe(server, in.policy(server), defs, by) > 0 {
+	pol := in.policy(server)
+	if s := in.r.Server(server); s != nil {
+		pol = actPolicy(pol, &s.act)
+	}
+	if in.guard().Observe(server, pol, defs, by) > 0 {
 		// Views built from another catalogue of the server (a new session's, a stateless
 		// caller's) may serve the version this holds in place of: they are built again.
 		in.r.changed(server)
@@ -160,7 +195,7 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 	if cat == nil {
 		return nil
 	}
-	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, Name: p.exposed})
+	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, NameOp: p.exposed})
 	hashes := make(map[string]string, len(ts.Tools))
 	defs := make([]integrity.Def, 0, len(ts.Tools))
 	for _, pt := range ts.Tools {
@@ -174,7 +209,7 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 		defs = append(defs, d)
 	}
 	in := &p.reg.integ
-	in.guard().Observe(p.Name, in.policy(p.Name), defs, "config")
+	in.guard().Observe(p.Name, actPolicy(in.policy(p.Name), &p.act), defs, "config")
 	return hashes
 }
 

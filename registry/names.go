@@ -34,6 +34,25 @@ func ExposedName(server, name string, n config.Naming) string {
 	return p.at(max)
 }
 
+// PluginToolName is the exposed name of plugin's tool full (names are not prefixed: a
+// plugin's full names start with its own): ExposedName's characters and length limit,
+// except that a name cut for length keeps its operation op (get, list, an action's id, a
+// utility's list_connections) whole at its end and loses the middle instead:
+// k8s_apiextensions_k8s_io_v1_ClusterWideWi_1a84d162_get.
+func PluginToolName(plugin, full, op string, n config.Naming) string {
+	max := n.MaxLength
+	if max <= 0 {
+		max = 64
+	}
+	if cleanName(full) && len(full) >= 1 && len(full) <= max {
+		return full
+	}
+	sum := sha256.Sum256([]byte(plugin + "\x00" + full)) // ExposedName's hash, so only a cut name changes
+	p := nameParts{tool: cleaned(full), hash: hex.EncodeToString(sum[:hashLen/2])}
+	p.keepTail(op)
+	return p.at(max)
+}
+
 // PlainName is the name ExposedName starts from, before it is cut or its characters
 // replaced: {server}{sep}{name}, or name when names are not prefixed.
 func PlainName(server, name string, n config.Naming) string {

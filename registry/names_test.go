@@ -155,3 +155,30 @@ func TestExposeToolRenamesAndOrders(t *testing.T) {
 		t.Error("a tool without a name was accepted")
 	}
 }
+
+// TestPluginToolNameKeepsOperation: a plugin tool's name cut for length keeps its
+// operation whole at its end and loses the middle; a name that fits is as it was.
+func TestPluginToolNameKeepsOperation(t *testing.T) {
+	n := config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}
+	long := "k8s_apiextensions_k8s_io_v1_ClusterWideWidgetConfigurationPolicy_get"
+	tests := []struct {
+		full, op, want string
+	}{
+		{"shop_shop_v1_users_get", "get", "shop_shop_v1_users_get"},
+		{long, "get", long[:64-len("_12345678_get")] + "_" + hash8("k8s", long) + "_get"},
+		{"k8s_apiextensions_k8s_io_v1_ClusterWideWidgetConfigurationPolicy_restart_rollout", "restart_rollout",
+			"k8s_apiextensions_k8s_io_v1_ClusterWide_" + hash8("k8s", "k8s_apiextensions_k8s_io_v1_ClusterWideWidgetConfigurationPolicy_restart_rollout") + "_restart_rollout"},
+		// Characters outside the set: replaced, the hash after the whole name, as before.
+		{`sql_shop_v1_odd "name_get`, "get", "sql_shop_v1_odd__name_get_" + hash8("sql", `sql_shop_v1_odd "name_get`)},
+	}
+	for _, tc := range tests {
+		got := PluginToolName(strings.SplitN(tc.full, "_", 2)[0], tc.full, tc.op, n)
+		if got != tc.want || !exposedRE.MatchString(got) {
+			t.Errorf("PluginToolName(%q, %q) = %q (%d bytes), want %q", tc.full, tc.op, got, len(got), tc.want)
+		}
+	}
+	// A client's shorter limit (ShapeName's path for plugin tools) keeps it too.
+	if got := shapeKeeping(long, "", "get", 40, nil); !strings.HasSuffix(got, "_get") || len(got) != 40 {
+		t.Errorf("shapeKeeping to 40 bytes: %q", got)
+	}
+}

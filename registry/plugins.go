@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
@@ -44,6 +45,9 @@ type Plugin struct {
 	print    string              // what cat offers, to tell a real change from a re-read
 	gens     map[string]*Catalog // generated catalogues by generation inputs
 	hashes   map[string]string   // each tool's fingerprint, by full name (integrity.go)
+	// act names the admin act that added or changed the plugin while the gateway ran; its
+	// first catalogue after that is approved by it (integrity.go), then it is nil.
+	act atomic.Pointer[string]
 }
 
 // openFunc starts a plugin's provider from its definition: a built-in type's opener, or
@@ -330,7 +334,7 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 		return c
 	}
 	ts := p.cat.Tools(plugin.Options{Connections: sc.Connections, ReadOnly: sc.ReadOnly || p.Def.ReadOnly,
-		Elicitation: elicitation, Name: p.exposed})
+		Elicitation: elicitation, NameOp: p.exposed})
 	cat := &Catalog{seq: catalogSeq.Add(1), Problems: ts.Problems}
 	for _, pt := range ts.Tools {
 		def, err := json.Marshal(pt.Def)
@@ -370,11 +374,10 @@ func scopeKey(sc PluginScope, elicitation bool) string {
 }
 
 // exposed is the gateway's naming rule for a plugin tool: its full name is already
-// prefixed with the plugin's name, so only the character set and the length limit apply.
-func (p *Plugin) exposed(full string) string {
-	n := p.reg.Config().Naming
-	n.Prefix = "never"
-	return ExposedName(p.Name, full, n)
+// prefixed with the plugin's name, so only the character set and the length limit apply,
+// and a name cut for length keeps its operation op.
+func (p *Plugin) exposed(full, op string) string {
+	return PluginToolName(p.Name, full, op, p.reg.Config().Naming)
 }
 
 // Errors of a plugin call whose context ended before the provider answered.

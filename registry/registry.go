@@ -98,6 +98,9 @@ type Server struct {
 	// moved is closed (and forgotten) when the state changes: WaitStarted waits on it, not
 	// on a timer. Nil until someone waits.
 	moved chan struct{}
+	// act names the admin act that added or changed the server while the gateway ran;
+	// its first catalogue after that is approved by it (integrity.go), then it is nil.
+	act atomic.Pointer[string]
 }
 
 // Status is a server's health for /readyz and the admin API.
@@ -380,7 +383,8 @@ func (s *Server) Status() Status {
 	return st
 }
 
-// Catalog returns the server's current catalogue, or nil while it is not up.
+// Catalog returns the server's current catalogue: while it is down, the last one it
+// listed (its tools stay listed, and calls say it is down); nil before its first.
 func (s *Server) Catalog() *Catalog {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -30,11 +30,20 @@ const minShape = hashLen + 1
 //	                         A-Z a-z 0-9 _ -, now replaced by _, or re refused it)
 //	serv_1a2b3c4d__tool      the server part cut so the tool's own name stays whole
 //	too_long_to_keep_w_1a2b3c4d   the tool's own name cut, the server left out
+//	k8s_apiextensions_1a2b3c4d_get  a plugin tool's name cut in the middle, its
+//	                         operation kept (shapeKeeping, PluginToolName)
 //
 // A name always keeps to ^[A-Za-z0-9_-]+$ and max (max <= 0 reads as 64). When re refuses
 // the shape, shorter shapes are tried, then each with - as _, then lower-cased; a pattern
 // that refuses all of them (one no name of this alphabet can match) gets the plain shape.
 func ShapeName(exposed, sep string, max int, re *regexp.Regexp) string {
+	return shapeKeeping(exposed, sep, "", max, re)
+}
+
+// shapeKeeping is ShapeName keeping tail (a plugin tool's operation: "get", an action's
+// id) whole at the end of a name whose tool part is cut: the middle goes, then the hash,
+// then "_" and tail.
+func shapeKeeping(exposed, sep, tail string, max int, re *regexp.Regexp) string {
 	if max <= 0 {
 		max = 64
 	}
@@ -50,12 +59,21 @@ func ShapeName(exposed, sep string, max int, re *regexp.Regexp) string {
 	}
 	sum := sha256.Sum256([]byte(exposed))
 	p := nameParts{server: cleaned(server), sep: cleaned(sep), tool: cleaned(tool), hash: hex.EncodeToString(sum[:hashLen/2])}
+	p.keepTail(tail)
 	return p.fit(max, re)
 }
 
 // nameParts is a name being shaped: its cleaned server part, separator and tool part,
 // and the hash of its identity.
-type nameParts struct{ server, sep, tool, hash string }
+type nameParts struct{ server, sep, tool, hash, tail string }
+
+// keepTail makes the tool part's last "_"+op a tail kept whole when the tool part is cut
+// (when the tool part ends with it).
+func (p *nameParts) keepTail(op string) {
+	if t := "_" + cleaned(op); op != "" && strings.HasSuffix(p.tool, t) && len(t) < len(p.tool) {
+		p.tail = t
+	}
+}
 
 // fit returns the first shape, from max bytes down, that re takes (each also tried with -
 // as _ and lower-cased); the max-byte shape when re takes none.
@@ -92,6 +110,10 @@ func (p nameParts) at(limit int) string {
 		if keep := room - len(p.sep) - len(p.tool); keep >= 1 {
 			return p.server[:min(keep, len(p.server))] + suffix + p.sep + p.tool
 		}
+	}
+	if head := len(p.tool) - len(p.tail); p.tail != "" && room-len(p.tail) >= 1 {
+		// The operation says what the tool does: the middle of the name goes instead.
+		return p.tool[:min(room-len(p.tail), head)] + suffix + p.tail
 	}
 	return p.tool[:min(room, len(p.tool))] + suffix
 }

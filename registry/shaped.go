@@ -73,9 +73,13 @@ func (v *View) shapedCopy(r NameRule, sep string) *View {
 		if r.fits(t.Exposed) {
 			continue
 		}
-		name := ShapeName(t.Exposed, sep, r.Max, r.Pattern)
+		tsep, tail := sep, ""
+		if t.PluginTool != nil { // a plugin tool's name is cut in the middle, its operation kept
+			tsep, tail = "", t.PluginTool.NameOp()
+		}
+		name := shapeKeeping(t.Exposed, tsep, tail, r.Max, r.Pattern)
 		for i := 1; taken[name] && i <= shapeRetries; i++ {
-			name = ShapeName(t.Exposed+"_"+strconv.Itoa(i), sep, r.Max, r.Pattern)
+			name = shapeKeeping(t.Exposed+"_"+strconv.Itoa(i), tsep, "", r.Max, r.Pattern)
 		}
 		if taken[name] {
 			continue

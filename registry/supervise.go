@@ -42,7 +42,9 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 			continue
 		}
 		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", b.current())
-		s.setState(StateDown, err, nil, nil, true)
+		// Its last catalogue stays: its tools stay listed, and a call is answered with an
+		// error naming it and saying it is down, not as an unknown tool.
+		s.setState(StateDown, err, nil, nil, false)
 		markReady()
 		b.stable(time.Since(started))
 		if !b.sleep(s.ctx) {

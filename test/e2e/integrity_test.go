@@ -110,11 +110,15 @@ http: {handshake: full, page_size: 1000, search: {pinned: ["`+integUsers+`create
 	return g, db, auditPath
 }
 
-// integPluginGateway is integPluginGatewayWith the default integrity settings.
+// integPluginGateway is integPluginGatewayWith a plugin's changes held as a server's
+// (integrity.plugin_changes: hold; the default follows the plugin's catalogue).
 func integPluginGateway(t *testing.T) (g *Gateway, db, auditPath string) {
 	t.Helper()
-	return integPluginGatewayWith(t, "")
+	return integPluginGatewayWith(t, integHoldPlugins)
 }
+
+// integHoldPlugins is the config line that holds a plugin's changes as a server's.
+const integHoldPlugins = "integrity: {plugin_changes: hold}\n"
 
 // integClient is a go-sdk client of the agent dev asking for a list form.
 func integClient(t *testing.T, url, form string) *goClient {
@@ -902,7 +906,7 @@ func TestIntegritySuspiciousHeld(t *testing.T) {
 // listed for review as warned; the held gauge does not count it, and approving it clears
 // the review.
 func TestIntegrityWarnPolicy(t *testing.T) {
-	g, db, _ := integPluginGatewayWith(t, "integrity: {policy: warn}\n")
+	g, db, _ := integPluginGatewayWith(t, "integrity: {policy: warn, plugin_changes: hold}\n")
 	full := integClient(t, g.URL, "full")
 	users := integWithPrefix(integTools(t, full), integUsers)
 	integExec(t, db, `ALTER TABLE users ADD COLUMN note TEXT`)
@@ -1176,7 +1180,7 @@ state_dir: ${E2E_STATE}
 store: redis://127.0.0.1:%d/0
 log: {level: debug, format: text}
 http: {handshake: full, page_size: 1000}
-`, redis.Port)+integPluginYAML(db, filepath.Join(t.TempDir(), "audit.jsonl")))
+`, redis.Port)+integHoldPlugins+integPluginYAML(db, filepath.Join(t.TempDir(), "audit.jsonl")))
 	ga := sessStartReplica(t, "mcpgw-A", cfg)
 	gb := sessStartReplica(t, "mcpgw-B", cfg)
 	ca, cb := integClient(t, ga.URL, "full"), integClient(t, gb.URL, "full")

@@ -71,6 +71,8 @@ auth:
   admin_token: `+token+`
 # The full list: the test reads the plugin's tools by name.
 http: {handshake: full}
+# A plugin's changes held as a server's (the default follows the catalogue).
+integrity: {plugin_changes: hold}
 plugins:
   shop:
     type: sql

@@ -272,6 +272,8 @@ func (a *API) commitChanges(w http.ResponseWriter, r *http.Request, changes []en
 	if !a.storeChanges(w, changes) {
 		return nil, false
 	}
+	// What this change makes a server or plugin serve is approved by it (docs/integrity.md).
+	cfg.ChangedBy = "admin API (" + Actor(r) + ")"
 	if err := a.port.Apply(cfg); err != nil {
 		// Put the store back as it was: the running config did not change.
 		restoreChanges(store, changes)

@@ -26,7 +26,17 @@ type mcpConfigDoc struct {
 	AgentID string                     `json:"agent_id"`
 	Enabled *bool                      `json:"enabled,omitempty"`
 	Servers map[string]json.RawMessage `json:"servers"`
+	// Plugins the agent uses, as GET shows them ({} or {"type", "source"}): a plugin is
+	// enabled by name as a server is, so servers may name one too.
+	Plugins map[string]json.RawMessage `json:"plugins,omitempty"`
 	Meta    map[string]any             `json:"meta,omitempty"`
+}
+
+// mcpConfigPlugin is one plugin of the document as GET shows it: plugins are defined in
+// the config file, so the document only names them.
+type mcpConfigPlugin struct {
+	Type   string `json:"type"`
+	Source string `json:"source"`
 }
 
 // mcpConfigServer is one server of the document as GET shows it.
@@ -74,8 +84,19 @@ func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any
 			}
 		}
 	}
-	servers := map[string]mcpConfigServer{}
+	if ag == nil || len(ag.Servers) == 0 {
+		for _, n := range sortedKeys(cfg.Plugins) {
+			if d := cfg.Plugins[n]; d != nil && d.Enabled() {
+				uses = append(uses, config.AgentUse{Name: n})
+			}
+		}
+	}
+	servers, plugins := map[string]mcpConfigServer{}, map[string]mcpConfigPlugin{}
 	for _, u := range uses {
+		if d := cfg.Plugins[u.Name]; d != nil {
+			plugins[u.Name] = mcpConfigPlugin{Type: d.Type, Source: "file"}
+			continue
+		}
 		e, err := a.findServer(u.Name)
 		if err != nil {
 			continue
@@ -83,7 +104,7 @@ func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any
 		v := a.view(e)
 		servers[u.Name] = mcpConfigServer{ServerDoc: v.ServerDoc, Mode: u.Mode, Source: v.Source}
 	}
-	out := map[string]any{"agent_id": id, "enabled": enabled, "servers": servers}
+	out := map[string]any{"agent_id": id, "enabled": enabled, "servers": servers, "plugins": plugins}
 	if meta != nil {
 		out["meta"] = meta
 	}
@@ -129,6 +150,9 @@ func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 		if !p.server(name, in.Servers[name]) {
 			return
 		}
+	}
+	for _, name := range sortedKeys(in.Plugins) {
+		p.plugin(name, "plugins."+name, in.Plugins[name])
 	}
 	raw, _ := json.Marshal(agent)
 	next := &sessions.ConfigEntry{Kind: kindAgent, Name: id, Doc: raw, Source: "api", Created: p.now, Updated: p.now, Version: 1}
@@ -183,6 +207,10 @@ type mcpConfigPlan struct {
 // mode) or its definition. It reports false when it has answered the request itself.
 func (p *mcpConfigPlan) server(name string, raw json.RawMessage) bool {
 	where := "servers." + name
+	if p.a.port.Config().Plugins[name] != nil {
+		p.plugin(name, where, raw) // a plugin is enabled by name as a server is
+		return true
+	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		p.fieldErrs = append(p.fieldErrs, FieldError{Field: where, Message: "is not an object"})
@@ -209,6 +237,31 @@ func (p *mcpConfigPlan) server(name string, raw json.RawMessage) bool {
 		return true
 	}
 	return p.serverDef(name, where, cur, fields)
+}
+
+// plugin plans a plugin the document names (at where): {} or what GET shows of it
+// ({"type", "source"}, read and ignored). Plugins are defined in the config file, so
+// the document cannot define or change one.
+func (p *mcpConfigPlan) plugin(name, where string, raw json.RawMessage) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		p.fieldErrs = append(p.fieldErrs, FieldError{Field: where, Message: "is not an object"})
+		return
+	}
+	if p.a.port.Config().Plugins[name] == nil {
+		p.fieldErrs = append(p.fieldErrs, FieldError{Field: where, Message: "names no plugin (plugins are defined in the config file's plugins section)"})
+		return
+	}
+	for _, k := range sortedKeys(fields) {
+		switch k {
+		case "type", "source": // as GET shows them
+		case "mode":
+			p.fieldErrs = append(p.fieldErrs, FieldError{Field: where + ".mode", Message: "a plugin runs in the gateway and has no mode"})
+		default:
+			p.fieldErrs = append(p.fieldErrs, FieldError{Field: where + "." + k, Message: "a plugin is defined in the config file; name it here with {}"})
+		}
+	}
+	p.agent.Servers = append(p.agent.Servers, agentUseDoc{Name: name})
 }
 
 // serverDef plans a server the document defines: new, changed, or the same as it is.

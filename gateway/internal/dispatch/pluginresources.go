@@ -285,6 +285,7 @@ func (w *pluginWatch) deliver(tp *watchTopic, e plugin.Event) {
 			continue
 		}
 		params, _ := json.Marshal(updatedParams{URI: t.uri, Meta: map[string]watchEvent{eventMetaKey: {
+			Plugin: t.ref.Plugin, ConnectionID: e.Connection, ResourceKey: e.Key, EventType: string(e.Type),
 			Type: string(e.Type), ResourceType: e.Key, Connection: e.Connection, ID: e.ID, Namespace: e.Namespace}}})
 		_ = t.s.Send(wire.Notification("notifications/resources/updated", params))
 	}
@@ -292,9 +293,10 @@ func (w *pluginWatch) deliver(tp *watchTopic, e plugin.Event) {
 
 // eventMetaKey is the _meta member of a plugin resource's notifications/resources/updated
 // that says what changed, so that a subscriber to a whole type need not re-read it to
-// learn which row: {"type": "ADD" | "UPDATE" | "DELETE", "resourceType", "connection",
-// "id", "namespace"}; no id means the whole type changed (or the watch was re-made and
-// what happened meanwhile is unknown).
+// learn which row: {"plugin", "connectionId", "resourceKey", "eventType": "ADD" |
+// "UPDATE" | "DELETE", "id", "namespace"}, and the same under the names it had first
+// ("connection", "resourceType", "type"), which clients may read; no id means the whole
+// type changed (or the watch was re-made and what happened meanwhile is unknown).
 const eventMetaKey = "mcpgw/event"
 
 type updatedParams struct {
@@ -303,6 +305,13 @@ type updatedParams struct {
 }
 
 type watchEvent struct {
+	// The design's names: the plugin's id, the connectionId its tools take, the resource
+	// key (group::version::kind) and what happened.
+	Plugin       string `json:"plugin"`
+	ConnectionID string `json:"connectionId"`
+	ResourceKey  string `json:"resourceKey"`
+	EventType    string `json:"eventType"`
+	// The first names, kept for the clients that read them.
 	Type         string `json:"type"`
 	ResourceType string `json:"resourceType"`
 	Connection   string `json:"connection"`
