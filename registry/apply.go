@@ -123,11 +123,12 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 // markActs records that the admin act act added or changed the servers and plugins:
 // their next catalogue is approved by it (docs/integrity.md).
 func markActs(act string, servers []*Server, plugins []*Plugin) {
+	now := time.Now()
 	for _, s := range servers {
-		s.act.Store(&act)
+		s.act.Store(&pendingAct{by: act, until: now.Add(actWindow(s.Def.Timeouts.Connect))})
 	}
 	for _, p := range plugins {
-		p.act.Store(&act)
+		p.act.Store(&pendingAct{by: act, until: now.Add(actWindow(0))})
 	}
 }
 

@@ -130,13 +130,36 @@ func adminAct(cfg *config.Config) string {
 	return "config reload"
 }
 
-// actPolicy is p with the admin act pending for a server or plugin (act, taken once:
-// nil or "" for none) accepting what changed.
-func actPolicy(p integrity.Policy, act *atomic.Pointer[string]) integrity.Policy {
-	if a := act.Swap(nil); a != nil && *a != "" {
-		p.AcceptedBy = *a
+// pendingAct is an admin act that added or changed a server or plugin (markActs): the
+// first catalogue after it that changes something is approved by it (by), if it comes
+// before until. A catalogue that changes nothing (an instance of the old definition
+// re-listing, one whose tools did not change) leaves it pending; the bound keeps a
+// later change, long after the act, from being taken for the act's.
+type pendingAct struct {
+	by    string
+	until time.Time
+}
+
+// actWindow is how long an admin act waits for the catalogue it changes: the server's
+// connect timeout twice (a probe's start and its list), at least a minute.
+func actWindow(connect time.Duration) time.Duration {
+	return max(2*connect, time.Minute)
+}
+
+// observeWithAct shows defs to the guard under p, accepted by the admin act pending in
+// act (nil: none) if it is still current; the act is taken only when it accepted a change.
+func (in *Integrity) observeWithAct(name string, p integrity.Policy, act *atomic.Pointer[pendingAct], defs []integrity.Def, by string) int {
+	a := act.Load()
+	if a != nil && time.Now().Before(a.until) && a.by != "" {
+		p.AcceptedBy = a.by
+	} else {
+		a = nil
 	}
-	return p
+	held, accepted := in.guard().ObserveAccepting(name, p, defs, by)
+	if a != nil && accepted > 0 {
+		act.CompareAndSwap(a, nil)
+	}
+	return held
 }
 
 // readCatalog lists everything an upstream offers and shows it to the guard.
@@ -178,10 +201,11 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 		defs = append(defs, d)
 	}
 	pol := in.policy(server)
+	act := &atomic.Pointer[pendingAct]{}
 	if s := in.r.Server(server); s != nil {
-		pol = actPolicy(pol, &s.act)
+		act = &s.act
 	}
-	if in.guard().Observe(server, pol, defs, by) > 0 {
+	if in.observeWithAct(server, pol, act, defs, by) > 0 {
 		// Views built from another catalogue of the server (a new session's, a stateless
 		// caller's) may serve the version this holds in place of: they are built again.
 		in.r.changed(server)
@@ -209,7 +233,7 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 		defs = append(defs, d)
 	}
 	in := &p.reg.integ
-	in.guard().Observe(p.Name, actPolicy(in.policy(p.Name), &p.act), defs, "config")
+	in.observeWithAct(p.Name, in.policy(p.Name), &p.act, defs, "config")
 	return hashes
 }
 

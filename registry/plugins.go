@@ -47,7 +47,7 @@ type Plugin struct {
 	hashes   map[string]string   // each tool's fingerprint, by full name (integrity.go)
 	// act names the admin act that added or changed the plugin while the gateway ran; its
 	// first catalogue after that is approved by it (integrity.go), then it is nil.
-	act atomic.Pointer[string]
+	act atomic.Pointer[pendingAct]
 }
 
 // openFunc starts a plugin's provider from its definition: a built-in type's opener, or

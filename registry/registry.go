@@ -100,7 +100,7 @@ type Server struct {
 	moved chan struct{}
 	// act names the admin act that added or changed the server while the gateway ran;
 	// its first catalogue after that is approved by it (integrity.go), then it is nil.
-	act atomic.Pointer[string]
+	act atomic.Pointer[pendingAct]
 }
 
 // Status is a server's health for /readyz and the admin API.

@@ -256,8 +256,16 @@ func approved(rec *sessions.Pin, hash string) bool {
 // first catalogue its definitions are pinned (first_use: trust) or held; afterwards a
 // changed or new one is held. It returns how many definitions it held now.
 func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
+	held, _ := g.ObserveAccepting(server, p, defs, by)
+	return held
+}
+
+// ObserveAccepting is Observe that also counts the new or changed definitions p.AcceptedBy
+// accepted (pinned in place of what was approved, or recorded on an established server):
+// an acceptance that accepted nothing is still pending for the caller.
+func (g *Guard) ObserveAccepting(server string, p Policy, defs []Def, by string) (held, accepted int) {
 	if p.Mode == "off" || !g.loaded.Load() {
-		return 0 // unread pins: nothing is recorded, and nothing unrecorded is served
+		return 0, 0 // unread pins: nothing is recorded, and nothing unrecorded is served
 	}
 	g.wmu.Lock()
 	defer g.wmu.Unlock()
@@ -265,7 +273,6 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 		established: g.record(server, KindServer, "", false) != nil,
 		norm:        descriptionNorm(defs)}
 	o.unapproved, o.heldBytes = g.unapproved(server)
-	held := 0
 	for _, d := range defs {
 		if o.one(d) {
 			held++
@@ -277,7 +284,7 @@ func (g *Guard) Observe(server string, p Policy, defs []Def, by string) int {
 	if held > 0 || o.cleared {
 		g.gen.Add(1) // views built before may serve a version this changes (superseded)
 	}
-	return held
+	return held, o.accepted
 }
 
 // observation is one Observe: what holds for each definition of the catalogue.
@@ -292,6 +299,7 @@ type observation struct {
 	unapproved  int   // the server's records no admin approved, bounded by MaxUnapproved
 	heldBytes   int64 // the bytes of the server's definitions that wait, bounded by p.MaxHeldBytes
 	overBytes   bool  // a definition was left out for MaxHeldBytes (logged once)
+	accepted    int   // new or changed definitions p.AcceptedBy accepted
 }
 
 // known reports whether rec already says what to do with a definition of fingerprint
@@ -373,6 +381,7 @@ func (o *observation) pin(next, rec *sessions.Pin, d Def, flags json.RawMessage)
 	if o.p.AcceptedBy != "" && o.established {
 		// Accepted without a review: the approved version before it kept as approved.
 		by = o.p.AcceptedBy
+		o.accepted++
 		if next.Hash != "" && next.Hash != d.Hash {
 			next.Approved = append(next.Approved, next.Hash)
 			if len(next.Approved) > maxApproved {
