@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/busywait"
 	"github.com/mcpgw/mcpgw/internal/h1"
 )
 
@@ -20,7 +21,7 @@ import (
 // never busy-polls. The test's servers count as other processes.
 func busyPollFor(t *testing.T, d time.Duration) *BusyPoll {
 	t.Helper()
-	if !busyPollSupported || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+	if !busywait.Supported || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		t.Skipf("busy polling needs Linux and two CPUs (have %s, %d CPUs, GOMAXPROCS %d)", runtime.GOOS, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	}
 	b := NewBusyPoll(d)
@@ -225,11 +226,11 @@ func TestBusyPollQuietAndPaused(t *testing.T) {
 	}
 	b.RequestEnded()
 	b.RequestEnded()
-	b.pauseUntil.Store(int64(time.Since(b.epoch) + time.Hour))
+	b.s.PauseFor(time.Hour)
 	if b.spin(ready) {
 		t.Error("polled during the pause after giving way")
 	}
-	b.pauseUntil.Store(0)
+	b.s.PauseFor(0)
 	// Giving way starts the pause: a second request arrives while polling.
 	_, g0, _ := b.stats()
 	calls := 0
@@ -247,8 +248,8 @@ func TestBusyPollQuietAndPaused(t *testing.T) {
 	}
 	b.RequestEnded()
 	b.RequestEnded()
-	if _, g1, _ := b.stats(); g1 == g0 || b.pauseUntil.Load() <= int64(time.Since(b.epoch)) {
-		t.Errorf("a poll interrupted by a second request did not give way and pause (gave way %d, pause until %d)", g1-g0, b.pauseUntil.Load())
+	if _, g1, _ := b.stats(); g1 == g0 || !b.s.Paused() {
+		t.Errorf("a poll interrupted by a second request did not give way and pause (gave way %d, paused %v)", g1-g0, b.s.Paused())
 	}
 	if b.spin(ready) {
 		t.Error("polled right after giving way")
