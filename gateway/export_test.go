@@ -23,3 +23,15 @@ func OwnCatalogHasPrompt(g *Gateway, sid, server, prompt string) bool {
 	}
 	return false
 }
+
+// OwnToolCounts are the numbers of tools in the catalogues of server that live sessions'
+// own instances have re-listed (a session whose instance has not re-listed has none).
+func OwnToolCounts(g *Gateway, server string) []int {
+	var n []int
+	for _, s := range g.live.all() {
+		if _, cats := s.Own.Snapshot(); cats[server] != nil {
+			n = append(n, len(cats[server].Tools))
+		}
+	}
+	return n
+}
