@@ -68,7 +68,7 @@ type Gateway struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 
-	// live are the client sessions live in this process (sessions.go).
+	// live are the client sessions live in this process (sessiontable.go).
 	live sessionTable
 	// writes is the store as the gateway writes it: it remembers a failed write (/readyz).
 	writes *sessions.WriteWatch

@@ -291,7 +291,9 @@ func TestPoolFullError(t *testing.T) {
 }
 
 // TestPerAgentSharing: two sessions of one agent share one instance, another agent gets
-// its own, and the instance stops agent_grace after its agent's last session ended.
+// its own, and the instance stops agent_grace after its agent's last session ended, not
+// after its first (a third agent's instance, stopped by a grace that began later, marks
+// the time).
 func TestPerAgentSharing(t *testing.T) {
 	yaml, dir := pidConfig(t, "    mode: per_agent\n    agent_grace: 200ms\n")
 	killAll(t, dir)
@@ -317,8 +319,16 @@ func TestPerAgentSharing(t *testing.T) {
 	if v := g.do(t, req{path: "/readyz", method: http.MethodGet}); !strings.Contains(string(v.body), `"mode": "per_agent"`) {
 		t.Errorf("/readyz does not show the per_agent policy: %s", v.body)
 	}
-	endSession(t, g, a1, "alpha")
-	time.Sleep(400 * time.Millisecond) // past agent_grace: a2 still holds the instance
+	c := g.initializeAs(t, "gamma")
+	callOK(t, g, c, 1, "gamma")
+	gamma := pids(t, dir)[probe+2]
+	endSession(t, g, a1, "alpha") // a2 still holds alpha's instance
+	// gamma's last session ends after alpha's first: once its instance has stopped, its
+	// grace has passed, and alpha's would have passed before it.
+	endSession(t, g, c, "gamma")
+	if !waitFor(5*time.Second, func() bool { return !alive(gamma) }) {
+		t.Fatal("gamma's instance still runs after its last session ended and the grace passed")
+	}
 	if !alive(alpha) {
 		t.Fatal("the agent's instance stopped while one of its sessions remained")
 	}

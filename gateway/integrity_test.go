@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/gateway"
 )
 
 // TestIntegrityAlterTable: the sql plugin's tools are pinned on first sight; a column added
@@ -258,12 +259,12 @@ servers:
 	if res := g.callTool(t, sid, "ev__test_trigger_prompt_change", `{}`); res.IsError {
 		t.Fatalf("trigger: %s", res.text())
 	}
-	var held string
+	var name string // the held prompt's name at the upstream
 	deadline := time.Now().Add(10 * time.Second)
-	for held == "" {
+	for name == "" {
 		for _, p := range g.reg.Integrity().Pins() {
 			if p.Kind == "prompt" && p.Held != nil {
-				held = "ev__" + p.Name
+				name = p.Name
 			}
 		}
 		if time.Now().After(deadline) {
@@ -271,7 +272,15 @@ servers:
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(200 * time.Millisecond) // the session's own catalogue follows the hold
+	// The hold is recorded before the session's own instance's re-listed catalogue reaches
+	// its view; until then prompts/list is the old one whatever the hold does.
+	for !gateway.OwnCatalogHasPrompt(g.gw, sid, "ev", name) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the session's catalogue of ev has no prompt %s within 10s", name)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	held := "ev__" + name
 	if after := prompts(); strings.Contains(after, held) || after != before {
 		t.Errorf("prompts/list after the change: %s (before %s), held %s", after, before, held)
 	}

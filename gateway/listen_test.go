@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/gateway"
 )
 
 // TestListenToldWhatUpstreamSaid: a stateless caller listening for tools/list_changed is
@@ -22,8 +24,21 @@ func TestListenToldWhatUpstreamSaid(t *testing.T) {
 			t.Fatalf("trigger: %v", res)
 		}
 	}
+	before := 0
+	if cat := g.reg.Server("everything").Catalog(); cat != nil {
+		before = len(cat.Tools)
+	}
 	trigger() // from now on the transient tool exists: the next trigger changes no list
-	time.Sleep(200 * time.Millisecond)
+	// Wait for the caller's own instance to re-read its lists with that tool: a listen opened
+	// before would be told of a list that did change, and the test would pass without the
+	// upstream's word passed on.
+	deadline := time.Now().Add(5 * time.Second)
+	for n := gateway.OwnToolCounts(g.gw, "everything"); len(n) != 1 || n[0] <= before; n = gateway.OwnToolCounts(g.gw, "everything") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no session's own everything instance re-listed more than %d tools within 5s (%v)", before, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	r := modernReq("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+modernMeta+`}`, nil)
 	hr, err := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(r.body))
 	if err != nil {

@@ -44,9 +44,10 @@ var modernVersions = append([]string{stateless.Version}, streamableVersions...)
 
 // statelessFront is the front of the stateless revision (2026-07-28): one POST per request,
 // discovery, subscriptions/listen (listen.go), input rounds with sealed request state
-// (mrtr.go), and input rounds an upstream of that revision asks for (modernup.go). It holds
-// the gateway-side sessions by caller and the calls parked while a client answers an input
-// request; the rest it reaches through the gateway that owns it.
+// (mrtr.go), and input rounds an upstream of that revision asks for
+// (gateway/internal/dispatch/modernup.go). It holds the gateway-side sessions by caller and
+// the calls parked while a client answers an input request; the rest it reaches through the
+// gateway that owns it.
 type statelessFront struct {
 	g      *Gateway
 	table  *stateless.Table[*session.Session] // gateway-side sessions by caller (statelesssession.go)

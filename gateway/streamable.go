@@ -125,18 +125,11 @@ func (g *Gateway) initializeResult(version string, servers []string, clientCaps 
 	return b
 }
 
-// collectReply keeps the response (batch mode); related messages go to the session stream.
-type collectReply struct {
-	s   *session.Session
-	msg []byte
-}
+// collectReply keeps the response to one request of a 2025-03-26 batch, which is answered
+// in one JSON body; the request's related messages are dropped.
+type collectReply struct{ msg []byte }
 
-func (c *collectReply) Related(msg []byte) error {
-	if c.s != nil {
-		return c.s.Send(msg)
-	}
-	return nil
-}
+func (c *collectReply) Related([]byte) error   { return nil }
 func (c *collectReply) Reply(msg []byte) error { c.msg = msg; return nil }
 
 // streamHost is what the streamable HTTP transport needs of the gateway (streamable.Host).

@@ -37,10 +37,16 @@ func TestSharesTakeGive(t *testing.T) {
 	if d := time.Since(start); d < 20*time.Millisecond {
 		t.Fatalf("a waiting take gave up after %v", d)
 	}
+	// The wake-up, on an agent no take has waited for yet (the one that gave up above
+	// left its key's channel behind, which would make the wait below see nothing new).
+	b := shareKey{"ev", "patient"}
+	if err := sh.take(ctx, b, 1, 0); err != nil {
+		t.Fatalf("take within the share: %v", err)
+	}
 	done := make(chan error, 1)
-	go func() { done <- sh.take(ctx, a, 2, 5*time.Second) }()
-	time.Sleep(10 * time.Millisecond)
-	sh.give(a)
+	go func() { done <- sh.take(ctx, b, 1, 5*time.Second) }()
+	waitTaking(t, &sh, b) // a give before the take waits would not test the wake-up
+	sh.give(b)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -49,8 +55,27 @@ func TestSharesTakeGive(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a give did not wake the waiting take")
 	}
-	if n := sh.held[a]; n != 2 {
-		t.Fatalf("held %d after give and take, want 2", n)
+	if n := sh.held[b]; n != 1 {
+		t.Fatalf("held %d after give and take, want 1", n)
+	}
+}
+
+// waitTaking waits (5 s at most) until a take of key waits at the share: it has left the
+// channel a give closes.
+func waitTaking(t *testing.T, sh *instanceShares, key shareKey) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		sh.mu.Lock()
+		waiting := sh.freed[key] != nil
+		sh.mu.Unlock()
+		if waiting {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no take waited at the share within 5s")
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // on the map deliberately.
 var floors = map[string]int{
 	// Leaves: the wire scanners, the HTTP/1.1 client, TLS files, the state dir, the schema
-	// bound, the plugin gRPC code and the test peers import nothing of the module's but
+	// bound, busy waiting, WSAPoll, the plugin gRPC code and the test peers import nothing of the module's but
 	// each other.
 	"internal/wire":            0,
 	"internal/statedir":        0,
@@ -22,6 +22,8 @@ var floors = map[string]int{
 	"internal/peers":           0,
 	"internal/sealbox":         0,
 	"internal/schemabound":     0,
+	"internal/busywait":        0,
+	"internal/wsapoll":         0,
 	"plugin/internal/pluginpb": 0,
 	"internal/h1":              1,
 	"internal/oauth":           1,

@@ -128,7 +128,6 @@ var allowedGlobals = map[string]string{
 	"sessions.subBackoffMax":                      "Redis subscription timing, never written (could be const)",
 	"sessions.panickedPaths":                      "bbolt files whose open panicked in this process: bbolt's mmap of them is the process's, whichever gateway opened them",
 	"sessions.quietRedisLog":                      "go-redis has one logger per process (redis.SetLogger); this sets it once",
-	"bridge.procWSAPoll":                          "lazy DLL procedure of the OS (Windows), resolved once",
 	"internal/upstream.keptJobs":                  "Windows job objects the process joined: the process's own, held open until it exits",
 	"internal/upstream.containOnce":               "the process joins its kill-on-close job object once (Windows): a property of the process, not of a gateway",
 	"cmd/mcpgw.version":                           "link-time constant (-ldflags -X main.version)",
@@ -142,7 +141,7 @@ var allowedGlobals = map[string]string{
 	"internal/h1.ErrUntracked":                    "sentinel error",
 	"internal/h1.headerChars":                     "byte class table, computed once, never written",
 	"internal/h1.bufPool":                         "sync.Pool of request buffers: scratch memory, no state between uses",
-	"internal/h1.procWSAPoll":                     "lazy DLL procedure of the OS (Windows), resolved once",
+	"internal/wsapoll.proc":                       "lazy DLL procedure of the OS (Windows), resolved once",
 
 	"gateway/internal/telemetry.traceparentKey": "constant bytes the scanner compares with, never written",
 

@@ -9,17 +9,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/h1/h1test"
 )
 
 // ---- helpers ---------------------------------------------------------------------------
@@ -140,7 +139,7 @@ const testUA = "mcpgw/test"
 func newTestEndpoint(t *testing.T, rawURL string, headers map[string]string) *Endpoint {
 	t.Helper()
 	pool := &Pool{}
-	ep, err := NewEndpoint(rawURL, headers, Options{Pool: pool, Proxy: noProxy, UserAgent: testUA})
+	ep, err := NewEndpoint(rawURL, headers, Options{Pool: pool, Proxy: h1test.NoProxy, UserAgent: testUA})
 	if err != nil {
 		t.Fatalf("NewEndpoint(%q): %v", rawURL, err)
 	}
@@ -192,125 +191,10 @@ func waitPeerActed(t *testing.T, ep *Endpoint) {
 	}
 }
 
-// noProxy is a proxy setting that sends everything direct, whatever the environment says.
-func noProxy(*http.Request) (*url.URL, error) { return nil, nil }
-
-// testCtx bounds a test's exchanges so that a hang fails instead of blocking.
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
-
-// countedServer is an httptest server that counts the TCP connections it accepts.
-type countedServer struct {
-	*httptest.Server
-	conns atomic.Int32
-	quit  chan struct{} // closed when the test ends, before the server closes
-}
-
-func newCountedServer(t *testing.T, useTLS bool, h func(cs *countedServer, w http.ResponseWriter, r *http.Request)) *countedServer {
-	t.Helper()
-	cs := &countedServer{quit: make(chan struct{})}
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h(cs, w, r)
-	}))
-	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // the refused TLS handshake
-	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
-		if s == http.StateNew {
-			cs.conns.Add(1)
-		}
-	}
-	if useTLS {
-		srv.StartTLS()
-	} else {
-		srv.Start()
-	}
-	cs.Server = srv
-	t.Cleanup(srv.Close)
-	t.Cleanup(func() { close(cs.quit) }) // runs first: handlers waiting on quit return
-	return cs
-}
-
-// rawServer is a loopback listener whose connections are handled by hand.
-type rawServer struct {
-	ln       net.Listener
-	accepted atomic.Int32
-	quit     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
-	conns    []net.Conn
-}
-
-// newRawServer calls handle for each accepted connection (i counts from 0). Every
-// connection gets an absolute deadline, and all are closed when the test ends.
-func newRawServer(t *testing.T, handle func(s *rawServer, i int, c net.Conn, br *bufio.Reader)) *rawServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &rawServer{ln: ln, quit: make(chan struct{})}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			i := int(s.accepted.Add(1)) - 1
-			_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-			s.mu.Lock()
-			s.conns = append(s.conns, c)
-			s.mu.Unlock()
-			s.wg.Add(1)
-			go func() {
-				defer s.wg.Done()
-				defer c.Close()
-				handle(s, i, c, bufio.NewReader(c))
-			}()
-		}
-	}()
-	t.Cleanup(func() {
-		close(s.quit)
-		ln.Close()
-		s.mu.Lock()
-		for _, c := range s.conns {
-			c.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *rawServer) url(path string) string { return "http://" + s.ln.Addr().String() + path }
-
-// sleep waits d or until the server is shut down.
-func (s *rawServer) sleep(d time.Duration) bool {
-	select {
-	case <-time.After(d):
-		return true
-	case <-s.quit:
-		return false
-	}
-}
-
-// readReq reads one request with its body, as a server would.
-func readReq(br *bufio.Reader) (*http.Request, []byte, error) {
-	req, err := http.ReadRequest(br)
-	if err != nil {
-		return nil, nil, err
-	}
-	body, err := io.ReadAll(req.Body)
-	return req, body, err
-}
-
 // serveKeepAlive answers every request on c with resp until the connection ends.
 func serveKeepAlive(c net.Conn, br *bufio.Reader, resp string, requests *atomic.Int32) {
 	for {
-		if _, _, err := readReq(br); err != nil {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		if requests != nil {
@@ -338,7 +222,7 @@ const okJSON = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Len
 
 func mustPost(t *testing.T, ep *Endpoint, tr Tracker, body string) *Response {
 	t.Helper()
-	r, err := doPost(testCtx(t), ep, tr, []byte(body))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte(body))
 	if err != nil {
 		t.Fatalf("post: %v", err)
 	}
@@ -359,7 +243,7 @@ func mustReadBody(t *testing.T, r *Response, want string) {
 // ---- the tests -------------------------------------------------------------------------
 
 func TestH1ContentLengthBodyAndReuse(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Content-Length", strconv.Itoa(len(b)+2))
@@ -381,7 +265,7 @@ func TestH1ContentLengthBodyAndReuse(t *testing.T) {
 			t.Fatalf("post %d: %d idle connections, want 1", i, n)
 		}
 	}
-	if n := cs.conns.Load(); n != 1 {
+	if n := cs.Conns.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections for 3 sequential posts, want 1", n)
 	}
 	if n := tr.active(); n != 0 {
@@ -391,7 +275,7 @@ func TestH1ContentLengthBodyAndReuse(t *testing.T) {
 
 func TestH1ChunkedBodyAndReuse(t *testing.T) {
 	parts := []string{`{"jsonrpc":"2.0",`, `"id":1,`, `"result":{}}`}
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		for _, p := range parts {
@@ -411,7 +295,7 @@ func TestH1ChunkedBodyAndReuse(t *testing.T) {
 			t.Fatalf("post %d: %d idle connections, want 1", i, n)
 		}
 	}
-	if n := cs.conns.Load(); n != 1 {
+	if n := cs.Conns.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections, want 1", n)
 	}
 }
@@ -419,15 +303,15 @@ func TestH1ChunkedBodyAndReuse(t *testing.T) {
 func TestH1ChunkedTrailersAndExtensions(t *testing.T) {
 	resp := "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" +
 		"5;name=value\r\nhello\r\n" + "7\r\n, world\r\n" + "0\r\nX-Trailer: t\r\n\r\n"
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, resp, nil)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	for i := 0; i < 2; i++ {
 		mustReadBody(t, mustPost(t, ep, tr, "{}"), "hello, world")
 	}
-	if n := srv.accepted.Load(); n != 1 {
+	if n := srv.Accepted.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections, want 1", n)
 	}
 }
@@ -471,8 +355,8 @@ func collect(t *testing.T, chunks <-chan string, got *string, want string, d tim
 	}
 }
 
-func eventStreamServer(t *testing.T, next chan struct{}) *countedServer {
-	return newCountedServer(t, false, func(cs *countedServer, w http.ResponseWriter, r *http.Request) {
+func eventStreamServer(t *testing.T, next chan struct{}) *h1test.CountedServer {
+	return h1test.NewCountedServer(t, false, func(cs *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
 		w.WriteHeader(200)
@@ -480,7 +364,7 @@ func eventStreamServer(t *testing.T, next chan struct{}) *countedServer {
 		w.(http.Flusher).Flush()
 		select {
 		case <-next:
-		case <-cs.quit:
+		case <-cs.Quit:
 			return
 		case <-time.After(5 * time.Second):
 			return
@@ -528,7 +412,7 @@ func TestH1EventStreamIsStreamed(t *testing.T) {
 	}
 	r2 := mustPost(t, ep, tr, `{"id":2}`)
 	r2.Discard() // an open-ended stream: the connection is closed
-	if n := cs.conns.Load(); n != 1 {
+	if n := cs.Conns.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections, want 1 (reused after the stream)", n)
 	}
 }
@@ -596,7 +480,7 @@ func TestH1LetGoOfCtxStreamOutlivesDeadline(t *testing.T) {
 	} else {
 		r.fail()
 	}
-	if n := cs.conns.Load(); n != 1 {
+	if n := cs.Conns.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections, want 1", n)
 	}
 }
@@ -607,7 +491,7 @@ func TestH1LetGoOfEndedCtxThenReuse(t *testing.T) {
 	const ev = "data: {}\n\n"
 	resp := "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nContent-Length: " +
 		strconv.Itoa(len(ev)) + "\r\n\r\n" + ev
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, resp, nil) // head and body in one write
 	})
 	for _, tc := range []struct {
@@ -624,8 +508,8 @@ func TestH1LetGoOfEndedCtxThenReuse(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			before := srv.accepted.Load()
-			ep := newTestEndpoint(t, srv.url("/"), nil)
+			before := srv.Accepted.Load()
+			ep := newTestEndpoint(t, srv.URL("/"), nil)
 			tr := &testTracker{}
 			ctx, end := tc.end()
 			r, err := doPost(ctx, ep, tr, []byte(`{}`))
@@ -646,12 +530,12 @@ func TestH1LetGoOfEndedCtxThenReuse(t *testing.T) {
 			if n := idleCount(ep); n != 1 {
 				t.Fatalf("%d idle connections, want 1", n)
 			}
-			r2, err := doPost(testCtx(t), ep, tr, []byte(`{}`))
+			r2, err := doPost(h1test.Ctx(t), ep, tr, []byte(`{}`))
 			if err != nil {
 				t.Fatalf("post after: %v", err)
 			}
 			r2.Discard()
-			if n := srv.accepted.Load() - before; n != 1 {
+			if n := srv.Accepted.Load() - before; n != 1 {
 				t.Fatalf("server accepted %d connections, want 1: the pooled one was unusable", n)
 			}
 		})
@@ -666,7 +550,7 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 		body                                 []byte
 	}
 	got := make(chan seen, 4)
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		got <- seen{r.Method, r.RequestURI, r.Host, r.UserAgent(), r.Header.Get("Content-Type"),
 			r.Header.Get("Accept"), r.ContentLength, r.Header.Clone(), b}
@@ -686,7 +570,7 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 		if version != "" {
 			fields = append(fields, Field{"X-Version", version})
 		}
-		r, err := doPost(testCtx(t), ep, tr, body, fields...)
+		r, err := doPost(h1test.Ctx(t), ep, tr, body, fields...)
 		if err != nil {
 			t.Fatalf("post: %v", err)
 		}
@@ -747,7 +631,7 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 	big = append(big, bytes.Repeat([]byte("0123456789"), 30000)...)
 	check("", "", big)
 	check("sess-123", "", []byte(`{"small":"again"}`)) // the shared head buffer is not left dirty
-	if n := cs.conns.Load(); n != 1 {
+	if n := cs.Conns.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections, want 1", n)
 	}
 }
@@ -758,7 +642,7 @@ func TestH1RequestAsServerSeesIt(t *testing.T) {
 // headers or whole requests.
 func TestH1FieldsCannotInjectHeaders(t *testing.T) {
 	var injected atomic.Int32
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if r.Header.Get("X-Injected") != "" {
 			injected.Add(1)
@@ -779,7 +663,7 @@ func TestH1FieldsCannotInjectHeaders(t *testing.T) {
 		{"transfer-encoding", "chunked"},
 		{"Host", "elsewhere"},
 	} {
-		r, err := doPost(testCtx(t), ep, tr, []byte(`{}`), f)
+		r, err := doPost(h1test.Ctx(t), ep, tr, []byte(`{}`), f)
 		if err == nil {
 			r.Discard()
 			t.Errorf("field %q: %q was sent", f.Name, f.Value)
@@ -788,7 +672,7 @@ func TestH1FieldsCannotInjectHeaders(t *testing.T) {
 	if n := injected.Load(); n != 0 {
 		t.Fatalf("%d requests carried a header injected through a field", n)
 	}
-	if n := cs.conns.Load(); n != 0 {
+	if n := cs.Conns.Load(); n != 0 {
 		t.Fatalf("the refused requests made %d connections", n)
 	}
 }
@@ -798,16 +682,16 @@ func TestH1FieldsCannotInjectHeaders(t *testing.T) {
 // configured one).
 func TestH1ConfiguredUserAgentIsNotDuplicated(t *testing.T) {
 	uas := make(chan []string, 1)
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		uas <- r.Header.Values("User-Agent")
 		w.WriteHeader(202)
 	})
-	ep, err := NewEndpoint(cs.URL, map[string]string{"User-Agent": "custom/1.0"}, Options{Proxy: noProxy})
+	ep, err := NewEndpoint(cs.URL, map[string]string{"User-Agent": "custom/1.0"}, Options{Proxy: h1test.NoProxy})
 	if err != nil {
 		return // rejecting the header as gateway-set is also fine
 	}
 	ep.pool = &Pool{}
-	r, err := doPost(testCtx(t), ep, &testTracker{}, []byte(`{}`))
+	r, err := doPost(h1test.Ctx(t), ep, &testTracker{}, []byte(`{}`))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -823,7 +707,7 @@ func TestH1ConfiguredUserAgentIsNotDuplicated(t *testing.T) {
 }
 
 func TestH1KeptFieldFromResponse(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if r.URL.Query().Get("nosid") == "" {
 			w.Header().Set("X-Session", "sid-42")
@@ -836,7 +720,7 @@ func TestH1KeptFieldFromResponse(t *testing.T) {
 	keep := func(ep *Endpoint, known string) *Response {
 		t.Helper()
 		req := Request{Method: http.MethodPost, Body: []byte(`{}`), Keep: "x-session", Known: known}
-		r, err := ep.RoundTrip(testCtx(t), tr, &req)
+		r, err := ep.RoundTrip(h1test.Ctx(t), tr, &req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -863,7 +747,7 @@ func TestH1KeptFieldFromResponse(t *testing.T) {
 }
 
 func TestH1ConnectionCloseNotReused(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Connection", "close")
 		w.Header().Set("Content-Type", "application/json")
@@ -881,7 +765,7 @@ func TestH1ConnectionCloseNotReused(t *testing.T) {
 			t.Fatalf("post %d: %d idle connections, want 0", i, n)
 		}
 	}
-	if n := cs.conns.Load(); n != 2 {
+	if n := cs.Conns.Load(); n != 2 {
 		t.Fatalf("server accepted %d connections, want 2", n)
 	}
 }
@@ -889,8 +773,8 @@ func TestH1ConnectionCloseNotReused(t *testing.T) {
 func TestH1HTTP10(t *testing.T) {
 	t.Run("no keep-alive, body to EOF", func(t *testing.T) {
 		const body = `{"jsonrpc":"2.0","id":1,"result":{"v":"1.0"}}`
-		srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-			if _, _, err := readReq(br); err != nil {
+		srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+			if _, _, err := h1test.ReadReq(br); err != nil {
 				return
 			}
 			// Two writes, so the body is not all in the first read.
@@ -898,7 +782,7 @@ func TestH1HTTP10(t *testing.T) {
 			time.Sleep(20 * time.Millisecond)
 			_, _ = io.WriteString(c, body[10:])
 		})
-		ep := newTestEndpoint(t, srv.url("/"), nil)
+		ep := newTestEndpoint(t, srv.URL("/"), nil)
 		tr := &testTracker{}
 		for i := 0; i < 2; i++ {
 			r := mustPost(t, ep, tr, "{}")
@@ -910,7 +794,7 @@ func TestH1HTTP10(t *testing.T) {
 				t.Fatalf("%d idle connections, want 0", n)
 			}
 		}
-		if n := srv.accepted.Load(); n != 2 {
+		if n := srv.Accepted.Load(); n != 2 {
 			t.Fatalf("server accepted %d connections, want 2", n)
 		}
 		if n := tr.active(); n != 0 {
@@ -918,12 +802,12 @@ func TestH1HTTP10(t *testing.T) {
 		}
 	})
 	t.Run("no keep-alive, body() to EOF", func(t *testing.T) {
-		srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-			if _, _, err := readReq(br); err == nil {
+		srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+			if _, _, err := h1test.ReadReq(br); err == nil {
 				_, _ = io.WriteString(c, "HTTP/1.0 200 OK\r\nContent-Length: 2\r\n\r\n{}")
 			}
 		})
-		ep := newTestEndpoint(t, srv.url("/"), nil)
+		ep := newTestEndpoint(t, srv.URL("/"), nil)
 		r := mustPost(t, ep, &testTracker{}, "{}")
 		if r.reusable {
 			t.Fatal("HTTP/1.0 answer without keep-alive is reusable")
@@ -939,10 +823,10 @@ func TestH1HTTP10(t *testing.T) {
 		}
 	})
 	t.Run("keep-alive with Content-Length", func(t *testing.T) {
-		srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+		srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 			serveKeepAlive(c, br, "HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\n{}", nil)
 		})
-		ep := newTestEndpoint(t, srv.url("/"), nil)
+		ep := newTestEndpoint(t, srv.URL("/"), nil)
 		tr := &testTracker{}
 		for i := 0; i < 2; i++ {
 			r := mustPost(t, ep, tr, "{}")
@@ -951,7 +835,7 @@ func TestH1HTTP10(t *testing.T) {
 			}
 			mustReadBody(t, r, "{}")
 		}
-		if n := srv.accepted.Load(); n != 1 {
+		if n := srv.Accepted.Load(); n != 1 {
 			t.Fatalf("server accepted %d connections, want 1", n)
 		}
 	})
@@ -961,10 +845,10 @@ func TestH1InformationalAnswersSkipped(t *testing.T) {
 	resp := "HTTP/1.1 100 Continue\r\n\r\n" +
 		"HTTP/1.1 103 Early Hints\r\nLink: </style.css>; rel=preload\r\nMcp-Session-Id: from-103\r\nContent-Type: text/event-stream\r\n\r\n" +
 		"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}"
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, resp, nil)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	for i := 0; i < 2; i++ {
 		r := mustPost(t, ep, tr, "{}")
@@ -974,15 +858,15 @@ func TestH1InformationalAnswersSkipped(t *testing.T) {
 		}
 		mustReadBody(t, r, "{}")
 	}
-	if n := srv.accepted.Load(); n != 1 {
+	if n := srv.Accepted.Load(); n != 1 {
 		t.Fatalf("server accepted %d connections, want 1", n)
 	}
 }
 
 func TestH1NoBodyAnswers(t *testing.T) {
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		for i := 0; ; i++ {
-			if _, _, err := readReq(br); err != nil {
+			if _, _, err := h1test.ReadReq(br); err != nil {
 				return
 			}
 			resp := "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n"
@@ -994,7 +878,7 @@ func TestH1NoBodyAnswers(t *testing.T) {
 			}
 		}
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	r := mustPost(t, ep, tr, "{}")
 	if r.Status != 202 || r.length != 0 {
@@ -1008,16 +892,16 @@ func TestH1NoBodyAnswers(t *testing.T) {
 	if b, err := r.ReadBody(10); err != nil || len(b) != 0 {
 		t.Fatalf("readBody of a 204: %q, %v", b, err)
 	}
-	if n := srv.accepted.Load(); n != 1 || idleCount(ep) != 1 {
+	if n := srv.Accepted.Load(); n != 1 || idleCount(ep) != 1 {
 		t.Fatalf("accepted %d, idle %d: want 1 connection reused and pooled", n, idleCount(ep))
 	}
 }
 
 func TestH1ExtraBytesAfterBodyNotPooled(t *testing.T) {
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 200 OK\r\n", nil)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	mustReadBody(t, mustPost(t, ep, &testTracker{}, "{}"), "{}")
 	if n := idleCount(ep); n != 0 {
 		t.Fatalf("a connection with unasked bytes buffered was pooled (%d idle)", n)
@@ -1026,49 +910,49 @@ func TestH1ExtraBytesAfterBodyNotPooled(t *testing.T) {
 
 func TestH1IdleConnClosedByServer(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
 		if i > 0 {
 			serveKeepAlive(c, br, okJSON, nil)
 			return
 		}
-		if _, _, err := readReq(br); err != nil {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		_, _ = io.WriteString(c, okJSON)
-		s.sleep(50 * time.Millisecond) // the server's idle timeout
+		s.Sleep(50 * time.Millisecond) // the server's idle timeout
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	ep.pool.CheckAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	waitPeerActed(t, ep) // the server closed the idle connection
-	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if err != nil {
 		t.Fatalf("post on a connection the server closed while idle: %v", err)
 	}
 	mustReadBody(t, r, `{"ok":true}`)
-	if n := srv.accepted.Load(); n != 2 {
+	if n := srv.Accepted.Load(); n != 2 {
 		t.Fatalf("server accepted %d connections, want 2", n)
 	}
 }
 
 func TestH1IdleConnWithUnaskedDataNotReused(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
 		if i > 0 {
 			serveKeepAlive(c, br, okJSON, nil)
 			return
 		}
-		if _, _, err := readReq(br); err != nil {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		_, _ = io.WriteString(c, okJSON)
-		if s.sleep(50 * time.Millisecond) {
+		if s.Sleep(50 * time.Millisecond) {
 			_, _ = io.WriteString(c, "HTTP/1.1 408 Request Timeout\r\nContent-Length: 0\r\n\r\n")
 		}
 		waitClosed(c, br, 5*time.Second)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	ep.pool.CheckAfter = time.Nanosecond // every reuse is checked
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
@@ -1078,7 +962,7 @@ func TestH1IdleConnWithUnaskedDataNotReused(t *testing.T) {
 		t.Fatalf("status %d: the unasked answer was taken for this request's", r.Status)
 	}
 	mustReadBody(t, r, `{"ok":true}`)
-	if n := srv.accepted.Load(); n != 2 {
+	if n := srv.Accepted.Load(); n != 2 {
 		t.Fatalf("server accepted %d connections, want 2", n)
 	}
 }
@@ -1086,19 +970,19 @@ func TestH1IdleConnWithUnaskedDataNotReused(t *testing.T) {
 // resetServer answers one request per connection for the first `reset` connections,
 // then waits for kill and resets them (RST, so the client's next write fails); later
 // connections are served normally.
-func resetServer(t *testing.T, reset int, kill <-chan struct{}, killed chan<- struct{}) *rawServer {
-	return newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
+func resetServer(t *testing.T, reset int, kill <-chan struct{}, killed chan<- struct{}) *h1test.RawServer {
+	return h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
 		if i >= reset {
 			serveKeepAlive(c, br, okJSON, nil)
 			return
 		}
-		if _, _, err := readReq(br); err != nil {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		_, _ = io.WriteString(c, okJSON)
 		select {
 		case <-kill:
-		case <-s.quit:
+		case <-s.Quit:
 			return
 		}
 		_ = c.(*net.TCPConn).SetLinger(0)
@@ -1111,7 +995,7 @@ func TestH1RetryOnWriteError(t *testing.T) {
 	t.Parallel()
 	kill, killed := make(chan struct{}), make(chan struct{}, 1)
 	srv := resetServer(t, 1, kill, killed)
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	ep.pool.CheckAfter = time.Hour // no peek: the write finds the reset
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
@@ -1126,12 +1010,12 @@ func TestH1RetryOnWriteError(t *testing.T) {
 		t.Fatal("server did not reset the connection")
 	}
 	waitPeerActed(t, ep) // the RST arrived
-	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if err != nil {
 		t.Fatalf("post on a reset pooled connection: %v (want one retry on a new connection)", err)
 	}
 	mustReadBody(t, r, `{"ok":true}`)
-	if n := srv.accepted.Load(); n != 2 {
+	if n := srv.Accepted.Load(); n != 2 {
 		t.Fatalf("server accepted %d connections, want 2", n)
 	}
 	if got := idleConns(ep); len(got) != 1 || got[0] == first[0] {
@@ -1149,7 +1033,7 @@ func TestH1RetryAfterWriteErrorUsesNewConn(t *testing.T) {
 	t.Parallel()
 	kill, killed := make(chan struct{}), make(chan struct{}, 2)
 	srv := resetServer(t, 2, kill, killed)
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	// Two exchanges at once: two connections, both pooled afterwards.
 	ra := mustPost(t, ep, tr, "{}")
@@ -1168,7 +1052,7 @@ func TestH1RetryAfterWriteErrorUsesNewConn(t *testing.T) {
 		}
 	}
 	waitPeerActed(t, ep) // both RSTs arrived
-	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if err != nil {
 		t.Fatalf("post with every pooled connection reset: %v (the retry should dial)", err)
 	}
@@ -1181,14 +1065,14 @@ func TestH1RetryAfterWriteErrorUsesNewConn(t *testing.T) {
 func TestH1ReadBodyErrorReleasesConn(t *testing.T) {
 	t.Parallel()
 	closed := make(chan bool, 1)
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := readReq(br); err != nil {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n4\r\n{}{}\r\nXX\r\n")
 		closed <- waitClosed(c, br, 5*time.Second)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	r := mustPost(t, ep, tr, "{}")
 	if _, err := r.ReadBody(1 << 20); err == nil {
@@ -1212,10 +1096,10 @@ func TestH1ReadBodyErrorReleasesConn(t *testing.T) {
 // accepts TCP but never completes the handshake holds the call past its deadline.
 func TestH1DeadlineBoundsDialAndHandshake(t *testing.T) {
 	t.Parallel()
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		waitClosed(c, br, 10*time.Second) // accepts, never speaks TLS
 	})
-	ep := newTestEndpoint(t, "https://"+srv.ln.Addr().String()+"/", nil)
+	ep := newTestEndpoint(t, "https://"+srv.Addr()+"/", nil)
 	type result struct {
 		err     error
 		elapsed time.Duration
@@ -1244,18 +1128,18 @@ func TestH1DeadlineBoundsDialAndHandshake(t *testing.T) {
 func TestH1InterruptedWriteIsNotRetried(t *testing.T) {
 	t.Parallel()
 	var later atomic.Int32
-	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
 		if i > 0 {
 			serveKeepAlive(c, br, okJSON, &later)
 			return
 		}
-		if _, _, err := readReq(br); err != nil {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		_, _ = io.WriteString(c, okJSON)
-		s.sleep(5 * time.Second) // reads nothing more: the next big write blocks
+		s.Sleep(5 * time.Second) // reads nothing more: the next big write blocks
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	k := &testCall{id: 3}
@@ -1289,9 +1173,9 @@ func TestH1InterruptedWriteIsNotRetried(t *testing.T) {
 	}
 }
 
-func hangingServer(t *testing.T, got chan<- struct{}, closed chan<- bool) *rawServer {
-	return newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := readReq(br); err != nil {
+func hangingServer(t *testing.T, got chan<- struct{}, closed chan<- bool) *h1test.RawServer {
+	return h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		got <- struct{}{}
@@ -1330,7 +1214,7 @@ func TestH1ExchangeEndsWhileServerHangs(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			got, closed := make(chan struct{}, 1), make(chan bool, 1)
 			srv := hangingServer(t, got, closed)
-			ep := newTestEndpoint(t, srv.url("/"), nil)
+			ep := newTestEndpoint(t, srv.URL("/"), nil)
 			tr := &testTracker{}
 			start := time.Now()
 			r, err := tc.run(ep, tr)
@@ -1380,14 +1264,14 @@ func TestH1ExchangeEndsWhileReadingBody(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			closed := make(chan bool, 1)
-			srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-				if _, _, err := readReq(br); err != nil {
+			srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+				if _, _, err := h1test.ReadReq(br); err != nil {
 					return
 				}
 				_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n{\"partial\"")
 				closed <- waitClosed(c, br, 5*time.Second)
 			})
-			ep := newTestEndpoint(t, srv.url("/"), nil)
+			ep := newTestEndpoint(t, srv.URL("/"), nil)
 			tr := &testTracker{}
 			ctx, cancel := tc.ctx()
 			defer cancel()
@@ -1424,10 +1308,10 @@ func TestH1ExchangeEndsWhileReadingBody(t *testing.T) {
 // A ctx that has already ended sends nothing, not even on a pooled connection.
 func TestH1EndedCtxSendsNothing(t *testing.T) {
 	var requests atomic.Int32
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, okJSON, &requests)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -1450,10 +1334,10 @@ func TestH1EndedCtxSendsNothing(t *testing.T) {
 }
 
 func TestH1Tracker(t *testing.T) {
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, okJSON, nil)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	r := mustPost(t, ep, tr, "{}")
 	if a, rm := tr.counts(); a != 1 || rm != 0 || tr.adds[0] != r.c {
@@ -1479,7 +1363,7 @@ func TestH1TrackerRefuses(t *testing.T) {
 	var requests atomic.Int32
 	sawBytes := make(chan int, 4)
 	firstDone := make(chan struct{}) // the first (pooled) connection's handler has returned
-	srv := newRawServer(t, func(_ *rawServer, i int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
 		if i == 0 {
 			defer close(firstDone)
 			serveKeepAlive(c, br, okJSON, &requests)
@@ -1489,14 +1373,14 @@ func TestH1TrackerRefuses(t *testing.T) {
 		n, _ := io.Copy(io.Discard, br)
 		sawBytes <- int(n)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
 	// A pooled connection first.
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
 	tr.mu.Lock()
 	tr.refuse = true
 	tr.mu.Unlock()
-	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if r != nil || !errors.Is(err, ErrUntracked) {
 		t.Fatalf("post with the pooled connection: %v, %v; want ErrUntracked", r, err)
 	}
@@ -1504,7 +1388,7 @@ func TestH1TrackerRefuses(t *testing.T) {
 		t.Fatal("the refused connection went back to the pool")
 	}
 	// Now a new connection: nothing may be written on it.
-	r, err = doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err = doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if r != nil || !errors.Is(err, ErrUntracked) {
 		t.Fatalf("post with a new connection: %v, %v; want ErrUntracked", r, err)
 	}
@@ -1592,8 +1476,8 @@ type refusal struct {
 func expectRefused(t *testing.T, tc refusal) {
 	t.Helper()
 	closed := make(chan bool, 1)
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := readReq(br); err != nil {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		_, _ = io.WriteString(c, tc.resp)
@@ -1602,9 +1486,9 @@ func expectRefused(t *testing.T, tc refusal) {
 		}
 		closed <- waitClosed(c, br, 5*time.Second)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	tr := &testTracker{}
-	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if tc.limit == 0 {
 		if err == nil {
 			r.fail()
@@ -1735,14 +1619,14 @@ func TestH1DoubtfulFramingNotPooled(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			closed := make(chan bool, 1)
-			srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-				if _, _, err := readReq(br); err != nil {
+			srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+				if _, _, err := h1test.ReadReq(br); err != nil {
 					return
 				}
 				_, _ = io.WriteString(c, tc.resp)
 				closed <- waitClosed(c, br, 5*time.Second)
 			})
-			ep := newTestEndpoint(t, srv.url("/"), nil)
+			ep := newTestEndpoint(t, srv.URL("/"), nil)
 			tr := &testTracker{}
 			mustReadBody(t, mustPost(t, ep, tr, "{}"), tc.body)
 			if n := idleCount(ep); n != 0 {
@@ -1774,15 +1658,15 @@ func TestH1AcceptedFraming(t *testing.T) {
 			"0A\r\n0123456789\r\na\r\n0123456789\r\n000\r\n\r\n", "01234567890123456789"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+			srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 				serveKeepAlive(c, br, tc.resp, nil)
 			})
-			ep := newTestEndpoint(t, srv.url("/"), nil)
+			ep := newTestEndpoint(t, srv.URL("/"), nil)
 			tr := &testTracker{}
 			for i := 0; i < 2; i++ {
 				mustReadBody(t, mustPost(t, ep, tr, "{}"), tc.body)
 			}
-			if n := srv.accepted.Load(); n != 1 {
+			if n := srv.Accepted.Load(); n != 1 {
 				t.Fatalf("server accepted %d connections, want 1 (reused)", n)
 			}
 		})
@@ -1793,8 +1677,8 @@ func TestH1AcceptedFraming(t *testing.T) {
 // request comes.
 func TestH1IdleConnsReaped(t *testing.T) {
 	closed := make(chan time.Time, 4)
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := readReq(br); err != nil {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		_, _ = io.WriteString(c, okJSON)
@@ -1802,7 +1686,7 @@ func TestH1IdleConnsReaped(t *testing.T) {
 			closed <- time.Now()
 		}
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	ep.pool.IdleTimeout = 100 * time.Millisecond
 	tr := &testTracker{}
 	// Two connections at once, let go of 50 ms apart: each is closed once it has idled
@@ -1833,10 +1717,10 @@ func TestH1IdleConnsReaped(t *testing.T) {
 // A connection idle past idleTimeout is not handed out, even when the reaper has not come
 // round yet.
 func TestH1StaleConnNotReused(t *testing.T) {
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, okJSON, nil)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	ep.pool.IdleTimeout = time.Hour
 	tr := &testTracker{}
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
@@ -1846,17 +1730,17 @@ func TestH1StaleConnNotReused(t *testing.T) {
 	}
 	ep.pool.mu.Unlock()
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
-	if n := srv.accepted.Load(); n != 2 {
+	if n := srv.Accepted.Load(); n != 2 {
 		t.Fatalf("server accepted %d connections, want 2: the stale one was reused", n)
 	}
 }
 
 // The pool keeps at most maxIdlePerHost idle connections per endpoint.
 func TestH1MaxIdlePerHost(t *testing.T) {
-	srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
 		serveKeepAlive(c, br, okJSON, nil)
 	})
-	ep := newTestEndpoint(t, srv.url("/"), nil)
+	ep := newTestEndpoint(t, srv.URL("/"), nil)
 	ep.pool.MaxIdlePerHost = 2
 	tr := &testTracker{}
 	var rs []*Response
@@ -1879,12 +1763,12 @@ func TestH1BodyStreamErrors(t *testing.T) {
 		{"EOF in Content-Length body", "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nhello", "unexpected EOF"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := newRawServer(t, func(_ *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-				if _, _, err := readReq(br); err == nil {
+			srv := h1test.NewRawServer(t, func(_ *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+				if _, _, err := h1test.ReadReq(br); err == nil {
 					_, _ = io.WriteString(c, tc.resp)
 				}
 			})
-			ep := newTestEndpoint(t, srv.url("/"), nil)
+			ep := newTestEndpoint(t, srv.URL("/"), nil)
 			tr := &testTracker{}
 			r := mustPost(t, ep, tr, "{}")
 			b := r.Body()
@@ -1915,7 +1799,7 @@ func TestH1DialError(t *testing.T) {
 	ln.Close() // nothing listens there now
 	ep := newTestEndpoint(t, "http://"+addr+"/", nil)
 	tr := &testTracker{}
-	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if r != nil || err == nil {
 		t.Fatalf("post to a closed port: %v, %v; want an error", r, err)
 	}
@@ -1926,7 +1810,7 @@ func TestH1DialError(t *testing.T) {
 
 func TestH1TLS(t *testing.T) {
 	t.Parallel()
-	cs := newCountedServer(t, true, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, true, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
@@ -1940,7 +1824,7 @@ func TestH1TLS(t *testing.T) {
 	}
 
 	// Without the test CA the handshake fails.
-	r, err := doPost(testCtx(t), ep, &testTracker{}, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, &testTracker{}, []byte("{}"))
 	var uerr x509.UnknownAuthorityError
 	if err == nil || !errors.As(err, &uerr) {
 		if r != nil {
@@ -1964,13 +1848,13 @@ func TestH1TLS(t *testing.T) {
 	// Idle past CheckAfter: the liveness peek goes through the TLS layer and keeps it.
 	ep.pool.CheckAfter = time.Nanosecond // the time since the last post is more than that
 	mustReadBody(t, mustPost(t, ep, tr, "{}"), "{}")
-	if n := cs.conns.Load(); n != 2 { // one refused handshake and one reused connection
+	if n := cs.Conns.Load(); n != 2 { // one refused handshake and one reused connection
 		t.Fatalf("server accepted %d connections, want 2", n)
 	}
 }
 
 func TestH1ConcurrentPosts(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if r.URL.Query().Get("chunked") != "" && len(b) > 1 {
 			_, _ = w.Write(b[:1])
@@ -1993,7 +1877,7 @@ func TestH1ConcurrentPosts(t *testing.T) {
 					size := 10 + (w*each+i)*997%(80<<10) // some over 64 KiB
 					msg := bytes.Repeat([]byte{byte('a' + w)}, size)
 					copy(msg, fmt.Sprintf("%d-%d:", w, i))
-					r, err := doPost(testCtx(t), ep, tr, msg, Field{"X-Session", "sid"}, Field{"X-Version", "v"})
+					r, err := doPost(h1test.Ctx(t), ep, tr, msg, Field{"X-Session", "sid"}, Field{"X-Version", "v"})
 					if err != nil {
 						errs <- err
 						return
@@ -2022,7 +1906,7 @@ func TestH1ConcurrentPosts(t *testing.T) {
 			t.Errorf("%s: tracker still holds %d connections", path, n)
 		}
 	}
-	if n := cs.conns.Load(); n > 2*8 {
+	if n := cs.Conns.Load(); n > 2*8 {
 		t.Errorf("server accepted %d connections for 2x8 workers", n)
 	}
 }
@@ -2045,7 +1929,7 @@ func TestH1NewEndpoint(t *testing.T) {
 		{"http://h:1/", map[string]string{"X-B": "2", "X-A": "1", "Authorization": "Bearer x"}, "http://h:1", "h:1", false,
 			"Authorization: Bearer x\r\nX-A: 1\r\nX-B: 2\r\n"},
 	} {
-		ep, err := NewEndpoint(tc.url, tc.headers, Options{Proxy: noProxy})
+		ep, err := NewEndpoint(tc.url, tc.headers, Options{Proxy: h1test.NoProxy})
 		if err != nil {
 			t.Errorf("%s: %v", tc.url, err)
 			continue
@@ -2089,7 +1973,7 @@ func TestH1NewEndpointRejects(t *testing.T) {
 		{"Connection", "http://h/", map[string]string{"CONNECTION": "close"}},
 		{"Proxy-Authorization", "http://h/", map[string]string{"proxy-authorization": "Basic x"}},
 	} {
-		if ep, err := NewEndpoint(tc.url, tc.headers, Options{Proxy: noProxy}); err == nil {
+		if ep, err := NewEndpoint(tc.url, tc.headers, Options{Proxy: h1test.NoProxy}); err == nil {
 			t.Errorf("%s: NewEndpoint(%q, %q) accepted (head %q)", tc.name, tc.url, tc.headers, ep.head)
 		}
 	}
@@ -2151,7 +2035,7 @@ func cheapServer(tb testing.TB, resp string) string {
 // body and nothing else.
 func BenchmarkH1Post(b *testing.B) {
 	url := cheapServer(b, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nX-Session: sess-1\r\nContent-Length: 36\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}")
-	ep, err := NewEndpoint(url, map[string]string{"Authorization": "Bearer x"}, Options{Pool: &Pool{}, Proxy: noProxy, UserAgent: testUA})
+	ep, err := NewEndpoint(url, map[string]string{"Authorization": "Bearer x"}, Options{Pool: &Pool{}, Proxy: h1test.NoProxy, UserAgent: testUA})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -2193,7 +2077,7 @@ func (benchTracker) Abandoned(any) bool          { return false }
 func TestH1TLSSettingsApart(t *testing.T) {
 	mk := func(id string, conf *tls.Config) *Endpoint {
 		t.Helper()
-		ep, err := NewEndpoint("https://127.0.0.1:8443/mcp", nil, Options{TLS: conf, TLSID: id, Proxy: noProxy})
+		ep, err := NewEndpoint("https://127.0.0.1:8443/mcp", nil, Options{TLS: conf, TLSID: id, Proxy: h1test.NoProxy})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -2211,7 +2095,7 @@ func TestH1TLSSettingsApart(t *testing.T) {
 // TestH1Challenges: the WWW-Authenticate fields of an answer come back as sent, every
 // one of them (up to a bound), and none when there are none.
 func TestH1Challenges(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		n := len(r.URL.Query().Get("n"))
 		for i := range n {

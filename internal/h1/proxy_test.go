@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/h1/h1test"
 	"github.com/mcpgw/mcpgw/internal/peers"
 )
 
@@ -167,7 +168,7 @@ func (p *testProxy) serve(c net.Conn) {
 // An http upstream through a Proxy: requests in absolute form with the proxy's
 // credentials, on a kept-alive connection to the proxy.
 func TestH1ThroughProxy(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		if r.Header.Get("Proxy-Authorization") != "" {
 			w.WriteHeader(500) // the credentials are the proxy's, not the upstream's
@@ -206,7 +207,7 @@ func TestH1ThroughProxy(t *testing.T) {
 
 // An https upstream through a Proxy: a CONNECT tunnel, then TLS with the upstream.
 func TestH1ThroughProxyTunnel(t *testing.T) {
-	cs := newCountedServer(t, true, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, true, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(b)
@@ -237,7 +238,7 @@ func TestH1ThroughProxyTunnel(t *testing.T) {
 	if !strings.HasPrefix(auth[0], "Basic ") {
 		t.Fatalf("CONNECT without the proxy's credentials: %q", auth[0])
 	}
-	if n := cs.conns.Load(); n != 1 {
+	if n := cs.Conns.Load(); n != 1 {
 		t.Fatalf("upstream accepted %d connections, want 1 (the tunnel kept alive)", n)
 	}
 	if conf.ServerName != "example.com" || conf.NextProtos != nil {
@@ -249,7 +250,7 @@ func TestH1ThroughProxyTunnel(t *testing.T) {
 // next request does not go out on the closed connection (through a proxy every reuse is
 // peeked, not only after the pool's checkAfter).
 func TestH1ProxyClosingAfterEachAnswer(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)
@@ -278,7 +279,7 @@ func TestH1ProxyRefusesTunnel(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := &testTracker{}
-	r, err := doPost(testCtx(t), ep, tr, []byte("{}"))
+	r, err := doPost(h1test.Ctx(t), ep, tr, []byte("{}"))
 	if err == nil {
 		r.fail()
 		t.Fatal("post through a proxy that refuses the tunnel succeeded")
@@ -340,7 +341,7 @@ func TestH1ProxySettings(t *testing.T) {
 	if err != nil || ep.proxyAddr != "px:443" || ep.proxyTLS == nil || !ep.tunnel {
 		t.Fatalf("https Proxy: %+v, %v", ep, err)
 	}
-	if _, err := NewEndpoint("http://h/", map[string]string{"Proxy-Authorization": "x"}, Options{Proxy: noProxy}); err == nil {
+	if _, err := NewEndpoint("http://h/", map[string]string{"Proxy-Authorization": "x"}, Options{Proxy: h1test.NoProxy}); err == nil {
 		t.Fatal("a configured Proxy-Authorization header was accepted")
 	}
 }
@@ -348,7 +349,7 @@ func TestH1ProxySettings(t *testing.T) {
 // The client takes its proxy from HTTPS_PROXY, HTTP_PROXY and NO_PROXY. net/http reads
 // the environment once per process, so the check runs in a child process of its own.
 func TestProxyFromEnvironment(t *testing.T) {
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"ok":true}`)
@@ -438,12 +439,12 @@ func TestH1ThroughTinyproxy(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	handler := func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	handler := func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"proxied":%s}`, b)
 	}
-	plain, secure := newCountedServer(t, false, handler), newCountedServer(t, true, handler)
+	plain, secure := h1test.NewCountedServer(t, false, handler), h1test.NewCountedServer(t, true, handler)
 	roots := x509.NewCertPool()
 	roots.AddCert(secure.Certificate())
 	proxy := &url.URL{Scheme: "http", Host: addr, User: url.UserPassword("gw", "s3cret")}
@@ -474,7 +475,7 @@ func TestH1ThroughTinyproxy(t *testing.T) {
 		t.Fatal(err)
 	}
 	// tinyproxy answers 401 rather than 407.
-	if r, err := doPost(testCtx(t), ep, &testTracker{}, []byte("{}")); err == nil || !strings.Contains(err.Error(), "refused a tunnel") {
+	if r, err := doPost(h1test.Ctx(t), ep, &testTracker{}, []byte("{}")); err == nil || !strings.Contains(err.Error(), "refused a tunnel") {
 		if r != nil {
 			r.fail()
 		}

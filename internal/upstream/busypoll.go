@@ -1,10 +1,10 @@
 package upstream
 
 import (
-	"runtime"
 	"sync/atomic"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/busywait"
 	"github.com/mcpgw/mcpgw/internal/h1"
 )
 
@@ -23,12 +23,12 @@ import (
 // spinning would take CPU the upstream and the other calls need, and a slow tool is not
 // worth it. It is off by default (docs/performance.md says why).
 
-// BusyPoll is one gateway's busy polling: its setting, the calls and requests it counts,
-// and how its polls ended. Each gateway has its own (Dialer.Busy); a nil *BusyPoll never
-// polls. Its methods are safe for concurrent use.
+// BusyPoll is one gateway's busy polling: its setting and how its polls ended (a
+// busywait.Spinner), and the calls and requests it counts. Each gateway has its own
+// (Dialer.Busy); a nil *BusyPoll never polls. Its methods are safe for concurrent use.
 type BusyPoll struct {
-	// d is how long the only waiting call polls (0: never), upstream.busy_poll.
-	d atomic.Int64
+	// s is upstream.busy_poll, the back-off after a poll gave way, and the polls' ends.
+	s *busywait.Spinner
 	// waiting counts the calls waiting for an upstream's answer.
 	waiting atomic.Int32
 	// requests counts the requests the gateway is handling (RequestStarted, RequestEnded).
@@ -36,13 +36,6 @@ type BusyPoll struct {
 	// is not: at four sequential clients, polling whenever one call waited cost 15% of the
 	// throughput (docs/performance.md).
 	requests atomic.Int32
-	// Polling that gave way to another request pauses until pauseUntil, on the monotonic
-	// clock since epoch (backoffAfterGiveWay).
-	epoch      time.Time
-	pauseUntil atomic.Int64
-	// How polls ended: the answer came (caught), another call or request started
-	// (gaveWay), or the time was up (timedOut).
-	caught, gaveWay, timedOut atomic.Int64
 }
 
 // BusyStats counts how one gateway's polls ended.
@@ -53,30 +46,20 @@ type BusyStats struct {
 }
 
 // NewBusyPoll is busy polling for d (SetDuration).
-func NewBusyPoll(d time.Duration) *BusyPoll {
-	b := &BusyPoll{epoch: time.Now()}
-	b.SetDuration(d)
-	return b
-}
+func NewBusyPoll(d time.Duration) *BusyPoll { return &BusyPoll{s: busywait.New(d)} }
 
 // SetDuration sets upstream.busy_poll (d <= 0 turns busy polling off). It applies from the
 // next call; connections made while it was off are not polled (their upstream was never
 // checked for being this process). Machines with one CPU never busy-poll (the upstream
-// needs that CPU to answer), and neither do systems other than Linux (busypoll_other.go).
-func (b *BusyPoll) SetDuration(d time.Duration) {
-	if d < 0 || runtime.NumCPU() < 2 || !busyPollSupported {
-		d = 0
-	}
-	b.d.Store(int64(d))
-	b.pauseUntil.Store(0)
-}
+// needs that CPU to answer), and neither do systems other than Linux (busywait.Supported).
+func (b *BusyPoll) SetDuration(d time.Duration) { b.s.SetDuration(d) }
 
 // Duration is how long the only waiting call polls (0: busy polling is off).
 func (b *BusyPoll) Duration() time.Duration {
 	if b == nil {
 		return 0
 	}
-	return time.Duration(b.d.Load())
+	return b.s.Duration()
 }
 
 // On reports whether busy polling is on.
@@ -87,7 +70,8 @@ func (b *BusyPoll) Stats() BusyStats {
 	if b == nil {
 		return BusyStats{}
 	}
-	return BusyStats{Caught: b.caught.Load(), GaveWay: b.gaveWay.Load(), TimedOut: b.timedOut.Load()}
+	st := b.s.Stats()
+	return BusyStats{Caught: st.Caught, GaveWay: st.GaveWay, TimedOut: st.TimedOut}
 }
 
 // RequestStarted and RequestEnded bracket every request the gateway handles.
@@ -107,12 +91,6 @@ func (b *BusyPoll) RequestEnded() {
 // Quiet reports whether the gateway handles at most one request: the only case in which
 // it waits busily for an answer.
 func (b *BusyPoll) Quiet() bool { return b == nil || b.requests.Load() <= 1 }
-
-// Polling that gave way to another request says the gateway is not serving one client
-// at a time just now: polling then stops for backoffAfterGiveWay, so that two or three
-// clients do not pay for a poll that the next request interrupts (at two clients that
-// cost 7% of the throughput).
-const backoffAfterGiveWay = 50 * time.Millisecond
 
 // waitStart and waitEnd bracket a call's wait for an upstream's answer head.
 func (b *BusyPoll) waitStart() {
@@ -176,33 +154,15 @@ func (k *Call) awaitSignal() bool {
 	})
 }
 
-// spin calls ready until it reports true, another call waits (waiting is no longer 1),
-// another request is in progress (Quiet) or the busy-poll time has passed, yielding to
-// goroutines and then threads between two tries; it reports whether ready did. It does
-// not spin at all when busy polling is off or the process has one P.
+// spin polls ready until it reports true, another call waits (waiting is no longer 1),
+// another request is in progress (Quiet) or the busy-poll time has passed (b.s.Wait); it
+// reports whether ready did. It does not spin at all when busy polling is off, paused
+// after giving way, or the process has one P.
 func (b *BusyPoll) spin(ready func() bool) bool {
-	d := b.Duration()
-	if d <= 0 || runtime.GOMAXPROCS(0) < 2 || !b.Quiet() || int64(time.Since(b.epoch)) < b.pauseUntil.Load() {
+	if !b.s.May() || !b.Quiet() {
 		return false
 	}
-	start := time.Now()
-	for {
-		if ready() {
-			b.caught.Add(1)
-			return true
-		}
-		if b.waiting.Load() != 1 || !b.Quiet() {
-			b.gaveWay.Add(1)
-			b.pauseUntil.Store(int64(time.Since(b.epoch) + backoffAfterGiveWay))
-			return false
-		}
-		if time.Since(start) > d {
-			b.timedOut.Add(1)
-			return false
-		}
-		runtime.Gosched() // other goroutines of the gateway first,
-		yieldCPU()        // then other threads on this CPU (the upstream's, perhaps)
-	}
+	return b.s.Wait(ready, func() bool { return b.waiting.Load() != 1 || !b.Quiet() })
 }
 
 // busyOK: a stdio upstream is always another process.

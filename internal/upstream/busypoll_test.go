@@ -13,14 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/busywait"
 	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/h1/h1test"
 )
 
 // busyPollFor is busy polling for d, for one test, or skips the test where the process
 // never busy-polls. The test's servers count as other processes.
 func busyPollFor(t *testing.T, d time.Duration) *BusyPoll {
 	t.Helper()
-	if !busyPollSupported || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
+	if !busywait.Supported || runtime.NumCPU() < 2 || runtime.GOMAXPROCS(0) < 2 {
 		t.Skipf("busy polling needs Linux and two CPUs (have %s, %d CPUs, GOMAXPROCS %d)", runtime.GOOS, runtime.NumCPU(), runtime.GOMAXPROCS(0))
 	}
 	b := NewBusyPoll(d)
@@ -44,17 +46,17 @@ func (b *BusyPoll) stats() (caught, gaveWay, timedOut int64) {
 func TestBusyPollCatchesAnswer(t *testing.T) {
 	b := busyPollFor(t, 2*time.Second)
 	delays := []time.Duration{time.Millisecond, 0, 10 * time.Millisecond}
-	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
+	srv := h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
 		for k := 0; ; k++ {
-			if _, _, err := readReq(br); err != nil {
+			if _, _, err := h1test.ReadReq(br); err != nil {
 				return
 			}
-			if k < len(delays) && !s.sleep(delays[k]) {
+			if k < len(delays) && !s.Sleep(delays[k]) {
 				return
 			}
 			if k == len(delays) { // the head in two parts
 				_, _ = io.WriteString(c, okJSON[:20])
-				s.sleep(5 * time.Millisecond)
+				s.Sleep(5 * time.Millisecond)
 				_, _ = io.WriteString(c, okJSON[20:])
 				continue
 			}
@@ -64,7 +66,7 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 			_, _ = io.WriteString(c, okJSON)
 		}
 	})
-	ep := busyEndpoint(t, b, srv.url("/mcp"))
+	ep := busyEndpoint(t, b, srv.URL("/mcp"))
 	tr := &testTracker{}
 	c0, _, _ := b.stats()
 	for i := 0; i <= len(delays); i++ {
@@ -73,17 +75,17 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 	if c1, _, _ := b.stats(); c1-c0 < 2 {
 		t.Errorf("%d of the answers that came while the only call waited were caught by polling, want at least the delayed ones", c1-c0)
 	}
-	if _, err := doPost(testCtx(t), ep, tr, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); err == nil {
+	if _, err := doPost(h1test.Ctx(t), ep, tr, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); err == nil {
 		t.Fatal("a connection closed without an answer gave no error")
 	}
 	b.SetDuration(time.Millisecond) // shorter than the 10 ms answer: the poll times out, the call still gets it
 	_, _, t0 := b.stats()
-	srv2 := newRawServer(t, func(s *rawServer, _ int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := readReq(br); err == nil && s.sleep(10*time.Millisecond) {
+	srv2 := h1test.NewRawServer(t, func(s *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := h1test.ReadReq(br); err == nil && s.Sleep(10*time.Millisecond) {
 			_, _ = io.WriteString(c, okJSON)
 		}
 	})
-	mustReadBody(t, mustPost(t, busyEndpoint(t, b, srv2.url("/mcp")), tr, `{}`), `{"ok":true}`)
+	mustReadBody(t, mustPost(t, busyEndpoint(t, b, srv2.URL("/mcp")), tr, `{}`), `{"ok":true}`)
 	if _, _, t1 := b.stats(); t1 == t0 {
 		t.Error("a poll shorter than the upstream's answer did not end by time")
 	}
@@ -94,28 +96,28 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 func TestBusyPollGivesWay(t *testing.T) {
 	b := busyPollFor(t, 5*time.Second)
 	second := make(chan struct{})
-	srv := newRawServer(t, func(s *rawServer, i int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := readReq(br); err != nil {
+	srv := h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := h1test.ReadReq(br); err != nil {
 			return
 		}
 		if i == 0 {
 			select { // the first call's answer waits for the second call's request
 			case <-second:
-			case <-s.quit:
+			case <-s.Quit:
 				return
 			}
-			s.sleep(50 * time.Millisecond)
+			s.Sleep(50 * time.Millisecond)
 		} else {
 			close(second)
-			s.sleep(100 * time.Millisecond)
+			s.Sleep(100 * time.Millisecond)
 		}
 		_, _ = io.WriteString(c, okJSON)
 	})
-	ep := busyEndpoint(t, b, srv.url("/mcp"))
+	ep := busyEndpoint(t, b, srv.URL("/mcp"))
 	_, g0, _ := b.stats()
 	errc := make(chan error, 2)
 	post := func() {
-		r, err := doPost(testCtx(t), ep, &testTracker{}, []byte(`{}`))
+		r, err := doPost(h1test.Ctx(t), ep, &testTracker{}, []byte(`{}`))
 		if err == nil {
 			_, err = r.ReadBody(1 << 10)
 		}
@@ -123,7 +125,7 @@ func TestBusyPollGivesWay(t *testing.T) {
 	}
 	go post()
 	deadline := time.Now().Add(5 * time.Second)
-	for srv.accepted.Load() == 0 && time.Now().Before(deadline) {
+	for srv.Accepted.Load() == 0 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
 	go post()
@@ -185,12 +187,12 @@ func TestBusyWaitForDeliveredAnswer(t *testing.T) {
 	defer c.Close()
 	call := func(delay time.Duration) {
 		t.Helper()
-		k, err := c.Begin(testCtx(t), "tools/call", json.RawMessage(`{}`), nil)
+		k, err := c.Begin(h1test.Ctx(t), "tools/call", json.RawMessage(`{}`), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		go f.answer(t, <-f.sent, delay)
-		raw, final, err := k.Next(testCtx(t))
+		raw, final, err := k.Next(h1test.Ctx(t))
 		if err != nil || !final || !strings.Contains(string(raw), `"result"`) {
 			t.Fatalf("Next: %s %v %v", raw, final, err)
 		}
@@ -225,11 +227,11 @@ func TestBusyPollQuietAndPaused(t *testing.T) {
 	}
 	b.RequestEnded()
 	b.RequestEnded()
-	b.pauseUntil.Store(int64(time.Since(b.epoch) + time.Hour))
+	b.s.PauseFor(time.Hour)
 	if b.spin(ready) {
 		t.Error("polled during the pause after giving way")
 	}
-	b.pauseUntil.Store(0)
+	b.s.PauseFor(0)
 	// Giving way starts the pause: a second request arrives while polling.
 	_, g0, _ := b.stats()
 	calls := 0
@@ -247,8 +249,8 @@ func TestBusyPollQuietAndPaused(t *testing.T) {
 	}
 	b.RequestEnded()
 	b.RequestEnded()
-	if _, g1, _ := b.stats(); g1 == g0 || b.pauseUntil.Load() <= int64(time.Since(b.epoch)) {
-		t.Errorf("a poll interrupted by a second request did not give way and pause (gave way %d, pause until %d)", g1-g0, b.pauseUntil.Load())
+	if _, g1, _ := b.stats(); g1 == g0 || !b.s.Paused() {
+		t.Errorf("a poll interrupted by a second request did not give way and pause (gave way %d, paused %v)", g1-g0, b.s.Paused())
 	}
 	if b.spin(ready) {
 		t.Error("polled right after giving way")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/h1/h1test"
 )
 
 // A connection that die or interrupt takes away while its answer is being read must not
@@ -22,7 +23,7 @@ func TestH1TakenConnNotPooled(t *testing.T) {
 			if strings.HasSuffix(how, "no deadline") { // a notification's POST
 				deadline = time.Time{}
 			}
-			cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, _ *http.Request) {
+			cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 			})

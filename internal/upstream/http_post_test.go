@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/h1/h1test"
 )
 
 // A streamable HTTP POST carries what MCP asks of it, as the upstream sees it: the media
@@ -16,7 +18,7 @@ import (
 // own fields.
 func TestStreamablePostFields(t *testing.T) {
 	got := make(chan http.Header, 4)
-	cs := newCountedServer(t, false, func(_ *countedServer, w http.ResponseWriter, r *http.Request) {
+	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		got <- r.Header.Clone()
 		w.Header().Set("Mcp-Session-Id", "sid-1")

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/h1/h1test"
 )
 
 func TestRefusesInitialize(t *testing.T) {
@@ -65,7 +67,7 @@ func (headerStrictServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestDialHeaderStrictModernServer(t *testing.T) {
 	hs := httptest.NewServer(headerStrictServer{})
 	defer hs.Close()
-	c, err := NewDialer().Dial(testCtx(t), Options{Name: "strict", Transport: "streamable_http", URL: hs.URL})
+	c, err := NewDialer().Dial(h1test.Ctx(t), Options{Name: "strict", Transport: "streamable_http", URL: hs.URL})
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

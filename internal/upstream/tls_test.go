@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/h1/h1test"
 )
 
 // ---- TLS settings ----------------------------------------------------------------------
@@ -212,7 +213,7 @@ func TestTLSClientCertificate(t *testing.T) {
 				t.Fatal(err)
 			}
 			ep := newTestEndpoint(t, url, h1.Options{TLS: p.conf, TLSID: p.id})
-			r, err := doPost(testCtx(t), ep, &testTracker{}, []byte("{}"))
+			r, err := doPost(h1test.Ctx(t), ep, &testTracker{}, []byte("{}"))
 			if err == nil {
 				_, err = r.ReadBody(1 << 20)
 			}

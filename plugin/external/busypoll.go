@@ -2,11 +2,12 @@ package external
 
 import (
 	"context"
-	"runtime"
 	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
+
+	"github.com/mcpgw/mcpgw/internal/busywait"
 )
 
 // Busy waiting while a plugin call is in flight (the gateway's upstream.busy_poll).
@@ -22,30 +23,20 @@ import (
 // and goes to whichever thread is ready, and the same round trip took 29 µs. A second
 // call in flight, the call's end or the time limit stop it. Under load nothing spins.
 //
-// It is off unless the host turns it on. The plugin packages import nothing else of the
-// module, so this mirrors the setting, the pause and the yield of
-// internal/upstream/busypoll.go rather than sharing them.
+// It is off unless the host turns it on. The machine (the setting, the back-off after
+// giving way, the yield, the counts) is internal/busywait's, as for upstream calls.
 
 // BusyWait is one host's busy waiting for plugin calls: its setting, the calls in flight
 // it counts and how its waits ended. A host (the gateway's registry) gives the same one to
 // every plugin it launches (Command.BusyWait); a nil *BusyWait never waits busily. Its
 // methods are safe for concurrent use.
 type BusyWait struct {
-	d atomic.Int64 // nanoseconds; 0: off
+	s *busywait.Spinner
 	// quiet reports whether the host has no other request in progress (nil: assume so);
 	// a busy wait needs the CPU to be otherwise idle.
 	quiet func() bool
 	// inFlight counts the host's unary calls to plugins in flight.
 	inFlight atomic.Int32
-	// A busy wait that gave way pauses busy waiting until pauseUntil, monotonic since
-	// epoch (backoffAfterGiveWay).
-	epoch      time.Time
-	pauseUntil atomic.Int64
-	// spins counts the busy waits started and spinning those running.
-	spins, spinning atomic.Int64
-	// How the busy waits ended: with the call (caught), for another call or request
-	// (gaveWay), or at the time limit (timedOut).
-	caught, gaveWay, timedOut atomic.Int64
 }
 
 // BusyStats counts one host's busy waits and how they ended.
@@ -59,70 +50,34 @@ type BusyStats struct {
 // NewBusyWait is busy waiting for up to d per call (SetDuration) while quiet (nil:
 // always) reports that the host has no other request in progress.
 func NewBusyWait(d time.Duration, quiet func() bool) *BusyWait {
-	b := &BusyWait{quiet: quiet, epoch: time.Now()}
-	b.SetDuration(d)
-	return b
+	return &BusyWait{s: busywait.New(d), quiet: quiet}
 }
 
 // SetDuration sets how long the only plugin call in flight keeps the CPU busy (d <= 0:
 // never). One CPU, or a system other than Linux, never busy-waits.
-func (b *BusyWait) SetDuration(d time.Duration) {
-	if d < 0 || runtime.NumCPU() < 2 || !busyPollSupported {
-		d = 0
-	}
-	b.d.Store(int64(d))
-	b.pauseUntil.Store(0)
-}
+func (b *BusyWait) SetDuration(d time.Duration) { b.s.SetDuration(d) }
 
 // Stats is how many busy waits started and how they ended.
 func (b *BusyWait) Stats() BusyStats {
 	if b == nil {
 		return BusyStats{}
 	}
-	return BusyStats{Waits: b.spins.Load(), Caught: b.caught.Load(), GaveWay: b.gaveWay.Load(), TimedOut: b.timedOut.Load()}
+	st := b.s.Stats()
+	return BusyStats{Waits: st.Waits, Caught: st.Caught, GaveWay: st.GaveWay, TimedOut: st.TimedOut}
 }
 
 func (b *BusyWait) isQuiet() bool { return b.quiet == nil || b.quiet() }
 
 // unary is the host's unary interceptor: it counts the call and, when it is the only
-// one, keeps the CPU busy while it is in flight.
+// one, keeps the CPU busy while it is in flight (until a second call or another request
+// of the host).
 func (b *BusyWait) unary(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
 	n := b.inFlight.Add(1)
 	defer b.inFlight.Add(-1)
-	if d := time.Duration(b.d.Load()); d > 0 && n == 1 && runtime.GOMAXPROCS(0) >= 2 && b.isQuiet() &&
-		int64(time.Since(b.epoch)) >= b.pauseUntil.Load() {
+	if n == 1 && b.s.May() && b.isQuiet() {
 		done := new(atomic.Bool)
 		defer done.Store(true)
-		go b.wait(done, d)
+		go b.s.Wait(done.Load, func() bool { return b.inFlight.Load() > 1 || !b.isQuiet() })
 	}
 	return invoker(ctx, method, req, reply, cc, opts...)
-}
-
-// A busy wait that gave way (a second call, another request) pauses busy waiting for
-// backoffAfterGiveWay: with two or three clients the next request would interrupt it
-// anyway, after it took the CPU from them.
-const backoffAfterGiveWay = 50 * time.Millisecond
-
-func (b *BusyWait) wait(done *atomic.Bool, d time.Duration) {
-	b.spins.Add(1)
-	b.spinning.Add(1)
-	defer b.spinning.Add(-1)
-	start := time.Now()
-	for !done.Load() {
-		if time.Since(start) >= d {
-			b.timedOut.Add(1)
-			return
-		}
-		if b.inFlight.Load() > 1 || !b.isQuiet() {
-			if !done.Load() { // not the call's own end, read in between
-				b.gaveWay.Add(1)
-				b.pauseUntil.Store(int64(time.Since(b.epoch) + backoffAfterGiveWay))
-				return
-			}
-			break
-		}
-		runtime.Gosched()
-		yieldCPU()
-	}
-	b.caught.Add(1)
 }

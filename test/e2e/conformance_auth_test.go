@@ -93,8 +93,8 @@ func TestConformanceClientAuth(t *testing.T) {
 // authBackcompatScenarios are the 2025-03-26 back-compat scenarios run again with suite
 // 0.1.16, whose scenario server differs from 0.2.0's: in oauth-metadata-backcompat it
 // publishes the authorization server metadata at the origin's root with an issuer that
-// has a path (http://localhost:PORT/oauth), which that revision allows (discovery.go,
-// DiscoverLegacyServer).
+// has a path (http://localhost:PORT/oauth), which that revision allows (internal/oauth/discovery.go,
+// discoverLegacyServer).
 var authBackcompatScenarios = []string{"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback"}
 
 func TestConformanceClientAuthBackcompat0116(t *testing.T) {

@@ -44,7 +44,7 @@ type ServerDoc struct {
 	Timeouts         *timeoutsDoc      `json:"timeouts,omitempty"`
 	ProtocolVersion  string            `json:"protocol_version,omitempty"`
 	MaxInstances     int               `json:"max_instances,omitempty"`
-	// MaxInstancesPerAgent is servers.<name>.max_instances_per_agent (shares.go).
+	// MaxInstancesPerAgent is servers.<name>.max_instances_per_agent (registry/shares.go).
 	MaxInstancesPerAgent int       `json:"max_instances_per_agent,omitempty"`
 	MaxConcurrency       *int      `json:"max_concurrency,omitempty"`
 	Queue                *queueDoc `json:"queue,omitempty"`
@@ -52,7 +52,8 @@ type ServerDoc struct {
 	Meta                 *metaDoc  `json:"meta,omitempty"`
 	// Enabled false keeps the entry but runs no server (default true).
 	Enabled *bool `json:"enabled,omitempty"`
-	// Pool and AgentGrace are servers.<name>.pool and agent_grace (instances.go).
+	// Pool and AgentGrace are servers.<name>.pool and agent_grace (registry/pool.go,
+	// registry/agents.go).
 	Pool       *poolDoc `json:"pool,omitempty"`
 	AgentGrace string   `json:"agent_grace,omitempty"`
 	// Integrity is servers.<name>.integrity: pin, warn or off.

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -64,24 +65,62 @@ func TestStreamSlowClientClosed(t *testing.T) {
 	}
 }
 
+// flushRecorder is a ResponseWriter whose body may be read while Pump writes, and that
+// says when Pump flushed a write.
+type flushRecorder struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	header  http.Header
+	flushed chan struct{}
+}
+
+func (f *flushRecorder) Header() http.Header { return f.header }
+func (f *flushRecorder) WriteHeader(int)     {}
+func (f *flushRecorder) Write(b []byte) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.Write(b)
+}
+func (f *flushRecorder) Flush() { f.flushed <- struct{}{} }
+func (f *flushRecorder) body() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.buf.String()
+}
+
 // TestPumpAndRelay: Pump writes queued messages as events with ids under the prefix and
 // returns when the stream closes; Relay hands them on and says why it stopped.
 func TestPumpAndRelay(t *testing.T) {
 	st := New("g", 8)
 	_ = st.Send([]byte(`{"a":1}`))
 	_ = st.Send([]byte(`{"b":2}`))
-	rec := httptest.NewRecorder()
+	rec := &flushRecorder{header: http.Header{}, flushed: make(chan struct{}, 8)}
 	r := httptest.NewRequest(http.MethodGet, "/", nil).WithContext(context.Background())
 	done := make(chan struct{})
 	go func() { st.Pump(rec, r); close(done) }()
-	time.Sleep(50 * time.Millisecond)
+	// Close only once both messages are written (a close first could end Pump before it
+	// writes them), and only while Pump still runs (a Pump that returned by itself must fail).
+	for timeout := time.After(5 * time.Second); !strings.Contains(rec.body(), `data: {"b":2}`); {
+		select {
+		case <-rec.flushed:
+		case <-done:
+			t.Fatalf("Pump returned before the stream closed; pumped:\n%s", rec.body())
+		case <-timeout:
+			t.Fatal("Pump did not write the queued messages within 5s")
+		}
+	}
+	select {
+	case <-done:
+		t.Fatal("Pump returned before the stream closed")
+	default:
+	}
 	st.Close()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("Pump did not return after Close")
 	}
-	if body := rec.Body.String(); !strings.Contains(body, "id: g-1\n") || !strings.Contains(body, "id: g-2\n") || !strings.Contains(body, `data: {"b":2}`) {
+	if body := rec.body(); !strings.Contains(body, "id: g-1\n") || !strings.Contains(body, "id: g-2\n") || !strings.Contains(body, `data: {"b":2}`) {
 		t.Errorf("pumped:\n%s", body)
 	}
 

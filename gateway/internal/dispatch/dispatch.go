@@ -56,7 +56,7 @@ type Parts struct {
 	Audit   *auth.Audit
 	// Busy is the registry's busy polling: every request is counted in it.
 	Busy *upstream.BusyPoll
-	// Obs watches the request path (Observer.go): tracing's hooks, or none.
+	// Obs watches the request path (observer.go): tracing's hooks, or none.
 	Obs Observer
 	// Ctx ends when the gateway stops.
 	Ctx  context.Context

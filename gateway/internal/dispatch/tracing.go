@@ -10,7 +10,7 @@ import (
 	"github.com/mcpgw/mcpgw/registry"
 )
 
-// tracingHooks are the Observer hooks (Observer.go) that trace the request path with t
+// tracingHooks are the Observer hooks (observer.go) that trace the request path with t
 // (docs/tracing.md): they hand the tracer what it records as plain values. With tracing
 // off the gateway has no tracer and these hooks are never made.
 func TracingHooks(t *telemetry.Tracer) Observer {

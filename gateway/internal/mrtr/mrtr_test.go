@@ -22,10 +22,11 @@ type host struct {
 	responses []string
 	answers   map[string]chan *wire.Msg // by the request key the "upstream" asked under
 	cancelled chan struct{}             // closed when the "block" tool's call is cancelled
+	started   chan struct{}             // closed when the "block" tool's call starts
 }
 
 func newHost() *host {
-	return &host{answers: map[string]chan *wire.Msg{}, cancelled: make(chan struct{})}
+	return &host{answers: map[string]chan *wire.Msg{}, cancelled: make(chan struct{}), started: make(chan struct{})}
 }
 
 func (h *host) SessionID(s *sess) string { return s.id }
@@ -36,6 +37,7 @@ func (h *host) Dispatch(ctx context.Context, s *sess, m *wire.Msg, out Out) {
 	}
 	_ = json.Unmarshal(m.Params, &p)
 	if p.Name == "block" {
+		close(h.started)
 		<-ctx.Done()
 		close(h.cancelled)
 		return
@@ -179,7 +181,11 @@ func TestClosedStreamCancels(t *testing.T) {
 		r := httptest.NewRequest("POST", "/mcp", nil).WithContext(rctx)
 		e.Serve(httptest.NewRecorder(), r, &sess{id: "d"}, request(t, `{"name":"block",`+caps+`}`))
 	}()
-	time.Sleep(50 * time.Millisecond)
+	select { // the call runs: its cancellation can only come from what follows
+	case <-h.started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not start within 5s")
+	}
 	select {
 	case <-h.cancelled:
 		t.Fatal("the call was cancelled before its client went")

@@ -130,7 +130,7 @@ type uiSession struct {
 	id, csrf string
 	actor    string // "" until signed in
 	// credentialed: signed in with an admin credential (not let in as the local owner), so
-	// its writes may start commands (credentialed in adminapi.go).
+	// its writes may start commands (admin.Credentialed, gateway/internal/admin/body.go).
 	credentialed bool
 	expires      time.Time
 	// uid is the local user the session began with, when known (uidKnown): browsers send
