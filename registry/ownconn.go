@@ -150,6 +150,28 @@ func (m *Instances) AwaitCatalogs(ctx context.Context, o Owner, servers []string
 	wg.Wait()
 }
 
+// AwaitStarted waits until each of servers has started for the first time (each up to its
+// connect timeout, or until ctx ends), without starting anyone's own instance: what a
+// call by a name its session's view does not hold waits for (a resumed client may call
+// before it lists), so that a call does not start instances of servers it does not name.
+func (m *Instances) AwaitStarted(ctx context.Context, servers []string) {
+	var wg sync.WaitGroup
+	for _, name := range servers {
+		srv := m.r.Server(name)
+		if srv == nil {
+			continue // a plugin
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(ctx, srv.Def.Timeouts.Connect)
+			defer cancel()
+			srv.WaitStarted(ctx)
+		}()
+	}
+	wg.Wait()
+}
+
 // startOwn starts (or takes from the pool) a per_session instance for o.
 func (m *Instances) startOwn(srv *Server, o Owner, spec *OwnerSpec) (*upstream.Conn, error) {
 	onCatalog := func(cat *Catalog) { o.InstanceCatalog(srv.Name, cat, true) }

@@ -42,6 +42,13 @@ func (s *Session) AwaitCatalogs(ctx context.Context) {
 	}
 }
 
+// AwaitStarted waits until the session's servers have started for the first time (a
+// server still starting after a restart), each up to its connect timeout, starting none
+// of the session's own instances: a call starts the one it needs.
+func (s *Session) AwaitStarted(ctx context.Context) {
+	s.h.Instances().AwaitStarted(ctx, s.Servers())
+}
+
 // Subject is whose grant at a per-user server an identity's calls use: its principal's,
 // else its agent's.
 func Subject(principal, agent string) string {
