@@ -189,7 +189,7 @@ check-rules:
 ## (The e2e test stops at the missing redis-server before it would run the stub MCPGW_BIN.)
 check-require-peers:
 	tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; mkdir "$$tmp/empty" "$$tmp/peers"; \
-	$(GO) test -c -o "$$tmp/sessions.test" ./sessions; \
+	$(GO) test -c -o "$$tmp/store.test" ./internal/store; \
 	$(GO) test -c -o "$$tmp/e2e.test" ./test/e2e; \
 	touch "$$tmp/mcpgw"; \
 	check() { \
@@ -203,8 +203,8 @@ check-require-peers:
 			cat "$$tmp/out"; echo "check-require-peers: $$name did not skip with MCPGW_REQUIRE_PEERS=0"; exit 1; fi; \
 		echo "check-require-peers: $$name fails without its peer, and skips when peers are optional"; \
 	}; \
-	check "sessions TestRedisBus" "peer missing: redis-server not on PATH" \
-		"$$tmp/sessions.test" -test.run '^TestRedisBus$$' -test.count=1; \
+	check "store TestRedisBus" "peer missing: redis-server not on PATH" \
+		"$$tmp/store.test" -test.run '^TestRedisBus$$' -test.count=1; \
 	check "e2e TestReplicasOnRedis" "peer missing: redis-server not on PATH" \
 		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
 		"$$tmp/e2e.test" -test.run '^TestReplicasOnRedis$$' -test.count=1; \
@@ -212,7 +212,7 @@ check-require-peers:
 		MCPGW_PEERS="$$tmp/peers" MCPGW_BIN="$$tmp/mcpgw" \
 		"$$tmp/e2e.test" -test.run '^TestGeminiCLIListsClientConfig$$' -test.count=1
 
-## proto: regenerate plugin/internal/pluginpb's Go code from plugin.proto with protoc (Debian's
+## proto: regenerate internal/pluginpb's Go code from plugin.proto with protoc (Debian's
 ## protobuf-compiler) and the pinned code generators: protoc-gen-go at go.mod's
 ## google.golang.org/protobuf version, protoc-gen-go-grpc at PROTOC_GEN_GO_GRPC_VERSION.
 ## The generated code is committed, so building and testing never need protoc.
@@ -220,22 +220,22 @@ PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
 PROTO_GEN = tmp="$$(mktemp -d)"; trap 'rm -rf "$$tmp"' EXIT; \
 	$(GO) build -o "$$tmp/bin/protoc-gen-go" google.golang.org/protobuf/cmd/protoc-gen-go; \
 	GOBIN="$$tmp/bin" $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION); \
-	gen() { mkdir -p "$$1"; PATH="$$tmp/bin:$$PATH" protoc -I plugin/internal/pluginpb --go_out="$$1" --go_opt=paths=source_relative \
-		--go-grpc_out="$$1" --go-grpc_opt=paths=source_relative plugin/internal/pluginpb/plugin.proto; }
+	gen() { mkdir -p "$$1"; PATH="$$tmp/bin:$$PATH" protoc -I internal/pluginpb --go_out="$$1" --go_opt=paths=source_relative \
+		--go-grpc_out="$$1" --go-grpc_opt=paths=source_relative internal/pluginpb/plugin.proto; }
 .PHONY: proto proto-check
 proto:
 	@command -v protoc >/dev/null || { echo "proto: protoc is missing (apt-get install protobuf-compiler)"; exit 1; }
-	$(PROTO_GEN); gen plugin/internal/pluginpb
+	$(PROTO_GEN); gen internal/pluginpb
 
-## proto-check: the committed plugin/internal/pluginpb code is what `make proto` generates (the
+## proto-check: the committed internal/pluginpb code is what `make proto` generates (the
 ## protoc version line aside). Skipped, saying so, when protoc is not installed.
 proto-check:
-	@if ! command -v protoc >/dev/null; then echo "proto-check: skipped: protoc is not on PATH (apt-get install protobuf-compiler to check plugin/internal/pluginpb)"; exit 0; fi; \
+	@if ! command -v protoc >/dev/null; then echo "proto-check: skipped: protoc is not on PATH (apt-get install protobuf-compiler to check internal/pluginpb)"; exit 0; fi; \
 	$(PROTO_GEN); gen "$$tmp/out"; \
 	for f in plugin.pb.go plugin_grpc.pb.go; do \
-		if ! diff <(grep -v -e '^// .protoc ' -e '^// - protoc ' "$$tmp/out/$$f") <(grep -v -e '^// .protoc ' -e '^// - protoc ' plugin/internal/pluginpb/$$f); then \
-			echo "proto-check: plugin/internal/pluginpb/$$f is not what plugin.proto generates; run make proto"; exit 1; fi; \
-	done; echo "proto-check: plugin/internal/pluginpb is current"
+		if ! diff <(grep -v -e '^// .protoc ' -e '^// - protoc ' "$$tmp/out/$$f") <(grep -v -e '^// .protoc ' -e '^// - protoc ' internal/pluginpb/$$f); then \
+			echo "proto-check: internal/pluginpb/$$f is not what plugin.proto generates; run make proto"; exit 1; fi; \
+	done; echo "proto-check: internal/pluginpb is current"
 
 ## clean: build outputs and the go test cache; distclean also drops the installed peers
 clean:

@@ -33,13 +33,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/registry"
+	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/sessions"
 )
 
 // Options are the host's choices beyond the config. The zero value is usable.
@@ -51,7 +51,7 @@ type Options struct {
 	LogLevel *slog.LevelVar
 	// Store holds the sessions (nil: opened from the config's store and state_dir, and
 	// closed by Close). A store given here is the host's to close, after Close.
-	Store sessions.Store
+	Store store.Store
 	// ConnectWait bounds how long Start waits for upstreams and plugins to come up the
 	// first time (0: the config's upstream.start_wait, whose default 0 waits for none:
 	// the gateway serves at once and sends list_changed as they come up). One that is not
@@ -62,7 +62,7 @@ type Options struct {
 	// the admin API's stored entries itself.
 	OnPeerReload func()
 	// PluginKinds are the plugin kinds the gateway runs besides the in-process go and
-	// mcpgw types: pluginkind.All() (package registry/pluginkind) for the sql plugin and
+	// mcpgw types: pluginkind.All() (package internal/registry/pluginkind) for the sql plugin and
 	// out-of-process plugins, as `mcpgw serve` has, or only the ones the host wants. A
 	// host that supplies none links no database driver, go-plugin or gRPC for them. Start
 	// fails when the config has a plugin of a kind not given here.
@@ -89,7 +89,7 @@ type Gateway struct {
 	mcpServers map[string]*upstream.InProcess
 	state      int // created, started, closed
 
-	store     sessions.Store
+	store     store.Store
 	ownStore  bool
 	reg       *registry.Registry
 	gw        *gateway.Gateway
@@ -225,11 +225,11 @@ func (g *Gateway) Start(ctx context.Context) error {
 	}
 	g.store, g.ownStore = g.opts.Store, false
 	if g.store == nil {
-		st, err := sessions.Open(cfg.Store, cfg.StateDir)
+		st, err := store.Open(cfg.Store, cfg.StateDir)
 		if err != nil {
 			return err
 		}
-		g.store, g.ownStore = sessions.NewCached(st, 10000), true
+		g.store, g.ownStore = store.NewCached(st, 10000), true
 	}
 	dialer := upstream.NewDialer()
 	dialer.GuardianPath, dialer.Version = g.opts.GuardianPath, g.opts.Version

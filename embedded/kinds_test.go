@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/embedded"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/pluginkind"
+	"github.com/mcpgw/mcpgw/internal/registry"
+	"github.com/mcpgw/mcpgw/internal/registry/pluginkind"
 )
 
 // TestPluginKindsOption: a host that supplies no plugin kinds cannot start a config with

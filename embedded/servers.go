@@ -9,8 +9,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/upstream"
-	"github.com/mcpgw/mcpgw/registry"
 )
 
 // AddServer serves h, an http.Handler that speaks MCP streamable HTTP (a go-sdk

@@ -12,9 +12,9 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/plugintest"
-	"github.com/mcpgw/mcpgw/registry"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")

@@ -9,7 +9,7 @@ import (
 // DecodeValue reads one JSON value by the contract's rule for values: numbers become
 // int64 when integral and in range, float64 otherwise (so ids beyond 2^53 survive);
 // objects become map[string]any and arrays []any. Empty input is nil. Out-of-process
-// plugins (package plugin/external) decode what crosses the process boundary with it, so
+// plugins (package internal/pluginproc) decode what crosses the process boundary with it, so
 // a provider sees the same values in both places.
 func DecodeValue(raw []byte) (any, error) {
 	raw = bytes.TrimSpace(raw)

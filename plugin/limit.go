@@ -10,7 +10,7 @@ import (
 
 // ErrTooLarge is wrapped by errors that refuse a result for its size: a provider that
 // checked MaxResultBytes, or a plugin process that may not send that much. It survives the
-// process boundary (package plugin/external), so every refusal ends in the same isError
+// process boundary (package internal/pluginproc), so every refusal ends in the same isError
 // result, naming the limit.
 var ErrTooLarge = errors.New("result too large")
 

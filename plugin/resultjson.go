@@ -7,7 +7,7 @@ import (
 )
 
 // JSONGetter is implemented by a provider whose resources arrive as JSON already (an
-// out-of-process plugin's do: package plugin/external): the dispatcher's get tools call
+// out-of-process plugin's do: package internal/pluginproc): the dispatcher's get tools call
 // GetJSON instead of Get and pass the object through to the result, instead of decoding it
 // into a Resource only to write the same JSON again. The result must be one JSON object
 // (or empty for none), as Get's Resource written by encoding/json; anything else is the

@@ -228,13 +228,13 @@ ensure_chromium() {
 }
 
 # ensure_protoc: Debian's protobuf-compiler, so `make proto-check` compares the committed
-# plugin/internal/pluginpb code with what plugin.proto generates instead of skipping.
+# internal/pluginpb code with what plugin.proto generates instead of skipping.
 ensure_protoc() {
 	if command -v protoc >/dev/null 2>&1; then
 		log "protoc present ($(protoc --version 2>/dev/null))"
 		return 0
 	fi
-	need_peer protoc protobuf-compiler "make proto-check (the generated plugin/internal/pluginpb code)"
+	need_peer protoc protobuf-compiler "make proto-check (the generated internal/pluginpb code)"
 	log "protoc installed ($(protoc --version 2>/dev/null))"
 }
 

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/mcpgw/mcpgw/bridge"
+	"github.com/mcpgw/mcpgw/internal/bridge"
 	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 

@@ -12,13 +12,13 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
-	"github.com/mcpgw/mcpgw/gateway"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/pluginkind"
-	"github.com/mcpgw/mcpgw/sessions"
+	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/registry"
+	"github.com/mcpgw/mcpgw/internal/registry/pluginkind"
+	"github.com/mcpgw/mcpgw/internal/store"
 )
 
 // watchConfig reloads the config on SIGHUP, when the file changes (polled every 2 s), and
@@ -175,7 +175,7 @@ func explainView(cfg *config.Config, agent, task, executor string) (*gateway.Age
 	reg := registry.New(cfg, log)
 	reg.NoPools = true // explain lists tools: no warm instances
 	reg.PluginKinds = pluginkind.All()
-	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
+	gw, err := gateway.New(cfg, reg, store.NewMemory(), log)
 	if err != nil {
 		return nil, err
 	}

@@ -15,9 +15,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/statedir"
 )
 
@@ -333,7 +333,7 @@ func renderClientConfig(s clientSpec) ([]byte, error) {
 		case "bridge":
 			server = map[string]any{"command": s.bridge, "args": s.bridgeArgs()}
 		case "sse":
-			// The legacy transport's stream is /sse beside /mcp (gateway/internal/legacysse).
+			// The legacy transport's stream is /sse beside /mcp (internal/gateway/internal/legacysse).
 			server = map[string]any{"type": "sse", "url": strings.TrimSuffix(s.url, "/mcp") + "/sse", "headers": headers}
 		default:
 			server = map[string]any{"httpUrl": s.url, "headers": headers}

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/auth"
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/auth"
 )
 
 const (

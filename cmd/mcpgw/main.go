@@ -15,10 +15,10 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/registry"
+	"github.com/mcpgw/mcpgw/internal/registry/pluginkind"
 	"github.com/mcpgw/mcpgw/internal/upstream"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/registry/pluginkind"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/sessions"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/registry"
+	"github.com/mcpgw/mcpgw/internal/store"
 )
 
 // topUpstream is a streamable HTTP MCP server with one tool, "ping", answering JSON.
@@ -65,7 +65,7 @@ agents:
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registry.New(cfg, log)
-	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
+	gw, err := gateway.New(cfg, reg, store.NewMemory(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

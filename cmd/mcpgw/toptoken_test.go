@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/statedir"
-	"github.com/mcpgw/mcpgw/registry"
-	"github.com/mcpgw/mcpgw/sessions"
+	"github.com/mcpgw/mcpgw/internal/store"
 )
 
 // TestTopURLOfAnotherGateway: `mcpgw top --url URL` without --config must not send the
@@ -50,7 +50,7 @@ func TestTopURLOfAnotherGateway(t *testing.T) {
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registry.New(cfg, log)
-	gw, err := gateway.New(cfg, reg, sessions.NewMemory(), log)
+	gw, err := gateway.New(cfg, reg, store.NewMemory(), log)
 	if err != nil {
 		t.Fatal(err)
 	}

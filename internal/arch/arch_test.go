@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -92,10 +93,15 @@ func goList() (module string, pkgs []goPackage, err error) {
 // under reports whether import path p is the package top or one of its sub-packages.
 func under(p, top string) bool { return p == top || strings.HasPrefix(p, top+"/") }
 
-// TestImportGraph keeps the package picture of docs/architecture.md true: gateway may import registry,
-// sessions and auth; those (and bridge) never import gateway; config is a model that imports no
-// package that runs it (the upstream connections included); the bridge links neither the
-// config loader nor the registry; statedir, tlsfiles, busywait, wsapoll and the HTTP/1.1 client h1 have no module dependencies (h1 on Windows: but wsapoll); the plugin contract depends on no other package of the module (but the leaves internal/schemabound and internal/busywait);
+// TestImportGraph keeps the package picture of docs/architecture.md true: the module has
+// three public doors (embedded, plugin, config) and everything else is internal; the
+// gateway may import the registry, the store and auth, and those (and the bridge) never
+// import the gateway; config is a model that imports no package that runs it (the upstream
+// connections included); the bridge links neither the config loader nor the registry;
+// statedir, tlsfiles, busywait, wsapoll and the HTTP/1.1 client httpclient have no module
+// dependencies (httpclient on Windows: but wsapoll); the plugin contract depends on no other
+// package of the module (but the leaves internal/schemabound and internal/busywait, and
+// for plugin/serve the out-of-process wire, internal/pluginproc and internal/pluginpb);
 // there is no util or common package; cmd sits only at the top and nobody imports it.
 func TestImportGraph(t *testing.T) {
 	module, pkgs := listPackages(t)
@@ -115,30 +121,34 @@ func TestImportGraph(t *testing.T) {
 func archViolations(module string, pkgs []goPackage) []string {
 	var (
 		out     []string
-		gateway = module + "/gateway"
+		gateway = module + "/internal/gateway"
 		cmd     = module + "/cmd"
-		lower   = []string{module + "/registry", module + "/sessions", module + "/auth", module + "/bridge", module + "/config", module + "/internal"}
 		// The top level of docs/architecture.md, plus the end-to-end tests.
-		topLevel = map[string]bool{"cmd": true, "gateway": true, "registry": true, "sessions": true, "auth": true,
-			"bridge": true, "config": true, "plugin": true, "embedded": true, "examples": true, "test": true, "internal": true}
+		topLevel = map[string]bool{"cmd": true, "config": true, "plugin": true, "embedded": true, "examples": true,
+			"test": true, "internal": true}
 		// What the config model may not depend on: the packages that run it.
-		configMayNot = []string{module + "/registry", module + "/auth", module + "/sessions", module + "/bridge", gateway,
-			module + "/internal/upstream"}
+		configMayNot = []string{module + "/internal/registry", module + "/internal/auth", module + "/internal/store",
+			module + "/internal/bridge", gateway, module + "/internal/upstream"}
 		// Leaves: packages that depend on nothing of the module.
-		leaves = []string{module + "/internal/statedir", module + "/internal/tlsfiles", module + "/internal/h1", module + "/internal/busywait", module + "/internal/wsapoll"}
+		leaves = []string{module + "/internal/statedir", module + "/internal/tlsfiles", module + "/internal/httpclient", module + "/internal/busywait", module + "/internal/wsapoll"}
 		// What the small bridge binary may not link: the config loader, the registry (its wire
 		// format excepted) and the YAML and JSON Schema libraries they bring.
-		bridgeMayNot = []string{module + "/config", module + "/registry", "go.yaml.in/yaml/v3", "github.com/google/jsonschema-go"}
-		banned       = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
+		bridgeMayNot = []string{module + "/config", module + "/internal/registry", "go.yaml.in/yaml/v3", "github.com/google/jsonschema-go"}
+		// What plugin/serve, the main of a plugin executable, may use besides the contract:
+		// the out-of-process wire.
+		serveMay = []string{module + "/internal/pluginproc", module + "/internal/pluginpb"}
+		banned   = map[string]bool{"util": true, "utils": true, "common": true, "helpers": true, "misc": true}
 	)
+	// lower: every package below the gateway (config and the module's internal packages
+	// but the gateway itself and the tests' tools).
+	lower := func(p string) bool {
+		return under(p, module+"/config") || (under(p, module+"/internal") && !under(p, gateway) && !under(p, module+"/internal/arch"))
+	}
 	for _, p := range pkgs {
-		for _, low := range lower {
-			if !under(p.ImportPath, low) {
-				continue
-			}
+		if lower(p.ImportPath) {
 			for _, d := range append(append([]string{}, p.Imports...), p.Deps...) {
 				if under(d, gateway) {
-					out = append(out, fmt.Sprintf("%s depends on %s: registry, sessions, auth and bridge must never import gateway", p.ImportPath, d))
+					out = append(out, fmt.Sprintf("%s depends on %s: registry, store, auth and bridge must never import gateway", p.ImportPath, d))
 					break
 				}
 			}
@@ -153,7 +163,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 				}
 			}
 		}
-		if under(p.ImportPath, module+"/bridge") || under(p.ImportPath, cmd+"/mcpgw-bridge") {
+		if under(p.ImportPath, module+"/internal/bridge") || under(p.ImportPath, cmd+"/mcpgw-bridge") {
 			for _, d := range deps {
 				for _, no := range bridgeMayNot {
 					if under(d, no) {
@@ -170,7 +180,8 @@ func archViolations(module string, pkgs []goPackage) []string {
 		// internal/busywait, the busy waiting of plugin calls as of upstream ones.
 		if under(p.ImportPath, module+"/plugin") {
 			for _, d := range deps {
-				if under(d, module) && !under(d, module+"/plugin") && d != module+"/internal/schemabound" && d != module+"/internal/busywait" {
+				if under(d, module) && !under(d, module+"/plugin") && d != module+"/internal/schemabound" && d != module+"/internal/busywait" &&
+					!(under(p.ImportPath, module+"/plugin/serve") && slices.ContainsFunc(serveMay, func(m string) bool { return under(d, m) })) {
 					out = append(out, fmt.Sprintf("%s depends on %s: the plugin contract depends on no other package of the module", p.ImportPath, d))
 				}
 			}
@@ -200,7 +211,7 @@ func archViolations(module string, pkgs []goPackage) []string {
 			continue
 		}
 		if top, _, _ := strings.Cut(rel, "/"); !topLevel[top] {
-			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, gateway, registry, sessions, auth, bridge, config, plugin, embedded, examples, internal, test)", p.ImportPath, top))
+			out = append(out, fmt.Sprintf("%s: top-level package %q is not in docs/architecture.md (cmd, config, plugin, embedded, examples, internal, test)", p.ImportPath, top))
 		}
 		for i, part := range strings.Split(rel, "/") {
 			if part == "cmd" && i != 0 {
@@ -228,53 +239,53 @@ func archViolations(module string, pkgs []goPackage) []string {
 func TestArchRulesCatchWrongArrows(t *testing.T) {
 	const m = "example.com/gw"
 	bad := []goPackage{
-		{ImportPath: m + "/internal/upstream", Imports: []string{m + "/internal/wire"}, Deps: []string{m + "/gateway", "fmt"}},
-		{ImportPath: m + "/sessions", Imports: []string{m + "/gateway/admin"}},
-		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/misc/util", m + "/cmd/mcpgw"}},
+		{ImportPath: m + "/internal/upstream", Imports: []string{m + "/internal/wire"}, Deps: []string{m + "/internal/gateway", "fmt"}},
+		{ImportPath: m + "/internal/store", Imports: []string{m + "/internal/gateway/admin"}},
+		{ImportPath: m + "/internal/gateway", Imports: []string{m + "/internal/registry", m + "/misc/util", m + "/cmd/mcpgw"}},
 		{ImportPath: m + "/misc/util", Name: "util"},
-		{ImportPath: m + "/registry/cmd/tool", Name: "main"},
-		{ImportPath: m + "/auth", TestImports: []string{m + "/auth/common"}},
+		{ImportPath: m + "/internal/registry/cmd/tool", Name: "main"},
+		{ImportPath: m + "/internal/auth", TestImports: []string{m + "/internal/auth/common"}},
 		{ImportPath: m, Name: "gw"},
-		{ImportPath: m + "/config", Imports: []string{m + "/registry/upstream"}, Deps: []string{m + "/registry", m + "/internal/wire"}},
-		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge"}, Deps: []string{m + "/internal/wire", "go.yaml.in/yaml/v3"}},
+		{ImportPath: m + "/config", Imports: []string{m + "/internal/registry/upstream"}, Deps: []string{m + "/internal/registry", m + "/internal/wire"}},
+		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/internal/bridge"}, Deps: []string{m + "/internal/wire", "go.yaml.in/yaml/v3"}},
 		{ImportPath: m + "/internal/statedir", Deps: []string{m + "/internal/wire"}},
 		{ImportPath: m + "/internal/tlsfiles", Imports: []string{m + "/internal/wire"}},
 		{ImportPath: m + "/config/tls", Imports: []string{m + "/internal/upstream"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/config"}},
-		{ImportPath: m + "/gateway/admin", Imports: []string{m + "/embedded"}},
+		{ImportPath: m + "/internal/gateway/admin", Imports: []string{m + "/embedded"}},
 	}
 	got := strings.Join(archViolations(m, bad), "\n")
 	for _, want := range []string{
-		"internal/upstream depends on " + m + "/gateway",
-		"sessions depends on " + m + "/gateway/admin",
+		"internal/upstream depends on " + m + "/internal/gateway",
+		"internal/store depends on " + m + "/internal/gateway/admin",
 		"gateway imports " + m + "/misc/util",
 		"imports " + m + "/cmd/mcpgw: commands are leaves",
 		`top-level package "misc"`,
 		`a package named "util"`,
-		"registry/cmd/tool: cmd/ belongs only at the top",
-		"auth imports " + m + "/auth/common",
+		"internal/registry/cmd/tool: cmd/ belongs only at the top",
+		"auth imports " + m + "/internal/auth/common",
 		"the module root " + m + " is a Go package",
-		"config depends on " + m + "/registry: the config model",
+		"config depends on " + m + "/internal/registry: the config model",
 		"mcpgw-bridge depends on go.yaml.in/yaml/v3",
 		"statedir depends on " + m + "/internal/wire",
 		"tlsfiles depends on " + m + "/internal/wire: tlsfiles has no module dependencies",
 		"config/tls depends on " + m + "/internal/upstream: the config model must not import what runs it",
 		"plugin/sqlplugin depends on " + m + "/config: the plugin contract",
-		"gateway/admin imports " + m + "/embedded: only commands and examples",
+		"internal/gateway/admin imports " + m + "/embedded: only commands and examples",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rules missed %q; reported:\n%s", want, got)
 		}
 	}
 	good := []goPackage{
-		{ImportPath: m + "/gateway", Imports: []string{m + "/registry", m + "/sessions", m + "/auth"}},
-		{ImportPath: m + "/registry", Imports: []string{m + "/internal/wire", "github.com/prometheus/common/expfmt"}},
-		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/gateway"}},
+		{ImportPath: m + "/internal/gateway", Imports: []string{m + "/internal/registry", m + "/internal/store", m + "/internal/auth"}},
+		{ImportPath: m + "/internal/registry", Imports: []string{m + "/internal/wire", "github.com/prometheus/common/expfmt"}},
+		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/internal/gateway"}},
 		{ImportPath: m + "/config", Imports: []string{m + "/internal/tlsfiles", "go.yaml.in/yaml/v3"}, Deps: []string{m + "/internal/tlsfiles"}},
-		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/bridge", m + "/internal/statedir"}, Deps: []string{m + "/internal/wire"}},
+		{ImportPath: m + "/cmd/mcpgw-bridge", Imports: []string{m + "/internal/bridge", m + "/internal/statedir"}, Deps: []string{m + "/internal/wire"}},
 		{ImportPath: m + "/plugin/sqlplugin", Imports: []string{m + "/plugin"}, Deps: []string{m + "/plugin"}},
-		{ImportPath: m + "/registry", Imports: []string{m + "/plugin"}},
-		{ImportPath: m + "/embedded", Imports: []string{m + "/gateway", m + "/registry", m + "/plugin"}},
+		{ImportPath: m + "/internal/registry", Imports: []string{m + "/plugin"}},
+		{ImportPath: m + "/embedded", Imports: []string{m + "/internal/gateway", m + "/internal/registry", m + "/plugin"}},
 		{ImportPath: m + "/cmd/mcpgw", Imports: []string{m + "/embedded"}},
 		{ImportPath: m + "/examples/embed", Name: "main", Imports: []string{m + "/embedded"}},
 	}
@@ -293,8 +304,8 @@ func TestImportGraphSeesGateway(t *testing.T) {
 		}
 		var gw, reg bool
 		for _, d := range p.Deps {
-			gw = gw || d == module+"/gateway"
-			reg = reg || d == module+"/registry"
+			gw = gw || d == module+"/internal/gateway"
+			reg = reg || d == module+"/internal/registry"
 		}
 		if !gw || !reg {
 			t.Fatalf("cmd/mcpgw deps lack gateway (%v) or registry (%v): the graph is not what go list should report", gw, reg)

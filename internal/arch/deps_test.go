@@ -14,7 +14,7 @@ import (
 
 // Heavy dependencies stay where they are used. The sql plugin's database drivers and the
 // out-of-process plugins' go-plugin and gRPC are linked by the programs that supply those
-// plugin kinds (registry/pluginkind), never by the packages every program of the module
+// plugin kinds (internal/registry/pluginkind), never by the packages every program of the module
 // builds on; the plugin contract is mcpgw's own API, not a go-sdk one.
 
 // heavyDeps are the libraries the core packages must not link.
@@ -35,12 +35,12 @@ func depRules() []depRule {
 	// protobuf service types; that is OpenTelemetry's choice, and tracing is off unless
 	// configured. Every other way to gRPC stays banned.
 	otel := map[string][]string{"google.golang.org/grpc": {"go.opentelemetry.io/"}}
-	core := "the core packages link no database driver, go-plugin or gRPC: plugin kinds that need them are supplied by the program (registry/pluginkind)"
+	core := "the core packages link no database driver, go-plugin or gRPC: plugin kinds that need them are supplied by the program (internal/registry/pluginkind)"
 	return []depRule{
-		{pkg: "auth", banned: heavyDeps, why: core},
-		{pkg: "registry", banned: heavyDeps, why: core},
-		{pkg: "gateway", banned: heavyDeps, through: otel, why: core},
-		{pkg: "sessions", banned: heavyDeps, why: core},
+		{pkg: "internal/auth", banned: heavyDeps, why: core},
+		{pkg: "internal/registry", banned: heavyDeps, why: core},
+		{pkg: "internal/gateway", banned: heavyDeps, through: otel, why: core},
+		{pkg: "internal/store", banned: heavyDeps, why: core},
 		{pkg: "config", banned: heavyDeps, why: core},
 		{pkg: "plugin", banned: []string{"github.com/modelcontextprotocol/go-sdk"},
 			why: "the plugin contract uses mcpgw's own types (ToolDef, Result), so its API does not move with go-sdk's"},
@@ -163,26 +163,26 @@ func TestCoreLinksNoHeavyDeps(t *testing.T) {
 func TestDepRulesCatchWrongDeps(t *testing.T) {
 	const m = "example.com/gw"
 	pkgs := []goPackage{
-		{ImportPath: m + "/auth", Deps: []string{m + "/config", m + "/registry", m + "/plugin/sqlplugin", "modernc.org/sqlite", "fmt"}},
-		{ImportPath: m + "/registry", Deps: []string{m + "/plugin", m + "/plugin/external", "github.com/hashicorp/go-plugin", "google.golang.org/grpc/codes"}},
-		{ImportPath: m + "/gateway", Deps: []string{m + "/registry", m + "/plugin/external", "google.golang.org/grpc", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"}},
-		{ImportPath: m + "/sessions", Deps: []string{"github.com/jackc/pgx/v5/stdlib"}},
+		{ImportPath: m + "/internal/auth", Deps: []string{m + "/config", m + "/internal/registry", m + "/plugin/sqlplugin", "modernc.org/sqlite", "fmt"}},
+		{ImportPath: m + "/internal/registry", Deps: []string{m + "/plugin", m + "/internal/pluginproc", "github.com/hashicorp/go-plugin", "google.golang.org/grpc/codes"}},
+		{ImportPath: m + "/internal/gateway", Deps: []string{m + "/internal/registry", m + "/internal/pluginproc", "google.golang.org/grpc", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"}},
+		{ImportPath: m + "/internal/store", Deps: []string{"github.com/jackc/pgx/v5/stdlib"}},
 		{ImportPath: m + "/config"},
 		{ImportPath: m + "/plugin", Deps: []string{"github.com/google/jsonschema-go/jsonschema", "github.com/modelcontextprotocol/go-sdk/mcp"}},
 	}
 	graph := map[string][]string{
-		m + "/gateway":         {m + "/registry", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"},
-		m + "/registry":        {m + "/plugin/external"},
-		m + "/plugin/external": {"google.golang.org/grpc"},
+		m + "/internal/gateway":    {m + "/internal/registry", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"},
+		m + "/internal/registry":   {m + "/internal/pluginproc"},
+		m + "/internal/pluginproc": {"google.golang.org/grpc"},
 		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp": {"google.golang.org/grpc"},
 	}
 	got := strings.Join(depViolations(m, pkgs, graph, depRules()), "\n")
 	for _, want := range []string{
-		m + "/auth depends on modernc.org/sqlite",
-		m + "/registry depends on github.com/hashicorp/go-plugin",
-		m + "/registry depends on google.golang.org/grpc/codes",
-		m + "/gateway depends on google.golang.org/grpc (" + m + "/gateway -> " + m + "/registry -> " + m + "/plugin/external -> google.golang.org/grpc), not only through go.opentelemetry.io/",
-		m + "/sessions depends on github.com/jackc/pgx/v5/stdlib",
+		m + "/internal/auth depends on modernc.org/sqlite",
+		m + "/internal/registry depends on github.com/hashicorp/go-plugin",
+		m + "/internal/registry depends on google.golang.org/grpc/codes",
+		m + "/internal/gateway depends on google.golang.org/grpc (" + m + "/internal/gateway -> " + m + "/internal/registry -> " + m + "/internal/pluginproc -> google.golang.org/grpc), not only through go.opentelemetry.io/",
+		m + "/internal/store depends on github.com/jackc/pgx/v5/stdlib",
 		m + "/plugin depends on github.com/modelcontextprotocol/go-sdk/mcp",
 	} {
 		if !strings.Contains(got, want) {
@@ -193,22 +193,22 @@ func TestDepRulesCatchWrongDeps(t *testing.T) {
 	// The same module with the plugin kinds supplied from outside: gRPC reaches the
 	// gateway through the trace exporter only, the contract imports jsonschema-go only.
 	good := []goPackage{
-		{ImportPath: m + "/auth", Deps: []string{m + "/config"}},
-		{ImportPath: m + "/registry", Deps: []string{m + "/plugin", "github.com/google/jsonschema-go/jsonschema"}},
-		{ImportPath: m + "/gateway", Deps: []string{m + "/registry", "google.golang.org/grpc", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"}},
-		{ImportPath: m + "/sessions"},
+		{ImportPath: m + "/internal/auth", Deps: []string{m + "/config"}},
+		{ImportPath: m + "/internal/registry", Deps: []string{m + "/plugin", "github.com/google/jsonschema-go/jsonschema"}},
+		{ImportPath: m + "/internal/gateway", Deps: []string{m + "/internal/registry", "google.golang.org/grpc", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"}},
+		{ImportPath: m + "/internal/store"},
 		{ImportPath: m + "/config"},
 		{ImportPath: m + "/plugin", Deps: []string{"github.com/google/jsonschema-go/jsonschema"}},
-		{ImportPath: m + "/registry/pluginkind", Deps: []string{m + "/plugin/external", "google.golang.org/grpc", "modernc.org/sqlite"}},
+		{ImportPath: m + "/internal/registry/pluginkind", Deps: []string{m + "/internal/pluginproc", "google.golang.org/grpc", "modernc.org/sqlite"}},
 	}
 	goodGraph := map[string][]string{
-		m + "/gateway": {m + "/registry", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"},
+		m + "/internal/gateway": {m + "/internal/registry", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"},
 		"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp": {"google.golang.org/grpc"},
 	}
 	if v := depViolations(m, good, goodGraph, depRules()); len(v) > 0 {
 		t.Errorf("a good module was refused: %v", v)
 	}
-	if v := depViolations(m, good[1:], goodGraph, depRules()); len(v) != 1 || !strings.Contains(v[0], m+"/auth: not found") {
+	if v := depViolations(m, good[1:], goodGraph, depRules()); len(v) != 1 || !strings.Contains(v[0], m+"/internal/auth: not found") {
 		t.Errorf("a judged package that is gone: %v", v)
 	}
 }

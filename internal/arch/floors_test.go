@@ -16,35 +16,35 @@ var floors = map[string]int{
 	// Leaves: the wire scanners, the HTTP/1.1 client, TLS files, the state dir, the schema
 	// bound, busy waiting, WSAPoll, the plugin gRPC code and the test peers import nothing of the module's but
 	// each other.
-	"internal/wire":            0,
-	"internal/statedir":        0,
-	"internal/tlsfiles":        0,
-	"internal/peers":           0,
-	"internal/sealbox":         0,
-	"internal/schemabound":     0,
-	"internal/busywait":        0,
-	"internal/wsapoll":         0,
-	"plugin/internal/pluginpb": 0,
-	"internal/h1":              1,
-	"internal/oauth":           1,
+	"internal/wire":        0,
+	"internal/statedir":    0,
+	"internal/tlsfiles":    0,
+	"internal/peers":       0,
+	"internal/sealbox":     0,
+	"internal/schemabound": 0,
+	"internal/busywait":    0,
+	"internal/wsapoll":     0,
+	"internal/pluginpb":    0,
+	"internal/httpclient":  1,
+	"internal/oauth":       1,
 	// The models: the config model and the plugin contract.
 	"config": 1,
 	"plugin": 1,
 	// What the models are used by: upstream connections, plugin hosts and executables,
 	// identity decisions, session records and the stdio bridge.
-	"internal/upstream":  2,
-	"internal/sqlplugin": 2,
-	"plugin/external":    2,
-	"plugin/serve":       3,
-	"plugin/plugintest":  2,
-	"auth":               2,
-	"sessions":           2,
-	"bridge":             2,
+	"internal/upstream":   2,
+	"internal/sqlplugin":  2,
+	"internal/pluginproc": 2,
+	"plugin/serve":        3,
+	"plugin/plugintest":   2,
+	"internal/auth":       2,
+	"internal/store":      2,
+	"internal/bridge":     2,
 	// Servers, plugins, catalogues and views; the plugin kinds a program supplies.
-	"registry":            3,
-	"registry/pluginkind": 4,
+	"internal/registry":            3,
+	"internal/registry/pluginkind": 4,
 	// The MCP server clients see, and its own internal packages.
-	"gateway": 5,
+	"internal/gateway": 5,
 	// The embedding API over all of it, and what sits on top.
 	"embedded":      6,
 	"cmd":           7,
@@ -107,18 +107,11 @@ func floorViolations(module string, pkgs []goPackage) []string {
 // and what plugin authors use, the config model, and the small APIs the top-level packages
 // offer each other. Everything else sits under an internal/ directory.
 var public = map[string]string{
-	"embedded":            "the embedding API",
-	"plugin":              "the plugin contract",
-	"plugin/serve":        "what a plugin executable's main calls",
-	"plugin/external":     "out-of-process plugins: the host launches one, the executable serves one",
-	"plugin/plugintest":   "a fixture provider for plugin authors' tests",
-	"config":              "the config model",
-	"registry/pluginkind": "the plugin kinds a program supplies (sql, command)",
-	"gateway":             "the MCP server clients see, built by embedded",
-	"registry":            "servers, plugins, catalogues and views, built by embedded",
-	"sessions":            "the session store an embedding host may give",
-	"auth":                "identity and the tool decision, used by the gateway and the CLI",
-	"bridge":              "the stdio relay behind cmd/mcpgw-bridge",
+	"embedded":          "the embedding API",
+	"plugin":            "the plugin contract",
+	"plugin/serve":      "what a plugin executable's main calls",
+	"plugin/plugintest": "a fixture provider for plugin authors' tests",
+	"config":            "the config model",
 }
 
 // publicViolations lists the importable packages (not commands, not tests, not under an
@@ -170,32 +163,32 @@ func TestFloorRulesCatchWrongArrows(t *testing.T) {
 	const m = "example.com/gw"
 	bad := []goPackage{
 		{ImportPath: m + "/config", Name: "config", Imports: []string{m + "/internal/upstream"}},
-		{ImportPath: m + "/auth", Name: "auth", Imports: []string{m + "/registry", m + "/config"}},
-		{ImportPath: m + "/internal/wire", Name: "wire", Imports: []string{m + "/internal/h1"}},
-		{ImportPath: m + "/registry", Name: "registry", Imports: []string{m + "/registry/pluginkind"}},
+		{ImportPath: m + "/internal/auth", Name: "auth", Imports: []string{m + "/internal/registry", m + "/config"}},
+		{ImportPath: m + "/internal/wire", Name: "wire", Imports: []string{m + "/internal/httpclient"}},
+		{ImportPath: m + "/internal/registry", Name: "registry", Imports: []string{m + "/internal/registry/pluginkind"}},
 		{ImportPath: m + "/newtop", Name: "newtop"},
-		{ImportPath: m + "/gateway/admin", Name: "admin"},
+		{ImportPath: m + "/internal/gateway/admin", Name: "admin"},
 	}
 	got := strings.Join(append(floorViolations(m, bad), publicViolations(m, bad)...), "\n")
 	for _, want := range []string{
 		"config (floor 1) imports internal/upstream (floor 2)",
-		"auth (floor 2) imports registry (floor 3)",
-		"internal/wire (floor 0) imports internal/h1 (floor 1)",
+		"internal/auth (floor 2) imports internal/registry (floor 3)",
+		"internal/wire (floor 0) imports internal/httpclient (floor 1)",
 		m + "/newtop has no floor",
-		m + "/gateway/admin is public but not in the deliberate public set",
+		m + "/newtop is public but not in the deliberate public set",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rules missed %q; reported:\n%s", want, got)
 		}
 	}
-	if strings.Contains(got, "registry (floor 3) imports registry/pluginkind") {
+	if strings.Contains(got, "internal/registry (floor 3) imports internal/registry/pluginkind") {
 		t.Errorf("an import inside one tree was refused:\n%s", got)
 	}
 	good := []goPackage{
-		{ImportPath: m + "/gateway", Name: "gateway", Imports: []string{m + "/registry", m + "/gateway/internal/admin", m + "/auth"}},
-		{ImportPath: m + "/gateway/internal/admin", Name: "admin", Imports: []string{m + "/config", m + "/gateway/internal/ui"}},
+		{ImportPath: m + "/internal/gateway", Name: "gateway", Imports: []string{m + "/internal/registry", m + "/internal/gateway/internal/admin", m + "/internal/auth"}},
+		{ImportPath: m + "/internal/gateway/internal/admin", Name: "admin", Imports: []string{m + "/config", m + "/internal/gateway/internal/ui"}},
 		{ImportPath: m + "/config", Name: "config", Imports: []string{m + "/internal/tlsfiles", m + "/internal/statedir"}},
-		{ImportPath: m + "/cmd/mcpgw", Name: "main", Imports: []string{m + "/embedded", m + "/registry/pluginkind"}},
+		{ImportPath: m + "/cmd/mcpgw", Name: "main", Imports: []string{m + "/embedded", m + "/internal/registry/pluginkind"}},
 	}
 	if v := append(floorViolations(m, good), publicViolations(m, good)...); len(v) > 0 {
 		t.Errorf("a good module was refused: %v", v)

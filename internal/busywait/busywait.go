@@ -1,5 +1,5 @@
 // Package busywait is the machine behind upstream.busy_poll, shared by the gateway's
-// upstream calls (internal/upstream) and a host's plugin calls (plugin/external).
+// upstream calls (internal/upstream) and a host's plugin calls (internal/pluginproc).
 package busywait
 
 import (

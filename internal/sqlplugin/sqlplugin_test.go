@@ -18,9 +18,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/sqlplugin"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/registry"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/busywait"
-	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
 )
 
 // Busy polling for an upstream's answer (upstream.busy_poll): an HTTP upstream's socket
@@ -109,18 +109,18 @@ func (b *BusyPoll) waitEnd() {
 // up, or another call starts waiting; the caller has counted itself in waiting. It
 // returns at once when busy polling is off, another call was already waiting, or data is
 // buffered.
-func (b *BusyPoll) awaitAnswer(c *h1.Conn) {
+func (b *BusyPoll) awaitAnswer(c *httpclient.Conn) {
 	if b == nil || !c.Pollable() || c.Buffered() > 0 || b.waiting.Load() != 1 {
 		return
 	}
 	b.spin(c.Readable) // readable: the answer, its end, an error
 }
 
-// busyWaiter is a BusyPoll as the HTTP client's h1.Waiter.
+// busyWaiter is a BusyPoll as the HTTP client's httpclient.Waiter.
 type busyWaiter struct{ b *BusyPoll }
 
 func (w busyWaiter) On() bool { return w.b.On() }
-func (w busyWaiter) AwaitAnswer(c *h1.Conn) {
+func (w busyWaiter) AwaitAnswer(c *httpclient.Conn) {
 	w.b.waitStart()
 	w.b.awaitAnswer(c)
 }

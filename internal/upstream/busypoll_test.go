@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/busywait"
-	"github.com/mcpgw/mcpgw/internal/h1"
-	"github.com/mcpgw/mcpgw/internal/h1/h1test"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
+	"github.com/mcpgw/mcpgw/internal/httpclient/httpclienttest"
 )
 
 // busyPollFor is busy polling for d, for one test, or skips the test where the process
@@ -30,9 +30,9 @@ func busyPollFor(t *testing.T, d time.Duration) *BusyPoll {
 }
 
 // busyEndpoint is newTestEndpoint polling with b.
-func busyEndpoint(t *testing.T, b *BusyPoll, rawURL string) *h1.Endpoint {
+func busyEndpoint(t *testing.T, b *BusyPoll, rawURL string) *httpclient.Endpoint {
 	t.Helper()
-	return newTestEndpoint(t, rawURL, h1.Options{Busy: busyWaiter{b}})
+	return newTestEndpoint(t, rawURL, httpclient.Options{Busy: busyWaiter{b}})
 }
 
 func (b *BusyPoll) stats() (caught, gaveWay, timedOut int64) {
@@ -46,9 +46,9 @@ func (b *BusyPoll) stats() (caught, gaveWay, timedOut int64) {
 func TestBusyPollCatchesAnswer(t *testing.T) {
 	b := busyPollFor(t, 2*time.Second)
 	delays := []time.Duration{time.Millisecond, 0, 10 * time.Millisecond}
-	srv := h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
+	srv := httpclienttest.NewRawServer(t, func(s *httpclienttest.RawServer, i int, c net.Conn, br *bufio.Reader) {
 		for k := 0; ; k++ {
-			if _, _, err := h1test.ReadReq(br); err != nil {
+			if _, _, err := httpclienttest.ReadReq(br); err != nil {
 				return
 			}
 			if k < len(delays) && !s.Sleep(delays[k]) {
@@ -75,13 +75,13 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 	if c1, _, _ := b.stats(); c1-c0 < 2 {
 		t.Errorf("%d of the answers that came while the only call waited were caught by polling, want at least the delayed ones", c1-c0)
 	}
-	if _, err := doPost(h1test.Ctx(t), ep, tr, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); err == nil {
+	if _, err := doPost(httpclienttest.Ctx(t), ep, tr, []byte(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)); err == nil {
 		t.Fatal("a connection closed without an answer gave no error")
 	}
 	b.SetDuration(time.Millisecond) // shorter than the 10 ms answer: the poll times out, the call still gets it
 	_, _, t0 := b.stats()
-	srv2 := h1test.NewRawServer(t, func(s *h1test.RawServer, _ int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := h1test.ReadReq(br); err == nil && s.Sleep(10*time.Millisecond) {
+	srv2 := httpclienttest.NewRawServer(t, func(s *httpclienttest.RawServer, _ int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := httpclienttest.ReadReq(br); err == nil && s.Sleep(10*time.Millisecond) {
 			_, _ = io.WriteString(c, okJSON)
 		}
 	})
@@ -96,8 +96,8 @@ func TestBusyPollCatchesAnswer(t *testing.T) {
 func TestBusyPollGivesWay(t *testing.T) {
 	b := busyPollFor(t, 5*time.Second)
 	second := make(chan struct{})
-	srv := h1test.NewRawServer(t, func(s *h1test.RawServer, i int, c net.Conn, br *bufio.Reader) {
-		if _, _, err := h1test.ReadReq(br); err != nil {
+	srv := httpclienttest.NewRawServer(t, func(s *httpclienttest.RawServer, i int, c net.Conn, br *bufio.Reader) {
+		if _, _, err := httpclienttest.ReadReq(br); err != nil {
 			return
 		}
 		if i == 0 {
@@ -117,7 +117,7 @@ func TestBusyPollGivesWay(t *testing.T) {
 	_, g0, _ := b.stats()
 	errc := make(chan error, 2)
 	post := func() {
-		r, err := doPost(h1test.Ctx(t), ep, &testTracker{}, []byte(`{}`))
+		r, err := doPost(httpclienttest.Ctx(t), ep, &testTracker{}, []byte(`{}`))
 		if err == nil {
 			_, err = r.ReadBody(1 << 10)
 		}
@@ -187,12 +187,12 @@ func TestBusyWaitForDeliveredAnswer(t *testing.T) {
 	defer c.Close()
 	call := func(delay time.Duration) {
 		t.Helper()
-		k, err := c.Begin(h1test.Ctx(t), "tools/call", json.RawMessage(`{}`), nil)
+		k, err := c.Begin(httpclienttest.Ctx(t), "tools/call", json.RawMessage(`{}`), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		go f.answer(t, <-f.sent, delay)
-		raw, final, err := k.Next(h1test.Ctx(t))
+		raw, final, err := k.Next(httpclienttest.Ctx(t))
 		if err != nil || !final || !strings.Contains(string(raw), `"result"`) {
 			t.Fatalf("Next: %s %v %v", raw, final, err)
 		}

@@ -16,7 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -102,7 +102,7 @@ type Capabilities struct {
 	Logging     json.RawMessage                        `json:"logging,omitempty"`
 	Completions json.RawMessage                        `json:"completions,omitempty"`
 	// Extensions are the server extensions the upstream declares (2026-07-28 capability
-	// map: extension id → settings), passed on to clients (gateway/extensions.go).
+	// map: extension id → settings), passed on to clients (internal/gateway/extensions.go).
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
 }
 
@@ -154,7 +154,7 @@ type Header struct {
 // and then none is set. Call it from Attach, before the request leaves.
 func (k *Call) SetHeaders(h []Header) error {
 	for _, f := range h {
-		if err := h1.CheckField(f.Name, f.Value); err != nil {
+		if err := httpclient.CheckField(f.Name, f.Value); err != nil {
 			return err
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -105,14 +105,14 @@ type Dialer struct {
 
 	bindings serverBindings // the x-mcp-header bindings of each server's tools (paramheaders.go)
 
-	pool *h1.Pool     // idle keep-alive connections of the POST client (internal/h1)
-	http *http.Client // the net/http client of upstreams without TLS settings
-	tls  tlsProfiles  // the clients of upstreams with TLS settings, by digest (tls.go)
+	pool *httpclient.Pool // idle keep-alive connections of the POST client (internal/httpclient)
+	http *http.Client     // the net/http client of upstreams without TLS settings
+	tls  tlsProfiles      // the clients of upstreams with TLS settings, by digest (tls.go)
 }
 
 // NewDialer is a Dialer with pools of its own, no guardian and busy polling off.
 func NewDialer() *Dialer {
-	return &Dialer{pool: &h1.Pool{}, http: newUpstreamHTTPClient(nil), tls: tlsProfiles{m: map[string]*tlsProfile{}}}
+	return &Dialer{pool: &httpclient.Pool{}, http: newUpstreamHTTPClient(nil), tls: tlsProfiles{m: map[string]*tlsProfile{}}}
 }
 
 // HTTPClient is the net/http client of the Dialer's upstreams without TLS settings of
@@ -126,7 +126,7 @@ func (d *Dialer) HTTPClient() *http.Client { return d.http }
 func (d *Dialer) EffectiveVersion() string { return versionOr(d.Version) }
 
 // waiter is the Dialer's busy polling as the HTTP client takes it (nil: none).
-func (d *Dialer) waiter() h1.Waiter {
+func (d *Dialer) waiter() httpclient.Waiter {
 	if d.Busy == nil {
 		return nil
 	}

@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -24,7 +24,7 @@ type streamTransport struct {
 	endpoint string
 	headers  map[string]string
 	client   *http.Client
-	h1       h1.Options // how the POSTs connect: TLS settings (tls.go), proxy, pool
+	h1       httpclient.Options // how the POSTs connect: TLS settings (tls.go), proxy, pool
 	log      *slog.Logger
 	// maxMessage bounds one event read from the upstream (Options.MaxMessageBytes; 0:
 	// MaxMessageBytes).
@@ -36,8 +36,8 @@ type streamTransport struct {
 	sessionID string
 	version   string
 	deliver   func([]byte, *Call)
-	ep        *h1.Endpoint
-	active    map[*h1.Conn]*Call
+	ep        *httpclient.Endpoint
+	active    map[*httpclient.Conn]*Call
 	ctx       context.Context
 	cancel    context.CancelFunc
 	doneCh    chan struct{}
@@ -62,21 +62,21 @@ func (t *streamTransport) start(deliver func([]byte, *Call)) error {
 	if t.h1.UserAgent == "" {
 		t.h1.UserAgent = "mcpgw/" + DefaultVersion
 	}
-	ep, err := h1.NewEndpoint(t.endpoint, t.headers, t.h1)
+	ep, err := httpclient.NewEndpoint(t.endpoint, t.headers, t.h1)
 	if err != nil {
 		return err
 	}
 	t.ep = ep
-	t.active = map[*h1.Conn]*Call{}
+	t.active = map[*httpclient.Conn]*Call{}
 	t.deliver = deliver
 	return nil
 }
 
 // Track keeps the connections the transport's POSTs hold, and their calls, so that die
-// and interrupt can end them (h1.Tracker). Adding fails once the transport has ended;
+// and interrupt can end them (httpclient.Tracker). Adding fails once the transport has ended;
 // removing reports whether c was still held, i.e. not taken away (and closed) by die or
 // interrupt, so that only such a connection goes back to the pool.
-func (t *streamTransport) Track(c *h1.Conn, owner any, add bool) bool {
+func (t *streamTransport) Track(c *httpclient.Conn, owner any, add bool) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if !add {
@@ -92,7 +92,7 @@ func (t *streamTransport) Track(c *h1.Conn, owner any, add bool) bool {
 	return true
 }
 
-// Abandoned reports whether the call a POST is for was given up (h1.Tracker).
+// Abandoned reports whether the call a POST is for was given up (httpclient.Tracker).
 func (t *streamTransport) Abandoned(owner any) bool {
 	k, _ := owner.(*Call)
 	return k != nil && k.finished()
@@ -101,7 +101,7 @@ func (t *streamTransport) Abandoned(owner any) bool {
 // interrupt closes the connection a call's POST is waiting on (a cancelled call).
 func (t *streamTransport) interrupt(k *Call) {
 	t.mu.Lock()
-	var held *h1.Conn
+	var held *httpclient.Conn
 	for c, kk := range t.active {
 		if kk == k {
 			held = c
@@ -194,7 +194,7 @@ func (t *streamTransport) post(ctx context.Context, msg []byte, rel *Call, authz
 	if rel != nil && !rel.deadline.IsZero() {
 		deadline = rel.deadline
 	}
-	req := h1.Request{Method: http.MethodPost, Body: msg, Deadline: deadline, Owner: rel, Keep: "mcp-session-id", Known: sid}
+	req := httpclient.Request{Method: http.MethodPost, Body: msg, Deadline: deadline, Owner: rel, Keep: "mcp-session-id", Known: sid}
 	postHeader(&req.Header, rel, sid, version, msg)
 	if authz != "" {
 		req.Header.Add("Authorization", authz)
@@ -235,7 +235,7 @@ func (t *streamTransport) post(ctx context.Context, msg []byte, rel *Call, authz
 // postHeader adds to h the header fields of a POST of body: its media types, the session
 // id and protocol version when set (and the stateless revision's Mcp-Method, Mcp-Name and
 // a tools/call's Mcp-Param-*), and the call's own (the trace context).
-func postHeader(h *h1.Header, k *Call, sid, version string, body []byte) {
+func postHeader(h *httpclient.Header, k *Call, sid, version string, body []byte) {
 	h.Add("Content-Type", "application/json")
 	h.Add("Accept", "application/json, text/event-stream")
 	if sid != "" {
@@ -263,7 +263,7 @@ func (t *streamTransport) postFailed(err error, rel *Call) error {
 		return err
 	case rel != nil && rel.finished():
 		return context.Canceled // abandoned, and its connection closed by interrupt
-	case t.ctx.Err() != nil || errors.Is(err, h1.ErrUntracked):
+	case t.ctx.Err() != nil || errors.Is(err, httpclient.ErrUntracked):
 		return fmt.Errorf("%w: %v", ErrClosed, t.err())
 	}
 	t.die(fmt.Errorf("unreachable: %v", err))
@@ -273,7 +273,7 @@ func (t *streamTransport) postFailed(err error, rel *Call) error {
 // errorAnswer handles an answer of status 300 or more: a JSON-RPC error for the request
 // is delivered; a 400 that says the session is unknown ends the transport; anything else
 // fails the request with the status and the start of the body.
-func (t *streamTransport) errorAnswer(resp *h1.Response, rel *Call) error {
+func (t *streamTransport) errorAnswer(resp *httpclient.Response, rel *Call) error {
 	b := resp.Body()
 	body, _ := io.ReadAll(io.LimitReader(b, 4096))
 	b.Close()
@@ -294,7 +294,7 @@ func (t *streamTransport) errorAnswer(resp *h1.Response, rel *Call) error {
 
 // jsonAnswer reads a JSON answer's body (bounded by the transport's message size) and
 // delivers it.
-func (t *streamTransport) jsonAnswer(resp *h1.Response, rel *Call) error {
+func (t *streamTransport) jsonAnswer(resp *httpclient.Response, rel *Call) error {
 	body, err := resp.ReadBody(int64(eventLimit(t.maxMessage)))
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
-	"github.com/mcpgw/mcpgw/internal/h1/h1test"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
+	"github.com/mcpgw/mcpgw/internal/httpclient/httpclienttest"
 )
 
 // A connection that die or interrupt takes away while its answer is being read must not
@@ -23,18 +23,18 @@ func TestH1TakenConnNotPooled(t *testing.T) {
 			if strings.HasSuffix(how, "no deadline") { // a notification's POST
 				deadline = time.Time{}
 			}
-			cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, _ *http.Request) {
+			cs := httpclienttest.NewCountedServer(t, false, func(_ *httpclienttest.CountedServer, w http.ResponseWriter, _ *http.Request) {
 				w.Header().Set("Content-Type", "application/json")
 				_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
 			})
 			tr := newStreamable("up", cs.URL+"/mcp", nil, newUpstreamHTTPClient(nil), slog.New(slog.DiscardHandler))
-			pool := &h1.Pool{}
+			pool := &httpclient.Pool{}
 			tr.h1.Pool = pool
 			if err := tr.start(func([]byte, *Call) {}); err != nil {
 				t.Fatal(err)
 			}
 			k := newCall(nil, 1, "tools/call")
-			req := h1.Request{Method: http.MethodPost, Body: []byte(`{}`), Deadline: deadline, Owner: k}
+			req := httpclient.Request{Method: http.MethodPost, Body: []byte(`{}`), Deadline: deadline, Owner: k}
 			postHeader(&req.Header, k, "", "", req.Body)
 			r, err := tr.ep.RoundTrip(context.Background(), tr, &req)
 			if err != nil {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1/h1test"
+	"github.com/mcpgw/mcpgw/internal/httpclient/httpclienttest"
 )
 
 // A streamable HTTP POST carries what MCP asks of it, as the upstream sees it: the media
@@ -18,7 +18,7 @@ import (
 // own fields.
 func TestStreamablePostFields(t *testing.T) {
 	got := make(chan http.Header, 4)
-	cs := h1test.NewCountedServer(t, false, func(_ *h1test.CountedServer, w http.ResponseWriter, r *http.Request) {
+	cs := httpclienttest.NewCountedServer(t, false, func(_ *httpclienttest.CountedServer, w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		got <- r.Header.Clone()
 		w.Header().Set("Mcp-Session-Id", "sid-1")

@@ -5,32 +5,32 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
-	"github.com/mcpgw/mcpgw/internal/h1/h1test"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
+	"github.com/mcpgw/mcpgw/internal/httpclient/httpclienttest"
 )
 
-// The HTTP peers and helpers of the tests that send POSTs through internal/h1 as the
+// The HTTP peers and helpers of the tests that send POSTs through internal/httpclient as the
 // streamable HTTP transport does (busy polling, TLS settings, the hand-off of taken
-// connections). The loopback peers themselves are internal/h1/h1test's, which internal/h1's
+// connections). The loopback peers themselves are internal/httpclient/httpclienttest's, which internal/httpclient's
 // own tests use as well.
 
 // testTracker holds every connection and never abandons a request.
 type testTracker struct{}
 
-func (*testTracker) Track(*h1.Conn, any, bool) bool { return true }
-func (*testTracker) Abandoned(any) bool             { return false }
+func (*testTracker) Track(*httpclient.Conn, any, bool) bool { return true }
+func (*testTracker) Abandoned(any) bool                     { return false }
 
 // newTestEndpoint is an endpoint for rawURL with a pool of its own, emptied when the test
 // ends, never through a proxy.
-func newTestEndpoint(t *testing.T, rawURL string, o h1.Options) *h1.Endpoint {
+func newTestEndpoint(t *testing.T, rawURL string, o httpclient.Options) *httpclient.Endpoint {
 	t.Helper()
 	if o.Pool == nil {
-		o.Pool = &h1.Pool{}
+		o.Pool = &httpclient.Pool{}
 	}
-	o.Proxy = h1test.NoProxy
-	ep, err := h1.NewEndpoint(rawURL, nil, o)
+	o.Proxy = httpclienttest.NoProxy
+	ep, err := httpclient.NewEndpoint(rawURL, nil, o)
 	if err != nil {
-		t.Fatalf("h1.NewEndpoint(%q): %v", rawURL, err)
+		t.Fatalf("httpclient.NewEndpoint(%q): %v", rawURL, err)
 	}
 	t.Cleanup(o.Pool.CloseIdle)
 	return ep
@@ -38,9 +38,9 @@ func newTestEndpoint(t *testing.T, rawURL string, o h1.Options) *h1.Endpoint {
 
 // doPost sends body as the transport sends a message without a session: bounded by ctx's
 // deadline.
-func doPost(ctx context.Context, ep *h1.Endpoint, tr h1.Tracker, body []byte) (*h1.Response, error) {
+func doPost(ctx context.Context, ep *httpclient.Endpoint, tr httpclient.Tracker, body []byte) (*httpclient.Response, error) {
 	deadline, _ := ctx.Deadline()
-	req := h1.Request{Method: http.MethodPost, Body: body, Deadline: deadline}
+	req := httpclient.Request{Method: http.MethodPost, Body: body, Deadline: deadline}
 	postHeader(&req.Header, nil, "", "", body)
 	r, err := ep.RoundTrip(ctx, tr, &req)
 	if err != nil {
@@ -51,16 +51,16 @@ func doPost(ctx context.Context, ep *h1.Endpoint, tr h1.Tracker, body []byte) (*
 
 const okJSON = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n{\"ok\":true}"
 
-func mustPost(t *testing.T, ep *h1.Endpoint, tr h1.Tracker, body string) *h1.Response {
+func mustPost(t *testing.T, ep *httpclient.Endpoint, tr httpclient.Tracker, body string) *httpclient.Response {
 	t.Helper()
-	r, err := doPost(h1test.Ctx(t), ep, tr, []byte(body))
+	r, err := doPost(httpclienttest.Ctx(t), ep, tr, []byte(body))
 	if err != nil {
 		t.Fatalf("post: %v", err)
 	}
 	return r
 }
 
-func mustReadBody(t *testing.T, r *h1.Response, want string) {
+func mustReadBody(t *testing.T, r *httpclient.Response, want string) {
 	t.Helper()
 	got, err := r.ReadBody(1 << 20)
 	if err != nil {

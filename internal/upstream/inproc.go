@@ -10,14 +10,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
 )
 
 // An in-process upstream (transport "inprocess") is an MCP server that the process
 // embedding the gateway serves itself: an http.Handler speaking MCP streamable HTTP. The
 // gateway reaches it without a socket. Each instance gets an http.Server of its own that
 // serves the handler on an in-memory listener, whose connections are net.Pipe ends; the
-// streamable HTTP client side (http.go, and internal/h1 for the POSTs) dials that listener
+// streamable HTTP client side (http.go, and internal/httpclient for the POSTs) dials that listener
 // instead of TCP. So every behaviour of an HTTP upstream (JSON and event-stream answers,
 // the GET stream, session ids, DELETE on close, errors) is the same code, and only the
 // dial differs (docs/decisions.md, "In-process MCP servers").
@@ -60,9 +60,9 @@ func newInProcess(o Options, log *slog.Logger) (transport, error) {
 	}
 	st := newStreamable(o.Name, InProcessURL, o.Headers, &http.Client{Transport: rt}, log)
 	st.maxMessage = o.MaxMessageBytes
-	st.h1 = h1.Options{
+	st.h1 = httpclient.Options{
 		Proxy: func(*http.Request) (*url.URL, error) { return nil, nil },
-		Pool:  &h1.Pool{},
+		Pool:  &httpclient.Pool{},
 		Dial:  ln.dial,
 	}
 	return &inprocTransport{streamTransport: st, ln: ln, srv: srv, rt: rt}, nil

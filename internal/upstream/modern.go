@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -21,7 +21,7 @@ import (
 // _meta (protocol version, client capabilities, client info) and, over HTTP, the
 // MCP-Protocol-Version, Mcp-Method and Mcp-Name headers. There is no session and no GET
 // stream. Results an upstream returns as input_required are the gateway's to complete
-// (gateway/internal/dispatch/modernup.go).
+// (internal/gateway/internal/dispatch/modernup.go).
 
 // ModernVersion is the stateless protocol revision.
 const ModernVersion = "2026-07-28"
@@ -211,7 +211,7 @@ func withMeta(params, meta json.RawMessage) json.RawMessage {
 // addModernHeaders adds the Mcp-Method and Mcp-Name headers of a request body, and for
 // a tools/call the Mcp-Param-* headers of the arguments the tool's schema marks (k's
 // connection knows which; k is nil for a message that is no call of the gateway's).
-func addModernHeaders(h *h1.Header, body []byte, k *Call) {
+func addModernHeaders(h *httpclient.Header, body []byte, k *Call) {
 	var m wire.Msg
 	if wire.ParseInto(body, &m) != nil || m.Method == "" {
 		return

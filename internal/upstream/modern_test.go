@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1/h1test"
+	"github.com/mcpgw/mcpgw/internal/httpclient/httpclienttest"
 )
 
 func TestRefusesInitialize(t *testing.T) {
@@ -67,7 +67,7 @@ func (headerStrictServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestDialHeaderStrictModernServer(t *testing.T) {
 	hs := httptest.NewServer(headerStrictServer{})
 	defer hs.Close()
-	c, err := NewDialer().Dial(h1test.Ctx(t), Options{Name: "strict", Transport: "streamable_http", URL: hs.URL})
+	c, err := NewDialer().Dial(httpclienttest.Ctx(t), Options{Name: "strict", Transport: "streamable_http", URL: hs.URL})
 	if err != nil {
 		t.Fatalf("Dial: %v", err)
 	}

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -210,7 +210,7 @@ func (c *Conn) keepValidTools(items []json.RawMessage) []json.RawMessage {
 // addParamHeaders adds the Mcp-Param-* headers of a tools/call of tool with args, from
 // the bindings c learnt from its last tools/list. An argument that is absent, null, or not
 // a string, boolean or integer (within ±2^53-1) gets no header.
-func (c *Conn) addParamHeaders(h *h1.Header, tool string, args []byte) {
+func (c *Conn) addParamHeaders(h *httpclient.Header, tool string, args []byte) {
 	if c.paramHeaders == nil || len(args) == 0 {
 		return
 	}

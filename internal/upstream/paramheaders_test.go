@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/internal/h1/h1test"
+	"github.com/mcpgw/mcpgw/internal/httpclient/httpclienttest"
 )
 
 func TestToolParamHeaders(t *testing.T) {
@@ -177,7 +177,7 @@ func TestParamHeadersToUpstream(t *testing.T) {
 	defer hs.Close()
 	d := NewDialer()
 	dial := func() *Conn {
-		c, err := d.Dial(h1test.Ctx(t), Options{Name: "up", Transport: "streamable_http", URL: hs.URL, ProtocolVersion: ModernVersion})
+		c, err := d.Dial(httpclienttest.Ctx(t), Options{Name: "up", Transport: "streamable_http", URL: hs.URL, ProtocolVersion: ModernVersion})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -185,7 +185,7 @@ func TestParamHeadersToUpstream(t *testing.T) {
 		return c
 	}
 	lister := dial()
-	items, err := lister.ListAll(h1test.Ctx(t), "tools/list", "tools")
+	items, err := lister.ListAll(httpclienttest.Ctx(t), "tools/list", "tools")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +214,7 @@ func TestParamHeadersToUpstream(t *testing.T) {
 		name string
 		conn *Conn
 	}{{"the listing connection", lister}, {"another connection to the server", dial()}} {
-		if _, err := c.conn.Request(h1test.Ctx(t), "tools/call", json.RawMessage(args)); err != nil {
+		if _, err := c.conn.Request(httpclienttest.Ctx(t), "tools/call", json.RawMessage(args)); err != nil {
 			t.Fatal(err)
 		}
 		got := srv.lastCall(t)
@@ -225,7 +225,7 @@ func TestParamHeadersToUpstream(t *testing.T) {
 	}
 
 	// A tool without annotations gets the standard headers only.
-	if _, err := lister.Request(h1test.Ctx(t), "tools/call", json.RawMessage(`{"name":"plain","arguments":{"q":"x"}}`)); err != nil {
+	if _, err := lister.Request(httpclienttest.Ctx(t), "tools/call", json.RawMessage(`{"name":"plain","arguments":{"q":"x"}}`)); err != nil {
 		t.Fatal(err)
 	}
 	got := srv.lastCall(t)

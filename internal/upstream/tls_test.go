@@ -25,8 +25,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/h1"
-	"github.com/mcpgw/mcpgw/internal/h1/h1test"
+	"github.com/mcpgw/mcpgw/internal/httpclient"
+	"github.com/mcpgw/mcpgw/internal/httpclient/httpclienttest"
 )
 
 // ---- TLS settings ----------------------------------------------------------------------
@@ -178,7 +178,7 @@ func TestTLSClientCertificate(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := "https://127.0.0.1:" + port + "/mcp"
-	ep := newTestEndpoint(t, url, h1.Options{TLS: prof.conf, TLSID: prof.id})
+	ep := newTestEndpoint(t, url, httpclient.Options{TLS: prof.conf, TLSID: prof.id})
 	tr := &testTracker{}
 	for i := 0; i < 2; i++ {
 		mustReadBody(t, mustPost(t, ep, tr, "{}"), `{"ok":true}`)
@@ -212,8 +212,8 @@ func TestTLSClientCertificate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ep := newTestEndpoint(t, url, h1.Options{TLS: p.conf, TLSID: p.id})
-			r, err := doPost(h1test.Ctx(t), ep, &testTracker{}, []byte("{}"))
+			ep := newTestEndpoint(t, url, httpclient.Options{TLS: p.conf, TLSID: p.id})
+			r, err := doPost(httpclienttest.Ctx(t), ep, &testTracker{}, []byte("{}"))
 			if err == nil {
 				_, err = r.ReadBody(1 << 20)
 			}

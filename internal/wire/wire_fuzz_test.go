@@ -166,7 +166,7 @@ func TestBuildersRoundTrip(t *testing.T) {
 }
 
 // TestRequestBuilderQuotesMethodAsJSON: the gateway relays server-to-client requests
-// with the upstream's method name (serverRequest in gateway/internal/dispatch/relay.go
+// with the upstream's method name (serverRequest in internal/gateway/internal/dispatch/relay.go
 // → wire.Request), so a method that JSON carried as "\u0001" must come out as JSON again.
 func TestRequestBuilderQuotesMethodAsJSON(t *testing.T) {
 	for _, method := range []string{"a\x01b", "bell\a", "del\x7f", "tag\U000E0001"} {

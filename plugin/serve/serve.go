@@ -28,19 +28,19 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/mcpgw/mcpgw/internal/pluginproc"
 	"github.com/mcpgw/mcpgw/plugin"
-	"github.com/mcpgw/mcpgw/plugin/external"
 )
 
 // Main serves p to the gateway that started this process, and exits when the gateway is
 // done with it. The plugin's config, if any, is ignored.
 func Main(p plugin.Plugin) {
-	external.Serve(func(context.Context, json.RawMessage) (plugin.Plugin, error) { return p, nil })
+	pluginproc.Serve(func(context.Context, json.RawMessage) (plugin.Plugin, error) { return p, nil })
 }
 
 // MainFunc serves the provider open makes from the plugin's config (empty when the config
 // file gives none). An error from open is the reason the gateway shows for the plugin
 // being down; it starts the process again later, with backoff.
 func MainFunc(open func(ctx context.Context, config json.RawMessage) (plugin.Plugin, error)) {
-	external.Serve(open)
+	pluginproc.Serve(open)
 }

@@ -27,7 +27,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/internal/auth"
 )
 
 // advSeparators are the raw line breaks an attacker can put between JSON tokens: LF splits

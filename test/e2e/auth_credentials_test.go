@@ -23,7 +23,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/internal/auth"
 )
 
 // expect401 checks a refused initialize: 401, a Bearer WWW-Authenticate, no session.

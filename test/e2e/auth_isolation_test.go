@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/internal/auth"
 )
 
 // isolationRounds is how many rounds each concurrent TypeScript client runs.

@@ -63,7 +63,7 @@ var clientRunGaps = map[string]string{
 	// The scenario server sends elicitation/create on its standalone GET stream, tied to
 	// no request. On a connection every session shares, mcpgw relays a server request only
 	// to the session it can tell for certain (docs/security.md), so it refuses this one
-	// (gateway/internal/dispatch/relay.go, serverRequest); per_session, the connection is the session's.
+	// (internal/gateway/internal/dispatch/relay.go, serverRequest); per_session, the connection is the session's.
 	"elicitation-sep1034-client-defaults/2025-11-25/shared":                   "a server request on the standalone stream has no session on a shared connection (docs/security.md)",
 	"elicitation-sep1034-client-defaults/2025-11-25/shared/client-2025-11-25": "a server request on the standalone stream has no session on a shared connection (docs/security.md)",
 	// A per_session connection is dialed at the session's first call, and opens its

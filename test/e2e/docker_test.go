@@ -22,7 +22,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/internal/auth"
 )
 
 func TestDockerExampleConfigServes(t *testing.T) {

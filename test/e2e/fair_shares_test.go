@@ -20,7 +20,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
-	"github.com/mcpgw/mcpgw/sessions"
+	"github.com/mcpgw/mcpgw/internal/store"
 )
 
 // perSessionEverything is a per_session stdio server named ev whose instances append
@@ -164,7 +164,7 @@ func TestFairSharesSessionFlood(t *testing.T) {
 	}
 
 	g.Stop()
-	store, err := sessions.OpenBolt(filepath.Join(g.StateDir, "mcpgw.db"))
+	store, err := store.OpenBolt(filepath.Join(g.StateDir, "mcpgw.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

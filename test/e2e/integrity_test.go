@@ -24,7 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	_ "modernc.org/sqlite" // the driver the sql plugin itself uses, to change its database
 
-	"github.com/mcpgw/mcpgw/auth"
+	"github.com/mcpgw/mcpgw/internal/auth"
 )
 
 const (

@@ -18,7 +18,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/registry"
+	"github.com/mcpgw/mcpgw/internal/registry"
 )
 
 // thinMaxRatio guards the thin list's size: at most 25% of the full list's bytes here (the

@@ -1,0 +1,386 @@
+// Package dispatch answers a client session's requests: the method table, the call path
+// to an upstream or a plugin, and the way back from upstreams to the session that asked.
+package dispatch
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/subscriptions"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/telemetry"
+	"github.com/mcpgw/mcpgw/internal/registry"
+	"github.com/mcpgw/mcpgw/internal/store"
+	"github.com/mcpgw/mcpgw/internal/upstream"
+	"github.com/mcpgw/mcpgw/internal/wire"
+)
+
+// Dispatcher answers clients' requests: the method table (dispatch.go), the call path to
+// an upstream (forward.go) or a plugin (plugins.go), and the way back from upstreams
+// (relay.go, clientmsg.go, internal/gateway/internal/backroutes). describeName/describeDef and
+// searchName/searchDef are the gateway's own tools of the thin and search lists
+// (handshake.go, internal/gateway/internal/listform).
+type Dispatcher struct {
+	Parts
+	routes       *backroutes.Table[*session.Session]
+	describeName string
+	describeDef  json.RawMessage
+	searchName   string
+	searchDef    json.RawMessage
+	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
+	pluginSubs pluginWatch
+	// consents are the sessions told to open a sign-in URL, told again once it was
+	// given (upstreamconsent.go).
+	consents consentWaiters
+}
+
+// Parts are what a Dispatcher works with, set once by its gateway.
+type Parts struct {
+	// cfg is the config the gateway started with (page size, upstream limits); the
+	// running config, which reloads change, is the host's Policy.
+	Cfg     *config.Config
+	Reg     *registry.Registry
+	Store   store.Store
+	Log     *slog.Logger
+	Metrics *telemetry.Metrics
+	Audit   *auth.Audit
+	// Busy is the registry's busy polling: every request is counted in it.
+	Busy *upstream.BusyPoll
+	// Obs watches the request path (observer.go): tracing's hooks, or none.
+	Obs Observer
+	// Ctx ends when the gateway stops.
+	Ctx  context.Context
+	Host Host
+	// SubAgents counts each agent's resource subscriptions (the listen front counts in
+	// it too); nil counts none.
+	SubAgents *subscriptions.Agents
+}
+
+// Host is what the dispatcher asks of the gateway that holds it.
+type Host interface {
+	// Policy is the running config.
+	Policy() *config.Config
+	// Live is the session of an id live in this process, or nil; Sessions are all of them.
+	Live(id string) *session.Session
+	Sessions() []*session.Session
+	// InitializeResult is the gateway's answer to initialize.
+	InitializeResult(protocol string, servers []string) json.RawMessage
+	// Denial records a refused tool call (audit log and metrics).
+	Denial(s *session.Session, tool string, start time.Time)
+}
+
+// New is a dispatcher of parts; its own tools are named with sep (naming.separator).
+func New(p Parts, sep string) *Dispatcher {
+	dp := &Dispatcher{Parts: p, routes: backroutes.New[*session.Session]("mcpgw-p")}
+	dp.describeName = "mcpgw" + sep + "describe_tools"
+	dp.describeDef = listform.DescribeTool(dp.describeName)
+	dp.searchName = "mcpgw" + sep + "search_tools"
+	dp.searchDef = listform.SearchTool(dp.searchName)
+	return dp
+}
+
+// Routes are the ways back from upstreams to sessions: forwarded server-to-client
+// requests and progress tokens.
+func (dp *Dispatcher) Routes() *backroutes.Table[*session.Session] { return dp.routes }
+
+// Dispatch answers one client request on out.
+func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
+	dp.Busy.RequestStarted() // busy polling for an upstream's answer only while this is the one request
+	defer dp.Busy.RequestEnded()
+	ctx, end := dp.Obs.startRequest(ctx, s, m)
+	if end != nil {
+		defer end()
+	}
+	if m.Method != "initialize" && !s.Used.Load() {
+		s.Used.Store(true)
+	}
+	switch m.Method {
+	case "ping":
+		_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
+	case "initialize":
+		// A second initialize on a live session: answer it again (legacy SSE clients send
+		// their first initialize here).
+		_ = out.Reply(wire.Result(m.ID, dp.Host.InitializeResult(s.Rec.ProtocolVersion, s.Servers())))
+	case "tools/list":
+		dp.list(ctx, s, m, "tools", out)
+	case "prompts/list":
+		dp.list(ctx, s, m, "prompts", out)
+	case "resources/list":
+		dp.list(ctx, s, m, "resources", out)
+	case "resources/templates/list":
+		dp.list(ctx, s, m, "resourceTemplates", out)
+	case "tools/call":
+		dp.callTool(ctx, s, m, out)
+	case "prompts/get":
+		dp.getPrompt(ctx, s, m, out)
+	case "resources/read", "resources/subscribe", "resources/unsubscribe":
+		dp.resourceRequest(ctx, s, m, out)
+	case "completion/complete":
+		dp.complete(ctx, s, m, out)
+	case "logging/setLevel":
+		dp.setLevel(ctx, s, m, out)
+	default:
+		_ = out.Reply(wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
+	}
+}
+
+func (dp *Dispatcher) list(ctx context.Context, s *session.Session, m *wire.Msg, kind string, out Outbox) {
+	p, err := reqparams.Read(m.Params)
+	if err != nil {
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+		return
+	}
+	// The first list is what the session can call: its own instances' catalogues, not
+	// the registry's, and not an empty one while a server starts after a restart.
+	s.AwaitCatalogs(ctx)
+	v := s.View()
+	form := listform.Full
+	if kind == "tools" {
+		form = dp.form(s, v)
+	}
+	var pg *registry.Page
+	ok := true
+	switch form {
+	case listform.Thin:
+		pg, ok = v.ListPageCounted(kind, true, p.Cursor, dp.Cfg.HTTP.PageSize, dp.describeDef)
+	case listform.Search:
+		// One page: a cursor can only be one a client made up.
+		if p.Cursor == "" {
+			pg = dp.searchPage(s, v)
+		} else {
+			ok = false
+		}
+	default:
+		pg, ok = v.ListPageCounted(kind, false, p.Cursor, dp.Cfg.HTTP.PageSize)
+	}
+	if !ok {
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: invalid cursor", nil))
+		return
+	}
+	if kind == "tools" {
+		dp.listedTools(s, v, form, p.Cursor, pg)
+	} else {
+		_, others := session.Fingerprints(v)
+		s.Shown.ListedOthers(others)
+	}
+	if pr, ok := out.(*reply.Post); ok {
+		_ = pr.ReplyResult(m.ID, pg.Bytes)
+		return
+	}
+	_ = out.Reply(wire.Result(m.ID, pg.Bytes))
+}
+
+// listedTools notes a tools/list page served to s in form: what the session was sent (for
+// list_changed), its form, and its size against the full form's in the metrics. A thin
+// page's saving is against the full form of the same page, from the view's page cache
+// (rendered at most once per view); a thin page whose cursor points into the gateway's own
+// tools has no full form. A search page stands for the whole full list.
+func (dp *Dispatcher) listedTools(s *session.Session, v *registry.View, form, cursor string, pg *registry.Page) {
+	tools, others := session.Fingerprints(v)
+	s.Shown.ListedTools(tools, others, form)
+	var full telemetry.ListCount
+	switch form {
+	case listform.Thin:
+		if fp, ok := v.ListPageCounted("tools", false, cursor, dp.Cfg.HTTP.PageSize); ok {
+			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
+		}
+	case listform.Search:
+		if fp, ok := v.ListPageCounted("tools", false, "", 0); ok {
+			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
+		}
+	}
+	dp.Metrics.ListPageServed(s.Rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
+}
+
+func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
+	p, err := reqparams.Read(m.Params)
+	if err != nil || p.Name == "" {
+		msg := "Invalid params: tools/call needs a tool name"
+		if err != nil {
+			msg = "Invalid params: " + err.Error()
+		}
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
+		return
+	}
+	start := time.Now()
+	switch p.Name {
+	case dp.describeName:
+		dp.describeTools(s, m, p.Arguments, out)
+		return
+	case dp.searchName:
+		dp.searchTools(s, m, p.Arguments, out)
+		return
+	}
+	v := s.View()
+	t := v.Tool(p.Name)
+	if t == nil {
+		// A resumed client may call before it lists: a name it was listed before the
+		// restart is not unknown while its server starts. Only the servers' start is
+		// waited for: the call starts the own instance it needs, not every server's.
+		s.AwaitStarted(ctx)
+		v = s.View()
+		t = v.Tool(p.Name)
+	}
+	if t == nil && v.Held(p.Name) {
+		dp.heldCall(s, m, p.Name, out, start)
+		return
+	}
+	if t == nil {
+		dp.Host.Denial(s, p.Name, start)
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
+		return
+	}
+	dp.Obs.sawTool(ctx, t)
+	if thinFor(s, v, dp.form) {
+		why, err := t.ValidateArgs(p.Arguments)
+		if err != nil {
+			dp.schemaOnError(s, m, t, err, out, start)
+			return
+		}
+		if why != "" && t.PluginTool == nil { // a plugin's tool says so itself (callPlugin)
+			dp.Metrics.UnvalidatedCall(t.Server, why)
+		}
+	}
+	if t.PluginTool != nil {
+		dp.callPlugin(ctx, s, m, t, p.Arguments, out, start)
+		return
+	}
+	b := make([]byte, 0, 64+len(t.Name)+len(p.Arguments)+len(p.Meta))
+	b = append(b, `{"name":`...)
+	b = wire.AppendQuote(b, t.Name)
+	if len(p.Arguments) > 0 && string(p.Arguments) != "null" {
+		b = append(b, `,"arguments":`...)
+		b = append(b, p.Arguments...)
+	}
+	meta, route, err := dp.rewriteMeta(p.Meta)
+	if err != nil {
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
+		return
+	}
+	if meta != nil {
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+	}
+	if len(p.Task) > 0 {
+		b = append(b, `,"task":`...)
+		b = append(b, p.Task...)
+	}
+	if len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
+		b = appendInputs(b, &p)
+	}
+	b = append(b, '}')
+	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
+	d := time.Since(start)
+	dp.Obs.toolCalled(ctx, outcome)
+	dp.Metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	s.Calls.Add(1)
+	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
+		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
+}
+
+// progressToken is a request's progress token twice: the gateway's, which the upstream
+// sees, and the client's, which its progress notifications carry back. The zero value is
+// no token. The route between them is made in one place, when the upstream call is
+// attached (callOwner.Attach), and dropped when the call ends.
+type progressToken struct {
+	gw     string
+	client json.RawMessage // a slice of the client's message, copied into the route
+}
+
+// rewriteMeta replaces a progress token with a gateway token, so that tokens of different
+// sessions never collide on a shared upstream, and no session can name another's. It
+// returns the _meta to forward (rebuilt, members in their order) and the token. A _meta
+// that is not an object, or names a member twice, is refused.
+func (dp *Dispatcher) rewriteMeta(meta json.RawMessage) (json.RawMessage, progressToken, error) {
+	if len(meta) == 0 || string(meta) == "null" {
+		return nil, progressToken{}, nil
+	}
+	var out wire.Object
+	var tok progressToken
+	err := wire.StrictMembers(meta, func(k, v []byte) error {
+		if string(k) == "progressToken" {
+			tok = progressToken{gw: dp.routes.ProgressToken(), client: v}
+			out.Str("progressToken", tok.gw)
+			return nil
+		}
+		out.Raw(string(k), v)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, wire.ErrNotObject) {
+			err = reqparams.ErrNotObject
+		}
+		return nil, progressToken{}, err
+	}
+	return out.Bytes(), tok, nil
+}
+
+var isErrorKey = []byte(`"isError"`)
+
+// isErrorResult reports a result's top-level "isError": true, scanning without decoding.
+func isErrorResult(res json.RawMessage) bool {
+	if !bytes.Contains(res, isErrorKey) {
+		return false
+	}
+	isErr := false
+	_ = wire.MembersRaw(res, func(k, v []byte) error {
+		if string(k) == "isError" {
+			isErr = string(v) == "true"
+		}
+		return nil
+	})
+	return isErr
+}
+
+// toolError is a tool result that reports a gateway-side failure to the model.
+func toolError(text string) json.RawMessage { return listform.ToolError(text) }
+
+// Outbox is where one request's related messages and its response are written.
+type Outbox interface {
+	// Related writes a notification or request that belongs to the request.
+	Related(msg []byte) error
+	// Reply writes the response; nil ends the request without one (after cancellation).
+	Reply(msg []byte) error
+}
+
+// StreamOutbox sends a request's messages and response on the session's stream (legacy
+// SSE, where every response travels on the event stream).
+type StreamOutbox struct{ S *session.Session }
+
+// Related sends msg on the session's stream.
+func (o StreamOutbox) Related(msg []byte) error { return o.S.Send(msg) }
+
+// Reply sends the response on the session's stream.
+func (o StreamOutbox) Reply(msg []byte) error {
+	if msg == nil {
+		return nil
+	}
+	return o.S.Send(msg)
+}
+
+// ms is a duration in milliseconds (the audit log's unit).
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// callerKey marks a plugin call's context with the session making it.
+type callerKey struct{}
+
+// WithCaller records the calling session in a plugin call's context.
+func WithCaller(ctx context.Context, s *session.Session) context.Context {
+	return context.WithValue(ctx, callerKey{}, s)
+}
+
+// Caller is the session a plugin call's context was made for (nil if none).
+func Caller(ctx context.Context) *session.Session {
+	s, _ := ctx.Value(callerKey{}).(*session.Session)
+	return s
+}

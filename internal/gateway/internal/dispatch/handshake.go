@@ -1,0 +1,177 @@
+package dispatch
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/internal/registry"
+	"github.com/mcpgw/mcpgw/internal/store"
+	"github.com/mcpgw/mcpgw/internal/wire"
+)
+
+// List forms (docs/sessions.md): full, thin and search, chosen by listform.Choose. A
+// session of the session revisions keeps the form it was first served for a view, so its
+// pages and re-lists stay consistent; auto serves a conversation's first handshake of a
+// small view in full and later ones thin. A stateless (2026-07-28) request has no
+// handshake: its form is chosen on every request from the request's own input (client
+// info and X-Mcp-Handshake, which its gateway-side session is keyed by), the caller's
+// agent and the config, and never from what was served before (docs/protocol.md).
+
+// form decides which form of tools/list session s gets for view v.
+func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
+	hash := v.Hash()
+	stateless := s.Transport == "stateless"
+	if !stateless {
+		if f, ok := s.Shown.Form(hash); ok {
+			return f
+		}
+	}
+	in := formInputs(dp.Host.Policy(), s, v)
+	if !stateless && in.Mode == listform.Auto {
+		in.Repeat = func() bool { return dp.conversationSaw(s, hash) }
+	}
+	form, fresh := listform.Choose(in), false
+	if stateless {
+		fresh = s.Shown.SetForm(hash, form)
+	} else {
+		form, fresh = s.Shown.KeepForm(hash, form)
+	}
+	if fresh {
+		// Once per session and view: the form an agent was served explains what it saw
+		// (a thin list's descriptions, a search tool instead of tools).
+		dp.Log.Info("list form", "session", s.ID, "agent", s.Rec.Agent, "client", ClientName(s.ClientInfo()),
+			"form", form, "tools", len(v.Tools), "handshake", in.Mode)
+		dp.Metrics.Handshake(form)
+		rec := s.SetForm(hash, form)
+		if err := dp.Store.Put(&rec); err != nil {
+			dp.Log.Warn("session record not updated", "session", s.ID, "err", err)
+		}
+	}
+	return form
+}
+
+// formInputs are what the form of session s over view v is chosen from under cfg: the
+// form asked for (the session's header, else its agent's setting, else the gateway's;
+// auto when none names a form), the client's tool cap from its profile, and for auto the
+// view's size and the thresholds.
+func formInputs(cfg *config.Config, s *session.Session, v *registry.View) listform.Inputs {
+	in := listform.Inputs{Mode: s.Rec.Handshake, Tools: len(v.Tools),
+		FullMax: cfg.HTTP.Auto.FullMaxTokens, ThinMax: cfg.HTTP.Auto.ThinMaxTokens}
+	if in.Mode == "" || in.Mode == listform.Auto {
+		if ac := cfg.Agents[s.Rec.Agent]; ac != nil && ac.Handshake != "" && ac.Handshake != listform.Auto {
+			in.Mode = ac.Handshake
+		} else {
+			in.Mode = cfg.HTTP.Handshake
+		}
+	}
+	if _, p := cfg.ClientProfile(ClientName(s.ClientInfo())); p != nil {
+		in.MaxTools = p.MaxTools
+	}
+	if in.Mode == "" || in.Mode == listform.Auto {
+		in.Mode = listform.Auto
+		in.FullTokens = v.FullListTokens()
+	}
+	return in
+}
+
+// conversationSaw reports whether the session's conversation was served view hash in full
+// before; if not, it records that it now is.
+func (dp *Dispatcher) conversationSaw(s *session.Session, hash string) bool {
+	if s.Rec.Conversation == "" {
+		return false
+	}
+	c, err := dp.Store.GetConversation(s.Rec.Agent, s.Rec.Conversation)
+	if err == nil && c.FullViewHash == hash {
+		return true
+	}
+	if err == nil || errors.Is(err, store.ErrNotFound) {
+		if perr := dp.Store.PutConversation(&store.Conversation{Agent: s.Rec.Agent, ID: s.Rec.Conversation,
+			FullViewHash: hash, Updated: time.Now().UTC()}); perr != nil {
+			dp.Log.Warn("conversation not saved", "err", perr)
+		}
+	}
+	return false
+}
+
+// ClientName is the name in an initialize's clientInfo ("" when there is none).
+func ClientName(info json.RawMessage) string {
+	var ci struct {
+		Name string `json:"name"`
+	}
+	if len(info) == 0 || json.Unmarshal(info, &ci) != nil {
+		return ""
+	}
+	return ci.Name
+}
+
+// thinFor reports whether the session's client holds thin definitions of view v's tools:
+// it was served the thin form of this view, or of the last view it listed (the view may
+// have changed since, e.g. when the session's own instance re-listed). A stateless
+// request's client holds the form its own input gets (form, passed as dp.form), whatever
+// its gateway-side session served before.
+func thinFor(s *session.Session, v *registry.View, form func(*session.Session, *registry.View) string) bool {
+	if s.Transport == "stateless" {
+		return form(s, v) == listform.Thin
+	}
+	return s.Shown.ServedForm(v.Hash()) == listform.Thin
+}
+
+// searchPage is the search form's list for session s over view v: the pinned tools (the
+// gateway's and the agent's globs), at most one fewer than the client's cap, and the search
+// tool.
+func (dp *Dispatcher) searchPage(s *session.Session, v *registry.View) *registry.Page {
+	cfg := dp.Host.Policy()
+	globs := cfg.PinnedTools(s.Rec.Agent)
+	max := 0
+	if _, p := cfg.ClientProfile(ClientName(s.ClientInfo())); p != nil && p.MaxTools > 0 {
+		max = p.MaxTools - 1
+	}
+	pin := func(t *registry.Tool) bool {
+		for _, gl := range globs {
+			for _, n := range append([]string{t.Exposed}, t.OtherNames()...) {
+				if ok, _ := path.Match(gl, n); ok {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, dp.searchDef)
+}
+
+// describeTools answers describe_tools: the full definitions of the named tools in the
+// session's view.
+func (dp *Dispatcher) describeTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
+	_ = out.Reply(wire.Result(m.ID, listform.DescribeResult(s.View(), args)))
+}
+
+// searchTools answers search_tools: the full definitions of the tools of the session's view
+// that best match the query.
+func (dp *Dispatcher) searchTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
+	res, found := listform.SearchResult(s.View(), args, dp.Host.Policy().HTTP.Search.Results)
+	dp.Log.Debug("search_tools", "session", s.ID, "agent", s.Rec.Agent, "found", found)
+	_ = out.Reply(wire.Result(m.ID, res))
+}
+
+// schemaOnError answers a thin session's call whose arguments fail the tool's full schema
+// with an isError result that carries that schema, so the model can retry correctly.
+func (dp *Dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out Outbox, start time.Time) {
+	text := fmt.Sprintf("Invalid arguments for %s: %v\nThe tool's full input schema:\n%s", t.Exposed, verr, t.InputSchema())
+	b, _ := json.Marshal(map[string]any{
+		"content":           []map[string]string{{"type": "text", "text": text}},
+		"structuredContent": map[string]any{"error": verr.Error(), "inputSchema": t.InputSchema()},
+		"isError":           true,
+	})
+	_ = out.Reply(wire.Result(m.ID, b))
+	dp.Metrics.CountCall(s.Rec.Agent, t.Server, t.Name, "invalid_arguments")
+	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
+		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: "invalid_arguments", Rule: "schema-on-error", DurationMS: ms(time.Since(start))})
+}

@@ -1,0 +1,119 @@
+// Package legacysse is the 2024-11-05 HTTP+SSE transport: GET /sse opens a session whose
+// event stream names its POST endpoint; POSTs to that endpoint carry the session's messages.
+package legacysse
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/intake"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/internal/wire"
+)
+
+// Host is the gateway as the legacy transport sees it; S is its session type. A method
+// given a ResponseWriter that returns false has written the answer already.
+type Host[S comparable] interface {
+	intake.Gate
+	// Open starts a session of id whose event stream is st, registered and stored.
+	Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (S, bool)
+	// Find returns the legacy SSE session sid, if id may use it.
+	Find(w http.ResponseWriter, id *auth.Identity, sid string) (S, bool)
+	// ID is s's session id; End ends s, for why.
+	ID(s S) string
+	End(s S, why string)
+	// ReadBody reads a POST's body within the gateway's bound; Parse reads one client
+	// message, or returns the error to answer with.
+	ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
+	Parse(b []byte, m *wire.Msg) (errMsg []byte)
+	// Touch marks s used. Deliver takes a client's response or notification; Initialize
+	// answers an initialize on s's stream; Dispatch serves a request, answering on s's
+	// stream (it returns at once: the request runs on).
+	Touch(s S)
+	Deliver(s S, m *wire.Msg)
+	Initialize(s S, m *wire.Msg)
+	Dispatch(ctx context.Context, s S, m *wire.Msg)
+}
+
+// Server serves the transport for one gateway.
+type Server[S comparable] struct {
+	Host Host[S]
+	// Queue is a session stream's queue (http.stream_queue).
+	Queue int
+}
+
+// ServeSSE is GET /sse (or /mcp/sse): it opens a session, names the POST endpoint in the
+// stream's first event (/message, or /mcp/messages for a stream opened as /mcp/sse), and
+// pumps the session's messages until the client goes; then the session ends.
+func (sv *Server[S]) ServeSSE(w http.ResponseWriter, r *http.Request) {
+	h := sv.Host
+	id, ok := intake.Admit(h, w, r, http.MethodGet)
+	if !ok {
+		return
+	}
+	st := clientstream.New("", sv.Queue)
+	s, ok := h.Open(w, r, id, st)
+	if !ok {
+		return
+	}
+	defer h.End(s, "event stream closed")
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache")
+	hdr.Set("Connection", "keep-alive")
+	w.WriteHeader(http.StatusOK)
+	endpoint := "/message"
+	if r.URL.Path == "/mcp/sse" {
+		endpoint = "/mcp/messages"
+	}
+	_, _ = w.Write([]byte("event: endpoint\ndata: " + endpoint + "?sessionId=" + h.ID(s) + "\n\n"))
+	if fl, ok := w.(http.Flusher); ok {
+		fl.Flush()
+	}
+	st.Pump(w, r)
+}
+
+// ServeMessage takes the POSTs of a session; answers travel on its stream, and the POST
+// itself is answered 202 Accepted.
+func (sv *Server[S]) ServeMessage(w http.ResponseWriter, r *http.Request) {
+	h := sv.Host
+	id, ok := intake.Admit(h, w, r, http.MethodPost)
+	if !ok {
+		return
+	}
+	sid := r.URL.Query().Get("sessionId")
+	if sid == "" {
+		sid = r.URL.Query().Get("sessionid")
+	}
+	if sid == "" {
+		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
+		return
+	}
+	s, ok := h.Find(w, id, sid)
+	if !ok {
+		return
+	}
+	body, ok := h.ReadBody(w, r)
+	if !ok {
+		return
+	}
+	var m wire.Msg
+	if errMsg := h.Parse(bytes.TrimSpace(body), &m); errMsg != nil {
+		reply.JSON(w, http.StatusBadRequest, errMsg)
+		return
+	}
+	h.Touch(s)
+	switch {
+	case m.IsResponse(), m.IsNotification():
+		h.Deliver(s, &m)
+	case m.Method == "initialize":
+		h.Initialize(s, &m)
+	default:
+		h.Dispatch(r.Context(), s, &m)
+	}
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = w.Write([]byte("Accepted"))
+}
