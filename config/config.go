@@ -1,3 +1,5 @@
+// size: being split (issue 41)
+
 // Package config is mcpgw's configuration model: the types of mcpgw.yaml, loading with
 // ${VAR} expansion, defaults, migration of older versions, and validation that lists every
 // problem at once. It knows nothing of running servers; the registry and the gateway read it.
@@ -18,6 +20,7 @@ import (
 const CurrentVersion = 2
 
 // Config is the whole gateway configuration: the shape of mcpgw.yaml (docs/config.md).
+// size: being split (issue 41)
 type Config struct {
 	Version   int                        `yaml:"version"`
 	Listen    string                     `yaml:"listen"`

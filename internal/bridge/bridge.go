@@ -1,3 +1,5 @@
+// size: being split (issue 41)
+
 // Package bridge relays an MCP client that speaks stdio to the mcpgw daemon, over its Unix
 // socket or streamable HTTP, and hides daemon restarts from the client.
 package bridge

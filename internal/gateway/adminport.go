@@ -15,6 +15,7 @@ import (
 // adminPort is the gateway as the admin API and the web UI see it (the ports of
 // internal/gateway/internal/admin and internal/gateway/internal/ui): a thin adapter, so that what they may
 // do to the gateway is this file's methods and not the Gateway's whole method set.
+// size: being split (issue 41)
 type adminPort struct{ g *Gateway }
 
 // CheckOrigin refuses a request from an Origin the gateway does not serve.

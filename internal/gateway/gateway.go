@@ -49,6 +49,7 @@ var (
 )
 
 // Gateway serves MCP to clients over the upstreams of a registry.
+// size: being split (issue 41)
 type Gateway struct {
 	cfg   *config.Config
 	reg   *registry.Registry

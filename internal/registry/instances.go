@@ -69,6 +69,7 @@ type OwnerSpec struct {
 }
 
 // Instances holds what the registry started or took for owners (Registry.Instances).
+// size: being split (issue 41)
 type Instances struct {
 	r  *Registry
 	mu sync.Mutex

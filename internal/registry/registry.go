@@ -1,3 +1,5 @@
+// size: being split (issue 41)
+
 // Package registry holds the gateway's upstream servers and plugins: their
 // connections and supervision, their catalogues of tools, prompts and resources, and views.
 package registry
@@ -123,6 +125,7 @@ type Status struct {
 }
 
 // Registry owns the upstream servers.
+// size: being split (issue 41)
 type Registry struct {
 	log *slog.Logger
 

@@ -1,3 +1,5 @@
+// size: being split (issue 41)
+
 // Package schemabound decides, before an upstream's tool input schema reaches the JSON
 // Schema validator, whether validating arguments against it stays within bounds of depth,
 // work and memory; a schema that does not is served and its calls forwarded unvalidated.

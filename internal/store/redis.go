@@ -1,3 +1,4 @@
+// size: being split (issue 41)
 package store
 
 import (
@@ -42,6 +43,7 @@ import (
 // Every call is bounded by opTimeout. A server that cannot be reached (down, timed out) is
 // an error wrapping ErrUnavailable; go-redis dials again on later calls, so the store
 // recovers by itself when the server comes back (about a second later at most).
+// size: being split (issue 41)
 type Redis struct {
 	c       *redis.Client
 	url     string // redacted, for errors

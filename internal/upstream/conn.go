@@ -1,3 +1,5 @@
+// size: being split (issue 41)
+
 // Package upstream connects the gateway to one upstream MCP server over stdio, streamable
 // HTTP or legacy SSE, and relays JSON-RPC messages as raw bytes.
 package upstream

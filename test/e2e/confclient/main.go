@@ -1,3 +1,5 @@
+// size: being split (issue 41)
+
 // Command confclient is the client that the MCP conformance suite's client scenarios run
 // (`conformance client --command confclient --scenario NAME`): it starts mcpgw with the
 // scenario server as its one streamable HTTP upstream, connects to the gateway with the

@@ -115,6 +115,7 @@ type Store interface {
 }
 
 // API is the admin API of one gateway.
+// size: being split (issue 41)
 type API struct {
 	port    Port
 	version string

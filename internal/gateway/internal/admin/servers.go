@@ -1,3 +1,4 @@
+// size: being split (issue 41)
 package admin
 
 import (

@@ -30,6 +30,7 @@ import (
 // (relay.go, clientmsg.go, internal/gateway/internal/backroutes). describeName/describeDef and
 // searchName/searchDef are the gateway's own tools of the thin and search lists
 // (handshake.go, internal/gateway/internal/listform).
+// size: being split (issue 41)
 type Dispatcher struct {
 	Parts
 	routes       *backroutes.Table[*session.Session]

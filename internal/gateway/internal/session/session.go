@@ -86,6 +86,7 @@ func (c Caps) For(method string) (declared, known bool) {
 }
 
 // Session is one client session on the gateway, live in this process.
+// size: being split (issue 41)
 type Session struct {
 	ID        string
 	Transport string // streamable | sse | socket | stateless

@@ -92,6 +92,7 @@ type Page struct {
 }
 
 // UI is the web UI of one gateway: its sign-in sessions, templates and routes.
+// size: being split (issue 41)
 type UI struct {
 	port    Port
 	version string
