@@ -1,12 +1,9 @@
-// size: being split (issue 41)
-
 // Package bridge relays an MCP client that speaks stdio to the mcpgw daemon, over its Unix
 // socket or streamable HTTP, and hides daemon restarts from the client.
 package bridge
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,7 +13,6 @@ import (
 	"net"
 	"net/http"
 	"runtime/debug"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -377,62 +373,6 @@ func (b *Bridge) request(m *wire.Msg, line []byte) {
 	}
 }
 
-func isDialError(err error) bool {
-	var oe *net.OpError
-	return errors.As(err, &oe) && oe.Op == "dial"
-}
-
-// waitForGateway blocks until a reconnect attempt finishes; it reports whether the
-// gateway is reachable again.
-func (b *Bridge) waitForGateway() bool {
-	b.reconnect()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.reachable
-}
-
-type sessionLost struct{ gen int }
-
-func (e *sessionLost) Error() string { return "session not found on the gateway" }
-
-func isUnreachable(err error) bool {
-	var ne net.Error
-	var oe *net.OpError
-	return errors.As(err, &oe) || errors.As(err, &ne) || strings.Contains(err.Error(), "connection refused")
-}
-
-func (b *Bridge) newRequest(ctx context.Context, method string, body []byte) (*http.Request, int, error) {
-	req, err := http.NewRequestWithContext(ctx, method, b.url, bytes.NewReader(body))
-	if err != nil {
-		return nil, 0, err
-	}
-	h := req.Header
-	if method == http.MethodPost {
-		h.Set("Content-Type", "application/json")
-		h.Set("Accept", "application/json, text/event-stream")
-	} else {
-		h.Set("Accept", "text/event-stream")
-	}
-	for k, v := range map[string]string{"X-Agent-ID": b.o.Agent, "X-Conversation-ID": b.o.Conversation, "X-Task-ID": b.o.Task, "X-Executor-ID": b.o.Executor} {
-		if v != "" {
-			h.Set(k, v)
-		}
-	}
-	if b.o.Token != "" {
-		h.Set("Authorization", "Bearer "+b.o.Token)
-	}
-	b.mu.Lock()
-	sid, ver, gen := b.sid, b.version, b.gen
-	b.mu.Unlock()
-	if sid != "" {
-		h.Set("Mcp-Session-Id", sid)
-	}
-	if ver != "" {
-		h.Set("MCP-Protocol-Version", ver)
-	}
-	return req, gen, nil
-}
-
 // deliver writes one message from the gateway; an initialize result also opens the GET
 // stream and records the protocol version.
 func (b *Bridge) deliver(req *wire.Msg, msg []byte, then func()) {
@@ -449,178 +389,4 @@ func (b *Bridge) deliver(req *wire.Msg, msg []byte, then func()) {
 		}
 	}
 	b.writeThen(msg, then)
-}
-
-// startListen (re)opens the GET stream for server-initiated messages.
-func (b *Bridge) startListen() {
-	b.mu.Lock()
-	if b.getStop != nil {
-		b.getStop()
-	}
-	ctx, cancel := context.WithCancel(b.ctx)
-	b.getStop = cancel
-	b.mu.Unlock()
-	go b.listen(ctx)
-}
-
-func (b *Bridge) listen(ctx context.Context) {
-	backoff := 200 * time.Millisecond
-	for ctx.Err() == nil {
-		req, _, err := b.newRequest(ctx, http.MethodGet, nil)
-		if err != nil {
-			return
-		}
-		resp, err := b.client.Do(req)
-		if err == nil {
-			if resp.StatusCode == http.StatusOK {
-				backoff = 200 * time.Millisecond
-				rd := wire.NewSSEReader(resp.Body, b.o.MaxMessage)
-				for {
-					ev, err := rd.Next()
-					if err != nil {
-						break
-					}
-					if len(bytes.TrimSpace(ev.Data)) > 0 {
-						b.write(append([]byte(nil), ev.Data...))
-					}
-				}
-			}
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusConflict {
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		if backoff < 5*time.Second {
-			backoff *= 2
-		}
-	}
-}
-
-// reinitialize replays the client's initialize to open a new session, unless another
-// goroutine already did since generation gen.
-func (b *Bridge) reinitialize(gen int) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.gen != gen {
-		return nil
-	}
-	if b.init == nil {
-		return errors.New("no initialize to replay")
-	}
-	req, err := http.NewRequestWithContext(b.ctx, http.MethodPost, b.url, bytes.NewReader(b.init))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range map[string]string{"X-Agent-ID": b.o.Agent, "X-Conversation-ID": b.o.Conversation, "X-Task-ID": b.o.Task, "X-Executor-ID": b.o.Executor} {
-		if v != "" {
-			req.Header.Set(k, v)
-		}
-	}
-	if b.o.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+b.o.Token)
-	}
-	resp, err := b.client.Do(req)
-	if err != nil {
-		return err
-	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || resp.Header.Get("Mcp-Session-Id") == "" {
-		return fmt.Errorf("re-initialize: HTTP %d", resp.StatusCode)
-	}
-	b.sid = resp.Header.Get("Mcp-Session-Id")
-	b.gen++
-	b.log.Info("gateway session replaced", "session", b.sid)
-	if b.inited != nil {
-		go func(line []byte) {
-			m, _ := wire.Parse(line)
-			if m != nil {
-				_ = b.post(m, line, func() {})
-			}
-		}(b.inited)
-	}
-	go b.startListen()
-	return nil
-}
-
-// reconnect waits for the daemon to come back (bounded), then resumes the session or
-// replays initialize. Concurrent callers share one attempt and all wait for it.
-func (b *Bridge) reconnect() {
-	b.mu.Lock()
-	if b.reconnDone != nil {
-		done := b.reconnDone
-		b.mu.Unlock()
-		<-done
-		return
-	}
-	done := make(chan struct{})
-	b.reconnDone = done
-	gen := b.gen
-	b.reachable = false
-	b.mu.Unlock()
-	ok := b.tryReconnect(gen)
-	b.gaveUp.Store(!ok)
-	b.mu.Lock()
-	b.reachable = ok
-	b.reconnDone = nil
-	b.mu.Unlock()
-	close(done)
-}
-
-func (b *Bridge) tryReconnect(gen int) bool {
-	deadline := time.Now().Add(b.o.ReconnectFor)
-	backoff := 100 * time.Millisecond
-	var lastErr error
-	for time.Now().Before(deadline) && b.ctx.Err() == nil {
-		req, _, err := b.newRequest(b.ctx, http.MethodPost, wire.Request(wire.Quote("mcpgw-bridge-ping"), "ping", nil))
-		if err == nil {
-			resp, err := b.client.Do(req)
-			if err == nil {
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<16))
-				resp.Body.Close()
-				if resp.StatusCode == http.StatusNotFound && req.Header.Get("Mcp-Session-Id") != "" {
-					if err := b.reinitialize(gen); err == nil {
-						return true
-					} else {
-						lastErr = err
-					}
-				} else {
-					// Any other answer is a gateway that is there (a ping without a session
-					// gets 400; a remote gateway may want a credential): the request that
-					// waited goes now and gets the gateway's own answer.
-					if req.Header.Get("Mcp-Session-Id") != "" {
-						b.log.Info("gateway back; session resumed", "at", b.where())
-						b.startListen()
-					} else {
-						b.log.Info("gateway reachable", "at", b.where())
-					}
-					return true
-				}
-			} else {
-				lastErr = err
-				b.log.Debug("gateway unreachable; retrying", "at", b.where(), "err", err, "in", backoff)
-			}
-		}
-		select {
-		case <-time.After(backoff):
-		case <-b.ctx.Done():
-		}
-		if backoff < 2*time.Second {
-			backoff *= 2
-		}
-	}
-	if b.ctx.Err() == nil {
-		b.mu.Lock()
-		b.lastErr = lastErr
-		b.mu.Unlock()
-		b.log.Error("gave up waiting for the gateway", "at", b.where(), "waited", b.o.ReconnectFor, "err", lastErr)
-	}
-	return false
 }

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"mime"
@@ -106,4 +107,36 @@ func (b *Bridge) relayBody(m *wire.Msg, resp *http.Response, settle func()) erro
 	}
 	b.deliver(m, body, settle)
 	return nil
+}
+
+func (b *Bridge) newRequest(ctx context.Context, method string, body []byte) (*http.Request, int, error) {
+	req, err := http.NewRequestWithContext(ctx, method, b.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, 0, err
+	}
+	h := req.Header
+	if method == http.MethodPost {
+		h.Set("Content-Type", "application/json")
+		h.Set("Accept", "application/json, text/event-stream")
+	} else {
+		h.Set("Accept", "text/event-stream")
+	}
+	for k, v := range map[string]string{"X-Agent-ID": b.o.Agent, "X-Conversation-ID": b.o.Conversation, "X-Task-ID": b.o.Task, "X-Executor-ID": b.o.Executor} {
+		if v != "" {
+			h.Set(k, v)
+		}
+	}
+	if b.o.Token != "" {
+		h.Set("Authorization", "Bearer "+b.o.Token)
+	}
+	b.mu.Lock()
+	sid, ver, gen := b.sid, b.version, b.gen
+	b.mu.Unlock()
+	if sid != "" {
+		h.Set("Mcp-Session-Id", sid)
+	}
+	if ver != "" {
+		h.Set("MCP-Protocol-Version", ver)
+	}
+	return req, gen, nil
 }
