@@ -76,7 +76,7 @@ func expireAtMillis(t time.Time) int64 {
 	return max(ms, 1)
 }
 
-func (s *Redis) PutCredential(c *Credential, rev int64) (int64, error) {
+func (s *redisCredentials) PutCredential(c *Credential, rev int64) (int64, error) {
 	if err := checkPut(c, rev); err != nil {
 		return 0, err
 	}
@@ -99,7 +99,7 @@ func (s *Redis) PutCredential(c *Credential, rev int64) (int64, error) {
 	return n.Rev, nil
 }
 
-func (s *Redis) GetCredential(kind, server, subject string) (*Credential, error) {
+func (s *redisCredentials) GetCredential(kind, server, subject string) (*Credential, error) {
 	c := new(Credential)
 	if err := s.getJSON("get credential", credKeyRedis(kind, credID(server, subject)), c); err != nil {
 		return nil, err
@@ -110,14 +110,14 @@ func (s *Redis) GetCredential(kind, server, subject string) (*Credential, error)
 	return c, nil
 }
 
-func (s *Redis) DeleteCredential(kind, server, subject string) error {
+func (s *redisCredentials) DeleteCredential(kind, server, subject string) error {
 	id := credID(server, subject)
 	return s.deleteIndexed("delete credential", credIndexRedis(kind), id, credKeyRedis(kind, id))
 }
 
 // ListCredentials reads kind's index set and the records it names. Ids whose record has
 // expired are dropped from the set on the way (best effort: List answers regardless).
-func (s *Redis) ListCredentials(kind string) ([]*Credential, error) {
+func (s *redisCredentials) ListCredentials(kind string) ([]*Credential, error) {
 	var out []*Credential
 	now := time.Now()
 	keyOf := func(id string) string { return credKeyRedis(kind, id) }
@@ -141,7 +141,7 @@ func (s *Redis) ListCredentials(kind string) ([]*Credential, error) {
 
 // unindexGone drops from kind's index the ids whose records are gone (expired), in chunks
 // of listChunk. Best effort: a failure leaves them for the next List.
-func (s *Redis) unindexGone(kind string, gone []string) {
+func (s *redisCredentials) unindexGone(kind string, gone []string) {
 	for len(gone) > 0 {
 		n := min(len(gone), listChunk)
 		keys := []string{credIndexRedis(kind)}
@@ -160,7 +160,7 @@ func (s *Redis) unindexGone(kind string, gone []string) {
 	}
 }
 
-func (s *Redis) TakeCredential(kind, server, subject string) (*Credential, error) {
+func (s *redisCredentials) TakeCredential(kind, server, subject string) (*Credential, error) {
 	id := credID(server, subject)
 	ctx, cancel := opCtx()
 	defer cancel()

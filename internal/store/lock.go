@@ -91,7 +91,7 @@ func lockKey(name string) string { return "mcpgw:lock:" + keyEscaper.Replace(nam
 // after ttl, so a replica that dies holding it frees it then; unlock deletes the key only
 // if it still holds this holder's token (a holder past its ttl cannot free a lock that
 // another has taken since).
-func (s *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(), error) {
+func (s *redisLocks) Lock(ctx context.Context, name string, ttl time.Duration) (func(), error) {
 	if ttl <= 0 {
 		return nil, errBadTTL
 	}
@@ -124,7 +124,7 @@ func (s *Redis) Lock(ctx context.Context, name string, ttl time.Duration) (func(
 
 // unlock deletes key if it holds token. An error leaves the key to expire after its ttl:
 // unlock has nobody to tell.
-func (s *Redis) unlock(key, token string) {
+func (s *redisLocks) unlock(key, token string) {
 	ctx, cancel := opCtx()
 	defer cancel()
 	_ = s.scripts.unlock.Run(ctx, s.c, []string{key}, token).Err()

@@ -1,4 +1,4 @@
-// Package sessions keeps session, task and conversation records in a store (bbolt, Redis
+// Package store keeps session, task and conversation records in a store (bbolt, Redis
 // or memory) so that sessions outlive the gateway process, and carries events between
 // replicas that share a Redis store (Bus).
 package store
@@ -104,10 +104,21 @@ var errBadConfigKey = errors.New("config entry: kind and name must be non-empty 
 var errBadPinKey = errors.New("pin: server and kind must be non-empty, name too unless the kind is server, and none may hold a NUL")
 
 // Store holds session, task and conversation records, the admin API's config entries,
-// integrity pins and sealed upstream credentials, and named locks. Every method is safe for
-// concurrent use. Records are stored by value: callers may change what they passed to
+// integrity pins and sealed upstream credentials, and named locks: one interface per
+// concern, each of which a caller that needs only that one may take. Every method is safe
+// for concurrent use. Records are stored by value: callers may change what they passed to
 // Put or got from Get without affecting the store.
 type Store interface {
+	Sessions
+	ConfigEntries
+	Pins
+	Credentials
+	Locker
+	Close() error
+}
+
+// Sessions keeps session, task and conversation records.
+type Sessions interface {
 	Put(r *Record) error
 	Get(id string) (*Record, error)
 	// Delete of an absent record is not an error.
@@ -120,18 +131,28 @@ type Store interface {
 	ListTasks() ([]*Task, error)
 	GetConversation(agent, id string) (*Conversation, error)
 	PutConversation(c *Conversation) error
-	// PutConfig, GetConfig, DeleteConfig and ListConfig keep the configuration entries
-	// created through the admin API (ListConfig sorts them by kind, then name).
+}
+
+// ConfigEntries keeps the configuration entries created through the admin API.
+type ConfigEntries interface {
 	PutConfig(e *ConfigEntry) error
 	GetConfig(kind, name string) (*ConfigEntry, error)
 	DeleteConfig(kind, name string) error
+	// ListConfig sorts the entries by kind, then name.
 	ListConfig() ([]*ConfigEntry, error)
-	// PutPin, GetPin, DeletePin and ListPins keep the integrity records of served
-	// definitions (ListPins sorts them by server, kind, name).
+}
+
+// Pins keeps the integrity records of served definitions.
+type Pins interface {
 	PutPin(p *Pin) error
 	GetPin(server, kind, name string) (*Pin, error)
 	DeletePin(server, kind, name string) error
+	// ListPins sorts the pins by server, kind, name.
 	ListPins() ([]*Pin, error)
+}
+
+// Credentials keeps sealed upstream credentials.
+type Credentials interface {
 	// PutCredential writes c if the stored record is the one the caller read: rev 0
 	// creates it only if absent (or expired); rev n > 0 replaces it only if its Rev is n.
 	// It returns the new Rev (rev+1), or ErrConflict when the stored record differs; c
@@ -149,6 +170,10 @@ type Store interface {
 	// record (two callbacks carrying one flow's state, on two replicas), one gets it and
 	// the other ErrNotFound. An expired record is deleted and answers ErrNotFound.
 	TakeCredential(kind, server, subject string) (*Credential, error)
+}
+
+// Locker takes named locks.
+type Locker interface {
 	// Lock takes the lock called name among everything that shares the store (the
 	// callers of this store value for memory and bbolt; every replica for Redis), waiting
 	// until it is free or ctx ends (then ctx's error). ttl bounds the holding: once it has
@@ -157,7 +182,6 @@ type Store interface {
 	// taken since. Unlock may be called more than once. A Redis store that cannot be
 	// reached answers its error (ErrUnavailable) rather than waiting for it.
 	Lock(ctx context.Context, name string, ttl time.Duration) (unlock func(), err error)
-	Close() error
 }
 
 // Open opens the store named by spec (the config's `store:`): "bolt" is the file
