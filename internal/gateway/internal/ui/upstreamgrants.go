@@ -139,7 +139,7 @@ func (u *UI) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 		u.formError(w, r, err)
 		return
 	}
-	admin.AuditGrant(u.port, r, admin.GrantObject(server, subject), "started", nil, map[string]string{"subject": subject})
+	admin.AuditWrite(u.port, r, admin.GrantObject(server, subject), "started", nil, map[string]string{"subject": subject})
 	u.renderUpstream(w, r, upstreamData{Consent: &upstreamConsent{Server: server, Subject: subject, URL: cs.URL, Code: cs.Code}})
 }
 
@@ -154,7 +154,7 @@ func (u *UI) ServeUpstreamRevoke(w http.ResponseWriter, r *http.Request) {
 		u.formError(w, r, err)
 		return
 	}
-	admin.AuditGrant(u.port, r, admin.GrantObject(server, subject), "revoked", g, nil)
+	admin.AuditWrite(u.port, r, admin.GrantObject(server, subject), "revoked", g, nil)
 	what := server
 	if subject != "" {
 		what += " for " + subject
