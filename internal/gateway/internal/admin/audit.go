@@ -19,9 +19,10 @@ func Hash(v any) string {
 	return hex.EncodeToString(sum[:8])
 }
 
-// AuditWrite writes one audit line for an admin write: its caller, method and path, the
-// object, the outcome, and hashes of the object before and after.
-func (a *API) AuditWrite(r *http.Request, object, outcome string, before, after any) {
-	a.port.Audit(auth.AuditEvent{Kind: "admin", Actor: Actor(r), Action: r.Method + " " + r.URL.Path,
+// AuditWrite writes to g's audit log one line for an admin write made by r's caller (the
+// admin API's or the UI's): its caller, method and path, the object, the outcome, and
+// hashes of the object before and after.
+func AuditWrite(g Guard, r *http.Request, object, outcome string, before, after any) {
+	g.Audit(auth.AuditEvent{Kind: "admin", Actor: Actor(r), Action: r.Method + " " + r.URL.Path,
 		Object: object, Outcome: outcome, Before: Hash(before), After: Hash(after)})
 }

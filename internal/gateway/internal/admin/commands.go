@@ -72,16 +72,16 @@ func (a launch) same(b launch) bool {
 		a.envOverride == b.envOverride
 }
 
-// MayRunCommands reports whether r may make the gateway run the commands of entries, and
-// otherwise answers 403 saying why and audits the refusal.
-func (a *API) MayRunCommands(w http.ResponseWriter, r *http.Request, entries []string) bool {
+// MayRunCommands reports whether r may make the gateway (p) run the commands of entries,
+// and otherwise answers 403 saying why and audits the refusal.
+func MayRunCommands(p Port, w http.ResponseWriter, r *http.Request, entries []string) bool {
 	if len(entries) == 0 {
 		return true
 	}
 	what := strings.Join(entries, ", ")
 	msg := ""
 	switch {
-	case !a.port.Config().Admin.CommandsAllowed():
+	case !p.Config().Admin.CommandsAllowed():
 		msg = "admin.allow_commands is false: servers, plugins and executors that run or shape a command (" + what +
 			") are configured in the config file only"
 	case !Credentialed(r):
@@ -89,7 +89,7 @@ func (a *API) MayRunCommands(w http.ResponseWriter, r *http.Request, entries []s
 	default:
 		return true
 	}
-	a.AuditWrite(r, what, "refused: commands", nil, nil)
+	AuditWrite(p, r, what, "refused: commands", nil, nil)
 	Error(w, http.StatusForbidden, msg)
 	return false
 }

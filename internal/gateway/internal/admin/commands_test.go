@@ -54,11 +54,10 @@ func TestMayRunCommands(t *testing.T) {
 		{true, false, []string{"servers.fs"}, false, "needs an admin credential"},
 		{false, true, []string{"servers.fs"}, false, "admin.allow_commands is false"},
 	} {
-		a := New(&fakePort{allow: c.allow}, "v1", nil, nil)
 		r := httptest.NewRequest("POST", "/api/servers", nil)
 		r = r.WithContext(WithCaller(r.Context(), "someone", c.cred))
 		w := httptest.NewRecorder()
-		if got := a.MayRunCommands(w, r, c.entries); got != c.ok || (!c.ok && (w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), c.why))) {
+		if got := MayRunCommands(&fakePort{allow: c.allow}, w, r, c.entries); got != c.ok || (!c.ok && (w.Code != http.StatusForbidden || !strings.Contains(w.Body.String(), c.why))) {
 			t.Errorf("allow %v credentialed %v %v: %v, %d %s", c.allow, c.cred, c.entries, got, w.Code, w.Body.String())
 		}
 	}

@@ -19,6 +19,10 @@ import (
 // API server entries), converted both ways (docs/admin-api.md "Global settings",
 // docs/decisions.md).
 
+// globalSettingsAPI is the admin API's global server list in the seed's shape
+// (/api/settings/global): read, and replaced as one config change.
+type globalSettingsAPI struct{ configWriter }
+
 // mcpServerConfig is the seed's McpServerConfig.
 type mcpServerConfig struct {
 	ID   string `json:"id"`
@@ -136,7 +140,7 @@ func applySeed(d *ServerDoc, s mcpServerConfig, cur *ServerDoc, where string) *F
 }
 
 // globalServers lists every server, file and API ones, by id, in the seed's shape.
-func (a serverAPI) globalServers() (*globalSettings, error) {
+func (a globalSettingsAPI) globalServers() (*globalSettings, error) {
 	entries, err := a.port.Store().ListConfig()
 	if err != nil {
 		return nil, err
@@ -162,7 +166,7 @@ func (a serverAPI) globalServers() (*globalSettings, error) {
 }
 
 // ServeGlobalSettings is GET /api/settings/global.
-func (a serverAPI) ServeGlobalSettings(w http.ResponseWriter, r *http.Request) {
+func (a globalSettingsAPI) ServeGlobalSettings(w http.ResponseWriter, r *http.Request) {
 	g, err := a.globalServers()
 	if err != nil {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
@@ -175,7 +179,7 @@ func (a serverAPI) ServeGlobalSettings(w http.ResponseWriter, r *http.Request) {
 // (created, replaced, deleted when left out) as one config change. A file server may be
 // listed as GET shows it, and is kept when left out; a PUT that changes one is refused with
 // 409 naming it. Fields the seed's shape lacks (mode, timeouts …) keep their values.
-func (a serverAPI) ServePutGlobalSettings(w http.ResponseWriter, r *http.Request) {
+func (a globalSettingsAPI) ServePutGlobalSettings(w http.ResponseWriter, r *http.Request) {
 	body, ok := ReadBody(w, r)
 	if !ok {
 		return
@@ -251,7 +255,7 @@ func (p *seedPlan) warnings(config []FieldError) []FieldError {
 }
 
 // seedChanges turns a PUT's list into a plan of entry changes.
-func (a serverAPI) seedChanges(list []mcpServerConfig) (*seedPlan, error) {
+func (a globalSettingsAPI) seedChanges(list []mcpServerConfig) (*seedPlan, error) {
 	file := a.port.FileConfig()
 	entries, err := a.port.Store().ListConfig()
 	if err != nil {
@@ -336,7 +340,7 @@ func seedChange(s mcpServerConfig, cur *store.ConfigEntry, where string, now tim
 
 // sameAsFile reports whether a listed file server is the file's, as GET shows it (values
 // written as the redaction marker stand for the file's).
-func (a serverAPI) sameAsFile(fd *config.ServerDef, s mcpServerConfig, where string) bool {
+func (a globalSettingsAPI) sameAsFile(fd *config.ServerDef, s mcpServerConfig, where string) bool {
 	fileDoc := docOf(fd)
 	want := seedServer(s.ID, &fileDoc, nil)
 	doc := ServerDoc{Meta: fileDoc.Meta} // a description left out is the file's

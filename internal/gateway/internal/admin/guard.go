@@ -2,9 +2,7 @@ package admin
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -112,27 +110,6 @@ type Store interface {
 	GetTask(id string) (*store.Task, error)
 	PutTask(t *store.Task) error
 	DeleteTask(id string) error
-}
-
-// API is the admin API of one gateway.
-// size: being split (issue 41)
-type API struct {
-	port    Port
-	version string
-	log     *slog.Logger
-	routes  func() []Route
-	// lastGC is when an admin request last forced a collection (UnixNano).
-	lastGC atomic.Int64
-}
-
-// New makes the admin API of a gateway of the given version, logging to log (nil: no
-// log); routes is its route table (the router and the OpenAPI document are both built
-// from it: Routes, or a test's own).
-func New(port Port, version string, log *slog.Logger, routes func() []Route) *API {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &API{port: port, version: version, log: log, routes: routes}
 }
 
 // Guard guards the admin API: the admin token (auth.admin_token) as a bearer

@@ -14,6 +14,10 @@ import (
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
+// integrityAPI is the admin API's integrity records (/api/integrity): pinned and held
+// definitions, and the approval or rejection of held ones.
+type integrityAPI struct{ port Port }
+
 // PinRow is one definition's integrity record as GET /api/integrity shows it.
 type PinRow struct {
 	Server string `json:"server"`
@@ -47,7 +51,7 @@ type HeldRow struct {
 // held, with a field-level diff for each held one (?server= narrows to one server or
 // plugin, ?state=held to what waits; ?limit= rows a page, ?cursor= the next_cursor of the
 // page before).
-func (a *API) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
+func (a integrityAPI) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	iq := IntegrityQuery{Server: q.Get("server"), State: q.Get("state"), Cursor: q.Get("cursor")}
 	if l := q.Get("limit"); l != "" {
@@ -58,7 +62,7 @@ func (a *API) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 		}
 		iq.Limit = n
 	}
-	pg, err := a.IntegrityRows(iq)
+	pg, err := a.rows(iq)
 	if err != nil {
 		Error(w, http.StatusBadRequest, err.Error())
 		return
@@ -91,10 +95,10 @@ type IntegrityPage struct {
 	Next         string // the cursor of the next page ("": this is the last)
 }
 
-// IntegrityRows are the integrity records GET /api/integrity lists (also the web UI's
+// rows are the integrity records GET /api/integrity lists (also the web UI's
 // Integrity page), a page of them: each held definition's diff is computed for the rows
 // of the page only.
-func (a *API) IntegrityRows(q IntegrityQuery) (IntegrityPage, error) {
+func (a integrityAPI) rows(q IntegrityQuery) (IntegrityPage, error) {
 	after := ""
 	if q.Cursor != "" {
 		b, err := base64.RawURLEncoding.DecodeString(q.Cursor)
@@ -185,10 +189,12 @@ type reviewedDef struct {
 // ServeApprove approves held definitions of a server or plugin; ServeReject rejects
 // them. The sessions whose views change are told (list_changed), here and on the other
 // replicas.
-func (a *API) ServeApprove(w http.ResponseWriter, r *http.Request) { a.decide(w, r, "approved") }
+func (a integrityAPI) ServeApprove(w http.ResponseWriter, r *http.Request) {
+	a.decide(w, r, "approved")
+}
 
 // ServeReject keeps held definitions out until they change again.
-func (a *API) ServeReject(w http.ResponseWriter, r *http.Request) { a.decide(w, r, "rejected") }
+func (a integrityAPI) ServeReject(w http.ResponseWriter, r *http.Request) { a.decide(w, r, "rejected") }
 
 // checkKind is the problem with a decision's kind and name ("": none).
 func checkKind(kind, name string) string {
@@ -227,7 +233,7 @@ func (d *decision) reviewed() ([]registry.ReviewedDef, string) {
 	return out, ""
 }
 
-func (a *API) decide(w http.ResponseWriter, r *http.Request, action string) {
+func (a integrityAPI) decide(w http.ResponseWriter, r *http.Request, action string) {
 	server := r.PathValue("name")
 	var d decision
 	if body, ok := ReadBody(w, r); !ok {
@@ -277,7 +283,7 @@ func (a *API) decide(w http.ResponseWriter, r *http.Request, action string) {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	a.AuditWrite(r, "integrity/"+server, action, nil, d)
+	AuditWrite(a.port, r, "integrity/"+server, action, nil, d)
 	JSON(w, http.StatusOK, map[string]any{action: n, "server": server})
 }
 

@@ -22,6 +22,10 @@ import (
 // for that server. One POST is one change: everything it defines and the agent are
 // validated together and applied at once, or nothing is.
 
+// mcpConfigAPI is the admin API's MCP config documents (/api/mcp-config): an agent and
+// the servers it uses, read and written as one; it defines servers through serverAPI.
+type mcpConfigAPI struct{ serverAPI }
+
 type mcpConfigDoc struct {
 	AgentID string                     `json:"agent_id"`
 	Enabled *bool                      `json:"enabled,omitempty"`
@@ -46,7 +50,7 @@ type mcpConfigServer struct {
 	Source string `json:"source"`
 }
 
-func (a serverAPI) ServeMCPConfig(w http.ResponseWriter, r *http.Request) {
+func (a mcpConfigAPI) ServeMCPConfig(w http.ResponseWriter, r *http.Request) {
 	id := r.URL.Query().Get("agent")
 	if id == "" {
 		FieldErrors(w, http.StatusBadRequest, "?agent= is required", []FieldError{{Field: "agent", Message: "is required"}}, nil)
@@ -60,7 +64,7 @@ func (a serverAPI) ServeMCPConfig(w http.ResponseWriter, r *http.Request) {
 }
 
 // mcpConfigOf builds the document of agent id from the running config.
-func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any, bool) {
+func (a mcpConfigAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any, bool) {
 	cfg := a.port.Config()
 	// An agent without a config yet is answered as it would start: enabled, with the
 	// servers enabled by default (an orchestrator reads before it writes).
@@ -111,7 +115,7 @@ func (a serverAPI) mcpConfigOf(w http.ResponseWriter, id string) (map[string]any
 	return out, true
 }
 
-func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
+func (a mcpConfigAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	body, ok := ReadBody(w, r)
 	if !ok {
 		return
@@ -145,7 +149,7 @@ func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	if in.Servers != nil { // {}: no server; absent or null: the defaults
 		agent.Servers = []agentUseDoc{}
 	}
-	p := &mcpConfigPlan{a: a, w: w, agent: &agent, now: time.Now().UTC()}
+	p := &mcpConfigPlan{a: a.serverAPI, w: w, agent: &agent, now: time.Now().UTC()}
 	for _, name := range sortedKeys(in.Servers) {
 		if !p.server(name, in.Servers[name]) {
 			return
@@ -169,7 +173,7 @@ func (a serverAPI) ServePostMCPConfig(w http.ResponseWriter, r *http.Request) {
 	}
 	// What a session of the agent would be told at its start (the executor's policy
 	// skipping a server), as a PUT of the agent answers it.
-	if ws := policyAPI(a).resolveWarnings(id); len(ws) > 0 {
+	if ws := resolveWarnings(a.port.Config(), id); len(ws) > 0 {
 		doc["warnings"] = ws
 	}
 	JSON(w, http.StatusOK, doc)

@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -30,18 +29,23 @@ type PluginRow struct {
 	DefaultEnabled bool `json:"default_enabled"`
 }
 
-// PluginRows reports every configured plugin, in name order.
-func (a *API) PluginRows() []PluginRow {
+// pluginAPI is the admin API's plugins (/api/plugins): list, read, restart. Plugins are
+// defined in the config file only; the admin API shows them and does not edit them.
+type pluginAPI struct{ port Port }
+
+// pluginRows reports every plugin port runs, in name order.
+func pluginRows(port Port) []PluginRow {
 	out := []PluginRow{}
-	for _, st := range a.port.PluginStatuses() {
-		out = append(out, a.pluginRowOf(st))
+	for _, st := range port.PluginStatuses() {
+		out = append(out, pluginRowOf(port, st))
 	}
 	return out
 }
 
-func (a *API) pluginRowOf(st registry.PluginStatus) PluginRow {
+// pluginRowOf is the row of the plugin whose registry status is st.
+func pluginRowOf(port Port, st registry.PluginStatus) PluginRow {
 	row := PluginRow{PluginStatus: st, ConnectionsList: []PluginConn{}}
-	p := a.port.Plugin(st.Name)
+	p := port.Plugin(st.Name)
 	if p == nil {
 		return row
 	}
@@ -63,25 +67,25 @@ func (a *API) pluginRowOf(st registry.PluginStatus) PluginRow {
 
 // ServePlugins lists the configured plugins with their state (plugins are defined in the
 // config file only; the admin API shows them and does not edit them).
-func (a *API) ServePlugins(w http.ResponseWriter, r *http.Request) {
-	JSON(w, http.StatusOK, a.PluginRows())
+func (a pluginAPI) ServePlugins(w http.ResponseWriter, r *http.Request) {
+	JSON(w, http.StatusOK, pluginRows(a.port))
 }
 
-func (a *API) ServePlugin(w http.ResponseWriter, r *http.Request) {
+func (a pluginAPI) ServePlugin(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	p := a.port.Plugin(name)
 	if p == nil {
 		Error(w, http.StatusNotFound, fmt.Sprintf("no plugin %q", name))
 		return
 	}
-	JSON(w, http.StatusOK, a.pluginRowOf(p.Status()))
+	JSON(w, http.StatusOK, pluginRowOf(a.port, p.Status()))
 }
 
 // ServeRestartPlugin restarts a plugin: a new one of the same definition replaces it
 // (registry.RestartPlugin). Plugins are defined in the config file only, so there is no
 // stop or start: a plugin stopped here would run again at the next reload, and one that
 // must not run is removed from the file.
-func (a *API) ServeRestartPlugin(w http.ResponseWriter, r *http.Request) {
+func (a pluginAPI) ServeRestartPlugin(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	if a.port.Plugin(name) == nil {
 		Error(w, http.StatusNotFound, fmt.Sprintf("no plugin %q", name))
@@ -92,7 +96,7 @@ func (a *API) ServeRestartPlugin(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusConflict, err.Error())
 		return
 	}
-	a.AuditWrite(r, "plugin/"+name, "ok", nil, nil)
+	AuditWrite(a.port, r, "plugin/"+name, "ok", nil, nil)
 	JSON(w, http.StatusAccepted, map[string]any{"restarted": name})
 }
 
@@ -113,11 +117,11 @@ type pluginServerRow struct {
 	Live           PluginRow `json:"live"`
 }
 
-// pluginServerRows are the plugins as rows of GET /api/servers, in name order.
-func (a *API) pluginServerRows() []pluginServerRow {
+// pluginServerRows are the plugins port runs as rows of GET /api/servers, in name order.
+func pluginServerRows(port Port) []pluginServerRow {
 	var out []pluginServerRow
-	file := a.port.FileConfig().Path
-	for _, row := range a.PluginRows() {
+	file := port.FileConfig().Path
+	for _, row := range pluginRows(port) {
 		out = append(out, pluginServerRow{Name: row.Name, Kind: KindPlugin, Type: row.Type, Enabled: true,
 			DefaultEnabled: row.DefaultEnabled, Source: "file", File: file, Live: row})
 	}
@@ -129,23 +133,3 @@ const (
 	KindServer = "server"
 	KindPlugin = "plugin"
 )
-
-// ServeRestartServer restarts a server (Gateway.RestartServer, which the mcpgw plugin's
-// restart action runs too).
-func (a *API) ServeRestartServer(w http.ResponseWriter, r *http.Request) {
-	name := r.PathValue("name")
-	err := a.port.RestartServer(name)
-	switch {
-	case errors.Is(err, registry.ErrNoServer):
-		Error(w, http.StatusNotFound, fmt.Sprintf("no server %q", name))
-		return
-	case errors.Is(err, registry.ErrRetired):
-		Error(w, http.StatusConflict, err.Error())
-		return
-	case err != nil:
-		Error(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	a.AuditWrite(r, "server/"+name, "ok", nil, nil)
-	JSON(w, http.StatusAccepted, map[string]any{"restarted": name})
-}

@@ -127,8 +127,3 @@ func (a policyAPI) ServeDeleteProject(w http.ResponseWriter, r *http.Request) {
 	}
 	a.policyWrite(projectSpec())(w, r)
 }
-
-// ProjectViews lists every project, file and API ones, by id, as GET /api/projects does.
-func (a *API) ProjectViews() ([]map[string]any, error) {
-	return policyAPI{a}.policyViews(projectSpec())
-}

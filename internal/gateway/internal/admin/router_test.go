@@ -97,14 +97,14 @@ func testAPI(port *fakePort) (*API, *mux.Router) {
 			{Method: "GET", Path: "/api/things", Summary: "list", Handler: echo},
 			{Method: "GET", Path: "/api/things/{name}", Summary: "one", Handler: echo},
 			{Method: "DELETE", Path: "/api/things/{name}", Summary: "delete", Handler: echo},
-			{Method: "GET", Path: "/api/runtime", Summary: "runtime", Handler: a.ServeRuntime},
+			{Method: "GET", Path: "/api/runtime", Summary: "runtime", Handler: a.runtime.ServeRuntime},
 			{Method: "GET", Path: "/api/openapi.json", Summary: "doc", Handler: a.ServeOpenAPI},
-			{Method: "GET", Path: "/api/plugins", Summary: "plugins", Handler: a.ServePlugins},
-			{Method: "GET", Path: "/api/plugins/{name}", Summary: "plugin", Handler: a.ServePlugin},
-			{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart", Handler: a.ServeRestartServer},
-			{Method: "GET", Path: "/api/sessions", Summary: "sessions", Handler: a.ServeSessions},
-			{Method: "GET", Path: "/api/sessions/{id}", Summary: "session", Handler: a.ServeSession},
-			{Method: "DELETE", Path: "/api/sessions/{id}", Summary: "end", Handler: a.ServeEndSession},
+			{Method: "GET", Path: "/api/plugins", Summary: "plugins", Handler: a.plugins.ServePlugins},
+			{Method: "GET", Path: "/api/plugins/{name}", Summary: "plugin", Handler: a.plugins.ServePlugin},
+			{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart", Handler: a.servers.ServeRestartServer},
+			{Method: "GET", Path: "/api/sessions", Summary: "sessions", Handler: a.sessions.ServeSessions},
+			{Method: "GET", Path: "/api/sessions/{id}", Summary: "session", Handler: a.sessions.ServeSession},
+			{Method: "DELETE", Path: "/api/sessions/{id}", Summary: "end", Handler: a.sessions.ServeEndSession},
 		}
 	})
 	ui := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "ui page", http.StatusTeapot) })

@@ -8,14 +8,23 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 )
+
+// runtimeAPI is the admin API's view of the process (/api/runtime): goroutines and
+// memory, a heap profile, and forced collections at most one per gcEvery.
+type runtimeAPI struct {
+	port Port
+	// lastGC is when an admin request last forced a collection (UnixNano).
+	lastGC atomic.Int64
+}
 
 // ServeRuntime reports the process's goroutines, heap and resident memory; with ?gc=1 it
 // first collects garbage and returns freed memory to the OS, so that a soak test (or an
 // operator chasing a leak) reads what is really held rather than what the GC has not yet
 // collected.
-func (a *API) ServeRuntime(w http.ResponseWriter, r *http.Request) {
+func (a *runtimeAPI) ServeRuntime(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Query().Get("gc") == "1" {
 		if !a.mayCollect(w) {
 			return
@@ -36,7 +45,7 @@ func (a *API) ServeRuntime(w http.ResponseWriter, r *http.Request) {
 
 // ServeHeapProfile writes a heap profile (go tool pprof reads it) after a collection: for
 // an operator, or a test, looking for what holds memory.
-func (a *API) ServeHeapProfile(w http.ResponseWriter, r *http.Request) {
+func (a *runtimeAPI) ServeHeapProfile(w http.ResponseWriter, r *http.Request) {
 	if !a.mayCollect(w) {
 		return
 	}
@@ -51,7 +60,7 @@ const gcEvery = 2 * time.Second
 
 // mayCollect lets one forced collection through per gcEvery, gateway-wide, and answers the
 // others 429 with Retry-After.
-func (a *API) mayCollect(w http.ResponseWriter) bool {
+func (a *runtimeAPI) mayCollect(w http.ResponseWriter) bool {
 	now := time.Now().UnixNano()
 	last := a.lastGC.Load()
 	if wait := time.Duration(last + int64(gcEvery) - now); last != 0 && wait > 0 {

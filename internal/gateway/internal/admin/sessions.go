@@ -10,6 +10,9 @@ import (
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
+// sessionAPI is the admin API's sessions (/api/sessions): list, read, end.
+type sessionAPI struct{ port Port }
+
 // SessionRow is a session as GET /api/sessions shows it, every key snake_case like the
 // rest of the API. What only this process knows of a session (executor aside) is zero for
 // a session live only on another replica.
@@ -35,7 +38,7 @@ type SessionRow struct {
 }
 
 // ServeSessions lists the sessions in the store, oldest first.
-func (a *API) ServeSessions(w http.ResponseWriter, r *http.Request) {
+func (a sessionAPI) ServeSessions(w http.ResponseWriter, r *http.Request) {
 	recs, err := a.port.SessionRecords()
 	if err != nil {
 		Error(w, http.StatusServiceUnavailable, "session store: "+err.Error())
@@ -57,7 +60,7 @@ type SessionTool struct {
 }
 
 // ServeSession shows one session and the tools its view holds now.
-func (a *API) ServeSession(w http.ResponseWriter, r *http.Request) {
+func (a sessionAPI) ServeSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	rec, err := a.port.SessionRecord(id)
 	switch {
@@ -82,7 +85,7 @@ func (a *API) ServeSession(w http.ResponseWriter, r *http.Request) {
 
 // ServeEndSession ends a session as a client's DELETE would: its instances stop, it leaves
 // the store (so every replica forgets it), and its client's next request gets 404.
-func (a *API) ServeEndSession(w http.ResponseWriter, r *http.Request) {
+func (a sessionAPI) ServeEndSession(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("id")
 	err := a.port.EndSession(id, "ended by an admin ("+Actor(r)+")")
 	switch {
@@ -93,6 +96,6 @@ func (a *API) ServeEndSession(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusServiceUnavailable, "session store: "+err.Error())
 		return
 	}
-	a.AuditWrite(r, "session/"+id, "ok", nil, nil)
+	AuditWrite(a.port, r, "session/"+id, "ok", nil, nil)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -17,6 +17,10 @@ import (
 // (kind settings, name gateway: kindSettings, settingsName) whose fields override the
 // file's; a field left out keeps the file's value.
 
+// settingsAPI is the admin API's gateway-wide settings (/api/settings): read, and changed
+// live.
+type settingsAPI struct{ configWriter }
+
 type settingsDoc struct {
 	Naming              *namingDoc `json:"naming,omitempty"`
 	Handshake           string     `json:"handshake,omitempty"`
@@ -151,7 +155,7 @@ func settingsView(c *config.Config, e *store.ConfigEntry) map[string]any {
 	return v
 }
 
-func (a policyAPI) settingsEntry(w http.ResponseWriter) (*store.ConfigEntry, bool) {
+func (a settingsAPI) settingsEntry(w http.ResponseWriter) (*store.ConfigEntry, bool) {
 	e, err := a.port.Store().GetConfig(kindSettings, settingsName)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
@@ -163,7 +167,7 @@ func (a policyAPI) settingsEntry(w http.ResponseWriter) (*store.ConfigEntry, boo
 	return e, true
 }
 
-func (a policyAPI) ServeSettings(w http.ResponseWriter, r *http.Request) {
+func (a settingsAPI) ServeSettings(w http.ResponseWriter, r *http.Request) {
 	e, ok := a.settingsEntry(w)
 	if !ok {
 		return
@@ -175,7 +179,7 @@ func (a policyAPI) ServeSettings(w http.ResponseWriter, r *http.Request) {
 
 // ServePutSettings replaces the API's settings (fields left out keep the file's values) and
 // applies them live: naming re-lists every server, the others apply at the next request.
-func (a policyAPI) ServePutSettings(w http.ResponseWriter, r *http.Request) {
+func (a settingsAPI) ServePutSettings(w http.ResponseWriter, r *http.Request) {
 	body, ok := ReadBody(w, r)
 	if !ok {
 		return

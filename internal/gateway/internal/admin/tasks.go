@@ -15,11 +15,7 @@ import (
 )
 
 // taskAPI is the admin API's tasks (/api/tasks).
-type taskAPI struct{ *API }
-
-// AllTasks merges file-provisioned tasks with those created through the API (the UI's
-// Tasks and Explain pages).
-func (a *API) AllTasks() ([]*store.Task, error) { return taskAPI{a}.allTasks() }
+type taskAPI struct{ port Port }
 
 // allTasks merges file-provisioned tasks with those created through the API.
 func (a taskAPI) allTasks() ([]*store.Task, error) {
@@ -143,7 +139,7 @@ func (a taskAPI) ServeCreateTask(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	a.AuditWrite(r, "task/"+t.ID, "ok", nil, t)
+	AuditWrite(a.port, r, "task/"+t.ID, "ok", nil, t)
 	JSON(w, http.StatusCreated, t)
 }
 
@@ -194,7 +190,7 @@ func (a taskAPI) ServePutTask(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	a.AuditWrite(r, "task/"+t.ID, "ok", &before, t)
+	AuditWrite(a.port, r, "task/"+t.ID, "ok", &before, t)
 	JSON(w, http.StatusOK, t)
 }
 
@@ -207,6 +203,6 @@ func (a taskAPI) ServeDeleteTask(w http.ResponseWriter, r *http.Request) {
 		Error(w, http.StatusServiceUnavailable, "store: "+err.Error())
 		return
 	}
-	a.AuditWrite(r, "task/"+t.ID, "ok", t, nil)
+	AuditWrite(a.port, r, "task/"+t.ID, "ok", t, nil)
 	w.WriteHeader(http.StatusNoContent)
 }

@@ -52,7 +52,7 @@ func (a serverAPI) ServeTestServer(w http.ResponseWriter, r *http.Request) {
 		FieldErrors(w, http.StatusBadRequest, "the config would be invalid: "+errs[0].WithField(), errs, warns)
 		return
 	}
-	if def.Command != "" && !a.MayRunCommands(w, r, []string{"servers." + b.Name + " (test)"}) {
+	if def.Command != "" && !MayRunCommands(a.port, w, r, []string{"servers." + b.Name + " (test)"}) {
 		return
 	}
 	timeout := def.Timeouts.Connect

@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/registry"
 )
 
@@ -190,13 +189,6 @@ func RevokeUpstream(p GrantsPort, server, subject string) (GrantRow, error) {
 		Expires: g.Expires, Refreshable: g.Refreshable, Updated: g.Updated}, nil
 }
 
-// AuditGrant writes the audit line of an upstream grant write made by r's caller (the
-// admin API's or the UI's): object names the grant.
-func AuditGrant(g Guard, r *http.Request, object, outcome string, before, after any) {
-	g.Audit(auth.AuditEvent{Kind: "admin", Actor: Actor(r), Action: r.Method + " " + r.URL.Path,
-		Object: object, Outcome: outcome, Before: Hash(before), After: Hash(after)})
-}
-
 // GrantObject names a grant in the audit log: upstream-grants/<server>[/<subject>].
 func GrantObject(server, subject string) string {
 	if subject == "" {
@@ -215,8 +207,12 @@ func grantFail(w http.ResponseWriter, err error) {
 	Error(w, http.StatusInternalServerError, err.Error())
 }
 
+// grantAPI is the admin API's upstream grants (/api/upstream-grants): list, connect,
+// revoke, through the functions the web UI's page uses too.
+type grantAPI struct{ port Port }
+
 // ServeUpstreamGrants is GET /api/upstream-grants (?server=, ?subject=).
-func (a *API) ServeUpstreamGrants(w http.ResponseWriter, r *http.Request) {
+func (a grantAPI) ServeUpstreamGrants(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	out, err := ListUpstreamGrants(a.port, q.Get("server"), q.Get("subject"))
 	if err != nil {
@@ -233,7 +229,7 @@ type connectBody struct {
 }
 
 // ServeUpstreamConnect is POST /api/upstream-grants/{name}/connect: {"url": consent URL}.
-func (a *API) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
+func (a grantAPI) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 	server := r.PathValue("name")
 	body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
 	switch {
@@ -256,18 +252,18 @@ func (a *API) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 		grantFail(w, err)
 		return
 	}
-	AuditGrant(a.port, r, GrantObject(server, b.Subject), "started", nil, b)
+	AuditWrite(a.port, r, GrantObject(server, b.Subject), "started", nil, b)
 	JSON(w, http.StatusOK, map[string]string{"url": cs.URL, "code": cs.Code, "server": server, "subject": b.Subject})
 }
 
 // ServeUpstreamRevoke is DELETE /api/upstream-grants/{name} (?subject= for one user's).
-func (a *API) ServeUpstreamRevoke(w http.ResponseWriter, r *http.Request) {
+func (a grantAPI) ServeUpstreamRevoke(w http.ResponseWriter, r *http.Request) {
 	server, subject := r.PathValue("name"), r.URL.Query().Get("subject")
 	g, err := RevokeUpstream(a.port, server, subject)
 	if err != nil {
 		grantFail(w, err)
 		return
 	}
-	AuditGrant(a.port, r, GrantObject(server, subject), "revoked", g, nil)
+	AuditWrite(a.port, r, GrantObject(server, subject), "revoked", g, nil)
 	JSON(w, http.StatusOK, map[string]any{"revoked": g})
 }

@@ -72,7 +72,7 @@ func (u *UI) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 	}
 	pg, err := u.port.IntegrityRows(q)
 	if err != nil {
-		u.Render(w, r, http.StatusBadRequest, "integrity", "Integrity", map[string]any{"Error": err.Error()})
+		u.view.Render(w, r, http.StatusBadRequest, "integrity", "Integrity", map[string]any{"Error": err.Error()})
 		return
 	}
 	byName := map[string]*integrityServer{}
@@ -127,7 +127,7 @@ func (u *UI) ServeIntegrity(w http.ResponseWriter, r *http.Request) {
 		}
 		next = "/ui/integrity?" + v.Encode()
 	}
-	u.Render(w, r, http.StatusOK, "integrity", "Integrity", map[string]any{"Servers": servers, "Waiting": waiting, "Next": next, "Paged": q.Cursor != ""})
+	u.view.Render(w, r, http.StatusOK, "integrity", "Integrity", map[string]any{"Servers": servers, "Waiting": waiting, "Next": next, "Paged": q.Cursor != ""})
 }
 
 // integrityDefOf is a row of GET /api/integrity as the page shows it.

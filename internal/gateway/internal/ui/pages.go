@@ -25,7 +25,7 @@ type serverRow struct {
 func (u *UI) ServeServers(w http.ResponseWriter, r *http.Request) {
 	views, err := u.port.ServerViews()
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
 	rows := make([]serverRow, 0, len(views))
@@ -36,13 +36,13 @@ func (u *UI) ServeServers(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
-	u.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows})
+	u.view.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows})
 }
 
 // ServePlugins is the Plugins page: every plugin with its state, connections, resource
 // types, tools, restarts and last error, as GET /api/plugins answers them.
 func (u *UI) ServePlugins(w http.ResponseWriter, r *http.Request) {
-	u.Render(w, r, http.StatusOK, "plugins", "Plugins", map[string]any{"Plugins": u.port.PluginRows()})
+	u.view.Render(w, r, http.StatusOK, "plugins", "Plugins", map[string]any{"Plugins": u.port.PluginRows()})
 }
 
 // taskRow is a task in the Tasks page: its servers, and the servers its running
@@ -57,12 +57,12 @@ type taskRow struct {
 func (u *UI) ServeTasks(w http.ResponseWriter, r *http.Request) {
 	tasks, err := u.port.AllTasks()
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
 	recs, err := u.port.SessionRecords()
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
 	var rows []taskRow
@@ -85,7 +85,7 @@ func (u *UI) ServeTasks(w http.ResponseWriter, r *http.Request) {
 	// Plugins are offered beside servers, as on the Projects page: a task's
 	// enabled_mcp_servers names both, and a plugin it leaves out is off for its sessions.
 	cfg := u.port.Config()
-	u.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
+	u.view.Render(w, r, http.StatusOK, "tasks", "Tasks", map[string]any{
 		"Tasks": rows, "Servers": serverChoices(cfg), "Agents": sortedKeys(cfg.Agents), "Projects": sortedKeys(cfg.Projects)})
 }
 
@@ -93,11 +93,11 @@ func (u *UI) ServeTasks(w http.ResponseWriter, r *http.Request) {
 func (u *UI) ServeAgents(w http.ResponseWriter, r *http.Request) {
 	agents, err := u.port.AgentViews()
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
 	cfg := u.port.Config()
-	u.Render(w, r, http.StatusOK, "agents", "Agents", map[string]any{
+	u.view.Render(w, r, http.StatusOK, "agents", "Agents", map[string]any{
 		"Agents": agents, "Servers": append(sortedKeys(cfg.Servers), sortedKeys(cfg.Plugins)...), "Executors": sortedKeys(cfg.Executors)})
 }
 
@@ -113,17 +113,17 @@ func (u *UI) ServeExplain(w http.ResponseWriter, r *http.Request) {
 	tasks, _ := u.port.AllTasks()
 	data["Tasks"] = tasks
 	data["Executors"] = sortedKeys(u.port.Config().Executors)
-	u.Render(w, r, http.StatusOK, "explain", "Explain "+id, data)
+	u.view.Render(w, r, http.StatusOK, "explain", "Explain "+id, data)
 }
 
 // ServeExecutors is the Executors page.
 func (u *UI) ServeExecutors(w http.ResponseWriter, r *http.Request) {
 	execs, err := u.port.ExecutorViews()
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
-	u.Render(w, r, http.StatusOK, "executors", "Executors", map[string]any{
+	u.view.Render(w, r, http.StatusOK, "executors", "Executors", map[string]any{
 		"Executors": execs, "Servers": sortedKeys(u.port.Config().Servers)})
 }
 

@@ -24,12 +24,12 @@ type projectRow struct {
 func (u *UI) ServeProjects(w http.ResponseWriter, r *http.Request) {
 	views, err := u.port.ProjectViews()
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
 	tasks, err := u.port.AllTasks()
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
 	cfg := u.port.Config()
@@ -56,7 +56,7 @@ func (u *UI) ServeProjects(w http.ResponseWriter, r *http.Request) {
 		}
 		rows = append(rows, row)
 	}
-	u.Render(w, r, http.StatusOK, "projects", "Projects", map[string]any{
+	u.view.Render(w, r, http.StatusOK, "projects", "Projects", map[string]any{
 		"Projects": rows, "Servers": serverChoices(cfg)})
 }
 

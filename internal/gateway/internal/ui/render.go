@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf16"
 )
@@ -27,13 +29,26 @@ type uiPage struct {
 	Data    any
 }
 
-// uiTemplate parses the layout with one page's template (once for all pages).
-func (u *UI) uiTemplate(page string) (*template.Template, error) {
-	u.templatesOnce.Do(func() {
-		u.templates = map[string]*template.Template{}
+// renderer answers the UI's pages: the layout around a page's template, with the
+// request's sign-in (its CSRF token and actor) and the Integrity link's count. It parses
+// the templates once, at the first page.
+type renderer struct {
+	port    Port // IntegrityWaiting, for the Integrity link
+	version string
+	log     *slog.Logger
+
+	templatesOnce sync.Once
+	templates     map[string]*template.Template
+	templatesErr  error
+}
+
+// template parses the layout with one page's template (once for all pages).
+func (v *renderer) template(page string) (*template.Template, error) {
+	v.templatesOnce.Do(func() {
+		v.templates = map[string]*template.Template{}
 		pages, err := fs.Glob(uiFiles, "templates/*.html")
 		if err != nil {
-			u.templatesErr = err
+			v.templatesErr = err
 			return
 		}
 		for _, p := range pages {
@@ -43,40 +58,41 @@ func (u *UI) uiTemplate(page string) (*template.Template, error) {
 			}
 			t, err := template.New("layout.html").Funcs(uiFuncs).ParseFS(uiFiles, "templates/layout.html", p)
 			if err != nil {
-				u.templatesErr = err
+				v.templatesErr = err
 				return
 			}
-			u.templates[name] = t
+			v.templates[name] = t
 		}
 	})
-	if u.templatesErr != nil {
-		return nil, u.templatesErr
+	if v.templatesErr != nil {
+		return nil, v.templatesErr
 	}
-	t := u.templates[page]
+	t := v.templates[page]
 	if t == nil {
 		return nil, &fs.PathError{Op: "template", Path: page, Err: fs.ErrNotExist}
 	}
 	return t, nil
 }
 
-func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page, title string, s *uiSession, data any) {
-	t, err := u.uiTemplate(page)
+// render answers page under title with data, for the sign-in s (nil: none).
+func (v *renderer) render(w http.ResponseWriter, r *http.Request, status int, page, title string, s *uiSession, data any) {
+	t, err := v.template(page)
 	if err != nil {
-		u.log.Error("web UI template", "page", page, "err", err)
+		v.log.Error("web UI template", "page", page, "err", err)
 		http.Error(w, "web UI template error", http.StatusInternalServerError)
 		return
 	}
-	p := uiPage{Title: title, Page: page, Version: u.version, Data: data}
+	p := uiPage{Title: title, Page: page, Version: v.version, Data: data}
 	if s != nil {
 		p.CSRF, p.Actor = s.csrf, s.actor
 		p.CanSignOut = s.actor != ""
 		if s.actor != "" {
-			p.Waiting = u.port.IntegrityWaiting()
+			p.Waiting = v.port.IntegrityWaiting()
 		}
 	}
 	var buf bytes.Buffer
 	if err := t.Execute(&buf, p); err != nil {
-		u.log.Error("web UI page", "page", page, "err", err)
+		v.log.Error("web UI page", "page", page, "err", err)
 		http.Error(w, "web UI page error", http.StatusInternalServerError)
 		return
 	}
@@ -86,19 +102,20 @@ func (u *UI) render(w http.ResponseWriter, r *http.Request, status int, page, ti
 	_, _ = w.Write(buf.Bytes())
 }
 
-func (u *UI) uiMessage(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
-	u.render(w, r, status, "message", title, uiSessionFrom(r), map[string]any{"Message": msg})
-}
-
 // Render answers a page: the layout around the template named page, with data and the
 // request's signed-in session (its CSRF token and actor).
-func (u *UI) Render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
-	u.render(w, r, status, page, title, uiSessionFrom(r), data)
+func (v *renderer) Render(w http.ResponseWriter, r *http.Request, status int, page, title string, data any) {
+	v.render(w, r, status, page, title, uiSessionFrom(r), data)
 }
 
 // Message answers a page that only says msg under title.
-func (u *UI) Message(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
-	u.uiMessage(w, r, status, title, msg)
+func (v *renderer) Message(w http.ResponseWriter, r *http.Request, status int, title, msg string) {
+	v.render(w, r, status, "message", title, uiSessionFrom(r), map[string]any{"Message": msg})
+}
+
+// StoreTrouble answers a page that could not read the session store: 503, saying why.
+func (v *renderer) StoreTrouble(w http.ResponseWriter, r *http.Request, err error) {
+	v.Message(w, r, http.StatusServiceUnavailable, "Store unavailable", "The session store cannot be read: "+err.Error())
 }
 
 var uiFuncs = template.FuncMap{

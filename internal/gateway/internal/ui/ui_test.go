@@ -67,7 +67,7 @@ func newTestUI(t *testing.T, port *fakePort) http.Handler {
 	u := New(port, "v-test", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	root := mux.NewRouter()
 	page := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u.Render(w, r, http.StatusOK, "message", "Hello", map[string]any{"Message": "page body"})
+		u.view.Render(w, r, http.StatusOK, "message", "Hello", map[string]any{"Message": "page body"})
 	})
 	api := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = io.WriteString(w, "api "+r.Method) })
 	root.NotFoundHandler = u.Mount(root, []Route{{Method: "POST", Path: "/api/things", Handler: api}},

@@ -17,6 +17,13 @@ import (
 // the page's CSRF token; the page needs no script. The data and the checks are the admin
 // API's (admin.ListUpstreamGrants, ConnectUpstream, RevokeUpstream).
 
+// upstreamPage is the Upstream sign-in page and its two forms, behind the UI's sign-in.
+type upstreamPage struct {
+	port   Port
+	view   *renderer
+	signin *signIn
+}
+
 // upstreamFormMax bounds the body of the page's forms.
 const upstreamFormMax = 64 << 10
 
@@ -49,11 +56,11 @@ type upstreamConsent struct {
 	Server, Subject, URL, Code string
 }
 
-// mountUpstream adds the page and its two forms to root (from Mount).
-func (u *UI) mountUpstream(root *mux.Router) {
-	root.Handle("/ui/upstream", u.uiGuard(false, http.HandlerFunc(u.ServeUpstream))).Methods("GET", "HEAD")
-	root.Handle("/ui/upstream/connect", limitForm(u.uiGuard(false, http.HandlerFunc(u.ServeUpstreamConnect)))).Methods("POST")
-	root.Handle("/ui/upstream/revoke", limitForm(u.uiGuard(false, http.HandlerFunc(u.ServeUpstreamRevoke)))).Methods("POST")
+// mount adds the page and its two forms to root (from Mount).
+func (u upstreamPage) mount(root *mux.Router) {
+	root.Handle("/ui/upstream", u.signin.guard(false, http.HandlerFunc(u.ServeUpstream))).Methods("GET", "HEAD")
+	root.Handle("/ui/upstream/connect", limitForm(u.signin.guard(false, http.HandlerFunc(u.ServeUpstreamConnect)))).Methods("POST")
+	root.Handle("/ui/upstream/revoke", limitForm(u.signin.guard(false, http.HandlerFunc(u.ServeUpstreamRevoke)))).Methods("POST")
 }
 
 // limitForm bounds a form's body before the guard reads its CSRF field.
@@ -65,18 +72,19 @@ func limitForm(next http.Handler) http.Handler {
 }
 
 // ServeUpstream is the Upstream sign-in page (?revoked= says what a revocation forgot).
-func (u *UI) ServeUpstream(w http.ResponseWriter, r *http.Request) {
+func (u upstreamPage) ServeUpstream(w http.ResponseWriter, r *http.Request) {
 	revoked := r.URL.Query().Get("revoked")
 	if len(revoked) > 1200 { // a server and a subject at most; longer is not ours
 		revoked = ""
 	}
-	u.renderUpstream(w, r, upstreamData{Revoked: revoked})
+	u.render(w, r, upstreamData{Revoked: revoked})
 }
 
-func (u *UI) renderUpstream(w http.ResponseWriter, r *http.Request, d upstreamData) {
+// render answers the page with d and the upstreams and grants the store keeps now.
+func (u upstreamPage) render(w http.ResponseWriter, r *http.Request, d upstreamData) {
 	list, err := admin.ListUpstreamGrants(u.port, "", "")
 	if err != nil {
-		u.StoreTrouble(w, r, err)
+		u.view.StoreTrouble(w, r, err)
 		return
 	}
 	csrf := ""
@@ -100,21 +108,21 @@ func (u *UI) renderUpstream(w http.ResponseWriter, r *http.Request, d upstreamDa
 	if d.Status != 0 {
 		status = d.Status
 	}
-	u.Render(w, r, status, "upstream", "Upstream sign-in", d)
+	u.view.Render(w, r, status, "upstream", "Upstream sign-in", d)
 }
 
 // formError answers a refused form: the page again, with the refusal at the top.
-func (u *UI) formError(w http.ResponseWriter, r *http.Request, err error) {
+func (u upstreamPage) formError(w http.ResponseWriter, r *http.Request, err error) {
 	d := upstreamData{Error: err.Error(), Status: http.StatusInternalServerError}
 	var ge *admin.GrantError
 	if errors.As(err, &ge) {
 		d.Status = ge.Status
 	}
-	u.renderUpstream(w, r, d)
+	u.render(w, r, d)
 }
 
 // readForm parses the posted form; a body over the bound is a 413.
-func (u *UI) readForm(w http.ResponseWriter, r *http.Request) bool {
+func (u upstreamPage) readForm(w http.ResponseWriter, r *http.Request) bool {
 	if err := r.ParseForm(); err != nil {
 		var mb *http.MaxBytesError
 		status := http.StatusBadRequest
@@ -129,7 +137,7 @@ func (u *UI) readForm(w http.ResponseWriter, r *http.Request) bool {
 
 // ServeUpstreamConnect starts an authorization of the posted server (and subject, for a
 // per-user grant) and shows the page with the consent URL to open.
-func (u *UI) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
+func (u upstreamPage) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 	if !u.readForm(w, r) {
 		return
 	}
@@ -139,12 +147,12 @@ func (u *UI) ServeUpstreamConnect(w http.ResponseWriter, r *http.Request) {
 		u.formError(w, r, err)
 		return
 	}
-	admin.AuditGrant(u.port, r, admin.GrantObject(server, subject), "started", nil, map[string]string{"subject": subject})
-	u.renderUpstream(w, r, upstreamData{Consent: &upstreamConsent{Server: server, Subject: subject, URL: cs.URL, Code: cs.Code}})
+	admin.AuditWrite(u.port, r, admin.GrantObject(server, subject), "started", nil, map[string]string{"subject": subject})
+	u.render(w, r, upstreamData{Consent: &upstreamConsent{Server: server, Subject: subject, URL: cs.URL, Code: cs.Code}})
 }
 
 // ServeUpstreamRevoke forgets the posted grant and goes back to the page.
-func (u *UI) ServeUpstreamRevoke(w http.ResponseWriter, r *http.Request) {
+func (u upstreamPage) ServeUpstreamRevoke(w http.ResponseWriter, r *http.Request) {
 	if !u.readForm(w, r) {
 		return
 	}
@@ -154,7 +162,7 @@ func (u *UI) ServeUpstreamRevoke(w http.ResponseWriter, r *http.Request) {
 		u.formError(w, r, err)
 		return
 	}
-	admin.AuditGrant(u.port, r, admin.GrantObject(server, subject), "revoked", g, nil)
+	admin.AuditWrite(u.port, r, admin.GrantObject(server, subject), "revoked", g, nil)
 	what := server
 	if subject != "" {
 		what += " for " + subject

@@ -89,7 +89,7 @@ func (u *UI) ServeUsage(w http.ResponseWriter, r *http.Request) {
 	for _, t := range rep.ByAgentTool {
 		byAgentTool = append(byAgentTool, barRow{UsageRow: t, Width: 100 * t.Calls / math.Max(maxTool, 1)})
 	}
-	u.Render(w, r, http.StatusOK, "usage", "Usage", map[string]any{
+	u.view.Render(w, r, http.StatusOK, "usage", "Usage", map[string]any{
 		"Report": rep, "Calls": calls, "Tokens": tokens, "ByAgentTool": byAgentTool,
 		"Minutes": minutes, "Windows": []int{5, 15, 60}})
 }
