@@ -379,8 +379,9 @@ type TLS struct {
 	ServerName string `yaml:"server_name"`
 }
 
-// Files is the setting as internal/tlsfiles reads it (and the upstreams use it).
-func (t TLS) Files() tlsfiles.Files { return tlsfiles.Files(t) }
+// files is the setting as internal/tlsfiles reads it. The upstreams convert it the same
+// way (upstream.TLSFiles(d.TLS)): the door shows no internal type.
+func (t TLS) files() tlsfiles.Files { return tlsfiles.Files(t) }
 
 // ServerMeta is descriptive data shown in the admin API and UI.
 type ServerMeta struct {

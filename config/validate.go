@@ -19,6 +19,8 @@ type Problem struct {
 	Hint string
 }
 
+// String is the problem as `mcpgw validate` prints it: "error: " or "warning: ", where
+// it is, what is wrong, and the hint on a line of its own.
 func (p Problem) String() string {
 	kind := "error"
 	if p.Warning {
@@ -37,6 +39,8 @@ func (p Problem) String() string {
 // Problems is a list of config problems; as an error it lists them all.
 type Problems []Problem
 
+// Error is "invalid config: N problem(s)" (N the errors among them), then each problem
+// (String) on a line of its own.
 func (ps Problems) Error() string {
 	var b strings.Builder
 	n := 0

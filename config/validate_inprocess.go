@@ -32,7 +32,7 @@ func (c *Config) inProcessProblems() Problems {
 			key string
 			set bool
 		}{{"command", d.Command != ""}, {"args", len(d.Args) > 0}, {"env", len(d.Env) > 0}, {"dir", d.Dir != ""},
-			{"url", d.URL != ""}, {"stdio_proxy", d.StdioProxy}, {"tls", !d.TLS.Files().IsZero()}}
+			{"url", d.URL != ""}, {"stdio_proxy", d.StdioProxy}, {"tls", !d.TLS.files().IsZero()}}
 		for _, k := range ignored {
 			if k.set {
 				add(true, where+"."+k.key, "is ignored for type inprocess")

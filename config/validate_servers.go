@@ -91,7 +91,7 @@ func validateServerLimits(ps *Problems, where string, d *ServerDef) {
 	if d.Queue.Timeout < 0 {
 		ps.add(false, where+".queue.timeout", "must not be negative")
 	}
-	if f := d.TLS.Files(); !f.IsZero() {
+	if f := d.TLS.files(); !f.IsZero() {
 		switch {
 		case d.Transport() == TransportStdio:
 			ps.add(true, where+".tls", "is ignored for type stdio")
