@@ -19,7 +19,7 @@ func SharedStdioError(name string) string {
 const SharedStdioHint = "ways out: stdio_proxy: true (one process multiplexed for every session), mode: per_agent (one process per agent), or mode: per_call (one process per request)"
 
 // validateServers checks servers.<name>, in name order.
-func (c *Config) validateServers(ps *Problems) {
+func (c validator) validateServers(ps *Problems) {
 	for _, name := range sortedKeys(c.Servers) {
 		d := c.Servers[name]
 		where := "servers." + name
