@@ -14,7 +14,7 @@ import (
 // a sql plugin, and is told which kind it lacks; supplying the sql kind runs it.
 func TestPluginKindsOption(t *testing.T) {
 	sqlPlugin := "plugins:\n  shop: {type: sql, refresh: -1s, connections: {a: {driver: sqlite, dsn: ':memory:', database: a}}}\n"
-	g, err := embedded.NewYAML(config(t, "127.0.0.1:0", sqlPlugin), embedded.Options{})
+	g, err := embedded.NewYAML(testConfig(t, "127.0.0.1:0", sqlPlugin), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +24,7 @@ func TestPluginKindsOption(t *testing.T) {
 		t.Fatalf("Start without the sql kind: %v", err)
 	}
 
-	g, err = embedded.NewYAML(config(t, "127.0.0.1:0", sqlPlugin), embedded.Options{ConnectWait: 10 * time.Second,
+	g, err = embedded.NewYAML(testConfig(t, "127.0.0.1:0", sqlPlugin), embedded.Options{ConnectWait: 10 * time.Second,
 		PluginKinds: []embedded.PluginKind{pluginkinds.SQL()}})
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +42,7 @@ func (fakeKind) PluginKind() string { return "sql" }
 
 // TestPluginKindsForeign: a kind not made by package pluginkinds is refused by Start.
 func TestPluginKindsForeign(t *testing.T) {
-	g, err := embedded.NewYAML(config(t, "127.0.0.1:0", ""), embedded.Options{PluginKinds: []embedded.PluginKind{fakeKind{}}})
+	g, err := embedded.NewYAML(testConfig(t, "127.0.0.1:0", ""), embedded.Options{PluginKinds: []embedded.PluginKind{fakeKind{}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestGuardianPath(t *testing.T) {
 func TestStoreOption(t *testing.T) {
 	st := embedded.MemoryStore()
 	for range 2 {
-		g, err := embedded.NewYAML(config(t, "127.0.0.1:0", ""), embedded.Options{Store: st})
+		g, err := embedded.NewYAML(testConfig(t, "127.0.0.1:0", ""), embedded.Options{Store: st})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -107,7 +107,7 @@ func TestStoreOption(t *testing.T) {
 	if _, err := embedded.OpenStore("nosuch", ""); err == nil || !strings.Contains(err.Error(), "unknown store") {
 		t.Fatalf("OpenStore(nosuch): %v", err)
 	}
-	g, err := embedded.NewYAML(config(t, "127.0.0.1:0", ""), embedded.Options{Store: &embedded.Store{}})
+	g, err := embedded.NewYAML(testConfig(t, "127.0.0.1:0", ""), embedded.Options{Store: &embedded.Store{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +125,7 @@ func startOn(t *testing.T, extra string, opts embedded.Options) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := embedded.NewYAML(config(t, ln.Addr().String(), extra), opts)
+	g, err := embedded.NewYAML(testConfig(t, ln.Addr().String(), extra), opts)
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
