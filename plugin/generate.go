@@ -75,7 +75,7 @@ type Options struct {
 
 // ToolSet is the tools one view of a plugin offers, sorted by name.
 type ToolSet struct {
-	Tools []*Tool
+	Tools []*Tool // the tools, sorted by name
 	// Problems met while generating: name collisions, schemas that differ between
 	// connections, arguments a resource schema shadows. Each names what was left out.
 	Problems []string
@@ -84,11 +84,11 @@ type ToolSet struct {
 
 // Tool is one generated tool: its MCP definition and what a call to it does.
 type Tool struct {
-	Def      *ToolDef
-	Full     string // the name before Options.Name
-	Op       Operation
-	Key      string // the resource key; empty for utility tools
-	ActionID string // for OperationAction
+	Def      *ToolDef  // what tools/list shows
+	Full     string    // the name before Options.Name
+	Op       Operation // what the tool does
+	Key      string    // the resource key; empty for utility tools
+	ActionID string    // for OperationAction
 
 	cat     *Catalog
 	entry   *TypeEntry
