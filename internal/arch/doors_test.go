@@ -20,6 +20,9 @@ import (
 // doc comment, and their exported declarations mention only types an outside program can
 // name: none from a package under an internal/ directory, which it cannot import.
 //
+// An exported interface's exported methods have doc comments too: a program implements
+// them from godoc.
+//
 // What is judged, by syntax (go/parser, no type checking): functions and methods of
 // exported types (their parameters, results and type parameters), exported types (a
 // struct's exported and embedded fields, an interface's methods and embedded types, an
@@ -159,6 +162,9 @@ func (c *doorFile) typeSpec(d *ast.GenDecl, s *ast.TypeSpec) {
 				what := name
 				if len(m.Names) > 0 {
 					what += "." + m.Names[0].Name
+					if !hasDoc(m.Doc) && !hasDoc(m.Comment) {
+						c.report(m.Pos(), "%s has no doc comment: a door's interface is implemented from godoc", what)
+					}
 				}
 				c.mentions(m.Type, what)
 			}
@@ -281,6 +287,7 @@ type Kind interface {
 	// Open gives out an internal type.
 	Open() reg.PluginKind
 	plugin.Plugin
+	Name() string
 }
 
 // Open is documented, its result is not public.
@@ -332,11 +339,12 @@ var Default store.Store
 		"door/door.go:26: door.Alias mentions store.Store",
 		"door/door.go:29: door.Defined mentions reg.PluginKinds",
 		"door/door.go:34: door.Kind.Open mentions reg.PluginKind",
-		"door/door.go:39: door.Open mentions store.Store",
-		"door/door.go:41: door.Bare has no doc comment",
-		"door/door.go:46: door.Options.Reset has no doc comment",
-		"door/door.go:58: door.Loose has no doc comment",
-		"door/door.go:67: door.Default mentions store.Store",
+		"door/door.go:36: door.Kind.Name has no doc comment",
+		"door/door.go:40: door.Open mentions store.Store",
+		"door/door.go:42: door.Bare has no doc comment",
+		"door/door.go:47: door.Options.Reset has no doc comment",
+		"door/door.go:59: door.Loose has no doc comment",
+		"door/door.go:68: door.Default mentions store.Store",
 	}
 	joined := strings.Join(got, "\n")
 	for _, w := range want {
