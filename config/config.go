@@ -12,21 +12,24 @@ import (
 const CurrentVersion = 2
 
 // Config is the whole gateway configuration: the shape of mcpgw.yaml (docs/config.md).
+// Here and in the types of its parts, a field is the YAML key of its tag, and
+// docs/config.md documents each key; a config built in code gets a file's defaults from
+// ApplyDefaults and is checked by Validate.
 type Config struct {
-	Version   int                        `yaml:"version"`
-	Listen    string                     `yaml:"listen"`
-	StateDir  string                     `yaml:"state_dir"`
-	Store     string                     `yaml:"store"`
-	Naming    Naming                     `yaml:"naming"`
-	Auth      AuthConfig                 `yaml:"auth"`
-	HTTP      HTTPConfig                 `yaml:"http"`
-	Upstream  UpstreamDefaults           `yaml:"upstream"`
-	Log       LogConfig                  `yaml:"log"`
-	Servers   map[string]*ServerDef      `yaml:"servers"`
-	Plugins   map[string]*PluginDef      `yaml:"plugins"`
-	Agents    map[string]*AgentConfig    `yaml:"agents"`
-	Executors map[string]*ExecutorConfig `yaml:"executors"`
-	Tasks     map[string]*TaskConfig     `yaml:"tasks"`
+	Version   int                        `yaml:"version"`   // the schema version (CurrentVersion; older ones migrate on load)
+	Listen    string                     `yaml:"listen"`    // host:port the gateway serves on
+	StateDir  string                     `yaml:"state_dir"` // the gateway's own directory: store file, keys, audit log
+	Store     string                     `yaml:"store"`     // bolt | memory | a redis:// URL
+	Naming    Naming                     `yaml:"naming"`    // how upstream names become exposed names
+	Auth      AuthConfig                 `yaml:"auth"`      // who a request is (docs/auth.md)
+	HTTP      HTTPConfig                 `yaml:"http"`      // the HTTP server's limits and hosts
+	Upstream  UpstreamDefaults           `yaml:"upstream"`  // defaults for every upstream
+	Log       LogConfig                  `yaml:"log"`       // the gateway's own log
+	Servers   map[string]*ServerDef      `yaml:"servers"`   // the upstream MCP servers, by name
+	Plugins   map[string]*PluginDef      `yaml:"plugins"`   // the resource providers served as tools, by name
+	Agents    map[string]*AgentConfig    `yaml:"agents"`    // the agents, by id: their servers and limits
+	Executors map[string]*ExecutorConfig `yaml:"executors"` // the executors, by id: their MCP policy
+	Tasks     map[string]*TaskConfig     `yaml:"tasks"`     // tasks provisioned from the file, by id
 	// Projects are the tier between the global servers and a task (projects.go).
 	Projects map[string]*ProjectConfig `yaml:"projects"`
 	// Tracing exports OpenTelemetry traces over OTLP/HTTP; off unless otlp_endpoint is set
