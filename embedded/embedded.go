@@ -13,6 +13,12 @@
 // database: sessions enable it by name, agents' tools.allow/deny, read_only and
 // connection_scope apply to its tools, and its calls go through the plugin dispatcher.
 //
+// Options holds the rest of what a host sets: a logger, a Store it opened itself
+// (OpenStore, MemoryStore), the plugin kinds it wants beyond the in-process ones (package
+// embedded/pluginkinds: the sql plugin and out-of-process plugins, apart so that a host
+// that does not import it links no database driver or gRPC), and a guardian for stdio
+// upstreams (GuardianPath: a binary whose main calls RunGuardian first).
+//
 // Nothing here is global: several gateways may run in one process, each with its own
 // config, state directory, store and plugins. docs/embedding.md is the guide.
 package embedded
