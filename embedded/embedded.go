@@ -277,7 +277,7 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 func Vouch(r *http.Request) *http.Request { return r.WithContext(auth.WithTrusted(r.Context())) }
 
 // Listen opens the config's listen address, its http.max_connections shared among the
-// connections' sources (gateway.ShareListener), for Serve.
+// connections' sources (no one source takes them all), for Serve.
 func (g *Gateway) Listen() (net.Listener, error) {
 	cfg := g.Config()
 	ln, err := net.Listen("tcp", cfg.Listen)

@@ -61,15 +61,15 @@ type Options struct {
 	// schema requires "confirm": true.
 	Elicitation bool
 	// Name turns a tool's full name ({pluginID}_{group}_{version}_{kind}_{operation}) into
-	// the name clients see. The gateway passes its own rule (registry.ExposedName), which
-	// replaces characters outside ^[A-Za-z0-9_-] and shortens long names with a stable hash.
+	// the name clients see. The gateway passes its own rule, which replaces characters
+	// outside ^[A-Za-z0-9_-] and shortens long names with a stable hash.
 	// nil: full names are used as they are, and a name that is not a valid MCP tool name
 	// (that set, at most 64 bytes) is a problem and its tool is left out.
 	Name func(full string) string
 	// NameOp is Name given the tool's operation too, the last part of its full name (get,
 	// list, find, create, update, delete, an action's id, or list_connections,
 	// list_namespaces, list_resource_types), so that a rule that shortens long names can
-	// keep it readable (registry.PluginToolName). When set, it is used instead of Name.
+	// keep it readable (the gateway's rule does). When set, it is used instead of Name.
 	NameOp func(full, op string) string
 }
 
