@@ -75,8 +75,13 @@ func OpenStore(spec, stateDir string) (*Store, error) {
 func MemoryStore() *Store { return &Store{s: store.NewMemory()} }
 
 // Close closes the store (a bbolt file, a Redis connection). Close the gateways that use
-// it first.
-func (s *Store) Close() error { return s.s.Close() }
+// it first. Closing a nil or empty Store does nothing.
+func (s *Store) Close() error {
+	if s == nil || s.s == nil {
+		return nil
+	}
+	return s.s.Close()
+}
 
 // storeCacheSize is how many session records a store keeps in memory.
 const storeCacheSize = 10000

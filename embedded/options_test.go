@@ -107,6 +107,9 @@ func TestStoreOption(t *testing.T) {
 	if _, err := embedded.OpenStore("nosuch", ""); err == nil || !strings.Contains(err.Error(), "unknown store") {
 		t.Fatalf("OpenStore(nosuch): %v", err)
 	}
+	if err := (&embedded.Store{}).Close(); err != nil {
+		t.Fatalf("Close of an empty Store: %v", err)
+	}
 	g, err := embedded.NewYAML(testConfig(t, "127.0.0.1:0", ""), embedded.Options{Store: &embedded.Store{}})
 	if err != nil {
 		t.Fatal(err)
