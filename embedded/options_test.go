@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -76,6 +77,25 @@ func TestGuardianPath(t *testing.T) {
 	if err != nil || res.IsError || res.Content[0].(*mcp.TextContent).Text != "pong" {
 		t.Fatalf("call under the guardian: %+v, %v (tools %v)", res, err, toolNames(t, cs))
 	}
+	if runtime.GOOS == "linux" && !guardianRuns(exe) {
+		t.Fatal("no process of the test binary runs as a guardian")
+	}
+}
+
+// guardianRuns reports whether a process runs exe as a guardian (Linux: /proc).
+func guardianRuns(exe string) bool {
+	cmdlines, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range cmdlines {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		args := strings.Split(string(b), "\x00")
+		if len(args) > 1 && args[0] == exe && embedded.IsGuardian(args) {
+			return true
+		}
+	}
+	return false
 }
 
 // TestStoreOption: gateways given one store share it, and it outlives their Close; an
