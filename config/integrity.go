@@ -109,7 +109,7 @@ func oneOf(v string, allowed ...string) bool {
 }
 
 // validateIntegrity checks integrity and each server's and plugin's policy.
-func (c *Config) validateIntegrity(ps *Problems) {
+func (c validator) validateIntegrity(ps *Problems) {
 	i := c.Integrity
 	for _, f := range []struct {
 		where, v string

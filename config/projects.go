@@ -61,7 +61,7 @@ func nonNilStrings(s []string) []string {
 
 // validateProjects checks projects.<id>: every server a project lists or overrides is a
 // server or plugin, named by the path of the entry that names it.
-func (c *Config) validateProjects(ps *Problems) {
+func (c validator) validateProjects(ps *Problems) {
 	for _, id := range sortedKeys(c.Projects) {
 		p := c.Projects[id]
 		if p == nil {

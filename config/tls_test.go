@@ -59,7 +59,7 @@ func TestConfigServerTLS(t *testing.T) {
 		t.Errorf("valid tls: %s", p)
 	}
 	want := tlsfiles.Files{CAFile: cert, CertFile: cert, KeyFile: key, ServerName: "internal.example"}
-	if got := cfg.Servers["up"].TLS.Files(); got != want {
+	if got := cfg.Servers["up"].TLS.files(); got != want {
 		t.Fatalf("tls = %+v, want %+v", got, want)
 	}
 

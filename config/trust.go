@@ -30,7 +30,7 @@ func ParseTrustedProxies(list []string) ([]netip.Prefix, error) {
 }
 
 // trustProblems checks http.trusted_proxies.
-func (c *Config) trustProblems() Problems {
+func (c validator) trustProblems() Problems {
 	if _, err := ParseTrustedProxies(c.HTTP.TrustedProxies); err != nil {
 		where, text, _ := strings.Cut(err.Error(), ": ")
 		return Problems{{Where: where, Text: text}}

@@ -19,6 +19,8 @@ type Problem struct {
 	Hint string
 }
 
+// String is the problem as `mcpgw validate` prints it: "error: " or "warning: ", where
+// it is, what is wrong, and the hint on a line of its own.
 func (p Problem) String() string {
 	kind := "error"
 	if p.Warning {
@@ -37,6 +39,8 @@ func (p Problem) String() string {
 // Problems is a list of config problems; as an error it lists them all.
 type Problems []Problem
 
+// Error is "invalid config: N problem(s)" (N the errors among them), then each problem
+// (String) on a line of its own.
 func (ps Problems) Error() string {
 	var b strings.Builder
 	n := 0
@@ -77,7 +81,8 @@ func (ps Problems) Warnings() Problems {
 // Validate lists every problem it finds; it does not stop at the first. Each section of
 // the config has its own check, run in the order of this list (the order problems are
 // reported in).
-func (c *Config) Validate() Problems {
+func (cfg *Config) Validate() Problems {
+	c := validator{cfg}
 	var ps Problems
 	ps = append(ps, c.ListenProblems()...)
 	ps = append(ps, c.Tracing.problems()...)
@@ -97,9 +102,13 @@ func (c *Config) Validate() Problems {
 	c.validateTasks(&ps)
 	c.validateClients(&ps)
 	c.validateIntegrity(&ps)
-	validateUpstreamAuth(c, &ps)
+	validateUpstreamAuth(cfg, &ps)
 	return ps
 }
+
+// validator holds the checks of Validate, one for each section of the config: they read
+// the config they check (through the embedded *Config) and add what they find.
+type validator struct{ *Config }
 
 // add appends a problem whose text is format applied to a.
 func (ps *Problems) add(warn bool, where, format string, a ...any) {
@@ -107,7 +116,7 @@ func (ps *Problems) add(warn bool, where, format string, a ...any) {
 }
 
 // validateStore checks store.
-func (c *Config) validateStore(ps *Problems) {
+func (c validator) validateStore(ps *Problems) {
 	switch {
 	case c.Store == "bolt", c.Store == "memory", strings.HasPrefix(c.Store, "redis://"), strings.HasPrefix(c.Store, "rediss://"), strings.HasPrefix(c.Store, "unix://"):
 	default:
@@ -118,7 +127,7 @@ func (c *Config) validateStore(ps *Problems) {
 var separatorRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,8}$`)
 
 // validateNaming checks naming.
-func (c *Config) validateNaming(ps *Problems) {
+func (c validator) validateNaming(ps *Problems) {
 	switch c.Naming.Prefix {
 	case "always", "never":
 	default:
@@ -133,7 +142,7 @@ func (c *Config) validateNaming(ps *Problems) {
 }
 
 // validateLog checks log.
-func (c *Config) validateLog(ps *Problems) {
+func (c validator) validateLog(ps *Problems) {
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:

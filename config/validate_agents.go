@@ -8,7 +8,7 @@ import (
 )
 
 // validateAgents checks agents.<name>, in name order.
-func (c *Config) validateAgents(ps *Problems) {
+func (c validator) validateAgents(ps *Problems) {
 	for _, name := range sortedKeys(c.Agents) {
 		a := c.Agents[name]
 		if a == nil {
@@ -20,7 +20,7 @@ func (c *Config) validateAgents(ps *Problems) {
 
 // validateAgent checks one agent: its servers, tool globs, connection scope, handshake,
 // pinned tools and executor.
-func (c *Config) validateAgent(ps *Problems, where string, a *AgentConfig) {
+func (c validator) validateAgent(ps *Problems, where string, a *AgentConfig) {
 	for _, u := range a.Servers {
 		if !c.Has(u.Name) {
 			ps.add(false, where, "unknown server %q (no server or plugin has that name)", u.Name)
@@ -58,7 +58,7 @@ func (c *Config) validateAgent(ps *Problems, where string, a *AgentConfig) {
 }
 
 // validateExecutors checks executors.<name>, in name order.
-func (c *Config) validateExecutors(ps *Problems) {
+func (c validator) validateExecutors(ps *Problems) {
 	for _, name := range sortedKeys(c.Executors) {
 		e := c.Executors[name]
 		if e == nil {
@@ -69,7 +69,7 @@ func (c *Config) validateExecutors(ps *Problems) {
 }
 
 // validateExecutor checks one executor: its type and its mcp_policy.
-func (c *Config) validateExecutor(ps *Problems, where string, e *ExecutorConfig) {
+func (c validator) validateExecutor(ps *Problems, where string, e *ExecutorConfig) {
 	switch e.Type {
 	case "local_pc", "local_docker", "remote_docker", "remote_vps", "k8s":
 	default:
@@ -105,7 +105,7 @@ func (c *Config) validateExecutor(ps *Problems, where string, e *ExecutorConfig)
 }
 
 // validateTasks checks tasks.<name>, in name order.
-func (c *Config) validateTasks(ps *Problems) {
+func (c validator) validateTasks(ps *Problems) {
 	for _, name := range sortedKeys(c.Tasks) {
 		t := c.Tasks[name]
 		if t == nil {
@@ -130,7 +130,7 @@ func (c *Config) validateTasks(ps *Problems) {
 // connectionScopeProblems checks a connection_scope (an agent's or a credential's): ids
 // of the connection id form, each once; an id no plugin has is a warning (a plugin may be
 // added later).
-func (c *Config) connectionScopeProblems(where string, scope []string) Problems {
+func (c validator) connectionScopeProblems(where string, scope []string) Problems {
 	var ps Problems
 	seen := map[string]bool{}
 	for _, id := range scope {

@@ -8,7 +8,7 @@ import (
 
 // validateAuth checks auth: the mode and what it needs, the JWT keys, the API keys and
 // auth.metrics.
-func (c *Config) validateAuth(ps *Problems) {
+func (c validator) validateAuth(ps *Problems) {
 	switch c.Auth.Mode {
 	case "none", "api_key":
 	case "jwt":

@@ -10,7 +10,7 @@ import (
 const formList = "auto, full, thin, search"
 
 // validateForms checks http.handshake, http.search and http.auto.
-func (c *Config) validateForms(ps *Problems) {
+func (c validator) validateForms(ps *Problems) {
 	if !validForm(c.HTTP.Handshake) {
 		ps.add(false, "http.handshake", "%q is not one of %s", c.HTTP.Handshake, formList)
 	}
@@ -38,7 +38,7 @@ func globProblems(ps *Problems, where string, globs []string) {
 
 // validateClients checks clients.<name>, in name order: each profile matches something,
 // with globs that compile, and its limits are ones a session can be served within.
-func (c *Config) validateClients(ps *Problems) {
+func (c validator) validateClients(ps *Problems) {
 	for _, name := range sortedKeys(c.Clients) {
 		p := c.Clients[name]
 		where := "clients." + name

@@ -13,7 +13,7 @@ const InProcessNote = "type inprocess is served by a Go program that embeds mcpg
 // inProcessProblems checks the servers of type inprocess: one handler in the host's
 // process serves every session, so they run shared, and the keys that say how to start
 // or reach a server are ignored. Agents may not ask for another mode either.
-func (c *Config) inProcessProblems() Problems {
+func (c validator) inProcessProblems() Problems {
 	var ps Problems
 	add := func(warn bool, where, format string, a ...any) {
 		ps = append(ps, Problem{Warning: warn, Where: where, Text: fmt.Sprintf(format, a...)})
@@ -32,7 +32,7 @@ func (c *Config) inProcessProblems() Problems {
 			key string
 			set bool
 		}{{"command", d.Command != ""}, {"args", len(d.Args) > 0}, {"env", len(d.Env) > 0}, {"dir", d.Dir != ""},
-			{"url", d.URL != ""}, {"stdio_proxy", d.StdioProxy}, {"tls", !d.TLS.Files().IsZero()}}
+			{"url", d.URL != ""}, {"stdio_proxy", d.StdioProxy}, {"tls", !d.TLS.files().IsZero()}}
 		for _, k := range ignored {
 			if k.set {
 				add(true, where+"."+k.key, "is ignored for type inprocess")

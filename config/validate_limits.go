@@ -5,7 +5,7 @@ import (
 )
 
 // validateLimits checks the sizes, counts and durations of http and upstream.
-func (c *Config) validateLimits(ps *Problems) {
+func (c validator) validateLimits(ps *Problems) {
 	if c.HTTP.MaxBodyBytes < 1024 {
 		ps.add(false, "http.max_body_bytes", "%d is too small (at least 1024)", c.HTTP.MaxBodyBytes)
 	}

@@ -13,7 +13,7 @@ func ValidConnectionID(id string) bool { return connectionIDRE.MatchString(id) }
 
 // pluginProblems checks plugins.<name>: the name rules of servers (and no server of the
 // same name: sessions enable both by name), a known type, and each connection.
-func (c *Config) pluginProblems() Problems {
+func (c validator) pluginProblems() Problems {
 	var ps Problems
 	for _, name := range sortedKeys(c.Plugins) {
 		d := c.Plugins[name]
@@ -41,7 +41,7 @@ func (c *Config) pluginProblems() Problems {
 }
 
 // inProcessPluginProblems checks what a plugin that runs in the gateway needs for its type.
-func (c *Config) inProcessPluginProblems(ps *Problems, name, where string, d *PluginDef) {
+func (c validator) inProcessPluginProblems(ps *Problems, name, where string, d *PluginDef) {
 	switch d.Type {
 	case "sql":
 		sqlPluginProblems(ps, where, d)
@@ -130,7 +130,7 @@ func isMemoryDSN(dsn string) bool {
 }
 
 // listedByAnAgent reports whether some agent lists name in its servers.
-func (c *Config) listedByAnAgent(name string) bool {
+func (c validator) listedByAnAgent(name string) bool {
 	for _, a := range c.Agents {
 		if a == nil {
 			continue
@@ -145,7 +145,7 @@ func (c *Config) listedByAnAgent(name string) bool {
 }
 
 // hasConnection reports whether any plugin has a connection of that id.
-func (c *Config) hasConnection(id string) bool {
+func (c validator) hasConnection(id string) bool {
 	for _, d := range c.Plugins {
 		if d != nil && d.Type == PluginTypeSelf && id == "gateway" {
 			return true // the mcpgw plugin's one connection

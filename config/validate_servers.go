@@ -19,7 +19,7 @@ func SharedStdioError(name string) string {
 const SharedStdioHint = "ways out: stdio_proxy: true (one process multiplexed for every session), mode: per_agent (one process per agent), or mode: per_call (one process per request)"
 
 // validateServers checks servers.<name>, in name order.
-func (c *Config) validateServers(ps *Problems) {
+func (c validator) validateServers(ps *Problems) {
 	for _, name := range sortedKeys(c.Servers) {
 		d := c.Servers[name]
 		where := "servers." + name
@@ -91,7 +91,7 @@ func validateServerLimits(ps *Problems, where string, d *ServerDef) {
 	if d.Queue.Timeout < 0 {
 		ps.add(false, where+".queue.timeout", "must not be negative")
 	}
-	if f := d.TLS.Files(); !f.IsZero() {
+	if f := d.TLS.files(); !f.IsZero() {
 		switch {
 		case d.Transport() == TransportStdio:
 			ps.add(true, where+".tls", "is ignored for type stdio")

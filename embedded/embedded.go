@@ -13,6 +13,12 @@
 // database: sessions enable it by name, agents' tools.allow/deny, read_only and
 // connection_scope apply to its tools, and its calls go through the plugin dispatcher.
 //
+// Options holds the rest of what a host sets: a logger, a Store it opened itself
+// (OpenStore, MemoryStore), the plugin kinds it wants beyond the in-process ones (package
+// embedded/pluginkinds: the sql plugin and out-of-process plugins, apart so that a host
+// that does not import it links no database driver or gRPC), and a guardian for stdio
+// upstreams (GuardianPath: a binary whose main calls RunGuardian first).
+//
 // Nothing here is global: several gateways may run in one process, each with its own
 // config, state directory, store and plugins. docs/embedding.md is the guide.
 package embedded
@@ -41,41 +47,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/plugin"
 )
-
-// Options are the host's choices beyond the config. The zero value is usable.
-type Options struct {
-	// Logger receives the gateway's logs (nil: they are discarded).
-	Logger *slog.Logger
-	// LogLevel, when set, is the level of Logger: the config's log.level (and a later
-	// reload or admin API setting) is applied to it.
-	LogLevel *slog.LevelVar
-	// Store holds the sessions (nil: opened from the config's store and state_dir, and
-	// closed by Close). A store given here is the host's to close, after Close.
-	Store store.Store
-	// ConnectWait bounds how long Start waits for upstreams and plugins to come up the
-	// first time (0: the config's upstream.start_wait, whose default 0 waits for none:
-	// the gateway serves at once and sends list_changed as they come up). One that is not
-	// up by then keeps starting in the background.
-	ConnectWait time.Duration
-	// OnPeerReload, when set, is called when another replica sharing the store announces
-	// a config reload (the daemon reads its file again). Unset, the gateway re-applies
-	// the admin API's stored entries itself.
-	OnPeerReload func()
-	// PluginKinds are the plugin kinds the gateway runs besides the in-process go and
-	// mcpgw types: pluginkind.All() (package internal/registry/pluginkind) for the sql plugin and
-	// out-of-process plugins, as `mcpgw serve` has, or only the ones the host wants. A
-	// host that supplies none links no database driver, go-plugin or gRPC for them. Start
-	// fails when the config has a plugin of a kind not given here.
-	PluginKinds registry.PluginKinds
-	// GuardianPath is a binary that runs upstream.RunChild when its first argument is
-	// upstream.ChildArg; stdio upstreams then run under it, which keeps their process
-	// groups from outliving the gateway even when it is killed ("": they are spawned
-	// directly). The mcpgw daemon gives its own executable.
-	GuardianPath string
-	// Version is the gateway's version: its serverInfo, the clientInfo and User-Agent it
-	// sends upstreams, the web UI and the admin API's OpenAPI document ("": "dev").
-	Version string
-}
 
 // Gateway is one embedded gateway. Its methods are safe for concurrent use.
 type Gateway struct {
@@ -210,7 +181,11 @@ func (g *Gateway) Start(ctx context.Context) error {
 			return fmt.Errorf("mcpgw: plugins.%s is type go, but no provider was registered under that name (RegisterPlugin)", name)
 		}
 	}
-	if ps := g.opts.PluginKinds.Missing(cfg); len(ps) > 0 {
+	kinds, err := registryKinds(g.opts.PluginKinds)
+	if err != nil {
+		return err
+	}
+	if ps := kinds.Missing(cfg); len(ps) > 0 {
 		return fmt.Errorf("mcpgw: %w", ps)
 	}
 	if err := inProcessMissing(cfg, g.mcpServers); err != nil {
@@ -223,18 +198,13 @@ func (g *Gateway) Start(ctx context.Context) error {
 			return err
 		}
 	}
-	g.store, g.ownStore = g.opts.Store, false
-	if g.store == nil {
-		st, err := store.Open(cfg.Store, cfg.StateDir)
-		if err != nil {
-			return err
-		}
-		g.store, g.ownStore = store.NewCached(st, 10000), true
+	if err := g.openStore(cfg); err != nil {
+		return err
 	}
 	dialer := upstream.NewDialer()
 	dialer.GuardianPath, dialer.Version = g.opts.GuardianPath, g.opts.Version
 	g.reg = registry.NewWithOptions(cfg, registry.Options{Log: g.log, Dialer: dialer})
-	g.reg.PluginKinds = g.opts.PluginKinds
+	g.reg.PluginKinds = kinds
 	for name, p := range g.providers {
 		g.reg.Provide(name, p)
 	}
@@ -307,7 +277,7 @@ func ConnContext(ctx context.Context, c net.Conn) context.Context {
 func Vouch(r *http.Request) *http.Request { return r.WithContext(auth.WithTrusted(r.Context())) }
 
 // Listen opens the config's listen address, its http.max_connections shared among the
-// connections' sources (gateway.ShareListener), for Serve.
+// connections' sources (no one source takes them all), for Serve.
 func (g *Gateway) Listen() (net.Listener, error) {
 	cfg := g.Config()
 	ln, err := net.Listen("tcp", cfg.Listen)

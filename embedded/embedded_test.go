@@ -41,9 +41,9 @@ type host struct {
 	url string
 }
 
-// config is a gateway config for a host listening on addr: its own state dir, sessions
+// testConfig is a gateway config for a host listening on addr: its own state dir, sessions
 // in memory, an agent that may write and one that may only read.
-func config(t *testing.T, addr, extra string) []byte {
+func testConfig(t *testing.T, addr, extra string) []byte {
 	return fmt.Appendf(nil, `
 listen: %s
 state_dir: %s
@@ -65,7 +65,7 @@ func newHost(t *testing.T, name string, p plugin.Plugin, extra string) *host {
 	}
 	// The tests start from a whole catalogue: Start waits for the plugin (a gateway
 	// serves at once by default, TestEmbedServesWhilePluginStarts).
-	g, err := embedded.NewYAML(config(t, ln.Addr().String(), extra), embedded.Options{ConnectWait: 10 * time.Second})
+	g, err := embedded.NewYAML(testConfig(t, ln.Addr().String(), extra), embedded.Options{ConnectWait: 10 * time.Second})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestEmbedCloseStopsEverything(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := embedded.NewYAML(config(t, ln.Addr().String(), ""), embedded.Options{ConnectWait: 10 * time.Second})
+	g, err := embedded.NewYAML(testConfig(t, ln.Addr().String(), ""), embedded.Options{ConnectWait: 10 * time.Second})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)
@@ -337,7 +337,7 @@ func TestEmbedRefusals(t *testing.T) {
 		t.Error("bad YAML accepted")
 	}
 	sqlPlugin := "plugins:\n  kube: {type: sql, connections: {a: {driver: sqlite, dsn: ':memory:', database: a}}}\n"
-	g, err := embedded.NewYAML(config(t, "127.0.0.1:0", sqlPlugin), embedded.Options{})
+	g, err := embedded.NewYAML(testConfig(t, "127.0.0.1:0", sqlPlugin), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestEmbedRefusals(t *testing.T) {
 	}
 	_ = g.Close()
 
-	g, err = embedded.NewYAML(config(t, "127.0.0.1:0", "plugins:\n  tickets: {type: go}\n"), embedded.Options{})
+	g, err = embedded.NewYAML(testConfig(t, "127.0.0.1:0", "plugins:\n  tickets: {type: go}\n"), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -325,7 +325,7 @@ func get(t *testing.T, hc *http.Client, url string) string {
 func TestEmbedInProcessRefusals(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	g, err := embedded.NewYAML(config(t, "127.0.0.1:1", "servers:\n  own: {type: inprocess}\n  web: {type: http, url: 'http://127.0.0.1:9/mcp'}\n"), embedded.Options{})
+	g, err := embedded.NewYAML(testConfig(t, "127.0.0.1:1", "servers:\n  own: {type: inprocess}\n  web: {type: http, url: 'http://127.0.0.1:9/mcp'}\n"), embedded.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -343,7 +343,7 @@ func TestEmbedInProcessRefusals(t *testing.T) {
 		t.Errorf("AddServer after Start: %v", err)
 	}
 
-	g2, err := embedded.NewYAML(config(t, "127.0.0.1:1", "servers:\n  own: {type: inprocess, mode: per_session}\n"), embedded.Options{})
+	g2, err := embedded.NewYAML(testConfig(t, "127.0.0.1:1", "servers:\n  own: {type: inprocess, mode: per_session}\n"), embedded.Options{})
 	if err == nil {
 		g2.Close()
 		t.Fatal("a per_session inprocess server was accepted")

@@ -42,7 +42,7 @@ func TestEmbedServesWhilePluginStarts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := embedded.NewYAML(config(t, ln.Addr().String(), ""), embedded.Options{})
+	g, err := embedded.NewYAML(testConfig(t, ln.Addr().String(), ""), embedded.Options{})
 	if err != nil {
 		ln.Close()
 		t.Fatal(err)

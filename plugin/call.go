@@ -26,7 +26,8 @@ type CallOptions struct {
 	Limit ResultLimit
 	// Unvalidated, when set, is told of a call whose provider arguments are passed on
 	// unchecked against the tool's input schema (only the gateway's own arguments are),
-	// and why: schemabound.ReasonSchema or ReasonArguments.
+	// and why: "schema" (the tool's input schema would cost too much to validate against,
+	// so it never is) or "arguments" (this call's arguments would).
 	Unvalidated func(reason string)
 }
 

@@ -20,8 +20,8 @@ import (
 // each session's view is cheap to build and cache; Load runs again when the provider
 // reports a change (a connection added, a type discovered).
 type Catalog struct {
-	ID          string // the plugin's id: the first part of every tool name
-	Plugin      Plugin
+	ID          string       // the plugin's id: the first part of every tool name
+	Plugin      Plugin       // the provider the catalogue was read from
 	Connections []Connection // sorted by ID
 	Types       []*TypeEntry // sorted by key
 	// Problems met while loading (a type whose schema could not be read on a connection,
@@ -31,11 +31,11 @@ type Catalog struct {
 
 // TypeEntry is one resource type in a catalogue.
 type TypeEntry struct {
-	Type    ResourceType
-	Group   string
+	Type    ResourceType // the key and description the provider gave
+	Group   string       // the key's parts (SplitKey)
 	Version string
 	Kind    string
-	Caps    Capabilities
+	Caps    Capabilities // what the type offers
 	// On maps a connection id to what the type looks like there. A connection without the
 	// type is absent.
 	On map[string]*TypeOnConn

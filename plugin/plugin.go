@@ -68,12 +68,12 @@ type ResourceType struct {
 // Capabilities says which operations a resource type offers. Tool generation follows it:
 // one tool per true Can* flag, except find, which also needs Filterable.
 type Capabilities struct {
-	CanGet    bool
-	CanList   bool
-	CanFind   bool
-	CanCreate bool
-	CanUpdate bool
-	CanDelete bool
+	CanGet    bool // a get tool: ResourceProvider.Get
+	CanList   bool // a list tool: ResourceProvider.List
+	CanFind   bool // a find tool (with Filterable): ResourceProvider.Find
+	CanCreate bool // a create tool: ResourceProvider.Create
+	CanUpdate bool // an update tool: ResourceProvider.Update
+	CanDelete bool // a delete tool: ResourceProvider.Delete
 	// Filterable: FilterFields answers, so Find can take predicates.
 	Filterable bool
 	// HasSchema: ResourceSchema answers with the JSON Schema of one resource.
@@ -128,20 +128,26 @@ var Operators = []Operator{OpEq, OpNeq, OpLt, OpLte, OpGt, OpGte, OpIn, OpContai
 
 // FilterField is one field Find can filter on.
 type FilterField struct {
-	Field       string
-	Type        FieldType
-	Operators   []Operator
-	Description string
+	Field       string     // the field's name in the resource
+	Type        FieldType  // the JSON type of its values
+	Operators   []Operator // the operators Find accepts on it
+	Description string     // one line, shown in the find tool's schema
 }
 
 // ResourceProvider does the work. conn is a connection id from ConnectionProvider; key a
 // resource key from ResourceTypes. Errors reach the client as the text of an isError
 // result, so they should say what was wrong in the caller's terms.
 type ResourceProvider interface {
+	// Get returns one resource (an error wrapping ErrNotFound when there is none).
 	Get(ctx context.Context, conn, key string, in GetInput) (Resource, error)
+	// List returns one page of the type's resources.
 	List(ctx context.Context, conn, key string, in ListInput) (Page, error)
+	// Find returns one page of the resources that match in.Filter (Capabilities.CanFind
+	// and Filterable; its predicates use the fields and operators of FilterFields).
 	Find(ctx context.Context, conn, key string, in FindInput) (Page, error)
+	// Create makes a resource and returns it as stored.
 	Create(ctx context.Context, conn, key string, in CreateInput) (Resource, error)
+	// Update changes the fields of in.Data and returns the resource as stored.
 	Update(ctx context.Context, conn, key string, in UpdateInput) (Resource, error)
 	// Delete returns the resource it deleted.
 	Delete(ctx context.Context, conn, key string, in DeleteInput) (Resource, error)
@@ -153,14 +159,14 @@ type Resource = map[string]any
 
 // Page is one page of List or Find. NextCursor is empty on the last page.
 type Page struct {
-	Items      []Resource
-	NextCursor string
+	Items      []Resource // the page's resources
+	NextCursor string     // ListInput.Cursor for the next page; empty on the last
 }
 
 // GetInput names one resource. Namespace is empty when the caller gave none.
 type GetInput struct {
-	ID        string
-	Namespace string
+	ID        string // the resource's id
+	Namespace string // the namespace the caller gave, or empty
 }
 
 // DeleteInput names one resource.
@@ -168,55 +174,58 @@ type DeleteInput = GetInput
 
 // ListInput pages through resources, in the given namespaces (all when empty).
 type ListInput struct {
-	Namespaces []string
-	PageSize   int // 0: the provider's default
-	Cursor     string
+	Namespaces []string // only these namespaces; all when empty
+	PageSize   int      // 0: the provider's default
+	Cursor     string   // a Page.NextCursor; empty for the first page
 }
 
 // FindInput is ListInput plus a filter.
 type FindInput struct {
 	ListInput
-	Filter Filter
+	Filter Filter // what the resources must match
 }
 
 // Filter is an AND of predicates plus an optional free-text query.
 type Filter struct {
-	Predicates []Predicate
-	TextQuery  string
+	Predicates []Predicate // all must hold
+	TextQuery  string      // free text the resource must contain (empty: none)
 }
 
 // Predicate is one {field, operator, value} condition. Value is a JSON value: nil, bool,
 // string, int64 (integral numbers), float64, or []any for OpIn. For OpIsNull it is a bool.
 type Predicate struct {
-	Field    string
-	Operator Operator
-	Value    any
+	Field    string   // a FilterField's Field
+	Operator Operator // one of that field's Operators
+	Value    any      // the value compared with
 }
 
 // CreateInput is a new resource's data (the tool's arguments minus connectionId and
 // namespace).
 type CreateInput struct {
-	Namespace string
-	Data      map[string]any
+	Namespace string         // the namespace the caller gave, or empty
+	Data      map[string]any // the resource's fields, checked against ResourceSchema
 }
 
 // UpdateInput names a resource and carries the fields to change.
 type UpdateInput struct {
-	ID        string
-	Namespace string
-	Data      map[string]any
+	ID        string         // the resource's id
+	Namespace string         // the namespace the caller gave, or empty
+	Data      map[string]any // the fields to change
 }
 
 // ActionProvider offers operations beyond CRUD (scale, restart, count, truncate...).
 type ActionProvider interface {
+	// Actions lists the actions of a type on one connection (Capabilities.HasActions).
 	Actions(ctx context.Context, conn, key string) ([]Action, error)
+	// ExecuteAction runs the action actionID (an Action.ID of Actions) on a resource, or
+	// on the type for a Collection action.
 	ExecuteAction(ctx context.Context, conn, key, actionID string, in ActionInput) (ActionResult, error)
 }
 
 // Action describes one action of a resource type.
 type Action struct {
 	ID          string // becomes the last part of the tool name
-	Description string
+	Description string // one line, shown in the tool's description
 	// ParamsSchema is an object schema of the action's own parameters (nil: none). The tool's
 	// input schema is it merged with {connectionId, id, namespace?}.
 	ParamsSchema *jsonschema.Schema
@@ -238,22 +247,25 @@ type Action struct {
 
 // ActionInput is an action call. ID is empty for Collection actions.
 type ActionInput struct {
-	ID        string
-	Namespace string
-	Params    map[string]any
+	ID        string         // the resource's id; empty for a Collection action
+	Namespace string         // the namespace the caller gave, or empty
+	Params    map[string]any // the action's parameters, checked against ParamsSchema
 }
 
 // ActionResult is what an action returns. Data, when not nil, is the structured result and
 // must match the action's OutputSchema; Message is shown to the client as text when Data is
 // nil.
 type ActionResult struct {
-	Data    map[string]any
-	Message string
+	Data    map[string]any // the structured result, or nil
+	Message string         // the text result when Data is nil
 }
 
 // ConnectionProvider lists what a provider can connect to: clusters, databases, accounts.
 type ConnectionProvider interface {
+	// Connections lists the provider's connections; their IDs are the conn of every other
+	// call.
 	Connections(ctx context.Context) ([]Connection, error)
+	// Namespaces lists the namespaces of one connection (nil: it has none).
 	Namespaces(ctx context.Context, conn string) ([]string, error)
 }
 
@@ -269,10 +281,10 @@ const (
 
 // Connection is one configured connection.
 type Connection struct {
-	ID          string
-	Name        string // for people; the ID when empty
-	Status      ConnectionStatus
-	Description string
+	ID          string           // the conn of the provider's calls; stable
+	Name        string           // for people; the ID when empty
+	Status      ConnectionStatus // as the provider sees it
+	Description string           // one line, shown by list_connections
 }
 
 // Watcher is optional: a provider that can report changes to resources.
@@ -296,9 +308,9 @@ const (
 // Event is one change. An empty ID means the change concerned the whole type (a truncate):
 // a subscriber re-lists.
 type Event struct {
-	Type       EventType
-	Connection string
-	Key        string
-	ID         string
-	Namespace  string
+	Type       EventType // what happened
+	Connection string    // the connection it happened on
+	Key        string    // the resource type's key
+	ID         string    // the resource's id; empty for the whole type
+	Namespace  string    // the resource's namespace, or empty
 }

@@ -11,7 +11,8 @@ import (
 // does. Their JSON is the MCP wire form (field names and order as MCP's Tool and
 // CallToolResult are written), which is what the gateway sends.
 
-// ToolDef is a generated tool's MCP definition: the tools/list entry.
+// ToolDef is a generated tool's MCP definition: the tools/list entry. Its fields are
+// MCP's Tool fields of the same names.
 type ToolDef struct {
 	Annotations  *Annotations       `json:"annotations,omitempty"`
 	Description  string             `json:"description,omitempty"`
@@ -21,7 +22,8 @@ type ToolDef struct {
 	Title        string             `json:"title,omitempty"`
 }
 
-// Annotations are a tool's behaviour hints. readOnlyHint and idempotentHint are always
+// Annotations are a tool's behaviour hints (MCP's ToolAnnotations fields of the same
+// names). readOnlyHint and idempotentHint are always
 // written; destructiveHint only when set (MCP's default for it is true).
 type Annotations struct {
 	DestructiveHint *bool `json:"destructiveHint,omitempty"`
@@ -40,6 +42,7 @@ func (a *Annotations) ReadOnly() bool { return a != nil && a.ReadOnlyHint }
 
 // Result is a tool call's result (MCP's CallToolResult).
 type Result struct {
+	// Content is the result's content items (text items, from the dispatcher).
 	Content []Content `json:"content"`
 	// StructuredContent is the result as one JSON object (list, get, actions), or nil.
 	StructuredContent json.RawMessage `json:"structuredContent,omitempty"`
@@ -50,7 +53,7 @@ type Result struct {
 // Content is one content item of a result. The dispatcher makes text items only.
 type Content struct {
 	Type string `json:"type"` // "text"
-	Text string `json:"text"`
+	Text string `json:"text"` // the item's text
 }
 
 // TextResult is a result of one text item.

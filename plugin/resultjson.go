@@ -13,6 +13,7 @@ import (
 // (or empty for none), as Get's Resource written by encoding/json; anything else is the
 // plugin's error.
 type JSONGetter interface {
+	// GetJSON is Get with the resource as the JSON object it is written as.
 	GetJSON(ctx context.Context, conn, key string, in GetInput) (json.RawMessage, error)
 }
 

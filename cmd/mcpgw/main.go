@@ -15,10 +15,10 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/embedded"
+	"github.com/mcpgw/mcpgw/embedded/pluginkinds"
 	"github.com/mcpgw/mcpgw/internal/gateway"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/registry/pluginkind"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -57,10 +57,9 @@ defaults (no upstreams, 127.0.0.1:8080). See docs/config.md.
 `
 
 func main() {
-	if len(os.Args) > 1 && os.Args[1] == upstream.ChildArg {
-		upstream.RunChild(os.Args[2:])
-		return
-	}
+	// The daemon is its own guardian (Options.GuardianPath): a stdio upstream runs under
+	// `mcpgw __mcpgw_child COMMAND ARGS...`.
+	embedded.RunGuardian(os.Args)
 	if len(os.Args) < 2 {
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)
@@ -243,7 +242,7 @@ func serve(args []string) error {
 	}
 	peer := make(chan struct{}, 1)
 	// The daemon runs every plugin kind: the sql plugin and out-of-process plugins.
-	opts := embedded.Options{Logger: log, LogLevel: logLevel, Version: version, PluginKinds: pluginkind.All()}
+	opts := embedded.Options{Logger: log, LogLevel: logLevel, Version: version, PluginKinds: pluginkinds.All()}
 	if exe, err := os.Executable(); err == nil {
 		opts.GuardianPath = exe
 	}

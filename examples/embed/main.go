@@ -46,6 +46,10 @@ servers:
 `
 
 func main() {
+	// The host's binary is also the guardian its stdio upstreams run under
+	// (Options.GuardianPath below): when the gateway starts it as one, this runs the
+	// upstream and exits.
+	embedded.RunGuardian(os.Args)
 	socket := flag.Bool("socket", false, "also serve the Unix socket for mcpgw-bridge (in the state dir)")
 	flag.Parse()
 	if err := run(*socket); err != nil {
@@ -64,7 +68,11 @@ func run(socket bool) error {
 	os.Setenv("EMBED_STATE_DIR", dir)
 
 	// 1. Build the gateway from the config.
-	gw, err := embedded.NewYAML([]byte(configYAML), embedded.Options{Logger: log})
+	opts := embedded.Options{Logger: log}
+	if exe, err := os.Executable(); err == nil {
+		opts.GuardianPath = exe
+	}
+	gw, err := embedded.NewYAML([]byte(configYAML), opts)
 	if err != nil {
 		return err
 	}

@@ -42,6 +42,8 @@ func depRules() []depRule {
 		{pkg: "internal/gateway", banned: heavyDeps, through: otel, why: core},
 		{pkg: "internal/store", banned: heavyDeps, why: core},
 		{pkg: "config", banned: heavyDeps, why: core},
+		{pkg: "embedded", banned: heavyDeps, through: otel,
+			why: "a host links the sql plugin's drivers and the out-of-process plugins' go-plugin and gRPC only when it asks for their kinds (package embedded/pluginkinds)"},
 		{pkg: "plugin", banned: []string{"github.com/modelcontextprotocol/go-sdk"},
 			why: "the plugin contract uses mcpgw's own types (ToolDef, Result), so its API does not move with go-sdk's"},
 	}
@@ -169,6 +171,7 @@ func TestDepRulesCatchWrongDeps(t *testing.T) {
 		{ImportPath: m + "/internal/store", Deps: []string{"github.com/jackc/pgx/v5/stdlib"}},
 		{ImportPath: m + "/config"},
 		{ImportPath: m + "/plugin", Deps: []string{"github.com/google/jsonschema-go/jsonschema", "github.com/modelcontextprotocol/go-sdk/mcp"}},
+		{ImportPath: m + "/embedded", Deps: []string{m + "/internal/registry/pluginkind", "modernc.org/sqlite"}},
 	}
 	graph := map[string][]string{
 		m + "/internal/gateway":    {m + "/internal/registry", "go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"},
@@ -184,6 +187,7 @@ func TestDepRulesCatchWrongDeps(t *testing.T) {
 		m + "/internal/gateway depends on google.golang.org/grpc (" + m + "/internal/gateway -> " + m + "/internal/registry -> " + m + "/internal/pluginproc -> google.golang.org/grpc), not only through go.opentelemetry.io/",
 		m + "/internal/store depends on github.com/jackc/pgx/v5/stdlib",
 		m + "/plugin depends on github.com/modelcontextprotocol/go-sdk/mcp",
+		m + "/embedded depends on modernc.org/sqlite",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("rules missed %q; reported:\n%s", want, got)
@@ -199,6 +203,8 @@ func TestDepRulesCatchWrongDeps(t *testing.T) {
 		{ImportPath: m + "/internal/store"},
 		{ImportPath: m + "/config"},
 		{ImportPath: m + "/plugin", Deps: []string{"github.com/google/jsonschema-go/jsonschema"}},
+		{ImportPath: m + "/embedded", Deps: []string{m + "/internal/gateway"}},
+		{ImportPath: m + "/embedded/pluginkinds", Deps: []string{m + "/embedded", m + "/internal/registry/pluginkind", "modernc.org/sqlite"}},
 		{ImportPath: m + "/internal/registry/pluginkind", Deps: []string{m + "/internal/pluginproc", "google.golang.org/grpc", "modernc.org/sqlite"}},
 	}
 	goodGraph := map[string][]string{

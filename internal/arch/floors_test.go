@@ -107,11 +107,12 @@ func floorViolations(module string, pkgs []goPackage) []string {
 // and what plugin authors use, the config model, and the small APIs the top-level packages
 // offer each other. Everything else sits under an internal/ directory.
 var public = map[string]string{
-	"embedded":          "the embedding API",
-	"plugin":            "the plugin contract",
-	"plugin/serve":      "what a plugin executable's main calls",
-	"plugin/plugintest": "a fixture provider for plugin authors' tests",
-	"config":            "the config model",
+	"embedded":             "the embedding API",
+	"embedded/pluginkinds": "the plugin kinds a host gives the embedding API, apart so that a host that does not ask for them links no database driver, go-plugin or gRPC",
+	"plugin":               "the plugin contract",
+	"plugin/serve":         "what a plugin executable's main calls",
+	"plugin/plugintest":    "a fixture provider for plugin authors' tests",
+	"config":               "the config model",
 }
 
 // publicViolations lists the importable packages (not commands, not tests, not under an

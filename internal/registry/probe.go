@@ -15,7 +15,7 @@ func (r *Registry) Probe(ctx context.Context, name string, d *config.ServerDef) 
 	o := upstream.Options{
 		Name: name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.UpstreamVersion(false), ConnectTimeout: d.Timeouts.Connect,
-		MaxMessageBytes: cfg.Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: r.log, InProcess: r.inproc.get(name),
+		MaxMessageBytes: cfg.Upstream.MaxMessageBytes, TLS: upstream.TLSFiles(d.TLS), Log: r.log, InProcess: r.inproc.get(name),
 	}
 	c, err := r.dialer.Dial(ctx, o)
 	if err != nil {

@@ -485,7 +485,7 @@ func (s *Server) Options() upstream.Options {
 	return upstream.Options{
 		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.UpstreamVersion(false), ConnectTimeout: d.Timeouts.Connect,
-		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: d.TLS.Files(), Log: s.reg.log,
+		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: upstream.TLSFiles(d.TLS), Log: s.reg.log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
 		InProcess: s.reg.inproc.get(s.Name),
 		// A server-wide grant is every instance's; a per-user one is given per owner
