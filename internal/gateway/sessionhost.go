@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/auth"
@@ -78,8 +77,8 @@ type dispatchHost struct{ g *Gateway }
 func (h dispatchHost) Policy() *config.Config          { return h.g.policy().cfg }
 func (h dispatchHost) Live(id string) *session.Session { return h.g.live.liveSession(id) }
 func (h dispatchHost) Sessions() []*session.Session    { return h.g.live.all() }
-func (h dispatchHost) Denial(s *session.Session, tool string, start time.Time) {
-	h.g.gate.denial(s, tool, start)
+func (h dispatchHost) Refusal(s *session.Session, tool string) (reason, rule string) {
+	return h.g.gate.refusal(s, tool)
 }
 func (h dispatchHost) InitializeResult(protocol string, servers []string) json.RawMessage {
 	return h.g.initializeResult(protocol, servers)

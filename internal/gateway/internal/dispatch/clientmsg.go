@@ -55,11 +55,11 @@ func (dp *Dispatcher) ClientResponse(s *session.Session, m *wire.Msg) {
 	pr, ok := dp.routes.Answered(id, s)
 	switch {
 	case !ok:
-		dp.Metrics.AnswerDropped("unknown")
+		dp.Obs.answerDropped("unknown")
 		dp.Log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
 		return
 	case pr.Session != s:
-		dp.Metrics.AnswerDropped("wrong_session")
+		dp.Obs.answerDropped("wrong_session")
 		dp.Log.Warn("dropped a response to a request sent to another session", "session", s.ID,
 			"owner_session", pr.Session.ID, "id", string(m.ID))
 		return

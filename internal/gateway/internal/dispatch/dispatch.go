@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reply"
@@ -48,15 +47,14 @@ type Dispatcher struct {
 type Parts struct {
 	// cfg is the config the gateway started with (page size, upstream limits); the
 	// running config, which reloads change, is the host's Policy.
-	Cfg     *config.Config
-	Reg     *registry.Registry
-	Store   store.Store
-	Log     *slog.Logger
-	Metrics *telemetry.Metrics
-	Audit   *auth.Audit
+	Cfg   *config.Config
+	Reg   *registry.Registry
+	Store store.Store
+	Log   *slog.Logger
 	// Busy is the registry's busy polling: every request is counted in it.
 	Busy *upstream.BusyPoll
-	// Obs watches the request path (observer.go): tracing's hooks, or none.
+	// Obs watches the request path (observer.go): metrics, audit and tracing, as the
+	// gateway joins them; the zero Observer watches nothing.
 	Obs Observer
 	// Ctx ends when the gateway stops.
 	Ctx  context.Context
@@ -75,8 +73,10 @@ type Host interface {
 	Sessions() []*session.Session
 	// InitializeResult is the gateway's answer to initialize.
 	InitializeResult(protocol string, servers []string) json.RawMessage
-	// Denial records a refused tool call (audit log and metrics).
-	Denial(s *session.Session, tool string, start time.Time)
+	// Refusal says why a tool the session's view lacks is refused: reason unknown_tool
+	// (no server of the session has it) or hidden_tool (the policy hides it), and the
+	// policy's rule.
+	Refusal(s *session.Session, tool string) (reason, rule string)
 }
 
 // New is a dispatcher of parts; its own tools are named with sep (naming.separator).
@@ -199,7 +199,7 @@ func (dp *Dispatcher) listedTools(s *session.Session, v *registry.View, form, cu
 			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
 		}
 	}
-	dp.Metrics.ListPageServed(s.Rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
+	dp.Obs.listServed(s, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
 }
 
 func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
@@ -232,11 +232,12 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		t = v.Tool(p.Name)
 	}
 	if t == nil && v.Held(p.Name) {
-		dp.heldCall(s, m, p.Name, out, start)
+		dp.heldCall(ctx, s, m, p.Name, out, start)
 		return
 	}
 	if t == nil {
-		dp.Host.Denial(s, p.Name, start)
+		reason, rule := dp.Host.Refusal(s, p.Name)
+		dp.Obs.deniedCall(ctx, denialEvent{s: s, tool: p.Name, reason: reason, rule: rule, duration: time.Since(start)})
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}
@@ -244,11 +245,11 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	if thinFor(s, v, dp.form) {
 		why, err := t.ValidateArgs(p.Arguments)
 		if err != nil {
-			dp.schemaOnError(s, m, t, err, out, start)
+			dp.schemaOnError(ctx, s, m, t, err, out, start)
 			return
 		}
 		if why != "" && t.PluginTool == nil { // a plugin's tool says so itself (callPlugin)
-			dp.Metrics.UnvalidatedCall(t.Server, why)
+			dp.Obs.unvalidatedCall(t.Server, why)
 		}
 	}
 	if t.PluginTool != nil {
@@ -280,12 +281,8 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	}
 	b = append(b, '}')
 	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
-	d := time.Since(start)
-	dp.Obs.toolCalled(ctx, outcome)
-	dp.Metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	dp.Obs.toolCalled(ctx, callEvent{s: s, t: t, outcome: outcome, duration: time.Since(start)})
 	s.Calls.Add(1)
-	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
 // progressToken is a request's progress token twice: the gateway's, which the upstream

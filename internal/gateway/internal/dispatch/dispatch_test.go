@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/auth"
@@ -19,10 +18,12 @@ import (
 // fakeHost stands in for the gateway; it answers initialize with a marker.
 type fakeHost struct{}
 
-func (fakeHost) Policy() *config.Config                     { return &config.Config{} }
-func (fakeHost) Live(string) *session.Session               { return nil }
-func (fakeHost) Sessions() []*session.Session               { return nil }
-func (fakeHost) Denial(*session.Session, string, time.Time) {}
+func (fakeHost) Policy() *config.Config       { return &config.Config{} }
+func (fakeHost) Live(string) *session.Session { return nil }
+func (fakeHost) Sessions() []*session.Session { return nil }
+func (fakeHost) Refusal(*session.Session, string) (string, string) {
+	return "unknown_tool", "unknown tool"
+}
 func (fakeHost) InitializeResult(string, []string) json.RawMessage {
 	return json.RawMessage(`{"marker":1}`)
 }

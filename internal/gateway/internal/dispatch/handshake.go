@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"context"
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
@@ -49,7 +49,7 @@ func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
 		// (a thin list's descriptions, a search tool instead of tools).
 		dp.Log.Info("list form", "session", s.ID, "agent", s.Rec.Agent, "client", ClientName(s.ClientInfo()),
 			"form", form, "tools", len(v.Tools), "handshake", in.Mode)
-		dp.Metrics.Handshake(form)
+		dp.Obs.chose(form)
 		rec := s.SetForm(hash, form)
 		if err := dp.Store.Put(&rec); err != nil {
 			dp.Log.Warn("session record not updated", "session", s.ID, "err", err)
@@ -163,7 +163,7 @@ func (dp *Dispatcher) searchTools(s *session.Session, m *wire.Msg, args json.Raw
 
 // schemaOnError answers a thin session's call whose arguments fail the tool's full schema
 // with an isError result that carries that schema, so the model can retry correctly.
-func (dp *Dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out Outbox, start time.Time) {
+func (dp *Dispatcher) schemaOnError(ctx context.Context, s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out Outbox, start time.Time) {
 	text := fmt.Sprintf("Invalid arguments for %s: %v\nThe tool's full input schema:\n%s", t.Exposed, verr, t.InputSchema())
 	b, _ := json.Marshal(map[string]any{
 		"content":           []map[string]string{{"type": "text", "text": text}},
@@ -171,7 +171,5 @@ func (dp *Dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry
 		"isError":           true,
 	})
 	_ = out.Reply(wire.Result(m.ID, b))
-	dp.Metrics.CountCall(s.Rec.Agent, t.Server, t.Name, "invalid_arguments")
-	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: "invalid_arguments", Rule: "schema-on-error", DurationMS: ms(time.Since(start))})
+	dp.Obs.invalidArgs(ctx, callEvent{s: s, t: t, outcome: "invalid_arguments", rule: "schema-on-error", duration: time.Since(start)})
 }

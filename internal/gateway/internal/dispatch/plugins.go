@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
@@ -47,7 +46,7 @@ func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wir
 	// A plugin's result is bounded like an upstream's message: the same setting, named in
 	// the refusal.
 	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: dp.Cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting},
-		Unvalidated: func(reason string) { dp.Metrics.UnvalidatedCall(t.Server, reason) }}
+		Unvalidated: func(reason string) { dp.Obs.unvalidatedCall(t.Server, reason) }}
 	if s.Caps.Elicitation {
 		o.Confirm = func(ctx context.Context, message string) (bool, error) { return dp.confirm(ctx, s, message, out) }
 	}
@@ -88,11 +87,8 @@ func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wir
 			outcome = "tool_error"
 		}
 	}
-	d := time.Since(start)
-	dp.Metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	dp.Obs.toolCalled(ctx, callEvent{s: s, t: t, outcome: outcome, duration: time.Since(start)})
 	s.Calls.Add(1) // a plugin tool call is a call of the session, as an upstream's is
-	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
 // cancelPlugin cancels the session's plugin call of a client request id; it reports

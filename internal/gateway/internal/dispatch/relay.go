@@ -123,7 +123,7 @@ func (dp *Dispatcher) relatedCall(owner *session.Session, c *upstream.Conn, rel 
 
 // unroutable counts an upstream message that reached no session (docs/security.md).
 func (dp *Dispatcher) unroutable(c *upstream.Conn, kind string) {
-	dp.Metrics.Unroutable(c.Name, kind)
+	dp.Obs.unroutableMsg(c.Name, kind)
 }
 
 // serverRequest relays sampling, elicitation and roots requests to the client whose call
