@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/auth"
@@ -334,5 +333,3 @@ func (gk *gatekeeper) refusal(s *session.Session, tool string) (reason, rule str
 	}
 	return "unknown_tool", rule
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
