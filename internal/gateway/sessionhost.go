@@ -17,7 +17,6 @@ import (
 // sessionHost is what a session (internal/gateway/internal/session) asks of the gateway.
 type sessionHost struct{ g *Gateway }
 
-func (h sessionHost) Instances() *registry.Instances         { return h.g.reg.Instances() }
 func (h sessionHost) Save(rec *store.Record) error           { return h.g.store.Put(rec) }
 func (h sessionHost) Gen() uint64                            { return h.g.reg.Gen() }
 func (h sessionHost) ListChanged()                           { h.g.metrics.ListChanged() }
@@ -25,6 +24,15 @@ func (h sessionHost) Live(id string) *session.Session        { return h.g.live.l
 func (h sessionHost) InstanceStarted(server string)          { h.g.metrics.InstanceStarted(server) }
 func (h sessionHost) Context() context.Context               { return h.g.ctx }
 func (h sessionHost) Filter(s *session.Session) *auth.Filter { return h.g.gate.filter(s) }
+
+// Instances are the registry's; none for a gateway built without a registry (tests of its
+// parts), whose sessions then ask for no connection.
+func (h sessionHost) Instances() *registry.Instances {
+	if h.g.reg == nil {
+		return nil
+	}
+	return h.g.reg.Instances()
+}
 
 func (h sessionHost) BuildView(s *session.Session, f *auth.Filter, down map[string]bool, own map[string]*registry.Catalog) *registry.View {
 	g := h.g
@@ -38,7 +46,7 @@ func (h sessionHost) Relay(s *session.Session, c *upstream.Conn, m *wire.Msg, ra
 // Closing forgets the routes back to the session, releases its instances and drops its
 // plugin subscriptions, in that order.
 func (h sessionHost) Closing(s *session.Session) {
-	h.g.calls.DropSession(s, func() { h.g.reg.Instances().ReleaseOwner(s, nil) })
+	h.g.calls.DropSession(s, func() { h.g.reg.Instances().ReleaseOwner(s.Upstreams, nil) })
 }
 
 // nameRule is the tool-name rule of the client that sent info in its initialize, from the

@@ -36,7 +36,7 @@ func (dp *Dispatcher) ClientNotification(s *session.Session, m *wire.Msg) {
 		// answer's head (that request then fails as cancelled, not as a broken upstream).
 		k.Conn().Abandon(k, "cancelled by client")
 	case "notifications/roots/list_changed":
-		conns := dp.Reg.Instances().OwnConns(s)
+		conns := dp.Reg.Instances().OwnConns(s.Upstreams)
 		// The notification carries nothing an upstream needs (it asks roots/list again):
 		// it goes on without the client's params.
 		for _, c := range conns {

@@ -158,7 +158,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		// A resumed client may call before it lists: a name it was listed before the
 		// restart is not unknown while its server starts. Only the servers' start is
 		// waited for: the call starts the own instance it needs, not every server's.
-		s.AwaitStarted(ctx)
+		s.Upstreams.AwaitStarted(ctx)
 		v = s.View()
 		t = v.Tool(p.Name)
 	}

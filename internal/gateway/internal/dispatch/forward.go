@@ -78,7 +78,7 @@ func (dp *Dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	// context, timer and cancel registration less per call. The client going away still
 	// ends the wait through ctx.
 	deadline := time.Now().Add(timeout)
-	conn, done, err := c.s.Acquire(ctx, c.server)
+	conn, done, err := c.s.Upstreams.Acquire(ctx, c.server)
 	if err != nil {
 		return c.failUpstream("is unavailable", err)
 	}

@@ -41,7 +41,7 @@ func (l *toolLists) list(ctx context.Context, s *session.Session, m *wire.Msg, k
 	}
 	// The first list is what the session can call: its own instances' catalogues, not
 	// the registry's, and not an empty one while a server starts after a restart.
-	s.AwaitCatalogs(ctx)
+	s.Upstreams.AwaitCatalogs(ctx)
 	v := s.View()
 	form := listform.Full
 	if kind == "tools" {

@@ -177,7 +177,7 @@ func modernParams(s *session.Session, raw []byte) []byte {
 // revision (it has neither): a subscriptions/listen for the URI on the session's behalf.
 // It reports whether it answered.
 func (dp *Dispatcher) watchModern(ctx context.Context, s *session.Session, m *wire.Msg, server, uri string, out Outbox) bool {
-	conn, err := s.Conn(ctx, server)
+	conn, err := s.Upstreams.Conn(ctx, server)
 	if err != nil || !conn.Modern {
 		return false
 	}

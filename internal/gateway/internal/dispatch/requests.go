@@ -211,7 +211,7 @@ func (dp *Dispatcher) setLevel(ctx context.Context, s *session.Session, m *wire.
 		return
 	}
 	rec := s.SetLogLevel(p.Level)
-	conns := dp.Reg.Instances().OwnConns(s)
+	conns := dp.Reg.Instances().OwnConns(s.Upstreams)
 	_ = dp.Store.Put(&rec)
 	for _, name := range s.Servers() {
 		if srv := dp.Reg.Server(name); srv != nil && srv.Mode == config.ModeShared {
