@@ -84,7 +84,7 @@ func (dp *Dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	}
 	defer done()
 	if conn.Modern {
-		c.params = modernParams(c.s, c.params)
+		c.params = statelessParams(c.s, c.params)
 	}
 	var held slot
 	defer held.giveBack()
@@ -228,7 +228,7 @@ func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 		return "error"
 	}
 	if conn.Modern && c.s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {
-		// A stateless upstream needs input from a session client (modernup.go). The retry
+		// A stateless upstream needs input from a session client (statelessup.go). The retry
 		// takes the instance's slot again.
 		held.giveBack()
 		return dp.completeInputs(ctx, c, resp.Result, deadline)

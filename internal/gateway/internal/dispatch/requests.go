@@ -133,7 +133,7 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 			return
 		}
 	}
-	if m.Method != "resources/read" && dp.watchModern(ctx, s, m, server, p.URI, out) {
+	if m.Method != "resources/read" && dp.watchStateless(ctx, s, m, server, p.URI, out) {
 		return
 	}
 	// The upstream gets the URI that was routed on, not the client's params.
