@@ -10,8 +10,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
-	"github.com/mcpgw/mcpgw/internal/upstream"
-	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // sessionHost is what a session (internal/gateway/internal/session) asks of the gateway.
@@ -39,8 +37,12 @@ func (h sessionHost) BuildView(s *session.Session, f *auth.Filter, down map[stri
 	return g.reg.ViewWith(s.Servers(), down, viewFilter{f}, own, s.Caps.Elicitation).Shaped(g.nameRule(s.ClientInfo()), g.cfg.Naming.Separator)
 }
 
-func (h sessionHost) Relay(s *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	h.g.calls.HandleUpstream(s, c, m, raw, rel)
+// Relay is the dispatcher's way back, which the session's instances reach directly.
+func (h sessionHost) Relay() session.Relay {
+	if h.g.calls == nil {
+		return nil
+	}
+	return h.g.calls
 }
 
 // Closing forgets the routes back to the session, releases its instances and drops its

@@ -11,7 +11,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -40,8 +39,7 @@ func (noSessionHost) Live(string) *session.Session         { return nil }
 func (noSessionHost) Closing(*session.Session)             {}
 func (noSessionHost) InstanceStarted(string)               {}
 func (noSessionHost) Context() context.Context             { return context.Background() }
-func (noSessionHost) Relay(*session.Session, *upstream.Conn, *wire.Msg, []byte, *upstream.Call) {
-}
+func (noSessionHost) Relay() session.Relay                 { return nil }
 func (noSessionHost) BuildView(*session.Session, *auth.Filter, map[string]bool, map[string]*registry.Catalog) *registry.View {
 	return nil
 }

@@ -21,6 +21,8 @@ import (
 type Upstreams struct {
 	s    *Session
 	inst *registry.Instances
+	// relay is where what the instances send goes: the dispatcher's way back.
+	relay Relay
 }
 
 // Acquire returns the connection that serves one request of the session to server and
@@ -85,7 +87,7 @@ func (u *Upstreams) Ended() bool { return u.s.IsClosed() }
 
 // HandleUpstream relays what the session's own instances send (registry.Owner).
 func (u *Upstreams) HandleUpstream(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	u.s.h.Relay(u.s, c, m, raw, rel)
+	u.relay.HandleUpstream(u.s, c, m, raw, rel)
 }
 
 // HandleShared relays what a per_agent instance sends: to the session whose call it
@@ -95,7 +97,7 @@ func (u *Upstreams) HandleShared(c *upstream.Conn, m *wire.Msg, raw []byte, rel 
 	if id := agentOwner(c); id != "" {
 		to = u.s.h.Live(id)
 	}
-	u.s.h.Relay(to, c, m, raw, rel)
+	u.relay.HandleUpstream(to, c, m, raw, rel)
 }
 
 // InstanceCatalog takes a re-listed catalogue of the session's own instance (own) or its

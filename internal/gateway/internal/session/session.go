@@ -42,9 +42,9 @@ type Host interface {
 	BuildView(s *Session, f *auth.Filter, down map[string]bool, own map[string]*registry.Catalog) *registry.View
 	// ListChanged counts a tools list_changed notification sent.
 	ListChanged()
-	// Relay relays what an upstream instance sends to session s; nil routes it as on a
-	// shared instance.
-	Relay(s *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call)
+	// Relay is the way back from the session's instances (the dispatcher's): asked once,
+	// when the session is made.
+	Relay() Relay
 	// Live is the session of an id live in this process, or nil.
 	Live(id string) *Session
 	// Closing drops what the gateway keeps for the session (routes back to it, plugin
@@ -54,6 +54,13 @@ type Host interface {
 	InstanceStarted(server string)
 	// Context is the gateway's: it ends when the gateway stops.
 	Context() context.Context
+}
+
+// Relay routes what an upstream instance sends that is not a response to session s (nil:
+// as on a shared instance): the dispatcher's way back, which the session's instances
+// reach directly, not through the gateway.
+type Relay interface {
+	HandleUpstream(s *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call)
 }
 
 // Call is an upstream call in flight for the session (the dispatcher's).
@@ -141,7 +148,7 @@ type Session struct {
 // New is the live session of a record, held by h.
 func New(h Host, rec store.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, Rec: rec, h: h, logLevel: rec.LogLevel}
-	s.Upstreams = &Upstreams{s: s, inst: h.Instances()}
+	s.Upstreams = &Upstreams{s: s, inst: h.Instances(), relay: h.Relay()}
 	s.Shown.Restore(rec.Forms)
 	s.Caps = capsOf(rec.ClientCaps)
 	servers := rec.Servers

@@ -21,18 +21,33 @@ type fakeHost struct {
 	// inst are the instances the host hands out, and instances counts how often it was asked.
 	inst      *registry.Instances
 	instances int
+	relay     *fakeRelay
 }
 
-func (h *fakeHost) Instances() *registry.Instances                                    { h.instances++; return h.inst }
-func (h *fakeHost) Save(rec *store.Record) error                                      { h.saved = append(h.saved, *rec); return nil }
-func (h *fakeHost) Filter(*Session) *auth.Filter                                      { return nil }
-func (h *fakeHost) Gen() uint64                                                       { return 0 }
-func (h *fakeHost) ListChanged()                                                      {}
-func (h *fakeHost) Live(string) *Session                                              { return nil }
-func (h *fakeHost) Closing(*Session)                                                  { h.closing++ }
-func (h *fakeHost) InstanceStarted(string)                                            {}
-func (h *fakeHost) Context() context.Context                                          { return context.Background() }
-func (h *fakeHost) Relay(*Session, *upstream.Conn, *wire.Msg, []byte, *upstream.Call) {}
+// fakeRelay is the dispatcher's way back: it keeps the session each message was relayed to.
+type fakeRelay struct{ to []*Session }
+
+func (r *fakeRelay) HandleUpstream(s *Session, _ *upstream.Conn, _ *wire.Msg, _ []byte, _ *upstream.Call) {
+	r.to = append(r.to, s)
+}
+
+func (h *fakeHost) Instances() *registry.Instances { h.instances++; return h.inst }
+func (h *fakeHost) Save(rec *store.Record) error   { h.saved = append(h.saved, *rec); return nil }
+func (h *fakeHost) Filter(*Session) *auth.Filter   { return nil }
+func (h *fakeHost) Gen() uint64                    { return 0 }
+func (h *fakeHost) ListChanged()                   {}
+func (h *fakeHost) Live(string) *Session           { return nil }
+func (h *fakeHost) Closing(*Session)               { h.closing++ }
+func (h *fakeHost) InstanceStarted(string)         {}
+func (h *fakeHost) Context() context.Context       { return context.Background() }
+
+// Relay is the fake's relay, or none.
+func (h *fakeHost) Relay() Relay {
+	if h.relay == nil {
+		return nil
+	}
+	return h.relay
+}
 func (h *fakeHost) BuildView(*Session, *auth.Filter, map[string]bool, map[string]*registry.Catalog) *registry.View {
 	return nil
 }
@@ -150,5 +165,20 @@ func TestUpstreamsAskTheRegistryDirectly(t *testing.T) {
 	}
 	if spec := s.Upstreams.InstanceSpec("gone"); spec.Session != "s1" {
 		t.Fatalf("the owner's instance spec names session %q, want s1", spec.Session)
+	}
+}
+
+// What the session's own instances send goes to the relay the host gave when the session
+// was made, for this session; what a shared per_agent instance sends with no one call in
+// flight goes to it for no session.
+func TestInstancesRelayDirectly(t *testing.T) {
+	r := &fakeRelay{}
+	s := New(&fakeHost{relay: r}, store.Record{ID: "s1"})
+	c := &upstream.Conn{Name: "up"}
+	m := &wire.Msg{Method: "notifications/message"}
+	s.Upstreams.HandleUpstream(c, m, nil, nil)
+	s.Upstreams.HandleShared(c, m, nil, nil)
+	if len(r.to) != 2 || r.to[0] != s || r.to[1] != nil {
+		t.Fatalf("relayed to %v, want [s1 <nil>]", r.to)
 	}
 }
