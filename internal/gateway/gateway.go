@@ -143,7 +143,7 @@ func linkParts(g *Gateway) {
 	if g.cfg != nil {
 		sep = g.cfg.Naming.Separator
 	}
-	g.calls = dispatch.New(dispatch.Parts{Cfg: g.cfg, Reg: g.reg, Store: g.store, Log: g.log, Metrics: g.metrics,
+	g.calls = dispatch.New(dispatch.Parts{Cfg: g.cfg, Reg: g.reg, Store: g.store, Log: g.log,
 		Busy: g.busy, Ctx: g.ctx, Host: dispatchHost{g}, SubAgents: &g.subAgents}, sep)
 	g.modern.rounds = inputround.New[*session.Session](g.ctx, roundsHost{g})
 	g.modern.table = stateless.NewTable(func(s *session.Session) bool { return !s.IsClosed() })
@@ -194,7 +194,6 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 			return nil, fmt.Errorf("audit log: %w", err)
 		}
 		g.audit = a
-		g.calls.Audit = a
 	}
 	tr, err := telemetry.NewTracer(cfg.Tracing, g.version, log)
 	if err != nil {
@@ -203,9 +202,8 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 		return nil, fmt.Errorf("tracing: %w", err)
 	}
 	g.tracing = tr
-	if tr != nil {
-		g.calls.Obs = dispatch.TracingHooks(tr)
-	}
+	// One observer watches the request path: metrics, the audit log and tracing.
+	g.calls.Obs = dispatch.MetricsHooks(g.metrics).With(dispatch.AuditHooks(g.audit)).With(dispatch.TracingHooks(tr))
 	g.hosts, g.origins = allowLists(cfg)
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		g.calls.HandleUpstream(nil, c, m, raw, rel)

@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/auth"
@@ -308,11 +307,12 @@ func (gk *gatekeeper) filter(s *session.Session) *auth.Filter {
 	return s.Shown.Filter(pol.gen, func() *auth.Filter { return auth.NewFilter(pol.cfg, identityOf(&s.Rec)) })
 }
 
-// denial records a refused tool call in the audit log and metrics. It explains why the
-// tool is hidden when the session's servers hold it, else calls it unknown.
-func (gk *gatekeeper) denial(s *session.Session, tool string, start time.Time) {
+// refusal says why a tool call the session's view lacks is refused (the dispatcher's
+// observer records it): hidden, with the rule that hides it, when the session's servers
+// hold the tool, else unknown.
+func (gk *gatekeeper) refusal(s *session.Session, tool string) (reason, rule string) {
 	g := gk.g
-	rule := "unknown tool"
+	rule = "unknown tool"
 	for _, name := range s.Servers() {
 		var cat *registry.Catalog
 		if srv := g.reg.Server(name); srv != nil {
@@ -328,13 +328,8 @@ func (gk *gatekeeper) denial(s *session.Session, tool string, start time.Time) {
 			}
 		}
 	}
-	reason := "unknown_tool"
 	if rule != "unknown tool" {
-		reason = "hidden_tool"
+		return "hidden_tool", rule
 	}
-	g.metrics.Denied(g.metrics.AgentLabel(s.Rec.Agent), reason)
-	g.audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: tool, Outcome: "denied", Rule: rule, DurationMS: ms(time.Since(start))})
+	return "unknown_tool", rule
 }
-
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

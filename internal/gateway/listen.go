@@ -169,7 +169,7 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, u
 	if first, err := s.Subs.Listen(uri, server, q); err != nil || !first {
 		return err == nil, err
 	}
-	c, err := s.Conn(ctx, server)
+	c, err := s.Upstreams.Conn(ctx, server)
 	if err != nil || c.ServerCaps.Resources == nil || !c.ServerCaps.Resources.Subscribe {
 		f.unsubscribeFor(s, uri)
 		return false, nil
@@ -211,7 +211,7 @@ func (f *statelessFront) unsubscribeFor(s *session.Session, uri string) {
 				c = sc
 			}
 		} else if !s.IsClosed() {
-			if sc, err := s.Conn(ctx, server); err == nil {
+			if sc, err := s.Upstreams.Conn(ctx, server); err == nil {
 				c = sc
 			}
 		}

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/auth"
@@ -11,14 +10,11 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
-	"github.com/mcpgw/mcpgw/internal/upstream"
-	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // sessionHost is what a session (internal/gateway/internal/session) asks of the gateway.
 type sessionHost struct{ g *Gateway }
 
-func (h sessionHost) Instances() *registry.Instances         { return h.g.reg.Instances() }
 func (h sessionHost) Save(rec *store.Record) error           { return h.g.store.Put(rec) }
 func (h sessionHost) Gen() uint64                            { return h.g.reg.Gen() }
 func (h sessionHost) ListChanged()                           { h.g.metrics.ListChanged() }
@@ -27,19 +23,32 @@ func (h sessionHost) InstanceStarted(server string)          { h.g.metrics.Insta
 func (h sessionHost) Context() context.Context               { return h.g.ctx }
 func (h sessionHost) Filter(s *session.Session) *auth.Filter { return h.g.gate.filter(s) }
 
+// Instances are the registry's; none for a gateway built without a registry (tests of its
+// parts), whose sessions then ask for no connection.
+func (h sessionHost) Instances() *registry.Instances {
+	if h.g.reg == nil {
+		return nil
+	}
+	return h.g.reg.Instances()
+}
+
 func (h sessionHost) BuildView(s *session.Session, f *auth.Filter, down map[string]bool, own map[string]*registry.Catalog) *registry.View {
 	g := h.g
 	return g.reg.ViewWith(s.Servers(), down, viewFilter{f}, own, s.Caps.Elicitation).Shaped(g.nameRule(s.ClientInfo()), g.cfg.Naming.Separator)
 }
 
-func (h sessionHost) Relay(s *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-	h.g.calls.HandleUpstream(s, c, m, raw, rel)
+// Relay is the dispatcher's way back, which the session's instances reach directly.
+func (h sessionHost) Relay() session.Relay {
+	if h.g.calls == nil {
+		return nil
+	}
+	return h.g.calls
 }
 
 // Closing forgets the routes back to the session, releases its instances and drops its
 // plugin subscriptions, in that order.
 func (h sessionHost) Closing(s *session.Session) {
-	h.g.calls.DropSession(s, func() { h.g.reg.Instances().ReleaseOwner(s, nil) })
+	h.g.calls.DropSession(s, func() { h.g.reg.Instances().ReleaseOwner(s.Upstreams, nil) })
 }
 
 // nameRule is the tool-name rule of the client that sent info in its initialize, from the
@@ -78,8 +87,8 @@ type dispatchHost struct{ g *Gateway }
 func (h dispatchHost) Policy() *config.Config          { return h.g.policy().cfg }
 func (h dispatchHost) Live(id string) *session.Session { return h.g.live.liveSession(id) }
 func (h dispatchHost) Sessions() []*session.Session    { return h.g.live.all() }
-func (h dispatchHost) Denial(s *session.Session, tool string, start time.Time) {
-	h.g.gate.denial(s, tool, start)
+func (h dispatchHost) Refusal(s *session.Session, tool string) (reason, rule string) {
+	return h.g.gate.refusal(s, tool)
 }
 func (h dispatchHost) InitializeResult(protocol string, servers []string) json.RawMessage {
 	return h.g.initializeResult(protocol, servers)

@@ -174,7 +174,7 @@ func (st *sessionTable) reap() {
 				st.end(s, "unused")
 				continue
 			}
-			g.reg.Instances().StopIdle(s, now, g.policy().cfg.Upstream.IdleTimeout)
+			g.reg.Instances().StopIdle(s.Upstreams, now, g.policy().cfg.Upstream.IdleTimeout)
 		}
 	}
 }

@@ -45,7 +45,7 @@ var modernVersions = append([]string{stateless.Version}, streamableVersions...)
 // statelessFront is the front of the stateless revision (2026-07-28): one POST per request,
 // discovery, subscriptions/listen (listen.go), input rounds with sealed request state
 // (mrtr.go), and input rounds an upstream of that revision asks for
-// (internal/gateway/internal/dispatch/modernup.go). It holds the gateway-side sessions by caller and
+// (internal/gateway/internal/dispatch/statelessup.go). It holds the gateway-side sessions by caller and
 // the calls parked while a client answers an input request; the rest it reaches through the
 // gateway that owns it.
 type statelessFront struct {

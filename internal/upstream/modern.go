@@ -21,7 +21,7 @@ import (
 // _meta (protocol version, client capabilities, client info) and, over HTTP, the
 // MCP-Protocol-Version, Mcp-Method and Mcp-Name headers. There is no session and no GET
 // stream. Results an upstream returns as input_required are the gateway's to complete
-// (internal/gateway/internal/dispatch/modernup.go).
+// (internal/gateway/internal/dispatch/statelessup.go).
 
 // ModernVersion is the stateless protocol revision.
 const ModernVersion = "2026-07-28"

@@ -36,7 +36,7 @@ func (dp *Dispatcher) ClientNotification(s *session.Session, m *wire.Msg) {
 		// answer's head (that request then fails as cancelled, not as a broken upstream).
 		k.Conn().Abandon(k, "cancelled by client")
 	case "notifications/roots/list_changed":
-		conns := dp.Reg.Instances().OwnConns(s)
+		conns := dp.Reg.Instances().OwnConns(s.Upstreams)
 		// The notification carries nothing an upstream needs (it asks roots/list again):
 		// it goes on without the client's params.
 		for _, c := range conns {
@@ -49,18 +49,18 @@ func (dp *Dispatcher) ClientNotification(s *session.Session, m *wire.Msg) {
 // ClientResponse routes a client's answer to a server-to-client request to the upstream
 // (or the gateway's own wait) that asked. Only the session that was asked may answer: an
 // answer from another changes nothing, so the owner's own answer still completes the call.
-func (dp *Dispatcher) ClientResponse(s *session.Session, m *wire.Msg) {
+func (r *upstreamRelay) ClientResponse(s *session.Session, m *wire.Msg) {
 	var id string
 	_ = json.Unmarshal(m.ID, &id)
-	pr, ok := dp.routes.Answered(id, s)
+	pr, ok := r.routes.Answered(id, s)
 	switch {
 	case !ok:
-		dp.Metrics.AnswerDropped("unknown")
-		dp.Log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
+		r.obs.answerDropped("unknown")
+		r.log.Debug("response to an unknown request", "session", s.ID, "id", string(m.ID))
 		return
 	case pr.Session != s:
-		dp.Metrics.AnswerDropped("wrong_session")
-		dp.Log.Warn("dropped a response to a request sent to another session", "session", s.ID,
+		r.obs.answerDropped("wrong_session")
+		r.log.Warn("dropped a response to a request sent to another session", "session", s.ID,
 			"owner_session", pr.Session.ID, "id", string(m.ID))
 		return
 	}
@@ -75,6 +75,6 @@ func (dp *Dispatcher) ClientResponse(s *session.Session, m *wire.Msg) {
 		errObj = wire.DefinedCode(errObj, "client")
 	}
 	if err := pr.Conn.Reply(pr.UpstreamID, m.Result, errObj); err != nil {
-		dp.Log.Warn("relaying a client response upstream failed", "server", pr.Conn.Name, "err", err)
+		r.log.Warn("relaying a client response upstream failed", "server", pr.Conn.Name, "err", err)
 	}
 }

@@ -42,7 +42,7 @@ func droppedAnswers(m *telemetry.Metrics, reason string) float64 {
 func TestAnswerFromAnotherSessionChangesNothing(t *testing.T) {
 	var logs bytes.Buffer
 	metrics := telemetry.NewMetrics("all")
-	dp := New(Parts{Cfg: &config.Config{}, Ctx: context.Background(), Host: fakeHost{}, Metrics: metrics,
+	dp := New(Parts{Cfg: &config.Config{}, Ctx: context.Background(), Host: fakeHost{}, Obs: MetricsHooks(metrics),
 		Log: slog.New(slog.NewJSONHandler(&logs, nil))}, "__")
 	owner, other := session.New(noSessionHost{}, store.Record{ID: "owner-session"}), session.New(noSessionHost{}, store.Record{ID: "other-session"})
 	wait := make(chan backroutes.Answer, 1)

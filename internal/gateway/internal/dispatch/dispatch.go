@@ -11,35 +11,28 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
-	"github.com/mcpgw/mcpgw/internal/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/subscriptions"
-	"github.com/mcpgw/mcpgw/internal/gateway/internal/telemetry"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// Dispatcher answers clients' requests: the method table (dispatch.go), the call path to
-// an upstream (forward.go) or a plugin (plugins.go), and the way back from upstreams
-// (relay.go, clientmsg.go, internal/gateway/internal/backroutes). describeName/describeDef and
-// searchName/searchDef are the gateway's own tools of the thin and search lists
-// (handshake.go, internal/gateway/internal/listform).
-// size: being split (issue 41)
+// Dispatcher answers clients' requests: the method table (dispatch.go) and the call path
+// to an upstream (forward.go, requests.go). Its parts of their own: the lists and the
+// gateway's own tools of the thin and search forms (lists, lists.go, handshake.go), the
+// call path to a plugin (pluginCalls, plugins.go, pluginresources.go), and the way back
+// from upstreams (upstreamRelay, relay.go, clientmsg.go, internal/gateway/internal/backroutes).
 type Dispatcher struct {
 	Parts
-	routes       *backroutes.Table[*session.Session]
-	describeName string
-	describeDef  json.RawMessage
-	searchName   string
-	searchDef    json.RawMessage
-	// pluginSubs are the sessions' plugin resource subscriptions (pluginresources.go).
-	pluginSubs pluginWatch
+	routes *backroutes.Table[*session.Session]
+	lists  toolLists
+	pluginCalls
+	upstreamRelay
 	// consents are the sessions told to open a sign-in URL, told again once it was
 	// given (upstreamconsent.go).
 	consents consentWaiters
@@ -49,15 +42,14 @@ type Dispatcher struct {
 type Parts struct {
 	// cfg is the config the gateway started with (page size, upstream limits); the
 	// running config, which reloads change, is the host's Policy.
-	Cfg     *config.Config
-	Reg     *registry.Registry
-	Store   store.Store
-	Log     *slog.Logger
-	Metrics *telemetry.Metrics
-	Audit   *auth.Audit
+	Cfg   *config.Config
+	Reg   *registry.Registry
+	Store store.Store
+	Log   *slog.Logger
 	// Busy is the registry's busy polling: every request is counted in it.
 	Busy *upstream.BusyPoll
-	// Obs watches the request path (observer.go): tracing's hooks, or none.
+	// Obs watches the request path (observer.go): metrics, audit and tracing, as the
+	// gateway joins them; the zero Observer watches nothing.
 	Obs Observer
 	// Ctx ends when the gateway stops.
 	Ctx  context.Context
@@ -76,17 +68,23 @@ type Host interface {
 	Sessions() []*session.Session
 	// InitializeResult is the gateway's answer to initialize.
 	InitializeResult(protocol string, servers []string) json.RawMessage
-	// Denial records a refused tool call (audit log and metrics).
-	Denial(s *session.Session, tool string, start time.Time)
+	// Refusal says why a tool the session's view lacks is refused: reason unknown_tool
+	// (no server of the session has it) or hidden_tool (the policy hides it), and the
+	// policy's rule.
+	Refusal(s *session.Session, tool string) (reason, rule string)
 }
 
 // New is a dispatcher of parts; its own tools are named with sep (naming.separator).
 func New(p Parts, sep string) *Dispatcher {
 	dp := &Dispatcher{Parts: p, routes: backroutes.New[*session.Session]("mcpgw-p")}
-	dp.describeName = "mcpgw" + sep + "describe_tools"
-	dp.describeDef = listform.DescribeTool(dp.describeName)
-	dp.searchName = "mcpgw" + sep + "search_tools"
-	dp.searchDef = listform.SearchTool(dp.searchName)
+	// The parts watch through the dispatcher's Obs, which the gateway may set after New.
+	obs := &dp.Obs
+	describe, search := "mcpgw"+sep+"describe_tools", "mcpgw"+sep+"search_tools"
+	dp.lists = toolLists{cfg: p.Cfg, host: p.Host, store: p.Store, log: p.Log, obs: obs,
+		describeName: describe, describeDef: listform.DescribeTool(describe),
+		searchName: search, searchDef: listform.SearchTool(search)}
+	dp.pluginCalls = pluginCalls{cfg: p.Cfg, ctx: p.Ctx, reg: p.Reg, host: p.Host, subAgents: p.SubAgents, routes: dp.routes, obs: obs}
+	dp.upstreamRelay = upstreamRelay{routes: dp.routes, host: p.Host, log: p.Log, obs: obs}
 	return dp
 }
 
@@ -113,13 +111,13 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 		// their first initialize here).
 		_ = out.Reply(wire.Result(m.ID, dp.Host.InitializeResult(s.Rec.ProtocolVersion, s.Servers())))
 	case "tools/list":
-		dp.list(ctx, s, m, "tools", out)
+		dp.lists.list(ctx, s, m, "tools", out)
 	case "prompts/list":
-		dp.list(ctx, s, m, "prompts", out)
+		dp.lists.list(ctx, s, m, "prompts", out)
 	case "resources/list":
-		dp.list(ctx, s, m, "resources", out)
+		dp.lists.list(ctx, s, m, "resources", out)
 	case "resources/templates/list":
-		dp.list(ctx, s, m, "resourceTemplates", out)
+		dp.lists.list(ctx, s, m, "resourceTemplates", out)
 	case "tools/call":
 		dp.callTool(ctx, s, m, out)
 	case "prompts/get":
@@ -135,74 +133,6 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 	}
 }
 
-func (dp *Dispatcher) list(ctx context.Context, s *session.Session, m *wire.Msg, kind string, out Outbox) {
-	p, err := reqparams.Read(m.Params)
-	if err != nil {
-		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
-		return
-	}
-	// The first list is what the session can call: its own instances' catalogues, not
-	// the registry's, and not an empty one while a server starts after a restart.
-	s.AwaitCatalogs(ctx)
-	v := s.View()
-	form := listform.Full
-	if kind == "tools" {
-		form = dp.form(s, v)
-	}
-	var pg *registry.Page
-	ok := true
-	switch form {
-	case listform.Thin:
-		pg, ok = v.ListPageCounted(kind, true, p.Cursor, dp.Cfg.HTTP.PageSize, dp.describeDef)
-	case listform.Search:
-		// One page: a cursor can only be one a client made up.
-		if p.Cursor == "" {
-			pg = dp.searchPage(s, v)
-		} else {
-			ok = false
-		}
-	default:
-		pg, ok = v.ListPageCounted(kind, false, p.Cursor, dp.Cfg.HTTP.PageSize)
-	}
-	if !ok {
-		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: invalid cursor", nil))
-		return
-	}
-	if kind == "tools" {
-		dp.listedTools(s, v, form, p.Cursor, pg)
-	} else {
-		_, others := session.Fingerprints(v)
-		s.Shown.ListedOthers(others)
-	}
-	if pr, ok := out.(*reply.Post); ok {
-		_ = pr.ReplyResult(m.ID, pg.Bytes)
-		return
-	}
-	_ = out.Reply(wire.Result(m.ID, pg.Bytes))
-}
-
-// listedTools notes a tools/list page served to s in form: what the session was sent (for
-// list_changed), its form, and its size against the full form's in the metrics. A thin
-// page's saving is against the full form of the same page, from the view's page cache
-// (rendered at most once per view); a thin page whose cursor points into the gateway's own
-// tools has no full form. A search page stands for the whole full list.
-func (dp *Dispatcher) listedTools(s *session.Session, v *registry.View, form, cursor string, pg *registry.Page) {
-	tools, others := session.Fingerprints(v)
-	s.Shown.ListedTools(tools, others, form)
-	var full telemetry.ListCount
-	switch form {
-	case listform.Thin:
-		if fp, ok := v.ListPageCounted("tools", false, cursor, dp.Cfg.HTTP.PageSize); ok {
-			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
-		}
-	case listform.Search:
-		if fp, ok := v.ListPageCounted("tools", false, "", 0); ok {
-			full = telemetry.ListCount{Bytes: len(fp.Bytes), Tokens: fp.Tokens}
-		}
-	}
-	dp.Metrics.ListPageServed(s.Rec.Agent, form, telemetry.ListCount{Bytes: len(pg.Bytes), Tokens: pg.Tokens}, full)
-}
-
 func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
 	p, err := reqparams.Read(m.Params)
 	if err != nil || p.Name == "" {
@@ -215,11 +145,11 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	}
 	start := time.Now()
 	switch p.Name {
-	case dp.describeName:
-		dp.describeTools(s, m, p.Arguments, out)
+	case dp.lists.describeName:
+		dp.lists.describeTools(s, m, p.Arguments, out)
 		return
-	case dp.searchName:
-		dp.searchTools(s, m, p.Arguments, out)
+	case dp.lists.searchName:
+		dp.lists.searchTools(s, m, p.Arguments, out)
 		return
 	}
 	v := s.View()
@@ -228,28 +158,29 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		// A resumed client may call before it lists: a name it was listed before the
 		// restart is not unknown while its server starts. Only the servers' start is
 		// waited for: the call starts the own instance it needs, not every server's.
-		s.AwaitStarted(ctx)
+		s.Upstreams.AwaitStarted(ctx)
 		v = s.View()
 		t = v.Tool(p.Name)
 	}
 	if t == nil && v.Held(p.Name) {
-		dp.heldCall(s, m, p.Name, out, start)
+		dp.heldCall(ctx, s, m, p.Name, out, start)
 		return
 	}
 	if t == nil {
-		dp.Host.Denial(s, p.Name, start)
+		reason, rule := dp.Host.Refusal(s, p.Name)
+		dp.Obs.deniedCall(ctx, denialEvent{s: s, tool: p.Name, reason: reason, rule: rule, duration: time.Since(start)})
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
 		return
 	}
 	dp.Obs.sawTool(ctx, t)
-	if thinFor(s, v, dp.form) {
+	if thinFor(s, v, dp.lists.form) {
 		why, err := t.ValidateArgs(p.Arguments)
 		if err != nil {
-			dp.schemaOnError(s, m, t, err, out, start)
+			dp.schemaOnError(ctx, s, m, t, err, out, start)
 			return
 		}
 		if why != "" && t.PluginTool == nil { // a plugin's tool says so itself (callPlugin)
-			dp.Metrics.UnvalidatedCall(t.Server, why)
+			dp.Obs.unvalidatedCall(t.Server, why)
 		}
 	}
 	if t.PluginTool != nil {
@@ -281,12 +212,8 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	}
 	b = append(b, '}')
 	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
-	d := time.Since(start)
-	dp.Obs.toolCalled(ctx, outcome)
-	dp.Metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	dp.Obs.toolCalled(ctx, callEvent{s: s, t: t, outcome: outcome, duration: time.Since(start)})
 	s.Calls.Add(1)
-	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
 // progressToken is a request's progress token twice: the gateway's, which the upstream
@@ -384,4 +311,13 @@ func WithCaller(ctx context.Context, s *session.Session) context.Context {
 func Caller(ctx context.Context) *session.Session {
 	s, _ := ctx.Value(callerKey{}).(*session.Session)
 	return s
+}
+
+// DropSession forgets what the dispatcher keeps for a session that ended: the routes back
+// to it and its plugin subscriptions. between is run after the routes are forgotten and
+// before the subscriptions go (the session's instances are released there).
+func (dp *Dispatcher) DropSession(s *session.Session, between func()) {
+	dp.routes.ForgetSession(s)
+	between()
+	dp.pluginCalls.subs.dropSession(s)
 }

@@ -5,24 +5,24 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // fakeHost stands in for the gateway; it answers initialize with a marker.
 type fakeHost struct{}
 
-func (fakeHost) Policy() *config.Config                     { return &config.Config{} }
-func (fakeHost) Live(string) *session.Session               { return nil }
-func (fakeHost) Sessions() []*session.Session               { return nil }
-func (fakeHost) Denial(*session.Session, string, time.Time) {}
+func (fakeHost) Policy() *config.Config       { return &config.Config{} }
+func (fakeHost) Live(string) *session.Session { return nil }
+func (fakeHost) Sessions() []*session.Session { return nil }
+func (fakeHost) Refusal(*session.Session, string) (string, string) {
+	return "unknown_tool", "unknown tool"
+}
 func (fakeHost) InitializeResult(string, []string) json.RawMessage {
 	return json.RawMessage(`{"marker":1}`)
 }
@@ -39,8 +39,7 @@ func (noSessionHost) Live(string) *session.Session         { return nil }
 func (noSessionHost) Closing(*session.Session)             {}
 func (noSessionHost) InstanceStarted(string)               {}
 func (noSessionHost) Context() context.Context             { return context.Background() }
-func (noSessionHost) Relay(*session.Session, *upstream.Conn, *wire.Msg, []byte, *upstream.Call) {
-}
+func (noSessionHost) Relay() session.Relay                 { return nil }
 func (noSessionHost) BuildView(*session.Session, *auth.Filter, map[string]bool, map[string]*registry.Catalog) *registry.View {
 	return nil
 }

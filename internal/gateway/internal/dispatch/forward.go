@@ -78,13 +78,13 @@ func (dp *Dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	// context, timer and cancel registration less per call. The client going away still
 	// ends the wait through ctx.
 	deadline := time.Now().Add(timeout)
-	conn, done, err := c.s.Acquire(ctx, c.server)
+	conn, done, err := c.s.Upstreams.Acquire(ctx, c.server)
 	if err != nil {
 		return c.failUpstream("is unavailable", err)
 	}
 	defer done()
 	if conn.Modern {
-		c.params = modernParams(c.s, c.params)
+		c.params = statelessParams(c.s, c.params)
 	}
 	var held slot
 	defer held.giveBack()
@@ -228,7 +228,7 @@ func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 		return "error"
 	}
 	if conn.Modern && c.s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {
-		// A stateless upstream needs input from a session client (modernup.go). The retry
+		// A stateless upstream needs input from a session client (statelessup.go). The retry
 		// takes the instance's slot again.
 		held.giveBack()
 		return dp.completeInputs(ctx, c, resp.Result, deadline)
@@ -251,9 +251,8 @@ func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 // waits, notifications/cancelled for the request's id (or the client going away) takes it
 // out of the queue: it never reaches the upstream.
 func (dp *Dispatcher) takeSlot(ctx context.Context, s *session.Session, id json.RawMessage, server string, l *upstream.Limiter) (bool, error) {
-	wait := dp.Metrics.QueueWait(server)
 	if l.TryAcquire() {
-		wait.Observe(0)
+		dp.Obs.waitedForSlot(server, 0)
 		return false, nil
 	}
 	start := time.Now()
@@ -261,12 +260,11 @@ func (dp *Dispatcher) takeSlot(ctx context.Context, s *session.Session, id json.
 	defer cancel()
 	key := string(id)
 	s.Inflight.Wait(key, cancel)
-	depth := dp.Metrics.QueueDepth(server)
-	depth.Inc()
+	dp.Obs.queueMoved(server, +1)
 	err := l.AcquireAs(qctx, s.Rec.Agent)
-	depth.Dec()
+	dp.Obs.queueMoved(server, -1)
 	s.Inflight.Unwait(key)
-	wait.Observe(time.Since(start).Seconds())
+	dp.Obs.waitedForSlot(server, time.Since(start))
 	if err != nil {
 		dp.Log.Debug("request left the queue", "session", s.ID, "server", server, "err", err)
 	}

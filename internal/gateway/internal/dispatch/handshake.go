@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"context"
 	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
@@ -26,7 +26,7 @@ import (
 // agent and the config, and never from what was served before (docs/protocol.md).
 
 // form decides which form of tools/list session s gets for view v.
-func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
+func (l *toolLists) form(s *session.Session, v *registry.View) string {
 	hash := v.Hash()
 	stateless := s.Transport == "stateless"
 	if !stateless {
@@ -34,9 +34,9 @@ func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
 			return f
 		}
 	}
-	in := formInputs(dp.Host.Policy(), s, v)
+	in := formInputs(l.host.Policy(), s, v)
 	if !stateless && in.Mode == listform.Auto {
-		in.Repeat = func() bool { return dp.conversationSaw(s, hash) }
+		in.Repeat = func() bool { return l.conversationSaw(s, hash) }
 	}
 	form, fresh := listform.Choose(in), false
 	if stateless {
@@ -47,12 +47,12 @@ func (dp *Dispatcher) form(s *session.Session, v *registry.View) string {
 	if fresh {
 		// Once per session and view: the form an agent was served explains what it saw
 		// (a thin list's descriptions, a search tool instead of tools).
-		dp.Log.Info("list form", "session", s.ID, "agent", s.Rec.Agent, "client", ClientName(s.ClientInfo()),
+		l.log.Info("list form", "session", s.ID, "agent", s.Rec.Agent, "client", ClientName(s.ClientInfo()),
 			"form", form, "tools", len(v.Tools), "handshake", in.Mode)
-		dp.Metrics.Handshake(form)
+		l.obs.chose(form)
 		rec := s.SetForm(hash, form)
-		if err := dp.Store.Put(&rec); err != nil {
-			dp.Log.Warn("session record not updated", "session", s.ID, "err", err)
+		if err := l.store.Put(&rec); err != nil {
+			l.log.Warn("session record not updated", "session", s.ID, "err", err)
 		}
 	}
 	return form
@@ -84,18 +84,18 @@ func formInputs(cfg *config.Config, s *session.Session, v *registry.View) listfo
 
 // conversationSaw reports whether the session's conversation was served view hash in full
 // before; if not, it records that it now is.
-func (dp *Dispatcher) conversationSaw(s *session.Session, hash string) bool {
+func (l *toolLists) conversationSaw(s *session.Session, hash string) bool {
 	if s.Rec.Conversation == "" {
 		return false
 	}
-	c, err := dp.Store.GetConversation(s.Rec.Agent, s.Rec.Conversation)
+	c, err := l.store.GetConversation(s.Rec.Agent, s.Rec.Conversation)
 	if err == nil && c.FullViewHash == hash {
 		return true
 	}
 	if err == nil || errors.Is(err, store.ErrNotFound) {
-		if perr := dp.Store.PutConversation(&store.Conversation{Agent: s.Rec.Agent, ID: s.Rec.Conversation,
+		if perr := l.store.PutConversation(&store.Conversation{Agent: s.Rec.Agent, ID: s.Rec.Conversation,
 			FullViewHash: hash, Updated: time.Now().UTC()}); perr != nil {
-			dp.Log.Warn("conversation not saved", "err", perr)
+			l.log.Warn("conversation not saved", "err", perr)
 		}
 	}
 	return false
@@ -115,7 +115,7 @@ func ClientName(info json.RawMessage) string {
 // thinFor reports whether the session's client holds thin definitions of view v's tools:
 // it was served the thin form of this view, or of the last view it listed (the view may
 // have changed since, e.g. when the session's own instance re-listed). A stateless
-// request's client holds the form its own input gets (form, passed as dp.form), whatever
+// request's client holds the form its own input gets (form, toolLists.form), whatever
 // its gateway-side session served before.
 func thinFor(s *session.Session, v *registry.View, form func(*session.Session, *registry.View) string) bool {
 	if s.Transport == "stateless" {
@@ -127,8 +127,8 @@ func thinFor(s *session.Session, v *registry.View, form func(*session.Session, *
 // searchPage is the search form's list for session s over view v: the pinned tools (the
 // gateway's and the agent's globs), at most one fewer than the client's cap, and the search
 // tool.
-func (dp *Dispatcher) searchPage(s *session.Session, v *registry.View) *registry.Page {
-	cfg := dp.Host.Policy()
+func (l *toolLists) searchPage(s *session.Session, v *registry.View) *registry.Page {
+	cfg := l.host.Policy()
 	globs := cfg.PinnedTools(s.Rec.Agent)
 	max := 0
 	if _, p := cfg.ClientProfile(ClientName(s.ClientInfo())); p != nil && p.MaxTools > 0 {
@@ -144,26 +144,26 @@ func (dp *Dispatcher) searchPage(s *session.Session, v *registry.View) *registry
 		}
 		return false
 	}
-	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, dp.searchDef)
+	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, l.searchDef)
 }
 
 // describeTools answers describe_tools: the full definitions of the named tools in the
 // session's view.
-func (dp *Dispatcher) describeTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
+func (l *toolLists) describeTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
 	_ = out.Reply(wire.Result(m.ID, listform.DescribeResult(s.View(), args)))
 }
 
 // searchTools answers search_tools: the full definitions of the tools of the session's view
 // that best match the query.
-func (dp *Dispatcher) searchTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
-	res, found := listform.SearchResult(s.View(), args, dp.Host.Policy().HTTP.Search.Results)
-	dp.Log.Debug("search_tools", "session", s.ID, "agent", s.Rec.Agent, "found", found)
+func (l *toolLists) searchTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
+	res, found := listform.SearchResult(s.View(), args, l.host.Policy().HTTP.Search.Results)
+	l.log.Debug("search_tools", "session", s.ID, "agent", s.Rec.Agent, "found", found)
 	_ = out.Reply(wire.Result(m.ID, res))
 }
 
 // schemaOnError answers a thin session's call whose arguments fail the tool's full schema
 // with an isError result that carries that schema, so the model can retry correctly.
-func (dp *Dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out Outbox, start time.Time) {
+func (dp *Dispatcher) schemaOnError(ctx context.Context, s *session.Session, m *wire.Msg, t *registry.Tool, verr error, out Outbox, start time.Time) {
 	text := fmt.Sprintf("Invalid arguments for %s: %v\nThe tool's full input schema:\n%s", t.Exposed, verr, t.InputSchema())
 	b, _ := json.Marshal(map[string]any{
 		"content":           []map[string]string{{"type": "text", "text": text}},
@@ -171,7 +171,5 @@ func (dp *Dispatcher) schemaOnError(s *session.Session, m *wire.Msg, t *registry
 		"isError":           true,
 	})
 	_ = out.Reply(wire.Result(m.ID, b))
-	dp.Metrics.CountCall(s.Rec.Agent, t.Server, t.Name, "invalid_arguments")
-	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: "invalid_arguments", Rule: "schema-on-error", DurationMS: ms(time.Since(start))})
+	dp.Obs.invalidArgs(ctx, callEvent{s: s, t: t, outcome: "invalid_arguments", rule: "schema-on-error", duration: time.Since(start)})
 }

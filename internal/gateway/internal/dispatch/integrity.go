@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/auth"
+	"context"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -15,10 +15,8 @@ import (
 // decision reaches the other replicas on the bus, and a call to a held tool is told why.
 
 // heldCall answers a call to a tool the session would see but integrity holds.
-func (dp *Dispatcher) heldCall(s *session.Session, m *wire.Msg, name string, out Outbox, start time.Time) {
+func (dp *Dispatcher) heldCall(ctx context.Context, s *session.Session, m *wire.Msg, name string, out Outbox, start time.Time) {
 	text := fmt.Sprintf("Tool %s is held: its definition changed or is new since an admin last approved this server's tools, and it cannot be called until an admin approves it (mcpgw admin UI, Integrity page).", name)
 	_ = out.Reply(wire.Result(m.ID, toolError(text)))
-	dp.Metrics.Denied(dp.Metrics.AgentLabel(s.Rec.Agent), "held_tool")
-	dp.Audit.Record(auth.AuditEvent{Kind: "denial", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: name, Outcome: "denied", Rule: "held by integrity", DurationMS: ms(time.Since(start))})
+	dp.Obs.deniedCall(ctx, denialEvent{s: s, tool: name, reason: "held_tool", rule: "held by integrity", duration: time.Since(start)})
 }

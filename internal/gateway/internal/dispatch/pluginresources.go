@@ -46,7 +46,7 @@ type watchTopic struct {
 }
 
 // pluginResourceRequest answers resources/read, subscribe and unsubscribe for a plugin URI.
-func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, uri string, out Outbox) {
+func (pl *pluginCalls) pluginResourceRequest(ctx context.Context, s *session.Session, m *wire.Msg, uri string, out Outbox) {
 	notFound := func(why string) {
 		_ = out.Reply(wire.Error(m.ID, -32002, "Resource not found: "+uri+": "+why, map[string]string{"uri": uri}))
 	}
@@ -61,7 +61,7 @@ func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 	}
 	if m.Method == "resources/unsubscribe" {
 		s.Subs.Unsubscribe(uri)
-		dp.pluginSubs.unsubscribe(s, uri)
+		pl.subs.unsubscribe(s, uri)
 		_ = out.Reply(wire.Result(m.ID, json.RawMessage(`{}`)))
 		return
 	}
@@ -74,7 +74,7 @@ func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 	case "resources/read":
 		// Bounded like a tool's result: the provider learns the bound, and ReadResource
 		// refuses a larger resource before writing it.
-		b, err := t.PluginHost.ReadResource(plugin.WithMaxResultBytes(ctx, dp.Cfg.Upstream.MaxMessageBytes), ref)
+		b, err := t.PluginHost.ReadResource(plugin.WithMaxResultBytes(ctx, pl.cfg.Upstream.MaxMessageBytes), ref)
 		if err != nil {
 			if errors.Is(err, plugin.ErrNotFound) {
 				notFound(err.Error())
@@ -82,7 +82,7 @@ func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 			}
 			if errors.Is(err, plugin.ErrTooLarge) {
 				err = fmt.Errorf("the resource is larger than %d bytes, the limit %s sets; read one resource, not a whole type, or raise %s",
-					dp.Cfg.Upstream.MaxMessageBytes, maxMessageSetting, maxMessageSetting)
+					pl.cfg.Upstream.MaxMessageBytes, maxMessageSetting, maxMessageSetting)
 			}
 			_ = out.Reply(wire.Error(m.ID, wire.CodeInternalError, fmt.Sprintf("plugin %q: %v", ref.Plugin, err), nil))
 			return
@@ -91,11 +91,11 @@ func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 		_ = out.Reply(wire.Result(m.ID, res))
 	case "resources/subscribe":
 		// Counted with the session's other subscriptions (server "": served here).
-		if err := s.Subs.Subscribe(uri, "", SubscriptionQuota(dp.Host.Policy(), dp.SubAgents, s)); err != nil {
+		if err := s.Subs.Subscribe(uri, "", SubscriptionQuota(pl.host.Policy(), pl.subAgents, s)); err != nil {
 			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), map[string]string{"uri": uri}))
 			return
 		}
-		if err := dp.pluginSubs.subscribe(dp, s, uri, ref, t.PluginHost); err != nil {
+		if err := pl.subs.subscribe(pl, s, uri, ref, t.PluginHost); err != nil {
 			s.Subs.Unsubscribe(uri)
 			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidRequest, err.Error(), map[string]string{"uri": uri}))
 			return
@@ -108,7 +108,7 @@ func (dp *Dispatcher) pluginResourceRequest(ctx context.Context, s *session.Sess
 // starts its provider subscription, and every subscriber of it returns only once that
 // subscription is in place (a change made after the reply is reported) or failed. The
 // provider is asked outside the lock: it may be another process.
-func (w *pluginWatch) subscribe(dp *Dispatcher, s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
+func (w *pluginWatch) subscribe(pl *pluginCalls, s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
 	w.mu.Lock()
 	if w.bySession == nil {
 		w.bySession, w.topics = map[*session.Session]map[string]registry.PluginRef{}, map[watchTopicKey]*watchTopic{}
@@ -133,7 +133,7 @@ func (w *pluginWatch) subscribe(dp *Dispatcher, s *session.Session, uri string, 
 	var ctx context.Context
 	if first {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(dp.Ctx)
+		ctx, cancel = context.WithCancel(pl.ctx)
 		tp = &watchTopic{cancel: cancel, started: make(chan struct{}), subs: map[*session.Session]map[string]registry.PluginRef{}}
 		w.topics[k] = tp
 	}
@@ -167,12 +167,12 @@ func (w *pluginWatch) subscribe(dp *Dispatcher, s *session.Session, uri string, 
 			}
 			w.mu.Unlock()
 		} else {
-			go w.run(ctx, dp, k, tp, ch)
+			go w.run(ctx, pl, k, tp, ch)
 		}
 	} else {
 		select {
 		case <-tp.started:
-		case <-dp.Ctx.Done():
+		case <-pl.ctx.Done():
 			return errors.New("the gateway is shutting down")
 		}
 	}
@@ -228,7 +228,7 @@ func (w *pluginWatch) dropLocked(s *session.Session, k watchTopicKey, uri string
 // channel closes while subscribers remain (the plugin was reloaded or restarted, or this
 // watch fell behind), the watch subscribes again, with backoff while the plugin is down,
 // and then tells every subscriber its resource changed: events may have been missed.
-func (w *pluginWatch) run(ctx context.Context, dp *Dispatcher, k watchTopicKey, tp *watchTopic, ch <-chan plugin.Event) {
+func (w *pluginWatch) run(ctx context.Context, pl *pluginCalls, k watchTopicKey, tp *watchTopic, ch <-chan plugin.Event) {
 	backoff := watchBackoffMin
 	for {
 		for e := range ch {
@@ -247,7 +247,7 @@ func (w *pluginWatch) run(ctx context.Context, dp *Dispatcher, k watchTopicKey, 
 			if backoff *= 2; backoff > watchBackoffMax {
 				backoff = watchBackoffMax
 			}
-			host := dp.Reg.Plugin(k.plugin)
+			host := pl.reg.Plugin(k.plugin)
 			if host == nil {
 				continue // removed; its subscribers may see it again after a reload
 			}
@@ -320,20 +320,11 @@ type watchEvent struct {
 }
 
 // SubscribePlugin subscribes session s to a plugin resource (a stateless caller's listen).
-func (dp *Dispatcher) SubscribePlugin(s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
-	return dp.pluginSubs.subscribe(dp, s, uri, ref, host)
+func (pl *pluginCalls) SubscribePlugin(s *session.Session, uri string, ref registry.PluginRef, host *registry.Plugin) error {
+	return pl.subs.subscribe(pl, s, uri, ref, host)
 }
 
 // UnsubscribePlugin ends session s's subscription to a plugin resource.
-func (dp *Dispatcher) UnsubscribePlugin(s *session.Session, uri string) {
-	dp.pluginSubs.unsubscribe(s, uri)
-}
-
-// DropSession forgets what the dispatcher keeps for a session that ended: the routes back
-// to it and its plugin subscriptions. between is run after the routes are forgotten and
-// before the subscriptions go (the session's instances are released there).
-func (dp *Dispatcher) DropSession(s *session.Session, between func()) {
-	dp.routes.ForgetSession(s)
-	between()
-	dp.pluginSubs.dropSession(s)
+func (pl *pluginCalls) UnsubscribePlugin(s *session.Session, uri string) {
+	pl.subs.unsubscribe(s, uri)
 }

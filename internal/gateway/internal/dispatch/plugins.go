@@ -5,10 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/subscriptions"
 	"sync/atomic"
 	"time"
 
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/registry"
@@ -19,6 +20,21 @@ import (
 // A plugin's tools are in a session's view like an upstream's (registry.ViewWith generates
 // them for the session), and tools/call reaches callPlugin instead of forward: the call runs
 // in the gateway, through the plugin's dispatcher, with no network in between.
+
+// pluginCalls run plugin tools and serve plugin resources (pluginresources.go) for the
+// dispatcher: the plugin's side of the call path, with what it uses of the dispatcher's
+// parts, and the sessions' plugin resource subscriptions.
+type pluginCalls struct {
+	cfg       *config.Config
+	ctx       context.Context // ends when the gateway stops
+	reg       *registry.Registry
+	host      Host
+	subAgents *subscriptions.Agents
+	routes    *backroutes.Table[*session.Session]
+	obs       *Observer
+	// subs are the sessions' plugin resource subscriptions (pluginresources.go).
+	subs pluginWatch
+}
 
 // pluginCall is one plugin tool call in flight, by the client's request id: a
 // notifications/cancelled for that id, or the session ending, cancels its context.
@@ -31,11 +47,11 @@ type pluginCall struct {
 func (pc *pluginCall) Cancel() { pc.cancel() }
 
 // callPlugin runs a plugin tool for a session and answers on out.
-func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out Outbox, start time.Time) {
+func (pl *pluginCalls) callPlugin(ctx context.Context, s *session.Session, m *wire.Msg, t *registry.Tool, args json.RawMessage, out Outbox, start time.Time) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The gateway shutting down cancels the call too.
-	stop := context.AfterFunc(dp.Ctx, cancel)
+	stop := context.AfterFunc(pl.ctx, cancel)
 	defer stop()
 	pc := &pluginCall{cancel: cancel}
 	key := string(m.ID)
@@ -46,10 +62,10 @@ func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wir
 	defer s.Inflight.DropPlugin(key, pc)
 	// A plugin's result is bounded like an upstream's message: the same setting, named in
 	// the refusal.
-	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: dp.Cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting},
-		Unvalidated: func(reason string) { dp.Metrics.UnvalidatedCall(t.Server, reason) }}
+	o := plugin.CallOptions{Limit: plugin.ResultLimit{Bytes: pl.cfg.Upstream.MaxMessageBytes, Setting: maxMessageSetting},
+		Unvalidated: func(reason string) { pl.obs.unvalidatedCall(t.Server, reason) }}
 	if s.Caps.Elicitation {
-		o.Confirm = func(ctx context.Context, message string) (bool, error) { return dp.confirm(ctx, s, message, out) }
+		o.Confirm = func(ctx context.Context, message string) (bool, error) { return pl.confirm(ctx, s, message, out) }
 	}
 	res, err := t.PluginHost.Call(WithCaller(ctx, s), t.PluginTool, args, o)
 	outcome := "ok"
@@ -63,7 +79,7 @@ func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wir
 	case errors.Is(err, registry.ErrPluginStopped):
 		_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q stopped during the call (reloaded or removed); call it again", t.Server))))
 		outcome = "unavailable"
-	case err != nil && dp.Ctx.Err() != nil:
+	case err != nil && pl.ctx.Err() != nil:
 		_ = out.Reply(wire.Result(m.ID, toolError("the gateway is shutting down")))
 		outcome = "cancelled"
 	case err != nil:
@@ -88,11 +104,8 @@ func (dp *Dispatcher) callPlugin(ctx context.Context, s *session.Session, m *wir
 			outcome = "tool_error"
 		}
 	}
-	d := time.Since(start)
-	dp.Metrics.ObserveCall(s.Rec.Agent, t.Server, t.Name, outcome, d.Seconds())
+	pl.obs.toolCalled(ctx, callEvent{s: s, t: t, outcome: outcome, duration: time.Since(start)})
 	s.Calls.Add(1) // a plugin tool call is a call of the session, as an upstream's is
-	dp.Audit.Record(auth.AuditEvent{Kind: "call", Agent: s.Rec.Agent, Conversation: s.Rec.Conversation, Task: s.Rec.Task,
-		Session: s.ID, Tool: t.Exposed, Upstream: t.Server, Outcome: outcome, DurationMS: ms(d)})
 }
 
 // cancelPlugin cancels the session's plugin call of a client request id; it reports
@@ -117,10 +130,10 @@ var confirmSchema = json.RawMessage(`{"type":"object","properties":{"confirm":{"
 // confirm asks the session's user to approve a plugin's delete or Dangerous action: an
 // elicitation/create request on the call's own stream. Only an accept with
 // "confirm": true approves; a decline, a cancel, or an error does not.
-func (dp *Dispatcher) confirm(ctx context.Context, s *session.Session, message string, out Outbox) (bool, error) {
+func (pl *pluginCalls) confirm(ctx context.Context, s *session.Session, message string, out Outbox) (bool, error) {
 	wait := make(chan backroutes.Answer, 1)
-	id := dp.routes.Ask(backroutes.Request[*session.Session]{Session: s, Wait: wait})
-	defer dp.routes.Forget(id)
+	id := pl.routes.Ask(backroutes.Request[*session.Session]{Session: s, Wait: wait})
+	defer pl.routes.Forget(id)
 	params, err := json.Marshal(map[string]any{"message": message, "requestedSchema": confirmSchema})
 	if err != nil {
 		return false, err

@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"encoding/json"
+	"log/slog"
 
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/clientstream"
@@ -11,27 +12,38 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
+// upstreamRelay is the way back from upstreams to sessions: what an upstream sends that
+// is not a response (progress, logging, server-to-client requests, resource updates), and
+// the clients' answers to the requests relayed to them (clientmsg.go). It holds the
+// dispatcher's routes back, its host (the live sessions) and its observer.
+type upstreamRelay struct {
+	routes *backroutes.Table[*session.Session]
+	host   Host
+	log    *slog.Logger
+	obs    *Observer
+}
+
 // HandleUpstream routes what an upstream sends that is not a response: progress to the
 // call that asked for it, logging and server-to-client requests to the session the call
 // belongs to (on the call's own stream while it runs), resource updates to subscribers.
 // owner is the session of a per-session instance, nil for shared connections.
-func (dp *Dispatcher) HandleUpstream(owner *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
+func (r *upstreamRelay) HandleUpstream(owner *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 	switch m.Method {
 	case "notifications/progress":
-		dp.relayProgress(c, m)
+		r.relayProgress(c, m)
 	case "notifications/message":
-		k, s := dp.relatedCall(owner, c, rel)
+		k, s := r.relatedCall(owner, c, rel)
 		switch {
 		case k != nil:
 			if reqparams.LevelAllowed(s.Level(), m.Params) && !k.Push(raw) {
-				dp.unroutable(c, "overflow")
+				r.unroutable(c, "overflow")
 			}
 		case s != nil:
 			if reqparams.LevelAllowed(s.Level(), m.Params) {
 				_ = s.Send(raw)
 			}
 		default:
-			dp.unroutable(c, "notification")
+			r.unroutable(c, "notification")
 		}
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 		// A session's own instance said its lists changed (the registry re-reads them):
@@ -49,7 +61,7 @@ func (dp *Dispatcher) HandleUpstream(owner *session.Session, c *upstream.Conn, m
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		for _, s := range dp.subscribers(owner, c.Name, p.URI) {
+		for _, s := range r.subscribers(owner, c.Name, p.URI) {
 			_ = s.Send(raw)
 		}
 	case "notifications/cancelled":
@@ -60,21 +72,21 @@ func (dp *Dispatcher) HandleUpstream(owner *session.Session, c *upstream.Conn, m
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
 		}
-		gwID, pr := dp.routes.Withdrawn(c, p.RequestID)
+		gwID, pr := r.routes.Withdrawn(c, p.RequestID)
 		if gwID != "" {
 			params, _ := json.Marshal(map[string]any{"requestId": gwID, "reason": p.Reason})
 			_ = pr.Session.Send(wire.Notification(m.Method, params))
 		}
 	default:
 		if m.IsRequest() {
-			dp.serverRequest(owner, c, m, rel)
+			r.serverRequest(owner, c, m, rel)
 		}
 	}
 }
 
 // relayProgress sends an upstream's progress notification to the call that asked for it,
 // under the progress token the client gave.
-func (dp *Dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
+func (r *upstreamRelay) relayProgress(c *upstream.Conn, m *wire.Msg) {
 	var p map[string]json.RawMessage
 	if json.Unmarshal(m.Params, &p) != nil {
 		return
@@ -83,17 +95,17 @@ func (dp *Dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
 	if json.Unmarshal(p["progressToken"], &tok) != nil {
 		return
 	}
-	route, ok := dp.routes.ProgressRoute(tok)
+	route, ok := r.routes.ProgressRoute(tok)
 	// A token only counts on the connection its call went out on: another upstream (or
 	// another tenant's instance) that learnt or guessed it reaches nobody.
 	if !ok || route.Call == nil || route.Call.Conn() != c {
-		dp.unroutable(c, "notification")
+		r.unroutable(c, "notification")
 		return
 	}
 	p["progressToken"] = route.Token
 	params, _ := json.Marshal(p)
 	if !route.Call.Push(wire.Notification(m.Method, params)) {
-		dp.unroutable(c, "overflow")
+		r.unroutable(c, "overflow")
 	}
 }
 
@@ -105,9 +117,9 @@ func (dp *Dispatcher) relayProgress(c *upstream.Conn, m *wire.Msg) {
 // caller refuses the request or drops the notification. On an instance the session owns,
 // every call is that session's, so the message rides the newest call's stream (a client
 // without a GET stream still sees it); k is nil when it goes to the session's own stream.
-func (dp *Dispatcher) relatedCall(owner *session.Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *session.Session) {
+func (r *upstreamRelay) relatedCall(owner *session.Session, c *upstream.Conn, rel *upstream.Call) (k *upstream.Call, s *session.Session) {
 	if rel != nil && rel.Owner != nil {
-		return rel, dp.Host.Live(rel.Owner.Tenant())
+		return rel, r.host.Live(rel.Owner.Tenant())
 	}
 	if owner == nil {
 		return nil, nil
@@ -122,22 +134,22 @@ func (dp *Dispatcher) relatedCall(owner *session.Session, c *upstream.Conn, rel 
 }
 
 // unroutable counts an upstream message that reached no session (docs/security.md).
-func (dp *Dispatcher) unroutable(c *upstream.Conn, kind string) {
-	dp.Metrics.Unroutable(c.Name, kind)
+func (r *upstreamRelay) unroutable(c *upstream.Conn, kind string) {
+	r.obs.unroutableMsg(c.Name, kind)
 }
 
 // serverRequest relays sampling, elicitation and roots requests to the client whose call
 // caused them, under a gateway id, and remembers where the answer goes.
-func (dp *Dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
+func (r *upstreamRelay) serverRequest(owner *session.Session, c *upstream.Conn, m *wire.Msg, rel *upstream.Call) {
 	upID := append(json.RawMessage(nil), m.ID...) // outlives the reader's buffer (answers go off the reader)
-	k, s := dp.relatedCall(owner, c, rel)
+	k, s := r.relatedCall(owner, c, rel)
 	if s == nil {
 		if m.Method == "roots/list" {
 			// No client to ask: an empty list tells the upstream nothing about anyone.
 			go c.Reply(upID, json.RawMessage(`{"roots":[]}`), nil) // off the reader: the upstream may not be reading
 			return
 		}
-		dp.unroutable(c, "request")
+		r.unroutable(c, "request")
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError,
 			Message: "mcpgw cannot tell which client session " + m.Method + " is for on a shared connection; it is not relayed"})
 		go c.Reply(upID, nil, e)
@@ -152,19 +164,19 @@ func (dp *Dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m 
 		go c.Reply(upID, nil, e)
 		return
 	}
-	id := dp.routes.Ask(backroutes.Request[*session.Session]{Conn: c, UpstreamID: upID, Session: s})
+	id := r.routes.Ask(backroutes.Request[*session.Session]{Conn: c, UpstreamID: upID, Session: s})
 	msg := wire.Request(wire.Quote(id), m.Method, m.Params)
 	var err error
 	if k != nil {
 		if !k.Push(msg) {
-			dp.unroutable(c, "overflow")
+			r.unroutable(c, "overflow")
 			err = clientstream.ErrNoStream
 		}
 	} else {
 		err = s.Send(msg)
 	}
 	if err != nil {
-		dp.routes.Forget(id)
+		r.routes.Forget(id)
 		e, _ := json.Marshal(wire.ErrorObject{Code: wire.CodeInternalError, Message: "client session has no open stream for " + m.Method})
 		go c.Reply(upID, nil, e)
 	}
@@ -172,7 +184,7 @@ func (dp *Dispatcher) serverRequest(owner *session.Session, c *upstream.Conn, m 
 
 // subscribers are the sessions subscribed to uri on server (for a per-session instance,
 // only its own session).
-func (dp *Dispatcher) subscribers(owner *session.Session, server, uri string) []*session.Session {
+func (r *upstreamRelay) subscribers(owner *session.Session, server, uri string) []*session.Session {
 	if owner != nil {
 		if owner.Subs.Subscribed(uri, server) {
 			return []*session.Session{owner}
@@ -180,7 +192,7 @@ func (dp *Dispatcher) subscribers(owner *session.Session, server, uri string) []
 		return nil
 	}
 	var out []*session.Session
-	for _, s := range dp.Host.Sessions() {
+	for _, s := range r.host.Sessions() {
 		if s.Subs.Subscribed(uri, server) {
 			out = append(out, s)
 		}

@@ -133,7 +133,7 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 			return
 		}
 	}
-	if m.Method != "resources/read" && dp.watchModern(ctx, s, m, server, p.URI, out) {
+	if m.Method != "resources/read" && dp.watchStateless(ctx, s, m, server, p.URI, out) {
 		return
 	}
 	// The upstream gets the URI that was routed on, not the client's params.
@@ -211,7 +211,7 @@ func (dp *Dispatcher) setLevel(ctx context.Context, s *session.Session, m *wire.
 		return
 	}
 	rec := s.SetLogLevel(p.Level)
-	conns := dp.Reg.Instances().OwnConns(s)
+	conns := dp.Reg.Instances().OwnConns(s.Upstreams)
 	_ = dp.Store.Put(&rec)
 	for _, name := range s.Servers() {
 		if srv := dp.Reg.Server(name); srv != nil && srv.Mode == config.ModeShared {

@@ -1,7 +1,7 @@
 // Package session is one client session live in this process: its record, its client's
 // capabilities, and the owners of what it holds (its event stream, replay buffers, what it
-// was shown, its requests in flight, its subscriptions). The registry's instances see it as
-// their registry.Owner; what only the gateway knows it asks of its Host.
+// was shown, its requests in flight, its subscriptions). The registry's instances see its
+// Upstreams as their registry.Owner; what only the gateway knows it asks of its Host.
 package session
 
 import (
@@ -29,7 +29,7 @@ import (
 // Host is what a session asks of the gateway that holds it.
 type Host interface {
 	// Instances are the registry's upstream instances, which the session acquires and
-	// releases as their Owner.
+	// releases as their Owner. Asked once, when the session is made.
 	Instances() *registry.Instances
 	// Save writes the session's record to the session store.
 	Save(rec *store.Record) error
@@ -42,9 +42,9 @@ type Host interface {
 	BuildView(s *Session, f *auth.Filter, down map[string]bool, own map[string]*registry.Catalog) *registry.View
 	// ListChanged counts a tools list_changed notification sent.
 	ListChanged()
-	// Relay relays what an upstream instance sends to session s; nil routes it as on a
-	// shared instance.
-	Relay(s *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call)
+	// Relay is the way back from the session's instances (the dispatcher's): asked once,
+	// when the session is made.
+	Relay() Relay
 	// Live is the session of an id live in this process, or nil.
 	Live(id string) *Session
 	// Closing drops what the gateway keeps for the session (routes back to it, plugin
@@ -54,6 +54,13 @@ type Host interface {
 	InstanceStarted(server string)
 	// Context is the gateway's: it ends when the gateway stops.
 	Context() context.Context
+}
+
+// Relay routes what an upstream instance sends that is not a response to session s (nil:
+// as on a shared instance): the dispatcher's way back, which the session's instances
+// reach directly, not through the gateway.
+type Relay interface {
+	HandleUpstream(s *Session, c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call)
 }
 
 // Call is an upstream call in flight for the session (the dispatcher's).
@@ -86,7 +93,6 @@ func (c Caps) For(method string) (declared, known bool) {
 }
 
 // Session is one client session on the gateway, live in this process.
-// size: being split (issue 41)
 type Session struct {
 	ID        string
 	Transport string // streamable | sse | socket | stateless
@@ -130,6 +136,10 @@ type Session struct {
 	// catalogues.
 	Own sessionview.Own
 
+	// Upstreams asks the registry's instances for the session's connections, and is the
+	// registry.Owner of those started for it (owner.go).
+	Upstreams *Upstreams
+
 	// Listen is set on a stateless caller's session once it opens subscriptions/listen:
 	// what would go on a GET stream goes to its listeners.
 	Listen atomic.Pointer[listenstream.Set]
@@ -138,6 +148,7 @@ type Session struct {
 // New is the live session of a record, held by h.
 func New(h Host, rec store.Record) *Session {
 	s := &Session{ID: rec.ID, Transport: rec.Transport, Rec: rec, h: h, logLevel: rec.LogLevel}
+	s.Upstreams = &Upstreams{s: s, inst: h.Instances(), relay: h.Relay()}
 	s.Shown.Restore(rec.Forms)
 	s.Caps = capsOf(rec.ClientCaps)
 	servers := rec.Servers
@@ -233,7 +244,7 @@ func (s *Session) Servers() []string {
 func (s *Session) SetServers(names []string) {
 	s.srv.Store(&names)
 	rec := s.update(func(rec *store.Record) { rec.Servers = names })
-	stopped := s.h.Instances().ReleaseOwner(s, func(server string) bool { return slices.Contains(names, server) })
+	stopped := s.Upstreams.inst.ReleaseOwner(s.Upstreams, func(server string) bool { return slices.Contains(names, server) })
 	s.Own.DropCatalogs(stopped) // the catalogues of the session's own instances, gone with them
 	s.Shown.Forget()
 	_ = s.h.Save(&rec)

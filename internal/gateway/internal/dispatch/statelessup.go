@@ -119,14 +119,14 @@ func appendInputs(b []byte, p *reqparams.Routed) []byte {
 	return b
 }
 
-// modernParams adds what a session says once and the stateless revision wants on every
+// statelessParams adds what a session says once and the stateless revision wants on every
 // request: the session's log level (io.modelcontextprotocol/logLevel; without it such an
 // upstream logs nothing; a stateless caller's own level filters at the gateway), and the
 // session's client capabilities and info. A connection shared by sessions offers the
 // gateway's (everything it can relay): without the caller's own on the request, the
 // upstream would ask a caller for what it never declared, or run a tool that needs what
 // the caller lacks instead of refusing it (-32021).
-func modernParams(s *session.Session, raw []byte) []byte {
+func statelessParams(s *session.Session, raw []byte) []byte {
 	lvl := s.Level()
 	if s.Transport == "stateless" {
 		lvl = ""
@@ -173,11 +173,11 @@ func modernParams(s *session.Session, raw []byte) []byte {
 	return out.Bytes()
 }
 
-// watchModern serves resources/subscribe and unsubscribe for an upstream of the stateless
+// watchStateless serves resources/subscribe and unsubscribe for an upstream of the stateless
 // revision (it has neither): a subscriptions/listen for the URI on the session's behalf.
 // It reports whether it answered.
-func (dp *Dispatcher) watchModern(ctx context.Context, s *session.Session, m *wire.Msg, server, uri string, out Outbox) bool {
-	conn, err := s.Conn(ctx, server)
+func (dp *Dispatcher) watchStateless(ctx context.Context, s *session.Session, m *wire.Msg, server, uri string, out Outbox) bool {
+	conn, err := s.Upstreams.Conn(ctx, server)
 	if err != nil || !conn.Modern {
 		return false
 	}
