@@ -114,9 +114,3 @@ func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	_, _ = w.Write(auth.ProtectedResourceMetadata(cfg.Auth.OAuth))
 }
-
-func (st *sessionTable) sessionCount() int {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	return len(st.sessions)
-}

@@ -295,14 +295,7 @@ func (g *Gateway) releaseRetired() {
 		return
 	}
 	g.reg.Release(func(server string) bool {
-		g.live.mu.RLock()
-		defer g.live.mu.RUnlock()
-		for _, s := range g.live.sessions {
-			if slices.Contains(s.Servers(), server) {
-				return true
-			}
-		}
-		return false
+		return g.live.any(func(s *session.Session) bool { return slices.Contains(s.Servers(), server) })
 	})
 }
 
@@ -359,14 +352,7 @@ func (g *Gateway) Start() {
 // Close ends every session and background work.
 func (g *Gateway) Close() {
 	g.cancel()
-	g.live.mu.Lock()
-	all := make([]*session.Session, 0, len(g.live.sessions))
-	for _, s := range g.live.sessions {
-		all = append(all, s)
-	}
-	g.live.sessions, g.live.perAgent = map[string]*session.Session{}, nil
-	g.live.mu.Unlock()
-	for _, s := range all {
+	for _, s := range g.live.clear() {
 		s.Close()
 	}
 	g.reg.Instances().CloseInstances()

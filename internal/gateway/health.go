@@ -49,9 +49,7 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 			out.Ready = false
 		}
 	}
-	g.live.mu.RLock()
-	out.Sessions = len(g.live.sessions)
-	g.live.mu.RUnlock()
+	out.Sessions = g.live.sessionCount()
 	var b []byte
 	if detail {
 		b, _ = json.MarshalIndent(out, "", "  ")

@@ -61,9 +61,7 @@ func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity,
 
 func (h sseHost) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*session.Session, bool) {
 	g := h.g
-	g.live.mu.RLock()
-	s := g.live.sessions[sid]
-	g.live.mu.RUnlock()
+	s := g.live.liveSession(sid)
 	if s == nil || s.Transport != "sse" {
 		reply.JSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
 		return nil, false
