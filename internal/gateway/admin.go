@@ -104,7 +104,8 @@ func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failu
 }
 
 // serveResourceMetadata serves the RFC 9728 protected resource metadata in mode oauth.
-func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+func (gk *gatekeeper) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	g := gk.g
 	cfg := g.policy().cfg
 	if cfg.Auth.Mode != "oauth" {
 		http.NotFound(w, r)

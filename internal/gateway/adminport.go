@@ -33,7 +33,7 @@ type adminGuard struct{ g *Gateway }
 
 // CheckOrigin refuses a request from an Origin the gateway does not serve.
 func (p adminGuard) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
-	return p.g.checkOrigin(w, r)
+	return p.g.gate.checkOrigin(w, r)
 }
 
 // LocalOwner names the local owner, who may use the admin API and the UI without a

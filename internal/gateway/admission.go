@@ -21,7 +21,7 @@ type admission struct{ g *Gateway }
 func (a admission) Admit(w http.ResponseWriter, r *http.Request, rd intake.Reading) (intake.Admission[*session.Session], bool) {
 	g := a.g
 	var ad intake.Admission[*session.Session]
-	if !g.checkOrigin(w, r) || !rd.Head(w, r) {
+	if !g.gate.checkOrigin(w, r) || !rd.Head(w, r) {
 		return ad, false
 	}
 	id, ok := g.gate.authenticate(w, r)

@@ -166,7 +166,7 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 	g.configStore = sealedConfigStore(cfg, g.store, log)
 	reg.Integrity().Use(st, g.integrityEvent) // pins in the store, before any catalogue is read
 	g.usage = telemetry.NewUsage(g.metrics)
-	g.metrics.SetStoreProbe(g.probeStore)
+	g.metrics.SetStoreProbe(health{g}.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
 	kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
 	if err != nil {
@@ -229,11 +229,11 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 	g.mux.HandleFunc("/oauth/connect/", oauthPort{g}.serveConnect)
 	g.mux.HandleFunc(config.CallbackPath, oauthPort{g}.serveCallback)
 	g.mux.HandleFunc(config.ConsentPath, oauthPort{g}.serveConsent)
-	g.mux.HandleFunc("/healthz", g.serveHealthz)
-	g.mux.HandleFunc("/readyz", g.serveReadyz)
+	g.mux.HandleFunc("/healthz", health{g}.serveHealthz)
+	g.mux.HandleFunc("/readyz", health{g}.serveReadyz)
 	g.mux.Handle("/metrics", metricsGate(g, g.metrics.Handler()))
-	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
-	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
+	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.gate.serveResourceMetadata)
+	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.gate.serveResourceMetadata)
 	g.ui = ui.New(newAdminPort(g), g.version, log)
 	g.admin = admin.New(newAdminPort(g), g.version, log, func() []admin.Route { return apiRoutes(g) })
 	adminRouter := g.admin.Router(mountUI(g))
@@ -394,7 +394,8 @@ func allowLists(cfg *config.Config) (map[string]bool, map[string]bool) {
 }
 
 // checkOrigin enforces the Host and Origin allow-lists (DNS rebinding protection).
-func (g *Gateway) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+func (gk *gatekeeper) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	g := gk.g
 	if auth.Trusted(r.Context()) {
 		return true // the Unix socket: no browser can reach it
 	}

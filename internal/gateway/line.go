@@ -111,16 +111,16 @@ func (h lineHost) Refuse(w http.ResponseWriter, f *auth.Failure, who *auth.Ident
 	h.g.gate.refuse(w, f, who)
 }
 
-func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, handshake string) (*session.Session, []byte, []byte, *auth.Failure) {
+func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, form string) (*session.Session, []byte, []byte, *auth.Failure) {
 	g := h.g
-	rec, errMsg := g.initialize(m, "socket", streamableVersions)
+	rec, errMsg := handshake{g}.initialize(m, "socket", streamableVersions)
 	if errMsg != nil {
 		return nil, nil, errMsg, nil
 	}
 	if fail := g.gate.startIdentity(ctx, id, &rec); fail != nil {
 		return nil, nil, nil, fail
 	}
-	s, result, err := g.openSession(rec, handshake)
+	s, result, err := handshake{g}.openSession(rec, form)
 	if err != nil {
 		return nil, nil, wire.Error(m.ID, wire.CodeInternalError, "Session store unavailable", nil), nil
 	}

@@ -37,7 +37,7 @@ type sseHost struct{ admission }
 func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (*session.Session, bool) {
 	g := h.g
 	now := time.Now().UTC()
-	rec, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
+	rec, _ := handshake{g}.initialize(&wire.Msg{}, "sse", legacyVersions)
 	rec.Created, rec.LastSeen = now, now
 	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
 		g.gate.refuse(w, fail, id)
@@ -69,12 +69,12 @@ func (h sseHost) Deliver(s *session.Session, m *wire.Msg) {
 func (h sseHost) Initialize(s *session.Session, m *wire.Msg) {
 	g := h.g
 	s.Touch()
-	rec, errMsg := g.initialize(m, "sse", legacyVersions)
+	rec, errMsg := handshake{g}.initialize(m, "sse", legacyVersions)
 	if errMsg != nil {
 		_ = s.Send(errMsg)
 		return
 	}
-	result := g.initializeResult(rec.ProtocolVersion, s.Servers())
+	result := handshake{g}.initializeResult(rec.ProtocolVersion, s.Servers())
 	s.SetClient(rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo)
 	// A view built before initialize knew no client: build it again for this one's
 	// name rule (docs/sessions.md, "Names for the client that asked").

@@ -49,14 +49,19 @@ func bodyLimit(g *Gateway) intake.BodyLimit {
 	return intake.BodyLimit{Max: g.cfg.HTTP.MaxBodyBytes, Trusted: SocketMaxBody}
 }
 
+// handshake is the session revisions' initialize, on every transport: the record it
+// makes, the session opened, and the result answered.
+type handshake struct{ g *Gateway }
+
 // openSession completes an initialize: the handshake form asked for (X-Mcp-Handshake),
 // the session made and stored. It returns the session and the initialize result.
-func (g *Gateway) openSession(rec store.Record, handshake string) (*session.Session, []byte, error) {
-	switch handshake {
+func (hs handshake) openSession(rec store.Record, form string) (*session.Session, []byte, error) {
+	g := hs.g
+	switch form {
 	case "full", "thin", "search", "auto":
-		rec.Handshake = handshake
+		rec.Handshake = form
 	}
-	result := g.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)
+	result := hs.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)
 	s := g.live.newSession(rec)
 	if err := g.live.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
@@ -66,7 +71,7 @@ func (g *Gateway) openSession(rec store.Record, handshake string) (*session.Sess
 }
 
 // initialize negotiates the protocol version and builds the session record.
-func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (store.Record, []byte) {
+func (hs handshake) initialize(m *wire.Msg, transport string, versions []string) (store.Record, []byte) {
 	var p struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
@@ -90,7 +95,8 @@ func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (
 	return rec, nil
 }
 
-func (g *Gateway) initializeResult(version string, servers []string, clientCaps ...json.RawMessage) []byte {
+func (hs handshake) initializeResult(version string, servers []string, clientCaps ...json.RawMessage) []byte {
+	g := hs.g
 	var instr strings.Builder
 	for _, name := range servers {
 		if srv := g.reg.Server(name); srv != nil {
@@ -135,7 +141,7 @@ func (h streamHost) Stateless(w http.ResponseWriter, r *http.Request, id *auth.I
 // Initialize creates a session for an initialize request.
 func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	g := h.g
-	rec, errMsg := g.initialize(m, "streamable", streamableVersions)
+	rec, errMsg := handshake{g}.initialize(m, "streamable", streamableVersions)
 	if errMsg != nil {
 		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return
@@ -144,7 +150,7 @@ func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.
 		g.gate.refuse(w, fail, id)
 		return
 	}
-	s, result, err := g.openSession(rec, auth.HeaderValue(r.Header, "X-Mcp-Handshake"))
+	s, result, err := handshake{g}.openSession(rec, auth.HeaderValue(r.Header, "X-Mcp-Handshake"))
 	if err != nil {
 		reply.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
 		return
