@@ -82,5 +82,5 @@ func (h dispatchHost) Denial(s *session.Session, tool string, start time.Time) {
 	h.g.gate.denial(s, tool, start)
 }
 func (h dispatchHost) InitializeResult(protocol string, servers []string) json.RawMessage {
-	return handshake{h.g}.initializeResult(protocol, servers)
+	return handshake(h).initializeResult(protocol, servers)
 }
