@@ -104,7 +104,8 @@ func (g *Gateway) Explain(agent, task, executor string) (*AgentView, *auth.Failu
 }
 
 // serveResourceMetadata serves the RFC 9728 protected resource metadata in mode oauth.
-func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+func (gk *gatekeeper) serveResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	g := gk.g
 	cfg := g.policy().cfg
 	if cfg.Auth.Mode != "oauth" {
 		http.NotFound(w, r)
@@ -113,10 +114,4 @@ func (g *Gateway) serveResourceMetadata(w http.ResponseWriter, r *http.Request) 
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
 	_, _ = w.Write(auth.ProtectedResourceMetadata(cfg.Auth.OAuth))
-}
-
-func (st *sessionTable) sessionCount() int {
-	st.mu.RLock()
-	defer st.mu.RUnlock()
-	return len(st.sessions)
 }

@@ -14,4 +14,4 @@ type UsageReport = telemetry.UsageReport
 func (g *Gateway) Usage(window time.Duration) *UsageReport { return g.usage.Report(window) }
 
 // Usage is the gateway's usage report (admin.Port, ui.Port).
-func (p adminPort) Usage(window time.Duration) *telemetry.UsageReport { return p.g.Usage(window) }
+func (p adminSessions) Usage(window time.Duration) *telemetry.UsageReport { return p.g.Usage(window) }

@@ -49,7 +49,6 @@ var (
 )
 
 // Gateway serves MCP to clients over the upstreams of a registry.
-// size: being split (issue 41)
 type Gateway struct {
 	cfg   *config.Config
 	reg   *registry.Registry
@@ -167,7 +166,7 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 	g.configStore = sealedConfigStore(cfg, g.store, log)
 	reg.Integrity().Use(st, g.integrityEvent) // pins in the store, before any catalogue is read
 	g.usage = telemetry.NewUsage(g.metrics)
-	g.metrics.SetStoreProbe(g.probeStore)
+	g.metrics.SetStoreProbe(health{g}.probeStore)
 	// The key file holds agent keys (mode api_key) and admin keys (every mode).
 	kf, err := auth.OpenKeyFile(KeyFilePath(cfg))
 	if err != nil {
@@ -228,13 +227,13 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 	g.mux.HandleFunc("/oauth/connect/", oauthPort{g}.serveConnect)
 	g.mux.HandleFunc(config.CallbackPath, oauthPort{g}.serveCallback)
 	g.mux.HandleFunc(config.ConsentPath, oauthPort{g}.serveConsent)
-	g.mux.HandleFunc("/healthz", g.serveHealthz)
-	g.mux.HandleFunc("/readyz", g.serveReadyz)
+	g.mux.HandleFunc("/healthz", health{g}.serveHealthz)
+	g.mux.HandleFunc("/readyz", health{g}.serveReadyz)
 	g.mux.Handle("/metrics", metricsGate(g, g.metrics.Handler()))
-	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.serveResourceMetadata)
-	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.serveResourceMetadata)
-	g.ui = ui.New(adminPort{g}, g.version, log)
-	g.admin = admin.New(adminPort{g}, g.version, log, func() []admin.Route { return apiRoutes(g) })
+	g.mux.HandleFunc("/.well-known/oauth-protected-resource", g.gate.serveResourceMetadata)
+	g.mux.HandleFunc("/.well-known/oauth-protected-resource/", g.gate.serveResourceMetadata)
+	g.ui = ui.New(newAdminPort(g), g.version, log)
+	g.admin = admin.New(newAdminPort(g), g.version, log, func() []admin.Route { return apiRoutes(g) })
 	adminRouter := g.admin.Router(mountUI(g))
 	g.mux.Handle("/api/", adminRouter)
 	g.mux.Handle("/ui", adminRouter)
@@ -294,14 +293,7 @@ func (g *Gateway) releaseRetired() {
 		return
 	}
 	g.reg.Release(func(server string) bool {
-		g.live.mu.RLock()
-		defer g.live.mu.RUnlock()
-		for _, s := range g.live.sessions {
-			if slices.Contains(s.Servers(), server) {
-				return true
-			}
-		}
-		return false
+		return g.live.any(func(s *session.Session) bool { return slices.Contains(s.Servers(), server) })
 	})
 }
 
@@ -358,14 +350,7 @@ func (g *Gateway) Start() {
 // Close ends every session and background work.
 func (g *Gateway) Close() {
 	g.cancel()
-	g.live.mu.Lock()
-	all := make([]*session.Session, 0, len(g.live.sessions))
-	for _, s := range g.live.sessions {
-		all = append(all, s)
-	}
-	g.live.sessions, g.live.perAgent = map[string]*session.Session{}, nil
-	g.live.mu.Unlock()
-	for _, s := range all {
+	for _, s := range g.live.clear() {
 		s.Close()
 	}
 	g.reg.Instances().CloseInstances()
@@ -407,7 +392,8 @@ func allowLists(cfg *config.Config) (map[string]bool, map[string]bool) {
 }
 
 // checkOrigin enforces the Host and Origin allow-lists (DNS rebinding protection).
-func (g *Gateway) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+func (gk *gatekeeper) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	g := gk.g
 	if auth.Trusted(r.Context()) {
 		return true // the Unix socket: no browser can reach it
 	}

@@ -14,8 +14,12 @@ import (
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
+// health is the gateway's health endpoints (/healthz, /readyz) and the store probe its
+// metrics take.
+type health struct{ g *Gateway }
+
 // serveHealthz says the process is alive.
-func (g *Gateway) serveHealthz(w http.ResponseWriter, r *http.Request) {
+func (hc health) serveHealthz(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain")
 	_, _ = w.Write([]byte("ok\n"))
 }
@@ -24,7 +28,8 @@ func (g *Gateway) serveHealthz(w http.ResponseWriter, r *http.Request) {
 // store is unreachable, or a plugin marked required is not up; upstreams and other plugins
 // that are down are reported but do not make the gateway unready, since sessions keep
 // working without them.
-func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
+func (hc health) serveReadyz(w http.ResponseWriter, r *http.Request) {
+	g := hc.g
 	type ready struct {
 		Ready     bool              `json:"ready"`
 		Store     string            `json:"store"`
@@ -35,13 +40,13 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 		Starting bool `json:"starting,omitempty"`
 	}
 	out := ready{Ready: true, Store: "ok", Upstreams: g.reg.Statuses(), Plugins: g.admin.PluginRows()}
-	if err := g.probeStore(); err != nil {
+	if err := hc.probeStore(); err != nil {
 		out.Ready, out.Store = false, err.Error()
 	}
-	if g.starting(out.Upstreams, out.Plugins) {
+	if hc.starting(out.Upstreams, out.Plugins) {
 		out.Ready, out.Starting = false, true
 	}
-	detail := g.readyDetail(r)
+	detail := hc.readyDetail(r)
 	// A plugin that is not up is reported; it makes the gateway unready only when its
 	// definition says required: true.
 	for _, p := range out.Plugins {
@@ -49,9 +54,7 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 			out.Ready = false
 		}
 	}
-	g.live.mu.RLock()
-	out.Sessions = len(g.live.sessions)
-	g.live.mu.RUnlock()
+	out.Sessions = g.live.sessionCount()
 	var b []byte
 	if detail {
 		b, _ = json.MarshalIndent(out, "", "  ")
@@ -75,7 +78,8 @@ func (g *Gateway) serveReadyz(w http.ResponseWriter, r *http.Request) {
 // gateway serves meanwhile (with what is up so far), but is not ready, so that a load
 // balancer or an orchestrator sends it traffic once its catalogue is whole. It says so
 // only within StartWindow of Start, whatever is still starting then.
-func (g *Gateway) starting(ups []registry.Status, plugins []pluginRow) bool {
+func (hc health) starting(ups []registry.Status, plugins []pluginRow) bool {
+	g := hc.g
 	if g.startedAt.IsZero() || time.Since(g.startedAt) >= StartWindow(g.policy().cfg) {
 		return false
 	}
@@ -99,7 +103,8 @@ func StartWindow(cfg *config.Config) time.Duration {
 // admin credential, or the local owner where the admin API lets it in). A wrong
 // credential here counts against its source as it does on the admin API, so /readyz is
 // no oracle for guessing.
-func (g *Gateway) readyDetail(r *http.Request) bool {
+func (hc health) readyDetail(r *http.Request) bool {
+	g := hc.g
 	if tok, has := auth.BearerToken(r.Header.Get("Authorization")); has {
 		if g.gate.slowed(r) != nil {
 			return false
@@ -126,7 +131,7 @@ func (g *Gateway) readyDetail(r *http.Request) bool {
 func metricsGate(g *Gateway, h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		cfg := g.policy().cfg
-		if cfg.Auth.Mode == "none" && !g.readyDetail(r) {
+		if cfg.Auth.Mode == "none" && !(health{g}).readyDetail(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcpgw"`)
 			http.Error(w, "/metrics is the gateway owner's: scrape as the user that runs the gateway, or with an admin credential as the bearer token (the local token in state_dir/local-token, or mcpgw token create-key --admin)", http.StatusUnauthorized)
 			return
@@ -139,7 +144,8 @@ func metricsGate(g *Gateway, h http.Handler) http.Handler {
 // answer) and the last write succeeded. /readyz and the mcpgw_store_up gauge use it. A
 // store that answers reads while its writes fail (a full disk) is not ready until a
 // write succeeds again.
-func (g *Gateway) probeStore() error {
+func (hc health) probeStore() error {
+	g := hc.g
 	if _, err := g.store.Get("readyz-probe"); err != nil && !errors.Is(err, store.ErrNotFound) {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/intake"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/linemode"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/sockconn"
@@ -69,23 +70,34 @@ func (lf *legacyFront) serveLine(c net.Conn, br *bufio.Reader) {
 // lineHost is what the line mode needs of the gateway (linemode.Host).
 type lineHost struct{ g *Gateway }
 
-func (h lineHost) Authenticate(ctx context.Context, r *http.Request) (*auth.Identity, *auth.Failure) {
+// Admit admits a line: the identity of the hello's headers, believed as on the socket's
+// HTTP side; then the session asked for (a hello's looked up; one not found is no
+// refusal: the hello gets no session) and whether the caller may use it (continueSession
+// for the line mode).
+func (h lineHost) Admit(ctx context.Context, r *http.Request, ask linemode.Ask[*session.Session]) (intake.Admission[*session.Session], *auth.Failure) {
 	pol := h.g.policy()
+	var a intake.Admission[*session.Session]
 	id, fail := pol.authn.Authenticate(ctx, r)
-	if fail == nil {
-		noteCallerToken(h.g, pol, id, r)
+	a.ID = id
+	if fail != nil {
+		return a, fail
 	}
-	return id, fail
-}
-
-func (h lineHost) Lookup(id string) (*session.Session, bool) {
-	s, err := h.g.live.lookup(id)
-	return s, err == nil
-}
-
-// MayContinue is continueSession for the line mode.
-func (h lineHost) MayContinue(id *auth.Identity, s *session.Session) bool {
-	return (id.Method == "header" && id.Agent == "") || id.Principal == s.Rec.Principal
+	noteCallerToken(h.g, pol, id, r)
+	s := ask.Session
+	if ask.Resume != "" {
+		var err error
+		if s, err = h.g.live.lookup(ask.Resume); err != nil {
+			return a, nil
+		}
+	} else if !ask.Has {
+		return a, nil
+	}
+	if !(id.Method == "header" && id.Agent == "") && id.Principal != s.Rec.Principal {
+		return a, &auth.Failure{Status: http.StatusForbidden, Reason: "session_principal",
+			Message: "Forbidden: this session belongs to another principal"}
+	}
+	a.Session, a.Has, a.Version = s, true, s.Rec.ProtocolVersion
+	return a, nil
 }
 
 func (h lineHost) ID(s *session.Session) string                            { return s.ID }
@@ -93,23 +105,22 @@ func (h lineHost) Attach(s *session.Session, st *clientstream.Stream) bool { ret
 func (h lineHost) Detach(s *session.Session, st *clientstream.Stream)      { s.Detach(st) }
 func (h lineHost) Ended(s *session.Session) bool                           { return s.IsClosed() }
 func (h lineHost) End(s *session.Session, why string)                      { h.g.live.end(s, why) }
-func (h lineHost) Parse(line []byte, m *wire.Msg) []byte                   { return parseClient(line, m) }
 func (h lineHost) LogPanic(where string, p any)                            { h.g.logPanic(where, p) }
 func (h lineHost) Log() *slog.Logger                                       { return h.g.log }
 func (h lineHost) Refuse(w http.ResponseWriter, f *auth.Failure, who *auth.Identity) {
 	h.g.gate.refuse(w, f, who)
 }
 
-func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, handshake string) (*session.Session, []byte, []byte, *auth.Failure) {
+func (h lineHost) Open(ctx context.Context, m *wire.Msg, id *auth.Identity, form string) (*session.Session, []byte, []byte, *auth.Failure) {
 	g := h.g
-	rec, errMsg := g.initialize(m, "socket", streamableVersions)
+	rec, errMsg := handshake{g}.initialize(m, "socket", streamableVersions)
 	if errMsg != nil {
 		return nil, nil, errMsg, nil
 	}
 	if fail := g.gate.startIdentity(ctx, id, &rec); fail != nil {
 		return nil, nil, nil, fail
 	}
-	s, result, err := g.openSession(rec, handshake)
+	s, result, err := handshake{g}.openSession(rec, form)
 	if err != nil {
 		return nil, nil, wire.Error(m.ID, wire.CodeInternalError, "Session store unavailable", nil), nil
 	}

@@ -50,9 +50,7 @@ func (rl *replicaLink) startBus() {
 			g.reg.Integrity().Reload(ev.Name)
 		case "end":
 			store.Evict(g.store, ev.Name)
-			g.live.mu.Lock()
-			s := g.live.dropLive(ev.Name)
-			g.live.mu.Unlock()
+			s := g.live.evict(ev.Name)
 			if s != nil {
 				g.metrics.SessionEnded(s.Rec.Agent, s.Transport)
 				s.Close()

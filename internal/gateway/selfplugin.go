@@ -56,12 +56,7 @@ func (h selfHost) Sessions(context.Context) ([]selfplugin.Session, error) {
 func (h selfHost) Agents(context.Context) ([]selfplugin.Agent, error) {
 	g := h.g
 	cfg, file := g.policy().cfg, g.FileConfig()
-	live := map[string]int{}
-	g.live.mu.RLock()
-	for _, s := range g.live.sessions {
-		live[s.Rec.Agent]++
-	}
-	g.live.mu.RUnlock()
+	live := g.live.byAgent()
 	out := make([]selfplugin.Agent, 0, len(cfg.Agents))
 	for _, id := range sortedKeys(cfg.Agents) {
 		a := cfg.Agents[id]

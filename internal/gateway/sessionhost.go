@@ -34,7 +34,7 @@ func (h sessionHost) Instances() *registry.Instances {
 
 func (h sessionHost) BuildView(s *session.Session, f *auth.Filter, down map[string]bool, own map[string]*registry.Catalog) *registry.View {
 	g := h.g
-	return g.reg.ViewWith(s.Servers(), down, viewFilter{f}, own, s.Caps.Elicitation).Shaped(g.nameRule(s.ClientInfo()), g.cfg.Naming.Separator)
+	return g.reg.ViewWith(s.Servers(), down, viewFilter{f}, own, s.Caps.Elicitation).Shaped(handshake{g}.nameRule(s.ClientInfo()), g.cfg.Naming.Separator)
 }
 
 // Relay is the dispatcher's way back, which the session's instances reach directly.
@@ -54,8 +54,8 @@ func (h sessionHost) Closing(s *session.Session) {
 // nameRule is the tool-name rule of the client that sent info in its initialize, from the
 // config's client table (docs/config.md, "Clients"); the zero rule when no profile matches
 // or the profile asks nothing stricter than the naming rules.
-func (g *Gateway) nameRule(info json.RawMessage) registry.NameRule {
-	cfg := g.policy().cfg
+func (hs handshake) nameRule(info json.RawMessage) registry.NameRule {
+	cfg := hs.g.policy().cfg
 	_, p := cfg.ClientProfile(dispatch.ClientName(info))
 	if p == nil {
 		return registry.NameRule{}
@@ -91,5 +91,5 @@ func (h dispatchHost) Refusal(s *session.Session, tool string) (reason, rule str
 	return h.g.gate.refusal(s, tool)
 }
 func (h dispatchHost) InitializeResult(protocol string, servers []string) json.RawMessage {
-	return h.g.initializeResult(protocol, servers)
+	return handshake(h).initializeResult(protocol, servers)
 }

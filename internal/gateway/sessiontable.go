@@ -58,6 +58,57 @@ func (st *sessionTable) all() []*session.Session {
 	return slices.Collect(maps.Values(st.sessions))
 }
 
+// sessionCount is how many sessions are live.
+func (st *sessionTable) sessionCount() int {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return len(st.sessions)
+}
+
+// any reports whether some live session satisfies f (called under the table's read lock:
+// f must not call back into the table).
+func (st *sessionTable) any(f func(*session.Session) bool) bool {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	for _, s := range st.sessions {
+		if f(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// byAgent counts the live sessions by agent.
+func (st *sessionTable) byAgent() map[string]int {
+	live := map[string]int{}
+	st.mu.RLock()
+	for _, s := range st.sessions {
+		live[s.Rec.Agent]++
+	}
+	st.mu.RUnlock()
+	return live
+}
+
+// evict takes a session off the live ones without ending it here (another replica ended
+// it) and returns it; nil when it was not live.
+func (st *sessionTable) evict(id string) *session.Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.dropLive(id)
+}
+
+// clear takes every session off the live ones (the gateway closes) and returns them.
+func (st *sessionTable) clear() []*session.Session {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	all := make([]*session.Session, 0, len(st.sessions))
+	for _, s := range st.sessions {
+		all = append(all, s)
+	}
+	st.sessions, st.perAgent = map[string]*session.Session{}, nil
+	return all
+}
+
 // liveSession is the session with this id live in this process; nil for "" or one that
 // ended.
 func (st *sessionTable) liveSession(id string) *session.Session {

@@ -21,7 +21,7 @@ type legacyFront struct{ g *Gateway }
 
 // sse is the HTTP+SSE transport's server for this gateway.
 func (lf *legacyFront) sse() *legacysse.Server[*session.Session] {
-	return &legacysse.Server[*session.Session]{Host: sseHost{lf.g}, Queue: lf.g.cfg.HTTP.StreamQueue}
+	return &legacysse.Server[*session.Session]{Host: sseHost{admission{lf.g}}, Body: bodyLimit(lf.g), Queue: lf.g.cfg.HTTP.StreamQueue}
 }
 
 func (lf *legacyFront) serveSSE(w http.ResponseWriter, r *http.Request) { lf.sse().ServeSSE(w, r) }
@@ -30,21 +30,14 @@ func (lf *legacyFront) serveMessage(w http.ResponseWriter, r *http.Request) {
 	lf.sse().ServeMessage(w, r)
 }
 
-// sseHost is what the HTTP+SSE transport needs of the gateway (legacysse.Host).
-type sseHost struct{ g *Gateway }
-
-func (h sseHost) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
-	return h.g.checkOrigin(w, r)
-}
-
-func (h sseHost) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
-	return h.g.gate.authenticate(w, r)
-}
+// sseHost is what the HTTP+SSE transport needs of the gateway (legacysse.Host): the
+// admission (admission.go), then the serving calls.
+type sseHost struct{ admission }
 
 func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (*session.Session, bool) {
 	g := h.g
 	now := time.Now().UTC()
-	rec, _ := g.initialize(&wire.Msg{}, "sse", legacyVersions)
+	rec, _ := handshake{g}.initialize(&wire.Msg{}, "sse", legacyVersions)
 	rec.Created, rec.LastSeen = now, now
 	if fail := g.gate.startIdentity(r.Context(), id, &rec); fail != nil {
 		g.gate.refuse(w, fail, id)
@@ -59,28 +52,11 @@ func (h sseHost) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity,
 	return s, true
 }
 
-func (h sseHost) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*session.Session, bool) {
-	g := h.g
-	g.live.mu.RLock()
-	s := g.live.sessions[sid]
-	g.live.mu.RUnlock()
-	if s == nil || s.Transport != "sse" {
-		reply.JSON(w, http.StatusNotFound, wire.Error(nil, wire.CodeSessionNotFound, "Session not found", nil))
-		return nil, false
-	}
-	return s, g.gate.continueSession(w, id, s)
-}
-
 func (h sseHost) ID(s *session.Session) string       { return s.ID }
 func (h sseHost) End(s *session.Session, why string) { h.g.live.end(s, why) }
-func (h sseHost) Parse(b []byte, m *wire.Msg) []byte { return parseClient(b, m) }
-func (h sseHost) Touch(s *session.Session)           { s.Touch() }
-
-func (h sseHost) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	return h.g.streamable.readBody(w, r)
-}
 
 func (h sseHost) Deliver(s *session.Session, m *wire.Msg) {
+	s.Touch()
 	if m.IsResponse() {
 		h.g.calls.ClientResponse(s, m)
 	} else {
@@ -92,12 +68,13 @@ func (h sseHost) Deliver(s *session.Session, m *wire.Msg) {
 // client's version, capabilities and info.
 func (h sseHost) Initialize(s *session.Session, m *wire.Msg) {
 	g := h.g
-	rec, errMsg := g.initialize(m, "sse", legacyVersions)
+	s.Touch()
+	rec, errMsg := handshake{g}.initialize(m, "sse", legacyVersions)
 	if errMsg != nil {
 		_ = s.Send(errMsg)
 		return
 	}
-	result := g.initializeResult(rec.ProtocolVersion, s.Servers())
+	result := handshake{g}.initializeResult(rec.ProtocolVersion, s.Servers())
 	s.SetClient(rec.ProtocolVersion, rec.ClientCaps, rec.ClientInfo)
 	// A view built before initialize knew no client: build it again for this one's
 	// name rule (docs/sessions.md, "Names for the client that asked").
@@ -112,6 +89,7 @@ func (h sseHost) Initialize(s *session.Session, m *wire.Msg) {
 // carried it; the answer travels on the session's stream.
 func (h sseHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Msg) {
 	g := h.g
+	s.Touch()
 	go func() {
 		defer g.recovered("legacy message", m.ID, s.Send)
 		g.calls.Dispatch(context.WithoutCancel(ctx), s, m, dispatch.StreamOutbox{S: s})

@@ -160,7 +160,7 @@ func (f *statelessFront) discover(w http.ResponseWriter, r *http.Request, id *au
 	var init struct {
 		Instructions string `json:"instructions"`
 	}
-	_ = json.Unmarshal(g.initializeResult(stateless.Version, rec.Servers), &init)
+	_ = json.Unmarshal(handshake{g}.initializeResult(stateless.Version, rec.Servers), &init)
 	if init.Instructions != "" {
 		res["instructions"] = init.Instructions
 	}

@@ -33,7 +33,7 @@ type streamableFront struct {
 
 // newStreamableServer is the transport of g's /mcp endpoint.
 func newStreamableServer(g *Gateway) *streamable.Server[*session.Session] {
-	return &streamable.Server[*session.Session]{Host: streamHost{g}, Queue: g.cfg.HTTP.StreamQueue,
+	return &streamable.Server[*session.Session]{Host: streamHost{admission{g}}, Body: bodyLimit(g), Queue: g.cfg.HTTP.StreamQueue,
 		Versions: streamableVersions, Newer: modernVersions, NewerVersion: stateless.Version}
 }
 
@@ -43,28 +43,25 @@ func (sf *streamableFront) serveMCP(w http.ResponseWriter, r *http.Request) {
 	sf.server.ServeHTTP(w, r)
 }
 
-// readBody reads a request body within http.max_body_bytes (the socket's own bound for a
-// trusted socket peer) and http.body_timeout; false means an error answer was written.
-func (sf *streamableFront) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	h := sf.g.cfg.HTTP
-	limit := h.MaxBodyBytes
-	if auth.Trusted(r.Context()) && limit < SocketMaxBody {
-		limit = SocketMaxBody
-	}
-	return intake.ReadBody(w, r, limit)
+// bodyLimit bounds the HTTP transports' request bodies: http.max_body_bytes, the socket's
+// own bound for a trusted socket peer (their time is bounded by http.body_timeout).
+func bodyLimit(g *Gateway) intake.BodyLimit {
+	return intake.BodyLimit{Max: g.cfg.HTTP.MaxBodyBytes, Trusted: SocketMaxBody}
 }
 
-// parseClient reads one client message (streamable.ParseClient).
-func parseClient(b []byte, m *wire.Msg) []byte { return intake.ParseClient(b, m) }
+// handshake is the session revisions' initialize, on every transport: the record it
+// makes, the session opened, and the result answered.
+type handshake struct{ g *Gateway }
 
 // openSession completes an initialize: the handshake form asked for (X-Mcp-Handshake),
 // the session made and stored. It returns the session and the initialize result.
-func (g *Gateway) openSession(rec store.Record, handshake string) (*session.Session, []byte, error) {
-	switch handshake {
+func (hs handshake) openSession(rec store.Record, form string) (*session.Session, []byte, error) {
+	g := hs.g
+	switch form {
 	case "full", "thin", "search", "auto":
-		rec.Handshake = handshake
+		rec.Handshake = form
 	}
-	result := g.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)
+	result := hs.initializeResult(rec.ProtocolVersion, rec.Servers, rec.ClientCaps)
 	s := g.live.newSession(rec)
 	if err := g.live.register(s); err != nil {
 		g.log.Error("store unavailable", "err", err)
@@ -74,7 +71,7 @@ func (g *Gateway) openSession(rec store.Record, handshake string) (*session.Sess
 }
 
 // initialize negotiates the protocol version and builds the session record.
-func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (store.Record, []byte) {
+func (hs handshake) initialize(m *wire.Msg, transport string, versions []string) (store.Record, []byte) {
 	var p struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
@@ -98,7 +95,8 @@ func (g *Gateway) initialize(m *wire.Msg, transport string, versions []string) (
 	return rec, nil
 }
 
-func (g *Gateway) initializeResult(version string, servers []string, clientCaps ...json.RawMessage) []byte {
+func (hs handshake) initializeResult(version string, servers []string, clientCaps ...json.RawMessage) []byte {
+	g := hs.g
 	var instr strings.Builder
 	for _, name := range servers {
 		if srv := g.reg.Server(name); srv != nil {
@@ -132,20 +130,9 @@ type collectReply struct{ msg []byte }
 func (c *collectReply) Related([]byte) error   { return nil }
 func (c *collectReply) Reply(msg []byte) error { c.msg = msg; return nil }
 
-// streamHost is what the streamable HTTP transport needs of the gateway (streamable.Host).
-type streamHost struct{ g *Gateway }
-
-func (h streamHost) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
-	return h.g.checkOrigin(w, r)
-}
-
-func (h streamHost) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
-	return h.g.gate.authenticate(w, r)
-}
-
-func (h streamHost) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	return h.g.streamable.readBody(w, r)
-}
+// streamHost is what the streamable HTTP transport needs of the gateway (streamable.Host):
+// the admission (admission.go), then the serving calls.
+type streamHost struct{ admission }
 
 func (h streamHost) Stateless(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	h.g.modern.serveModern(w, r, id, m)
@@ -154,7 +141,7 @@ func (h streamHost) Stateless(w http.ResponseWriter, r *http.Request, id *auth.I
 // Initialize creates a session for an initialize request.
 func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	g := h.g
-	rec, errMsg := g.initialize(m, "streamable", streamableVersions)
+	rec, errMsg := handshake{g}.initialize(m, "streamable", streamableVersions)
 	if errMsg != nil {
 		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return
@@ -163,7 +150,7 @@ func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.
 		g.gate.refuse(w, fail, id)
 		return
 	}
-	s, result, err := g.openSession(rec, auth.HeaderValue(r.Header, "X-Mcp-Handshake"))
+	s, result, err := handshake{g}.openSession(rec, auth.HeaderValue(r.Header, "X-Mcp-Handshake"))
 	if err != nil {
 		reply.Error(w, http.StatusServiceUnavailable, wire.CodeInternalError, "Session store unavailable")
 		return
@@ -172,17 +159,6 @@ func (h streamHost) Initialize(w http.ResponseWriter, r *http.Request, id *auth.
 	reply.JSON(w, http.StatusOK, wire.Result(m.ID, result))
 }
 
-func (h streamHost) Session(w http.ResponseWriter, sid string, msgID json.RawMessage) (*session.Session, bool) {
-	s := h.g.live.session(w, sid, msgID)
-	return s, s != nil
-}
-
-func (h streamHost) MayContinue(w http.ResponseWriter, id *auth.Identity, s *session.Session) bool {
-	return h.g.gate.continueSession(w, id, s)
-}
-
-func (h streamHost) Version(s *session.Session) string  { return s.Rec.ProtocolVersion }
-func (h streamHost) Touch(s *session.Session)           { s.Touch() }
 func (h streamHost) End(s *session.Session, why string) { h.g.live.end(s, why) }
 
 func (h streamHost) Deliver(s *session.Session, m *wire.Msg) {

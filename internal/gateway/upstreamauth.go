@@ -139,7 +139,7 @@ func (p oauthPort) serveConnect(w http.ResponseWriter, r *http.Request) {
 // auth is off, or a holder of an admin credential.
 func (p oauthPort) mayGrantServer(r *http.Request) bool {
 	g := p.g
-	if _, ok := (adminPort{g}).LocalOwner(r); ok {
+	if _, ok := (adminGuard{g}).LocalOwner(r); ok {
 		return true
 	}
 	tok, has := auth.BearerToken(r.Header.Get("Authorization"))

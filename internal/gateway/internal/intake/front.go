@@ -1,5 +1,7 @@
-// Package front holds what the HTTP fronts share: the admission of a caller (origin and
-// credential), the bounded read of a request body, and the one parse of a client message.
+// Package intake holds what the HTTP fronts share: the one admission question they ask
+// the gateway (Admitter: origin, caller, session) with their own checks read in at their
+// places (Reading), the bounded read of a request body, and the one parse of a client
+// message.
 package intake
 
 import (
@@ -9,7 +11,6 @@ import (
 	"net/http"
 	"os"
 
-	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reply"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -59,26 +60,6 @@ func ReadBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, bool
 		return nil, false
 	}
 	return body, true
-}
-
-// Gate admits a request for the gateway: it refuses a browser origin the gateway does not
-// serve and reads the caller's credential, writing the refusal itself when it returns false.
-type Gate interface {
-	CheckOrigin(w http.ResponseWriter, r *http.Request) bool
-	Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool)
-}
-
-// Admit checks r's origin, then its method (405 with Allow otherwise), then its caller.
-func Admit(g Gate, w http.ResponseWriter, r *http.Request, method string) (*auth.Identity, bool) {
-	if !g.CheckOrigin(w, r) {
-		return nil, false
-	}
-	if r.Method != method {
-		w.Header().Set("Allow", method)
-		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
-		return nil, false
-	}
-	return g.Authenticate(w, r)
 }
 
 // ParseClient reads one client message into m; when it is not a valid JSON-RPC 2.0

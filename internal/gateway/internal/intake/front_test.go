@@ -6,8 +6,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
-
-	"github.com/mcpgw/mcpgw/internal/auth"
 )
 
 func TestReadBody(t *testing.T) {
@@ -39,54 +37,5 @@ func TestReadBody(t *testing.T) {
 	}
 	if w, _, ok := read(strings.NewReader(big[:presizeBody+1]), int64(len(big)), 1<<20); ok || w.Code != http.StatusBadRequest {
 		t.Errorf("a large body shorter than declared: %d", w.Code)
-	}
-}
-
-type gate struct{ origin, cred bool }
-
-func (g gate) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
-	if !g.origin {
-		w.WriteHeader(http.StatusForbidden)
-	}
-	return g.origin
-}
-
-func (g gate) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
-	if !g.cred {
-		w.WriteHeader(http.StatusUnauthorized)
-		return nil, false
-	}
-	return &auth.Identity{Agent: "a"}, true
-}
-
-// TestAdmit: origin first, then the method, then the credential.
-func TestAdmit(t *testing.T) {
-	cases := []struct {
-		g      gate
-		method string
-		status int
-	}{
-		{gate{true, true}, "GET", 0},
-		{gate{false, true}, "GET", http.StatusForbidden},
-		{gate{false, false}, "POST", http.StatusForbidden},
-		{gate{true, true}, "POST", http.StatusMethodNotAllowed},
-		{gate{true, false}, "POST", http.StatusMethodNotAllowed},
-		{gate{true, false}, "GET", http.StatusUnauthorized},
-	}
-	for i, c := range cases {
-		w := httptest.NewRecorder()
-		id, ok := Admit(c.g, w, httptest.NewRequest(c.method, "/sse", nil), "GET")
-		if c.status == 0 {
-			if !ok || id == nil || id.Agent != "a" {
-				t.Errorf("case %d: not admitted", i)
-			}
-			continue
-		}
-		if ok || w.Code != c.status {
-			t.Errorf("case %d: ok %v status %d, want %d", i, ok, w.Code, c.status)
-		}
-		if c.status == http.StatusMethodNotAllowed && w.Header().Get("Allow") != "GET" {
-			t.Errorf("case %d: Allow %q", i, w.Header().Get("Allow"))
-		}
 	}
 }

@@ -14,25 +14,19 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// Host is the gateway as the legacy transport sees it; S is its session type. A method
-// given a ResponseWriter that returns false has written the answer already.
+// Host is the gateway as the legacy transport sees it; S is its session type: one
+// question to admit a request (intake.Admitter), then the serving calls. A method given a
+// ResponseWriter that returns false has written the answer already.
 type Host[S comparable] interface {
-	intake.Gate
+	intake.Admitter[S]
 	// Open starts a session of id whose event stream is st, registered and stored.
 	Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (S, bool)
-	// Find returns the legacy SSE session sid, if id may use it.
-	Find(w http.ResponseWriter, id *auth.Identity, sid string) (S, bool)
 	// ID is s's session id; End ends s, for why.
 	ID(s S) string
 	End(s S, why string)
-	// ReadBody reads a POST's body within the gateway's bound; Parse reads one client
-	// message, or returns the error to answer with.
-	ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
-	Parse(b []byte, m *wire.Msg) (errMsg []byte)
-	// Touch marks s used. Deliver takes a client's response or notification; Initialize
-	// answers an initialize on s's stream; Dispatch serves a request, answering on s's
-	// stream (it returns at once: the request runs on).
-	Touch(s S)
+	// Deliver takes a client's response or notification; Initialize answers an initialize
+	// on s's stream; Dispatch serves a request, answering on s's stream (it returns at
+	// once: the request runs on). Each marks s used.
 	Deliver(s S, m *wire.Msg)
 	Initialize(s S, m *wire.Msg)
 	Dispatch(ctx context.Context, s S, m *wire.Msg)
@@ -41,8 +35,56 @@ type Host[S comparable] interface {
 // Server serves the transport for one gateway.
 type Server[S comparable] struct {
 	Host Host[S]
+	// Body bounds a POST's body (http.max_body_bytes; the socket's own bound for a
+	// trusted socket peer).
+	Body intake.BodyLimit
 	// Queue is a session stream's queue (http.stream_queue).
 	Queue int
+}
+
+// opening is the reading of GET /sse: a GET, naming no session (it opens one).
+type opening struct{}
+
+func (opening) Head(w http.ResponseWriter, r *http.Request) bool {
+	return onlyMethod(w, r, http.MethodGet)
+}
+
+func (opening) Read(http.ResponseWriter, *http.Request, *auth.Identity) (intake.Want, bool) {
+	return intake.Want{}, true
+}
+
+func (opening) Accepts(http.ResponseWriter, *http.Request, string) bool { return true }
+
+// message is the reading of a POST to the message endpoint: it names its session in
+// the query; its body is read once the session is found.
+type message struct{}
+
+func (message) Head(w http.ResponseWriter, r *http.Request) bool {
+	return onlyMethod(w, r, http.MethodPost)
+}
+
+func (message) Read(w http.ResponseWriter, r *http.Request, _ *auth.Identity) (intake.Want, bool) {
+	sid := r.URL.Query().Get("sessionId")
+	if sid == "" {
+		sid = r.URL.Query().Get("sessionid")
+	}
+	if sid == "" {
+		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
+		return intake.Want{}, false
+	}
+	return intake.Want{Session: sid, Transport: "sse"}, true
+}
+
+func (message) Accepts(http.ResponseWriter, *http.Request, string) bool { return true }
+
+// onlyMethod answers 405 (with Allow) to a request of another method than method.
+func onlyMethod(w http.ResponseWriter, r *http.Request, method string) bool {
+	if r.Method == method {
+		return true
+	}
+	w.Header().Set("Allow", method)
+	reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+	return false
 }
 
 // ServeSSE is GET /sse (or /mcp/sse): it opens a session, names the POST endpoint in the
@@ -50,12 +92,12 @@ type Server[S comparable] struct {
 // pumps the session's messages until the client goes; then the session ends.
 func (sv *Server[S]) ServeSSE(w http.ResponseWriter, r *http.Request) {
 	h := sv.Host
-	id, ok := intake.Admit(h, w, r, http.MethodGet)
+	a, ok := h.Admit(w, r, opening{})
 	if !ok {
 		return
 	}
 	st := clientstream.New("", sv.Queue)
-	s, ok := h.Open(w, r, id, st)
+	s, ok := h.Open(w, r, a.ID, st)
 	if !ok {
 		return
 	}
@@ -80,32 +122,20 @@ func (sv *Server[S]) ServeSSE(w http.ResponseWriter, r *http.Request) {
 // itself is answered 202 Accepted.
 func (sv *Server[S]) ServeMessage(w http.ResponseWriter, r *http.Request) {
 	h := sv.Host
-	id, ok := intake.Admit(h, w, r, http.MethodPost)
+	a, ok := h.Admit(w, r, message{})
 	if !ok {
 		return
 	}
-	sid := r.URL.Query().Get("sessionId")
-	if sid == "" {
-		sid = r.URL.Query().Get("sessionid")
-	}
-	if sid == "" {
-		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: sessionId query parameter is required")
-		return
-	}
-	s, ok := h.Find(w, id, sid)
-	if !ok {
-		return
-	}
-	body, ok := h.ReadBody(w, r)
+	s := a.Session
+	body, ok := sv.Body.Read(w, r)
 	if !ok {
 		return
 	}
 	var m wire.Msg
-	if errMsg := h.Parse(bytes.TrimSpace(body), &m); errMsg != nil {
+	if errMsg := intake.ParseClient(bytes.TrimSpace(body), &m); errMsg != nil {
 		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return
 	}
-	h.Touch(s)
 	switch {
 	case m.IsResponse(), m.IsNotification():
 		h.Deliver(s, &m)

@@ -3,7 +3,6 @@ package legacysse
 import (
 	"bufio"
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/intake"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -30,20 +30,35 @@ type host struct {
 
 func newHost() *host { return &host{sessions: map[string]*sess{}, ended: make(chan string, 4)} }
 
-func (h *host) CheckOrigin(w http.ResponseWriter, r *http.Request) bool {
+// Admit is the gateway's admission: an evil origin is refused, then the transport's
+// checks, then the caller (deny: none), then the session.
+func (h *host) Admit(w http.ResponseWriter, r *http.Request, rd intake.Reading) (intake.Admission[*sess], bool) {
+	var a intake.Admission[*sess]
 	if r.Header.Get("Origin") == "http://evil.example" {
 		w.WriteHeader(http.StatusForbidden)
-		return false
+		return a, false
 	}
-	return true
-}
-
-func (h *host) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
+	if !rd.Head(w, r) {
+		return a, false
+	}
 	if h.deny {
 		w.WriteHeader(http.StatusUnauthorized)
-		return nil, false
+		return a, false
 	}
-	return &auth.Identity{Agent: r.Header.Get("X-Agent-ID")}, true
+	a.ID = &auth.Identity{Agent: r.Header.Get("X-Agent-ID")}
+	want, ok := rd.Read(w, r, a.ID)
+	if !ok || want.Session == "" {
+		return a, ok
+	}
+	h.mu.Lock()
+	s := h.sessions[want.Session]
+	h.mu.Unlock()
+	if s == nil {
+		w.WriteHeader(http.StatusNotFound)
+		return a, false
+	}
+	a.Session, a.Has = s, true
+	return a, true
 }
 
 func (h *host) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, st *clientstream.Stream) (*sess, bool) {
@@ -54,31 +69,8 @@ func (h *host) Open(w http.ResponseWriter, r *http.Request, id *auth.Identity, s
 	return s, true
 }
 
-func (h *host) Find(w http.ResponseWriter, id *auth.Identity, sid string) (*sess, bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	s := h.sessions[sid]
-	if s == nil {
-		w.WriteHeader(http.StatusNotFound)
-		return nil, false
-	}
-	return s, true
-}
-
 func (h *host) ID(s *sess) string       { return s.id }
 func (h *host) End(s *sess, why string) { h.ended <- s.id + ": " + why }
-func (h *host) Touch(*sess)             {}
-func (h *host) Parse(b []byte, m *wire.Msg) []byte {
-	if err := wire.ParseInto(b, m); err != nil {
-		return wire.Error(nil, wire.CodeParseError, "Parse error", nil)
-	}
-	return nil
-}
-
-func (h *host) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	b, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	return b, err == nil
-}
 
 func (h *host) Deliver(s *sess, m *wire.Msg) {
 	h.mu.Lock()
@@ -100,7 +92,7 @@ func (h *host) Dispatch(ctx context.Context, s *sess, m *wire.Msg) {
 
 func TestServeSSE(t *testing.T) {
 	h := newHost()
-	sv := &Server[*sess]{Host: h, Queue: 8}
+	sv := &Server[*sess]{Host: h, Body: intake.BodyLimit{Max: 1 << 20}, Queue: 8}
 	ts := httptest.NewServer(http.HandlerFunc(sv.ServeSSE))
 	defer ts.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -133,7 +125,7 @@ func TestServeSSE(t *testing.T) {
 
 func TestServeSSERefusals(t *testing.T) {
 	h := newHost()
-	sv := &Server[*sess]{Host: h, Queue: 8}
+	sv := &Server[*sess]{Host: h, Body: intake.BodyLimit{Max: 1 << 20}, Queue: 8}
 	w := httptest.NewRecorder()
 	sv.ServeSSE(w, httptest.NewRequest("POST", "/sse", nil))
 	if w.Code != http.StatusMethodNotAllowed || w.Header().Get("Allow") != "GET" {
@@ -157,7 +149,7 @@ func TestServeSSERefusals(t *testing.T) {
 func TestServeMessage(t *testing.T) {
 	h := newHost()
 	h.sessions["s1"] = &sess{id: "s1"}
-	sv := &Server[*sess]{Host: h, Queue: 8}
+	sv := &Server[*sess]{Host: h, Body: intake.BodyLimit{Max: 1 << 20}, Queue: 8}
 	post := func(target, body string) *httptest.ResponseRecorder {
 		w := httptest.NewRecorder()
 		sv.ServeMessage(w, httptest.NewRequest("POST", target, strings.NewReader(body)))

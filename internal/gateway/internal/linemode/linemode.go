@@ -31,6 +31,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/intake"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -40,14 +41,13 @@ const ProtocolVersion = 1
 // MaxInFlight bounds the requests one connection has in dispatch at once.
 const MaxInFlight = 256
 
-// Host is what the line mode needs of the gateway, for sessions of type S.
+// Host is what the line mode needs of the gateway, for sessions of type S: one question
+// to admit a line (Admit), then the serving calls.
 type Host[S comparable] interface {
-	// Authenticate reads the identity of a request carrying the hello's headers.
-	Authenticate(ctx context.Context, r *http.Request) (*auth.Identity, *auth.Failure)
-	// Lookup finds a live session by id.
-	Lookup(id string) (S, bool)
-	// MayContinue reports whether id may use s.
-	MayContinue(id *auth.Identity, s S) bool
+	// Admit admits a line of the connection whose hello's headers r carries: it reads the
+	// caller's identity, then finds the session ask names and checks the caller may use
+	// it. A refusal comes back as its failure, with the identity read so far.
+	Admit(ctx context.Context, r *http.Request, ask Ask[S]) (intake.Admission[S], *auth.Failure)
 	// ID is s's session id.
 	ID(s S) string
 	// Attach makes st s's event stream (false: another is open); Detach undoes it; Ended
@@ -61,9 +61,6 @@ type Host[S comparable] interface {
 	// Open serves an initialize request of id: the new session and its result, or the
 	// error message to answer with (fail: a refusal).
 	Open(ctx context.Context, m *wire.Msg, id *auth.Identity, handshake string) (s S, result []byte, errMsg []byte, fail *auth.Failure)
-	// Parse reads one client message; a message that cannot be read gets the error to
-	// answer with.
-	Parse(line []byte, m *wire.Msg) (errMsg []byte)
 	// Deliver takes a client's response or notification for s; Dispatch serves its
 	// request, writing the request's messages and answer with write (on a goroutine of
 	// the connection's, at most MaxInFlight at once). Both mark s used.
@@ -72,6 +69,15 @@ type Host[S comparable] interface {
 	// LogPanic records a panic while handling a message.
 	LogPanic(where string, p any)
 	Log() *slog.Logger
+}
+
+// Ask is the session a line asks to be admitted to: none (initialize, discovery), the
+// connection's (Session, when Has), or, for the hello, the one of id Resume (looked up, and
+// revived from the store if need be).
+type Ask[S comparable] struct {
+	Session S
+	Has     bool
+	Resume  string
 }
 
 // Server serves line-mode connections for one gateway.
@@ -173,12 +179,10 @@ func (lc *conn[S]) hello(br *bufio.Reader) bool {
 		lc.req.Header.Set(k, v)
 	}
 	if h.Session != "" {
-		if id, fail := lc.h.Authenticate(lc.ctx, lc.req); fail == nil {
-			if s, ok := lc.h.Lookup(h.Session); ok && lc.h.MayContinue(id, s) {
-				lc.control("welcome", "session", lc.h.ID(s))
-				lc.attach(s) // after the welcome: its queued messages follow it
-				return true
-			}
+		if a, fail := lc.h.Admit(lc.ctx, lc.req, Ask[S]{Resume: h.Session}); fail == nil && a.Has {
+			lc.control("welcome", "session", lc.h.ID(a.Session))
+			lc.attach(a.Session) // after the welcome: its queued messages follow it
+			return true
 		}
 	}
 	lc.control("welcome", "session", "")
@@ -302,15 +306,23 @@ func (lc *conn[S]) handle(line []byte) {
 		return
 	}
 	var m wire.Msg
-	if errMsg := lc.h.Parse(line, &m); errMsg != nil {
+	if errMsg := intake.ParseClient(line, &m); errMsg != nil {
 		_ = lc.write(errMsg)
 		return
 	}
-	id, fail := lc.h.Authenticate(lc.ctx, lc.req)
+	// initialize and discovery need no session; anything else the connection's, if any.
+	var ask Ask[S]
+	if m.Method != "initialize" && m.Method != "server/discover" {
+		lc.mu.Lock()
+		ask.Session, ask.Has = lc.s, lc.has
+		lc.mu.Unlock()
+	}
+	a, fail := lc.h.Admit(lc.ctx, lc.req, ask)
 	if fail != nil {
-		lc.refusal(m.ID, fail, id)
+		lc.refusal(m.ID, fail, a.ID)
 		return
 	}
+	id := a.ID
 	switch m.Method {
 	case "initialize":
 		lc.initialize(&m, id)
@@ -322,20 +334,13 @@ func (lc *conn[S]) handle(line []byte) {
 			map[string]any{"supported": lc.sv.Versions, "requested": "2026-07-28"}))
 		return
 	}
-	lc.mu.Lock()
-	s, has := lc.s, lc.has
-	lc.mu.Unlock()
-	if !has {
+	if !a.Has {
 		if m.IsRequest() {
 			_ = lc.write(wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: no session on this connection; send initialize first", nil))
 		}
 		return
 	}
-	if !lc.h.MayContinue(id, s) {
-		lc.refusal(m.ID, &auth.Failure{Status: http.StatusForbidden, Reason: "session_principal",
-			Message: "Forbidden: this session belongs to another principal"}, id)
-		return
-	}
+	s := a.Session
 	if m.IsResponse() || m.IsNotification() {
 		lc.h.Deliver(s, &m)
 		return

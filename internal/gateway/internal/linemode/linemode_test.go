@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/intake"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -25,22 +26,21 @@ type fakeHost struct {
 	stream *clientstream.Stream
 }
 
-func (h *fakeHost) Authenticate(context.Context, *http.Request) (*auth.Identity, *auth.Failure) {
-	return &auth.Identity{Method: "header"}, nil
+func (h *fakeHost) Admit(_ context.Context, _ *http.Request, ask Ask[string]) (intake.Admission[string], *auth.Failure) {
+	a := intake.Admission[string]{ID: &auth.Identity{Method: "header"}}
+	switch {
+	case ask.Resume == "s1":
+		a.Session, a.Has = "s1", true
+	case ask.Resume == "" && ask.Has:
+		a.Session, a.Has = ask.Session, true
+	}
+	return a, nil
 }
-func (h *fakeHost) Lookup(id string) (string, bool)                           { return id, id == "s1" }
-func (h *fakeHost) MayContinue(*auth.Identity, string) bool                   { return true }
 func (h *fakeHost) ID(s string) string                                        { return s }
 func (h *fakeHost) Detach(string, *clientstream.Stream)                       {}
 func (h *fakeHost) Ended(string) bool                                         { return false }
 func (h *fakeHost) Refuse(http.ResponseWriter, *auth.Failure, *auth.Identity) {}
-func (h *fakeHost) Parse(line []byte, m *wire.Msg) []byte {
-	if err := wire.ParseInto(line, m); err != nil {
-		return wire.ParseFailure(err, m)
-	}
-	return nil
-}
-func (h *fakeHost) Deliver(string, *wire.Msg) {}
+func (h *fakeHost) Deliver(string, *wire.Msg)                                 {}
 func (h *fakeHost) Dispatch(_ context.Context, _ string, m *wire.Msg, write func([]byte) error) {
 	if m.Method == "boom" {
 		panic("boom")

@@ -17,24 +17,18 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// Host is what the transport needs of the gateway, for sessions it knows only as S.
-// Methods that take a ResponseWriter write the refusal themselves when they return false.
+// Host is what the transport needs of the gateway, for sessions it knows only as S: one
+// question to admit a request (intake.Admitter: origin, caller, session, version, in
+// that order, the transport's own checks read in at their places), then the serving
+// calls. Methods that take a ResponseWriter write the refusal themselves when they
+// return false.
 type Host[S comparable] interface {
-	intake.Gate
-	// ReadBody reads a POST's body within the gateway's bounds.
-	ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool)
+	intake.Admitter[S]
 	// Stateless serves a POST of the stateless revision (no session: its own front).
 	Stateless(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg)
 	// Initialize opens a session for an initialize request and answers it.
 	Initialize(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg)
-	// Session finds the live session sid (answering 404 for msgID otherwise), and
-	// MayContinue reports whether id may use it.
-	Session(w http.ResponseWriter, sid string, msgID json.RawMessage) (S, bool)
-	MayContinue(w http.ResponseWriter, id *auth.Identity, s S) bool
-	// Version is the protocol version s negotiated.
-	Version(s S) string
-	// Touch marks s used; Deliver takes a client's response or notification for s.
-	Touch(s S)
+	// Deliver takes a client's response or notification for s.
 	Deliver(s S, m *wire.Msg)
 	// Call serves a request of s and writes its answer (a JSON body or an event stream).
 	Call(w http.ResponseWriter, r *http.Request, s S, m *wire.Msg)
@@ -52,6 +46,9 @@ type Host[S comparable] interface {
 // Server serves the transport for one gateway.
 type Server[S comparable] struct {
 	Host Host[S]
+	// Body bounds a POST's body (http.max_body_bytes; the socket's own bound for a
+	// trusted socket peer).
+	Body intake.BodyLimit
 	// Queue is a GET stream's queue (http.stream_queue).
 	Queue int
 	// Versions are the session revisions served; Newer are what server/discover without
@@ -61,11 +58,9 @@ type Server[S comparable] struct {
 	NewerVersion string
 }
 
-// ServeHTTP is the /mcp endpoint.
+// ServeHTTP is the /mcp endpoint. Every request is admitted first (its origin checked
+// before its method), then served.
 func (sv *Server[S]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !sv.Host.CheckOrigin(w, r) {
-		return
-	}
 	switch r.Method {
 	case http.MethodPost:
 		sv.servePost(w, r)
@@ -74,10 +69,25 @@ func (sv *Server[S]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodDelete:
 		sv.serveDelete(w, r)
 	default:
-		w.Header().Set("Allow", "GET, POST, DELETE")
-		reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+		sv.Host.Admit(w, r, otherMethod{})
 	}
 }
+
+// otherMethod is the reading of a method /mcp does not serve: once its origin is checked,
+// 405.
+type otherMethod struct{}
+
+func (otherMethod) Head(w http.ResponseWriter, r *http.Request) bool {
+	w.Header().Set("Allow", "GET, POST, DELETE")
+	reply.Error(w, http.StatusMethodNotAllowed, wire.CodeConnection, "Method not allowed")
+	return false
+}
+
+func (otherMethod) Read(http.ResponseWriter, *http.Request, *auth.Identity) (intake.Want, bool) {
+	return intake.Want{}, false
+}
+
+func (otherMethod) Accepts(http.ResponseWriter, *http.Request, string) bool { return false }
 
 // checkVersionHeader enforces MCP-Protocol-Version. newer reports a POST whose header
 // names no session revision: the stateless front serves 2026-07-28 and answers any other
@@ -95,34 +105,56 @@ func (sv *Server[S]) checkVersionHeader(w http.ResponseWriter, r *http.Request) 
 	return false, false
 }
 
-func (sv *Server[S]) servePost(w http.ResponseWriter, r *http.Request) {
-	h := sv.Host
-	id, ok := h.Authenticate(w, r)
+// post is a POST's reading: its body is read once its caller is admitted, and what it
+// carries decides the session it needs.
+type post[S comparable] struct {
+	sv *Server[S]
+	// batch is set for a JSON array body, whose messages are raws.
+	batch bool
+	raws  []json.RawMessage
+	// route is what serves a single message: a session's call or delivery, or, needing
+	// no session, the stateless front or initialize.
+	route int
+	m     wire.Msg
+}
+
+const (
+	routeSession = iota
+	routeStateless
+	routeInitialize
+)
+
+func (p *post[S]) Head(http.ResponseWriter, *http.Request) bool { return true }
+
+func (p *post[S]) Read(w http.ResponseWriter, r *http.Request, _ *auth.Identity) (intake.Want, bool) {
+	sv := p.sv
+	body, ok := sv.Body.Read(w, r)
 	if !ok {
-		return
-	}
-	body, ok := h.ReadBody(w, r)
-	if !ok {
-		return
+		return intake.Want{}, false
 	}
 	trimmed := bytes.TrimSpace(body)
 	if len(trimmed) > 0 && trimmed[0] == '[' {
-		sv.serveBatch(w, r, trimmed, id)
-		return
+		if err := json.Unmarshal(trimmed, &p.raws); err != nil {
+			reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
+			return intake.Want{}, false
+		}
+		// A batch may name no session: it is refused then, after the admission.
+		p.batch = true
+		return intake.Want{Session: r.Header.Get("Mcp-Session-Id")}, true
 	}
-	var m wire.Msg
-	if errMsg := intake.ParseClient(trimmed, &m); errMsg != nil {
+	m := &p.m
+	if errMsg := intake.ParseClient(trimmed, m); errMsg != nil {
 		reply.JSON(w, http.StatusBadRequest, errMsg)
-		return
+		return intake.Want{}, false
 	}
 	newer, ok := sv.checkVersionHeader(w, r)
 	if !ok {
-		return
+		return intake.Want{}, false
 	}
 	if newer {
 		// The stateless revision: no session, per-request _meta.
-		h.Stateless(w, r, id, &m)
-		return
+		p.route = routeStateless
+		return intake.Want{}, true
 	}
 	if m.Method == "server/discover" {
 		// Sent without MCP-Protocol-Version: the versions served, so that the client asks
@@ -130,61 +162,64 @@ func (sv *Server[S]) servePost(w http.ResponseWriter, r *http.Request) {
 		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion,
 			"server/discover needs MCP-Protocol-Version "+sv.NewerVersion+"; session clients use initialize",
 			map[string]any{"supported": sv.Newer, "requested": auth.HeaderValue(r.Header, "Mcp-Protocol-Version")}))
-		return
+		return intake.Want{}, false
 	}
 	if m.Method == "initialize" {
 		if !m.IsRequest() {
 			reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Invalid Request: initialize must be a request", nil))
-			return
+			return intake.Want{}, false
 		}
-		h.Initialize(w, r, id, &m)
-		return
+		p.route = routeInitialize
+		return intake.Want{}, true
 	}
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required", nil))
+		return intake.Want{}, false
+	}
+	return intake.Want{Session: sid, MsgID: m.ID, Touch: true}, true
+}
+
+// Accepts: a batch takes its session's version as it comes (serveBatch decides).
+func (p *post[S]) Accepts(w http.ResponseWriter, r *http.Request, v string) bool {
+	return p.batch || sameVersion(w, r, v, p.m.ID)
+}
+
+func (sv *Server[S]) servePost(w http.ResponseWriter, r *http.Request) {
+	h := sv.Host
+	p := &post[S]{sv: sv}
+	a, ok := h.Admit(w, r, p)
+	if !ok {
 		return
 	}
-	s, ok := h.Session(w, sid, m.ID)
-	if !ok || !h.MayContinue(w, id, s) || !sv.sameVersion(w, r, s, m.ID) {
-		return
-	}
-	h.Touch(s)
 	switch {
-	case m.IsResponse(), m.IsNotification():
-		h.Deliver(s, &m)
+	case p.batch:
+		sv.serveBatch(w, r, p.raws, a)
+	case p.route == routeStateless:
+		h.Stateless(w, r, a.ID, &p.m)
+	case p.route == routeInitialize:
+		h.Initialize(w, r, a.ID, &p.m)
+	case p.m.IsResponse(), p.m.IsNotification():
+		h.Deliver(a.Session, &p.m)
 		w.WriteHeader(http.StatusAccepted)
 	default:
-		h.Call(w, r, s, &m)
+		h.Call(w, r, a.Session, &p.m)
 	}
 }
 
 // serveBatch handles a JSON array body: refused on 2025-06-18 and later (batching was
 // removed), processed one by one for 2025-03-26 sessions.
-func (sv *Server[S]) serveBatch(w http.ResponseWriter, r *http.Request, body []byte, id *auth.Identity) {
+func (sv *Server[S]) serveBatch(w http.ResponseWriter, r *http.Request, raws []json.RawMessage, a intake.Admission[S]) {
 	h := sv.Host
-	var raws []json.RawMessage
-	if err := json.Unmarshal(body, &raws); err != nil {
-		reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeParseError, "Parse error: "+err.Error(), nil))
-		return
-	}
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
-	var s S
-	found := false
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-		var ok bool
-		if s, ok = h.Session(w, sid, nil); !ok || !h.MayContinue(w, id, s) {
-			return
-		}
-		found = true
-		if v == "" {
-			v = h.Version(s)
-		}
+	if a.Has && v == "" {
+		v = a.Version
 	}
-	if !found || v != "2025-03-26" || len(raws) == 0 {
+	if !a.Has || v != "2025-03-26" || len(raws) == 0 {
 		reply.JSON(w, http.StatusBadRequest, wire.Error(nil, wire.CodeInvalidRequest, "Bad Request: JSON-RPC batching is not supported in 2025-06-18 and later", nil))
 		return
 	}
+	s := a.Session
 	var replies [][]byte
 	for _, raw := range raws {
 		var m wire.Msg
@@ -207,24 +242,36 @@ func (sv *Server[S]) serveBatch(w http.ResponseWriter, r *http.Request, body []b
 	reply.JSON(w, http.StatusOK, append(append([]byte("["), bytes.Join(replies, []byte(","))...), ']'))
 }
 
-// sessionFor is the session a GET or DELETE names, if its caller may use it.
-func (sv *Server[S]) sessionFor(w http.ResponseWriter, r *http.Request) (S, bool) {
-	h := sv.Host
-	var none S
-	id, ok := h.Authenticate(w, r)
-	if !ok {
-		return none, false
+// named is the reading of a GET or DELETE: no body; the session its Mcp-Session-Id
+// header names. A GET first wants an event stream and a revision it serves.
+type named[S comparable] struct {
+	sv *Server[S]
+}
+
+type getReading[S comparable] struct{ named[S] }
+
+func (n named[S]) Head(http.ResponseWriter, *http.Request) bool { return true }
+
+func (n getReading[S]) Head(w http.ResponseWriter, r *http.Request) bool {
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		reply.Error(w, http.StatusNotAcceptable, wire.CodeConnection, "Not Acceptable: the client must accept text/event-stream")
+		return false
 	}
+	_, ok := n.sv.checkVersionHeader(w, r)
+	return ok
+}
+
+func (n named[S]) Read(w http.ResponseWriter, r *http.Request, _ *auth.Identity) (intake.Want, bool) {
 	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
 		reply.Error(w, http.StatusBadRequest, wire.CodeInvalidRequest, "Bad Request: Mcp-Session-Id header is required")
-		return none, false
+		return intake.Want{}, false
 	}
-	s, ok := h.Session(w, sid, nil)
-	if !ok || !h.MayContinue(w, id, s) || !sv.sameVersion(w, r, s, nil) {
-		return none, false
-	}
-	return s, true
+	return intake.Want{Session: sid}, true
+}
+
+func (n named[S]) Accepts(w http.ResponseWriter, r *http.Request, v string) bool {
+	return sameVersion(w, r, v, nil)
 }
 
 // sameVersion refuses a request whose MCP-Protocol-Version differs from the version the
@@ -232,9 +279,8 @@ func (sv *Server[S]) sessionFor(w http.ResponseWriter, r *http.Request) (S, bool
 // header at all, 2025-03-26 is accepted: it is the version the specification has servers
 // assume when they cannot tell, and the protocol's conformance suite sends it on sessions
 // of every revision. Either way the session's negotiated rules apply, never the header's.
-func (sv *Server[S]) sameVersion(w http.ResponseWriter, r *http.Request, s S, id json.RawMessage) bool {
+func sameVersion(w http.ResponseWriter, r *http.Request, negotiated string, id json.RawMessage) bool {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
-	negotiated := sv.Host.Version(s)
 	if v == "" || v == "2025-03-26" || negotiated == "" || v == negotiated {
 		return true
 	}
@@ -246,17 +292,11 @@ func (sv *Server[S]) sameVersion(w http.ResponseWriter, r *http.Request, s S, id
 // serveGet opens the session's stream for server-initiated messages.
 func (sv *Server[S]) serveGet(w http.ResponseWriter, r *http.Request) {
 	h := sv.Host
-	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
-		reply.Error(w, http.StatusNotAcceptable, wire.CodeConnection, "Not Acceptable: the client must accept text/event-stream")
-		return
-	}
-	if _, ok := sv.checkVersionHeader(w, r); !ok {
-		return
-	}
-	s, ok := sv.sessionFor(w, r)
+	a, ok := h.Admit(w, r, getReading[S]{named[S]{sv}})
 	if !ok {
 		return
 	}
+	s := a.Session
 	// A Last-Event-ID of a POST event stream resumes that stream; one of an earlier GET
 	// stream ("g-…") reopens the session's GET stream, whose messages sent while none was
 	// open waited for it (pending). Anything else is no id of ours.
@@ -283,10 +323,10 @@ func (sv *Server[S]) serveGet(w http.ResponseWriter, r *http.Request) {
 }
 
 func (sv *Server[S]) serveDelete(w http.ResponseWriter, r *http.Request) {
-	s, ok := sv.sessionFor(w, r)
+	a, ok := sv.Host.Admit(w, r, named[S]{sv})
 	if !ok {
 		return
 	}
-	sv.Host.End(s, "client DELETE")
+	sv.Host.End(a.Session, "client DELETE")
 	w.WriteHeader(http.StatusOK)
 }

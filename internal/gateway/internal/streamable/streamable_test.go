@@ -34,12 +34,32 @@ func (h *host) note(s string) {
 	h.mu.Unlock()
 }
 
-func (h *host) CheckOrigin(w http.ResponseWriter, r *http.Request) bool { return true }
-func (h *host) Authenticate(w http.ResponseWriter, r *http.Request) (*auth.Identity, bool) {
-	return &auth.Identity{Agent: r.Header.Get("X-Agent-ID")}, true
-}
-func (h *host) ReadBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	return intake.ReadBody(w, r, 1<<20)
+// Admit is the gateway's admission without origins or credentials: the caller is its
+// X-Agent-ID, and "intruder" may use no session.
+func (h *host) Admit(w http.ResponseWriter, r *http.Request, rd intake.Reading) (intake.Admission[*sess], bool) {
+	var a intake.Admission[*sess]
+	if !rd.Head(w, r) {
+		return a, false
+	}
+	a.ID = &auth.Identity{Agent: r.Header.Get("X-Agent-ID")}
+	want, ok := rd.Read(w, r, a.ID)
+	if !ok || want.Session == "" {
+		return a, ok
+	}
+	s := h.sessions[want.Session]
+	if s == nil {
+		reply.JSON(w, http.StatusNotFound, wire.Error(want.MsgID, wire.CodeSessionNotFound, "Session not found", nil))
+		return a, false
+	}
+	if a.ID.Agent == "intruder" {
+		w.WriteHeader(http.StatusForbidden)
+		return a, false
+	}
+	if !rd.Accepts(w, r, s.version) {
+		return a, false
+	}
+	a.Session, a.Has, a.Version = s, true, s.version
+	return a, true
 }
 func (h *host) Stateless(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	h.note("stateless:" + m.Method)
@@ -49,22 +69,6 @@ func (h *host) Initialize(w http.ResponseWriter, r *http.Request, id *auth.Ident
 	h.note("initialize")
 	w.WriteHeader(http.StatusOK)
 }
-func (h *host) Session(w http.ResponseWriter, sid string, msgID json.RawMessage) (*sess, bool) {
-	s := h.sessions[sid]
-	if s == nil {
-		reply.JSON(w, http.StatusNotFound, wire.Error(msgID, wire.CodeSessionNotFound, "Session not found", nil))
-	}
-	return s, s != nil
-}
-func (h *host) MayContinue(w http.ResponseWriter, id *auth.Identity, s *sess) bool {
-	if id.Agent == "intruder" {
-		w.WriteHeader(http.StatusForbidden)
-		return false
-	}
-	return true
-}
-func (h *host) Version(s *sess) string       { return s.version }
-func (h *host) Touch(s *sess)                {}
 func (h *host) Deliver(s *sess, m *wire.Msg) { h.note("deliver:" + m.Method) }
 func (h *host) Call(w http.ResponseWriter, r *http.Request, s *sess, m *wire.Msg) {
 	h.note("call:" + m.Method)
@@ -98,7 +102,7 @@ func newServer() (*Server[*sess], *host) {
 		"new": {id: "new", version: "2025-11-25"},
 		"old": {id: "old", version: "2025-03-26"},
 	}}
-	return &Server[*sess]{Host: h, Queue: 4, Versions: []string{"2025-11-25", "2025-06-18", "2025-03-26"},
+	return &Server[*sess]{Host: h, Body: intake.BodyLimit{Max: 1 << 20}, Queue: 4, Versions: []string{"2025-11-25", "2025-06-18", "2025-03-26"},
 		Newer: []string{"2026-07-28", "2025-11-25"}, NewerVersion: "2026-07-28"}, h
 }
 
