@@ -40,10 +40,13 @@ type Tool struct {
 	Unvalidated string
 	ReadOnly    bool
 	Destructive bool
-	// PluginTool and PluginHost are set on a tool a plugin generated: a call to it runs
-	// PluginHost.Call(PluginTool) in the gateway instead of going to an upstream.
+	// PluginTool and PluginRun are set on a tool a plugin generated (Server is the
+	// plugin's name): a call to it runs the plugin's Call(PluginTool) in the gateway instead
+	// of going to an upstream. PluginRun says which run of the plugin generated it (a
+	// plugin a reload replaced is a new run): Registry.PluginFor finds the plugin by name
+	// and gives nil when the run is no longer the plugin's.
 	PluginTool *plugin.Tool
-	PluginHost *Plugin
+	PluginRun  uint64
 	// Hash is the fingerprint of the upstream's own definition (internal/registry/integrity.go).
 	Hash string
 }

@@ -29,6 +29,8 @@ type Plugin struct {
 	Name string
 	Def  *config.PluginDef
 
+	// run tells this plugin from one that replaced it under the same name (Tool.PluginRun).
+	run    uint64
 	reg    *Registry
 	ctx    context.Context // ends with the plugin: cancels its calls in flight
 	cancel context.CancelFunc
@@ -81,7 +83,7 @@ type PluginScoper interface{ PluginScope() PluginScope }
 
 func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
 	ctx, cancel := context.WithCancel(r.ctx)
-	return &Plugin{Name: name, Def: d, reg: r, ctx: ctx, cancel: cancel,
+	return &Plugin{Name: name, Def: d, reg: r, ctx: ctx, cancel: cancel, run: r.pluginRuns.Add(1),
 		done: make(chan struct{}), state: StateStarting, since: time.Now()}
 }
 
@@ -110,6 +112,16 @@ func (r *Registry) provided(_ context.Context, name string, _ *config.PluginDef)
 
 // Plugin returns a configured plugin by name, or nil.
 func (r *Registry) Plugin(name string) *Plugin { return r.set.Load().plugins[name] }
+
+// PluginFor is the plugin whose tool t is (t.PluginTool set): the plugin named t.Server,
+// if the run that generated t is still its run; nil when a reload replaced or removed it
+// since (its calls then fail as a stopped plugin's do).
+func (r *Registry) PluginFor(t *Tool) *Plugin {
+	if p := r.set.Load().plugins[t.Server]; p != nil && p.run == t.PluginRun {
+		return p
+	}
+	return nil
+}
 
 // PluginNames lists the configured plugins in order.
 func (r *Registry) PluginNames() []string {
@@ -342,7 +354,7 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 			cat.Problems = append(cat.Problems, fmt.Sprintf("tool %q cannot be written as JSON: %v; it is left out", pt.Full, err))
 			continue
 		}
-		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: rename(def, pt.Def.Name), PluginTool: pt, PluginHost: p,
+		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: rename(def, pt.Def.Name), PluginTool: pt, PluginRun: p.run,
 			Hash: p.hashes[pt.Full]}
 		t.ReadOnly, t.Destructive = pt.Def.Annotations.ReadOnly(), pt.Def.Annotations.Destructive()
 		cat.Tools = append(cat.Tools, t)

@@ -91,7 +91,7 @@ func TestPluginViews(t *testing.T) {
 		}
 	}
 	tool := all.Tool("kubernetes_core_v1_Pod_delete")
-	if tool == nil || tool.PluginTool == nil || tool.PluginHost != p || tool.Server != "kubernetes" || !tool.Destructive || tool.ReadOnly {
+	if tool == nil || tool.PluginTool == nil || r.PluginFor(tool) != p || tool.Server != "kubernetes" || !tool.Destructive || tool.ReadOnly {
 		t.Fatalf("delete tool: %+v", tool)
 	}
 	if !strings.Contains(string(tool.Def), `"confirm"`) {

@@ -135,6 +135,8 @@ type Registry struct {
 
 	// gen changes whenever any server's catalogue or state changes.
 	gen atomic.Uint64
+	// pluginRuns numbers the plugins made (Plugin.run).
+	pluginRuns atomic.Uint64
 
 	// Handler receives upstream messages that are neither responses nor list_changed.
 	Handler upstream.Handler

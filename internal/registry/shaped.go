@@ -89,7 +89,7 @@ func (v *View) shapedCopy(r NameRule, sep string) *View {
 			renamed = map[*Tool]*Tool{}
 		}
 		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Plain: t.Plain, Def: rename(t.Def, name),
-			ReadOnly: t.ReadOnly, Destructive: t.Destructive, PluginTool: t.PluginTool, PluginHost: t.PluginHost}
+			ReadOnly: t.ReadOnly, Destructive: t.Destructive, PluginTool: t.PluginTool, PluginRun: t.PluginRun}
 	}
 	if renamed == nil {
 		return v
