@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/integrity"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -180,12 +181,12 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	}
 	defs := make([]integrity.Def, 0, len(cat.Tools)+len(cat.Prompts)+len(cat.Templates))
 	for _, t := range cat.Tools {
-		d := integrity.NewDef(integrity.KindTool, t.Name, rename(t.Def, t.Name))
+		d := integrity.NewDef(integrity.KindTool, t.Name, catalog.Rename(t.Def, t.Name))
 		t.Hash = d.Hash
 		defs = append(defs, d)
 	}
 	for _, p := range cat.Prompts {
-		d := integrity.NewDef(integrity.KindPrompt, p.Name, rename(p.Def, p.Name))
+		d := integrity.NewDef(integrity.KindPrompt, p.Name, catalog.Rename(p.Def, p.Name))
 		p.Hash = d.Hash
 		defs = append(defs, d)
 	}
@@ -197,7 +198,7 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	if strings.TrimSpace(cat.Instructions) != "" {
 		raw, _ := json.Marshal(cat.Instructions)
 		d := integrity.NewDef(integrity.KindInstructions, instructionsName, raw)
-		cat.instrHash = d.Hash
+		cat.InstrHash = d.Hash
 		defs = append(defs, d)
 	}
 	pol := in.policy(server)
@@ -228,7 +229,7 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 			continue
 		}
 		// Named by its full name, not the exposed one: naming rules are no change.
-		d := integrity.NewDef(integrity.KindTool, pt.Full, rename(raw, pt.Full))
+		d := integrity.NewDef(integrity.KindTool, pt.Full, catalog.Rename(raw, pt.Full))
 		hashes[pt.Full] = d.Hash
 		defs = append(defs, d)
 	}
@@ -250,7 +251,7 @@ func (in *Integrity) admitTool(t *Tool, p integrity.Policy) *Tool {
 	case old == nil || t.PluginTool != nil: // a plugin runs its current tool: no old version to serve
 		return nil
 	}
-	ot, err := exposeTool(t.Server, old, in.r.Config().Naming)
+	ot, err := catalog.ExposeTool(t.Server, old, in.r.Config().Naming)
 	if err != nil {
 		return nil
 	}
@@ -267,7 +268,7 @@ func (in *Integrity) admitPrompt(pr *Prompt, p integrity.Policy) *Prompt {
 	case old == nil:
 		return nil
 	}
-	return &Prompt{Server: pr.Server, Name: pr.Name, Exposed: pr.Exposed, Def: rename(old, pr.Exposed)}
+	return &Prompt{Server: pr.Server, Name: pr.Name, Exposed: pr.Exposed, Def: catalog.Rename(old, pr.Exposed)}
 }
 
 func (in *Integrity) admitTemplate(t *Resource, p integrity.Policy) *Resource {
@@ -287,9 +288,9 @@ type admission struct {
 	policy integrity.Policy
 }
 
-func (a admission) tool(t *Tool) *Tool             { return a.in.admitTool(t, a.policy) }
-func (a admission) prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
-func (a admission) template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
+func (a admission) Tool(t *Tool) *Tool             { return a.in.admitTool(t, a.policy) }
+func (a admission) Prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
+func (a admission) Template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
 
 // instructionsName is the name of a server's instructions among its definitions.
 const instructionsName = "initialize"
@@ -300,7 +301,7 @@ func (in *Integrity) Instructions(server string, cat *Catalog) string {
 	if cat == nil || strings.TrimSpace(cat.Instructions) == "" {
 		return ""
 	}
-	serve, old := in.guard().Verdict(server, integrity.KindInstructions, instructionsName, cat.instrHash, in.policy(server))
+	serve, old := in.guard().Verdict(server, integrity.KindInstructions, instructionsName, cat.InstrHash, in.policy(server))
 	if serve {
 		return cat.Instructions
 	}

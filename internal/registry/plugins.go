@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
@@ -347,14 +348,14 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 	}
 	ts := p.cat.Tools(plugin.Options{Connections: sc.Connections, ReadOnly: sc.ReadOnly || p.Def.ReadOnly,
 		Elicitation: elicitation, NameOp: p.exposed})
-	cat := &Catalog{seq: catalogSeq.Add(1), Problems: ts.Problems}
+	cat := &Catalog{Seq: catalog.NextSeq(), Problems: ts.Problems}
 	for _, pt := range ts.Tools {
 		def, err := json.Marshal(pt.Def)
 		if err != nil {
 			cat.Problems = append(cat.Problems, fmt.Sprintf("tool %q cannot be written as JSON: %v; it is left out", pt.Full, err))
 			continue
 		}
-		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: rename(def, pt.Def.Name), PluginTool: pt, PluginRun: p.run,
+		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: catalog.Rename(def, pt.Def.Name), PluginTool: pt, PluginRun: p.run,
 			Hash: p.hashes[pt.Full]}
 		t.ReadOnly, t.Destructive = pt.Def.Annotations.ReadOnly(), pt.Def.Annotations.Destructive()
 		cat.Tools = append(cat.Tools, t)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 	"github.com/mcpgw/mcpgw/plugin"
@@ -162,7 +163,7 @@ type Registry struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
-	views  *viewCache
+	views  *catalog.Cache
 	// gate bounds the instances the registry starts at once (upstream.start_concurrency).
 	gate startGate
 
@@ -215,7 +216,7 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 		o.Dialer.Busy = upstream.NewBusyPoll(0)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, views: newViewCache(256), dialer: o.Dialer,
+	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, views: catalog.NewCache(256), dialer: o.Dialer,
 		timing: o.Timing.orDefault()}
 	r.inst.r = r
 	r.integ.r = r
@@ -452,7 +453,7 @@ func (s *Server) setState(state string, err error, cat *Catalog, conn *upstream.
 		s.lastErr = ""
 	}
 	if replaceCat {
-		if !s.cat.equal(cat) {
+		if !s.cat.Equal(cat) {
 			changed = true
 		}
 		s.cat = cat
@@ -544,7 +545,7 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 func (s *Server) handler() upstream.Handler {
 	var rl relister
 	return func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
-		if s.reg.listChanged(s, c, m, &rl) {
+		if s.listChanged(c, m, &rl) {
 			return
 		}
 		if s.reg.Handler != nil {
@@ -554,7 +555,8 @@ func (s *Server) handler() upstream.Handler {
 }
 
 // listChanged re-reads a server's lists after the upstream said they changed.
-func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg, rl *relister) bool {
+func (s *Server) listChanged(c *upstream.Conn, m *wire.Msg, rl *relister) bool {
+	r := s.reg
 	switch m.Method {
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 	default:
@@ -570,7 +572,7 @@ func (r *Registry) listChanged(s *Server, c *upstream.Conn, m *wire.Msg, rl *rel
 			return
 		}
 		s.mu.Lock()
-		same := s.cat.equal(cat)
+		same := s.cat.Equal(cat)
 		if !same {
 			s.cat = cat
 		}

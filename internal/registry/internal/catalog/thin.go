@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"bytes"
@@ -327,9 +327,9 @@ func (t *Tool) ValidateArgs(args json.RawMessage) (unvalidated string, err error
 	return "", rs.Validate(inst)
 }
 
-// checkSchema bounds the work of validating against the tool's input schema, once: it
+// CheckSchema bounds the work of validating against the tool's input schema, once: it
 // sets bound, or Unvalidated to why there is none.
-func (t *Tool) checkSchema() {
+func (t *Tool) CheckSchema() {
 	if t.bound != nil || t.Unvalidated != "" {
 		return
 	}
@@ -348,7 +348,7 @@ func (t *Tool) checkSchema() {
 // compileSchema compiles the tool's input schema for ValidateArgs, once it is known to be
 // bounded.
 func (t *Tool) compileSchema() {
-	t.checkSchema()
+	t.CheckSchema()
 	if t.bound == nil {
 		return
 	}

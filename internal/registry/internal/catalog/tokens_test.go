@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"encoding/json"
@@ -29,7 +29,7 @@ func TestCountTokensPinned(t *testing.T) {
 // it in the view's page cache: asking again returns the same cached page (not a recount),
 // and its count is the page's own, in both forms (each its own cache entry).
 func TestListPageCountedOnce(t *testing.T) {
-	r := testRegistry(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 9), nil, nil, nil)}, "a")
+	r := newTestViews(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 9), nil, nil, nil)}, "a")
 	v := r.ViewFor([]string{"a"}, nil, nil, nil)
 	for _, thin := range []bool{false, true} {
 		first, ok := v.ListPageCounted("tools", thin, "", 4)
@@ -58,7 +58,7 @@ func TestListPageCountedOnce(t *testing.T) {
 // cache key. The bound is checked against the tokenizer's own cost, so a hit that
 // recounted would fail it.
 func TestListPageHitDoesNotTokenize(t *testing.T) {
-	r := testRegistry(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 40), nil, nil, nil)}, "a")
+	r := newTestViews(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 40), nil, nil, nil)}, "a")
 	v := r.ViewFor([]string{"a"}, nil, nil, nil)
 	p, _ := v.ListPageCounted("tools", false, "", 0)
 	hit := testing.AllocsPerRun(50, func() { _, _ = v.ListPageCounted("tools", false, "", 0) })
@@ -73,7 +73,7 @@ func benchView(b *testing.B, n int) *View {
 	v := &View{}
 	for i := range n {
 		def := fmt.Sprintf(`{"name":"tool%03d","description":"Reads the file at the given path and returns its contents as text, up to the configured limit.","inputSchema":{"type":"object","properties":{"path":{"type":"string","description":"absolute path"}},"required":["path"]}}`, i)
-		t, err := exposeTool("fs", json.RawMessage(def), testNaming)
+		t, err := ExposeTool("fs", json.RawMessage(def), testNaming)
 		if err != nil {
 			b.Fatal(err)
 		}

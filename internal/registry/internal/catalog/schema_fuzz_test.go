@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"context"
@@ -125,7 +125,7 @@ func deepArgs(n int) string {
 }
 
 // FuzzToolSchema feeds generated and hostile input schemas to every place the gateway
-// processes an upstream's tool schema: the catalogue (exposeTool and the schema check),
+// processes an upstream's tool schema: the catalogue (ExposeTool and the schema check),
 // the thin form, search indexing, integrity fingerprints, diff and heuristics, and
 // argument validation; and, as a plugin's resource-type schema, to the plugin's catalogue
 // load, tool generation and calls (fuzzPluginSchema). Each definition must be through all of them within time and
@@ -160,11 +160,11 @@ func checkFuzzedSchema(t *testing.T, kind uint8, n uint16, part, args string) {
 	runtime.ReadMemStats(&before)
 	start := time.Now()
 
-	tool, err := exposeTool("s", def, config.Naming{})
+	tool, err := ExposeTool("s", def, config.Naming{})
 	if err != nil {
 		return
 	}
-	tool.checkSchema()
+	tool.CheckSchema()
 	_ = tool.Thin()
 	ix := toolsearch.New([]toolsearch.Doc{searchDoc(tool)})
 	_ = ix.Search("fuzzed path", 3)

@@ -1,10 +1,9 @@
-package registry
+package catalog
 
 import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"slices"
 	"sort"
 	"testing"
@@ -14,29 +13,32 @@ import (
 
 var testNaming = config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}
 
-// testRegistry is a registry over HTTP servers that never start, with the given
-// catalogues installed as if each server had been listed.
-func testRegistry(t *testing.T, cats map[string]*Catalog, servers ...string) *Registry {
+// testViews stands for the registry in the view tests: it builds views over the
+// catalogues it was given, by server name, as Registry.ViewFor does for servers that are up.
+type testViews struct{ cats map[string]*Catalog }
+
+func newTestViews(t *testing.T, cats map[string]*Catalog, _ ...string) *testViews {
 	t.Helper()
-	cfg := &config.Config{Naming: testNaming, Servers: map[string]*config.ServerDef{}}
-	for _, s := range servers {
-		cfg.Servers[s] = &config.ServerDef{Type: "streamable_http", URL: "http://127.0.0.1:1/mcp"}
+	return &testViews{cats: cats}
+}
+
+// ViewFor is the view over servers (but those in exclude) with their catalogues.
+func (r *testViews) ViewFor(servers []string, exclude map[string]bool, filter ViewFilter, _ map[string]*Catalog) *View {
+	var parts []Part
+	for _, name := range servers {
+		if cat := r.cats[name]; cat != nil && !exclude[name] {
+			parts = append(parts, Part{Name: name, Cat: cat})
+		}
 	}
-	r := New(cfg, slog.New(slog.DiscardHandler))
-	t.Cleanup(r.cancel)
-	for name, cat := range cats {
-		r.integ.observe(name, cat) // as readCatalog does
-		r.Server(name).cat = cat
-	}
-	return r
+	return BuildView("test", parts, filter, nil)
 }
 
 // testCatalog builds a catalogue the way fetchCatalog does, from upstream definitions.
 func testCatalog(t *testing.T, server string, tools, prompts, resources, templates []string) *Catalog {
 	t.Helper()
-	cat := &Catalog{seq: catalogSeq.Add(1)}
+	cat := &Catalog{Seq: NextSeq()}
 	for _, name := range tools {
-		tool, err := exposeTool(server, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"%s on %s","inputSchema":{"type":"object"}}`, name, name, server)), testNaming)
+		tool, err := ExposeTool(server, json.RawMessage(fmt.Sprintf(`{"name":%q,"description":"%s on %s","inputSchema":{"type":"object"}}`, name, name, server)), testNaming)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,7 +47,7 @@ func testCatalog(t *testing.T, server string, tools, prompts, resources, templat
 	sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Exposed < cat.Tools[j].Exposed })
 	for _, name := range prompts {
 		ex := ExposedName(server, name, testNaming)
-		cat.Prompts = append(cat.Prompts, &Prompt{Server: server, Name: name, Exposed: ex, Def: rename(json.RawMessage(fmt.Sprintf(`{"name":%q}`, name)), ex)})
+		cat.Prompts = append(cat.Prompts, &Prompt{Server: server, Name: name, Exposed: ex, Def: Rename(json.RawMessage(fmt.Sprintf(`{"name":%q}`, name)), ex)})
 	}
 	sort.Slice(cat.Prompts, func(i, j int) bool { return cat.Prompts[i].Exposed < cat.Prompts[j].Exposed })
 	for _, uri := range resources {
@@ -130,7 +132,7 @@ func listAll(t *testing.T, v *View, kind string, size int) [][]string {
 }
 
 func TestListPagePagination(t *testing.T) {
-	r := testRegistry(t, map[string]*Catalog{
+	r := newTestViews(t, map[string]*Catalog{
 		"a": testCatalog(t, "a", names("t", 7), names("p", 3), []string{"file:///a1", "file:///a2"}, []string{"a://{x}"}),
 		"b": testCatalog(t, "b", names("t", 5), names("p", 2), []string{"file:///b1"}, []string{"b://{y}"}),
 	}, "a", "b")
@@ -175,7 +177,7 @@ func TestListPagePagination(t *testing.T) {
 }
 
 func TestListPageCursors(t *testing.T) {
-	r := testRegistry(t, map[string]*Catalog{
+	r := newTestViews(t, map[string]*Catalog{
 		"a": testCatalog(t, "a", names("t", 4), names("p", 2), nil, nil),
 		"c": testCatalog(t, "c", names("t", 2), nil, nil, nil),
 	}, "a", "b", "c")
@@ -221,51 +223,10 @@ func TestListPageCursors(t *testing.T) {
 	}
 }
 
-func TestListPageDeterministicBytes(t *testing.T) {
-	build := func() *Registry {
-		return testRegistry(t, map[string]*Catalog{
-			"a": testCatalog(t, "a", []string{"zeta", "alpha", "mid"}, nil, nil, nil),
-			"b": testCatalog(t, "b", []string{"beta", "omega"}, nil, nil, nil),
-		}, "a", "b")
-	}
-	r1, r2 := build(), build()
-	p1, _ := listPage(r1.ViewFor([]string{"a", "b"}, nil, nil, nil), "tools", "", 0)
-	p2, _ := listPage(r1.ViewFor([]string{"b", "a"}, nil, nil, nil), "tools", "", 0)
-	p3, _ := listPage(r2.ViewFor([]string{"a", "b"}, nil, nil, nil), "tools", "", 0)
-	if string(p1) != string(p2) || string(p1) != string(p3) {
-		t.Fatalf("list bytes differ by server order or registry instance:\n%s\n%s\n%s", p1, p2, p3)
-	}
-	if !json.Valid(p1) {
-		t.Fatalf("not JSON: %s", p1)
-	}
-	if v1, v2 := r1.ViewFor([]string{"a", "b"}, nil, nil, nil), r1.ViewFor([]string{"a", "b"}, nil, nil, nil); v1 != v2 {
-		t.Error("the same servers and catalogues did not give the cached view")
-	}
-}
-
-func TestViewForFiltersServers(t *testing.T) {
-	r := testRegistry(t, map[string]*Catalog{
-		"a": testCatalog(t, "a", []string{"x"}, nil, nil, nil),
-		"b": testCatalog(t, "b", []string{"y"}, nil, nil, nil),
-		// "down" has no catalogue: it is not up.
-	}, "a", "b", "down")
-	v := r.ViewFor([]string{"a", "b", "down", "unknown"}, map[string]bool{"b": true}, nil, nil)
-	if len(v.Tools) != 1 || v.Tool("a__x") == nil || v.Tool("b__y") != nil {
-		t.Fatalf("view tools = %v", v.Tools)
-	}
-	if !slices.Equal(v.Servers, []string{"a"}) {
-		t.Errorf("view servers = %v", v.Servers)
-	}
-	empty := r.ViewFor(nil, nil, nil, nil)
-	if b, ok := listPage(empty, "tools", "", 10); !ok || string(b) != `{"tools":[]}` {
-		t.Errorf("empty view page = %s, %v", b, ok)
-	}
-}
-
 // TestListPageHonoursPageSize: the page size is a parameter, so a second call on the
 // same view with another size must not get the first call's page.
 func TestListPageHonoursPageSize(t *testing.T) {
-	r := testRegistry(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 6), nil, nil, nil)}, "a")
+	r := newTestViews(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 6), nil, nil, nil)}, "a")
 	v := r.ViewFor([]string{"a"}, nil, nil, nil)
 	_ = listAll(t, v, "tools", 2)
 	if pages := listAll(t, v, "tools", 3); len(pages) != 2 {
@@ -276,7 +237,7 @@ func TestListPageHonoursPageSize(t *testing.T) {
 // TestListPageThinPaginatesLikeFull: the thin form lists the same names in the same
 // pages, so a client can switch forms between sessions without surprises.
 func TestListPageThinPaginatesLikeFull(t *testing.T) {
-	r := testRegistry(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 9), nil, nil, nil)}, "a")
+	r := newTestViews(t, map[string]*Catalog{"a": testCatalog(t, "a", names("t", 9), nil, nil, nil)}, "a")
 	v := r.ViewFor([]string{"a"}, nil, nil, nil)
 	collect := func(thin bool) (out []string) {
 		cursor := ""

@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"encoding/json"
@@ -17,11 +17,11 @@ func TestValidateArgsBounded(t *testing.T) {
 	tool := func(schema string) *Tool {
 		t.Helper()
 		def, _ := json.Marshal(map[string]any{"name": "t", "inputSchema": json.RawMessage(schema)})
-		tl, err := exposeTool("s", def, config.Naming{})
+		tl, err := ExposeTool("s", def, config.Naming{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		tl.checkSchema()
+		tl.CheckSchema()
 		return tl
 	}
 	for name, schema := range map[string]string{

@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"encoding/json"
@@ -88,7 +88,7 @@ func (v *View) shapedCopy(r NameRule, sep string) *View {
 		if renamed == nil {
 			renamed = map[*Tool]*Tool{}
 		}
-		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Plain: t.Plain, Def: rename(t.Def, name),
+		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Plain: t.Plain, Def: Rename(t.Def, name),
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, PluginTool: t.PluginTool, PluginRun: t.PluginRun}
 	}
 	if renamed == nil {

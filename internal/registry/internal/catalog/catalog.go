@@ -1,8 +1,13 @@
-package registry
+// Package catalog is what the gateway's upstreams and plugins offer, as data: tools,
+// prompts and resources as exposed (names, thin and shaped forms, schemas), a server's
+// catalogue, and the views a session sees over them, with their pre-serialized list pages
+// and tool search. It holds no connection, lock of another part or live plugin: its values
+// are built from data and derived from it (a few caches inside them, built on first use,
+// are derived data: see Tool and View).
+package catalog
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -28,7 +33,9 @@ type Tool struct {
 	// written as "server__*" still holds for a tool whose exposed name was shortened.
 	Plain string
 	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
-	Def        json.RawMessage
+	Def json.RawMessage
+	// The thin form and the compiled schema are derived from Def, each built on its first
+	// use (Thin, ValidateArgs), never when the catalogue is read.
 	thinOnce   sync.Once
 	thin       json.RawMessage
 	schemaOnce sync.Once
@@ -78,94 +85,18 @@ type Catalog struct {
 	// Instructions from the upstream's initialize result (served through
 	// Integrity.Instructions).
 	Instructions string
-	instrHash    string // their fingerprint
+	InstrHash    string // their fingerprint (set by integrity)
 	// Problems found while building the catalogue (names that collide inside one server).
 	Problems []string
-	// seq identifies this catalogue in view keys.
-	seq uint64
+	// Seq identifies this catalogue in view keys (NextSeq).
+	Seq uint64
 }
 
+// catalogSeq numbers catalogues (NextSeq).
 var catalogSeq atomic.Uint64
 
-// fetchCatalog lists everything an upstream offers.
-func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config.Naming) (cat *Catalog, err error) {
-	defer func() {
-		// What an upstream lists is input like any other: a list that trips a bug fails
-		// this listing (the server is retried with backoff), never the daemon.
-		if p := recover(); p != nil {
-			cat, err = nil, fmt.Errorf("reading the lists of %q failed: internal error: %v", server, p)
-		}
-	}()
-	cat = &Catalog{Caps: c.ServerCaps, Instructions: c.Instructions, seq: catalogSeq.Add(1)}
-	if c.ServerCaps.Tools != nil {
-		items, err := c.ListAll(ctx, "tools/list", "tools")
-		if err != nil {
-			return nil, fmt.Errorf("tools/list: %w", err)
-		}
-		seen := map[string]string{}
-		for _, raw := range items {
-			t, err := exposeTool(server, raw, n)
-			if err != nil {
-				cat.Problems = append(cat.Problems, err.Error())
-				continue
-			}
-			if prev, dup := seen[t.Exposed]; dup {
-				cat.Problems = append(cat.Problems, fmt.Sprintf("tools %q and %q both expose as %q; the second is hidden", prev, t.Name, t.Exposed))
-				continue
-			}
-			seen[t.Exposed] = t.Name
-			if t.checkSchema(); t.Unvalidated != "" {
-				cat.Problems = append(cat.Problems, fmt.Sprintf("tool %q: calls are forwarded unvalidated: %s", t.Name, t.Unvalidated))
-			}
-			cat.Tools = append(cat.Tools, t)
-		}
-		sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Exposed < cat.Tools[j].Exposed })
-	}
-	if c.ServerCaps.Prompts != nil {
-		items, err := c.ListAll(ctx, "prompts/list", "prompts")
-		if err != nil {
-			return nil, fmt.Errorf("prompts/list: %w", err)
-		}
-		for _, raw := range items {
-			var head struct {
-				Name string `json:"name"`
-			}
-			if json.Unmarshal(raw, &head) != nil || head.Name == "" {
-				cat.Problems = append(cat.Problems, "a prompt without a name was skipped")
-				continue
-			}
-			ex := ExposedName(server, head.Name, n)
-			cat.Prompts = append(cat.Prompts, &Prompt{Server: server, Name: head.Name, Exposed: ex, Def: rename(raw, ex)})
-		}
-		sort.Slice(cat.Prompts, func(i, j int) bool { return cat.Prompts[i].Exposed < cat.Prompts[j].Exposed })
-	}
-	if c.ServerCaps.Resources != nil {
-		items, err := c.ListAll(ctx, "resources/list", "resources")
-		if err != nil {
-			return nil, fmt.Errorf("resources/list: %w", err)
-		}
-		for _, raw := range items {
-			var head struct {
-				URI string `json:"uri"`
-			}
-			if json.Unmarshal(raw, &head) == nil && head.URI != "" {
-				cat.Resources = append(cat.Resources, &Resource{Server: server, URI: head.URI, Def: compact(raw)})
-			}
-		}
-		// Templates are optional; an upstream without them answers method not found.
-		if items, err := c.ListAll(ctx, "resources/templates/list", "resourceTemplates"); err == nil {
-			for _, raw := range items {
-				var head struct {
-					URI string `json:"uriTemplate"`
-				}
-				if json.Unmarshal(raw, &head) == nil && head.URI != "" {
-					cat.Templates = append(cat.Templates, &Resource{Server: server, URI: head.URI, Def: compact(raw)})
-				}
-			}
-		}
-	}
-	return cat, nil
-}
+// NextSeq is a number no catalogue had before: a new catalogue's Seq.
+func NextSeq() uint64 { return catalogSeq.Add(1) }
 
 // Thin is the tool's definition in the thin form (docs/sessions.md), built on first use.
 func (t *Tool) Thin() json.RawMessage {
@@ -173,7 +104,7 @@ func (t *Tool) Thin() json.RawMessage {
 	return t.thin
 }
 
-func exposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, error) {
+func ExposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, error) {
 	var head struct {
 		Name        string `json:"name"`
 		Annotations *struct {
@@ -193,15 +124,15 @@ func exposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, err
 			t.Destructive = *a.DestructiveHint
 		}
 	}
-	t.Def = rename(raw, t.Exposed)
+	t.Def = Rename(raw, t.Exposed)
 	return t, nil
 }
 
 // rename returns def, compacted, with its "name" member set to name and its top-level
 // members in key order, so that the same upstream definition always gives the same bytes
 // (whatever order the upstream wrote them in). Member values are copied, not decoded.
-func rename(def json.RawMessage, name string) json.RawMessage {
-	c := compact(def)
+func Rename(def json.RawMessage, name string) json.RawMessage {
+	c := Compact(def)
 	type member struct {
 		k string
 		v []byte
@@ -232,7 +163,7 @@ func rename(def json.RawMessage, name string) json.RawMessage {
 	return append(out, '}')
 }
 
-func compact(raw json.RawMessage) json.RawMessage {
+func Compact(raw json.RawMessage) json.RawMessage {
 	var b bytes.Buffer
 	b.Grow(len(raw))
 	if json.Compact(&b, raw) != nil {
@@ -242,8 +173,8 @@ func compact(raw json.RawMessage) json.RawMessage {
 	return out[:len(out):len(out)]
 }
 
-// equal reports whether two catalogues expose the same things.
-func (c *Catalog) equal(o *Catalog) bool {
+// Equal reports whether two catalogues expose the same things.
+func (c *Catalog) Equal(o *Catalog) bool {
 	if c == nil || o == nil {
 		return c == o
 	}

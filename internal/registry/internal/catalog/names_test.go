@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"crypto/sha256"
@@ -131,7 +131,7 @@ func TestExposedNameProperty(t *testing.T) {
 func TestExposeToolRenamesAndOrders(t *testing.T) {
 	n := config.Naming{Prefix: "always", Separator: "__", MaxLength: 64}
 	raw := []byte(`{"name":"echo","inputSchema":{"type":"object"},"description":"Echo","annotations":{"readOnlyHint":true,"destructiveHint":false}}`)
-	tool, err := exposeTool("srv", raw, n)
+	tool, err := ExposeTool("srv", raw, n)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,15 +143,15 @@ func TestExposeToolRenamesAndOrders(t *testing.T) {
 		t.Errorf("tool = %+v", tool)
 	}
 	// Same definition with other key order and whitespace: same bytes.
-	tool2, _ := exposeTool("srv", []byte(`{ "description":"Echo", "annotations":{"readOnlyHint":true,"destructiveHint":false},"inputSchema":{"type":"object"},"name":"echo"}`), n)
+	tool2, _ := ExposeTool("srv", []byte(`{ "description":"Echo", "annotations":{"readOnlyHint":true,"destructiveHint":false},"inputSchema":{"type":"object"},"name":"echo"}`), n)
 	if string(tool2.Def) != string(tool.Def) {
 		t.Errorf("key order changed the bytes:\n%s\n%s", tool2.Def, tool.Def)
 	}
-	plain, _ := exposeTool("srv", []byte(`{"name":"x"}`), n)
+	plain, _ := ExposeTool("srv", []byte(`{"name":"x"}`), n)
 	if plain.ReadOnly || !plain.Destructive {
 		t.Errorf("without annotations: readOnly %v destructive %v; the spec defaults are false, true", plain.ReadOnly, plain.Destructive)
 	}
-	if _, err := exposeTool("srv", []byte(`{"description":"nameless"}`), n); err == nil {
+	if _, err := ExposeTool("srv", []byte(`{"description":"nameless"}`), n); err == nil {
 		t.Error("a tool without a name was accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"encoding/json"
@@ -15,7 +15,7 @@ func shapedFixture(t *testing.T) *View {
 	t.Helper()
 	const srv = "a-rather-long-server-name"
 	cat := testCatalog(t, srv, []string{"x", "read_a_file_with_a_long_name", "list_everything_there_is"}, nil, nil, nil)
-	return testRegistry(t, map[string]*Catalog{srv: cat}, srv).ViewFor([]string{srv}, nil, nil, nil)
+	return newTestViews(t, map[string]*Catalog{srv: cat}, srv).ViewFor([]string{srv}, nil, nil, nil)
 }
 
 func TestShapedViewNamesFitAndStayCallable(t *testing.T) {
@@ -189,15 +189,15 @@ func TestListRefreshChangesOnlyWhatChanged(t *testing.T) {
 	changed := testCatalog(t, "s", []string{"a", "b", "c"}, nil, nil, nil)
 	for i, tl := range changed.Tools {
 		if tl.Name == "b" {
-			nt, err := exposeTool("s", json.RawMessage(`{"name":"b","description":"b, now different","inputSchema":{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}}`), testNaming)
+			nt, err := ExposeTool("s", json.RawMessage(`{"name":"b","description":"b, now different","inputSchema":{"type":"object","properties":{"x":{"type":"string"}},"required":["x"]}}`), testNaming)
 			if err != nil {
 				t.Fatal(err)
 			}
 			changed.Tools[i] = nt
 		}
 	}
-	v1 := testRegistry(t, map[string]*Catalog{"s": old}, "s").ViewFor([]string{"s"}, nil, nil, nil)
-	v2 := testRegistry(t, map[string]*Catalog{"s": changed}, "s").ViewFor([]string{"s"}, nil, nil, nil)
+	v1 := newTestViews(t, map[string]*Catalog{"s": old}, "s").ViewFor([]string{"s"}, nil, nil, nil)
+	v2 := newTestViews(t, map[string]*Catalog{"s": changed}, "s").ViewFor([]string{"s"}, nil, nil, nil)
 	p1, _ := v1.ListPageCounted("tools", true, "", 0)
 	p2, _ := v2.ListPageCounted("tools", true, "", 0)
 	var l1, l2 struct{ Tools []json.RawMessage }
@@ -219,7 +219,7 @@ func TestListRefreshChangesOnlyWhatChanged(t *testing.T) {
 // A tool whose exposed name naming.max_length cut keeps its plain name for tool globs.
 func TestPlainNameOfACutName(t *testing.T) {
 	const server = "a-very-long-server-name-that-goes-on-and-on"
-	tool, err := exposeTool(server, json.RawMessage(`{"name":"delete_repository_and_everything_in_it"}`), testNaming)
+	tool, err := ExposeTool(server, json.RawMessage(`{"name":"delete_repository_and_everything_in_it"}`), testNaming)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +227,7 @@ func TestPlainNameOfACutName(t *testing.T) {
 	if tool.Exposed == plain || len(tool.Exposed) > 64 || !slices.Equal(tool.OtherNames(), []string{plain}) {
 		t.Errorf("exposed %q, other names %v; want a cut name and the plain %q", tool.Exposed, tool.OtherNames(), plain)
 	}
-	short, _ := exposeTool("gh", json.RawMessage(`{"name":"read"}`), testNaming)
+	short, _ := ExposeTool("gh", json.RawMessage(`{"name":"read"}`), testNaming)
 	if short.OtherNames() != nil {
 		t.Errorf("a name that was not cut has other names: %v", short.OtherNames())
 	}
@@ -243,13 +243,13 @@ func TestShapedNameNeverCollides(t *testing.T) {
 	_, impostor, _ := strings.Cut(first, "__")
 	cat := testCatalog(t, srv, []string{long}, nil, nil, nil)
 	other := testCatalog(t, "x", nil, nil, nil, nil)
-	tl, err := exposeTool("x", json.RawMessage(`{"name":"`+impostor+`"}`), config.Naming{Prefix: "never", Separator: "__", MaxLength: 64})
+	tl, err := ExposeTool("x", json.RawMessage(`{"name":"`+impostor+`"}`), config.Naming{Prefix: "never", Separator: "__", MaxLength: 64})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tl.Exposed, tl.Def = first, rename(tl.Def, first)
+	tl.Exposed, tl.Def = first, Rename(tl.Def, first)
 	other.Tools = append(other.Tools, tl)
-	v := testRegistry(t, map[string]*Catalog{srv: cat, "x": other}, srv, "x").ViewFor([]string{srv, "x"}, nil, nil, nil)
+	v := newTestViews(t, map[string]*Catalog{srv: cat, "x": other}, srv, "x").ViewFor([]string{srv, "x"}, nil, nil, nil)
 	sv := v.Shaped(NameRule{Max: 40}, "__")
 	seen := map[string]bool{}
 	for _, st := range sv.Tools {

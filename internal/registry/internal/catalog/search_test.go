@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"encoding/json"
@@ -44,9 +44,9 @@ func fixtureView(t *testing.T) *View {
 	readJSON(t, "testdata/search/tools.json", &fx)
 	cats := map[string]*Catalog{}
 	for server, defs := range fx.Servers {
-		cat := &Catalog{seq: catalogSeq.Add(1)}
+		cat := &Catalog{Seq: NextSeq()}
 		for _, raw := range defs {
-			tool, err := exposeTool(server, raw, testNaming)
+			tool, err := ExposeTool(server, raw, testNaming)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,7 +55,7 @@ func fixtureView(t *testing.T) *View {
 		cats[server] = cat
 	}
 	for plugin, defs := range fx.Plugins {
-		cat := &Catalog{seq: catalogSeq.Add(1)}
+		cat := &Catalog{Seq: NextSeq()}
 		for _, raw := range defs {
 			var head struct{ Name string }
 			if err := json.Unmarshal(raw, &head); err != nil {
@@ -69,7 +69,7 @@ func fixtureView(t *testing.T) *View {
 		sort.Slice(cat.Tools, func(i, j int) bool { return cat.Tools[i].Exposed < cat.Tools[j].Exposed })
 	}
 	servers := slices.Sorted(maps.Keys(cats))
-	return testRegistry(t, cats, servers...).ViewFor(servers, nil, nil, nil)
+	return newTestViews(t, cats, servers...).ViewFor(servers, nil, nil, nil)
 }
 
 func exposedNames(tools []*Tool) []string {
@@ -139,7 +139,7 @@ func TestViewSearch(t *testing.T) {
 	if got := v.Search("file", 0); got != nil {
 		t.Errorf("k=0 gave %v", exposedNames(got))
 	}
-	empty := testRegistry(t, nil).ViewFor(nil, nil, nil, nil)
+	empty := newTestViews(t, nil).ViewFor(nil, nil, nil, nil)
 	if got := empty.Search("file", 3); got != nil {
 		t.Errorf("an empty view found %v", exposedNames(got))
 	}

@@ -1,4 +1,4 @@
-package registry
+package catalog
 
 import (
 	"encoding/base64"
@@ -8,22 +8,26 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// viewCache keeps recently used views (and with them their pre-serialized list pages).
-type viewCache struct {
+// Cache keeps recently used views (and with them their pre-serialized list pages), by
+// View.Key.
+type Cache struct {
 	c *lru.Cache[string, *View]
 }
 
-func newViewCache(size int) *viewCache {
+// NewCache is a cache of the size most recently used views.
+func NewCache(size int) *Cache {
 	c, _ := lru.New[string, *View](size)
-	return &viewCache{c: c}
+	return &Cache{c: c}
 }
 
-func (vc *viewCache) get(key string) *View {
+// Get is the view cached under key, or nil.
+func (vc *Cache) Get(key string) *View {
 	v, _ := vc.c.Get(key)
 	return v
 }
 
-func (vc *viewCache) put(key string, v *View) { vc.c.Add(key, v) }
+// Put caches v under key.
+func (vc *Cache) Put(key string, v *View) { vc.c.Add(key, v) }
 
 // Cursors are opaque to clients: base64url of the list kind and the last item's key. They
 // stay valid while that item is in the view.

@@ -1,15 +1,11 @@
-package registry
+package catalog
 
 import (
 	"encoding/json"
-	"fmt"
-	"maps"
-	"slices"
 	"sort"
 	"strconv"
 	"sync"
 
-	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -69,103 +65,51 @@ type ViewFilter interface {
 	Prompt(p *Prompt) bool
 }
 
-// ViewFor builds (or fetches from cache) the view over the given servers. Servers that are
-// not up, and those in exclude, are left out; filter (if not nil) decides the rest.
-func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog) *View {
-	return r.ViewWith(servers, exclude, filter, own, false)
+// Part is one server's (or plugin's) catalogue in a view.
+type Part struct {
+	Name string
+	Cat  *Catalog
 }
 
-// ViewWith is ViewFor for a session whose client may (elicitation) or may not be asked to
-// confirm: plugin tools that delete or run Dangerous actions then ask the user instead of
-// requiring "confirm": true. servers may name plugins too; their tools are generated for
-// the filter's PluginScope (when it is a PluginScoper).
-func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog, elicitation bool) *View {
-	parts := make([]viewPart, 0, len(servers))
-	keyb := make([]byte, 0, 64)
-	// A view built from a session's own instance's catalogue is that session's alone (the
-	// session keeps it): in the shared cache each restart of the instance added a view
-	// no one else would ask for, holding its catalogue until 256 others pushed it out.
-	private := false
-	for _, name := range servers {
-		if exclude[name] {
-			continue
-		}
-		cat, mine := r.partCatalog(name, filter, own, elicitation)
-		if cat == nil {
-			continue
-		}
-		private = private || mine
-		parts = append(parts, viewPart{name, cat})
-		keyb = append(keyb, name...)
-		keyb = append(keyb, '@')
-		keyb = strconv.AppendUint(keyb, cat.seq, 36)
-		keyb = append(keyb, ';')
-	}
-	if filter != nil {
-		keyb = append(keyb, '|')
-		keyb = append(keyb, filter.Key()...)
-	}
-	keyb = append(keyb, r.integ.key()...)
-	key := string(keyb)
-	if v := r.views.get(key); !private && v != nil {
-		return v
-	}
+// Admission is what integrity lets a view serve of one part's catalogue: the tool, prompt
+// or template as given, an older version of it, or nil (held until an admin approves).
+type Admission interface {
+	Tool(t *Tool) *Tool
+	Prompt(p *Prompt) *Prompt
+	Template(t *Resource) *Resource
+}
+
+// admitAll serves everything as given.
+type admitAll struct{}
+
+func (admitAll) Tool(t *Tool) *Tool             { return t }
+func (admitAll) Prompt(p *Prompt) *Prompt       { return p }
+func (admitAll) Template(t *Resource) *Resource { return t }
+
+// BuildView builds the view named key over parts, in order: filter (if not nil) decides
+// what it admits, admit (if not nil) what integrity lets it serve of each part. For a
+// name or URI two parts offer, the first part wins.
+func BuildView(key string, parts []Part, filter ViewFilter, admit func(part string) Admission) *View {
 	v := &View{Key: key, toolByName: map[string]*Tool{}, promptByName: map[string]*Prompt{}, resourceBy: map[string]*Resource{}}
 	tmplSeen := map[string]bool{}
 	for _, p := range parts {
-		v.Servers = append(v.Servers, p.name)
-		a := admission{in: &r.integ, policy: r.integ.policy(p.name)}
-		v.addTools(p.cat, filter, a)
-		v.addRest(p.cat, filter, tmplSeen, a)
+		v.Servers = append(v.Servers, p.Name)
+		var a Admission = admitAll{}
+		if admit != nil {
+			a = admit(p.Name)
+		}
+		v.addTools(p.Cat, filter, a)
+		v.addRest(p.Cat, filter, tmplSeen, a)
 	}
 	addPluginResources(v) // the plugin resource types of the tools the view kept
 	sort.Slice(v.Tools, func(i, j int) bool { return v.Tools[i].Exposed < v.Tools[j].Exposed })
 	sort.Slice(v.Prompts, func(i, j int) bool { return v.Prompts[i].Exposed < v.Prompts[j].Exposed })
-	if !private {
-		r.views.put(key, v)
-	}
 	return v
-}
-
-// viewPart is one server's (or plugin's) catalogue in a view.
-type viewPart struct {
-	name string
-	cat  *Catalog
-}
-
-// partCatalog is the catalogue a view takes from the server or plugin name: nil when it is
-// neither, is not up, or the filter refuses it. A plugin's is generated for the filter's
-// PluginScope; a server's is the session's own instance's when own has one (mine).
-func (r *Registry) partCatalog(name string, filter ViewFilter, own map[string]*Catalog, elicitation bool) (cat *Catalog, mine bool) {
-	s := r.Server(name)
-	var p *Plugin
-	if s == nil {
-		if p = r.Plugin(name); p == nil {
-			return nil, false
-		}
-	}
-	if filter != nil {
-		if ok, _ := filter.Server(name); !ok {
-			return nil, false
-		}
-	}
-	if p != nil {
-		var sc PluginScope
-		if ps, ok := filter.(PluginScoper); ok {
-			sc = ps.PluginScope()
-		}
-		return p.CatalogFor(sc, elicitation), false
-	}
-	cat = s.Catalog()
-	if oc := own[name]; oc != nil && cat != nil {
-		return oc, true // the session's own instance's catalogue
-	}
-	return cat, false
 }
 
 // addTools adds the tools of cat the filter admits; for a name two servers offer, the
 // first server wins (validation reports the collision).
-func (v *View) addTools(cat *Catalog, filter ViewFilter, a admission) {
+func (v *View) addTools(cat *Catalog, filter ViewFilter, a Admission) {
 	for _, t := range cat.Tools {
 		if _, dup := v.toolByName[t.Exposed]; dup {
 			continue
@@ -175,7 +119,7 @@ func (v *View) addTools(cat *Catalog, filter ViewFilter, a admission) {
 				continue
 			}
 		}
-		at := a.tool(t)
+		at := a.Tool(t)
 		if at == nil {
 			v.hold(t.Exposed)
 			continue
@@ -188,7 +132,7 @@ func (v *View) addTools(cat *Catalog, filter ViewFilter, a admission) {
 
 // addRest adds the prompts the filter admits, the resources and the resource templates of
 // cat; the first of each name or URI wins.
-func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool, a admission) {
+func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool, a Admission) {
 	for _, pr := range cat.Prompts {
 		if _, dup := v.promptByName[pr.Exposed]; dup {
 			continue
@@ -196,7 +140,7 @@ func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool
 		if filter != nil && !filter.Prompt(pr) {
 			continue
 		}
-		if pr = a.prompt(pr); pr == nil {
+		if pr = a.Prompt(pr); pr == nil {
 			continue
 		}
 		v.promptByName[pr.Exposed] = pr
@@ -213,59 +157,12 @@ func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool
 		if tmplSeen[t.URI] {
 			continue
 		}
-		if t = a.template(t); t == nil {
+		if t = a.Template(t); t == nil {
 			continue
 		}
 		tmplSeen[t.URI] = true
 		v.Templates = append(v.Templates, t)
 	}
-}
-
-// Collisions lists exposed tool and prompt names that more than one server offers, as
-// validation problems naming both servers.
-func (r *Registry) Collisions() config.Problems {
-	var ps config.Problems
-	tools := map[string]string{}
-	prompts := map[string]string{}
-	set := r.set.Load()
-	type named struct {
-		name string
-		cat  *Catalog
-	}
-	cats := make([]named, 0, len(set.names)+len(set.plugins))
-	for _, name := range set.names {
-		if cat := set.m[name].Catalog(); cat != nil {
-			cats = append(cats, named{name, cat})
-		}
-	}
-	// A plugin's tools as a session with every connection sees them.
-	for _, name := range slices.Sorted(maps.Keys(set.plugins)) {
-		if cat := set.plugins[name].CatalogFor(PluginScope{}, false); cat != nil {
-			cats = append(cats, named{name, cat})
-		}
-	}
-	for _, c := range cats {
-		name, cat := c.name, c.cat
-		where := "servers." + name
-		if _, isPlugin := set.plugins[name]; isPlugin {
-			where = "plugins." + name
-		}
-		for _, t := range cat.Tools {
-			if prev, ok := tools[t.Exposed]; ok && prev != name {
-				ps = append(ps, config.Problem{Where: where, Text: fmt.Sprintf("tool name %q collides with %q's tool of the same exposed name", t.Exposed, prev)})
-				continue
-			}
-			tools[t.Exposed] = name
-		}
-		for _, p := range cat.Prompts {
-			if prev, ok := prompts[p.Exposed]; ok && prev != name {
-				ps = append(ps, config.Problem{Where: where, Text: fmt.Sprintf("prompt name %q collides with %q's prompt of the same exposed name", p.Exposed, prev)})
-				continue
-			}
-			prompts[p.Exposed] = name
-		}
-	}
-	return ps
 }
 
 // Page is one pre-serialized page of a list result and its size in tokens (CountTokens),
