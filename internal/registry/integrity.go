@@ -92,7 +92,7 @@ func (in *Integrity) retryLoad() {
 	for _, name := range in.r.PluginNames() {
 		if p := in.r.Plugin(name); p != nil {
 			if c := p.Catalog(); c != nil {
-				p.observePlugin(c)
+				in.observePlugin(p, c)
 			}
 			in.r.changed(name)
 		}
@@ -132,14 +132,11 @@ func adminAct(cfg *config.Config) string {
 }
 
 // pendingAct is an admin act that added or changed a server or plugin (markActs): the
-// first catalogue after it that changes something is approved by it (by), if it comes
-// before until. A catalogue that changes nothing (an instance of the old definition
+// first catalogue after it that changes something is approved by it (By), if it comes
+// before Until. A catalogue that changes nothing (an instance of the old definition
 // re-listing, one whose tools did not change) leaves it pending; the bound keeps a
 // later change, long after the act, from being taken for the act's.
-type pendingAct struct {
-	by    string
-	until time.Time
-}
+type pendingAct = integrity.PendingAct
 
 // actWindow is how long an admin act waits for the catalogue it changes: the server's
 // connect timeout twice (a probe's start and its list), at least a minute.
@@ -151,8 +148,8 @@ func actWindow(connect time.Duration) time.Duration {
 // act (nil: none) if it is still current; the act is taken only when it accepted a change.
 func (in *Integrity) observeWithAct(name string, p integrity.Policy, act *atomic.Pointer[pendingAct], defs []integrity.Def, by string) int {
 	a := act.Load()
-	if a != nil && time.Now().Before(a.until) && a.by != "" {
-		p.AcceptedBy = a.by
+	if a != nil && time.Now().Before(a.Until) && a.By != "" {
+		p.AcceptedBy = a.By
 	} else {
 		a = nil
 	}
@@ -216,11 +213,11 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 // observePlugin fingerprints the tools a plugin's catalogue generates for every connection
 // (its widest scope) and shows them to the guard; it returns each tool's fingerprint by
 // full name, which the tools generated for narrower scopes are judged by.
-func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
+func (in *Integrity) observePlugin(p *Plugin, cat *plugin.Catalog) map[string]string {
 	if cat == nil {
 		return nil
 	}
-	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, NameOp: p.exposed})
+	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, NameOp: p.ToolName})
 	hashes := make(map[string]string, len(ts.Tools))
 	defs := make([]integrity.Def, 0, len(ts.Tools))
 	for _, pt := range ts.Tools {
@@ -233,8 +230,7 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 		hashes[pt.Full] = d.Hash
 		defs = append(defs, d)
 	}
-	in := &p.reg.integ
-	in.observeWithAct(p.Name, in.policy(p.Name), &p.act, defs, "config")
+	in.observeWithAct(p.Name, in.policy(p.Name), p.Act(), defs, "config")
 	return hashes
 }
 

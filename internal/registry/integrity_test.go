@@ -333,7 +333,7 @@ func TestIntegrityPluginNamingIsNoChange(t *testing.T) {
 	cfg := *r.Config()
 	cfg.Naming.MaxLength = 24
 	r.cfg.Store(&cfg)
-	p.observePlugin(p.Catalog())
+	r.integ.observePlugin(p, p.Catalog())
 	if n := r.Integrity().HeldCount("kube"); n != 0 {
 		t.Errorf("a naming change held %d plugin tools", n)
 	}

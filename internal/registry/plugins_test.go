@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func toolNames(v *View) []string {
 
 type scopeFilter struct{ sc PluginScope }
 
-func (f scopeFilter) Key() string                { return scopeKey(f.sc, false) }
+func (f scopeFilter) Key() string                { return fmt.Sprintf("%q %v", f.sc.Connections, f.sc.ReadOnly) }
 func (scopeFilter) Server(string) (bool, string) { return true, "" }
 func (scopeFilter) Tool(*Tool) (bool, string)    { return true, "" }
 func (scopeFilter) Prompt(*Prompt) bool          { return true }

@@ -15,9 +15,9 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/plugins"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
-	"github.com/mcpgw/mcpgw/plugin"
 )
 
 // Server states.
@@ -136,8 +136,6 @@ type Registry struct {
 
 	// gen changes whenever any server's catalogue or state changes.
 	gen atomic.Uint64
-	// pluginRuns numbers the plugins made (Plugin.run).
-	pluginRuns atomic.Uint64
 
 	// Handler receives upstream messages that are neither responses nor list_changed.
 	Handler upstream.Handler
@@ -167,13 +165,10 @@ type Registry struct {
 	// gate bounds the instances the registry starts at once (upstream.start_concurrency).
 	gate startGate
 
-	// providers are the in-process providers of go plugins, by plugin name (Provide).
-	provMu    sync.Mutex
-	providers map[string]plugin.Plugin
 	// inproc are the servers of type inprocess, by server name (ProvideServer).
 	inproc inProcServers
-	// self is the mcpgw plugin's provider (ProvideSelf), guarded by provMu.
-	self plugin.Plugin
+	// plug makes and opens the plugins (internal/registry/internal/plugins).
+	plug *plugins.Runner
 
 	// integ pins what servers and plugins serve (integrity.go).
 	integ Integrity
@@ -184,9 +179,7 @@ type Registry struct {
 	dialer *upstream.Dialer
 	// timing paces supervision.
 	timing Timing
-	// kinds are PluginKinds as this registry runs them (plugins_kinds.go).
-	kinds boundKinds
-	inst  Instances // the instances of owners (instances.go)
+	inst   Instances // the instances of owners (instances.go)
 }
 
 // serverSet is every server sessions may reach (configured and retired) and the sorted
@@ -221,6 +214,7 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 	r.inst.r = r
 	r.integ.r = r
 	r.uauth.r = r
+	r.plug = plugins.NewRunner(r.pluginHost())
 	r.cfg.Store(cfg)
 	r.gate.setLimit(cfg.Upstream.StartConcurrency)
 	r.dialer.Busy.SetDuration(cfg.Upstream.BusyPoll)
@@ -232,7 +226,7 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 	set.plugins = map[string]*Plugin{}
 	for name, d := range cfg.Plugins {
 		if d != nil {
-			set.plugins[name] = r.newPlugin(name, d)
+			set.plugins[name] = r.plug.New(name, d)
 		}
 	}
 	r.set.Store(set)
@@ -265,7 +259,7 @@ func (r *Registry) Gen() uint64 { return r.gen.Load() }
 func (r *Registry) Start(wait time.Duration) {
 	r.applyMu.Lock()
 	r.started = true
-	r.configureKinds(r.Config())
+	r.plug.Configure(r.Config())
 	set := r.set.Load()
 	var ready sync.WaitGroup
 	for _, name := range set.names {
@@ -317,7 +311,7 @@ func (r *Registry) runPlugin(p *Plugin, ready func()) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
-		p.supervise(ready)
+		p.Supervise(ready)
 	}()
 }
 
@@ -328,7 +322,7 @@ func (r *Registry) Close() {
 		s.stop()
 	}
 	for _, p := range r.set.Load().plugins {
-		p.stop()
+		p.Stop()
 	}
 	r.wg.Wait()
 }

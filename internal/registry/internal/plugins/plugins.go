@@ -1,4 +1,4 @@
-package registry
+package plugins
 
 import (
 	"context"
@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math/rand/v2"
 	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/integrity"
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
@@ -32,7 +31,7 @@ type Plugin struct {
 
 	// run tells this plugin from one that replaced it under the same name (Tool.PluginRun).
 	run    uint64
-	reg    *Registry
+	ru     *Runner
 	ctx    context.Context // ends with the plugin: cancels its calls in flight
 	cancel context.CancelFunc
 	calls  sync.WaitGroup
@@ -45,13 +44,20 @@ type Plugin struct {
 	restarts int
 	prov     plugin.Plugin
 	cat      *plugin.Catalog
-	print    string              // what cat offers, to tell a real change from a re-read
-	gens     map[string]*Catalog // generated catalogues by generation inputs
-	hashes   map[string]string   // each tool's fingerprint, by full name (integrity.go)
+	print    string                      // what cat offers, to tell a real change from a re-read
+	gens     map[string]*catalog.Catalog // generated catalogues by generation inputs
+	hashes   map[string]string           // each tool's fingerprint, by full name (integrity.go)
 	// act names the admin act that added or changed the plugin while the gateway ran; its
 	// first catalogue after that is approved by it (integrity.go), then it is nil.
-	act atomic.Pointer[pendingAct]
+	act atomic.Pointer[integrity.PendingAct]
 }
+
+// Act is the admin act pending on the plugin (integrity.PendingAct): set when an act added
+// or changed it, taken by the first catalogue that changes something.
+func (p *Plugin) Act() *atomic.Pointer[integrity.PendingAct] { return &p.act }
+
+// Run is the plugin's run (Tool.PluginRun of the tools it generates).
+func (p *Plugin) Run() uint64 { return p.run }
 
 // openFunc starts a plugin's provider from its definition: a built-in type's opener, or
 // a supplied kind's Open (plugins_kinds.go). The registry closes the provider (if it is an
@@ -59,8 +65,8 @@ type Plugin struct {
 // before each periodic re-read of its catalogue.
 type openFunc func(ctx context.Context, name string, def *config.PluginDef) (plugin.Plugin, error)
 
-// PluginStatus is a plugin's health for the admin API and /readyz.
-type PluginStatus struct {
+// Status is a plugin's health for the admin API and /readyz.
+type Status struct {
 	Name        string    `json:"name"`
 	Type        string    `json:"type"`
 	State       string    `json:"state"`
@@ -72,19 +78,20 @@ type PluginStatus struct {
 	Problems    []string  `json:"problems,omitempty"`
 }
 
-// PluginScope is what a session's filter decides about its plugin tools: the connections
+// Scope is what a session's filter decides about its plugin tools: the connections
 // it may use (nil: every one) and read-only.
-type PluginScope struct {
+type Scope struct {
 	Connections []string
 	ReadOnly    bool
 }
 
-// PluginScoper is implemented by view filters that scope plugin tools (auth.Filter).
-type PluginScoper interface{ PluginScope() PluginScope }
+// Scoper is implemented by view filters that scope plugin tools (auth.Filter).
+type Scoper interface{ PluginScope() Scope }
 
-func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
-	ctx, cancel := context.WithCancel(r.ctx)
-	return &Plugin{Name: name, Def: d, reg: r, ctx: ctx, cancel: cancel, run: r.pluginRuns.Add(1),
+// New makes the plugin name of definition d; Supervise runs it.
+func (ru *Runner) New(name string, d *config.PluginDef) *Plugin {
+	ctx, cancel := context.WithCancel(ru.host.Ctx)
+	return &Plugin{Name: name, Def: d, ru: ru, ctx: ctx, cancel: cancel, run: ru.runs.Add(1),
 		done: make(chan struct{}), state: StateStarting, since: time.Now()}
 }
 
@@ -92,58 +99,30 @@ func (r *Registry) newPlugin(name string, d *config.PluginDef) *Plugin {
 // with type go, runs it. The host that embeds the gateway owns the provider: the registry
 // never closes it (it may open it again after a failed catalogue read). Call it before
 // Start; a go plugin without a provider is down, saying so.
-func (r *Registry) Provide(name string, p plugin.Plugin) {
-	r.provMu.Lock()
-	defer r.provMu.Unlock()
-	if r.providers == nil {
-		r.providers = map[string]plugin.Plugin{}
+func (ru *Runner) Provide(name string, p plugin.Plugin) {
+	ru.provMu.Lock()
+	defer ru.provMu.Unlock()
+	if ru.providers == nil {
+		ru.providers = map[string]plugin.Plugin{}
 	}
-	r.providers[name] = p
+	ru.providers[name] = p
 }
 
 // provided is the opener of go plugins: the provider given to Provide under the name.
-func (r *Registry) provided(_ context.Context, name string, _ *config.PluginDef) (plugin.Plugin, error) {
-	r.provMu.Lock()
-	defer r.provMu.Unlock()
-	if p := r.providers[name]; p != nil {
+func (ru *Runner) provided(_ context.Context, name string, _ *config.PluginDef) (plugin.Plugin, error) {
+	ru.provMu.Lock()
+	defer ru.provMu.Unlock()
+	if p := ru.providers[name]; p != nil {
 		return p, nil
 	}
 	return nil, fmt.Errorf("plugin %q is type go, but no provider was given in code under that name (only a host embedding mcpgw can give one)", name)
 }
 
-// Plugin returns a configured plugin by name, or nil.
-func (r *Registry) Plugin(name string) *Plugin { return r.set.Load().plugins[name] }
-
-// PluginFor is the plugin whose tool t is (t.PluginTool set): the plugin named t.Server,
-// if the run that generated t is still its run; nil when a reload replaced or removed it
-// since (its calls then fail as a stopped plugin's do).
-func (r *Registry) PluginFor(t *Tool) *Plugin {
-	if p := r.set.Load().plugins[t.Server]; p != nil && p.run == t.PluginRun {
-		return p
-	}
-	return nil
-}
-
-// PluginNames lists the configured plugins in order.
-func (r *Registry) PluginNames() []string {
-	return slices.Sorted(maps.Keys(r.set.Load().plugins))
-}
-
-// PluginStatuses reports every plugin's health, in name order.
-func (r *Registry) PluginStatuses() []PluginStatus {
-	set := r.set.Load()
-	out := make([]PluginStatus, 0, len(set.plugins))
-	for _, name := range slices.Sorted(maps.Keys(set.plugins)) {
-		out = append(out, set.plugins[name].Status())
-	}
-	return out
-}
-
 // Status reports the plugin's health.
-func (p *Plugin) Status() PluginStatus {
+func (p *Plugin) Status() Status {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	st := PluginStatus{Name: p.Name, Type: kindOf(p.Def), State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
+	st := Status{Name: p.Name, Type: kindOf(p.Def), State: p.state, Since: p.since, Error: p.lastErr, Restarts: p.restarts}
 	if p.cat != nil {
 		st.Connections, st.Types = len(p.cat.Connections), len(p.cat.Types)
 		st.Problems = p.cat.Problems
@@ -160,12 +139,12 @@ func (p *Plugin) State() (string, string) {
 
 // supervise opens the provider, reads its catalogue, and reads it again every
 // Def.Refresh; a provider that fails to open or load is down and retried with backoff.
-func (p *Plugin) supervise(ready func()) {
+func (p *Plugin) Supervise(ready func()) {
 	defer close(p.done)
 	var once sync.Once
 	markReady := func() { once.Do(ready) }
 	defer markReady()
-	backoff := p.reg.timing.BackoffMin
+	backoff := p.ru.host.BackoffMin
 	for attempt := 0; p.ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			p.mu.Lock()
@@ -176,7 +155,7 @@ func (p *Plugin) supervise(ready func()) {
 		if p.ctx.Err() != nil {
 			break
 		}
-		p.reg.log.Warn("plugin down", "plugin", p.Name, "err", err, "retry_in", backoff)
+		p.ru.host.Log.Warn("plugin down", "plugin", p.Name, "err", err, "retry_in", backoff)
 		p.set(StateDown, err, nil, nil)
 		markReady()
 		sleep := backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1))
@@ -184,8 +163,8 @@ func (p *Plugin) supervise(ready func()) {
 		case <-time.After(sleep):
 		case <-p.ctx.Done():
 		}
-		if backoff *= 2; backoff > p.reg.timing.BackoffMax {
-			backoff = p.reg.timing.BackoffMax
+		if backoff *= 2; backoff > p.ru.host.BackoffMax {
+			backoff = p.ru.host.BackoffMax
 		}
 	}
 	p.set(StateStopped, nil, nil, nil)
@@ -202,7 +181,7 @@ func (p *Plugin) runOnce(markReady func()) error {
 	if err := p.load(prov); err != nil {
 		return err
 	}
-	p.reg.log.Info("plugin up", "plugin", p.Name, "type", p.Def.Type, "resource_types", len(p.Catalog().Types))
+	p.ru.host.Log.Info("plugin up", "plugin", p.Name, "type", p.Def.Type, "resource_types", len(p.Catalog().Types))
 	markReady()
 	gone, why := exited(prov) // an out-of-process plugin's process went
 	var tick <-chan time.Time
@@ -236,22 +215,22 @@ func (p *Plugin) callOpen() (prov plugin.Plugin, err error) {
 			prov, err = nil, fmt.Errorf("opening plugin %q failed: internal error: %v", p.Name, r)
 		}
 	}()
-	ctx, cancel := context.WithTimeout(p.ctx, p.reg.Config().Upstream.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, p.ru.host.Config().Upstream.ConnectTimeout)
 	defer cancel()
-	return p.reg.opener(p.Def)(ctx, p.Name, p.Def)
+	return p.ru.opener(p.Def)(ctx, p.Name, p.Def)
 }
 
 // load reads the provider's catalogue and makes it current; the sessions whose view
 // changes are told when it differs from the last one.
 func (p *Plugin) load(prov plugin.Plugin) error {
-	ctx, cancel := context.WithTimeout(p.ctx, p.reg.Config().Upstream.ConnectTimeout)
+	ctx, cancel := context.WithTimeout(p.ctx, p.ru.host.Config().Upstream.ConnectTimeout)
 	cat, err := plugin.Load(ctx, p.Name, prov)
 	cancel()
 	if err != nil {
 		return err
 	}
 	for _, pr := range cat.Problems {
-		p.reg.log.Warn("plugin catalogue problem", "plugin", p.Name, "problem", pr)
+		p.ru.host.Log.Warn("plugin catalogue problem", "plugin", p.Name, "problem", pr)
 	}
 	p.set(StateUp, nil, prov, cat)
 	return nil
@@ -267,17 +246,17 @@ func (p *Plugin) closeProvider(prov plugin.Plugin) {
 	go func() { p.calls.Wait(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(p.reg.timing.DrainFor):
+	case <-time.After(p.ru.host.DrainFor):
 	}
 	if err := c.Close(); err != nil {
-		p.reg.log.Warn("closing plugin", "plugin", p.Name, "err", err)
+		p.ru.host.Log.Warn("closing plugin", "plugin", p.Name, "err", err)
 	}
 }
 
 // set records the plugin's state and catalogue (nil cat: none, while not up).
 func (p *Plugin) set(state string, err error, prov plugin.Plugin, cat *plugin.Catalog) {
 	print := fingerprint(cat)
-	hashes := p.observePlugin(cat) // before the catalogue is used: see integrity.go
+	hashes := p.ru.host.Observe(p, cat) // before the catalogue is used: see Host.Observe
 	p.mu.Lock()
 	wasUp := p.state == StateUp
 	changed := p.state != state || p.print != print
@@ -296,13 +275,13 @@ func (p *Plugin) set(state string, err error, prov plugin.Plugin, cat *plugin.Ca
 	p.mu.Unlock()
 	if changed {
 		if state == StateUp && wasUp {
-			p.reg.log.Info("plugin catalogue changed", "plugin", p.Name, "resource_types", len(cat.Types))
+			p.ru.host.Log.Info("plugin catalogue changed", "plugin", p.Name, "resource_types", len(cat.Types))
 		}
-		p.reg.changed(p.Name)
+		p.ru.host.Changed(p.Name)
 	}
 	// A replaced plugin stopping must not mark its successor down.
-	if p.reg.OnState != nil && p.reg.Plugin(p.Name) == p {
-		p.reg.OnState(p.Name, state)
+	if f := p.ru.host.OnState; f != nil {
+		f(p, state)
 	}
 }
 
@@ -336,7 +315,7 @@ const maxGenerated = 64
 // CatalogFor is the plugin's tools as one session may see them: generated for the
 // session's connections, read-only and elicitation, and named by the gateway's naming
 // rule. It is nil while the plugin is not up. Equal inputs share one catalogue.
-func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
+func (p *Plugin) CatalogFor(sc Scope, elicitation bool) *catalog.Catalog {
 	key := scopeKey(sc, elicitation)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -347,15 +326,15 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 		return c
 	}
 	ts := p.cat.Tools(plugin.Options{Connections: sc.Connections, ReadOnly: sc.ReadOnly || p.Def.ReadOnly,
-		Elicitation: elicitation, NameOp: p.exposed})
-	cat := &Catalog{Seq: catalog.NextSeq(), Problems: ts.Problems}
+		Elicitation: elicitation, NameOp: p.ToolName})
+	cat := &catalog.Catalog{Seq: catalog.NextSeq(), Problems: ts.Problems}
 	for _, pt := range ts.Tools {
 		def, err := json.Marshal(pt.Def)
 		if err != nil {
 			cat.Problems = append(cat.Problems, fmt.Sprintf("tool %q cannot be written as JSON: %v; it is left out", pt.Full, err))
 			continue
 		}
-		t := &Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: catalog.Rename(def, pt.Def.Name), PluginTool: pt, PluginRun: p.run,
+		t := &catalog.Tool{Server: p.Name, Name: pt.Full, Exposed: pt.Def.Name, Def: catalog.Rename(def, pt.Def.Name), PluginTool: pt, PluginRun: p.run,
 			Hash: p.hashes[pt.Full]}
 		t.ReadOnly, t.Destructive = pt.Def.Annotations.ReadOnly(), pt.Def.Annotations.Destructive()
 		cat.Tools = append(cat.Tools, t)
@@ -364,13 +343,13 @@ func (p *Plugin) CatalogFor(sc PluginScope, elicitation bool) *Catalog {
 		p.gens = nil
 	}
 	if p.gens == nil {
-		p.gens = map[string]*Catalog{}
+		p.gens = map[string]*catalog.Catalog{}
 	}
 	p.gens[key] = cat
 	return cat
 }
 
-func scopeKey(sc PluginScope, elicitation bool) string {
+func scopeKey(sc Scope, elicitation bool) string {
 	var b strings.Builder
 	if sc.Connections == nil {
 		b.WriteString("*")
@@ -389,20 +368,20 @@ func scopeKey(sc PluginScope, elicitation bool) string {
 // exposed is the gateway's naming rule for a plugin tool: its full name is already
 // prefixed with the plugin's name, so only the character set and the length limit apply,
 // and a name cut for length keeps its operation op.
-func (p *Plugin) exposed(full, op string) string {
-	return PluginToolName(p.Name, full, op, p.reg.Config().Naming)
+func (p *Plugin) ToolName(full, op string) string {
+	return catalog.PluginToolName(p.Name, full, op, p.ru.host.Config().Naming)
 }
 
 // Errors of a plugin call whose context ended before the provider answered.
 var (
-	ErrPluginTimeout = errors.New("plugin call timed out")
-	ErrPluginStopped = errors.New("plugin stopped during the call")
+	ErrTimeout = errors.New("plugin call timed out")
+	ErrStopped = errors.New("plugin stopped during the call")
 )
 
 // Call runs one of the plugin's tools. The call ends (its context is cancelled) when ctx
 // ends, after the plugin's call_timeout, or when the plugin stops (unloaded, replaced,
 // the gateway shutting down); the provider is not closed under it. err says why a call's
-// context ended before it returned: ErrPluginTimeout, ErrPluginStopped, or ctx's error.
+// context ended before it returned: ErrTimeout, ErrStopped, or ctx's error.
 func (p *Plugin) Call(ctx context.Context, t *plugin.Tool, args json.RawMessage, o plugin.CallOptions) (*plugin.Result, error) {
 	p.calls.Add(1)
 	defer p.calls.Done()
@@ -423,19 +402,19 @@ func (p *Plugin) Call(ctx context.Context, t *plugin.Tool, args json.RawMessage,
 	case parent.Err() != nil:
 		return res, parent.Err()
 	case p.ctx.Err() != nil:
-		return res, ErrPluginStopped
+		return res, ErrStopped
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return res, ErrPluginTimeout
+		return res, ErrTimeout
 	}
 	return res, ctx.Err()
 }
 
 // stop ends the plugin: its calls in flight are cancelled, and its provider is closed
 // once they returned.
-func (p *Plugin) stop() { p.cancel() }
+func (p *Plugin) Stop() { p.cancel() }
 
 // samePluginDef reports whether two plugin definitions would run the same provider.
-func samePluginDef(a, b *config.PluginDef) bool {
+func SameDef(a, b *config.PluginDef) bool {
 	if a == nil || b == nil {
 		return a == b
 	}

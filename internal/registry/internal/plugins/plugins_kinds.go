@@ -1,4 +1,4 @@
-package registry
+package plugins
 
 import (
 	"context"
@@ -14,42 +14,42 @@ import (
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
-// PluginKind is a plugin type the program that builds the registry supplies: the sql
+// Kind is a plugin type the program that builds the registry supplies: the sql
 // plugin (type: sql) and out-of-process plugins (plugins.<name>.command) need a database
 // driver or go-plugin and gRPC, so the registry links neither and runs them only when
 // given their kind (Registry.PluginKinds), as database/sql runs only the drivers a program
 // imports. Package internal/registry/pluginkind has mcpgw's; `mcpgw serve` supplies all of them.
 // The in-process types (go, mcpgw) need nothing and are always there.
-type PluginKind interface {
+type Kind interface {
 	// Open starts the provider of plugin name from its definition. The registry closes
 	// it (if it is an io.Closer) when the plugin stops; a provider that reports its
 	// process going (Exited() <-chan struct{} and Err() error) is down when it goes.
-	Open(ctx context.Context, name string, def *config.PluginDef, env PluginEnv) (plugin.Plugin, error)
+	Open(ctx context.Context, name string, def *config.PluginDef, env Env) (plugin.Plugin, error)
 	// Check looks at a definition for what starting it would run into, without starting
 	// it (`mcpgw validate`: no database created, no connection, no program run). where
 	// is "plugins.<name>". config.Validate has checked the definition's shape already.
 	Check(ctx context.Context, where string, def *config.PluginDef) config.Problems
 }
 
-// PluginKindConfigurer is implemented by kinds that follow settings of the running config
+// KindConfigurer is implemented by kinds that follow settings of the running config
 // (the command kind: upstream.busy_poll). The registry calls Configure when it starts and
 // on every Apply.
-type PluginKindConfigurer interface {
-	Configure(cfg *config.Config, env PluginEnv)
+type KindConfigurer interface {
+	Configure(cfg *config.Config, env Env)
 }
 
-// PluginKindBinder is implemented by kinds that keep state for each registry that runs
+// KindBinder is implemented by kinds that keep state for each registry that runs
 // them (the command kind: the busy waiting of its plugin calls, which counts the calls in
 // flight of one gateway and how its waits ended). A registry binds such a kind once,
 // before it first opens or configures a plugin, and runs its plugins with the kind Bind
-// returns; so one PluginKinds value may be given to several registries.
-type PluginKindBinder interface {
-	Bind(env PluginEnv) PluginKind
+// returns; so one Kinds value may be given to several registries.
+type KindBinder interface {
+	Bind(env Env) Kind
 }
 
-// PluginBusyReporter is implemented by bound kinds that busy-wait for their plugins'
+// BusyReporter is implemented by bound kinds that busy-wait for their plugins'
 // answers (upstream.busy_poll): how their waits ended, for the gateway's metrics.
-type PluginBusyReporter interface {
+type BusyReporter interface {
 	BusyStats() BusyStats
 }
 
@@ -61,8 +61,8 @@ type BusyStats struct {
 	TimedOut int64 // ended by the time limit
 }
 
-// PluginEnv is what the registry gives a kind besides a plugin's definition.
-type PluginEnv struct {
+// Env is what the registry gives a kind besides a plugin's definition.
+type Env struct {
 	Log *slog.Logger
 	// MaxMessageBytes is the running config's upstream.max_message_bytes.
 	MaxMessageBytes int
@@ -71,8 +71,8 @@ type PluginEnv struct {
 	Quiet func() bool
 }
 
-// PluginKinds are plugin kinds by name: a config type ("sql"), or KindCommand.
-type PluginKinds map[string]PluginKind
+// Kinds are plugin kinds by name: a config type ("sql"), or KindCommand.
+type Kinds map[string]Kind
 
 // KindCommand is the kind of the plugins that run a command (out of process).
 const KindCommand = "command"
@@ -88,14 +88,14 @@ func kindOf(d *config.PluginDef) string {
 
 // lacks reports whether d needs a kind that is not in k (an unknown type is
 // config.Validate's to report, not this).
-func (k PluginKinds) lacks(d *config.PluginDef) bool {
+func (k Kinds) lacks(d *config.PluginDef) bool {
 	kind := kindOf(d)
 	return !builtIn(kind) && k[kind] == nil && (kind == KindCommand || slices.Contains(config.PluginTypes, kind))
 }
 
 // Missing lists the plugins of cfg whose kind is not in k, as errors that say so: a
 // program checks its config with it before it starts (embedded.Gateway.Start does).
-func (k PluginKinds) Missing(cfg *config.Config) config.Problems {
+func (k Kinds) Missing(cfg *config.Config) config.Problems {
 	var ps config.Problems
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
 		if d := cfg.Plugins[name]; d != nil && k.lacks(d) {
@@ -109,7 +109,7 @@ func (k PluginKinds) Missing(cfg *config.Config) config.Problems {
 func builtIn(typ string) bool { return typ == config.PluginTypeGo || typ == config.PluginTypeSelf }
 
 // notBuiltIn is the error of a plugin whose kind the program did not supply.
-func notBuiltIn(kind string, kinds PluginKinds) error {
+func notBuiltIn(kind string, kinds Kinds) error {
 	have := []string{config.PluginTypeGo, config.PluginTypeSelf}
 	for k := range kinds {
 		have = append(have, k)
@@ -123,26 +123,26 @@ func notBuiltIn(kind string, kinds PluginKinds) error {
 		what, strings.Join(have, ", "))
 }
 
-// pluginEnv is the environment kinds are given under cfg. Quiet is the registry's own
+// env is the environment kinds are given under cfg. Quiet is the registry's own
 // dialer's: a busy wait gives way to the requests of this gateway, not another's.
-func pluginEnv(r *Registry, cfg *config.Config) PluginEnv {
-	return PluginEnv{Log: r.log, MaxMessageBytes: cfg.Upstream.MaxMessageBytes, Quiet: r.dialer.Busy.Quiet}
+func (ru *Runner) env(cfg *config.Config) Env {
+	return Env{Log: ru.host.Log, MaxMessageBytes: cfg.Upstream.MaxMessageBytes, Quiet: ru.host.Quiet}
 }
 
-// boundKinds is PluginKinds as one registry runs them, each PluginKindBinder bound to
-// that registry. PluginKinds is set before Start: the first get binds them, later ones
+// boundKinds is Kinds as one registry runs them, each KindBinder bound to
+// that registry. Kinds is set before Start: the first get binds them, later ones
 // return the same.
 type boundKinds struct {
 	once sync.Once
-	p    atomic.Pointer[PluginKinds]
+	p    atomic.Pointer[Kinds]
 }
 
 // get binds supplied under env on its first call and returns the bound kinds.
-func (b *boundKinds) get(supplied PluginKinds, env PluginEnv) PluginKinds {
+func (b *boundKinds) get(supplied Kinds, env Env) Kinds {
 	b.once.Do(func() {
-		bound := make(PluginKinds, len(supplied))
+		bound := make(Kinds, len(supplied))
 		for name, k := range supplied {
-			if kb, ok := k.(PluginKindBinder); ok {
+			if kb, ok := k.(KindBinder); ok {
 				k = kb.Bind(env)
 			}
 			bound[name] = k
@@ -160,7 +160,7 @@ func (b *boundKinds) busyStats() BusyStats {
 		return sum
 	}
 	for _, k := range *kinds {
-		if r, ok := k.(PluginBusyReporter); ok {
+		if r, ok := k.(BusyReporter); ok {
 			s := r.BusyStats()
 			sum.Waits, sum.Caught, sum.GaveWay, sum.TimedOut = sum.Waits+s.Waits, sum.Caught+s.Caught, sum.GaveWay+s.GaveWay, sum.TimedOut+s.TimedOut
 		}
@@ -168,38 +168,38 @@ func (b *boundKinds) busyStats() BusyStats {
 	return sum
 }
 
-// configureKinds hands cfg's settings to the kinds that follow them.
-func (r *Registry) configureKinds(cfg *config.Config) {
-	kinds := r.kinds.get(r.PluginKinds, pluginEnv(r, cfg))
+// Configure hands cfg's settings to the kinds that follow them.
+func (ru *Runner) Configure(cfg *config.Config) {
+	kinds := ru.kinds.get(ru.host.Supplied(), ru.env(cfg))
 	for _, name := range slices.Sorted(maps.Keys(kinds)) {
-		if c, ok := kinds[name].(PluginKindConfigurer); ok {
-			c.Configure(cfg, pluginEnv(r, cfg))
+		if c, ok := kinds[name].(KindConfigurer); ok {
+			c.Configure(cfg, ru.env(cfg))
 		}
 	}
 }
 
-// PluginBusyStats is how the busy waits of this registry's plugin calls ended (summed
-// over its kinds that busy-wait: out-of-process plugins). Zero before it started.
-func (r *Registry) PluginBusyStats() BusyStats { return r.kinds.busyStats() }
+// BusyStats is how the busy waits of the plugin calls ended (summed over the kinds that
+// busy-wait: out-of-process plugins). Zero before the first plugin opened.
+func (ru *Runner) BusyStats() BusyStats { return ru.kinds.busyStats() }
 
 // opener is how a plugin's provider is opened: a built-in type's opener, or its kind's.
-func (r *Registry) opener(d *config.PluginDef) openFunc {
-	kind, kinds := kindOf(d), r.kinds.get(r.PluginKinds, pluginEnv(r, r.Config()))
+func (ru *Runner) opener(d *config.PluginDef) openFunc {
+	kind, kinds := kindOf(d), ru.kinds.get(ru.host.Supplied(), ru.env(ru.host.Config()))
 	switch {
 	case d.Type == config.PluginTypeGo && !d.OutOfProcess():
-		return r.provided
+		return ru.provided
 	case d.Type == config.PluginTypeSelf && !d.OutOfProcess():
-		return r.providedSelf
+		return ru.providedSelf
 	case kinds[kind] != nil:
 		k := kinds[kind]
 		return func(ctx context.Context, name string, d *config.PluginDef) (plugin.Plugin, error) {
-			return k.Open(ctx, name, d, pluginEnv(r, r.Config()))
+			return k.Open(ctx, name, d, ru.env(ru.host.Config()))
 		}
 	case kind != KindCommand && !slices.Contains(config.PluginTypes, kind):
 		err := fmt.Errorf("unknown plugin type %q", d.Type) // config.Validate refuses it
 		return func(context.Context, string, *config.PluginDef) (plugin.Plugin, error) { return nil, err }
 	default:
-		err := notBuiltIn(kind, r.PluginKinds)
+		err := notBuiltIn(kind, ru.host.Supplied())
 		return func(context.Context, string, *config.PluginDef) (plugin.Plugin, error) { return nil, err }
 	}
 }

@@ -1,4 +1,4 @@
-package registry
+package plugins
 
 import (
 	"context"
@@ -51,7 +51,7 @@ func (p *Plugin) Watch(ctx context.Context, conn, key string) (<-chan plugin.Eve
 
 // ReadResource reads a plugin ref as JSON: one resource (Get), or the first page of a type
 // (List, in the ref's namespace when it has one).
-func (p *Plugin) ReadResource(ctx context.Context, r PluginRef) (json.RawMessage, error) {
+func (p *Plugin) ReadResource(ctx context.Context, r catalog.PluginRef) (json.RawMessage, error) {
 	cat := p.Catalog()
 	if cat == nil {
 		return nil, fmt.Errorf("plugin %q is not up", p.Name)

@@ -1,4 +1,4 @@
-package registry
+package plugins
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // connection, or run a plugin's program. Each kind checks its own plugins (PluginKind.Check);
 // a plugin whose kind is not in kinds is an error, so a program that was not built with it
 // says so before it starts. config.Validate has checked the definitions' shape already.
-func CheckPlugins(ctx context.Context, cfg *config.Config, kinds PluginKinds) config.Problems {
+func CheckPlugins(ctx context.Context, cfg *config.Config, kinds Kinds) config.Problems {
 	var ps config.Problems
 	for _, name := range slices.Sorted(maps.Keys(cfg.Plugins)) {
 		d := cfg.Plugins[name]
