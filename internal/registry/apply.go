@@ -47,12 +47,12 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		cur := old.m[name]
 		switch {
 		case cur == nil:
-			cur = r.newServer(name, d)
+			cur = newServer(r, name, d)
 			start = append(start, cur)
 			changes = append(changes, Change{name, "added"})
 		case renamed || !SameDef(cur.Def, d):
 			drain = append(drain, cur)
-			cur = r.newServer(name, d)
+			cur = newServer(r, name, d)
 			start = append(start, cur)
 			changes = append(changes, Change{name, "changed"})
 		case cur.retired.Load():
@@ -105,10 +105,10 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	if r.started {
 		markActs(adminAct(cfg), start, startP)
 		for _, s := range start {
-			r.run(s, nil)
+			r.crew.server(s, nil)
 		}
 		for _, p := range startP {
-			r.runPlugin(p, func() {})
+			r.crew.plugin(p, func() {})
 		}
 	}
 	for _, s := range drain {
@@ -116,7 +116,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	}
 	for _, c := range changes {
 		r.log.Info("server "+c.Kind, "server", c.Server)
-		r.changed(c.Server)
+		r.changes.note(c.Server)
 	}
 	return changes
 }
@@ -179,7 +179,7 @@ func (r *Registry) Release(inUse func(server string) bool) []string {
 	}
 	r.set.Store(next)
 	for _, name := range gone {
-		r.changed(name)
+		r.changes.note(name)
 	}
 	slices.Sort(gone)
 	return gone

@@ -90,3 +90,14 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 	}
 	return cat, nil
 }
+
+// readCatalog lists everything the server's upstream offers on c and shows it to the
+// integrity guard.
+func (s *Server) readCatalog(ctx context.Context, c *upstream.Conn) (*Catalog, error) {
+	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
+	if err != nil {
+		return nil, err
+	}
+	s.reg.integ.observe(s.Name, cat)
+	return cat, nil
+}

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/integrity"
 	"github.com/mcpgw/mcpgw/internal/store"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
@@ -86,7 +84,7 @@ func (in *Integrity) retryLoad() {
 			if cat := s.Catalog(); cat != nil {
 				in.observe(name, cat)
 			}
-			in.r.changed(name)
+			in.r.changes.note(name)
 		}
 	}
 	for _, name := range in.r.PluginNames() {
@@ -94,7 +92,7 @@ func (in *Integrity) retryLoad() {
 			if c := p.Catalog(); c != nil {
 				in.observePlugin(p, c)
 			}
-			in.r.changed(name)
+			in.r.changes.note(name)
 		}
 	}
 }
@@ -160,16 +158,6 @@ func (in *Integrity) observeWithAct(name string, p integrity.Policy, act *atomic
 	return held
 }
 
-// readCatalog lists everything an upstream offers and shows it to the guard.
-func (r *Registry) readCatalog(ctx context.Context, server string, c *upstream.Conn) (*Catalog, error) {
-	cat, err := fetchCatalog(ctx, server, c, r.Config().Naming)
-	if err != nil {
-		return nil, err
-	}
-	r.integ.observe(server, cat)
-	return cat, nil
-}
-
 // observe fingerprints every definition of cat and shows them to the guard.
 func (in *Integrity) observe(server string, cat *Catalog) {
 	by := "config"
@@ -206,7 +194,7 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	if in.observeWithAct(server, pol, act, defs, by) > 0 {
 		// Views built from another catalogue of the server (a new session's, a stateless
 		// caller's) may serve the version this holds in place of: they are built again.
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 }
 
@@ -323,7 +311,7 @@ func (in *Integrity) HeldCount(server string) int { return in.guard().Held(serve
 func (in *Integrity) Approve(server, kind, name, by string) (int, error) {
 	n, err := in.guard().Approve(server, kind, name, by)
 	if n > 0 {
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 	return n, err
 }
@@ -340,7 +328,7 @@ type ChangedError = integrity.ChangedError
 func (in *Integrity) ApproveReviewed(server string, reviewed []ReviewedDef, by string) (int, error) {
 	n, err := in.guard().ApproveReviewed(server, reviewed, by)
 	if n > 0 {
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 	return n, err
 }
@@ -349,7 +337,7 @@ func (in *Integrity) ApproveReviewed(server string, reviewed []ReviewedDef, by s
 func (in *Integrity) Reject(server, kind, name, by string) (int, error) {
 	n, err := in.guard().Reject(server, kind, name, by)
 	if n > 0 {
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 	return n, err
 }
@@ -358,7 +346,7 @@ func (in *Integrity) Reject(server, kind, name, by string) (int, error) {
 // views that depend on them.
 func (in *Integrity) Reload(server string) {
 	in.guard().Reload()
-	in.r.changed(server)
+	in.r.changes.note(server)
 }
 
 // ErrNotHeld is what Approve and Reject answer when nothing of that name waits.

@@ -49,7 +49,7 @@ func listed(t *testing.T, r *Registry, tools map[string]string, prompts ...strin
 	s.mu.Lock()
 	s.cat = cat
 	s.mu.Unlock()
-	r.changed("db")
+	r.changes.note("db")
 }
 
 func viewNames(v *View) string {
@@ -267,7 +267,7 @@ func TestIntegrityPoliciesAndReplicas(t *testing.T) {
 		cat := r.Server("db").Catalog()
 		cat.Prompts[0].Def = catalog.Rename(json.RawMessage(`{"name":"summarise","description":"now with a twist"}`), cat.Prompts[0].Exposed)
 		r.integ.observe("db", cat)
-		r.changed("db")
+		r.changes.note("db")
 		if v := r.ViewFor([]string{"db"}, nil, nil, nil); len(v.Prompts) != 0 || v.Prompt("db__summarise") != nil {
 			t.Errorf("a changed prompt is served: %d prompts", len(v.Prompts))
 		}
@@ -312,7 +312,7 @@ func TestIntegrityUnobservedIsHeld(t *testing.T) {
 	s.mu.Lock()
 	s.cat = &Catalog{Seq: catalog.NextSeq(), Tools: append(s.cat.Tools, tool)}
 	s.mu.Unlock()
-	r.changed("db")
+	r.changes.note("db")
 	if got := viewNames(r.ViewFor([]string{"db"}, nil, nil, nil)); got != "db__a=one" {
 		t.Errorf("an unobserved tool is served: %q", got)
 	}

@@ -36,14 +36,14 @@ func (r *Registry) PluginStatuses() []PluginStatus {
 	return out
 }
 
-// pluginHost is what the plugins need of the registry (plugins.Host).
-func (r *Registry) pluginHost() plugins.Host {
+// pluginHost is what the plugins need of the registry r (plugins.Host).
+func pluginHost(r *Registry) plugins.Host {
 	return plugins.Host{
 		Ctx: r.ctx, Log: r.log, Config: r.Config,
 		BackoffMin: r.timing.BackoffMin, BackoffMax: r.timing.BackoffMax, DrainFor: r.timing.DrainFor,
 		Supplied: func() PluginKinds { return r.PluginKinds },
 		Quiet:    r.dialer.Busy.Quiet,
-		Changed:  r.changed,
+		Changed:  r.changes.note,
 		OnState: func(p *Plugin, state string) {
 			if r.OnState != nil && r.Plugin(p.Name) == p {
 				r.OnState(p.Name, state)

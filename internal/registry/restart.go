@@ -31,21 +31,21 @@ func (r *Registry) Restart(name string) error {
 		return fmt.Errorf("server %q: %w", name, ErrRetired)
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
-	s := r.newServer(name, cur.Def)
+	s := newServer(r, name, cur.Def)
 	cur.mu.Lock()
 	s.restarts = cur.restarts + 1
 	cur.mu.Unlock()
 	next.m[name] = s
 	r.set.Store(next)
 	if r.started {
-		r.run(s, nil)
+		r.crew.server(s, nil)
 	}
 	cur.drain()
 	r.log.Info("server restarted", "server", name)
 	if r.OnState != nil {
 		r.OnState(name, "restart")
 	}
-	r.changed(name)
+	r.changes.note(name)
 	r.applyMu.Unlock()
 	// Outside the lock: stopping a process may take its stop timeout, and a config
 	// reload should not wait for that.
@@ -67,9 +67,9 @@ func (r *Registry) restartPlugin(p *Plugin) error {
 	r.set.Store(next)
 	p.Stop()
 	if r.started {
-		r.runPlugin(np, func() {})
+		r.crew.plugin(np, func() {})
 	}
 	r.log.Info("plugin restarted", "plugin", p.Name)
-	r.changed(p.Name)
+	r.changes.note(p.Name)
 	return nil
 }

@@ -21,6 +21,19 @@ func (r *Registry) ViewFor(servers []string, exclude map[string]bool, filter Vie
 // requiring "confirm": true. servers may name plugins too; their tools are generated for
 // the filter's PluginScope (when it is a PluginScoper).
 func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog, elicitation bool) *View {
+	return r.views.build(servers, exclude, filter, own, elicitation)
+}
+
+// views builds the sessions' views over the registry's servers and plugins (ViewWith)
+// and keeps the recent ones.
+type views struct {
+	r     *Registry
+	cache *catalog.Cache
+}
+
+// build is ViewWith.
+func (vs *views) build(servers []string, exclude map[string]bool, filter ViewFilter, own map[string]*Catalog, elicitation bool) *View {
+	r := vs.r
 	parts := make([]catalog.Part, 0, len(servers))
 	keyb := make([]byte, 0, 64)
 	// A view built from a session's own instance's catalogue is that session's alone (the
@@ -31,7 +44,7 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 		if exclude[name] {
 			continue
 		}
-		cat, mine := r.partCatalog(name, filter, own, elicitation)
+		cat, mine := vs.partCatalog(name, filter, own, elicitation)
 		if cat == nil {
 			continue
 		}
@@ -48,14 +61,14 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 	}
 	keyb = append(keyb, r.integ.key()...)
 	key := string(keyb)
-	if v := r.views.Get(key); !private && v != nil {
+	if v := vs.cache.Get(key); !private && v != nil {
 		return v
 	}
 	v := catalog.BuildView(key, parts, filter, func(part string) catalog.Admission {
 		return admission{in: &r.integ, policy: r.integ.policy(part)}
 	})
 	if !private {
-		r.views.Put(key, v)
+		vs.cache.Put(key, v)
 	}
 	return v
 }
@@ -63,7 +76,8 @@ func (r *Registry) ViewWith(servers []string, exclude map[string]bool, filter Vi
 // partCatalog is the catalogue a view takes from the server or plugin name: nil when it is
 // neither, is not up, or the filter refuses it. A plugin's is generated for the filter's
 // PluginScope; a server's is the session's own instance's when own has one (mine).
-func (r *Registry) partCatalog(name string, filter ViewFilter, own map[string]*Catalog, elicitation bool) (cat *Catalog, mine bool) {
+func (vs *views) partCatalog(name string, filter ViewFilter, own map[string]*Catalog, elicitation bool) (cat *Catalog, mine bool) {
+	r := vs.r
 	s := r.Server(name)
 	var p *Plugin
 	if s == nil {
