@@ -38,6 +38,56 @@ type agentInst struct {
 	release  *time.Timer // the grace timer, once the last owner left
 }
 
+// claim is the instance's live connection; or, while a start is under way, the channel
+// closed when it ends; or, when neither, a channel the caller now owns: it starts the
+// instance and calls started with it.
+func (e *agentInst) claim() (c *upstream.Conn, wait <-chan struct{}, mine chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if c := e.conn; c != nil {
+		select {
+		case <-c.Done():
+			e.conn = nil // died: the next user starts another
+		default:
+			return c, nil, nil
+		}
+	}
+	if ch := e.starting; ch != nil {
+		return nil, ch, nil
+	}
+	ch := make(chan struct{})
+	e.starting = ch
+	return nil, nil, ch
+}
+
+// started ends the start claim gave as ch, with its connection c (nil: it failed).
+func (e *agentInst) started(c *upstream.Conn, ch chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.conn = c
+	e.starting = nil
+	close(ch)
+}
+
+// current is the instance's connection (nil: none).
+func (e *agentInst) current() *upstream.Conn {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.conn
+}
+
+// settled is the instance's connection once a start under way ended (so that its
+// instance is stopped too).
+func (e *agentInst) settled() *upstream.Conn {
+	e.mu.Lock()
+	ch := e.starting
+	e.mu.Unlock()
+	if ch != nil {
+		<-ch
+	}
+	return e.current()
+}
+
 func agentKeyOf(srv *Server, spec *OwnerSpec) agentKey {
 	agent := spec.Agent
 	if agent == "" {
@@ -67,34 +117,20 @@ func (a *agentSet) agentConn(ctx context.Context, srv *Server, o Owner, spec *Ow
 		return nil, err
 	}
 	for {
-		e.mu.Lock()
-		if c := e.conn; c != nil {
-			select {
-			case <-c.Done():
-				e.conn = nil // died: the next user starts another
-			default:
-				e.mu.Unlock()
-				return c, nil
-			}
+		c, wait, mine := e.claim()
+		if c != nil {
+			return c, nil
 		}
-		if ch := e.starting; ch != nil {
-			e.mu.Unlock()
+		if wait != nil {
 			select {
-			case <-ch:
+			case <-wait:
 				continue
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
 		}
-		ch := make(chan struct{})
-		e.starting = ch
-		e.mu.Unlock()
 		c, err := a.startAgent(srv, o, spec, e)
-		e.mu.Lock()
-		e.conn = c
-		e.starting = nil
-		close(ch)
-		e.mu.Unlock()
+		e.started(c, mine)
 		if err != nil {
 			return nil, err
 		}
@@ -210,16 +246,7 @@ func (a *agentSet) stopAgent(e *agentInst) {
 	}
 	delete(a.by, e.key)
 	a.mu.Unlock()
-	e.mu.Lock()
-	c, ch := e.conn, e.starting
-	e.mu.Unlock()
-	if ch != nil {
-		<-ch // a start under way ends first, so its instance is stopped too
-		e.mu.Lock()
-		c = e.conn
-		e.mu.Unlock()
-	}
-	if c != nil {
+	if c := e.settled(); c != nil {
 		_ = c.Close()
 		a.m.r.log.Info("per-agent upstream stopped: its agent has no session left", "server", e.key.server, "agent", strings.TrimPrefix(e.key.agent, "\x00"))
 	}
@@ -235,10 +262,7 @@ func (a *agentSet) closeAgents() {
 		if e.release != nil {
 			e.release.Stop()
 		}
-		e.mu.Lock()
-		c := e.conn
-		e.mu.Unlock()
-		if c != nil {
+		if c := e.current(); c != nil {
 			_ = c.Close()
 		}
 	}

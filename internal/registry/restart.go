@@ -32,9 +32,7 @@ func (r *Registry) Restart(name string) error {
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
 	s := newServer(r, name, cur.Def)
-	cur.mu.Lock()
-	s.restarts = cur.restarts + 1
-	cur.mu.Unlock()
+	s.restarts = cur.restartCount() + 1 // s is not running yet: no one else has it
 	next.m[name] = s
 	r.set.Store(next)
 	if r.started {

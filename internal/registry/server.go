@@ -140,6 +140,13 @@ func (s *Server) WaitStarted(ctx context.Context) bool {
 	}
 }
 
+// restartCount is how often the server was restarted.
+func (s *Server) restartCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restarts
+}
+
 // State returns the server's state and last error.
 func (s *Server) State() (string, string) {
 	s.mu.Lock()

@@ -44,17 +44,21 @@ func (v *View) Shaped(r NameRule, sep string) *View {
 	if r.Max <= 0 && r.Pattern == nil {
 		return v
 	}
-	k := r.key()
-	v.shaped.mu.Lock()
-	defer v.shaped.mu.Unlock()
-	if sv, ok := v.shaped.by[k]; ok {
+	return v.shaped.get(r.key(), func() *View { return v.shapedCopy(r, sep) })
+}
+
+// get is the shaped view cached under key, built (once) by build when there is none.
+func (c *shapedViews) get(key string, build func() *View) *View {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if sv, ok := c.by[key]; ok {
 		return sv
 	}
-	sv := v.shapedCopy(r, sep)
-	if v.shaped.by == nil {
-		v.shaped.by = map[string]*View{}
+	sv := build()
+	if c.by == nil {
+		c.by = map[string]*View{}
 	}
-	v.shaped.by[k] = sv
+	c.by[key] = sv
 	return sv
 }
 

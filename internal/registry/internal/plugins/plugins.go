@@ -137,6 +137,13 @@ func (p *Plugin) State() (string, string) {
 	return p.state, p.lastErr
 }
 
+// restartCount is how often the plugin was restarted.
+func (p *Plugin) restartCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.restarts
+}
+
 // supervise opens the provider, reads its catalogue, and reads it again every
 // Def.Refresh; a provider that fails to open or load is down and retried with backoff.
 func (p *Plugin) Supervise(ready func()) {

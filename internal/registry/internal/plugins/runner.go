@@ -74,9 +74,7 @@ func NewRunner(h Host) *Runner { return &Runner{host: h} }
 // p; p is left as it is (the registry stops it).
 func (ru *Runner) Replace(p *Plugin) *Plugin {
 	np := ru.New(p.Name, p.Def)
-	p.mu.Lock()
-	np.restarts = p.restarts + 1
-	p.mu.Unlock()
+	np.restarts = p.restartCount() + 1 // np is not running yet: no one else has it
 	return np
 }
 
