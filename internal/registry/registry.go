@@ -103,7 +103,7 @@ type Registry struct {
 	// explain). Set before Start.
 	NoPools bool
 	// PluginKinds are the plugin kinds this registry runs besides the built-in go and
-	// mcpgw types (plugins_kinds.go; package internal/registry/pluginkind has sql and command). A
+	// mcpgw types (internal/plugins; package internal/registry/pluginkind has sql and command). A
 	// plugin whose kind is missing is down, saying so. Set before Start.
 	PluginKinds PluginKinds
 

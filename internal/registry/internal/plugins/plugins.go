@@ -46,9 +46,9 @@ type Plugin struct {
 	cat      *plugin.Catalog
 	print    string                      // what cat offers, to tell a real change from a re-read
 	gens     map[string]*catalog.Catalog // generated catalogues by generation inputs
-	hashes   map[string]string           // each tool's fingerprint, by full name (integrity.go)
+	hashes   map[string]string           // each tool's fingerprint, by full name (Host.Observe)
 	// act names the admin act that added or changed the plugin while the gateway ran; its
-	// first catalogue after that is approved by it (integrity.go), then it is nil.
+	// first catalogue after that is approved by it (the registry's integrity), then it is nil.
 	act atomic.Pointer[integrity.PendingAct]
 }
 
