@@ -239,7 +239,7 @@ func (f *statelessFront) subscribePluginFor(s *session.Session, uri string, q su
 	if first, err := s.Subs.Listen(uri, "", q); err != nil || !first {
 		return err == nil, err
 	}
-	if err := g.calls.SubscribePlugin(s, uri, ref, t.PluginHost); err != nil {
+	if err := g.calls.SubscribePlugin(s, uri, ref, g.reg.PluginFor(t)); err != nil {
 		g.log.Debug("plugin resource subscription refused", "uri", uri, "err", err)
 		s.Subs.Unlisten(uri)
 		return false, nil

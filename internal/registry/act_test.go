@@ -28,7 +28,7 @@ func TestAdminActWaitsForTheChange(t *testing.T) {
 	var act atomic.Pointer[pendingAct]
 	in.observeWithAct("s", p, &act, []integrity.Def{old}, "config")
 
-	act.Store(&pendingAct{by: "config reload", until: time.Now().Add(time.Minute)})
+	act.Store(&pendingAct{By: "config reload", Until: time.Now().Add(time.Minute)})
 	if held := in.observeWithAct("s", p, &act, []integrity.Def{old}, "config"); held != 0 || act.Load() == nil {
 		t.Fatalf("the old catalogue again: held %d, act pending %v; want 0 held and the act still pending", held, act.Load() != nil)
 	}
@@ -39,7 +39,7 @@ func TestAdminActWaitsForTheChange(t *testing.T) {
 		t.Fatalf("after the act's change: served %v, act pending %v; want served and the act taken", serve, act.Load() != nil)
 	}
 
-	act.Store(&pendingAct{by: "config reload", until: time.Now().Add(-time.Second)})
+	act.Store(&pendingAct{By: "config reload", Until: time.Now().Add(-time.Second)})
 	if held := in.observeWithAct("s", p, &act, []integrity.Def{later}, "config"); held != 1 {
 		t.Fatalf("a change after the act's window: held %d, want 1", held)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/plugins"
 )
 
 // Change is what Apply did to one server.
@@ -33,7 +34,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	// upstream.busy_poll, for the calls from now on (the plugin kinds follow it through
 	// Configure: configureKinds).
 	r.dialer.Busy.SetDuration(cfg.Upstream.BusyPoll)
-	r.configureKinds(cfg)
+	r.plug.Configure(cfg)
 	old := r.set.Load()
 	// Exposed names depend on the naming settings: a change there re-lists every server.
 	renamed := !reflect.DeepEqual(r.cfg.Load().Naming, cfg.Naming) || r.cfg.Load().Upstream.MaxMessageBytes != cfg.Upstream.MaxMessageBytes
@@ -46,12 +47,12 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		cur := old.m[name]
 		switch {
 		case cur == nil:
-			cur = r.newServer(name, d)
+			cur = newServer(r, name, d)
 			start = append(start, cur)
 			changes = append(changes, Change{name, "added"})
 		case renamed || !SameDef(cur.Def, d):
 			drain = append(drain, cur)
-			cur = r.newServer(name, d)
+			cur = newServer(r, name, d)
 			start = append(start, cur)
 			changes = append(changes, Change{name, "changed"})
 		case cur.retired.Load():
@@ -79,12 +80,12 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		cur := old.plugins[name]
 		switch {
 		case cur == nil:
-			cur = r.newPlugin(name, d)
+			cur = r.plug.New(name, d)
 			startP = append(startP, cur)
 			changes = append(changes, Change{name, "added"})
-		case renamed || !samePluginDef(cur.Def, d):
+		case renamed || !plugins.SameDef(cur.Def, d):
 			stopP = append(stopP, cur)
-			cur = r.newPlugin(name, d)
+			cur = r.plug.New(name, d)
 			startP = append(startP, cur)
 			changes = append(changes, Change{name, "changed"})
 		}
@@ -99,15 +100,15 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.cfg.Store(cfg)
 	r.set.Store(next)
 	for _, p := range stopP {
-		p.stop()
+		p.Stop()
 	}
 	if r.started {
 		markActs(adminAct(cfg), start, startP)
 		for _, s := range start {
-			r.run(s, nil)
+			r.crew.server(s, nil)
 		}
 		for _, p := range startP {
-			r.runPlugin(p, func() {})
+			r.crew.plugin(p, func() {})
 		}
 	}
 	for _, s := range drain {
@@ -115,7 +116,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 	}
 	for _, c := range changes {
 		r.log.Info("server "+c.Kind, "server", c.Server)
-		r.changed(c.Server)
+		r.changes.note(c.Server)
 	}
 	return changes
 }
@@ -125,10 +126,10 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 func markActs(act string, servers []*Server, plugins []*Plugin) {
 	now := time.Now()
 	for _, s := range servers {
-		s.act.Store(&pendingAct{by: act, until: now.Add(actWindow(s.Def.Timeouts.Connect))})
+		s.act.Store(&pendingAct{By: act, Until: now.Add(actWindow(s.Def.Timeouts.Connect))})
 	}
 	for _, p := range plugins {
-		p.act.Store(&pendingAct{by: act, until: now.Add(actWindow(0))})
+		p.Act().Store(&pendingAct{By: act, Until: now.Add(actWindow(0))})
 	}
 }
 
@@ -178,7 +179,7 @@ func (r *Registry) Release(inUse func(server string) bool) []string {
 	}
 	r.set.Store(next)
 	for _, name := range gone {
-		r.changed(name)
+		r.changes.note(name)
 	}
 	slices.Sort(gone)
 	return gone

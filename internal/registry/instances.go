@@ -69,18 +69,15 @@ type OwnerSpec struct {
 }
 
 // Instances holds what the registry started or took for owners (Registry.Instances).
-// size: being split (issue 41)
 type Instances struct {
 	r  *Registry
 	mu sync.Mutex
 	// own are the per_session instances of each owner, by server.
 	own map[Owner]map[string]*ownConn
-	// agents are the per_agent instances.
-	agents map[agentKey]*agentInst
-	// agentsMu guards agents and each agentInst's sessions and release timer.
-	agentsMu sync.Mutex
-	count    sync.Map // server → *atomic.Int64: live instances of owners
-	shares   instanceShares
+	// agents are the per_agent instances (agents.go).
+	agents agentSet
+	count  sync.Map // server → *atomic.Int64: live instances of owners
+	shares instanceShares
 	// overflows counts the overflow instances of each stateless owner and server that have
 	// not ended (overflow.go); under mu.
 	overflows map[overflowKey]int
@@ -171,7 +168,7 @@ func (m *Instances) Conn(ctx context.Context, server string, o Owner) (*upstream
 func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerSpec) (c *upstream.Conn, own bool, err error) {
 	switch modeOf(srv, spec) {
 	case config.ModePerAgent:
-		c, err = m.agentConn(ctx, srv, o, spec)
+		c, err = m.agents.agentConn(ctx, srv, o, spec)
 		return c, false, err
 	case config.ModeShared:
 		c := srv.Shared()
@@ -277,10 +274,10 @@ func (spec *OwnerSpec) poolable() bool {
 // o's it stopped.
 func (m *Instances) ReleaseOwner(o Owner, keep func(server string) bool) []string {
 	stopped := m.releaseOwn(o, keep)
-	m.releaseAgents(o, keep)
+	m.agents.releaseAgents(o, keep)
 	return stopped
 }
 
 // CloseInstances stops every per_agent instance (the gateway is closing; its owners'
 // instances were stopped with them).
-func (m *Instances) CloseInstances() { m.closeAgents() }
+func (m *Instances) CloseInstances() { m.agents.closeAgents() }

@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -10,9 +9,9 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/integrity"
 	"github.com/mcpgw/mcpgw/internal/store"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/plugin"
 )
 
@@ -85,15 +84,15 @@ func (in *Integrity) retryLoad() {
 			if cat := s.Catalog(); cat != nil {
 				in.observe(name, cat)
 			}
-			in.r.changed(name)
+			in.r.changes.note(name)
 		}
 	}
 	for _, name := range in.r.PluginNames() {
 		if p := in.r.Plugin(name); p != nil {
 			if c := p.Catalog(); c != nil {
-				p.observePlugin(c)
+				in.observePlugin(p, c)
 			}
-			in.r.changed(name)
+			in.r.changes.note(name)
 		}
 	}
 }
@@ -131,14 +130,11 @@ func adminAct(cfg *config.Config) string {
 }
 
 // pendingAct is an admin act that added or changed a server or plugin (markActs): the
-// first catalogue after it that changes something is approved by it (by), if it comes
-// before until. A catalogue that changes nothing (an instance of the old definition
+// first catalogue after it that changes something is approved by it (By), if it comes
+// before Until. A catalogue that changes nothing (an instance of the old definition
 // re-listing, one whose tools did not change) leaves it pending; the bound keeps a
 // later change, long after the act, from being taken for the act's.
-type pendingAct struct {
-	by    string
-	until time.Time
-}
+type pendingAct = integrity.PendingAct
 
 // actWindow is how long an admin act waits for the catalogue it changes: the server's
 // connect timeout twice (a probe's start and its list), at least a minute.
@@ -150,8 +146,8 @@ func actWindow(connect time.Duration) time.Duration {
 // act (nil: none) if it is still current; the act is taken only when it accepted a change.
 func (in *Integrity) observeWithAct(name string, p integrity.Policy, act *atomic.Pointer[pendingAct], defs []integrity.Def, by string) int {
 	a := act.Load()
-	if a != nil && time.Now().Before(a.until) && a.by != "" {
-		p.AcceptedBy = a.by
+	if a != nil && time.Now().Before(a.Until) && a.By != "" {
+		p.AcceptedBy = a.By
 	} else {
 		a = nil
 	}
@@ -162,16 +158,6 @@ func (in *Integrity) observeWithAct(name string, p integrity.Policy, act *atomic
 	return held
 }
 
-// readCatalog lists everything an upstream offers and shows it to the guard.
-func (r *Registry) readCatalog(ctx context.Context, server string, c *upstream.Conn) (*Catalog, error) {
-	cat, err := fetchCatalog(ctx, server, c, r.Config().Naming)
-	if err != nil {
-		return nil, err
-	}
-	r.integ.observe(server, cat)
-	return cat, nil
-}
-
 // observe fingerprints every definition of cat and shows them to the guard.
 func (in *Integrity) observe(server string, cat *Catalog) {
 	by := "config"
@@ -180,12 +166,12 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	}
 	defs := make([]integrity.Def, 0, len(cat.Tools)+len(cat.Prompts)+len(cat.Templates))
 	for _, t := range cat.Tools {
-		d := integrity.NewDef(integrity.KindTool, t.Name, rename(t.Def, t.Name))
+		d := integrity.NewDef(integrity.KindTool, t.Name, catalog.Rename(t.Def, t.Name))
 		t.Hash = d.Hash
 		defs = append(defs, d)
 	}
 	for _, p := range cat.Prompts {
-		d := integrity.NewDef(integrity.KindPrompt, p.Name, rename(p.Def, p.Name))
+		d := integrity.NewDef(integrity.KindPrompt, p.Name, catalog.Rename(p.Def, p.Name))
 		p.Hash = d.Hash
 		defs = append(defs, d)
 	}
@@ -197,7 +183,7 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	if strings.TrimSpace(cat.Instructions) != "" {
 		raw, _ := json.Marshal(cat.Instructions)
 		d := integrity.NewDef(integrity.KindInstructions, instructionsName, raw)
-		cat.instrHash = d.Hash
+		cat.InstrHash = d.Hash
 		defs = append(defs, d)
 	}
 	pol := in.policy(server)
@@ -208,18 +194,18 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	if in.observeWithAct(server, pol, act, defs, by) > 0 {
 		// Views built from another catalogue of the server (a new session's, a stateless
 		// caller's) may serve the version this holds in place of: they are built again.
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 }
 
 // observePlugin fingerprints the tools a plugin's catalogue generates for every connection
 // (its widest scope) and shows them to the guard; it returns each tool's fingerprint by
 // full name, which the tools generated for narrower scopes are judged by.
-func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
+func (in *Integrity) observePlugin(p *Plugin, cat *plugin.Catalog) map[string]string {
 	if cat == nil {
 		return nil
 	}
-	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, NameOp: p.exposed})
+	ts := cat.Tools(plugin.Options{ReadOnly: p.Def.ReadOnly, NameOp: p.ToolName})
 	hashes := make(map[string]string, len(ts.Tools))
 	defs := make([]integrity.Def, 0, len(ts.Tools))
 	for _, pt := range ts.Tools {
@@ -228,12 +214,11 @@ func (p *Plugin) observePlugin(cat *plugin.Catalog) map[string]string {
 			continue
 		}
 		// Named by its full name, not the exposed one: naming rules are no change.
-		d := integrity.NewDef(integrity.KindTool, pt.Full, rename(raw, pt.Full))
+		d := integrity.NewDef(integrity.KindTool, pt.Full, catalog.Rename(raw, pt.Full))
 		hashes[pt.Full] = d.Hash
 		defs = append(defs, d)
 	}
-	in := &p.reg.integ
-	in.observeWithAct(p.Name, in.policy(p.Name), &p.act, defs, "config")
+	in.observeWithAct(p.Name, in.policy(p.Name), p.Act(), defs, "config")
 	return hashes
 }
 
@@ -250,7 +235,7 @@ func (in *Integrity) admitTool(t *Tool, p integrity.Policy) *Tool {
 	case old == nil || t.PluginTool != nil: // a plugin runs its current tool: no old version to serve
 		return nil
 	}
-	ot, err := exposeTool(t.Server, old, in.r.Config().Naming)
+	ot, err := catalog.ExposeTool(t.Server, old, in.r.Config().Naming)
 	if err != nil {
 		return nil
 	}
@@ -267,7 +252,7 @@ func (in *Integrity) admitPrompt(pr *Prompt, p integrity.Policy) *Prompt {
 	case old == nil:
 		return nil
 	}
-	return &Prompt{Server: pr.Server, Name: pr.Name, Exposed: pr.Exposed, Def: rename(old, pr.Exposed)}
+	return &Prompt{Server: pr.Server, Name: pr.Name, Exposed: pr.Exposed, Def: catalog.Rename(old, pr.Exposed)}
 }
 
 func (in *Integrity) admitTemplate(t *Resource, p integrity.Policy) *Resource {
@@ -287,9 +272,9 @@ type admission struct {
 	policy integrity.Policy
 }
 
-func (a admission) tool(t *Tool) *Tool             { return a.in.admitTool(t, a.policy) }
-func (a admission) prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
-func (a admission) template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
+func (a admission) Tool(t *Tool) *Tool             { return a.in.admitTool(t, a.policy) }
+func (a admission) Prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
+func (a admission) Template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
 
 // instructionsName is the name of a server's instructions among its definitions.
 const instructionsName = "initialize"
@@ -300,7 +285,7 @@ func (in *Integrity) Instructions(server string, cat *Catalog) string {
 	if cat == nil || strings.TrimSpace(cat.Instructions) == "" {
 		return ""
 	}
-	serve, old := in.guard().Verdict(server, integrity.KindInstructions, instructionsName, cat.instrHash, in.policy(server))
+	serve, old := in.guard().Verdict(server, integrity.KindInstructions, instructionsName, cat.InstrHash, in.policy(server))
 	if serve {
 		return cat.Instructions
 	}
@@ -326,7 +311,7 @@ func (in *Integrity) HeldCount(server string) int { return in.guard().Held(serve
 func (in *Integrity) Approve(server, kind, name, by string) (int, error) {
 	n, err := in.guard().Approve(server, kind, name, by)
 	if n > 0 {
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 	return n, err
 }
@@ -343,7 +328,7 @@ type ChangedError = integrity.ChangedError
 func (in *Integrity) ApproveReviewed(server string, reviewed []ReviewedDef, by string) (int, error) {
 	n, err := in.guard().ApproveReviewed(server, reviewed, by)
 	if n > 0 {
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 	return n, err
 }
@@ -352,7 +337,7 @@ func (in *Integrity) ApproveReviewed(server string, reviewed []ReviewedDef, by s
 func (in *Integrity) Reject(server, kind, name, by string) (int, error) {
 	n, err := in.guard().Reject(server, kind, name, by)
 	if n > 0 {
-		in.r.changed(server)
+		in.r.changes.note(server)
 	}
 	return n, err
 }
@@ -361,7 +346,7 @@ func (in *Integrity) Reject(server, kind, name, by string) (int, error) {
 // views that depend on them.
 func (in *Integrity) Reload(server string) {
 	in.guard().Reload()
-	in.r.changed(server)
+	in.r.changes.note(server)
 }
 
 // ErrNotHeld is what Approve and Reject answer when nothing of that name waits.

@@ -114,7 +114,7 @@ func (m *Instances) spawnOwn(ctx context.Context, srv *Server, o Owner) (*upstre
 func (m *Instances) readOwnCatalog(srv *Server, o Owner, c *upstream.Conn) {
 	ctx, cancel := context.WithTimeout(m.r.ctx, srv.Def.Timeouts.Connect)
 	defer cancel()
-	cat, err := m.r.readCatalog(ctx, srv.Name, c)
+	cat, err := srv.readCatalog(ctx, c)
 	if err != nil {
 		m.r.log.Warn("listing a per-session instance's catalogue failed", "server", srv.Name, "err", err)
 		return

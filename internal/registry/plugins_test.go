@@ -3,6 +3,7 @@ package registry
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -68,7 +69,7 @@ func toolNames(v *View) []string {
 
 type scopeFilter struct{ sc PluginScope }
 
-func (f scopeFilter) Key() string                { return scopeKey(f.sc, false) }
+func (f scopeFilter) Key() string                { return fmt.Sprintf("%q %v", f.sc.Connections, f.sc.ReadOnly) }
 func (scopeFilter) Server(string) (bool, string) { return true, "" }
 func (scopeFilter) Tool(*Tool) (bool, string)    { return true, "" }
 func (scopeFilter) Prompt(*Prompt) bool          { return true }
@@ -91,7 +92,7 @@ func TestPluginViews(t *testing.T) {
 		}
 	}
 	tool := all.Tool("kubernetes_core_v1_Pod_delete")
-	if tool == nil || tool.PluginTool == nil || tool.PluginHost != p || tool.Server != "kubernetes" || !tool.Destructive || tool.ReadOnly {
+	if tool == nil || tool.PluginTool == nil || r.PluginFor(tool) != p || tool.Server != "kubernetes" || !tool.Destructive || tool.ReadOnly {
 		t.Fatalf("delete tool: %+v", tool)
 	}
 	if !strings.Contains(string(tool.Def), `"confirm"`) {

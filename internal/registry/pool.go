@@ -279,7 +279,7 @@ func (p *Pool) dial() (*Instance, error) {
 				rl.notify(p.s.reg.ctx, p.s.reg.Config().Upstream.RelistInterval, func() {
 					ctx, cancel := context.WithTimeout(p.s.reg.ctx, p.s.Def.Timeouts.Connect)
 					defer cancel()
-					cat, err := p.s.reg.readCatalog(ctx, p.s.Name, c)
+					cat, err := p.s.readCatalog(ctx, c)
 					if err != nil {
 						p.s.reg.log.Warn("re-listing after list_changed failed", "server", p.s.Name, "err", err)
 						return

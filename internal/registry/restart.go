@@ -31,21 +31,19 @@ func (r *Registry) Restart(name string) error {
 		return fmt.Errorf("server %q: %w", name, ErrRetired)
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
-	s := r.newServer(name, cur.Def)
-	cur.mu.Lock()
-	s.restarts = cur.restarts + 1
-	cur.mu.Unlock()
+	s := newServer(r, name, cur.Def)
+	s.restarts = cur.restartCount() + 1 // s is not running yet: no one else has it
 	next.m[name] = s
 	r.set.Store(next)
 	if r.started {
-		r.run(s, nil)
+		r.crew.server(s, nil)
 	}
 	cur.drain()
 	r.log.Info("server restarted", "server", name)
 	if r.OnState != nil {
 		r.OnState(name, "restart")
 	}
-	r.changed(name)
+	r.changes.note(name)
 	r.applyMu.Unlock()
 	// Outside the lock: stopping a process may take its stop timeout, and a config
 	// reload should not wait for that.
@@ -53,15 +51,8 @@ func (r *Registry) Restart(name string) error {
 	return nil
 }
 
-// Restart replaces the plugin, in its registry, by a new one of the same definition, as
-// a change of its definition does: the old one stops at once (its calls in flight end
-// with ErrPluginStopped, its provider closes once they did, or after Timing.DrainFor),
-// and the new one opens its provider and reads its catalogue again, so a database that
-// came back or a plugin executable that was replaced is picked up without a config
-// reload. Its tools leave the sessions' views until it is up again (they are told:
-// list_changed). A plugin already replaced or removed is an error naming it.
-func (p *Plugin) Restart() error {
-	r := p.reg
+// restartPlugin replaces p by a new plugin of its definition (Plugin.Restart).
+func (r *Registry) restartPlugin(p *Plugin) error {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
 	old := r.set.Load()
@@ -69,17 +60,14 @@ func (p *Plugin) Restart() error {
 		return fmt.Errorf("plugin %q was replaced or removed since it was looked up; look it up again", p.Name)
 	}
 	next := &serverSet{m: old.m, names: old.names, plugins: maps.Clone(old.plugins)}
-	np := r.newPlugin(p.Name, p.Def)
-	p.mu.Lock()
-	np.restarts = p.restarts + 1
-	p.mu.Unlock()
+	np := r.plug.Replace(p)
 	next.plugins[p.Name] = np
 	r.set.Store(next)
-	p.stop()
+	p.Stop()
 	if r.started {
-		r.runPlugin(np, func() {})
+		r.crew.plugin(np, func() {})
 	}
 	r.log.Info("plugin restarted", "plugin", p.Name)
-	r.changed(p.Name)
+	r.changes.note(p.Name)
 	return nil
 }

@@ -131,7 +131,7 @@ func (s *Server) start() (*upstream.Conn, *Catalog, error) {
 		return nil, nil, err
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.Def.Timeouts.Connect)
-	cat, err := s.reg.readCatalog(ctx, s.Name, c)
+	cat, err := s.readCatalog(ctx, c)
 	cancel()
 	if err != nil {
 		_ = c.Close()

@@ -199,7 +199,7 @@ func TestCommandKindBusyWaitPerRegistry(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		res, err := v.Tools[i].PluginHost.Call(ctx, v.Tools[i].PluginTool, json.RawMessage(`{"connectionId":"main"}`), plugin.CallOptions{})
+		res, err := r.PluginFor(v.Tools[i]).Call(ctx, v.Tools[i].PluginTool, json.RawMessage(`{"connectionId":"main"}`), plugin.CallOptions{})
 		if err != nil || res.IsError {
 			t.Fatalf("call %s: %+v, %v", v.Tools[i].Exposed, res, err)
 		}

@@ -74,7 +74,11 @@ func (pl *pluginCalls) pluginResourceRequest(ctx context.Context, s *session.Ses
 	case "resources/read":
 		// Bounded like a tool's result: the provider learns the bound, and ReadResource
 		// refuses a larger resource before writing it.
-		b, err := t.PluginHost.ReadResource(plugin.WithMaxResultBytes(ctx, pl.cfg.Upstream.MaxMessageBytes), ref)
+		var b json.RawMessage
+		err := fmt.Errorf("plugin %q is not up", ref.Plugin) // replaced or removed since the view was built
+		if host := pl.reg.PluginFor(t); host != nil {
+			b, err = host.ReadResource(plugin.WithMaxResultBytes(ctx, pl.cfg.Upstream.MaxMessageBytes), ref)
+		}
 		if err != nil {
 			if errors.Is(err, plugin.ErrNotFound) {
 				notFound(err.Error())
@@ -95,7 +99,7 @@ func (pl *pluginCalls) pluginResourceRequest(ctx context.Context, s *session.Ses
 			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), map[string]string{"uri": uri}))
 			return
 		}
-		if err := pl.subs.subscribe(pl, s, uri, ref, t.PluginHost); err != nil {
+		if err := pl.subs.subscribe(pl, s, uri, ref, pl.reg.PluginFor(t)); err != nil {
 			s.Subs.Unsubscribe(uri)
 			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidRequest, err.Error(), map[string]string{"uri": uri}))
 			return
@@ -147,7 +151,11 @@ func (w *pluginWatch) subscribe(pl *pluginCalls, s *session.Session, uri string,
 	if first {
 		// Keep a provider subscription running while anyone listens. (Its context ends
 		// when the last subscriber leaves, even while this call is still starting it.)
-		ch, err := host.Watch(ctx, ref.Conn, ref.Key)
+		var ch <-chan plugin.Event
+		err := fmt.Errorf("plugin %q is not up", ref.Plugin) // nil host: replaced or removed
+		if host != nil {
+			ch, err = host.Watch(ctx, ref.Conn, ref.Key)
+		}
 		tp.err = err
 		close(tp.started)
 		if err != nil {

@@ -67,14 +67,21 @@ func (pl *pluginCalls) callPlugin(ctx context.Context, s *session.Session, m *wi
 	if s.Caps.Elicitation {
 		o.Confirm = func(ctx context.Context, message string) (bool, error) { return pl.confirm(ctx, s, message, out) }
 	}
-	res, err := t.PluginHost.Call(WithCaller(ctx, s), t.PluginTool, args, o)
+	// The plugin by name; nil when a reload replaced or removed it since the view was
+	// built: the call fails as one on a stopped plugin.
+	host := pl.reg.PluginFor(t)
+	var res *plugin.Result
+	err := registry.ErrPluginStopped
+	if host != nil {
+		res, err = host.Call(WithCaller(ctx, s), t.PluginTool, args, o)
+	}
 	outcome := "ok"
 	switch {
 	case pc.cancelled.Load():
 		_ = out.Reply(nil)
 		outcome = "cancelled"
 	case errors.Is(err, registry.ErrPluginTimeout):
-		_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q did not answer within %s", t.Server, t.PluginHost.Def.CallTimeout))))
+		_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q did not answer within %s", t.Server, host.Def.CallTimeout))))
 		outcome = "timeout"
 	case errors.Is(err, registry.ErrPluginStopped):
 		_ = out.Reply(wire.Result(m.ID, toolError(fmt.Sprintf("plugin %q stopped during the call (reloaded or removed); call it again", t.Server))))

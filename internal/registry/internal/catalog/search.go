@@ -1,0 +1,62 @@
+package catalog
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpgw/mcpgw/internal/registry/internal/toolsearch"
+)
+
+// viewSearch is a view's search index, built on the first Search.
+type viewSearch struct {
+	once sync.Once
+	ix   *toolsearch.Index
+}
+
+// Search returns up to k tools of the view best matching query, best first. The index
+// is built once per view, on first use, never on the tools/call path.
+func (v *View) Search(query string, k int) []*Tool {
+	v.search.once.Do(func() {
+		docs := make([]toolsearch.Doc, len(v.Tools))
+		for i, t := range v.Tools {
+			docs[i] = searchDoc(t)
+		}
+		v.search.ix = toolsearch.New(docs)
+	})
+	hits := v.search.ix.Search(query, k)
+	if len(hits) == 0 {
+		return nil
+	}
+	out := make([]*Tool, len(hits))
+	for i, h := range hits {
+		out[i] = v.Tools[h.Doc]
+	}
+	return out
+}
+
+// searchDoc is what the index reads of a tool's definition: its exposed name, description,
+// and its input properties' names (sorted: the JSON object has no order Go keeps) and
+// descriptions. A definition that does not parse is searched by its name alone.
+func searchDoc(t *Tool) toolsearch.Doc {
+	var def struct {
+		Description string `json:"description"`
+		InputSchema struct {
+			Properties map[string]struct {
+				Description string `json:"description"`
+			} `json:"properties"`
+		} `json:"inputSchema"`
+	}
+	_ = json.Unmarshal(t.Def, &def)
+	params := slices.Sorted(maps.Keys(def.InputSchema.Properties))
+	var text strings.Builder
+	for _, p := range params {
+		if d := def.InputSchema.Properties[p].Description; d != "" {
+			text.WriteString(d)
+			text.WriteString("\n")
+		}
+	}
+	return toolsearch.Doc{Name: t.Exposed, Description: def.Description, Params: params, ParamText: text.String(), ReadOnly: t.ReadOnly}
+}

@@ -1,6 +1,0 @@
-//go:build !race
-
-package registry
-
-// raceSlowdown is 1 without the race detector (race_test.go).
-const raceSlowdown = 1
