@@ -8,7 +8,7 @@ import (
 
 // The registry owns every upstream instance (internal/registry/instances.go): a session asks it
 // for a connection, and is the registry.Owner of the instances started for it
-// (internal/gateway/internal/session/owner.go). Here is what the gateway adds: each server's
+// (internal/gateway/internal/session/upstreams.go). Here is what the gateway adds: each server's
 // instance policy for a resolution, and the text of a refusal for a full queue.
 
 // instanceModes is the instance policy of each server of a resolution (plugins have none).

@@ -137,7 +137,7 @@ type Session struct {
 	Own sessionview.Own
 
 	// Upstreams asks the registry's instances for the session's connections, and is the
-	// registry.Owner of those started for it (owner.go).
+	// registry.Owner of those started for it (upstreams.go).
 	Upstreams *Upstreams
 
 	// Listen is set on a stateless caller's session once it opens subscriptions/listen:
