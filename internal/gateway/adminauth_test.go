@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // The admin API opens to an admin key (not to an agent's key, which is 403, and never on
 // /mcp) and, in mode jwt, to a token with the mcpgw:admin scope (a token without it is 403);
 // no credential or a wrong one is 401.
 func TestAdminCredentials(t *testing.T) {
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -23,7 +24,7 @@ auth:
 servers:
   everything: {type: streamable_http, url: {{everything}}}
 `)
-	cfg := g.reg.Config()
+	cfg := g.Reg.Config()
 	kf, err := auth.OpenKeyFile(filepath.Join(cfg.StateDir, "api_keys.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +44,7 @@ servers:
 	bearer := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
 	// The gateway reads the key file at most once a second.
 	deadline := time.Now().Add(5 * time.Second)
-	for g.api(t, http.MethodGet, "/api/servers", "", bearer(adminKey)).status != http.StatusOK && time.Now().Before(deadline) {
+	for g.API(t, http.MethodGet, "/api/servers", "", bearer(adminKey)).Status != http.StatusOK && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	for _, tc := range []struct {
@@ -57,14 +58,14 @@ servers:
 		{"no credential", nil, http.StatusUnauthorized},
 		{"wrong key", bearer(adminKey + "x"), http.StatusUnauthorized},
 	} {
-		if a := g.api(t, http.MethodGet, "/api/servers", "", tc.hdr); a.status != tc.want {
+		if a := g.API(t, http.MethodGet, "/api/servers", "", tc.hdr); a.Status != tc.want {
 			t.Errorf("%s: %s, want %d", tc.name, a, tc.want)
 		}
 	}
 	// An admin key is no agent's key.
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
-		header: bearer(adminKey)})
-	if r.status != http.StatusUnauthorized {
-		t.Errorf("initialize with an admin key: HTTP %d %s, want 401", r.status, r.body)
+	r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		Header: bearer(adminKey)})
+	if r.Status != http.StatusUnauthorized {
+		t.Errorf("initialize with an admin key: HTTP %d %s, want 401", r.Status, r.Body)
 	}
 }

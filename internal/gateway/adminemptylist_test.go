@@ -2,9 +2,9 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"testing"
-	"time"
 )
 
 // An agent's server list has three states: absent (or null) means the servers enabled by
@@ -12,61 +12,47 @@ import (
 // survive the agents API, /api/mcp-config ({} there) and the config file, and a session
 // of such an agent must list no tool at all.
 func TestAgentEmptyServerListMeansNone(t *testing.T) {
-	g := startGateway(t, adminYAML+`
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+`
 agents:
   all: {}
   filenone: {servers: []}
 `)
-	waitLive(t, g, "everything", "up")
+	gatewaytest.WaitLive(t, g, "everything", "up")
 	// The control: an agent without a list gets the default server's tools.
-	if names := waitToolsOf(t, g, g.initializeAs(t, "all")); len(names) == 0 {
+	if names := gatewaytest.WaitToolsOf(t, g, g.InitializeAs(t, "all")); len(names) == 0 {
 		t.Fatal("agent all (no list) has no tools: the control is broken")
 	}
-	if a := g.api(t, http.MethodPut, "/api/agents/apinone", `{"servers":[]}`, nil); a.status != http.StatusCreated {
+	if a := g.API(t, http.MethodPut, "/api/agents/apinone", `{"servers":[]}`, nil); a.Status != http.StatusCreated {
 		t.Fatalf("PUT /api/agents/apinone: %s", a)
 	}
-	if a := g.api(t, http.MethodGet, "/api/agents/apinone", "", nil); string(mustJSON(t, a.obj["servers"])) != "[]" {
-		t.Errorf("GET /api/agents/apinone answers servers %s, want []: %s", mustJSON(t, a.obj["servers"]), a)
+	if a := g.API(t, http.MethodGet, "/api/agents/apinone", "", nil); string(mustJSON(t, a.Obj["servers"])) != "[]" {
+		t.Errorf("GET /api/agents/apinone answers servers %s, want []: %s", mustJSON(t, a.Obj["servers"]), a)
 	}
-	if a := g.api(t, http.MethodPost, "/api/mcp-config?agent=docnone", `{"agent_id":"docnone","enabled":true,"servers":{}}`, nil); a.status != http.StatusOK {
+	if a := g.API(t, http.MethodPost, "/api/mcp-config?agent=docnone", `{"agent_id":"docnone","enabled":true,"servers":{}}`, nil); a.Status != http.StatusOK {
 		t.Fatalf("POST /api/mcp-config: %s", a)
 	}
-	if a := g.api(t, http.MethodGet, "/api/mcp-config?agent=docnone", "", nil); string(mustJSON(t, a.obj["servers"])) != "{}" {
-		t.Errorf("GET /api/mcp-config?agent=docnone answers servers %s, want {}", mustJSON(t, a.obj["servers"]))
+	if a := g.API(t, http.MethodGet, "/api/mcp-config?agent=docnone", "", nil); string(mustJSON(t, a.Obj["servers"])) != "{}" {
+		t.Errorf("GET /api/mcp-config?agent=docnone answers servers %s, want {}", mustJSON(t, a.Obj["servers"]))
 	}
 	// PATCH with null gives the defaults back.
-	if a := g.api(t, http.MethodPut, "/api/agents/back", `{"servers":[]}`, nil); a.status != http.StatusCreated {
+	if a := g.API(t, http.MethodPut, "/api/agents/back", `{"servers":[]}`, nil); a.Status != http.StatusCreated {
 		t.Fatalf("PUT /api/agents/back: %s", a)
 	}
-	if a := g.api(t, http.MethodPatch, "/api/agents/back", `{"servers":null}`, nil); a.status != http.StatusOK || a.obj["servers"] != nil {
+	if a := g.API(t, http.MethodPatch, "/api/agents/back", `{"servers":null}`, nil); a.Status != http.StatusOK || a.Obj["servers"] != nil {
 		t.Fatalf("PATCH servers null: %s", a)
 	}
-	if names := waitToolsOf(t, g, g.initializeAs(t, "back")); len(names) == 0 {
+	if names := gatewaytest.WaitToolsOf(t, g, g.InitializeAs(t, "back")); len(names) == 0 {
 		t.Error("agent back (list removed by PATCH null) has no tools, want the defaults")
 	}
 	for _, agent := range []string{"filenone", "apinone", "docnone"} {
-		if names := g.toolNames(t, g.initializeAs(t, agent)); len(names) != 0 {
+		if names := g.ToolNames(t, g.InitializeAs(t, agent)); len(names) != 0 {
 			t.Errorf("agent %s (empty server list) lists %d tools: %v", agent, len(names), names)
 		}
-		a := g.api(t, http.MethodGet, "/api/resolve?agent="+agent, "", nil)
+		a := g.API(t, http.MethodGet, "/api/resolve?agent="+agent, "", nil)
 		var res struct{ Servers []any }
-		if err := json.Unmarshal(a.raw, &res); err != nil || a.status != http.StatusOK || len(res.Servers) != 0 {
+		if err := json.Unmarshal(a.Raw, &res); err != nil || a.Status != http.StatusOK || len(res.Servers) != 0 {
 			t.Errorf("GET /api/resolve?agent=%s: %s", agent, a)
 		}
-	}
-}
-
-// waitToolsOf lists a session's tools until there is one (bounded: the view's servers
-// start in the background), and returns the last list.
-func waitToolsOf(t *testing.T, g *testGW, sid string) []string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		names := g.toolNames(t, sid)
-		if len(names) > 0 || time.Now().After(deadline) {
-			return names
-		}
-		waitBriefly()
 	}
 }
 

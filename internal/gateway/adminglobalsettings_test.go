@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,13 +11,13 @@ import (
 
 // seedServers is GET /api/settings/global's answer as a client written against the
 // orchestrator seed reads it: a list of plain JSON objects.
-func seedServers(t *testing.T, g *testGW) []map[string]any {
+func seedServers(t *testing.T, g *gatewaytest.GW) []map[string]any {
 	t.Helper()
-	a := g.api(t, "GET", "/api/settings/global", "", nil)
+	a := g.API(t, "GET", "/api/settings/global", "", nil)
 	var doc struct {
 		MCPServers []map[string]any `json:"mcpServers"`
 	}
-	if a.status != http.StatusOK || json.Unmarshal(a.raw, &doc) != nil || doc.MCPServers == nil {
+	if a.Status != http.StatusOK || json.Unmarshal(a.Raw, &doc) != nil || doc.MCPServers == nil {
 		t.Fatalf("GET /api/settings/global: %s", a)
 	}
 	return doc.MCPServers
@@ -34,27 +35,27 @@ func sameJSON(t *testing.T, got, want any) bool {
 // API server of /api/servers and its tools reach a session; a file server listed as read
 // is kept, one changed is a 409 naming it; a server left out of the next PUT is deleted.
 func TestGlobalSettingsSeedClient(t *testing.T) {
-	g := startGateway(t, adminYAML)
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
 	withFilePath(t, g, "/etc/mcpgw/test.yaml")
-	admin := g.localAuth(t) // a stdio server's command needs an admin credential
+	admin := g.LocalAuth(t) // a stdio server's command needs an admin credential
 
 	before := seedServers(t, g)
-	wantFile := map[string]any{"id": "everything", "name": "everything", "transport": map[string]any{"type": "streamable-http", "url": everythingURL}, "enabled": true}
+	wantFile := map[string]any{"id": "everything", "name": "everything", "transport": map[string]any{"type": "streamable-http", "url": gatewaytest.EverythingURL()}, "enabled": true}
 	if len(before) != 1 || !sameJSON(t, before[0], wantFile) {
 		t.Fatalf("the file server in the seed's shape: %v, want %v", before, wantFile)
 	}
 
 	put := `{"mcpServers":[
-	  {"id":"everything","name":"everything","transport":{"type":"streamable-http","url":"` + everythingURL + `"},"enabled":true},
-	  {"id":"web","name":"Web tools","transport":{"type":"http","url":"` + everythingURL + `"},"enabled":true,"createdAt":"2025-01-02T03:04:05.678Z"},
+	  {"id":"everything","name":"everything","transport":{"type":"streamable-http","url":"` + gatewaytest.EverythingURL() + `"},"enabled":true},
+	  {"id":"web","name":"Web tools","transport":{"type":"http","url":"` + gatewaytest.EverythingURL() + `"},"enabled":true,"createdAt":"2025-01-02T03:04:05.678Z"},
 	  {"id":"local","name":"local","transport":{"type":"stdio","command":"/bin/true","args":["-x"],"env":{"TOKEN":"s3cret"}},"enabled":false,"createdAt":"2025-02-03T04:05:06.000Z"}
 	]}`
-	a := g.api(t, "PUT", "/api/settings/global", put, admin)
-	if a.status != http.StatusOK {
+	a := g.API(t, "PUT", "/api/settings/global", put, admin)
+	if a.Status != http.StatusOK {
 		t.Fatalf("PUT /api/settings/global: %s", a)
 	}
-	if strings.Contains(string(a.raw), "s3cret") {
-		t.Errorf("the answer echoes an env value: %s", a.raw)
+	if strings.Contains(string(a.Raw), "s3cret") {
+		t.Errorf("the answer echoes an env value: %s", a.Raw)
 	}
 	var sent struct {
 		MCPServers []map[string]any `json:"mcpServers"`
@@ -76,42 +77,42 @@ func TestGlobalSettingsSeedClient(t *testing.T) {
 	}
 
 	// The servers are the gateway's own: API servers in /api/servers, run and listed.
-	if a := g.api(t, "GET", "/api/servers/web", "", nil); a.status != http.StatusOK || a.obj["source"] != "api" {
+	if a := g.API(t, "GET", "/api/servers/web", "", nil); a.Status != http.StatusOK || a.Obj["source"] != "api" {
 		t.Errorf("GET /api/servers/web: %s", a)
 	}
-	if a := g.api(t, "GET", "/api/servers/local", "", nil); a.status != http.StatusOK || a.obj["default_enabled"] != false {
+	if a := g.API(t, "GET", "/api/servers/local", "", nil); a.Status != http.StatusOK || a.Obj["default_enabled"] != false {
 		t.Errorf("a server the seed disables is off by default: %s", a)
 	}
-	if s := g.reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "s3cret" {
+	if s := g.Reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "s3cret" {
 		t.Errorf("local's env did not reach the registry: %+v", s)
 	}
-	waitLive(t, g, "web", "up")
-	if names := g.toolNames(t, g.initialize(t, "2025-11-25", "")); !slices.Contains(names, "web__test_simple_text") {
+	gatewaytest.WaitLive(t, g, "web", "up")
+	if names := g.ToolNames(t, g.Initialize(t, "2025-11-25", "")); !slices.Contains(names, "web__test_simple_text") {
 		t.Errorf("a session does not list the new server's tools: %v", names)
 	}
 
 	// PUT of what GET answered changes nothing, and keeps the secret behind its marker.
 	again, _ := json.Marshal(map[string]any{"mcpServers": got})
-	if a := g.api(t, "PUT", "/api/settings/global", string(again), admin); a.status != http.StatusOK {
+	if a := g.API(t, "PUT", "/api/settings/global", string(again), admin); a.Status != http.StatusOK {
 		t.Fatalf("PUT of the GET answer: %s", a)
 	}
-	if s := g.reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "s3cret" {
+	if s := g.Reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "s3cret" {
 		t.Errorf("PUT of the redacted answer lost local's env: %+v", s)
 	}
 
 	// A file server is read-only here.
 	changed := strings.Replace(put, `"name":"everything"`, `"name":"Renamed"`, 1)
-	if a := g.api(t, "PUT", "/api/settings/global", changed, admin); a.status != http.StatusConflict ||
-		!strings.Contains(string(a.raw), `server everything is managed by the config file /etc/mcpgw/test.yaml`) {
+	if a := g.API(t, "PUT", "/api/settings/global", changed, admin); a.Status != http.StatusConflict ||
+		!strings.Contains(string(a.Raw), `server everything is managed by the config file /etc/mcpgw/test.yaml`) {
 		t.Errorf("PUT changing a file server: %s", a)
 	}
-	if a := g.api(t, "PUT", "/api/settings/global", `{"mcpServers":[{"id":"x","transport":{"type":"carrier-pigeon"}}]}`, admin); a.status != http.StatusBadRequest ||
-		!slices.Contains(a.fieldErrors(), `mcpServers[0].transport.type: "carrier-pigeon" is not stdio, http, sse or streamable-http`) {
+	if a := g.API(t, "PUT", "/api/settings/global", `{"mcpServers":[{"id":"x","transport":{"type":"carrier-pigeon"}}]}`, admin); a.Status != http.StatusBadRequest ||
+		!slices.Contains(a.FieldErrors(), `mcpServers[0].transport.type: "carrier-pigeon" is not stdio, http, sse or streamable-http`) {
 		t.Errorf("PUT with an unknown type: %s", a)
 	}
 
 	// Left out: an API server is deleted, a file server stays.
-	if a := g.api(t, "PUT", "/api/settings/global", `{"mcpServers":[{"id":"web","name":"Web tools","transport":{"type":"http","url":"`+everythingURL+`"}}]}`, admin); a.status != http.StatusOK {
+	if a := g.API(t, "PUT", "/api/settings/global", `{"mcpServers":[{"id":"web","name":"Web tools","transport":{"type":"http","url":"`+gatewaytest.EverythingURL()+`"}}]}`, admin); a.Status != http.StatusOK {
 		t.Fatalf("PUT without local: %s", a)
 	}
 	var ids []string
@@ -121,7 +122,7 @@ func TestGlobalSettingsSeedClient(t *testing.T) {
 	if !slices.Equal(ids, []string{"everything", "web"}) {
 		t.Errorf("servers after the last PUT: %v, want [everything web]", ids)
 	}
-	if a := g.api(t, "GET", "/api/servers/local", "", nil); a.status != http.StatusNotFound {
+	if a := g.API(t, "GET", "/api/servers/local", "", nil); a.Status != http.StatusNotFound {
 		t.Errorf("local after it was left out: %s", a)
 	}
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
@@ -13,17 +14,17 @@ import (
 // enabled by name as a server is); GET lists it under plugins; the agent's session gets
 // its tools; a name that is neither a server nor a plugin is refused.
 func TestAdminMCPConfigPlugins(t *testing.T) {
-	yaml, _ := pluginConfig(t, "")
-	g := startGateway(t, yaml)
+	yaml, _ := gatewaytest.PluginConfig(t, "")
+	g := gatewaytest.Start(t, yaml)
 	type doc struct {
 		Servers map[string]map[string]any `json:"servers"`
 		Plugins map[string]map[string]any `json:"plugins"`
 	}
 	get := func(agent string) doc {
 		t.Helper()
-		a := g.api(t, http.MethodGet, "/api/mcp-config?agent="+agent, "", nil)
+		a := g.API(t, http.MethodGet, "/api/mcp-config?agent="+agent, "", nil)
 		var d doc
-		if a.status != http.StatusOK || json.Unmarshal(a.raw, &d) != nil {
+		if a.Status != http.StatusOK || json.Unmarshal(a.Raw, &d) != nil {
 			t.Fatalf("GET /api/mcp-config?agent=%s: %s", agent, a)
 		}
 		return d
@@ -32,7 +33,7 @@ func TestAdminMCPConfigPlugins(t *testing.T) {
 		"kanban": `{"servers":{"everything":{}},"plugins":{"shop":{}}}`,
 		"board":  `{"servers":{"shop":{}}}`,
 	} {
-		if a := g.api(t, http.MethodPost, "/api/mcp-config?agent="+agent, body, nil); a.status != http.StatusOK {
+		if a := g.API(t, http.MethodPost, "/api/mcp-config?agent="+agent, body, nil); a.Status != http.StatusOK {
 			t.Fatalf("POST /api/mcp-config?agent=%s %s: %s", agent, body, a)
 		}
 		d := get(agent)
@@ -48,19 +49,19 @@ func TestAdminMCPConfigPlugins(t *testing.T) {
 			refs[n] = map[string]any{}
 		}
 		raw, _ := json.Marshal(map[string]any{"servers": refs, "plugins": d.Plugins})
-		if a := g.api(t, http.MethodPost, "/api/mcp-config?agent="+agent, string(raw), nil); a.status != http.StatusOK {
+		if a := g.API(t, http.MethodPost, "/api/mcp-config?agent="+agent, string(raw), nil); a.Status != http.StatusOK {
 			t.Errorf("POST of the plugins GET answered for %s (%s): %s", agent, raw, a)
 		}
 	}
 	if d := get("kanban"); d.Servers["everything"] == nil {
 		t.Errorf("kanban's servers: %v", d.Servers)
 	}
-	sid := g.initializeAs(t, "board")
-	if names := g.toolNames(t, sid); !slices.Contains(names, "shop_shop_v1_users_find") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "everything__") }) {
+	sid := g.InitializeAs(t, "board")
+	if names := g.ToolNames(t, sid); !slices.Contains(names, "shop_shop_v1_users_find") || slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "everything__") }) {
 		t.Errorf("board's session lists %v, want the plugin's tools alone", names)
 	}
 	for _, body := range []string{`{"plugins":{"nope":{}}}`, `{"plugins":{"everything":{}}}`, `{"plugins":{"shop":{"mode":"shared"}}}`} {
-		if a := g.api(t, http.MethodPost, "/api/mcp-config?agent=kanban", body, nil); a.status != http.StatusBadRequest || !strings.Contains(strings.Join(a.fieldErrors(), "; "), "plugins.") {
+		if a := g.API(t, http.MethodPost, "/api/mcp-config?agent=kanban", body, nil); a.Status != http.StatusBadRequest || !strings.Contains(strings.Join(a.FieldErrors(), "; "), "plugins.") {
 			t.Errorf("POST %s: %s, want 400 naming the plugins field", body, a)
 		}
 	}

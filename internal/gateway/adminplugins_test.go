@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,18 +16,18 @@ import (
 // UI's Plugins page, linked from the nav. POST /api/plugins/{name}/restart restarts it:
 // restarts counts it, it comes up again, and its tools answer.
 func TestAdminPluginsInOperatorViews(t *testing.T) {
-	yaml, _ := pluginConfig(t, `executors:
+	yaml, _ := gatewaytest.PluginConfig(t, `executors:
   box: {type: local_docker, mcp_policy: {allowlist_servers: [shop]}}
 agents:
   coder: {servers: [shop, everything]}
 `)
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 
 	servers := func() map[string]map[string]any {
 		t.Helper()
-		a := g.api(t, "GET", "/api/servers", "", nil)
+		a := g.API(t, "GET", "/api/servers", "", nil)
 		var rows []map[string]any
-		if a.status != 200 || json.Unmarshal(a.raw, &rows) != nil {
+		if a.Status != 200 || json.Unmarshal(a.Raw, &rows) != nil {
 			t.Fatalf("GET /api/servers: %s", a)
 		}
 		out := map[string]map[string]any{}
@@ -66,9 +67,9 @@ agents:
 	}
 	resolve := func(q string) resolved {
 		t.Helper()
-		a := g.api(t, "GET", "/api/resolve?"+q, "", nil)
+		a := g.API(t, "GET", "/api/resolve?"+q, "", nil)
 		var r resolved
-		if a.status != 200 || json.Unmarshal(a.raw, &r) != nil {
+		if a.Status != 200 || json.Unmarshal(a.Raw, &r) != nil {
 			t.Fatalf("GET /api/resolve?%s: %s", q, a)
 		}
 		return r
@@ -92,28 +93,28 @@ agents:
 			Tools int
 		}
 	}
-	if rr := g.do(t, req{method: "GET", path: "/readyz"}); json.Unmarshal(rr.body, &ready) != nil || len(ready.Upstreams) != 1 ||
+	if rr := g.Do(t, gatewaytest.Req{Method: "GET", Path: "/readyz"}); json.Unmarshal(rr.Body, &ready) != nil || len(ready.Upstreams) != 1 ||
 		len(ready.Plugins) != 1 || ready.Plugins[0].Name != "shop" || ready.Plugins[0].State != "up" || ready.Plugins[0].Tools < 5 {
-		t.Errorf("/readyz: %s", rr.body)
+		t.Errorf("/readyz: %s", rr.Body)
 	}
 
 	// The UI's Plugins page, linked from every page's nav.
-	c := newUIClient(t, g)
-	p := c.do("GET", "/ui/plugins", "", nil)
-	if p.status != 200 || !strings.Contains(p.body, `<tr data-name="shop">`) || !strings.Contains(p.body, `<span class="state state-up">up</span>`) ||
-		!strings.Contains(p.body, `<td data-col="connections">2`) {
-		t.Errorf("the Plugins page: %d\n%s", p.status, p.body)
+	c := gatewaytest.NewUIClient(t, g)
+	p := c.Do("GET", "/ui/plugins", "", nil)
+	if p.Status != 200 || !strings.Contains(p.Body, `<tr data-name="shop">`) || !strings.Contains(p.Body, `<span class="state state-up">up</span>`) ||
+		!strings.Contains(p.Body, `<td data-col="connections">2`) {
+		t.Errorf("the Plugins page: %d\n%s", p.Status, p.Body)
 	}
-	if s := c.do("GET", "/ui/servers", "", nil); !strings.Contains(s.body, `<a href="/ui/plugins">Plugins</a>`) {
-		t.Errorf("the nav has no link to the Plugins page:\n%s", s.body)
+	if s := c.Do("GET", "/ui/servers", "", nil); !strings.Contains(s.Body, `<a href="/ui/plugins">Plugins</a>`) {
+		t.Errorf("the nav has no link to the Plugins page:\n%s", s.Body)
 	}
 
 	// Restart: a new provider, restarts 1, up again, its tools answer.
-	sid := g.initAs(t, "coder", "{}")
-	if a := g.api(t, "POST", "/api/plugins/shop/restart", "", nil); a.status != http.StatusAccepted || a.obj["restarted"] != "shop" {
+	sid := g.InitAs(t, "coder", "{}")
+	if a := g.API(t, "POST", "/api/plugins/shop/restart", "", nil); a.Status != http.StatusAccepted || a.Obj["restarted"] != "shop" {
 		t.Fatalf("POST /api/plugins/shop/restart: %s", a)
 	}
-	if a := g.api(t, "POST", "/api/plugins/nope/restart", "", nil); a.status != http.StatusNotFound {
+	if a := g.API(t, "POST", "/api/plugins/nope/restart", "", nil); a.Status != http.StatusNotFound {
 		t.Errorf("restart of an unknown plugin: %s", a)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -127,7 +128,7 @@ agents:
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if res := g.callTool(t, sid, "shop_shop_v1_users_count", `{"connectionId":"main"}`); res.IsError || !strings.Contains(res.text(), `"count":5`) {
-		t.Errorf("a plugin call after the restart: %s", res.text())
+	if res := g.CallTool(t, sid, "shop_shop_v1_users_count", `{"connectionId":"main"}`); res.IsError || !strings.Contains(res.Text(), `"count":5`) {
+		t.Errorf("a plugin call after the restart: %s", res.Text())
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
@@ -17,7 +18,7 @@ import (
 // from an unknown path (404, JSON), both only to an admin; the web UI's paths keep their
 // own answers.
 func TestAdminRouterAnswers(t *testing.T) {
-	g := startGateway(t, adminYAML+"auth: {mode: none, admin_token: tok-0123456789}\n")
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+"auth: {mode: none, admin_token: tok-0123456789}\n")
 	admin := map[string]string{"Authorization": "Bearer tok-0123456789"}
 	cases := []struct {
 		name, method, path string
@@ -39,10 +40,10 @@ func TestAdminRouterAnswers(t *testing.T) {
 		{"ui unknown", "GET", "/ui/nothing", nil, 404, "", "text/html; charset=utf-8", "There is no page /ui/nothing."},
 	}
 	for _, c := range cases {
-		r := g.do(t, req{method: c.method, path: c.path, header: c.hdr})
-		if r.status != c.status || r.header.Get("Allow") != c.allow || r.header.Get("Content-Type") != c.ct || !strings.Contains(string(r.body), c.want) {
+		r := g.Do(t, gatewaytest.Req{Method: c.method, Path: c.path, Header: c.hdr})
+		if r.Status != c.status || r.Header.Get("Allow") != c.allow || r.Header.Get("Content-Type") != c.ct || !strings.Contains(string(r.Body), c.want) {
 			t.Errorf("%s: %s %s: %d, Allow %q, Content-Type %q, %.200s; want %d, Allow %q, Content-Type %q, with %q",
-				c.name, c.method, c.path, r.status, r.header.Get("Allow"), r.header.Get("Content-Type"), r.body, c.status, c.allow, c.ct, c.want)
+				c.name, c.method, c.path, r.Status, r.Header.Get("Allow"), r.Header.Get("Content-Type"), r.Body, c.status, c.allow, c.ct, c.want)
 		}
 	}
 }

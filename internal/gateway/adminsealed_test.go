@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
@@ -14,17 +15,17 @@ import (
 // them in the clear. An entry stored before sealing (values in the clear) still reads,
 // and is sealed at its next write.
 func TestServerSecretsSealedAtRest(t *testing.T) {
-	g := startGateway(t, adminYAML)
-	admin := g.localAuth(t)
-	body := `{"name":"web","type":"streamable_http","url":"` + everythingURL + `","headers":{"Authorization":"Bearer header-secret-1"}}`
-	if a := g.api(t, http.MethodPost, "/api/servers", body, admin); a.status != http.StatusCreated {
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
+	admin := g.LocalAuth(t)
+	body := `{"name":"web","type":"streamable_http","url":"` + gatewaytest.EverythingURL() + `","headers":{"Authorization":"Bearer header-secret-1"}}`
+	if a := g.API(t, http.MethodPost, "/api/servers", body, admin); a.Status != http.StatusCreated {
 		t.Fatalf("POST /api/servers: %s", a)
 	}
 	body = `{"name":"local","type":"stdio","command":"/bin/true","env":{"TOKEN":"env-secret-2"}}`
-	if a := g.api(t, http.MethodPost, "/api/servers", body, admin); a.status != http.StatusCreated {
+	if a := g.API(t, http.MethodPost, "/api/servers", body, admin); a.Status != http.StatusCreated {
 		t.Fatalf("POST /api/servers: %s", a)
 	}
-	raw, err := g.store.ListConfig()
+	raw, err := g.Store.ListConfig()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,20 +38,20 @@ func TestServerSecretsSealedAtRest(t *testing.T) {
 			t.Errorf("the store holds %q in the clear: %s", secret, all.String())
 		}
 	}
-	if s := g.reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "env-secret-2" {
+	if s := g.Reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "env-secret-2" {
 		t.Errorf("the running server's env: %+v", s)
 	}
-	if s := g.reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer header-secret-1" {
+	if s := g.Reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer header-secret-1" {
 		t.Errorf("the running server's headers: %+v", s)
 	}
-	if a := g.api(t, http.MethodGet, "/api/servers/local", "", nil); !strings.Contains(string(a.raw), `"TOKEN": "***redacted***"`) {
+	if a := g.API(t, http.MethodGet, "/api/servers/local", "", nil); !strings.Contains(string(a.Raw), `"TOKEN": "***redacted***"`) {
 		t.Errorf("GET /api/servers/local: %s", a)
 	}
 	// PATCH that does not touch env keeps it (opened, then sealed again).
-	if a := g.api(t, http.MethodPatch, "/api/servers/local", `{"meta":{"title":"Local"}}`, admin); a.status != http.StatusOK {
+	if a := g.API(t, http.MethodPatch, "/api/servers/local", `{"meta":{"title":"Local"}}`, admin); a.Status != http.StatusOK {
 		t.Fatalf("PATCH: %s", a)
 	}
-	if s := g.reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "env-secret-2" {
+	if s := g.Reg.Server("local"); s == nil || s.Def.Env["TOKEN"] != "env-secret-2" {
 		t.Errorf("the env after a PATCH of meta: %+v", s)
 	}
 
@@ -58,20 +59,20 @@ func TestServerSecretsSealedAtRest(t *testing.T) {
 	now := time.Now().UTC()
 	old := &store.ConfigEntry{Kind: "server", Name: "old", Source: "api", Created: now, Updated: now, Version: 1,
 		Doc: []byte(`{"type":"stdio","command":"/bin/true","env":{"OLD":"clear-value-3"}}`)}
-	if err := g.store.PutConfig(old); err != nil {
+	if err := g.Store.PutConfig(old); err != nil {
 		t.Fatal(err)
 	}
 	withFilePath(t, g, "") // a reload merges the stored entries again
-	if s := g.reg.Server("old"); s == nil || s.Def.Env["OLD"] != "clear-value-3" {
+	if s := g.Reg.Server("old"); s == nil || s.Def.Env["OLD"] != "clear-value-3" {
 		t.Fatalf("the old clear record after a reload: %+v", s)
 	}
-	if a := g.api(t, http.MethodPatch, "/api/servers/old", `{"meta":{"title":"Old"}}`, admin); a.status != http.StatusOK {
+	if a := g.API(t, http.MethodPatch, "/api/servers/old", `{"meta":{"title":"Old"}}`, admin); a.Status != http.StatusOK {
 		t.Fatalf("PATCH old: %s", a)
 	}
-	if e, err := g.store.GetConfig("server", "old"); err != nil || strings.Contains(string(e.Doc), "clear-value-3") {
+	if e, err := g.Store.GetConfig("server", "old"); err != nil || strings.Contains(string(e.Doc), "clear-value-3") {
 		t.Errorf("the old record after its next write: %v %s", err, e.Doc)
 	}
-	if s := g.reg.Server("old"); s == nil || s.Def.Env["OLD"] != "clear-value-3" {
+	if s := g.Reg.Server("old"); s == nil || s.Def.Env["OLD"] != "clear-value-3" {
 		t.Errorf("old's env after its next write: %+v", s)
 	}
 }

@@ -1,7 +1,6 @@
 package gateway_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -16,87 +15,18 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/registry"
-	"github.com/mcpgw/mcpgw/internal/statedir"
 	"github.com/mcpgw/mcpgw/internal/store"
 )
 
-const adminYAML = `
-listen: {{listen}}
-state_dir: {{state_dir}}
-log: {level: debug}
-servers:
-  everything:
-    type: streamable_http
-    url: {{everything}}
-`
-
-// apiAnswer is one admin API answer, its body decoded.
-type apiAnswer struct {
-	status int
-	header http.Header
-	raw    []byte
-	obj    map[string]any
-}
-
-func (a apiAnswer) String() string { return http.StatusText(a.status) + " " + string(a.raw) }
-
-// fieldErrors are the answer's errors as field: message strings.
-func (a apiAnswer) fieldErrors() []string {
-	var b struct {
-		Errors []struct{ Field, Message string }
-	}
-	_ = json.Unmarshal(a.raw, &b)
-	var out []string
-	for _, e := range b.Errors {
-		out = append(out, e.Field+": "+e.Message)
-	}
-	return out
-}
-
-func (g *testGW) api(t *testing.T, method, path, body string, hdr map[string]string) apiAnswer {
-	t.Helper()
-	r := g.do(t, req{method: method, path: path, body: body, header: hdr})
-	a := apiAnswer{status: r.status, header: r.header, raw: r.body}
-	_ = json.Unmarshal(r.body, &a.obj)
-	return a
-}
-
-// localAuth is the header with the gateway's local token, as the CLI sends it: an admin
-// credential, which writes that start commands need.
-func (g *testGW) localAuth(t *testing.T) map[string]string {
-	t.Helper()
-	tok, err := statedir.ReadToken(g.gw.FileConfig().StateDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return map[string]string{"Authorization": "Bearer " + tok}
-}
-
 // withFilePath applies the gateway's file config again with a path, as if read from it.
-func withFilePath(t *testing.T, g *testGW, path string) {
+func withFilePath(t *testing.T, g *gatewaytest.GW, path string) {
 	t.Helper()
-	file := *g.gw.FileConfig()
+	file := *g.Gateway.FileConfig()
 	file.Path = path
-	if err := g.gw.ReloadFile(&file); err != nil {
+	if err := g.Gateway.ReloadFile(&file); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// waitLive polls GET /api/servers/{name} until its live state is want (bounded).
-func waitLive(t *testing.T, g *testGW, name, want string) apiAnswer {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		a := g.api(t, "GET", "/api/servers/"+name, "", nil)
-		live, _ := a.obj["live"].(map[string]any)
-		if a.status == http.StatusOK && live != nil && live["state"] == want {
-			return a
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("server %s not %s within 15 s: %s", name, want, a)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -105,49 +35,49 @@ func waitLive(t *testing.T, g *testGW, name, want string) apiAnswer {
 // send one; DELETE stops it for new views; a file reload keeps API servers; every write is
 // an audit line.
 func TestAdminServerLifecycle(t *testing.T) {
-	g := startGateway(t, adminYAML)
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
 	withFilePath(t, g, "/etc/mcpgw/test.yaml")
 
-	sid := g.initialize(t, "2025-11-25", "")
-	if names := g.toolNames(t, sid); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "web__") }) {
+	sid := g.Initialize(t, "2025-11-25", "")
+	if names := g.ToolNames(t, sid); slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "web__") }) {
 		t.Fatalf("web tools before web exists: %v", names)
 	}
 
-	body := `{"name":"web","type":"streamable-http","url":"` + everythingURL + `","headers":{"Authorization":"Bearer s3cret"},
+	body := `{"name":"web","type":"streamable-http","url":"` + gatewaytest.EverythingURL() + `","headers":{"Authorization":"Bearer s3cret"},
 	          "timeouts":{"connect":"5s"},"max_concurrency":2,"queue":{"max":5,"timeout":"1s"},"meta":{"title":"Web","description":"the everything server again"}}`
-	a := g.api(t, "POST", "/api/servers", body, nil)
-	if a.status != http.StatusCreated {
+	a := g.API(t, "POST", "/api/servers", body, nil)
+	if a.Status != http.StatusCreated {
 		t.Fatalf("POST /api/servers: %s", a)
 	}
-	if strings.Contains(string(a.raw), "s3cret") {
-		t.Errorf("the answer echoes a header value: %s", a.raw)
+	if strings.Contains(string(a.Raw), "s3cret") {
+		t.Errorf("the answer echoes a header value: %s", a.Raw)
 	}
-	if a.obj["source"] != "api" || a.obj["type"] != "streamable_http" || a.obj["version"] != float64(1) || a.header.Get("ETag") == "" ||
-		a.header.Get("Location") != "/api/servers/web" {
-		t.Errorf("created: %s (ETag %q, Location %q)", a, a.header.Get("ETag"), a.header.Get("Location"))
+	if a.Obj["source"] != "api" || a.Obj["type"] != "streamable_http" || a.Obj["version"] != float64(1) || a.Header.Get("ETag") == "" ||
+		a.Header.Get("Location") != "/api/servers/web" {
+		t.Errorf("created: %s (ETag %q, Location %q)", a, a.Header.Get("ETag"), a.Header.Get("Location"))
 	}
-	if h, _ := a.obj["headers"].(map[string]any); h["Authorization"] != "***redacted***" {
-		t.Errorf("headers in the answer: %v", a.obj["headers"])
+	if h, _ := a.Obj["headers"].(map[string]any); h["Authorization"] != "***redacted***" {
+		t.Errorf("headers in the answer: %v", a.Obj["headers"])
 	}
-	live := waitLive(t, g, "web", "up")
-	if l := live.obj["live"].(map[string]any); l["tools"].(float64) == 0 {
+	live := gatewaytest.WaitLive(t, g, "web", "up")
+	if l := live.Obj["live"].(map[string]any); l["tools"].(float64) == 0 {
 		t.Errorf("live state without tools: %v", l)
 	}
-	if names := g.toolNames(t, sid); !slices.Contains(names, "web__test_simple_text") {
+	if names := g.ToolNames(t, sid); !slices.Contains(names, "web__test_simple_text") {
 		t.Errorf("the session does not list the new server's tools: %v", names)
 	}
-	if s := g.reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer s3cret" || s.Def.Timeouts.Connect != 5*time.Second ||
+	if s := g.Reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer s3cret" || s.Def.Timeouts.Connect != 5*time.Second ||
 		s.Def.Concurrency() != 2 || s.Def.Queue.Max != 5 || s.Def.Queue.Timeout != time.Second {
 		t.Errorf("the running server's definition: %+v", s)
 	}
-	if q, _ := a.obj["queue"].(map[string]any); a.obj["max_concurrency"] != float64(2) || q["max"] != float64(5) || q["timeout"] != "1s" {
-		t.Errorf("max_concurrency and queue in the answer: %v %v", a.obj["max_concurrency"], a.obj["queue"])
+	if q, _ := a.Obj["queue"].(map[string]any); a.Obj["max_concurrency"] != float64(2) || q["max"] != float64(5) || q["timeout"] != "1s" {
+		t.Errorf("max_concurrency and queue in the answer: %v %v", a.Obj["max_concurrency"], a.Obj["queue"])
 	}
 
 	// The list has both, each with its source.
-	list := g.api(t, "GET", "/api/servers", "", nil)
+	list := g.API(t, "GET", "/api/servers", "", nil)
 	var views []map[string]any
-	if err := json.Unmarshal(list.raw, &views); err != nil || len(views) != 2 {
+	if err := json.Unmarshal(list.Raw, &views); err != nil || len(views) != 2 {
 		t.Fatalf("GET /api/servers: %s", list)
 	}
 	if views[0]["name"] != "everything" || views[0]["source"] != "file" || views[0]["file"] != "/etc/mcpgw/test.yaml" ||
@@ -156,56 +86,56 @@ func TestAdminServerLifecycle(t *testing.T) {
 	}
 
 	// PATCH with the current ETag; the redaction marker written back keeps the secret.
-	etag1 := live.header.Get("ETag")
-	p := g.api(t, "PATCH", "/api/servers/web", `{"meta":{"description":"patched"},"headers":{"Authorization":"***redacted***","X-Extra":"1"}}`,
+	etag1 := live.Header.Get("ETag")
+	p := g.API(t, "PATCH", "/api/servers/web", `{"meta":{"description":"patched"},"headers":{"Authorization":"***redacted***","X-Extra":"1"}}`,
 		map[string]string{"If-Match": etag1})
-	if p.status != http.StatusOK || p.obj["version"] != float64(2) || p.header.Get("ETag") == etag1 {
+	if p.Status != http.StatusOK || p.Obj["version"] != float64(2) || p.Header.Get("ETag") == etag1 {
 		t.Fatalf("PATCH: %s", p)
 	}
-	if m, _ := p.obj["meta"].(map[string]any); m["description"] != "patched" || m["title"] != "Web" {
-		t.Errorf("PATCH merged meta: %v", p.obj["meta"])
+	if m, _ := p.Obj["meta"].(map[string]any); m["description"] != "patched" || m["title"] != "Web" {
+		t.Errorf("PATCH merged meta: %v", p.Obj["meta"])
 	}
-	if s := g.reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer s3cret" || s.Def.Headers["X-Extra"] != "1" {
+	if s := g.Reg.Server("web"); s == nil || s.Def.Headers["Authorization"] != "Bearer s3cret" || s.Def.Headers["X-Extra"] != "1" {
 		t.Errorf("after PATCH the server's headers: %+v", s.Def.Headers)
 	}
 	// A stale ETag: 412 for PUT, PATCH and DELETE.
 	for _, m := range []string{"PUT", "PATCH", "DELETE"} {
-		b := `{"type":"streamable_http","url":"` + everythingURL + `"}`
+		b := `{"type":"streamable_http","url":"` + gatewaytest.EverythingURL() + `"}`
 		if m == "DELETE" {
 			b = ""
 		}
-		if a := g.api(t, m, "/api/servers/web", b, map[string]string{"If-Match": etag1}); a.status != http.StatusPreconditionFailed {
+		if a := g.API(t, m, "/api/servers/web", b, map[string]string{"If-Match": etag1}); a.Status != http.StatusPreconditionFailed {
 			t.Errorf("%s with a stale If-Match: %s, want 412", m, a)
 		}
 	}
 	// A file reload keeps the API server.
-	file := *g.gw.FileConfig()
-	if err := g.gw.ReloadFile(&file); err != nil {
+	file := *g.Gateway.FileConfig()
+	if err := g.Gateway.ReloadFile(&file); err != nil {
 		t.Fatal(err)
 	}
-	if g.reg.Server("web") == nil {
+	if g.Reg.Server("web") == nil {
 		t.Fatalf("a file reload dropped the API server")
 	}
 	// PUT replaces the whole document.
-	put := g.api(t, "PUT", "/api/servers/web", `{"type":"streamable_http","url":"`+everythingURL+`","enabled":false}`,
-		map[string]string{"If-Match": p.header.Get("ETag")})
-	if put.status != http.StatusOK || put.obj["enabled"] != false || put.obj["meta"] != nil || put.obj["live"] != nil {
+	put := g.API(t, "PUT", "/api/servers/web", `{"type":"streamable_http","url":"`+gatewaytest.EverythingURL()+`","enabled":false}`,
+		map[string]string{"If-Match": p.Header.Get("ETag")})
+	if put.Status != http.StatusOK || put.Obj["enabled"] != false || put.Obj["meta"] != nil || put.Obj["live"] != nil {
 		t.Fatalf("PUT: %s", put)
 	}
-	if s := g.reg.Server("web"); s != nil && !statusRetired(g.reg, "web") {
+	if s := g.Reg.Server("web"); s != nil && !statusRetired(g.Reg, "web") {
 		t.Errorf("a disabled server still runs as configured")
 	}
-	del := g.api(t, "DELETE", "/api/servers/web", "", map[string]string{"If-Match": put.header.Get("ETag")})
-	if del.status != http.StatusNoContent {
+	del := g.API(t, "DELETE", "/api/servers/web", "", map[string]string{"If-Match": put.Header.Get("ETag")})
+	if del.Status != http.StatusNoContent {
 		t.Fatalf("DELETE: %s", del)
 	}
-	if a := g.api(t, "GET", "/api/servers/web", "", nil); a.status != http.StatusNotFound {
+	if a := g.API(t, "GET", "/api/servers/web", "", nil); a.Status != http.StatusNotFound {
 		t.Errorf("GET after DELETE: %s", a)
 	}
 
 	// Every write is an audit line: who, what, and hashes before and after.
-	auditPath := filepath.Join(g.gw.FileConfig().StateDir, "audit.jsonl")
-	lines := waitAudit(t, auditPath, func(ls []map[string]any) bool { return countAdmin(ls, "DELETE") == 1 })
+	auditPath := filepath.Join(g.Gateway.FileConfig().StateDir, "audit.jsonl")
+	lines := gatewaytest.WaitAudit(t, auditPath, func(ls []map[string]any) bool { return countAdmin(ls, "DELETE") == 1 })
 	want := []string{"POST /api/servers ok", "PATCH /api/servers/web ok", "PUT /api/servers/web ok", "DELETE /api/servers/web ok"}
 	var got []string
 	for _, l := range lines {
@@ -251,38 +181,11 @@ func countAdmin(ls []map[string]any, method string) int {
 	return n
 }
 
-// waitAudit reads the audit log until done says it holds what the test waits for (the
-// writer flushes every 200 ms), bounded.
-func waitAudit(t *testing.T, path string, done func([]map[string]any) bool) []map[string]any {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var ls []map[string]any
-		if f, err := os.Open(path); err == nil {
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				var l map[string]any
-				if json.Unmarshal(sc.Bytes(), &l) == nil {
-					ls = append(ls, l)
-				}
-			}
-			f.Close()
-		}
-		if done(ls) {
-			return ls
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("audit log %s: not complete within 10 s: %v", path, ls)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestAdminServerErrors: each refusal has its status and names the field or the reason.
 func TestAdminServerErrors(t *testing.T) {
-	g := startGateway(t, adminYAML)
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
 	withFilePath(t, g, "/etc/mcpgw/test.yaml")
-	web := `{"name":"web","type":"streamable_http","url":"` + everythingURL + `"}`
+	web := `{"name":"web","type":"streamable_http","url":"` + gatewaytest.EverythingURL() + `"}`
 
 	cases := []struct {
 		name, method, path, body string
@@ -314,61 +217,61 @@ func TestAdminServerErrors(t *testing.T) {
 		{"wrong method", "POST", "/api/sessions", `{}`, 405, "not allowed", ""},
 	}
 	for _, c := range cases {
-		a := g.api(t, c.method, c.path, c.body, nil)
-		if a.status != c.status || !strings.Contains(string(a.raw), c.want) {
+		a := g.API(t, c.method, c.path, c.body, nil)
+		if a.Status != c.status || !strings.Contains(string(a.Raw), c.want) {
 			t.Errorf("%s: %s %s: %s; want %d with %q", c.name, c.method, c.path, a, c.status, c.want)
 			continue
 		}
 		if c.field != "" {
-			if fe := a.fieldErrors(); len(fe) == 0 || !strings.HasPrefix(fe[0], c.field+": ") {
+			if fe := a.FieldErrors(); len(fe) == 0 || !strings.HasPrefix(fe[0], c.field+": ") {
 				t.Errorf("%s: errors %v, want the first about %q", c.name, fe, c.field)
 			}
 		}
-		if ct := a.header.Get("Content-Type"); ct != "application/json" {
+		if ct := a.Header.Get("Content-Type"); ct != "application/json" {
 			t.Errorf("%s: Content-Type %q", c.name, ct)
 		}
 	}
 
 	// The shared+stdio rule, with its exact text.
-	a := g.api(t, "POST", "/api/servers", `{"name":"st","type":"stdio","command":"x","mode":"shared"}`, nil)
-	if a.status != 400 || !slices.Contains(a.fieldErrors(), ": "+config.SharedStdioError("st")) {
+	a := g.API(t, "POST", "/api/servers", `{"name":"st","type":"stdio","command":"x","mode":"shared"}`, nil)
+	if a.Status != 400 || !slices.Contains(a.FieldErrors(), ": "+config.SharedStdioError("st")) {
 		t.Errorf("shared stdio: %s; want the error %q", a, config.SharedStdioError("st"))
 	}
 	// Also for a disabled entry: enabling it later must not be what fails.
-	if a := g.api(t, "POST", "/api/servers", `{"name":"st","type":"stdio","command":"x","mode":"shared","enabled":false}`, nil); a.status != 400 {
+	if a := g.API(t, "POST", "/api/servers", `{"name":"st","type":"stdio","command":"x","mode":"shared","enabled":false}`, nil); a.Status != 400 {
 		t.Errorf("a disabled shared stdio server: %s, want 400", a)
 	}
-	if a := g.api(t, "GET", "/api/servers/st", "", nil); a.status != 404 {
+	if a := g.API(t, "GET", "/api/servers/st", "", nil); a.Status != 404 {
 		t.Errorf("a refused server exists: %s", a)
 	}
 
 	// Dry run: valid changes nothing; invalid is the same 400.
-	if a := g.api(t, "POST", "/api/servers/validate", web, nil); a.status != 200 || a.obj["valid"] != true {
+	if a := g.API(t, "POST", "/api/servers/validate", web, nil); a.Status != 200 || a.Obj["valid"] != true {
 		t.Errorf("validate: %s", a)
 	}
-	if a := g.api(t, "GET", "/api/servers/web", "", nil); a.status != 404 {
+	if a := g.API(t, "GET", "/api/servers/web", "", nil); a.Status != 404 {
 		t.Errorf("validate created the server: %s", a)
 	}
-	if a := g.api(t, "POST", "/api/servers/validate", `{"name":"st","type":"stdio","command":"x","mode":"shared"}`, nil); a.status != 400 {
+	if a := g.API(t, "POST", "/api/servers/validate", `{"name":"st","type":"stdio","command":"x","mode":"shared"}`, nil); a.Status != 400 {
 		t.Errorf("validate of an invalid server: %s", a)
 	}
 	// Duplicate.
-	if a := g.api(t, "POST", "/api/servers", web, nil); a.status != 201 {
+	if a := g.API(t, "POST", "/api/servers", web, nil); a.Status != 201 {
 		t.Fatalf("create: %s", a)
 	}
-	if a := g.api(t, "POST", "/api/servers", web, nil); a.status != 409 || !strings.Contains(string(a.raw), "exists") {
+	if a := g.API(t, "POST", "/api/servers", web, nil); a.Status != 409 || !strings.Contains(string(a.Raw), "exists") {
 		t.Errorf("duplicate: %s, want 409", a)
 	}
-	if a := g.api(t, "POST", "/api/servers/validate", web, nil); a.status != 409 {
+	if a := g.API(t, "POST", "/api/servers/validate", web, nil); a.Status != 409 {
 		t.Errorf("validate of a duplicate: %s, want 409", a)
 	}
 	// A PUT whose body names another server.
-	if a := g.api(t, "PUT", "/api/servers/web", `{"name":"other","type":"stdio","command":"x"}`, nil); a.status != 400 {
+	if a := g.API(t, "PUT", "/api/servers/web", `{"name":"other","type":"stdio","command":"x"}`, nil); a.Status != 400 {
 		t.Errorf("PUT renaming: %s, want 400", a)
 	}
 	// An answer as read can be sent back as it is.
-	got := g.api(t, "GET", "/api/servers/web", "", nil)
-	if a := g.api(t, "PUT", "/api/servers/web", string(got.raw), map[string]string{"If-Match": got.header.Get("ETag")}); a.status != 200 {
+	got := g.API(t, "GET", "/api/servers/web", "", nil)
+	if a := g.API(t, "PUT", "/api/servers/web", string(got.Raw), map[string]string{"If-Match": got.Header.Get("ETag")}); a.Status != 200 {
 		t.Errorf("PUT of a GET answer: %s", a)
 	}
 }
@@ -382,7 +285,7 @@ func TestAdminMergedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := store.NewMemory()
-	doc := `{"type":"streamable_http","url":"` + everythingURL + `"}`
+	doc := `{"type":"streamable_http","url":"` + gatewaytest.EverythingURL() + `"}`
 	_ = st.PutConfig(&store.ConfigEntry{Kind: "server", Name: "web", Doc: json.RawMessage(doc), Source: "api", Version: 1})
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	reg := registry.New(cfg, log)
@@ -416,22 +319,22 @@ func TestAdminMergedAtStart(t *testing.T) {
 // TestAdminTaskFields: tasks take enabledMcpServers as an alias of enabled_mcp_servers;
 // any other unknown field is a 400 naming it.
 func TestAdminTaskFields(t *testing.T) {
-	g := startGateway(t, adminYAML)
-	a := g.api(t, "POST", "/api/tasks", `{"id":"t1","enabledMcpServers":["everything"]}`, nil)
-	if a.status != http.StatusCreated || !strings.Contains(string(a.raw), `"enabled_mcp_servers": [`+"\n"+`    "everything"`) {
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
+	a := g.API(t, "POST", "/api/tasks", `{"id":"t1","enabledMcpServers":["everything"]}`, nil)
+	if a.Status != http.StatusCreated || !strings.Contains(string(a.Raw), `"enabled_mcp_servers": [`+"\n"+`    "everything"`) {
 		t.Fatalf("POST with enabledMcpServers: %s", a)
 	}
-	if a := g.api(t, "POST", "/api/tasks", `{"id":"t2","enabled_servers":["everything"]}`, nil); a.status != 400 || !slices.Contains(a.fieldErrors(), `enabled_servers: unknown field "enabled_servers"`) {
+	if a := g.API(t, "POST", "/api/tasks", `{"id":"t2","enabled_servers":["everything"]}`, nil); a.Status != 400 || !slices.Contains(a.FieldErrors(), `enabled_servers: unknown field "enabled_servers"`) {
 		t.Errorf("POST with an unknown field: %s", a)
 	}
-	if a := g.api(t, "POST", "/api/tasks", `{"id":"t3","enabledMcpServers":[],"enabled_mcp_servers":[]}`, nil); a.status != 400 {
+	if a := g.API(t, "POST", "/api/tasks", `{"id":"t3","enabledMcpServers":[],"enabled_mcp_servers":[]}`, nil); a.Status != 400 {
 		t.Errorf("POST with both spellings: %s", a)
 	}
-	if a := g.api(t, "PUT", "/api/tasks/t1", `{"enabledMcpServers":["nope"]}`, nil); a.status != 400 || !strings.Contains(string(a.raw), "unknown server nope") {
+	if a := g.API(t, "PUT", "/api/tasks/t1", `{"enabledMcpServers":["nope"]}`, nil); a.Status != 400 || !strings.Contains(string(a.Raw), "unknown server nope") {
 		t.Errorf("PUT with an unknown server: %s", a)
 	}
-	got := g.api(t, "GET", "/api/tasks/t1", "", nil)
-	if a := g.api(t, "PUT", "/api/tasks/t1", string(got.raw), nil); a.status != 200 {
+	got := g.API(t, "GET", "/api/tasks/t1", "", nil)
+	if a := g.API(t, "PUT", "/api/tasks/t1", string(got.Raw), nil); a.Status != 200 {
 		t.Errorf("PUT of a GET answer: %s", a)
 	}
 }
@@ -441,56 +344,56 @@ func TestAdminTaskFields(t *testing.T) {
 // executor, a deleted executor an agent still names), file ones refused with 409, and
 // executor env_injection values redacted.
 func TestAdminAgentsExecutors(t *testing.T) {
-	g := startGateway(t, adminYAML+`
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+`
 executors:
   laptop: {type: local_pc}
 `)
-	if a := g.api(t, "PUT", "/api/executors/laptop", `{"type":"local_pc"}`, nil); a.status != 409 {
+	if a := g.API(t, "PUT", "/api/executors/laptop", `{"type":"local_pc"}`, nil); a.Status != 409 {
 		t.Errorf("PUT of a file executor: %s, want 409", a)
 	}
 	ex := `{"type":"local_docker","mcp_policy":{"allow_stdio":false,"env_injection":{"HTTP_PROXY":"http://user:pw@proxy:3128"},"env_injection_overrides_server":true,"url_rewrite":{"http://127.0.0.1":"http://host.docker.internal"}}}`
-	a := g.api(t, "PUT", "/api/executors/docker", ex, g.localAuth(t))
-	if a.status != 201 || strings.Contains(string(a.raw), "pw@proxy") || a.obj["source"] != "api" {
+	a := g.API(t, "PUT", "/api/executors/docker", ex, g.LocalAuth(t))
+	if a.Status != 201 || strings.Contains(string(a.Raw), "pw@proxy") || a.Obj["source"] != "api" {
 		t.Fatalf("PUT /api/executors/docker: %s", a)
 	}
-	if a := g.api(t, "PUT", "/api/executors/bad", `{"type":"local_pc","mcp_policy":{"allow_ftp":true}}`, nil); a.status != 400 ||
-		!slices.Contains(a.fieldErrors(), `mcp_policy.allow_ftp: unknown field "mcp_policy.allow_ftp"`) {
+	if a := g.API(t, "PUT", "/api/executors/bad", `{"type":"local_pc","mcp_policy":{"allow_ftp":true}}`, nil); a.Status != 400 ||
+		!slices.Contains(a.FieldErrors(), `mcp_policy.allow_ftp: unknown field "mcp_policy.allow_ftp"`) {
 		t.Errorf("an unknown policy field: %s", a)
 	}
-	if a := g.api(t, "PUT", "/api/agents/a1", `{"servers":["everything",{"name":"nope"}],"executor":"docker"}`, nil); a.status != 400 ||
-		!strings.Contains(string(a.raw), `unknown server \"nope\"`) {
+	if a := g.API(t, "PUT", "/api/agents/a1", `{"servers":["everything",{"name":"nope"}],"executor":"docker"}`, nil); a.Status != 400 ||
+		!strings.Contains(string(a.Raw), `unknown server \"nope\"`) {
 		t.Errorf("an agent naming an unknown server: %s", a)
 	}
-	ag := g.api(t, "PUT", "/api/agents/a1", `{"servers":["everything"],"executor":"docker","tools":{"deny":["everything__test_sampling"]}}`, nil)
-	if ag.status != 201 {
+	ag := g.API(t, "PUT", "/api/agents/a1", `{"servers":["everything"],"executor":"docker","tools":{"deny":["everything__test_sampling"]}}`, nil)
+	if ag.Status != 201 {
 		t.Fatalf("PUT /api/agents/a1: %s", ag)
 	}
-	v, fail := g.gw.Explain("a1", "", "")
+	v, fail := g.Gateway.Explain("a1", "", "")
 	if fail != nil || v.Executor != "docker" || v.Hidden != 1 {
 		t.Errorf("explain a1 after the PUT: %+v %v", v, fail)
 	}
 	// The executor an agent names cannot go.
-	if a := g.api(t, "DELETE", "/api/executors/docker", "", nil); a.status != 400 || !strings.Contains(string(a.raw), `unknown executor \"docker\"`) {
+	if a := g.API(t, "DELETE", "/api/executors/docker", "", nil); a.Status != 400 || !strings.Contains(string(a.Raw), `unknown executor \"docker\"`) {
 		t.Errorf("deleting an executor an agent names: %s", a)
 	}
-	p := g.api(t, "PATCH", "/api/agents/a1", `{"read_only":true,"tools":null}`, map[string]string{"If-Match": ag.header.Get("ETag")})
-	if p.status != 200 || p.obj["read_only"] != true || p.obj["tools"] != nil || p.obj["version"] != float64(2) {
+	p := g.API(t, "PATCH", "/api/agents/a1", `{"read_only":true,"tools":null}`, map[string]string{"If-Match": ag.Header.Get("ETag")})
+	if p.Status != 200 || p.Obj["read_only"] != true || p.Obj["tools"] != nil || p.Obj["version"] != float64(2) {
 		t.Fatalf("PATCH /api/agents/a1: %s", p)
 	}
-	if a := g.api(t, "DELETE", "/api/agents/a1", "", map[string]string{"If-Match": ag.header.Get("ETag")}); a.status != 412 {
+	if a := g.API(t, "DELETE", "/api/agents/a1", "", map[string]string{"If-Match": ag.Header.Get("ETag")}); a.Status != 412 {
 		t.Errorf("DELETE with a stale ETag: %s", a)
 	}
-	list := g.api(t, "GET", "/api/agents", "", nil)
-	if !strings.Contains(string(list.raw), `"id": "a1"`) {
+	list := g.API(t, "GET", "/api/agents", "", nil)
+	if !strings.Contains(string(list.Raw), `"id": "a1"`) {
 		t.Errorf("GET /api/agents: %s", list)
 	}
-	if a := g.api(t, "DELETE", "/api/agents/a1", "", map[string]string{"If-Match": p.header.Get("ETag")}); a.status != 204 {
+	if a := g.API(t, "DELETE", "/api/agents/a1", "", map[string]string{"If-Match": p.Header.Get("ETag")}); a.Status != 204 {
 		t.Errorf("DELETE /api/agents/a1: %s", a)
 	}
-	if a := g.api(t, "DELETE", "/api/executors/docker", "", nil); a.status != 204 {
+	if a := g.API(t, "DELETE", "/api/executors/docker", "", nil); a.Status != 204 {
 		t.Errorf("DELETE /api/executors/docker once no agent names it: %s", a)
 	}
-	if a := g.api(t, "GET", "/api/executors", "", nil); strings.Contains(string(a.raw), "docker") || !strings.Contains(string(a.raw), `"laptop"`) {
+	if a := g.API(t, "GET", "/api/executors", "", nil); strings.Contains(string(a.Raw), "docker") || !strings.Contains(string(a.Raw), `"laptop"`) {
 		t.Errorf("GET /api/executors: %s", a)
 	}
 }
@@ -498,7 +401,7 @@ executors:
 // TestAdminResolve: GET /api/resolve shows each server a session would get after the
 // executor's url_rewrite and env injection, values redacted, with its source.
 func TestAdminResolve(t *testing.T) {
-	g := startGateway(t, adminYAML+`
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+`
   tool:
     type: stdio
     command: /bin/true
@@ -510,16 +413,16 @@ executors:
       url_rewrite: {"http://127.0.0.1": "http://host.docker.internal"}
       env_injection: {TOKEN: "injected-secret", PROXY: "http://proxy:3128"}
 `)
-	if a := g.api(t, "POST", "/api/servers", `{"name":"web","type":"streamable_http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer h"}}`, nil); a.status != 201 {
+	if a := g.API(t, "POST", "/api/servers", `{"name":"web","type":"streamable_http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer h"}}`, nil); a.Status != 201 {
 		t.Fatalf("POST: %s", a)
 	}
-	a := g.api(t, "GET", "/api/resolve?agent=default&executor=docker", "", nil)
-	if a.status != 200 {
+	a := g.API(t, "GET", "/api/resolve?agent=default&executor=docker", "", nil)
+	if a.Status != 200 {
 		t.Fatalf("GET /api/resolve: %s", a)
 	}
 	for _, secret := range []string{"server-secret", "injected-secret", "mine", "Bearer h", "proxy:3128"} {
-		if strings.Contains(string(a.raw), secret) {
-			t.Errorf("the answer shows %q: %s", secret, a.raw)
+		if strings.Contains(string(a.Raw), secret) {
+			t.Errorf("the answer shows %q: %s", secret, a.Raw)
 		}
 	}
 	var res struct {
@@ -529,7 +432,7 @@ executors:
 			Env, Headers                            map[string]string
 		}
 	}
-	_ = json.Unmarshal(a.raw, &res)
+	_ = json.Unmarshal(a.Raw, &res)
 	got := map[string]string{}
 	for _, s := range res.Servers {
 		keys := slices.Sorted(func(yield func(string) bool) {
@@ -542,19 +445,19 @@ executors:
 		got[s.Name] = s.Source + " " + s.Transport + " " + s.Mode + " " + s.Endpoint + " " + strings.Join(keys, ",")
 	}
 	want := map[string]string{
-		"everything": "file streamable_http shared " + strings.Replace(everythingURL, "http://127.0.0.1", "http://host.docker.internal", 1) + " ",
+		"everything": "file streamable_http shared " + strings.Replace(gatewaytest.EverythingURL(), "http://127.0.0.1", "http://host.docker.internal", 1) + " ",
 		"tool":       "file stdio per_session  OWN,PROXY,TOKEN",
 		"web":        "api streamable_http shared http://host.docker.internal:9/mcp ",
 	}
 	if res.Executor != "docker" || len(got) != 3 {
-		t.Fatalf("resolve: %s", a.raw)
+		t.Fatalf("resolve: %s", a.Raw)
 	}
 	for k, w := range want {
 		if got[k] != w {
 			t.Errorf("server %s: %q, want %q", k, got[k], w)
 		}
 	}
-	if a := g.api(t, "GET", "/api/resolve?task=nope", "", nil); a.status != 404 {
+	if a := g.API(t, "GET", "/api/resolve?task=nope", "", nil); a.Status != 404 {
 		t.Errorf("an unknown task: %s", a)
 	}
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"regexp"
 	"slices"
 	"testing"
@@ -14,15 +15,15 @@ var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 // the admin API), last_seen is the session's last request (it moves with each call), and
 // calls counts plugin tool calls as it counts upstream ones.
 func TestAdminSessionRows(t *testing.T) {
-	yaml, _ := pluginConfig(t, "")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", "")
+	yaml, _ := gatewaytest.PluginConfig(t, "")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", "")
 
 	row := func() map[string]any {
 		t.Helper()
-		a := g.api(t, "GET", "/api/sessions", "", nil)
+		a := g.API(t, "GET", "/api/sessions", "", nil)
 		var rows []map[string]any
-		if a.status != 200 || json.Unmarshal(a.raw, &rows) != nil {
+		if a.Status != 200 || json.Unmarshal(a.Raw, &rows) != nil {
 			t.Fatalf("GET /api/sessions: %s", a)
 		}
 		for _, r := range rows {
@@ -59,8 +60,8 @@ func TestAdminSessionRows(t *testing.T) {
 	// last_seen is nanoseconds apart from one request to the next; a few milliseconds
 	// make the difference visible in RFC 3339 on every clock.
 	time.Sleep(20 * time.Millisecond)
-	if res := g.callTool(t, sid, "shop_shop_v1_users_count", `{"connectionId":"main"}`); res.IsError {
-		t.Fatalf("the plugin call: %s", res.text())
+	if res := g.CallTool(t, sid, "shop_shop_v1_users_count", `{"connectionId":"main"}`); res.IsError {
+		t.Fatalf("the plugin call: %s", res.Text())
 	}
 	afterPlugin := row()
 	if afterPlugin["calls"] != float64(1) {
@@ -70,8 +71,8 @@ func TestAdminSessionRows(t *testing.T) {
 		t.Errorf("last_seen did not move with the call: %v then %v", before["last_seen"], afterPlugin["last_seen"])
 	}
 	time.Sleep(20 * time.Millisecond)
-	if res := g.callTool(t, sid, "everything__test_simple_text", `{}`); res.IsError {
-		t.Fatalf("the upstream call: %s", res.text())
+	if res := g.CallTool(t, sid, "everything__test_simple_text", `{}`); res.IsError {
+		t.Fatalf("the upstream call: %s", res.Text())
 	}
 	after := row()
 	if after["calls"] != float64(2) {
@@ -85,11 +86,11 @@ func TestAdminSessionRows(t *testing.T) {
 	}
 
 	// One session's page has the same keys, and its view.
-	a := g.api(t, "GET", "/api/sessions/"+sid, "", nil)
-	if a.status != 200 || a.obj["id"] != sid || a.obj["calls"] != float64(2) || a.obj["last_seen"] != after["last_seen"] {
+	a := g.API(t, "GET", "/api/sessions/"+sid, "", nil)
+	if a.Status != 200 || a.Obj["id"] != sid || a.Obj["calls"] != float64(2) || a.Obj["last_seen"] != after["last_seen"] {
 		t.Errorf("GET /api/sessions/{id}: %s", a)
 	}
-	for k := range a.obj {
+	for k := range a.Obj {
 		if !snakeKey.MatchString(k) {
 			t.Errorf("GET /api/sessions/{id}: key %q is not snake_case", k)
 		}

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
@@ -12,16 +13,16 @@ import (
 // every server, so a new session sees the new names), refuses bad values with the field
 // named, and refuses a stale If-Match.
 func TestAdminSettings(t *testing.T) {
-	g := startGateway(t, adminYAML)
-	a := g.api(t, http.MethodGet, "/api/settings", "", nil)
-	if a.status != http.StatusOK || a.obj["source"] != "file" || a.obj["handshake"] != "auto" || a.obj["log_level"] != "debug" {
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
+	a := g.API(t, http.MethodGet, "/api/settings", "", nil)
+	if a.Status != http.StatusOK || a.Obj["source"] != "file" || a.Obj["handshake"] != "auto" || a.Obj["log_level"] != "debug" {
 		t.Fatalf("GET /api/settings: %s", a)
 	}
-	etag := a.header.Get("ETag")
-	if etag == "" || etag != a.obj["etag"] {
-		t.Fatalf("ETag header %q, body etag %v", etag, a.obj["etag"])
+	etag := a.Header.Get("ETag")
+	if etag == "" || etag != a.Obj["etag"] {
+		t.Fatalf("ETag header %q, body etag %v", etag, a.Obj["etag"])
 	}
-	before := g.toolNames(t, g.initialize(t, "2025-11-25", ""))
+	before := g.ToolNames(t, g.Initialize(t, "2025-11-25", ""))
 	if len(before) == 0 || !strings.HasPrefix(before[0], "everything__") {
 		t.Fatalf("tools before: %v", before)
 	}
@@ -34,24 +35,24 @@ func TestAdminSettings(t *testing.T) {
 		{`{"naming":{"prefix":"maybe"}}`, "naming.prefix"},
 		{`{"colour":"blue"}`, "colour"},
 	} {
-		a := g.api(t, http.MethodPut, "/api/settings", tc.body, nil)
-		fe := strings.Join(a.fieldErrors(), "; ")
-		if a.status != http.StatusBadRequest || !strings.Contains(fe, tc.field) {
+		a := g.API(t, http.MethodPut, "/api/settings", tc.body, nil)
+		fe := strings.Join(a.FieldErrors(), "; ")
+		if a.Status != http.StatusBadRequest || !strings.Contains(fe, tc.field) {
 			t.Errorf("PUT %s: %s, want 400 naming %s", tc.body, a, tc.field)
 		}
 	}
 
-	a = g.api(t, http.MethodPut, "/api/settings", `{"naming":{"prefix":"always","separator":"--"},"handshake":"thin","log_level":"info","session_idle_timeout":"2h"}`,
+	a = g.API(t, http.MethodPut, "/api/settings", `{"naming":{"prefix":"always","separator":"--"},"handshake":"thin","log_level":"info","session_idle_timeout":"2h"}`,
 		map[string]string{"If-Match": etag})
-	if a.status != http.StatusOK || a.obj["source"] != "api" || a.obj["handshake"] != "thin" || a.obj["session_idle_timeout"] != "2h0m0s" {
+	if a.Status != http.StatusOK || a.Obj["source"] != "api" || a.Obj["handshake"] != "thin" || a.Obj["session_idle_timeout"] != "2h0m0s" {
 		t.Fatalf("PUT /api/settings: %s", a)
 	}
-	if g.api(t, http.MethodPut, "/api/settings", `{}`, map[string]string{"If-Match": etag}).status != http.StatusPreconditionFailed {
+	if g.API(t, http.MethodPut, "/api/settings", `{}`, map[string]string{"If-Match": etag}).Status != http.StatusPreconditionFailed {
 		t.Error("a PUT with the old ETag was not refused with 412")
 	}
 	var after []string
 	for i := 0; i < 200; i++ { // the servers re-list in the background: bounded wait
-		after = g.toolNames(t, g.initialize(t, "2025-11-25", ""))
+		after = g.ToolNames(t, g.Initialize(t, "2025-11-25", ""))
 		if len(after) > 0 && strings.HasPrefix(after[0], "everything--") {
 			break
 		}
@@ -66,7 +67,7 @@ func TestAdminSettings(t *testing.T) {
 	if slices.ContainsFunc(upstream, func(n string) bool { return strings.Contains(n, "__") }) {
 		t.Errorf("old names left: %v", upstream)
 	}
-	if a := g.api(t, http.MethodGet, "/api/settings", "", nil); a.obj["version"] != float64(1) || a.obj["log_level"] != "info" {
+	if a := g.API(t, http.MethodGet, "/api/settings", "", nil); a.Obj["version"] != float64(1) || a.Obj["log_level"] != "info" {
 		t.Errorf("GET after PUT: %s", a)
 	}
 }

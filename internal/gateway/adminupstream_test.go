@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"io"
 	"net/http"
 	"net/url"
@@ -22,9 +23,9 @@ import (
 // again; without the admin credential every route is 401, a per-server connect
 // with a subject or an unknown server is refused, and no authorization starts for them.
 func TestAdminUpstreamGrants(t *testing.T) {
-	up := newFakeOAuth(t)
+	up := gatewaytest.NewFakeOAuth(t)
 	const admin = "upstream-grants-admin-token-0123456789"
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -34,15 +35,15 @@ auth:
 servers:
   crm:
     type: http
-    url: `+up.srv.URL+`/mcp
+    url: `+up.Srv.URL+`/mcp
     auth: {type: oauth, per: server}
 `)
 	auth := map[string]string{"Authorization": "Bearer " + admin}
 	var answers [][]byte
-	api := func(method, path, body string, hdr map[string]string) apiAnswer {
+	api := func(method, path, body string, hdr map[string]string) gatewaytest.APIAnswer {
 		t.Helper()
-		a := g.api(t, method, path, body, hdr)
-		answers = append(answers, a.raw)
+		a := g.API(t, method, path, body, hdr)
+		answers = append(answers, a.Raw)
 		return a
 	}
 	type listed struct {
@@ -60,7 +61,7 @@ servers:
 		t.Helper()
 		a := api("GET", "/api/upstream-grants", "", auth)
 		var l listed
-		if a.status != 200 || json.Unmarshal(a.raw, &l) != nil {
+		if a.Status != 200 || json.Unmarshal(a.Raw, &l) != nil {
 			t.Fatalf("list: %s", a)
 		}
 		return l
@@ -69,7 +70,7 @@ servers:
 	for _, c := range []struct{ method, path, body string }{
 		{"GET", "/api/upstream-grants", ""}, {"POST", "/api/upstream-grants/crm/connect", "{}"}, {"DELETE", "/api/upstream-grants/crm", ""},
 	} {
-		if a := api(c.method, c.path, c.body, nil); a.status != http.StatusUnauthorized {
+		if a := api(c.method, c.path, c.body, nil); a.Status != http.StatusUnauthorized {
 			t.Errorf("%s %s without a credential: %s", c.method, c.path, a)
 		}
 	}
@@ -77,25 +78,25 @@ servers:
 	if len(l.Servers) != 1 || l.Servers[0].Name != "crm" || l.Servers[0].Per != "server" || l.Servers[0].Grant != "authorization_code" || l.Servers[0].Granted || !l.Servers[0].Connect || len(l.Grants) != 0 {
 		t.Fatalf("before any grant: %+v", l)
 	}
-	if a := api("POST", "/api/upstream-grants/crm/connect", `{"subject": "alice"}`, auth); a.status != 400 {
+	if a := api("POST", "/api/upstream-grants/crm/connect", `{"subject": "alice"}`, auth); a.Status != 400 {
 		t.Errorf("a subject for a per-server grant: %s", a)
 	}
-	if a := api("POST", "/api/upstream-grants/nosuch/connect", `{}`, auth); a.status != 404 {
+	if a := api("POST", "/api/upstream-grants/nosuch/connect", `{}`, auth); a.Status != 404 {
 		t.Errorf("an unknown server: %s", a)
 	}
-	if a := api("DELETE", "/api/upstream-grants/crm", "", auth); a.status != 404 {
+	if a := api("DELETE", "/api/upstream-grants/crm", "", auth); a.Status != 404 {
 		t.Errorf("revoke before any grant: %s", a)
 	}
 
 	a := api("POST", "/api/upstream-grants/crm/connect", `{}`, auth)
-	consent, _ := a.obj["url"].(string)
-	code, _ := a.obj["code"].(string)
-	if a.status != 200 || !strings.HasPrefix(consent, g.base+"/oauth/consent/") || code == "" {
+	consent, _ := a.Obj["url"].(string)
+	code, _ := a.Obj["code"].(string)
+	if a.Status != 200 || !strings.HasPrefix(consent, g.Base+"/oauth/consent/") || code == "" {
 		t.Fatalf("connect: %s", a)
 	}
 	// The browser: the consent page takes the code, the authorization server approves
 	// and sends it to the gateway's callback (every hop on loopback).
-	cresp, err := newBrowser().PostForm(consent, url.Values{"code": {code}})
+	cresp, err := gatewaytest.NewBrowser().PostForm(consent, url.Values{"code": {code}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,14 +111,14 @@ servers:
 	if len(l.Servers) != 1 || !l.Servers[0].Granted || len(l.Grants) != 1 {
 		t.Fatalf("after consent: %+v", l)
 	}
-	if gr := l.Grants[0]; gr.Server != "crm" || gr.Subject != "" || gr.Issuer != up.srv.URL+"/as" || !gr.Refreshable || strings.Join(gr.Scopes, " ") != "crm.read offline_access" {
+	if gr := l.Grants[0]; gr.Server != "crm" || gr.Subject != "" || gr.Issuer != up.Srv.URL+"/as" || !gr.Refreshable || strings.Join(gr.Scopes, " ") != "crm.read offline_access" {
 		t.Errorf("the grant: %+v", gr)
 	}
 	// The grant works: crm comes up (the callback restarted it) and its tool is served.
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		a := api("GET", "/api/servers/crm", "", auth)
-		if live, _ := a.obj["live"].(map[string]any); live != nil && live["state"] == "up" {
+		if live, _ := a.Obj["live"].(map[string]any); live != nil && live["state"] == "up" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -125,14 +126,14 @@ servers:
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	ini := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
-	sid := ini.header.Get("Mcp-Session-Id")
-	tools := g.do(t, req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, header: map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}})
+	ini := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`})
+	sid := ini.Header.Get("Mcp-Session-Id")
+	tools := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, Header: map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}})
 	hdr := map[string]string{"Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18"}
 	var listed2 struct {
 		Result struct{ Tools []struct{ Name string } }
 	}
-	_ = json.Unmarshal(tools.body, &listed2)
+	_ = json.Unmarshal(tools.Body, &listed2)
 	accounts := ""
 	for _, tl := range listed2.Result.Tools {
 		if strings.HasSuffix(tl.Name, "accounts") {
@@ -140,22 +141,22 @@ servers:
 		}
 	}
 	if accounts == "" {
-		t.Fatalf("tools/list with the grant has no accounts tool: %s", tools.body)
+		t.Fatalf("tools/list with the grant has no accounts tool: %s", tools.Body)
 	}
-	callAccounts := func(id int) resp {
-		return g.do(t, req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, accounts), header: hdr})
+	callAccounts := func(id int) gatewaytest.Resp {
+		return g.Do(t, gatewaytest.Req{Body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, id, accounts), Header: hdr})
 	}
-	if c := callAccounts(3); !strings.Contains(string(c.body), "acme") {
-		t.Errorf("a call with the grant: %s", c.body)
+	if c := callAccounts(3); !strings.Contains(string(c.Body), "acme") {
+		t.Errorf("a call with the grant: %s", c.Body)
 	}
-	readyz := g.do(t, req{method: "GET", path: "/readyz"})
-	answers = append(answers, readyz.body, tools.body)
+	readyz := g.Do(t, gatewaytest.Req{Method: "GET", Path: "/readyz"})
+	answers = append(answers, readyz.Body, tools.Body)
 
-	if a := api("DELETE", "/api/upstream-grants/crm?subject=alice", "", auth); a.status != 404 {
+	if a := api("DELETE", "/api/upstream-grants/crm?subject=alice", "", auth); a.Status != 404 {
 		t.Errorf("revoke a subject's grant of a per-server upstream: %s", a)
 	}
 	a = api("DELETE", "/api/upstream-grants/crm", "", auth)
-	if rv, _ := a.obj["revoked"].(map[string]any); a.status != 200 || rv["issuer"] != up.srv.URL+"/as" {
+	if rv, _ := a.Obj["revoked"].(map[string]any); a.Status != 200 || rv["issuer"] != up.Srv.URL+"/as" {
 		t.Errorf("revoke: %s", a)
 	}
 	if l = list(); len(l.Grants) != 0 || l.Servers[0].Granted {
@@ -164,30 +165,30 @@ servers:
 	// The revocation holds at once: the next call goes without the token, the upstream
 	// refuses it, and the answer asks for consent again instead of reaching the tool.
 	after := callAccounts(4)
-	answers = append(answers, after.body)
-	if strings.Contains(string(after.body), "acme") || !strings.Contains(string(after.body), "needs your authorization") {
-		t.Errorf("a call after revoking: %s", after.body)
+	answers = append(answers, after.Body)
+	if strings.Contains(string(after.Body), "acme") || !strings.Contains(string(after.Body), "needs your authorization") {
+		t.Errorf("a call after revoking: %s", after.Body)
 	}
-	if a := api("DELETE", "/api/upstream-grants/crm", "", auth); a.status != 404 {
+	if a := api("DELETE", "/api/upstream-grants/crm", "", auth); a.Status != 404 {
 		t.Errorf("revoke again: %s", a)
 	}
 
-	up.mu.Lock()
-	issued, calls := len(up.issued), up.calls
-	up.mu.Unlock()
+	up.Mu.Lock()
+	issued, calls := len(up.Issued), up.Calls
+	up.Mu.Unlock()
 	if issued == 0 || calls == 0 {
 		t.Fatalf("the upstream issued %d tokens and served %d requests with one: the search for leaks below would prove nothing", issued, calls)
 	}
 	for _, b := range answers {
-		if tok := up.leaked(b); len(tok) > 0 {
+		if tok := up.Leaked(b); len(tok) > 0 {
 			t.Errorf("an answer carries the tokens %v: %s", tok, b)
 		}
 	}
-	if tok := up.leaked([]byte(g.log.String())); len(tok) > 0 {
+	if tok := up.Leaked([]byte(g.Log.String())); len(tok) > 0 {
 		t.Errorf("the gateway's log carries the tokens %v", tok)
 	}
-	auditPath := filepath.Join(g.gw.FileConfig().StateDir, "audit.jsonl")
-	lines := waitAudit(t, auditPath, func(ls []map[string]any) bool {
+	auditPath := filepath.Join(g.Gateway.FileConfig().StateDir, "audit.jsonl")
+	lines := gatewaytest.WaitAudit(t, auditPath, func(ls []map[string]any) bool {
 		var started, revoked bool
 		for _, l := range ls {
 			started = started || (l["object"] == "upstream-grants/crm" && l["outcome"] == "started")
@@ -196,7 +197,7 @@ servers:
 		return started && revoked
 	})
 	raw, _ := json.Marshal(lines)
-	if tok := up.leaked(raw); len(tok) > 0 {
+	if tok := up.Leaked(raw); len(tok) > 0 {
 		t.Errorf("the audit log carries the tokens %v", tok)
 	}
 }
@@ -207,9 +208,9 @@ servers:
 // admin API's bound is a 413, a wrong method a 405 with Allow, a wrong credential a 401,
 // and no answer carries a consent URL or a revocation.
 func TestAdminUpstreamGrantsAttacks(t *testing.T) {
-	up := newFakeOAuth(t)
+	up := gatewaytest.NewFakeOAuth(t)
 	const admin = "upstream-grants-attack-token-0123456789"
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -219,14 +220,14 @@ auth:
 servers:
   crm:
     type: http
-    url: `+up.srv.URL+`/mcp
+    url: `+up.Srv.URL+`/mcp
     auth: {type: oauth, per: server}
 `)
 	auth := map[string]string{"Authorization": "Bearer " + admin}
 	noRedirect := &http.Client{Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	for _, p := range []string{"/api/upstream-grants/..%2Fservers%2Fcrm/connect", "/api/upstream-grants/../servers/crm", "/api/upstream-grants/%2e%2e/connect", "/api/upstream-grants/crm%2F..%2F..%2Fruntime"} {
 		for _, m := range []string{"POST", "DELETE"} {
-			r, _ := http.NewRequest(m, g.base+p, strings.NewReader("{}"))
+			r, _ := http.NewRequest(m, g.Base+p, strings.NewReader("{}"))
 			r.Header.Set("Authorization", "Bearer "+admin)
 			resp, err := noRedirect.Do(r)
 			if err != nil {
@@ -247,27 +248,27 @@ servers:
 			}
 		}
 	}
-	if a := g.api(t, "POST", "/api/upstream-grants/crm/connect", "{\"subject\": \"x\\nadmin revoked everything\"}", auth); a.status != 400 || !strings.Contains(a.String(), "control characters") {
+	if a := g.API(t, "POST", "/api/upstream-grants/crm/connect", "{\"subject\": \"x\\nadmin revoked everything\"}", auth); a.Status != 400 || !strings.Contains(a.String(), "control characters") {
 		t.Errorf("a subject with a newline: %s", a)
 	}
-	if a := g.api(t, "DELETE", "/api/upstream-grants/crm?subject=x%0D%0Aforged", "", auth); a.status != 400 {
+	if a := g.API(t, "DELETE", "/api/upstream-grants/crm?subject=x%0D%0Aforged", "", auth); a.Status != 400 {
 		t.Errorf("a revoke subject with CR LF: %s", a)
 	}
 	huge := `{"subject": "` + strings.Repeat("a", 2<<20) + `"}`
-	if a := g.api(t, "POST", "/api/upstream-grants/crm/connect", huge, auth); a.status != http.StatusRequestEntityTooLarge {
+	if a := g.API(t, "POST", "/api/upstream-grants/crm/connect", huge, auth); a.Status != http.StatusRequestEntityTooLarge {
 		t.Errorf("a 2 MiB body: %s", a)
 	}
 	for _, c := range []struct{ method, path, allow string }{
 		{"PUT", "/api/upstream-grants", "GET"}, {"GET", "/api/upstream-grants/crm/connect", "POST"}, {"PATCH", "/api/upstream-grants/crm", "DELETE"},
 	} {
-		if a := g.api(t, c.method, c.path, "{}", auth); a.status != http.StatusMethodNotAllowed || a.header.Get("Allow") != c.allow {
-			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", c.method, c.path, a.status, a.header.Get("Allow"), c.allow)
+		if a := g.API(t, c.method, c.path, "{}", auth); a.Status != http.StatusMethodNotAllowed || a.Header.Get("Allow") != c.allow {
+			t.Errorf("%s %s: %d Allow %q, want 405 Allow %q", c.method, c.path, a.Status, a.Header.Get("Allow"), c.allow)
 		}
 	}
-	if a := g.api(t, "GET", "/api/upstream-grants", "", map[string]string{"Authorization": "Bearer wrong"}); a.status != http.StatusUnauthorized {
+	if a := g.API(t, "GET", "/api/upstream-grants", "", map[string]string{"Authorization": "Bearer wrong"}); a.Status != http.StatusUnauthorized {
 		t.Errorf("a wrong credential: %s", a)
 	}
-	if a := g.api(t, "GET", "/api/upstream-grants", "", auth); a.status != 200 || !strings.Contains(a.String(), `"grants": []`) {
+	if a := g.API(t, "GET", "/api/upstream-grants", "", auth); a.Status != 200 || !strings.Contains(a.String(), `"grants": []`) {
 		t.Errorf("after the attacks: %s", a)
 	}
 }
@@ -278,9 +279,9 @@ servers:
 // revoking needs the subject (the server-wide or another subject's is a 404), and after
 // it a1's next call asks a1 to sign in again.
 func TestAdminUpstreamGrantsPerUser(t *testing.T) {
-	up := newFakeOAuth(t)
+	up := gatewaytest.NewFakeOAuth(t)
 	const admin = "upstream-grants-peruser-token-0123456789"
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -290,22 +291,22 @@ auth:
 servers:
   crm:
     type: http
-    url: `+up.srv.URL+`/mcp
+    url: `+up.Srv.URL+`/mcp
     auth: {type: oauth, per: user}
 `)
 	auth := map[string]string{"Authorization": "Bearer " + admin}
 	call := func(agent string) string {
 		t.Helper()
 		h := map[string]string{"Mcp-Protocol-Version": "2025-11-25", "X-Agent-ID": agent}
-		h["Mcp-Session-Id"] = g.initAs(t, agent, "{}")
+		h["Mcp-Session-Id"] = g.InitAs(t, agent, "{}")
 		var tool string
 		for i := 0; i < 100 && tool == ""; i++ {
-			lr := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: h})
+			lr := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, Header: h})
 			var res struct {
 				Tools []struct{ Name string } `json:"tools"`
 			}
-			if m := lr.message(t); m.Error == nil && json.Unmarshal(m.Result, &res) == nil {
-				if tool = toolNamed(res.Tools, "whoami"); tool != "" {
+			if m := lr.Message(t); m.Error == nil && json.Unmarshal(m.Result, &res) == nil {
+				if tool = gatewaytest.ToolNamed(res.Tools, "whoami"); tool != "" {
 					break
 				}
 			}
@@ -314,55 +315,55 @@ servers:
 		if tool == "" {
 			t.Fatalf("%s: crm's tools never listed", agent)
 		}
-		m := g.do(t, req{body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`, header: h}).message(t)
-		var res toolResult
+		m := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`, Header: h}).Message(t)
+		var res gatewaytest.ToolResult
 		if m.Error != nil || json.Unmarshal(m.Result, &res) != nil {
 			return "error " + string(m.Error)
 		}
 		if res.IsError {
-			return "isError " + res.text()
+			return "isError " + res.Text()
 		}
-		return res.text()
+		return res.Text()
 	}
 
-	if a := g.api(t, "GET", "/api/upstream-grants", "", auth); a.status != 200 || !strings.Contains(a.String(), `"per": "user"`) || !strings.Contains(a.String(), `"grants": []`) {
+	if a := g.API(t, "GET", "/api/upstream-grants", "", auth); a.Status != 200 || !strings.Contains(a.String(), `"per": "user"`) || !strings.Contains(a.String(), `"grants": []`) {
 		t.Fatalf("before: %s", a)
 	}
-	if a := g.api(t, "POST", "/api/upstream-grants/crm/connect", "{}", auth); a.status != 400 || !strings.Contains(a.String(), "subject") {
+	if a := g.API(t, "POST", "/api/upstream-grants/crm/connect", "{}", auth); a.Status != 400 || !strings.Contains(a.String(), "subject") {
 		t.Errorf("connect a per-user server without a subject: %s", a)
 	}
-	a := g.api(t, "POST", "/api/upstream-grants/crm/connect", `{"subject": "agent:a1"}`, auth)
-	u, _ := a.obj["url"].(string)
-	if a.status != 200 || !strings.HasPrefix(u, g.base+"/oauth/consent/") {
+	a := g.API(t, "POST", "/api/upstream-grants/crm/connect", `{"subject": "agent:a1"}`, auth)
+	u, _ := a.Obj["url"].(string)
+	if a.Status != 200 || !strings.HasPrefix(u, g.Base+"/oauth/consent/") {
 		t.Fatalf("connect for agent:a1: %s", a)
 	}
-	openConsent(t, u, a.obj["code"].(string)) // the person a1 opens what the admin handed over, with its code
-	a = g.api(t, "GET", "/api/upstream-grants?subject=agent:a1", "", auth)
+	gatewaytest.OpenConsent(t, u, a.Obj["code"].(string)) // the person a1 opens what the admin handed over, with its code
+	a = g.API(t, "GET", "/api/upstream-grants?subject=agent:a1", "", auth)
 	var l struct {
 		Servers []struct{ Granted bool }
 		Grants  []struct{ Server, Subject string }
 	}
-	if a.status != 200 || json.Unmarshal(a.raw, &l) != nil || len(l.Grants) != 1 || l.Grants[0].Subject != "agent:a1" || len(l.Servers) != 1 || !l.Servers[0].Granted {
+	if a.Status != 200 || json.Unmarshal(a.Raw, &l) != nil || len(l.Grants) != 1 || l.Grants[0].Subject != "agent:a1" || len(l.Servers) != 1 || !l.Servers[0].Granted {
 		t.Fatalf("a1's grant: %s", a)
 	}
 	if got := call("a1"); got != "grant=g1" {
 		t.Errorf("a1's call after the admin-started consent: %q, want grant=g1", got)
 	}
-	if got := call("a2"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, g.base+"/oauth/consent/") || consentCode(got) == "" {
+	if got := call("a2"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, g.Base+"/oauth/consent/") || gatewaytest.ConsentCode(got) == "" {
 		t.Errorf("a2's call (no grant): %q, want its own sign-in URL", got)
 	}
 	for _, p := range []string{"/api/upstream-grants/crm", "/api/upstream-grants/crm?subject=agent:a2", "/api/upstream-grants/crm?subject=a1"} {
-		if a := g.api(t, "DELETE", p, "", auth); a.status != 404 {
+		if a := g.API(t, "DELETE", p, "", auth); a.Status != 404 {
 			t.Errorf("DELETE %s: %s, want 404", p, a)
 		}
 	}
-	if a := g.api(t, "DELETE", "/api/upstream-grants/crm?subject=agent:a1", "", auth); a.status != 200 {
+	if a := g.API(t, "DELETE", "/api/upstream-grants/crm?subject=agent:a1", "", auth); a.Status != 200 {
 		t.Fatalf("revoke a1's grant: %s", a)
 	}
-	if a := g.api(t, "GET", "/api/upstream-grants", "", auth); !strings.Contains(a.String(), `"grants": []`) {
+	if a := g.API(t, "GET", "/api/upstream-grants", "", auth); !strings.Contains(a.String(), `"grants": []`) {
 		t.Errorf("after revoking: %s", a)
 	}
-	if got := call("a1"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, g.base+"/oauth/consent/") || consentCode(got) == "" {
+	if got := call("a1"); !strings.HasPrefix(got, "isError ") || !strings.Contains(got, g.Base+"/oauth/consent/") || gatewaytest.ConsentCode(got) == "" {
 		t.Errorf("a1's call after the revocation: %q, want a sign-in URL again", got)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/registry"
 )
 
@@ -39,27 +40,27 @@ type usageDoc struct {
 // the tokens its thin lists saved, all from the gateway's own counters; a window outside
 // 1-60 minutes is refused, naming the bounds.
 func TestAPIUsage(t *testing.T) {
-	g := wordyAgents(t)
-	fsid, full := openAs(t, g, "af")
-	_, thin := openAs(t, g, "at")
+	g := gatewaytest.WordyAgents(t)
+	fsid, full := gatewaytest.OpenAs(t, g, "af")
+	_, thin := gatewaytest.OpenAs(t, g, "at")
 	h := map[string]string{"X-Agent-ID": "af", "Mcp-Session-Id": fsid, "MCP-Protocol-Version": "2025-11-25"}
 	for i, tool := range []string{"j__tool0", "j__tool0", "j__tool0", "j__tool1"} {
-		r := g.do(t, req{body: `{"jsonrpc":"2.0","id":` + string(rune('2'+i)) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`, header: h})
-		if r.status != http.StatusOK {
-			t.Fatalf("call %s: HTTP %d %s", tool, r.status, r.body)
+		r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":` + string(rune('2'+i)) + `,"method":"tools/call","params":{"name":"` + tool + `","arguments":{}}}`, Header: h})
+		if r.Status != http.StatusOK {
+			t.Fatalf("call %s: HTTP %d %s", tool, r.Status, r.Body)
 		}
 	}
 
-	a := g.api(t, "GET", "/api/usage?minutes=5", "", nil)
+	a := g.API(t, "GET", "/api/usage?minutes=5", "", nil)
 	var u usageDoc
-	if a.status != http.StatusOK || json.Unmarshal(a.raw, &u) != nil {
+	if a.Status != http.StatusOK || json.Unmarshal(a.Raw, &u) != nil {
 		t.Fatalf("GET /api/usage: %s", a)
 	}
 	if u.Minutes != 5 || u.Calls != 4 || u.Errors != 1 {
-		t.Errorf("window %d min, %v calls, %v errors; want 5, 4, 1: %s", u.Minutes, u.Calls, u.Errors, a.raw)
+		t.Errorf("window %d min, %v calls, %v errors; want 5, 4, 1: %s", u.Minutes, u.Calls, u.Errors, a.Raw)
 	}
 	// o200k_base counts of the pages the sessions received (bytes/4 before issue 26).
-	fullTok, thinTok := float64(registry.CountTokens(full.message(t).Result)), float64(registry.CountTokens(thin.message(t).Result))
+	fullTok, thinTok := float64(registry.CountTokens(full.Message(t).Result)), float64(registry.CountTokens(thin.Message(t).Result))
 	agents := map[string]int{}
 	for i, ag := range u.Agents {
 		agents[ag.Agent] = i
@@ -83,7 +84,7 @@ func TestAPIUsage(t *testing.T) {
 		}
 	}
 	if !tool0 {
-		t.Errorf("no row for j/tool0: %s", a.raw)
+		t.Errorf("no row for j/tool0: %s", a.Raw)
 	}
 	found := false
 	for _, at := range u.AgentTools {
@@ -96,12 +97,12 @@ func TestAPIUsage(t *testing.T) {
 	}
 
 	for _, bad := range []string{"0", "61", "x", "-3"} {
-		a := g.api(t, "GET", "/api/usage?minutes="+bad, "", nil)
-		if a.status != http.StatusBadRequest || !strings.Contains(string(a.raw), "from 1 to 60") {
+		a := g.API(t, "GET", "/api/usage?minutes="+bad, "", nil)
+		if a.Status != http.StatusBadRequest || !strings.Contains(string(a.Raw), "from 1 to 60") {
 			t.Errorf("minutes=%s: %s, want 400 naming 1 to 60", bad, a)
 		}
 	}
-	if a := g.api(t, "GET", "/api/usage", "", nil); a.status != http.StatusOK || a.obj["minutes"] != float64(60) {
+	if a := g.API(t, "GET", "/api/usage", "", nil); a.Status != http.StatusOK || a.Obj["minutes"] != float64(60) {
 		t.Errorf("GET /api/usage without minutes: %s, want the whole hour", a)
 	}
 }

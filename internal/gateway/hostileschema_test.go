@@ -8,6 +8,7 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -101,18 +102,18 @@ func startSchemaUpstream(t *testing.T, schemas map[string]string) string {
 // is), keeps validating the honest tool, and says which tools go unvalidated in the
 // server's problems (/readyz, the admin API's live row).
 func TestHostileSchemaCallsForwarded(t *testing.T) {
-	g := startGateway(t, strings.Replace(jsonUpstreamConfig, "URL", startHostileUpstream(t), 1)+`
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.JSONUpstreamConfig, "URL", startHostileUpstream(t), 1)+`
 agents:
   at: {servers: [j], handshake: thin}
 `)
-	sid, list := openAs(t, g, "at")
+	sid, list := gatewaytest.OpenAs(t, g, "at")
 	var page struct {
 		Tools []struct {
 			Name string `json:"name"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(list.message(t).Result, &page); err != nil {
-		t.Fatalf("thin list: %s", list.body)
+	if err := json.Unmarshal(list.Message(t).Result, &page); err != nil {
+		t.Fatalf("thin list: %s", list.Body)
 	}
 	listed := map[string]bool{}
 	for _, tool := range page.Tools {
@@ -120,16 +121,16 @@ agents:
 	}
 	for name := range hostileSchemas {
 		if !listed["j__"+name] {
-			t.Fatalf("thin list lacks j__%s: %s", name, list.message(t).Result)
+			t.Fatalf("thin list lacks j__%s: %s", name, list.Message(t).Result)
 		}
 	}
 	h := map[string]string{"X-Agent-ID": "at", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
 	call := func(id int, name, args string) (text string, isError bool) {
 		t.Helper()
-		r := g.do(t, req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"j__%s","arguments":%s}}`, id, name, args), header: h})
-		m := r.message(t)
-		if r.status != http.StatusOK || m.Error != nil {
-			t.Fatalf("call %s: HTTP %d %s", name, r.status, r.body)
+		r := g.Do(t, gatewaytest.Req{Body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"j__%s","arguments":%s}}`, id, name, args), Header: h})
+		m := r.Message(t)
+		if r.Status != http.StatusOK || m.Error != nil {
+			t.Fatalf("call %s: HTTP %d %s", name, r.Status, r.Body)
 		}
 		var res struct {
 			Content []struct {
@@ -165,10 +166,10 @@ agents:
 		t.Errorf("call tree 70 levels deep: %q (isError %v), want it forwarded", text, isErr)
 	}
 	// Every call forwarded unchecked is counted, by why; the validated ones are not.
-	if v := g.metricValue(t, `mcpgw_unvalidated_calls_total{reason="schema",server="j"}`); v != float64(3*len(hostileSchemas)) {
+	if v := g.MetricValue(t, `mcpgw_unvalidated_calls_total{reason="schema",server="j"}`); v != float64(3*len(hostileSchemas)) {
 		t.Errorf("unvalidated calls for their schema: %v, want %d", v, 3*len(hostileSchemas))
 	}
-	if v := g.metricValue(t, `mcpgw_unvalidated_calls_total{reason="arguments",server="j"}`); v != 1 {
+	if v := g.MetricValue(t, `mcpgw_unvalidated_calls_total{reason="arguments",server="j"}`); v != 1 {
 		t.Errorf("unvalidated calls for their arguments: %v, want 1", v)
 	}
 
@@ -178,9 +179,9 @@ agents:
 			Problems []string `json:"problems"`
 		} `json:"upstreams"`
 	}
-	rr := g.do(t, req{method: http.MethodGet, path: "/readyz"})
-	if json.Unmarshal(rr.body, &ready) != nil || len(ready.Upstreams) != 1 {
-		t.Fatalf("/readyz: %s", rr.body)
+	rr := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/readyz"})
+	if json.Unmarshal(rr.Body, &ready) != nil || len(ready.Upstreams) != 1 {
+		t.Fatalf("/readyz: %s", rr.Body)
 	}
 	problems := strings.Join(ready.Upstreams[0].Problems, "\n")
 	for name := range hostileSchemas {
@@ -201,18 +202,18 @@ agents:
 func TestLongArgumentAgainstPatternBounded(t *testing.T) {
 	pattern := "^" + strings.Repeat("(a|aa)*", 2800) + "$"
 	schema := fmt.Sprintf(`{"type":"object","properties":{"s":{"type":"string","pattern":%q}}}`, pattern)
-	g := startGateway(t, strings.Replace(jsonUpstreamConfig, "URL", startSchemaUpstream(t, map[string]string{"pat": schema}), 1)+`
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.JSONUpstreamConfig, "URL", startSchemaUpstream(t, map[string]string{"pat": schema}), 1)+`
 agents:
   at: {servers: [j], handshake: thin}
 `)
-	sid, _ := openAs(t, g, "at")
+	sid, _ := gatewaytest.OpenAs(t, g, "at")
 	h := map[string]string{"X-Agent-ID": "at", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
 	args := fmt.Sprintf(`{"s":%q}`, strings.Repeat("a", 64<<10)+"b")
 	start := time.Now()
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"j__pat","arguments":` + args + `}}`, header: h})
+	r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"j__pat","arguments":` + args + `}}`, Header: h})
 	took := time.Since(start)
-	if m := r.message(t); r.status != http.StatusOK || m.Error != nil || !strings.Contains(string(m.Result), "called pat") {
-		t.Fatalf("call: HTTP %d %q", r.status, r.body)
+	if m := r.Message(t); r.Status != http.StatusOK || m.Error != nil || !strings.Contains(string(m.Result), "called pat") {
+		t.Fatalf("call: HTTP %d %q", r.Status, r.Body)
 	}
 	if took > 3*time.Second {
 		t.Errorf("a call with a 64 KiB string against a pattern of the schema bound took %s, want it forwarded at once (validation passes its work bound)", took.Round(time.Millisecond))

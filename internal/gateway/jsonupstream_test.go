@@ -6,6 +6,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -92,16 +93,6 @@ func (u *jsonUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// waitFor polls cond every 10 ms for at most d.
-func waitFor(d time.Duration, cond func() bool) bool {
-	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return true
-		}
-	}
-	return cond()
-}
-
 func startJSONUpstream(t *testing.T) (*jsonUpstream, string) {
 	t.Helper()
 	u := &jsonUpstream{hanging: make(chan struct{}, 1)}
@@ -113,29 +104,17 @@ func startJSONUpstream(t *testing.T) (*jsonUpstream, string) {
 	return u, srv.URL + "/mcp"
 }
 
-const jsonUpstreamConfig = `
-listen: {{listen}}
-state_dir: {{state_dir}}
-store: memory
-log: {level: debug}
-upstream: {call_timeout: 400ms}
-servers:
-  j:
-    type: streamable_http
-    url: URL
-`
-
 func TestCallTimeoutJSONUpstream(t *testing.T) {
 	u, url := startJSONUpstream(t)
-	g := startGateway(t, strings.Replace(jsonUpstreamConfig, "URL", url, 1))
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.JSONUpstreamConfig, "URL", url, 1))
+	sid := g.Initialize(t, "2025-11-25", "")
 	start := time.Now()
-	r := g.call(t, sid, 7, "tools/call", `{"name":"j__hang","arguments":{}}`)
+	r := g.Call(t, sid, 7, "tools/call", `{"name":"j__hang","arguments":{}}`)
 	took := time.Since(start)
-	if r.status != http.StatusOK {
-		t.Fatalf("HTTP %d %s", r.status, r.body)
+	if r.Status != http.StatusOK {
+		t.Fatalf("HTTP %d %s", r.Status, r.Body)
 	}
-	m := r.message(t)
+	m := r.Message(t)
 	var res struct {
 		IsError bool `json:"isError"`
 		Content []struct {
@@ -144,12 +123,12 @@ func TestCallTimeoutJSONUpstream(t *testing.T) {
 	}
 	if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || !res.IsError || len(res.Content) == 0 ||
 		!strings.Contains(res.Content[0].Text, "did not answer within") {
-		t.Fatalf("want a timeout tool error, got %s", r.body)
+		t.Fatalf("want a timeout tool error, got %s", r.Body)
 	}
 	if took < 400*time.Millisecond || took > 3*time.Second {
 		t.Errorf("answered after %v, want about the 400ms call timeout", took)
 	}
-	if !waitFor(3*time.Second, func() bool {
+	if !gatewaytest.WaitFor(3*time.Second, func() bool {
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		return len(u.cancelled) == 1 && strings.HasSuffix(u.cancelled[0], ":timeout") && u.dropped == 1
@@ -159,29 +138,29 @@ func TestCallTimeoutJSONUpstream(t *testing.T) {
 		u.mu.Unlock()
 	}
 	// The connection pool is not poisoned: the next call on the same upstream works.
-	if r := g.call(t, sid, 8, "tools/call", `{"name":"j__echo","arguments":{}}`); r.status != http.StatusOK ||
-		!strings.Contains(string(r.message(t).Result), "echoed") {
-		t.Fatalf("call after a timeout: HTTP %d %s", r.status, r.body)
+	if r := g.Call(t, sid, 8, "tools/call", `{"name":"j__echo","arguments":{}}`); r.Status != http.StatusOK ||
+		!strings.Contains(string(r.Message(t).Result), "echoed") {
+		t.Fatalf("call after a timeout: HTTP %d %s", r.Status, r.Body)
 	}
 }
 
 func TestCancelledCallJSONUpstream(t *testing.T) {
 	u, url := startJSONUpstream(t)
-	g := startGateway(t, strings.Replace(strings.Replace(jsonUpstreamConfig, "URL", url, 1), "call_timeout: 400ms", "call_timeout: 30s", 1))
-	sid := g.initialize(t, "2025-11-25", "")
-	done := make(chan resp, 1)
+	g := gatewaytest.Start(t, strings.Replace(strings.Replace(gatewaytest.JSONUpstreamConfig, "URL", url, 1), "call_timeout: 400ms", "call_timeout: 30s", 1))
+	sid := g.Initialize(t, "2025-11-25", "")
+	done := make(chan gatewaytest.Resp, 1)
 	start := time.Now()
-	go func() { done <- g.call(t, sid, 9, "tools/call", `{"name":"j__hang","arguments":{}}`) }()
+	go func() { done <- g.Call(t, sid, 9, "tools/call", `{"name":"j__hang","arguments":{}}`) }()
 	select {
 	case <-u.hanging:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call never reached the upstream")
 	}
-	c := g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`, header: sessionHeaders(sid, "2025-11-25")})
-	if c.status != http.StatusAccepted {
-		t.Fatalf("cancellation: HTTP %d %s", c.status, c.body)
+	c := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+	if c.Status != http.StatusAccepted {
+		t.Fatalf("cancellation: HTTP %d %s", c.Status, c.Body)
 	}
-	var r resp
+	var r gatewaytest.Resp
 	select {
 	case r = <-done:
 	case <-time.After(5 * time.Second):
@@ -190,10 +169,10 @@ func TestCancelledCallJSONUpstream(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("call ended %v after start", took)
 	}
-	if strings.Contains(string(r.body), `"result"`) || strings.Contains(string(r.body), `"error"`) {
-		t.Errorf("a cancelled request got a response: %s", r.body)
+	if strings.Contains(string(r.Body), `"result"`) || strings.Contains(string(r.Body), `"error"`) {
+		t.Errorf("a cancelled request got a response: %s", r.Body)
 	}
-	if !waitFor(3*time.Second, func() bool {
+	if !gatewaytest.WaitFor(3*time.Second, func() bool {
 		u.mu.Lock()
 		defer u.mu.Unlock()
 		return len(u.cancelled) == 1 && strings.HasSuffix(u.cancelled[0], ":cancelled by client") && u.dropped == 1
@@ -202,9 +181,9 @@ func TestCancelledCallJSONUpstream(t *testing.T) {
 		t.Errorf("upstream saw cancellations %v and %d dropped requests; want one notice and the request dropped", u.cancelled, u.dropped)
 		u.mu.Unlock()
 	}
-	if r := g.call(t, sid, 10, "tools/call", `{"name":"j__echo","arguments":{}}`); r.status != http.StatusOK ||
-		!strings.Contains(string(r.message(t).Result), "echoed") {
-		t.Fatalf("call after a cancellation: HTTP %d %s", r.status, r.body)
+	if r := g.Call(t, sid, 10, "tools/call", `{"name":"j__echo","arguments":{}}`); r.Status != http.StatusOK ||
+		!strings.Contains(string(r.Message(t).Result), "echoed") {
+		t.Fatalf("call after a cancellation: HTTP %d %s", r.Status, r.Body)
 	}
 }
 
@@ -214,26 +193,26 @@ func TestCancelledCallJSONUpstream(t *testing.T) {
 // priming timers are exercised both ways.
 func TestPrimingOnlyForSlowAnswers(t *testing.T) {
 	_, url := startJSONUpstream(t)
-	g := startGateway(t, strings.Replace(strings.Replace(jsonUpstreamConfig, "URL", url, 1), "call_timeout: 400ms", "call_timeout: 10s", 1))
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, strings.Replace(strings.Replace(gatewaytest.JSONUpstreamConfig, "URL", url, 1), "call_timeout: 400ms", "call_timeout: 10s", 1))
+	sid := g.Initialize(t, "2025-11-25", "")
 	for i := 0; i < 3; i++ {
-		fast := g.call(t, sid, 20+2*i, "tools/call", `{"name":"j__echo","arguments":{}}`)
-		if ct := fast.header.Get("Content-Type"); fast.status != http.StatusOK || ct != "application/json" {
-			t.Fatalf("fast call: HTTP %d, Content-Type %q, want application/json: %s", fast.status, ct, fast.body)
+		fast := g.Call(t, sid, 20+2*i, "tools/call", `{"name":"j__echo","arguments":{}}`)
+		if ct := fast.Header.Get("Content-Type"); fast.Status != http.StatusOK || ct != "application/json" {
+			t.Fatalf("fast call: HTTP %d, Content-Type %q, want application/json: %s", fast.Status, ct, fast.Body)
 		}
-		if !strings.Contains(string(fast.message(t).Result), "echoed") {
-			t.Fatalf("fast call result: %s", fast.body)
+		if !strings.Contains(string(fast.Message(t).Result), "echoed") {
+			t.Fatalf("fast call result: %s", fast.Body)
 		}
-		slow := g.call(t, sid, 21+2*i, "tools/call", `{"name":"j__slow","arguments":{}}`)
-		if ct := slow.header.Get("Content-Type"); slow.status != http.StatusOK || ct != "text/event-stream" {
-			t.Fatalf("slow call: HTTP %d, Content-Type %q, want text/event-stream: %s", slow.status, ct, slow.body)
+		slow := g.Call(t, sid, 21+2*i, "tools/call", `{"name":"j__slow","arguments":{}}`)
+		if ct := slow.Header.Get("Content-Type"); slow.Status != http.StatusOK || ct != "text/event-stream" {
+			t.Fatalf("slow call: HTTP %d, Content-Type %q, want text/event-stream: %s", slow.Status, ct, slow.Body)
 		}
-		body := string(slow.body)
+		body := string(slow.Body)
 		first, _, _ := strings.Cut(body, "\n\n")
 		if !strings.HasPrefix(first, "id: s") || !strings.Contains(first, "\nretry: ") || !strings.HasSuffix(first, "\ndata: ") {
 			t.Fatalf("slow call: first event %q is not a priming event; body %s", first, body)
 		}
-		if !strings.Contains(string(slow.message(t).Result), `"slow"`) {
+		if !strings.Contains(string(slow.Message(t).Result), `"slow"`) {
 			t.Fatalf("slow call result: %s", body)
 		}
 	}

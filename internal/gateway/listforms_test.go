@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"slices"
 	"strings"
 	"testing"
@@ -11,9 +12,9 @@ import (
 // alone, a query returns full definitions, and a found tool is called by its real name
 // without a session; thin on the same front carries describe_tools.
 func TestStatelessSearchForm(t *testing.T) {
-	g := startGateway(t, strings.Replace(baseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
 		"http: {max_body_bytes: 65536, page_size: 7, handshake: search}", 1))
-	res := modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", nil)))
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", nil)))
 	var tools []struct {
 		Name string `json:"name"`
 	}
@@ -24,7 +25,7 @@ func TestStatelessSearchForm(t *testing.T) {
 	if _, more := res["nextCursor"]; more {
 		t.Errorf("the search list has a next page: %s", res["nextCursor"])
 	}
-	res = modernResult(t, g.do(t, modernReq("tools/call", `{"name":"mcpgw__search_tools","arguments":{"query":"simple text"},`+modernMeta+"}",
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"mcpgw__search_tools","arguments":{"query":"simple text"},`+gatewaytest.ModernMeta+"}",
 		map[string]string{"Mcp-Name": "mcpgw__search_tools"})))
 	var sc struct {
 		Tools []struct {
@@ -42,14 +43,14 @@ func TestStatelessSearchForm(t *testing.T) {
 	if !slices.Contains(names, "everything__test_simple_text") {
 		t.Fatalf("search for simple text found %v", names)
 	}
-	res = modernResult(t, g.do(t, modernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+modernMeta+"}",
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+gatewaytest.ModernMeta+"}",
 		map[string]string{"Mcp-Name": "everything__test_simple_text"})))
 	if !strings.Contains(string(res["content"]), "text") || string(res["isError"]) == "true" {
 		t.Errorf("the found tool, called unlisted: %v", res)
 	}
 	// A cursor on the one-page search list is refused, not read as a thin or full page's.
-	r := g.do(t, modernReq("tools/list", `{"cursor":"dG9vbHMAeA",`+modernMeta+"}", nil))
-	if m := r.message(t); m.Error == nil || !strings.Contains(string(m.Error), "cursor") {
-		t.Errorf("a cursor on the search list: %s", r.body)
+	r := g.Do(t, gatewaytest.ModernReq("tools/list", `{"cursor":"dG9vbHMAeA",`+gatewaytest.ModernMeta+"}", nil))
+	if m := r.Message(t); m.Error == nil || !strings.Contains(string(m.Error), "cursor") {
+		t.Errorf("a cursor on the search list: %s", r.Body)
 	}
 }

@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"encoding/json"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -125,20 +126,20 @@ func TestSessionClientModernUpstream(t *testing.T) {
 	u := &modernUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := startGateway(t, modernUpConfig(up.URL))
-	sid := g.initialize(t, "2025-11-25", `{"elicitation":{}}`)
-	r := g.call(t, sid, 2, "tools/list", "{}")
-	if !strings.Contains(string(r.body), `"modern__ask"`) {
-		t.Fatalf("tools/list: %s", r.body)
+	g := gatewaytest.Start(t, modernUpConfig(up.URL))
+	sid := g.Initialize(t, "2025-11-25", `{"elicitation":{}}`)
+	r := g.Call(t, sid, 2, "tools/list", "{}")
+	if !strings.Contains(string(r.Body), `"modern__ask"`) {
+		t.Fatalf("tools/list: %s", r.Body)
 	}
-	next := g.streamCall(t, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"modern__ask","arguments":{}}}`)
+	next := streamCall(g, t, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"modern__ask","arguments":{}}}`)
 	el := elicitationOf(t, next)
 	if !strings.Contains(string(el.Params), "Proceed?") {
 		t.Errorf("elicitation params %s", el.Params)
 	}
-	a := g.do(t, req{body: `{"jsonrpc":"2.0","id":` + string(el.ID) + `,"result":{"action":"accept","content":{"ok":true}}}`, header: sessionHeaders(sid, "2025-11-25")})
-	if a.status != http.StatusAccepted {
-		t.Fatalf("answering: HTTP %d %s", a.status, a.body)
+	a := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":` + string(el.ID) + `,"result":{"action":"accept","content":{"ok":true}}}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+	if a.Status != http.StatusAccepted {
+		t.Fatalf("answering: HTTP %d %s", a.Status, a.Body)
 	}
 	m := responseOf(t, next)
 	if !strings.Contains(string(m.Result), `answer: {\"action\":\"accept\",\"content\":{\"ok\":true}}`) {
@@ -158,21 +159,21 @@ func TestStatelessClientModernUpstream(t *testing.T) {
 	u := &modernUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := startGateway(t, modernUpConfig(up.URL))
+	g := gatewaytest.Start(t, modernUpConfig(up.URL))
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
 	name := map[string]string{"Mcp-Name": "modern__ask"}
-	res := modernResult(t, g.do(t, modernReq("tools/call", `{"name":"modern__ask","arguments":{},`+meta+`}`, name)))
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},`+meta+`}`, name)))
 	var state string
 	_ = json.Unmarshal(res["requestState"], &state)
 	if string(res["resultType"]) != `"input_required"` || !strings.Contains(string(res["inputRequests"]), `"q":`) || state == "" || state == "st-1" {
 		t.Fatalf("want the upstream's input request (key q) with a sealed state, got %v", res)
 	}
 	tampered := strings.Replace(state, "mcpgw-u.", "mcpgw-u.x", 1)
-	r := g.do(t, modernReq("tools/call", `{"name":"modern__ask","arguments":{},"requestState":"`+tampered+`","inputResponses":{"q":{"action":"accept"}},`+meta+`}`, name))
-	if m := r.message(t); m.Error == nil {
-		t.Errorf("an altered requestState was accepted: %s", r.body)
+	r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},"requestState":"`+tampered+`","inputResponses":{"q":{"action":"accept"}},`+meta+`}`, name))
+	if m := r.Message(t); m.Error == nil {
+		t.Errorf("an altered requestState was accepted: %s", r.Body)
 	}
-	res = modernResult(t, g.do(t, modernReq("tools/call", `{"name":"modern__ask","arguments":{},"requestState":"`+state+`","inputResponses":{"q":{"action":"accept","content":{"ok":true}}},`+meta+`}`, name)))
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},"requestState":"`+state+`","inputResponses":{"q":{"action":"accept","content":{"ok":true}}},`+meta+`}`, name)))
 	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "answer:") {
 		t.Errorf("retry result %v", res)
 	}
@@ -192,11 +193,11 @@ func TestModernUpstreamGetsCallersCapabilities(t *testing.T) {
 	u := &modernUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := startGateway(t, modernUpConfig(up.URL))
+	g := gatewaytest.Start(t, modernUpConfig(up.URL))
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`
-	g.do(t, modernReq("tools/call", `{"name":"modern__ask","arguments":{},`+meta+`}`, map[string]string{"Mcp-Name": "modern__ask"}))
-	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
-	g.call(t, sid, 3, "tools/call", `{"name":"modern__ask","arguments":{}}`)
+	g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},`+meta+`}`, map[string]string{"Mcp-Name": "modern__ask"}))
+	sid := g.Initialize(t, "2025-11-25", `{"sampling":{}}`)
+	g.Call(t, sid, 3, "tools/call", `{"name":"modern__ask","arguments":{}}`)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if want := []string{`{"roots":{}}`, `{"sampling":{}}`}; !slices.Equal(u.callCaps, want) {
@@ -212,15 +213,15 @@ func TestModernUpstreamGetsParamHeaders(t *testing.T) {
 	u := &modernUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := startGateway(t, modernUpConfig(up.URL))
-	sid := g.initialize(t, "2025-11-25", `{}`)
+	g := gatewaytest.Start(t, modernUpConfig(up.URL))
+	sid := g.Initialize(t, "2025-11-25", `{}`)
 	for _, tc := range []struct{ arg, want string }{
 		{"us-west", "us-west"},
 		{"Zürich", "=?base64?WsO8cmljaA==?="},
 	} {
-		r := g.call(t, sid, 3, "tools/call", `{"name":"modern__where","arguments":{"region":"`+tc.arg+`"}}`)
-		if !strings.Contains(string(r.body), "region header "+tc.want) {
-			t.Errorf("region %q: %s, want the upstream to see Mcp-Param-Region: %s", tc.arg, r.body, tc.want)
+		r := g.Call(t, sid, 3, "tools/call", `{"name":"modern__where","arguments":{"region":"`+tc.arg+`"}}`)
+		if !strings.Contains(string(r.Body), "region header "+tc.want) {
+			t.Errorf("region %q: %s, want the upstream to see Mcp-Param-Region: %s", tc.arg, r.Body, tc.want)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -18,17 +19,17 @@ import (
 
 // getStream opens a session's GET stream and returns its messages (methods and params) as
 // they arrive.
-func (g *testGW) getStream(t *testing.T, sid string) <-chan *wire.Msg {
+func getStream(g *gatewaytest.GW, t *testing.T, sid string) <-chan *wire.Msg {
 	t.Helper()
-	hr, err := http.NewRequest(http.MethodGet, g.base+"/mcp", nil)
+	hr, err := http.NewRequest(http.MethodGet, g.Base+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hr.Header.Set("Accept", "text/event-stream")
-	for k, v := range sessionHeaders(sid, "2025-11-25") {
+	for k, v := range gatewaytest.SessionHeaders(sid, "2025-11-25") {
 		hr.Header.Set(k, v)
 	}
-	stream, err := client.Do(hr)
+	stream, err := gatewaytest.Client().Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,15 +89,15 @@ func updatedEvent(t *testing.T, ch <-chan *wire.Msg, within time.Duration) (stri
 }
 
 func TestPluginResources(t *testing.T) {
-	yaml, _ := pluginConfig(t, `
+	yaml, _ := gatewaytest.PluginConfig(t, `
 agents:
   all: {servers: [shop, everything]}
   scoped: {servers: [shop], connection_scope: [scratch]}
   reader: {servers: [shop], read_only: true}
   nolist: {servers: [shop], tools: {deny: ["shop_shop_v1_users_list", "shop_shop_v1_users_get"]}}
 `)
-	g := startGateway(t, yaml)
-	sid := g.initAs(t, "all", "{}")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.InitAs(t, "all", "{}")
 	const typeURI = "mcpgw+plugin://shop/main/shop/v1/users"
 	const rowURI = typeURI + "/2"
 
@@ -113,10 +114,10 @@ agents:
 		if cursor != "" {
 			params = `{"cursor":` + string(wire.Quote(cursor)) + `}`
 		}
-		r := g.call(t, sid, 2, "resources/list", params)
+		r := g.Call(t, sid, 2, "resources/list", params)
 		list.NextCursor = ""
-		if err := json.Unmarshal(r.message(t).Result, &list); err != nil {
-			t.Fatalf("resources/list: %v %s", err, r.body)
+		if err := json.Unmarshal(r.Message(t).Result, &list); err != nil {
+			t.Fatalf("resources/list: %v %s", err, r.Body)
 		}
 		for _, res := range list.Resources {
 			uris[res.URI] = true
@@ -128,14 +129,14 @@ agents:
 	if !uris[typeURI] || !uris["mcpgw+plugin://shop/scratch/scratch/v1/users"] || !uris["test://static-text"] {
 		t.Errorf("resources/list: %v", uris)
 	}
-	r := g.call(t, sid, 3, "resources/templates/list", `{}`)
-	if !strings.Contains(string(r.body), `mcpgw+plugin://shop/main/shop/v1/users/{id}{?namespace}`) {
-		t.Errorf("resources/templates/list: %s", r.body)
+	r := g.Call(t, sid, 3, "resources/templates/list", `{}`)
+	if !strings.Contains(string(r.Body), `mcpgw+plugin://shop/main/shop/v1/users/{id}{?namespace}`) {
+		t.Errorf("resources/templates/list: %s", r.Body)
 	}
 
 	// resources/read of a type (its first page) and of one row.
 	read := func(sid, uri string) (string, *wire.ErrorObject) {
-		m := g.call(t, sid, 4, "resources/read", `{"uri":`+string(wire.Quote(uri))+`}`).message(t)
+		m := g.Call(t, sid, 4, "resources/read", `{"uri":`+string(wire.Quote(uri))+`}`).Message(t)
 		if m.Error != nil {
 			var e wire.ErrorObject
 			_ = json.Unmarshal(m.Error, &e)
@@ -162,38 +163,38 @@ agents:
 		t.Errorf("read a malformed URI: %+v", e)
 	}
 	// A connection outside the scope, and a type whose read tools are denied, are not there.
-	scoped := g.initAs(t, "scoped", "{}")
+	scoped := g.InitAs(t, "scoped", "{}")
 	if _, e := read(scoped, rowURI); e == nil || e.Code != -32002 {
 		t.Errorf("scoped session reads main: %+v", e)
 	}
 	if _, e := read(scoped, "mcpgw+plugin://shop/scratch/scratch/v1/users/2"); e != nil {
 		t.Errorf("scoped session reads scratch: %+v", e)
 	}
-	nolist := g.initAs(t, "nolist", "{}")
+	nolist := g.InitAs(t, "nolist", "{}")
 	if _, e := read(nolist, typeURI); e == nil || e.Code != -32002 {
 		t.Errorf("a session without the list tool reads the type: %+v", e)
 	}
 
 	// Subscriptions: the subscribed sessions hear of a write; others do not.
-	reader := g.initAs(t, "reader", "{}")
-	mine, theirs, readers := g.getStream(t, sid), g.getStream(t, scoped), g.getStream(t, reader)
+	reader := g.InitAs(t, "reader", "{}")
+	mine, theirs, readers := getStream(g, t, sid), getStream(g, t, scoped), getStream(g, t, reader)
 	for _, c := range []struct{ sid, uri string }{{sid, rowURI}, {reader, typeURI}} {
-		if m := g.call(t, c.sid, 5, "resources/subscribe", `{"uri":`+string(wire.Quote(c.uri))+`}`).message(t); m.Error != nil {
+		if m := g.Call(t, c.sid, 5, "resources/subscribe", `{"uri":`+string(wire.Quote(c.uri))+`}`).Message(t); m.Error != nil {
 			t.Fatalf("subscribe %s: %s", c.uri, m.Error)
 		}
 	}
-	if m := g.call(t, scoped, 5, "resources/subscribe", `{"uri":`+string(wire.Quote(rowURI))+`}`).message(t); m.Error == nil {
+	if m := g.Call(t, scoped, 5, "resources/subscribe", `{"uri":`+string(wire.Quote(rowURI))+`}`).Message(t); m.Error == nil {
 		t.Error("a scoped session subscribed to a connection outside its scope")
 	}
 	// A write to another row reaches the type's subscriber only; a write to row 2 both.
-	if res := g.callTool(t, sid, "shop_shop_v1_users_update", `{"connectionId":"main","id":"3","age":29}`); res.IsError {
-		t.Fatal(res.text())
+	if res := g.CallTool(t, sid, "shop_shop_v1_users_update", `{"connectionId":"main","id":"3","age":29}`); res.IsError {
+		t.Fatal(res.Text())
 	}
 	if u := updatedURI(t, readers, 10*time.Second); u != typeURI {
 		t.Errorf("type subscriber: updated %q", u)
 	}
-	if res := g.callTool(t, sid, "shop_shop_v1_users_update", `{"connectionId":"main","id":"2","age":86}`); res.IsError {
-		t.Fatal(res.text())
+	if res := g.CallTool(t, sid, "shop_shop_v1_users_update", `{"connectionId":"main","id":"2","age":86}`); res.IsError {
+		t.Fatal(res.Text())
 	}
 	if u, ev := updatedEvent(t, mine, 10*time.Second); u != rowURI {
 		t.Errorf("row subscriber: updated %q (the row 3 update must not have reached it)", u)
@@ -208,9 +209,9 @@ agents:
 	}
 	// After unsubscribing, the next write reaches only the type's subscriber; the scoped
 	// session heard nothing at all (checked after that write was delivered to the reader).
-	g.call(t, sid, 6, "resources/unsubscribe", `{"uri":`+string(wire.Quote(rowURI))+`}`)
-	if res := g.callTool(t, sid, "shop_shop_v1_users_delete", `{"connectionId":"main","id":"2","confirm":true}`); res.IsError {
-		t.Fatal(res.text())
+	g.Call(t, sid, 6, "resources/unsubscribe", `{"uri":`+string(wire.Quote(rowURI))+`}`)
+	if res := g.CallTool(t, sid, "shop_shop_v1_users_delete", `{"connectionId":"main","id":"2","confirm":true}`); res.IsError {
+		t.Fatal(res.Text())
 	}
 	if u, ev := updatedEvent(t, readers, 10*time.Second); u != typeURI {
 		t.Errorf("type subscriber after delete: %q", u)
@@ -227,7 +228,7 @@ agents:
 	// Subscriptions per session are bounded.
 	var last *wire.Msg
 	for i := 0; i < 101; i++ {
-		last = g.call(t, reader, 7, "resources/subscribe", `{"uri":"`+typeURI+`/`+string(rune('a'+i%26))+strings.Repeat("x", i)+`"}`).message(t)
+		last = g.Call(t, reader, 7, "resources/subscribe", `{"uri":"`+typeURI+`/`+string(rune('a'+i%26))+strings.Repeat("x", i)+`"}`).Message(t)
 	}
 	if last.Error == nil || !strings.Contains(string(last.Error), "http.max_subscriptions_per_session") {
 		t.Errorf("the 101st subscription: %s", last.Error)
@@ -235,10 +236,10 @@ agents:
 }
 
 func TestPluginResourceCompletionIsEmpty(t *testing.T) {
-	yaml, _ := pluginConfig(t, "")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", "")
-	m := g.call(t, sid, 2, "completion/complete", `{"ref":{"type":"ref/resource","uri":"mcpgw+plugin://shop/main/shop/v1/users/{id}{?namespace}"},"argument":{"name":"id","value":"1"}}`).message(t)
+	yaml, _ := gatewaytest.PluginConfig(t, "")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", "")
+	m := g.Call(t, sid, 2, "completion/complete", `{"ref":{"type":"ref/resource","uri":"mcpgw+plugin://shop/main/shop/v1/users/{id}{?namespace}"},"argument":{"name":"id","value":"1"}}`).Message(t)
 	if m.Error != nil || !strings.Contains(string(m.Result), `"values":[]`) {
 		t.Errorf("completion of a plugin template: %s %s", m.Result, m.Error)
 	}
@@ -248,28 +249,28 @@ func TestPluginResourceCompletionIsEmpty(t *testing.T) {
 // changed, since events may have been missed), and stops delivering to a session whose
 // view lost the connection.
 func TestPluginSubscriptionAcrossReload(t *testing.T) {
-	yaml, _ := pluginConfig(t, `
+	yaml, _ := gatewaytest.PluginConfig(t, `
 agents:
   watcher: {servers: [shop]}
   admin: {servers: [shop]}
 `)
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 	const typeURI = "mcpgw+plugin://shop/main/shop/v1/users"
-	w, a := g.initAs(t, "watcher", "{}"), g.initAs(t, "admin", "{}")
-	ws, as := g.getStream(t, w), g.getStream(t, a)
+	w, a := g.InitAs(t, "watcher", "{}"), g.InitAs(t, "admin", "{}")
+	ws, as := getStream(g, t, w), getStream(g, t, a)
 	for _, sid := range []string{w, a} {
-		if m := g.call(t, sid, 5, "resources/subscribe", `{"uri":"`+typeURI+`"}`).message(t); m.Error != nil {
+		if m := g.Call(t, sid, 5, "resources/subscribe", `{"uri":"`+typeURI+`"}`).Message(t); m.Error != nil {
 			t.Fatalf("subscribe: %s", m.Error)
 		}
 	}
 
 	// The plugin's definition changes: it is replaced, its provider closed.
-	file := *g.gw.FileConfig()
+	file := *g.Gateway.FileConfig()
 	file.Plugins = maps.Clone(file.Plugins)
 	d := *file.Plugins["shop"]
 	d.Refresh = 150 * time.Millisecond
 	file.Plugins["shop"] = &d
-	if err := g.gw.ReloadFile(&file); err != nil {
+	if err := g.Gateway.ReloadFile(&file); err != nil {
 		t.Fatal(err)
 	}
 	if u := updatedURI(t, ws, 15*time.Second); u != typeURI {
@@ -278,15 +279,15 @@ agents:
 	updatedURI(t, as, 15*time.Second)
 	// The watch is on the new provider: a write through it reaches the subscriber. (The
 	// tool is retried while the new plugin loads.)
-	var res toolResult
+	var res gatewaytest.ToolResult
 	for i := 0; i < 100; i++ {
-		if res = g.callTool(t, a, "shop_shop_v1_users_update", `{"connectionId":"main","id":"1","age":37}`); !res.IsError {
+		if res = g.CallTool(t, a, "shop_shop_v1_users_update", `{"connectionId":"main","id":"1","age":37}`); !res.IsError {
 			break
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 	if res.IsError {
-		t.Fatalf("update after the reload: %s", res.text())
+		t.Fatalf("update after the reload: %s", res.Text())
 	}
 	if u := updatedURI(t, ws, 15*time.Second); u != typeURI {
 		t.Fatalf("a write after the reload: updated %q", u)
@@ -294,16 +295,16 @@ agents:
 	updatedURI(t, as, 15*time.Second)
 
 	// The watcher's scope is narrowed to scratch: it hears nothing more of main.
-	file2 := *g.gw.FileConfig()
+	file2 := *g.Gateway.FileConfig()
 	file2.Agents = maps.Clone(file2.Agents)
 	ag := *file2.Agents["watcher"]
 	ag.ConnectionScope = []string{"scratch"}
 	file2.Agents["watcher"] = &ag
-	if err := g.gw.ReloadFile(&file2); err != nil {
+	if err := g.Gateway.ReloadFile(&file2); err != nil {
 		t.Fatal(err)
 	}
-	if res := g.callTool(t, a, "shop_shop_v1_users_update", `{"connectionId":"main","id":"1","age":38}`); res.IsError {
-		t.Fatal(res.text())
+	if res := g.CallTool(t, a, "shop_shop_v1_users_update", `{"connectionId":"main","id":"1","age":38}`); res.IsError {
+		t.Fatal(res.Text())
 	}
 	if u := updatedURI(t, as, 15*time.Second); u != typeURI {
 		t.Fatalf("admin after the scope change: updated %q", u)

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"slices"
 	"strings"
 	"testing"
@@ -11,17 +12,17 @@ import (
 // gets names cut in the middle, each keeping its operation at its end
 // (shop_shop_v1_cluster_wide_…_1a2b3c4d_get), all distinct and callable.
 func TestPluginLongNamesKeepOperation(t *testing.T) {
-	yaml, dbPath := pluginConfig(t, "")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", "")
+	yaml, dbPath := gatewaytest.PluginConfig(t, "")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", "")
 	const table = "cluster_wide_widget_configuration_policies_of_the_platform"
-	execSQL(t, dbPath, `CREATE TABLE `+table+` (id INTEGER PRIMARY KEY, name TEXT)`)
+	gatewaytest.ExecSQL(t, dbPath, `CREATE TABLE `+table+` (id INTEGER PRIMARY KEY, name TEXT)`)
 	const prefix = "shop_shop_v1_cluster_wide"
 	var long []string
 	deadline := time.Now().Add(10 * time.Second)
 	for len(long) < 8 && time.Now().Before(deadline) {
 		long = long[:0]
-		for _, n := range g.toolNames(t, sid) {
+		for _, n := range g.ToolNames(t, sid) {
 			if strings.HasPrefix(n, prefix) {
 				long = append(long, n)
 			}
@@ -43,8 +44,8 @@ func TestPluginLongNamesKeepOperation(t *testing.T) {
 		}
 	}
 	if count != "" {
-		if res := g.callTool(t, sid, count, `{"connectionId":"main"}`); res.IsError {
-			t.Errorf("calling %s: %s", count, res.text())
+		if res := g.CallTool(t, sid, count, `{"connectionId":"main"}`); res.IsError {
+			t.Errorf("calling %s: %s", count, res.Text())
 		}
 	}
 	t.Logf("long names: %v", long)

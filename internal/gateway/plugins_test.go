@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -16,6 +14,7 @@ import (
 
 	_ "modernc.org/sqlite"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -23,100 +22,11 @@ import (
 // calls through the plugin's dispatcher, the agent rules, confirmation by elicitation and
 // by "confirm": true, cancellation, and list_changed when a table appears.
 
-const shopSeed = `
-CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, age INTEGER, team TEXT);
-INSERT INTO users (name, age, team) VALUES
-  ('ada', 36, 'core'), ('grace', 85, 'core'), ('linus', 28, 'kernel'),
-  ('margaret', 33, 'core'), ('ken', 40, 'core');
-`
-
-// pluginConfig is a gateway with the everything upstream and the sql plugin "shop" over a
-// SQLite file seeded in a temp dir (and a second, in-memory connection "scratch"). extra is
-// appended (agents, tasks). It returns the config and the database file's path.
-func pluginConfig(t *testing.T, extra string) (string, string) {
-	t.Helper()
-	dir := t.TempDir()
-	seed := filepath.Join(dir, "shop.sql")
-	if err := os.WriteFile(seed, []byte(shopSeed), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	db := filepath.Join(dir, "data", "shop.db")
-	return fmt.Sprintf(`
-listen: {{listen}}
-state_dir: {{state_dir}}
-store: memory
-log: {level: debug}
-# The full list: these tests read the plugin's tools by name, whatever auto would pick.
-http: {handshake: full}
-servers:
-  everything:
-    type: streamable_http
-    url: {{everything}}
-plugins:
-  shop:
-    type: sql
-    refresh: 100ms
-    connections:
-      main: {driver: sqlite, dsn: %q, seed: %q}
-      scratch: {driver: sqlite, dsn: ":memory:", database: scratch, seed: %q}
-%s`, db, seed, seed, extra), db
-}
-
-// initAs opens a session for an agent (X-Agent-ID) with the given client capabilities.
-func (g *testGW) initAs(t *testing.T, agent, caps string) string {
-	t.Helper()
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"plugins_test","version":"1"}}}`,
-		header: map[string]string{"X-Agent-ID": agent}})
-	sid := r.header.Get("Mcp-Session-Id")
-	if r.status != http.StatusOK || sid == "" {
-		t.Fatalf("initialize as %s: HTTP %d %s", agent, r.status, r.body)
-	}
-	g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: sessionHeaders(sid, "2025-11-25")})
-	return sid
-}
-
-// toolResult is a tools/call result.
-type toolResult struct {
-	Content []struct {
-		Text string `json:"text"`
-	} `json:"content"`
-	Structured json.RawMessage `json:"structuredContent"`
-	IsError    bool            `json:"isError"`
-}
-
-func (r toolResult) text() string {
-	var b strings.Builder
-	for _, c := range r.Content {
-		b.WriteString(c.Text)
-	}
-	return b.String()
-}
-
-// callTool calls a tool and returns its result (a JSON-RPC error fails the test).
-func (g *testGW) callTool(t *testing.T, sid, name, args string) toolResult {
-	t.Helper()
-	r := g.call(t, sid, 7, "tools/call", `{"name":`+string(wire.Quote(name))+`,"arguments":`+args+`}`)
-	m := r.message(t)
-	if m.Error != nil {
-		t.Fatalf("tools/call %s: JSON-RPC error %s", name, m.Error)
-	}
-	var res toolResult
-	if err := json.Unmarshal(m.Result, &res); err != nil {
-		t.Fatalf("tools/call %s: %v in %s", name, err, m.Result)
-	}
-	return res
-}
-
-type page struct {
-	Items      []map[string]any `json:"items"`
-	NextCursor string           `json:"nextCursor"`
-}
-
 func TestPluginToolsListAndCall(t *testing.T) {
-	yaml, _ := pluginConfig(t, "")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", "")
-	names := g.toolNames(t, sid)
+	yaml, _ := gatewaytest.PluginConfig(t, "")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", "")
+	names := g.ToolNames(t, sid)
 	for _, want := range []string{"everything__test_simple_text", "shop_shop_v1_users_find", "shop_shop_v1_users_create",
 		"shop_shop_v1_users_delete", "shop_scratch_v1_users_get", "shop_list_connections", "shop_shop_v1_users_truncate"} {
 		if !slices.Contains(names, want) {
@@ -132,11 +42,11 @@ func TestPluginToolsListAndCall(t *testing.T) {
 		if cursor != "" {
 			args += `,"cursor":` + string(wire.Quote(cursor))
 		}
-		res := g.callTool(t, sid, "shop_shop_v1_users_find", args+"}")
+		res := g.CallTool(t, sid, "shop_shop_v1_users_find", args+"}")
 		if res.IsError {
-			t.Fatalf("find: %s", res.text())
+			t.Fatalf("find: %s", res.Text())
 		}
-		var p page
+		var p gatewaytest.Page
 		if err := json.Unmarshal(res.Structured, &p); err != nil {
 			t.Fatalf("find: structuredContent %s: %v", res.Structured, err)
 		}
@@ -155,27 +65,27 @@ func TestPluginToolsListAndCall(t *testing.T) {
 	}
 
 	// create, update, delete (with confirm: true).
-	res := g.callTool(t, sid, "shop_shop_v1_users_create", `{"connectionId":"main","name":"barbara","age":50,"team":"db"}`)
+	res := g.CallTool(t, sid, "shop_shop_v1_users_create", `{"connectionId":"main","name":"barbara","age":50,"team":"db"}`)
 	if res.IsError {
-		t.Fatalf("create: %s", res.text())
+		t.Fatalf("create: %s", res.Text())
 	}
 	var row map[string]any
 	_ = json.Unmarshal(res.Structured, &row)
 	id := fmt.Sprint(row["id"])
-	if res = g.callTool(t, sid, "shop_shop_v1_users_update", `{"connectionId":"main","id":"`+id+`","age":51}`); res.IsError || !strings.Contains(res.text(), `"age":51`) {
-		t.Fatalf("update: %s", res.text())
+	if res = g.CallTool(t, sid, "shop_shop_v1_users_update", `{"connectionId":"main","id":"`+id+`","age":51}`); res.IsError || !strings.Contains(res.Text(), `"age":51`) {
+		t.Fatalf("update: %s", res.Text())
 	}
-	if res = g.callTool(t, sid, "shop_shop_v1_users_delete", `{"connectionId":"main","id":"`+id+`"}`); !res.IsError || !strings.Contains(res.text(), `"confirm": true`) {
-		t.Fatalf("delete without confirm: %v %s, want a refusal asking for confirm", res.IsError, res.text())
+	if res = g.CallTool(t, sid, "shop_shop_v1_users_delete", `{"connectionId":"main","id":"`+id+`"}`); !res.IsError || !strings.Contains(res.Text(), `"confirm": true`) {
+		t.Fatalf("delete without confirm: %v %s, want a refusal asking for confirm", res.IsError, res.Text())
 	}
-	if res = g.callTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"`+id+`"}`); res.IsError {
-		t.Fatalf("the refused delete removed the row: %s", res.text())
+	if res = g.CallTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"`+id+`"}`); res.IsError {
+		t.Fatalf("the refused delete removed the row: %s", res.Text())
 	}
-	if res = g.callTool(t, sid, "shop_shop_v1_users_delete", `{"connectionId":"main","id":"`+id+`","confirm":true}`); res.IsError || !strings.Contains(res.text(), "barbara") {
-		t.Fatalf("delete with confirm: %s", res.text())
+	if res = g.CallTool(t, sid, "shop_shop_v1_users_delete", `{"connectionId":"main","id":"`+id+`","confirm":true}`); res.IsError || !strings.Contains(res.Text(), "barbara") {
+		t.Fatalf("delete with confirm: %s", res.Text())
 	}
-	if res = g.callTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"`+id+`"}`); !res.IsError {
-		t.Fatalf("get after delete: %s", res.text())
+	if res = g.CallTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"`+id+`"}`); !res.IsError {
+		t.Fatalf("get after delete: %s", res.Text())
 	}
 
 	// SQL in values, ids, field names and connection ids is refused or harmless.
@@ -185,37 +95,27 @@ func TestPluginToolsListAndCall(t *testing.T) {
 		{"shop_shop_v1_users_find", `{"connectionId":"main","filter":[{"field":"name","operator":"eq) OR 1=1 --","value":"x"}]}`, "invalid arguments"},
 		{"shop_shop_v1_users_list", `{"connectionId":"main; DROP TABLE users"}`, "not available"},
 	} {
-		if res := g.callTool(t, sid, c.tool, c.args); !res.IsError || !strings.Contains(res.text(), c.want) {
-			t.Errorf("%s %s: isError %v %q, want a refusal containing %q", c.tool, c.args, res.IsError, res.text(), c.want)
+		if res := g.CallTool(t, sid, c.tool, c.args); !res.IsError || !strings.Contains(res.Text(), c.want) {
+			t.Errorf("%s %s: isError %v %q, want a refusal containing %q", c.tool, c.args, res.IsError, res.Text(), c.want)
 		}
 	}
-	res = g.callTool(t, sid, "shop_shop_v1_users_find", `{"connectionId":"main","filter":[{"field":"name","operator":"eq","value":"x' OR '1'='1"}]}`)
-	if res.IsError || !strings.Contains(res.text(), `"items":[]`) {
-		t.Errorf("find with SQL in a value: %s, want no rows", res.text())
+	res = g.CallTool(t, sid, "shop_shop_v1_users_find", `{"connectionId":"main","filter":[{"field":"name","operator":"eq","value":"x' OR '1'='1"}]}`)
+	if res.IsError || !strings.Contains(res.Text(), `"items":[]`) {
+		t.Errorf("find with SQL in a value: %s, want no rows", res.Text())
 	}
-	if res = g.callTool(t, sid, "shop_shop_v1_users_count", `{"connectionId":"main"}`); res.IsError || !strings.Contains(res.text(), `"count":5`) {
-		t.Errorf("count after the injection attempts: %s, want 5", res.text())
+	if res = g.CallTool(t, sid, "shop_shop_v1_users_count", `{"connectionId":"main"}`); res.IsError || !strings.Contains(res.Text(), `"count":5`) {
+		t.Errorf("count after the injection attempts: %s, want 5", res.Text())
 	}
 
 	// Plugin calls are counted like tool calls.
-	mr := g.do(t, req{method: http.MethodGet, path: "/metrics"})
-	if !bytes.Contains(mr.body, []byte(`mcpgw_tool_calls_total{agent="default",outcome="ok",server="shop",tool="shop_shop_v1_users_find"} 3`)) {
-		t.Errorf("metrics lack the plugin's find calls:\n%s", grepLines(mr.body, "shop"))
+	mr := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/metrics"})
+	if !bytes.Contains(mr.Body, []byte(`mcpgw_tool_calls_total{agent="default",outcome="ok",server="shop",tool="shop_shop_v1_users_find"} 3`)) {
+		t.Errorf("metrics lack the plugin's find calls:\n%s", gatewaytest.GrepLines(mr.Body, "shop"))
 	}
-}
-
-func grepLines(b []byte, sub string) string {
-	var out []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, sub) {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out, "\n")
 }
 
 func TestPluginAgentRules(t *testing.T) {
-	yaml, _ := pluginConfig(t, `
+	yaml, _ := gatewaytest.PluginConfig(t, `
 agents:
   reader: {servers: [shop], read_only: true}
   scoped: {servers: [shop, everything], connection_scope: [scratch], tools: {deny: ["shop_*_truncate"]}}
@@ -225,9 +125,9 @@ agents:
 tasks:
   t1: {enabled_mcp_servers: [shop]}
 `)
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 
-	reader := g.toolNames(t, g.initAs(t, "reader", "{}"))
+	reader := g.ToolNames(t, g.InitAs(t, "reader", "{}"))
 	for _, n := range reader {
 		for _, w := range []string{"_create", "_update", "_delete", "_truncate", "everything__"} {
 			if strings.Contains(n, w) {
@@ -239,22 +139,22 @@ tasks:
 		t.Errorf("read-only agent lacks find or count (a read-only action): %v", reader)
 	}
 
-	ssid := g.initAs(t, "scoped", "{}")
-	scoped := g.toolNames(t, ssid)
+	ssid := g.InitAs(t, "scoped", "{}")
+	scoped := g.ToolNames(t, ssid)
 	if slices.Contains(scoped, "shop_shop_v1_users_get") || !slices.Contains(scoped, "shop_scratch_v1_users_get") {
 		t.Errorf("connection_scope [scratch]: tools %v", scoped)
 	}
 	if slices.Contains(scoped, "shop_scratch_v1_users_truncate") || !slices.Contains(scoped, "shop_scratch_v1_users_delete") {
 		t.Errorf("tools.deny shop_*_truncate: tools %v", scoped)
 	}
-	if res := g.callTool(t, ssid, "shop_scratch_v1_users_get", `{"connectionId":"main","id":"1"}`); !res.IsError || !strings.Contains(res.text(), "not available") {
-		t.Errorf("a connection outside the scope: %s", res.text())
+	if res := g.CallTool(t, ssid, "shop_scratch_v1_users_get", `{"connectionId":"main","id":"1"}`); !res.IsError || !strings.Contains(res.Text(), "not available") {
+		t.Errorf("a connection outside the scope: %s", res.Text())
 	}
-	if r := g.call(t, ssid, 3, "tools/call", `{"name":"shop_scratch_v1_users_truncate","arguments":{"connectionId":"scratch","confirm":true}}`); r.message(t).Error == nil {
-		t.Errorf("a denied plugin tool was called: %s", r.body)
+	if r := g.Call(t, ssid, 3, "tools/call", `{"name":"shop_scratch_v1_users_truncate","arguments":{"connectionId":"scratch","confirm":true}}`); r.Message(t).Error == nil {
+		t.Errorf("a denied plugin tool was called: %s", r.Body)
 	}
 
-	up := g.toolNames(t, g.initAs(t, "upstream-only", "{}"))
+	up := g.ToolNames(t, g.InitAs(t, "upstream-only", "{}"))
 	for _, n := range up {
 		if strings.HasPrefix(n, "shop_") {
 			t.Errorf("an agent without the plugin sees %s", n)
@@ -263,26 +163,26 @@ tasks:
 
 	// A thin session that sends bad arguments gets the tool's full schema, as for upstream
 	// tools; good arguments reach the plugin.
-	thin := g.initAs(t, "thin", "{}")
-	g.toolNames(t, thin)
-	if res := g.callTool(t, thin, "shop_shop_v1_users_get", `{"connectionId":"main"}`); !res.IsError || !strings.Contains(string(res.Structured), "inputSchema") {
-		t.Errorf("thin session, bad arguments: %s %s", res.text(), res.Structured)
+	thin := g.InitAs(t, "thin", "{}")
+	g.ToolNames(t, thin)
+	if res := g.CallTool(t, thin, "shop_shop_v1_users_get", `{"connectionId":"main"}`); !res.IsError || !strings.Contains(string(res.Structured), "inputSchema") {
+		t.Errorf("thin session, bad arguments: %s %s", res.Text(), res.Structured)
 	}
-	if res := g.callTool(t, thin, "shop_shop_v1_users_get", `{"connectionId":"main","id":"3"}`); res.IsError || !strings.Contains(res.text(), "linus") {
-		t.Errorf("thin session, good arguments: %s", res.text())
+	if res := g.CallTool(t, thin, "shop_shop_v1_users_get", `{"connectionId":"main","id":"3"}`); res.IsError || !strings.Contains(res.Text(), "linus") {
+		t.Errorf("thin session, good arguments: %s", res.Text())
 	}
 
 	// A task enables the plugin like a server.
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"plugins_test","version":"1"}}}`,
-		header: map[string]string{"X-Agent-ID": "tasked", "X-Task-ID": "t1"}})
-	tsid := r.header.Get("Mcp-Session-Id")
-	tasked := g.toolNames(t, tsid)
+	r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"plugins_test","version":"1"}}}`,
+		Header: map[string]string{"X-Agent-ID": "tasked", "X-Task-ID": "t1"}})
+	tsid := r.Header.Get("Mcp-Session-Id")
+	tasked := g.ToolNames(t, tsid)
 	if !slices.Contains(tasked, "shop_shop_v1_users_find") || slices.ContainsFunc(tasked, func(n string) bool { return strings.HasPrefix(n, "everything__") }) {
 		t.Errorf("task enabling only shop: tools %v", tasked)
 	}
 
 	// explain and the admin view list plugin tools with their decisions.
-	v := g.do(t, req{method: http.MethodGet, path: "/api/agents/scoped/view"})
+	v := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/api/agents/scoped/view"})
 	var view struct {
 		Tools []struct {
 			Tool     string `json:"tool"`
@@ -291,8 +191,8 @@ tasks:
 			Rule     string `json:"rule"`
 		} `json:"tools"`
 	}
-	if err := json.Unmarshal(v.body, &view); err != nil {
-		t.Fatalf("/api/agents/scoped/view: HTTP %d %s", v.status, v.body)
+	if err := json.Unmarshal(v.Body, &view); err != nil {
+		t.Fatalf("/api/agents/scoped/view: HTTP %d %s", v.Status, v.Body)
 	}
 	seen := map[string]bool{}
 	for _, d := range view.Tools {
@@ -304,23 +204,23 @@ tasks:
 		}
 	}
 	if !seen["shop_scratch_v1_users_find"] || !seen["shop_scratch_v1_users_truncate"] {
-		t.Errorf("agent view: plugin decisions %v in %s", seen, v.body)
+		t.Errorf("agent view: plugin decisions %v in %s", seen, v.Body)
 	}
 }
 
 // streamCall posts a request and returns the SSE messages of its answer as they come.
-func (g *testGW) streamCall(t *testing.T, sid, body string) (next func() (*wire.Msg, error)) {
+func streamCall(g *gatewaytest.GW, t *testing.T, sid, body string) (next func() (*wire.Msg, error)) {
 	t.Helper()
-	hr, err := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(body))
+	hr, err := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range sessionHeaders(sid, "2025-11-25") {
+	for k, v := range gatewaytest.SessionHeaders(sid, "2025-11-25") {
 		hr.Header.Set(k, v)
 	}
-	hresp, err := client.Do(hr)
+	hresp, err := gatewaytest.Client().Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,19 +275,19 @@ func responseOf(t *testing.T, next func() (*wire.Msg, error)) *wire.Msg {
 }
 
 func TestPluginConfirmByElicitation(t *testing.T) {
-	yaml, _ := pluginConfig(t, "")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", `{"elicitation":{}}`)
+	yaml, _ := gatewaytest.PluginConfig(t, "")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", `{"elicitation":{}}`)
 
 	// The client declared elicitation: delete has no confirm argument and asks instead.
-	r := g.call(t, sid, 2, "tools/list", "{}")
+	r := g.Call(t, sid, 2, "tools/list", "{}")
 	var list struct {
 		Tools []struct {
 			Name        string          `json:"name"`
 			InputSchema json.RawMessage `json:"inputSchema"`
 		} `json:"tools"`
 	}
-	_ = json.Unmarshal(r.message(t).Result, &list)
+	_ = json.Unmarshal(r.Message(t).Result, &list)
 	for _, tl := range list.Tools {
 		if tl.Name == "shop_shop_v1_users_delete" && bytes.Contains(tl.InputSchema, []byte(`"confirm"`)) {
 			t.Errorf("an elicitation session's delete still takes confirm: %s", tl.InputSchema)
@@ -396,46 +296,46 @@ func TestPluginConfirmByElicitation(t *testing.T) {
 
 	answer := func(m *wire.Msg, result string) {
 		t.Helper()
-		a := g.do(t, req{body: `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`, header: sessionHeaders(sid, "2025-11-25")})
-		if a.status != http.StatusAccepted {
-			t.Fatalf("answering the elicitation: HTTP %d %s", a.status, a.body)
+		a := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+		if a.Status != http.StatusAccepted {
+			t.Fatalf("answering the elicitation: HTTP %d %s", a.Status, a.Body)
 		}
 	}
 
 	// Declined: nothing is deleted.
-	next := g.streamCall(t, sid, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"shop_shop_v1_users_delete","arguments":{"connectionId":"main","id":"1"}}}`)
+	next := streamCall(g, t, sid, `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"shop_shop_v1_users_delete","arguments":{"connectionId":"main","id":"1"}}}`)
 	el := elicitationOf(t, next)
 	if !strings.Contains(string(el.Params), "users") || !strings.Contains(string(el.Params), "requestedSchema") {
 		t.Errorf("elicitation params: %s", el.Params)
 	}
 	answer(el, `{"action":"decline"}`)
 	m := responseOf(t, next)
-	var res toolResult
+	var res gatewaytest.ToolResult
 	_ = json.Unmarshal(m.Result, &res)
-	if !res.IsError || !strings.Contains(res.text(), "declined") {
+	if !res.IsError || !strings.Contains(res.Text(), "declined") {
 		t.Fatalf("declined delete: %s", m.Result)
 	}
-	if res := g.callTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"1"}`); res.IsError {
-		t.Fatalf("a declined delete removed the row: %s", res.text())
+	if res := g.CallTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"1"}`); res.IsError {
+		t.Fatalf("a declined delete removed the row: %s", res.Text())
 	}
 
 	// Accepted: deleted.
-	next = g.streamCall(t, sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"shop_shop_v1_users_delete","arguments":{"connectionId":"main","id":"1"}}}`)
+	next = streamCall(g, t, sid, `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"shop_shop_v1_users_delete","arguments":{"connectionId":"main","id":"1"}}}`)
 	answer(elicitationOf(t, next), `{"action":"accept","content":{"confirm":true}}`)
 	m = responseOf(t, next)
-	res = toolResult{}
+	res = gatewaytest.ToolResult{}
 	_ = json.Unmarshal(m.Result, &res)
-	if res.IsError || !strings.Contains(res.text(), "ada") {
+	if res.IsError || !strings.Contains(res.Text(), "ada") {
 		t.Fatalf("accepted delete: %s", m.Result)
 	}
 
 	// Cancelled by the client while the user is asked: the stream ends with no answer,
 	// and nothing is deleted.
-	next = g.streamCall(t, sid, `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"shop_shop_v1_users_delete","arguments":{"connectionId":"main","id":"2"}}}`)
+	next = streamCall(g, t, sid, `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"shop_shop_v1_users_delete","arguments":{"connectionId":"main","id":"2"}}}`)
 	elicitationOf(t, next)
-	c := g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":13}}`, header: sessionHeaders(sid, "2025-11-25")})
-	if c.status != http.StatusAccepted {
-		t.Fatalf("cancellation: HTTP %d", c.status)
+	c := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":13}}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+	if c.Status != http.StatusAccepted {
+		t.Fatalf("cancellation: HTTP %d", c.Status)
 	}
 	for {
 		m, err := next()
@@ -446,40 +346,40 @@ func TestPluginConfirmByElicitation(t *testing.T) {
 			t.Errorf("a cancelled plugin call got a response: %s", m.Result)
 		}
 	}
-	if res := g.callTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"2"}`); res.IsError {
-		t.Fatalf("a cancelled delete removed the row: %s", res.text())
+	if res := g.CallTool(t, sid, "shop_shop_v1_users_get", `{"connectionId":"main","id":"2"}`); res.IsError {
+		t.Fatalf("a cancelled delete removed the row: %s", res.Text())
 	}
 }
 
 func TestPluginListChanged(t *testing.T) {
-	yaml, dbPath := pluginConfig(t, `
+	yaml, dbPath := gatewaytest.PluginConfig(t, `
 agents:
   with: {servers: [shop]}
   without: {servers: [everything]}
 `)
-	g := startGateway(t, yaml)
-	sid := g.initAs(t, "with", "{}")
-	other := g.initAs(t, "without", "{}")
-	before := g.toolNames(t, sid)
-	g.toolNames(t, other)
+	g := gatewaytest.Start(t, yaml)
+	sid := g.InitAs(t, "with", "{}")
+	other := g.InitAs(t, "without", "{}")
+	before := g.ToolNames(t, sid)
+	g.ToolNames(t, other)
 	if slices.Contains(before, "shop_shop_v1_teams_list") {
 		t.Fatal("teams listed before the table exists")
 	}
-	hr, err := http.NewRequest(http.MethodGet, g.base+"/mcp", nil)
+	hr, err := http.NewRequest(http.MethodGet, g.Base+"/mcp", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hr.Header.Set("Accept", "text/event-stream")
-	for k, v := range sessionHeaders(sid, "2025-11-25") {
+	for k, v := range gatewaytest.SessionHeaders(sid, "2025-11-25") {
 		hr.Header.Set(k, v)
 	}
-	stream, err := client.Do(hr)
+	stream, err := gatewaytest.Client().Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stream.Body.Close()
 
-	execSQL(t, dbPath, `CREATE TABLE teams (id INTEGER PRIMARY KEY, name TEXT)`)
+	gatewaytest.ExecSQL(t, dbPath, `CREATE TABLE teams (id INTEGER PRIMARY KEY, name TEXT)`)
 
 	// In the default config (integrity.plugin_changes: follow) the new table's tools
 	// appear at once, announced with list_changed: no admin approves them first.
@@ -506,12 +406,12 @@ agents:
 	case <-time.After(10 * time.Second):
 		t.Fatal("no list_changed within 10s of the new table")
 	}
-	if after := g.toolNames(t, sid); !slices.Contains(after, "shop_shop_v1_teams_list") {
+	if after := g.ToolNames(t, sid); !slices.Contains(after, "shop_shop_v1_teams_list") {
 		t.Errorf("after list_changed: %v lacks the new table's tools", after)
 	}
 	// Only the session whose view changed was told.
-	mr := g.do(t, req{method: http.MethodGet, path: "/metrics"})
-	if !bytes.Contains(mr.body, []byte("mcpgw_list_changed_sent_total 1\n")) {
-		t.Errorf("list_changed sent:\n%s", grepLines(mr.body, "list_changed"))
+	mr := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/metrics"})
+	if !bytes.Contains(mr.Body, []byte("mcpgw_list_changed_sent_total 1\n")) {
+		t.Errorf("list_changed sent:\n%s", gatewaytest.GrepLines(mr.Body, "list_changed"))
 	}
 }

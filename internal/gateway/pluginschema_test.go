@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/plugin"
 	"github.com/mcpgw/mcpgw/plugin/plugintest"
@@ -43,7 +44,7 @@ func (h hostileTypes) ResourceSchema(ctx context.Context, conn, key string) (*js
 // (an unknown connection is refused), and the refusal is said in the log with the tool.
 func TestPluginHostileSchemaCallReachesProvider(t *testing.T) {
 	fx := hostileTypes{plugintest.New()}
-	g := startGatewayProviding(t, `
+	g := gatewaytest.StartProviding(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -51,8 +52,8 @@ http: {handshake: full}
 plugins:
   k8s: {type: go}
 `, registry.Options{}, map[string]plugin.Plugin{"k8s": fx})
-	sid := g.initialize(t, "2025-11-25", "")
-	names := g.toolNames(t, sid)
+	sid := g.Initialize(t, "2025-11-25", "")
+	names := g.ToolNames(t, sid)
 	create := ""
 	for _, n := range names {
 		if strings.Contains(n, "Deployment") && strings.HasSuffix(n, "_create") {
@@ -63,33 +64,33 @@ plugins:
 		t.Fatalf("no Deployment create tool in %v", names)
 	}
 
-	res := g.callTool(t, sid, create, `{"connectionId":"prod","name":"api","spec":{"replicas":3}}`)
+	res := g.CallTool(t, sid, create, `{"connectionId":"prod","name":"api","spec":{"replicas":3}}`)
 	if res.IsError {
-		t.Fatalf("create with a hostile schema: %s; want the call to reach the provider", res.text())
+		t.Fatalf("create with a hostile schema: %s; want the call to reach the provider", res.Text())
 	}
 	if !slices.Contains(fx.Calls, "create prod "+plugintest.Deployment) {
 		t.Errorf("the provider saw %v; want the create call", fx.Calls)
 	}
 
 	// The gateway's own arguments are still checked.
-	res = g.callTool(t, sid, create, `{"connectionId":"nowhere","name":"api2","spec":{}}`)
-	if !res.IsError || !strings.Contains(res.text(), "nowhere") {
+	res = g.CallTool(t, sid, create, `{"connectionId":"nowhere","name":"api2","spec":{}}`)
+	if !res.IsError || !strings.Contains(res.Text(), "nowhere") {
 		t.Errorf("create on an unknown connection: %+v; want it refused", res)
 	}
-	res = g.callTool(t, sid, create, `{"name":"api3","spec":{}}`)
-	if !res.IsError || !strings.Contains(res.text(), "connectionId") {
+	res = g.CallTool(t, sid, create, `{"name":"api3","spec":{}}`)
+	if !res.IsError || !strings.Contains(res.Text(), "connectionId") {
 		t.Errorf("create without connectionId: %+v; want it refused by the control schema", res)
 	}
 	// Other tools of the plugin are still validated whole.
 	get := strings.TrimSuffix(create, "_create") + "_get"
-	res = g.callTool(t, sid, get, `{"connectionId":"prod","id":"web","extra":1}`)
-	if !res.IsError || !strings.Contains(res.text(), "invalid arguments") {
+	res = g.CallTool(t, sid, get, `{"connectionId":"prod","id":"web","extra":1}`)
+	if !res.IsError || !strings.Contains(res.Text(), "invalid arguments") {
 		t.Errorf("get with an unknown argument: %+v; want it refused by the schema", res)
 	}
-	if v := g.metricValue(t, `mcpgw_unvalidated_calls_total{reason="schema",server="k8s"}`); v != 1 {
+	if v := g.MetricValue(t, `mcpgw_unvalidated_calls_total{reason="schema",server="k8s"}`); v != 1 {
 		t.Errorf("unvalidated plugin calls for their schema: %v, want 1 (the create that reached the provider)", v)
 	}
-	if log := g.log.String(); !strings.Contains(log, "within bounds") || !strings.Contains(log, "Deployment") {
+	if log := g.Log.String(); !strings.Contains(log, "within bounds") || !strings.Contains(log, "Deployment") {
 		t.Errorf("the log does not say the Deployment schema is refused:\n%s", log)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -15,13 +16,13 @@ import (
 
 // subscribe sends resources/subscribe for uri on session sid of agent ("": none named)
 // and returns the answer.
-func subscribe(t *testing.T, g *testGW, agent, sid, uri string) *wire.Msg {
+func subscribe(t *testing.T, g *gatewaytest.GW, agent, sid, uri string) *wire.Msg {
 	t.Helper()
-	h := sessionHeaders(sid, "2025-11-25")
+	h := gatewaytest.SessionHeaders(sid, "2025-11-25")
 	if agent != "" {
 		h["X-Agent-ID"] = agent
 	}
-	return g.do(t, req{body: `{"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":` + string(wire.Quote(uri)) + `}}`, header: h}).message(t)
+	return g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":9,"method":"resources/subscribe","params":{"uri":` + string(wire.Quote(uri)) + `}}`, Header: h}).Message(t)
 }
 
 // wantLimitError checks m is a -32602 error that names setting.
@@ -44,8 +45,8 @@ func wantLimitError(t *testing.T, what string, m *wire.Msg, setting string) {
 }
 
 func TestSubscriptionsBoundedPerSession(t *testing.T) {
-	g := startGateway(t, baseConfig) // the defaults: 100 per session, URIs of 8 KiB
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig) // the defaults: 100 per session, URIs of 8 KiB
+	sid := g.Initialize(t, "2025-11-25", "")
 	long := "test://template/" + strings.Repeat("x", 8<<10) + "/data"
 	wantLimitError(t, "a URI over 8 KiB", subscribe(t, g, "", sid, long), "http.max_uri_bytes")
 	for i := range 100 {
@@ -59,7 +60,7 @@ func TestSubscriptionsBoundedPerSession(t *testing.T) {
 	}
 	wantLimitError(t, "the 101st subscription", subscribe(t, g, "", sid, "test://template/100/data"), "http.max_subscriptions_per_session")
 	// Unsubscribing makes room.
-	if m := g.call(t, sid, 10, "resources/unsubscribe", `{"uri":"test://template/0/data"}`).message(t); m.Error != nil {
+	if m := g.Call(t, sid, 10, "resources/unsubscribe", `{"uri":"test://template/0/data"}`).Message(t); m.Error != nil {
 		t.Fatalf("unsubscribe: %s", m.Error)
 	}
 	if m := subscribe(t, g, "", sid, "test://template/100/data"); m.Error != nil {
@@ -68,9 +69,9 @@ func TestSubscriptionsBoundedPerSession(t *testing.T) {
 }
 
 func TestSubscriptionsBoundedPerAgent(t *testing.T) {
-	g := startGateway(t, strings.Replace(baseConfig, "page_size: 7}",
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "page_size: 7}",
 		"page_size: 7, max_subscriptions_per_session: 3, max_subscriptions_per_agent: 4, max_uri_bytes: 256}", 1))
-	a1, a2, b := g.initializeAs(t, "a"), g.initializeAs(t, "a"), g.initializeAs(t, "b")
+	a1, a2, b := g.InitializeAs(t, "a"), g.InitializeAs(t, "a"), g.InitializeAs(t, "b")
 	wantLimitError(t, "a URI over 256 bytes", subscribe(t, g, "a", a1, "test://template/"+strings.Repeat("x", 256)+"/data"), "http.max_uri_bytes")
 	for i := range 3 {
 		if m := subscribe(t, g, "a", a1, fmt.Sprintf("test://template/a1-%d/data", i)); m.Error != nil {
@@ -86,8 +87,8 @@ func TestSubscriptionsBoundedPerAgent(t *testing.T) {
 		t.Errorf("agent b: %s", m.Error)
 	}
 	// A session that ends gives its agent's subscriptions back.
-	if r := g.do(t, req{method: "DELETE", header: map[string]string{"Mcp-Session-Id": a1, "MCP-Protocol-Version": "2025-11-25", "X-Agent-ID": "a"}}); r.status >= 300 {
-		t.Fatalf("DELETE a1: HTTP %d %s", r.status, r.body)
+	if r := g.Do(t, gatewaytest.Req{Method: "DELETE", Header: map[string]string{"Mcp-Session-Id": a1, "MCP-Protocol-Version": "2025-11-25", "X-Agent-ID": "a"}}); r.Status >= 300 {
+		t.Fatalf("DELETE a1: HTTP %d %s", r.Status, r.Body)
 	}
 	if m := subscribe(t, g, "a", a2, "test://template/a2-1/data"); m.Error != nil {
 		t.Errorf("after a1 ended: %s", m.Error)
@@ -98,8 +99,8 @@ func TestSubscriptionsBoundedPerAgent(t *testing.T) {
 	for i := range uris {
 		uris[i] = string(wire.Quote(fmt.Sprintf("test://template/l-%d/data", i)))
 	}
-	r := g.do(t, modernReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]},`+modernMeta+`}`, nil))
-	wantLimitError(t, "a listen naming 4 URIs", r.message(t), "http.max_subscriptions_per_session")
-	r = g.do(t, modernReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":["test://template/`+strings.Repeat("y", 256)+`/data"]},`+modernMeta+`}`, nil))
-	wantLimitError(t, "a listen naming a long URI", r.message(t), "http.max_uri_bytes")
+	r := g.Do(t, gatewaytest.ModernReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]},`+gatewaytest.ModernMeta+`}`, nil))
+	wantLimitError(t, "a listen naming 4 URIs", r.Message(t), "http.max_subscriptions_per_session")
+	r = g.Do(t, gatewaytest.ModernReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":["test://template/`+strings.Repeat("y", 256)+`/data"]},`+gatewaytest.ModernMeta+`}`, nil))
+	wantLimitError(t, "a listen naming a long URI", r.Message(t), "http.max_uri_bytes")
 }

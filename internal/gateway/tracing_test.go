@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
@@ -130,7 +131,7 @@ func TestTracingSpans(t *testing.T) {
 	upSrv := httptest.NewServer(up)
 	t.Cleanup(upSrv.Close)
 
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -141,19 +142,19 @@ servers:
 agents:
   tracer: {servers: [up]}
 `)
-	sid, _ := openAs(t, g, "tracer")
+	sid, _ := gatewaytest.OpenAs(t, g, "tracer")
 	const clientTrace, clientSpan = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
 	h := map[string]string{"X-Agent-ID": "tracer", "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25",
 		"traceparent": "00-" + clientTrace + "-" + clientSpan + "-01", "tracestate": "vendor=abc"}
-	if r := g.do(t, req{body: `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"up__work","arguments":{}}}`, header: h}); r.status != http.StatusOK || !strings.Contains(string(r.body), "worked") {
-		t.Fatalf("call with a traceparent header: HTTP %d %s", r.status, r.body)
+	if r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"up__work","arguments":{}}}`, Header: h}); r.Status != http.StatusOK || !strings.Contains(string(r.Body), "worked") {
+		t.Fatalf("call with a traceparent header: HTTP %d %s", r.Status, r.Body)
 	}
 	// The second call names another trace in _meta (and keeps the header): _meta wins.
 	const metaTrace, metaSpan = "0af7651916cd43dd8448eb211c80319c", "b7ad6b7169203331"
-	if r := g.do(t, req{body: `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"up__work","arguments":{},"_meta":{"traceparent":"00-` + metaTrace + `-` + metaSpan + `-01","keep":"me"}}}`, header: h}); r.status != http.StatusOK {
-		t.Fatalf("call with a _meta traceparent: HTTP %d %s", r.status, r.body)
+	if r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"up__work","arguments":{},"_meta":{"traceparent":"00-` + metaTrace + `-` + metaSpan + `-01","keep":"me"}}}`, Header: h}); r.Status != http.StatusOK {
+		t.Fatalf("call with a _meta traceparent: HTTP %d %s", r.Status, r.Body)
 	}
-	g.gw.Close() // exports the buffered spans
+	g.Gateway.Close() // exports the buffered spans
 
 	spans, service, bad := recv.snapshot()
 	if len(bad) > 0 {
@@ -234,19 +235,19 @@ func TestTracingOffForwardsMetaUntouched(t *testing.T) {
 	up := &traceUpstream{}
 	upSrv := httptest.NewServer(up)
 	t.Cleanup(upSrv.Close)
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
 servers:
   up: {type: streamable_http, url: "`+upSrv.URL+`/mcp"}
 `)
-	sid := g.initialize(t, "2025-11-25", "")
+	sid := g.Initialize(t, "2025-11-25", "")
 	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	h := sessionHeaders(sid, "2025-11-25")
+	h := gatewaytest.SessionHeaders(sid, "2025-11-25")
 	h["traceparent"] = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	if r := g.do(t, req{body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__work","_meta":{"traceparent":"` + tp + `"}}}`, header: h}); r.status != http.StatusOK {
-		t.Fatalf("call: HTTP %d %s", r.status, r.body)
+	if r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"up__work","_meta":{"traceparent":"` + tp + `"}}}`, Header: h}); r.Status != http.StatusOK {
+		t.Fatalf("call: HTTP %d %s", r.Status, r.Body)
 	}
 	up.mu.Lock()
 	defer up.mu.Unlock()
@@ -262,20 +263,20 @@ func TestTracingStdioMeta(t *testing.T) {
 	recv := &otlpReceiver{}
 	collector := httptest.NewServer(recv)
 	t.Cleanup(collector.Close)
-	yaml, dir := limitedConfig(t, "auth: {audit: {path: \"off\"}}\ntracing: {otlp_endpoint: \""+collector.URL+"\"}\n")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", "")
+	yaml, dir := gatewaytest.LimitedConfig(t, "auth: {audit: {path: \"off\"}}\ntracing: {otlp_endpoint: \""+collector.URL+"\"}\n")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", "")
 	const clientTrace = "0af7651916cd43dd8448eb211c80319c"
-	r := g.call(t, sid, 5, "tools/call", `{"name":"slow__test_simple_text","_meta":{"progressToken":"p5","traceparent":"00-`+clientTrace+`-b7ad6b7169203331-01"}}`)
-	if r.status != http.StatusOK || r.message(t).Error != nil {
-		t.Fatalf("call: HTTP %d %s", r.status, r.body)
+	r := g.Call(t, sid, 5, "tools/call", `{"name":"slow__test_simple_text","_meta":{"progressToken":"p5","traceparent":"00-`+clientTrace+`-b7ad6b7169203331-01"}}`)
+	if r.Status != http.StatusOK || r.Message(t).Error != nil {
+		t.Fatalf("call: HTTP %d %s", r.Status, r.Body)
 	}
 	var sent struct {
 		Params struct {
 			Meta map[string]string `json:"_meta"`
 		} `json:"params"`
 	}
-	for _, l := range upstreamLinesWith(t, dir, "in", `"tools/call"`) {
+	for _, l := range gatewaytest.UpstreamLinesWith(t, dir, "in", `"tools/call"`) {
 		if strings.Contains(l, `"tools/call"`) {
 			if err := json.Unmarshal([]byte(l), &sent); err != nil {
 				t.Fatalf("upstream line %s: %v", l, err)
@@ -286,7 +287,7 @@ func TestTracingStdioMeta(t *testing.T) {
 	if !strings.HasPrefix(tp, "00-"+clientTrace+"-") || strings.HasSuffix(tp, "-b7ad6b7169203331-01") || !strings.HasPrefix(sent.Params.Meta["progressToken"], "mcpgw-p") {
 		t.Fatalf("the stdio upstream got _meta %v; want the client's trace with the gateway's span, and the gateway's progress token", sent.Params.Meta)
 	}
-	g.gw.Close()
+	g.Gateway.Close()
 	spans, _, _ := recv.snapshot()
 	for _, s := range spans {
 		if s.GetKind() == tracepb.Span_SPAN_KIND_CLIENT && "00-"+hex.EncodeToString(s.GetTraceId())+"-"+hex.EncodeToString(s.GetSpanId())+"-01" == tp {

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"strings"
 	"testing"
@@ -11,22 +12,22 @@ import (
 // was stored (`evil\u202Etxt.exe` shows as "evilexe.txt"). Such characters are shown
 // visibly, as U+XXXX marks, as the integrity page shows them.
 func TestUIServersShowBidiControls(t *testing.T) {
-	g := startGateway(t, adminYAML)
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
 	body := `{"name":"web2","type":"streamable_http","url":"http://127.0.0.1:1/mcp","meta":{"title":"report\u202Etxt.exe","description":"safe\u2066hidden\u2069 text"}}`
-	if a := g.api(t, "POST", "/api/servers", body, nil); a.status != http.StatusCreated {
+	if a := g.API(t, "POST", "/api/servers", body, nil); a.Status != http.StatusCreated {
 		t.Fatalf("POST /api/servers: %s", a)
 	}
-	page := newUIClient(t, g).do("GET", "/ui/servers", "", nil)
-	if page.status != http.StatusOK || !strings.Contains(page.body, `data-name="web2"`) {
-		t.Fatalf("GET /ui/servers: %d %.300s", page.status, page.body)
+	page := gatewaytest.NewUIClient(t, g).Do("GET", "/ui/servers", "", nil)
+	if page.Status != http.StatusOK || !strings.Contains(page.Body, `data-name="web2"`) {
+		t.Fatalf("GET /ui/servers: %d %.300s", page.Status, page.Body)
 	}
 	for _, r := range []string{"\u202E", "\u2066", "\u2069"} {
-		if strings.Contains(page.body, r) {
+		if strings.Contains(page.Body, r) {
 			t.Errorf("the page holds U+%04X raw", []rune(r)[0])
 		}
 	}
 	for _, mark := range []string{"U&#43;202E", "U&#43;2066", "U&#43;2069"} { // "+" escaped by html/template
-		if !strings.Contains(page.body, `<span class="invis" title="a character that does not show">`+mark+`</span>`) {
+		if !strings.Contains(page.Body, `<span class="invis" title="a character that does not show">`+mark+`</span>`) {
 			t.Errorf("the page does not show %s", mark)
 		}
 	}

@@ -1,6 +1,7 @@
 package gateway_test
 
 import (
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -16,54 +17,54 @@ var tokenField = regexp.MustCompile(`name="token" value="([^"]*)"`)
 // site is refused without counting either. The owner's tokenized address still signs in:
 // its GET serves a same-origin form that posts the token, and only that POST counts.
 func TestUISignInCrossSiteGETNeitherSignsInNorCounts(t *testing.T) {
-	g := startGateway(t, adminYAML+"auth: {mode: none, admin_token: tok-0123456789}\n")
-	c := newUIClient(t, g)
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+"auth: {mode: none, admin_token: tok-0123456789}\n")
+	c := gatewaytest.NewUIClient(t, g)
 	crossSite := map[string]string{"Sec-Fetch-Site": "cross-site", "Sec-Fetch-Dest": "image"}
 	for i := range 8 {
-		a := c.do("GET", "/ui/login?token=bad"+string(rune('a'+i)), "", crossSite)
-		if a.status == http.StatusSeeOther || a.status == http.StatusTooManyRequests || a.status == http.StatusUnauthorized {
-			t.Fatalf("cross-site GET %d of /ui/login?token=bad: %d %v", i, a.status, a.header)
+		a := c.Do("GET", "/ui/login?token=bad"+string(rune('a'+i)), "", crossSite)
+		if a.Status == http.StatusSeeOther || a.Status == http.StatusTooManyRequests || a.Status == http.StatusUnauthorized {
+			t.Fatalf("cross-site GET %d of /ui/login?token=bad: %d %v", i, a.Status, a.Header)
 		}
 	}
 	// A cross-site POST of the sign-in form, even with a valid pre-sign-in session, is
 	// refused before the token is looked at.
-	csrf := find(t, csrfField, c.do("GET", "/ui/login", "", nil).body)
+	csrf := gatewaytest.Find(t, csrfField, c.Do("GET", "/ui/login", "", nil).Body)
 	for i := range 8 {
-		a := c.do("POST", "/ui/login", url.Values{"csrf": {csrf}, "token": {"bad"}}.Encode(), map[string]string{
+		a := c.Do("POST", "/ui/login", url.Values{"csrf": {csrf}, "token": {"bad"}}.Encode(), map[string]string{
 			"Content-Type": "application/x-www-form-urlencoded", "Sec-Fetch-Site": "cross-site"})
-		if a.status != http.StatusForbidden {
-			t.Fatalf("cross-site POST %d of a sign-in: %d %s", i, a.status, a.body)
+		if a.Status != http.StatusForbidden {
+			t.Fatalf("cross-site POST %d of a sign-in: %d %s", i, a.Status, a.Body)
 		}
 	}
 	// The owner's admin API call and sign-in are not slowed.
 	if code, _ := adminGET(t, g, "/api/servers", "tok-0123456789"); code != http.StatusOK {
 		t.Fatalf("the owner's admin API call after the cross-site requests: %d", code)
 	}
-	owner := newUIClient(t, g)
-	a := owner.do("GET", "/ui/login?token=tok-0123456789&next=/ui/tasks", "", map[string]string{"Sec-Fetch-Site": "none"})
-	if a.status != http.StatusOK {
-		t.Fatalf("the owner's tokenized address: %d %v %s", a.status, a.header, a.body)
+	owner := gatewaytest.NewUIClient(t, g)
+	a := owner.Do("GET", "/ui/login?token=tok-0123456789&next=/ui/tasks", "", map[string]string{"Sec-Fetch-Site": "none"})
+	if a.Status != http.StatusOK {
+		t.Fatalf("the owner's tokenized address: %d %v %s", a.Status, a.Header, a.Body)
 	}
-	if owner.cookie() == nil || !strings.Contains(a.body, `data-autosubmit`) || find(t, tokenField, a.body) != "tok-0123456789" {
-		t.Fatalf("the tokenized address does not serve a form that posts the token:\n%s", a.body)
+	if owner.Cookie() == nil || !strings.Contains(a.Body, `data-autosubmit`) || gatewaytest.Find(t, tokenField, a.Body) != "tok-0123456789" {
+		t.Fatalf("the tokenized address does not serve a form that posts the token:\n%s", a.Body)
 	}
-	a = owner.form("/ui/login", url.Values{"csrf": {find(t, csrfField, a.body)}, "token": {"tok-0123456789"}, "next": {"/ui/tasks"}})
-	if a.status != http.StatusSeeOther || a.header.Get("Location") != "/ui/tasks" {
-		t.Fatalf("the owner's sign-in: %d %v %s", a.status, a.header, a.body)
+	a = owner.Form("/ui/login", url.Values{"csrf": {gatewaytest.Find(t, csrfField, a.Body)}, "token": {"tok-0123456789"}, "next": {"/ui/tasks"}})
+	if a.Status != http.StatusSeeOther || a.Header.Get("Location") != "/ui/tasks" {
+		t.Fatalf("the owner's sign-in: %d %v %s", a.Status, a.Header, a.Body)
 	}
 	// The same address opened from another site is not posted by itself: the page asks.
-	other := newUIClient(t, g)
-	a = other.do("GET", "/ui/login?token=tok-0123456789", "", map[string]string{"Sec-Fetch-Site": "cross-site"})
-	if a.status != http.StatusOK || strings.Contains(a.body, `data-autosubmit`) {
-		t.Fatalf("a tokenized address opened from another site: %d\n%s", a.status, a.body)
+	other := gatewaytest.NewUIClient(t, g)
+	a = other.Do("GET", "/ui/login?token=tok-0123456789", "", map[string]string{"Sec-Fetch-Site": "cross-site"})
+	if a.Status != http.StatusOK || strings.Contains(a.Body, `data-autosubmit`) {
+		t.Fatalf("a tokenized address opened from another site: %d\n%s", a.Status, a.Body)
 	}
 }
 
-func adminGET(t *testing.T, g *testGW, path, tok string) (int, string) {
+func adminGET(t *testing.T, g *gatewaytest.GW, path, tok string) (int, string) {
 	t.Helper()
-	r, _ := http.NewRequest("GET", g.base+path, nil)
+	r, _ := http.NewRequest("GET", g.Base+path, nil)
 	r.Header.Set("Authorization", "Bearer "+tok)
-	res, err := client.Do(r)
+	res, err := gatewaytest.Client().Do(r)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -16,10 +17,10 @@ import (
 // per_session instance is offered its client's own capabilities). The client gets a
 // defined code (-32603) and a message naming the upstream.
 func TestUpstreamErrorWithoutCode(t *testing.T) {
-	g := startGateway(t, strings.Replace(baseConfig, "    url: {{everything}}\n", "    url: {{everything}}\n    mode: per_session\n", 1))
-	sid := g.initialize(t, "2025-11-25", "{}")
-	r := g.call(t, sid, 2, "tools/call", `{"name":"everything__test_input_required_result_request_state","arguments":{}}`)
-	e := r.rpcError(t, wire.CodeInternalError)
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "    url: {{everything}}\n", "    url: {{everything}}\n    mode: per_session\n", 1))
+	sid := g.Initialize(t, "2025-11-25", "{}")
+	r := g.Call(t, sid, 2, "tools/call", `{"name":"everything__test_input_required_result_request_state","arguments":{}}`)
+	e := r.RPCError(t, wire.CodeInternalError)
 	if !strings.Contains(e.Message, `"everything"`) || !strings.Contains(e.Message, "elicitation") {
 		t.Errorf("message %q: want the upstream's name and its reason", e.Message)
 	}
@@ -32,19 +33,19 @@ func TestUpstreamErrorWithoutCode(t *testing.T) {
 // error's text (not its code), so the call's answer shows the upstream received the error
 // as the gateway rewrites one without a code: the message after "client: ".
 func TestClientErrorWithoutCodeToUpstream(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
-	hr, err := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", `{"sampling":{}}`)
+	hr, err := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(
 		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"everything__test_sampling","arguments":{"prompt":"hi"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range sessionHeaders(sid, "2025-11-25") {
+	for k, v := range gatewaytest.SessionHeaders(sid, "2025-11-25") {
 		hr.Header.Set(k, v)
 	}
-	hresp, err := client.Do(hr) // client bounds the whole exchange (20 s)
+	hresp, err := gatewaytest.Client().Do(hr) // client bounds the whole exchange (20 s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,9 +71,9 @@ func TestClientErrorWithoutCodeToUpstream(t *testing.T) {
 	if m.Method != "sampling/createMessage" {
 		t.Fatalf("first message %s %s %s, want the sampling request", m.Method, m.Result, m.Error)
 	}
-	a := g.do(t, req{body: `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":0,"message":"no model here"}}`, header: sessionHeaders(sid, "2025-11-25")})
-	if a.status != http.StatusAccepted {
-		t.Fatalf("the client's answer: HTTP %d %s", a.status, a.body)
+	a := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":` + string(m.ID) + `,"error":{"code":0,"message":"no model here"}}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+	if a.Status != http.StatusAccepted {
+		t.Fatalf("the client's answer: HTTP %d %s", a.Status, a.Body)
 	}
 	res := next()
 	if !res.IsResponse() {
