@@ -15,7 +15,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// post sends one request on a session; unlike testGW.do it may run on any goroutine.
+// post sends one request on a session; unlike GW.Do it may run on any goroutine.
 func post(g *gatewaytest.GW, sid, body string) (gatewaytest.Resp, error) {
 	hr, err := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(body))
 	if err != nil {

@@ -1,10 +1,11 @@
 package gateway_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 const disabledAgentYAML = `

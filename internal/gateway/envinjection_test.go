@@ -1,11 +1,12 @@
 package gateway_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // An executor's env_injection is the executor's policy: its value wins over the server's

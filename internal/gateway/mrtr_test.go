@@ -2,10 +2,11 @@ package gateway_test
 
 import (
 	"encoding/json"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestAbandonedInputRoundFreesTheInstance: a stateless caller's call to a stdio upstream

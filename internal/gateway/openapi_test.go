@@ -2,11 +2,12 @@ package gateway_test
 
 import (
 	"encoding/json"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestOpenAPIMatchesRoutes: every route the admin API serves is in GET /api/openapi.json,

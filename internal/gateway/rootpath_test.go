@@ -1,11 +1,12 @@
 package gateway_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestMCPAtRoot: an agent pointed at the gateway's base URL without /mcp (the URL people

@@ -4,11 +4,12 @@ package gateway_test
 
 import (
 	"fmt"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // callAs calls ev's test_simple_text tool as agent and returns the result's text, and

@@ -4,13 +4,14 @@ package gateway_test
 
 import (
 	"fmt"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestStartConcurrencyBounded: at start-up the gateway starts at most

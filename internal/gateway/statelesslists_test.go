@@ -2,12 +2,13 @@ package gateway_test
 
 import (
 	"encoding/json"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // A 2026-07-28 list is a function of the request's own input (its headers and _meta) and
@@ -27,7 +28,7 @@ servers:
   e3: {type: streamable_http, url: "{{everything}}"}
 `
 
-// oneServerListsConfig is baseConfig with every list on one page.
+// oneServerListsConfig is gatewaytest.BaseConfig with every list on one page.
 var oneServerListsConfig = strings.Replace(gatewaytest.BaseConfig, "page_size: 7", "page_size: 500", 1)
 
 // listMeta is a stateless _meta naming client name, with the given capabilities.

@@ -2,12 +2,13 @@ package gateway_test
 
 import (
 	"encoding/json"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestConsentBoundToWhoAsked: the consent URL of a per-user grant, opened by someone else

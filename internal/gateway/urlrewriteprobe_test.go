@@ -1,11 +1,12 @@
 package gateway_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // A per-session server whose URL answers only through an executor's url_rewrite: the

@@ -125,13 +125,13 @@ servers:
 // gateway that hangs fails the test instead of hanging it.
 func Client() *http.Client { return &http.Client{Timeout: 20 * time.Second} }
 
-// StartWith is startGateway with the registry's options (dialer, timing).
+// StartWith is Start with the registry's options (dialer, timing).
 func StartWith(t *testing.T, yaml string, o registry.Options) *GW {
 	t.Helper()
 	return StartProviding(t, yaml, o, nil)
 }
 
-// StartProviding is startGatewayWith, with in-process providers for the config's
+// StartProviding is StartWith, with in-process providers for the config's
 // type go plugins (registry.Provide, by plugin name).
 func StartProviding(t *testing.T, yaml string, o registry.Options, providers map[string]plugin.Plugin) *GW {
 	t.Helper()

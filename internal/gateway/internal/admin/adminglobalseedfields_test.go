@@ -1,12 +1,13 @@
 package admin_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // PUT /api/settings/global keeps every field of the seed's McpServerConfig it is sent:

@@ -2,11 +2,12 @@ package admin_test
 
 import (
 	"encoding/json"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // seedServers is GET /api/settings/global's answer as a client written against the

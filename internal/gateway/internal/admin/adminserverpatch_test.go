@@ -1,10 +1,11 @@
 package admin_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // An edit never loses what it does not mention: PATCH /api/servers/{name} (what a form

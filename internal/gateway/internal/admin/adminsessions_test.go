@@ -2,11 +2,12 @@ package admin_test
 
 import (
 	"encoding/json"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"regexp"
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 var snakeKey = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)

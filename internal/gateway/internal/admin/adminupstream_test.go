@@ -3,7 +3,6 @@ package admin_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestAdminUpstreamGrants: a gateway whose upstream crm requires OAuth (per server) lists

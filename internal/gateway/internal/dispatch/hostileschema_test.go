@@ -8,12 +8,13 @@ package dispatch_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // hostileSchemas are tool input schemas that cannot be validated within bounds, by tool

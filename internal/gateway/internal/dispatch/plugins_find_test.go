@@ -1,9 +1,10 @@
 package dispatch_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestPluginFindTakesFilters: a find tool takes its predicates as filter or, under the

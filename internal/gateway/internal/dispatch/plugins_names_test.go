@@ -1,11 +1,12 @@
 package dispatch_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestPluginLongNamesKeepOperation: a table whose tools' names are over the 64-byte limit

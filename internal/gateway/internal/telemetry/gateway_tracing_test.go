@@ -11,11 +11,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // otlpReceiver is an OTLP/HTTP traces endpoint on 127.0.0.1 that decodes each export with

@@ -1,10 +1,11 @@
 package ui_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestUIServersShowBidiControls: a right-to-left override (U+202E) in a server's title or

@@ -1,12 +1,13 @@
 package ui_test
 
 import (
-	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 var tokenField = regexp.MustCompile(`name="token" value="([^"]*)"`)
