@@ -1,4 +1,4 @@
-package gateway_test
+package subscriptions_test
 
 import (
 	"encoding/json"
