@@ -1,7 +1,7 @@
 // Package gatewaytest is the test harness shared by the tests that drive a whole gateway:
 // the tests of internal/gateway and the external tests (package X_test) of its parts
-// (admin, ui, telemetry, dispatch, selfplugin), which cannot reach each other's _test.go
-// helpers. It builds a gateway from a YAML config behind an httptest server (Start), runs
+// (admin, ui, telemetry, dispatch, selfplugin, subscriptions), which cannot reach each
+// other's _test.go helpers. It builds a gateway from a YAML config behind an httptest server (Start), runs
 // the go-sdk everything-server the configs name as {{everything}} (Main, from TestMain),
 // sends HTTP and JSON-RPC requests and sessions to it (GW.Do, GW.Initialize, GW.Call,
 // GW.ToolNames, ModernReq), and holds the helpers of the admin API (GW.API, WaitLive),
