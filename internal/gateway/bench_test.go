@@ -7,10 +7,12 @@ package gateway_test
 // sub-benchmark measures exactly those (client → upstream), and the "gateway" one reports
 // gw-allocs/op and gw-B/op: its own totals less the direct path's, i.e. what the gateway
 // adds per forwarded call (its HTTP server side, dispatch, and its upstream HTTP client).
+// It stays here, not in dispatch: the path it measures is the whole gateway's (transport,
+// session, dispatch, upstream client, audit and metrics), which only this package composes.
 //
-//	go test -run '^$' -bench BenchmarkForwardToolCall -benchmem ./gateway/
+//	go test -run '^$' -bench BenchmarkForwardToolCall -benchmem ./internal/gateway/
 //	go test -run '^$' -bench 'BenchmarkForwardToolCall/gateway' -benchmem \
-//	    -memprofile mem.out -cpuprofile cpu.out ./gateway/ && go tool pprof -top -sample_index=alloc_space gateway.test mem.out
+//	    -memprofile mem.out -cpuprofile cpu.out ./internal/gateway/ && go tool pprof -top -sample_index=alloc_space gateway.test mem.out
 
 import (
 	"bytes"

@@ -5,119 +5,43 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// The tests here run the everything-server over stdio behind a shell pipeline that copies
-// what the gateway writes to it (in.<pid>) and what it answers (out.<pid>), so that what
-// reached the upstream, and in which order, is read from the upstream's side.
-func limitedConfig(t *testing.T, extra string) (yaml, dir string) {
-	t.Helper()
-	dir = t.TempDir()
-	yaml = `
-listen: {{listen}}
-state_dir: {{state_dir}}
-store: memory
-log: {level: debug}
-servers:
-  slow:
-    type: stdio
-    command: sh
-    args: ["-c", "tee \"$1/in.$$\" | \"$0\" | tee \"$1/out.$$\"", "` + everythingBin + `", "` + dir + `"]
-` + extra
-	return yaml, dir
-}
-
-// post sends one request on a session; unlike testGW.do it may run on any goroutine.
-func (g *testGW) post(sid, body string) (resp, error) {
-	hr, err := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(body))
+// post sends one request on a session; unlike GW.Do it may run on any goroutine.
+func post(g *gatewaytest.GW, sid, body string) (gatewaytest.Resp, error) {
+	hr, err := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(body))
 	if err != nil {
-		return resp{}, err
+		return gatewaytest.Resp{}, err
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range sessionHeaders(sid, "2025-11-25") {
+	for k, v := range gatewaytest.SessionHeaders(sid, "2025-11-25") {
 		hr.Header.Set(k, v)
 	}
-	hresp, err := client.Do(hr)
+	hresp, err := gatewaytest.Client().Do(hr)
 	if err != nil {
-		return resp{}, err
+		return gatewaytest.Resp{}, err
 	}
 	defer hresp.Body.Close()
 	b, err := io.ReadAll(hresp.Body)
-	return resp{status: hresp.StatusCode, header: hresp.Header, body: b}, err
-}
-
-// metricValue reads one sample of the gateway's /metrics (-1 when absent).
-func (g *testGW) metricValue(t *testing.T, series string) float64 {
-	t.Helper()
-	r := g.do(t, req{method: http.MethodGet, path: "/metrics"})
-	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(series) + ` (\S+)$`).FindSubmatch(r.body)
-	if m == nil {
-		return -1
-	}
-	v, err := strconv.ParseFloat(string(m[1]), 64)
-	if err != nil {
-		t.Fatalf("%s: %v", series, err)
-	}
-	return v
-}
-
-// upstreamLines are the lines of every in.* or out.* copy under dir.
-func upstreamLines(t *testing.T, dir, prefix string) []string {
-	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(dir, prefix+".*"))
-	var lines []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range strings.Split(string(b), "\n") {
-			if l != "" {
-				lines = append(lines, l)
-			}
-		}
-	}
-	return lines
-}
-
-// upstreamLinesWith is upstreamLines once a line holding want is there: tee passes a line
-// on to the upstream before it writes it to its file, so the upstream may have answered a
-// request whose line the file does not hold yet. It waits at most 5 s.
-func upstreamLinesWith(t *testing.T, dir, prefix, want string) []string {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		lines := upstreamLines(t, dir, prefix)
-		for _, l := range lines {
-			if strings.Contains(l, want) {
-				return lines
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no %s line holds %s within 5s: %q", prefix, want, lines)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	return gatewaytest.Resp{Status: hresp.StatusCode, Header: hresp.Header, Body: b}, err
 }
 
 // TestConcurrencyLimitSerializes: with max_concurrency 1 (the stdio default), 10 parallel
 // calls of a slow tool all complete, the upstream never has two of them at once, and the
 // queue wait shows in the metrics.
 func TestConcurrencyLimitSerializes(t *testing.T) {
-	yaml, dir := limitedConfig(t, "")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", "")
+	yaml, dir := gatewaytest.LimitedConfig(t, "")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", "")
 	const n = 10
 	var wg sync.WaitGroup
 	errs := make(chan error, n)
@@ -126,19 +50,19 @@ func TestConcurrencyLimitSerializes(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow__test_tool_with_progress","_meta":{"progressToken":"p%d"}}}`, i, i)
-			r, err := g.post(sid, body)
+			r, err := post(g, sid, body)
 			if err != nil {
 				errs <- fmt.Errorf("call %d: %v", i, err)
 				return
 			}
 			var final *wire.Msg
-			for _, m := range r.messagesOrNil() {
+			for _, m := range messagesOrNil(r) {
 				if m.IsResponse() {
 					final = m
 				}
 			}
 			if final == nil || final.Error != nil || isErrorResult(final.Result) {
-				errs <- fmt.Errorf("call %d: HTTP %d %s", i, r.status, r.body)
+				errs <- fmt.Errorf("call %d: HTTP %d %s", i, r.Status, r.Body)
 			}
 		}()
 	}
@@ -150,7 +74,7 @@ func TestConcurrencyLimitSerializes(t *testing.T) {
 	// From the upstream's output: once a call's progress starts, no other call's progress
 	// appears until a response ends it.
 	calls, current := 0, ""
-	for _, l := range upstreamLines(t, dir, "out") {
+	for _, l := range gatewaytest.UpstreamLines(t, dir, "out") {
 		var m struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
@@ -178,14 +102,14 @@ func TestConcurrencyLimitSerializes(t *testing.T) {
 	if calls != n {
 		t.Errorf("the upstream reported progress of %d calls, want %d", calls, n)
 	}
-	if c := g.metricValue(t, `mcpgw_upstream_queue_wait_seconds_count{server="slow"}`); c != n {
+	if c := g.MetricValue(t, `mcpgw_upstream_queue_wait_seconds_count{server="slow"}`); c != n {
 		t.Errorf("queue wait observed %v times, want %d", c, n)
 	}
 	// Nine calls waited behind at least one slow call (~150 ms each).
-	if s := g.metricValue(t, `mcpgw_upstream_queue_wait_seconds_sum{server="slow"}`); s < 0.1 {
+	if s := g.MetricValue(t, `mcpgw_upstream_queue_wait_seconds_sum{server="slow"}`); s < 0.1 {
 		t.Errorf("queue wait sum %v s, want the waits behind the slow calls", s)
 	}
-	if d := g.metricValue(t, `mcpgw_upstream_queue_depth{server="slow"}`); d != 0 {
+	if d := g.MetricValue(t, `mcpgw_upstream_queue_depth{server="slow"}`); d != 0 {
 		t.Errorf("queue depth %v after every call ended, want 0", d)
 	}
 }
@@ -199,16 +123,16 @@ func isErrorResult(res json.RawMessage) bool {
 }
 
 // messagesOrNil is messages without a test to fail (for goroutines).
-func (r resp) messagesOrNil() []*wire.Msg {
-	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
-		m, err := wire.Parse(r.body)
+func messagesOrNil(r gatewaytest.Resp) []*wire.Msg {
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "text/event-stream") {
+		m, err := wire.Parse(r.Body)
 		if err != nil {
 			return nil
 		}
 		return []*wire.Msg{m}
 	}
 	var out []*wire.Msg
-	for _, part := range strings.Split(string(r.body), "\n") {
+	for _, part := range strings.Split(string(r.Body), "\n") {
 		if d, ok := strings.CutPrefix(part, "data: "); ok && strings.TrimSpace(d) != "" {
 			if m, err := wire.Parse([]byte(d)); err == nil {
 				out = append(out, m)
@@ -220,15 +144,15 @@ func (r resp) messagesOrNil() []*wire.Msg {
 
 // holdSlot starts a call that holds the server's only slot until call_timeout (the client
 // never answers test_sampling's request) and waits until it is in flight.
-func holdSlot(t *testing.T, g *testGW, sid string) <-chan resp {
+func holdSlot(t *testing.T, g *gatewaytest.GW, sid string) <-chan gatewaytest.Resp {
 	t.Helper()
-	held := make(chan resp, 1)
+	held := make(chan gatewaytest.Resp, 1)
 	go func() {
-		r, _ := g.post(sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow__test_sampling","arguments":{"prompt":"hi"}}}`)
+		r, _ := post(g, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow__test_sampling","arguments":{"prompt":"hi"}}}`)
 		held <- r
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for g.metricValue(t, `mcpgw_upstream_queue_wait_seconds_count{server="slow"}`) != 1 {
+	for g.MetricValue(t, `mcpgw_upstream_queue_wait_seconds_count{server="slow"}`) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the first call never took the slot")
 		}
@@ -240,14 +164,14 @@ func holdSlot(t *testing.T, g *testGW, sid string) <-chan resp {
 // TestConcurrencyQueueTimeoutIsBusy: a call that waits queue.timeout for a slot fails as
 // a tool result with isError saying the server is busy, and never reaches the upstream.
 func TestConcurrencyQueueTimeoutIsBusy(t *testing.T) {
-	yaml, dir := limitedConfig(t, "    queue: {timeout: 200ms}\n    timeouts: {call: 3s}\n")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
+	yaml, dir := gatewaytest.LimitedConfig(t, "    queue: {timeout: 200ms}\n    timeouts: {call: 3s}\n")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", `{"sampling":{}}`)
 	held := holdSlot(t, g, sid)
 	start := time.Now()
-	r := g.call(t, sid, 2, "tools/call", `{"name":"slow__test_simple_text"}`)
+	r := g.Call(t, sid, 2, "tools/call", `{"name":"slow__test_simple_text"}`)
 	took := time.Since(start)
-	m := r.message(t)
+	m := r.Message(t)
 	var res struct {
 		IsError bool `json:"isError"`
 		Content []struct {
@@ -263,11 +187,11 @@ func TestConcurrencyQueueTimeoutIsBusy(t *testing.T) {
 	if took < 200*time.Millisecond || took > 3*time.Second {
 		t.Errorf("busy after %v, want about the 200ms queue timeout", took)
 	}
-	if c := g.metricValue(t, `mcpgw_tool_calls_total{agent="default",outcome="busy",server="slow",tool="test_simple_text"}`); c != 1 {
+	if c := g.MetricValue(t, `mcpgw_tool_calls_total{agent="default",outcome="busy",server="slow",tool="test_simple_text"}`); c != 1 {
 		t.Errorf("busy outcome counted %v times, want 1", c)
 	}
 	<-held
-	for _, l := range upstreamLines(t, dir, "in") {
+	for _, l := range gatewaytest.UpstreamLines(t, dir, "in") {
 		if strings.Contains(l, "test_simple_text") {
 			t.Errorf("the busy call reached the upstream: %s", l)
 		}
@@ -277,29 +201,29 @@ func TestConcurrencyQueueTimeoutIsBusy(t *testing.T) {
 // TestConcurrencyCancelWhileQueued: notifications/cancelled for a queued call takes it
 // out of the queue; it gets no response and never reaches the upstream.
 func TestConcurrencyCancelWhileQueued(t *testing.T) {
-	yaml, dir := limitedConfig(t, "    timeouts: {call: 2s}\n")
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
+	yaml, dir := gatewaytest.LimitedConfig(t, "    timeouts: {call: 2s}\n")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", `{"sampling":{}}`)
 	held := holdSlot(t, g, sid)
-	queued := make(chan resp, 1)
+	queued := make(chan gatewaytest.Resp, 1)
 	go func() {
-		r, _ := g.post(sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow__test_simple_text"}}`)
+		r, _ := post(g, sid, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow__test_simple_text"}}`)
 		queued <- r
 	}()
 	deadline := time.Now().Add(10 * time.Second)
-	for g.metricValue(t, `mcpgw_upstream_queue_depth{server="slow"}`) != 1 {
+	for g.MetricValue(t, `mcpgw_upstream_queue_depth{server="slow"}`) != 1 {
 		if time.Now().After(deadline) {
 			t.Fatal("the second call never queued")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	c := g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`, header: sessionHeaders(sid, "2025-11-25")})
-	if c.status != http.StatusAccepted {
-		t.Fatalf("cancellation: HTTP %d %s", c.status, c.body)
+	c := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user"}}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+	if c.Status != http.StatusAccepted {
+		t.Fatalf("cancellation: HTTP %d %s", c.Status, c.Body)
 	}
 	select {
 	case r := <-queued:
-		for _, m := range r.messagesOrNil() {
+		for _, m := range messagesOrNil(r) {
 			if m.IsResponse() {
 				t.Errorf("a call cancelled in the queue got a response: %s %s", m.Result, m.Error)
 			}
@@ -308,11 +232,11 @@ func TestConcurrencyCancelWhileQueued(t *testing.T) {
 		// Well before the held call's 2s timeout would have freed the slot.
 		t.Fatal("the cancelled call did not leave the queue")
 	}
-	if d := g.metricValue(t, `mcpgw_upstream_queue_depth{server="slow"}`); d != 0 {
+	if d := g.MetricValue(t, `mcpgw_upstream_queue_depth{server="slow"}`); d != 0 {
 		t.Errorf("queue depth %v after the cancellation, want 0", d)
 	}
 	<-held
-	for _, l := range upstreamLines(t, dir, "in") {
+	for _, l := range gatewaytest.UpstreamLines(t, dir, "in") {
 		if strings.Contains(l, "test_simple_text") {
 			t.Errorf("the cancelled call reached the upstream: %s", l)
 		}

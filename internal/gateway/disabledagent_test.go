@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 const disabledAgentYAML = `
@@ -27,26 +29,26 @@ agents:
 func TestDisabledAgent(t *testing.T) {
 	initialize := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 	t.Run("refuse", func(t *testing.T) {
-		g := startGateway(t, strings.Replace(disabledAgentYAML, "%s", "refuse", 1))
-		r := g.do(t, req{body: initialize, header: map[string]string{"X-Agent-ID": "off"}})
-		if r.status != http.StatusForbidden || !strings.Contains(string(r.body), "disabled") {
-			t.Errorf("disabled agent: HTTP %d %s, want 403 saying it is disabled", r.status, r.body)
+		g := gatewaytest.Start(t, strings.Replace(disabledAgentYAML, "%s", "refuse", 1))
+		r := g.Do(t, gatewaytest.Req{Body: initialize, Header: map[string]string{"X-Agent-ID": "off"}})
+		if r.Status != http.StatusForbidden || !strings.Contains(string(r.Body), "disabled") {
+			t.Errorf("disabled agent: HTTP %d %s, want 403 saying it is disabled", r.Status, r.Body)
 		}
-		if names := g.toolNames(t, g.initializeAs(t, "on")); len(names) == 0 {
+		if names := g.ToolNames(t, g.InitializeAs(t, "on")); len(names) == 0 {
 			t.Error("the enabled agent lists no tools")
 		}
 	})
 	t.Run("empty", func(t *testing.T) {
-		g := startGateway(t, strings.Replace(disabledAgentYAML, "%s", "empty", 1))
-		sid := g.initializeAs(t, "off")
-		if names := g.toolNames(t, sid); len(names) != 0 {
+		g := gatewaytest.Start(t, strings.Replace(disabledAgentYAML, "%s", "empty", 1))
+		sid := g.InitializeAs(t, "off")
+		if names := g.ToolNames(t, sid); len(names) != 0 {
 			t.Errorf("disabled agent lists %v, want nothing", names)
 		}
-		r := g.call(t, sid, 2, "tools/call", `{"name":"everything__echo","arguments":{"message":"x"}}`)
-		if !strings.Contains(string(r.body), `"error"`) && !strings.Contains(string(r.body), `"isError":true`) {
-			t.Errorf("disabled agent called a tool: HTTP %d %s", r.status, r.body)
+		r := g.Call(t, sid, 2, "tools/call", `{"name":"everything__echo","arguments":{"message":"x"}}`)
+		if !strings.Contains(string(r.Body), `"error"`) && !strings.Contains(string(r.Body), `"isError":true`) {
+			t.Errorf("disabled agent called a tool: HTTP %d %s", r.Status, r.Body)
 		}
-		if names := g.toolNames(t, g.initializeAs(t, "on")); len(names) == 0 {
+		if names := g.ToolNames(t, g.InitializeAs(t, "on")); len(names) == 0 {
 			t.Error("the enabled agent lists no tools")
 		}
 	})

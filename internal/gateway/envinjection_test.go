@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // An executor's env_injection is the executor's policy: its value wins over the server's
@@ -12,7 +14,7 @@ import (
 // stays), and an executor with env_injection_overrides_server: true wins even then. The
 // session's resolution (what its per-session instances start with) shows it.
 func TestEnvInjectionPolicyWins(t *testing.T) {
-	g := startGateway(t, adminYAML+`
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+`
   tool:
     type: stdio
     command: /bin/true
@@ -36,7 +38,7 @@ executors:
 		{"force", "tool", "policy-value"},
 		{"force", "keep", "policy-value"},
 	} {
-		v, fail := g.gw.Explain("default", "", tc.executor)
+		v, fail := g.Gateway.Explain("default", "", tc.executor)
 		if fail != nil {
 			t.Fatalf("explain with executor %s: %v", tc.executor, fail)
 		}
@@ -46,17 +48,17 @@ executors:
 	}
 	// Saving an executor says which server's own value its injection replaces (a config
 	// written for the old rule, where the server's value won, finds out here).
-	a := g.api(t, http.MethodPut, "/api/executors/new", `{"type":"local_pc","mcp_policy":{"env_injection":{"TOKEN":"v"}}}`, g.localAuth(t))
+	a := g.API(t, http.MethodPut, "/api/executors/new", `{"type":"local_pc","mcp_policy":{"env_injection":{"TOKEN":"v"}}}`, g.LocalAuth(t))
 	want := `executors.new.mcp_policy.env_injection: replaces TOKEN of server "tool": its sessions get the executor's value, not servers.tool.env.TOKEN`
-	if a.status != http.StatusCreated || !slices.Contains(a.warnings(), want) || strings.Contains(string(a.raw), `server \"keep\"`) {
+	if a.Status != http.StatusCreated || !slices.Contains(a.Warnings(), want) || strings.Contains(string(a.Raw), `server \"keep\"`) {
 		t.Errorf("PUT of an executor injecting TOKEN: %s, want the warning %q (and none for keep)", a, want)
 	}
 	// The API reads and writes the server's flag.
 	body := `{"name":"api","type":"stdio","command":"/bin/true","env":{"TOKEN":"x"},"allow_env_override":true}`
-	if a := g.api(t, http.MethodPost, "/api/servers", body, g.localAuth(t)); a.status != http.StatusCreated || a.obj["allow_env_override"] != true {
+	if a := g.API(t, http.MethodPost, "/api/servers", body, g.LocalAuth(t)); a.Status != http.StatusCreated || a.Obj["allow_env_override"] != true {
 		t.Fatalf("POST a server with allow_env_override: %s", a)
 	}
-	if v, _ := g.gw.Explain("default", "", "box"); v == nil || v.Overrides["api"].Env["TOKEN"] != "" {
+	if v, _ := g.Gateway.Explain("default", "", "box"); v == nil || v.Overrides["api"].Env["TOKEN"] != "" {
 		t.Errorf("the API server's allow_env_override is not applied: %+v", v)
 	}
 }

@@ -8,12 +8,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -22,412 +19,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/registry"
-	"github.com/mcpgw/mcpgw/internal/registry/pluginkind"
-	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// The go-sdk conformance everything-server is the real upstream of these tests: a
-// binary from $MCPGW_PEERS/bin, or built here from the go.mod tool dependency.
-var (
-	everythingBin string // path of the binary
-	everythingURL string // a shared streamable HTTP instance for all tests
-)
-
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	tmp, err := os.MkdirTemp("", "mcpgw-gateway-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(tmp)
-	everythingBin = filepath.Join(os.Getenv("MCPGW_PEERS"), "bin", "everything-server")
-	if _, err := os.Stat(everythingBin); os.Getenv("MCPGW_PEERS") == "" || err != nil {
-		everythingBin = filepath.Join(tmp, "everything-server")
-		build := exec.Command("go", "build", "-o", everythingBin, "github.com/modelcontextprotocol/go-sdk/conformance/everything-server")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "building everything-server: %v\n%s", err, out)
-			return 1
-		}
-	}
-	url, stop, err := startEverything(filepath.Join(tmp, "everything-server.log"))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer stop()
-	everythingURL = url
-	return m.Run()
-}
-
-// startEverything runs the everything-server as a stateful streamable HTTP server on a
-// free loopback port. stop kills exactly that process.
-func startEverything(logPath string) (url string, stop func(), err error) {
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return "", nil, err
-		}
-		addr := l.Addr().String()
-		l.Close()
-		logf, err := os.Create(logPath)
-		if err != nil {
-			return "", nil, err
-		}
-		cmd := exec.Command(everythingBin, "-http", addr, "-stateless=false")
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			logf.Close()
-			return "", nil, err
-		}
-		exited := make(chan struct{})
-		go func() { _ = cmd.Wait(); logf.Close(); close(exited) }()
-		stop := func() {
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-		deadline := time.Now().Add(10 * time.Second)
-		for time.Now().Before(deadline) {
-			if c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond); err == nil {
-				c.Close()
-				return "http://" + addr + "/mcp", stop, nil
-			}
-			select {
-			case <-exited:
-				lastErr = fmt.Errorf("everything-server exited at start (see %s)", logPath)
-			case <-time.After(20 * time.Millisecond):
-				continue
-			}
-			break
-		}
-		stop()
-		if lastErr == nil {
-			lastErr = fmt.Errorf("everything-server did not listen on %s within 10s", addr)
-		}
-	}
-	return "", nil, lastErr
-}
-
-// testGW is one in-process gateway behind an httptest server.
-type testGW struct {
-	srv  *httptest.Server
-	base string // http://127.0.0.1:PORT
-	addr string // 127.0.0.1:PORT
-	gw   *gateway.Gateway
-	reg  *registry.Registry
-	log  *lockedBuffer
-	// store is the session store the gateway was given, as it is (its bytes at rest).
-	store store.Store
-	// te is the Transfer-Encoding of the last request the server received.
-	te atomic.Value
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// startGateway builds a gateway from yaml, in which {{listen}}, {{state_dir}} and
-// {{everything}} are replaced by the test server's address, a temp dir and the shared
-// everything-server URL.
-func startGateway(t *testing.T, yaml string) *testGW {
-	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	g := &testGW{srv: srv, addr: srv.Listener.Addr().String(), log: &lockedBuffer{}}
-	g.base = "http://" + g.addr
-	yaml = strings.NewReplacer("{{listen}}", g.addr, "{{state_dir}}", t.TempDir(), "{{everything}}", everythingURL).Replace(yaml)
-	cfg, ps, err := config.Parse([]byte(yaml))
-	if err != nil {
-		srv.Close()
-		t.Fatalf("config: %v", err)
-	}
-	if len(ps) > 0 {
-		t.Logf("config warnings: %v", ps)
-	}
-	log := slog.New(slog.NewTextHandler(g.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	g.reg = registry.New(cfg, log)
-	g.reg.PluginKinds = pluginkind.All()
-	g.store = store.NewMemory()
-	gw, err := gateway.New(cfg, g.reg, g.store, log)
-	if err != nil {
-		srv.Close()
-		t.Fatalf("gateway.New: %v", err)
-	}
-	g.gw = gw
-	g.reg.Start(10 * time.Second)
-	gw.Start()
-	h := gw.Handler()
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		g.te.Store(strings.Join(r.TransferEncoding, ","))
-		h.ServeHTTP(w, r)
-	})
-	srv.Start()
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		gw.Close()
-		g.reg.Close()
-		if t.Failed() {
-			logs := g.log.String()
-			if len(logs) > 8000 {
-				logs = "…" + logs[len(logs)-8000:]
-			}
-			t.Logf("gateway log:\n%s", logs)
-		}
-	})
-	return g
-}
-
-const baseConfig = `
-listen: {{listen}}
-state_dir: {{state_dir}}
-store: memory
-log: {level: debug}
-http: {max_body_bytes: 65536, page_size: 7}
-servers:
-  everything:
-    type: streamable_http
-    url: {{everything}}
-  down:
-    type: streamable_http
-    url: http://127.0.0.1:1/mcp
-`
-
-var client = &http.Client{Timeout: 20 * time.Second}
-
-// req is one HTTP request to the gateway.
-type req struct {
-	method string // default POST
-	path   string // default /mcp
-	body   string
-	header map[string]string // "Host" sets the Host header
-}
-
-type resp struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (g *testGW) do(t *testing.T, r req) resp {
-	t.Helper()
-	if r.method == "" {
-		r.method = http.MethodPost
-	}
-	if r.path == "" {
-		r.path = "/mcp"
-	}
-	hr, err := http.NewRequest(r.method, g.base+r.path, strings.NewReader(r.body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.method == http.MethodPost {
-		hr.Header.Set("Content-Type", "application/json")
-		hr.Header.Set("Accept", "application/json, text/event-stream")
-	}
-	for k, v := range r.header {
-		if k == "Host" {
-			hr.Host = v
-			continue
-		}
-		if v == "" {
-			hr.Header.Del(k)
-			continue
-		}
-		hr.Header.Set(k, v)
-	}
-	hresp, err := client.Do(hr)
-	if err != nil {
-		t.Fatalf("%s %s: %v", r.method, r.path, err)
-	}
-	defer hresp.Body.Close()
-	b, err := io.ReadAll(hresp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: reading body: %v", r.method, r.path, err)
-	}
-	return resp{status: hresp.StatusCode, header: hresp.Header, body: b}
-}
-
-// message returns the JSON-RPC response in a reply: the body itself, or for an event
-// stream the event that carries a response.
-func (r resp) message(t *testing.T) *wire.Msg {
-	t.Helper()
-	msgs := r.messages(t)
-	for _, m := range msgs {
-		if m.IsResponse() {
-			return m
-		}
-	}
-	t.Fatalf("no JSON-RPC response in HTTP %d reply %q", r.status, r.body)
-	return nil
-}
-
-// messages are every JSON-RPC message of a reply, in order.
-func (r resp) messages(t *testing.T) []*wire.Msg {
-	t.Helper()
-	if !strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
-		m, err := wire.Parse(r.body)
-		if err != nil {
-			t.Fatalf("HTTP %d body is not a JSON-RPC message: %v\n%s", r.status, err, r.body)
-		}
-		return []*wire.Msg{m}
-	}
-	var out []*wire.Msg
-	sr := wire.NewSSEReader(bytes.NewReader(r.body), 1<<20)
-	for {
-		ev, err := sr.Next()
-		if err != nil {
-			break
-		}
-		if len(bytes.TrimSpace(ev.Data)) == 0 {
-			continue // priming event
-		}
-		m, err := wire.Parse(ev.Data)
-		if err != nil {
-			t.Fatalf("event data is not JSON-RPC: %v\n%s", err, ev.Data)
-		}
-		out = append(out, m)
-	}
-	return out
-}
-
-// rpcError asserts the reply is a JSON-RPC error with code and returns it.
-func (r resp) rpcError(t *testing.T, code int) wire.ErrorObject {
-	t.Helper()
-	m := r.message(t)
-	if m.JSONRPC != "2.0" || m.Error == nil {
-		t.Fatalf("want a JSON-RPC error %d, got HTTP %d %s", code, r.status, r.body)
-	}
-	e := wire.ParseError(m.Error)
-	if e.Code != code {
-		t.Fatalf("JSON-RPC error code %d (%q), want %d; body %s", e.Code, e.Message, code, r.body)
-	}
-	return e
-}
-
-// initialize opens a session and returns its id.
-func (g *testGW) initialize(t *testing.T, version, caps string) string {
-	t.Helper()
-	if caps == "" {
-		caps = "{}"
-	}
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":` + caps + `,"clientInfo":{"name":"errors_test","version":"1"}}}`})
-	if r.status != http.StatusOK {
-		t.Fatalf("initialize: HTTP %d %s", r.status, r.body)
-	}
-	sid := r.header.Get("Mcp-Session-Id")
-	if sid == "" {
-		t.Fatalf("initialize: no Mcp-Session-Id; body %s", r.body)
-	}
-	var res struct {
-		ProtocolVersion string `json:"protocolVersion"`
-	}
-	if m := r.message(t); m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.ProtocolVersion != version {
-		t.Fatalf("initialize result %s, want protocolVersion %s", r.body, version)
-	}
-	if n := g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: sessionHeaders(sid, version)}); n.status != http.StatusAccepted {
-		t.Fatalf("notifications/initialized: HTTP %d %s", n.status, n.body)
-	}
-	return sid
-}
-
-func sessionHeaders(sid, version string) map[string]string {
-	return map[string]string{"Mcp-Session-Id": sid, "MCP-Protocol-Version": version}
-}
-
-// call sends one request on a session.
-func (g *testGW) call(t *testing.T, sid string, id int, method, params string) resp {
-	t.Helper()
-	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q`, id, method)
-	if params != "" {
-		body += `,"params":` + params
-	}
-	return g.do(t, req{body: body + "}", header: sessionHeaders(sid, "2025-11-25")})
-}
-
-// toolNames lists every tool of a session, following nextCursor.
-func (g *testGW) toolNames(t *testing.T, sid string) []string {
-	t.Helper()
-	names, err := g.tryToolNames(t, sid)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return names
-}
-
-// tryToolNames is toolNames that returns a JSON-RPC error (an invalid cursor, when the
-// view changed between pages) instead of failing.
-func (g *testGW) tryToolNames(t *testing.T, sid string) ([]string, error) {
-	t.Helper()
-	var names []string
-	cursor := ""
-	for i := 0; i < 100; i++ {
-		params := "{}"
-		if cursor != "" {
-			params = `{"cursor":` + string(wire.Quote(cursor)) + `}`
-		}
-		r := g.call(t, sid, 100+i, "tools/list", params)
-		m := r.message(t)
-		if r.status != http.StatusOK {
-			t.Fatalf("tools/list: HTTP %d %s", r.status, r.body)
-		}
-		if m.Error != nil {
-			return nil, fmt.Errorf("tools/list page %d: %s", i, m.Error)
-		}
-		var res struct {
-			Tools []struct {
-				Name string `json:"name"`
-			} `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if err := json.Unmarshal(m.Result, &res); err != nil {
-			t.Fatal(err)
-		}
-		for _, tl := range res.Tools {
-			names = append(names, tl.Name)
-		}
-		if res.NextCursor == "" {
-			return names, nil
-		}
-		cursor = res.NextCursor
-	}
-	t.Fatal("tools/list pagination does not end")
-	return nil, nil
+	os.Exit(gatewaytest.Main(m))
 }
 
 // TestErrorTable sends each bad input of the error table (docs/protocol.md) over HTTP and checks the
 // status code and the JSON-RPC error.
 func TestErrorTable(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
-	ended := g.initialize(t, "2025-11-25", "")
-	if r := g.do(t, req{method: http.MethodDelete, header: map[string]string{"Mcp-Session-Id": ended}}); r.status != http.StatusOK {
-		t.Fatalf("DELETE: HTTP %d %s", r.status, r.body)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
+	ended := g.Initialize(t, "2025-11-25", "")
+	if r := g.Do(t, gatewaytest.Req{Method: http.MethodDelete, Header: map[string]string{"Mcp-Session-Id": ended}}); r.Status != http.StatusOK {
+		t.Fatalf("DELETE: HTTP %d %s", r.Status, r.Body)
 	}
-	_, port, _ := net.SplitHostPort(g.addr)
+	_, port, _ := net.SplitHostPort(g.Addr)
 	ping := `{"jsonrpc":"2.0","id":7,"method":"ping"}`
 	list := `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`
-	sess := sessionHeaders(sid, "2025-11-25")
+	sess := gatewaytest.SessionHeaders(sid, "2025-11-25")
 	with := func(extra map[string]string) map[string]string {
 		h := map[string]string{}
 		for k, v := range sess {
@@ -440,92 +53,92 @@ func TestErrorTable(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		req        req
+		req        gatewaytest.Req
 		wantStatus int
 		wantCode   int    // JSON-RPC error code; 0: no JSON-RPC body to check
 		wantMsg    string // substring of the error message
 		wantID     string // raw id of the error response ("" means null)
 	}{
-		{name: "malformed JSON", req: req{body: `{"jsonrpc":"2.0","id":1,"method":`, header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
-		{name: "malformed JSON without session", req: req{body: `{"jsonrpc":"2.0",,}`}, wantStatus: 400, wantCode: wire.CodeParseError},
-		{name: "garbage", req: req{body: `hello`, header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
-		{name: "empty body", req: req{body: ``, header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
-		{name: "malformed batch", req: req{body: `[{"jsonrpc":"2.0","id":1,"method":"ping"},`, header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
-		{name: "not an object", req: req{body: `"ping"`, header: sess}, wantStatus: 400, wantCode: wire.CodeInvalidRequest},
-		{name: "not JSON-RPC 2.0", req: req{body: `{"jsonrpc":"1.0","id":3,"method":"ping"}`, header: sess}, wantStatus: 400, wantCode: wire.CodeInvalidRequest, wantID: "3"},
+		{name: "malformed JSON", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":1,"method":`, Header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
+		{name: "malformed JSON without session", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0",,}`}, wantStatus: 400, wantCode: wire.CodeParseError},
+		{name: "garbage", req: gatewaytest.Req{Body: `hello`, Header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
+		{name: "empty body", req: gatewaytest.Req{Body: ``, Header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
+		{name: "malformed batch", req: gatewaytest.Req{Body: `[{"jsonrpc":"2.0","id":1,"method":"ping"},`, Header: sess}, wantStatus: 400, wantCode: wire.CodeParseError},
+		{name: "not an object", req: gatewaytest.Req{Body: `"ping"`, Header: sess}, wantStatus: 400, wantCode: wire.CodeInvalidRequest},
+		{name: "not JSON-RPC 2.0", req: gatewaytest.Req{Body: `{"jsonrpc":"1.0","id":3,"method":"ping"}`, Header: sess}, wantStatus: 400, wantCode: wire.CodeInvalidRequest, wantID: "3"},
 
-		{name: "batch on 2025-11-25 session", req: req{body: `[` + ping + `]`, header: sess}, wantStatus: 400, wantCode: wire.CodeInvalidRequest, wantMsg: "batch"},
-		{name: "batch with 2025-06-18 header", req: req{body: `[` + ping + `]`, header: with(map[string]string{"MCP-Protocol-Version": "2025-06-18"})}, wantStatus: 400, wantMsg: "batch", wantCode: wire.CodeInvalidRequest},
-		{name: "batch without session", req: req{body: `[` + ping + `]`}, wantStatus: 400, wantCode: wire.CodeInvalidRequest},
+		{name: "batch on 2025-11-25 session", req: gatewaytest.Req{Body: `[` + ping + `]`, Header: sess}, wantStatus: 400, wantCode: wire.CodeInvalidRequest, wantMsg: "batch"},
+		{name: "batch with 2025-06-18 header", req: gatewaytest.Req{Body: `[` + ping + `]`, Header: with(map[string]string{"MCP-Protocol-Version": "2025-06-18"})}, wantStatus: 400, wantMsg: "batch", wantCode: wire.CodeInvalidRequest},
+		{name: "batch without session", req: gatewaytest.Req{Body: `[` + ping + `]`}, wantStatus: 400, wantCode: wire.CodeInvalidRequest},
 
-		{name: "old protocol version header", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "2024-01-01"})}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion, wantMsg: "Unsupported protocol version"},
-		{name: "legacy-only version on streamable HTTP", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "2024-11-05"})}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion, wantMsg: "Unsupported protocol version"},
-		{name: "garbage version header", req: req{body: list, header: with(map[string]string{"MCP-Protocol-Version": "banana"})}, wantStatus: 400},
+		{name: "old protocol version header", req: gatewaytest.Req{Body: list, Header: with(map[string]string{"MCP-Protocol-Version": "2024-01-01"})}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion, wantMsg: "Unsupported protocol version"},
+		{name: "legacy-only version on streamable HTTP", req: gatewaytest.Req{Body: list, Header: with(map[string]string{"MCP-Protocol-Version": "2024-11-05"})}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion, wantMsg: "Unsupported protocol version"},
+		{name: "garbage version header", req: gatewaytest.Req{Body: list, Header: with(map[string]string{"MCP-Protocol-Version": "banana"})}, wantStatus: 400},
 
-		{name: "unknown session POST", req: req{body: list, header: map[string]string{"Mcp-Session-Id": "no-such-session"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found", wantID: "7"},
-		{name: "unknown session GET", req: req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": "no-such-session", "Accept": "text/event-stream"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found"},
-		{name: "unknown session DELETE", req: req{method: http.MethodDelete, header: map[string]string{"Mcp-Session-Id": "no-such-session"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found"},
-		{name: "ended session POST", req: req{body: list, header: sessionHeaders(ended, "2025-11-25")}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found", wantID: "7"},
-		{name: "ended session notification", req: req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: sessionHeaders(ended, "2025-11-25")}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
-		{name: "ended session GET", req: req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": ended, "Accept": "text/event-stream"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
-		{name: "ended session DELETE", req: req{method: http.MethodDelete, header: map[string]string{"Mcp-Session-Id": ended}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
-		{name: "ended session batch", req: req{body: `[` + ping + `]`, header: map[string]string{"Mcp-Session-Id": ended}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
+		{name: "unknown session POST", req: gatewaytest.Req{Body: list, Header: map[string]string{"Mcp-Session-Id": "no-such-session"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found", wantID: "7"},
+		{name: "unknown session GET", req: gatewaytest.Req{Method: http.MethodGet, Header: map[string]string{"Mcp-Session-Id": "no-such-session", "Accept": "text/event-stream"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found"},
+		{name: "unknown session DELETE", req: gatewaytest.Req{Method: http.MethodDelete, Header: map[string]string{"Mcp-Session-Id": "no-such-session"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found"},
+		{name: "ended session POST", req: gatewaytest.Req{Body: list, Header: gatewaytest.SessionHeaders(ended, "2025-11-25")}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found", wantID: "7"},
+		{name: "ended session notification", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, Header: gatewaytest.SessionHeaders(ended, "2025-11-25")}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
+		{name: "ended session GET", req: gatewaytest.Req{Method: http.MethodGet, Header: map[string]string{"Mcp-Session-Id": ended, "Accept": "text/event-stream"}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
+		{name: "ended session DELETE", req: gatewaytest.Req{Method: http.MethodDelete, Header: map[string]string{"Mcp-Session-Id": ended}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
+		{name: "ended session batch", req: gatewaytest.Req{Body: `[` + ping + `]`, Header: map[string]string{"Mcp-Session-Id": ended}}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
 
-		{name: "missing session id POST", req: req{body: list}, wantStatus: 400, wantCode: wire.CodeInvalidRequest, wantMsg: "Mcp-Session-Id", wantID: "7"},
-		{name: "missing session id notification", req: req{body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`}, wantStatus: 400},
-		{name: "missing session id GET", req: req{method: http.MethodGet, header: map[string]string{"Accept": "text/event-stream"}}, wantStatus: 400, wantMsg: "Mcp-Session-Id"},
-		{name: "missing session id DELETE", req: req{method: http.MethodDelete}, wantStatus: 400, wantMsg: "Mcp-Session-Id"},
+		{name: "missing session id POST", req: gatewaytest.Req{Body: list}, wantStatus: 400, wantCode: wire.CodeInvalidRequest, wantMsg: "Mcp-Session-Id", wantID: "7"},
+		{name: "missing session id notification", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`}, wantStatus: 400},
+		{name: "missing session id GET", req: gatewaytest.Req{Method: http.MethodGet, Header: map[string]string{"Accept": "text/event-stream"}}, wantStatus: 400, wantMsg: "Mcp-Session-Id"},
+		{name: "missing session id DELETE", req: gatewaytest.Req{Method: http.MethodDelete}, wantStatus: 400, wantMsg: "Mcp-Session-Id"},
 
-		{name: "bad Host", req: req{body: ping, header: with(map[string]string{"Host": "evil.example:" + port})}, wantStatus: 403, wantMsg: "Host"},
-		{name: "bad Host on initialize", req: req{body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, header: map[string]string{"Host": "rebind.example"}}, wantStatus: 403},
-		{name: "bad Host on GET /sse", req: req{method: http.MethodGet, path: "/sse", header: map[string]string{"Host": "evil.example"}}, wantStatus: 403},
-		{name: "bad Host on /message", req: req{path: "/message?sessionId=x", body: ping, header: map[string]string{"Host": "evil.example"}}, wantStatus: 403},
-		{name: "right host, wrong port", req: req{body: ping, header: with(map[string]string{"Host": "127.0.0.1:1"})}, wantStatus: 403},
-		{name: "bad Origin, good Host", req: req{body: ping, header: with(map[string]string{"Origin": "http://evil.example"})}, wantStatus: 403, wantMsg: "Origin"},
-		{name: "Origin null", req: req{body: ping, header: with(map[string]string{"Origin": "null"})}, wantStatus: 403},
-		{name: "Origin of another local port", req: req{body: ping, header: with(map[string]string{"Origin": "http://127.0.0.1:1"})}, wantStatus: 403},
+		{name: "bad Host", req: gatewaytest.Req{Body: ping, Header: with(map[string]string{"Host": "evil.example:" + port})}, wantStatus: 403, wantMsg: "Host"},
+		{name: "bad Host on initialize", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}`, Header: map[string]string{"Host": "rebind.example"}}, wantStatus: 403},
+		{name: "bad Host on GET /sse", req: gatewaytest.Req{Method: http.MethodGet, Path: "/sse", Header: map[string]string{"Host": "evil.example"}}, wantStatus: 403},
+		{name: "bad Host on /message", req: gatewaytest.Req{Path: "/message?sessionId=x", Body: ping, Header: map[string]string{"Host": "evil.example"}}, wantStatus: 403},
+		{name: "right host, wrong port", req: gatewaytest.Req{Body: ping, Header: with(map[string]string{"Host": "127.0.0.1:1"})}, wantStatus: 403},
+		{name: "bad Origin, good Host", req: gatewaytest.Req{Body: ping, Header: with(map[string]string{"Origin": "http://evil.example"})}, wantStatus: 403, wantMsg: "Origin"},
+		{name: "Origin null", req: gatewaytest.Req{Body: ping, Header: with(map[string]string{"Origin": "null"})}, wantStatus: 403},
+		{name: "Origin of another local port", req: gatewaytest.Req{Body: ping, Header: with(map[string]string{"Origin": "http://127.0.0.1:1"})}, wantStatus: 403},
 
-		{name: "unknown method", req: req{body: `{"jsonrpc":"2.0","id":"u","method":"tools/frobnicate"}`, header: sess}, wantStatus: 200, wantCode: wire.CodeMethodNotFound, wantID: `"u"`},
-		{name: "unknown tool", req: req{body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"everything__no_such_tool","arguments":{}}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams, wantID: "8"},
-		{name: "tool of an upstream that is down", req: req{body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"down__anything","arguments":{}}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
-		{name: "upstream name without prefix", req: req{body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
-		{name: "tools/call without a name", req: req{body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
-		{name: "invalid cursor", req: req{body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"%%% not a cursor"}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams, wantMsg: "cursor"},
-		{name: "cursor of another list", req: req{body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("prompts\x01everything__test_simple_prompt")) + `"}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
-		{name: "cursor for a tool not in the view", req: req{body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("tools\x01down__x")) + `"}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
-		{name: "invalid prompts cursor", req: req{body: `{"jsonrpc":"2.0","id":9,"method":"prompts/list","params":{"cursor":"nope"}}`, header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
+		{name: "unknown method", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":"u","method":"tools/frobnicate"}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeMethodNotFound, wantID: `"u"`},
+		{name: "unknown tool", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"everything__no_such_tool","arguments":{}}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams, wantID: "8"},
+		{name: "tool of an upstream that is down", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"down__anything","arguments":{}}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
+		{name: "upstream name without prefix", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
+		{name: "tools/call without a name", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
+		{name: "invalid cursor", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"%%% not a cursor"}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams, wantMsg: "cursor"},
+		{name: "cursor of another list", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("prompts\x01everything__test_simple_prompt")) + `"}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
+		{name: "cursor for a tool not in the view", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":9,"method":"tools/list","params":{"cursor":"` + base64.RawURLEncoding.EncodeToString([]byte("tools\x01down__x")) + `"}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
+		{name: "invalid prompts cursor", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":9,"method":"prompts/list","params":{"cursor":"nope"}}`, Header: sess}, wantStatus: 200, wantCode: wire.CodeInvalidParams},
 
-		{name: "server/discover without Mcp-Method", req: req{body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, header: map[string]string{"MCP-Protocol-Version": "2026-07-28"}}, wantStatus: 400, wantCode: -32020, wantID: "1"},
-		{name: "2026-07-28 tools/list without _meta", req: req{body: list, header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}}, wantStatus: 400, wantCode: wire.CodeInvalidParams},
-		{name: "unknown future revision", req: req{body: list, header: map[string]string{"MCP-Protocol-Version": "2099-01-01"}}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion},
+		{name: "server/discover without Mcp-Method", req: gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, Header: map[string]string{"MCP-Protocol-Version": "2026-07-28"}}, wantStatus: 400, wantCode: -32020, wantID: "1"},
+		{name: "2026-07-28 tools/list without _meta", req: gatewaytest.Req{Body: list, Header: map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}}, wantStatus: 400, wantCode: wire.CodeInvalidParams},
+		{name: "unknown future revision", req: gatewaytest.Req{Body: list, Header: map[string]string{"MCP-Protocol-Version": "2099-01-01"}}, wantStatus: 400, wantCode: wire.CodeUnsupportedProtocolVersion},
 
-		{name: "GET without Accept", req: req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": sid}}, wantStatus: 406},
-		{name: "GET accepting only JSON", req: req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": sid, "Accept": "application/json"}}, wantStatus: 406},
-		{name: "PUT", req: req{method: http.MethodPut, header: map[string]string{"Mcp-Session-Id": sid}}, wantStatus: 405},
+		{name: "GET without Accept", req: gatewaytest.Req{Method: http.MethodGet, Header: map[string]string{"Mcp-Session-Id": sid}}, wantStatus: 406},
+		{name: "GET accepting only JSON", req: gatewaytest.Req{Method: http.MethodGet, Header: map[string]string{"Mcp-Session-Id": sid, "Accept": "application/json"}}, wantStatus: 406},
+		{name: "PUT", req: gatewaytest.Req{Method: http.MethodPut, Header: map[string]string{"Mcp-Session-Id": sid}}, wantStatus: 405},
 
-		{name: "legacy /message unknown session", req: req{path: "/message?sessionId=no-such-session", body: ping}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found"},
-		{name: "legacy /message with a streamable session", req: req{path: "/message?sessionId=" + sid, body: ping}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
-		{name: "legacy /message without session", req: req{path: "/message", body: ping}, wantStatus: 400},
-		{name: "legacy /message GET", req: req{method: http.MethodGet, path: "/message?sessionId=x"}, wantStatus: 405},
+		{name: "legacy /message unknown session", req: gatewaytest.Req{Path: "/message?sessionId=no-such-session", Body: ping}, wantStatus: 404, wantCode: wire.CodeSessionNotFound, wantMsg: "Session not found"},
+		{name: "legacy /message with a streamable session", req: gatewaytest.Req{Path: "/message?sessionId=" + sid, Body: ping}, wantStatus: 404, wantCode: wire.CodeSessionNotFound},
+		{name: "legacy /message without session", req: gatewaytest.Req{Path: "/message", Body: ping}, wantStatus: 400},
+		{name: "legacy /message GET", req: gatewaytest.Req{Method: http.MethodGet, Path: "/message?sessionId=x"}, wantStatus: 405},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := g.do(t, tt.req)
-			t.Logf("HTTP %d %s", r.status, bytes.TrimSpace(r.body))
-			if r.status != tt.wantStatus {
-				t.Fatalf("HTTP %d, want %d; body %s", r.status, tt.wantStatus, r.body)
+			r := g.Do(t, tt.req)
+			t.Logf("HTTP %d %s", r.Status, bytes.TrimSpace(r.Body))
+			if r.Status != tt.wantStatus {
+				t.Fatalf("HTTP %d, want %d; body %s", r.Status, tt.wantStatus, r.Body)
 			}
 			if tt.wantStatus >= 400 && tt.wantStatus != 406 && tt.wantStatus != 405 {
-				if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 					t.Errorf("error answer has Content-Type %q, want application/json", ct)
 				}
 			}
 			if tt.wantCode == 0 && tt.wantMsg == "" {
 				return
 			}
-			m := r.message(t)
+			m := r.Message(t)
 			if m.Error == nil {
-				t.Fatalf("no JSON-RPC error in %s", r.body)
+				t.Fatalf("no JSON-RPC error in %s", r.Body)
 			}
 			e := wire.ParseError(m.Error)
 			if tt.wantCode != 0 && e.Code != tt.wantCode {
@@ -544,15 +157,15 @@ func TestErrorTable(t *testing.T) {
 	}
 
 	// The session that saw all of that still works.
-	if r := g.call(t, sid, 1, "ping", ""); r.status != http.StatusOK || r.message(t).Error != nil {
-		t.Fatalf("ping after the error table: HTTP %d %s", r.status, r.body)
+	if r := g.Call(t, sid, 1, "ping", ""); r.Status != http.StatusOK || r.Message(t).Error != nil {
+		t.Fatalf("ping after the error table: HTTP %d %s", r.Status, r.Body)
 	}
 }
 
 // TestAllowedHostsAndOrigins are the positive side of the Host/Origin check.
 func TestAllowedHostsAndOrigins(t *testing.T) {
-	g := startGateway(t, baseConfig+"\n  # extra\n")
-	_, port, _ := net.SplitHostPort(g.addr)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig+"\n  # extra\n")
+	_, port, _ := net.SplitHostPort(g.Addr)
 	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`
 	for _, h := range []map[string]string{
 		{"Host": "localhost:" + port},
@@ -560,55 +173,55 @@ func TestAllowedHostsAndOrigins(t *testing.T) {
 		{"Host": "localhost:" + port, "Origin": "http://localhost:" + port},
 		{"Host": "LOCALHOST:" + port},
 	} {
-		if r := g.do(t, req{body: init, header: h}); r.status != http.StatusOK {
-			t.Errorf("initialize with %v: HTTP %d %s", h, r.status, r.body)
+		if r := g.Do(t, gatewaytest.Req{Body: init, Header: h}); r.Status != http.StatusOK {
+			t.Errorf("initialize with %v: HTTP %d %s", h, r.Status, r.Body)
 		}
 	}
 }
 
 func TestBodyLimit(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	pad := func(n int) string {
 		return `{"jsonrpc":"2.0","id":5,"method":"ping","params":{"pad":"` + strings.Repeat("x", n) + `"}}`
 	}
-	send := func(t *testing.T, body string, chunked bool, path string) resp {
+	send := func(t *testing.T, body string, chunked bool, path string) gatewaytest.Resp {
 		t.Helper()
 		var rd io.Reader = strings.NewReader(body)
 		if chunked {
 			rd = io.MultiReader(rd) // hides the length from net/http
 		}
-		hr, _ := http.NewRequest(http.MethodPost, g.base+path, rd)
+		hr, _ := http.NewRequest(http.MethodPost, g.Base+path, rd)
 		if chunked {
 			hr.ContentLength = -1
 		}
 		hr.Header.Set("Content-Type", "application/json")
 		hr.Header.Set("Accept", "application/json, text/event-stream")
 		hr.Header.Set("Mcp-Session-Id", sid)
-		hresp, err := client.Do(hr)
+		hresp, err := gatewaytest.Client().Do(hr)
 		if err != nil {
 			t.Fatalf("POST: %v", err)
 		}
 		defer hresp.Body.Close()
 		b, _ := io.ReadAll(hresp.Body)
-		return resp{status: hresp.StatusCode, header: hresp.Header, body: b}
+		return gatewaytest.Resp{Status: hresp.StatusCode, Header: hresp.Header, Body: b}
 	}
 	for _, chunked := range []bool{false, true} {
 		name := map[bool]string{false: "content-length", true: "chunked"}[chunked]
 		t.Run(name, func(t *testing.T) {
 			r := send(t, pad(65536+4096), chunked, "/mcp")
-			if r.status != http.StatusRequestEntityTooLarge {
-				t.Fatalf("over the limit: HTTP %d %s", r.status, r.body)
+			if r.Status != http.StatusRequestEntityTooLarge {
+				t.Fatalf("over the limit: HTTP %d %s", r.Status, r.Body)
 			}
-			if te, _ := g.te.Load().(string); chunked != (te == "chunked") {
+			if te, _ := g.TE.Load().(string); chunked != (te == "chunked") {
 				t.Fatalf("the request was sent with Transfer-Encoding %q", te)
 			}
-			if m := r.message(t); m.Error == nil {
-				t.Fatalf("413 without a JSON-RPC error: %s", r.body)
+			if m := r.Message(t); m.Error == nil {
+				t.Fatalf("413 without a JSON-RPC error: %s", r.Body)
 			}
 			r = send(t, pad(60000), chunked, "/mcp")
-			if r.status != http.StatusOK || r.message(t).Error != nil {
-				t.Fatalf("under the limit: HTTP %d %s", r.status, r.body)
+			if r.Status != http.StatusOK || r.Message(t).Error != nil {
+				t.Fatalf("under the limit: HTTP %d %s", r.Status, r.Body)
 			}
 		})
 	}
@@ -616,16 +229,16 @@ func TestBodyLimit(t *testing.T) {
 		ls := openLegacy(t, g)
 		defer ls.close()
 		for _, chunked := range []bool{false, true} {
-			if r := send(t, pad(65536+4096), chunked, "/message?sessionId="+ls.id); r.status != http.StatusRequestEntityTooLarge {
-				t.Fatalf("chunked=%v: HTTP %d %s", chunked, r.status, r.body)
+			if r := send(t, pad(65536+4096), chunked, "/message?sessionId="+ls.id); r.Status != http.StatusRequestEntityTooLarge {
+				t.Fatalf("chunked=%v: HTTP %d %s", chunked, r.Status, r.Body)
 			}
 		}
 	})
 }
 
 func TestNotificationAccepted(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	for _, body := range []string{
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":12345}}`,
@@ -633,9 +246,9 @@ func TestNotificationAccepted(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/made_up"}`,
 		`{"jsonrpc":"2.0","id":"mcpgw-r999","result":{}}`, // a response nobody asked for
 	} {
-		r := g.do(t, req{body: body, header: sessionHeaders(sid, "2025-11-25")})
-		if r.status != http.StatusAccepted || len(r.body) != 0 {
-			t.Errorf("%s: HTTP %d body %q, want 202 and no body", body, r.status, r.body)
+		r := g.Do(t, gatewaytest.Req{Body: body, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+		if r.Status != http.StatusAccepted || len(r.Body) != 0 {
+			t.Errorf("%s: HTTP %d body %q, want 202 and no body", body, r.Status, r.Body)
 		}
 	}
 }
@@ -643,12 +256,12 @@ func TestNotificationAccepted(t *testing.T) {
 func TestServerDiscoverProbe(t *testing.T) {
 	// A dual-era client probing with a revision the gateway does not serve gets -32022 with
 	// the versions it does serve (2026-07-28 and the session ones), and can initialize.
-	g := startGateway(t, baseConfig)
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{}}`, header: map[string]string{"MCP-Protocol-Version": "2099-01-01"}})
-	if r.status != http.StatusBadRequest {
-		t.Fatalf("HTTP %d %s", r.status, r.body)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{}}`, Header: map[string]string{"MCP-Protocol-Version": "2099-01-01"}})
+	if r.Status != http.StatusBadRequest {
+		t.Fatalf("HTTP %d %s", r.Status, r.Body)
 	}
-	e := r.rpcError(t, wire.CodeUnsupportedProtocolVersion)
+	e := r.RPCError(t, wire.CodeUnsupportedProtocolVersion)
 	var data struct {
 		Supported []string `json:"supported"`
 		Requested string   `json:"requested"`
@@ -659,23 +272,23 @@ func TestServerDiscoverProbe(t *testing.T) {
 	if !slices.Contains(data.Supported, "2025-11-25") || !slices.Contains(data.Supported, "2026-07-28") || data.Requested != "2099-01-01" {
 		t.Errorf("data = %+v, want supported to list 2026-07-28 and 2025-11-25, requested 2099-01-01", data)
 	}
-	if m := r.message(t); string(m.ID) != `"probe"` {
+	if m := r.Message(t); string(m.ID) != `"probe"` {
 		t.Errorf("id %s, want \"probe\"", m.ID)
 	}
-	g.initialize(t, "2025-11-25", "")
+	g.Initialize(t, "2025-11-25", "")
 }
 
 func TestBatchOn20250326(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-03-26", "")
-	r := g.do(t, req{body: `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"no/such"}]`,
-		header: sessionHeaders(sid, "2025-03-26")})
-	if r.status != http.StatusOK {
-		t.Fatalf("batch on 2025-03-26: HTTP %d %s", r.status, r.body)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-03-26", "")
+	r := g.Do(t, gatewaytest.Req{Body: `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"no/such"}]`,
+		Header: gatewaytest.SessionHeaders(sid, "2025-03-26")})
+	if r.Status != http.StatusOK {
+		t.Fatalf("batch on 2025-03-26: HTTP %d %s", r.Status, r.Body)
 	}
 	var replies []json.RawMessage
-	if err := json.Unmarshal(r.body, &replies); err != nil || len(replies) != 2 {
-		t.Fatalf("want two replies, got %s (%v)", r.body, err)
+	if err := json.Unmarshal(r.Body, &replies); err != nil || len(replies) != 2 {
+		t.Fatalf("want two replies, got %s (%v)", r.Body, err)
 	}
 	if m, _ := wire.Parse(replies[1]); m == nil || wire.ParseError(m.Error).Code != wire.CodeMethodNotFound {
 		t.Errorf("second reply %s, want -32601", replies[1])
@@ -683,9 +296,9 @@ func TestBatchOn20250326(t *testing.T) {
 }
 
 func TestToolsListAndUpstreamDown(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
-	names := g.toolNames(t, sid) // page_size 7: several pages
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
+	names := g.ToolNames(t, sid) // page_size 7: several pages
 	if !slices.IsSorted(names) {
 		t.Errorf("tools not in name order: %v", names)
 	}
@@ -700,10 +313,10 @@ func TestToolsListAndUpstreamDown(t *testing.T) {
 	if len(slices.Compact(slices.Clone(names))) != len(names) {
 		t.Errorf("duplicate names across pages: %v", names)
 	}
-	r := g.call(t, sid, 3, "tools/call", `{"name":"everything__test_simple_text","arguments":{}}`)
-	m := r.message(t)
-	if r.status != http.StatusOK || m.Error != nil || !bytes.Contains(m.Result, []byte("text")) {
-		t.Fatalf("call through the gateway: HTTP %d %s", r.status, r.body)
+	r := g.Call(t, sid, 3, "tools/call", `{"name":"everything__test_simple_text","arguments":{}}`)
+	m := r.Message(t)
+	if r.Status != http.StatusOK || m.Error != nil || !bytes.Contains(m.Result, []byte("text")) {
+		t.Fatalf("call through the gateway: HTTP %d %s", r.Status, r.Body)
 	}
 	if string(m.ID) != "3" {
 		t.Errorf("response id %s, want 3", m.ID)
@@ -713,23 +326,23 @@ func TestToolsListAndUpstreamDown(t *testing.T) {
 // TestCallTimeout: a call that outlives upstream.call_timeout comes back as a tool
 // result with isError, naming the upstream, in about the timeout.
 func TestCallTimeout(t *testing.T) {
-	g := startGateway(t, baseConfig+"upstream: {call_timeout: 300ms}\n")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig+"upstream: {call_timeout: 300ms}\n")
 	// The client declares sampling and never answers test_sampling's request.
-	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
+	sid := g.Initialize(t, "2025-11-25", `{"sampling":{}}`)
 	start := time.Now()
-	r := g.call(t, sid, 4, "tools/call", `{"name":"everything__test_sampling","arguments":{"prompt":"hi"}}`)
+	r := g.Call(t, sid, 4, "tools/call", `{"name":"everything__test_sampling","arguments":{"prompt":"hi"}}`)
 	took := time.Since(start)
-	if r.status != http.StatusOK {
-		t.Fatalf("HTTP %d %s", r.status, r.body)
+	if r.Status != http.StatusOK {
+		t.Fatalf("HTTP %d %s", r.Status, r.Body)
 	}
 	var sawSampling bool
-	for _, m := range r.messages(t) {
+	for _, m := range r.Messages(t) {
 		sawSampling = sawSampling || m.Method == "sampling/createMessage"
 	}
 	if !sawSampling {
-		t.Errorf("the upstream's sampling request was not relayed on the call's stream: %s", r.body)
+		t.Errorf("the upstream's sampling request was not relayed on the call's stream: %s", r.Body)
 	}
-	m := r.message(t)
+	m := r.Message(t)
 	if m.Error != nil {
 		t.Fatalf("timeout as a JSON-RPC error %s; want a tool result with isError", m.Error)
 	}
@@ -748,8 +361,8 @@ func TestCallTimeout(t *testing.T) {
 	if took < 300*time.Millisecond || took > 5*time.Second {
 		t.Errorf("answered after %v, want about the 300ms call timeout", took)
 	}
-	if r := g.call(t, sid, 5, "ping", ""); r.status != http.StatusOK || r.message(t).Error != nil {
-		t.Fatalf("session after a timeout: HTTP %d %s", r.status, r.body)
+	if r := g.Call(t, sid, 5, "ping", ""); r.Status != http.StatusOK || r.Message(t).Error != nil {
+		t.Fatalf("session after a timeout: HTTP %d %s", r.Status, r.Body)
 	}
 }
 
@@ -757,27 +370,27 @@ func TestCallTimeout(t *testing.T) {
 // naming it; once it is down its tools stay listed (its last catalogue) and a call says
 // it is down (the errors table: not an unknown tool).
 func TestUpstreamDiesMidLife(t *testing.T) {
-	url, stop, err := startEverything(filepath.Join(t.TempDir(), "flaky.log"))
+	url, stop, err := gatewaytest.StartEverything(filepath.Join(t.TempDir(), "flaky.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	g := startGateway(t, strings.Replace(baseConfig, "{{everything}}", url, 1)+"upstream: {call_timeout: 3s}\n")
-	sid := g.initialize(t, "2025-11-25", "")
-	before := g.toolNames(t, sid)
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "{{everything}}", url, 1)+"upstream: {call_timeout: 3s}\n")
+	sid := g.Initialize(t, "2025-11-25", "")
+	before := g.ToolNames(t, sid)
 	if !slices.Contains(before, "everything__test_simple_text") {
 		t.Fatal("upstream tools missing before the kill")
 	}
 	stop()
-	r := g.call(t, sid, 6, "tools/call", `{"name":"everything__test_simple_text","arguments":{}}`)
-	m := r.message(t)
-	t.Logf("call after the kill: %s", bytes.TrimSpace(r.body))
+	r := g.Call(t, sid, 6, "tools/call", `{"name":"everything__test_simple_text","arguments":{}}`)
+	m := r.Message(t)
+	t.Logf("call after the kill: %s", bytes.TrimSpace(r.Body))
 	if m.Error != nil || !bytes.Contains(m.Result, []byte(`"isError":true`)) || !bytes.Contains(m.Result, []byte(`\"everything\"`)) {
 		t.Fatalf("call to a dead upstream: %s %s; want isError naming \"everything\"", m.Error, m.Result)
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		if st, _ := g.reg.Server("everything").State(); st == registry.StateDown {
+		if st, _ := g.Reg.Server("everything").State(); st == registry.StateDown {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -785,12 +398,12 @@ func TestUpstreamDiesMidLife(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond) // polls the state, bounded
 	}
-	names, err := g.tryToolNames(t, sid)
+	names, err := g.TryToolNames(t, sid)
 	if err != nil || len(names) != len(before) {
 		t.Errorf("tools/list while the upstream is down: %d tools (%v), want the %d listed before", len(names), err, len(before))
 	}
-	r = g.call(t, sid, 7, "tools/call", `{"name":"everything__test_simple_text","arguments":{}}`)
-	m = r.message(t)
+	r = g.Call(t, sid, 7, "tools/call", `{"name":"everything__test_simple_text","arguments":{}}`)
+	m = r.Message(t)
 	if m.Error != nil || !bytes.Contains(m.Result, []byte(`"isError":true`)) || !bytes.Contains(m.Result, []byte(`\"everything\"`)) ||
 		!bytes.Contains(m.Result, []byte("is down")) {
 		t.Errorf("call while the upstream is down: %s %s; want isError naming \"everything\" and saying it is down", m.Error, m.Result)
@@ -798,10 +411,10 @@ func TestUpstreamDiesMidLife(t *testing.T) {
 }
 
 // openGET opens the session's GET stream and returns once its headers arrived.
-func (g *testGW) openGET(t *testing.T, sid string) (int, func()) {
+func openGET(g *gatewaytest.GW, t *testing.T, sid string) (int, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+"/mcp", nil)
+	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.Base+"/mcp", nil)
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Mcp-Session-Id", sid)
 	hresp, err := http.DefaultClient.Do(hr)
@@ -820,22 +433,22 @@ func (g *testGW) openGET(t *testing.T, sid string) (int, func()) {
 }
 
 func TestSecondGETStream(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
-	status, cancel1 := g.openGET(t, sid)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
+	status, cancel1 := openGET(g, t, sid)
 	if status != http.StatusOK {
 		t.Fatalf("first GET: HTTP %d", status)
 	}
-	r := g.do(t, req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}})
-	if r.status != http.StatusConflict {
+	r := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Header: map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream"}})
+	if r.Status != http.StatusConflict {
 		cancel1()
-		t.Fatalf("second concurrent GET: HTTP %d %s, want 409", r.status, r.body)
+		t.Fatalf("second concurrent GET: HTTP %d %s, want 409", r.Status, r.Body)
 	}
 	cancel1()
 	// Once the first stream is gone, a new one may open.
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		status, cancel := g.openGET(t, sid)
+		status, cancel := openGET(g, t, sid)
 		cancel()
 		if status == http.StatusOK {
 			break
@@ -849,14 +462,14 @@ func TestSecondGETStream(t *testing.T) {
 
 // TestGETUnsupportedVersion: the version check applies to GET as it does to POST.
 func TestGETUnsupportedVersion(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
-	r := g.do(t, req{method: http.MethodGet, header: map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream", "MCP-Protocol-Version": "2024-01-01"}})
-	if r.status != http.StatusBadRequest {
-		t.Fatalf("GET with 2024-01-01: HTTP %d", r.status)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
+	r := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Header: map[string]string{"Mcp-Session-Id": sid, "Accept": "text/event-stream", "MCP-Protocol-Version": "2024-01-01"}})
+	if r.Status != http.StatusBadRequest {
+		t.Fatalf("GET with 2024-01-01: HTTP %d", r.Status)
 	}
 	t.Run("garbage", func(t *testing.T) {
-		status, cancel := g.openGETWithVersion(t, sid, "banana")
+		status, cancel := openGETWithVersion(g, t, sid, "banana")
 		cancel()
 		if status != http.StatusBadRequest {
 			t.Fatalf("GET with MCP-Protocol-Version banana: HTTP %d, want 400", status)
@@ -864,9 +477,9 @@ func TestGETUnsupportedVersion(t *testing.T) {
 	})
 }
 
-func (g *testGW) openGETWithVersion(t *testing.T, sid, version string) (int, func()) {
+func openGETWithVersion(g *gatewaytest.GW, t *testing.T, sid, version string) (int, func()) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+"/mcp", nil)
+	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.Base+"/mcp", nil)
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Mcp-Session-Id", sid)
 	hr.Header.Set("MCP-Protocol-Version", version)
@@ -886,12 +499,12 @@ type legacySession struct {
 	close    func()
 }
 
-func openLegacy(t *testing.T, g *testGW) *legacySession { return openLegacyAt(t, g, "/sse") }
+func openLegacy(t *testing.T, g *gatewaytest.GW) *legacySession { return openLegacyAt(t, g, "/sse") }
 
-func openLegacyAt(t *testing.T, g *testGW, path string) *legacySession {
+func openLegacyAt(t *testing.T, g *gatewaytest.GW, path string) *legacySession {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.base+path, nil)
+	hr, _ := http.NewRequestWithContext(ctx, http.MethodGet, g.Base+path, nil)
 	hr.Header.Set("Accept", "text/event-stream")
 	hresp, err := http.DefaultClient.Do(hr)
 	if err != nil {
@@ -932,16 +545,16 @@ func openLegacyAt(t *testing.T, g *testGW, path string) *legacySession {
 // TestLegacySSEUnderMCP: GET /mcp/sse and POST /mcp/messages are the legacy front too,
 // and a stream opened under /mcp names /mcp/messages as its endpoint.
 func TestLegacySSEUnderMCP(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	for _, c := range []struct{ open, endpoint string }{{"/sse", "/message"}, {"/mcp/sse", "/mcp/messages"}} {
 		ls := openLegacyAt(t, g, c.open)
 		if ls.endpoint != c.endpoint {
 			t.Errorf("GET %s: endpoint %q, want %q", c.open, ls.endpoint, c.endpoint)
 		}
-		r := g.do(t, req{path: c.endpoint + "?sessionId=" + ls.id,
-			body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`})
-		if r.status != http.StatusAccepted {
-			t.Errorf("POST %s initialize: HTTP %d %s", c.endpoint, r.status, r.body)
+		r := g.Do(t, gatewaytest.Req{Path: c.endpoint + "?sessionId=" + ls.id,
+			Body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`})
+		if r.Status != http.StatusAccepted {
+			t.Errorf("POST %s initialize: HTTP %d %s", c.endpoint, r.Status, r.Body)
 		}
 		select {
 		case ev := <-ls.events:
@@ -956,22 +569,22 @@ func TestLegacySSEUnderMCP(t *testing.T) {
 }
 
 func TestLegacySSE(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	ls := openLegacy(t, g)
 	defer ls.close()
-	post := func(body string) resp {
-		return g.do(t, req{path: "/message?sessionId=" + ls.id, body: body})
+	post := func(body string) gatewaytest.Resp {
+		return g.Do(t, gatewaytest.Req{Path: "/message?sessionId=" + ls.id, Body: body})
 	}
-	if r := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`); r.status != http.StatusAccepted {
-		t.Fatalf("initialize: HTTP %d %s", r.status, r.body)
+	if r := post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`); r.Status != http.StatusAccepted {
+		t.Fatalf("initialize: HTTP %d %s", r.Status, r.Body)
 	}
-	if r := post(`{"jsonrpc":"2.0","id":2,"method":"no/such"}`); r.status != http.StatusAccepted {
-		t.Fatalf("unknown method: HTTP %d %s", r.status, r.body)
+	if r := post(`{"jsonrpc":"2.0","id":2,"method":"no/such"}`); r.Status != http.StatusAccepted {
+		t.Fatalf("unknown method: HTTP %d %s", r.Status, r.Body)
 	}
-	if r := post(`{"jsonrpc":"2.0","id":3,`); r.status != http.StatusBadRequest {
-		t.Fatalf("malformed JSON: HTTP %d %s", r.status, r.body)
+	if r := post(`{"jsonrpc":"2.0","id":3,`); r.Status != http.StatusBadRequest {
+		t.Fatalf("malformed JSON: HTTP %d %s", r.Status, r.Body)
 	} else {
-		r.rpcError(t, wire.CodeParseError)
+		r.RPCError(t, wire.CodeParseError)
 	}
 	got := map[string]*wire.Msg{}
 	timeout := time.After(5 * time.Second)
@@ -999,11 +612,11 @@ func TestLegacySSE(t *testing.T) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		r := post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`)
-		if r.status == http.StatusNotFound {
+		if r.Status == http.StatusNotFound {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("session still usable after its stream closed: HTTP %d", r.status)
+			t.Fatalf("session still usable after its stream closed: HTTP %d", r.Status)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -1011,11 +624,11 @@ func TestLegacySSE(t *testing.T) {
 
 // progressCall calls test_tool_with_progress (three progress notifications, 0%, 50% and
 // 100%, before the result) with a progress token and returns the tokens the client got.
-func progressCall(t *testing.T, g *testGW, sid string, id int) []string {
+func progressCall(t *testing.T, g *gatewaytest.GW, sid string, id int) []string {
 	t.Helper()
-	r := g.call(t, sid, id, "tools/call", `{"name":"everything__test_tool_with_progress","arguments":{},"_meta":{"progressToken":"tok-1"}}`)
+	r := g.Call(t, sid, id, "tools/call", `{"name":"everything__test_tool_with_progress","arguments":{},"_meta":{"progressToken":"tok-1"}}`)
 	var tokens []string
-	for _, m := range r.messages(t) {
+	for _, m := range r.Messages(t) {
 		if m.Method != "notifications/progress" {
 			continue
 		}
@@ -1025,8 +638,8 @@ func progressCall(t *testing.T, g *testGW, sid string, id int) []string {
 		_ = json.Unmarshal(m.Params, &p)
 		tokens = append(tokens, string(p.ProgressToken))
 	}
-	if m := r.message(t); m.Error != nil || string(m.ID) != fmt.Sprint(id) {
-		t.Errorf("final response %s", r.body)
+	if m := r.Message(t); m.Error != nil || string(m.ID) != fmt.Sprint(id) {
+		t.Errorf("final response %s", r.Body)
 	}
 	return tokens
 }
@@ -1034,8 +647,8 @@ func progressCall(t *testing.T, g *testGW, sid string, id int) []string {
 // TestProgressTokenRestored: the gateway rewrites progress tokens for the upstream and
 // gives the client back its own.
 func TestProgressTokenRestored(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	tokens := progressCall(t, g, sid, 4)
 	if len(tokens) < 2 { // 3 once TestProgressFirstNotificationKept passes
 		t.Errorf("%d progress notifications on the call's stream, want 3", len(tokens))
@@ -1050,7 +663,7 @@ func TestProgressTokenRestored(t *testing.T) {
 // TestProgressFirstNotificationKept: a progress notification the upstream sends as soon
 // as it gets the call must reach the client too.
 func TestProgressFirstNotificationKept(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	// Concurrent calls make the race between the upstream's first notification and the
 	// route's set-up likely.
 	const rounds, sessions, calls = 3, 8, 10
@@ -1058,7 +671,7 @@ func TestProgressFirstNotificationKept(t *testing.T) {
 	for r := 0; r < rounds; r++ {
 		var wg sync.WaitGroup
 		for i := 0; i < sessions; i++ {
-			sid := g.initialize(t, "2025-11-25", "")
+			sid := g.Initialize(t, "2025-11-25", "")
 			for j := 0; j < calls; j++ {
 				wg.Add(1)
 				go func() {
@@ -1079,21 +692,21 @@ func TestProgressFirstNotificationKept(t *testing.T) {
 // TestCancelledCall: notifications/cancelled from the client ends the call's stream
 // without a response, and the session goes on.
 func TestCancelledCall(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", `{"sampling":{}}`)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", `{"sampling":{}}`)
 	// The call waits for the client's sampling answer, which never comes; once its
 	// sampling request is on the call's stream, the call is surely in flight: cancel it.
-	hr, err := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(
+	hr, err := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(
 		`{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"everything__test_sampling","arguments":{"prompt":"hi"}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range sessionHeaders(sid, "2025-11-25") {
+	for k, v := range gatewaytest.SessionHeaders(sid, "2025-11-25") {
 		hr.Header.Set(k, v)
 	}
-	hresp, err := client.Do(hr) // client bounds the whole exchange (20 s)
+	hresp, err := gatewaytest.Client().Do(hr) // client bounds the whole exchange (20 s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -1131,9 +744,9 @@ func TestCancelledCall(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	c := g.do(t, req{body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`, header: sessionHeaders(sid, "2025-11-25")})
-	if c.status != http.StatusAccepted {
-		t.Fatalf("cancellation: HTTP %d %s", c.status, c.body)
+	c := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9,"reason":"user"}}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+	if c.Status != http.StatusAccepted {
+		t.Fatalf("cancellation: HTTP %d %s", c.Status, c.Body)
 	}
 	for {
 		m, err := next()
@@ -1150,21 +763,21 @@ func TestCancelledCall(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Fatalf("the call's stream ended %v after the cancellation", took)
 	}
-	if r := g.call(t, sid, 10, "ping", ""); r.status != http.StatusOK || r.message(t).Error != nil {
-		t.Fatalf("session after cancellation: HTTP %d %s", r.status, r.body)
+	if r := g.Call(t, sid, 10, "ping", ""); r.Status != http.StatusOK || r.Message(t).Error != nil {
+		t.Fatalf("session after cancellation: HTTP %d %s", r.Status, r.Body)
 	}
 }
 
 func TestFastAnswerFollowsAcceptPreference(t *testing.T) {
 	// A fast answer is plain JSON for a client that lists JSON first, and an event stream
 	// for one that prefers text/event-stream, in both eras.
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	// The first tools/list of a view builds its pages and counts their tokens (auto's
 	// measure; the tokenizer's vocabulary on first use): not a fast answer under -race. One
 	// list first, so the ones below are served from the view's cache.
-	if r := g.do(t, req{body: `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`, header: sessionHeaders(sid, "2025-11-25")}); r.status != http.StatusOK {
-		t.Fatalf("warm-up tools/list: HTTP %d %s", r.status, r.body)
+	if r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":6,"method":"tools/list"}`, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")}); r.Status != http.StatusOK {
+		t.Fatalf("warm-up tools/list: HTTP %d %s", r.Status, r.Body)
 	}
 	for _, tc := range []struct {
 		accept, wantCT string
@@ -1172,26 +785,26 @@ func TestFastAnswerFollowsAcceptPreference(t *testing.T) {
 		{"application/json, text/event-stream", "application/json"},
 		{"text/event-stream, application/json", "text/event-stream"},
 	} {
-		h := sessionHeaders(sid, "2025-11-25")
+		h := gatewaytest.SessionHeaders(sid, "2025-11-25")
 		h["Accept"] = tc.accept
 		for _, body := range []string{
 			`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
 			`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
 		} {
-			r := g.do(t, req{body: body, header: h})
-			if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), tc.wantCT) {
-				t.Errorf("Accept %q, %s: HTTP %d Content-Type %q, want %s", tc.accept, body, r.status, r.header.Get("Content-Type"), tc.wantCT)
+			r := g.Do(t, gatewaytest.Req{Body: body, Header: h})
+			if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), tc.wantCT) {
+				t.Errorf("Accept %q, %s: HTTP %d Content-Type %q, want %s", tc.accept, body, r.Status, r.Header.Get("Content-Type"), tc.wantCT)
 				continue
 			}
-			if m := r.message(t); m.Error != nil {
-				t.Errorf("Accept %q, %s: error answer %s", tc.accept, body, r.body)
+			if m := r.Message(t); m.Error != nil {
+				t.Errorf("Accept %q, %s: error answer %s", tc.accept, body, r.Body)
 			}
 		}
 		// The same for a stateless (2026-07-28) request.
-		r := g.do(t, modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Accept": tc.accept}))
-		if !strings.HasPrefix(r.header.Get("Content-Type"), tc.wantCT) {
-			t.Errorf("Accept %q, stateless tools/list: HTTP %d Content-Type %q, want %s", tc.accept, r.status, r.header.Get("Content-Type"), tc.wantCT)
+		r := g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"Accept": tc.accept}))
+		if !strings.HasPrefix(r.Header.Get("Content-Type"), tc.wantCT) {
+			t.Errorf("Accept %q, stateless tools/list: HTTP %d Content-Type %q, want %s", tc.accept, r.Status, r.Header.Get("Content-Type"), tc.wantCT)
 		}
-		modernResult(t, r)
+		gatewaytest.ModernResult(t, r)
 	}
 }

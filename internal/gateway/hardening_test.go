@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -30,24 +31,24 @@ var malformedEnvelopes = []struct {
 }
 
 func TestMalformedEnvelopesOverHTTP(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	for _, tt := range malformedEnvelopes {
-		r := g.do(t, req{body: tt.body, header: sessionHeaders(sid, "2025-11-25")})
-		if r.status != http.StatusBadRequest {
-			t.Errorf("%s: HTTP %d %s, want 400", tt.name, r.status, r.body)
+		r := g.Do(t, gatewaytest.Req{Body: tt.body, Header: gatewaytest.SessionHeaders(sid, "2025-11-25")})
+		if r.Status != http.StatusBadRequest {
+			t.Errorf("%s: HTTP %d %s, want 400", tt.name, r.Status, r.Body)
 			continue
 		}
-		r.rpcError(t, tt.code)
+		r.RPCError(t, tt.code)
 		// The gateway is still there and the session still works.
-		if p := g.call(t, sid, 9, "ping", ""); p.status != http.StatusOK || p.message(t).Error != nil {
-			t.Fatalf("after %s: ping got HTTP %d %s", tt.name, p.status, p.body)
+		if p := g.Call(t, sid, 9, "ping", ""); p.Status != http.StatusOK || p.Message(t).Error != nil {
+			t.Fatalf("after %s: ping got HTTP %d %s", tt.name, p.Status, p.Body)
 		}
 	}
 }
 
 func TestMalformedEnvelopesOverSocketLineMode(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	l := dialLine(t, startSocket(t, g))
 	l.hello("")
 	l.send(initLine)
@@ -70,19 +71,19 @@ func TestMalformedEnvelopesOverSocketLineMode(t *testing.T) {
 }
 
 func TestProtocolVersionMustMatchTheSession(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
-	r := g.do(t, req{body: ping, header: sessionHeaders(sid, "2025-06-18")})
-	if r.status != http.StatusBadRequest {
-		t.Fatalf("2025-06-18 on a 2025-11-25 session: HTTP %d %s, want 400", r.status, r.body)
+	r := g.Do(t, gatewaytest.Req{Body: ping, Header: gatewaytest.SessionHeaders(sid, "2025-06-18")})
+	if r.Status != http.StatusBadRequest {
+		t.Fatalf("2025-06-18 on a 2025-11-25 session: HTTP %d %s, want 400", r.Status, r.Body)
 	}
-	if e := r.rpcError(t, wire.CodeInvalidRequest); !strings.Contains(e.Message, "2025-11-25") {
+	if e := r.RPCError(t, wire.CodeInvalidRequest); !strings.Contains(e.Message, "2025-11-25") {
 		t.Errorf("message %q does not name the negotiated version", e.Message)
 	}
 	for _, v := range []string{"2025-11-25", "2025-03-26", ""} {
-		if r := g.do(t, req{body: ping, header: sessionHeaders(sid, v)}); r.status != http.StatusOK {
-			t.Errorf("version %q: HTTP %d %s, want 200", v, r.status, r.body)
+		if r := g.Do(t, gatewaytest.Req{Body: ping, Header: gatewaytest.SessionHeaders(sid, v)}); r.Status != http.StatusOK {
+			t.Errorf("version %q: HTTP %d %s, want 200", v, r.Status, r.Body)
 		}
 	}
 }
@@ -90,8 +91,8 @@ func TestProtocolVersionMustMatchTheSession(t *testing.T) {
 // TestRoutedParamsAreStrict: a value the gateway routes on cannot be given twice or in
 // another case, so no upstream reads a different one than the gateway decided on.
 func TestRoutedParamsAreStrict(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	tests := []struct{ method, params string }{
 		{"tools/call", `{"name":"everything__echo","name":"everything__get-env","arguments":{}}`},
 		{"tools/call", `{"Name":"everything__echo","arguments":{}}`},
@@ -104,8 +105,8 @@ func TestRoutedParamsAreStrict(t *testing.T) {
 		{"completion/complete", `{"ref":{"type":"ref/prompt","name":"a","name":"b"},"argument":{"name":"x","value":"y"}}`},
 	}
 	for i, tt := range tests {
-		r := g.call(t, sid, 100+i, tt.method, tt.params)
-		if e := r.rpcError(t, wire.CodeInvalidParams); e.Message == "" {
+		r := g.Call(t, sid, 100+i, tt.method, tt.params)
+		if e := r.RPCError(t, wire.CodeInvalidParams); e.Message == "" {
 			t.Errorf("%s %s: empty error message", tt.method, tt.params)
 		}
 	}
@@ -114,15 +115,15 @@ func TestRoutedParamsAreStrict(t *testing.T) {
 // TestStalledBodyTimesOut: a client that declares a large body and stops sending gets 408
 // within http.body_timeout, instead of holding its connection (and a buffer) for ever.
 func TestStalledBodyTimesOut(t *testing.T) {
-	g := startGateway(t, strings.Replace(baseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
 		"http: {max_body_bytes: 4194304, page_size: 7, body_timeout: 1s}", 1))
-	c, err := net.DialTimeout("tcp", g.addr, 2*time.Second)
+	c, err := net.DialTimeout("tcp", g.Addr, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	start := time.Now()
-	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4000000\r\n\r\n{\"jsonrpc\":", g.addr)
+	fmt.Fprintf(c, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 4000000\r\n\r\n{\"jsonrpc\":", g.Addr)
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
@@ -142,15 +143,15 @@ func TestStalledBodyTimesOut(t *testing.T) {
 // completes; had the deadline stayed, net/http would have taken the connection for gone
 // and cancelled the call.
 func TestLongCallOutlivesBodyTimeout(t *testing.T) {
-	g := startGateway(t, strings.Replace(baseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
 		"http: {max_body_bytes: 65536, page_size: 7, body_timeout: 100ms}", 1))
-	sid := g.initialize(t, "2025-11-25", "")
+	sid := g.Initialize(t, "2025-11-25", "")
 	for i := range 3 { // keep-alive: the deadline is set again for every request
 		start := time.Now()
-		r := g.call(t, sid, 10+i, "tools/call", `{"name":"everything__test_tool_with_progress","_meta":{"progressToken":"p"}}`)
-		m := r.message(t)
+		r := g.Call(t, sid, 10+i, "tools/call", `{"name":"everything__test_tool_with_progress","_meta":{"progressToken":"p"}}`)
+		m := r.Message(t)
 		if m.Error != nil || !strings.Contains(string(m.Result), `"content"`) {
-			t.Fatalf("call %d: %s", i, r.body)
+			t.Fatalf("call %d: %s", i, r.Body)
 		}
 		if d := time.Since(start); d < 100*time.Millisecond {
 			t.Fatalf("call %d took %s: not longer than body_timeout, the test proves nothing", i, d)

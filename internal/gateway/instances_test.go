@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/registry"
 )
 
@@ -36,7 +37,7 @@ servers:
   ev:
     type: stdio
     command: sh
-    args: ["-c", "echo $$ >> \"$1/pids\"; exec \"$0\"", "` + everythingBin + `", "` + dir + `"]
+    args: ["-c", "echo $$ >> \"$1/pids\"; exec \"$0\"", "` + gatewaytest.EverythingBin() + `", "` + dir + `"]
 ` + server
 	return yaml, dir
 }
@@ -93,30 +94,30 @@ func killAll(t *testing.T, dir string) {
 	})
 }
 
-func poolStats(g *testGW, server string) registry.PoolStats { return g.reg.Pools()[server] }
+func poolStats(g *gatewaytest.GW, server string) registry.PoolStats { return g.Reg.Pools()[server] }
 
 // callOK calls ev's test_simple_text tool and fails the test unless it answers.
-func callOK(t *testing.T, g *testGW, sid string, id int, agent ...string) {
+func callOK(t *testing.T, g *gatewaytest.GW, sid string, id int, agent ...string) {
 	t.Helper()
-	h := sessionHeaders(sid, "2025-11-25")
+	h := gatewaytest.SessionHeaders(sid, "2025-11-25")
 	if len(agent) > 0 {
 		h["X-Agent-Id"] = agent[0]
 	}
-	r := g.do(t, req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ev__test_simple_text"}}`, id), header: h})
-	m := r.message(t)
-	if r.status != http.StatusOK || m.Error != nil || isErrorResult(m.Result) {
-		t.Fatalf("tools/call: HTTP %d %s", r.status, r.body)
+	r := g.Do(t, gatewaytest.Req{Body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ev__test_simple_text"}}`, id), Header: h})
+	m := r.Message(t)
+	if r.Status != http.StatusOK || m.Error != nil || isErrorResult(m.Result) {
+		t.Fatalf("tools/call: HTTP %d %s", r.Status, r.Body)
 	}
 }
 
-func endSession(t *testing.T, g *testGW, sid string, agent ...string) {
+func endSession(t *testing.T, g *gatewaytest.GW, sid string, agent ...string) {
 	t.Helper()
 	h := map[string]string{"Mcp-Session-Id": sid}
 	if len(agent) > 0 {
 		h["X-Agent-Id"] = agent[0]
 	}
-	if r := g.do(t, req{method: http.MethodDelete, header: h}); r.status != http.StatusOK {
-		t.Fatalf("DELETE session: HTTP %d %s", r.status, r.body)
+	if r := g.Do(t, gatewaytest.Req{Method: http.MethodDelete, Header: h}); r.Status != http.StatusOK {
+		t.Fatalf("DELETE session: HTTP %d %s", r.Status, r.Body)
 	}
 }
 
@@ -126,10 +127,10 @@ func endSession(t *testing.T, g *testGW, sid string, agent ...string) {
 func TestPoolRefillAfterUseAndCrash(t *testing.T) {
 	yaml, dir := pidConfig(t, "    pool: {warm: 2, max: 5}\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 	var ready []int
 	// The registry's catalogue probe exits once it listed the tools: then only the pool runs.
-	if !waitFor(10*time.Second, func() bool { ready = alivePids(t, dir); return poolStats(g, "ev").Ready == 2 && len(ready) == 2 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { ready = alivePids(t, dir); return poolStats(g, "ev").Ready == 2 && len(ready) == 2 }) {
 		t.Fatalf("pool %+v, live instances %v; want 2 ready", poolStats(g, "ev"), ready)
 	}
 
@@ -138,7 +139,7 @@ func TestPoolRefillAfterUseAndCrash(t *testing.T) {
 		_ = syscall.Kill(p, syscall.SIGKILL)
 	}
 	var fresh []int
-	if !waitFor(10*time.Second, func() bool {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool {
 		fresh = alivePids(t, dir)
 		return poolStats(g, "ev").Ready == 2 && len(fresh) == 2 && !slices.Contains(fresh, ready[0]) && !slices.Contains(fresh, ready[1])
 	}) {
@@ -147,9 +148,9 @@ func TestPoolRefillAfterUseAndCrash(t *testing.T) {
 
 	// Use: the session takes a ready instance; the only process started is the refill.
 	started := len(pids(t, dir))
-	sid := g.initialize(t, "2025-11-25", "")
+	sid := g.Initialize(t, "2025-11-25", "")
 	callOK(t, g, sid, 1)
-	if !waitFor(10*time.Second, func() bool { s := poolStats(g, "ev"); return s.Ready == 2 && s.InUse == 1 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { s := poolStats(g, "ev"); return s.Ready == 2 && s.InUse == 1 }) {
 		t.Fatalf("after one take: %+v, want 2 ready and 1 in use", poolStats(g, "ev"))
 	}
 	if n := len(pids(t, dir)); n != started+1 {
@@ -168,22 +169,22 @@ func TestPoolRefillAfterUseAndCrash(t *testing.T) {
 	if n := len(pids(t, dir)); n != started+1 {
 		t.Fatalf("the session's second call started an instance")
 	}
-	if v := g.metricValue(t, `mcpgw_pool_instances{server="ev",state="in_use"}`); v != 1 {
+	if v := g.MetricValue(t, `mcpgw_pool_instances{server="ev",state="in_use"}`); v != 1 {
 		t.Errorf("mcpgw_pool_instances in_use = %v, want 1", v)
 	}
 	// The admin API and the UI's Servers page show the pool.
-	if a := g.do(t, req{method: http.MethodGet, path: "/api/servers/ev"}); !strings.Contains(string(a.body), `"in_use": 1`) || !strings.Contains(string(a.body), `"ready": 2`) {
-		t.Errorf("GET /api/servers/ev does not show the pool: %d %s", a.status, a.body)
+	if a := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/api/servers/ev"}); !strings.Contains(string(a.Body), `"in_use": 1`) || !strings.Contains(string(a.Body), `"ready": 2`) {
+		t.Errorf("GET /api/servers/ev does not show the pool: %d %s", a.Status, a.Body)
 	}
-	if a := newUIClient(t, g).do("GET", "/ui/servers", "", nil); !strings.Contains(a.body, "(pool 2 ready, 0 starting, 1 in use / 5)") {
-		t.Errorf("the UI's Servers page does not show the pool: %d %s", a.status, a.body)
+	if a := gatewaytest.NewUIClient(t, g).Do("GET", "/ui/servers", "", nil); !strings.Contains(a.Body, "(pool 2 ready, 0 starting, 1 in use / 5)") {
+		t.Errorf("the UI's Servers page does not show the pool: %d %s", a.Status, a.Body)
 	}
-	if v := g.metricValue(t, `mcpgw_upstream_instance_start_seconds_count{server="ev"}`); v < 5 {
+	if v := g.MetricValue(t, `mcpgw_upstream_instance_start_seconds_count{server="ev"}`); v < 5 {
 		t.Errorf("start time histogram counted %v starts, want at least 5", v)
 	}
 	// Ending the session stops its instance; the two ready ones stay.
 	endSession(t, g, sid)
-	if !waitFor(10*time.Second, func() bool { return len(alivePids(t, dir)) == 2 && poolStats(g, "ev").InUse == 0 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return len(alivePids(t, dir)) == 2 && poolStats(g, "ev").InUse == 0 }) {
 		t.Errorf("after the session ended: live %v, pool %+v; want the 2 ready", alivePids(t, dir), poolStats(g, "ev"))
 	}
 }
@@ -194,8 +195,8 @@ func TestPoolRefillAfterUseAndCrash(t *testing.T) {
 func TestPoolMaxUnderLoad(t *testing.T) {
 	yaml, dir := pidConfig(t, "    pool: {warm: 2, max: 5}\n    timeouts: {connect: 30s}\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
-	if !waitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 2 }) {
+	g := gatewaytest.Start(t, yaml)
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 2 }) {
 		t.Fatalf("pool never ready: %+v", poolStats(g, "ev"))
 	}
 	var peak atomic.Int64
@@ -222,20 +223,20 @@ func TestPoolMaxUnderLoad(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r, err := g.post("", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`)
-			sid := r.header.Get("Mcp-Session-Id")
+			r, err := post(g, "", `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"load","version":"1"}}}`)
+			sid := r.Header.Get("Mcp-Session-Id")
 			if err != nil || sid == "" {
-				errs <- fmt.Errorf("initialize: %v %s", err, r.body)
+				errs <- fmt.Errorf("initialize: %v %s", err, r.Body)
 				return
 			}
-			r, err = g.post(sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ev__test_simple_text"}}`)
-			if err != nil || r.status != http.StatusOK || !strings.Contains(string(r.body), `"result"`) || strings.Contains(string(r.body), `"isError":true`) {
-				errs <- fmt.Errorf("call: %v HTTP %d %s", err, r.status, r.body)
+			r, err = post(g, sid, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ev__test_simple_text"}}`)
+			if err != nil || r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"result"`) || strings.Contains(string(r.Body), `"isError":true`) {
+				errs <- fmt.Errorf("call: %v HTTP %d %s", err, r.Status, r.Body)
 				return
 			}
-			hr, _ := http.NewRequest(http.MethodDelete, g.base+"/mcp", nil)
+			hr, _ := http.NewRequest(http.MethodDelete, g.Base+"/mcp", nil)
 			hr.Header.Set("Mcp-Session-Id", sid)
-			if dr, err := client.Do(hr); err != nil {
+			if dr, err := gatewaytest.Client().Do(hr); err != nil {
 				errs <- err
 			} else {
 				dr.Body.Close()
@@ -254,10 +255,10 @@ func TestPoolMaxUnderLoad(t *testing.T) {
 	}
 	// Processes agree with the pool's count: never more than max ran at once is not
 	// observable after the fact, but every one of them is accounted for at the end.
-	if !waitFor(10*time.Second, func() bool { s := poolStats(g, "ev"); return s.InUse == 0 && s.Ready == 2 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { s := poolStats(g, "ev"); return s.InUse == 0 && s.Ready == 2 }) {
 		t.Errorf("pool after the load: %+v, want 2 ready and none in use", poolStats(g, "ev"))
 	}
-	if !waitFor(10*time.Second, func() bool { return len(alivePids(t, dir)) == 2 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return len(alivePids(t, dir)) == 2 }) {
 		t.Errorf("live instances after the load %v, want the 2 ready", alivePids(t, dir))
 	}
 }
@@ -267,24 +268,24 @@ func TestPoolMaxUnderLoad(t *testing.T) {
 func TestPoolFullError(t *testing.T) {
 	yaml, dir := pidConfig(t, "    pool: {warm: 1, max: 1}\n    timeouts: {connect: 300ms}\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
-	if !waitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 1 }) {
+	g := gatewaytest.Start(t, yaml)
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 1 }) {
 		t.Fatalf("pool never ready: %+v", poolStats(g, "ev"))
 	}
-	a := g.initialize(t, "2025-11-25", "")
+	a := g.Initialize(t, "2025-11-25", "")
 	callOK(t, g, a, 1)
-	b := g.initialize(t, "2025-11-25", "")
+	b := g.Initialize(t, "2025-11-25", "")
 	start := time.Now()
-	r := g.call(t, b, 1, "tools/call", `{"name":"ev__test_simple_text"}`)
-	m := r.message(t)
+	r := g.Call(t, b, 1, "tools/call", `{"name":"ev__test_simple_text"}`)
+	m := r.Message(t)
 	if !isErrorResult(m.Result) || !strings.Contains(string(m.Result), "all 1 pooled instances in use (pool.max)") {
-		t.Fatalf("call at max: %s", r.body)
+		t.Fatalf("call at max: %s", r.Body)
 	}
 	if took := time.Since(start); took < 250*time.Millisecond {
 		t.Errorf("refused after %v, want after the 300ms connect timeout", took)
 	}
 	endSession(t, g, a)
-	if !waitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 1 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 1 }) {
 		t.Fatalf("pool did not refill after the session ended: %+v", poolStats(g, "ev"))
 	}
 	callOK(t, g, b, 2)
@@ -297,10 +298,10 @@ func TestPoolFullError(t *testing.T) {
 func TestPerAgentSharing(t *testing.T) {
 	yaml, dir := pidConfig(t, "    mode: per_agent\n    agent_grace: 200ms\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 	probe := len(pids(t, dir))
-	a1 := g.initializeAs(t, "alpha")
-	a2 := g.initializeAs(t, "alpha")
+	a1 := g.InitializeAs(t, "alpha")
+	a2 := g.InitializeAs(t, "alpha")
 	callOK(t, g, a1, 1, "alpha")
 	callOK(t, g, a2, 1, "alpha")
 	callOK(t, g, a1, 2, "alpha")
@@ -309,24 +310,24 @@ func TestPerAgentSharing(t *testing.T) {
 		t.Fatalf("two sessions of one agent started %d instances, want 1", len(all)-probe)
 	}
 	alpha := all[len(all)-1]
-	b := g.initializeAs(t, "beta")
+	b := g.InitializeAs(t, "beta")
 	callOK(t, g, b, 1, "beta")
 	all = pids(t, dir)
 	if len(all) != probe+2 {
 		t.Fatalf("a second agent started %d instances, want 1 of its own", len(all)-probe-1)
 	}
 	beta := all[len(all)-1]
-	if v := g.do(t, req{path: "/readyz", method: http.MethodGet}); !strings.Contains(string(v.body), `"mode": "per_agent"`) {
-		t.Errorf("/readyz does not show the per_agent policy: %s", v.body)
+	if v := g.Do(t, gatewaytest.Req{Path: "/readyz", Method: http.MethodGet}); !strings.Contains(string(v.Body), `"mode": "per_agent"`) {
+		t.Errorf("/readyz does not show the per_agent policy: %s", v.Body)
 	}
-	c := g.initializeAs(t, "gamma")
+	c := g.InitializeAs(t, "gamma")
 	callOK(t, g, c, 1, "gamma")
 	gamma := pids(t, dir)[probe+2]
 	endSession(t, g, a1, "alpha") // a2 still holds alpha's instance
 	// gamma's last session ends after alpha's first: once its instance has stopped, its
 	// grace has passed, and alpha's would have passed before it.
 	endSession(t, g, c, "gamma")
-	if !waitFor(5*time.Second, func() bool { return !alive(gamma) }) {
+	if !gatewaytest.WaitFor(5*time.Second, func() bool { return !alive(gamma) }) {
 		t.Fatal("gamma's instance still runs after its last session ended and the grace passed")
 	}
 	if !alive(alpha) {
@@ -334,7 +335,7 @@ func TestPerAgentSharing(t *testing.T) {
 	}
 	callOK(t, g, a2, 2, "alpha")
 	endSession(t, g, a2, "alpha")
-	if !waitFor(5*time.Second, func() bool { return !alive(alpha) }) {
+	if !gatewaytest.WaitFor(5*time.Second, func() bool { return !alive(alpha) }) {
 		t.Error("the agent's instance still runs after its last session ended and the grace passed")
 	}
 	if !alive(beta) {
@@ -347,8 +348,8 @@ func TestPerAgentSharing(t *testing.T) {
 func TestPerCallTeardown(t *testing.T) {
 	yaml, dir := pidConfig(t, "    mode: per_call\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, yaml)
+	sid := g.Initialize(t, "2025-11-25", "")
 	probe := len(pids(t, dir))
 	var seen []int
 	for i := 1; i <= 3; i++ {
@@ -362,7 +363,7 @@ func TestPerCallTeardown(t *testing.T) {
 			t.Fatalf("call %d reused instance %d", i, p)
 		}
 		seen = append(seen, p)
-		if !waitFor(5*time.Second, func() bool { return !alive(p) }) {
+		if !gatewaytest.WaitFor(5*time.Second, func() bool { return !alive(p) }) {
 			t.Fatalf("instance %d of call %d still runs after its answer", p, i)
 		}
 	}
@@ -370,9 +371,9 @@ func TestPerCallTeardown(t *testing.T) {
 		t.Errorf("instances left running: %v", live)
 	}
 	var st []registry.Status
-	r := g.do(t, req{method: http.MethodGet, path: "/readyz"})
+	r := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/readyz"})
 	var ready struct{ Upstreams []registry.Status }
-	if err := json.Unmarshal(r.body, &ready); err != nil {
+	if err := json.Unmarshal(r.Body, &ready); err != nil {
 		t.Fatal(err)
 	}
 	st = ready.Upstreams
@@ -399,12 +400,12 @@ servers:
   flaky:
     type: stdio
     command: sh
-    args: ["-c", "if [ -e \"$1/started\" ]; then echo 'cannot open /data: permission denied' >&2; exit 7; fi; touch \"$1/started\"; exec \"$0\"", "` + everythingBin + `", "` + dir + `"]
+    args: ["-c", "if [ -e \"$1/started\" ]; then echo 'cannot open /data: permission denied' >&2; exit 7; fi; touch \"$1/started\"; exec \"$0\"", "` + gatewaytest.EverythingBin() + `", "` + dir + `"]
 `
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 	var broken registry.Status
-	if !waitFor(10*time.Second, func() bool {
-		for _, st := range g.reg.Statuses() {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool {
+		for _, st := range g.Reg.Statuses() {
 			if st.Name == "broken" {
 				broken = st
 			}
@@ -413,8 +414,8 @@ servers:
 	}) {
 		t.Fatalf("broken server not retried: %+v", broken)
 	}
-	r := g.do(t, req{method: http.MethodGet, path: "/readyz"})
-	body := string(r.body)
+	r := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/readyz"})
+	body := string(r.Body)
 	for _, want := range []string{`exited with code 4`, `login with [redacted] failed`, `command \"sh -c`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("/readyz lacks %s: %s", want, body)
@@ -425,11 +426,11 @@ servers:
 	}
 
 	// flaky answered the catalogue probe, and fails for the session.
-	sid := g.initialize(t, "2025-11-25", "")
-	cr := g.call(t, sid, 1, "tools/call", `{"name":"flaky__test_simple_text"}`)
-	m := cr.message(t)
+	sid := g.Initialize(t, "2025-11-25", "")
+	cr := g.Call(t, sid, 1, "tools/call", `{"name":"flaky__test_simple_text"}`)
+	m := cr.Message(t)
 	if !isErrorResult(m.Result) || !strings.Contains(string(m.Result), "exited with code 7") || !strings.Contains(string(m.Result), "permission denied") {
-		t.Errorf("call result %s, want the start failure with exit code and stderr", cr.body)
+		t.Errorf("call result %s, want the start failure with exit code and stderr", cr.Body)
 	}
 }
 
@@ -438,17 +439,17 @@ servers:
 func TestPoolIdleReap(t *testing.T) {
 	yaml, dir := pidConfig(t, "    pool: {warm: 2, max: 5, idle_timeout: 1s}\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 	var ready []int
-	if !waitFor(10*time.Second, func() bool { ready = alivePids(t, dir); return poolStats(g, "ev").Ready == 2 && len(ready) == 2 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { ready = alivePids(t, dir); return poolStats(g, "ev").Ready == 2 && len(ready) == 2 }) {
 		t.Fatalf("pool never ready: %+v, live %v", poolStats(g, "ev"), ready)
 	}
-	if !waitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 0 && len(alivePids(t, dir)) == 0 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 0 && len(alivePids(t, dir)) == 0 }) {
 		t.Fatalf("idle pool kept its instances: %+v, live %v", poolStats(g, "ev"), alivePids(t, dir))
 	}
-	sid := g.initialize(t, "2025-11-25", "")
+	sid := g.Initialize(t, "2025-11-25", "")
 	callOK(t, g, sid, 1)
-	if !waitFor(10*time.Second, func() bool { s := poolStats(g, "ev"); return s.Ready == 2 && s.InUse == 1 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { s := poolStats(g, "ev"); return s.Ready == 2 && s.InUse == 1 }) {
 		t.Fatalf("pool after a take from an idle pool: %+v, want 2 ready and 1 in use", poolStats(g, "ev"))
 	}
 }
@@ -456,38 +457,38 @@ func TestPoolIdleReap(t *testing.T) {
 // TestAdminServerPoolAndPolicy: the admin API creates a pooled per_agent server, shows its
 // pool and policy, and refuses a pool where it cannot apply, naming the field.
 func TestAdminServerPoolAndPolicy(t *testing.T) {
-	g := startGateway(t, adminYAML)
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
 	dir := t.TempDir()
 	killAll(t, dir)
-	body := `{"name":"pooled","type":"stdio","command":"sh","args":["-c","echo $$ >> \"$1/pids\"; exec \"$0\"","` + everythingBin + `","` + dir + `"],
+	body := `{"name":"pooled","type":"stdio","command":"sh","args":["-c","echo $$ >> \"$1/pids\"; exec \"$0\"","` + gatewaytest.EverythingBin() + `","` + dir + `"],
 	          "mode":"per_agent","agent_grace":"5s","pool":{"warm":1,"max":3,"idle_timeout":"1m"}}`
-	a := g.api(t, "POST", "/api/servers", body, g.localAuth(t))
-	if a.status != http.StatusCreated {
+	a := g.API(t, "POST", "/api/servers", body, g.LocalAuth(t))
+	if a.Status != http.StatusCreated {
 		t.Fatalf("POST /api/servers: %s", a)
 	}
-	if p, _ := a.obj["pool"].(map[string]any); p["warm"] != float64(1) || p["max"] != float64(3) || p["idle_timeout"] != "1m" || a.obj["agent_grace"] != "5s" {
-		t.Errorf("pool and agent_grace in the answer: %v %v", a.obj["pool"], a.obj["agent_grace"])
+	if p, _ := a.Obj["pool"].(map[string]any); p["warm"] != float64(1) || p["max"] != float64(3) || p["idle_timeout"] != "1m" || a.Obj["agent_grace"] != "5s" {
+		t.Errorf("pool and agent_grace in the answer: %v %v", a.Obj["pool"], a.Obj["agent_grace"])
 	}
-	if !waitFor(10*time.Second, func() bool { return poolStats(g, "pooled").Ready == 1 }) {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return poolStats(g, "pooled").Ready == 1 }) {
 		t.Fatalf("the API server's pool never had its instance ready: %+v", poolStats(g, "pooled"))
 	}
-	live := g.api(t, "GET", "/api/servers/pooled", "", nil)
-	if l, _ := live.obj["live"].(map[string]any); l["mode"] != "per_agent" || l["pool"] == nil {
-		t.Errorf("live state: %v", live.obj["live"])
+	live := g.API(t, "GET", "/api/servers/pooled", "", nil)
+	if l, _ := live.Obj["live"].(map[string]any); l["mode"] != "per_agent" || l["pool"] == nil {
+		t.Errorf("live state: %v", live.Obj["live"])
 	}
-	view := g.api(t, "GET", "/api/agents/default/view", "", nil)
-	if m, _ := view.obj["modes"].(map[string]any); m["pooled"] != "per_agent" || m["everything"] != "shared" {
-		t.Errorf("the agent view's modes: %v", view.obj["modes"])
+	view := g.API(t, "GET", "/api/agents/default/view", "", nil)
+	if m, _ := view.Obj["modes"].(map[string]any); m["pooled"] != "per_agent" || m["everything"] != "shared" {
+		t.Errorf("the agent view's modes: %v", view.Obj["modes"])
 	}
 	for _, c := range []struct{ body, field, want string }{
-		{`{"name":"p2","type":"streamable_http","url":"` + everythingURL + `","pool":{"warm":2}}`, "servers.p2.pool", "needs per_session or per_agent"},
+		{`{"name":"p2","type":"streamable_http","url":"` + gatewaytest.EverythingURL() + `","pool":{"warm":2}}`, "servers.p2.pool", "needs per_session or per_agent"},
 		{`{"name":"p3","type":"stdio","command":"x","pool":{"warm":1,"idle_timeout":"soon"}}`, "servers.p3.pool.idle_timeout", "not a duration"},
 		{`{"name":"p4","type":"stdio","command":"x","pool":{"warm":4,"max":2}}`, "servers.p4.pool", "more than max"},
 		{`{"name":"p5","type":"stdio","command":"x","mode":"per_task"}`, "servers.p5", "per_agent, per_call"},
 	} {
-		a := g.api(t, "POST", "/api/servers", c.body, nil)
-		fe := a.fieldErrors()
-		if a.status != http.StatusBadRequest || len(fe) == 0 || !strings.HasPrefix(fe[0], c.field+": ") || !strings.Contains(string(a.raw), c.want) {
+		a := g.API(t, "POST", "/api/servers", c.body, nil)
+		fe := a.FieldErrors()
+		if a.Status != http.StatusBadRequest || len(fe) == 0 || !strings.HasPrefix(fe[0], c.field+": ") || !strings.Contains(string(a.Raw), c.want) {
 			t.Errorf("POST %s: %s; want 400 about %s saying %q", c.body, a, c.field, c.want)
 		}
 	}

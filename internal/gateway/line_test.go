@@ -17,11 +17,12 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
 // startSocket serves g's gateway on a Unix socket in a fresh directory.
-func startSocket(t *testing.T, g *testGW) string {
+func startSocket(t *testing.T, g *gatewaytest.GW) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "gwsock")
 	if err != nil {
@@ -32,8 +33,8 @@ func startSocket(t *testing.T, g *testGW) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := g.gw.SocketServer()
-	go func() { _ = g.gw.ServeSocket(ln, srv) }()
+	srv := g.Gateway.SocketServer()
+	go func() { _ = g.Gateway.ServeSocket(ln, srv) }()
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
@@ -103,7 +104,7 @@ func (l *lineClient) message() *wire.Msg {
 const initLine = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"line_test","version":"1"}}}`
 
 func TestLineMode(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	path := startSocket(t, g)
 
 	l := dialLine(t, path)
@@ -152,12 +153,12 @@ func TestLineMode(t *testing.T) {
 	// The first session ends (bounded wait: its end is asynchronous); its stream closing
 	// must not take the connection, which still answers afterwards.
 	for deadline := time.Now().Add(5 * time.Second); ; {
-		r := g.call(t, first, 13, "ping", "")
-		if r.status == http.StatusNotFound {
+		r := g.Call(t, first, 13, "ping", "")
+		if r.Status == http.StatusNotFound {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the replaced session %s still answers 5 s later: HTTP %d", first, r.status)
+			t.Fatalf("the replaced session %s still answers 5 s later: HTTP %d", first, r.Status)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -203,9 +204,9 @@ func TestLineMode(t *testing.T) {
 
 	// Closing the connection ends its session: the client behind the bridge is gone.
 	l.c.Close()
-	ok := waitFor(3*time.Second, func() bool {
-		r := g.call(t, sess.ID, 6, "ping", "")
-		return r.status == http.StatusNotFound
+	ok := gatewaytest.WaitFor(3*time.Second, func() bool {
+		r := g.Call(t, sess.ID, 6, "ping", "")
+		return r.Status == http.StatusNotFound
 	})
 	if !ok {
 		t.Errorf("session %s still answers after its line connection closed", sess.ID)
@@ -213,7 +214,7 @@ func TestLineMode(t *testing.T) {
 }
 
 func TestLineModeBadHello(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	path := startSocket(t, g)
 	for _, hello := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize"}`,

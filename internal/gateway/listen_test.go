@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestListenToldWhatUpstreamSaid: a stateless caller listening for tools/list_changed is
@@ -15,17 +16,17 @@ import (
 // tools (the everything-server's trigger adds a tool it added before): the upstream's word
 // is passed on, as the upstream itself would to a listener.
 func TestListenToldWhatUpstreamSaid(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	trigger := func() {
 		t.Helper()
-		res := modernResult(t, g.do(t, modernReq("tools/call", `{"name":"everything__test_trigger_tool_change",`+modernMeta+`}`,
+		res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_trigger_tool_change",`+gatewaytest.ModernMeta+`}`,
 			map[string]string{"Mcp-Name": "everything__test_trigger_tool_change"})))
 		if string(res["resultType"]) != `"complete"` {
 			t.Fatalf("trigger: %v", res)
 		}
 	}
 	before := 0
-	if cat := g.reg.Server("everything").Catalog(); cat != nil {
+	if cat := g.Reg.Server("everything").Catalog(); cat != nil {
 		before = len(cat.Tools)
 	}
 	trigger() // from now on the transient tool exists: the next trigger changes no list
@@ -33,20 +34,20 @@ func TestListenToldWhatUpstreamSaid(t *testing.T) {
 	// before would be told of a list that did change, and the test would pass without the
 	// upstream's word passed on.
 	deadline := time.Now().Add(5 * time.Second)
-	for n := gateway.OwnToolCounts(g.gw, "everything"); len(n) != 1 || n[0] <= before; n = gateway.OwnToolCounts(g.gw, "everything") {
+	for n := gateway.OwnToolCounts(g.Gateway, "everything"); len(n) != 1 || n[0] <= before; n = gateway.OwnToolCounts(g.Gateway, "everything") {
 		if time.Now().After(deadline) {
 			t.Fatalf("no session's own everything instance re-listed more than %d tools within 5s (%v)", before, n)
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	r := modernReq("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+modernMeta+`}`, nil)
-	hr, err := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(r.body))
+	r := gatewaytest.ModernReq("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+gatewaytest.ModernMeta+`}`, nil)
+	hr, err := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(r.Body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range r.header {
+	for k, v := range r.Header {
 		hr.Header.Set(k, v)
 	}
 	resp, err := (&http.Client{}).Do(hr)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestAbandonedInputRoundFreesTheInstance: a stateless caller's call to a stdio upstream
@@ -13,7 +15,7 @@ import (
 // caller's next request, on the same gateway-side session and instance, must not wait
 // for the park to expire (here it would be refused as busy after the queue's 2 s).
 func TestAbandonedInputRoundFreesTheInstance(t *testing.T) {
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -21,18 +23,18 @@ log: {level: debug}
 servers:
   one:
     type: stdio
-    command: `+everythingBin+`
+    command: `+gatewaytest.EverythingBin()+`
     queue: {timeout: 2s}
     protocol_version: "2025-11-25"
 `)
-	params := `{"name":"one__test_sampling","arguments":{"prompt":"capital of France?"},` + modernMeta + `}`
-	res := modernResult(t, g.do(t, modernReq("tools/call", params, map[string]string{"Mcp-Name": "one__test_sampling"})))
+	params := `{"name":"one__test_sampling","arguments":{"prompt":"capital of France?"},` + gatewaytest.ModernMeta + `}`
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", params, map[string]string{"Mcp-Name": "one__test_sampling"})))
 	if string(res["resultType"]) != `"input_required"` {
 		t.Fatalf("want an input_required result, got %v", res)
 	}
 	// The round is abandoned: no retry. The same caller calls another tool.
 	start := time.Now()
-	res = modernResult(t, g.do(t, modernReq("tools/call", `{"name":"one__test_simple_text",`+modernMeta+`}`, map[string]string{"Mcp-Name": "one__test_simple_text"})))
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"one__test_simple_text",`+gatewaytest.ModernMeta+`}`, map[string]string{"Mcp-Name": "one__test_simple_text"})))
 	var isErr bool
 	_ = json.Unmarshal(res["isError"], &isErr)
 	if string(res["resultType"]) != `"complete"` || isErr || strings.Contains(string(res["content"]), "busy") {

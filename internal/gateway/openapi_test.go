@@ -6,19 +6,21 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestOpenAPIMatchesRoutes: every route the admin API serves is in GET /api/openapi.json,
 // and every operation the document lists is served (an OPTIONS-free probe: a request of
 // that method and path must not answer 404 "no admin API route" or 405).
 func TestOpenAPIMatchesRoutes(t *testing.T) {
-	g := startGateway(t, adminYAML)
-	a := g.api(t, "GET", "/api/openapi.json", "", nil)
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
+	a := g.API(t, "GET", "/api/openapi.json", "", nil)
 	var doc struct {
 		OpenAPI string                                `json:"openapi"`
 		Paths   map[string]map[string]json.RawMessage `json:"paths"`
 	}
-	if a.status != 200 || json.Unmarshal(a.raw, &doc) != nil || doc.OpenAPI != "3.1.0" {
+	if a.Status != 200 || json.Unmarshal(a.Raw, &doc) != nil || doc.OpenAPI != "3.1.0" {
 		t.Fatalf("GET /api/openapi.json: %s", a)
 	}
 	var documented []string
@@ -28,7 +30,7 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		}
 	}
 	slices.Sort(documented)
-	served := g.gw.AdminRoutes()
+	served := g.Gateway.AdminRoutes()
 	slices.Sort(served)
 	if !slices.Equal(documented, served) {
 		t.Errorf("the document and the router differ:\n documented %v\n served     %v", documented, served)
@@ -42,8 +44,8 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 		if method == "POST" || method == "PUT" || method == "PATCH" {
 			body = "{}"
 		}
-		r := g.api(t, method, path, body, nil)
-		if strings.Contains(string(r.raw), "no admin API route") || r.status == http.StatusMethodNotAllowed {
+		r := g.API(t, method, path, body, nil)
+		if strings.Contains(string(r.Raw), "no admin API route") || r.Status == http.StatusMethodNotAllowed {
 			t.Errorf("%s is documented but not routed: %s", op, r)
 		}
 	}

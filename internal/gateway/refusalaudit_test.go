@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestRefusalsAuditedFirstTenThenEveryTenth: refused requests without a credential or
@@ -12,17 +14,17 @@ import (
 // ten of a source, then every tenth, so a flood of them cannot fill the audit log; the
 // lines say the source and how many it has sent.
 func TestRefusalsAuditedFirstTenThenEveryTenth(t *testing.T) {
-	g := startGateway(t, adminYAML+"auth:\n  mode: api_key\n  api_keys:\n    - {agent: a1, sha256: "+
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+"auth:\n  mode: api_key\n  api_keys:\n    - {agent: a1, sha256: "+
 		strings.Repeat("ab", 32)+"}\n")
 	send := func(bearer string) {
 		t.Helper()
-		r, _ := http.NewRequest("POST", g.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		r, _ := http.NewRequest("POST", g.Base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set("Accept", "application/json, text/event-stream")
 		if bearer != "" {
 			r.Header.Set("Authorization", "Bearer "+bearer)
 		}
-		res, err := client.Do(r)
+		res, err := gatewaytest.Client().Do(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,8 +41,8 @@ func TestRefusalsAuditedFirstTenThenEveryTenth(t *testing.T) {
 	}
 	send("last") // the 301st of this source: the next line after the 300th
 	// 10 of the first 10, then the 20th, 30th … 300th: 39 lines.
-	auditPath := filepath.Join(g.gw.FileConfig().StateDir, "audit.jsonl")
-	lines := waitAudit(t, auditPath, func(ls []map[string]any) bool {
+	auditPath := filepath.Join(g.Gateway.FileConfig().StateDir, "audit.jsonl")
+	lines := gatewaytest.WaitAudit(t, auditPath, func(ls []map[string]any) bool {
 		for _, l := range ls {
 			if strings.Contains(l["rule"].(string), "(300 from this source)") {
 				return true

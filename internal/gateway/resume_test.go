@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -49,15 +50,15 @@ func readEvents(t *testing.T, body io.Reader, stop func(sseEvent) bool) []sseEve
 }
 
 // startProgressCall POSTs test_tool_with_progress and returns the open response.
-func startProgressCall(t *testing.T, g *testGW, sid string, id int) *http.Response {
+func startProgressCall(t *testing.T, g *gatewaytest.GW, sid string, id int) *http.Response {
 	t.Helper()
 	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"everything__test_tool_with_progress","arguments":{},"_meta":{"progressToken":"tok-r"}}}`, id)
-	hr, _ := http.NewRequest(http.MethodPost, g.base+"/mcp", strings.NewReader(body))
+	hr, _ := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(body))
 	hr.Header.Set("Content-Type", "application/json")
 	hr.Header.Set("Accept", "application/json, text/event-stream")
 	hr.Header.Set("Mcp-Session-Id", sid)
 	hr.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := client.Do(hr)
+	resp, err := gatewaytest.Client().Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,14 +70,14 @@ func startProgressCall(t *testing.T, g *testGW, sid string, id int) *http.Respon
 }
 
 // resumeGET sends GET with Last-Event-ID on a session.
-func resumeGET(t *testing.T, g *testGW, sid, last string) *http.Response {
+func resumeGET(t *testing.T, g *gatewaytest.GW, sid, last string) *http.Response {
 	t.Helper()
-	hr, _ := http.NewRequest(http.MethodGet, g.base+"/mcp", nil)
+	hr, _ := http.NewRequest(http.MethodGet, g.Base+"/mcp", nil)
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Mcp-Session-Id", sid)
 	hr.Header.Set("MCP-Protocol-Version", "2025-11-25")
 	hr.Header.Set("Last-Event-ID", last)
-	resp, err := client.Do(hr)
+	resp, err := gatewaytest.Client().Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func resumeGET(t *testing.T, g *testGW, sid, last string) *http.Response {
 
 // cutAfterFirstProgress starts a progress call, reads up to its first progress event and
 // cuts the connection; it returns that event's id.
-func cutAfterFirstProgress(t *testing.T, g *testGW, sid string, id int) string {
+func cutAfterFirstProgress(t *testing.T, g *gatewaytest.GW, sid string, id int) string {
 	t.Helper()
 	resp := startProgressCall(t, g, sid, id)
 	evs := readEvents(t, resp.Body, func(e sseEvent) bool { return e.msg != nil && e.msg.Method == "notifications/progress" })
@@ -98,14 +99,14 @@ func cutAfterFirstProgress(t *testing.T, g *testGW, sid string, id int) string {
 }
 
 func TestResumeAfterDroppedConnection(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	sid := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	sid := g.Initialize(t, "2025-11-25", "")
 	last := cutAfterFirstProgress(t, g, sid, 7)
 	stream := last[:strings.LastIndexByte(last, '-')]
 	// Synchronisation point: the gateway saw the connection drop and kept the call going
 	// (the tool takes ~150 ms, the drop is seen within a few).
 	deadline := time.Now().Add(5 * time.Second)
-	for !strings.Contains(g.log.String(), "the call goes on for a resume") {
+	for !strings.Contains(g.Log.String(), "the call goes on for a resume") {
 		if time.Now().After(deadline) {
 			t.Fatal("the gateway did not notice the dropped connection within 5s")
 		}
@@ -165,14 +166,14 @@ func TestResumeAfterDroppedConnection(t *testing.T) {
 	end.Body.Close()
 	m := metricsText(t, g)
 	if !strings.Contains(m, "mcpgw_resume_events_replayed_total ") || strings.Contains(m, "mcpgw_resume_events_replayed_total 0\n") {
-		t.Errorf("replayed events not counted:\n%s", grepLines([]byte(m), "mcpgw_resume"))
+		t.Errorf("replayed events not counted:\n%s", gatewaytest.GrepLines([]byte(m), "mcpgw_resume"))
 	}
 }
 
 func TestResumeRefused(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	a := g.initialize(t, "2025-11-25", "")
-	b := g.initialize(t, "2025-11-25", "")
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	a := g.Initialize(t, "2025-11-25", "")
+	b := g.Initialize(t, "2025-11-25", "")
 	lastA := cutAfterFirstProgress(t, g, a, 3)
 	stream := lastA[:strings.LastIndexByte(lastA, '-')]
 	for _, tc := range []struct{ name, sid, last string }{
@@ -190,7 +191,7 @@ func TestResumeRefused(t *testing.T) {
 			continue
 		}
 		r := resp2(resp, body)
-		if e := r.rpcError(t, -32600); !strings.Contains(e.Message, "Last-Event-ID") {
+		if e := r.RPCError(t, -32600); !strings.Contains(e.Message, "Last-Event-ID") {
 			t.Errorf("%s: error %q does not name Last-Event-ID", tc.name, e.Message)
 		}
 	}
@@ -202,32 +203,32 @@ func TestResumeRefused(t *testing.T) {
 		t.Errorf("owner's resume: HTTP %d, %d events", resp.StatusCode, len(evs))
 	}
 	// A GET stream's own id ("g-…") reopens the GET stream as before.
-	code, closeGET := g.openGETWithLast(t, a, "g-3")
+	code, closeGET := openGETWithLast(g, t, a, "g-3")
 	closeGET()
 	if code != http.StatusOK {
 		t.Errorf("GET with a GET stream's Last-Event-ID: HTTP %d, want 200", code)
 	}
 	// A session's buffers end with it: after DELETE the id is unknown (404: no session).
-	if r := g.do(t, req{method: http.MethodDelete, header: sessionHeaders(a, "2025-11-25")}); r.status != http.StatusOK {
-		t.Fatalf("DELETE: HTTP %d", r.status)
+	if r := g.Do(t, gatewaytest.Req{Method: http.MethodDelete, Header: gatewaytest.SessionHeaders(a, "2025-11-25")}); r.Status != http.StatusOK {
+		t.Fatalf("DELETE: HTTP %d", r.Status)
 	}
 	if r := resumeGET(t, g, a, lastA); r.StatusCode != http.StatusNotFound {
 		t.Errorf("resume on an ended session: HTTP %d, want 404", r.StatusCode)
 	}
 }
 
-func resp2(r *http.Response, body []byte) resp {
-	return resp{status: r.StatusCode, header: r.Header, body: body}
+func resp2(r *http.Response, body []byte) gatewaytest.Resp {
+	return gatewaytest.Resp{Status: r.StatusCode, Header: r.Header, Body: body}
 }
 
-func (g *testGW) openGETWithLast(t *testing.T, sid, last string) (int, func()) {
+func openGETWithLast(g *gatewaytest.GW, t *testing.T, sid, last string) (int, func()) {
 	t.Helper()
 	resp := resumeGET(t, g, sid, last)
 	return resp.StatusCode, func() { resp.Body.Close() }
 }
 
-func metricsText(t *testing.T, g *testGW) string {
+func metricsText(t *testing.T, g *gatewaytest.GW) string {
 	t.Helper()
-	r := g.do(t, req{method: http.MethodGet, path: "/metrics"})
-	return string(r.body)
+	r := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/metrics"})
+	return string(r.Body)
 }

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestMCPAtRoot: an agent pointed at the gateway's base URL without /mcp (the URL people
@@ -14,30 +16,30 @@ import (
 // opens there as at /sse. A browser's GET / is still not found, and its answer names /mcp
 // and /ui.
 func TestMCPAtRoot(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	r := g.do(t, req{path: "/", body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"root","version":"1"}}}`})
-	if r.status != http.StatusOK {
-		t.Fatalf("POST / initialize: HTTP %d %s", r.status, r.body)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	r := g.Do(t, gatewaytest.Req{Path: "/", Body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"root","version":"1"}}}`})
+	if r.Status != http.StatusOK {
+		t.Fatalf("POST / initialize: HTTP %d %s", r.Status, r.Body)
 	}
-	sid := r.header.Get("Mcp-Session-Id")
+	sid := r.Header.Get("Mcp-Session-Id")
 	if sid == "" {
-		t.Fatalf("POST / initialize: no session id; %s", r.body)
+		t.Fatalf("POST / initialize: no session id; %s", r.Body)
 	}
-	h := sessionHeaders(sid, "2025-11-25")
-	if n := g.do(t, req{path: "/", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, header: h}); n.status != http.StatusAccepted {
-		t.Fatalf("POST / notification: HTTP %d %s", n.status, n.body)
+	h := gatewaytest.SessionHeaders(sid, "2025-11-25")
+	if n := g.Do(t, gatewaytest.Req{Path: "/", Body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, Header: h}); n.Status != http.StatusAccepted {
+		t.Fatalf("POST / notification: HTTP %d %s", n.Status, n.Body)
 	}
-	l := g.do(t, req{path: "/", body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, header: h})
-	if m := l.message(t); m.Error != nil || !strings.Contains(string(m.Result), "everything__") {
-		t.Fatalf("POST / tools/list: HTTP %d %s", l.status, l.body)
+	l := g.Do(t, gatewaytest.Req{Path: "/", Body: `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, Header: h})
+	if m := l.Message(t); m.Error != nil || !strings.Contains(string(m.Result), "everything__") {
+		t.Fatalf("POST / tools/list: HTTP %d %s", l.Status, l.Body)
 	}
 
 	// The session's GET stream at /: the headers say it is open.
-	hr, _ := http.NewRequest(http.MethodGet, g.base+"/", nil)
+	hr, _ := http.NewRequest(http.MethodGet, g.Base+"/", nil)
 	hr.Header.Set("Accept", "text/event-stream")
 	hr.Header.Set("Mcp-Session-Id", sid)
 	hr.Header.Set("MCP-Protocol-Version", "2025-11-25")
-	resp, err := client.Do(hr)
+	resp, err := gatewaytest.Client().Do(hr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,9 +54,9 @@ func TestMCPAtRoot(t *testing.T) {
 	if ls.endpoint != "/message" {
 		t.Errorf("GET / as a legacy SSE client: endpoint %q, want /message", ls.endpoint)
 	}
-	if r := g.do(t, req{path: ls.endpoint + "?sessionId=" + ls.id,
-		body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`}); r.status != http.StatusAccepted {
-		t.Errorf("POST %s initialize: HTTP %d %s", ls.endpoint, r.status, r.body)
+	if r := g.Do(t, gatewaytest.Req{Path: ls.endpoint + "?sessionId=" + ls.id,
+		Body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`}); r.Status != http.StatusAccepted {
+		t.Errorf("POST %s initialize: HTTP %d %s", ls.endpoint, r.Status, r.Body)
 	}
 	select {
 	case ev := <-ls.events:
@@ -66,24 +68,24 @@ func TestMCPAtRoot(t *testing.T) {
 	}
 
 	// A browser.
-	b := g.do(t, req{method: http.MethodGet, path: "/", header: map[string]string{"Accept": "text/html"}})
-	if b.status != http.StatusNotFound || !strings.Contains(string(b.body), "/mcp") || !strings.Contains(string(b.body), "/ui") {
-		t.Errorf("a browser's GET /: HTTP %d %q, want 404 naming /mcp and /ui", b.status, b.body)
+	b := g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/", Header: map[string]string{"Accept": "text/html"}})
+	if b.Status != http.StatusNotFound || !strings.Contains(string(b.Body), "/mcp") || !strings.Contains(string(b.Body), "/ui") {
+		t.Errorf("a browser's GET /: HTTP %d %q, want 404 naming /mcp and /ui", b.Status, b.Body)
 	}
 	// A POST that is not JSON is not taken for MCP.
-	f := g.do(t, req{path: "/", body: "a=1", header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
-	if f.status != http.StatusNotFound {
-		t.Errorf("a form POST /: HTTP %d %s, want 404", f.status, f.body)
+	f := g.Do(t, gatewaytest.Req{Path: "/", Body: "a=1", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}})
+	if f.Status != http.StatusNotFound {
+		t.Errorf("a form POST /: HTTP %d %s, want 404", f.Status, f.Body)
 	}
 	// Other paths stay unknown.
-	if o := g.do(t, req{path: "/mcpx", body: `{}`}); o.status != http.StatusNotFound {
-		t.Errorf("POST /mcpx: HTTP %d, want 404", o.status)
+	if o := g.Do(t, gatewaytest.Req{Path: "/mcpx", Body: `{}`}); o.Status != http.StatusNotFound {
+		t.Errorf("POST /mcpx: HTTP %d, want 404", o.Status)
 	}
 
-	if d := g.do(t, req{method: http.MethodDelete, path: "/", header: h}); d.status != http.StatusOK && d.status != http.StatusNoContent {
-		t.Fatalf("DELETE /: HTTP %d %s", d.status, d.body)
+	if d := g.Do(t, gatewaytest.Req{Method: http.MethodDelete, Path: "/", Header: h}); d.Status != http.StatusOK && d.Status != http.StatusNoContent {
+		t.Fatalf("DELETE /: HTTP %d %s", d.Status, d.Body)
 	}
-	if a := g.do(t, req{path: "/", body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, header: h}); a.status != http.StatusNotFound {
-		t.Errorf("POST / after DELETE /: HTTP %d %s, want 404 (session ended)", a.status, a.body)
+	if a := g.Do(t, gatewaytest.Req{Path: "/", Body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, Header: h}); a.Status != http.StatusNotFound {
+		t.Errorf("POST / after DELETE /: HTTP %d %s, want 404 (session ended)", a.Status, a.Body)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 const limitsConfig = `
@@ -23,20 +24,20 @@ servers:
 
 // sessionAnswers reports whether a session still answers a ping as agent ("": no agent
 // header): 200; a refusal (404 ended, 401/403 the identity refused) is false.
-func sessionAnswers(t *testing.T, g *testGW, sid, agent string) bool {
+func sessionAnswers(t *testing.T, g *gatewaytest.GW, sid, agent string) bool {
 	t.Helper()
-	h := sessionHeaders(sid, "2025-11-25")
+	h := gatewaytest.SessionHeaders(sid, "2025-11-25")
 	if agent != "" {
 		h["X-Agent-ID"] = agent
 	}
-	r := g.do(t, req{body: `{"jsonrpc":"2.0","id":9,"method":"ping"}`, header: h})
-	switch r.status {
+	r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":9,"method":"ping"}`, Header: h})
+	switch r.Status {
 	case http.StatusOK:
 		return true
 	case http.StatusNotFound, http.StatusUnauthorized, http.StatusForbidden:
 		return false
 	}
-	t.Fatalf("ping: HTTP %d %s", r.status, r.body)
+	t.Fatalf("ping: HTTP %d %s", r.Status, r.Body)
 	return false
 }
 
@@ -45,13 +46,13 @@ func sessionAnswers(t *testing.T, g *testGW, sid, agent string) bool {
 // survive it and the total cap, which evicts from the agent holding the most; every
 // eviction is counted by reason.
 func TestSessionLimits(t *testing.T) {
-	g := startGateway(t, limitsConfig)
-	modest := []string{g.initializeAs(t, "modest"), g.initializeAs(t, "modest")}
+	g := gatewaytest.Start(t, limitsConfig)
+	modest := []string{g.InitializeAs(t, "modest"), g.InitializeAs(t, "modest")}
 	var greedy []string
 	for range 10 {
-		greedy = append(greedy, g.initializeAs(t, "greedy"))
+		greedy = append(greedy, g.InitializeAs(t, "greedy"))
 	}
-	if n := g.metricValue(t, `mcpgw_sessions_active{agent="greedy",transport="streamable"}`); n != 3 {
+	if n := g.MetricValue(t, `mcpgw_sessions_active{agent="greedy",transport="streamable"}`); n != 3 {
 		t.Errorf("greedy agent holds %v sessions, want its cap of 3", n)
 	}
 	for i, sid := range greedy {
@@ -59,21 +60,21 @@ func TestSessionLimits(t *testing.T) {
 			t.Errorf("greedy session %d answers: %v, want %v (only the newest 3 stay)", i, !want, want)
 		}
 	}
-	if v := g.metricValue(t, `mcpgw_sessions_evicted_total{reason="agent_limit"}`); v != 7 {
+	if v := g.MetricValue(t, `mcpgw_sessions_evicted_total{reason="agent_limit"}`); v != 7 {
 		t.Errorf("agent_limit evictions %v, want 7", v)
 	}
 	// Total cap 6: modest 2 + greedy 3 + a third agent's first = 6; its second goes past
 	// the total, and the greedy agent (the largest holder) gives way.
-	third := []string{g.initializeAs(t, "third"), g.initializeAs(t, "third")}
+	third := []string{g.InitializeAs(t, "third"), g.InitializeAs(t, "third")}
 	for i, sid := range append(modest, third...) {
 		if agent := []string{"modest", "third"}[i/2]; !sessionAnswers(t, g, sid, agent) {
 			t.Errorf("session %d of %s was evicted", i%2, agent)
 		}
 	}
-	if n := g.metricValue(t, `mcpgw_sessions_active{agent="greedy",transport="streamable"}`); n != 2 {
+	if n := g.MetricValue(t, `mcpgw_sessions_active{agent="greedy",transport="streamable"}`); n != 2 {
 		t.Errorf("greedy agent holds %v sessions after the total cap, want 2", n)
 	}
-	if v := g.metricValue(t, `mcpgw_sessions_evicted_total{reason="total_limit"}`); v != 1 {
+	if v := g.MetricValue(t, `mcpgw_sessions_evicted_total{reason="total_limit"}`); v != 1 {
 		t.Errorf("total_limit evictions %v, want 1", v)
 	}
 }
@@ -82,14 +83,14 @@ func TestSessionLimits(t *testing.T) {
 // on every request does not mint a gateway-side session per request: conversations are
 // variants of one caller, bounded like capability sets.
 func TestStatelessConversationVariantsBounded(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	for i := range 50 {
-		modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"X-Conversation-ID": "c" + strconv.Itoa(i)})))
+		gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"X-Conversation-ID": "c" + strconv.Itoa(i)})))
 	}
-	if n := g.metricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
+	if n := g.MetricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
 		t.Errorf("one caller with 50 conversations holds %v gateway-side sessions, want 1 to 8", n)
 	}
-	if v := g.metricValue(t, `mcpgw_sessions_evicted_total{reason="stateless_variants"}`); v < 42 {
+	if v := g.MetricValue(t, `mcpgw_sessions_evicted_total{reason="stateless_variants"}`); v < 42 {
 		t.Errorf("stateless_variants evictions %v, want at least 42", v)
 	}
 }
@@ -106,34 +107,34 @@ agents:
 // agent header) when its agent is deleted or disabled through the admin API or a reload;
 // a session made as "default" before agents were defined ends when they are.
 func TestSessionFollowsItsAgent(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	dflt := g.initialize(t, "2025-11-25", "")
-	file := *g.gw.FileConfig()
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	dflt := g.Initialize(t, "2025-11-25", "")
+	file := *g.Gateway.FileConfig()
 	cfg, ps, err := config.Parse([]byte(identityAgents))
 	if err != nil {
 		t.Fatal(ps)
 	}
 	file.Agents = cfg.Agents
-	if err := g.gw.ReloadFile(&file); err != nil {
+	if err := g.Gateway.ReloadFile(&file); err != nil {
 		t.Fatal(err)
 	}
 	if sessionAnswers(t, g, dflt, "") {
 		t.Error(`a session of "default" still answers after agents were defined without it`)
 	}
-	keeper := g.initializeAs(t, "keeper")
+	keeper := g.InitializeAs(t, "keeper")
 
 	for _, step := range []struct{ name, method, body string }{
 		{"deleted", http.MethodDelete, ""},
 		{"disabled", http.MethodPatch, `{"enabled": false}`},
 	} {
-		if a := g.api(t, http.MethodPut, "/api/agents/temp", `{"servers": ["everything"]}`, nil); a.status/100 != 2 {
+		if a := g.API(t, http.MethodPut, "/api/agents/temp", `{"servers": ["everything"]}`, nil); a.Status/100 != 2 {
 			t.Fatalf("PUT agent: %s", a)
 		}
-		sid := g.initializeAs(t, "temp")
+		sid := g.InitializeAs(t, "temp")
 		if !sessionAnswers(t, g, sid, "") {
 			t.Fatalf("the new session of temp does not answer")
 		}
-		if a := g.api(t, step.method, "/api/agents/temp", step.body, nil); a.status/100 != 2 {
+		if a := g.API(t, step.method, "/api/agents/temp", step.body, nil); a.Status/100 != 2 {
 			t.Fatalf("%s agent: %s", step.method, a)
 		}
 		// Without the agent header (mode none continues as the session's agent) and with.
@@ -141,13 +142,13 @@ func TestSessionFollowsItsAgent(t *testing.T) {
 			t.Errorf("the session of an agent %s still answers", step.name)
 		}
 		if step.method == http.MethodPatch {
-			_ = g.api(t, http.MethodDelete, "/api/agents/temp", "", nil)
+			_ = g.API(t, http.MethodDelete, "/api/agents/temp", "", nil)
 		}
 	}
 	if !sessionAnswers(t, g, keeper, "keeper") {
 		t.Error("another agent's session ended with temp's")
 	}
-	if v := g.metricValue(t, `mcpgw_sessions_evicted_total{reason="identity"}`); v != 3 {
+	if v := g.MetricValue(t, `mcpgw_sessions_evicted_total{reason="identity"}`); v != 3 {
 		t.Errorf("identity evictions %v, want 3", v)
 	}
 }
@@ -155,19 +156,19 @@ func TestSessionFollowsItsAgent(t *testing.T) {
 // TestAdminServerShares: the admin API takes and shows a server's per-agent shares, and
 // refuses a negative one naming the field.
 func TestAdminServerShares(t *testing.T) {
-	g := startGateway(t, adminYAML)
-	a := g.api(t, http.MethodPost, "/api/servers", `{"name":"shared1","type":"streamable_http","url":"http://127.0.0.1:1/mcp",
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML)
+	a := g.API(t, http.MethodPost, "/api/servers", `{"name":"shared1","type":"streamable_http","url":"http://127.0.0.1:1/mcp",
 	  "max_instances_per_agent":3,"queue":{"max":8,"max_per_agent":2}}`, nil)
-	if a.status/100 != 2 {
+	if a.Status/100 != 2 {
 		t.Fatalf("PUT: %s", a)
 	}
-	a = g.api(t, http.MethodGet, "/api/servers/shared1", "", nil)
-	q, _ := a.obj["queue"].(map[string]any)
-	if a.obj["max_instances_per_agent"] != float64(3) || q["max_per_agent"] != float64(2) {
+	a = g.API(t, http.MethodGet, "/api/servers/shared1", "", nil)
+	q, _ := a.Obj["queue"].(map[string]any)
+	if a.Obj["max_instances_per_agent"] != float64(3) || q["max_per_agent"] != float64(2) {
 		t.Fatalf("GET does not show the shares: %s", a)
 	}
-	a = g.api(t, http.MethodPost, "/api/servers", `{"name":"shared2","type":"streamable_http","url":"http://127.0.0.1:1/mcp","max_instances_per_agent":-1}`, nil)
-	if a.status != http.StatusBadRequest || !strings.Contains(string(a.raw), "max_instances_per_agent") {
+	a = g.API(t, http.MethodPost, "/api/servers", `{"name":"shared2","type":"streamable_http","url":"http://127.0.0.1:1/mcp","max_instances_per_agent":-1}`, nil)
+	if a.Status != http.StatusBadRequest || !strings.Contains(string(a.Raw), "max_instances_per_agent") {
 		t.Fatalf("a negative share: %s, want 400 naming max_instances_per_agent", a)
 	}
 }

@@ -8,18 +8,20 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // callAs calls ev's test_simple_text tool as agent and returns the result's text, and
 // whether it was an error.
-func callAs(t *testing.T, g *testGW, sid, agent string, id int) (string, bool) {
+func callAs(t *testing.T, g *gatewaytest.GW, sid, agent string, id int) (string, bool) {
 	t.Helper()
-	h := sessionHeaders(sid, "2025-11-25")
+	h := gatewaytest.SessionHeaders(sid, "2025-11-25")
 	h["X-Agent-Id"] = agent
-	r := g.do(t, req{body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ev__test_simple_text"}}`, id), header: h})
-	m := r.message(t)
-	if r.status != http.StatusOK || m.Error != nil {
-		t.Fatalf("tools/call as %s: HTTP %d %s", agent, r.status, r.body)
+	r := g.Do(t, gatewaytest.Req{Body: fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"ev__test_simple_text"}}`, id), Header: h})
+	m := r.Message(t)
+	if r.Status != http.StatusOK || m.Error != nil {
+		t.Fatalf("tools/call as %s: HTTP %d %s", agent, r.Status, r.Body)
 	}
 	return string(m.Result), isErrorResult(m.Result)
 }
@@ -31,10 +33,10 @@ func callAs(t *testing.T, g *testGW, sid, agent string, id int) (string, bool) {
 func TestInstanceShareGreedyAgent(t *testing.T) {
 	yaml, dir := pidConfig(t, "    max_instances: 4\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
+	g := gatewaytest.Start(t, yaml)
 	var greedy []string
 	for i := 0; i < 5; i++ {
-		greedy = append(greedy, g.initializeAs(t, "greedy"))
+		greedy = append(greedy, g.InitializeAs(t, "greedy"))
 	}
 	for i, sid := range greedy[:2] {
 		if text, isErr := callAs(t, g, sid, "greedy", 1); isErr {
@@ -47,12 +49,12 @@ func TestInstanceShareGreedyAgent(t *testing.T) {
 			t.Fatalf("greedy session %d past its share: %s; want a refusal naming the agent, the server and servers.ev.max_instances_per_agent", i+2, text)
 		}
 	}
-	modest := g.initializeAs(t, "modest")
+	modest := g.InitializeAs(t, "modest")
 	if text, isErr := callAs(t, g, modest, "modest", 1); isErr {
 		t.Fatalf("another agent's first call refused while the greedy one holds its share: %s", text)
 	}
 	endSession(t, g, greedy[0], "greedy")
-	if !waitFor(10*time.Second, func() bool {
+	if !gatewaytest.WaitFor(10*time.Second, func() bool {
 		_, isErr := callAs(t, g, greedy[2], "greedy", 2)
 		return !isErr
 	}) {
@@ -66,15 +68,15 @@ func TestInstanceShareGreedyAgent(t *testing.T) {
 func TestInstanceSharePoolWaits(t *testing.T) {
 	yaml, dir := pidConfig(t, "    pool: {warm: 1, max: 2}\n    timeouts: {connect: 300ms}\n")
 	killAll(t, dir)
-	g := startGateway(t, yaml)
-	if !waitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 1 }) {
+	g := gatewaytest.Start(t, yaml)
+	if !gatewaytest.WaitFor(10*time.Second, func() bool { return poolStats(g, "ev").Ready == 1 }) {
 		t.Fatalf("pool never ready: %+v", poolStats(g, "ev"))
 	}
-	a := g.initializeAs(t, "greedy")
+	a := g.InitializeAs(t, "greedy")
 	if text, isErr := callAs(t, g, a, "greedy", 1); isErr {
 		t.Fatalf("first take refused: %s", text)
 	}
-	b := g.initializeAs(t, "greedy")
+	b := g.InitializeAs(t, "greedy")
 	start := time.Now()
 	text, isErr := callAs(t, g, b, "greedy", 1)
 	if !isErr || !strings.Contains(text, "servers.ev.max_instances_per_agent = 1") {
@@ -83,7 +85,7 @@ func TestInstanceSharePoolWaits(t *testing.T) {
 	if took := time.Since(start); took < 250*time.Millisecond {
 		t.Errorf("refused after %v, want after the 300ms connect timeout", took)
 	}
-	c := g.initializeAs(t, "modest")
+	c := g.InitializeAs(t, "modest")
 	if text, isErr := callAs(t, g, c, "modest", 1); isErr {
 		t.Fatalf("another agent's take refused: %s", text)
 	}

@@ -10,21 +10,22 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/auth"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // stalledBody sends a request to g that declares a body of length bytes and sends its
 // first byte only, and reads the answer within wait (on the raw connection: a client
 // library would not read before it had sent the body). It returns the status and how
 // long the answer took.
-func stalledBody(t *testing.T, g *testGW, path string, hdr map[string]string, length int, wait time.Duration) (int, time.Duration) {
+func stalledBody(t *testing.T, g *gatewaytest.GW, path string, hdr map[string]string, length int, wait time.Duration) (int, time.Duration) {
 	t.Helper()
-	c, err := net.DialTimeout("tcp", g.addr, 2*time.Second)
+	c, err := net.DialTimeout("tcp", g.Addr, 2*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	var b strings.Builder
-	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", path, g.addr, length)
+	fmt.Fprintf(&b, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Length: %d\r\n", path, g.Addr, length)
 	for k, v := range hdr {
 		fmt.Fprintf(&b, "%s: %s\r\n", k, v)
 	}
@@ -62,7 +63,7 @@ func withHeaders(a, b map[string]string) map[string]string {
 // and the connection was held for as long as the client liked.
 func TestRefusalDoesNotWaitForTheBody(t *testing.T) {
 	const key = "mcpgw_agent_key_stalled_0123456789"
-	g := startGateway(t, strings.Replace(baseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
 		"http: {max_body_bytes: 4194304, page_size: 7, body_timeout: 60s}\nauth:\n  mode: api_key\n  api_keys:\n    - {agent: dev, sha256: "+auth.HashAPIKey(key)+"}", 1))
 	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
 	for _, tc := range []struct {
@@ -89,7 +90,7 @@ func TestRefusalDoesNotWaitForTheBody(t *testing.T) {
 // TestStalledBodyIs408OnEveryRoute: http.body_timeout bounds the body on every route, not
 // only /mcp's: the admin API and the UI's sign-in read theirs without a deadline.
 func TestStalledBodyIs408OnEveryRoute(t *testing.T) {
-	g := startGateway(t, strings.Replace(baseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
+	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
 		"http: {max_body_bytes: 4194304, page_size: 7, body_timeout: 1s}", 1))
 	stateless := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/list"}
 	for _, tc := range []struct {
@@ -98,8 +99,8 @@ func TestStalledBodyIs408OnEveryRoute(t *testing.T) {
 	}{
 		{"/mcp", "/mcp", mcpJSON},
 		{"/mcp stateless", "/mcp", withHeaders(mcpJSON, stateless)},
-		{"/api/servers", "/api/servers", withHeaders(map[string]string{"Content-Type": "application/json"}, g.localAuth(t))},
-		{"/ui/login", "/ui/login", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://" + g.addr}},
+		{"/api/servers", "/api/servers", withHeaders(map[string]string{"Content-Type": "application/json"}, g.LocalAuth(t))},
+		{"/ui/login", "/ui/login", map[string]string{"Content-Type": "application/x-www-form-urlencoded", "Origin": "http://" + g.Addr}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			status, took := stalledBody(t, g, tc.path, tc.hdr, 100000, 15*time.Second)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestStartConcurrencyBounded: at start-up the gateway starts at most
@@ -27,13 +29,13 @@ func TestStartConcurrencyBounded(t *testing.T) {
 	fmt.Fprintf(&b, "listen: {{listen}}\nstate_dir: {{state_dir}}\nstore: memory\nlog: {level: debug}\nupstream: {start_concurrency: %d}\nservers:\n", limit)
 	for i := 0; i < servers; i++ {
 		fmt.Fprintf(&b, "  s%d:\n    type: stdio\n    mode: shared\n    stdio_proxy: true\n    command: sh\n    args: [\"-c\", %q, %q, %q]\n",
-			i, script, everythingBin, dir)
+			i, script, gatewaytest.EverythingBin(), dir)
 	}
-	g := startGateway(t, b.String())
+	g := gatewaytest.Start(t, b.String())
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		up := 0
-		for _, st := range g.reg.Statuses() {
+		for _, st := range g.Reg.Statuses() {
 			if st.State == "up" {
 				up++
 			}
@@ -42,7 +44,7 @@ func TestStartConcurrencyBounded(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of %d servers up after 30 s: %+v", up, servers, g.reg.Statuses())
+			t.Fatalf("%d of %d servers up after 30 s: %+v", up, servers, g.Reg.Statuses())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -16,44 +17,10 @@ import (
 // session, the header and _meta checks with their error codes, and input requests of an
 // upstream delivered as a multi round-trip result.
 
-const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
-
-func modernReq(method, params string, hdr map[string]string) req {
-	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
-	for k, v := range hdr {
-		h[k] = v
-	}
-	return req{body: `{"jsonrpc":"2.0","id":5,"method":"` + method + `","params":` + params + `}`, header: h}
-}
-
-func modernResult(t *testing.T, r resp) map[string]json.RawMessage {
-	t.Helper()
-	if r.status != http.StatusOK {
-		t.Fatalf("HTTP %d %s", r.status, r.body)
-	}
-	if sid := r.header.Get("Mcp-Session-Id"); sid != "" {
-		t.Errorf("a stateless answer carries Mcp-Session-Id %q", sid)
-	}
-	m := r.message(t)
-	if m.Error != nil {
-		t.Fatalf("error %s", m.Error)
-	}
-	var res map[string]json.RawMessage
-	if err := json.Unmarshal(m.Result, &res); err != nil {
-		t.Fatalf("result %s: %v", m.Result, err)
-	}
-	var meta map[string]json.RawMessage
-	_ = json.Unmarshal(res["_meta"], &meta)
-	if !strings.Contains(string(meta["io.modelcontextprotocol/serverInfo"]), `"mcpgw"`) {
-		t.Errorf("result _meta %s lacks the gateway's serverInfo", res["_meta"])
-	}
-	return res
-}
-
 func TestStatelessDiscoverListCall(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 
-	res := modernResult(t, g.do(t, modernReq("server/discover", "{"+modernMeta+"}", nil)))
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("server/discover", "{"+gatewaytest.ModernMeta+"}", nil)))
 	var versions []string
 	_ = json.Unmarshal(res["supportedVersions"], &versions)
 	if len(versions) == 0 || versions[0] != "2026-07-28" || !slices.Contains(versions, "2025-11-25") {
@@ -63,7 +30,7 @@ func TestStatelessDiscoverListCall(t *testing.T) {
 		t.Errorf("discover result %v", res)
 	}
 
-	res = modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", nil)))
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", nil)))
 	if string(res["ttlMs"]) != "60000" || string(res["cacheScope"]) != `"public"` {
 		t.Errorf("caching hints ttlMs=%s cacheScope=%s", res["ttlMs"], res["cacheScope"])
 	}
@@ -77,7 +44,7 @@ func TestStatelessDiscoverListCall(t *testing.T) {
 		t.Errorf("tools not in a deterministic (sorted) order: %v", names)
 	}
 
-	res = modernResult(t, g.do(t, modernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+modernMeta+"}",
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+gatewaytest.ModernMeta+"}",
 		map[string]string{"Mcp-Name": "everything__test_simple_text"})))
 	if !strings.Contains(string(res["content"]), "text") || string(res["resultType"]) != `"complete"` {
 		t.Errorf("call result %v", res)
@@ -85,38 +52,38 @@ func TestStatelessDiscoverListCall(t *testing.T) {
 }
 
 func TestStatelessRefusals(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	call := `{"name":"everything__test_simple_text","arguments":{},` + modernMeta + `}`
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	call := `{"name":"everything__test_simple_text","arguments":{},` + gatewaytest.ModernMeta + `}`
 	for _, tc := range []struct {
 		name       string
-		r          req
+		r          gatewaytest.Req
 		wantStatus int
 		wantCode   int
 	}{
-		{"Mcp-Method differs from the body", modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Mcp-Method": "prompts/list"}), 400, -32020},
-		{"Mcp-Method value is case-sensitive", modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"Mcp-Method": "TOOLS/LIST"}), 400, -32020},
-		{"Mcp-Name missing", modernReq("tools/call", call, nil), 400, -32020},
-		{"Mcp-Name differs", modernReq("tools/call", call, map[string]string{"Mcp-Name": "other"}), 400, -32020},
-		{"_meta missing", modernReq("tools/list", `{}`, nil), 400, wire.CodeInvalidParams},
-		{"_meta without protocolVersion", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, wire.CodeInvalidParams},
-		{"_meta without clientCapabilities", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, nil), 400, wire.CodeInvalidParams},
-		{"_meta version differs from the header", modernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, -32020},
-		{"initialize was removed", modernReq("initialize", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"ping was removed", modernReq("ping", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"logging/setLevel was removed", modernReq("logging/setLevel", `{"level":"info",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"resources/subscribe was removed", modernReq("resources/subscribe", `{"uri":"x:y",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"tasks/get is no core method", modernReq("tasks/get", `{"taskId":"1",`+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"unknown method", modernReq("made/up", "{"+modernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"unknown resource is -32602", modernReq("resources/read", `{"uri":"nope://x",`+modernMeta+"}", map[string]string{"Mcp-Name": "nope://x"}), 200, wire.CodeInvalidParams},
+		{"Mcp-Method differs from the body", gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"Mcp-Method": "prompts/list"}), 400, -32020},
+		{"Mcp-Method value is case-sensitive", gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"Mcp-Method": "TOOLS/LIST"}), 400, -32020},
+		{"Mcp-Name missing", gatewaytest.ModernReq("tools/call", call, nil), 400, -32020},
+		{"Mcp-Name differs", gatewaytest.ModernReq("tools/call", call, map[string]string{"Mcp-Name": "other"}), 400, -32020},
+		{"_meta missing", gatewaytest.ModernReq("tools/list", `{}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without protocolVersion", gatewaytest.ModernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without clientCapabilities", gatewaytest.ModernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta version differs from the header", gatewaytest.ModernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, -32020},
+		{"initialize was removed", gatewaytest.ModernReq("initialize", "{"+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"ping was removed", gatewaytest.ModernReq("ping", "{"+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"logging/setLevel was removed", gatewaytest.ModernReq("logging/setLevel", `{"level":"info",`+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"resources/subscribe was removed", gatewaytest.ModernReq("resources/subscribe", `{"uri":"x:y",`+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"tasks/get is no core method", gatewaytest.ModernReq("tasks/get", `{"taskId":"1",`+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown method", gatewaytest.ModernReq("made/up", "{"+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown resource is -32602", gatewaytest.ModernReq("resources/read", `{"uri":"nope://x",`+gatewaytest.ModernMeta+"}", map[string]string{"Mcp-Name": "nope://x"}), 200, wire.CodeInvalidParams},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := g.do(t, tc.r)
-			if r.status != tc.wantStatus {
-				t.Errorf("HTTP %d, want %d: %s", r.status, tc.wantStatus, r.body)
+			r := g.Do(t, tc.r)
+			if r.Status != tc.wantStatus {
+				t.Errorf("HTTP %d, want %d: %s", r.Status, tc.wantStatus, r.Body)
 			}
-			e := r.rpcError(t, tc.wantCode)
+			e := r.RPCError(t, tc.wantCode)
 			_ = e
-			if m := r.message(t); string(m.ID) != "5" {
+			if m := r.Message(t); string(m.ID) != "5" {
 				t.Errorf("error id %s, want the request's 5", m.ID)
 			}
 		})
@@ -127,10 +94,10 @@ func TestStatelessRefusals(t *testing.T) {
 // during a call; the stateless client gets it as inputRequests, answers on a retry, and
 // the upstream's call completes with the answer.
 func TestStatelessSamplingAsInputRequest(t *testing.T) {
-	g := startGateway(t, baseConfig)
-	params := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},` + modernMeta + `}`
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
+	params := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},` + gatewaytest.ModernMeta + `}`
 	name := map[string]string{"Mcp-Name": "everything__test_sampling"}
-	res := modernResult(t, g.do(t, modernReq("tools/call", params, name)))
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", params, name)))
 	if string(res["resultType"]) != `"input_required"` {
 		t.Fatalf("want an input_required result, got %v", res)
 	}
@@ -152,17 +119,17 @@ func TestStatelessSamplingAsInputRequest(t *testing.T) {
 		}
 	}
 	// A state that is not the gateway's is refused, and leaves the call parked.
-	r := g.do(t, modernReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"mcpgw-sforged","inputResponses":{},`+modernMeta+`}`, name))
-	r.rpcError(t, wire.CodeInvalidParams)
+	r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"mcpgw-sforged","inputResponses":{},`+gatewaytest.ModernMeta+`}`, name))
+	r.RPCError(t, wire.CodeInvalidParams)
 	answer := `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"test-model"}`
-	retry := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},"requestState":"` + state + `","inputResponses":{"` + key + `":` + answer + `},` + modernMeta + `}`
-	res = modernResult(t, g.do(t, modernReq("tools/call", retry, name)))
+	retry := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},"requestState":"` + state + `","inputResponses":{"` + key + `":` + answer + `},` + gatewaytest.ModernMeta + `}`
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", retry, name)))
 	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "Paris") {
 		t.Errorf("final result %v, want the upstream's result built from the answer (Paris)", res)
 	}
 	// The same state cannot be used twice.
-	r = g.do(t, modernReq("tools/call", retry, name))
-	r.rpcError(t, wire.CodeInvalidParams)
+	r = g.Do(t, gatewaytest.ModernReq("tools/call", retry, name))
+	r.RPCError(t, wire.CodeInvalidParams)
 }
 
 // extUpstream is a session-era upstream that declares a server extension.
@@ -202,7 +169,7 @@ func (extUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestExtensionsPassThrough(t *testing.T) {
 	up := httptest.NewServer(extUpstream{})
 	t.Cleanup(up.Close)
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -212,13 +179,13 @@ servers:
     url: `+up.URL+`
 `)
 	init := func(caps string) string {
-		r := g.do(t, req{body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`})
-		m := r.message(t)
+		r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":` + caps + `,"clientInfo":{"name":"c","version":"1"}}}`})
+		m := r.Message(t)
 		var res struct {
 			Capabilities json.RawMessage `json:"capabilities"`
 		}
 		if err := json.Unmarshal(m.Result, &res); err != nil {
-			t.Fatalf("initialize: %s", r.body)
+			t.Fatalf("initialize: %s", r.Body)
 		}
 		return string(res.Capabilities)
 	}
@@ -228,12 +195,12 @@ servers:
 	if c := init(`{"extensions":{"io.modelcontextprotocol/skills":{}}}`); !strings.Contains(c, `"extensions":{"io.modelcontextprotocol/skills":{"v":1}}`) {
 		t.Errorf("a client that declared the skills extension sees %s", c)
 	}
-	res := modernResult(t, g.do(t, modernReq("server/discover", "{"+modernMeta+"}", nil)))
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("server/discover", "{"+gatewaytest.ModernMeta+"}", nil)))
 	if !strings.Contains(string(res["capabilities"]), `"io.modelcontextprotocol/skills":{"v":1}`) {
 		t.Errorf("discover capabilities %s lack the upstream's extension", res["capabilities"])
 	}
 	// What the extension serves passes through: the skill resource is listed.
-	res = modernResult(t, g.do(t, modernReq("resources/list", "{"+modernMeta+"}", nil)))
+	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("resources/list", "{"+gatewaytest.ModernMeta+"}", nil)))
 	if !strings.Contains(string(res["resources"]), "skill://demo/SKILL.md") {
 		t.Errorf("resources %s", res["resources"])
 	}
@@ -243,7 +210,7 @@ servers:
 // initialize: each agent lists and calls its own view, lists say cacheScope private, and
 // a tool the agent may not use is refused as unknown.
 func TestStatelessIdentity(t *testing.T) {
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -256,7 +223,7 @@ agents:
   wide: {servers: [everything]}
 `)
 	list := func(agent string) (names string, scope string) {
-		res := modernResult(t, g.do(t, modernReq("tools/list", "{"+modernMeta+"}", map[string]string{"X-Agent-ID": agent})))
+		res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"X-Agent-ID": agent})))
 		return string(res["tools"]), string(res["cacheScope"])
 	}
 	narrow, scope := list("narrow")
@@ -267,10 +234,10 @@ agents:
 	if !strings.Contains(wide, `"everything__test_simple_text"`) {
 		t.Errorf("agent wide does not list everything__test_simple_text")
 	}
-	call := `{"name":"everything__test_simple_text","arguments":{},` + modernMeta + `}`
-	r := g.do(t, modernReq("tools/call", call, map[string]string{"X-Agent-ID": "narrow", "Mcp-Name": "everything__test_simple_text"}))
-	r.rpcError(t, wire.CodeInvalidParams)
-	res := modernResult(t, g.do(t, modernReq("tools/call", call, map[string]string{"X-Agent-ID": "wide", "Mcp-Name": "everything__test_simple_text"})))
+	call := `{"name":"everything__test_simple_text","arguments":{},` + gatewaytest.ModernMeta + `}`
+	r := g.Do(t, gatewaytest.ModernReq("tools/call", call, map[string]string{"X-Agent-ID": "narrow", "Mcp-Name": "everything__test_simple_text"}))
+	r.RPCError(t, wire.CodeInvalidParams)
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", call, map[string]string{"X-Agent-ID": "wide", "Mcp-Name": "everything__test_simple_text"})))
 	if string(res["resultType"]) != `"complete"` {
 		t.Errorf("agent wide's call: %v", res)
 	}
@@ -281,17 +248,17 @@ agents:
 // idle timeout: one identity holds at most stateless.Variants of them, the least recently
 // opened ending first.
 func TestStatelessCapabilityVariantsBounded(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	for i := range 20 {
 		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"experimental":{"v` + strconv.Itoa(i) + `":{}}}}`
-		modernResult(t, g.do(t, modernReq("tools/list", "{"+meta+"}", nil)))
+		gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+meta+"}", nil)))
 	}
-	if n := g.metricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
+	if n := g.MetricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
 		t.Errorf("one caller with 20 capability variants holds %v gateway-side sessions, want 1 to 8", n)
 	}
 	// The caller's latest variant still works (its session was kept).
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"experimental":{"v19":{}}}}`
-	modernResult(t, g.do(t, modernReq("tools/list", "{"+meta+"}", nil)))
+	gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+meta+"}", nil)))
 }
 
 // TestStatelessCallerOwnUpstreamSession: in front of a shared HTTP upstream on the session
@@ -300,14 +267,14 @@ func TestStatelessCapabilityVariantsBounded(t *testing.T) {
 // from a caller that declared none (-32021, its own decision), and still runs it for a
 // caller that declared sampling.
 func TestStatelessCallerOwnUpstreamSession(t *testing.T) {
-	g := startGateway(t, baseConfig)
+	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	name := map[string]string{"Mcp-Name": "everything__test_missing_capability"}
 	noCaps := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	r := g.do(t, modernReq("tools/call", `{"name":"everything__test_missing_capability",`+noCaps+`}`, name))
-	if m := r.message(t); m.Error == nil || !strings.Contains(string(m.Error), "-32021") {
-		t.Errorf("a caller without sampling: HTTP %d %s, want the upstream's -32021", r.status, r.body)
+	r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_missing_capability",`+noCaps+`}`, name))
+	if m := r.Message(t); m.Error == nil || !strings.Contains(string(m.Error), "-32021") {
+		t.Errorf("a caller without sampling: HTTP %d %s, want the upstream's -32021", r.Status, r.Body)
 	}
-	res := modernResult(t, g.do(t, modernReq("tools/call", `{"name":"everything__test_missing_capability",`+modernMeta+`}`, name)))
+	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_missing_capability",`+gatewaytest.ModernMeta+`}`, name)))
 	if !strings.Contains(string(res["content"]), "tool executed") {
 		t.Errorf("a caller with sampling: %s", res["content"])
 	}

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // A 2026-07-28 list is a function of the request's own input (its headers and _meta) and
@@ -26,8 +28,8 @@ servers:
   e3: {type: streamable_http, url: "{{everything}}"}
 `
 
-// oneServerListsConfig is baseConfig with every list on one page.
-var oneServerListsConfig = strings.Replace(baseConfig, "page_size: 7", "page_size: 500", 1)
+// oneServerListsConfig is gatewaytest.BaseConfig with every list on one page.
+var oneServerListsConfig = strings.Replace(gatewaytest.BaseConfig, "page_size: 7", "page_size: 500", 1)
 
 // listMeta is a stateless _meta naming client name, with the given capabilities.
 func listMeta(client, caps string) string {
@@ -36,11 +38,11 @@ func listMeta(client, caps string) string {
 }
 
 // listBody is the whole HTTP body of a stateless tools/list, after checking it is a list.
-func listBody(t *testing.T, g *testGW, params string, hdr map[string]string) string {
+func listBody(t *testing.T, g *gatewaytest.GW, params string, hdr map[string]string) string {
 	t.Helper()
-	r := g.do(t, modernReq("tools/list", params, hdr))
-	modernResult(t, r)
-	return string(r.body)
+	r := g.Do(t, gatewaytest.ModernReq("tools/list", params, hdr))
+	gatewaytest.ModernResult(t, r)
+	return string(r.Body)
 }
 
 // listedNames are the tool names of a tools/list body.
@@ -68,7 +70,7 @@ func listedNames(t *testing.T, body string) []string {
 // comes first, in its own shape (search form within its cap); and the other client's list
 // does not change when Cursor came first either.
 func TestStatelessListNotByWhoCameFirst(t *testing.T) {
-	g := startGateway(t, statelessListsConfig)
+	g := gatewaytest.Start(t, statelessListsConfig)
 	caps := `{"sampling":{}}`
 	agent := func(a string) map[string]string { return map[string]string{"X-Agent-ID": a} }
 
@@ -97,7 +99,7 @@ func TestStatelessListNotByWhoCameFirst(t *testing.T) {
 // form, as on an initialize; a request without it gets the configured form, whatever the
 // same caller asked for before.
 func TestStatelessListFormFromHeader(t *testing.T) {
-	g := startGateway(t, oneServerListsConfig)
+	g := gatewaytest.Start(t, oneServerListsConfig)
 	meta := listMeta("t", `{}`)
 	plain := listBody(t, g, meta, nil)
 	thin := listBody(t, g, meta, map[string]string{"X-Mcp-Handshake": "thin"})
@@ -124,7 +126,7 @@ func TestStatelessListFormFromHeader(t *testing.T) {
 // whatever was listed in it before (here under other capabilities, another gateway-side
 // session).
 func TestStatelessListNotByConversationHistory(t *testing.T) {
-	g := startGateway(t, oneServerListsConfig)
+	g := gatewaytest.Start(t, oneServerListsConfig)
 	conv := map[string]string{"X-Conversation-ID": "c1"}
 	first := listBody(t, g, listMeta("t", `{}`), conv)
 	listBody(t, g, listMeta("t", `{"sampling":{}}`), conv)
@@ -141,14 +143,14 @@ func TestStatelessListNotByConversationHistory(t *testing.T) {
 // TestStatelessListFormAfterReload: a config reload that changes http.handshake changes
 // the form of every stateless caller's next list alike, those that listed before it too.
 func TestStatelessListFormAfterReload(t *testing.T) {
-	g := startGateway(t, oneServerListsConfig)
+	g := gatewaytest.Start(t, oneServerListsConfig)
 	before := listBody(t, g, listMeta("t", `{}`), nil)
 	if strings.Contains(before, "mcpgw__describe_tools") {
 		t.Fatalf("the small view's default list is not full: %v", listedNames(t, before))
 	}
-	file := *g.gw.FileConfig()
+	file := *g.Gateway.FileConfig()
 	file.HTTP.Handshake = "thin"
-	if err := g.gw.ReloadFile(&file); err != nil {
+	if err := g.Gateway.ReloadFile(&file); err != nil {
 		t.Fatal(err)
 	}
 	after := listBody(t, g, listMeta("t", `{}`), nil)
@@ -166,15 +168,15 @@ func TestStatelessListFormAfterReload(t *testing.T) {
 // retry) whether or not a list was served before; one that asks for full gets the
 // upstream's own answer.
 func TestStatelessThinCallWithoutList(t *testing.T) {
-	g := startGateway(t, oneServerListsConfig)
+	g := gatewaytest.Start(t, oneServerListsConfig)
 	const tool = "everything__test_x_mcp_header"
 	call := func(form string) string {
 		hdr := map[string]string{"Mcp-Name": tool}
 		if form != "" {
 			hdr["X-Mcp-Handshake"] = form
 		}
-		r := g.do(t, modernReq("tools/call", `{"name":"`+tool+`","arguments":{"level":"high"},`+modernMeta+`}`, hdr))
-		return string(r.body)
+		r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"`+tool+`","arguments":{"level":"high"},`+gatewaytest.ModernMeta+`}`, hdr))
+		return string(r.Body)
 	}
 	if body := call("thin"); !strings.Contains(body, "full input schema") {
 		t.Errorf("a thin call with arguments its schema refuses, before any list: %s", body)
@@ -188,19 +190,19 @@ func TestStatelessThinCallWithoutList(t *testing.T) {
 // shows its tools in every stateless caller's next list alike, those that listed before it
 // too.
 func TestStatelessListFollowsAgentServers(t *testing.T) {
-	g := startGateway(t, statelessListsConfig+"agents:\n  a: {servers: [e1]}\n")
+	g := gatewaytest.Start(t, statelessListsConfig+"agents:\n  a: {servers: [e1]}\n")
 	agent := map[string]string{"X-Agent-ID": "a"}
 	before := listBody(t, g, listMeta("t", `{}`), agent)
 	if strings.Contains(before, `"e2__`) || !strings.Contains(before, `"e1__`) {
 		t.Fatalf("agent a with servers [e1] lists %v", listedNames(t, before))
 	}
-	file := *g.gw.FileConfig()
+	file := *g.Gateway.FileConfig()
 	a := *file.Agents["a"]
 	a.Servers = append(slices.Clone(a.Servers), a.Servers[0])
 	a.Servers[1].Name = "e2"
 	file.Agents = maps.Clone(file.Agents)
 	file.Agents["a"] = &a
-	if err := g.gw.ReloadFile(&file); err != nil {
+	if err := g.Gateway.ReloadFile(&file); err != nil {
 		t.Fatal(err)
 	}
 	after := listBody(t, g, listMeta("t", `{}`), agent)
@@ -217,11 +219,11 @@ func TestStatelessListFollowsAgentServers(t *testing.T) {
 // and stays within the bound of sessions per caller: a caller that names another client
 // (or version) on every request holds at most 8 sessions.
 func TestStatelessClientInfoVariantsBounded(t *testing.T) {
-	g := startGateway(t, oneServerListsConfig)
+	g := gatewaytest.Start(t, oneServerListsConfig)
 	for i := range 20 {
 		listBody(t, g, listMeta("client-"+strconv.Itoa(i), `{}`), nil)
 	}
-	if n := g.metricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
+	if n := g.MetricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
 		t.Errorf("one caller naming 20 clients holds %v gateway-side sessions, want 1 to 8", n)
 	}
 }

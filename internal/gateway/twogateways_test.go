@@ -3,7 +3,6 @@ package gateway_test
 import (
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -14,12 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpgw/mcpgw/config"
-	"github.com/mcpgw/mcpgw/internal/gateway"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/registry"
-	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
-	"github.com/mcpgw/mcpgw/plugin"
 )
 
 // TestTwoGatewaysInOneProcess: two gateways in one process, with different settings,
@@ -36,7 +32,7 @@ func TestTwoGatewaysInOneProcess(t *testing.T) {
 	type side struct {
 		name, version, busyPoll string
 		timing                  registry.Timing
-		g                       *testGW
+		g                       *gatewaytest.GW
 		guardianLog             string
 	}
 	sides := []*side{
@@ -63,7 +59,7 @@ servers:
   ev:
     type: stdio
     command: sh
-    args: ["-c", "exec \"$0\"", "` + everythingBin + `", "ev-` + s.name + `"]
+    args: ["-c", "exec \"$0\"", "` + gatewaytest.EverythingBin() + `", "ev-` + s.name + `"]
   web:
     type: http
     url: ` + web.url + `
@@ -72,12 +68,12 @@ servers:
     command: sh
     args: ["-c", "exit 3", "broken-` + s.name + `"]
 `
-		s.g = startGatewayWith(t, yaml, registry.Options{Dialer: d, Timing: s.timing})
+		s.g = gatewaytest.StartWith(t, yaml, registry.Options{Dialer: d, Timing: s.timing})
 	}
 	a, b := sides[0], sides[1]
 
 	// Settings: each registry has its own dialer, clients, busy polling and timing.
-	ra, rb := a.g.reg, b.g.reg
+	ra, rb := a.g.Reg, b.g.Reg
 	if ra.Dialer() == rb.Dialer() || ra.Dialer().HTTPClient() == rb.Dialer().HTTPClient() || ra.Dialer().Busy == rb.Dialer().Busy {
 		t.Fatal("the two gateways share a dialer, an HTTP client or a busy poller")
 	}
@@ -90,12 +86,12 @@ servers:
 
 	// Sequential calls to the stdio upstream and the HTTP one through each gateway.
 	for _, s := range sides {
-		sid := s.g.initialize(t, "2025-11-25", "")
+		sid := s.g.Initialize(t, "2025-11-25", "")
 		for i := range 20 {
 			for _, tool := range []string{"ev__test_simple_text", "web__echo"} {
-				r := s.g.call(t, sid, i+1, "tools/call", `{"name":"`+tool+`","arguments":{}}`)
-				if m := r.message(t); r.status != http.StatusOK || m.Error != nil || isErrorResult(m.Result) {
-					t.Fatalf("gateway %s: tools/call %s: HTTP %d %s", s.name, tool, r.status, r.body)
+				r := s.g.Call(t, sid, i+1, "tools/call", `{"name":"`+tool+`","arguments":{}}`)
+				if m := r.Message(t); r.Status != http.StatusOK || m.Error != nil || isErrorResult(m.Result) {
+					t.Fatalf("gateway %s: tools/call %s: HTTP %d %s", s.name, tool, r.Status, r.Body)
 				}
 			}
 		}
@@ -103,9 +99,9 @@ servers:
 
 	// Busy polling: A's calls polled (and A's metrics say how they ended); B never did,
 	// neither by its own setting nor through A's.
-	polls := func(g *testGW) (total float64) {
+	polls := func(g *gatewaytest.GW) (total float64) {
 		for _, o := range []string{"caught", "gave_way", "timed_out"} {
-			v := g.metricValue(t, `mcpgw_busy_poll_total{outcome="`+o+`",path="upstream"}`)
+			v := g.MetricValue(t, `mcpgw_busy_poll_total{outcome="`+o+`",path="upstream"}`)
 			if v < 0 {
 				t.Fatalf("mcpgw_busy_poll_total{path=upstream,outcome=%s} missing from /metrics", o)
 			}
@@ -172,56 +168,6 @@ servers:
 	if len(byUA) != 2 {
 		t.Errorf("User-Agents seen: %v; want exactly the two gateways' versions", keysOf(byUA))
 	}
-}
-
-// startGatewayWith is startGateway with the registry's options (dialer, timing).
-func startGatewayWith(t *testing.T, yaml string, o registry.Options) *testGW {
-	t.Helper()
-	return startGatewayProviding(t, yaml, o, nil)
-}
-
-// startGatewayProviding is startGatewayWith, with in-process providers for the config's
-// type go plugins (registry.Provide, by plugin name).
-func startGatewayProviding(t *testing.T, yaml string, o registry.Options, providers map[string]plugin.Plugin) *testGW {
-	t.Helper()
-	srv := httptest.NewUnstartedServer(nil)
-	g := &testGW{srv: srv, addr: srv.Listener.Addr().String(), log: &lockedBuffer{}}
-	g.base = "http://" + g.addr
-	yaml = strings.NewReplacer("{{listen}}", g.addr, "{{state_dir}}", t.TempDir()).Replace(yaml)
-	cfg, _, err := config.Parse([]byte(yaml))
-	if err != nil {
-		srv.Close()
-		t.Fatalf("config: %v", err)
-	}
-	o.Log = slog.New(slog.NewTextHandler(g.log, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	g.reg = registry.NewWithOptions(cfg, o)
-	gw, err := gateway.New(cfg, g.reg, store.NewMemory(), o.Log)
-	if err != nil {
-		srv.Close()
-		t.Fatalf("gateway.New: %v", err)
-	}
-	g.gw = gw
-	for name, p := range providers {
-		g.reg.Provide(name, p)
-	}
-	g.reg.Start(10 * time.Second)
-	gw.Start()
-	srv.Config.Handler = gw.Handler()
-	srv.Start()
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		gw.Close()
-		g.reg.Close()
-		if t.Failed() {
-			logs := g.log.String()
-			if len(logs) > 8000 {
-				logs = "…" + logs[len(logs)-8000:]
-			}
-			t.Logf("gateway log:\n%s", logs)
-		}
-	})
-	return g
 }
 
 // recordingUpstream is a minimal stateless streamable HTTP MCP server with one tool,

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -32,15 +33,15 @@ var signInURL = func(s string) string {
 // signs in the same call goes through on its own grant; a grant the authorization server
 // revoked asks its owner again.
 func TestOAuthPerUser(t *testing.T) {
-	up := newFakeOAuth(t)
-	g := startGateway(t, `
+	up := gatewaytest.NewFakeOAuth(t)
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
 servers:
   crm:
     type: http
-    url: `+up.srv.URL+`/mcp
+    url: `+up.Srv.URL+`/mcp
     auth: {type: oauth}
 `)
 	as := func(agent string) map[string]string {
@@ -52,21 +53,21 @@ servers:
 	}
 	// Nobody has authorized crm: its tools wait, and the first identity connects.
 	h := as("a1")
-	h["Mcp-Session-Id"] = g.initAs(t, "a1", "{}")
-	if lr := g.do(t, req2(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h)); strings.Contains(string(lr.body), "whoami") {
-		t.Errorf("tools listed before any identity authorized crm: %s", lr.body)
+	h["Mcp-Session-Id"] = g.InitAs(t, "a1", "{}")
+	if lr := g.Do(t, req2(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h)); strings.Contains(string(lr.Body), "whoami") {
+		t.Errorf("tools listed before any identity authorized crm: %s", lr.Body)
 	}
 	var ready string
 	for i := 0; i < 100 && !strings.Contains(ready, "no identity has authorized crm yet"); i++ {
-		ready = string(g.do(t, req{method: http.MethodGet, path: "/readyz"}).body)
+		ready = string(g.Do(t, gatewaytest.Req{Method: http.MethodGet, Path: "/readyz"}).Body)
 		time.Sleep(20 * time.Millisecond)
 	}
 	if !strings.Contains(ready, "no identity has authorized crm yet") {
 		t.Errorf("/readyz before any identity authorized crm: %s", ready)
 	}
-	req, _ := http.NewRequest(http.MethodGet, g.base+"/oauth/connect/crm", nil)
+	req, _ := http.NewRequest(http.MethodGet, g.Base+"/oauth/connect/crm", nil)
 	req.Header.Set("X-Agent-ID", "a1")
-	resp, err := newBrowser().Do(req) // the caller proved who it is here: its browser is bound at once
+	resp, err := gatewaytest.NewBrowser().Do(req) // the caller proved who it is here: its browser is bound at once
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,18 +81,18 @@ servers:
 		t.Helper()
 		h := as(agent)
 		last = h
-		r := g.do(t, req2(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"t","version":"1"}}}`, h))
-		h["Mcp-Session-Id"] = r.header.Get("Mcp-Session-Id")
-		g.do(t, req2(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
+		r := g.Do(t, req2(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"t","version":"1"}}}`, h))
+		h["Mcp-Session-Id"] = r.Header.Get("Mcp-Session-Id")
+		g.Do(t, req2(`{"jsonrpc":"2.0","method":"notifications/initialized"}`, h))
 		var tool string
 		for i := 0; i < 100 && tool == ""; i++ {
-			lr := g.do(t, req2(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h))
-			if s := string(lr.body); strings.Contains(s, "whoami") {
+			lr := g.Do(t, req2(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, h))
+			if s := string(lr.Body); strings.Contains(s, "whoami") {
 				var res struct {
 					Tools []struct{ Name string } `json:"tools"`
 				}
-				_ = json.Unmarshal(lr.message(t).Result, &res)
-				tool = toolNamed(res.Tools, "whoami")
+				_ = json.Unmarshal(lr.Message(t).Result, &res)
+				tool = gatewaytest.ToolNamed(res.Tools, "whoami")
 				break
 			}
 			time.Sleep(50 * time.Millisecond)
@@ -99,17 +100,17 @@ servers:
 		if tool == "" {
 			t.Fatalf("%s: crm's tools never listed after a1 authorized it", agent)
 		}
-		return g.do(t, req2(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`, h)).message(t)
+		return g.Do(t, req2(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"`+tool+`","arguments":{}}}`, h)).Message(t)
 	}
 	text := func(m *wire.Msg) string {
-		var res toolResult
+		var res gatewaytest.ToolResult
 		if m.Error != nil || json.Unmarshal(m.Result, &res) != nil {
 			return "error " + string(m.Error)
 		}
 		if res.IsError {
-			return "isError " + res.text()
+			return "isError " + res.Text()
 		}
-		return res.text()
+		return res.Text()
 	}
 	if got := text(call("a1", "{}")); got != "grant=g1" {
 		t.Errorf("a1's call: %q, want grant=g1", got)
@@ -117,10 +118,10 @@ servers:
 	// a2 has no grant: its call answers with a sign-in URL of its own.
 	got := text(call("a2", "{}"))
 	u := signInURL(got)
-	if !strings.HasPrefix(got, "isError ") || !strings.HasPrefix(u, g.base+"/oauth/consent/") || consentCode(got) == "" {
+	if !strings.HasPrefix(got, "isError ") || !strings.HasPrefix(u, g.Base+"/oauth/consent/") || gatewaytest.ConsentCode(got) == "" {
 		t.Fatalf("a2's first call: %q, want isError with the consent page and its code", got)
 	}
-	openConsent(t, u, consentCode(got))
+	gatewaytest.OpenConsent(t, u, gatewaytest.ConsentCode(got))
 	if got := text(call("a2", "{}")); got != "grant=g2" {
 		t.Errorf("a2's call after signing in: %q, want grant=g2", got)
 	}
@@ -138,33 +139,33 @@ servers:
 	}
 	if m.Error == nil || json.Unmarshal(m.Error, &e) != nil || e.Code != wire.CodeURLElicitationRequired ||
 		json.Unmarshal(e.Data, &data) != nil || len(data.Elicitations) != 1 || data.Elicitations[0].Mode != "url" ||
-		data.Elicitations[0].ElicitationID == "" || !strings.HasPrefix(data.Elicitations[0].URL, g.base+"/oauth/consent/") || consentCode(data.Elicitations[0].Message) == "" {
+		data.Elicitations[0].ElicitationID == "" || !strings.HasPrefix(data.Elicitations[0].URL, g.Base+"/oauth/consent/") || gatewaytest.ConsentCode(data.Elicitations[0].Message) == "" {
 		t.Fatalf("a3 (URL elicitation) first call: %s %s, want error -32042 with one url elicitation", m.Error, m.Result)
 	}
 	// Once a3 signed in, its session is told the elicitation completed.
-	openConsent(t, data.Elicitations[0].URL, consentCode(data.Elicitations[0].Message))
-	if got := readStreamFor(t, g.base, last, "notifications/elicitation/complete"); !strings.Contains(got, `"elicitationId":"`+data.Elicitations[0].ElicitationID+`"`) {
+	gatewaytest.OpenConsent(t, data.Elicitations[0].URL, gatewaytest.ConsentCode(data.Elicitations[0].Message))
+	if got := readStreamFor(t, g.Base, last, "notifications/elicitation/complete"); !strings.Contains(got, `"elicitationId":"`+data.Elicitations[0].ElicitationID+`"`) {
 		t.Errorf("a3's stream after signing in: %q, want elicitation/complete for %s", got, data.Elicitations[0].ElicitationID)
 	}
 	// The authorization server revokes a2's grant: a2 is asked again; a1 goes on.
-	up.revoke("g2")
+	up.Revoke("g2")
 	if got := text(call("a2", "{}")); !strings.HasPrefix(got, "isError ") || signInURL(got) == "" {
 		t.Errorf("a2 after its grant was revoked: %q, want a sign-in URL", got)
 	}
 	if got := text(call("a1", "{}")); got != "grant=g1" {
 		t.Errorf("a1 after a2's grant was revoked: %q", got)
 	}
-	if strings.Contains(g.log.String(), "at-") || strings.Contains(g.log.String(), "rt-") {
-		t.Errorf("a token reached the log:\n%s", g.log.String())
+	if strings.Contains(g.Log.String(), "at-") || strings.Contains(g.Log.String(), "rt-") {
+		t.Errorf("a token reached the log:\n%s", g.Log.String())
 	}
 }
 
-func req2(body string, h map[string]string) req {
+func req2(body string, h map[string]string) gatewaytest.Req {
 	c := make(map[string]string, len(h))
 	for k, v := range h {
 		c[k] = v
 	}
-	return req{body: body, header: c}
+	return gatewaytest.Req{Body: body, Header: c}
 }
 
 // readStreamFor opens the session's GET stream and returns the first event line holding

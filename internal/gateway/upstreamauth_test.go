@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // TestOAuthServerAddedByReload: an OAuth server added to a running gateway that had none
@@ -18,17 +19,17 @@ func TestOAuthServerAddedByReload(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer up.Close()
-	g := startGateway(t, "listen: {{listen}}\nstate_dir: {{state_dir}}\nstore: memory\n")
-	file := *g.gw.FileConfig()
-	added := "listen: " + g.addr + "\nstate_dir: " + file.StateDir + "\nstore: memory\nservers:\n  crm:\n    type: http\n    url: " + up.URL + "/mcp\n    auth: {type: oauth, per: server}\n"
+	g := gatewaytest.Start(t, "listen: {{listen}}\nstate_dir: {{state_dir}}\nstore: memory\n")
+	file := *g.Gateway.FileConfig()
+	added := "listen: " + g.Addr + "\nstate_dir: " + file.StateDir + "\nstore: memory\nservers:\n  crm:\n    type: http\n    url: " + up.URL + "/mcp\n    auth: {type: oauth, per: server}\n"
 	cfg, ps, err := config.Parse([]byte(added))
 	if err != nil {
 		t.Fatalf("%v", ps)
 	}
-	if err := g.gw.ReloadFile(cfg); err != nil {
+	if err := g.Gateway.ReloadFile(cfg); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.Get(g.base + "/oauth/connect/crm")
+	resp, err := http.Get(g.Base + "/oauth/connect/crm")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +51,7 @@ func TestOAuthEndpoints(t *testing.T) {
 		w.WriteHeader(http.StatusUnauthorized)
 	}))
 	defer up.Close()
-	g := startGateway(t, `
+	g := gatewaytest.Start(t, `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
@@ -62,7 +63,7 @@ servers:
 `)
 	get := func(path string, hdr map[string]string) (int, string) {
 		t.Helper()
-		req, _ := http.NewRequest(http.MethodGet, g.base+path, nil)
+		req, _ := http.NewRequest(http.MethodGet, g.Base+path, nil)
 		for k, v := range hdr {
 			req.Header.Set(k, v)
 		}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
 // A per-session server whose URL answers only through an executor's url_rewrite: the
@@ -12,8 +14,8 @@ import (
 // server is up with its tools and the executor's sessions list them (their own instances
 // use the rewrite, as before).
 func TestURLRewriteReachesProbe(t *testing.T) {
-	port := strings.TrimPrefix(strings.TrimSuffix(everythingURL, "/mcp"), "http://127.0.0.1:")
-	g := startGateway(t, adminYAML+`
+	port := strings.TrimPrefix(strings.TrimSuffix(gatewaytest.EverythingURL(), "/mcp"), "http://127.0.0.1:")
+	g := gatewaytest.Start(t, gatewaytest.AdminYAML+`
   behind:
     type: streamable_http
     url: http://127.0.0.1:1/mcp
@@ -24,15 +26,15 @@ executors:
     type: local_docker
     mcp_policy: {url_rewrite: {"http://127.0.0.1:1": "http://127.0.0.1:`+port+`"}}
 `)
-	a := waitLive(t, g, "behind", "up")
-	if live, _ := a.obj["live"].(map[string]any); live["tools"] == float64(0) {
+	a := gatewaytest.WaitLive(t, g, "behind", "up")
+	if live, _ := a.Obj["live"].(map[string]any); live["tools"] == float64(0) {
 		t.Errorf("behind is up with no tools: %s", a)
 	}
-	sid := g.initializeWith(t, map[string]string{"X-Agent-ID": "default", "X-Executor-ID": "box"})
-	if names := waitToolsOf(t, g, sid); !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "behind__") }) {
+	sid := g.InitializeWith(t, map[string]string{"X-Agent-ID": "default", "X-Executor-ID": "box"})
+	if names := gatewaytest.WaitToolsOf(t, g, sid); !slices.ContainsFunc(names, func(n string) bool { return strings.HasPrefix(n, "behind__") }) {
 		t.Errorf("a session of executor box lists %v, want behind's tools", names)
 	}
-	if r := g.api(t, http.MethodGet, "/api/servers/behind", "", nil); r.status != http.StatusOK {
+	if r := g.API(t, http.MethodGet, "/api/servers/behind", "", nil); r.Status != http.StatusOK {
 		t.Errorf("GET /api/servers/behind: %s", r)
 	}
 }

@@ -76,7 +76,7 @@ func s13(ctx context.Context, e *env, r *Result) error {
 	r.Method = e.methodNote("Two parts. (1) `plugin/external/bench_test.go` BenchmarkPluginCall (go test, one process plus the plugin's): a sql plugin `get` by primary key on SQLite, " +
 		"each with a context of its own that can be cancelled (as the gateway gives every call), made as the provider's Get plus json.Marshal (direct), through the gateway's plugin dispatcher on the provider in the same process (in-process: decode, scope check, schema validation, the call, the result), " +
 		"and through the same dispatcher on the provider in a plugin process over go-plugin's gRPC on a Unix socket (out-of-process), and the transport alone (roundtrip: the plugin's Capabilities, a map lookup over one gRPC round trip); its `interleaved` sub-benchmark makes one call of each kind per iteration and " +
-		"reports their p50s and the median per-iteration differences; `gateway/plugin_bench_test.go` BenchmarkPluginToolCall does the same through the whole gateway (its HTTP handler behind httptest, in one process) with a ping as the transport reference. Both run bin/mcpgw-plugin-sql as the plugin executable. (2) bin/mcpgw over HTTP, one session each, sequential calls: the same tool on a gateway running the plugin in process (`type: sql`) and on one running " +
+		"reports their p50s and the median per-iteration differences; `internal/gateway/plugin_bench_test.go` BenchmarkPluginToolCall does the same through the whole gateway (its HTTP handler behind httptest, in one process) with a ping as the transport reference. Both run bin/mcpgw-plugin-sql as the plugin executable. (2) bin/mcpgw over HTTP, one session each, sequential calls: the same tool on a gateway running the plugin in process (`type: sql`) and on one running " +
 		"bin/mcpgw-plugin-sql (`command:`), with a `ping` on the in-process gateway as the transport-and-session reference.")
 	e.params(r)
 	r.Params["benchtime"] = e.benchTime
@@ -94,7 +94,7 @@ func s13(ctx context.Context, e *env, r *Result) error {
 	if err != nil {
 		return err
 	}
-	gout, err := e.goTest(ctx, "./gateway/", "^BenchmarkPluginToolCall$")
+	gout, err := e.goTest(ctx, "./internal/gateway/", "^BenchmarkPluginToolCall$")
 	if err != nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func s13(ctx context.Context, e *env, r *Result) error {
 	}
 	g := gl.Metrics
 	gcell := func(k string) string { return fmt.Sprintf("%.1f µs", g[k]/1e3) }
-	gt := r.table("the whole gateway in one process (`gateway/plugin_bench_test.go`), one call of each kind per iteration",
+	gt := r.table("the whole gateway in one process (`internal/gateway/plugin_bench_test.go`), one call of each kind per iteration",
 		"ping p50", "direct p50", "in-process plugin p50", "out-of-process plugin p50", "in-process − ping − direct", "out-of-process − in-process")
 	gt.add(map[string]any{"name": gl.Name, "n": gl.N, "metrics": g}, gcell("ping-p50-ns"), gcell("direct-p50-ns"), gcell("inprocess-p50-ns"),
 		gcell("outofprocess-p50-ns"), gcell("inprocess-over-ping-and-direct-ns"), gcell("outofprocess-over-inprocess-ns"))

@@ -83,12 +83,12 @@ func pprofTop(ctx context.Context, e *env, bin, prof string, extra ...string) st
 
 func s9(ctx context.Context, e *env, r *Result) error {
 	r.Title = "in-process forwarding path (go test -bench -benchmem)"
-	r.Method = "`gateway/bench_test.go` BenchmarkForwardToolCall: a real gateway (registry, memory store, handler behind httptest) forwarding tools/call to an in-process echo upstream behind httptest, one sequential client. " +
+	r.Method = "`internal/gateway/bench_test.go` BenchmarkForwardToolCall: a real gateway (registry, memory store, handler behind httptest) forwarding tools/call to an in-process echo upstream behind httptest, one sequential client. " +
 		"All of it runs in one process, so allocs/op and B/op include the load client and the upstream; the `direct` sub-benchmark is exactly that part (client → upstream), and " +
 		"`gw-allocs/op` / `gw-B/op` are the gateway sub-benchmark's totals less the direct path's, measured in the same process: what the gateway adds per forwarded call " +
 		"(its HTTP server side, session and dispatch, the upstream HTTP client, audit and metrics). `internal/wire/bench_test.go` BenchmarkParseEnvelope reads a 104-byte tools/call envelope."
 	r.Params["benchtime"] = e.benchTime
-	out, err := e.goTest(ctx, "./gateway/", "^BenchmarkForwardToolCall$")
+	out, err := e.goTest(ctx, "./internal/gateway/", "^BenchmarkForwardToolCall$")
 	if err != nil {
 		return err
 	}
@@ -128,11 +128,11 @@ func s9(ctx context.Context, e *env, r *Result) error {
 	// (every allocation recorded, so counts per call are exact), CPU in a separate run.
 	bin := filepath.Join(e.dir, "gateway.test")
 	mem, cpu := filepath.Join(e.dir, "s9-mem.pprof"), filepath.Join(e.dir, "s9-cpu.pprof")
-	mout, err := e.goTest(ctx, "./gateway/", "^BenchmarkForwardToolCall$/^gateway$", "-o", bin, "-memprofile", mem, "-memprofilerate", "1")
+	mout, err := e.goTest(ctx, "./internal/gateway/", "^BenchmarkForwardToolCall$/^gateway$", "-o", bin, "-memprofile", mem, "-memprofilerate", "1")
 	if err != nil {
 		return err
 	}
-	if _, err := e.goTest(ctx, "./gateway/", "^BenchmarkForwardToolCall$/^gateway$", "-o", bin, "-cpuprofile", cpu); err != nil {
+	if _, err := e.goTest(ctx, "./internal/gateway/", "^BenchmarkForwardToolCall$/^gateway$", "-o", bin, "-cpuprofile", cpu); err != nil {
 		return err
 	}
 	calls := 0
