@@ -801,10 +801,10 @@ func TestFastAnswerFollowsAcceptPreference(t *testing.T) {
 			}
 		}
 		// The same for a stateless (2026-07-28) request.
-		r := g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"Accept": tc.accept}))
+		r := g.Do(t, gatewaytest.StatelessReq("tools/list", "{"+gatewaytest.StatelessMeta+"}", map[string]string{"Accept": tc.accept}))
 		if !strings.HasPrefix(r.Header.Get("Content-Type"), tc.wantCT) {
 			t.Errorf("Accept %q, stateless tools/list: HTTP %d Content-Type %q, want %s", tc.accept, r.Status, r.Header.Get("Content-Type"), tc.wantCT)
 		}
-		gatewaytest.ModernResult(t, r)
+		gatewaytest.StatelessResult(t, r)
 	}
 }

@@ -81,7 +81,7 @@ type Gateway struct {
 
 	// The fronts clients come in by: streamable HTTP (streamable.go, resume.go), and the
 	// legacy SSE front with the bridge socket's line front (sse.go, socket.go, line.go).
-	// The stateless front is modern.
+	// The stateless front.
 	streamable streamableFront
 	legacy     legacyFront
 
@@ -130,22 +130,22 @@ type Gateway struct {
 	// adminPort.
 	admin *admin.API
 
-	// modern holds the gateway-side sessions of stateless (2026-07-28) callers and their
+	// stateless holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
-	modern statelessFront
+	stateless statelessFront
 }
 
 // linkParts gives each part of g the gateway it reaches the others through.
 func linkParts(g *Gateway) {
-	g.modern.g, g.gate.g, g.live.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g
+	g.stateless.g, g.gate.g, g.live.g, g.streamable.g, g.legacy.g, g.replicas.g = g, g, g, g, g, g
 	sep := ""
 	if g.cfg != nil {
 		sep = g.cfg.Naming.Separator
 	}
 	g.calls = dispatch.New(dispatch.Parts{Cfg: g.cfg, Reg: g.reg, Store: g.store, Log: g.log,
 		Busy: g.busy, Ctx: g.ctx, Host: dispatchHost{g}, SubAgents: &g.subAgents}, sep)
-	g.modern.rounds = inputround.New[*session.Session](g.ctx, roundsHost{g})
-	g.modern.table = stateless.NewTable(func(s *session.Session) bool { return !s.IsClosed() })
+	g.stateless.rounds = inputround.New[*session.Session](g.ctx, roundsHost{g})
+	g.stateless.table = stateless.NewTable(func(s *session.Session) bool { return !s.IsClosed() })
 	if g.cfg != nil {
 		g.streamable.resumes = newResumeStore(g)
 		g.streamable.server = newStreamableServer(g)
@@ -208,7 +208,7 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 		g.calls.HandleUpstream(nil, c, m, raw, rel)
 	}
 	reg.OnChange = g.serverChanged
-	reg.OnListSaid = g.modern.listSaid
+	reg.OnListSaid = g.stateless.listSaid
 	reg.OnState = g.metrics.ServerState
 	g.metrics.WatchInstances(reg)
 	g.mux = http.NewServeMux()

@@ -319,7 +319,7 @@ func TestIntegrityHeldNotCallableThroughOlderView(t *testing.T) {
 	if res := g.CallTool(t, a, "rug__echo", `{}`); !res.IsError || strings.Contains(res.Text(), "ran:") {
 		t.Errorf("the telling session's call to the held tool: %s", res.Text())
 	}
-	r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"rug__echo","arguments":{},`+gatewaytest.ModernMeta+`}`, map[string]string{"Mcp-Name": "rug__echo"}))
+	r := g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"rug__echo","arguments":{},`+gatewaytest.StatelessMeta+`}`, map[string]string{"Mcp-Name": "rug__echo"}))
 	if strings.Contains(string(r.Body), "ran:") {
 		t.Errorf("a stateless call reached the held tool: %s", r.Body)
 	}

@@ -141,11 +141,11 @@ func TestIntegrityNoPathServesHeld(t *testing.T) {
 	}
 
 	// A stateless caller: its list and its call.
-	r := g.Do(t, gatewaytest.ModernReq("tools/list", `{`+gatewaytest.ModernMeta+`}`, nil))
+	r := g.Do(t, gatewaytest.StatelessReq("tools/list", `{`+gatewaytest.StatelessMeta+`}`, nil))
 	if strings.Contains(string(r.Body), held) || !strings.Contains(string(r.Body), "shop_shop_v1_users_count") {
 		t.Errorf("stateless tools/list: %s", r.Body)
 	}
-	r = g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"`+held+`","arguments":{"connection":"main","name":"x"},`+gatewaytest.ModernMeta+`}`, map[string]string{"Mcp-Name": held}))
+	r = g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"`+held+`","arguments":{"connection":"main","name":"x"},`+gatewaytest.StatelessMeta+`}`, map[string]string{"Mcp-Name": held}))
 	if !strings.Contains(string(r.Body), `"isError":true`) || !strings.Contains(string(r.Body), "held") {
 		t.Errorf("stateless call to a held tool: %s", r.Body)
 	}

@@ -105,7 +105,7 @@ func (f *statelessFront) listen(w http.ResponseWriter, r *http.Request, s *sessi
 	if agreed.Empty() {
 		// Nothing to listen for: the subscription ends at once.
 		res, _ := json.Marshal(map[string]any{"_meta": map[string]json.RawMessage{listenstream.MetaSubscriptionID: req.M.ID}})
-		out.Final(wire.Result(req.M.ID, f.modernResult("subscriptions/listen", res)), http.StatusOK)
+		out.Final(wire.Result(req.M.ID, f.statelessResult("subscriptions/listen", res)), http.StatusOK)
 		return
 	}
 	keep := time.NewTicker(listenKeepAlive)

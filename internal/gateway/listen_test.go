@@ -19,7 +19,7 @@ func TestListenToldWhatUpstreamSaid(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	trigger := func() {
 		t.Helper()
-		res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_trigger_tool_change",`+gatewaytest.ModernMeta+`}`,
+		res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"everything__test_trigger_tool_change",`+gatewaytest.StatelessMeta+`}`,
 			map[string]string{"Mcp-Name": "everything__test_trigger_tool_change"})))
 		if string(res["resultType"]) != `"complete"` {
 			t.Fatalf("trigger: %v", res)
@@ -40,7 +40,7 @@ func TestListenToldWhatUpstreamSaid(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	r := gatewaytest.ModernReq("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+gatewaytest.ModernMeta+`}`, nil)
+	r := gatewaytest.StatelessReq("subscriptions/listen", `{"notifications":{"toolsListChanged":true},`+gatewaytest.StatelessMeta+`}`, nil)
 	hr, err := http.NewRequest(http.MethodPost, g.Base+"/mcp", strings.NewReader(r.Body))
 	if err != nil {
 		t.Fatal(err)

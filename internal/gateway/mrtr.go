@@ -15,8 +15,8 @@ import (
 // upstream asks for sampling, elicitation or roots is parked while the client answers in
 // a retry. roundsHost is what the engine needs of the gateway.
 
-// serveModernCall runs a stateless request through the input rounds.
-func (f *statelessFront) serveModernCall(w http.ResponseWriter, r *http.Request, s *session.Session, req *stateless.Request) {
+// serveStatelessCall runs a stateless request through the input rounds.
+func (f *statelessFront) serveStatelessCall(w http.ResponseWriter, r *http.Request, s *session.Session, req *stateless.Request) {
 	f.rounds.Serve(w, r, s, req)
 }
 
@@ -31,9 +31,9 @@ func (h roundsHost) Dispatch(ctx context.Context, s *session.Session, m *wire.Ms
 func (h roundsHost) Respond(s *session.Session, m *wire.Msg) { h.g.calls.ClientResponse(s, m) }
 
 func (h roundsHost) Reply(method string, id json.RawMessage, msg []byte) ([]byte, int) {
-	return h.g.modern.modernReply(method, id, msg)
+	return h.g.stateless.statelessReply(method, id, msg)
 }
 
 func (h roundsHost) Result(method string, res json.RawMessage) json.RawMessage {
-	return h.g.modern.modernResult(method, res)
+	return h.g.stateless.statelessResult(method, res)
 }

@@ -27,14 +27,14 @@ servers:
     queue: {timeout: 2s}
     protocol_version: "2025-11-25"
 `)
-	params := `{"name":"one__test_sampling","arguments":{"prompt":"capital of France?"},` + gatewaytest.ModernMeta + `}`
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", params, map[string]string{"Mcp-Name": "one__test_sampling"})))
+	params := `{"name":"one__test_sampling","arguments":{"prompt":"capital of France?"},` + gatewaytest.StatelessMeta + `}`
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", params, map[string]string{"Mcp-Name": "one__test_sampling"})))
 	if string(res["resultType"]) != `"input_required"` {
 		t.Fatalf("want an input_required result, got %v", res)
 	}
 	// The round is abandoned: no retry. The same caller calls another tool.
 	start := time.Now()
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"one__test_simple_text",`+gatewaytest.ModernMeta+`}`, map[string]string{"Mcp-Name": "one__test_simple_text"})))
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"one__test_simple_text",`+gatewaytest.StatelessMeta+`}`, map[string]string{"Mcp-Name": "one__test_simple_text"})))
 	var isErr bool
 	_ = json.Unmarshal(res["isError"], &isErr)
 	if string(res["resultType"]) != `"complete"` || isErr || strings.Contains(string(res["content"]), "busy") {

@@ -85,7 +85,7 @@ func TestSessionLimits(t *testing.T) {
 func TestStatelessConversationVariantsBounded(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	for i := range 50 {
-		gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"X-Conversation-ID": "c" + strconv.Itoa(i)})))
+		gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/list", "{"+gatewaytest.StatelessMeta+"}", map[string]string{"X-Conversation-ID": "c" + strconv.Itoa(i)})))
 	}
 	if n := g.MetricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
 		t.Errorf("one caller with 50 conversations holds %v gateway-side sessions, want 1 to 8", n)

@@ -14,7 +14,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// The stateless protocol revision (2026-07-28, "modern"): no initialize, no session id;
+// The stateless protocol revision (2026-07-28): no initialize, no session id;
 // every request carries its protocol version, client capabilities and (optionally) client
 // info in params._meta, mirrored in the MCP-Protocol-Version, Mcp-Method and Mcp-Name
 // headers. The gateway serves it on the same /mcp endpoint as the session revisions: a
@@ -26,21 +26,21 @@ import (
 // send, exactly as for a client that initialized. Identity, permissions and audit are
 // those of that session, resolved from the credential and headers of each request.
 
-// modernResult rewrites a result for the stateless revision (stateless.Result) with the
+// statelessResult rewrites a result for the stateless revision (stateless.Result) with the
 // gateway's identity and the cache scope of its current config.
-func (f *statelessFront) modernResult(method string, result json.RawMessage) json.RawMessage {
+func (f *statelessFront) statelessResult(method string, result json.RawMessage) json.RawMessage {
 	return stateless.Result(method, result, f.serverInfo(), f.cacheScope())
 }
 
-// modernReply turns a response made for the session path into the stateless revision's
+// statelessReply turns a response made for the session path into the stateless revision's
 // (stateless.Reply).
-func (f *statelessFront) modernReply(method string, id json.RawMessage, msg []byte) ([]byte, int) {
+func (f *statelessFront) statelessReply(method string, id json.RawMessage, msg []byte) ([]byte, int) {
 	return stateless.Reply(method, id, msg, f.serverInfo(), f.cacheScope())
 }
 
-// modernVersions are the versions server/discover and -32022 name: the stateless revision
+// statelessVersions are the versions server/discover and -32022 name: the stateless revision
 // first, then the session revisions (served after initialize).
-var modernVersions = append([]string{stateless.Version}, streamableVersions...)
+var statelessVersions = append([]string{stateless.Version}, streamableVersions...)
 
 // statelessFront is the front of the stateless revision (2026-07-28): one POST per request,
 // discovery, subscriptions/listen (listen.go), input rounds with sealed request state
@@ -54,12 +54,12 @@ type statelessFront struct {
 	rounds *inputround.Engine[*session.Session] // input rounds: parked calls, sealed states (mrtr.go)
 }
 
-// serveModern answers one POST of the stateless revision. id is the authenticated caller.
-func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
+// serveStateless answers one POST of the stateless revision. id is the authenticated caller.
+func (f *statelessFront) serveStateless(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v != stateless.Version {
 		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion, "Unsupported protocol version",
-			map[string]any{"supported": modernVersions, "requested": v}))
+			map[string]any{"supported": statelessVersions, "requested": v}))
 		return
 	}
 	if m.IsResponse() {
@@ -98,14 +98,14 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 		f.discover(w, r, id, req)
 		return
 	case "subscriptions/listen":
-		s := f.modernSession(w, r, id, req)
+		s := f.statelessSession(w, r, id, req)
 		if s == nil {
 			return
 		}
 		f.listen(w, r, s, req)
 		return
 	}
-	s := f.modernSession(w, r, id, req)
+	s := f.statelessSession(w, r, id, req)
 	if s == nil {
 		return
 	}
@@ -120,7 +120,7 @@ func (f *statelessFront) serveModern(w http.ResponseWriter, r *http.Request, id 
 			}
 		}
 	}
-	f.serveModernCall(w, r, s, req)
+	f.serveStatelessCall(w, r, s, req)
 }
 
 // cacheScope is "public" when every caller sees the same lists (no authentication and no
@@ -154,8 +154,8 @@ func (f *statelessFront) discover(w http.ResponseWriter, r *http.Request, id *au
 		return
 	}
 	res := map[string]any{
-		"supportedVersions": modernVersions,
-		"capabilities":      f.modernCaps(rec.Servers),
+		"supportedVersions": statelessVersions,
+		"capabilities":      f.statelessCaps(rec.Servers),
 	}
 	var init struct {
 		Instructions string `json:"instructions"`
@@ -165,12 +165,12 @@ func (f *statelessFront) discover(w http.ResponseWriter, r *http.Request, id *au
 		res["instructions"] = init.Instructions
 	}
 	b, _ := json.Marshal(res)
-	reply.JSON(w, http.StatusOK, wire.Result(req.M.ID, f.modernResult("server/discover", b)))
+	reply.JSON(w, http.StatusOK, wire.Result(req.M.ID, f.statelessResult("server/discover", b)))
 }
 
-// modernCaps are the capabilities a stateless client is told about: the session ones,
+// statelessCaps are the capabilities a stateless client is told about: the session ones,
 // plus the server extensions the given servers' upstreams declare (extensions.go).
-func (f *statelessFront) modernCaps(servers []string) json.RawMessage {
+func (f *statelessFront) statelessCaps(servers []string) json.RawMessage {
 	g := f.g
 	var caps map[string]json.RawMessage
 	_ = json.Unmarshal(gatewayCaps, &caps)

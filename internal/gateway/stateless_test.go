@@ -20,7 +20,7 @@ import (
 func TestStatelessDiscoverListCall(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("server/discover", "{"+gatewaytest.ModernMeta+"}", nil)))
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("server/discover", "{"+gatewaytest.StatelessMeta+"}", nil)))
 	var versions []string
 	_ = json.Unmarshal(res["supportedVersions"], &versions)
 	if len(versions) == 0 || versions[0] != "2026-07-28" || !slices.Contains(versions, "2025-11-25") {
@@ -30,7 +30,7 @@ func TestStatelessDiscoverListCall(t *testing.T) {
 		t.Errorf("discover result %v", res)
 	}
 
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", nil)))
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/list", "{"+gatewaytest.StatelessMeta+"}", nil)))
 	if string(res["ttlMs"]) != "60000" || string(res["cacheScope"]) != `"public"` {
 		t.Errorf("caching hints ttlMs=%s cacheScope=%s", res["ttlMs"], res["cacheScope"])
 	}
@@ -44,7 +44,7 @@ func TestStatelessDiscoverListCall(t *testing.T) {
 		t.Errorf("tools not in a deterministic (sorted) order: %v", names)
 	}
 
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+gatewaytest.ModernMeta+"}",
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+gatewaytest.StatelessMeta+"}",
 		map[string]string{"Mcp-Name": "everything__test_simple_text"})))
 	if !strings.Contains(string(res["content"]), "text") || string(res["resultType"]) != `"complete"` {
 		t.Errorf("call result %v", res)
@@ -53,28 +53,28 @@ func TestStatelessDiscoverListCall(t *testing.T) {
 
 func TestStatelessRefusals(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
-	call := `{"name":"everything__test_simple_text","arguments":{},` + gatewaytest.ModernMeta + `}`
+	call := `{"name":"everything__test_simple_text","arguments":{},` + gatewaytest.StatelessMeta + `}`
 	for _, tc := range []struct {
 		name       string
 		r          gatewaytest.Req
 		wantStatus int
 		wantCode   int
 	}{
-		{"Mcp-Method differs from the body", gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"Mcp-Method": "prompts/list"}), 400, -32020},
-		{"Mcp-Method value is case-sensitive", gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"Mcp-Method": "TOOLS/LIST"}), 400, -32020},
-		{"Mcp-Name missing", gatewaytest.ModernReq("tools/call", call, nil), 400, -32020},
-		{"Mcp-Name differs", gatewaytest.ModernReq("tools/call", call, map[string]string{"Mcp-Name": "other"}), 400, -32020},
-		{"_meta missing", gatewaytest.ModernReq("tools/list", `{}`, nil), 400, wire.CodeInvalidParams},
-		{"_meta without protocolVersion", gatewaytest.ModernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, wire.CodeInvalidParams},
-		{"_meta without clientCapabilities", gatewaytest.ModernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, nil), 400, wire.CodeInvalidParams},
-		{"_meta version differs from the header", gatewaytest.ModernReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, -32020},
-		{"initialize was removed", gatewaytest.ModernReq("initialize", "{"+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"ping was removed", gatewaytest.ModernReq("ping", "{"+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"logging/setLevel was removed", gatewaytest.ModernReq("logging/setLevel", `{"level":"info",`+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"resources/subscribe was removed", gatewaytest.ModernReq("resources/subscribe", `{"uri":"x:y",`+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"tasks/get is no core method", gatewaytest.ModernReq("tasks/get", `{"taskId":"1",`+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"unknown method", gatewaytest.ModernReq("made/up", "{"+gatewaytest.ModernMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"unknown resource is -32602", gatewaytest.ModernReq("resources/read", `{"uri":"nope://x",`+gatewaytest.ModernMeta+"}", map[string]string{"Mcp-Name": "nope://x"}), 200, wire.CodeInvalidParams},
+		{"Mcp-Method differs from the body", gatewaytest.StatelessReq("tools/list", "{"+gatewaytest.StatelessMeta+"}", map[string]string{"Mcp-Method": "prompts/list"}), 400, -32020},
+		{"Mcp-Method value is case-sensitive", gatewaytest.StatelessReq("tools/list", "{"+gatewaytest.StatelessMeta+"}", map[string]string{"Mcp-Method": "TOOLS/LIST"}), 400, -32020},
+		{"Mcp-Name missing", gatewaytest.StatelessReq("tools/call", call, nil), 400, -32020},
+		{"Mcp-Name differs", gatewaytest.StatelessReq("tools/call", call, map[string]string{"Mcp-Name": "other"}), 400, -32020},
+		{"_meta missing", gatewaytest.StatelessReq("tools/list", `{}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without protocolVersion", gatewaytest.StatelessReq("tools/list", `{"_meta":{"io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta without clientCapabilities", gatewaytest.StatelessReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, nil), 400, wire.CodeInvalidParams},
+		{"_meta version differs from the header", gatewaytest.StatelessReq("tools/list", `{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}}}`, nil), 400, -32020},
+		{"initialize was removed", gatewaytest.StatelessReq("initialize", "{"+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"ping was removed", gatewaytest.StatelessReq("ping", "{"+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"logging/setLevel was removed", gatewaytest.StatelessReq("logging/setLevel", `{"level":"info",`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"resources/subscribe was removed", gatewaytest.StatelessReq("resources/subscribe", `{"uri":"x:y",`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"tasks/get is no core method", gatewaytest.StatelessReq("tasks/get", `{"taskId":"1",`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown method", gatewaytest.StatelessReq("made/up", "{"+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"unknown resource is -32602", gatewaytest.StatelessReq("resources/read", `{"uri":"nope://x",`+gatewaytest.StatelessMeta+"}", map[string]string{"Mcp-Name": "nope://x"}), 200, wire.CodeInvalidParams},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := g.Do(t, tc.r)
@@ -95,9 +95,9 @@ func TestStatelessRefusals(t *testing.T) {
 // the upstream's call completes with the answer.
 func TestStatelessSamplingAsInputRequest(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
-	params := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},` + gatewaytest.ModernMeta + `}`
+	params := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},` + gatewaytest.StatelessMeta + `}`
 	name := map[string]string{"Mcp-Name": "everything__test_sampling"}
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", params, name)))
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", params, name)))
 	if string(res["resultType"]) != `"input_required"` {
 		t.Fatalf("want an input_required result, got %v", res)
 	}
@@ -119,16 +119,16 @@ func TestStatelessSamplingAsInputRequest(t *testing.T) {
 		}
 	}
 	// A state that is not the gateway's is refused, and leaves the call parked.
-	r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"mcpgw-sforged","inputResponses":{},`+gatewaytest.ModernMeta+`}`, name))
+	r := g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"everything__test_sampling","arguments":{},"requestState":"mcpgw-sforged","inputResponses":{},`+gatewaytest.StatelessMeta+`}`, name))
 	r.RPCError(t, wire.CodeInvalidParams)
 	answer := `{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"test-model"}`
-	retry := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},"requestState":"` + state + `","inputResponses":{"` + key + `":` + answer + `},` + gatewaytest.ModernMeta + `}`
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", retry, name)))
+	retry := `{"name":"everything__test_sampling","arguments":{"prompt":"capital of France?"},"requestState":"` + state + `","inputResponses":{"` + key + `":` + answer + `},` + gatewaytest.StatelessMeta + `}`
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", retry, name)))
 	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "Paris") {
 		t.Errorf("final result %v, want the upstream's result built from the answer (Paris)", res)
 	}
 	// The same state cannot be used twice.
-	r = g.Do(t, gatewaytest.ModernReq("tools/call", retry, name))
+	r = g.Do(t, gatewaytest.StatelessReq("tools/call", retry, name))
 	r.RPCError(t, wire.CodeInvalidParams)
 }
 
@@ -195,12 +195,12 @@ servers:
 	if c := init(`{"extensions":{"io.modelcontextprotocol/skills":{}}}`); !strings.Contains(c, `"extensions":{"io.modelcontextprotocol/skills":{"v":1}}`) {
 		t.Errorf("a client that declared the skills extension sees %s", c)
 	}
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("server/discover", "{"+gatewaytest.ModernMeta+"}", nil)))
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("server/discover", "{"+gatewaytest.StatelessMeta+"}", nil)))
 	if !strings.Contains(string(res["capabilities"]), `"io.modelcontextprotocol/skills":{"v":1}`) {
 		t.Errorf("discover capabilities %s lack the upstream's extension", res["capabilities"])
 	}
 	// What the extension serves passes through: the skill resource is listed.
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("resources/list", "{"+gatewaytest.ModernMeta+"}", nil)))
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("resources/list", "{"+gatewaytest.StatelessMeta+"}", nil)))
 	if !strings.Contains(string(res["resources"]), "skill://demo/SKILL.md") {
 		t.Errorf("resources %s", res["resources"])
 	}
@@ -223,7 +223,7 @@ agents:
   wide: {servers: [everything]}
 `)
 	list := func(agent string) (names string, scope string) {
-		res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", map[string]string{"X-Agent-ID": agent})))
+		res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/list", "{"+gatewaytest.StatelessMeta+"}", map[string]string{"X-Agent-ID": agent})))
 		return string(res["tools"]), string(res["cacheScope"])
 	}
 	narrow, scope := list("narrow")
@@ -234,10 +234,10 @@ agents:
 	if !strings.Contains(wide, `"everything__test_simple_text"`) {
 		t.Errorf("agent wide does not list everything__test_simple_text")
 	}
-	call := `{"name":"everything__test_simple_text","arguments":{},` + gatewaytest.ModernMeta + `}`
-	r := g.Do(t, gatewaytest.ModernReq("tools/call", call, map[string]string{"X-Agent-ID": "narrow", "Mcp-Name": "everything__test_simple_text"}))
+	call := `{"name":"everything__test_simple_text","arguments":{},` + gatewaytest.StatelessMeta + `}`
+	r := g.Do(t, gatewaytest.StatelessReq("tools/call", call, map[string]string{"X-Agent-ID": "narrow", "Mcp-Name": "everything__test_simple_text"}))
 	r.RPCError(t, wire.CodeInvalidParams)
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", call, map[string]string{"X-Agent-ID": "wide", "Mcp-Name": "everything__test_simple_text"})))
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", call, map[string]string{"X-Agent-ID": "wide", "Mcp-Name": "everything__test_simple_text"})))
 	if string(res["resultType"]) != `"complete"` {
 		t.Errorf("agent wide's call: %v", res)
 	}
@@ -251,14 +251,14 @@ func TestStatelessCapabilityVariantsBounded(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	for i := range 20 {
 		meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"experimental":{"v` + strconv.Itoa(i) + `":{}}}}`
-		gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+meta+"}", nil)))
+		gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/list", "{"+meta+"}", nil)))
 	}
 	if n := g.MetricValue(t, `mcpgw_sessions_active{agent="default",transport="stateless"}`); n < 1 || n > 8 {
 		t.Errorf("one caller with 20 capability variants holds %v gateway-side sessions, want 1 to 8", n)
 	}
 	// The caller's latest variant still works (its session was kept).
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"experimental":{"v19":{}}}}`
-	gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+meta+"}", nil)))
+	gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/list", "{"+meta+"}", nil)))
 }
 
 // TestStatelessCallerOwnUpstreamSession: in front of a shared HTTP upstream on the session
@@ -270,11 +270,11 @@ func TestStatelessCallerOwnUpstreamSession(t *testing.T) {
 	g := gatewaytest.Start(t, gatewaytest.BaseConfig)
 	name := map[string]string{"Mcp-Name": "everything__test_missing_capability"}
 	noCaps := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_missing_capability",`+noCaps+`}`, name))
+	r := g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"everything__test_missing_capability",`+noCaps+`}`, name))
 	if m := r.Message(t); m.Error == nil || !strings.Contains(string(m.Error), "-32021") {
 		t.Errorf("a caller without sampling: HTTP %d %s, want the upstream's -32021", r.Status, r.Body)
 	}
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_missing_capability",`+gatewaytest.ModernMeta+`}`, name)))
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"everything__test_missing_capability",`+gatewaytest.StatelessMeta+`}`, name)))
 	if !strings.Contains(string(res["content"]), "tool executed") {
 		t.Errorf("a caller with sampling: %s", res["content"])
 	}

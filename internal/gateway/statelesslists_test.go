@@ -40,8 +40,8 @@ func listMeta(client, caps string) string {
 // listBody is the whole HTTP body of a stateless tools/list, after checking it is a list.
 func listBody(t *testing.T, g *gatewaytest.GW, params string, hdr map[string]string) string {
 	t.Helper()
-	r := g.Do(t, gatewaytest.ModernReq("tools/list", params, hdr))
-	gatewaytest.ModernResult(t, r)
+	r := g.Do(t, gatewaytest.StatelessReq("tools/list", params, hdr))
+	gatewaytest.StatelessResult(t, r)
 	return string(r.Body)
 }
 
@@ -175,7 +175,7 @@ func TestStatelessThinCallWithoutList(t *testing.T) {
 		if form != "" {
 			hdr["X-Mcp-Handshake"] = form
 		}
-		r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"`+tool+`","arguments":{"level":"high"},`+gatewaytest.ModernMeta+`}`, hdr))
+		r := g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"`+tool+`","arguments":{"level":"high"},`+gatewaytest.StatelessMeta+`}`, hdr))
 		return string(r.Body)
 	}
 	if body := call("thin"); !strings.Contains(body, "full input schema") {

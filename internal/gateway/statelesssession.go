@@ -12,10 +12,10 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// modernSession returns the gateway-side session of the request's caller and shaping
+// statelessSession returns the gateway-side session of the request's caller and shaping
 // inputs (stateless.Key), opening it (with the same resolution as initialize) on its first
 // request; nil means a refusal was written.
-func (f *statelessFront) modernSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *stateless.Request) *session.Session {
+func (f *statelessFront) statelessSession(w http.ResponseWriter, r *http.Request, id *auth.Identity, req *stateless.Request) *session.Session {
 	g := f.g
 	key, caller := stateless.Key(id, req), stateless.Caller(id)
 	if s, ok := f.table.Get(key); ok {

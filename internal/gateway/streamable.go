@@ -34,7 +34,7 @@ type streamableFront struct {
 // newStreamableServer is the transport of g's /mcp endpoint.
 func newStreamableServer(g *Gateway) *streamable.Server[*session.Session] {
 	return &streamable.Server[*session.Session]{Host: streamHost{admission{g}}, Body: bodyLimit(g), Queue: g.cfg.HTTP.StreamQueue,
-		Versions: streamableVersions, Newer: modernVersions, NewerVersion: stateless.Version}
+		Versions: streamableVersions, Newer: statelessVersions, NewerVersion: stateless.Version}
 }
 
 // serveMCP is the streamable HTTP endpoint: POST carries client messages, GET opens the
@@ -135,7 +135,7 @@ func (c *collectReply) Reply(msg []byte) error { c.msg = msg; return nil }
 type streamHost struct{ admission }
 
 func (h streamHost) Stateless(w http.ResponseWriter, r *http.Request, id *auth.Identity, m *wire.Msg) {
-	h.g.modern.serveModern(w, r, id, m)
+	h.g.stateless.serveStateless(w, r, id, m)
 }
 
 // Initialize creates a session for an initialize request.

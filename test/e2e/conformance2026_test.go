@@ -151,20 +151,20 @@ servers:
 	}
 }
 
-// sessionToolsOnModern are the 0.1.16 scenarios whose everything-server tools ask for
+// sessionToolsOnStateless are the 0.1.16 scenarios whose everything-server tools ask for
 // sampling or elicitation with a server-to-client request: on a 2026-07-28 session the
 // server itself refuses to send one ("return an InputRequests map instead"), so these
 // fail against that server on the stateless revision whoever the client is.
-var sessionToolsOnModern = map[string]bool{
+var sessionToolsOnStateless = map[string]bool{
 	"tools-call-sampling": true, "tools-call-elicitation": true,
 	"elicitation-sep1034-defaults": true, "elicitation-sep1330-enums": true,
 }
 
-// TestConformanceSessionClientModernUpstream: the session-era suite (0.1.16, active)
+// TestConformanceSessionClientStatelessUpstream: the session-era suite (0.1.16, active)
 // through mcpgw in front of the everything-server driven on 2026-07-28 (discovery, _meta
 // per request, listen for list changes and resource subscriptions, the session's log level
 // per request): everything passes but the scenarios of tools written for session requests.
-func TestConformanceSessionClientModernUpstream(t *testing.T) {
+func TestConformanceSessionClientStatelessUpstream(t *testing.T) {
 	needGatewayBin(t)
 	everythingServer(t)
 	g := startGatewayChecked(t, `
@@ -180,7 +180,7 @@ servers:
 	r := conformance(t, g.URL)
 	t.Logf("conformance 0.1.16 through mcpgw, upstream on 2026-07-28: %d/%d checks passed in %d scenarios", r.Passed, r.Total(), len(r.Scenarios))
 	for _, sc := range r.Scenarios {
-		if sc.Failed > 0 && !sessionToolsOnModern[sc.Name] {
+		if sc.Failed > 0 && !sessionToolsOnStateless[sc.Name] {
 			t.Errorf("scenario %s failed: %v (results in %s)", sc.Name, sc.FailedChecks, r.Dir)
 		}
 	}
@@ -190,7 +190,7 @@ servers:
 			passing++
 		}
 	}
-	if want := activeScenarios - len(sessionToolsOnModern); passing < want || len(r.Scenarios) != activeScenarios {
+	if want := activeScenarios - len(sessionToolsOnStateless); passing < want || len(r.Scenarios) != activeScenarios {
 		t.Errorf("%d of %d scenarios passed, want %d of %d", passing, len(r.Scenarios), want, activeScenarios)
 	}
 }

@@ -298,14 +298,14 @@ func GrepLines(b []byte, sub string) string {
 	return strings.Join(out, "\n")
 }
 
-// ModernMeta is the _meta member of a request of the stateless revision (2026-07-28):
+// StatelessMeta is the _meta member of a request of the stateless revision (2026-07-28):
 // its protocol version, client info and capabilities (sampling).
-const ModernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+const StatelessMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"t","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
 
-// ModernReq is a request of the stateless revision, with no session: method with params
-// (a JSON object; ModernMeta goes in it) and the revision's MCP-Protocol-Version and
+// StatelessReq is a request of the stateless revision, with no session: method with params
+// (a JSON object; StatelessMeta goes in it) and the revision's MCP-Protocol-Version and
 // Mcp-Method headers, plus hdr.
-func ModernReq(method, params string, hdr map[string]string) Req {
+func StatelessReq(method, params string, hdr map[string]string) Req {
 	h := map[string]string{"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": method}
 	for k, v := range hdr {
 		h[k] = v
@@ -313,9 +313,9 @@ func ModernReq(method, params string, hdr map[string]string) Req {
 	return Req{Body: `{"jsonrpc":"2.0","id":5,"method":"` + method + `","params":` + params + `}`, Header: h}
 }
 
-// ModernResult asserts r is a stateless revision's success answer and returns its result's
+// StatelessResult asserts r is a stateless revision's success answer and returns its result's
 // members.
-func ModernResult(t *testing.T, r Resp) map[string]json.RawMessage {
+func StatelessResult(t *testing.T, r Resp) map[string]json.RawMessage {
 	t.Helper()
 	if r.Status != http.StatusOK {
 		t.Fatalf("HTTP %d %s", r.Status, r.Body)

@@ -15,7 +15,7 @@ import (
 func TestStatelessSearchForm(t *testing.T) {
 	g := gatewaytest.Start(t, strings.Replace(gatewaytest.BaseConfig, "http: {max_body_bytes: 65536, page_size: 7}",
 		"http: {max_body_bytes: 65536, page_size: 7, handshake: search}", 1))
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/list", "{"+gatewaytest.ModernMeta+"}", nil)))
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/list", "{"+gatewaytest.StatelessMeta+"}", nil)))
 	var tools []struct {
 		Name string `json:"name"`
 	}
@@ -26,7 +26,7 @@ func TestStatelessSearchForm(t *testing.T) {
 	if _, more := res["nextCursor"]; more {
 		t.Errorf("the search list has a next page: %s", res["nextCursor"])
 	}
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"mcpgw__search_tools","arguments":{"query":"simple text"},`+gatewaytest.ModernMeta+"}",
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"mcpgw__search_tools","arguments":{"query":"simple text"},`+gatewaytest.StatelessMeta+"}",
 		map[string]string{"Mcp-Name": "mcpgw__search_tools"})))
 	var sc struct {
 		Tools []struct {
@@ -44,13 +44,13 @@ func TestStatelessSearchForm(t *testing.T) {
 	if !slices.Contains(names, "everything__test_simple_text") {
 		t.Fatalf("search for simple text found %v", names)
 	}
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+gatewaytest.ModernMeta+"}",
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"everything__test_simple_text","arguments":{},`+gatewaytest.StatelessMeta+"}",
 		map[string]string{"Mcp-Name": "everything__test_simple_text"})))
 	if !strings.Contains(string(res["content"]), "text") || string(res["isError"]) == "true" {
 		t.Errorf("the found tool, called unlisted: %v", res)
 	}
 	// A cursor on the one-page search list is refused, not read as a thin or full page's.
-	r := g.Do(t, gatewaytest.ModernReq("tools/list", `{"cursor":"dG9vbHMAeA",`+gatewaytest.ModernMeta+"}", nil))
+	r := g.Do(t, gatewaytest.StatelessReq("tools/list", `{"cursor":"dG9vbHMAeA",`+gatewaytest.StatelessMeta+"}", nil))
 	if m := r.Message(t); m.Error == nil || !strings.Contains(string(m.Error), "cursor") {
 		t.Errorf("a cursor on the search list: %s", r.Body)
 	}

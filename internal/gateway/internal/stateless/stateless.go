@@ -10,7 +10,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
-// The stateless protocol revision (2026-07-28, "modern"): no initialize, no session id;
+// The stateless protocol revision (2026-07-28): no initialize, no session id;
 // every request carries its protocol version, client capabilities and (optionally) client
 // info in params._meta, mirrored in the MCP-Protocol-Version, Mcp-Method and Mcp-Name
 // headers.

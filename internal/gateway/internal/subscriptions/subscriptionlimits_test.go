@@ -99,8 +99,8 @@ func TestSubscriptionsBoundedPerAgent(t *testing.T) {
 	for i := range uris {
 		uris[i] = string(wire.Quote(fmt.Sprintf("test://template/l-%d/data", i)))
 	}
-	r := g.Do(t, gatewaytest.ModernReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]},`+gatewaytest.ModernMeta+`}`, nil))
+	r := g.Do(t, gatewaytest.StatelessReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":[`+strings.Join(uris, ",")+`]},`+gatewaytest.StatelessMeta+`}`, nil))
 	wantLimitError(t, "a listen naming 4 URIs", r.Message(t), "http.max_subscriptions_per_session")
-	r = g.Do(t, gatewaytest.ModernReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":["test://template/`+strings.Repeat("y", 256)+`/data"]},`+gatewaytest.ModernMeta+`}`, nil))
+	r = g.Do(t, gatewaytest.StatelessReq("subscriptions/listen", `{"notifications":{"resourceSubscriptions":["test://template/`+strings.Repeat("y", 256)+`/data"]},`+gatewaytest.StatelessMeta+`}`, nil))
 	wantLimitError(t, "a listen naming a long URI", r.Message(t), "http.max_uri_bytes")
 }

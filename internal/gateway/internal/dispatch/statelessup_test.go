@@ -12,10 +12,10 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/gatewaytest"
 )
 
-// modernUpstream speaks only the stateless revision: initialize is an unknown method, and
+// statelessUpstream speaks only the stateless revision: initialize is an unknown method, and
 // every request must carry the revision's headers and _meta. Tool "ask" needs a
 // confirmation, asked as an input_required result.
-type modernUpstream struct {
+type statelessUpstream struct {
 	mu       sync.Mutex
 	problems []string
 	retries  int
@@ -23,13 +23,13 @@ type modernUpstream struct {
 	callCaps []string
 }
 
-func (u *modernUpstream) problem(s string) {
+func (u *statelessUpstream) problem(s string) {
 	u.mu.Lock()
 	u.problems = append(u.problems, s)
 	u.mu.Unlock()
 }
 
-func (u *modernUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (u *statelessUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		w.WriteHeader(http.StatusMethodNotAllowed)
 		return
@@ -72,7 +72,7 @@ func (u *modernUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch m.Method {
 	case "server/discover":
-		reply(200, `"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":"modern upstream"}`)
+		reply(200, `"result":{"resultType":"complete","supportedVersions":["2026-07-28"],"capabilities":{"tools":{}},"instructions":"stateless upstream"}`)
 	case "tools/list":
 		reply(200, `"result":{"resultType":"complete","ttlMs":0,"cacheScope":"public","tools":[{"name":"ask","inputSchema":{"type":"object"}},{"name":"where","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]}`)
 	case "prompts/list", "resources/list", "resources/templates/list":
@@ -106,34 +106,34 @@ func (u *modernUpstream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func modernUpConfig(url string) string {
+func statelessUpConfig(url string) string {
 	return `
 listen: {{listen}}
 state_dir: {{state_dir}}
 store: memory
 naming: {prefix: always}
 servers:
-  modern:
+  statelessup:
     type: streamable_http
     url: ` + url + `
 `
 }
 
-// TestSessionClientModernUpstream: a 2025-11-25 session client in front of an upstream of
+// TestSessionClientStatelessUpstream: a 2025-11-25 session client in front of an upstream of
 // the stateless revision: the gateway discovers it, sends the revision's headers and
 // _meta, and turns its input_required result into an elicitation request to the client,
 // whose answer goes back with the upstream's requestState.
-func TestSessionClientModernUpstream(t *testing.T) {
-	u := &modernUpstream{}
+func TestSessionClientStatelessUpstream(t *testing.T) {
+	u := &statelessUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := gatewaytest.Start(t, modernUpConfig(up.URL))
+	g := gatewaytest.Start(t, statelessUpConfig(up.URL))
 	sid := g.Initialize(t, "2025-11-25", `{"elicitation":{}}`)
 	r := g.Call(t, sid, 2, "tools/list", "{}")
-	if !strings.Contains(string(r.Body), `"modern__ask"`) {
+	if !strings.Contains(string(r.Body), `"statelessup__ask"`) {
 		t.Fatalf("tools/list: %s", r.Body)
 	}
-	next := streamCall(g, t, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"modern__ask","arguments":{}}}`)
+	next := streamCall(g, t, sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"statelessup__ask","arguments":{}}}`)
 	el := elicitationOf(t, next)
 	if !strings.Contains(string(el.Params), "Proceed?") {
 		t.Errorf("elicitation params %s", el.Params)
@@ -153,28 +153,28 @@ func TestSessionClientModernUpstream(t *testing.T) {
 	}
 }
 
-// TestStatelessClientModernUpstream: a stateless client in front of the same upstream gets
+// TestStatelessClientStatelessUpstream: a stateless client in front of the same upstream gets
 // the upstream's input request under its own key, and its retry reaches the upstream with
 // the upstream's own requestState (sealed on the way through the client).
-func TestStatelessClientModernUpstream(t *testing.T) {
-	u := &modernUpstream{}
+func TestStatelessClientStatelessUpstream(t *testing.T) {
+	u := &statelessUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := gatewaytest.Start(t, modernUpConfig(up.URL))
+	g := gatewaytest.Start(t, statelessUpConfig(up.URL))
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
-	name := map[string]string{"Mcp-Name": "modern__ask"}
-	res := gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},`+meta+`}`, name)))
+	name := map[string]string{"Mcp-Name": "statelessup__ask"}
+	res := gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"statelessup__ask","arguments":{},`+meta+`}`, name)))
 	var state string
 	_ = json.Unmarshal(res["requestState"], &state)
 	if string(res["resultType"]) != `"input_required"` || !strings.Contains(string(res["inputRequests"]), `"q":`) || state == "" || state == "st-1" {
 		t.Fatalf("want the upstream's input request (key q) with a sealed state, got %v", res)
 	}
 	tampered := strings.Replace(state, "mcpgw-u.", "mcpgw-u.x", 1)
-	r := g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},"requestState":"`+tampered+`","inputResponses":{"q":{"action":"accept"}},`+meta+`}`, name))
+	r := g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"statelessup__ask","arguments":{},"requestState":"`+tampered+`","inputResponses":{"q":{"action":"accept"}},`+meta+`}`, name))
 	if m := r.Message(t); m.Error == nil {
 		t.Errorf("an altered requestState was accepted: %s", r.Body)
 	}
-	res = gatewaytest.ModernResult(t, g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},"requestState":"`+state+`","inputResponses":{"q":{"action":"accept","content":{"ok":true}}},`+meta+`}`, name)))
+	res = gatewaytest.StatelessResult(t, g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"statelessup__ask","arguments":{},"requestState":"`+state+`","inputResponses":{"q":{"action":"accept","content":{"ok":true}}},`+meta+`}`, name)))
 	if string(res["resultType"]) != `"complete"` || !strings.Contains(string(res["content"]), "answer:") {
 		t.Errorf("retry result %v", res)
 	}
@@ -185,20 +185,20 @@ func TestStatelessClientModernUpstream(t *testing.T) {
 	}
 }
 
-// TestModernUpstreamGetsCallersCapabilities: a shared connection to an upstream of the
+// TestStatelessUpstreamGetsCallersCapabilities: a shared connection to an upstream of the
 // stateless revision offers the gateway's capabilities (everything it relays), but each
 // request carries its caller's own, so the upstream asks no caller for what it did not
 // declare, and refuses what needs it (-32021) itself: a stateless caller's of this
 // request, a session client's of its initialize.
-func TestModernUpstreamGetsCallersCapabilities(t *testing.T) {
-	u := &modernUpstream{}
+func TestStatelessUpstreamGetsCallersCapabilities(t *testing.T) {
+	u := &statelessUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := gatewaytest.Start(t, modernUpConfig(up.URL))
+	g := gatewaytest.Start(t, statelessUpConfig(up.URL))
 	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{}}}`
-	g.Do(t, gatewaytest.ModernReq("tools/call", `{"name":"modern__ask","arguments":{},`+meta+`}`, map[string]string{"Mcp-Name": "modern__ask"}))
+	g.Do(t, gatewaytest.StatelessReq("tools/call", `{"name":"statelessup__ask","arguments":{},`+meta+`}`, map[string]string{"Mcp-Name": "statelessup__ask"}))
 	sid := g.Initialize(t, "2025-11-25", `{"sampling":{}}`)
-	g.Call(t, sid, 3, "tools/call", `{"name":"modern__ask","arguments":{}}`)
+	g.Call(t, sid, 3, "tools/call", `{"name":"statelessup__ask","arguments":{}}`)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if want := []string{`{"roots":{}}`, `{"sampling":{}}`}; !slices.Equal(u.callCaps, want) {
@@ -206,21 +206,21 @@ func TestModernUpstreamGetsCallersCapabilities(t *testing.T) {
 	}
 }
 
-// TestModernUpstreamGetsParamHeaders: a tools/call to an HTTP upstream of the stateless
+// TestStatelessUpstreamGetsParamHeaders: a tools/call to an HTTP upstream of the stateless
 // revision carries Mcp-Param-{Name} for each argument the tool's schema marks with
 // x-mcp-header (SEP-2243; the upstream refuses the call without it), a value that is no
 // plain ASCII in the Base64 sentinel, also for a session client, which sends no headers.
-func TestModernUpstreamGetsParamHeaders(t *testing.T) {
-	u := &modernUpstream{}
+func TestStatelessUpstreamGetsParamHeaders(t *testing.T) {
+	u := &statelessUpstream{}
 	up := httptest.NewServer(u)
 	t.Cleanup(up.Close)
-	g := gatewaytest.Start(t, modernUpConfig(up.URL))
+	g := gatewaytest.Start(t, statelessUpConfig(up.URL))
 	sid := g.Initialize(t, "2025-11-25", `{}`)
 	for _, tc := range []struct{ arg, want string }{
 		{"us-west", "us-west"},
 		{"Zürich", "=?base64?WsO8cmljaA==?="},
 	} {
-		r := g.Call(t, sid, 3, "tools/call", `{"name":"modern__where","arguments":{"region":"`+tc.arg+`"}}`)
+		r := g.Call(t, sid, 3, "tools/call", `{"name":"statelessup__where","arguments":{"region":"`+tc.arg+`"}}`)
 		if !strings.Contains(string(r.Body), "region header "+tc.want) {
 			t.Errorf("region %q: %s, want the upstream to see Mcp-Param-Region: %s", tc.arg, r.Body, tc.want)
 		}
