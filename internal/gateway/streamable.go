@@ -34,7 +34,7 @@ type streamableFront struct {
 // newStreamableServer is the transport of g's /mcp endpoint.
 func newStreamableServer(g *Gateway) *streamable.Server[*session.Session] {
 	return &streamable.Server[*session.Session]{Host: streamHost{admission{g}}, Body: bodyLimit(g), Queue: g.cfg.HTTP.StreamQueue,
-		Versions: streamableVersions, Newer: statelessVersions, NewerVersion: stateless.Version}
+		Versions: streamableVersions, AllVersions: statelessVersions, StatelessVersion: stateless.Version}
 }
 
 // serveMCP is the streamable HTTP endpoint: POST carries client messages, GET opens the

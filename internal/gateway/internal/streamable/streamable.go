@@ -51,11 +51,11 @@ type Server[S comparable] struct {
 	Body intake.BodyLimit
 	// Queue is a GET stream's queue (http.stream_queue).
 	Queue int
-	// Versions are the session revisions served; Newer are what server/discover without
+	// Versions are the session revisions served; AllVersions are what server/discover without
 	// the stateless revision's header is told is served.
-	Versions, Newer []string
-	// NewerVersion is the stateless revision the stateless front serves.
-	NewerVersion string
+	Versions, AllVersions []string
+	// StatelessVersion is the stateless revision the stateless front serves.
+	StatelessVersion string
 }
 
 // ServeHTTP is the /mcp endpoint. Every request is admitted first (its origin checked
@@ -89,10 +89,10 @@ func (otherMethod) Read(http.ResponseWriter, *http.Request, *auth.Identity) (int
 
 func (otherMethod) Accepts(http.ResponseWriter, *http.Request, string) bool { return false }
 
-// checkVersionHeader enforces MCP-Protocol-Version. newer reports a POST whose header
+// checkVersionHeader enforces MCP-Protocol-Version. stateless reports a POST whose header
 // names no session revision: the stateless front serves 2026-07-28 and answers any other
 // value with -32022 and the versions it serves.
-func (sv *Server[S]) checkVersionHeader(w http.ResponseWriter, r *http.Request) (newer bool, ok bool) {
+func (sv *Server[S]) checkVersionHeader(w http.ResponseWriter, r *http.Request) (stateless bool, ok bool) {
 	v := auth.HeaderValue(r.Header, "Mcp-Protocol-Version")
 	if v == "" || slices.Contains(sv.Versions, v) {
 		return false, true
@@ -147,11 +147,11 @@ func (p *post[S]) Read(w http.ResponseWriter, r *http.Request, _ *auth.Identity)
 		reply.JSON(w, http.StatusBadRequest, errMsg)
 		return intake.Want{}, false
 	}
-	newer, ok := sv.checkVersionHeader(w, r)
+	stateless, ok := sv.checkVersionHeader(w, r)
 	if !ok {
 		return intake.Want{}, false
 	}
-	if newer {
+	if stateless {
 		// The stateless revision: no session, per-request _meta.
 		p.route = routeStateless
 		return intake.Want{}, true
@@ -160,8 +160,8 @@ func (p *post[S]) Read(w http.ResponseWriter, r *http.Request, _ *auth.Identity)
 		// Sent without MCP-Protocol-Version: the versions served, so that the client asks
 		// again with the stateless revision or initializes.
 		reply.JSON(w, http.StatusBadRequest, wire.Error(m.ID, wire.CodeUnsupportedProtocolVersion,
-			"server/discover needs MCP-Protocol-Version "+sv.NewerVersion+"; session clients use initialize",
-			map[string]any{"supported": sv.Newer, "requested": auth.HeaderValue(r.Header, "Mcp-Protocol-Version")}))
+			"server/discover needs MCP-Protocol-Version "+sv.StatelessVersion+"; session clients use initialize",
+			map[string]any{"supported": sv.AllVersions, "requested": auth.HeaderValue(r.Header, "Mcp-Protocol-Version")}))
 		return intake.Want{}, false
 	}
 	if m.Method == "initialize" {

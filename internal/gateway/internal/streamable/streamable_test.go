@@ -103,7 +103,7 @@ func newServer() (*Server[*sess], *host) {
 		"old": {id: "old", version: "2025-03-26"},
 	}}
 	return &Server[*sess]{Host: h, Body: intake.BodyLimit{Max: 1 << 20}, Queue: 4, Versions: []string{"2025-11-25", "2025-06-18", "2025-03-26"},
-		Newer: []string{"2026-07-28", "2025-11-25"}, NewerVersion: "2026-07-28"}, h
+		AllVersions: []string{"2026-07-28", "2025-11-25"}, StatelessVersion: "2026-07-28"}, h
 }
 
 func do(sv *Server[*sess], method, body string, hdr map[string]string) *httptest.ResponseRecorder {
