@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+
+	"github.com/mcpgw/mcpgw/internal/registry/internal/instances"
 )
 
 // ErrNoServer is returned for a server name the registry does not have.
@@ -26,19 +28,19 @@ func (r *Registry) Restart(name string) error {
 	case cur == nil:
 		r.applyMu.Unlock()
 		return fmt.Errorf("%w %q", ErrNoServer, name)
-	case cur.retired.Load() || !slices.Contains(old.names, name):
+	case cur.Retired() || !slices.Contains(old.names, name):
 		r.applyMu.Unlock()
 		return fmt.Errorf("server %q: %w", name, ErrRetired)
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
-	s := newServer(r, name, cur.Def)
-	s.restarts = cur.restartCount() + 1 // s is not running yet: no one else has it
+	s := instances.NewServer(r.ih, name, cur.Def)
+	s.SetRestarts(cur.RestartCount() + 1) // s is not running yet: no one else has it
 	next.m[name] = s
 	r.set.Store(next)
 	if r.started {
 		r.crew.server(s, nil)
 	}
-	cur.drain()
+	cur.Drain()
 	r.log.Info("server restarted", "server", name)
 	if r.OnState != nil {
 		r.OnState(name, "restart")
@@ -47,7 +49,7 @@ func (r *Registry) Restart(name string) error {
 	r.applyMu.Unlock()
 	// Outside the lock: stopping a process may take its stop timeout, and a config
 	// reload should not wait for that.
-	r.inst.stopOwnOf(name)
+	r.inst.StopOwnOf(name)
 	return nil
 }
 
