@@ -56,7 +56,8 @@ type Registry struct {
 	OnListSaid func(server, method string)
 	// OnUp and OnRestart observe supervision, for metrics.
 	OnState func(server, state string)
-	// OnInstanceStart observes each instance's start and initialize time (pool.go).
+	// OnInstanceStart observes each instance's start and initialize time
+	// (instances.Server.ObserveStart).
 	OnInstanceStart func(server string, d time.Duration)
 	// NoPools keeps warm pools from starting (commands that only list catalogues: check,
 	// explain). Set before Start.

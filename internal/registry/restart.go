@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-
-	"github.com/mcpgw/mcpgw/internal/registry/internal/instances"
 )
 
 // ErrNoServer is returned for a server name the registry does not have.
@@ -33,8 +31,7 @@ func (r *Registry) Restart(name string) error {
 		return fmt.Errorf("server %q: %w", name, ErrRetired)
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
-	s := instances.NewServer(r.ih, name, cur.Def)
-	s.SetRestarts(cur.RestartCount() + 1) // s is not running yet: no one else has it
+	s := cur.Restarted()
 	next.m[name] = s
 	r.set.Store(next)
 	if r.started {

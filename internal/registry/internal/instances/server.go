@@ -39,7 +39,8 @@ type Server struct {
 	// on a timer. Nil until someone waits.
 	moved chan struct{}
 	// act names the admin act that added or changed the server while the gateway ran;
-	// its first catalogue after that is approved by it (integrity.go), then it is nil.
+	// its first catalogue after that is approved by it (the registry's integrity,
+	// Host.Observe), then it is nil.
 	act atomic.Pointer[integrity.PendingAct]
 }
 
@@ -74,9 +75,16 @@ func (s *Server) Retired() bool { return s.retired.Load() }
 // retired before.
 func (s *Server) SetRetired(retired bool) bool { return s.retired.Swap(retired) }
 
-// SetRestarts sets how often the server was restarted: a server that replaces a restarted
-// one counts on from its count. Only before it runs.
-func (s *Server) SetRestarts(n int) { s.restarts = n }
+// Restarted is a new server of s's definition in the same registry, to replace s
+// (Registry.Restart): its restarts count on from s's. It is not running yet.
+func (s *Server) Restarted() *Server {
+	s.mu.Lock()
+	n := s.restarts
+	s.mu.Unlock()
+	ns := NewServer(s.host, s.Name, s.Def)
+	ns.restarts = n + 1 // ns is not running yet: no one else has it
+	return ns
+}
 
 // Drain stops a replaced server after Timing.DrainFor: its supervision ends at once (it is not
 // restarted), its shared connection closes when the calls on it had time to finish.
@@ -179,13 +187,6 @@ func (s *Server) WaitStarted(ctx context.Context) bool {
 			return false
 		}
 	}
-}
-
-// RestartCount is how often the server was restarted.
-func (s *Server) RestartCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.restarts
 }
 
 // State returns the server's state and last error.
