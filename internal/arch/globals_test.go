@@ -48,6 +48,7 @@ var allowedGlobals = map[string]string{
 	"internal/registry.ErrPluginTimeout":                   "sentinel error",
 	"internal/registry.ErrPluginStopped":                   "sentinel error",
 	"internal/registry.ErrPoolStopped":                     "sentinel error",
+	"internal/registry/internal/instances.ErrPoolStopped":  "sentinel error",
 	"internal/registry.ErrUnavailable":                     "sentinel error",
 	"internal/registry.ErrNoServer":                        "sentinel error",
 	"internal/registry.ErrRetired":                         "sentinel error",

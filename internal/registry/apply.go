@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/instances"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/plugins"
 )
 
@@ -30,7 +31,7 @@ type Change struct {
 func (r *Registry) Apply(cfg *config.Config) []Change {
 	r.applyMu.Lock()
 	defer r.applyMu.Unlock()
-	r.gate.setLimit(cfg.Upstream.StartConcurrency)
+	r.gate.SetLimit(cfg.Upstream.StartConcurrency)
 	// upstream.busy_poll, for the calls from now on (the plugin kinds follow it through
 	// Configure: configureKinds).
 	r.dialer.Busy.SetDuration(cfg.Upstream.BusyPoll)
@@ -47,16 +48,16 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		cur := old.m[name]
 		switch {
 		case cur == nil:
-			cur = newServer(r, name, d)
+			cur = instances.NewServer(r.ih, name, d)
 			start = append(start, cur)
 			changes = append(changes, Change{name, "added"})
 		case renamed || !SameDef(cur.Def, d):
 			drain = append(drain, cur)
-			cur = newServer(r, name, d)
+			cur = instances.NewServer(r.ih, name, d)
 			start = append(start, cur)
 			changes = append(changes, Change{name, "changed"})
-		case cur.retired.Load():
-			cur.retired.Store(false)
+		case cur.Retired():
+			cur.SetRetired(false)
 			changes = append(changes, Change{name, "restored"})
 		}
 		next.m[name] = cur
@@ -66,7 +67,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 			continue
 		}
 		next.m[name] = s
-		if !s.retired.Swap(true) {
+		if !s.SetRetired(true) {
 			changes = append(changes, Change{name, "retired"})
 		}
 	}
@@ -112,7 +113,7 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 		}
 	}
 	for _, s := range drain {
-		s.drain()
+		s.Drain()
 	}
 	for _, c := range changes {
 		r.log.Info("server "+c.Kind, "server", c.Server)
@@ -126,30 +127,17 @@ func (r *Registry) Apply(cfg *config.Config) []Change {
 func markActs(act string, servers []*Server, plugins []*Plugin) {
 	now := time.Now()
 	for _, s := range servers {
-		s.act.Store(&pendingAct{By: act, Until: now.Add(actWindow(s.Def.Timeouts.Connect))})
+		s.Act().Store(&pendingAct{By: act, Until: now.Add(actWindow(s.Def.Timeouts.Connect))})
 	}
 	for _, p := range plugins {
 		p.Act().Store(&pendingAct{By: act, Until: now.Add(actWindow(0))})
 	}
 }
 
-// drain stops a replaced server after Timing.DrainFor: its supervision ends at once (it is not
-// restarted), its shared connection closes when the calls on it had time to finish.
-func (s *Server) drain() {
-	s.mu.Lock()
-	c := s.conn
-	s.mu.Unlock()
-	if c == nil {
-		s.stop()
-		return
-	}
-	time.AfterFunc(s.reg.timing.DrainFor, s.stop)
-}
-
 // HasRetired reports whether any retired server is waiting for Release.
 func (r *Registry) HasRetired() bool {
 	for _, s := range r.set.Load().m {
-		if s.retired.Load() {
+		if s.Retired() {
 			return true
 		}
 	}
@@ -164,7 +152,7 @@ func (r *Registry) Release(inUse func(server string) bool) []string {
 	old := r.set.Load()
 	var gone []string
 	for name, s := range old.m {
-		if s.retired.Load() && !inUse(name) {
+		if s.Retired() && !inUse(name) {
 			gone = append(gone, name)
 		}
 	}
@@ -173,7 +161,7 @@ func (r *Registry) Release(inUse func(server string) bool) []string {
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
 	for _, name := range gone {
-		next.m[name].stop()
+		next.m[name].Stop()
 		delete(next.m, name)
 		r.log.Info("retired server stopped", "server", name)
 	}

@@ -96,10 +96,10 @@ func TestApplyWhileRunning(t *testing.T) {
 		t.Error("a changed server kept its old instance")
 	}
 	deadline := time.Now().Add(5 * time.Second)
-	for oldB.ctx.Err() == nil && time.Now().Before(deadline) {
+	for !oldB.Stopped() && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if oldB.ctx.Err() == nil {
+	if !oldB.Stopped() {
 		t.Error("the replaced instance was never stopped")
 	}
 
@@ -128,7 +128,7 @@ func TestApplyWhileRunning(t *testing.T) {
 	if got := kinds(r.Apply(applyConfig(map[string]string{"a": urlA, "b": urlB2}))); !slices.Equal(got, []string{"a:restored"}) {
 		t.Fatalf("changes %v, want [a:restored]", got)
 	}
-	if r.Server("a") != a || a.retired.Load() {
+	if r.Server("a") != a || a.Retired() {
 		t.Error("restoring a did not bring back the running server")
 	}
 
@@ -137,7 +137,7 @@ func TestApplyWhileRunning(t *testing.T) {
 	if gone := r.Release(func(string) bool { return false }); !slices.Equal(gone, []string{"a"}) {
 		t.Fatalf("released %v, want [a]", gone)
 	}
-	if r.Server("a") != nil || a.ctx.Err() == nil {
+	if r.Server("a") != nil || !a.Stopped() {
 		t.Error("a released server is still reachable or running")
 	}
 	mu.Lock()

@@ -20,13 +20,13 @@ func (c *crew) server(s *Server, ready *sync.WaitGroup) {
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		s.supervise(ready)
+		s.Supervise(ready)
 	}()
-	if s.pool != nil && !c.noPools() {
+	if p := s.Pool(); p != nil && !c.noPools() {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
-			s.pool.run()
+			p.Run()
 		}()
 	}
 }

@@ -189,7 +189,7 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	pol := in.policy(server)
 	act := &atomic.Pointer[pendingAct]{}
 	if s := in.r.Server(server); s != nil {
-		act = &s.act
+		act = s.Act()
 	}
 	if in.observeWithAct(server, pol, act, defs, by) > 0 {
 		// Views built from another catalogue of the server (a new session's, a stateless

@@ -45,10 +45,7 @@ func listed(t *testing.T, r *Registry, tools map[string]string, prompts ...strin
 		cat.Prompts = append(cat.Prompts, &Prompt{Server: "db", Name: name, Exposed: ex, Def: catalog.Rename(json.RawMessage(`{"name":"`+name+`"}`), ex)})
 	}
 	r.integ.observe("db", cat)
-	s := r.Server("db")
-	s.mu.Lock()
-	s.cat = cat
-	s.mu.Unlock()
+	r.Server("db").SetCatalog(cat)
 	r.changes.note("db")
 }
 
@@ -309,9 +306,7 @@ func TestIntegrityUnobservedIsHeld(t *testing.T) {
 	listed(t, r, map[string]string{"a": "one"})
 	tool, _ := catalog.ExposeTool("db", json.RawMessage(`{"name":"b","description":"sneaked in"}`), testNaming)
 	s := r.Server("db")
-	s.mu.Lock()
-	s.cat = &Catalog{Seq: catalog.NextSeq(), Tools: append(s.cat.Tools, tool)}
-	s.mu.Unlock()
+	s.SetCatalog(&Catalog{Seq: catalog.NextSeq(), Tools: append(s.Catalog().Tools, tool)})
 	r.changes.note("db")
 	if got := viewNames(r.ViewFor([]string{"db"}, nil, nil, nil)); got != "db__a=one" {
 		t.Errorf("an unobserved tool is served: %q", got)

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/instances"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
@@ -22,5 +23,5 @@ func (r *Registry) Probe(ctx context.Context, name string, d *config.ServerDef) 
 		return nil, err
 	}
 	defer c.Close()
-	return fetchCatalog(ctx, name, c, cfg.Naming)
+	return instances.FetchCatalog(ctx, name, c, cfg.Naming)
 }

@@ -15,51 +15,10 @@ import (
 
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/instances"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/plugins"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
-
-// Server states.
-const (
-	StateStarting = "starting"
-	StateUp       = "up"
-	StateDown     = "down"
-	StateStopped  = "stopped"
-)
-
-// Timing is how a registry paces its supervision. The zero value of a field is its
-// default (DefaultTiming).
-type Timing struct {
-	// BackoffMin and BackoffMax bound the delay before restarting an upstream or plugin.
-	// The delay doubles after each failure and resets only after the upstream stayed up
-	// for StableAfter.
-	BackoffMin, BackoffMax, StableAfter time.Duration
-	// DrainFor is how long a replaced server's shared connection (or a stopped plugin's
-	// provider) stays open for the calls already on it.
-	DrainFor time.Duration
-	// KeepAlive is how often shared upstreams are pinged.
-	KeepAlive time.Duration
-}
-
-// DefaultTiming is the timing of a registry that sets none.
-func DefaultTiming() Timing {
-	return Timing{BackoffMin: 250 * time.Millisecond, BackoffMax: 30 * time.Second, StableAfter: 30 * time.Second,
-		DrainFor: 30 * time.Second, KeepAlive: 15 * time.Second}
-}
-
-// orDefault fills in the zero fields.
-func (t Timing) orDefault() Timing {
-	d := DefaultTiming()
-	for _, f := range []struct{ v, def *time.Duration }{
-		{&t.BackoffMin, &d.BackoffMin}, {&t.BackoffMax, &d.BackoffMax}, {&t.StableAfter, &d.StableAfter},
-		{&t.DrainFor, &d.DrainFor}, {&t.KeepAlive, &d.KeepAlive},
-	} {
-		if *f.v <= 0 {
-			*f.v = *f.def
-		}
-	}
-	return t
-}
 
 // Options are a registry's settings beyond the config. The zero value is usable.
 type Options struct {
@@ -97,7 +56,8 @@ type Registry struct {
 	OnListSaid func(server, method string)
 	// OnUp and OnRestart observe supervision, for metrics.
 	OnState func(server, state string)
-	// OnInstanceStart observes each instance's start and initialize time (pool.go).
+	// OnInstanceStart observes each instance's start and initialize time
+	// (instances.Server.ObserveStart).
 	OnInstanceStart func(server string, d time.Duration)
 	// NoPools keeps warm pools from starting (commands that only list catalogues: check,
 	// explain). Set before Start.
@@ -112,7 +72,7 @@ type Registry struct {
 	crew   crew // runs the supervision goroutines
 	views  views
 	// gate bounds the instances the registry starts at once (upstream.start_concurrency).
-	gate startGate
+	gate instances.StartGate
 
 	// inproc are the servers of type inprocess, by server name (ProvideServer).
 	inproc inProcServers
@@ -128,7 +88,10 @@ type Registry struct {
 	dialer *upstream.Dialer
 	// timing paces supervision.
 	timing Timing
-	inst   Instances // the instances of owners (instances.go)
+	// inst are the instances of owners (internal/registry/internal/instances); ih is what
+	// they and the servers need of the registry.
+	inst *instances.Instances
+	ih   *instances.Host
 }
 
 // serverSet is every server sessions may reach (configured and retired) and the sorted
@@ -159,21 +122,21 @@ func NewWithOptions(cfg *config.Config, o Options) *Registry {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	r := &Registry{log: o.Log, ctx: ctx, cancel: cancel, dialer: o.Dialer,
-		timing: o.Timing.orDefault()}
-	r.inst.r = r
+		timing: o.Timing.OrDefault()}
 	r.changes.on = func() func(string) { return r.OnChange }
-	r.inst.agents.m = &r.inst
+	r.ih = instanceHost(r)
+	r.inst = instances.New(r.ih)
 	r.crew.noPools = func() bool { return r.NoPools }
 	r.views = views{r: r, cache: catalog.NewCache(256)}
 	r.integ.r = r
 	r.uauth.r = r
 	r.plug = plugins.NewRunner(pluginHost(r))
 	r.cfg.Store(cfg)
-	r.gate.setLimit(cfg.Upstream.StartConcurrency)
+	r.gate.SetLimit(cfg.Upstream.StartConcurrency)
 	r.dialer.Busy.SetDuration(cfg.Upstream.BusyPoll)
 	set := &serverSet{m: map[string]*Server{}}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Servers)) {
-		set.m[name] = newServer(r, name, cfg.Servers[name])
+		set.m[name] = instances.NewServer(r.ih, name, cfg.Servers[name])
 		set.names = append(set.names, name)
 	}
 	set.plugins = map[string]*Plugin{}
@@ -232,7 +195,7 @@ func (r *Registry) Start(wait time.Duration) {
 func (r *Registry) Close() {
 	r.cancel()
 	for _, s := range r.set.Load().m {
-		s.stop()
+		s.Stop()
 	}
 	for _, p := range r.set.Load().plugins {
 		p.Stop()
@@ -249,7 +212,7 @@ func (r *Registry) Statuses() []Status {
 		out = append(out, set.m[name].Status())
 	}
 	for _, name := range slices.Sorted(maps.Keys(set.m)) {
-		if s := set.m[name]; s.retired.Load() {
+		if s := set.m[name]; s.Retired() {
 			out = append(out, s.Status())
 		}
 	}

@@ -26,19 +26,18 @@ func (r *Registry) Restart(name string) error {
 	case cur == nil:
 		r.applyMu.Unlock()
 		return fmt.Errorf("%w %q", ErrNoServer, name)
-	case cur.retired.Load() || !slices.Contains(old.names, name):
+	case cur.Retired() || !slices.Contains(old.names, name):
 		r.applyMu.Unlock()
 		return fmt.Errorf("server %q: %w", name, ErrRetired)
 	}
 	next := &serverSet{m: maps.Clone(old.m), names: old.names, plugins: old.plugins}
-	s := newServer(r, name, cur.Def)
-	s.restarts = cur.restartCount() + 1 // s is not running yet: no one else has it
+	s := cur.Restarted()
 	next.m[name] = s
 	r.set.Store(next)
 	if r.started {
 		r.crew.server(s, nil)
 	}
-	cur.drain()
+	cur.Drain()
 	r.log.Info("server restarted", "server", name)
 	if r.OnState != nil {
 		r.OnState(name, "restart")
@@ -47,7 +46,7 @@ func (r *Registry) Restart(name string) error {
 	r.applyMu.Unlock()
 	// Outside the lock: stopping a process may take its stop timeout, and a config
 	// reload should not wait for that.
-	r.inst.stopOwnOf(name)
+	r.inst.StopOwnOf(name)
 	return nil
 }
 

@@ -26,7 +26,7 @@ func testRegistry(t *testing.T, cats map[string]*Catalog, servers ...string) *Re
 	t.Cleanup(r.cancel)
 	for name, cat := range cats {
 		r.integ.observe(name, cat) // as readCatalog does
-		r.Server(name).cat = cat
+		r.Server(name).SetCatalog(cat)
 	}
 	return r
 }

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 )
 
-// startGate bounds how many upstream instances the registry starts at once for itself
+// StartGate bounds how many upstream instances the registry starts at once for itself
 // (upstream.start_concurrency): a shared server's connection, a per_session server's
 // catalogue probe and a warm pool's refills, at start-up and on every retry. A start
 // holds its slot from spawning the process until the catalogue (or, for a pool, the
@@ -16,16 +16,16 @@ import (
 // so thinly that each start runs past its timeout and all of them fail and retry
 // together. Instances a session starts for itself do not pass the gate: the session is
 // waiting, and max_instances bounds them.
-type startGate struct {
+type StartGate struct {
 	// slots is replaced whole when the limit changes; a start gives its slot back to
 	// the channel it took it from.
 	slots atomic.Pointer[chan struct{}]
 }
 
-// setLimit makes n the number of starts at once (n < 1: the default, as for a config
+// SetLimit makes n the number of starts at once (n < 1: the default, as for a config
 // built in code without its defaults). Starts under way keep their slots in the old
 // channel; new starts wait in the new one.
-func (g *startGate) setLimit(n int) {
+func (g *StartGate) SetLimit(n int) {
 	if n < 1 {
 		n = config.DefaultStartConcurrency()
 	}
@@ -38,7 +38,7 @@ func (g *startGate) setLimit(n int) {
 
 // enter waits, first come first served, for a slot; release gives it back. It fails
 // only when ctx ends first (the server was stopped or replaced).
-func (g *startGate) enter(ctx context.Context) (release func(), err error) {
+func (g *StartGate) enter(ctx context.Context) (release func(), err error) {
 	ch := *g.slots.Load()
 	select {
 	case ch <- struct{}{}:

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/registry/internal/integrity"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -19,7 +20,7 @@ type Server struct {
 	Def  *config.ServerDef
 	Mode string
 
-	reg     *Registry
+	host    *Host
 	ctx     context.Context // ends the server's supervision
 	cancel  context.CancelFunc
 	retired atomic.Bool
@@ -38,8 +39,9 @@ type Server struct {
 	// on a timer. Nil until someone waits.
 	moved chan struct{}
 	// act names the admin act that added or changed the server while the gateway ran;
-	// its first catalogue after that is approved by it (integrity.go), then it is nil.
-	act atomic.Pointer[pendingAct]
+	// its first catalogue after that is approved by it (the registry's integrity,
+	// Host.Observe), then it is nil.
+	act atomic.Pointer[integrity.PendingAct]
 }
 
 // Status is a server's health for /readyz and the admin API.
@@ -61,8 +63,55 @@ type Status struct {
 	Pool *PoolStats `json:"pool,omitempty"`
 }
 
-// stop ends the server's supervision and closes its shared connection.
-func (s *Server) stop() {
+// Act is the admin act pending on the server (integrity.PendingAct): set when an act added
+// or changed it, taken by its first catalogue.
+func (s *Server) Act() *atomic.Pointer[integrity.PendingAct] { return &s.act }
+
+// Retired reports whether the server was removed from the config and runs on for the
+// sessions that still use it.
+func (s *Server) Retired() bool { return s.retired.Load() }
+
+// SetRetired marks the server retired or configured again, and reports whether it was
+// retired before.
+func (s *Server) SetRetired(retired bool) bool { return s.retired.Swap(retired) }
+
+// Restarted is a new server of s's definition in the same registry, to replace s
+// (Registry.Restart): its restarts count on from s's. It is not running yet.
+func (s *Server) Restarted() *Server {
+	s.mu.Lock()
+	n := s.restarts
+	s.mu.Unlock()
+	ns := NewServer(s.host, s.Name, s.Def)
+	ns.restarts = n + 1 // ns is not running yet: no one else has it
+	return ns
+}
+
+// Drain stops a replaced server after Timing.DrainFor: its supervision ends at once (it is not
+// restarted), its shared connection closes when the calls on it had time to finish.
+func (s *Server) Drain() {
+	s.mu.Lock()
+	c := s.conn
+	s.mu.Unlock()
+	if c == nil {
+		s.Stop()
+		return
+	}
+	time.AfterFunc(s.host.Timing.DrainFor, s.Stop)
+}
+
+// Stopped reports whether the server's supervision was ended (Stop, Drain).
+func (s *Server) Stopped() bool { return s.ctx.Err() != nil }
+
+// SetCatalog makes cat the server's catalogue as if it had listed it, telling no one: for
+// a registry built by hand, without its upstream (tests).
+func (s *Server) SetCatalog(cat *Catalog) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cat = cat
+}
+
+// Stop ends the server's supervision and closes its shared connection.
+func (s *Server) Stop() {
 	s.cancel()
 	if s.pool != nil {
 		s.pool.stop()
@@ -140,13 +189,6 @@ func (s *Server) WaitStarted(ctx context.Context) bool {
 	}
 }
 
-// restartCount is how often the server was restarted.
-func (s *Server) restartCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.restarts
-}
-
 // State returns the server's state and last error.
 func (s *Server) State() (string, string) {
 	s.mu.Lock()
@@ -177,10 +219,10 @@ func (s *Server) setState(state string, err error, cat *Catalog, conn *upstream.
 	}
 	s.mu.Unlock()
 	if changed {
-		s.reg.changes.note(s.Name)
+		s.host.Changed(s.Name)
 	}
-	if s.reg.OnState != nil {
-		s.reg.OnState(s.Name, state)
+	if s.host.OnState != nil {
+		s.host.OnState(s.Name, state)
 	}
 }
 
@@ -190,12 +232,12 @@ func (s *Server) Options() upstream.Options {
 	return upstream.Options{
 		Name: s.Name, Transport: d.Transport(), Command: d.Command, Args: d.Args, Env: d.Env, Dir: d.Dir,
 		URL: d.URL, Headers: d.Headers, ProtocolVersion: d.UpstreamVersion(false), ConnectTimeout: d.Timeouts.Connect,
-		MaxMessageBytes: s.reg.Config().Upstream.MaxMessageBytes, TLS: upstream.TLSFiles(d.TLS), Log: s.reg.log,
+		MaxMessageBytes: s.host.Config().Upstream.MaxMessageBytes, TLS: upstream.TLSFiles(d.TLS), Log: s.host.Log,
 		MaxConcurrency: d.Concurrency(), MaxQueue: d.Queue.Max, QueueTimeout: d.Queue.Timeout, MaxQueuePerOwner: d.Queue.MaxPerAgent,
-		InProcess: s.reg.inproc.get(s.Name),
+		InProcess: s.host.InProcess(s.Name),
 		// A server-wide grant is every instance's; a per-user one is given per owner
 		// (ownerOptions).
-		Authorizer: s.reg.uauth.authorizerFor(s.Name, "", config.AuthPerServer),
+		Authorizer: s.host.Authorizer(s.Name, "", config.AuthPerServer),
 	}
 }
 
@@ -203,7 +245,7 @@ func (s *Server) Options() upstream.Options {
 // per-user OAuth server's lists its catalogue with a grant it borrows (catalogAuthorizer).
 func (s *Server) probeOptions() upstream.Options {
 	o := s.Options()
-	if a := s.reg.uauth.catalogAuthorizerFor(s.Name); a != nil {
+	if a := s.host.CatalogAuthorizer(s.Name); a != nil {
 		o.Authorizer = a
 	}
 	return o
@@ -219,12 +261,12 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 	o.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		switch m.Method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
-			rl.notify(s.reg.ctx, s.reg.Config().Upstream.RelistInterval, func() {
-				cctx, cancel := context.WithTimeout(s.reg.ctx, s.Def.Timeouts.Connect)
+			rl.notify(s.host.Ctx, s.host.Config().Upstream.RelistInterval, func() {
+				cctx, cancel := context.WithTimeout(s.host.Ctx, s.Def.Timeouts.Connect)
 				defer cancel()
 				cat, err := s.readCatalog(cctx, c)
 				if err != nil {
-					s.reg.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
+					s.host.Log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
 					return
 				}
 				if onCatalog != nil {
@@ -240,7 +282,7 @@ func (s *Server) Spawn(ctx context.Context, o upstream.Options, onCatalog func(*
 			h(c, m, raw, rel)
 		}
 	}
-	return s.reg.dialer.Dial(ctx, o)
+	return s.host.Dialer.Dial(ctx, o)
 }
 
 // handler is the handler of one of the server's own connections (shared, or the probe
@@ -253,27 +295,27 @@ func (s *Server) handler() upstream.Handler {
 		if s.listChanged(c, m, &rl) {
 			return
 		}
-		if s.reg.Handler != nil {
-			s.reg.Handler(c, m, raw, rel)
+		if h := s.host.Handler(); h != nil {
+			h(c, m, raw, rel)
 		}
 	}
 }
 
 // listChanged re-reads a server's lists after the upstream said they changed.
 func (s *Server) listChanged(c *upstream.Conn, m *wire.Msg, rl *relister) bool {
-	r := s.reg
+	r := s.host
 	switch m.Method {
 	case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 	default:
 		return false
 	}
 	method := m.Method
-	rl.notify(r.ctx, r.Config().Upstream.RelistInterval, func() {
-		ctx, cancel := context.WithTimeout(r.ctx, s.Def.Timeouts.Connect)
+	rl.notify(r.Ctx, r.Config().Upstream.RelistInterval, func() {
+		ctx, cancel := context.WithTimeout(r.Ctx, s.Def.Timeouts.Connect)
 		defer cancel()
 		cat, err := s.readCatalog(ctx, c)
 		if err != nil {
-			r.log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
+			r.Log.Warn("re-listing after list_changed failed", "server", s.Name, "err", err)
 			return
 		}
 		s.mu.Lock()
@@ -283,8 +325,8 @@ func (s *Server) listChanged(c *upstream.Conn, m *wire.Msg, rl *relister) bool {
 		}
 		s.mu.Unlock()
 		if !same {
-			r.log.Info("upstream catalogue changed", "server", s.Name, "tools", len(cat.Tools))
-			r.changes.note(s.Name)
+			r.Log.Info("upstream catalogue changed", "server", s.Name, "tools", len(cat.Tools))
+			r.Changed(s.Name)
 		} else if r.OnListSaid != nil {
 			r.OnListSaid(s.Name, method)
 		}
@@ -292,10 +334,10 @@ func (s *Server) listChanged(c *upstream.Conn, m *wire.Msg, rl *relister) bool {
 	return true
 }
 
-// newServer makes the server name of definition d in r; run supervises it.
-func newServer(r *Registry, name string, d *config.ServerDef) *Server {
-	ctx, cancel := context.WithCancel(r.ctx)
-	s := &Server{Name: name, Def: d, Mode: d.ResolvedMode(), reg: r, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
+// NewServer makes the server name of definition d for the registry h; Supervise runs it.
+func NewServer(h *Host, name string, d *config.ServerDef) *Server {
+	ctx, cancel := context.WithCancel(h.Ctx)
+	s := &Server{Name: name, Def: d, Mode: d.ResolvedMode(), host: h, ctx: ctx, cancel: cancel, state: StateStarting, since: time.Now()}
 	if d.Pooled() {
 		s.pool = newPool(s)
 	}

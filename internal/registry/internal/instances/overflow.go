@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -50,13 +50,13 @@ func (m *Instances) overflow(ctx context.Context, srv *Server, o Owner, spec *Ow
 	c, err := m.perCall(ctx, srv, o, spec)
 	if err != nil {
 		m.overflowEnded(key)
-		m.r.log.Debug("no overflow instance: the request waits for the session's own instance", "server", srv.Name, "session", spec.Session, "err", err)
+		m.h.Log.Debug("no overflow instance: the request waits for the session's own instance", "server", srv.Name, "session", spec.Session, "err", err)
 		return nil
 	}
 	// Counted until the process ends, not until the request is answered: the bound is on
 	// what runs, and a stopping instance still runs.
 	go func() { <-c.Done(); m.overflowEnded(key) }()
-	m.r.log.Debug("an overflow instance serves a stateless request (the session's own instance is busy)", "server", srv.Name, "session", spec.Session, "overflow", n+1)
+	m.h.Log.Debug("an overflow instance serves a stateless request (the session's own instance is busy)", "server", srv.Name, "session", spec.Session, "overflow", n+1)
 	return c
 }
 

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -11,20 +11,20 @@ import (
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
-// supervise keeps a shared server connected, or keeps a per_session server's catalogue
+// Supervise keeps a shared server connected, or keeps a per_session server's catalogue
 // known (by probing one instance), restarting with exponential back-off.
-func (s *Server) supervise(ready *sync.WaitGroup) {
+func (s *Server) Supervise(ready *sync.WaitGroup) {
 	var once sync.Once
 	markReady := func() { once.Do(ready.Done) }
 	defer markReady()
-	b := newBackoff(s.reg.timing)
+	b := newBackoff(s.host.Timing)
 	for attempt := 0; s.ctx.Err() == nil; attempt++ {
 		if attempt > 0 {
 			s.mu.Lock()
 			s.restarts++
 			s.mu.Unlock()
-			if s.reg.OnState != nil {
-				s.reg.OnState(s.Name, "restart")
+			if s.host.OnState != nil {
+				s.host.OnState(s.Name, "restart")
 			}
 		}
 		started := time.Now()
@@ -37,11 +37,11 @@ func (s *Server) supervise(ready *sync.WaitGroup) {
 		if errors.As(err, &re) && time.Since(started) >= time.Second {
 			// The gateway ended a working instance (one bad message): start the next at
 			// once and keep the tools listed, so calls wait for it instead of failing.
-			s.reg.log.Info("upstream restarting", "server", s.Name, "why", err)
+			s.host.Log.Info("upstream restarting", "server", s.Name, "why", err)
 			s.setState(StateStarting, err, nil, nil, false)
 			continue
 		}
-		s.reg.log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", b.current())
+		s.host.Log.Warn("upstream down", "server", s.Name, "err", err, "retry_in", b.current())
 		// Its last catalogue stays: its tools stay listed, and a call is answered with an
 		// error naming it and saying it is down, not as an unknown tool.
 		s.setState(StateDown, err, nil, nil, false)
@@ -62,7 +62,7 @@ func (s *Server) runOnce(markReady func()) error {
 		return err
 	}
 	for _, p := range cat.Problems {
-		s.reg.log.Warn("upstream catalogue problem", "server", s.Name, "problem", p)
+		s.host.Log.Warn("upstream catalogue problem", "server", s.Name, "problem", p)
 	}
 	if s.Mode != config.ModeShared {
 		// The probe instance only tells us the catalogue; sessions (agents, calls) start
@@ -77,11 +77,11 @@ func (s *Server) runOnce(markReady func()) error {
 	s.pid = c.Pid()
 	s.mu.Unlock()
 	s.setState(StateUp, nil, cat, c, true)
-	s.reg.log.Info("upstream up", "server", s.Name, "transport", s.Def.Transport(), "tools", len(cat.Tools), "protocol", c.ProtocolVersion)
+	s.host.Log.Info("upstream up", "server", s.Name, "transport", s.Def.Transport(), "tools", len(cat.Tools), "protocol", c.ProtocolVersion)
 	markReady()
 	// A ping every Timing.KeepAlive notices an upstream that went away without a word (an HTTP
 	// server without a standalone stream, a hung process).
-	tick := time.NewTicker(s.reg.timing.KeepAlive)
+	tick := time.NewTicker(s.host.Timing.KeepAlive)
 	defer tick.Stop()
 	misses := 0
 	for {
@@ -97,7 +97,7 @@ func (s *Server) runOnce(markReady func()) error {
 			_ = c.Close()
 			return s.ctx.Err()
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(s.ctx, s.reg.timing.KeepAlive/2)
+			ctx, cancel := context.WithTimeout(s.ctx, s.host.Timing.KeepAlive/2)
 			_, err := c.Request(ctx, "ping", nil)
 			cancel()
 			var rpc *upstream.RPCError
@@ -116,14 +116,14 @@ func (s *Server) runOnce(markReady func()) error {
 // start connects to the upstream and reads its catalogue, holding one of the registry's
 // start slots meanwhile (startGate): the connect timeout begins once the slot is taken.
 func (s *Server) start() (*upstream.Conn, *Catalog, error) {
-	release, err := s.reg.gate.enter(s.ctx)
+	release, err := s.host.Gate.enter(s.ctx)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer release()
 	o := s.probeOptions()
 	o.Handler = s.handler()
-	c, err := s.reg.dialer.Dial(s.ctx, o)
+	c, err := s.host.Dialer.Dial(s.ctx, o)
 	if err != nil && o.URL != "" {
 		c, err = s.dialRewritten(o, err)
 	}
@@ -155,11 +155,11 @@ func (s *Server) Pid() int {
 // tried in executor name order; the first that answers is used. first is the error of
 // the URL as written, returned when none answers.
 func (s *Server) dialRewritten(o upstream.Options, first error) (*upstream.Conn, error) {
-	for _, u := range config.RewrittenURLs(s.reg.Config().Executors, o.URL) {
+	for _, u := range config.RewrittenURLs(s.host.Config().Executors, o.URL) {
 		o.URL = u
-		c, err := s.reg.dialer.Dial(s.ctx, o)
+		c, err := s.host.Dialer.Dial(s.ctx, o)
 		if err == nil {
-			s.reg.log.Info("upstream reached through an executor's url_rewrite", "server", s.Name, "url", u, "unreachable", first)
+			s.host.Log.Info("upstream reached through an executor's url_rewrite", "server", s.Name, "url", u, "unreachable", first)
 			return c, nil
 		}
 	}

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/mcpgw/mcpgw/internal/upstream"
 )
 
-// fetchCatalog lists everything an upstream offers.
-func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config.Naming) (cat *Catalog, err error) {
+// FetchCatalog lists everything an upstream offers.
+func FetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config.Naming) (cat *Catalog, err error) {
 	defer func() {
 		// What an upstream lists is input like any other: a list that trips a bug fails
 		// this listing (the server is retried with backoff), never the daemon.
@@ -58,8 +58,8 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 				cat.Problems = append(cat.Problems, "a prompt without a name was skipped")
 				continue
 			}
-			ex := ExposedName(server, head.Name, n)
-			cat.Prompts = append(cat.Prompts, &Prompt{Server: server, Name: head.Name, Exposed: ex, Def: catalog.Rename(raw, ex)})
+			ex := catalog.ExposedName(server, head.Name, n)
+			cat.Prompts = append(cat.Prompts, &catalog.Prompt{Server: server, Name: head.Name, Exposed: ex, Def: catalog.Rename(raw, ex)})
 		}
 		sort.Slice(cat.Prompts, func(i, j int) bool { return cat.Prompts[i].Exposed < cat.Prompts[j].Exposed })
 	}
@@ -73,7 +73,7 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 				URI string `json:"uri"`
 			}
 			if json.Unmarshal(raw, &head) == nil && head.URI != "" {
-				cat.Resources = append(cat.Resources, &Resource{Server: server, URI: head.URI, Def: catalog.Compact(raw)})
+				cat.Resources = append(cat.Resources, &catalog.Resource{Server: server, URI: head.URI, Def: catalog.Compact(raw)})
 			}
 		}
 		// Templates are optional; an upstream without them answers method not found.
@@ -83,7 +83,7 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 					URI string `json:"uriTemplate"`
 				}
 				if json.Unmarshal(raw, &head) == nil && head.URI != "" {
-					cat.Templates = append(cat.Templates, &Resource{Server: server, URI: head.URI, Def: catalog.Compact(raw)})
+					cat.Templates = append(cat.Templates, &catalog.Resource{Server: server, URI: head.URI, Def: catalog.Compact(raw)})
 				}
 			}
 		}
@@ -94,10 +94,10 @@ func fetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 // readCatalog lists everything the server's upstream offers on c and shows it to the
 // integrity guard.
 func (s *Server) readCatalog(ctx context.Context, c *upstream.Conn) (*Catalog, error) {
-	cat, err := fetchCatalog(ctx, s.Name, c, s.reg.Config().Naming)
+	cat, err := FetchCatalog(ctx, s.Name, c, s.host.Config().Naming)
 	if err != nil {
 		return nil, err
 	}
-	s.reg.integ.observe(s.Name, cat)
+	s.host.Observe(s.Name, cat)
 	return cat, nil
 }

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -184,14 +184,14 @@ func (a *agentSet) startAgent(srv *Server, o Owner, spec *OwnerSpec, e *agentIns
 	pooled := p != nil && spec.poolable()
 	// An agent has one per_agent instance per executor override set: the share bounds
 	// how many such sets one agent may run.
-	release, err := a.m.takeShare(a.m.r.ctx, srv, spec, pooled)
+	release, err := a.m.takeShare(a.m.h.Ctx, srv, spec, pooled)
 	if err != nil {
 		return nil, err
 	}
 	var c *upstream.Conn
 	if pooled {
 		var in *Instance
-		if in, err = p.Take(a.m.r.ctx); err == nil {
+		if in, err = p.Take(a.m.h.Ctx); err == nil {
 			in.Bind(handler, onCat)
 			c = in.Conn
 		}
@@ -199,19 +199,19 @@ func (a *agentSet) startAgent(srv *Server, o Owner, spec *OwnerSpec, e *agentIns
 		opts := ownerOptions(srv, o, spec)
 		opts.ClientCaps, opts.ClientInfo, opts.Handler = nil, nil, handler
 		start := time.Now()
-		if c, err = srv.Spawn(a.m.r.ctx, opts, onCat); err == nil {
+		if c, err = srv.Spawn(a.m.h.Ctx, opts, onCat); err == nil {
 			srv.ObserveStart(time.Since(start))
 		}
 	}
 	if err != nil {
 		release()
-		a.m.r.log.Warn("per-agent upstream failed to start", "server", srv.Name, "agent", spec.Agent, "err", err)
+		a.m.h.Log.Warn("per-agent upstream failed to start", "server", srv.Name, "agent", spec.Agent, "err", err)
 		return nil, err
 	}
 	releaseWhenDone(c, release)
 	o.InstanceStarted(srv.Name)
 	a.m.counted(srv.Name, c)
-	a.m.r.log.Info("per-agent upstream started", "server", srv.Name, "agent", spec.Agent)
+	a.m.h.Log.Info("per-agent upstream started", "server", srv.Name, "agent", spec.Agent)
 	return c, nil
 }
 
@@ -230,7 +230,7 @@ func (a *agentSet) releaseAgents(o Owner, keep func(server string) bool) {
 			continue
 		}
 		grace := config.DefaultAgentGrace
-		if srv := a.m.r.Server(key.server); srv != nil {
+		if srv := a.m.h.Server(key.server); srv != nil {
 			grace = srv.Def.AgentGrace
 		}
 		e.release = time.AfterFunc(grace, func() { a.stopAgent(e) })
@@ -248,7 +248,7 @@ func (a *agentSet) stopAgent(e *agentInst) {
 	a.mu.Unlock()
 	if c := e.settled(); c != nil {
 		_ = c.Close()
-		a.m.r.log.Info("per-agent upstream stopped: its agent has no session left", "server", e.key.server, "agent", strings.TrimPrefix(e.key.agent, "\x00"))
+		a.m.h.Log.Info("per-agent upstream stopped: its agent has no session left", "server", e.key.server, "agent", strings.TrimPrefix(e.key.agent, "\x00"))
 	}
 }
 

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -88,7 +88,7 @@ func (m *Instances) spawnOwn(ctx context.Context, srv *Server, o Owner) (*upstre
 	c, err := m.startOwn(srv, o, &spec)
 	if err != nil {
 		release()
-		m.r.log.Warn("per-session upstream failed to start", "server", srv.Name, "session", spec.Session, "err", err)
+		m.h.Log.Warn("per-session upstream failed to start", "server", srv.Name, "session", spec.Session, "err", err)
 		var full *PoolFullError
 		if !errors.As(err, &full) {
 			// A full pool is not a server that is down: its tools stay listed.
@@ -112,11 +112,11 @@ func (m *Instances) spawnOwn(ctx context.Context, srv *Server, o Owner) (*upstre
 // would list tools the instance has not got. On failure the view keeps the registry's
 // catalogue, as before the instance started.
 func (m *Instances) readOwnCatalog(srv *Server, o Owner, c *upstream.Conn) {
-	ctx, cancel := context.WithTimeout(m.r.ctx, srv.Def.Timeouts.Connect)
+	ctx, cancel := context.WithTimeout(m.h.Ctx, srv.Def.Timeouts.Connect)
 	defer cancel()
 	cat, err := srv.readCatalog(ctx, c)
 	if err != nil {
-		m.r.log.Warn("listing a per-session instance's catalogue failed", "server", srv.Name, "err", err)
+		m.h.Log.Warn("listing a per-session instance's catalogue failed", "server", srv.Name, "err", err)
 		return
 	}
 	o.InstanceCatalog(srv.Name, cat, true)
@@ -131,7 +131,7 @@ func (m *Instances) readOwnCatalog(srv *Server, o Owner, c *upstream.Conn) {
 func (m *Instances) AwaitCatalogs(ctx context.Context, o Owner, servers []string) {
 	var wg sync.WaitGroup
 	for _, name := range servers {
-		srv := m.r.Server(name)
+		srv := m.h.Server(name)
 		if srv == nil {
 			continue // a plugin
 		}
@@ -157,7 +157,7 @@ func (m *Instances) AwaitCatalogs(ctx context.Context, o Owner, servers []string
 func (m *Instances) AwaitStarted(ctx context.Context, servers []string) {
 	var wg sync.WaitGroup
 	for _, name := range servers {
-		srv := m.r.Server(name)
+		srv := m.h.Server(name)
 		if srv == nil {
 			continue // a plugin
 		}
@@ -176,7 +176,7 @@ func (m *Instances) AwaitStarted(ctx context.Context, servers []string) {
 func (m *Instances) startOwn(srv *Server, o Owner, spec *OwnerSpec) (*upstream.Conn, error) {
 	onCatalog := func(cat *Catalog) { o.InstanceCatalog(srv.Name, cat, true) }
 	if p := srv.PoolFor(config.ModePerSession); p != nil && spec.poolable() {
-		in, err := p.Take(m.r.ctx)
+		in, err := p.Take(m.h.Ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -184,7 +184,7 @@ func (m *Instances) startOwn(srv *Server, o Owner, spec *OwnerSpec) (*upstream.C
 		return in.Conn, nil
 	}
 	start := time.Now()
-	c, err := srv.Spawn(m.r.ctx, ownerOptions(srv, o, spec), onCatalog)
+	c, err := srv.Spawn(m.h.Ctx, ownerOptions(srv, o, spec), onCatalog)
 	if err == nil {
 		srv.ObserveStart(time.Since(start))
 	}
@@ -203,22 +203,22 @@ func (m *Instances) watchOwn(srv *Server, o Owner, session string, c *upstream.C
 	if errors.As(c.Err(), &re) {
 		// Ended by the gateway over one bad message: the tools stay listed, and the next
 		// call starts a fresh instance.
-		m.r.log.Info("per-session upstream restarted", "server", srv.Name, "session", session, "why", re)
+		m.h.Log.Info("per-session upstream restarted", "server", srv.Name, "session", session, "why", re)
 		m.restarted(srv.Name)
 		return
 	}
 	if errors.Is(c.Err(), upstream.ErrClosed) {
 		return
 	}
-	m.r.log.Warn("per-session upstream exited", "server", srv.Name, "session", session, "err", c.Err())
+	m.h.Log.Warn("per-session upstream exited", "server", srv.Name, "session", session, "err", c.Err())
 	m.restarted(srv.Name)
 	o.InstanceDown(srv.Name)
-	b := newBackoff(m.r.timing)
+	b := newBackoff(m.h.Timing)
 	for range restartTries {
-		if !b.sleep(m.r.ctx) || o.Ended() {
+		if !b.sleep(m.h.Ctx) || o.Ended() {
 			return
 		}
-		if _, err := m.Conn(m.r.ctx, srv.Name, o); err == nil {
+		if _, err := m.Conn(m.h.Ctx, srv.Name, o); err == nil {
 			return
 		}
 	}
@@ -226,8 +226,8 @@ func (m *Instances) watchOwn(srv *Server, o Owner, session string, c *upstream.C
 
 // restarted tells OnState of an instance restarted (for the restarts metric).
 func (m *Instances) restarted(server string) {
-	if m.r.OnState != nil {
-		m.r.OnState(server, "restart")
+	if m.h.OnState != nil {
+		m.h.OnState(server, "restart")
 	}
 }
 
@@ -294,9 +294,9 @@ func (m *Instances) StopIdle(o Owner, now time.Time, idle time.Duration) {
 	}
 }
 
-// stopOwnOf stops every owner's per_session instance of server that started (a restart
+// StopOwnOf stops every owner's per_session instance of server that started (a restart
 // of the server): the owner's next call starts another. One still starting is new already.
-func (m *Instances) stopOwnOf(server string) {
+func (m *Instances) StopOwnOf(server string) {
 	m.mu.Lock()
 	var stop []*upstream.Conn
 	for _, conns := range m.own {

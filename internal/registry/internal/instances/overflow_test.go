@@ -1,9 +1,8 @@
-package registry
+package instances
 
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -40,7 +39,7 @@ func (o *testOwner) InstanceStarted(string)                                     
 
 // overflowRegistry is a registry of one per_session server ev (a go-sdk streamable HTTP
 // server) whose instances take one request at once, with the given extra keys.
-func overflowRegistry(t *testing.T, extra string) *Registry {
+func overflowRegistry(t *testing.T, extra string) *testRegistry {
 	t.Helper()
 	s := mcp.NewServer(&mcp.Implementation{Name: "overflow-test", Version: "1"}, nil)
 	srv := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, &mcp.StreamableHTTPOptions{Stateless: true}))
@@ -60,14 +59,14 @@ servers:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := NewWithOptions(cfg, Options{Log: slog.New(slog.DiscardHandler)})
+	r := newTestRegistry(t, cfg)
 	t.Cleanup(r.Close)
 	return r
 }
 
 // newOwner is an owner of agent a on r whose instances are stopped at cleanup (before the
 // upstream is: it waits for their connections).
-func newOwner(t *testing.T, r *Registry, stateless bool) *testOwner {
+func newOwner(t *testing.T, r *testRegistry, stateless bool) *testOwner {
 	o := &testOwner{stateless: stateless, agent: "a"}
 	t.Cleanup(func() {
 		own := r.Instances().OwnConns(o)
@@ -89,7 +88,7 @@ type acquired struct {
 	done func()
 }
 
-func acquire(t *testing.T, r *Registry, o Owner) acquired {
+func acquire(t *testing.T, r *testRegistry, o Owner) acquired {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -101,7 +100,7 @@ func acquire(t *testing.T, r *Registry, o Owner) acquired {
 }
 
 // waitCount waits (bounded) until n instances of ev run for owners.
-func waitCount(t *testing.T, r *Registry, n int64) {
+func waitCount(t *testing.T, r *testRegistry, n int64) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for r.Instances().Count("ev") != n {
@@ -114,7 +113,7 @@ func waitCount(t *testing.T, r *Registry, n int64) {
 
 // busyOwn acquires o's own instance and takes its only slot, as a running request does;
 // the returned func gives the slot back.
-func busyOwn(t *testing.T, r *Registry, o Owner) (*upstream.Conn, func()) {
+func busyOwn(t *testing.T, r *testRegistry, o Owner) (*upstream.Conn, func()) {
 	t.Helper()
 	own := acquire(t, r, o)
 	if own.c.Limit == nil || !own.c.Limit.TryAcquire() {

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -117,7 +117,7 @@ func (m *Instances) takeShare(ctx context.Context, srv *Server, spec *OwnerSpec,
 		return func() {}, nil
 	}
 	if err := m.shares.take(ctx, key, srv.Def.MaxInstancesPerAgent, wait); err != nil {
-		m.r.log.Warn("instance refused: the agent holds its share", "server", srv.Name, "agent", spec.Agent, "session", spec.Session, "err", err)
+		m.h.Log.Warn("instance refused: the agent holds its share", "server", srv.Name, "agent", spec.Agent, "session", spec.Session, "err", err)
 		return nil, err
 	}
 	var once sync.Once

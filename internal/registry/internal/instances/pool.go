@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -97,7 +97,7 @@ func (e *PoolFullError) Error() string {
 // registry's OnInstanceStart, when set, is told how long it took to start and initialize
 // (the gateway's start time histogram).
 func (s *Server) ObserveStart(d time.Duration) {
-	if f := s.reg.OnInstanceStart; f != nil {
+	if f := s.host.OnInstanceStart; f != nil {
 		f(s.Name, d)
 	}
 }
@@ -117,18 +117,6 @@ func newPool(s *Server) *Pool {
 // Pool returns the server's warm pool (nil when it has none).
 func (s *Server) Pool() *Pool { return s.pool }
 
-// Pools lists the stats of every configured server's pool, by server.
-func (r *Registry) Pools() map[string]PoolStats {
-	out := map[string]PoolStats{}
-	set := r.set.Load()
-	for _, name := range set.names {
-		if p := set.m[name].pool; p != nil {
-			out[name] = p.Stats()
-		}
-	}
-	return out
-}
-
 // Stats reports the pool's counts.
 func (p *Pool) Stats() PoolStats {
 	p.mu.Lock()
@@ -145,8 +133,8 @@ func (p *Pool) poke() {
 	}
 }
 
-// run refills the pool until the server stops.
-func (p *Pool) run() {
+// Run refills the pool until the server stops.
+func (p *Pool) Run() {
 	every := 30 * time.Second
 	if p.idle > 0 && p.idle/4 < every {
 		every = max(p.idle/4, 50*time.Millisecond)
@@ -197,14 +185,14 @@ func (p *Pool) startOne() {
 	if err != nil {
 		p.failures++
 		p.lastErr = err.Error()
-		t := p.s.reg.timing
+		t := p.s.host.Timing
 		backoff := min(t.BackoffMin<<min(p.failures-1, 16), t.BackoffMax)
 		// Jitter, as for shared servers: pools of many gateways do not retry in step.
 		p.retryAt = time.Now().Add(backoff/2 + time.Duration(rand.Int64N(int64(backoff/2)+1)))
 		stopped := p.stopped
 		p.mu.Unlock()
 		if !stopped {
-			p.s.reg.log.Warn("pooled instance failed to start", "server", p.s.Name, "err", err, "retry_in", time.Until(p.retryAt).Round(time.Millisecond))
+			p.s.host.Log.Warn("pooled instance failed to start", "server", p.s.Name, "err", err, "retry_in", time.Until(p.retryAt).Round(time.Millisecond))
 		}
 		p.poke()
 		return
@@ -224,7 +212,7 @@ func (p *Pool) startOne() {
 // dialGated is dial within one of the registry's start slots (startGate): refills are
 // the pool's own starts, which no caller waits for.
 func (p *Pool) dialGated() (*Instance, error) {
-	release, err := p.s.reg.gate.enter(p.s.ctx)
+	release, err := p.s.host.Gate.enter(p.s.ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -240,7 +228,7 @@ func (p *Pool) watchReady(in *Instance) {
 		if r == in {
 			p.ready = append(p.ready[:i], p.ready[i+1:]...)
 			if !p.stopped && !p.drained {
-				p.s.reg.log.Warn("pooled instance exited while ready; replacing it", "server", p.s.Name, "err", in.Conn.Err())
+				p.s.host.Log.Warn("pooled instance exited while ready; replacing it", "server", p.s.Name, "err", in.Conn.Err())
 			}
 			break
 		}
@@ -276,12 +264,12 @@ func (p *Pool) dial() (*Instance, error) {
 		switch m.Method {
 		case "notifications/tools/list_changed", "notifications/prompts/list_changed", "notifications/resources/list_changed":
 			if f := in.onCat.Load(); f != nil {
-				rl.notify(p.s.reg.ctx, p.s.reg.Config().Upstream.RelistInterval, func() {
-					ctx, cancel := context.WithTimeout(p.s.reg.ctx, p.s.Def.Timeouts.Connect)
+				rl.notify(p.s.host.Ctx, p.s.host.Config().Upstream.RelistInterval, func() {
+					ctx, cancel := context.WithTimeout(p.s.host.Ctx, p.s.Def.Timeouts.Connect)
 					defer cancel()
 					cat, err := p.s.readCatalog(ctx, c)
 					if err != nil {
-						p.s.reg.log.Warn("re-listing after list_changed failed", "server", p.s.Name, "err", err)
+						p.s.host.Log.Warn("re-listing after list_changed failed", "server", p.s.Name, "err", err)
 						return
 					}
 					(*f)(cat)
@@ -291,12 +279,12 @@ func (p *Pool) dial() (*Instance, error) {
 		}
 		if h := in.handler.Load(); h != nil {
 			(*h)(c, m, raw, rel)
-		} else if p.s.reg.Handler != nil {
-			p.s.reg.Handler(c, m, raw, rel)
+		} else if h := p.s.host.Handler(); h != nil {
+			h(c, m, raw, rel)
 		}
 	}
 	start := time.Now()
-	c, err := p.s.reg.dialer.Dial(p.s.ctx, o)
+	c, err := p.s.host.Dialer.Dial(p.s.ctx, o)
 	if err != nil {
 		return nil, err
 	}
@@ -390,7 +378,7 @@ func (p *Pool) reapIdle() {
 	idle := p.ready
 	p.ready = nil
 	p.mu.Unlock()
-	p.s.reg.log.Info("pool idle: ready instances stopped until the next session", "server", p.s.Name, "instances", len(idle))
+	p.s.host.Log.Info("pool idle: ready instances stopped until the next session", "server", p.s.Name, "instances", len(idle))
 	for _, in := range idle {
 		_ = in.Conn.Close()
 	}

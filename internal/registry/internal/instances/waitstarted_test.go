@@ -1,8 +1,7 @@
-package registry
+package instances
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -16,7 +15,8 @@ func TestWaitStarted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := New(cfg, slog.New(slog.DiscardHandler))
+	reg := newTestRegistry(t, cfg)
+	t.Cleanup(reg.Close)
 	s := reg.Server("up")
 	if s.WaitStarted(context.Background()) {
 		t.Fatal("WaitStarted said started for a server that stayed starting past its connect timeout")

@@ -1,4 +1,4 @@
-package registry
+package instances
 
 import (
 	"context"
@@ -20,10 +20,6 @@ import (
 // per_call (here), with the agents' fair shares (shares.go) and the servers'
 // max_instances counted here. The gateway asks for a connection with Acquire and tells
 // the registry when an owner goes (ReleaseOwner).
-
-// Instances are the registry's instances of its owners: every policy but shared's
-// connection, the pools taken from, the shares and counts.
-func (r *Registry) Instances() *Instances { return &r.inst }
 
 // Owner is who the registry starts instances of its own for: a client session. Its
 // methods are called without any of the registry's locks held, except Ended.
@@ -70,7 +66,7 @@ type OwnerSpec struct {
 
 // Instances holds what the registry started or took for owners (Registry.Instances).
 type Instances struct {
-	r  *Registry
+	h  *Host
 	mu sync.Mutex
 	// own are the per_session instances of each owner, by server.
 	own map[Owner]map[string]*ownConn
@@ -81,6 +77,13 @@ type Instances struct {
 	// overflows counts the overflow instances of each stateless owner and server that have
 	// not ended (overflow.go); under mu.
 	overflows map[overflowKey]int
+}
+
+// New makes the instances of owners of the registry h.
+func New(h *Host) *Instances {
+	m := &Instances{h: h}
+	m.agents.m = m
+	return m
 }
 
 // Count is how many instances of server run for owners (per_session, per_agent,
@@ -123,7 +126,7 @@ func modeOf(srv *Server, spec *OwnerSpec) string {
 // owner's request that its own instance cannot take at once gets an overflow instance
 // when one may start (overflow.go).
 func (m *Instances) Acquire(ctx context.Context, server string, o Owner) (*upstream.Conn, func(), error) {
-	srv := m.r.Server(server)
+	srv := m.h.Server(server)
 	if srv == nil {
 		return nil, nil, fmt.Errorf("unknown server %q", server)
 	}
@@ -154,7 +157,7 @@ func stopAfter(c *upstream.Conn) func() {
 // subscription, a listen): the shared one, its agent's, or o's own instance, started on
 // first use. A per_call server is served by an instance of o's own here.
 func (m *Instances) Conn(ctx context.Context, server string, o Owner) (*upstream.Conn, error) {
-	srv := m.r.Server(server)
+	srv := m.h.Server(server)
 	if srv == nil {
 		return nil, fmt.Errorf("unknown server %q", server)
 	}
@@ -214,10 +217,10 @@ func (m *Instances) perCall(ctx context.Context, srv *Server, o Owner, spec *Own
 		return nil, err
 	}
 	start := time.Now()
-	c, err := srv.Spawn(m.r.ctx, ownerOptions(srv, o, spec), nil)
+	c, err := srv.Spawn(m.h.Ctx, ownerOptions(srv, o, spec), nil)
 	if err != nil {
 		release()
-		m.r.log.Warn("per-call upstream failed to start", "server", srv.Name, "session", spec.Session, "err", err)
+		m.h.Log.Warn("per-call upstream failed to start", "server", srv.Name, "session", spec.Session, "err", err)
 		return nil, err
 	}
 	releaseWhenDone(c, release)
@@ -252,7 +255,7 @@ func ownerOptions(srv *Server, o Owner, spec *OwnerSpec) upstream.Options {
 	if spec.Stateless {
 		opts.ProtocolVersion = srv.Def.UpstreamVersion(true)
 	}
-	if a := srv.reg.uauth.authorizerFor(srv.Name, spec.Subject, config.AuthPerUser); a != nil {
+	if a := srv.host.Authorizer(srv.Name, spec.Subject, config.AuthPerUser); a != nil {
 		opts.Authorizer = a
 	}
 	opts.Handler = o.HandleUpstream
