@@ -91,7 +91,7 @@ var allowedGlobals = map[string]string{
 	"internal/gateway.streamableVersions":                  "protocol versions served: a constant list, never written",
 	"internal/gateway.legacyVersions":                      "protocol versions served: a constant list, never written",
 	"internal/gateway.latestVersion":                       "protocol version constant kept beside its lists, never written",
-	"internal/gateway.modernVersions":                      "protocol versions served: a constant list, never written",
+	"internal/gateway.statelessVersions":                   "protocol versions served: a constant list, never written",
 	"internal/gateway/internal/reqparams.levelRank":        "lookup table, never written",
 	"internal/gateway.gatewayCaps":                         "the gateway's capabilities as constant JSON, never written",
 	"internal/gateway/internal/dispatch.isErrorKey":        "constant bytes the scanner compares with, never written",

@@ -72,10 +72,10 @@ type Conn struct {
 	// Limit bounds the client requests in flight on this instance (nil: no limit). The
 	// caller takes a slot before BeginUntil and releases it when the call ends.
 	Limit *Limiter
-	// Modern is set when the upstream speaks the stateless revision (2026-07-28,
-	// modern.go): every request then carries modernMeta in params._meta.
-	Modern     bool
-	modernMeta json.RawMessage
+	// Stateless is set when the upstream speaks the stateless revision (2026-07-28,
+	// stateless.go): every request then carries statelessMeta in params._meta.
+	Stateless     bool
+	statelessMeta json.RawMessage
 	// paramHeaders are the x-mcp-header bindings of the server's tools, by tool name, as
 	// the last tools/list of any of its connections from the same Dialer returned them
 	// (paramheaders.go): a per_session instance is called with the tools another
@@ -227,8 +227,8 @@ func (c *Conn) BeginUntil(ctx context.Context, deadline time.Time, method string
 		// Before the request leaves: its first notification may beat Begin's return.
 		owner.Attach(k)
 	}
-	if c.modernMeta != nil {
-		params = withMeta(params, c.modernMeta)
+	if c.statelessMeta != nil {
+		params = withMeta(params, c.statelessMeta)
 	}
 	if err := c.tr.send(ctx, wire.Request(wire.IntID(id), method, params), k); err != nil {
 		c.mu.Lock()
@@ -298,7 +298,7 @@ func (c *Conn) InFlight() []*Call {
 	out := make([]*Call, 0, len(c.calls))
 	for _, k := range c.calls {
 		if k.Method == methodListen {
-			continue // the connection's own notification stream (modern.go), no client's request
+			continue // the connection's own notification stream (stateless.go), no client's request
 		}
 		out = append(out, k)
 	}

@@ -25,7 +25,7 @@ type Options struct {
 	Dir       string
 	URL       string
 	Headers   map[string]string
-	// ProtocolVersion offered in initialize (default SessionVersion); ModernVersion asks
+	// ProtocolVersion offered in initialize (default SessionVersion); StatelessVersion asks
 	// for the stateless revision, AutoVersion for it first and the session revision when
 	// the server does not serve it.
 	ProtocolVersion string
@@ -285,7 +285,7 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 	if info == nil {
 		info, _ = json.Marshal(map[string]string{"name": "mcpgw", "version": c.version})
 	}
-	if pv == ModernVersion {
+	if pv == StatelessVersion {
 		return c.discover(ctx, caps, info)
 	}
 	if pv == AutoVersion {
@@ -302,7 +302,7 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 			return err
 		}
 		c.log.Debug("the stateless revision is not served: initialize", "server", c.Name, "err", err)
-		c.notModern()
+		c.notStateless()
 		pv = SessionVersion
 	}
 	params, _ := json.Marshal(map[string]any{
@@ -313,7 +313,7 @@ func (c *Conn) initialize(ctx context.Context, o Options) error {
 	res, err := c.Request(ctx, "initialize", params)
 	if err != nil {
 		if refusesInitialize(err) {
-			// A server of the stateless revision only (modern.go).
+			// A server of the stateless revision only (stateless.go).
 			return c.discover(ctx, caps, info)
 		}
 		return err

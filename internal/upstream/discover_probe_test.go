@@ -50,8 +50,8 @@ func TestDiscoverProbeFallsBack(t *testing.T) {
 		t.Fatalf("dial: %v", err)
 	}
 	defer c.Close()
-	if c.Modern || c.ProtocolVersion != SessionVersion {
-		t.Fatalf("modern %v, version %q: want the session revision after the probe", c.Modern, c.ProtocolVersion)
+	if c.Stateless || c.ProtocolVersion != SessionVersion {
+		t.Fatalf("stateless %v, version %q: want the session revision after the probe", c.Stateless, c.ProtocolVersion)
 	}
 }
 
@@ -68,8 +68,8 @@ func TestDiscoverExitStartsAgain(t *testing.T) {
 		t.Fatalf("dial: %v", err)
 	}
 	defer c.Close()
-	if c.Modern || c.ProtocolVersion != SessionVersion {
-		t.Fatalf("modern %v, version %q: want the session revision", c.Modern, c.ProtocolVersion)
+	if c.Stateless || c.ProtocolVersion != SessionVersion {
+		t.Fatalf("stateless %v, version %q: want the session revision", c.Stateless, c.ProtocolVersion)
 	}
 	if _, err := c.Request(ctx, "ping", nil); err == nil {
 		t.Fatal("the strict server answered ping: it should have exited on it (the test server is wrong)")

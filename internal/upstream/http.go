@@ -141,7 +141,7 @@ func (t *streamTransport) afterInit(version string) {
 	t.mu.Lock()
 	t.version = version
 	t.mu.Unlock()
-	if version == ModernVersion {
+	if version == StatelessVersion {
 		return // the stateless revision has no GET stream
 	}
 	go t.listen()
@@ -242,8 +242,8 @@ func postHeader(h *httpclient.Header, k *Call, sid, version string, body []byte)
 	}
 	if version != "" {
 		h.Add("Mcp-Protocol-Version", version)
-		if version == ModernVersion {
-			addModernHeaders(h, body, k)
+		if version == StatelessVersion {
+			addStatelessHeaders(h, body, k)
 		}
 	}
 	if k != nil {

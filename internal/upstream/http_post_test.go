@@ -79,9 +79,9 @@ func TestStreamablePostFields(t *testing.T) {
 		t.Errorf("a session-era POST carries Mcp-Method %q", vs)
 	}
 
-	tr.afterInitVersion(ModernVersion)
+	tr.afterInitVersion(StatelessVersion)
 	h = send(nil, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`)
-	want(h, "Mcp-Protocol-Version", ModernVersion)
+	want(h, "Mcp-Protocol-Version", StatelessVersion)
 	want(h, "Mcp-Method", "tools/call")
 	want(h, "Mcp-Name", "echo")
 }

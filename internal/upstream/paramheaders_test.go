@@ -177,7 +177,7 @@ func TestParamHeadersToUpstream(t *testing.T) {
 	defer hs.Close()
 	d := NewDialer()
 	dial := func() *Conn {
-		c, err := d.Dial(httpclienttest.Ctx(t), Options{Name: "up", Transport: "streamable_http", URL: hs.URL, ProtocolVersion: ModernVersion})
+		c, err := d.Dial(httpclienttest.Ctx(t), Options{Name: "up", Transport: "streamable_http", URL: hs.URL, ProtocolVersion: StatelessVersion})
 		if err != nil {
 			t.Fatal(err)
 		}

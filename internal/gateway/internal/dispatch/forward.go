@@ -83,7 +83,7 @@ func (dp *Dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 		return c.failUpstream("is unavailable", err)
 	}
 	defer done()
-	if conn.Modern {
+	if conn.Stateless {
 		c.params = statelessParams(c.s, c.params)
 	}
 	var held slot
@@ -227,7 +227,7 @@ func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 		_ = c.out.Reply(wire.RawError(c.m.ID, wire.DefinedCode(resp.Error, fmt.Sprintf("upstream %q", c.server))))
 		return "error"
 	}
-	if conn.Modern && c.s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {
+	if conn.Stateless && c.s.Transport != "stateless" && bytes.Contains(resp.Result, inputRequired) {
 		// A stateless upstream needs input from a session client (statelessup.go). The retry
 		// takes the instance's slot again.
 		held.giveBack()

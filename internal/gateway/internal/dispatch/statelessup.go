@@ -14,7 +14,7 @@ import (
 )
 
 // A session client in front of an upstream of the stateless revision (2026-07-28,
-// internal/upstream/modern.go). Such an upstream never sends requests: when a call needs
+// internal/upstream/stateless.go). Such an upstream never sends requests: when a call needs
 // sampling, elicitation or roots it answers input_required with inputRequests and a
 // requestState. The gateway asks the session client each of them as an ordinary
 // server-to-client request on the call's stream, collects the answers, and repeats the
@@ -178,7 +178,7 @@ func statelessParams(s *session.Session, raw []byte) []byte {
 // It reports whether it answered.
 func (dp *Dispatcher) watchStateless(ctx context.Context, s *session.Session, m *wire.Msg, server, uri string, out Outbox) bool {
 	conn, err := s.Upstreams.Conn(ctx, server)
-	if err != nil || !conn.Modern {
+	if err != nil || !conn.Stateless {
 		return false
 	}
 	if stop := s.Subs.TakeWatch(uri); stop != nil {

@@ -202,7 +202,7 @@ func (m *Instances) conn(ctx context.Context, srv *Server, o Owner, spec *OwnerS
 // its capabilities, lets the upstream decide as it would for the caller itself. An upstream
 // of the stateless revision gets the caller's capabilities with each request instead.
 func ownSession(srv *Server, spec *OwnerSpec, shared *upstream.Conn) bool {
-	return spec.Stateless && !shared.Modern && spec.Mode == "" && srv.Def.Mode == "auto" &&
+	return spec.Stateless && !shared.Stateless && spec.Mode == "" && srv.Def.Mode == "auto" &&
 		srv.Def.Transport() == config.TransportHTTP
 }
 

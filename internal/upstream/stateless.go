@@ -23,8 +23,8 @@ import (
 // stream. Results an upstream returns as input_required are the gateway's to complete
 // (internal/gateway/internal/dispatch/statelessup.go).
 
-// ModernVersion is the stateless protocol revision.
-const ModernVersion = "2026-07-28"
+// StatelessVersion is the stateless protocol revision.
+const StatelessVersion = "2026-07-28"
 
 // SessionVersion is the session revision offered in initialize by default.
 const SessionVersion = "2025-11-25"
@@ -50,7 +50,7 @@ func refusesInitialize(err error) bool {
 		// servers answer so.
 		return true
 	case -32022:
-		return strings.Contains(string(re.Raw), ModernVersion)
+		return strings.Contains(string(re.Raw), StatelessVersion)
 	}
 	return false
 }
@@ -58,16 +58,16 @@ func refusesInitialize(err error) bool {
 // discover sets the connection up for the stateless revision.
 func (c *Conn) discover(ctx context.Context, caps, info json.RawMessage) error {
 	meta, _ := json.Marshal(map[string]json.RawMessage{
-		"io.modelcontextprotocol/protocolVersion":    wire.Quote(ModernVersion),
+		"io.modelcontextprotocol/protocolVersion":    wire.Quote(StatelessVersion),
 		"io.modelcontextprotocol/clientCapabilities": caps,
 		"io.modelcontextprotocol/clientInfo":         info,
 	})
-	c.modernMeta = meta
-	c.Modern = true
-	c.tr.afterInit(ModernVersion)
+	c.statelessMeta = meta
+	c.Stateless = true
+	c.tr.afterInit(StatelessVersion)
 	res, err := c.Request(ctx, "server/discover", nil)
 	var re *RPCError
-	if errors.As(err, &re) && re.Code == -32022 && strings.Contains(string(re.Raw), ModernVersion) {
+	if errors.As(err, &re) && re.Code == -32022 && strings.Contains(string(re.Raw), StatelessVersion) {
 		// "Unsupported protocol version" naming the very version asked for among those it
 		// supports: a client retries with a supported version, which is this one, once.
 		res, err = c.Request(ctx, "server/discover", nil)
@@ -83,24 +83,24 @@ func (c *Conn) discover(ctx context.Context, caps, info json.RawMessage) error {
 	if err := json.Unmarshal(res, &dr); err != nil {
 		return fmt.Errorf("bad server/discover result: %w", err)
 	}
-	if !slices.Contains(dr.SupportedVersions, ModernVersion) {
-		return fmt.Errorf("server/discover: the server supports %v, not %s", dr.SupportedVersions, ModernVersion)
+	if !slices.Contains(dr.SupportedVersions, StatelessVersion) {
+		return fmt.Errorf("server/discover: the server supports %v, not %s", dr.SupportedVersions, StatelessVersion)
 	}
 	c.InitResult = res
-	c.ProtocolVersion = ModernVersion
+	c.ProtocolVersion = StatelessVersion
 	c.Instructions = dr.Instructions
 	if len(dr.Capabilities) > 0 {
 		_ = json.Unmarshal(dr.Capabilities, &c.ServerCaps)
 	}
-	go c.listenModern()
+	go c.listenStateless()
 	return nil
 }
 
-// notModern undoes what a failed discover set, before the connection initializes on a
+// notStateless undoes what a failed discover set, before the connection initializes on a
 // session revision.
-func (c *Conn) notModern() {
-	c.Modern = false
-	c.modernMeta = nil
+func (c *Conn) notStateless() {
+	c.Stateless = false
+	c.statelessMeta = nil
 	if st, ok := c.tr.(*streamTransport); ok {
 		st.mu.Lock()
 		st.version, st.sessionID = "", ""
@@ -110,11 +110,11 @@ func (c *Conn) notModern() {
 
 const methodListen = "subscriptions/listen"
 
-// listenModern opens the connection's subscriptions/listen stream for the list changes
+// listenStateless opens the connection's subscriptions/listen stream for the list changes
 // the upstream declares: they arrive as the list_changed notifications a session-era
 // upstream sends (the registry re-reads the lists). The request lasts as long as the
 // connection; it is not counted as in flight.
-func (c *Conn) listenModern() {
+func (c *Conn) listenStateless() {
 	caps := c.ServerCaps
 	want := map[string]bool{}
 	if caps.Tools != nil && caps.Tools.ListChanged {
@@ -208,10 +208,10 @@ func withMeta(params, meta json.RawMessage) json.RawMessage {
 	return append(out, '}')
 }
 
-// addModernHeaders adds the Mcp-Method and Mcp-Name headers of a request body, and for
+// addStatelessHeaders adds the Mcp-Method and Mcp-Name headers of a request body, and for
 // a tools/call the Mcp-Param-* headers of the arguments the tool's schema marks (k's
 // connection knows which; k is nil for a message that is no call of the gateway's).
-func addModernHeaders(h *httpclient.Header, body []byte, k *Call) {
+func addStatelessHeaders(h *httpclient.Header, body []byte, k *Call) {
 	var m wire.Msg
 	if wire.ParseInto(body, &m) != nil || m.Method == "" {
 		return

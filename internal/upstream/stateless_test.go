@@ -61,10 +61,10 @@ func (headerStrictServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_, _ = w.Write([]byte(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":` + result + `}`))
 }
 
-// TestDialHeaderStrictModernServer: with no protocol_version configured, an upstream that
+// TestDialHeaderStrictStatelessServer: with no protocol_version configured, an upstream that
 // refuses the session-era initialize for its missing MCP-Protocol-Version header (-32020)
 // is reached on the stateless revision, not left down.
-func TestDialHeaderStrictModernServer(t *testing.T) {
+func TestDialHeaderStrictStatelessServer(t *testing.T) {
 	hs := httptest.NewServer(headerStrictServer{})
 	defer hs.Close()
 	c, err := NewDialer().Dial(httpclienttest.Ctx(t), Options{Name: "strict", Transport: "streamable_http", URL: hs.URL})
@@ -72,8 +72,8 @@ func TestDialHeaderStrictModernServer(t *testing.T) {
 		t.Fatalf("Dial: %v", err)
 	}
 	defer c.Close()
-	if !c.Modern || c.ProtocolVersion != ModernVersion {
-		t.Errorf("Modern %v, ProtocolVersion %q; want the stateless revision", c.Modern, c.ProtocolVersion)
+	if !c.Stateless || c.ProtocolVersion != StatelessVersion {
+		t.Errorf("Stateless %v, ProtocolVersion %q; want the stateless revision", c.Stateless, c.ProtocolVersion)
 	}
 }
 
@@ -83,9 +83,9 @@ func TestDialHeaderStrictModernServer(t *testing.T) {
 // stateless revision's headers.
 func TestAutoVersion(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		discover string // the result or error members of the server/discover answer
-		modern   bool
+		name      string
+		discover  string // the result or error members of the server/discover answer
+		stateless bool
 	}{
 		{"lists 2026-07-28", `"result":{"supportedVersions":["2026-07-28","2025-11-25"],"capabilities":{"tools":{}}}`, true},
 		{"session server", `"result":{"supportedVersions":["2025-11-25","2025-06-18"],"capabilities":{"tools":{}}}`, false},
@@ -133,13 +133,13 @@ func TestAutoVersion(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer c.Close()
-			if c.Modern != tc.modern {
-				t.Fatalf("Modern = %v (protocol %s), want %v", c.Modern, c.ProtocolVersion, tc.modern)
+			if c.Stateless != tc.stateless {
+				t.Fatalf("Stateless = %v (protocol %s), want %v", c.Stateless, c.ProtocolVersion, tc.stateless)
 			}
 			mu.Lock()
 			defer mu.Unlock()
-			if tc.modern {
-				if c.ProtocolVersion != ModernVersion || initHeader != nil {
+			if tc.stateless {
+				if c.ProtocolVersion != StatelessVersion || initHeader != nil {
 					t.Errorf("protocol %s, initialize sent: %v", c.ProtocolVersion, initHeader != nil)
 				}
 				return
@@ -203,8 +203,8 @@ func TestDiscoverRetriesOnVersionRejection(t *testing.T) {
 	defer c.Close()
 	mu.Lock()
 	defer mu.Unlock()
-	if !c.Modern || c.ProtocolVersion != ModernVersion {
-		t.Errorf("Modern %v, protocol %s; want the stateless revision after one retry", c.Modern, c.ProtocolVersion)
+	if !c.Stateless || c.ProtocolVersion != StatelessVersion {
+		t.Errorf("Stateless %v, protocol %s; want the stateless revision after one retry", c.Stateless, c.ProtocolVersion)
 	}
 	if len(methods) < 2 || methods[0] != "server/discover" || methods[1] != "server/discover" || slices.Contains(methods, "initialize") {
 		t.Errorf("requests %v, want server/discover twice and no initialize", methods)
