@@ -88,19 +88,7 @@ func Start(t *testing.T, yaml string) *GW {
 		h.ServeHTTP(w, r)
 	})
 	srv.Start()
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		gw.Close()
-		g.Reg.Close()
-		if t.Failed() {
-			logs := g.Log.String()
-			if len(logs) > 8000 {
-				logs = "…" + logs[len(logs)-8000:]
-			}
-			t.Logf("gateway log:\n%s", logs)
-		}
-	})
+	g.stopAtEnd(t, srv, gw)
 	return g
 }
 
@@ -159,6 +147,13 @@ func StartProviding(t *testing.T, yaml string, o registry.Options, providers map
 	gw.Start()
 	srv.Config.Handler = gw.Handler()
 	srv.Start()
+	g.stopAtEnd(t, srv, gw)
+	return g
+}
+
+// stopAtEnd closes the test server, the gateway and its registry when t ends, and logs
+// the tail of the gateway's log when t failed.
+func (g *GW) stopAtEnd(t *testing.T, srv *httptest.Server, gw *gateway.Gateway) {
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()
@@ -172,5 +167,4 @@ func StartProviding(t *testing.T, yaml string, o registry.Options, providers map
 			t.Logf("gateway log:\n%s", logs)
 		}
 	})
-	return g
 }
