@@ -73,7 +73,7 @@ func waitPluginTool(ctx context.Context, t *target, bound time.Duration) error {
 
 func s13(ctx context.Context, e *env, r *Result) error {
 	r.Title = "plugin tool calls: in process and out of process"
-	r.Method = e.methodNote("Two parts. (1) `plugin/external/bench_test.go` BenchmarkPluginCall (go test, one process plus the plugin's): a sql plugin `get` by primary key on SQLite, " +
+	r.Method = e.methodNote("Two parts. (1) `internal/pluginproc/bench_test.go` BenchmarkPluginCall (go test, one process plus the plugin's): a sql plugin `get` by primary key on SQLite, " +
 		"each with a context of its own that can be cancelled (as the gateway gives every call), made as the provider's Get plus json.Marshal (direct), through the gateway's plugin dispatcher on the provider in the same process (in-process: decode, scope check, schema validation, the call, the result), " +
 		"and through the same dispatcher on the provider in a plugin process over go-plugin's gRPC on a Unix socket (out-of-process), and the transport alone (roundtrip: the plugin's Capabilities, a map lookup over one gRPC round trip); its `interleaved` sub-benchmark makes one call of each kind per iteration and " +
 		"reports their p50s and the median per-iteration differences; `internal/gateway/plugin_bench_test.go` BenchmarkPluginToolCall does the same through the whole gateway (its HTTP handler behind httptest, in one process) with a ping as the transport reference. Both run bin/mcpgw-plugin-sql as the plugin executable. (2) bin/mcpgw over HTTP, one session each, sequential calls: the same tool on a gateway running the plugin in process (`type: sql`) and on one running " +
@@ -90,7 +90,7 @@ func s13(ctx context.Context, e *env, r *Result) error {
 	defer os.Unsetenv("MCPGW_PLUGIN_SQL_BIN")
 
 	// (1) go test.
-	out, err := e.goTest(ctx, "./plugin/external/", "^BenchmarkPluginCall$")
+	out, err := e.goTest(ctx, "./internal/pluginproc/", "^BenchmarkPluginCall$")
 	if err != nil {
 		return err
 	}

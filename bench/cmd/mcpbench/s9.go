@@ -139,7 +139,7 @@ func s9(ctx context.Context, e *env, r *Result) error {
 	for _, l := range parseBench(mout) {
 		calls = l.N + 202 // the timed loop, 200 warm-up calls, initialize and initialized
 	}
-	focus := `-focus=gateway\.\(\*Gateway\)\.servePost`
+	focus := `-focus=streamable\..*servePost`
 	for _, idx := range []struct{ sample, unit string }{{"alloc_objects", "allocs"}, {"alloc_space", "bytes"}} {
 		rows := pprofRows(ctx, e, bin, mem, "-sample_index="+idx.sample, focus, "-nodecount=25")
 		t := r.table(fmt.Sprintf("top allocation sites in the gateway's request goroutine (servePost and below), %s per forwarded call", idx.unit),
@@ -155,7 +155,7 @@ func s9(ctx context.Context, e *env, r *Result) error {
 	}
 	r.note("Per-call profile figures divide by %d calls (the profiled run's loop plus warm-up). The request goroutine is not all of it: the net/http server's request parsing and the upstream transport's response reading run in other goroutines and make up the rest of gw-allocs/op.", calls)
 	r.Appendix = append(r.Appendix, fmt.Sprintf("Top CPU by flat time, whole benchmark process (client, gateway and upstream share it):\n\n```\n%s\n```", pprofTop(ctx, e, bin, cpu)))
-	r.Appendix = append(r.Appendix, fmt.Sprintf("Gateway functions by cumulative CPU:\n\n```\n%s\n```", pprofTop(ctx, e, bin, cpu, "-cum", focus, "-show=mcpgw/mcpgw/(gateway|registry|auth|sessions)[./]|encoding/json|net/http.\\(\\*Client\\)|syscall")))
+	r.Appendix = append(r.Appendix, fmt.Sprintf("Gateway functions by cumulative CPU:\n\n```\n%s\n```", pprofTop(ctx, e, bin, cpu, "-cum", focus, "-show=mcpgw/mcpgw/internal/(gateway|registry|auth|store|upstream|httpclient|wire)[./]|encoding/json|net/http.\\(\\*Client\\)|syscall")))
 	return nil
 }
 
