@@ -84,5 +84,7 @@ const PluginTypeGo = "go"
 // hidden from every agent that does not list it in its servers.
 const PluginTypeSelf = "mcpgw"
 
-// PluginTypes are the plugin types the gateway can run.
-var PluginTypes = []string{"sql", PluginTypeGo, PluginTypeSelf}
+// PluginTypes are the plugin types the gateway can run in process (a fresh slice each
+// call: the config model is a public door, and a shared slice one caller could change
+// would change validation for every gateway in the process).
+func PluginTypes() []string { return []string{"sql", PluginTypeGo, PluginTypeSelf} }

@@ -15,7 +15,7 @@ func commandPluginProblems(where string, d *PluginDef) Problems {
 		ps = append(ps, Problem{Where: where, Text: fmt.Sprintf(format, a...)})
 	}
 	if strings.TrimSpace(d.Command) == "" {
-		add(where, "args, env or config without a command: an out-of-process plugin needs command (the executable), an in-process one a type (%s)", strings.Join(PluginTypes, ", "))
+		add(where, "args, env or config without a command: an out-of-process plugin needs command (the executable), an in-process one a type (%s)", strings.Join(PluginTypes(), ", "))
 		return ps
 	}
 	if d.Type != "" {

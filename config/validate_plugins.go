@@ -63,9 +63,9 @@ func (c validator) inProcessPluginProblems(ps *Problems, name, where string, d *
 			ps.add(false, where+".call_timeout", "must not be negative")
 		}
 	case "":
-		ps.add(false, where, "missing type (one of %s) or command (an out-of-process plugin)", strings.Join(PluginTypes, ", "))
+		ps.add(false, where, "missing type (one of %s) or command (an out-of-process plugin)", strings.Join(PluginTypes(), ", "))
 	default:
-		ps.add(false, where, "unknown type %q (one of %s)", d.Type, strings.Join(PluginTypes, ", "))
+		ps.add(false, where, "unknown type %q (one of %s)", d.Type, strings.Join(PluginTypes(), ", "))
 	}
 }
 

@@ -85,7 +85,6 @@ var allowedGlobals = map[string]string{
 	"internal/auth.rsaAlgs":                                "lookup table, never written",
 	"internal/auth.narrowKeys":                             "lookup table, never written",
 	"internal/auth.supportedAlgs":                          "lookup table, never written",
-	"config.PluginTypes":                                   "the plugin types the gateway can run: a constant list, never written",
 	"config.migrations":                                    "the config migration steps: a constant list, never written",
 	"internal/gateway/internal/admin.taskAliases":          "lookup table, never written",
 	"internal/gateway.streamableVersions":                  "protocol versions served: a constant list, never written",

@@ -90,7 +90,7 @@ func kindOf(d *config.PluginDef) string {
 // config.Validate's to report, not this).
 func (k Kinds) lacks(d *config.PluginDef) bool {
 	kind := kindOf(d)
-	return !builtIn(kind) && k[kind] == nil && (kind == KindCommand || slices.Contains(config.PluginTypes, kind))
+	return !builtIn(kind) && k[kind] == nil && (kind == KindCommand || slices.Contains(config.PluginTypes(), kind))
 }
 
 // Missing lists the plugins of cfg whose kind is not in k, as errors that say so: a
@@ -195,7 +195,7 @@ func (ru *Runner) opener(d *config.PluginDef) openFunc {
 		return func(ctx context.Context, name string, d *config.PluginDef) (plugin.Plugin, error) {
 			return k.Open(ctx, name, d, ru.env(ru.host.Config()))
 		}
-	case kind != KindCommand && !slices.Contains(config.PluginTypes, kind):
+	case kind != KindCommand && !slices.Contains(config.PluginTypes(), kind):
 		err := fmt.Errorf("unknown plugin type %q", d.Type) // config.Validate refuses it
 		return func(context.Context, string, *config.PluginDef) (plugin.Plugin, error) { return nil, err }
 	default:
