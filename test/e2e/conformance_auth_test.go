@@ -75,19 +75,20 @@ func TestConformanceClientAuth(t *testing.T) {
 	bin := needGatewayBin(t)
 	script := conformanceNextScript(t)
 	driver := buildConfClient(t)
-	var lines []string
+	var lines scenarioLines
+	t.Cleanup(func() { t.Logf("conformance authorization scenarios through mcpgw:\n  %s", lines.joined()) })
 	for _, sc := range authScenarios {
 		for _, version := range sc.versions {
 			// The suite runs an extension only when forced: it is on no spec's timeline.
 			run := clientRun{scenario: sc.name, version: version, refuses: sc.refuses, force: authExtensions[sc.name]}
 			name := sc.name + "/" + version
 			t.Run(name, func(t *testing.T) {
+				t.Parallel()
 				r := runClientScenario(t, script, driver, bin, run)
-				lines = append(lines, fmt.Sprintf("%-56s %2d/%-2d passed, %d failed, %d warnings", name, r.passed, r.passed+r.failed, r.failed, r.warnings))
+				lines.add(fmt.Sprintf("%-56s %2d/%-2d passed, %d failed, %d warnings", name, r.passed, r.passed+r.failed, r.failed, r.warnings))
 			})
 		}
 	}
-	t.Logf("conformance authorization scenarios through mcpgw:\n  %s", strings.Join(lines, "\n  "))
 }
 
 // authBackcompatScenarios are the 2025-03-26 back-compat scenarios run again with suite

@@ -22,7 +22,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -130,19 +132,42 @@ func TestConformanceClient(t *testing.T) {
 	bin := needGatewayBin(t)
 	script := conformanceNextScript(t)
 	driver := buildConfClient(t)
-	var lines []string
+	var lines scenarioLines
+	t.Cleanup(func() { t.Logf("conformance client scenarios through mcpgw:\n  %s", lines.joined()) })
 	for _, run := range clientRuns() {
 		name := run.name()
 		t.Run(name, func(t *testing.T) {
 			if why, gap := clientRunGaps[name]; gap {
-				lines = append(lines, fmt.Sprintf("%-72s not run: %s", name, why))
+				lines.add(fmt.Sprintf("%-72s not run: %s", name, why))
 				t.Skipf("not run: %s (clientRunGaps)", why)
 			}
+			t.Parallel()
 			r := runClientScenario(t, script, driver, bin, run)
-			lines = append(lines, fmt.Sprintf("%-72s %2d/%-2d passed, %d failed, %d warnings", name, r.passed, r.passed+r.failed, r.failed, r.warnings))
+			lines.add(fmt.Sprintf("%-72s %2d/%-2d passed, %d failed, %d warnings", name, r.passed, r.passed+r.failed, r.failed, r.warnings))
 		})
 	}
-	t.Logf("conformance client scenarios through mcpgw:\n  %s", strings.Join(lines, "\n  "))
+}
+
+// scenarioLines collects one summary line per scenario run. The runs are parallel
+// subtests (each has its own suite process, driver, gateway and ports; go test's
+// -parallel, GOMAXPROCS by default, bounds how many run at once), so lines are added
+// under a lock and logged sorted, by the parent's cleanup, once every run has ended.
+type scenarioLines struct {
+	mu    sync.Mutex
+	lines []string
+}
+
+func (l *scenarioLines) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.lines = append(l.lines, line)
+}
+
+func (l *scenarioLines) joined() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	sort.Strings(l.lines)
+	return strings.Join(l.lines, "\n  ")
 }
 
 // TestConformanceClientRunGaps: every gap names a run that exists.
