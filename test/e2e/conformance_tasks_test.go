@@ -21,6 +21,9 @@ const tasksScenarioPrefix = "tasks-"
 // prints the comparison and skips (the gateway does not federate tasks yet).
 const tasksConformanceEnv = "MCPGW_TASKS_CONFORMANCE"
 
+// taskPeerTools is how many tools taskpeer lists (the fixtures the scenarios name).
+const taskPeerTools = 7
+
 // startTaskPeer builds and starts ./taskpeer on a loopback port and returns its URL.
 func startTaskPeer(t *testing.T) string {
 	t.Helper()
@@ -151,6 +154,13 @@ servers:
     url: `+url+`
     max_concurrency: 0
 `)
+	// The suite's first scenario must meet the peer's tools, not an upstream still starting.
+	if desc, ok := waitFor(readyTimeout, func() (bool, string) {
+		u, err := upstreamState(g, "tasks")
+		return err == nil && u.State == "up" && u.Tools == taskPeerTools, fmt.Sprintf("%+v %v", u, err)
+	}); !ok {
+		t.Fatalf("the taskpeer upstream is not up with its %d tools: %s", taskPeerTools, desc)
+	}
 	through, gr := conformanceNextRun(t, g.URL, "--suite", "all")
 	through, throughFailing := tasksOnly(through), tasksOnly(gr.Failing)
 	t.Logf("tasks-* checks, direct against taskpeer and through mcpgw (results in %s and %s):\n%s",
