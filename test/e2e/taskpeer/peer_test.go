@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -307,5 +308,48 @@ func TestMultiRoundTripWithoutTasks(t *testing.T) {
 	composed := tp.call("test_tool_with_task", `{}`, withTasks)
 	if composed.str("resultType") != "input_required" || composed.Result["taskId"] != nil {
 		t.Fatalf("test_tool_with_task round 1: %+v, want input_required and no task", composed)
+	}
+}
+
+// TestTaskConcurrentClients: polls, answers (right, repeated and unknown keys) and a
+// cancel racing on one task leave it in one terminal state, consistently shown.
+func TestTaskConcurrentClients(t *testing.T) {
+	tp := newTestPeer(t)
+	id := tp.call("multi_input", `{}`, withTasks).str("taskId")
+	tp.waitStatus(id, statusInputRequired)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range 10 {
+				switch (i + j) % 4 {
+				case 0:
+					tp.get(id)
+				case 1:
+					tp.rpc("tasks/update", id, fmt.Sprintf(`"taskId":%q,"inputResponses":{"first":{"action":"accept","content":{"name":"x"}}}`, id), withTasks)
+				case 2:
+					tp.rpc("tasks/update", id, fmt.Sprintf(`"taskId":%q,"inputResponses":{"second":{"action":"decline"},"bogus":1}`, id), withTasks)
+				case 3:
+					if i == 0 {
+						tp.rpc("tasks/cancel", id, fmt.Sprintf(`"taskId":%q`, id), tasksOnly)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	a := tp.get(id)
+	switch a.str("status") {
+	case statusCompleted:
+		if a.Result["result"] == nil || a.Result["error"] != nil {
+			t.Errorf("completed without its result alone: %+v", a.Result)
+		}
+	case statusCancelled, statusWorking:
+		if a.Result["result"] != nil || a.Result["inputRequests"] != nil {
+			t.Errorf("%s with a payload: %+v", a.str("status"), a.Result)
+		}
+	default:
+		t.Errorf("after both answers and a cancel: status %q (%+v)", a.str("status"), a.Result)
 	}
 }
