@@ -126,6 +126,9 @@ func scenariosWithoutScore(r *ConformanceReport) []string {
 	return out
 }
 
+// TestConformanceTasksThroughGateway: the suite's tasks-* checks against taskpeer, then
+// through mcpgw in front of it, compared check by check (docs/testing.md, "The Tasks
+// extension").
 func TestConformanceTasksThroughGateway(t *testing.T) {
 	needGatewayBin(t)
 	url := startTaskPeer(t)
