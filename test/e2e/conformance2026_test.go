@@ -43,12 +43,21 @@ func conformanceNext(t *testing.T, url string) (map[string]int, *ConformanceRepo
 // conformanceRequirements is conformanceNext for any revision's requirements.
 func conformanceRequirements(t *testing.T, url, revision string) (map[string]int, *ConformanceReport) {
 	t.Helper()
+	return conformanceNextRun(t, url, "--requirements", revision)
+}
+
+// conformanceNextRun runs `conformance server` of the 0.2.0 alpha against url with the
+// scenario selection in args (e.g. "--requirements", "2026-07-28" or "--suite", "all")
+// and returns the SUCCESS count per scenario/check id, with the report.
+func conformanceNextRun(t *testing.T, url string, args ...string) (map[string]int, *ConformanceReport) {
+	t.Helper()
 	script := filepath.Join(e2eDir(t), "node_modules", "conformance-next", "dist", "index.js")
 	if _, err := os.Stat(script); err != nil {
 		t.Fatalf("conformance 0.2.0-alpha.12 missing (run scripts/peers.sh): %v", err)
 	}
 	dir := filepath.Join(t.TempDir(), "conformance-2026")
-	res := runTool(t, conformanceTimeout, nil, node(t), script, "server", "--url", url, "--requirements", revision, "-o", dir)
+	argv := append(append([]string{script, "server", "--url", url}, args...), "-o", dir)
+	res := runTool(t, conformanceTimeout, nil, node(t), argv...)
 	out := res.Stdout + "\n" + res.Stderr
 	_ = os.MkdirAll(dir, 0o755)
 	_ = os.WriteFile(filepath.Join(dir, "output.txt"), []byte(out), 0o644)

@@ -197,14 +197,21 @@ func conformanceNextScript(t *testing.T) string {
 // buildConfClient builds ./confclient into a temp dir, bounded in time.
 func buildConfClient(t *testing.T) string {
 	t.Helper()
+	return buildE2ECommand(t, "confclient")
+}
+
+// buildE2ECommand builds the command in ./name (a main package of this directory) into a
+// temp dir, bounded in time, and returns the binary's path.
+func buildE2ECommand(t *testing.T, name string) string {
+	t.Helper()
 	goBin := peers.Command(t, "go")
-	out := filepath.Join(t.TempDir(), "confclient")
+	out := filepath.Join(t.TempDir(), name)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	build := exec.CommandContext(ctx, goBin, "build", "-o", out, "./confclient")
+	build := exec.CommandContext(ctx, goBin, "build", "-o", out, "./"+name)
 	build.Dir = e2eDir(t)
 	if b, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./confclient: %v\n%s", err, b)
+		t.Fatalf("go build ./%s: %v\n%s", name, err, b)
 	}
 	return out
 }
