@@ -43,10 +43,15 @@ func (r *TasksReport) step(t testing.TB, name string) TaskStep {
 	return TaskStep{}
 }
 
-// runTasksClient runs js/tasks-client.mjs against url.
+// runTasksClient runs js/tasks-client.mjs against url (a URL, or a command after "--"
+// in args when url is empty).
 func runTasksClient(t testing.TB, url string, args ...string) *TasksReport {
 	t.Helper()
-	res := runNode(t, 75*time.Second, "js/tasks-client.mjs", append([]string{"--url", url, "--timeout", "60000"}, args...)...)
+	pre := []string{"--timeout", "60000"}
+	if url != "" {
+		pre = append(pre, "--url", url)
+	}
+	res := runNode(t, 75*time.Second, "js/tasks-client.mjs", append(pre, args...)...)
 	var rep TasksReport
 	if err := json.Unmarshal([]byte(lastLine(res.Stdout)), &rep); err != nil {
 		t.Fatalf("tasks-client: no JSON report (exit %d, timed out %v): %v\nstdout:\n%s\nstderr:\n%s",
@@ -152,5 +157,31 @@ func TestMCPTasksCancel(t *testing.T) {
 	}
 	if s := rep.step(t, "get"); !s.OK || !strings.Contains(string(s.Result), `"cancelled"`) {
 		t.Fatalf("tasks/get after cancel: %+v %s", s.Error, s.Result)
+	}
+}
+
+// A task-augmented call through mcpgw-bridge (the TS client spawns the bridge and speaks
+// stdio; the bridge relays to the daemon's socket).
+func TestMCPTasksBridge(t *testing.T) {
+	bridge := bridgeBin(t)
+	_, sock := startBridgeGateway(t, shortStateDir(t), `
+log: {level: debug, format: text}
+upstream: {call_timeout: 60s}
+servers:
+  everything:
+    type: stdio
+    command: `+yamlQuote(node(t))+`
+    args: [`+yamlQuote(serverEverythingScript(t))+`]
+`)
+	rep := runTasksClient(t, "", "--op", "run", "--", bridge, "--socket", sock, "--agent", "a1")
+	if len(rep.ServerCapabilities.Tasks) == 0 {
+		t.Errorf("initialize through the bridge declares no tasks")
+	}
+	id := createdTaskID(t, rep.step(t, "call"))
+	if get := rep.step(t, "get"); !get.OK || !strings.Contains(string(get.Result), `"completed"`) {
+		t.Fatalf("tasks/get of %s through the bridge: %+v %s", id, get.Error, get.Result)
+	}
+	if res := rep.step(t, "result"); !res.OK || !strings.Contains(string(res.Result), "Research Report") {
+		t.Fatalf("tasks/result through the bridge: %+v %s", res.Error, res.Result)
 	}
 }

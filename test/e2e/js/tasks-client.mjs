@@ -4,6 +4,10 @@
 //
 //   node js/tasks-client.mjs --url URL [--header 'K: V' ...] --op OP [--task ID]
 //        [--tool NAME] [--timeout MS]
+//   node js/tasks-client.mjs --op OP ... -- COMMAND [ARGS...]
+//
+// With a command after "--", the client spawns it and speaks stdio to it
+// (StdioClientTransport: for mcpgw-bridge) instead of HTTP to --url.
 //
 // Ops (each prints one JSON line on stdout and exits 0 unless the run itself broke):
 //   run     tools/call TOOL (default everything__simulate-research-query) with
@@ -19,6 +23,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema,
   CancelTaskResultSchema, CallToolResultSchema,
@@ -30,6 +35,7 @@ for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   const next = () => argv[++i];
   switch (a) {
+    case "--": opts.command = argv.slice(i + 1); i = argv.length; break;
     case "--url": opts.url = next(); break;
     case "--timeout": opts.timeout = Number(next()); break;
     case "--op": opts.op = next(); break;
@@ -65,7 +71,9 @@ const client = new Client({ name: "mcpgw-e2e-tasks-client", version: "1.0.0" },
 client.fallbackNotificationHandler = async (n) => {
   if (n.method === "notifications/tasks/status") report.statusNotes.push(n.params);
 };
-const transport = new StreamableHTTPClientTransport(new URL(opts.url), { requestInit: { headers: opts.headers } });
+const transport = opts.command
+  ? new StdioClientTransport({ command: opts.command[0], args: opts.command.slice(1), env: getDefaultEnvironment(), stderr: "inherit" })
+  : new StreamableHTTPClientTransport(new URL(opts.url), { requestInit: { headers: opts.headers } });
 
 // step runs one request and records its answer or error; it returns the result or null.
 async function step(name, method, params, schema) {
