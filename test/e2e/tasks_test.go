@@ -185,3 +185,23 @@ servers:
 		t.Fatalf("tasks/result through the bridge: %+v %s", res.Error, res.Result)
 	}
 }
+
+// Bidirectional: the upstream asks the client to run sampling/createMessage as a task
+// (trigger-sampling-request-async); the client, which declared
+// tasks.requests.sampling.createMessage, answers a CreateTaskResult, and the upstream
+// polls the client's tasks/get and tasks/result through mcpgw.
+func TestMCPTasksSamplingRoundTrip(t *testing.T) {
+	g := tasksGateway(t, "    mode: per_session\n")
+	rep := runTasksClient(t, g.Base+"/mcp", "--op", "sampling", "--tool", "everything__trigger-sampling-request-async")
+	call := rep.step(t, "call")
+	if !call.OK {
+		t.Fatalf("trigger-sampling-request-async: %+v", call.Error)
+	}
+	text := string(call.Result)
+	if !strings.Contains(text, "sampled by the e2e client") || strings.Contains(text, "[SYNC]") || strings.Contains(text, "TIMEOUT") {
+		t.Fatalf("the sampling task did not round-trip: %s", text)
+	}
+	if !strings.Contains(text, "completed") {
+		t.Errorf("the upstream never saw the client's task completed: %s", text)
+	}
+}

@@ -16,6 +16,10 @@
 //   start   the same tools/call only: reports the CreateTaskResult.
 //   poll    tasks/get and tasks/result of --task, then tasks/list.
 //   cancel  tools/call as in start, then tasks/cancel of its task, then tasks/get.
+//   sampling tools/call TOOL (trigger-sampling-request-async) with the client
+//           declaring tasks.requests.sampling.createMessage: the server's sampling request
+//           comes as a task the client runs (an InMemoryTaskStore), and the server polls
+//           it; reports the tool's result.
 //   foreign tasks/get, tasks/result and tasks/cancel of --task, and tasks/list: each
 //           answer or error reported (for another caller's task id).
 // The client declares capabilities.tasks {list, cancel}; "initialize" reports the
@@ -27,7 +31,9 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import {
   CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema,
   CancelTaskResultSchema, CallToolResultSchema,
+  CreateMessageRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 
 const opts = { headers: {}, timeout: 60000, op: "run", tool: "everything__simulate-research-query" };
 const argv = process.argv.slice(2);
@@ -66,8 +72,20 @@ const deadline = setTimeout(() => {
   process.exit(1);
 }, opts.timeout);
 
-const client = new Client({ name: "mcpgw-e2e-tasks-client", version: "1.0.0" },
-  { capabilities: { tasks: { list: {}, cancel: {} } } });
+const clientCaps = { tasks: { list: {}, cancel: {} } };
+const clientOpts = { capabilities: clientCaps };
+if (opts.op === "sampling") {
+  clientCaps.sampling = {};
+  clientCaps.tasks.requests = { sampling: { createMessage: {} } };
+  clientOpts.taskStore = new InMemoryTaskStore();
+}
+const client = new Client({ name: "mcpgw-e2e-tasks-client", version: "1.0.0" }, clientOpts);
+report.samplingRequests = 0;
+client.setRequestHandler(CreateMessageRequestSchema, async () => {
+  report.samplingRequests++;
+  await new Promise((r) => setTimeout(r, 1500)); // long enough for the server to poll once
+  return { role: "assistant", content: { type: "text", text: "sampled by the e2e client" }, model: "e2e-model", stopReason: "endTurn" };
+});
 client.fallbackNotificationHandler = async (n) => {
   if (n.method === "notifications/tasks/status") report.statusNotes.push(n.params);
 };
@@ -136,6 +154,9 @@ try {
       await step("get", "tasks/get", { taskId: created.task.taskId }, GetTaskResultSchema);
       break;
     }
+    case "sampling":
+      await step("call", "tools/call", { name: opts.tool, arguments: { prompt: "hello" } }, CallToolResultSchema);
+      break;
     case "foreign":
       await step("get", "tasks/get", { taskId: opts.task }, GetTaskResultSchema);
       await step("result", "tasks/result", { taskId: opts.task }, CallToolResultSchema);

@@ -40,8 +40,13 @@ const (
 	DefaultTTL = time.Hour
 )
 
+// taskError is an error of the table compared with errors.Is: a constant.
+type taskError string
+
+func (e taskError) Error() string { return string(e) }
+
 // ErrTooMany is Add's answer to an owner that holds MaxPerOwner tasks already.
-var ErrTooMany = errors.New("too many MCP tasks: this session holds " + strconv.Itoa(MaxPerOwner) + " live tasks; wait for some to expire or cancel them")
+const ErrTooMany taskError = "too many MCP tasks: this caller holds 256 live tasks (the most one may); wait for some to end or expire"
 
 // Route is where a gateway task id leads.
 type Route struct {

@@ -3,6 +3,7 @@ package mcptask
 import (
 	"errors"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,6 +80,9 @@ func TestPerOwnerCap(t *testing.T) {
 		if _, err := tb.Add(o, Route{Server: "ev", UpstreamID: NewID()}, time.Minute); err != nil {
 			t.Fatalf("task %d: %v", i, err)
 		}
+	}
+	if !strings.Contains(ErrTooMany.Error(), " "+strconv.Itoa(MaxPerOwner)+" ") {
+		t.Errorf("ErrTooMany says %q, not the cap %d", ErrTooMany, MaxPerOwner)
 	}
 	if _, err := tb.Add(o, Route{Server: "ev", UpstreamID: "one-more"}, time.Minute); !errors.Is(err, ErrTooMany) {
 		t.Fatalf("task past the cap: %v, want ErrTooMany", err)
