@@ -191,7 +191,9 @@ servers:
 // tasks.requests.sampling.createMessage, answers a CreateTaskResult, and the upstream
 // polls the client's tasks/get and tasks/result through mcpgw.
 func TestMCPTasksSamplingRoundTrip(t *testing.T) {
-	g := tasksGateway(t, "    mode: per_session\n")
+	// The tool appears only on an instance whose client declared the capability: a new
+	// tool of the server, served at once (integrity warn) rather than held for an admin.
+	g := tasksGateway(t, "    mode: per_session\n    integrity: warn\n")
 	rep := runTasksClient(t, g.Base+"/mcp", "--op", "sampling", "--tool", "everything__trigger-sampling-request-async")
 	call := rep.step(t, "call")
 	if !call.OK {

@@ -81,10 +81,16 @@ if (opts.op === "sampling") {
 }
 const client = new Client({ name: "mcpgw-e2e-tasks-client", version: "1.0.0" }, clientOpts);
 report.samplingRequests = 0;
-client.setRequestHandler(CreateMessageRequestSchema, async () => {
+const sample = { role: "assistant", content: { type: "text", text: "sampled by the e2e client" }, model: "e2e-model", stopReason: "endTurn" };
+client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
   report.samplingRequests++;
-  await new Promise((r) => setTimeout(r, 1500)); // long enough for the server to poll once
-  return { role: "assistant", content: { type: "text", text: "sampled by the e2e client" }, model: "e2e-model", stopReason: "endTurn" };
+  if (!request.params.task) return sample;
+  // Asked as a task: create it, answer CreateTaskResult at once, finish it later (long
+  // enough for the server to poll it at least once).
+  const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl ?? 60000, pollInterval: 500 });
+  report.clientTaskIds = [...(report.clientTaskIds ?? []), task.taskId];
+  setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", sample).catch(() => {}); }, 1500);
+  return { task };
 });
 client.fallbackNotificationHandler = async (n) => {
   if (n.method === "notifications/tasks/status") report.statusNotes.push(n.params);
@@ -155,6 +161,14 @@ try {
       break;
     }
     case "sampling":
+      // The first call starts the session's own instance (which registers the tool
+      // for a client that declared the capability); then the tool is called.
+      await step("echo", "tools/call", { name: "everything__echo", arguments: { message: "start" } }, CallToolResultSchema);
+      for (let i = 0; i < 20; i++) {
+        const l = await client.listTools();
+        if (l.tools.some((t) => t.name === opts.tool)) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
       await step("call", "tools/call", { name: opts.tool, arguments: { prompt: "hello" } }, CallToolResultSchema);
       break;
     case "foreign":
