@@ -130,15 +130,31 @@ func createdTask(res json.RawMessage) (id string, ttl time.Duration, ok bool) {
 	return r.Task.TaskID, ttl, true
 }
 
-// swapID replaces every JSON string equal to from by to in msg: the task id in the
-// answer, in a result's related-task _meta and in the requests of the task's input. A
-// string equal to the id inside another string is escaped there (\"), so it is not
-// matched.
+// swapID replaces the upstream's task id from by the gateway's to in msg: in the answer,
+// in a result's related-task _meta, in the requests of the task's input. A short id is
+// replaced only where it is a whole JSON string (an id "1" is not every 1 of a result);
+// one long and plain enough to be unmistakable (a UUID) is replaced inside strings too,
+// so that an upstream's "task 6f1c… not found" does not tell the client the upstream's
+// id.
 func swapID(msg []byte, from, to string) []byte {
 	if from == "" {
 		return msg
 	}
+	if len(from) >= 16 && plainID(from) {
+		return bytes.ReplaceAll(msg, []byte(from), []byte(to))
+	}
 	return bytes.ReplaceAll(msg, wire.Quote(from), wire.Quote(to))
+}
+
+// plainID reports whether id holds only letters, digits and -_.: (the same bytes raw and
+// inside a JSON string).
+func plainID(id string) bool {
+	for _, c := range []byte(id) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
 }
 
 // taskIDOutbox relays the answer of a request about one task with the upstream's id of
