@@ -131,11 +131,12 @@ func createdTask(res json.RawMessage) (id string, ttl time.Duration, ok bool) {
 }
 
 // swapID replaces the upstream's task id from by the gateway's to in msg: in the answer,
-// in a result's related-task _meta, in the requests of the task's input. A short id is
-// replaced only where it is a whole JSON string (an id "1" is not every 1 of a result);
-// one long and plain enough to be unmistakable (a UUID) is replaced inside strings too,
-// so that an upstream's "task 6f1c… not found" does not tell the client the upstream's
-// id.
+// in a result's related-task _meta, in the requests of the task's input. An id long and
+// plain enough to be unmistakable (a UUID) is replaced wherever it appears, inside
+// strings too, so that an upstream's "task 6f1c… not found" does not tell the client the
+// upstream's id. A short or odd one ("1", "text", which an upstream that lies may pick)
+// is replaced only as the value of a "taskId" member: replacing it everywhere would
+// rewrite the result's own words.
 func swapID(msg []byte, from, to string) []byte {
 	if from == "" {
 		return msg
@@ -143,7 +144,39 @@ func swapID(msg []byte, from, to string) []byte {
 	if len(from) >= 16 && plainID(from) {
 		return bytes.ReplaceAll(msg, []byte(from), []byte(to))
 	}
-	return bytes.ReplaceAll(msg, wire.Quote(from), wire.Quote(to))
+	if !bytes.Contains(msg, wire.Quote(from)) {
+		return msg
+	}
+	d := json.NewDecoder(bytes.NewReader(msg))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return msg
+	}
+	out, err := json.Marshal(swapTaskIDs(v, from, to))
+	if err != nil {
+		return msg
+	}
+	return out
+}
+
+// swapTaskIDs replaces the "taskId" members equal to from by to, at any depth.
+func swapTaskIDs(v any, from, to string) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if s, ok := e.(string); ok && k == "taskId" && s == from {
+				x[k] = to
+				continue
+			}
+			x[k] = swapTaskIDs(e, from, to)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = swapTaskIDs(e, from, to)
+		}
+	}
+	return v
 }
 
 // plainID reports whether id holds only letters, digits and -_.: (the same bytes raw and

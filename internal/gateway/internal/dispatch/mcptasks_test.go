@@ -64,21 +64,27 @@ func TestCreatedTask(t *testing.T) {
 	}
 }
 
-func TestSwapIDReplacesWholeStringsOnly(t *testing.T) {
-	msg := []byte(`{"result":{"taskId":"u-1","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"u-1"}},"text":"see \"u-1\" and u-10","other":"u-10"}}`)
-	got := string(swapID(msg, "u-1", "mcpgw-task-X"))
-	if strings.Count(got, `"mcpgw-task-X"`) != 2 {
-		t.Errorf("swapID did not replace both ids: %s", got)
-	}
-	if !strings.Contains(got, `\"u-1\"`) || !strings.Contains(got, `"u-10"`) {
-		t.Errorf("swapID changed what is not the id: %s", got)
-	}
+func TestSwapID(t *testing.T) {
 	long := "6f1c2e4a-1b2c-4d5e-8f90-a1b2c3d4e5f6"
-	got = string(swapID([]byte(`{"error":{"code":-32602,"message":"Task `+long+` not found"}}`), long, "mcpgw-task-X"))
+	msg := []byte(`{"result":{"taskId":"` + long + `","_meta":{"io.modelcontextprotocol/related-task":{"taskId":"` + long + `"}}}}`)
+	if got := string(swapID(msg, long, "mcpgw-task-X")); strings.Contains(got, long) || strings.Count(got, `"mcpgw-task-X"`) != 2 {
+		t.Errorf("swapID left the upstream id: %s", got)
+	}
+	got := string(swapID([]byte(`{"error":{"code":-32602,"message":"Task `+long+` not found"}}`), long, "mcpgw-task-X"))
 	if strings.Contains(got, long) || !strings.Contains(got, "Task mcpgw-task-X not found") {
 		t.Errorf("a long upstream id leaks through an error message: %s", got)
 	}
-	if string(swapID(msg, "", "x")) != string(msg) {
+	// An upstream that lies picks a short id that is also a word of its results: only
+	// the taskId members change.
+	lie := []byte(`{"result":{"taskId":"text","content":[{"type":"text","text":"text"}],"_meta":{"io.modelcontextprotocol/related-task":{"taskId":"text"}},"n":12345678901234567890}}`)
+	got = string(swapID(lie, "text", "mcpgw-task-X"))
+	if strings.Count(got, `"mcpgw-task-X"`) != 2 || !strings.Contains(got, `"type":"text"`) || !strings.Contains(got, `"text":"text"`) || !strings.Contains(got, "12345678901234567890") {
+		t.Errorf("swapID of a short id changed more than the taskId members: %s", got)
+	}
+	if string(swapID(lie, "", "x")) != string(lie) {
 		t.Error("an empty id replaced something")
+	}
+	if string(swapID(lie, "absent", "x")) != string(lie) {
+		t.Error("an id that is not there changed the message")
 	}
 }
