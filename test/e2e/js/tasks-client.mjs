@@ -82,16 +82,19 @@ if (opts.op === "sampling") {
 const client = new Client({ name: "mcpgw-e2e-tasks-client", version: "1.0.0" }, clientOpts);
 report.samplingRequests = 0;
 const sample = { role: "assistant", content: { type: "text", text: "sampled by the e2e client" }, model: "e2e-model", stopReason: "endTurn" };
-client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
-  report.samplingRequests++;
-  if (!request.params.task) return sample;
-  // Asked as a task: create it, answer CreateTaskResult at once, finish it later (long
-  // enough for the server to poll it at least once).
-  const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl ?? 60000, pollInterval: 500 });
-  report.clientTaskIds = [...(report.clientTaskIds ?? []), task.taskId];
-  setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", sample).catch(() => {}); }, 1500);
-  return { task };
-});
+// Only a client that declared sampling may handle it (the SDK refuses otherwise).
+if (opts.op === "sampling") {
+  client.setRequestHandler(CreateMessageRequestSchema, async (request, extra) => {
+    report.samplingRequests++;
+    if (!request.params.task) return sample;
+    // Asked as a task: create it, answer CreateTaskResult at once, finish it later (long
+    // enough for the server to poll it at least once).
+    const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl ?? 60000, pollInterval: 500 });
+    report.clientTaskIds = [...(report.clientTaskIds ?? []), task.taskId];
+    setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", sample).catch(() => {}); }, 1500);
+    return { task };
+  });
+}
 client.fallbackNotificationHandler = async (n) => {
   if (n.method === "notifications/tasks/status") report.statusNotes.push(n.params);
 };
