@@ -119,6 +119,9 @@ func (hs handshake) initializeResult(version string, servers []string, clientCap
 	if len(clientCaps) > 0 {
 		res["capabilities"] = capsWithExtensions(g.reg, clientCaps[0], servers)
 	}
+	if version >= "2025-11-25" {
+		res["capabilities"] = capsWithTasks(g.reg, res["capabilities"].(json.RawMessage), servers)
+	}
 	b, _ := json.Marshal(res)
 	return b
 }

@@ -103,6 +103,9 @@ type Capabilities struct {
 	// Extensions are the server extensions the upstream declares (2026-07-28 capability
 	// map: extension id → settings), passed on to clients (internal/gateway/extensions.go).
 	Extensions map[string]json.RawMessage `json:"extensions,omitempty"`
+	// Tasks is the upstream's MCP tasks capability (SEP-1686: list, cancel,
+	// requests.tools.call), merged into the gateway's (internal/gateway/mcptasks.go).
+	Tasks json.RawMessage `json:"tasks,omitempty"`
 }
 
 // Owner is the downstream side of a call: the client request it serves. The connection

@@ -13,6 +13,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/mcptask"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/subscriptions"
@@ -33,6 +34,9 @@ type Dispatcher struct {
 	lists  toolLists
 	pluginCalls
 	upstreamRelay
+	// tasks are the routes of MCP tasks (SEP-1686) started through the gateway
+	// (mcptasks.go).
+	tasks *mcptask.Table
 	// consents are the sessions told to open a sign-in URL, told again once it was
 	// given (upstreamconsent.go).
 	consents consentWaiters
@@ -76,7 +80,7 @@ type Host interface {
 
 // New is a dispatcher of parts; its own tools are named with sep (naming.separator).
 func New(p Parts, sep string) *Dispatcher {
-	dp := &Dispatcher{Parts: p, routes: backroutes.New[*session.Session]("mcpgw-p")}
+	dp := &Dispatcher{Parts: p, routes: backroutes.New[*session.Session]("mcpgw-p"), tasks: mcptask.New(p.Store)}
 	// The parts watch through the dispatcher's Obs, which the gateway may set after New.
 	obs := &dp.Obs
 	describe, search := "mcpgw"+sep+"describe_tools", "mcpgw"+sep+"search_tools"
@@ -84,7 +88,7 @@ func New(p Parts, sep string) *Dispatcher {
 		describeName: describe, describeDef: listform.DescribeTool(describe),
 		searchName: search, searchDef: listform.SearchTool(search)}
 	dp.pluginCalls = pluginCalls{cfg: p.Cfg, ctx: p.Ctx, reg: p.Reg, host: p.Host, subAgents: p.SubAgents, routes: dp.routes, obs: obs}
-	dp.upstreamRelay = upstreamRelay{routes: dp.routes, host: p.Host, log: p.Log, obs: obs}
+	dp.upstreamRelay = upstreamRelay{routes: dp.routes, tasks: dp.tasks, host: p.Host, log: p.Log, obs: obs}
 	return dp
 }
 
@@ -128,6 +132,10 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 		dp.complete(ctx, s, m, out)
 	case "logging/setLevel":
 		dp.setLevel(ctx, s, m, out)
+	case "tasks/get", "tasks/result", "tasks/cancel":
+		dp.taskRequest(ctx, s, m, out)
+	case "tasks/list":
+		dp.taskList(ctx, s, m, out)
 	default:
 		_ = out.Reply(wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
 	}
@@ -204,8 +212,14 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		b = append(b, meta...)
 	}
 	if len(p.Task) > 0 {
+		task, ttl, err := taskParam(p.Task)
+		if err != nil {
+			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+			return
+		}
 		b = append(b, `,"task":`...)
-		b = append(b, p.Task...)
+		b = append(b, task...)
+		out = &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server, ttl: ttl}
 	}
 	if len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
 		b = appendInputs(b, &p)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/backroutes"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/clientstream"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/mcptask"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -18,6 +19,7 @@ import (
 // dispatcher's routes back, its host (the live sessions) and its observer.
 type upstreamRelay struct {
 	routes *backroutes.Table[*session.Session]
+	tasks  *mcptask.Table // MCP task routes (mcptasks.go)
 	host   Host
 	log    *slog.Logger
 	obs    *Observer
@@ -64,6 +66,8 @@ func (r *upstreamRelay) HandleUpstream(owner *session.Session, c *upstream.Conn,
 		for _, s := range r.subscribers(owner, c.Name, p.URI) {
 			_ = s.Send(raw)
 		}
+	case "notifications/tasks/status":
+		r.taskStatusNote(owner, c, m, raw)
 	case "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
