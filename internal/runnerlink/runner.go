@@ -36,19 +36,37 @@ const MaxStreams = 1024
 
 // hosted is one process the runner runs for a stream.
 type hosted struct {
-	p    Process
-	in   chan []byte
-	once sync.Once
-	gone chan struct{}
+	mu      sync.Mutex
+	p       Process // nil until started, under mu
+	stopped bool    // under mu
+	in      chan []byte
+	gone    chan struct{}
 }
 
 func (h *hosted) stop() {
-	h.once.Do(func() {
-		close(h.gone)
-		if h.p != nil {
-			h.p.Stop()
-		}
-	})
+	h.mu.Lock()
+	if h.stopped {
+		h.mu.Unlock()
+		return
+	}
+	h.stopped = true
+	close(h.gone)
+	p := h.p
+	h.mu.Unlock()
+	if p != nil {
+		p.Stop()
+	}
+}
+
+// started records p as h's process; a stream stopped while p started stops p now.
+func (h *hosted) started(p Process) {
+	h.mu.Lock()
+	h.p = p
+	stopped := h.stopped
+	h.mu.Unlock()
+	if stopped {
+		p.Stop()
+	}
 }
 
 // runnerSide is the runner's end of a link.
@@ -150,19 +168,19 @@ func (r *runnerSide) open(id uint32, payload []byte) {
 		_ = r.w.write(frameClose, id, []byte("runner could not start "+spec.Name+": "+err.Error()))
 		return
 	}
-	h.p = p
+	h.started(p)
 	_ = r.w.write(frameOpened, id, nil)
-	go feed(h)
+	go feed(h, p)
 }
 
 // feed writes the stream's queued messages to its process's stdin.
-func feed(h *hosted) {
+func feed(h *hosted, p Process) {
 	for {
 		select {
 		case <-h.gone:
 			return
 		case m := <-h.in:
-			if err := h.p.Write(m); err != nil {
+			if err := p.Write(m); err != nil {
 				return // the process is ending: Exited says why
 			}
 		}
