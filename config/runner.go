@@ -17,7 +17,9 @@ type RunnerConfig struct {
 }
 
 // HasRunner reports whether the executor runs its sessions' stdio servers on a runner.
-func (e *ExecutorConfig) HasRunner() bool { return e != nil && e.Runner != nil && len(e.Runner.Keys) > 0 }
+func (e *ExecutorConfig) HasRunner() bool {
+	return e != nil && e.Runner != nil && len(e.Runner.Keys) > 0
+}
 
 // RunnerKeyOK reports whether key (the runner's bearer credential) is one of the
 // executor's runner keys, comparing digests in constant time.
