@@ -19,3 +19,6 @@ func useRunners(g *Gateway) {
 
 // Runners are the executors' runners and their state (the admin API's /api/runners).
 func (g *Gateway) Runners() []runners.State { return g.runners.States() }
+
+// RunnerStates are the executors' runners for the admin API (GET /api/runners).
+func (p adminSessions) RunnerStates() any { return p.g.Runners() }
