@@ -60,6 +60,10 @@ type Hub struct {
 
 	mu   sync.Mutex
 	runs map[string]*runner
+
+	// OnConnect, if set, is called (on a goroutine of its own) when an executor's runner
+	// has connected: the sessions whose instances on it are down start them again.
+	OnConnect func(executor string)
 }
 
 // New makes the hub of a gateway whose running config cfg returns.
@@ -130,6 +134,9 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		err := link.Run()
 		h.detach(executor, link, err)
 	}()
+	if h.OnConnect != nil {
+		go h.OnConnect(executor)
+	}
 }
 
 // attach makes run the executor's runner; a runner already there is cut off (the new
