@@ -180,7 +180,7 @@ func needNetns(t *testing.T) {
 // through the gateway's one URL and sees the container's files; a client of another
 // executor sees the host's (its server runs on the gateway's host); a client of an
 // executor whose runner is not connected gets calls that fail naming that executor. A
-// wrong key is refused. Killing the runner fails box's calls naming the executor;
+// wrong key, or another executor's, is refused. Killing the runner fails box's calls naming the executor;
 // restarting it brings the tools back with notifications/tools/list_changed. Removing the
 // key from the config cuts the runner off, and it stops.
 func TestRunnerServesExecutorFromItsNamespace(t *testing.T) {
@@ -206,13 +206,15 @@ func TestRunnerServesExecutorFromItsNamespace(t *testing.T) {
 	key := "mcpgw_runner_e2e_" + strings.Repeat("k", 32)
 	sum := sha256.Sum256([]byte(key))
 	digest := hex.EncodeToString(sum[:])
+	sum2 := sha256.Sum256([]byte(key + "-box2"))
+	digest2 := hex.EncodeToString(sum2[:])
 	cfg := `
 log: {level: info, format: text}
 servers:
   fs: {type: stdio, command: {{node}}, args: [` + yamlQuote(fsScript) + `, ` + yamlQuote(hostDir) + `]}
 executors:
   box: {type: local_docker, runner: {keys: ["` + digest + `"]}}
-  box2: {type: local_docker, runner: {keys: ["` + digest + `"]}}
+  box2: {type: local_docker, runner: {keys: ["` + digest2 + `"]}}
   other: {type: local_pc}
 `
 	g := startGatewayChecked(t, cfg)
@@ -223,6 +225,12 @@ executors:
 		"Mcpgw-Executor": "box", "Authorization": "Bearer wrong"}, "")
 	if bad.Status != http.StatusUnauthorized {
 		t.Fatalf("GET /runner with a wrong key: %s", bad)
+	}
+	// A key is bound to its executor: box's key does not open box2's runner.
+	cross := rawRequest(t, http.MethodGet, g.Base+"/runner", map[string]string{"Upgrade": "mcpgw-runner/1", "Connection": "Upgrade",
+		"Mcpgw-Executor": "box2", "Authorization": "Bearer " + key}, "")
+	if cross.Status != http.StatusUnauthorized {
+		t.Fatalf("GET /runner as box2 with box's key: %s", cross)
 	}
 	wrong := startNetnsRunner(t, tree, hostDir, "box", "not-the-key")
 	select {
