@@ -209,3 +209,97 @@ func TestOpenBoundedByContext(t *testing.T) {
 		t.Fatalf("%d streams left after a timed-out open", n)
 	}
 }
+
+// stuck is a Process that never takes its input: its Write blocks until Stop.
+type stuck struct {
+	stop chan struct{}
+	once sync.Once
+	out  Outputs
+}
+
+func (s *stuck) Write([]byte) error { <-s.stop; return errors.New("stopped") }
+func (s *stuck) Stop() {
+	s.once.Do(func() { close(s.stop); s.out.Exited(errors.New("killed")) })
+}
+
+// A server that stops reading its input is stopped once its queue is full, saying why;
+// the link and its other streams go on.
+func TestStalledProcessIsStoppedNotTheLink(t *testing.T) {
+	start := func(spec Spec, out Outputs) (Process, error) {
+		if spec.Name == "stuck" {
+			return &stuck{stop: make(chan struct{}), out: out}, nil
+		}
+		return echoStarter(spec, out)
+	}
+	l, _ := pair(t, start, 0)
+	ctx := context.Background()
+	s, err := l.Open(ctx, Spec{Name: "stuck", Command: "x"}, func([]byte) {}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 4)
+	ok, err := l.Open(ctx, Spec{Name: "ok", Command: "x"}, func(p []byte) { got <- string(p) }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < inputQueue+10; i++ {
+		if s.Send(ctx, []byte(`{"id":1}`)) != nil {
+			break
+		}
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("a server that does not read its input was not stopped")
+	}
+	if err := s.Err(); err == nil || !strings.Contains(err.Error(), "not reading its input") {
+		t.Fatalf("stalled stream's error: %v", err)
+	}
+	if err := ok.Send(ctx, []byte("still")); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, got); m != "ok:still" {
+		t.Fatalf("the other stream answered %q", m)
+	}
+}
+
+// Frames a runner sends for streams that are not open, and frames of unknown types, are
+// ignored.
+func TestStrayFramesIgnored(t *testing.T) {
+	c1, c2 := net.Pipe()
+	l := NewLink(c1, 0)
+	go l.Run()
+	defer l.Close(nil)
+	var b []byte
+	b = appendFrame(b, frameData, 77, []byte(`{"id":1}`))
+	b = appendFrame(b, frameOpened, 78, nil)
+	b = appendFrame(b, 200, 0, []byte("?"))
+	b = appendFrame(b, frameClose, 79, []byte("x"))
+	go func() { _, _ = c2.Write(b) }()
+	got := make(chan string, 1)
+	go func() {
+		// Answer the open that follows with opened, as a runner would.
+		fr := frameReader{r: c2, max: 1 << 20}
+		for {
+			f, err := fr.next()
+			if err != nil {
+				return
+			}
+			if f.typ == frameOpen {
+				_, _ = c2.Write(appendFrame(nil, frameOpened, f.stream, nil))
+				_, _ = c2.Write(appendFrame(nil, frameData, f.stream, []byte("hello")))
+			}
+		}
+	}()
+	if _, err := l.Open(context.Background(), Spec{Name: "a", Command: "x"}, func(p []byte) { got <- string(p) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if m := recv(t, got); m != "hello" {
+		t.Fatalf("got %q", m)
+	}
+	select {
+	case <-l.Done():
+		t.Fatalf("link ended on stray frames: %v", l.Err())
+	default:
+	}
+}
