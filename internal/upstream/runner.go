@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,10 +47,11 @@ type runnerTransport struct {
 	log      *slog.Logger
 	maxMsg   int
 
-	st     RunnerStream
-	in     chan []byte
-	doneCh chan struct{}
-	exit   error
+	st        RunnerStream
+	in        chan []byte
+	oversized atomic.Bool // the server sent a message over maxMsg: its stream was ended
+	doneCh    chan struct{}
+	exit      error
 }
 
 func newRunnerTransport(d RunnerDialer, o Options, log *slog.Logger) *runnerTransport {
@@ -84,13 +86,23 @@ func (t *runnerTransport) start(deliver func([]byte, *Call)) error {
 		for {
 			select {
 			case m := <-t.in:
+				if len(m) == 0 {
+					t.oversized.Store(true)
+					_ = st.Close()
+					continue
+				}
 				deliver(m, nil)
 			case <-st.Done():
 				// What arrived before the end goes first.
 				for len(t.in) > 0 {
-					deliver(<-t.in, nil)
+					if m := <-t.in; len(m) > 0 {
+						deliver(m, nil)
+					}
 				}
 				t.exit = fmt.Errorf("runner of executor %q: %v", t.executor, st.Err())
+				if t.oversized.Load() {
+					t.exit = &RestartError{fmt.Sprintf("the upstream sent a message larger than %d bytes (upstream.max_message_bytes); instance restarted", t.maxMsg)}
+				}
 				close(t.doneCh)
 				return
 			}
@@ -101,10 +113,10 @@ func (t *runnerTransport) start(deliver func([]byte, *Call)) error {
 
 // queue takes one message off the runner link's reader (whose buffer it must not keep).
 func (t *runnerTransport) queue(p []byte) {
-	if len(p) > t.maxMsg && t.st != nil {
+	if len(p) > t.maxMsg {
 		// The runner's link bounds frames by its own limit; this server's may be lower.
-		_ = t.st.Close()
-		return
+		// The delivering goroutine ends the stream (it may not have been handed over yet).
+		p = nil
 	}
 	m := append([]byte(nil), p...)
 	select {
