@@ -165,7 +165,7 @@ bench-smoke:
 	rm -rf $(CACHE)/bench-smoke
 	$(BENCH_RUN) -smoke -out $(CACHE)/bench-smoke > $(CACHE)/bench-smoke.log 2>&1 || \
 		{ tail -60 $(CACHE)/bench-smoke.log; exit 1; }
-	for s in S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S11 S12 S13 T1 summary; do \
+	for s in S1 S2 S3 S4 S5 S6 S7 S8 S9 S10 S11 S12 S13 S14 T1 summary; do \
 		ls $(CACHE)/bench-smoke/*-$$s.md > /dev/null; \
 		if [ $$s != summary ]; then ls $(CACHE)/bench-smoke/*-$$s.json > /dev/null; fi; \
 	done

@@ -61,6 +61,9 @@ type ToolFilter struct {
 type ExecutorConfig struct {
 	Type      string         `yaml:"type"`
 	MCPPolicy ExecutorPolicy `yaml:"mcp_policy"`
+	// Runner, when set, runs the stdio servers of this executor's sessions on the
+	// executor's runner (mcpgw-bridge runner) instead of the gateway's host (docs/runners.md).
+	Runner *RunnerConfig `yaml:"runner"`
 }
 
 // ExecutorPolicy is an executor's mcp_policy (docs/config.md).

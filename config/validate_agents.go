@@ -97,6 +97,7 @@ func (c validator) validateExecutor(ps *Problems, where string, e *ExecutorConfi
 		}
 	}
 	warnInjectionReplacesEnv(ps, c.Servers, where, e.MCPPolicy)
+	validateRunner(ps, where+".runner", e.Runner)
 	for _, s := range append(append([]string{}, e.MCPPolicy.AllowlistServers...), e.MCPPolicy.DenylistServers...) {
 		if !c.Has(s) {
 			ps.add(true, where, "names unknown server or plugin %q", s)

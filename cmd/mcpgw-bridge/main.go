@@ -21,6 +21,9 @@ import (
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "runner" {
+		os.Exit(runRunner(os.Args[2:]))
+	}
 	env := func(k string) string { return os.Getenv(k) }
 	socket := flag.String("socket", "", "daemon Unix socket (default $MCPGW_SOCKET, else STATE_DIR/mcpgw.sock)")
 	url := flag.String("url", "", "remote gateway endpoint, e.g. https://gw.example/mcp (token from $MCPGW_TOKEN)")

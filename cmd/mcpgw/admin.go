@@ -206,6 +206,9 @@ func token(args []string, out io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("token needs a subcommand: create-key or issue")
 	}
+	if args[0] == "create-runner-key" {
+		return createRunnerKey(args[1:], out)
+	}
 	fs := flag.NewFlagSet("token "+args[0], flag.ContinueOnError)
 	cfgFlag := fs.String("config", "", "config file")
 	agent := fs.String("agent", "", "agent id")

@@ -34,6 +34,7 @@ Usage:
                                     connected, also name collisions
   mcpgw explain  --agent A [--task T] [--executor E] [--config FILE] [--json]
                                     every tool, admitted or hidden, and the rule
+  mcpgw token create-runner-key --executor E [--gateway URL] [--config FILE]
   mcpgw token create-key --agent A | --admin [--read-only] [--connection-scope ID,…] [--config FILE]
                                     create an API key for agent A (printed once)
   mcpgw token issue --agent A [--admin] [--ttl 1h] [--read-only] [--connection-scope ID,…]

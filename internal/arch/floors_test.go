@@ -26,6 +26,7 @@ var floors = map[string]int{
 	"internal/wsapoll":     0,
 	"internal/pluginpb":    0,
 	"internal/httpclient":  1,
+	"internal/runnerlink":  1,
 	"internal/oauth":       1,
 	// The models: the config model and the plugin contract.
 	"config": 1,

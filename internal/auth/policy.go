@@ -16,6 +16,8 @@ type Override struct {
 	Mode string            `json:"mode,omitempty"`
 	URL  string            `json:"url,omitempty"`
 	Env  map[string]string `json:"env,omitempty"`
+	// Runner names the executor whose runner starts this stdio server (docs/runners.md).
+	Runner string `json:"runner,omitempty"`
 }
 
 // Resolution is a session's server set, decided once at session start (docs/auth.md).
@@ -244,7 +246,15 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 				}
 			}
 		}
-		if o.URL != "" || len(o.Env) > 0 {
+		if d.Transport() == config.TransportStdio && cfg.Executors[res.Executor].HasRunner() {
+			o.Runner = res.Executor
+			if o.Mode == config.ModeShared || (o.Mode == "" && d.Mode == config.ModeShared) {
+				// One process for every session would run on one executor's runner for
+				// the others too: on a runner it is one per agent of this executor.
+				o.Mode = config.ModePerAgent
+			}
+		}
+		if o.URL != "" || len(o.Env) > 0 || o.Runner != "" {
 			res.Overrides[n] = o
 		}
 		out = append(out, n)

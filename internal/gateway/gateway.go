@@ -25,6 +25,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/intake"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/localtrust"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reply"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/runners"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/subscriptions"
 
@@ -133,6 +134,9 @@ type Gateway struct {
 	// stateless holds the gateway-side sessions of stateless (2026-07-28) callers and their
 	// parked calls (stateless.go, mrtr.go).
 	stateless statelessFront
+
+	// runners are the executors' runners (runners.go).
+	runners *runners.Hub
 }
 
 // linkParts gives each part of g the gateway it reaches the others through.
@@ -181,6 +185,7 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 		log.Warn("no local token: only the gateway's own user is local", "err", err)
 	}
 	g.fileCfg.Store(cfg)
+	useRunners(g)
 	reg.ProvideSelf(selfplugin.New(selfHost{g})) // plugins of type mcpgw
 	if err := g.Reload(g.startConfig(cfg)); err != nil {
 		cancel()
@@ -227,6 +232,7 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 	g.mux.HandleFunc("/oauth/connect/", oauthPort{g}.serveConnect)
 	g.mux.HandleFunc(config.CallbackPath, oauthPort{g}.serveCallback)
 	g.mux.HandleFunc(config.ConsentPath, oauthPort{g}.serveConsent)
+	g.mux.Handle(runners.Path, g.runners)
 	g.mux.HandleFunc("/healthz", health{g}.serveHealthz)
 	g.mux.HandleFunc("/readyz", health{g}.serveReadyz)
 	g.mux.Handle("/metrics", metricsGate(g, g.metrics.Handler()))
@@ -269,6 +275,7 @@ func (g *Gateway) Reload(cfg *config.Config) error {
 	g.pol.Store(&policy{cfg: cfg, authn: authn, gen: g.polGen.Add(1), proxies: proxies, exchanging: registry.Exchanging(cfg)})
 	g.notifyAll()
 	g.releaseRetired()
+	g.runners.Revalidate(cfg)
 	return nil
 }
 
@@ -354,6 +361,7 @@ func (g *Gateway) Close() {
 		s.Close()
 	}
 	g.reg.Instances().CloseInstances()
+	g.runners.Close()
 	g.audit.Close()
 	if g.tracing != nil {
 		g.tracing.Shutdown(g.log)

@@ -52,6 +52,8 @@ type Override struct {
 	Mode string            `json:"mode,omitempty"`
 	URL  string            `json:"url,omitempty"`
 	Env  map[string]string `json:"env,omitempty"`
+	// Runner names the executor whose runner starts this stdio server.
+	Runner string `json:"runner,omitempty"`
 }
 
 // Narrow is the part of a credential that limits a session.

@@ -58,6 +58,9 @@ type Options struct {
 	// Authorizer gives a streamable HTTP upstream's requests their Authorization header,
 	// for an upstream mcpgw is the OAuth client of (nil: none).
 	Authorizer Authorizer
+	// Runner names the executor whose runner starts this stdio server, instead of the
+	// gateway's host (Dialer.Runners; "": the gateway's host).
+	Runner string
 }
 
 // defaultClientCaps are the capabilities the gateway offers upstreams it shares between
@@ -102,6 +105,10 @@ type Dialer struct {
 	// nothing would otherwise hold the instance's start for the whole connect timeout and
 	// fail it. An HTTP upstream always answers at the HTTP level and is not bounded here.
 	DiscoverProbe time.Duration
+
+	// Runners reaches the executors' runners, which start the stdio servers of options
+	// with a Runner (nil: none; such a dial fails saying so).
+	Runners RunnerDialer
 
 	bindings serverBindings // the x-mcp-header bindings of each server's tools (paramheaders.go)
 
@@ -206,6 +213,10 @@ func (d *Dialer) transport(ctx context.Context, o Options, log *slog.Logger) (tr
 	var tr transport
 	switch o.Transport {
 	case "stdio":
+		if o.Runner != "" {
+			tr = newRunnerTransport(d.Runners, o, log)
+			break
+		}
 		tr = newStdio(stdioSpec{name: o.Name, command: o.Command, args: o.Args, env: mergeEnv(o.Env), dir: o.Dir,
 			maxMessage: o.MaxMessageBytes, guardian: d.GuardianPath}, log)
 	case "streamable_http":

@@ -94,12 +94,12 @@ var scenarios = []struct {
 	run func(context.Context, *env, *Result) error
 }{
 	{"S1", s1}, {"S2", s2}, {"S3", s3}, {"S4", s4}, {"S5", s5}, {"S6", s6}, {"S7", s7}, {"S8", s8}, {"S9", s9}, {"S10", s10},
-	{"S11", s11}, {"S12", s12}, {"S13", s13}, {"T1", t1},
+	{"S11", s11}, {"S12", s12}, {"S13", s13}, {"S14", s14}, {"T1", t1},
 }
 
 func cmdRun(args []string) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	which := fs.String("scenarios", "all", "comma-separated scenario ids (S1,S2,S3,S4,S5,S6,S7,S8,S9,S10,S11,S12,S13,T1) or all")
+	which := fs.String("scenarios", "all", "comma-separated scenario ids (S1,S2,S3,S4,S5,S6,S7,S8,S9,S10,S11,S12,S13,S14,T1) or all")
 	smokeFlag := fs.Bool("smoke", false, "run every scenario for about a second: checks that they run and write files, numbers mean nothing")
 	out := fs.String("out", "bench/results", "directory for <date>-<scenario>.md/.json")
 	repo := fs.String("repo", ".", "repository root (for go test and git describe)")

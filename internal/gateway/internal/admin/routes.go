@@ -56,6 +56,7 @@ func (a *API) Routes() []Route {
 		{Method: "PUT", Path: "/api/settings", Summary: "change gateway-wide settings live (fields left out keep the file's values)", Handler: a.settings.ServePutSettings},
 		{Method: "GET", Path: "/api/settings/global", Summary: "the global servers in the orchestrator seed's shape: {mcpServers: [McpServerConfig]}", Handler: a.global.ServeGlobalSettings},
 		{Method: "PUT", Path: "/api/settings/global", Summary: "replace the API servers with a {mcpServers: [McpServerConfig]} list (file servers: unchanged or 409)", Handler: a.global.ServePutGlobalSettings},
+		{Method: "GET", Path: "/api/runners", Summary: "the executors' runners: executor, state (connected or disconnected), address, the servers each hosts, why the last link ended", Handler: a.serveRunners},
 		{Method: "GET", Path: "/api/runtime", Summary: "goroutines, heap and resident memory (?gc=1 collects first)", Handler: a.runtime.ServeRuntime},
 		{Method: "GET", Path: "/api/openapi.json", Summary: "this API as an OpenAPI 3.1 document", Handler: a.ServeOpenAPI},
 		{Method: "GET", Path: "/api/runtime/heap", Summary: "a heap profile for go tool pprof", Handler: a.runtime.ServeHeapProfile},

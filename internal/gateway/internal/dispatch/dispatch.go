@@ -177,7 +177,11 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	if t == nil {
 		reason, rule := dp.Host.Refusal(s, p.Name)
 		dp.Obs.deniedCall(ctx, denialEvent{s: s, tool: p.Name, reason: reason, rule: rule, duration: time.Since(start)})
-		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Unknown tool: "+p.Name, nil))
+		msg := "Unknown tool: " + p.Name
+		if why := dp.downTool(s, p.Name); why != "" {
+			msg += ": " + why
+		}
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
 	dp.Obs.sawTool(ctx, t)

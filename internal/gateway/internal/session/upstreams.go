@@ -77,7 +77,7 @@ func Subject(principal, agent string) string {
 func (u *Upstreams) InstanceSpec(server string) registry.OwnerSpec {
 	s := u.s
 	ov := s.Rec.Overrides[server]
-	return registry.OwnerSpec{Session: s.ID, Agent: s.Rec.Agent, Mode: ov.Mode, URL: ov.URL, Env: ov.Env,
+	return registry.OwnerSpec{Session: s.ID, Agent: s.Rec.Agent, Mode: ov.Mode, URL: ov.URL, Env: ov.Env, Runner: ov.Runner,
 		ClientCaps: s.Rec.ClientCaps, ClientInfo: s.Rec.ClientInfo, Stateless: s.Transport == "stateless",
 		Subject: Subject(s.Rec.Principal, s.Rec.Agent)}
 }

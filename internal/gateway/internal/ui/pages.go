@@ -124,7 +124,7 @@ func (u *UI) ServeExecutors(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u.view.Render(w, r, http.StatusOK, "executors", "Executors", map[string]any{
-		"Executors": execs, "Servers": sortedKeys(u.port.Config().Servers)})
+		"Executors": execs, "Servers": sortedKeys(u.port.Config().Servers), "Runners": u.runnerStates()})
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -95,11 +95,12 @@ func agentKeyOf(srv *Server, spec *OwnerSpec) agentKey {
 		agent = "\x00session:" + spec.Session
 	}
 	var ov string
-	if spec.URL != "" || len(spec.Env) > 0 {
+	if spec.URL != "" || len(spec.Env) > 0 || spec.Runner != "" {
 		b, _ := json.Marshal(struct {
-			URL string
-			Env map[string]string
-		}{spec.URL, spec.Env})
+			URL    string
+			Env    map[string]string
+			Runner string `json:",omitempty"`
+		}{spec.URL, spec.Env, spec.Runner})
 		ov = string(b)
 	}
 	if srv.Def.Auth.PerUser() {

@@ -53,6 +53,9 @@ type OwnerSpec struct {
 	// URL and Env are the executor's overrides of the server's URL and environment.
 	URL string
 	Env map[string]string
+	// Runner names the executor whose runner starts the owner's stdio instances ("": the
+	// gateway's host).
+	Runner string
 	// ClientCaps and ClientInfo are the owner's client's, offered to its own instances.
 	ClientCaps, ClientInfo json.RawMessage
 	// Stateless: the owner serves stateless (2026-07-28) requests; its own instances of a
@@ -246,6 +249,7 @@ func ownerOptions(srv *Server, o Owner, spec *OwnerSpec) upstream.Options {
 		maps.Copy(env, spec.Env)
 		opts.Env = env
 	}
+	opts.Runner = spec.Runner
 	if len(spec.ClientCaps) > 0 {
 		opts.ClientCaps = spec.ClientCaps
 	}
@@ -267,7 +271,7 @@ func ownerOptions(srv *Server, o Owner, spec *OwnerSpec) upstream.Options {
 // started with them, which no pooled one is; so does a stateless owner, whose instances
 // may speak another revision (OwnerSpec.Stateless).
 func (spec *OwnerSpec) poolable() bool {
-	return spec.URL == "" && len(spec.Env) == 0 && !spec.Stateless
+	return spec.URL == "" && len(spec.Env) == 0 && !spec.Stateless && spec.Runner == ""
 }
 
 // ReleaseOwner stops o's per_session instances of the servers keep does not admit and
