@@ -18,9 +18,6 @@ type appTools struct {
 	byName map[string][]*Tool
 }
 
-// HasUI reports whether the tool links a UI resource the gateway renamed (uilinks.go).
-func (t *Tool) HasUI() bool { return t.Own != nil }
-
 // AppTool finds the tool an app's call by its server's own name means: the one tool of
 // the view's UI servers named name upstream. When several servers have one, it gives nil
 // and their exposed names, sorted, so the caller can say which to call.
@@ -28,7 +25,7 @@ func (v *View) AppTool(name string) (*Tool, []string) {
 	v.apps.once.Do(func() {
 		ui := map[string]bool{}
 		for _, t := range v.Tools {
-			if t.HasUI() {
+			if t.UI {
 				ui[t.Server] = true
 			}
 		}

@@ -38,6 +38,8 @@ type Tool struct {
 	// Own is the upstream's own definition when Def differs from it in more than the name
 	// (its UI links were renamed); nil otherwise. Integrity fingerprints it (OwnDef).
 	Own json.RawMessage
+	// UI says the tool links a ui:// resource (MCP Apps) in its _meta.
+	UI bool
 	// The thin form and the compiled schema are derived from Def, each built on its first
 	// use (Thin, ValidateArgs), never when the catalogue is read.
 	thinOnce   sync.Once
@@ -133,8 +135,11 @@ func ExposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, err
 		}
 	}
 	if linked, ok := exposeUILinks(raw, server, n); ok {
-		t.Own = Compact(raw)
-		raw = linked
+		t.UI = true
+		if n.Prefix != "never" { // with prefix never, URIs keep their own names
+			t.Own = Compact(raw)
+			raw = linked
+		}
 	}
 	t.Def = Rename(raw, t.Exposed)
 	return t, nil

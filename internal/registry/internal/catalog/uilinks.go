@@ -61,11 +61,11 @@ func UpstreamURI(servers []string, uri string, n config.Naming) (server, own str
 const uiLinkKey = "ui/resourceUri"
 
 // exposeUILinks returns def with the ui:// links of its _meta (ui.resourceUri and the
-// legacy ui/resourceUri) named as ExposedURI names them, and whether it changed anything.
+// legacy ui/resourceUri) named as ExposedURI names them, and whether it has any.
 // Every other member keeps its bytes; a _meta or ui member given twice keeps its last
 // value (what a JavaScript host reads).
 func exposeUILinks(def json.RawMessage, server string, n config.Naming) (json.RawMessage, bool) {
-	if n.Prefix == "never" || !bytes.Contains(def, []byte(`"_meta"`)) {
+	if !bytes.Contains(def, []byte(`"_meta"`)) {
 		return def, false
 	}
 	var metaRaw []byte
