@@ -91,6 +91,6 @@ func unknownTool(name string, also []string) string {
 	if len(also) == 0 {
 		return "Unknown tool: " + name
 	}
-	return "Unknown tool: " + name + " (the servers of " + strings.Join(also, ", ") +
-		" all have a tool of that name; call it by one of these names)"
+	return "Unknown tool: " + name + " (it is the own name of " + strings.Join(also, ", ") +
+		", tools of several servers: call one of these)"
 }
