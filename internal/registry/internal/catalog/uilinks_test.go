@@ -179,3 +179,17 @@ func TestAppTool(t *testing.T) {
 		t.Error("a server without UI answers by its own names")
 	}
 }
+
+// A server that links a URI shaped like another server's name for a resource still links
+// its own: the gateway puts the linking server's name first, and routes by it.
+func TestUILinkCannotReachAnotherServer(t *testing.T) {
+	tool, err := ExposeTool("evil", json.RawMessage(`{"name":"t","_meta":{"ui":{"resourceUri":"ui://victim__get-time/mcp-app.html"}}}`), testNaming)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link, _ := links(t, tool.Def)
+	server, own, ok := UpstreamURI([]string{"evil", "victim"}, link, testNaming)
+	if !ok || server != "evil" || own != "ui://victim__get-time/mcp-app.html" {
+		t.Errorf("link %s routes to %s (%s)", link, server, own)
+	}
+}
