@@ -39,7 +39,7 @@ func upstreamExtensions(reg *registry.Registry, servers []string) map[string]jso
 			}
 		}
 	}
-	return out
+	return usedExtensions(reg, names, out) // extensions_known.go
 }
 
 // clientExtensions lists the extension ids a client declared in its capabilities.

@@ -162,7 +162,7 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, u
 	if registry.IsPluginURI(uri) {
 		return f.subscribePluginFor(s, uri, q)
 	}
-	server := dispatch.ResourceServer(s.View(), uri)
+	server, own := dispatch.ResourceTarget(s.View(), uri, g.reg.Config().Naming)
 	if server == "" {
 		return false, nil
 	}
@@ -174,7 +174,7 @@ func (f *statelessFront) subscribeFor(ctx context.Context, s *session.Session, u
 		f.unsubscribeFor(s, uri)
 		return false, nil
 	}
-	params, _ := json.Marshal(map[string]string{"uri": uri})
+	params, _ := json.Marshal(map[string]string{"uri": own}) // the URI the upstream knows
 	cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if _, err := c.Request(cctx, "resources/subscribe", params); err != nil {
@@ -199,6 +199,9 @@ func (f *statelessFront) unsubscribeFor(s *session.Session, uri string) {
 	srv := g.reg.Server(server)
 	if srv == nil {
 		return
+	}
+	if _, own, ok := registry.UpstreamURI([]string{server}, uri, g.reg.Config().Naming); ok {
+		uri = own // a ui:// resource the gateway renamed: the URI the upstream knows
 	}
 	go func() {
 		ctx, cancel := context.WithTimeout(g.ctx, 10*time.Second)

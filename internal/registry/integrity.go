@@ -166,7 +166,7 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 	}
 	defs := make([]integrity.Def, 0, len(cat.Tools)+len(cat.Prompts)+len(cat.Templates))
 	for _, t := range cat.Tools {
-		d := integrity.NewDef(integrity.KindTool, t.Name, catalog.Rename(t.Def, t.Name))
+		d := integrity.NewDef(integrity.KindTool, t.Name, t.OwnDef())
 		t.Hash = d.Hash
 		defs = append(defs, d)
 	}

@@ -65,7 +65,7 @@ type Options struct {
 
 // defaultClientCaps are the capabilities the gateway offers upstreams it shares between
 // sessions: everything it can relay to a client.
-const defaultClientCaps = `{"elicitation":{"form":{},"url":{}},"roots":{"listChanged":true},"sampling":{}}`
+const defaultClientCaps = `{"elicitation":{"form":{},"url":{}},"extensions":{"` + UIExtension + `":{"mimeTypes":["` + UIMimeType + `"]}},"roots":{"listChanged":true},"sampling":{}}`
 
 // DefaultClientCaps are the capabilities the gateway offers upstreams it shares between
 // sessions (Options.ClientCaps nil): everything it can relay to a client. Each call

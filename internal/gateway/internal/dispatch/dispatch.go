@@ -170,6 +170,11 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		v = s.View()
 		t = v.Tool(p.Name)
 	}
+	var also []string
+	if t == nil {
+		// An MCP App calls its server's tools by their own names (catalog's AppTool).
+		t, also = v.AppTool(p.Name)
+	}
 	if t == nil && v.Held(p.Name) {
 		dp.heldCall(ctx, s, m, p.Name, out, start)
 		return
@@ -177,7 +182,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	if t == nil {
 		reason, rule := dp.Host.Refusal(s, p.Name)
 		dp.Obs.deniedCall(ctx, denialEvent{s: s, tool: p.Name, reason: reason, rule: rule, duration: time.Since(start)})
-		msg := "Unknown tool: " + p.Name
+		msg := unknownTool(p.Name, also)
 		if why := dp.downTool(s, p.Name); why != "" {
 			msg += ": " + why
 		}

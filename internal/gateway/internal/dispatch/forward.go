@@ -32,6 +32,9 @@ type upstreamCall struct {
 	// isTool: a failure of the path answers as a tool result the model reads, not as a
 	// JSON-RPC error.
 	isTool bool
+	// result, when set, rewrites a successful result before the client gets it (a
+	// resources/read of a resource the gateway renamed: uilinks.go); nil on tools/call.
+	result func([]byte) []byte
 	// header are the trace context header fields a streamable HTTP upstream gets with the
 	// request (set by the Observer; nil when tracing is off).
 	header []upstream.Header
@@ -232,6 +235,9 @@ func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 		// takes the instance's slot again.
 		held.giveBack()
 		return dp.completeInputs(ctx, c, resp.Result, deadline)
+	}
+	if c.result != nil {
+		resp.Result = c.result(resp.Result)
 	}
 	if pr, ok := c.out.(*reply.Post); ok && len(resp.Result) > largeResult {
 		// Written around the upstream's bytes, not copied into a new message first: a

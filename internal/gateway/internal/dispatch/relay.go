@@ -9,6 +9,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/mcptask"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -62,6 +63,10 @@ func (r *upstreamRelay) HandleUpstream(owner *session.Session, c *upstream.Conn,
 		}
 		if json.Unmarshal(m.Params, &p) != nil {
 			return
+		}
+		if ex := registry.ExposedURI(c.Name, p.URI, r.host.Policy().Naming); ex != p.URI {
+			// Subscribers know the resource by the gateway's name for it (uilinks.go).
+			p.URI, raw = ex, renameUpdated(m, ex)
 		}
 		for _, s := range r.subscribers(owner, c.Name, p.URI) {
 			_ = s.Send(raw)

@@ -55,17 +55,30 @@ func SubscriptionQuota(cfg *config.Config, agents *subscriptions.Agents, s *sess
 }
 
 // ResourceServer finds which upstream serves a URI: a listed resource, else the first
-// server with a template that matches it, else the only server with resources.
+// server with a template that matches it.
 func ResourceServer(v *registry.View, uri string) string {
+	server, _ := ResourceTarget(v, uri, config.Naming{Prefix: "never"})
+	return server
+}
+
+// ResourceTarget finds which upstream serves a URI a client named, and the URI that
+// upstream knows it by: a listed resource (ui:// resources are listed under the gateway's
+// name for them, registry.ExposedURI), else the first server with a template that matches
+// it, else a ui:// URI the gateway named for one of the view's servers (a resource that
+// server serves without listing it). "" when none does.
+func ResourceTarget(v *registry.View, uri string, n config.Naming) (server, own string) {
 	if r := v.Resource(uri); r != nil {
-		return r.Server
+		return r.Server, r.URI
 	}
 	for _, t := range v.Templates {
 		if templateMatches(t.URI, uri) {
-			return t.Server
+			return t.Server, uri
 		}
 	}
-	return ""
+	if s, o, ok := registry.UpstreamURI(v.Servers, uri, n); ok {
+		return s, o
+	}
+	return "", ""
 }
 
 // templateMatches matches a URI against an RFC 6570 template's literal parts; each
@@ -117,10 +130,15 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
 		return
 	}
-	server := ResourceServer(s.View(), p.URI)
+	naming := dp.Host.Policy().Naming
+	server, own := ResourceTarget(s.View(), p.URI, naming)
 	if m.Method == "resources/unsubscribe" {
-		if sv, ok := s.Subs.Unsubscribe(p.URI); ok {
-			server = sv
+		if sv, ok := s.Subs.Unsubscribe(p.URI); ok && sv != server {
+			// Subscribed to a resource the view no longer lists: the server it went to.
+			server, own = sv, p.URI
+			if _, o, ok := registry.UpstreamURI([]string{sv}, p.URI, naming); ok {
+				own = o
+			}
 		}
 	}
 	if server == "" {
@@ -133,16 +151,20 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 			return
 		}
 	}
-	if m.Method != "resources/read" && dp.watchStateless(ctx, s, m, server, p.URI, out) {
+	if m.Method != "resources/read" && dp.watchStateless(ctx, s, m, server, own, out) {
 		return
 	}
-	// The upstream gets the URI that was routed on, not the client's params.
+	// The upstream gets the URI that was routed on, as it knows it, not the client's params.
 	var b wire.Object
-	b.Str("uri", p.URI)
+	b.Str("uri", own)
 	b.Raw("_meta", meta)
 	b.Raw("inputResponses", p.InputResponses)
 	b.Raw("requestState", p.RequestState)
-	dp.forward(ctx, &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out})
+	c := &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out}
+	if own != p.URI && m.Method == "resources/read" {
+		c.result = func(res []byte) []byte { return renameContents(res, own, p.URI) }
+	}
+	dp.forward(ctx, c)
 }
 
 func (dp *Dispatcher) complete(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {

@@ -32,8 +32,14 @@ type Tool struct {
 	// separator, name; or the name alone): tool globs match it as well as Exposed, so a glob
 	// written as "server__*" still holds for a tool whose exposed name was shortened.
 	Plain string
-	// Def is the definition clients see (the upstream's, with the exposed name), as bytes.
+	// Def is the definition clients see (the upstream's, with the exposed name and its UI
+	// resource links named as the gateway names them: uilinks.go), as bytes.
 	Def json.RawMessage
+	// Own is the upstream's own definition when Def differs from it in more than the name
+	// (its UI links were renamed); nil otherwise. Integrity fingerprints it (OwnDef).
+	Own json.RawMessage
+	// UI says the tool links a ui:// resource (MCP Apps) in its _meta.
+	UI bool
 	// The thin form and the compiled schema are derived from Def, each built on its first
 	// use (Thin, ValidateArgs), never when the catalogue is read.
 	thinOnce   sync.Once
@@ -67,12 +73,14 @@ type Prompt struct {
 	Hash    string // the fingerprint of the upstream's own definition
 }
 
-// Resource is a resource or resource template; URIs are not renamed.
+// Resource is a resource or resource template. Only ui:// resources are renamed
+// (uilinks.go): Exposed is then the URI clients list and read, and Def carries it.
 type Resource struct {
-	Server string
-	URI    string // uri, or uriTemplate for templates
-	Def    json.RawMessage
-	Hash   string // a template's fingerprint
+	Server  string
+	URI     string // the upstream's uri, or uriTemplate for templates
+	Exposed string // the URI clients see when the gateway renamed it, else ""
+	Def     json.RawMessage
+	Hash    string // a template's fingerprint
 }
 
 // Catalog is what one upstream offers, as of its last listing.
@@ -104,6 +112,8 @@ func (t *Tool) Thin() json.RawMessage {
 	return t.thin
 }
 
+// ExposeTool is the upstream tool raw of server as the gateway exposes it: named by the
+// naming rules, its UI resource links named as the gateway names the resources.
 func ExposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, error) {
 	var head struct {
 		Name        string `json:"name"`
@@ -124,8 +134,24 @@ func ExposeTool(server string, raw json.RawMessage, n config.Naming) (*Tool, err
 			t.Destructive = *a.DestructiveHint
 		}
 	}
+	if linked, ok := exposeUILinks(raw, server, n); ok {
+		t.UI = true
+		if n.Prefix != "never" { // with prefix never, URIs keep their own names
+			t.Own = Compact(raw)
+			raw = linked
+		}
+	}
 	t.Def = Rename(raw, t.Exposed)
 	return t, nil
+}
+
+// OwnDef is the upstream's own definition of the tool, compacted, its members in key
+// order: what integrity fingerprints, whatever the gateway renamed in Def.
+func (t *Tool) OwnDef() json.RawMessage {
+	if t.Own != nil {
+		return Rename(t.Own, t.Name)
+	}
+	return Rename(t.Def, t.Name)
 }
 
 // rename returns def, compacted, with its "name" member set to name and its top-level

@@ -92,7 +92,7 @@ func (v *View) shapedCopy(r NameRule, sep string) *View {
 		if renamed == nil {
 			renamed = map[*Tool]*Tool{}
 		}
-		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Plain: t.Plain, Def: Rename(t.Def, name),
+		renamed[t] = &Tool{Server: t.Server, Name: t.Name, Exposed: t.Exposed, Plain: t.Plain, Def: Rename(t.Def, name), Own: t.Own, UI: t.UI,
 			ReadOnly: t.ReadOnly, Destructive: t.Destructive, PluginTool: t.PluginTool, PluginRun: t.PluginRun}
 	}
 	if renamed == nil {

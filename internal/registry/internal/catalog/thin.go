@@ -36,7 +36,11 @@ func thinTool(def json.RawMessage) json.RawMessage {
 		out["inputSchema"] = thinSchema(schema)
 	}
 	// Annotations, titles, icons, output schemas and _meta are left to describe_tools: a
-	// client that needs them asks for the full definition.
+	// client that needs them asks for the full definition. A UI resource link stays: the
+	// host, not the model, reads it, to render the tool's app when the tool is called.
+	if ui := uiMeta(m["_meta"]); ui != nil {
+		out["_meta"] = ui
+	}
 	b, err := json.Marshal(out)
 	if err != nil {
 		return def

@@ -35,6 +35,7 @@ type View struct {
 
 	search viewSearch  // the tool search index (search.go), built on first use
 	shaped shapedViews // the view as clients with stricter name rules see it (shaped.go)
+	apps   appTools    // its UI servers' tools by their own names (apptools.go), built on first use
 }
 
 // Tool finds a tool by exposed name.
@@ -54,7 +55,7 @@ func (v *View) hold(name string) {
 // Prompt finds a prompt by exposed name.
 func (v *View) Prompt(name string) *Prompt { return v.promptByName[name] }
 
-// Resource finds the server of a listed resource URI.
+// Resource finds a listed resource by the URI clients see (ListedURI).
 func (v *View) Resource(uri string) *Resource { return v.resourceBy[uri] }
 
 // ViewFilter decides what of the catalogue a view admits. Key identifies its rules.
@@ -147,10 +148,10 @@ func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool
 		v.Prompts = append(v.Prompts, pr)
 	}
 	for _, res := range cat.Resources {
-		if _, dup := v.resourceBy[res.URI]; dup {
+		if _, dup := v.resourceBy[res.ListedURI()]; dup {
 			continue
 		}
-		v.resourceBy[res.URI] = res
+		v.resourceBy[res.ListedURI()] = res
 		v.Resources = append(v.Resources, res)
 	}
 	for _, t := range cat.Templates {

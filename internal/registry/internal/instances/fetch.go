@@ -73,7 +73,7 @@ func FetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 				URI string `json:"uri"`
 			}
 			if json.Unmarshal(raw, &head) == nil && head.URI != "" {
-				cat.Resources = append(cat.Resources, &catalog.Resource{Server: server, URI: head.URI, Def: catalog.Compact(raw)})
+				cat.Resources = append(cat.Resources, catalog.ExposeResource(server, head.URI, raw, n))
 			}
 		}
 		// Templates are optional; an upstream without them answers method not found.
