@@ -227,6 +227,8 @@ type Memory struct {
 	creds map[string]*Credential
 	// locks are Lock's (this store value's users share them).
 	locks localLocks
+	// use is the agents' tool use (tooluse.go).
+	use toolUseMemory
 }
 
 type convKey struct{ agent, id string }
