@@ -144,6 +144,9 @@ func (l *toolLists) searchPage(s *session.Session, v *registry.View) *registry.P
 		}
 		return false
 	}
+	if max > 0 {
+		return l.cappedPage(s, v, pin, max)
+	}
 	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, l.searchDef)
 }
 
