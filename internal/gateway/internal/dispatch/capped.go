@@ -34,13 +34,14 @@ func (l *toolLists) cappedPage(s *session.Session, v *registry.View, pin func(*r
 }
 
 // UsageHooks are the Observer hooks that count each agent's tool calls for its ranking
-// (ToolRanks); a nil ranks counts nothing. A call is counted whatever its outcome: the
-// agent used the tool.
+// (ToolRanks); a nil ranks counts nothing. A call is counted once its tool is found in the
+// session's view, before it runs and whatever its outcome: the agent used the tool, and a
+// session that starts after the answer came back sees the call.
 func UsageHooks(ranks *toolrank.Ranks) Observer {
 	if ranks == nil {
 		return Observer{}
 	}
-	return Observer{called: func(_ context.Context, ev callEvent) { ranks.Count(ev.s.Rec.Agent, ev.t.Server, ev.t.Name) }}
+	return Observer{used: func(s *session.Session, t *registry.Tool) { ranks.Count(s.Rec.Agent, t.Server, t.Name) }}
 }
 
 // ToolRanks are the dispatcher's agents' tool rankings: count into them (UsageHooks) and

@@ -175,6 +175,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		return
 	}
 	dp.Obs.sawTool(ctx, t)
+	dp.Obs.usedTool(s, t)
 	if thinFor(s, v, dp.lists.form) {
 		why, err := t.ValidateArgs(p.Arguments)
 		if err != nil {
