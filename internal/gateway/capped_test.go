@@ -189,3 +189,54 @@ func TestCappedMostUsedReplicas(t *testing.T) {
 		t.Errorf("session revived on the other replica lists differently:\n%s\n%s", body1, revived)
 	}
 }
+
+// openAs opens a session of a client named client, with extra headers.
+func openAs(t *testing.T, g *gatewaytest.GW, client string, hdr map[string]string) capSess {
+	t.Helper()
+	h := map[string]string{"X-Agent-ID": "ag"}
+	for k, v := range hdr {
+		h[k] = v
+	}
+	r := g.Do(t, gatewaytest.Req{Body: `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` + client + `","version":"1"}}}`,
+		Header: h})
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" {
+		t.Fatalf("initialize: HTTP %d %s", r.Status, r.Body)
+	}
+	return capSess{sid, "ag"}
+}
+
+// A client that defers tools itself (Claude Code, Codex, Qwen Code, VS Code) is served
+// the full form, which its own search indexes best, though the gateway's setting asks for
+// search; a session's own header still wins, and a client with no such profile gets the
+// gateway's setting.
+func TestDeferringClientGetsFullForm(t *testing.T) {
+	g := gatewaytest.Start(t, `
+listen: {{listen}}
+state_dir: {{state_dir}}
+store: memory
+http: {page_size: 500, handshake: search}
+servers:
+  e1: {type: streamable_http, url: "{{everything}}"}
+`)
+	for _, c := range []struct {
+		client, header string
+		search         bool
+	}{
+		{"claude-code", "", false},
+		{"codex-mcp-client", "", false},
+		{"qwen-code-mcp-client", "", false},
+		{"Visual Studio Code", "", false},
+		{"claude-code", "search", true},
+		{"some-client", "", true},
+	} {
+		hdr := map[string]string{}
+		if c.header != "" {
+			hdr["X-MCP-Handshake"] = c.header
+		}
+		_, names := cappedList(t, g, openAs(t, g, c.client, hdr))
+		if got := slices.Contains(names, "mcpgw__search_tools"); got != c.search || (!c.search && len(names) < 20) {
+			t.Errorf("%s (header %q): %d tools, search form %v, want search form %v", c.client, c.header, len(names), got, c.search)
+		}
+	}
+}
