@@ -1,7 +1,6 @@
 package store
 
 import (
-	"errors"
 	"slices"
 	"sync"
 )
@@ -42,16 +41,21 @@ const (
 // ToolUseKey names a tool in tool-use records: its server and its upstream name.
 func ToolUseKey(server, tool string) string { return server + "\x00" + tool }
 
+// toolUseError is a constant error of tool-use records.
+type toolUseError string
+
+func (e toolUseError) Error() string { return string(e) }
+
 // errToolUseAgent is the refusal of an empty agent id.
-var errToolUseAgent = errors.New("tool use: the agent id must be non-empty")
+const errToolUseAgent = toolUseError("tool use: the agent id must be non-empty")
 
 // ToolUseOf returns the tool-use records of s (seen through NewCached and other
 // wrappers), or nil when its kind keeps none.
 func ToolUseOf(s Store) ToolUse {
 	for {
 		switch v := s.(type) {
-		case ToolUse:
-			return v
+		case interface{ ToolUses() ToolUse }:
+			return v.ToolUses()
 		case interface{ Unwrap() Store }:
 			s = v.Unwrap()
 		default:
@@ -66,11 +70,13 @@ type toolUseMemory struct {
 	records map[string]*ToolUseRecord
 }
 
-func (s *Memory) AddToolUse(agent string, counts map[string]int64) error {
+// ToolUses are the store's tool-use records.
+func (s *Memory) ToolUses() ToolUse { return &s.use }
+
+func (u *toolUseMemory) AddToolUse(agent string, counts map[string]int64) error {
 	if agent == "" {
 		return errToolUseAgent
 	}
-	u := &s.use
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := u.records[agent]
@@ -103,18 +109,16 @@ func addCounts(r *ToolUseRecord, counts map[string]int64) {
 	}
 }
 
-func (s *Memory) GetToolUse(agent string) (*ToolUseRecord, error) {
-	u := &s.use
+func (u *toolUseMemory) GetToolUse(agent string) (*ToolUseRecord, error) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	return cloneToolUse(u.records[agent]), nil
 }
 
-func (s *Memory) PutToolRanking(agent string, ranking []string) error {
+func (u *toolUseMemory) PutToolRanking(agent string, ranking []string) error {
 	if agent == "" {
 		return errToolUseAgent
 	}
-	u := &s.use
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := u.records[agent]

@@ -8,16 +8,22 @@ import (
 
 // bucketToolUse holds a ToolUseRecord (JSON) per agent. It is made on the first write, so
 // files from before it need no migration.
-var bucketToolUse = []byte("tool_use")
+const bucketToolUse = "tool_use"
 
-func (s *Bolt) AddToolUse(agent string, counts map[string]int64) error {
+// boltToolUse is a bbolt store's tool-use records.
+type boltToolUse struct{ db *bolt.DB }
+
+// ToolUses are the store's tool-use records.
+func (s *Bolt) ToolUses() ToolUse { return boltToolUse{s.db} }
+
+func (s boltToolUse) AddToolUse(agent string, counts map[string]int64) error {
 	if agent == "" {
 		return errToolUseAgent
 	}
 	return s.updateToolUse(agent, func(r *ToolUseRecord) { addCounts(r, counts) })
 }
 
-func (s *Bolt) PutToolRanking(agent string, ranking []string) error {
+func (s boltToolUse) PutToolRanking(agent string, ranking []string) error {
 	if agent == "" {
 		return errToolUseAgent
 	}
@@ -26,9 +32,9 @@ func (s *Bolt) PutToolRanking(agent string, ranking []string) error {
 
 // updateToolUse changes agent's record by change in one transaction, within
 // MaxToolUseAgents agents.
-func (s *Bolt) updateToolUse(agent string, change func(*ToolUseRecord)) error {
+func (s boltToolUse) updateToolUse(agent string, change func(*ToolUseRecord)) error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucketIfNotExists(bucketToolUse)
+		b, err := tx.CreateBucketIfNotExists([]byte(bucketToolUse))
 		if err != nil {
 			return err
 		}
@@ -49,10 +55,10 @@ func (s *Bolt) updateToolUse(agent string, change func(*ToolUseRecord)) error {
 	})
 }
 
-func (s *Bolt) GetToolUse(agent string) (*ToolUseRecord, error) {
+func (s boltToolUse) GetToolUse(agent string) (*ToolUseRecord, error) {
 	r := new(ToolUseRecord)
 	err := s.db.View(func(tx *bolt.Tx) error {
-		b := tx.Bucket(bucketToolUse)
+		b := tx.Bucket([]byte(bucketToolUse))
 		if b == nil {
 			return nil
 		}

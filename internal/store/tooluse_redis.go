@@ -30,7 +30,13 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 0`
 
-func (s *Redis) AddToolUse(agent string, counts map[string]int64) error {
+// redisToolUse is a Redis store's tool-use records.
+type redisToolUse struct{ *redisConn }
+
+// ToolUses are the store's tool-use records.
+func (s *Redis) ToolUses() ToolUse { return redisToolUse{s.redisConn} }
+
+func (s redisToolUse) AddToolUse(agent string, counts map[string]int64) error {
 	if agent == "" {
 		return errToolUseAgent
 	}
@@ -48,7 +54,7 @@ func (s *Redis) AddToolUse(agent string, counts map[string]int64) error {
 	return s.wrap("add tool use", s.c.Eval(ctx, addToolUseScript, []string{toolUseKey(agent)}, args...).Err())
 }
 
-func (s *Redis) GetToolUse(agent string) (*ToolUseRecord, error) {
+func (s redisToolUse) GetToolUse(agent string) (*ToolUseRecord, error) {
 	ctx, cancel := opCtx()
 	defer cancel()
 	pipe := s.c.Pipeline()
@@ -69,7 +75,7 @@ func (s *Redis) GetToolUse(agent string) (*ToolUseRecord, error) {
 	return r, nil
 }
 
-func (s *Redis) PutToolRanking(agent string, ranking []string) error {
+func (s redisToolUse) PutToolRanking(agent string, ranking []string) error {
 	if agent == "" {
 		return errToolUseAgent
 	}

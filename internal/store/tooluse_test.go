@@ -83,7 +83,7 @@ func TestToolUse(t *testing.T) {
 func TestToolUseMemoryAgentBound(t *testing.T) {
 	m := NewMemory()
 	for i := range MaxToolUseAgents + 3 {
-		must(t, m.AddToolUse(fmt.Sprintf("agent-%d", i), map[string]int64{"s\x00t": 1}))
+		must(t, m.ToolUses().AddToolUse(fmt.Sprintf("agent-%d", i), map[string]int64{"s\x00t": 1}))
 	}
 	if n := len(m.use.records); n != MaxToolUseAgents {
 		t.Errorf("%d agents kept, want %d", n, MaxToolUseAgents)

@@ -121,7 +121,7 @@ func TestPageByteStable(t *testing.T) {
 // Ranking flushes the asking agent's counts first.
 func TestRanksCountAndRanking(t *testing.T) {
 	m := store.NewMemory()
-	r := New(m, nil)
+	r := New(m.ToolUses(), nil)
 	r.Count("", "s", "x")
 	for range 3 {
 		r.Count("a1", "s", "read")
@@ -131,14 +131,14 @@ func TestRanksCountAndRanking(t *testing.T) {
 	if got := r.Ranking("a1"); !slices.Equal(got, []string{store.ToolUseKey("s", "read"), store.ToolUseKey("s", "write")}) {
 		t.Errorf("a1's ranking = %q", got)
 	}
-	if rec, _ := m.GetToolUse("a2"); len(rec.Counts) != 0 {
+	if rec, _ := m.ToolUses().GetToolUse("a2"); len(rec.Counts) != 0 {
 		t.Errorf("a2's counts written before a flush: %v", rec.Counts)
 	}
 	r.Flush()
-	if rec, _ := m.GetToolUse("a2"); rec.Counts[store.ToolUseKey("s", "other")] != 1 || len(rec.Ranking) != 1 {
+	if rec, _ := m.ToolUses().GetToolUse("a2"); rec.Counts[store.ToolUseKey("s", "other")] != 1 || len(rec.Ranking) != 1 {
 		t.Errorf("a2 after Flush: %+v", rec)
 	}
-	if rec, _ := m.GetToolUse(""); len(rec.Counts) != 0 {
+	if rec, _ := m.ToolUses().GetToolUse(""); len(rec.Counts) != 0 {
 		t.Errorf("an anonymous call was counted: %v", rec.Counts)
 	}
 	for i := range MaxPending + 10 {
@@ -159,7 +159,7 @@ func TestRanksCountAndRanking(t *testing.T) {
 
 // Count allocates nothing for a pair already counted: the call path stays as it was.
 func TestCountAllocs(t *testing.T) {
-	r := New(store.NewMemory(), nil)
+	r := New(store.NewMemory().ToolUses(), nil)
 	r.Count("agent", "server", "tool")
 	if n := testing.AllocsPerRun(100, func() { r.Count("agent", "server", "tool") }); n != 0 {
 		t.Errorf("Count allocates %v times a call", n)
