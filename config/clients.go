@@ -22,6 +22,11 @@ type ClientProfile struct {
 	// MaxTools is the most tools the client takes (0: no cap); over it, the session gets
 	// the search form.
 	MaxTools int `yaml:"max_tools"`
+	// DefersTools marks a client that defers tools itself (its own tool search indexes the
+	// definitions and loads them on demand): unless its session's header or its agent
+	// asks for a form, it is served the full form, which its search indexes best, rather
+	// than the gateway deferring a second time (thin or search). Its cap still wins.
+	DefersTools bool `yaml:"defers_tools"`
 }
 
 // ClientProfile returns the profile whose Match fits clientName (first by sorted profile name), or nil.
@@ -75,13 +80,14 @@ const copilotNamePattern = `^[a-zA-Z0-9_-]{1,128}$`
 func DefaultClients() map[string]*ClientProfile {
 	return map[string]*ClientProfile{
 		// Claude Code names a tool mcp__<key>__<tool>; the Anthropic API takes 64 bytes.
-		"claude-code": {Match: []string{"claude-code"}, NameMax: 64 - len("mcp__mcpgw__")},
+		// It defers MCP tools behind its own ToolSearch.
+		"claude-code": {Match: []string{"claude-code"}, NameMax: 64 - len("mcp__mcpgw__"), DefersTools: true},
 		// Cursor filters out a tool whose server key and name together reach 60
 		// characters, and sends the agent its first 40 tools.
 		"cursor": {Match: []string{"cursor*"}, NameMax: 59 - len("mcpgw"), MaxTools: 40},
 		// VS Code with Copilot: 64 bytes, Copilot's pattern, 128 tools a request.
 		"vscode": {Match: []string{"visual studio code*", "visual-studio-code*", "vscode*"},
-			NameMax: 64, NamePattern: copilotNamePattern, MaxTools: 128},
+			NameMax: 64, NamePattern: copilotNamePattern, MaxTools: 128, DefersTools: true},
 		// Copilot outside VS Code (the CLI, JetBrains, Xcode): the same model API.
 		"copilot": {Match: []string{"copilot*", "github-copilot*", "*-copilot-*"},
 			NameMax: 64, NamePattern: copilotNamePattern, MaxTools: 128},
@@ -91,7 +97,10 @@ func DefaultClients() map[string]*ClientProfile {
 		// takes 512 function declarations a request.
 		"gemini-cli": {Match: []string{"gemini-cli*"}, NameMax: 63 - len("mcp_mcpgw_"), MaxTools: 512},
 		// Codex names a tool <key>__<tool> within 64 bytes (longer ones it hashes itself).
-		"codex": {Match: []string{"codex*"}, NameMax: 64 - len("mcpgw__")},
+		// It defers MCP tools behind its tool_search.
+		"codex": {Match: []string{"codex*"}, NameMax: 64 - len("mcpgw__"), DefersTools: true},
+		// Qwen Code defers MCP tools behind its tool_search.
+		"qwen-code": {Match: []string{"qwen-code*", "qwen code*"}, DefersTools: true},
 	}
 }
 

@@ -207,7 +207,7 @@ func New(cfg *config.Config, reg *registry.Registry, st store.Store, log *slog.L
 	}
 	g.tracing = tr
 	// One observer watches the request path: metrics, the audit log and tracing.
-	g.calls.Obs = dispatch.MetricsHooks(g.metrics).With(dispatch.AuditHooks(g.audit)).With(dispatch.TracingHooks(tr))
+	g.calls.Obs = dispatch.MetricsHooks(g.metrics).With(dispatch.AuditHooks(g.audit)).With(dispatch.TracingHooks(tr)).With(dispatch.UsageHooks(g.calls.ToolRanks()))
 	g.hosts, g.origins = allowLists(cfg)
 	reg.Handler = func(c *upstream.Conn, m *wire.Msg, raw []byte, rel *upstream.Call) {
 		g.calls.HandleUpstream(nil, c, m, raw, rel)
@@ -352,6 +352,7 @@ func (g *Gateway) Start() {
 	go g.live.reap()
 	g.usage.Snap(time.Now())
 	go g.usage.Run(g.ctx)
+	go g.calls.RunToolRanks(g.ctx, 0)
 }
 
 // Close ends every session and background work.
@@ -362,6 +363,7 @@ func (g *Gateway) Close() {
 	}
 	g.reg.Instances().CloseInstances()
 	g.runners.Close()
+	g.calls.ToolRanks().Flush() // the calls counted since the last flush
 	g.audit.Close()
 	if g.tracing != nil {
 		g.tracing.Shutdown(g.log)

@@ -45,6 +45,10 @@ type Record struct {
 	// Forms are the tools/list forms served, by view hash (full | thin), so that a revived
 	// session keeps validating thin calls (schema-on-error).
 	Forms map[string]string `json:"forms,omitempty"`
+	// MostUsed is the agent's tool ranking (ToolUseKey keys) taken when the session was
+	// first listed tools for a capped client: its lists keep it, on every replica (nil:
+	// not taken yet; empty: taken, nothing ranked).
+	MostUsed *[]string `json:"most_used,omitempty"`
 }
 
 // Override is what an agent's config or its executor's policy changes for one server.
@@ -229,6 +233,8 @@ type Memory struct {
 	creds map[string]*Credential
 	// locks are Lock's (this store value's users share them).
 	locks localLocks
+	// use is the agents' tool use (tooluse.go).
+	use toolUseMemory
 }
 
 type convKey struct{ agent, id string }
@@ -343,6 +349,13 @@ func cloneRecord(r *Record) *Record {
 		}
 	}
 	c.Forms = maps.Clone(r.Forms)
+	if r.MostUsed != nil {
+		m := slices.Clone(*r.MostUsed)
+		if m == nil {
+			m = []string{}
+		}
+		c.MostUsed = &m
+	}
 	if r.Narrow != nil {
 		n := *r.Narrow
 		n.Servers = slices.Clone(n.Servers)

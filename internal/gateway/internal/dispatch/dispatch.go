@@ -17,6 +17,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/subscriptions"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/toolrank"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/upstream"
@@ -86,7 +87,8 @@ func New(p Parts, sep string) *Dispatcher {
 	describe, search := "mcpgw"+sep+"describe_tools", "mcpgw"+sep+"search_tools"
 	dp.lists = toolLists{cfg: p.Cfg, host: p.Host, store: p.Store, log: p.Log, obs: obs,
 		describeName: describe, describeDef: listform.DescribeTool(describe),
-		searchName: search, searchDef: listform.SearchTool(search)}
+		searchName: search, searchDef: listform.SearchTool(search),
+		ranks: toolrank.New(store.ToolUseOf(p.Store), p.Log)}
 	dp.pluginCalls = pluginCalls{cfg: p.Cfg, ctx: p.Ctx, reg: p.Reg, host: p.Host, subAgents: p.SubAgents, routes: dp.routes, obs: obs}
 	dp.upstreamRelay = upstreamRelay{routes: dp.routes, tasks: dp.tasks, host: p.Host, log: p.Log, obs: obs}
 	return dp
@@ -190,6 +192,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		return
 	}
 	dp.Obs.sawTool(ctx, t)
+	dp.Obs.usedTool(s, t)
 	if thinFor(s, v, dp.lists.form) {
 		why, err := t.ValidateArgs(p.Arguments)
 		if err != nil {

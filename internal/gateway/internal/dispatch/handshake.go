@@ -65,14 +65,19 @@ func (l *toolLists) form(s *session.Session, v *registry.View) string {
 func formInputs(cfg *config.Config, s *session.Session, v *registry.View) listform.Inputs {
 	in := listform.Inputs{Mode: s.Rec.Handshake, Tools: len(v.Tools),
 		FullMax: cfg.HTTP.Auto.FullMaxTokens, ThinMax: cfg.HTTP.Auto.ThinMaxTokens}
+	_, p := cfg.ClientProfile(ClientName(s.ClientInfo()))
 	if in.Mode == "" || in.Mode == listform.Auto {
 		if ac := cfg.Agents[s.Rec.Agent]; ac != nil && ac.Handshake != "" && ac.Handshake != listform.Auto {
 			in.Mode = ac.Handshake
+		} else if p != nil && p.DefersTools {
+			// A client that defers tools itself is served what its own search indexes
+			// best: the whole definitions (docs/performance.md, "Clients that defer").
+			in.Mode = listform.Full
 		} else {
 			in.Mode = cfg.HTTP.Handshake
 		}
 	}
-	if _, p := cfg.ClientProfile(ClientName(s.ClientInfo())); p != nil {
+	if p != nil {
 		in.MaxTools = p.MaxTools
 	}
 	if in.Mode == "" || in.Mode == listform.Auto {
@@ -143,6 +148,9 @@ func (l *toolLists) searchPage(s *session.Session, v *registry.View) *registry.P
 			}
 		}
 		return false
+	}
+	if max > 0 {
+		return l.cappedPage(s, v, pin, max)
 	}
 	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, l.searchDef)
 }

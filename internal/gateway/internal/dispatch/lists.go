@@ -11,6 +11,7 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/telemetry"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/toolrank"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -31,6 +32,8 @@ type toolLists struct {
 	describeDef  json.RawMessage
 	searchName   string
 	searchDef    json.RawMessage
+	// ranks are the agents' tool rankings, for capped clients' lists (capped.go).
+	ranks *toolrank.Ranks
 }
 
 func (l *toolLists) list(ctx context.Context, s *session.Session, m *wire.Msg, kind string, out Outbox) {

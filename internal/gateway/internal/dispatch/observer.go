@@ -23,6 +23,9 @@ type Observer struct {
 	request func(ctx context.Context, s *session.Session, m *wire.Msg) (context.Context, func())
 	// tool is told which tool a tools/call names, once it is known.
 	tool func(ctx context.Context, t *registry.Tool)
+	// used is told which tool of its view a session calls, once it is known and before
+	// the call runs (the agent's tool use: capped.go).
+	used func(s *session.Session, t *registry.Tool)
 	// called is told a tool call's end: forwarded to an upstream or run by a plugin.
 	called func(ctx context.Context, ev callEvent)
 	// invalid is told a thin session's call refused for arguments that fail the tool's
@@ -80,6 +83,7 @@ func (o Observer) With(p Observer) Observer {
 	return Observer{
 		request:     chainRequest(o.request, p.request),
 		tool:        join2(o.tool, p.tool),
+		used:        join2(o.used, p.used),
 		called:      join2(o.called, p.called),
 		invalid:     join2(o.invalid, p.invalid),
 		denied:      join2(o.denied, p.denied),
@@ -179,6 +183,12 @@ func (o *Observer) startRequest(ctx context.Context, s *session.Session, m *wire
 func (o *Observer) sawTool(ctx context.Context, t *registry.Tool) {
 	if o.tool != nil {
 		o.tool(ctx, t)
+	}
+}
+
+func (o *Observer) usedTool(s *session.Session, t *registry.Tool) {
+	if o.used != nil {
+		o.used(s, t)
 	}
 }
 

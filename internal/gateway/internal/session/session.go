@@ -218,6 +218,29 @@ func (s *Session) SetForm(hash, form string) store.Record {
 	return rec
 }
 
+// MostUsed is the agent's tool ranking the session keeps (Record.MostUsed), taken by
+// rank the first time it is asked for; taken reports that it was taken now, and rec is
+// then the record to store.
+func (s *Session) MostUsed(rank func() []string) (ranking []string, taken bool, rec store.Record) {
+	s.mu.Lock()
+	if m := s.Rec.MostUsed; m != nil {
+		s.mu.Unlock()
+		return *m, false, rec
+	}
+	s.mu.Unlock()
+	r := rank() // outside the lock: it may ask the store
+	if r == nil {
+		r = []string{}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := s.Rec.MostUsed; m != nil { // taken meanwhile by another request
+		return *m, false, rec
+	}
+	s.Rec.MostUsed = &r
+	return r, true, s.Rec
+}
+
 // SetLastSeen keeps when the session was last seen and returns its record.
 func (s *Session) SetLastSeen(t time.Time) store.Record {
 	return s.update(func(rec *store.Record) { rec.LastSeen = t })
