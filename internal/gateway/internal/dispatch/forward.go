@@ -32,6 +32,9 @@ type upstreamCall struct {
 	// isTool: a failure of the path answers as a tool result the model reads, not as a
 	// JSON-RPC error.
 	isTool bool
+	// rewrite, when set, turns the upstream's result into the client's (skills.go); an
+	// error answers -32603 with its text instead.
+	rewrite func(result []byte) ([]byte, error)
 	// header are the trace context header fields a streamable HTTP upstream gets with the
 	// request (set by the Observer; nil when tracing is off).
 	header []upstream.Header
@@ -232,6 +235,13 @@ func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 		// takes the instance's slot again.
 		held.giveBack()
 		return dp.completeInputs(ctx, c, resp.Result, deadline)
+	}
+	if c.rewrite != nil {
+		res, err := c.rewrite(resp.Result)
+		if err != nil {
+			return c.fail("error", err.Error())
+		}
+		resp.Result = res
 	}
 	if pr, ok := c.out.(*reply.Post); ok && len(resp.Result) > largeResult {
 		// Written around the upstream's bytes, not copied into a new message first: a

@@ -112,6 +112,9 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 		dp.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
 		return
 	}
+	if m.Method == "resources/read" && dp.skillRequest(ctx, s, m, p, out) {
+		return // a skill's file (skills.go)
+	}
 	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))

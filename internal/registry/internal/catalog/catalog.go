@@ -73,6 +73,9 @@ type Resource struct {
 	URI    string // uri, or uriTemplate for templates
 	Def    json.RawMessage
 	Hash   string // a template's fingerprint
+	// Skill is the exposed URI of the skill whose file this resource is (its URI renamed
+	// with the skill's): listed only while the view serves that skill.
+	Skill string
 }
 
 // Catalog is what one upstream offers, as of its last listing.
@@ -81,6 +84,7 @@ type Catalog struct {
 	Prompts   []*Prompt
 	Resources []*Resource
 	Templates []*Resource
+	Skills    []*Skill // io.modelcontextprotocol/skills (skills.go)
 	Caps      upstream.Capabilities
 	// Instructions from the upstream's initialize result (served through
 	// Integrity.Instructions).
@@ -201,7 +205,7 @@ func (c *Catalog) Equal(o *Catalog) bool {
 			return false
 		}
 	}
-	return true
+	return skillsEqual(c.Skills, o.Skills)
 }
 
 // OtherNames are the tool's names besides Exposed that tool globs match: its Plain name,
