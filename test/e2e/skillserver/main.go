@@ -150,8 +150,9 @@ func (s *server) watch(write func([]byte)) {
 	}
 }
 
+// fingerprint is the digest of the skills on disk (generated ones never change).
 func (s *server) fingerprint() string {
-	t, err := scan(s.root, s.many)
+	t, err := scan(s.root, 0)
 	if err != nil {
 		return "error: " + err.Error()
 	}
