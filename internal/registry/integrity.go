@@ -327,6 +327,12 @@ func (in *Integrity) Instructions(server string, cat *Catalog) string {
 // reads from catalogues rather than from a view).
 func (in *Integrity) Serves(t *Tool) bool { return in.admitTool(t, in.policy(t.Server)) != nil }
 
+// ServesSkill reports whether views serve sk now (false: held until an admin approves it).
+func (in *Integrity) ServesSkill(sk *Skill) bool {
+	serve, _ := in.guard().Verdict(sk.Server, integrity.KindSkill, sk.URI, sk.Hash, in.policy(sk.Server))
+	return serve
+}
+
 // Pins returns every integrity record: what is pinned and what is held, per server.
 func (in *Integrity) Pins() []*store.Pin { return in.guard().List() }
 

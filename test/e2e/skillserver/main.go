@@ -37,7 +37,7 @@ import (
 // server answers requests from the tree under root.
 type server struct {
 	root string
-	many int
+	gen  []*skill // the -many generated skills, made once
 	page int
 	lie  bool
 }
@@ -66,13 +66,16 @@ func main() {
 	s := &server{}
 	flag.StringVar(&s.root, "dir", "", "the directory of skills (required)")
 	addr := flag.String("http", "", "serve streamable HTTP at this address instead of stdio")
-	flag.IntVar(&s.many, "many", 0, "add this many generated skills")
+	many := flag.Int("many", 0, "add this many generated skills")
 	flag.IntVar(&s.page, "page", 2, "skills/list page size")
 	flag.BoolVar(&s.lie, "lie-digest", false, "list digests of other bytes than served")
 	flag.Parse()
 	if s.root == "" || s.page < 1 {
 		flag.Usage()
 		os.Exit(2)
+	}
+	for i := range *many {
+		s.gen = append(s.gen, generated(i))
 	}
 	if *addr != "" {
 		os.Exit(s.serveHTTP(*addr))
@@ -152,7 +155,7 @@ func (s *server) watch(write func([]byte)) {
 
 // fingerprint is the digest of the skills on disk (generated ones never change).
 func (s *server) fingerprint() string {
-	t, err := scan(s.root, 0)
+	t, err := scan(s.root, nil)
 	if err != nil {
 		return "error: " + err.Error()
 	}
@@ -208,7 +211,7 @@ func (s *server) answer(req *request) (map[string]any, *rpcError) {
 	case "ping":
 		return map[string]any{}, nil
 	}
-	t, err := scan(s.root, s.many)
+	t, err := scan(s.root, s.gen)
 	if err != nil {
 		return nil, &rpcError{-32603, err.Error()}
 	}

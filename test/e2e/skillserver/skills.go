@@ -36,6 +36,7 @@ type tree struct {
 	Skills []*skill
 	files  map[string]file
 	dirs   map[string][]child // directory URI → its direct children
+	listed map[string]bool    // URIs already a child in dirs
 }
 
 // child is a direct child of a directory: a file or a subdirectory.
@@ -44,9 +45,9 @@ type child struct {
 	Dir bool
 }
 
-// scan reads the skills under root, with many generated ones after them.
-func scan(root string, many int) (*tree, error) {
-	t := &tree{files: map[string]file{}, dirs: map[string][]child{}}
+// scan reads the skills under root, with the generated ones after them.
+func scan(root string, gen []*skill) (*tree, error) {
+	t := &tree{files: map[string]file{}, dirs: map[string][]child{}, listed: map[string]bool{}}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -68,9 +69,7 @@ func scan(root string, many int) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i := range many {
-		t.Skills = append(t.Skills, generated(i))
-	}
+	t.Skills = append(t.Skills, gen...)
 	sort.Slice(t.Skills, func(i, j int) bool { return t.Skills[i].URI < t.Skills[j].URI })
 	for _, sk := range t.Skills {
 		for _, f := range sk.Files {
@@ -89,13 +88,9 @@ func scan(root string, many int) (*tree, error) {
 func (t *tree) addParents(uri, top string) {
 	for uri != top {
 		dir := uri[:strings.LastIndexByte(uri, '/')]
-		isDir := t.files[uri].URI == ""
-		seen := false
-		for _, c := range t.dirs[dir] {
-			seen = seen || c.URI == uri
-		}
-		if !seen {
-			t.dirs[dir] = append(t.dirs[dir], child{URI: uri, Dir: isDir})
+		if !t.listed[uri] {
+			t.listed[uri] = true
+			t.dirs[dir] = append(t.dirs[dir], child{URI: uri, Dir: t.files[uri].URI == ""})
 		}
 		uri = dir
 	}
@@ -169,8 +164,9 @@ func frontmatter(b []byte) (map[string]any, error) {
 // generated is the i-th synthetic skill (-many): a SKILL.md alone.
 func generated(i int) *skill {
 	name := fmt.Sprintf("generated-%06d", i)
-	body := fmt.Sprintf("---\nname: %s\ndescription: Generated skill %d\n---\n\nGenerated.\n", name, i)
-	fm, _ := frontmatter([]byte(body))
+	desc := fmt.Sprintf("Generated skill %d", i)
+	body := fmt.Sprintf("---\nname: %s\ndescription: %s\n---\n\nGenerated.\n", name, desc)
+	fm := map[string]any{"name": name, "description": desc}
 	uri := "skill://generated/" + name + "/SKILL.md"
 	return &skill{Path: "generated/" + name, URI: uri, Frontmatter: fm,
 		Files: []file{{URI: uri, Body: []byte(body), MimeType: "text/markdown"}}}
