@@ -26,6 +26,9 @@ type Skill = catalog.Skill
 // SkillURI is catalog.SkillURI.
 func SkillURI(server, uri string) string { return catalog.SkillURI(server, uri) }
 
+// SplitSkillURI is catalog.SplitSkillURI.
+func SplitSkillURI(uri string) (server, upstream string, ok bool) { return catalog.SplitSkillURI(uri) }
+
 // SkillsSettings is catalog.SkillsSettings.
 func SkillsSettings(settings []json.RawMessage) json.RawMessage {
 	return catalog.SkillsSettings(settings)

@@ -127,7 +127,7 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 	case "skills/list":
 		dp.lists.list(ctx, s, m, "skills", out)
 	case "skills/get":
-		dp.getSkill(s, m, out)
+		dp.getSkill(ctx, s, m, out)
 	case "resources/directory/read":
 		dp.directoryRead(ctx, s, m, out)
 	case "completion/complete":

@@ -21,7 +21,7 @@ import (
 // what the upstream listed (and integrity pinned) never reach the client.
 
 // getSkill answers skills/get from the session's view.
-func (dp *Dispatcher) getSkill(s *session.Session, m *wire.Msg, out Outbox) {
+func (dp *Dispatcher) getSkill(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
 	p, err := reqparams.Read(m.Params)
 	if err != nil || p.URI == "" {
 		msg := "Invalid params: skills/get needs a uri"
@@ -31,6 +31,9 @@ func (dp *Dispatcher) getSkill(s *session.Session, m *wire.Msg, out Outbox) {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, msg, nil))
 		return
 	}
+	// As a list: what the session's own instances serve, not the catalogue the server
+	// was probed for (a per_session server's may be older than its instance's).
+	s.Upstreams.AwaitCatalogs(ctx)
 	sk := s.View().Skill(p.URI)
 	if sk == nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: unknown skill: "+p.URI, map[string]string{"uri": p.URI}))
@@ -45,6 +48,9 @@ func (dp *Dispatcher) getSkill(s *session.Session, m *wire.Msg, out Outbox) {
 // a skill's directory, to the skill's server. It reports false when uri is not inside a
 // skill of the view (resources/read then goes on as for any resource).
 func (dp *Dispatcher) skillRequest(ctx context.Context, s *session.Session, m *wire.Msg, p reqparams.Routed, out Outbox) bool {
+	if _, _, ok := registry.SplitSkillURI(p.URI); ok {
+		s.Upstreams.AwaitCatalogs(ctx) // the entry the read is checked against is the instance's
+	}
 	sk, up := s.View().SkillOf(p.URI)
 	if sk == nil {
 		return false
