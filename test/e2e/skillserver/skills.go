@@ -37,6 +37,7 @@ type tree struct {
 	files  map[string]file
 	dirs   map[string][]child // directory URI → its direct children
 	listed map[string]bool    // URIs already a child in dirs
+	byURI  map[string]*skill  // skills by the URI of their SKILL.md
 }
 
 // child is a direct child of a directory: a file or a subdirectory.
@@ -47,7 +48,7 @@ type child struct {
 
 // scan reads the skills under root, with the generated ones after them.
 func scan(root string, gen []*skill) (*tree, error) {
-	t := &tree{files: map[string]file{}, dirs: map[string][]child{}, listed: map[string]bool{}}
+	t := &tree{files: map[string]file{}, dirs: map[string][]child{}, listed: map[string]bool{}, byURI: map[string]*skill{}}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -72,6 +73,7 @@ func scan(root string, gen []*skill) (*tree, error) {
 	t.Skills = append(t.Skills, gen...)
 	sort.Slice(t.Skills, func(i, j int) bool { return t.Skills[i].URI < t.Skills[j].URI })
 	for _, sk := range t.Skills {
+		t.byURI[sk.URI] = sk
 		for _, f := range sk.Files {
 			t.files[f.URI] = f
 			t.addParents(f.URI, "skill://"+sk.Path)
@@ -194,10 +196,8 @@ func (sk *skill) entry(lie bool) map[string]any {
 // resource is the file as resources/list lists it (a SKILL.md named after its skill).
 func (t *tree) resource(f file) map[string]any {
 	r := map[string]any{"uri": f.URI, "name": path.Base(f.URI), "mimeType": f.MimeType}
-	for _, sk := range t.Skills {
-		if sk.URI == f.URI {
-			r["name"], r["description"] = sk.Frontmatter["name"], sk.Frontmatter["description"]
-		}
+	if sk := t.byURI[f.URI]; sk != nil {
+		r["name"], r["description"] = sk.Frontmatter["name"], sk.Frontmatter["description"]
 	}
 	return r
 }
