@@ -14,11 +14,14 @@ import (
 // an extension can use it; one that does not never sees a member it does not know).
 // What an extension adds on the wire (resources, tools, _meta) travels through the
 // gateway like anything else. When two upstreams declare the same extension with
-// different settings, the first server in name order wins.
+// different settings, the first server in name order wins; but the skills extension,
+// which the gateway serves itself over its servers' skills, is declared with
+// directoryRead only when every server that declares it does.
 
 // upstreamExtensions merges the extensions the given servers' upstreams declare.
 func upstreamExtensions(reg *registry.Registry, servers []string) map[string]json.RawMessage {
 	var out map[string]json.RawMessage
+	var skills []json.RawMessage // the skills extension's settings, merged (SkillsSettings)
 	names := slices.Clone(servers)
 	slices.Sort(names)
 	for _, name := range names {
@@ -34,10 +37,15 @@ func upstreamExtensions(reg *registry.Registry, servers []string) map[string]jso
 			out = map[string]json.RawMessage{}
 		}
 		for id, settings := range cat.Caps.Extensions {
-			if _, ok := out[id]; !ok {
+			if id == registry.SkillsExtension {
+				skills = append(skills, settings)
+			} else if _, ok := out[id]; !ok {
 				out[id] = settings
 			}
 		}
+	}
+	if len(skills) > 0 {
+		out[registry.SkillsExtension] = registry.SkillsSettings(skills)
 	}
 	return usedExtensions(reg, names, out) // extensions_known.go
 }

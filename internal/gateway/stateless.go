@@ -79,7 +79,8 @@ func (f *statelessFront) serveStateless(w http.ResponseWriter, r *http.Request, 
 	}
 	switch m.Method {
 	case "server/discover", "subscriptions/listen", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
-		"tools/call", "prompts/get", "resources/read", "completion/complete":
+		"tools/call", "prompts/get", "resources/read", "completion/complete",
+		"skills/list", "skills/get", "resources/directory/read": // the skills extension's
 	default:
 		// Unknown, and the methods this revision removed (initialize, ping,
 		// logging/setLevel, resources/subscribe and unsubscribe, tasks/*): 404, whatever

@@ -1,6 +1,8 @@
 package registry
 
 import (
+	"encoding/json"
+
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/registry/internal/catalog"
 )
@@ -17,6 +19,23 @@ type Prompt = catalog.Prompt
 
 // Resource is catalog.Resource.
 type Resource = catalog.Resource
+
+// Skill is catalog.Skill.
+type Skill = catalog.Skill
+
+// SkillURI is catalog.SkillURI.
+func SkillURI(server, uri string) string { return catalog.SkillURI(server, uri) }
+
+// SplitSkillURI is catalog.SplitSkillURI.
+func SplitSkillURI(uri string) (server, upstream string, ok bool) { return catalog.SplitSkillURI(uri) }
+
+// SkillsSettings is catalog.SkillsSettings.
+func SkillsSettings(settings []json.RawMessage) json.RawMessage {
+	return catalog.SkillsSettings(settings)
+}
+
+// SkillsExtension is catalog.SkillsExtension.
+const SkillsExtension = catalog.SkillsExtension
 
 // Catalog is catalog.Catalog.
 type Catalog = catalog.Catalog

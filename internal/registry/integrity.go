@@ -180,6 +180,12 @@ func (in *Integrity) observe(server string, cat *Catalog) {
 		t.Hash = d.Hash
 		defs = append(defs, d)
 	}
+	for _, sk := range cat.Skills {
+		// The upstream's own entry: its frontmatter and its files' digests and sizes.
+		d := integrity.NewDef(integrity.KindSkill, sk.URI, sk.Upstream)
+		sk.Hash = d.Hash
+		defs = append(defs, d)
+	}
 	if strings.TrimSpace(cat.Instructions) != "" {
 		raw, _ := json.Marshal(cat.Instructions)
 		d := integrity.NewDef(integrity.KindInstructions, instructionsName, raw)
@@ -266,6 +272,24 @@ func (in *Integrity) admitTemplate(t *Resource, p integrity.Policy) *Resource {
 	return &Resource{Server: t.Server, URI: t.URI, Def: old}
 }
 
+// admitSkill is the skill a view may serve in sk's place: sk, the approved version of
+// its entry (on_change: keep_old), or nil while it is held.
+func (in *Integrity) admitSkill(sk *catalog.Skill, p integrity.Policy) *catalog.Skill {
+	serve, old := in.guard().Verdict(sk.Server, integrity.KindSkill, sk.URI, sk.Hash, p)
+	switch {
+	case serve:
+		return sk
+	case old == nil:
+		return nil
+	}
+	os, err := catalog.ExposeSkill(sk.Server, old)
+	if err != nil {
+		return nil
+	}
+	_, os.Hash = integrity.Canonical(old)
+	return os
+}
+
 // admission is what a view admits of one server's or plugin's catalogue.
 type admission struct {
 	in     *Integrity
@@ -275,6 +299,9 @@ type admission struct {
 func (a admission) Tool(t *Tool) *Tool             { return a.in.admitTool(t, a.policy) }
 func (a admission) Prompt(p *Prompt) *Prompt       { return a.in.admitPrompt(p, a.policy) }
 func (a admission) Template(t *Resource) *Resource { return a.in.admitTemplate(t, a.policy) }
+func (a admission) Skill(s *catalog.Skill) *catalog.Skill {
+	return a.in.admitSkill(s, a.policy)
+}
 
 // instructionsName is the name of a server's instructions among its definitions.
 const instructionsName = "initialize"
@@ -299,6 +326,12 @@ func (in *Integrity) Instructions(server string, cat *Catalog) string {
 // Serves reports whether a view would serve t as it is now (explain asks, for tools it
 // reads from catalogues rather than from a view).
 func (in *Integrity) Serves(t *Tool) bool { return in.admitTool(t, in.policy(t.Server)) != nil }
+
+// ServesSkill reports whether views serve sk now (false: held until an admin approves it).
+func (in *Integrity) ServesSkill(sk *Skill) bool {
+	serve, _ := in.guard().Verdict(sk.Server, integrity.KindSkill, sk.URI, sk.Hash, in.policy(sk.Server))
+	return serve
+}
 
 // Pins returns every integrity record: what is pinned and what is held, per server.
 func (in *Integrity) Pins() []*store.Pin { return in.guard().List() }

@@ -94,6 +94,9 @@ type Port interface {
 	// UpstreamAuth is the registry's upstream authorization part: the kept grants,
 	// consent URLs, revocation (GET/POST/DELETE /api/upstream-grants).
 	UpstreamAuth() UpstreamAuth
+	// Skills are the skills the running servers list (only server's, when not empty),
+	// with what integrity holds of them (GET /api/skills).
+	Skills(server string) []SkillRow
 	// Usage is the last window (at most an hour) of tool calls and tools/list tokens,
 	// from the gateway's own metrics (GET /api/usage).
 	Usage(window time.Duration) *telemetry.UsageReport

@@ -199,13 +199,13 @@ func (a integrityAPI) ServeReject(w http.ResponseWriter, r *http.Request) { a.de
 // checkKind is the problem with a decision's kind and name ("": none).
 func checkKind(kind, name string) string {
 	if name != "" && kind == "" {
-		return "a name needs its kind (tool, prompt, template or instructions)"
+		return "a name needs its kind (tool, prompt, template, skill or instructions)"
 	}
 	switch kind {
-	case "", "tool", "prompt", "template", "instructions":
+	case "", "tool", "prompt", "template", "skill", "instructions":
 		return ""
 	}
-	return fmt.Sprintf("kind %q is not one of tool, prompt, template, instructions", kind)
+	return fmt.Sprintf("kind %q is not one of tool, prompt, template, skill, instructions", kind)
 }
 
 // reviewed is what an approval names, or the problem with it.

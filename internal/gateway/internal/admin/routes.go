@@ -35,6 +35,7 @@ func (a *API) Routes() []Route {
 		{Method: "DELETE", Path: "/api/servers/{name}", Summary: "delete an API-created server (running tasks keep it)", Handler: s.ServeDeleteServer},
 		{Method: "POST", Path: "/api/servers/test", Summary: "check a server and connect to it once: the tools it would add (nothing stored)", Handler: s.ServeTestServer},
 		{Method: "POST", Path: "/api/servers/{name}/restart", Summary: "restart a server: a new connection replaces the old one, per-session instances stop", Handler: s.ServeRestartServer},
+		{Method: "GET", Path: "/api/skills", Summary: "the skills the running servers list (io.modelcontextprotocol/skills): URI as clients see it and the server's own, name, description, files, fingerprint, held (?server=)", Handler: skills(a.port)},
 		{Method: "GET", Path: "/api/plugins", Summary: "every plugin with its state, tools and connections", Handler: a.plugins.ServePlugins},
 		{Method: "GET", Path: "/api/plugins/{name}", Summary: "one plugin", Handler: a.plugins.ServePlugin},
 		{Method: "POST", Path: "/api/plugins/{name}/restart", Summary: "restart a plugin: a new one of the same definition opens its provider and reads its catalogue again", Handler: a.plugins.ServeRestartPlugin},

@@ -130,6 +130,12 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 		dp.getPrompt(ctx, s, m, out)
 	case "resources/read", "resources/subscribe", "resources/unsubscribe":
 		dp.resourceRequest(ctx, s, m, out)
+	case "skills/list":
+		dp.lists.list(ctx, s, m, "skills", out)
+	case "skills/get":
+		dp.getSkill(ctx, s, m, out)
+	case "resources/directory/read":
+		dp.directoryRead(ctx, s, m, out)
 	case "completion/complete":
 		dp.complete(ctx, s, m, out)
 	case "logging/setLevel":

@@ -32,9 +32,11 @@ type upstreamCall struct {
 	// isTool: a failure of the path answers as a tool result the model reads, not as a
 	// JSON-RPC error.
 	isTool bool
-	// result, when set, rewrites a successful result before the client gets it (a
-	// resources/read of a resource the gateway renamed: uilinks.go); nil on tools/call.
-	result func([]byte) []byte
+	// rewrite, when set, turns the upstream's successful result into the client's (a
+	// resources/read of a resource the gateway renamed: uilinks.go; a skill's file,
+	// checked against its digest: skills.go); an error answers -32603 with its text
+	// instead. nil on tools/call.
+	rewrite func(result []byte) ([]byte, error)
 	// header are the trace context header fields a streamable HTTP upstream gets with the
 	// request (set by the Observer; nil when tracing is off).
 	header []upstream.Header
@@ -236,8 +238,12 @@ func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstrea
 		held.giveBack()
 		return dp.completeInputs(ctx, c, resp.Result, deadline)
 	}
-	if c.result != nil {
-		resp.Result = c.result(resp.Result)
+	if c.rewrite != nil {
+		res, err := c.rewrite(resp.Result)
+		if err != nil {
+			return c.fail("error", err.Error())
+		}
+		resp.Result = res
 	}
 	if pr, ok := c.out.(*reply.Post); ok && len(resp.Result) > largeResult {
 		// Written around the upstream's bytes, not copied into a new message first: a

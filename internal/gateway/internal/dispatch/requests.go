@@ -125,6 +125,9 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 		dp.pluginResourceRequest(ctx, s, m, p.URI, out) // served in the gateway (pluginresources.go)
 		return
 	}
+	if m.Method == "resources/read" && dp.skillRequest(ctx, s, m, p, out) {
+		return // a skill's file (skills.go)
+	}
 	meta, tok, err := dp.rewriteMeta(p.Meta)
 	if err != nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: _meta "+err.Error(), nil))
@@ -162,7 +165,7 @@ func (dp *Dispatcher) resourceRequest(ctx context.Context, s *session.Session, m
 	b.Raw("requestState", p.RequestState)
 	c := &upstreamCall{s: s, m: m, server: server, method: m.Method, params: b.Bytes(), prog: tok, out: out}
 	if own != p.URI && m.Method == "resources/read" {
-		c.result = func(res []byte) []byte { return renameContents(res, own, p.URI) }
+		c.rewrite = func(res []byte) ([]byte, error) { return renameContents(res, own, p.URI), nil }
 	}
 	dp.forward(ctx, c)
 }

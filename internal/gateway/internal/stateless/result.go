@@ -12,7 +12,8 @@ import (
 // cacheable methods carry ttlMs and cacheScope in their results.
 func cacheable(method string) bool {
 	switch method {
-	case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover":
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list", "resources/read", "server/discover",
+		"skills/list", "skills/get", "resources/directory/read":
 		return true
 	}
 	return false
@@ -53,7 +54,7 @@ func Result(method string, result, serverInfo json.RawMessage, scope string) jso
 	if cacheable(method) {
 		if !hasTTL {
 			ttl := listTTL
-			if method == "resources/read" {
+			if method == "resources/read" || method == "resources/directory/read" {
 				ttl = 0 // content may change at any time; an upstream that knows better says so
 			}
 			out.Raw("ttlMs", []byte(strconv.Itoa(ttl)))

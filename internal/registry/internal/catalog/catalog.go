@@ -81,6 +81,9 @@ type Resource struct {
 	Exposed string // the URI clients see when the gateway renamed it, else ""
 	Def     json.RawMessage
 	Hash    string // a template's fingerprint
+	// Skill is the exposed URI of the skill whose file this resource is (its URI renamed
+	// with the skill's): listed only while the view serves that skill.
+	Skill string
 }
 
 // Catalog is what one upstream offers, as of its last listing.
@@ -89,6 +92,7 @@ type Catalog struct {
 	Prompts   []*Prompt
 	Resources []*Resource
 	Templates []*Resource
+	Skills    []*Skill // io.modelcontextprotocol/skills (skills.go)
 	Caps      upstream.Capabilities
 	// Instructions from the upstream's initialize result (served through
 	// Integrity.Instructions).
@@ -227,7 +231,7 @@ func (c *Catalog) Equal(o *Catalog) bool {
 			return false
 		}
 	}
-	return true
+	return skillsEqual(c.Skills, o.Skills)
 }
 
 // OtherNames are the tool's names besides Exposed that tool globs match: its Plain name,

@@ -17,10 +17,13 @@ type View struct {
 	Prompts   []*Prompt
 	Resources []*Resource
 	Templates []*Resource
+	Skills    []*Skill // in server order, each server's as listed (skills.go)
 
 	toolByName   map[string]*Tool
 	promptByName map[string]*Prompt
 	resourceBy   map[string]*Resource
+	skillBy      map[string]*Skill   // by exposed URI
+	skillsOf     map[string][]*Skill // by server
 
 	pages sync.Map // cursor+kind → *Page
 
@@ -78,6 +81,7 @@ type Admission interface {
 	Tool(t *Tool) *Tool
 	Prompt(p *Prompt) *Prompt
 	Template(t *Resource) *Resource
+	Skill(s *Skill) *Skill
 }
 
 // admitAll serves everything as given.
@@ -86,6 +90,7 @@ type admitAll struct{}
 func (admitAll) Tool(t *Tool) *Tool             { return t }
 func (admitAll) Prompt(p *Prompt) *Prompt       { return p }
 func (admitAll) Template(t *Resource) *Resource { return t }
+func (admitAll) Skill(s *Skill) *Skill          { return s }
 
 // BuildView builds the view named key over parts, in order: filter (if not nil) decides
 // what it admits, admit (if not nil) what integrity lets it serve of each part. For a
@@ -100,6 +105,7 @@ func BuildView(key string, parts []Part, filter ViewFilter, admit func(part stri
 			a = admit(p.Name)
 		}
 		v.addTools(p.Cat, filter, a)
+		v.addSkills(p.Cat, a)
 		v.addRest(p.Cat, filter, tmplSeen, a)
 	}
 	addPluginResources(v) // the plugin resource types of the tools the view kept
@@ -148,8 +154,8 @@ func (v *View) addRest(cat *Catalog, filter ViewFilter, tmplSeen map[string]bool
 		v.Prompts = append(v.Prompts, pr)
 	}
 	for _, res := range cat.Resources {
-		if _, dup := v.resourceBy[res.ListedURI()]; dup {
-			continue
+		if _, dup := v.resourceBy[res.ListedURI()]; dup || res.Skill != "" && v.skillBy[res.Skill] == nil {
+			continue // a held skill's files are not listed
 		}
 		v.resourceBy[res.ListedURI()] = res
 		v.Resources = append(v.Resources, res)
@@ -233,6 +239,10 @@ func (v *View) buildPage(kind string, thin bool, cursor string, pageSize int, ex
 	case "resourceTemplates":
 		for _, res := range v.Templates {
 			defs, names = append(defs, res.Def), append(names, res.Server+"\x00"+res.URI)
+		}
+	case "skills":
+		for _, sk := range v.Skills {
+			defs, names = append(defs, sk.Def), append(names, sk.Exposed)
 		}
 	}
 	start := 0

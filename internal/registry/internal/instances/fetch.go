@@ -87,6 +87,11 @@ func FetchCatalog(ctx context.Context, server string, c *upstream.Conn, n config
 				}
 			}
 		}
+		if _, ok := c.ServerCaps.Extensions[catalog.SkillsExtension]; ok {
+			if err := fetchSkills(ctx, server, c, cat); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return cat, nil
 }

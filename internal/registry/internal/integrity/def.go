@@ -14,6 +14,9 @@ const (
 	KindTool     = "tool"
 	KindPrompt   = "prompt"
 	KindTemplate = "template"
+	// KindSkill is a skill entry of the skills extension (named by the upstream's URI of
+	// its SKILL.md): its frontmatter and its files' digests and sizes.
+	KindSkill = "skill"
 	// KindInstructions is a server's instructions from its initialize result (name
 	// "initialize"): they reach the model as they are, like a description.
 	KindInstructions = "instructions"
