@@ -54,6 +54,17 @@ const (
 	// CountPenalty multiplies the score of a tool whose own name says it counts, for a
 	// query with no word that asks for a number (countWords).
 	CountPenalty = 0.5
+	// SemanticWeight scales the score of a match through a shared WordNet concept
+	// (lexicon.go) against an exact match's.
+	SemanticWeight = 1.0
+	// descSense is the weight of a description's words' concepts in a document's sense
+	// field, against its own name's words at 1.
+	descSense = 0.3
+	// senseW and senseB are the sense field's BM25 weight and length normalisation.
+	senseW, senseB = 1.0, 0.5
+	// maxConceptShare drops from the index a concept that more than this share of the
+	// documents have: too general to tell tools apart, and costly to add up.
+	maxConceptShare = 0.25
 )
 
 // Doc is one tool as the index sees it.
@@ -80,8 +91,14 @@ type Index struct {
 	synonyms map[string][]string  // stemmed word → the other stems of its group
 	readOnly []bool               // per document: it changes nothing
 	counter  []bool               // per document: its own name says it counts
+	creator  []bool               // per document: its own name says it creates
 	changes  map[string]bool      // stems that ask for a change (changeWords)
 	counting map[string]bool      // stems that ask for a number (countWords)
+	creating map[string]bool      // stems of the create group
+	explicit map[string]bool      // stems that name an operation other than create
+	reading  map[string]bool      // stems of verbs that ask to read (readingWords)
+	lx       *lexicon             // the WordNet senses, shared by every index
+	concepts map[int32][]posting  // WordNet concept → its documents (the sense field)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -151,7 +168,10 @@ func splitName(name string) (server, tool string) {
 // New builds the index of docs. Hits name docs by their position in the slice.
 func New(docs []Doc) *Index {
 	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable(),
-		readOnly: make([]bool, len(docs)), counter: make([]bool, len(docs)), changes: changeStems(), counting: stemSet(countWords())}
+		readOnly: make([]bool, len(docs)), counter: make([]bool, len(docs)), creator: make([]bool, len(docs)),
+		changes: changeStems(), counting: stemSet(countWords()), creating: stemSet(groupOf("create")), explicit: explicitStems(),
+		reading: stemSet(readingWords()),
+		lx:      theLexicon()}
 	all := make([]docTerms, len(docs))
 	var total [numFields]int
 	df := map[string]int{}
@@ -162,6 +182,7 @@ func New(docs []Doc) *Index {
 		server, tool := splitName(d.Name)
 		own := Tokens(tool)
 		ix.counter[i] = slices.ContainsFunc(own, func(t string) bool { return t == Stem("count") })
+		ix.creator[i] = slices.ContainsFunc(own, func(t string) bool { return ix.creating[t] })
 		dt.add(fieldName, own)
 		dt.add(fieldServer, Tokens(server))
 		for _, p := range d.Params {
@@ -196,6 +217,7 @@ func New(docs []Doc) *Index {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
 		}
 	}
+	ix.concepts = ix.senseField(docs)
 	return ix
 }
 
@@ -232,6 +254,9 @@ func (ix *Index) Search(query string, k int) []Hit {
 	for _, t := range terms {
 		touched = touched[:0]
 		touched = ix.scoreTerm(t, 1, best, touched)
+		for _, c := range ix.lx.concepts(t) {
+			touched = scorePostings(ix.concepts[c.id], SemanticWeight*c.w, best, touched)
+		}
 		for _, p := range ix.postings[t] {
 			if p.inName {
 				named[p.doc]++
@@ -251,25 +276,7 @@ func (ix *Index) Search(query string, k int) []Hit {
 	if len(matched) == 0 {
 		return nil
 	}
-	if !slices.ContainsFunc(terms, func(t string) bool { return ix.counting[t] }) {
-		// A tool that counts answers "how many"; for any other request its data is
-		// more likely wanted from its siblings that list, find or get it.
-		for _, d := range matched {
-			if ix.counter[d] {
-				scores[d] *= CountPenalty
-			}
-		}
-	}
-	if !slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] }) {
-		// A request that asks for no change is a request to read: among tools that match
-		// it as well, the one that changes nothing is the likelier (a table's find over
-		// its create, whose parameters name every column).
-		for _, d := range matched {
-			if ix.readOnly[d] {
-				scores[d] *= ReadBonus
-			}
-		}
-	}
+	ix.priors(query, terms, matched, scores)
 	return ix.best(matched, scores, named, k)
 }
 
@@ -328,7 +335,12 @@ func (h *worstFirst) Pop() any {
 // scoreTerm raises best[d] to factor × the term's score in each document d it occurs in,
 // and returns touched with the documents whose best was zero before.
 func (ix *Index) scoreTerm(term string, factor float64, best []float64, touched []int32) []int32 {
-	for _, p := range ix.postings[term] {
+	return scorePostings(ix.postings[term], factor, best, touched)
+}
+
+// scorePostings is scoreTerm over one posting list.
+func scorePostings(ps []posting, factor float64, best []float64, touched []int32) []int32 {
+	for _, p := range ps {
 		v := factor * p.score
 		if v <= best[p.doc] {
 			continue

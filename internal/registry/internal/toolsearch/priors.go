@@ -1,0 +1,85 @@
+package toolsearch
+
+import (
+	"slices"
+	"strings"
+)
+
+// CreateBonus multiplies the score of a tool whose own name says it creates, for a query
+// that asks for something to be done without naming how (book a room, report a hole, lend
+// a book): a request to act on a record most often makes one.
+const CreateBonus = 1.5
+
+// priors applies the lexical priors to the matched documents' scores (see the package
+// comment): CountPenalty without a word that asks for a number; ReadBonus for a request
+// that asks for no change; CreateBonus for one that asks for a change by a verb of no
+// operation group.
+func (ix *Index) priors(query string, terms []string, matched []int32, scores []float64) {
+	if !slices.ContainsFunc(terms, func(t string) bool { return ix.counting[t] }) {
+		// A tool that counts answers "how many"; for any other request its data is
+		// more likely wanted from its siblings that list, find or get it.
+		for _, d := range matched {
+			if ix.counter[d] {
+				scores[d] *= CountPenalty
+			}
+		}
+	}
+	change := slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] })
+	verb := ix.leadingVerb(query)
+	if !change && !verb {
+		// A request that asks for no change is a request to read: among tools that match
+		// it as well, the one that changes nothing is the likelier (a table's find over
+		// its create, whose parameters name every column).
+		for _, d := range matched {
+			if ix.readOnly[d] {
+				scores[d] *= ReadBonus
+			}
+		}
+		return
+	}
+	if slices.ContainsFunc(terms, func(t string) bool { return ix.explicit[t] || ix.creating[t] }) {
+		return // the query names its operation: the synonym table matches it
+	}
+	for _, d := range matched {
+		if ix.creator[d] {
+			scores[d] *= CreateBonus
+		}
+	}
+}
+
+// leadingVerb tells whether the query starts with a word used mostly as a verb (WordNet's
+// tagged senses) that is not one of reading: an imperative that asks for something done.
+func (ix *Index) leadingVerb(query string) bool {
+	ws := words(query)
+	if len(ws) == 0 {
+		return false
+	}
+	w := strings.ToLower(ws[0])
+	return ix.lx.verbs[w] && !ix.reading[Stem(w)]
+}
+
+// groupOf is the synonym group whose first word is head.
+func groupOf(head string) []string {
+	for _, g := range synonymGroups() {
+		if g[0] == head {
+			return g
+		}
+	}
+	return nil
+}
+
+// explicitStems are the stems of the operation groups other than create (update, delete,
+// write, move, run).
+func explicitStems() map[string]bool {
+	var ws []string
+	for _, h := range []string{"update", "delete", "write", "move", "run"} {
+		ws = append(ws, groupOf(h)...)
+	}
+	return stemSet(ws)
+}
+
+// readingWords are the verbs of a request to read or be told (the get group and a few
+// more): a query that starts with one asks for no change.
+func readingWords() []string {
+	return append(slices.Clone(groupOf("get")), "tell", "check", "see", "know", "say", "give", "answer")
+}
