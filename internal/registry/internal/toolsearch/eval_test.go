@@ -110,7 +110,7 @@ func evaluate(ix *Index, docs []Doc, qs []evalQuery) evalResult {
 			continue
 		}
 		r.queries++
-		hits := ix.Search(q.Query, 5)
+		hits, _ := ix.Rank(q.Query, 5)
 		if len(hits) == 0 {
 			r.empty++
 		}

@@ -238,25 +238,30 @@ func pseudoFrequency(counts *[numFields]float64, lens *[numFields]int, avg *[num
 // lower document index. A document that matches no query term is never returned. k <= 0,
 // or a query with no terms once stop words are dropped, returns none.
 func (ix *Index) Search(query string, k int) []Hit {
+	hits, _ := ix.rank(query, k)
+	return hits
+}
+
+// rank is Search, and the share of the query's terms the best hit matched by word (exactly
+// or through the synonym table), not by meaning alone.
+func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 	if ix == nil || k <= 0 || ix.n == 0 {
-		return nil
+		return nil, 0
 	}
 	terms := Tokens(query)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
 	if len(terms) == 0 {
-		return nil
+		return nil, 0
 	}
 	scores := make([]float64, 2*ix.n)
 	scores, best := scores[:ix.n], scores[ix.n:] // best: one query term's score per document
-	named := make([]int32, ix.n)                 // per document, query terms in its own name
+	counts := make([]int32, 2*ix.n)
+	named, lexical := counts[:ix.n], counts[ix.n:] // per document, query terms in its own name; matched by word
 	var touched, matched []int32
 	for _, t := range terms {
 		touched = touched[:0]
 		touched = ix.scoreTerm(t, 1, best, touched)
-		for _, c := range ix.lx.concepts(t) {
-			touched = scorePostings(ix.concepts[c.id], SemanticWeight*c.w, best, touched)
-		}
 		for _, p := range ix.postings[t] {
 			if p.inName {
 				named[p.doc]++
@@ -264,6 +269,12 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 		for _, s := range ix.synonyms[t] {
 			touched = ix.scoreTerm(s, SynonymWeight, best, touched)
+		}
+		for _, d := range touched {
+			lexical[d]++
+		}
+		for _, c := range ix.lx.concepts(t) {
+			touched = scorePostings(ix.concepts[c.id], SemanticWeight*c.w, best, touched)
 		}
 		for _, d := range touched {
 			if scores[d] == 0 {
@@ -274,10 +285,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 	}
 	if len(matched) == 0 {
-		return nil
+		return nil, 0
 	}
 	ix.priors(query, terms, matched, scores)
-	return ix.best(matched, scores, named, k)
+	hits := ix.best(matched, scores, named, k)
+	return hits, float64(lexical[hits[0].Doc]) / float64(len(terms))
 }
 
 // best ranks the matched documents: their summed scores with the name bonus (named counts
