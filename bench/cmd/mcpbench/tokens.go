@@ -87,6 +87,9 @@ func t1(ctx context.Context, e *env, r *Result) error {
 		outs = append(outs, o)
 	}
 	tokenReport(r, outs)
+	if err := e.searchCost(ctx, r); err != nil {
+		return err
+	}
 	if !e.smoke {
 		for set, qs := range sets {
 			if stray := unlistedQueries(qs, set, outs); len(stray) > 0 {

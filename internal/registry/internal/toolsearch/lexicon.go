@@ -131,19 +131,19 @@ func (lx *lexicon) concepts(stem string) []concept {
 		return nil
 	}
 	var out []concept
+	at := make(map[int32]int, 64) // concept → its place in out
 	add := func(id int32, w float64) bool {
 		if w < minConcept {
 			return false
 		}
-		for i := range out {
-			if out[i].id == id {
-				if out[i].w >= w {
-					return false
-				}
-				out[i].w = w
-				return true
+		if i, ok := at[id]; ok {
+			if out[i].w >= w {
+				return false
 			}
+			out[i].w = w
+			return true
 		}
+		at[id] = len(out)
 		out = append(out, concept{id, w})
 		return true
 	}

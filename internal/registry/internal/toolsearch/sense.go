@@ -1,9 +1,14 @@
 package toolsearch
 
-import "math"
+import (
+	"math"
+	"slices"
+	"strings"
+)
 
 // senseField indexes each document's meanings: the WordNet concepts (lexicon.go) of the
-// words of its own name (at 1) and of its description (at descSense), each concept
+// words of its own name (at 1) and of its description's first sentence (at descSense: the
+// rest is often a list of fields, which the lexical fields have), each concept
 // counted at its weight, scored as one BM25 field of its own. A query word then meets a
 // tool through a concept both fall under (kids → child ← pupils, lorries → truck → motor
 // vehicle ← vehicles), at SemanticWeight of an exact match.
@@ -24,16 +29,24 @@ func (ix *Index) senseField(docs []Doc) map[int32][]posting {
 	for i, d := range docs {
 		m := map[int32]float64{}
 		add := func(terms []string, w float64) {
-			for _, t := range terms {
+			slices.Sort(terms)
+			for j, t := range terms {
+				if j > 0 && terms[j-1] == t {
+					continue
+				}
+				n := 1.0
+				for k := j + 1; k < len(terms) && terms[k] == t; k++ {
+					n++
+				}
 				for _, c := range of(t) {
-					m[c.id] += w * c.w
-					lens[i] += w * c.w
+					m[c.id] += n * w * c.w
+					lens[i] += n * w * c.w
 				}
 			}
 		}
 		_, tool := splitName(d.Name)
 		add(Tokens(tool), 1)
-		add(Tokens(d.Description), descSense)
+		add(Tokens(firstSentence(d.Description)), descSense)
 		for c := range m {
 			df[c]++
 		}
@@ -55,4 +68,15 @@ func (ix *Index) senseField(docs []Doc) map[int32][]posting {
 		}
 	}
 	return out
+}
+
+// firstSentence is text up to its first ". " or newline (all of it when there is none).
+func firstSentence(text string) string {
+	if i := strings.Index(text, ". "); i >= 0 {
+		text = text[:i]
+	}
+	if i := strings.IndexByte(text, '\n'); i >= 0 {
+		text = text[:i]
+	}
+	return text
 }
