@@ -62,6 +62,9 @@ const (
 	descSense = 0.3
 	// senseW and senseB are the sense field's BM25 weight and length normalisation.
 	senseW, senseB = 1.0, 0.5
+	// commonMin is the smallest catalogue whose common parameters are left out
+	// (commonParams).
+	commonMin = 8
 	// maxConceptShare drops from the index a concept that more than this share of the
 	// documents have: too general to tell tools apart, and costly to add up.
 	maxConceptShare = 0.25
@@ -173,6 +176,7 @@ func New(docs []Doc) *Index {
 		reading: stemSet(readingWords()),
 		lx:      theLexicon()}
 	all := make([]docTerms, len(docs))
+	common := commonParams(docs)
 	var total [numFields]int
 	df := map[string]int{}
 	for i, d := range docs {
@@ -186,10 +190,16 @@ func New(docs []Doc) *Index {
 		dt.add(fieldName, own)
 		dt.add(fieldServer, Tokens(server))
 		for _, p := range d.Params {
-			dt.add(fieldParams, Tokens(p))
+			if !common[p] {
+				dt.add(fieldParams, Tokens(p))
+			}
 		}
 		dt.add(fieldDesc, Tokens(d.Description))
-		dt.add(fieldParamText, Tokens(d.ParamText))
+		for _, l := range strings.Split(d.ParamText, "\n") {
+			if !common[l] {
+				dt.add(fieldParamText, Tokens(l))
+			}
+		}
 		for f := range numFields {
 			total[f] += dt.lens[f]
 		}
@@ -219,6 +229,38 @@ func New(docs []Doc) *Index {
 	}
 	ix.concepts = ix.senseField(docs)
 	return ix
+}
+
+// commonParams are the parameter names and parameter description lines that over half the
+// documents have (a plugin's connectionId and "The connection to use."), for catalogues of
+// commonMin documents or more: they tell no tool apart, yet as terms they would make every
+// tool of a plugin match "connections" as well as the utility tool named for them.
+func commonParams(docs []Doc) map[string]bool {
+	common := map[string]bool{}
+	if len(docs) < commonMin {
+		return common
+	}
+	n := map[string]int{}
+	for _, d := range docs {
+		seen := map[string]bool{}
+		for _, p := range d.Params {
+			seen[p] = true
+		}
+		for _, l := range strings.Split(d.ParamText, "\n") {
+			seen[l] = l != ""
+		}
+		for k, ok := range seen {
+			if ok {
+				n[k]++
+			}
+		}
+	}
+	for k, c := range n {
+		if 2*c > len(docs) {
+			common[k] = true
+		}
+	}
+	return common
 }
 
 // pseudoFrequency is BM25F's weighted, length-normalised count of one term in a document.

@@ -10,22 +10,37 @@ import (
 // a book): a request to act on a record most often makes one.
 const CreateBonus = 1.5
 
+// CountBonus multiplies the score of a tool whose own name says it counts, for a query that
+// asks for a number.
+const CountBonus = 1.5
+
+// asksNumber tells whether the query says "number of" (a phone number does not ask for a
+// count; the number of depots does).
+func asksNumber(query string) bool {
+	return strings.Contains(strings.ToLower(query), "number of")
+}
+
 // priors applies the lexical priors to the matched documents' scores (see the package
 // comment): CountPenalty without a word that asks for a number; ReadBonus for a request
-// that asks for no change; CreateBonus for one that asks for a change by a verb of no
-// operation group.
+// that asks for no change (one that asks for a number never does); CreateBonus for one
+// that asks for a change by a verb of no operation group.
 func (ix *Index) priors(query string, terms []string, matched []int32, scores []float64) {
-	if !slices.ContainsFunc(terms, func(t string) bool { return ix.counting[t] }) {
-		// A tool that counts answers "how many"; for any other request its data is
-		// more likely wanted from its siblings that list, find or get it.
-		for _, d := range matched {
-			if ix.counter[d] {
-				scores[d] *= CountPenalty
-			}
+	counting := asksNumber(query) || slices.ContainsFunc(terms, func(t string) bool { return ix.counting[t] })
+	// A tool that counts answers "how many"; for any other request its data is more likely
+	// wanted from its siblings that list, find or get it.
+	factor := CountPenalty
+	if counting {
+		factor = CountBonus
+	}
+	for _, d := range matched {
+		if ix.counter[d] {
+			scores[d] *= factor
 		}
 	}
-	change := slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] })
-	verb := ix.leadingVerb(query)
+	// A request for a number is a request to read, whatever its verbs (how many people
+	// are registered, number of depots we run).
+	change := !counting && slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] })
+	verb := !counting && ix.leadingVerb(query)
 	if !change && !verb {
 		// A request that asks for no change is a request to read: among tools that match
 		// it as well, the one that changes nothing is the likelier (a table's find over
