@@ -39,8 +39,10 @@ func (ix *Index) priors(query string, terms []string, matched []int32, scores []
 	}
 	// A request for a number is a request to read, whatever its verbs (how many people
 	// are registered, number of depots we run).
-	change := !counting && slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] })
-	verb := !counting && ix.leadingVerb(query)
+	// So is a question (which books are out on loan, what homework is set).
+	read := counting || isQuestion(query)
+	change := !read && slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] })
+	verb := !read && ix.leadingVerb(query)
 	if !change && !verb {
 		// A request that asks for no change is a request to read: among tools that match
 		// it as well, the one that changes nothing is the likelier (a table's find over
@@ -71,6 +73,21 @@ func (ix *Index) leadingVerb(query string) bool {
 	}
 	w := strings.ToLower(ws[0])
 	return ix.lx.verbs[w] && !ix.reading[Stem(w)]
+}
+
+// isQuestion tells whether the query starts as a question does (which, what, who, is,
+// does …): it asks to be told, not for a change.
+func isQuestion(query string) bool {
+	ws := words(query)
+	if len(ws) == 0 {
+		return false
+	}
+	switch strings.ToLower(ws[0]) {
+	case "which", "what", "who", "whom", "whose", "when", "where", "why", "how",
+		"is", "are", "was", "were", "do", "does", "did", "has", "have", "any":
+		return true
+	}
+	return false
 }
 
 // groupOf is the synonym group whose first word is head.
