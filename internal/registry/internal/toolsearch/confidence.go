@@ -22,6 +22,21 @@ const (
 	None Confidence = "none"
 )
 
+// KeepShare drops from a ranking the hits scoring under this share of the best one's:
+// they would only cost the model tokens (each is a whole definition it reads and keeps in
+// its conversation).
+const KeepShare = 0.25
+
+// cut is hits less those under KeepShare of the best.
+func cut(hits []Hit) []Hit {
+	for i, h := range hits {
+		if h.Score < KeepShare*hits[0].Score {
+			return hits[:i]
+		}
+	}
+	return hits
+}
+
 // ClearLead is how many times the next tool's score the best one's must be for High.
 const ClearLead = 1.25
 
@@ -38,6 +53,7 @@ func (ix *Index) Rank(query string, k int) ([]Hit, Confidence) {
 		return nil, None
 	}
 	hits, coverage := ix.rank(query, k)
+	hits = cut(hits)
 	switch {
 	case len(hits) == 0:
 		return ix.fallback(query, k), None
