@@ -1,5 +1,6 @@
-// Package toolsearch ranks tool definitions against a free-text query, lexically: BM25F over
-// a tool's name, server prefix, parameter names and descriptions, with no model and no I/O.
+// Package toolsearch ranks tool definitions against a free-text query: BM25F over a tool's
+// name, server prefix, parameter names and descriptions, and a semantic signal from the
+// embedded WordNet senses (lexicon.go, sense.go), with no model and no I/O.
 //
 // The ranking is BM25F (Robertson and Zaragoza's field-weighted BM25): a term's count in
 // each field is length-normalised within that field and weighted, the weighted counts are
@@ -26,8 +27,13 @@
 // asks for a number (countWords).
 //
 // A query term that the fixed synonym table (synonyms.go) links to other words also
-// matches those, at SynonymWeight of an exact match's score; per document the better of
-// the exact and the synonym scores counts, never both. Text is cut into terms by Tokens.
+// matches those, at SynonymWeight of an exact match's score, and it meets a document
+// through a WordNet concept both fall under (sense.go) at SemanticWeight; per document the
+// best of the exact, synonym and concept scores counts, never their sum. The priors are in
+// priors.go (a question or a request for a number reads; a verb-led request that names no
+// operation favours the tool that creates); Rank (confidence.go) never answers empty and
+// says how sure it is. Parameters over half the documents share are left out. Text is cut
+// into terms by Tokens.
 package toolsearch
 
 import (
