@@ -245,10 +245,3 @@ clean:
 distclean: clean
 	rm -rf $(CACHE) test/e2e/node_modules
 
-## lexicon: regenerate the search's embedded WordNet senses
-## (internal/registry/internal/toolsearch/lexicon/wordnet.gz) from Debian's wordnet-base,
-## installing it when missing. The file is committed; a build needs no WordNet.
-.PHONY: lexicon
-lexicon:
-	@test -f /usr/share/wordnet/data.noun || { apt-get install -y wordnet-base || sudo apt-get install -y wordnet-base; }
-	cd internal/registry/internal/toolsearch && $(GO) run gen_lexicon.go -dict /usr/share/wordnet -out lexicon/wordnet.gz

@@ -12,11 +12,11 @@ import (
 // searchQueryBudgetNs is the search form's budget per query at 500 tools on one core.
 const searchQueryBudgetNs = 2e6
 
-// searchCost runs BenchmarkSearch500, BenchmarkIndex and BenchmarkLexicon (a smoke run:
+// searchCost runs BenchmarkSearch500 and BenchmarkIndex (a smoke run:
 // the first alone) with -cpu 1 and reports them, with the query's ratio to the budget as a
 // check.
 func (e *env) searchCost(ctx context.Context, r *Result) error {
-	pattern := "^(BenchmarkSearch500|BenchmarkIndex|BenchmarkLexicon)$"
+	pattern := "^(BenchmarkSearch500|BenchmarkIndex)$"
 	if e.smoke {
 		pattern = "^BenchmarkSearch500$"
 	}

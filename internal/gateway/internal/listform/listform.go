@@ -246,8 +246,6 @@ func searchResult(defs []json.RawMessage, confidence string) json.RawMessage {
 		content = append(content, map[string]string{"type": "text", "text": "no tool is available to this session"})
 	case confidence == "none":
 		content = append(content, map[string]string{"type": "text", "text": "no tool matches the query; these are the nearest candidates. Try other words, or the catalogue's own nouns from this tool's description"})
-	case confidence == "low":
-		content = append(content, map[string]string{"type": "text", "text": "these tools match the query by meaning only, not by its words: check that one fits before calling it"})
 	}
 	b, _ := json.Marshal(map[string]any{
 		"content":           content,

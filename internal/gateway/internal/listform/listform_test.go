@@ -116,7 +116,7 @@ func TestDescribeBounds(t *testing.T) {
 }
 
 // search_tools' result carries the ranking's confidence, and tells the model in words
-// when the tools found are only the nearest candidates or match by meaning only.
+// when the tools found are only the nearest candidates.
 func TestSearchResultConfidence(t *testing.T) {
 	def := json.RawMessage(`{"name":"a"}`)
 	for _, c := range []struct {
@@ -125,7 +125,6 @@ func TestSearchResultConfidence(t *testing.T) {
 		note       string
 	}{
 		{[]json.RawMessage{def}, "high", ""},
-		{[]json.RawMessage{def}, "low", "by meaning only"},
 		{[]json.RawMessage{def}, "none", "nearest candidates"},
 		{nil, "none", "no tool is available"},
 	} {

@@ -24,8 +24,8 @@ func (v *View) Search(query string, k int) []*Tool {
 }
 
 // SearchRanked is Search that returns candidates even when no tool matches (while the view
-// has tools), and how sure the ranking is: "high", "medium", "low" (by meaning only) or
-// "none" (nothing matched; see toolsearch.Index.Rank).
+// has tools), and how sure the ranking is: "high", "medium" or "none" (nothing matched;
+// see toolsearch.Index.Rank).
 func (v *View) SearchRanked(query string, k int) ([]*Tool, string) {
 	hits, conf := v.index().Rank(query, k)
 	return v.tools(hits), string(conf)

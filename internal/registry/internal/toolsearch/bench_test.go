@@ -28,21 +28,12 @@ func BenchmarkSearch500(b *testing.B) {
 }
 
 // BenchmarkIndex is building the index of T1's large catalogue (502 tools): once per
-// catalogue change, never per session or query. The lexicon is parsed before the timer.
+// catalogue change, never per session or query.
 func BenchmarkIndex(b *testing.B) {
 	docs := loadEvalCatalogue(b, "large")
-	theLexicon()
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		New(docs)
-	}
-}
-
-// BenchmarkLexicon is parsing the embedded WordNet senses: once per process.
-func BenchmarkLexicon(b *testing.B) {
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		parseLexicon(wordnetGz)
 	}
 }

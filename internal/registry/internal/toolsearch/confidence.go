@@ -15,8 +15,6 @@ const (
 	High Confidence = "high"
 	// Medium: the best tool matched some of the query's words.
 	Medium Confidence = "medium"
-	// Low: the best tool matched the query by meaning only (WordNet concepts).
-	Low Confidence = "low"
 	// None: nothing matched; the tools returned share a word's first letters with the
 	// query, or are the catalogue's first ones.
 	None Confidence = "none"
@@ -57,8 +55,6 @@ func (ix *Index) Rank(query string, k int) ([]Hit, Confidence) {
 	switch {
 	case len(hits) == 0:
 		return ix.fallback(query, k), None
-	case coverage == 0:
-		return hits, Low
 	case coverage >= 0.5 && (len(hits) == 1 || hits[0].Score >= ClearLead*hits[1].Score):
 		return hits, High
 	}

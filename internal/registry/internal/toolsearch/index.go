@@ -1,6 +1,6 @@
 // Package toolsearch ranks tool definitions against a free-text query: BM25F over a tool's
-// name, server prefix, parameter names and descriptions, and a semantic signal from the
-// embedded WordNet senses (lexicon.go, sense.go), with no model and no I/O.
+// name, server prefix, parameter names and descriptions, a fixed synonym table and lexical
+// priors, with no model, no embedded data and no I/O.
 //
 // The ranking is BM25F (Robertson and Zaragoza's field-weighted BM25): a term's count in
 // each field is length-normalised within that field and weighted, the weighted counts are
@@ -27,9 +27,8 @@
 // asks for a number (countWords).
 //
 // A query term that the fixed synonym table (synonyms.go) links to other words also
-// matches those, at SynonymWeight of an exact match's score, and it meets a document
-// through a WordNet concept both fall under (sense.go) at SemanticWeight; per document the
-// best of the exact, synonym and concept scores counts, never their sum. The priors are in
+// matches those, at SynonymWeight of an exact match's score; per document the better of
+// the exact and synonym scores counts, never their sum. The priors are in
 // priors.go (a question or a request for a number reads; a verb-led request that names no
 // operation favours the tool that creates); Rank (confidence.go) never answers empty and
 // says how sure it is. Parameters over half the documents share are left out. Text is cut
@@ -60,20 +59,9 @@ const (
 	// CountPenalty multiplies the score of a tool whose own name says it counts, for a
 	// query with no word that asks for a number (countWords).
 	CountPenalty = 0.5
-	// SemanticWeight scales the score of a match through a shared WordNet concept
-	// (lexicon.go) against an exact match's.
-	SemanticWeight = 1.0
-	// descSense is the weight of a description's words' concepts in a document's sense
-	// field, against its own name's words at 1.
-	descSense = 0.3
-	// senseW and senseB are the sense field's BM25 weight and length normalisation.
-	senseW, senseB = 1.0, 0.5
 	// commonMin is the smallest catalogue whose common parameters are left out
 	// (commonParams).
 	commonMin = 8
-	// maxConceptShare drops from the index a concept that more than this share of the
-	// documents have: too general to tell tools apart, and costly to add up.
-	maxConceptShare = 0.25
 )
 
 // Doc is one tool as the index sees it.
@@ -105,9 +93,7 @@ type Index struct {
 	counting map[string]bool      // stems that ask for a number (countWords)
 	creating map[string]bool      // stems of the create group
 	explicit map[string]bool      // stems that name an operation other than create
-	reading  map[string]bool      // stems of verbs that ask to read (readingWords)
-	lx       *lexicon             // the WordNet senses, shared by every index
-	concepts map[int32][]posting  // WordNet concept → its documents (the sense field)
+	requests map[string]bool      // words that, leading a query, ask for something done (requestVerbs)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -179,8 +165,7 @@ func New(docs []Doc) *Index {
 	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable(),
 		readOnly: make([]bool, len(docs)), counter: make([]bool, len(docs)), creator: make([]bool, len(docs)),
 		changes: changeStems(), counting: stemSet(countWords()), creating: stemSet(groupOf("create")), explicit: explicitStems(),
-		reading: stemSet(readingWords()),
-		lx:      theLexicon()}
+		requests: stemSet(requestVerbs())}
 	all := make([]docTerms, len(docs))
 	common := commonParams(docs)
 	var total [numFields]int
@@ -233,7 +218,6 @@ func New(docs []Doc) *Index {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
 		}
 	}
-	ix.concepts = ix.senseField(docs)
 	return ix
 }
 
@@ -290,8 +274,8 @@ func (ix *Index) Search(query string, k int) []Hit {
 	return hits
 }
 
-// rank is Search, and the share of the query's terms the best hit matched by word (exactly
-// or through the synonym table), not by meaning alone.
+// rank is Search, and the share of the query's terms the best hit matched (exactly or
+// through the synonym table).
 func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 	if ix == nil || k <= 0 || ix.n == 0 {
 		return nil, 0
@@ -320,9 +304,6 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 		}
 		for _, d := range touched {
 			lexical[d]++
-		}
-		for _, c := range ix.lx.concepts(t) {
-			touched = scorePostings(ix.concepts[c.id], SemanticWeight*c.w, best, touched)
 		}
 		for _, d := range touched {
 			if scores[d] == 0 {
