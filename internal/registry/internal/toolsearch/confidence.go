@@ -16,7 +16,7 @@ const (
 	// Medium: the best tool matched some of the query's words.
 	Medium Confidence = "medium"
 	// None: nothing matched; the tools returned share a word's first letters with the
-	// query, or are the catalogue's first ones.
+	// query, or, when no tool does, the catalogue's first tool comes alone.
 	None Confidence = "none"
 )
 
@@ -44,8 +44,8 @@ const prefixLen = 4
 
 // Rank is Search that never comes back empty while the index has documents and k > 0:
 // when no document matches, it returns those sharing a word's first prefixLen letters
-// with the query, or else the first k documents, at confidence None. It also says how
-// sure the ranking is.
+// with the query (less those under KeepShare of the best), or else the first document
+// alone, at confidence None. It also says how sure the ranking is.
 func (ix *Index) Rank(query string, k int) ([]Hit, Confidence) {
 	if ix == nil || k <= 0 || ix.n == 0 {
 		return nil, None
@@ -61,7 +61,9 @@ func (ix *Index) Rank(query string, k int) ([]Hit, Confidence) {
 	return hits, Medium
 }
 
-// fallback ranks by shared first letters, else returns the first k documents (score 0).
+// fallback ranks by shared first letters, else returns the first document (score 0): with
+// no clue which tool is meant, one definition costs the model less than k, and the
+// answer's text asks it for other words.
 func (ix *Index) fallback(query string, k int) []Hit {
 	var stems []string
 	for _, t := range Tokens(query) {
@@ -89,11 +91,7 @@ func (ix *Index) fallback(query string, k int) []Hit {
 		}
 	}
 	if len(matched) > 0 {
-		return ix.best(matched, scores, make([]int32, ix.n), k)
+		return cut(ix.best(matched, scores, make([]int32, ix.n), k))
 	}
-	hits := make([]Hit, min(k, ix.n))
-	for i := range hits {
-		hits[i] = Hit{Doc: i}
-	}
-	return hits
+	return []Hit{{Doc: 0}}
 }
