@@ -252,3 +252,4 @@ clean:
 
 distclean: clean
 	rm -rf $(CACHE) test/e2e/node_modules
+

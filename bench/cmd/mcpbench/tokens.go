@@ -42,9 +42,16 @@ func t1(ctx context.Context, e *env, r *Result) error {
 		}
 		return n
 	}
-	queries, err := loadQueries(filepath.Join(e.repo, "bench/tokens/queries.json"))
-	if err != nil {
-		return err
+	sets := map[string][]tokenQuery{}
+	for _, c := range tokenCatalogues(false) {
+		if _, ok := sets[c.querySet()]; ok {
+			continue
+		}
+		qs, err := loadQueries(filepath.Join(e.repo, c.querySet()))
+		if err != nil {
+			return err
+		}
+		sets[c.querySet()] = qs
 	}
 	everything := filepath.Join(e.repo, "test/e2e/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
 	_, scriptErr := os.Stat(everything)
@@ -65,12 +72,14 @@ func t1(ctx context.Context, e *env, r *Result) error {
 		}
 	}
 	r.Params["tokenizer"] = "o200k_base"
-	r.Params["queries"] = len(queries)
+	for set, qs := range sets {
+		r.Params["queries "+set] = len(qs)
+	}
 	r.Params["forms"] = tokenForms()
 	var outs []*catalogueOutcome
 	for _, c := range cats {
 		start := time.Now()
-		o, err := e.runTokenCatalogue(ctx, c, queries, maxQueries, count)
+		o, err := e.runTokenCatalogue(ctx, c, sets[c.querySet()], maxQueries, count)
 		if err != nil {
 			return fmt.Errorf("%s catalogue: %w", c.Name, err)
 		}
@@ -78,9 +87,14 @@ func t1(ctx context.Context, e *env, r *Result) error {
 		outs = append(outs, o)
 	}
 	tokenReport(r, outs)
+	if err := e.searchCost(ctx, r); err != nil {
+		return err
+	}
 	if !e.smoke {
-		if stray := unlistedQueries(queries, outs); len(stray) > 0 {
-			return fmt.Errorf("bench/tokens/queries.json names tools no catalogue lists: %s", strings.Join(stray, ", "))
+		for set, qs := range sets {
+			if stray := unlistedQueries(qs, set, outs); len(stray) > 0 {
+				return fmt.Errorf("%s names tools no catalogue lists: %s", set, strings.Join(stray, ", "))
+			}
 		}
 	}
 	checks, notes := tokenTargets(outs)
@@ -107,7 +121,7 @@ func (e *env) runTokenCatalogue(ctx context.Context, c tokenCatalogue, queries [
 	if err := waitListed(ctx, gw, tasks, 60*time.Second); err != nil {
 		return nil, err
 	}
-	out := &catalogueOutcome{Name: c.Name, Forms: map[string]*formOutcome{}}
+	out := &catalogueOutcome{Name: c.Name, Set: c.querySet(), Forms: map[string]*formOutcome{}}
 	for _, f := range tokenForms() {
 		fo, listed, err := runTokenForm(ctx, gw, f, tasks, count)
 		if err != nil {
@@ -158,12 +172,12 @@ func waitListed(ctx context.Context, gw *target, tasks []loopTask, bound time.Du
 	return fmt.Errorf("tools not listed after %s: %s", bound, strings.Join(missing, ", "))
 }
 
-// unlistedQueries are the tools of queries that no catalogue lists (a query set out of
-// step with the servers).
-func unlistedQueries(queries []tokenQuery, outs []*catalogueOutcome) []string {
+// unlistedQueries are the tools of set's queries that no catalogue asked them lists (a
+// query set out of step with the servers).
+func unlistedQueries(queries []tokenQuery, set string, outs []*catalogueOutcome) []string {
 	var stray []string
 	for _, q := range queries {
-		if !slices.ContainsFunc(outs, func(c *catalogueOutcome) bool { return slices.Contains(c.Names, q.Tool) }) {
+		if !slices.ContainsFunc(outs, func(c *catalogueOutcome) bool { return c.Set == set && slices.Contains(c.Names, q.Tool) }) {
 			stray = append(stray, q.Tool)
 		}
 	}
@@ -229,7 +243,8 @@ func runTokenForm(ctx context.Context, gw *target, form string, tasks []loopTask
 	return fo, l.Names, nil
 }
 
-// searchHitRate asks the search tool, limit 3, for each query whose tool is in names.
+// searchHitRate asks the search tool, limit 5, for each query whose tool is in names, and
+// counts the intended tool in the top 3 and the top 5, and the empty answers.
 func searchHitRate(ctx context.Context, gw *target, out *catalogueOutcome, queries []tokenQuery, maxQueries int) error {
 	t := newTarget(gw.Name+" queries", gw.URL, "", 1)
 	t.Header = map[string]string{"X-Mcp-Handshake": formSearch}
@@ -247,11 +262,17 @@ func searchHitRate(ctx context.Context, gw *target, out *catalogueOutcome, queri
 			break
 		}
 		id++
-		_, found, err := s.searchTools(ctx, id, q.Query, 3)
+		_, found, err := s.searchTools(ctx, id, q.Query, 5)
 		if err != nil {
 			return err
 		}
 		out.Queries++
+		if len(found) == 0 {
+			out.Empty++
+		}
+		if slices.Contains(found, q.Tool) {
+			out.Hits5++
+		}
 		if slices.Contains(found[:min(3, len(found))], q.Tool) {
 			out.Hits++
 		} else {
@@ -302,14 +323,15 @@ func tokenReport(r *Result, outs []*catalogueOutcome) {
 			}
 		}
 	}
-	ht := r.table("search: intended tool in the top 3 (bench/tokens/queries.json)", "catalogue", "queries", "top-3 hits", "hit rate")
+	ht := r.table("search: intended tool in the top 3 and top 5", "catalogue", "query set", "queries", "top-3 hits", "hit rate", "top-5 hits", "top-5 rate", "empty answers")
 	for _, c := range outs {
 		if c.offered(formSearch) == nil {
-			ht.add(map[string]any{"catalogue": c.Name, "offered": false}, c.Name, "–", "–", notOffered)
+			ht.add(map[string]any{"catalogue": c.Name, "offered": false}, c.Name, c.Set, "–", "–", notOffered, "–", "–", "–")
 			continue
 		}
-		ht.add(map[string]any{"catalogue": c.Name, "queries": c.Queries, "hits": c.Hits, "misses": c.Misses},
-			c.Name, strconv.Itoa(c.Queries), strconv.Itoa(c.Hits), pctCell(share(c.Hits, c.Queries)))
+		ht.add(map[string]any{"catalogue": c.Name, "set": c.Set, "queries": c.Queries, "hits": c.Hits, "hits5": c.Hits5, "empty": c.Empty, "misses": c.Misses},
+			c.Name, c.Set, strconv.Itoa(c.Queries), strconv.Itoa(c.Hits), pctCell(share(c.Hits, c.Queries)),
+			strconv.Itoa(c.Hits5), pctCell(share(c.Hits5, c.Queries)), strconv.Itoa(c.Empty))
 		if len(c.Misses) > 0 {
 			r.Appendix = append(r.Appendix, "Misses on the "+c.Name+" catalogue (query → intended tool, then what the search returned):\n\n- "+strings.Join(c.Misses, "\n- "))
 		}

@@ -26,6 +26,9 @@ const (
 	catSmall  = "small"
 	catMedium = "medium"
 	catLarge  = "large"
+	// Catalogues in domains the ranker was not tuned on, each with its own query set.
+	catServices = "services"
+	catTrades   = "trades"
 )
 
 // Targets of issue 26.
@@ -118,8 +121,11 @@ type catalogueOutcome struct {
 	Tools   int      // tools in the full list
 	Names   []string // their names
 	Forms   map[string]*formOutcome
-	Queries int // search queries whose tool this catalogue has
-	Hits    int // of them, those whose tool ranked in the top 3
+	Set     string // the query set asked (a file under bench/tokens)
+	Queries int    // search queries whose tool this catalogue has
+	Hits    int    // of them, those whose tool ranked in the top 3
+	Hits5   int    // those whose tool ranked in the top 5
+	Empty   int    // those whose answer named no tool
 	Misses  []string
 }
 

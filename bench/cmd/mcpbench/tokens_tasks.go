@@ -28,10 +28,24 @@ type tokenCatalogue struct {
 	Filesystem bool // + filesystem and memory
 	Shop       bool // + the sql plugin over examples/shop.sql
 	Wide       bool // + the sql plugin over bench/tokens/wide.sql
+	// Domains are more sql plugins, one per seed bench/tokens/domains/<name>.sql (plugin
+	// and connection <name>): catalogues in domains the search ranker was not tuned on.
+	Domains []string
+	// QuerySet is the file of search queries asked of this catalogue (relative to the
+	// repository); empty: bench/tokens/queries.json.
+	QuerySet string
 	// Echo: the bench echo server over stdio stands in for server-everything (a smoke
 	// run without node or the npm servers).
 	Echo  bool
 	Tasks func(root string) []loopTask
+}
+
+// querySet is the file of the queries asked of c.
+func (c tokenCatalogue) querySet() string {
+	if c.QuerySet == "" {
+		return "bench/tokens/queries.json"
+	}
+	return c.QuerySet
 }
 
 func task(query, tool, args string) loopTask {
@@ -89,6 +103,36 @@ func largeTasks(root string) []loopTask {
 	}
 }
 
+func servicesTasks(root string) []loopTask {
+	return []loopTask{
+		task("Which appointments are booked with Dr. Duarte?", "clinic_clinic_v1_appointments_find", `{"connectionId":"clinic","filter":[{"field":"practitioner_id","operator":"eq","value":1}]}`),
+		task("Is patient 1 allergic to anything?", "clinic_clinic_v1_allergies_find", `{"connectionId":"clinic","filter":[{"field":"patient_id","operator":"eq","value":1}]}`),
+		task("Where is consignment 1 now?", "freight_freight_v1_consignments_get", `{"connectionId":"freight","id":"1"}`),
+		task("Who signed for the delivery of consignment 3?", "freight_freight_v1_proof_of_delivery_find", `{"connectionId":"freight","filter":[{"field":"consignment_id","operator":"eq","value":3}]}`),
+		task("Which pupils were absent this morning?", "school_school_v1_attendance_marks_find", `{"connectionId":"school","filter":[{"field":"mark","operator":"eq","value":"absent"}]}`),
+		task("What homework is set?", "school_school_v1_homework_list", `{"connectionId":"school","pageSize":10}`),
+		task("Which books are out on loan?", "library_library_v1_loans_find", `{"connectionId":"library","filter":[{"field":"returned_on","operator":"is_null","value":true}]}`),
+		task("How many titles does the library catalogue hold?", "library_library_v1_titles_count", `{"connectionId":"library"}`),
+		task("What is in my project folder?", "filesystem__list_directory", fsArgs(root, "")),
+		task("What is 19 plus 23?", "everything__get-sum", `{"a":19,"b":23}`),
+	}
+}
+
+func tradesTasks(root string) []loopTask {
+	return []loopTask{
+		task("Which reservations are confirmed?", "hotel_hotel_v1_reservations_find", `{"connectionId":"hotel","filter":[{"field":"status","operator":"eq","value":"confirmed"}]}`),
+		task("Show me room 3's details.", "hotel_hotel_v1_rooms_get", `{"connectionId":"hotel","id":"3"}`),
+		task("How many rooms does the hotel have?", "hotel_hotel_v1_rooms_count", `{"connectionId":"hotel"}`),
+		task("Which potholes are on Elm Road?", "council_council_v1_highway_defects_find", `{"connectionId":"council","filter":[{"field":"street","operator":"eq","value":"Elm Road"}]}`),
+		task("When are the bins collected?", "council_council_v1_waste_collections_list", `{"connectionId":"council","pageSize":10}`),
+		task("Which repair jobs are still open?", "garage_garage_v1_job_cards_find", `{"connectionId":"garage","filter":[{"field":"status","operator":"eq","value":"open"}]}`),
+		task("Show the garage's parts stock.", "garage_garage_v1_parts_list", `{"connectionId":"garage","pageSize":10}`),
+		task("Look up vehicle 2.", "garage_garage_v1_vehicles_get", `{"connectionId":"garage","id":"2"}`),
+		task("What do we remember about Ada?", "memory__search_nodes", `{"query":"Ada"}`),
+		task("Read the notes file in the docs folder.", "filesystem__read_text_file", fsArgs(root, "docs/notes.md")),
+	}
+}
+
 // echoTasks stand in for smallTasks when the bench echo server replaces server-everything.
 func echoTasks(string) []loopTask {
 	out := make([]loopTask, 10)
@@ -108,6 +152,10 @@ func tokenCatalogues(echo bool) []tokenCatalogue {
 		small,
 		{Name: catMedium, Filesystem: true, Shop: true, Tasks: mediumTasks},
 		{Name: catLarge, Filesystem: true, Shop: true, Wide: true, Tasks: largeTasks},
+		{Name: catServices, Filesystem: true, Domains: []string{"clinic", "freight", "school", "library"},
+			QuerySet: "bench/tokens/queries-services.json", Tasks: servicesTasks},
+		{Name: catTrades, Filesystem: true, Domains: []string{"hotel", "council", "garage"},
+			QuerySet: "bench/tokens/queries-trades.json", Tasks: tradesTasks},
 	}
 }
 
@@ -170,7 +218,7 @@ func (e *env) tokenConfig(c tokenCatalogue, dir, root string) string {
 		stdio("filesystem", e.nodeBin, []string{filepath.Join(mods, "server-filesystem/dist/index.js"), root}, nil)
 		stdio("memory", e.nodeBin, []string{filepath.Join(mods, "server-memory/dist/index.js")}, map[string]string{"MEMORY_FILE_PATH": filepath.Join(dir, "memory.jsonl")})
 	}
-	if c.Shop || c.Wide {
+	if c.Shop || c.Wide || len(c.Domains) > 0 {
 		b.WriteString("plugins:\n")
 	}
 	plugin := func(name, seed string) {
@@ -183,10 +231,13 @@ func (e *env) tokenConfig(c tokenCatalogue, dir, root string) string {
 	if c.Wide {
 		plugin("erp", filepath.Join(e.repo, "bench/tokens/wide.sql"))
 	}
+	for _, d := range c.Domains {
+		plugin(d, filepath.Join(e.repo, "bench/tokens/domains", d+".sql"))
+	}
 	return b.String()
 }
 
-// tokenQuery is one search query of bench/tokens/queries.json: a request in plain words
+// tokenQuery is one search query of bench/tokens/queries.json (or a catalogue's own set): a request in plain words
 // and the exposed name of the tool meant for it.
 type tokenQuery struct {
 	Query string `json:"query"`

@@ -14,22 +14,28 @@ import (
 )
 
 func TestUnlistedQueries(t *testing.T) {
-	outs := []*catalogueOutcome{{Names: []string{"a__x", "a__y"}}, {Names: []string{"b__z"}}}
-	qs := []tokenQuery{{Query: "x", Tool: "a__x"}, {Query: "z", Tool: "b__z"}, {Query: "w", Tool: "c__w"}}
-	if got := unlistedQueries(qs, outs); !slices.Equal(got, []string{"c__w"}) {
+	outs := []*catalogueOutcome{{Set: "s", Names: []string{"a__x", "a__y"}}, {Set: "s", Names: []string{"b__z"}}, {Set: "other", Names: []string{"d__v"}}}
+	qs := []tokenQuery{{Query: "x", Tool: "a__x"}, {Query: "z", Tool: "b__z"}, {Query: "w", Tool: "c__w"}, {Query: "v", Tool: "d__v"}}
+	if got := unlistedQueries(qs, "s", outs); !slices.Equal(got, []string{"c__w", "d__v"}) {
 		t.Fatalf("unlistedQueries = %v", got)
 	}
 }
 
-// The query set in the repo: at least 50 queries, each naming one tool once in a form a
-// catalogue can list.
+// The query sets in the repo: at least 50 queries in the tuned set and 40 in each new
+// one, each naming one tool once in a form a catalogue can list.
 func TestQuerySetShape(t *testing.T) {
-	qs, err := loadQueries("../../tokens/queries.json")
+	for _, c := range tokenCatalogues(false) {
+		t.Run(c.Name, func(t *testing.T) { querySetShape(t, "../../../"+c.querySet(), c.QuerySet == "") })
+	}
+}
+
+func querySetShape(t *testing.T, path string, tuned bool) {
+	qs, err := loadQueries(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(qs) < 50 {
-		t.Fatalf("%d queries, want at least 50", len(qs))
+	if want := map[bool]int{true: 50, false: 40}[tuned]; len(qs) < want {
+		t.Fatalf("%d queries, want at least %d", len(qs), want)
 	}
 	seen := map[string]bool{}
 	for _, q := range qs {

@@ -226,18 +226,32 @@ func SearchResult(v *registry.View, args json.RawMessage, results int) (json.Raw
 	if err != nil {
 		return ToolError(err.Error()), nil
 	}
-	found := v.Search(a.query, a.limit)
+	found, confidence := v.SearchRanked(a.query, a.limit)
 	defs := make([]json.RawMessage, 0, len(found))
 	names := make([]string, 0, len(found))
 	for _, t := range found {
 		defs = append(defs, t.Def)
 		names = append(names, t.Exposed)
 	}
-	extra := ""
-	if len(found) == 0 {
-		extra = "no tool matches the query; try other words"
+	return searchResult(defs, confidence), names
+}
+
+// searchResult is search_tools' result: the definitions found, how sure the ranking is
+// (structuredContent.confidence), and for the model a line saying so when it is not sure.
+func searchResult(defs []json.RawMessage, confidence string) json.RawMessage {
+	body, _ := json.Marshal(map[string]any{"tools": defs, "confidence": confidence})
+	content := []map[string]string{{"type": "text", "text": string(body)}}
+	switch {
+	case len(defs) == 0:
+		content = append(content, map[string]string{"type": "text", "text": "no tool is available to this session"})
+	case confidence == "none":
+		content = append(content, map[string]string{"type": "text", "text": "no tool matches the query; these are the nearest candidates. Try other words, or the catalogue's own nouns from this tool's description"})
 	}
-	return toolsResult(defs, extra), names
+	b, _ := json.Marshal(map[string]any{
+		"content":           content,
+		"structuredContent": map[string]any{"tools": defs, "confidence": confidence},
+	})
+	return b
 }
 
 // toolsResult is a tool result listing defs, as text for the model and as structured

@@ -114,3 +114,40 @@ func TestDescribeBounds(t *testing.T) {
 		t.Errorf("describe with %d names: %s", len(names), res)
 	}
 }
+
+// search_tools' result carries the ranking's confidence, and tells the model in words
+// when the tools found are only the nearest candidates.
+func TestSearchResultConfidence(t *testing.T) {
+	def := json.RawMessage(`{"name":"a"}`)
+	for _, c := range []struct {
+		defs       []json.RawMessage
+		confidence string
+		note       string
+	}{
+		{[]json.RawMessage{def}, "high", ""},
+		{[]json.RawMessage{def}, "none", "nearest candidates"},
+		{nil, "none", "no tool is available"},
+	} {
+		var r struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured struct {
+				Tools      []json.RawMessage `json:"tools"`
+				Confidence string            `json:"confidence"`
+			} `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(searchResult(c.defs, c.confidence), &r); err != nil {
+			t.Fatal(err)
+		}
+		if r.Structured.Confidence != c.confidence || len(r.Structured.Tools) != len(c.defs) {
+			t.Errorf("%s: structuredContent %+v", c.confidence, r.Structured)
+		}
+		switch {
+		case c.note == "" && len(r.Content) != 1:
+			t.Errorf("%s: a note where none is due: %+v", c.confidence, r.Content)
+		case c.note != "" && (len(r.Content) != 2 || !strings.Contains(r.Content[1].Text, c.note)):
+			t.Errorf("%s: want a note with %q, got %+v", c.confidence, c.note, r.Content)
+		}
+	}
+}

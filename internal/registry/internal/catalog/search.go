@@ -16,9 +16,23 @@ type viewSearch struct {
 	ix   *toolsearch.Index
 }
 
-// Search returns up to k tools of the view best matching query, best first. The index
-// is built once per view, on first use, never on the tools/call path.
+// Search returns up to k tools of the view best matching query, best first; none when no
+// tool matches. The index is built once per view, on first use, never on the tools/call
+// path.
 func (v *View) Search(query string, k int) []*Tool {
+	return v.tools(v.index().Search(query, k))
+}
+
+// SearchRanked is Search that returns candidates even when no tool matches (while the view
+// has tools), and how sure the ranking is: "high", "medium" or "none" (nothing matched;
+// see toolsearch.Index.Rank).
+func (v *View) SearchRanked(query string, k int) ([]*Tool, string) {
+	hits, conf := v.index().Rank(query, k)
+	return v.tools(hits), string(conf)
+}
+
+// index is the view's search index, built on first use.
+func (v *View) index() *toolsearch.Index {
 	v.search.once.Do(func() {
 		docs := make([]toolsearch.Doc, len(v.Tools))
 		for i, t := range v.Tools {
@@ -26,7 +40,11 @@ func (v *View) Search(query string, k int) []*Tool {
 		}
 		v.search.ix = toolsearch.New(docs)
 	})
-	hits := v.search.ix.Search(query, k)
+	return v.search.ix
+}
+
+// tools are the view's tools of hits, in their order; nil for none.
+func (v *View) tools(hits []toolsearch.Hit) []*Tool {
 	if len(hits) == 0 {
 		return nil
 	}

@@ -1,5 +1,6 @@
-// Package toolsearch ranks tool definitions against a free-text query, lexically: BM25F over
-// a tool's name, server prefix, parameter names and descriptions, with no model and no I/O.
+// Package toolsearch ranks tool definitions against a free-text query: BM25F over a tool's
+// name, server prefix, parameter names and descriptions, a fixed synonym table and lexical
+// priors, with no model, no embedded data and no I/O.
 //
 // The ranking is BM25F (Robertson and Zaragoza's field-weighted BM25): a term's count in
 // each field is length-normalised within that field and weighted, the weighted counts are
@@ -27,7 +28,11 @@
 //
 // A query term that the fixed synonym table (synonyms.go) links to other words also
 // matches those, at SynonymWeight of an exact match's score; per document the better of
-// the exact and the synonym scores counts, never both. Text is cut into terms by Tokens.
+// the exact and synonym scores counts, never their sum. The priors are in
+// priors.go (a question or a request for a number reads; a verb-led request that names no
+// operation favours the tool that creates); Rank (confidence.go) never answers empty and
+// says how sure it is. Parameters over half the documents share are left out. Text is cut
+// into terms by Tokens.
 package toolsearch
 
 import (
@@ -54,6 +59,9 @@ const (
 	// CountPenalty multiplies the score of a tool whose own name says it counts, for a
 	// query with no word that asks for a number (countWords).
 	CountPenalty = 0.5
+	// commonMin is the smallest catalogue whose common parameters are left out
+	// (commonParams).
+	commonMin = 8
 )
 
 // Doc is one tool as the index sees it.
@@ -80,8 +88,12 @@ type Index struct {
 	synonyms map[string][]string  // stemmed word → the other stems of its group
 	readOnly []bool               // per document: it changes nothing
 	counter  []bool               // per document: its own name says it counts
+	creator  []bool               // per document: its own name says it creates
 	changes  map[string]bool      // stems that ask for a change (changeWords)
 	counting map[string]bool      // stems that ask for a number (countWords)
+	creating map[string]bool      // stems of the create group
+	explicit map[string]bool      // stems that name an operation other than create
+	requests map[string]bool      // words that, leading a query, ask for something done (requestVerbs)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -151,8 +163,11 @@ func splitName(name string) (server, tool string) {
 // New builds the index of docs. Hits name docs by their position in the slice.
 func New(docs []Doc) *Index {
 	ix := &Index{n: len(docs), nameLen: make([]int32, len(docs)), postings: map[string][]posting{}, synonyms: synonymTable(),
-		readOnly: make([]bool, len(docs)), counter: make([]bool, len(docs)), changes: changeStems(), counting: stemSet(countWords())}
+		readOnly: make([]bool, len(docs)), counter: make([]bool, len(docs)), creator: make([]bool, len(docs)),
+		changes: changeStems(), counting: stemSet(countWords()), creating: stemSet(groupOf("create")), explicit: explicitStems(),
+		requests: stemSet(requestVerbs())}
 	all := make([]docTerms, len(docs))
+	common := commonParams(docs)
 	var total [numFields]int
 	df := map[string]int{}
 	for i, d := range docs {
@@ -162,13 +177,20 @@ func New(docs []Doc) *Index {
 		server, tool := splitName(d.Name)
 		own := Tokens(tool)
 		ix.counter[i] = slices.ContainsFunc(own, func(t string) bool { return t == Stem("count") })
+		ix.creator[i] = slices.ContainsFunc(own, func(t string) bool { return ix.creating[t] })
 		dt.add(fieldName, own)
 		dt.add(fieldServer, Tokens(server))
 		for _, p := range d.Params {
-			dt.add(fieldParams, Tokens(p))
+			if !common[p] {
+				dt.add(fieldParams, Tokens(p))
+			}
 		}
 		dt.add(fieldDesc, Tokens(d.Description))
-		dt.add(fieldParamText, Tokens(d.ParamText))
+		for _, l := range strings.Split(d.ParamText, "\n") {
+			if !common[l] {
+				dt.add(fieldParamText, Tokens(l))
+			}
+		}
 		for f := range numFields {
 			total[f] += dt.lens[f]
 		}
@@ -199,6 +221,38 @@ func New(docs []Doc) *Index {
 	return ix
 }
 
+// commonParams are the parameter names and parameter description lines that over half the
+// documents have (a plugin's connectionId and "The connection to use."), for catalogues of
+// commonMin documents or more: they tell no tool apart, yet as terms they would make every
+// tool of a plugin match "connections" as well as the utility tool named for them.
+func commonParams(docs []Doc) map[string]bool {
+	common := map[string]bool{}
+	if len(docs) < commonMin {
+		return common
+	}
+	n := map[string]int{}
+	for _, d := range docs {
+		seen := map[string]bool{}
+		for _, p := range d.Params {
+			seen[p] = true
+		}
+		for _, l := range strings.Split(d.ParamText, "\n") {
+			seen[l] = l != ""
+		}
+		for k, ok := range seen {
+			if ok {
+				n[k]++
+			}
+		}
+	}
+	for k, c := range n {
+		if 2*c > len(docs) {
+			common[k] = true
+		}
+	}
+	return common
+}
+
 // pseudoFrequency is BM25F's weighted, length-normalised count of one term in a document.
 func pseudoFrequency(counts *[numFields]float64, lens *[numFields]int, avg *[numFields]float64) float64 {
 	tf := 0.0
@@ -216,18 +270,26 @@ func pseudoFrequency(counts *[numFields]float64, lens *[numFields]int, avg *[num
 // lower document index. A document that matches no query term is never returned. k <= 0,
 // or a query with no terms once stop words are dropped, returns none.
 func (ix *Index) Search(query string, k int) []Hit {
+	hits, _ := ix.rank(query, k)
+	return hits
+}
+
+// rank is Search, and the share of the query's terms the best hit matched (exactly or
+// through the synonym table).
+func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 	if ix == nil || k <= 0 || ix.n == 0 {
-		return nil
+		return nil, 0
 	}
 	terms := Tokens(query)
 	slices.Sort(terms)
 	terms = slices.Compact(terms)
 	if len(terms) == 0 {
-		return nil
+		return nil, 0
 	}
 	scores := make([]float64, 2*ix.n)
 	scores, best := scores[:ix.n], scores[ix.n:] // best: one query term's score per document
-	named := make([]int32, ix.n)                 // per document, query terms in its own name
+	counts := make([]int32, 2*ix.n)
+	named, lexical := counts[:ix.n], counts[ix.n:] // per document, query terms in its own name; matched by word
 	var touched, matched []int32
 	for _, t := range terms {
 		touched = touched[:0]
@@ -241,6 +303,9 @@ func (ix *Index) Search(query string, k int) []Hit {
 			touched = ix.scoreTerm(s, SynonymWeight, best, touched)
 		}
 		for _, d := range touched {
+			lexical[d]++
+		}
+		for _, d := range touched {
 			if scores[d] == 0 {
 				matched = append(matched, d)
 			}
@@ -249,28 +314,11 @@ func (ix *Index) Search(query string, k int) []Hit {
 		}
 	}
 	if len(matched) == 0 {
-		return nil
+		return nil, 0
 	}
-	if !slices.ContainsFunc(terms, func(t string) bool { return ix.counting[t] }) {
-		// A tool that counts answers "how many"; for any other request its data is
-		// more likely wanted from its siblings that list, find or get it.
-		for _, d := range matched {
-			if ix.counter[d] {
-				scores[d] *= CountPenalty
-			}
-		}
-	}
-	if !slices.ContainsFunc(terms, func(t string) bool { return ix.changes[t] }) {
-		// A request that asks for no change is a request to read: among tools that match
-		// it as well, the one that changes nothing is the likelier (a table's find over
-		// its create, whose parameters name every column).
-		for _, d := range matched {
-			if ix.readOnly[d] {
-				scores[d] *= ReadBonus
-			}
-		}
-	}
-	return ix.best(matched, scores, named, k)
+	ix.priors(query, terms, matched, scores)
+	hits := ix.best(matched, scores, named, k)
+	return hits, float64(lexical[hits[0].Doc]) / float64(len(terms))
 }
 
 // best ranks the matched documents: their summed scores with the name bonus (named counts
@@ -328,7 +376,12 @@ func (h *worstFirst) Pop() any {
 // scoreTerm raises best[d] to factor × the term's score in each document d it occurs in,
 // and returns touched with the documents whose best was zero before.
 func (ix *Index) scoreTerm(term string, factor float64, best []float64, touched []int32) []int32 {
-	for _, p := range ix.postings[term] {
+	return scorePostings(ix.postings[term], factor, best, touched)
+}
+
+// scorePostings is scoreTerm over one posting list.
+func scorePostings(ps []posting, factor float64, best []float64, touched []int32) []int32 {
+	for _, p := range ps {
 		v := factor * p.score
 		if v <= best[p.doc] {
 			continue

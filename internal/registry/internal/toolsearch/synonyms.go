@@ -60,10 +60,11 @@ func changeWords() []string {
 // changeStems is changeWords stemmed, as a set.
 func changeStems() map[string]bool { return stemSet(changeWords()) }
 
-// countWords are the words that ask for a number: without one, a tool that counts ranks
-// lower (CountPenalty).
+// countWords are the words that ask for a number (and so does "number of", see
+// asksNumber): without one, a tool that counts ranks lower (CountPenalty); with one, higher
+// (CountBonus).
 func countWords() []string {
-	return []string{"count", "many", "number", "total", "tally", "how"}
+	return []string{"count", "many", "total", "tally", "how"}
 }
 
 // stemSet is words stemmed, as a set.
