@@ -230,36 +230,43 @@ func applyExecutor(cfg *config.Config, p config.ExecutorPolicy, res *Resolution,
 			res.Warnings = append(res.Warnings, fmt.Sprintf("server %q skipped: executor %q does not allow transport %s", n, res.Executor, d.Type))
 			continue
 		}
-		o := res.Overrides[n]
-		if d.URL != "" {
-			if u := RewriteURL(d.URL, p.URLRewrite); u != d.URL {
-				o.URL = u
-			}
-		}
-		if len(p.EnvInjection) > 0 && d.Transport() == config.TransportStdio {
-			o.Env = map[string]string{}
-			for k, v := range p.EnvInjection {
-				// The policy's value wins, unless the server allows its own to override
-				// it and the policy does not insist.
-				if _, own := d.Env[k]; !own || !d.AllowEnvOverride || p.EnvInjectionOverridesServer {
-					o.Env[k] = v
-				}
-			}
-		}
-		if d.Transport() == config.TransportStdio && cfg.Executors[res.Executor].HasRunner() {
-			o.Runner = res.Executor
-			if o.Mode == config.ModeShared || (o.Mode == "" && d.Mode == config.ModeShared) {
-				// One process for every session would run on one executor's runner for
-				// the others too: on a runner it is one per agent of this executor.
-				o.Mode = config.ModePerAgent
-			}
-		}
+		o := executorOverride(cfg, p, res.Executor, d, res.Overrides[n])
 		if o.URL != "" || len(o.Env) > 0 || o.Runner != "" {
 			res.Overrides[n] = o
 		}
 		out = append(out, n)
 	}
 	return out
+}
+
+// executorOverride is o with what executor p changes of server d: its URL rewritten,
+// the executor's environment injected into a stdio server, and a stdio server of an
+// executor with a runner run there.
+func executorOverride(cfg *config.Config, p config.ExecutorPolicy, executor string, d *config.ServerDef, o Override) Override {
+	if d.URL != "" {
+		if u := RewriteURL(d.URL, p.URLRewrite); u != d.URL {
+			o.URL = u
+		}
+	}
+	if len(p.EnvInjection) > 0 && d.Transport() == config.TransportStdio {
+		o.Env = map[string]string{}
+		for k, v := range p.EnvInjection {
+			// The policy's value wins, unless the server allows its own to override
+			// it and the policy does not insist.
+			if _, own := d.Env[k]; !own || !d.AllowEnvOverride || p.EnvInjectionOverridesServer {
+				o.Env[k] = v
+			}
+		}
+	}
+	if d.Transport() == config.TransportStdio && cfg.Executors[executor].HasRunner() {
+		o.Runner = executor
+		if o.Mode == config.ModeShared || (o.Mode == "" && d.Mode == config.ModeShared) {
+			// One process for every session would run on one executor's runner for
+			// the others too: on a runner it is one per agent of this executor.
+			o.Mode = config.ModePerAgent
+		}
+	}
+	return o
 }
 
 // RewriteURL applies the longest matching prefix rule of url_rewrite
