@@ -35,12 +35,12 @@ func TestTaskParamCutsTTLAndRefusesMalformed(t *testing.T) {
 }
 
 func TestReadTaskID(t *testing.T) {
-	id, meta, err := readTaskID(json.RawMessage(`{"taskId":"mcpgw-task-x","_meta":{"progressToken":1}}`))
+	id, meta, _, err := readTaskID(json.RawMessage(`{"taskId":"mcpgw-task-x","_meta":{"progressToken":1}}`))
 	if err != nil || id != "mcpgw-task-x" || string(meta) != `{"progressToken":1}` {
 		t.Errorf("readTaskID = %q %s %v", id, meta, err)
 	}
 	for _, bad := range []string{``, `null`, `{}`, `[]`, `{"taskId":7}`, `{"taskId":""}`, `{"taskId":"a","taskId":"b"}`, `{"TaskId":"a"}`} {
-		if id, _, err := readTaskID(json.RawMessage(bad)); err == nil {
+		if id, _, _, err := readTaskID(json.RawMessage(bad)); err == nil {
 			t.Errorf("readTaskID(%s) = %q, accepted", bad, id)
 		}
 	}
