@@ -80,11 +80,12 @@ func (f *statelessFront) serveStateless(w http.ResponseWriter, r *http.Request, 
 	switch m.Method {
 	case "server/discover", "subscriptions/listen", "tools/list", "prompts/list", "resources/list", "resources/templates/list",
 		"tools/call", "prompts/get", "resources/read", "completion/complete",
-		"skills/list", "skills/get", "resources/directory/read": // the skills extension's
+		"skills/list", "skills/get", "resources/directory/read", // the skills extension's
+		"tasks/get", "tasks/update", "tasks/cancel": // the Tasks extension (docs/tasks.md)
 	default:
 		// Unknown, and the methods this revision removed (initialize, ping,
-		// logging/setLevel, resources/subscribe and unsubscribe, tasks/*): 404, whatever
-		// the params.
+		// logging/setLevel, resources/subscribe and unsubscribe, tasks/result and
+		// tasks/list): 404, whatever the params.
 		reply.JSON(w, http.StatusNotFound, wire.Error(m.ID, wire.CodeMethodNotFound, "Method not found: "+m.Method, nil))
 		return
 	}

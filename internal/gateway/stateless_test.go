@@ -72,7 +72,10 @@ func TestStatelessRefusals(t *testing.T) {
 		{"ping was removed", gatewaytest.StatelessReq("ping", "{"+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
 		{"logging/setLevel was removed", gatewaytest.StatelessReq("logging/setLevel", `{"level":"info",`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
 		{"resources/subscribe was removed", gatewaytest.StatelessReq("resources/subscribe", `{"uri":"x:y",`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
-		{"tasks/get is no core method", gatewaytest.StatelessReq("tasks/get", `{"taskId":"1",`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"tasks/result is removed", gatewaytest.StatelessReq("tasks/result", `{"taskId":"1",`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"tasks/list is removed", gatewaytest.StatelessReq("tasks/list", `{`+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
+		{"tasks/get without the Tasks extension", gatewaytest.StatelessReq("tasks/get", `{"taskId":"1",`+gatewaytest.StatelessMeta+"}", map[string]string{"Mcp-Name": "1"}), 400, -32021},
+		{"tasks/get with another Mcp-Name", gatewaytest.StatelessReq("tasks/get", `{"taskId":"1",`+gatewaytest.StatelessMeta+"}", map[string]string{"Mcp-Name": "2"}), 400, -32020},
 		{"unknown method", gatewaytest.StatelessReq("made/up", "{"+gatewaytest.StatelessMeta+"}", nil), 404, wire.CodeMethodNotFound},
 		{"unknown resource is -32602", gatewaytest.StatelessReq("resources/read", `{"uri":"nope://x",`+gatewaytest.StatelessMeta+"}", map[string]string{"Mcp-Name": "nope://x"}), 200, wire.CodeInvalidParams},
 	} {

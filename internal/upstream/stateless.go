@@ -223,6 +223,8 @@ func addStatelessHeaders(h *httpclient.Header, body []byte, k *Call) {
 		member = "name"
 	case "resources/read":
 		member = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel": // the Tasks extension
+		member = "taskId"
 	default:
 		return
 	}

@@ -8,7 +8,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -16,10 +15,6 @@ import (
 
 // tasksScenarioPrefix names the suite's Tasks extension scenarios.
 const tasksScenarioPrefix = "tasks-"
-
-// tasksConformanceEnv, set, holds mcpgw to the peer's direct results; unset, the test
-// prints the comparison and skips (the gateway does not federate tasks yet).
-const tasksConformanceEnv = "MCPGW_TASKS_CONFORMANCE"
 
 // taskPeerTools is how many tools taskpeer lists (the fixtures the scenarios name).
 const taskPeerTools = 7
@@ -179,10 +174,6 @@ servers:
 		total(direct), total(through), len(lost))
 	if len(lost) == 0 {
 		return
-	}
-	if os.Getenv(tasksConformanceEnv) == "" {
-		t.Skipf("tasks federation not merged yet: %d checks that pass directly do not pass through mcpgw (set %s=1 to fail on them):\n  %s",
-			len(lost), tasksConformanceEnv, strings.Join(lost, "\n  "))
 	}
 	t.Errorf("tasks-* checks that pass directly but not through mcpgw:\n  %s", strings.Join(lost, "\n  "))
 }

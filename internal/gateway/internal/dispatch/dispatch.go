@@ -140,7 +140,7 @@ func (dp *Dispatcher) Dispatch(ctx context.Context, s *session.Session, m *wire.
 		dp.complete(ctx, s, m, out)
 	case "logging/setLevel":
 		dp.setLevel(ctx, s, m, out)
-	case "tasks/get", "tasks/result", "tasks/cancel":
+	case "tasks/get", "tasks/result", "tasks/cancel", "tasks/update":
 		dp.taskRequest(ctx, s, m, out)
 	case "tasks/list":
 		dp.taskList(ctx, s, m, out)
@@ -238,6 +238,9 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		b = append(b, `,"task":`...)
 		b = append(b, task...)
 		out = &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server, ttl: ttl}
+	} else if s.Transport == "stateless" {
+		// The Tasks extension: the server, not the call, decides to answer with a task.
+		out = &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server}
 	}
 	if len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
 		b = appendInputs(b, &p)

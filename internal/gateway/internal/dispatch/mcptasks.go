@@ -112,22 +112,38 @@ func (o *taskCreateOutbox) Reply(msg []byte) error {
 }
 
 // createdTask reads a CreateTaskResult's task id and ttl; ok is false for any other result.
+// Both shapes are read: SEP-1686's ({"task": {"taskId", "ttl"}}) and the Tasks
+// extension's, flat ({"resultType": "task", "taskId", "ttlMs"}).
 func createdTask(res json.RawMessage) (id string, ttl time.Duration, ok bool) {
-	var r struct {
-		Task *struct {
-			TaskID string   `json:"taskId"`
-			TTL    *float64 `json:"ttl"`
-		} `json:"task"`
-	}
-	if json.Unmarshal(res, &r) != nil || r.Task == nil || r.Task.TaskID == "" {
+	if !bytes.Contains(res, []byte(`"taskId"`)) {
 		return "", 0, false
 	}
-	if r.Task.TTL != nil && *r.Task.TTL > 0 && !math.IsInf(*r.Task.TTL, 0) {
-		ttl = time.Duration(min(*r.Task.TTL, float64(mcptask.MaxTTL/time.Millisecond))) * time.Millisecond
-	} else if r.Task.TTL == nil || *r.Task.TTL <= 0 {
+	type created struct {
+		TaskID string   `json:"taskId"`
+		TTL    *float64 `json:"ttl"`
+	}
+	var r struct {
+		Task       *created `json:"task"`
+		ResultType string   `json:"resultType"`
+		TaskID     string   `json:"taskId"`
+		TTLMs      *float64 `json:"ttlMs"`
+	}
+	if json.Unmarshal(res, &r) != nil {
+		return "", 0, false
+	}
+	t := r.Task
+	if r.ResultType == "task" {
+		t = &created{TaskID: r.TaskID, TTL: r.TTLMs}
+	}
+	if t == nil || t.TaskID == "" {
+		return "", 0, false
+	}
+	if t.TTL != nil && *t.TTL > 0 && !math.IsInf(*t.TTL, 0) {
+		ttl = time.Duration(min(*t.TTL, float64(mcptask.MaxTTL/time.Millisecond))) * time.Millisecond
+	} else {
 		ttl = mcptask.MaxTTL // null: the upstream keeps it; the route lives the longest
 	}
-	return r.Task.TaskID, ttl, true
+	return t.TaskID, ttl, true
 }
 
 // swapID replaces the upstream's task id from by the gateway's to in msg: in the answer,
@@ -208,7 +224,11 @@ func (o taskIDOutbox) Reply(msg []byte) error {
 // taskRequest answers tasks/get, tasks/result and tasks/cancel: the task's server is asked
 // under its own id, for the caller that owns it only.
 func (dp *Dispatcher) taskRequest(ctx context.Context, s *session.Session, m *wire.Msg, out Outbox) {
-	id, meta, err := readTaskID(m.Params)
+	if msg := taskGate(s, m); msg != nil {
+		_ = out.Reply(msg)
+		return
+	}
+	id, meta, inputs, err := readTaskID(m.Params)
 	if err != nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
@@ -231,15 +251,19 @@ func (dp *Dispatcher) taskRequest(ctx context.Context, s *session.Session, m *wi
 	if meta != nil {
 		b = append(append(b, `,"_meta":`...), meta...)
 	}
+	if m.Method == "tasks/update" && inputs != nil {
+		b = append(append(b, `,"inputResponses":`...), inputs...)
+	}
 	b = append(b, '}')
 	dp.forward(ctx, &upstreamCall{s: s, m: m, server: r.Server, method: m.Method, params: b, prog: prog,
 		out: taskIDOutbox{Outbox: out, upID: r.UpstreamID, id: id}})
 }
 
-// readTaskID reads the params of a request about one task: taskId and _meta.
-func readTaskID(raw json.RawMessage) (id string, meta json.RawMessage, err error) {
+// readTaskID reads the params of a request about one task: taskId, _meta and (the Tasks
+// extension's tasks/update) inputResponses.
+func readTaskID(raw json.RawMessage) (id string, meta, inputs json.RawMessage, err error) {
 	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil, errors.New("taskId is required")
+		return "", nil, nil, errors.New("taskId is required")
 	}
 	err = wire.StrictMembers(raw, func(k, v []byte) error {
 		switch string(k) {
@@ -251,6 +275,8 @@ func readTaskID(raw json.RawMessage) (id string, meta json.RawMessage, err error
 			}
 		case "_meta":
 			meta = v
+		case "inputResponses":
+			inputs = v
 		}
 		return nil
 	})
@@ -260,5 +286,5 @@ func readTaskID(raw json.RawMessage) (id string, meta json.RawMessage, err error
 	if err == nil && id == "" {
 		err = errors.New("taskId is required")
 	}
-	return id, meta, err
+	return id, meta, inputs, err
 }

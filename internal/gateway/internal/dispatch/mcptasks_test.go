@@ -35,12 +35,12 @@ func TestTaskParamCutsTTLAndRefusesMalformed(t *testing.T) {
 }
 
 func TestReadTaskID(t *testing.T) {
-	id, meta, err := readTaskID(json.RawMessage(`{"taskId":"mcpgw-task-x","_meta":{"progressToken":1}}`))
+	id, meta, _, err := readTaskID(json.RawMessage(`{"taskId":"mcpgw-task-x","_meta":{"progressToken":1}}`))
 	if err != nil || id != "mcpgw-task-x" || string(meta) != `{"progressToken":1}` {
 		t.Errorf("readTaskID = %q %s %v", id, meta, err)
 	}
 	for _, bad := range []string{``, `null`, `{}`, `[]`, `{"taskId":7}`, `{"taskId":""}`, `{"taskId":"a","taskId":"b"}`, `{"TaskId":"a"}`} {
-		if id, _, err := readTaskID(json.RawMessage(bad)); err == nil {
+		if id, _, _, err := readTaskID(json.RawMessage(bad)); err == nil {
 			t.Errorf("readTaskID(%s) = %q, accepted", bad, id)
 		}
 	}
@@ -86,5 +86,39 @@ func TestSwapID(t *testing.T) {
 	}
 	if string(swapID(lie, "absent", "x")) != string(lie) {
 		t.Error("an id that is not there changed the message")
+	}
+}
+
+// TestCreatedTaskFlat: the Tasks extension's flat CreateTaskResult is a task; a complete
+// result that merely mentions a taskId is not.
+func TestCreatedTaskFlat(t *testing.T) {
+	id, ttl, ok := createdTask(json.RawMessage(`{"resultType":"task","taskId":"u-2","status":"working","ttlMs":600000,"pollIntervalMs":250}`))
+	if !ok || id != "u-2" || ttl != 10*time.Minute {
+		t.Errorf("flat = %q %v %v", id, ttl, ok)
+	}
+	if id, _, ok := createdTask(json.RawMessage(`{"resultType":"complete","taskId":"u-3","content":[]}`)); ok {
+		t.Errorf("a complete result read as task %q", id)
+	}
+	if _, ttl, ok := createdTask(json.RawMessage(`{"resultType":"task","taskId":"u-4","ttlMs":1e300}`)); !ok || ttl != mcptask.MaxTTL {
+		t.Errorf("huge ttlMs: %v %v", ttl, ok)
+	}
+	if _, _, ok := createdTask(json.RawMessage(`{"resultType":"task","taskId":""}`)); ok {
+		t.Error("an empty taskId read as a task")
+	}
+}
+
+// TestDeclaresTasks: only an extensions member naming the Tasks extension declares it.
+func TestDeclaresTasks(t *testing.T) {
+	for caps, want := range map[string]bool{
+		`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`:   true,
+		`{"extensions":{"io.modelcontextprotocol/tasks":null}}`: false,
+		`{"extensions":{"io.modelcontextprotocol/TASKS":{}}}`:   false,
+		`{"tasks":{}}`: false,
+		`[]`:           false,
+		``:             false,
+	} {
+		if got := declaresTasks(json.RawMessage(caps)); got != want {
+			t.Errorf("declaresTasks(%s) = %v", caps, got)
+		}
 	}
 }

@@ -133,16 +133,14 @@ func CheckHeaders(r *http.Request, m *wire.Msg) string {
 		member = "name"
 	case "resources/read":
 		member = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		member = "taskId"
 	default:
 		return ""
 	}
-	p, err := reqparams.Read(m.Params)
-	if err != nil {
+	body, ok := nameMember(m.Params, member)
+	if !ok {
 		return "" // the params error is reported by the method
-	}
-	body := p.Name
-	if member == "uri" {
-		body = p.URI
 	}
 	names := r.Header.Values("Mcp-Name")
 	if len(names) == 0 {
@@ -159,4 +157,27 @@ func CheckHeaders(r *http.Request, m *wire.Msg) string {
 		return "Mcp-Name header value '" + name + "' does not match body value '" + body + "'"
 	}
 	return ""
+}
+
+// nameMember is the string value of the params member an Mcp-Name header mirrors (""
+// when absent); ok is false for params the method itself will refuse.
+func nameMember(params json.RawMessage, member string) (string, bool) {
+	if member != "taskId" {
+		p, err := reqparams.Read(params)
+		if err != nil {
+			return "", false
+		}
+		if member == "uri" {
+			return p.URI, true
+		}
+		return p.Name, true
+	}
+	var id string
+	err := wire.Members(params, func(k string, v []byte) error {
+		if k == "taskId" {
+			id, _ = wire.String(v)
+		}
+		return nil
+	})
+	return id, err == nil
 }

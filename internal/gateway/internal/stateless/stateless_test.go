@@ -128,3 +128,22 @@ func TestCheckParamHeadersDeepSchema(t *testing.T) {
 		t.Errorf("matching header: %q", got)
 	}
 }
+
+// TestCheckHeadersTasks: the Tasks extension's tasks/* mirror their taskId in Mcp-Name.
+func TestCheckHeadersTasks(t *testing.T) {
+	m := msg(t, "tasks/get", `{"taskId":"mcpgw-task-abc",`+meta+`}}`)
+	for hdr, want := range map[string]string{"mcpgw-task-abc": "", " mcpgw-task-abc ": "", "other": "does not match", "": "does not match"} {
+		r := &http.Request{Header: http.Header{"Mcp-Method": {"tasks/get"}, "Mcp-Name": {hdr}}}
+		if got := CheckHeaders(r, m); (want == "") != (got == "") || !strings.Contains(got, want) {
+			t.Errorf("Mcp-Name %q: %q, want %q", hdr, got, want)
+		}
+	}
+	r := &http.Request{Header: http.Header{"Mcp-Method": {"tasks/cancel"}}}
+	if got := CheckHeaders(r, msg(t, "tasks/cancel", `{"taskId":"x",`+meta+`}}`)); !strings.Contains(got, "required") {
+		t.Errorf("no Mcp-Name on tasks/cancel: %q", got)
+	}
+	// A taskId of another type is the method's error, not a header mismatch.
+	if got := CheckHeaders(r, msg(t, "tasks/cancel", `{"taskId":7,`+meta+`}}`)); got != "" {
+		t.Errorf("taskId 7: %q", got)
+	}
+}
