@@ -34,7 +34,8 @@ func statelessNames(t *testing.T, url, client string, hdr map[string]string) []s
 	return gc.toolNames(t)
 }
 
-// TestStatelessListsByOwnInput: claude-code and cursor-vscode (built-in cap of 40 tools)
+// TestStatelessListsByOwnInput: gemini-cli (a client that does not defer tools itself,
+// so auto serves it thin) and cursor-vscode (built-in cap of 40 tools)
 // under one agent id, in both orders, each get their own list (Cursor the search form);
 // X-Mcp-Handshake: full is honoured on a stateless client and leaves the next request
 // without it as before.
@@ -50,11 +51,11 @@ servers:
 `, up, up, up))
 	as := func(agent string) map[string]string { return map[string]string{"X-Agent-ID": agent} }
 
-	otherFirst := statelessNames(t, g.URL, "claude-code", as("one"))
+	otherFirst := statelessNames(t, g.URL, "gemini-cli", as("one"))
 	cursorAfter := statelessNames(t, g.URL, "cursor-vscode", as("one"))
 	cursorFirst := statelessNames(t, g.URL, "cursor-vscode", as("two"))
-	otherAfter := statelessNames(t, g.URL, "claude-code", as("two"))
-	t.Logf("claude-code lists %d tools, cursor-vscode %d", len(otherFirst), len(cursorFirst))
+	otherAfter := statelessNames(t, g.URL, "gemini-cli", as("two"))
+	t.Logf("gemini-cli lists %d tools, cursor-vscode %d", len(otherFirst), len(cursorFirst))
 
 	if len(otherFirst) <= 40 {
 		t.Fatalf("the view lists %d tools; the test needs more than Cursor's 40", len(otherFirst))
@@ -63,14 +64,14 @@ servers:
 		t.Errorf("cursor-vscode, first under its agent id, lists %d tools %v; want the search form within its cap of 40", len(cursorFirst), cursorFirst)
 	}
 	if !slices.Equal(cursorAfter, cursorFirst) {
-		t.Errorf("cursor-vscode after claude-code under one agent id lists %d tools, first %d", len(cursorAfter), len(cursorFirst))
+		t.Errorf("cursor-vscode after gemini-cli under one agent id lists %d tools, first %d", len(cursorAfter), len(cursorFirst))
 	}
 	if !slices.Equal(otherAfter, otherFirst) {
-		t.Errorf("claude-code after cursor-vscode under one agent id lists %d tools, first %d", len(otherAfter), len(otherFirst))
+		t.Errorf("gemini-cli after cursor-vscode under one agent id lists %d tools, first %d", len(otherAfter), len(otherFirst))
 	}
 
 	// This view is large enough for auto to serve it thin; the header asks for full.
-	full := statelessNames(t, g.URL, "claude-code", map[string]string{"X-Agent-ID": "one", "X-Mcp-Handshake": "full"})
+	full := statelessNames(t, g.URL, "gemini-cli", map[string]string{"X-Agent-ID": "one", "X-Mcp-Handshake": "full"})
 	if !slices.Contains(otherFirst, "mcpgw__describe_tools") {
 		t.Fatalf("auto served the %d tools without describe_tools: the test needs a view auto serves thin", len(otherFirst))
 	}
@@ -78,7 +79,7 @@ servers:
 		t.Errorf("X-Mcp-Handshake: full on a stateless client lists %d tools (describe_tools: %v), want the %d without describe_tools",
 			len(full), slices.Contains(full, "mcpgw__describe_tools"), len(otherFirst)-1)
 	}
-	if again := statelessNames(t, g.URL, "claude-code", as("one")); !slices.Equal(again, otherFirst) {
-		t.Errorf("claude-code without the header after a full request lists %d tools, before %d", len(again), len(otherFirst))
+	if again := statelessNames(t, g.URL, "gemini-cli", as("one")); !slices.Equal(again, otherFirst) {
+		t.Errorf("gemini-cli without the header after a full request lists %d tools, before %d", len(again), len(otherFirst))
 	}
 }
