@@ -9,8 +9,16 @@ import (
 
 // executorDoc is an executor as the admin API reads and writes it.
 type executorDoc struct {
-	Type      string    `json:"type"`
-	MCPPolicy policyDoc `json:"mcp_policy"`
+	Type      string     `json:"type"`
+	MCPPolicy policyDoc  `json:"mcp_policy"`
+	Runner    *runnerDoc `json:"runner,omitempty"`
+}
+
+// runnerDoc is config.RunnerConfig with JSON names: the hex SHA-256 digests of the keys
+// the executor's runner may present (docs/runners.md). A digest is no secret, so it is
+// shown as written.
+type runnerDoc struct {
+	Keys []string `json:"keys"`
 }
 
 // policyDoc is config.ExecutorPolicy with JSON names.
@@ -28,17 +36,25 @@ type policyDoc struct {
 
 func (d *executorDoc) config() *config.ExecutorConfig {
 	p := d.MCPPolicy
-	return &config.ExecutorConfig{Type: d.Type, MCPPolicy: config.ExecutorPolicy{AllowStdio: p.AllowStdio, AllowHTTP: p.AllowHTTP,
+	e := &config.ExecutorConfig{Type: d.Type, MCPPolicy: config.ExecutorPolicy{AllowStdio: p.AllowStdio, AllowHTTP: p.AllowHTTP,
 		AllowSSE: p.AllowSSE, AllowStreamableHTTP: p.AllowStreamableHTTP, URLRewrite: maps.Clone(p.URLRewrite),
 		EnvInjection: maps.Clone(p.EnvInjection), EnvInjectionOverridesServer: p.EnvInjectionOverridesServer,
 		AllowlistServers: slices.Clone(p.AllowlistServers), DenylistServers: slices.Clone(p.DenylistServers)}}
+	if d.Runner != nil {
+		e.Runner = &config.RunnerConfig{Keys: slices.Clone(d.Runner.Keys)}
+	}
+	return e
 }
 
 func executorDocOf(e *config.ExecutorConfig) executorDoc {
 	p := e.MCPPolicy
-	return executorDoc{Type: e.Type, MCPPolicy: policyDoc{AllowStdio: p.AllowStdio, AllowHTTP: p.AllowHTTP, AllowSSE: p.AllowSSE,
+	d := executorDoc{Type: e.Type, MCPPolicy: policyDoc{AllowStdio: p.AllowStdio, AllowHTTP: p.AllowHTTP, AllowSSE: p.AllowSSE,
 		AllowStreamableHTTP: p.AllowStreamableHTTP, URLRewrite: p.URLRewrite, EnvInjection: p.EnvInjection,
 		EnvInjectionOverridesServer: p.EnvInjectionOverridesServer, AllowlistServers: p.AllowlistServers, DenylistServers: p.DenylistServers}}
+	if e.Runner != nil {
+		d.Runner = &runnerDoc{Keys: e.Runner.Keys}
+	}
+	return d
 }
 
 // executorSpec describes executors to policyAPI.
