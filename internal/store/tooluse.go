@@ -79,19 +79,29 @@ func (u *toolUseMemory) AddToolUse(agent string, counts map[string]int64) error 
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	r := u.records[agent]
+	r := u.record(agent)
 	if r == nil {
-		if len(u.records) >= MaxToolUseAgents {
-			return nil
-		}
-		if u.records == nil {
-			u.records = map[string]*ToolUseRecord{}
-		}
-		r = &ToolUseRecord{}
-		u.records[agent] = r
+		return nil // MaxToolUseAgents agents are kept; a new one is not
 	}
 	addCounts(r, counts)
 	return nil
+}
+
+// record is agent's record, made when it has none and fewer than MaxToolUseAgents agents
+// have one; nil otherwise. u.mu is held.
+func (u *toolUseMemory) record(agent string) *ToolUseRecord {
+	if r := u.records[agent]; r != nil {
+		return r
+	}
+	if len(u.records) >= MaxToolUseAgents {
+		return nil
+	}
+	if u.records == nil {
+		u.records = map[string]*ToolUseRecord{}
+	}
+	r := &ToolUseRecord{}
+	u.records[agent] = r
+	return r
 }
 
 // addCounts adds counts to r's within MaxToolUseTools keys.
@@ -121,16 +131,9 @@ func (u *toolUseMemory) PutToolRanking(agent string, ranking []string) error {
 	}
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	r := u.records[agent]
+	r := u.record(agent)
 	if r == nil {
-		if len(u.records) >= MaxToolUseAgents {
-			return nil
-		}
-		if u.records == nil {
-			u.records = map[string]*ToolUseRecord{}
-		}
-		r = &ToolUseRecord{}
-		u.records[agent] = r
+		return nil // MaxToolUseAgents agents are kept; a new one is not
 	}
 	r.Ranking = capRanking(ranking)
 	return nil
