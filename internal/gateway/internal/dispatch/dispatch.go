@@ -168,21 +168,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		dp.lists.searchTools(s, m, p.Arguments, out)
 		return
 	}
-	v := s.View()
-	t := v.Tool(p.Name)
-	if t == nil {
-		// A resumed client may call before it lists: a name it was listed before the
-		// restart is not unknown while its server starts. Only the servers' start is
-		// waited for: the call starts the own instance it needs, not every server's.
-		s.Upstreams.AwaitStarted(ctx)
-		v = s.View()
-		t = v.Tool(p.Name)
-	}
-	var also []string
-	if t == nil {
-		// An MCP App calls its server's tools by their own names (catalog's AppTool).
-		t, also = v.AppTool(p.Name)
-	}
+	v, t, also := lookupTool(ctx, s, p.Name)
 	if t == nil && v.Held(p.Name) {
 		dp.heldCall(ctx, s, m, p.Name, out, start)
 		return
@@ -229,18 +215,9 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		b = append(b, `,"_meta":`...)
 		b = append(b, meta...)
 	}
-	if len(p.Task) > 0 {
-		task, ttl, err := taskParam(p.Task)
-		if err != nil {
-			_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
-			return
-		}
-		b = append(b, `,"task":`...)
-		b = append(b, task...)
-		out = &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server, ttl: ttl}
-	} else if s.Transport == "stateless" {
-		// The Tasks extension: the server, not the call, decides to answer with a task.
-		out = &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server}
+	if b, out, err = dp.withTask(s, t.Server, p.Task, b, out); err != nil {
+		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
+		return
 	}
 	if len(p.InputResponses) > 0 || len(p.RequestState) > 0 {
 		b = appendInputs(b, &p)
@@ -249,6 +226,47 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 	outcome := dp.forward(ctx, &upstreamCall{s: s, m: m, server: t.Server, method: "tools/call", params: b, prog: route, out: out, isTool: true})
 	dp.Obs.toolCalled(ctx, callEvent{s: s, t: t, outcome: outcome, duration: time.Since(start)})
 	s.Calls.Add(1)
+}
+
+// lookupTool finds the tool a call names in s's view, and the view it was found in. A
+// resumed client may call before it lists: a name it was listed before the restart is not
+// unknown while its server starts, so a miss waits for the servers' start (only that: the
+// call starts the own instance it needs, not every server's) and looks again. An MCP App
+// calls its server's tools by their own names (catalog's AppTool); also names the
+// servers whose tools share such a name when it is ambiguous.
+func lookupTool(ctx context.Context, s *session.Session, name string) (v *registry.View, t *registry.Tool, also []string) {
+	v = s.View()
+	if t = v.Tool(name); t != nil {
+		return v, t, nil
+	}
+	s.Upstreams.AwaitStarted(ctx)
+	v = s.View()
+	if t = v.Tool(name); t != nil {
+		return v, t, nil
+	}
+	t, also = v.AppTool(name)
+	return v, t, also
+}
+
+// withTask appends a task-augmented call's task param to b and wraps out so that the
+// task the upstream creates is recorded under the client's id (taskCreateOutbox). A
+// stateless caller's out is wrapped whatever its params: under the Tasks extension the
+// server, not the call, decides to answer with a task. out is returned unwrapped with
+// the error of a bad task param.
+func (dp *Dispatcher) withTask(s *session.Session, server string, param json.RawMessage, b []byte, out Outbox) ([]byte, Outbox, error) {
+	if len(param) > 0 {
+		task, ttl, err := taskParam(param)
+		if err != nil {
+			return b, out, err
+		}
+		b = append(b, `,"task":`...)
+		b = append(b, task...)
+		return b, &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: server, ttl: ttl}, nil
+	}
+	if s.Transport == "stateless" {
+		return b, &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: server}, nil
+	}
+	return b, out, nil
 }
 
 // progressToken is a request's progress token twice: the gateway's, which the upstream
