@@ -215,7 +215,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		b = append(b, `,"_meta":`...)
 		b = append(b, meta...)
 	}
-	if b, out, err = dp.withTask(s, t.Server, p.Task, b, out); err != nil {
+	if b, out, err = withTask(taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server}, p.Task, b); err != nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
 	}
@@ -248,25 +248,28 @@ func lookupTool(ctx context.Context, s *session.Session, name string) (v *regist
 	return v, t, also
 }
 
-// withTask appends a task-augmented call's task param to b and wraps out so that the
-// task the upstream creates is recorded under the client's id (taskCreateOutbox). A
-// stateless caller's out is wrapped whatever its params: under the Tasks extension the
-// server, not the call, decides to answer with a task. out is returned unwrapped with
-// the error of a bad task param.
-func (dp *Dispatcher) withTask(s *session.Session, server string, param json.RawMessage, b []byte, out Outbox) ([]byte, Outbox, error) {
+// withTask appends a task-augmented call's task param to b and answers the outbox the
+// call's reply goes through: o, which records the task the upstream creates under the
+// client's id, or o's own Outbox for a call that makes no task. A stateless caller's reply
+// goes through o whatever its params: under the Tasks extension the server, not the call,
+// decides to answer with a task. A bad task param is answered with o's own Outbox.
+func withTask(o taskCreateOutbox, param json.RawMessage, b []byte) ([]byte, Outbox, error) {
 	if len(param) > 0 {
 		task, ttl, err := taskParam(param)
 		if err != nil {
-			return b, out, err
+			return b, o.Outbox, err
 		}
 		b = append(b, `,"task":`...)
 		b = append(b, task...)
-		return b, &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: server, ttl: ttl}, nil
+		rec := o // on the heap only here: a call without a task allocates nothing for it
+		rec.ttl = ttl
+		return b, &rec, nil
 	}
-	if s.Transport == "stateless" {
-		return b, &taskCreateOutbox{Outbox: out, dp: dp, s: s, server: server}, nil
+	if o.s.Transport == "stateless" {
+		rec := o
+		return b, &rec, nil
 	}
-	return b, out, nil
+	return b, o.Outbox, nil
 }
 
 // progressToken is a request's progress token twice: the gateway's, which the upstream
