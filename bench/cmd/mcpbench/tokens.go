@@ -71,6 +71,10 @@ func t1(ctx context.Context, e *env, r *Result) error {
 			r.note("Smoke run without node or the npm servers: the small catalogue is the bench echo server over stdio, and the medium and large catalogues are left out.")
 		}
 	}
+	cats, err := pickCatalogues(cats, e.t1Only)
+	if err != nil {
+		return err
+	}
 	r.Params["tokenizer"] = "o200k_base"
 	for set, qs := range sets {
 		r.Params["queries "+set] = len(qs)
@@ -92,6 +96,9 @@ func t1(ctx context.Context, e *env, r *Result) error {
 	}
 	if !e.smoke {
 		for set, qs := range sets {
+			if !slices.ContainsFunc(outs, func(c *catalogueOutcome) bool { return c.Set == set }) {
+				continue // no catalogue of this set ran (-t1-catalogues)
+			}
 			if stray := unlistedQueries(qs, set, outs); len(stray) > 0 {
 				return fmt.Errorf("%s names tools no catalogue lists: %s", set, strings.Join(stray, ", "))
 			}
@@ -130,6 +137,11 @@ func (e *env) runTokenCatalogue(ctx context.Context, c tokenCatalogue, queries [
 		out.Forms[f] = fo
 		if f == formFull {
 			out.Names, out.Tools = listed, len(listed)
+		}
+	}
+	if e.t1Dump != "" {
+		if err := e.dumpCatalogue(ctx, gw, c.Name); err != nil {
+			return nil, fmt.Errorf("dump: %w", err)
 		}
 	}
 	if out.offered(formSearch) != nil {
