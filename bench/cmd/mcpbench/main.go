@@ -151,12 +151,7 @@ func cmdRun(args []string) error {
 	if *npmDir != "" {
 		e.npmDir = abs(*npmDir)
 	}
-	if *t1Only != "" {
-		e.t1Only = strings.Split(*t1Only, ",")
-	}
-	if *t1Dump != "" {
-		e.t1Dump = abs(*t1Dump)
-	}
+	e.t1Only, e.t1Dump = catalogueNames(*t1Only), *t1Dump
 	e.nodeBin = findNode(e.repo, *nodeBin)
 	for _, bin := range []string{e.mcpgw, e.bridge} {
 		if _, err := os.Stat(bin); err != nil {

@@ -144,6 +144,17 @@ func (e *env) dumpCatalogue(ctx context.Context, gw *target, name string) error 
 	return os.WriteFile(filepath.Join(e.t1Dump, name+".json.gz"), gz.Bytes(), 0o644)
 }
 
+// catalogueNames are the names of a -t1-catalogues list (none when it is empty).
+func catalogueNames(list string) []string {
+	var out []string
+	for n := range strings.SplitSeq(list, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // pickCatalogues keeps the catalogues of cats named in only, in cats' order (all of them
 // when only is empty); a name not among cats is an error.
 func pickCatalogues(cats []tokenCatalogue, only []string) ([]tokenCatalogue, error) {

@@ -44,6 +44,12 @@ func TestPickCatalogues(t *testing.T) {
 	if all, _ := pickCatalogues(cats, nil); len(all) != len(cats) {
 		t.Fatalf("no names kept %d of %d catalogues", len(all), len(cats))
 	}
+	if got := catalogueNames(" care, civic,"); !slices.Equal(got, []string{"care", "civic"}) {
+		t.Fatalf("catalogueNames = %q", got)
+	}
+	if got := catalogueNames(""); got != nil {
+		t.Fatalf("catalogueNames of nothing = %q", got)
+	}
 	if _, err := pickCatalogues(cats, []string{"nope"}); err == nil {
 		t.Fatal("an unknown catalogue: no error")
 	}
