@@ -86,6 +86,8 @@ type env struct {
 	churnWarm time.Duration // S7 warm-up churn before the baseline
 	npmDir    string        // where bench/npm/install.sh put node_modules
 	nodeBin   string        // node for the npm gateways
+	t1Only    []string      // T1: the catalogues to run (all when empty)
+	t1Dump    string        // T1: where to write each catalogue's tool list (none when empty)
 	machine   Machine
 }
 
@@ -116,6 +118,8 @@ func cmdRun(args []string) error {
 	soak := fs.Duration("soak", 30*time.Second, "S7: how long sessions are churned per gateway")
 	npmDir := fs.String("npm", "", "directory holding node_modules with the npm gateways (bench/npm/install.sh DIR; make bench passes .cache/bench-npm); empty: npm baselines are skipped")
 	nodeBin := fs.String("node", "", "node binary for the npm gateways (default: test/e2e's Node 22 if installed, else node on PATH)")
+	t1Only := fs.String("t1-catalogues", "", "T1: comma-separated catalogues to run (small, medium, large, services, trades, care, civic); empty: all")
+	t1Dump := fs.String("t1-dump", "", "T1: write each catalogue's full tool list to DIR/<catalogue>.json.gz, as toolsearch's testdata/catalogues holds them")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -147,6 +151,7 @@ func cmdRun(args []string) error {
 	if *npmDir != "" {
 		e.npmDir = abs(*npmDir)
 	}
+	e.t1Only, e.t1Dump = catalogueNames(*t1Only), *t1Dump
 	e.nodeBin = findNode(e.repo, *nodeBin)
 	for _, bin := range []string{e.mcpgw, e.bridge} {
 		if _, err := os.Stat(bin); err != nil {

@@ -71,6 +71,10 @@ func t1(ctx context.Context, e *env, r *Result) error {
 			r.note("Smoke run without node or the npm servers: the small catalogue is the bench echo server over stdio, and the medium and large catalogues are left out.")
 		}
 	}
+	cats, err := pickCatalogues(cats, e.t1Only)
+	if err != nil {
+		return err
+	}
 	r.Params["tokenizer"] = "o200k_base"
 	for set, qs := range sets {
 		r.Params["queries "+set] = len(qs)
@@ -90,7 +94,7 @@ func t1(ctx context.Context, e *env, r *Result) error {
 	if err := e.searchCost(ctx, r); err != nil {
 		return err
 	}
-	if !e.smoke {
+	if !e.smoke && len(e.t1Only) == 0 { // a set is checked only against all its catalogues
 		for set, qs := range sets {
 			if stray := unlistedQueries(qs, set, outs); len(stray) > 0 {
 				return fmt.Errorf("%s names tools no catalogue lists: %s", set, strings.Join(stray, ", "))
@@ -130,6 +134,11 @@ func (e *env) runTokenCatalogue(ctx context.Context, c tokenCatalogue, queries [
 		out.Forms[f] = fo
 		if f == formFull {
 			out.Names, out.Tools = listed, len(listed)
+		}
+	}
+	if e.t1Dump != "" {
+		if err := e.dumpCatalogue(ctx, gw, c.Name); err != nil {
+			return nil, fmt.Errorf("dump: %w", err)
 		}
 	}
 	if out.offered(formSearch) != nil {

@@ -142,13 +142,13 @@ func echoTasks(string) []loopTask {
 	return out
 }
 
-// tokenCatalogues are the three catalogues; small is the echo stand-in when echo is set.
+// tokenCatalogues are T1's catalogues, the blind ones last; small is the echo stand-in when echo is set.
 func tokenCatalogues(echo bool) []tokenCatalogue {
 	small := tokenCatalogue{Name: catSmall, Tasks: smallTasks}
 	if echo {
 		small = tokenCatalogue{Name: catSmall, Echo: true, Tasks: echoTasks}
 	}
-	return []tokenCatalogue{
+	return append([]tokenCatalogue{
 		small,
 		{Name: catMedium, Filesystem: true, Shop: true, Tasks: mediumTasks},
 		{Name: catLarge, Filesystem: true, Shop: true, Wide: true, Tasks: largeTasks},
@@ -156,7 +156,7 @@ func tokenCatalogues(echo bool) []tokenCatalogue {
 			QuerySet: "bench/tokens/queries-services.json", Tasks: servicesTasks},
 		{Name: catTrades, Filesystem: true, Domains: []string{"hotel", "council", "garage"},
 			QuerySet: "bench/tokens/queries-trades.json", Tasks: tradesTasks},
-	}
+	}, blindCatalogues()...)
 }
 
 // memorySeed is the knowledge graph the memory server starts from (its JSONL file).

@@ -25,6 +25,7 @@ func evalCatalogues() []evalCatalogue {
 	return []evalCatalogue{
 		{"small", "queries.json", 17, 17}, {"medium", "queries.json", 48, 48}, {"large", "queries.json", 99, 102},
 		{"services", "queries-services.json", 17, 18}, {"trades", "queries-trades.json", 19, 22},
+		{"care", "queries-care.json", 24, 27}, {"civic", "queries-civic.json", 28, 32},
 	}
 }
 
