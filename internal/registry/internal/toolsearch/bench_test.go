@@ -37,14 +37,3 @@ func BenchmarkIndex(b *testing.B) {
 		New(docs)
 	}
 }
-
-// BenchmarkVectors is decoding the embedded word vectors (once per process, on the first
-// index built): its time, and its heap in B/op.
-func BenchmarkVectors(b *testing.B) {
-	b.ReportAllocs()
-	for i := 0; i < b.N; i++ {
-		if vt := parseVectors(gloveBin); len(vt.words) == 0 {
-			b.Fatal("no vectors")
-		}
-	}
-}

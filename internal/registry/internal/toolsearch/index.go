@@ -1,6 +1,6 @@
 // Package toolsearch ranks tool definitions against a free-text query: BM25F over a tool's
-// name, server prefix, parameter names and descriptions, a fixed synonym table, lexical
-// priors and, for a query word no tool has, word vectors (embedded data, no I/O).
+// name, server prefix, parameter names and descriptions, a fixed synonym table and lexical
+// priors, with no model, no embedded data and no I/O.
 //
 // The ranking is BM25F (Robertson and Zaragoza's field-weighted BM25): a term's count in
 // each field is length-normalised within that field and weighted, the weighted counts are
@@ -33,12 +33,6 @@
 // operation favours the tool that creates); Rank (confidence.go) never answers empty and
 // says how sure it is. Parameters over half the documents share are left out. Text is cut
 // into terms by Tokens.
-//
-// A query word that no document has may still mean one: GloVe's word vectors (vectors.go,
-// embedded, decoded once per process) compare it with the terms of the tools' own names,
-// less operation words (semantic.go); a name term at cosine semanticMin or more (at most
-// semanticNear of them) matches at SemanticWeight × its cosine's share above the minimum,
-// again the better of the word's matches per document, never added to them.
 package toolsearch
 
 import (
@@ -100,7 +94,6 @@ type Index struct {
 	creating map[string]bool      // stems of the create group
 	explicit map[string]bool      // stems that name an operation other than create
 	requests map[string]bool      // words that, leading a query, ask for something done (requestVerbs)
-	sem      *semanticIndex       // the terms' word vectors (semantic.go)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -225,7 +218,6 @@ func New(docs []Doc) *Index {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
 		}
 	}
-	ix.sem = newSemanticIndex(ix)
 	return ix
 }
 
@@ -299,7 +291,6 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 	counts := make([]int32, 2*ix.n)
 	named, lexical := counts[:ix.n], counts[ix.n:] // per document, query terms in its own name; matched by word
 	var touched, matched []int32
-	q, ns, qw := make([]float32, ix.sem.dims), make([]near, 0, 16), queryWords(query)
 	for _, t := range terms {
 		touched = touched[:0]
 		touched = ix.scoreTerm(t, 1, best, touched)
@@ -314,7 +305,6 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 		for _, d := range touched {
 			lexical[d]++
 		}
-		touched = ix.scoreSemantic(qw[t], t, q, ns, best, touched)
 		for _, d := range touched {
 			if scores[d] == 0 {
 				matched = append(matched, d)
