@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/mcpgw/mcpgw/config"
+	"github.com/mcpgw/mcpgw/internal/auth"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/runners"
 )
 
@@ -18,7 +20,22 @@ func useRunners(g *Gateway) {
 		return g.cfg
 	}, g.cfg.Upstream.MaxMessageBytes, g.log)
 	g.runners.OnConnect = g.runnerBack
+	g.runners.Signins = runnerSignins{g}
 	g.reg.Dialer().Runners = g.runners
+}
+
+// runnerSignins slows wrong runner keys with the gateway's one sign-in guard (signin.go),
+// so a source guessing them is slowed as on the admin API and the local token.
+type runnerSignins struct{ g *Gateway }
+
+func (p runnerSignins) Slowed(r *http.Request) *auth.Failure { return p.g.gate.slowed(r) }
+
+func (p runnerSignins) CredentialFailed(r *http.Request, where string) {
+	p.g.gate.credentialFailed(r, where)
+}
+
+func (p runnerSignins) CredentialSucceeded(r *http.Request) {
+	p.g.gate.signins.Succeeded(p.g.gate.sourceOf(r))
 }
 
 // runnerBack starts again, for every live session, the instances on executor's runner

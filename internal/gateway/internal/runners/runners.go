@@ -64,6 +64,10 @@ type Hub struct {
 	// OnConnect, if set, is called (on a goroutine of its own) when an executor's runner
 	// has connected: the sessions whose instances on it are down start them again.
 	OnConnect func(executor string)
+
+	// Signins, if set, slows wrong runner keys per source (signin.go); set it before the
+	// hub serves.
+	Signins Signins
 }
 
 // New makes the hub of a gateway whose running config cfg returns.
@@ -104,7 +108,14 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	executor := r.Header.Get(ExecutorHeader)
 	ex := h.cfg().Executors[executor]
 	key := bearer(r)
-	if executor == "" || !ex.RunnerKeyOK(key) {
+	if key != "" && h.slowed(w, r) {
+		return // checked not at all while its source waits after wrong keys (signin.go)
+	}
+	ok := executor != "" && ex.RunnerKeyOK(key)
+	if key != "" {
+		h.keyChecked(r, ok)
+	}
+	if !ok {
 		h.log.Warn("runner refused", "executor", executor, "remote", r.RemoteAddr)
 		refuse(w, http.StatusUnauthorized, "runner credential refused for this executor")
 		return
