@@ -196,6 +196,8 @@ func TestMapBuys(t *testing.T) {
 				g := intendedGroup(tl, groups)
 				if g != "" {
 					named++
+				} else {
+					t.Logf("group not named: %q → %s", q.Query, q.Tool)
 				}
 				b := hit(q.Query, q.Tool)
 				if b {
