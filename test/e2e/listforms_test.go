@@ -187,10 +187,20 @@ agents:
 
 	// Two sessions with the same view get the same search-list bytes (prompt caches hit).
 	hdr := map[string]string{"X-Agent-ID": "a1", "X-MCP-Handshake": "search"}
-	raw1, _ := sessOpen(t, g.URL, hdr).list(t)
+	raw1, l1s := sessOpen(t, g.URL, hdr).list(t)
 	raw2, _ := sessOpen(t, g.URL, hdr).list(t)
 	if string(raw1) != string(raw2) {
 		t.Errorf("search lists of two sessions differ:\n%s\n%s", raw1, raw2)
+	}
+	// The search tool's description maps the session's catalogue (docs/sessions.md, "The
+	// catalogue map"): a1's names the shop plugin's tables; a2's, denied memory's tools,
+	// names no memory.
+	if d := searchDescription(t, l1s); !strings.Contains(d, "shop: customers, orders, products") || !strings.Contains(d, "memory: ") {
+		t.Errorf("a1's search tool does not map its catalogue: %q", d)
+	}
+	_, l2s := sessOpen(t, g.URL, map[string]string{"X-Agent-ID": "a2", "X-MCP-Handshake": "search"}).list(t)
+	if d := searchDescription(t, l2s); strings.Contains(d, "memory") || !strings.Contains(d, "filesystem: ") {
+		t.Errorf("a2's search tool (memory denied) maps %q", d)
 	}
 	thin := map[string]string{"X-Agent-ID": "a1", "X-MCP-Handshake": "thin"}
 	thin1, l1 := sessOpen(t, g.URL, thin).list(t)
@@ -198,6 +208,19 @@ agents:
 	if string(thin1) != string(thin2) || !strings.Contains(string(thin1), `"mcpgw__describe_tools"`) || len(l1.Tools) < 40 {
 		t.Errorf("thin lists of two sessions differ, or are not thin (%d tools):\n%.300s\n%.300s", len(l1.Tools), thin1, thin2)
 	}
+}
+
+// searchDescription is the description of the search tool on list l.
+func searchDescription(t *testing.T, l sessList) string {
+	t.Helper()
+	for _, raw := range l.Tools {
+		var d struct{ Name, Description string }
+		if json.Unmarshal(raw, &d) == nil && d.Name == lfSearch {
+			return d.Description
+		}
+	}
+	t.Fatalf("no %s on the search list", lfSearch)
+	return ""
 }
 
 // TestClientShapedLists: clients announcing themselves by clientInfo.name get lists within

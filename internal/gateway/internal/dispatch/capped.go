@@ -30,7 +30,7 @@ func (l *toolLists) cappedPage(s *session.Session, v *registry.View, pin func(*r
 		}
 		ranking = r
 	}
-	return toolrank.Page(v.Tools, toolrank.Pick(v.Tools, pin, ranking, max), l.searchDef)
+	return toolrank.Page(v.Tools, toolrank.Pick(v.Tools, pin, ranking, max), l.searchDefFor(v))
 }
 
 // UsageHooks are the Observer hooks that count each agent's tool calls for its ranking

@@ -87,8 +87,7 @@ func New(p Parts, sep string) *Dispatcher {
 	describe, search := "mcpgw"+sep+"describe_tools", "mcpgw"+sep+"search_tools"
 	dp.lists = toolLists{cfg: p.Cfg, host: p.Host, store: p.Store, log: p.Log, obs: obs,
 		describeName: describe, describeDef: listform.DescribeTool(describe),
-		searchName: search, searchDef: listform.SearchTool(search),
-		ranks: toolrank.New(store.ToolUseOf(p.Store), p.Log)}
+		searchName: search, ranks: toolrank.New(store.ToolUseOf(p.Store), p.Log)}
 	dp.pluginCalls = pluginCalls{cfg: p.Cfg, ctx: p.Ctx, reg: p.Reg, host: p.Host, subAgents: p.SubAgents, routes: dp.routes, obs: obs}
 	dp.upstreamRelay = upstreamRelay{routes: dp.routes, tasks: dp.tasks, host: p.Host, log: p.Log, obs: obs}
 	return dp

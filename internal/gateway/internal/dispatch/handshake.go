@@ -152,7 +152,14 @@ func (l *toolLists) searchPage(s *session.Session, v *registry.View) *registry.P
 	if max > 0 {
 		return l.cappedPage(s, v, pin, max)
 	}
-	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, l.searchDef)
+	return v.SearchPage(strings.Join(globs, "\x00"), pin, max, l.searchDefFor(v))
+}
+
+// searchDefFor is the search tool's definition over view v, its description ending with
+// v's catalogue map (docs/sessions.md, "The catalogue map"): built once per view, so every
+// list of the view carries the same bytes, and two views differ only as their tools do.
+func (l *toolLists) searchDefFor(v *registry.View) json.RawMessage {
+	return v.Memo("search-tool\x00"+l.searchName, func() json.RawMessage { return listform.SearchToolWith(l.searchName, v.Map()) })
 }
 
 // describeTools answers describe_tools: the full definitions of the named tools in the

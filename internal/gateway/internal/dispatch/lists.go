@@ -19,7 +19,7 @@ import (
 
 // toolLists serve a session's lists (tools/list, prompts/list, resources/list and
 // resources/templates/list) and the gateway's own tools of the thin and search forms
-// (describeName/describeDef, searchName/searchDef; handshake.go): which form of tools/list
+// (describeName/describeDef, searchName and searchDefFor; handshake.go): which form of tools/list
 // a session gets, its pages, and what they are counted as.
 type toolLists struct {
 	cfg   *config.Config
@@ -31,7 +31,6 @@ type toolLists struct {
 	describeName string
 	describeDef  json.RawMessage
 	searchName   string
-	searchDef    json.RawMessage
 	// ranks are the agents' tool rankings, for capped clients' lists (capped.go).
 	ranks *toolrank.Ranks
 }

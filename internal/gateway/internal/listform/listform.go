@@ -104,12 +104,20 @@ func DescribeTool(name string) json.RawMessage {
 
 // SearchTool is the definition of the search form's search_tools, named name. It names no
 // default limit: that is http.search.results, which a reload may change.
-func SearchTool(name string) json.RawMessage {
+func SearchTool(name string) json.RawMessage { return SearchToolWith(name, "") }
+
+// SearchToolWith is SearchTool whose description ends with the map of the catalogue it
+// searches (catMap, the view's Map: docs/sessions.md, "The catalogue map"); "" adds none.
+func SearchToolWith(name, catMap string) json.RawMessage {
+	desc := fmt.Sprintf("Finds tools by what they do: returns the full definitions of the tools that best match the query, best first. "+
+		"This list shows only a few of the tools you can use; call a found tool directly by its name. "+
+		"Query in plain words (e.g. \"read a file\", \"create order\"); limit is how many (at most %d).", MaxResults)
+	if catMap != "" {
+		desc += "\nThe catalogue (server: its groups of tools), whose words make good queries: " + catMap
+	}
 	def, _ := json.Marshal(map[string]any{
-		"name": name,
-		"description": fmt.Sprintf("Finds tools by what they do: returns the full definitions of the tools that best match the query, best first. "+
-			"This list shows only a few of the tools you can use; call a found tool directly by its name. "+
-			"Query in plain words (e.g. \"read a file\", \"create order\"); limit is how many (at most %d).", MaxResults),
+		"name":        name,
+		"description": desc,
 		"inputSchema": map[string]any{
 			"type": "object",
 			"properties": map[string]any{

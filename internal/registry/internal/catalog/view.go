@@ -39,6 +39,7 @@ type View struct {
 	search viewSearch  // the tool search index (search.go), built on first use
 	shaped shapedViews // the view as clients with stricter name rules see it (shaped.go)
 	apps   appTools    // its UI servers' tools by their own names (apptools.go), built on first use
+	catMap viewMap     // its catalogue map (catmap.go), built on first use
 }
 
 // Tool finds a tool by exposed name.
