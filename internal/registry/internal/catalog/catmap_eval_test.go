@@ -157,8 +157,9 @@ func commonPrefix(a, b string) int {
 // catalogues whose groups all fit.
 func TestMapBuys(t *testing.T) {
 	sets := map[string]string{"small": "queries.json", "medium": "queries.json", "large": "queries.json",
-		"services": "queries-services.json", "trades": "queries-trades.json"}
-	for _, name := range []string{"small", "medium", "large", "services", "trades"} {
+		"services": "queries-services.json", "trades": "queries-trades.json",
+		"care": "queries-care.json", "civic": "queries-civic.json"}
+	for _, name := range []string{"small", "medium", "large", "services", "trades", "care", "civic"} {
 		t.Run(name, func(t *testing.T) {
 			tools := evalTools(t, name)
 			v := evalView(tools)
