@@ -129,13 +129,23 @@ func dialRunner(ctx context.Context, o RunnerOptions) (net.Conn, error) {
 		}
 		return nil, err
 	}
-	if br.Buffered() > 0 {
-		conn.Close()
-		return nil, errors.New("gateway spoke before the runner after the upgrade")
-	}
 	_ = conn.SetDeadline(time.Time{})
+	if br.Buffered() > 0 {
+		// The gateway may open a stream at once (a session waits for this runner): its
+		// first frames can come in the same read as the 101. They are the link's.
+		return upgradedConn{Conn: conn, r: br}, nil
+	}
 	return conn, nil
 }
+
+// upgradedConn is the runner link's connection whose first bytes were read with the
+// upgrade's answer: reads take them first, then the connection's own.
+type upgradedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c upgradedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
 
 // runnerPath is where the gateway admits runners.
 const runnerPath = "/runner"

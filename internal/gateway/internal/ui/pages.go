@@ -18,7 +18,8 @@ type serverRow struct {
 	admin.ServerView
 	Doc       admin.ServerDoc // the configured mode beside the resolved one (the edit form reads the server from /ui/api)
 	Instances int64
-	RunMode   string // as resolved (auto shows what it runs as)
+	RunMode   string     // as resolved (auto shows what it runs as)
+	Skills    skillCount // the skills it lists, and how many integrity holds
 }
 
 // ServeServers is the Servers page.
@@ -28,15 +29,16 @@ func (u *UI) ServeServers(w http.ResponseWriter, r *http.Request) {
 		u.view.StoreTrouble(w, r, err)
 		return
 	}
+	skills := u.skills()
 	rows := make([]serverRow, 0, len(views))
 	for _, v := range views {
-		row := serverRow{ServerView: v, Doc: v.ServerDoc, Instances: u.port.Instances(v.Name), RunMode: v.ServerDoc.Mode}
+		row := serverRow{ServerView: v, Doc: v.ServerDoc, Instances: u.port.Instances(v.Name), RunMode: v.ServerDoc.Mode, Skills: skills.Counts[v.Name]}
 		if v.Live != nil {
 			row.RunMode = v.Live.Mode
 		}
 		rows = append(rows, row)
 	}
-	u.view.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows})
+	u.view.Render(w, r, http.StatusOK, "servers", "Servers", map[string]any{"Servers": rows, "Skills": skills})
 }
 
 // ServePlugins is the Plugins page: every plugin with its state, connections, resource

@@ -47,6 +47,9 @@ type Port interface {
 	ProjectViews() ([]map[string]any, error)
 	// PluginRows are the plugins as GET /api/plugins lists them, for the Plugins page.
 	PluginRows() []admin.PluginRow
+	// Skills are the skills the running servers list as GET /api/skills lists them (only
+	// server's, when not empty), for the Servers page.
+	Skills(server string) []admin.SkillRow
 	// IntegrityRows are a page of the integrity records as GET /api/integrity lists them,
 	// with how many are held per server, for the Integrity page; IntegrityWaiting is how
 	// many definitions wait for a decision (held or warned), the count beside the page's

@@ -117,18 +117,34 @@ func (s *Skill) Within(uri string) bool {
 // everything else is kept as listed. An entry without a SKILL.md URI of a clean path, or
 // whose files lie outside the skill's directory, is refused.
 func ExposeSkill(server string, raw json.RawMessage) (*Skill, error) {
+	// Members are matched exactly, the last of a repeated one winning, as a client's JSON
+	// parser reads them: encoding/json would also take "URI" or "NAME", and the gateway
+	// would then route, pin and show another skill than its clients read.
 	var head struct {
-		URI         string          `json:"uri"`
-		Frontmatter json.RawMessage `json:"frontmatter"`
-		Resources   json.RawMessage `json:"resources"`
+		URI                    string
+		Frontmatter, Resources json.RawMessage
 	}
-	if err := json.Unmarshal(raw, &head); err != nil {
+	err := wire.Members(raw, func(k string, v []byte) error {
+		switch k {
+		case "uri":
+			head.URI, _ = wire.String(v)
+		case "frontmatter":
+			head.Frontmatter = v
+		case "resources":
+			head.Resources = v
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("a skill entry that does not parse was skipped")
 	}
-	var fm struct {
-		Name string `json:"name"`
-	}
-	if json.Unmarshal(head.Frontmatter, &fm) != nil || fm.Name == "" {
+	var fm struct{ Name string }
+	if wire.Members(head.Frontmatter, func(k string, v []byte) error {
+		if k == "name" {
+			fm.Name, _ = wire.String(v)
+		}
+		return nil
+	}) != nil || fm.Name == "" {
 		return nil, fmt.Errorf("skill %q: no frontmatter name; skipped", head.URI)
 	}
 	dir, ok := strings.CutSuffix(head.URI, "/SKILL.md")

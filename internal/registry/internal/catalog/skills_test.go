@@ -87,6 +87,11 @@ func TestExposeSkillRefuses(t *testing.T) {
 		"file climbing":     entry("skill://pdf/SKILL.md", "pdf", "skill://pdf/../other/SKILL.md"),
 		"file encoded":      entry("skill://pdf/SKILL.md", "pdf", "skill://pdf/%2e%2e/x"),
 		"resources garbage": json.RawMessage(`{"uri":"skill://pdf/SKILL.md","frontmatter":{"name":"pdf"},"resources":7}`),
+		// Members are matched exactly, as clients' parsers match them.
+		"oddly cased name": json.RawMessage(`{"uri":"skill://pdf/SKILL.md","frontmatter":{"NAME":"pdf"},"resources":[]}`),
+		"oddly cased uri":  json.RawMessage(`{"URI":"skill://pdf/SKILL.md","frontmatter":{"name":"pdf"},"resources":[]}`),
+		"name not string":  json.RawMessage(`{"uri":"skill://pdf/SKILL.md","frontmatter":{"name":["pdf"]},"resources":[]}`),
+		"frontmatter text": json.RawMessage(`{"uri":"skill://pdf/SKILL.md","frontmatter":"name: pdf","resources":[]}`),
 	} {
 		if _, err := ExposeSkill("docs", raw); err == nil {
 			t.Errorf("%s: accepted", name)
@@ -94,6 +99,20 @@ func TestExposeSkillRefuses(t *testing.T) {
 	}
 	if sk, err := ExposeSkill("docs", json.RawMessage(`{"uri":"skill://pdf/SKILL.md","frontmatter":{"name":"pdf"},"resources":"dynamic"}`)); err != nil || !sk.Dynamic {
 		t.Errorf("dynamic: %v %v", sk, err)
+	}
+}
+
+// TestExposeSkillReadsMembersAsClients: an entry with a member repeated in another case
+// is read as a client reads it (the exact name), and one repeated exactly as JSON.parse
+// reads it (the last): the name the gateway checks, pins and shows is the client's.
+func TestExposeSkillReadsMembersAsClients(t *testing.T) {
+	sk, err := ExposeSkill("docs", json.RawMessage(`{"uri":"skill://pdf/SKILL.md","URI":"skill://evil/SKILL.md","frontmatter":{"name":"pdf","Name":"evil"},"resources":[]}`))
+	if err != nil || sk.Name != "pdf" || sk.URI != "skill://pdf/SKILL.md" || sk.Exposed != "skill://docs/pdf/SKILL.md" {
+		t.Errorf("oddly cased twins: %+v, %v", sk, err)
+	}
+	sk, err = ExposeSkill("docs", json.RawMessage(`{"uri":"skill://evil/SKILL.md","uri":"skill://pdf/SKILL.md","frontmatter":{"name":"evil","name":"pdf"},"resources":[]}`))
+	if err != nil || sk.Name != "pdf" || sk.URI != "skill://pdf/SKILL.md" {
+		t.Errorf("repeated members: %+v, %v", sk, err)
 	}
 }
 
