@@ -20,6 +20,10 @@
 //           declaring tasks.requests.sampling.createMessage: the server's sampling request
 //           comes as a task the client runs (an InMemoryTaskStore), and the server polls
 //           it; reports the tool's result.
+//   elicitation the same with elicitation/create: the client declares elicitation and
+//           tasks.requests.elicitation.create, runs the server's elicitation request as a
+//           task (input_required, then completed with an accepted form) and reports the
+//           tool's result, its task ids and the status notifications it received.
 //   foreign tasks/get, tasks/result and tasks/cancel of --task, and tasks/list: each
 //           answer or error reported (for another caller's task id).
 // The client declares capabilities.tasks {list, cancel}; "initialize" reports the
@@ -31,7 +35,7 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import {
   CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema,
   CancelTaskResultSchema, CallToolResultSchema,
-  CreateMessageRequestSchema,
+  CreateMessageRequestSchema, ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 
@@ -79,6 +83,11 @@ if (opts.op === "sampling") {
   clientCaps.tasks.requests = { sampling: { createMessage: {} } };
   clientOpts.taskStore = new InMemoryTaskStore();
 }
+if (opts.op === "elicitation") {
+  clientCaps.elicitation = { form: {} };
+  clientCaps.tasks.requests = { elicitation: { create: {} } };
+  clientOpts.taskStore = new InMemoryTaskStore();
+}
 const client = new Client({ name: "mcpgw-e2e-tasks-client", version: "1.0.0" }, clientOpts);
 report.samplingRequests = 0;
 const sample = { role: "assistant", content: { type: "text", text: "sampled by the e2e client" }, model: "e2e-model", stopReason: "endTurn" };
@@ -92,6 +101,21 @@ if (opts.op === "sampling") {
     const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl ?? 60000, pollInterval: 500 });
     report.clientTaskIds = [...(report.clientTaskIds ?? []), task.taskId];
     setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", sample).catch(() => {}); }, 1500);
+    return { task };
+  });
+}
+report.elicitationRequests = [];
+const form = { action: "accept", content: { name: "e2e elicited", favoriteColor: "Blue", agreeToTerms: true } };
+if (opts.op === "elicitation") {
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    report.elicitationRequests.push(request.params);
+    if (!request.params.task) return form;
+    // Asked as a task: answer CreateTaskResult at once; the "user" needs input for a
+    // while (input_required), then accepts the form.
+    const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl ?? 60000, pollInterval: 500 });
+    report.clientTaskIds = [...(report.clientTaskIds ?? []), task.taskId];
+    setTimeout(() => { extra.taskStore.updateTaskStatus(task.taskId, "input_required", "waiting for the e2e user").catch(() => {}); }, 300);
+    setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", form).catch(() => {}); }, 1800);
     return { task };
   });
 }
@@ -164,6 +188,7 @@ try {
       break;
     }
     case "sampling":
+    case "elicitation":
       // The first call starts the session's own instance (which registers the tool
       // for a client that declared the capability); then the tool is called.
       await step("echo", "tools/call", { name: "everything__echo", arguments: { message: "start" } }, CallToolResultSchema);
