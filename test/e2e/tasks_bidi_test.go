@@ -137,7 +137,7 @@ func notesOf(t *testing.T, rep *TasksReport) []string {
 // the client's (mcpgw's) task id, and no other: two agents run a task each at once on
 // the one shared instance of the server.
 func TestMCPTasksStatusNotifications(t *testing.T) {
-	g := tasksGateway(t, "    mode: shared\n")
+	g := tasksGateway(t, "    stdio_proxy: true\n")
 	agents := []string{"alice", "bob"}
 	// Both clients run at once (their tasks overlap on the one instance); only the
 	// processes run in goroutines, their reports are read here.
