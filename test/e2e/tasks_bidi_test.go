@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -135,33 +136,48 @@ func notesOf(t *testing.T, rep *TasksReport) []string {
 
 // The upstream's notifications/tasks/status reach the session whose task it is, under
 // the client's (mcpgw's) task id, and no other: two agents run a task each at once on
-// the one shared instance of the server.
+// one shared instance of the server, over stdio (stdio_proxy: one process for every
+// session) and over streamable HTTP (one upstream session, whose notifications come on
+// its GET stream): each agent's session runs its two tasks at once, beside the other's.
 func TestMCPTasksStatusNotifications(t *testing.T) {
-	g := tasksGateway(t, "    stdio_proxy: true\n")
+	httpUp := startServerEverythingNode(t, "streamableHttp")
+	g := tasksGateway(t, "    stdio_proxy: true\n  evhttp:\n    type: streamable_http\n    url: "+yamlQuote(httpUp)+"\n    mode: shared\n")
 	agents := []string{"alice", "bob"}
-	// Both clients run at once (their tasks overlap on the one instance); only the
-	// processes run in goroutines, their reports are read here.
-	runs := make([]NodeResult, len(agents))
+	tools := []string{"everything__simulate-research-query", "evhttp__simulate-research-query"}
+	// The clients run at once; only the processes run in goroutines, their reports are
+	// read here.
+	res := make([]NodeResult, len(agents))
 	var wg sync.WaitGroup
 	for i, a := range agents {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i] = runNode(t, 75*time.Second, "js/tasks-client.mjs", "--timeout", "60000",
-				"--url", g.Base+"/mcp", "--op", "run", "--header", "X-Agent-ID: "+a)
+			res[i] = runNode(t, 75*time.Second, "js/tasks-client.mjs", "--timeout", "60000", "--url", g.Base+"/mcp",
+				"--op", "runall", "--tool", tools[0], "--tool", tools[1], "--header", "X-Agent-ID: "+a)
 		}()
 	}
 	wg.Wait()
-	for i, run := range runs {
-		rep, _ := parseTasksReport(t, run)
-		id := createdTaskID(t, rep.step(t, "call"))
-		ids := notesOf(t, rep)
-		if len(ids) == 0 {
-			t.Errorf("%s received no notifications/tasks/status for its task %s", agents[i], id)
+	for i, a := range agents {
+		rep, _ := parseTasksReport(t, res[i])
+		own := map[string]int{}
+		for k, tool := range tools {
+			id := createdTaskID(t, rep.step(t, "call"+strconv.Itoa(k)))
+			own[id] = 0
+			if get := rep.step(t, "get"+strconv.Itoa(k)); !get.OK {
+				t.Errorf("%s: the %s task never ended: %+v", a, tool, get.Error)
+			}
 		}
-		for _, got := range ids {
-			if got != id {
-				t.Errorf("%s received a status notification for task %q, not its own %s", agents[i], got, id)
+		for _, got := range notesOf(t, rep) {
+			n, ok := own[got]
+			if !ok {
+				t.Errorf("%s received a status notification for task %q, not one of its own %v", a, got, own)
+				continue
+			}
+			own[got] = n + 1
+		}
+		for id, n := range own {
+			if n == 0 {
+				t.Errorf("%s received no notifications/tasks/status for its task %s", a, id)
 			}
 		}
 	}

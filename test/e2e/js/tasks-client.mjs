@@ -13,6 +13,8 @@
 //   run     tools/call TOOL (default everything__simulate-research-query) with
 //           task {ttl: 60000}; tasks/list; tasks/get until the task is terminal
 //           (bounded by --timeout); tasks/result. Reports every answer.
+//   runall  run's tools/call and tasks/get polling for every --tool at once (steps call0,
+//           get0, call1, get1, ...), on the one session; no tasks/result.
 //   start   the same tools/call only: reports the CreateTaskResult.
 //   poll    tasks/get and tasks/result of --task, then tasks/list.
 //   cancel  tools/call as in start, then tasks/cancel of its task, then tasks/get.
@@ -39,7 +41,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 
-const opts = { headers: {}, timeout: 60000, op: "run", tool: "everything__simulate-research-query" };
+const opts = { headers: {}, timeout: 60000, op: "run", tool: "everything__simulate-research-query", tools: [] };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -50,7 +52,7 @@ for (let i = 0; i < argv.length; i++) {
     case "--timeout": opts.timeout = Number(next()); break;
     case "--op": opts.op = next(); break;
     case "--task": opts.task = next(); break;
-    case "--tool": opts.tool = next(); break;
+    case "--tool": opts.tool = next(); opts.tools.push(opts.tool); break;
     case "--header": {
       const h = next() ?? "";
       const idx = h.indexOf(":");
@@ -145,17 +147,17 @@ async function start() {
     { name: opts.tool, arguments: { topic: "gateways" }, task: { ttl: 60000 } }, CreateTaskResultSchema);
 }
 
-async function pollUntilDone(taskId) {
+async function pollUntilDone(taskId, name = "get") {
   const until = Date.now() + opts.timeout - 5000;
   for (let i = 0; i < 200 && Date.now() < until; i++) {
     const t = await client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema);
     if (terminal.has(t.status)) {
-      report.steps.push({ name: "get", ok: true, result: t, polls: i + 1 });
+      report.steps.push({ name, ok: true, result: t, polls: i + 1 });
       return t;
     }
     await new Promise((r) => setTimeout(r, Math.min(t.pollInterval ?? 500, 1000)));
   }
-  report.steps.push({ name: "get", ok: false, error: { message: "task never reached a terminal status" } });
+  report.steps.push({ name, ok: false, error: { message: "task never reached a terminal status" } });
   return null;
 }
 
@@ -172,6 +174,13 @@ try {
       await step("result", "tasks/result", { taskId: created.task.taskId }, CallToolResultSchema);
       break;
     }
+    case "runall":
+      await Promise.all(opts.tools.map(async (tool, i) => {
+        const created = await step(`call${i}`, "tools/call",
+          { name: tool, arguments: { topic: "gateways" }, task: { ttl: 60000 } }, CreateTaskResultSchema);
+        if (created) await pollUntilDone(created.task.taskId, `get${i}`);
+      }));
+      break;
     case "start":
       await start();
       break;
