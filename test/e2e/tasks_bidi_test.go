@@ -40,6 +40,30 @@ func checkElicitationTask(t *testing.T, rep *TasksReport, raw map[string]json.Ra
 	return ids[0]
 }
 
+// checkTaskInput checks the report of js/tasks-client.mjs --op input: the upstream's task
+// asked the client for input during tasks/result, naming the task by the client's id
+// (related-task), and went on with the client's answer.
+func checkTaskInput(t *testing.T, run NodeResult) {
+	t.Helper()
+	rep, raw := parseTasksReport(t, run)
+	id := createdTaskID(t, rep.step(t, "call"))
+	res := rep.step(t, "result")
+	if !res.OK || !strings.Contains(string(res.Result), `\"programming\"`) {
+		t.Errorf("tasks/result of a task that asked for input: %+v %s", res.Error, res.Result)
+	}
+	var asked []struct {
+		Meta map[string]struct {
+			TaskID string `json:"taskId"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw["elicitationRequests"], &asked); err != nil || len(asked) != 1 {
+		t.Fatalf("the task asked the client %s, want one elicitation/create (%v)", raw["elicitationRequests"], err)
+	}
+	if rel, ok := asked[0].Meta["io.modelcontextprotocol/related-task"]; !ok || rel.TaskID != id {
+		t.Errorf("the task's elicitation/create names task %q (%v), not the client's %s", rel.TaskID, ok, id)
+	}
+}
+
 // runTasksClientRaw is runTasksClient with the report's members as raw JSON too.
 func runTasksClientRaw(t *testing.T, url string, args ...string) (*TasksReport, map[string]json.RawMessage) {
 	t.Helper()
@@ -96,6 +120,15 @@ func TestMCPTasksElicitationRoundTrip(t *testing.T) {
 	if l := other.step(t, "list"); !l.OK || strings.Contains(string(l.Result), clientTask) {
 		t.Errorf("another session's tasks/list: %+v %s; want its own (empty) list", l.Error, l.Result)
 	}
+}
+
+// The other way round: the upstream's task asks the client for input (elicitation/create
+// during tasks/result, related to the task by the client's id), and completes with the
+// client's answer.
+func TestMCPTasksInputDuringResult(t *testing.T) {
+	g := tasksGateway(t, "    mode: per_session\n")
+	checkTaskInput(t, runNode(t, 75*time.Second, "js/tasks-client.mjs", "--timeout", "60000", "--url", g.Base+"/mcp",
+		"--op", "input", "--tool", "everything__simulate-research-query"))
 }
 
 // The same round trip through mcpgw-bridge (stdio to the client, the socket to the daemon).

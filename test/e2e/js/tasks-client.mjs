@@ -15,6 +15,11 @@
 //           (bounded by --timeout); tasks/result. Reports every answer.
 //   runall  run's tools/call and tasks/get polling for every --tool at once (steps call0,
 //           get0, call1, get1, ...), on the one session; no tasks/result.
+//   input   tools/call TOOL with {topic: "python", ambiguous: true} as a task, the client
+//           declaring elicitation: tasks/get until input_required (or terminal), then
+//           tasks/result, during which the server's task asks the client
+//           elicitation/create (accepted: interpretation "programming"); reports both
+//           and the elicitation requests' params.
 //   start   the same tools/call only: reports the CreateTaskResult.
 //   poll    tasks/get and tasks/result of --task, then tasks/list.
 //   cancel  tools/call as in start, then tasks/cancel of its task, then tasks/get.
@@ -85,6 +90,7 @@ if (opts.op === "sampling") {
   clientCaps.tasks.requests = { sampling: { createMessage: {} } };
   clientOpts.taskStore = new InMemoryTaskStore();
 }
+if (opts.op === "input") clientCaps.elicitation = { form: {} };
 if (opts.op === "elicitation") {
   clientCaps.elicitation = { form: {} };
   clientCaps.tasks.requests = { elicitation: { create: {} } };
@@ -119,6 +125,12 @@ if (opts.op === "elicitation") {
     setTimeout(() => { extra.taskStore.updateTaskStatus(task.taskId, "input_required", "waiting for the e2e user").catch(() => {}); }, 300);
     setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", form).catch(() => {}); }, 1800);
     return { task };
+  });
+}
+if (opts.op === "input") {
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    report.elicitationRequests.push(request.params);
+    return { action: "accept", content: { interpretation: "programming" } };
   });
 }
 client.fallbackNotificationHandler = async (n) => {
@@ -181,6 +193,23 @@ try {
         if (created) await pollUntilDone(created.task.taskId, `get${i}`);
       }));
       break;
+    case "input": {
+      const created = await step("call", "tools/call",
+        { name: opts.tool, arguments: { topic: "python", ambiguous: true }, task: { ttl: 60000 } }, CreateTaskResultSchema);
+      if (!created) break;
+      const id = created.task.taskId;
+      const until = Date.now() + opts.timeout - 5000;
+      for (let i = 0; i < 100 && Date.now() < until; i++) {
+        const t = await client.request({ method: "tasks/get", params: { taskId: id } }, GetTaskResultSchema);
+        if (t.status === "input_required" || terminal.has(t.status)) {
+          report.steps.push({ name: "get", ok: true, result: t, polls: i + 1 });
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      await step("result", "tasks/result", { taskId: id }, CallToolResultSchema);
+      break;
+    }
     case "start":
       await start();
       break;
