@@ -4,7 +4,6 @@ import (
 	"errors"
 	"weak"
 
-	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
 	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
@@ -16,16 +15,18 @@ import (
 // by chance or on purpose, names none of this session's tasks. One for a task this
 // process did not create on that connection, or whose params are malformed, reaches
 // nobody and is counted.
-func (r *upstreamRelay) taskStatusNote(owner *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte) {
+func (r *upstreamRelay) taskStatusNote(c *upstream.Conn, m *wire.Msg, raw []byte) {
 	up, err := statusTaskID(m.Params)
 	if err != nil {
 		r.log.Debug("dropped a malformed notifications/tasks/status", "server", c.Name, "err", err)
 		r.unroutable(c, "notification")
 		return
 	}
+	// The connection and the id name the task, and so its session: on a session's own
+	// instance that is the session; on an agent's, owner is only a guess (the session
+	// whose call is in flight), which must not take a note from the task's session.
 	id, sid, ok := r.tasks.Back(weak.Make(c), up)
-	// A session's own instance speaks for that session only.
-	if !ok || (owner != nil && owner.ID != sid) {
+	if !ok {
 		r.unroutable(c, "notification")
 		return
 	}

@@ -173,3 +173,30 @@ func TestTaskStatusNoteMalformed(t *testing.T) {
 func mcptaskRoute(server, up, session string) mcptask.Route {
 	return mcptask.Route{Server: server, UpstreamID: up, Session: session}
 }
+
+// TestTaskStatusNoteOnAnAgentsInstance: two sessions of one agent share its per_agent
+// instance, which hands what it sends to the session whose call is in flight (its guess
+// at an owner). A status notification of the first session's task, arriving while the
+// second has a call in flight, is still the first's: the connection and the id say whose
+// task it is, not the guess (it used to be dropped).
+func TestTaskStatusNoteOnAnAgentsInstance(t *testing.T) {
+	metrics := telemetry.NewMetrics("all")
+	s1, s2 := session.New(noSessionHost{}, store.Record{ID: "s1", Agent: "a"}), session.New(noSessionHost{}, store.Record{ID: "s2", Agent: "a"})
+	dp := New(Parts{Cfg: &config.Config{}, Ctx: context.Background(), Store: store.NewMemory(),
+		Host: liveHost{live: map[string]*session.Session{"s1": s1, "s2": s2}},
+		Obs:  MetricsHooks(metrics), Log: slog.New(slog.DiscardHandler)}, "__")
+	c := &upstream.Conn{Name: "ev"}
+	o := &taskCreateOutbox{Outbox: &collectOutbox{}, dp: dp, s: s1, server: "ev", conn: c}
+	if err := o.Reply(wire.Result(wire.Quote("1"), []byte(`{"task":{"taskId":"u-1","status":"working","ttl":60000}}`))); err != nil {
+		t.Fatal(err)
+	}
+	id := createdTaskIDOf(t, dp, s1)
+	m, raw := statusNote(`{"taskId":"u-1","status":"completed"}`)
+	dp.HandleUpstream(s2, c, m, raw, nil) // s2's call is the one in flight
+	if got := delivered(t, s1); len(got) != 1 || !strings.Contains(got[0], `"taskId":"`+id+`"`) {
+		t.Errorf("s1 got %q, want the status note of its task %s", got, id)
+	}
+	if got := delivered(t, s2); len(got) != 0 {
+		t.Errorf("s2 got s1's task's status note: %q", got)
+	}
+}
