@@ -13,6 +13,13 @@
 //   run     tools/call TOOL (default everything__simulate-research-query) with
 //           task {ttl: 60000}; tasks/list; tasks/get until the task is terminal
 //           (bounded by --timeout); tasks/result. Reports every answer.
+//   runall  run's tools/call and tasks/get polling for every --tool at once (steps call0,
+//           get0, call1, get1, ...), on the one session; no tasks/result.
+//   input   tools/call TOOL with {topic: "python", ambiguous: true} as a task, the client
+//           declaring elicitation: tasks/get until input_required (or terminal), then
+//           tasks/result, during which the server's task asks the client
+//           elicitation/create (accepted: interpretation "programming"); reports both
+//           and the elicitation requests' params.
 //   start   the same tools/call only: reports the CreateTaskResult.
 //   poll    tasks/get and tasks/result of --task, then tasks/list.
 //   cancel  tools/call as in start, then tasks/cancel of its task, then tasks/get.
@@ -20,6 +27,10 @@
 //           declaring tasks.requests.sampling.createMessage: the server's sampling request
 //           comes as a task the client runs (an InMemoryTaskStore), and the server polls
 //           it; reports the tool's result.
+//   elicitation the same with elicitation/create: the client declares elicitation and
+//           tasks.requests.elicitation.create, runs the server's elicitation request as a
+//           task (input_required, then completed with an accepted form) and reports the
+//           tool's result, its task ids and the status notifications it received.
 //   foreign tasks/get, tasks/result and tasks/cancel of --task, and tasks/list: each
 //           answer or error reported (for another caller's task id).
 // The client declares capabilities.tasks {list, cancel}; "initialize" reports the
@@ -31,11 +42,11 @@ import { StdioClientTransport, getDefaultEnvironment } from "@modelcontextprotoc
 import {
   CreateTaskResultSchema, GetTaskResultSchema, ListTasksResultSchema,
   CancelTaskResultSchema, CallToolResultSchema,
-  CreateMessageRequestSchema,
+  CreateMessageRequestSchema, ElicitRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks";
 
-const opts = { headers: {}, timeout: 60000, op: "run", tool: "everything__simulate-research-query" };
+const opts = { headers: {}, timeout: 60000, op: "run", tool: "everything__simulate-research-query", tools: [] };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -46,7 +57,7 @@ for (let i = 0; i < argv.length; i++) {
     case "--timeout": opts.timeout = Number(next()); break;
     case "--op": opts.op = next(); break;
     case "--task": opts.task = next(); break;
-    case "--tool": opts.tool = next(); break;
+    case "--tool": opts.tool = next(); opts.tools.push(opts.tool); break;
     case "--header": {
       const h = next() ?? "";
       const idx = h.indexOf(":");
@@ -79,6 +90,12 @@ if (opts.op === "sampling") {
   clientCaps.tasks.requests = { sampling: { createMessage: {} } };
   clientOpts.taskStore = new InMemoryTaskStore();
 }
+if (opts.op === "input") clientCaps.elicitation = { form: {} };
+if (opts.op === "elicitation") {
+  clientCaps.elicitation = { form: {} };
+  clientCaps.tasks.requests = { elicitation: { create: {} } };
+  clientOpts.taskStore = new InMemoryTaskStore();
+}
 const client = new Client({ name: "mcpgw-e2e-tasks-client", version: "1.0.0" }, clientOpts);
 report.samplingRequests = 0;
 const sample = { role: "assistant", content: { type: "text", text: "sampled by the e2e client" }, model: "e2e-model", stopReason: "endTurn" };
@@ -93,6 +110,27 @@ if (opts.op === "sampling") {
     report.clientTaskIds = [...(report.clientTaskIds ?? []), task.taskId];
     setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", sample).catch(() => {}); }, 1500);
     return { task };
+  });
+}
+report.elicitationRequests = [];
+const form = { action: "accept", content: { name: "e2e elicited", favoriteColor: "Blue", agreeToTerms: true } };
+if (opts.op === "elicitation") {
+  client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+    report.elicitationRequests.push(request.params);
+    if (!request.params.task) return form;
+    // Asked as a task: answer CreateTaskResult at once; the "user" needs input for a
+    // while (input_required), then accepts the form.
+    const task = await extra.taskStore.createTask({ ttl: request.params.task.ttl ?? 60000, pollInterval: 500 });
+    report.clientTaskIds = [...(report.clientTaskIds ?? []), task.taskId];
+    setTimeout(() => { extra.taskStore.updateTaskStatus(task.taskId, "input_required", "waiting for the e2e user").catch(() => {}); }, 300);
+    setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", form).catch(() => {}); }, 1800);
+    return { task };
+  });
+}
+if (opts.op === "input") {
+  client.setRequestHandler(ElicitRequestSchema, async (request) => {
+    report.elicitationRequests.push(request.params);
+    return { action: "accept", content: { interpretation: "programming" } };
   });
 }
 client.fallbackNotificationHandler = async (n) => {
@@ -121,17 +159,17 @@ async function start() {
     { name: opts.tool, arguments: { topic: "gateways" }, task: { ttl: 60000 } }, CreateTaskResultSchema);
 }
 
-async function pollUntilDone(taskId) {
+async function pollUntilDone(taskId, name = "get") {
   const until = Date.now() + opts.timeout - 5000;
   for (let i = 0; i < 200 && Date.now() < until; i++) {
     const t = await client.request({ method: "tasks/get", params: { taskId } }, GetTaskResultSchema);
     if (terminal.has(t.status)) {
-      report.steps.push({ name: "get", ok: true, result: t, polls: i + 1 });
+      report.steps.push({ name, ok: true, result: t, polls: i + 1 });
       return t;
     }
     await new Promise((r) => setTimeout(r, Math.min(t.pollInterval ?? 500, 1000)));
   }
-  report.steps.push({ name: "get", ok: false, error: { message: "task never reached a terminal status" } });
+  report.steps.push({ name, ok: false, error: { message: "task never reached a terminal status" } });
   return null;
 }
 
@@ -146,6 +184,30 @@ try {
       await step("list", "tasks/list", {}, ListTasksResultSchema);
       await pollUntilDone(created.task.taskId);
       await step("result", "tasks/result", { taskId: created.task.taskId }, CallToolResultSchema);
+      break;
+    }
+    case "runall":
+      await Promise.all(opts.tools.map(async (tool, i) => {
+        const created = await step(`call${i}`, "tools/call",
+          { name: tool, arguments: { topic: "gateways" }, task: { ttl: 60000 } }, CreateTaskResultSchema);
+        if (created) await pollUntilDone(created.task.taskId, `get${i}`);
+      }));
+      break;
+    case "input": {
+      const created = await step("call", "tools/call",
+        { name: opts.tool, arguments: { topic: "python", ambiguous: true }, task: { ttl: 60000 } }, CreateTaskResultSchema);
+      if (!created) break;
+      const id = created.task.taskId;
+      const until = Date.now() + opts.timeout - 5000;
+      for (let i = 0; i < 100 && Date.now() < until; i++) {
+        const t = await client.request({ method: "tasks/get", params: { taskId: id } }, GetTaskResultSchema);
+        if (t.status === "input_required" || terminal.has(t.status)) {
+          report.steps.push({ name: "get", ok: true, result: t, polls: i + 1 });
+          break;
+        }
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      await step("result", "tasks/result", { taskId: id }, CallToolResultSchema);
       break;
     }
     case "start":
@@ -164,6 +226,7 @@ try {
       break;
     }
     case "sampling":
+    case "elicitation":
       // The first call starts the session's own instance (which registers the tool
       // for a client that declared the capability); then the tool is called.
       await step("echo", "tools/call", { name: "everything__echo", arguments: { message: "start" } }, CallToolResultSchema);

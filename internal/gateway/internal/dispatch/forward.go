@@ -228,6 +228,9 @@ func (w *callWait) ended(ctx context.Context, c *upstreamCall, err error, k *ups
 
 // answer relays the upstream's response to the client.
 func (dp *Dispatcher) answer(ctx context.Context, c *upstreamCall, conn *upstream.Conn, resp *wire.Msg, held *slot, deadline time.Time) string {
+	if t, ok := c.out.(*taskCreateOutbox); ok {
+		t.conn = conn // a task it creates is bound to it (mcptasks.go)
+	}
 	if resp.Error != nil {
 		_ = c.out.Reply(wire.RawError(c.m.ID, wire.DefinedCode(resp.Error, fmt.Sprintf("upstream %q", c.server))))
 		return "error"

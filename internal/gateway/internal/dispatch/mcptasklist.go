@@ -8,7 +8,6 @@ import (
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/mcptask"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
-	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -85,25 +84,3 @@ type collectOutbox struct{ msg []byte }
 
 func (c *collectOutbox) Related([]byte) error   { return nil }
 func (c *collectOutbox) Reply(msg []byte) error { c.msg = msg; return nil }
-
-// taskStatusNote relays an upstream's notifications/tasks/status to the session that
-// created the task, under the client's id; one for a task this process has not routed
-// reaches nobody.
-func (r *upstreamRelay) taskStatusNote(owner *session.Session, c *upstream.Conn, m *wire.Msg, raw []byte) {
-	var p struct {
-		TaskID string `json:"taskId"`
-	}
-	if json.Unmarshal(m.Params, &p) != nil || p.TaskID == "" {
-		return
-	}
-	id, sid, ok := r.tasks.Back(c.Name, p.TaskID)
-	// A session's own instance speaks for that session only: the same upstream id on
-	// another session's instance of the server is another task.
-	if !ok || (owner != nil && owner.ID != sid) {
-		r.unroutable(c, "notification")
-		return
-	}
-	if s := r.host.Live(sid); s != nil {
-		_ = s.Send(swapID(raw, p.TaskID, id))
-	}
-}

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"math"
 	"time"
+	"weak"
 
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/mcptask"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/reqparams"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/internal/upstream"
 	"github.com/mcpgw/mcpgw/internal/wire"
 )
 
@@ -82,6 +84,9 @@ type taskCreateOutbox struct {
 	s      *session.Session
 	server string
 	ttl    time.Duration
+	// conn is the upstream connection that answered (set by answer): the task's status
+	// notifications are taken from it only (mcptasklist.go, taskStatusNote).
+	conn *upstream.Conn
 }
 
 func (o *taskCreateOutbox) Reply(msg []byte) error {
@@ -107,6 +112,9 @@ func (o *taskCreateOutbox) Reply(msg []byte) error {
 			text = err.Error()
 		}
 		return o.Outbox.Reply(wire.Error(m.ID, wire.CodeInternalError, text, nil))
+	}
+	if o.conn != nil {
+		o.dp.tasks.Bind(weak.Make(o.conn), upID, id, o.s.ID, ttl)
 	}
 	return o.Outbox.Reply(swapID(msg, upID, id))
 }

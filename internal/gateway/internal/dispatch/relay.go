@@ -72,7 +72,7 @@ func (r *upstreamRelay) HandleUpstream(owner *session.Session, c *upstream.Conn,
 			_ = s.Send(raw)
 		}
 	case "notifications/tasks/status":
-		r.taskStatusNote(owner, c, m, raw)
+		r.taskStatusNote(c, m, raw)
 	case "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`

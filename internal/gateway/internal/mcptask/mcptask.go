@@ -17,7 +17,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/mcpgw/mcpgw/internal/store"
@@ -62,23 +61,16 @@ type Entry struct {
 	Route
 }
 
-// Table is the gateway's MCP task routes over a store.
+// Table is the gateway's MCP task routes over a store, and the way back from the
+// instances that run them (back.go).
 type Table struct {
-	st store.Credentials
-	// mu guards back, the ids this process has seen by (server, upstream id): the way
-	// from an upstream's notifications/tasks/status to the client's id.
-	mu   sync.Mutex
-	back map[string]backEntry
-}
-
-type backEntry struct {
-	id, session string
-	expires     time.Time
+	st   store.Credentials
+	back backIndex
 }
 
 // New is a table over st.
 func New(st store.Credentials) *Table {
-	return &Table{st: st, back: map[string]backEntry{}}
+	return &Table{st: st, back: backIndex{m: map[backKey]backEntry{}}}
 }
 
 // Owner is the owner key of a principal, agent and session (session empty for a
@@ -128,7 +120,6 @@ func (t *Table) Add(owner string, r Route, ttl time.Duration) (string, error) {
 	if _, err := t.st.PutCredential(&store.Credential{Kind: Kind, Server: owner, Subject: id, Sealed: b, Expires: exp}, 0); err != nil {
 		return "", err
 	}
-	t.remember(id, r, exp)
 	return id, nil
 }
 
@@ -149,7 +140,6 @@ func (t *Table) Get(owner, id string) (Route, bool, error) {
 	if json.Unmarshal(c.Sealed, &r) != nil {
 		return Route{}, false, nil
 	}
-	t.remember(id, r, c.Expires)
 	return r, true, nil
 }
 
@@ -176,43 +166,6 @@ func (t *Table) List(owner string) ([]Entry, error) {
 // Delete forgets owner's route of id.
 func (t *Table) Delete(owner, id string) error {
 	return t.st.DeleteCredential(Kind, owner, id)
-}
-
-// Back is the gateway id and the creating session of server's upstream task id, when
-// this process has seen it.
-func (t *Table) Back(server, upstreamID string) (id, session string, ok bool) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e, ok := t.back[server+"\x00"+upstreamID]
-	if !ok {
-		return "", "", false
-	}
-	if time.Now().After(e.expires) {
-		delete(t.back, server+"\x00"+upstreamID)
-		return "", "", false
-	}
-	return e.id, e.session, true
-}
-
-// backCap bounds the reverse index; past it, expired entries go, then the whole index
-// (it is a cache: a miss only drops a status notification).
-const backCap = 1 << 16
-
-func (t *Table) remember(id string, r Route, exp time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if len(t.back) >= backCap {
-		now := time.Now()
-		for k, e := range t.back {
-			if now.After(e.expires) {
-				delete(t.back, k)
-			}
-		}
-		if len(t.back) >= backCap {
-			clear(t.back)
-		}
-	}
-	t.back[r.Server+"\x00"+r.UpstreamID] = backEntry{id: id, session: r.Session, expires: exp}
 }
 
 func sortEntries(es []Entry) {
