@@ -94,6 +94,7 @@ type Index struct {
 	creating map[string]bool      // stems of the create group
 	explicit map[string]bool      // stems that name an operation other than create
 	requests map[string]bool      // words that, leading a query, ask for something done (requestVerbs)
+	res      *resources           // the plugin tools' resources and operations (structured.go), or nil
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -218,6 +219,7 @@ func New(docs []Doc) *Index {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
 		}
 	}
+	ix.res = newResources(docs)
 	return ix
 }
 
@@ -316,8 +318,21 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 	if len(matched) == 0 {
 		return nil, 0
 	}
+	var lexicalBest float64
+	if ix.res != nil {
+		lexicalBest = ix.res.lexicalBest(matched, scores)
+	}
 	ix.priors(query, terms, matched, scores)
+	resCoverage := 0.0
+	if ix.res != nil {
+		if matched, resCoverage = ix.structure(query, matched, scores, lexicalBest); len(matched) == 0 {
+			return nil, 0
+		}
+	}
 	hits := ix.best(matched, scores, named, k)
+	if ix.res != nil && ix.res.of[hits[0].Doc] >= 0 {
+		return hits, resCoverage
+	}
 	return hits, float64(lexical[hits[0].Doc]) / float64(len(terms))
 }
 
