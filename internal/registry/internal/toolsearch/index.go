@@ -318,14 +318,10 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 	if len(matched) == 0 {
 		return nil, 0
 	}
-	var lexicalBest float64
-	if ix.res != nil {
-		lexicalBest = ix.res.lexicalBest(matched, scores)
-	}
 	ix.priors(query, terms, matched, scores)
 	resCoverage := 0.0
 	if ix.res != nil {
-		if matched, resCoverage = ix.structure(query, matched, scores, lexicalBest); len(matched) == 0 {
+		if matched, resCoverage = ix.structure(query, matched, scores, ix.res.lexicalBest(matched, scores)); len(matched) == 0 {
 			return nil, 0
 		}
 	}

@@ -20,7 +20,7 @@ func intentOf(query string) [numOps]float64 {
 		return slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(set, w) })
 	}
 	switch {
-	case strings.Contains(lower, "how many") || strings.Contains(lower, "number of") || has([]string{"count", "total", "altogether"}):
+	case strings.Contains(lower, "how many") || asksCount(ws) || has([]string{"count", "total", "altogether"}):
 		return opWeights(opCount)
 	case has([]string{"truncate"}) || strings.Contains(lower, "every row") || strings.Contains(lower, "all rows") || strings.Contains(lower, "all the rows"):
 		return opWeights(opTruncate)
@@ -78,6 +78,21 @@ func opWeights(op int) [numOps]float64 {
 		return [numOps]float64{opList: 1, opFind: 0.9, opGet: 0.6, opCount: 0.2}
 	}
 	return [numOps]float64{opFind: 1, opList: 0.95, opGet: 0.9, opCount: 0.3, opCreate: 0.35, opUpdate: 0.2}
+}
+
+// asksCount tells whether the words say "number of" as a count does: first, or after a
+// determiner or a word like "total" (the number of depots); after another noun it names an
+// identifier (the phone number of a parent).
+func asksCount(ws []string) bool {
+	for i := 0; i+1 < len(ws); i++ {
+		if ws[i] != "number" || ws[i+1] != "of" {
+			continue
+		}
+		if i == 0 || slices.Contains([]string{"the", "a", "total", "what", "whole", "overall", "is", "s"}, ws[i-1]) {
+			return true
+		}
+	}
+	return false
 }
 
 // isNumber tells whether a word is all digits.
