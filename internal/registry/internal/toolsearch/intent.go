@@ -73,7 +73,7 @@ func opWeights(op int) [numOps]float64 {
 	case opGet:
 		return [numOps]float64{opGet: 1, opFind: 0.9, opList: 0.6, opCount: 0.2}
 	case opFind:
-		return [numOps]float64{opFind: 1, opGet: 0.8, opList: 0.75, opCount: 0.3, opCreate: 0.2}
+		return [numOps]float64{opFind: 1, opGet: 0.5, opList: 0.45, opCount: 0.3, opCreate: 0.2}
 	case opList:
 		return [numOps]float64{opList: 1, opFind: 0.9, opGet: 0.6, opCount: 0.2}
 	}
