@@ -32,7 +32,9 @@
 // priors.go (a question or a request for a number reads; a verb-led request that names no
 // operation favours the tool that creates); Rank (confidence.go) never answers empty and
 // says how sure it is. Parameters over half the documents share are left out. Text is cut
-// into terms by Tokens.
+// into terms by Tokens. A plugin table's tools (connection_domain_v1_table_operation) are
+// ranked apart, by their table's score in an index of tables times the weight of their
+// operation for the request's form (structured.go, intent.go), in the same ranking.
 package toolsearch
 
 import (

@@ -9,7 +9,7 @@ import (
 // (opWeights): "how many" and "number of" count; "every row" truncates; a request led by a
 // verb of an operation (add, book, register, log … create; change, move, approve … update;
 // remove, cancel … delete; fetch … get; search, look … find; list, browse … list) asks for
-// it, and so does such a word anywhere else when none leads; then "all", "every" and
+// it, and so does such a word anywhere else in a request that is no question; then "all", "every" and
 // "upcoming" list, "details", "id" or a number get, and a question (which, who, what, is …)
 // finds. A request in nouns alone reads: find, list, get, in that order, close together, so
 // a table's three read tools share its top places.
@@ -37,7 +37,7 @@ func intentOf(query string) [numOps]float64 {
 		}
 	}
 	for _, l := range lists[:3] {
-		if has(explicitOnly(l.words)) {
+		if !isQuestion(lower) && has(explicitOnly(l.words)) {
 			return opWeights(l.op)
 		}
 	}

@@ -53,6 +53,8 @@ func TestIntentOf(t *testing.T) {
 		{"details of order 42", opGet},
 		{"search invoices that are still open", opFind},
 		{"which orders are late", opFind},
+		{"which doctors are taking new patients", opFind},
+		{"is the order cancelled", opFind},
 		{"list the projects", opList},
 		{"upcoming events", opList},
 		{"orders", opFind},
