@@ -32,7 +32,9 @@
 // priors.go (a question or a request for a number reads; a verb-led request that names no
 // operation favours the tool that creates); Rank (confidence.go) never answers empty and
 // says how sure it is. Parameters over half the documents share are left out. Text is cut
-// into terms by Tokens.
+// into terms by Tokens. A plugin table's tools (connection_domain_v1_table_operation) are
+// ranked apart, by their table's score in an index of tables times the weight of their
+// operation for the request's form (structured.go, intent.go), in the same ranking.
 package toolsearch
 
 import (
@@ -94,6 +96,7 @@ type Index struct {
 	creating map[string]bool      // stems of the create group
 	explicit map[string]bool      // stems that name an operation other than create
 	requests map[string]bool      // words that, leading a query, ask for something done (requestVerbs)
+	res      *resources           // the plugin tools' resources and operations (structured.go), or nil
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -218,6 +221,7 @@ func New(docs []Doc) *Index {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
 		}
 	}
+	ix.res = newResources(docs)
 	return ix
 }
 
@@ -317,7 +321,16 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 		return nil, 0
 	}
 	ix.priors(query, terms, matched, scores)
+	resCoverage := 0.0
+	if ix.res != nil {
+		if matched, resCoverage = ix.structure(query, matched, scores, ix.res.lexicalBest(matched, scores)); len(matched) == 0 {
+			return nil, 0
+		}
+	}
 	hits := ix.best(matched, scores, named, k)
+	if ix.res != nil && ix.res.of[hits[0].Doc] >= 0 {
+		return hits, resCoverage
+	}
 	return hits, float64(lexical[hits[0].Doc]) / float64(len(terms))
 }
 

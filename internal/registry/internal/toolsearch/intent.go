@@ -1,0 +1,132 @@
+package toolsearch
+
+import (
+	"slices"
+	"strings"
+)
+
+// intentOf weighs the operations of a plugin resource for a request by its form, best 1
+// (opWeights): "how many" and "number of" count; "every row" truncates; a request led by a
+// verb of an operation (add, book, register, log … create; change, move, approve … update;
+// remove, cancel … delete; fetch … get; search, look … find; list, browse … list) asks for
+// it, and so does such a word anywhere else in a request that is no question; then "all", "every" and
+// "upcoming" list, "details", "id" or a number get, and a question (which, who, what, is …)
+// finds. A request in nouns alone reads: find, list, get, in that order, close together, so
+// a table's three read tools share its top places.
+func intentOf(query string) [numOps]float64 {
+	lower := strings.ToLower(query)
+	ws := words(lower)
+	has := func(set []string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return slices.Contains(set, w) })
+	}
+	switch {
+	case strings.Contains(lower, "how many") || asksCount(ws) || has([]string{"count", "total", "altogether"}):
+		return opWeights(opCount)
+	case has([]string{"truncate"}) || strings.Contains(lower, "every row") || strings.Contains(lower, "all rows") || strings.Contains(lower, "all the rows"):
+		return opWeights(opTruncate)
+	}
+	lists := [...]struct {
+		op    int
+		words []string
+	}{{opDelete, deleteVerbs()}, {opCreate, createVerbs()}, {opUpdate, updateVerbs()}, {opGet, getVerbs()}, {opFind, findVerbs()}, {opList, listVerbs()}}
+	if len(ws) > 0 {
+		for _, l := range lists {
+			if slices.Contains(l.words, ws[0]) {
+				return opWeights(l.op)
+			}
+		}
+	}
+	for _, l := range lists[:3] {
+		if !isQuestion(lower) && has(explicitOnly(l.words)) {
+			return opWeights(l.op)
+		}
+	}
+	switch {
+	case has([]string{"all", "every", "list", "upcoming", "coming"}):
+		return opWeights(opList)
+	case has([]string{"details", "id"}) || slices.ContainsFunc(ws, isNumber):
+		return opWeights(opGet)
+	case isQuestion(lower):
+		return opWeights(opFind)
+	}
+	return opWeights(-1)
+}
+
+// explicitOnly is the first few words of an operation's list: those that ask for it
+// wherever they stand in a request (the rest ask for it only leading it).
+func explicitOnly(ws []string) []string { return ws[:min(len(ws), 8)] }
+
+// opWeights is the weight of each operation when the request asks for op (-1: to read,
+// without saying how).
+func opWeights(op int) [numOps]float64 {
+	switch op {
+	case opCount:
+		return [numOps]float64{opCount: 1, opFind: 0.6, opList: 0.5, opGet: 0.3}
+	case opTruncate:
+		return [numOps]float64{opTruncate: 1, opDelete: 0.8, opUpdate: 0.3}
+	case opDelete:
+		return [numOps]float64{opDelete: 1, opUpdate: 0.8, opTruncate: 0.3, opFind: 0.3, opGet: 0.3}
+	case opCreate:
+		return [numOps]float64{opCreate: 1, opUpdate: 0.6, opFind: 0.5, opGet: 0.3, opList: 0.3}
+	case opUpdate:
+		return [numOps]float64{opUpdate: 1, opCreate: 0.6, opFind: 0.5, opGet: 0.4}
+	case opGet:
+		return [numOps]float64{opGet: 1, opFind: 0.9, opList: 0.6, opCount: 0.2}
+	case opFind:
+		return [numOps]float64{opFind: 1, opGet: 0.5, opList: 0.45, opCount: 0.3, opCreate: 0.2}
+	case opList:
+		return [numOps]float64{opList: 1, opFind: 0.9, opGet: 0.6, opCount: 0.2}
+	}
+	return [numOps]float64{opFind: 1, opList: 0.95, opGet: 0.9, opCount: 0.3, opCreate: 0.35, opUpdate: 0.2}
+}
+
+// asksCount tells whether the words say "number of" as a count does: first, or after a
+// determiner or a word like "total" (the number of depots); after another noun it names an
+// identifier (the phone number of a parent).
+func asksCount(ws []string) bool {
+	for i := 0; i+1 < len(ws); i++ {
+		if ws[i] != "number" || ws[i+1] != "of" {
+			continue
+		}
+		if i == 0 || slices.Contains([]string{"the", "a", "total", "what", "whole", "overall", "is", "s"}, ws[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isNumber tells whether a word is all digits.
+func isNumber(w string) bool {
+	return w != "" && strings.Trim(w, "0123456789") == ""
+}
+
+// createVerbs lead requests that make a record; the first eight ask for it anywhere.
+func createVerbs() []string {
+	return []string{"create", "add", "register", "new", "publish", "submit", "insert", "post", "book", "sign", "log",
+		"record", "make", "enter", "report", "lend", "loan", "reserve", "schedule", "order", "enrol", "enroll", "open",
+		"raise", "lodge", "file", "note", "issue", "write", "give", "send", "hire", "rent", "claim", "apply", "request",
+		"admit", "invite", "ask", "put", "start", "set", "let"}
+}
+
+// updateVerbs lead requests that change a record; the first eight ask for it anywhere.
+func updateVerbs() []string {
+	return []string{"update", "change", "edit", "modify", "reassign", "amend", "alter", "reschedule", "move",
+		"approve", "reject", "answer", "mark", "assign", "correct", "fix", "rename", "extend", "renew", "close",
+		"complete", "finish", "return", "pay", "qualify"}
+}
+
+// deleteVerbs lead requests that remove a record; the first eight ask for it anywhere.
+func deleteVerbs() []string {
+	return []string{"delete", "remove", "cancel", "erase", "forget", "discard", "withdraw", "drop"}
+}
+
+// getVerbs lead requests for one record.
+func getVerbs() []string { return []string{"get", "fetch", "retrieve", "open", "read", "view"} }
+
+// findVerbs lead requests for the records that match something.
+func findVerbs() []string {
+	return []string{"find", "search", "look", "lookup", "query", "filter", "locate"}
+}
+
+// listVerbs lead requests for every record.
+func listVerbs() []string { return []string{"list", "show", "browse", "page", "enumerate"} }
