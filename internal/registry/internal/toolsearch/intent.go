@@ -29,6 +29,9 @@ func intentOf(query string) [numOps]float64 {
 		op    int
 		words []string
 	}{{opDelete, deleteVerbs()}, {opCreate, createVerbs()}, {opUpdate, updateVerbs()}, {opGet, getVerbs()}, {opFind, findVerbs()}, {opList, listVerbs()}}
+	if len(ws) > 0 && slices.Contains(readVerbs(), ws[0]) && namesRecord(ws) {
+		return opWeights(opGet)
+	}
 	if len(ws) > 0 {
 		for _, l := range lists {
 			if slices.Contains(l.words, ws[0]) {
@@ -93,6 +96,29 @@ func asksCount(ws []string) bool {
 		}
 	}
 	return false
+}
+
+// namesRecord tells whether the words name one record by its number ("invoice number 2",
+// "look up vehicle 2", "room 3's details"): a number after a word that is no quantity or
+// comparison word ("over 100", "the 10 latest", "last 5" are values and limits, not ids).
+func namesRecord(ws []string) bool {
+	for i := 1; i < len(ws); i++ {
+		if isNumber(ws[i]) && !slices.Contains(quantityWords(), ws[i-1]) {
+			return true
+		}
+	}
+	return false
+}
+
+// quantityWords come before a number that is a value or a limit rather than a record's id.
+func quantityWords() []string {
+	return []string{"over", "under", "above", "below", "than", "the", "last", "first", "top", "next",
+		"latest", "more", "less", "least", "most", "at", "by", "to", "from", "between", "and", "of", "within", "about", "around", "plus", "minus", "times"}
+}
+
+// readVerbs lead a request to read, however it says how: a get, find or list verb, or "see".
+func readVerbs() []string {
+	return slices.Concat(getVerbs(), findVerbs(), listVerbs(), []string{"see", "display", "give"})
 }
 
 // isNumber tells whether a word is all digits.
