@@ -54,6 +54,15 @@ type Route struct {
 	UpstreamID string    `json:"upstream_id"`
 	Session    string    `json:"session"`
 	Created    time.Time `json:"created"`
+	// Where the task runs (instance.go): Instance names the upstream instance that created
+	// it, in the process that did (Table.Instance); UpSession and UpVersion are that
+	// instance's streamable HTTP session (Mcp-Session-Id) and protocol version, by which
+	// the task is reached again once the instance is gone. All empty on a route of a
+	// stateless upstream, whose tasks are the server's, not a session's, and on routes
+	// recorded before they were kept.
+	Instance  string `json:"instance,omitempty"`
+	UpSession string `json:"up_session,omitempty"`
+	UpVersion string `json:"up_version,omitempty"`
 }
 
 // Entry is a route with its gateway id.
@@ -69,6 +78,8 @@ type Table struct {
 	// from an upstream's notifications/tasks/status to the client's id.
 	mu   sync.Mutex
 	back map[string]backEntry
+	// live are this process's instances that created tasks, by id (instance.go).
+	live liveInstances
 }
 
 type backEntry struct {
@@ -115,10 +126,7 @@ func (t *Table) Add(owner string, r Route, ttl time.Duration) (string, error) {
 	if len(list) >= MaxPerOwner {
 		return "", ErrTooMany
 	}
-	if ttl <= 0 {
-		ttl = DefaultTTL
-	}
-	ttl = min(ttl, MaxTTL)
+	ttl = Life(ttl)
 	if r.Created.IsZero() {
 		r.Created = time.Now().UTC()
 	}
@@ -130,6 +138,15 @@ func (t *Table) Add(owner string, r Route, ttl time.Duration) (string, error) {
 	}
 	t.remember(id, r, exp)
 	return id, nil
+}
+
+// Life is how long a route of a task of ttl lives: ttl cut to MaxTTL; DefaultTTL when
+// ttl is zero or less.
+func Life(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return DefaultTTL
+	}
+	return min(ttl, MaxTTL)
 }
 
 // Get is owner's route of id; ok is false for an id owner does not hold (unknown,
