@@ -20,15 +20,15 @@ import (
 // reattachProtocol is the revision of the raw client sessions here: tasks are 2025-11-25's.
 const reattachProtocol = "2025-11-25"
 
-const reattachConfig = `%s
+const reattachConfig = `%[1]s
 log: {level: debug, format: text}
-naming: {prefix: never}
 upstream: {call_timeout: 60s}
 servers:
-  everything: {type: streamable_http, url: %s}
+  everything: {type: streamable_http, url: %[2]s}
+%[3]s
 agents:
-  a1: {servers: [everything]}
-  a2: {servers: [everything]}
+  a1: {servers: [%[4]s]}
+  a2: {servers: [%[4]s]}
 `
 
 // reattachSess is a raw 2025-11-25 client session: its id outlives the gateway process
@@ -74,10 +74,17 @@ func (s *reattachSess) post(t *testing.T, url, method string, params any) sessAn
 	return a
 }
 
-// start runs simulate-research-query as a task and returns the gateway's task id.
+// start runs the everything server's simulate-research-query as a task and returns the
+// gateway's task id.
 func (s *reattachSess) start(t *testing.T, url string) string {
 	t.Helper()
-	a := s.post(t, url, "tools/call", map[string]any{"name": "simulate-research-query",
+	return s.startOn(t, url, "everything")
+}
+
+// startOn runs server's simulate-research-query as a task.
+func (s *reattachSess) startOn(t *testing.T, url, server string) string {
+	t.Helper()
+	a := s.post(t, url, "tools/call", map[string]any{"name": server + "__simulate-research-query",
 		"arguments": map[string]any{"topic": "gateways"}, "task": map[string]any{"ttl": 60000}})
 	var r struct {
 		Task struct {
@@ -163,11 +170,16 @@ func reattachForeign(t *testing.T, url, id string) {
 func TestMCPTasksEverythingSurviveRestartOnBolt(t *testing.T) {
 	needGatewayBin(t)
 	url := startServerEverythingNode(t, "streamableHttp")
-	g := startGatewayChecked(t, fmt.Sprintf(reattachConfig, "store: bolt", yamlQuote(url)))
+	// The same server over stdio: its process, and its tasks, end with the gateway.
+	stdio := fmt.Sprintf("  viastdio: {type: stdio, command: %s, args: [%s]}", yamlQuote(node(t)), yamlQuote(serverEverythingScript(t)))
+	g := startGatewayChecked(t, fmt.Sprintf(reattachConfig, "store: bolt", yamlQuote(url), stdio, "everything, viastdio"))
 	s := reattachOpen(t, g.URL, "a1")
 	id := s.start(t, g.URL)
-	if st, a := s.status(t, g.URL, id); st != "working" {
-		t.Fatalf("tasks/get before the restart: %s", a)
+	gone := s.startOn(t, g.URL, "viastdio")
+	for _, task := range []string{id, gone} {
+		if st, a := s.status(t, g.URL, task); st != "working" {
+			t.Fatalf("tasks/get of %s before the restart: %s", task, a)
+		}
 	}
 	g.Proc.Stop() // SIGTERM: the gateway ends its upstream sessions, but not one a task keeps
 	g2 := sessRestartGateway(t, g, "mcpgw-2")
@@ -180,6 +192,16 @@ func TestMCPTasksEverythingSurviveRestartOnBolt(t *testing.T) {
 	s.await(t, g2.URL, id, "completed")
 	s.result(t, g2.URL, id)
 	reattachForeign(t, g2.URL, id)
+
+	// The stdio server's task ended with the process that ran it: its owner is told so,
+	// then the id is forgotten.
+	a := s.post(t, g2.URL, "tasks/get", map[string]any{"taskId": gone})
+	if a.Error == nil || a.Error.Code != -32602 || !strings.Contains(a.Error.Message, "task lost") || !strings.Contains(a.Error.Message, `"viastdio"`) {
+		t.Fatalf("tasks/get of a stdio server's task after the restart: %s, want -32602 task lost naming viastdio", a)
+	}
+	if a := s.post(t, g2.URL, "tasks/result", map[string]any{"taskId": gone}); a.Error == nil || a.Error.Message != "Invalid params: unknown task" {
+		t.Errorf("tasks/result of the lost task: %s, want -32602 unknown task (forgotten)", a)
+	}
 }
 
 func TestMCPTasksEverythingAcrossReplicasOnRedis(t *testing.T) {
@@ -189,7 +211,7 @@ func TestMCPTasksEverythingAcrossReplicasOnRedis(t *testing.T) {
 	up, port := startServerEverythingNodeProc(t, "streamableHttp")
 	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", port)
 	cfg := sessWriteConfig(t, "mcpgw.yaml", fmt.Sprintf(reattachConfig,
-		fmt.Sprintf("listen: ${E2E_LISTEN}\nstate_dir: ${E2E_STATE}\nstore: redis://127.0.0.1:%d/0", redis.Port), yamlQuote(url)))
+		fmt.Sprintf("listen: ${E2E_LISTEN}\nstate_dir: ${E2E_STATE}\nstore: redis://127.0.0.1:%d/0", redis.Port), yamlQuote(url), "", "everything"))
 	ga := sessStartReplica(t, "mcpgw-A", cfg)
 	gb := sessStartReplica(t, "mcpgw-B", cfg)
 

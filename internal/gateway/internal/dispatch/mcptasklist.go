@@ -59,7 +59,7 @@ func (dp *Dispatcher) taskList(ctx context.Context, s *session.Session, m *wire.
 func (dp *Dispatcher) taskStatus(ctx context.Context, s *session.Session, m *wire.Msg, e mcptask.Entry, owner string) (json.RawMessage, bool) {
 	via, lost := chooseTaskVia(dp.tasks, dp.Log, s, owner, e.ID, e.Route)
 	if lost != "" {
-		return nil, false
+		return nil, false // left out; a request about it says why
 	}
 	var got collectOutbox
 	params := append(append([]byte(`{"taskId":`), wire.Quote(e.UpstreamID)...), '}')

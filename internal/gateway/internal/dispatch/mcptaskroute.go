@@ -49,14 +49,15 @@ func (c *upstreamCall) acquire(ctx context.Context) (*upstream.Conn, func(), err
 // s. nil, "" for a route that names no instance (a stateless upstream's tasks are the
 // server's; routes recorded before instances were): the session's instance of the
 // server serves it, as any request. lost is set (and via nil) when the instance that ran
-// the task is gone and its session cannot be reattached to: the route is forgotten.
+// the task is gone and its session cannot be reattached to: the caller answers it (and
+// forgets the route) or leaves the task out of a list. A reattached session the upstream
+// turns out not to know is answered by via.lost, which forgets the route.
 func chooseTaskVia(tasks *mcptask.Table, log *slog.Logger, s *session.Session, owner, id string, r mcptask.Route) (via *taskVia, lost string) {
 	if r.Instance == "" && r.UpSession == "" {
 		return nil, ""
 	}
 	gone := func(why string) string {
-		_ = tasks.Delete(owner, id)
-		log.Info("MCP task lost", "session", s.ID, "server", r.Server, "why", why)
+		log.Debug("MCP task lost", "session", s.ID, "server", r.Server, "task", id, "why", why)
 		return "task lost: " + why
 	}
 	if c := tasks.Live(r.Instance); c != nil {
@@ -71,6 +72,7 @@ func chooseTaskVia(tasks *mcptask.Table, log *slog.Logger, s *session.Session, o
 	}
 	lostFn := func(uc *upstreamCall) string {
 		why := gone(fmt.Sprintf("server %q no longer knows the upstream session that ran it (the server restarted, or ended or expired the session)", r.Server))
+		_ = tasks.Delete(owner, id)
 		_ = uc.out.Reply(errTaskLost(uc.m.ID, why))
 		return "error"
 	}

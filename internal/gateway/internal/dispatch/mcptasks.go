@@ -263,6 +263,7 @@ func (dp *Dispatcher) taskRequest(ctx context.Context, s *session.Session, m *wi
 	// Chosen last: a reattached connection is closed by forward, and nothing returns between.
 	via, lost := chooseTaskVia(dp.tasks, dp.Log, s, owner, id, r)
 	if lost != "" {
+		_ = dp.tasks.Delete(owner, id)
 		_ = out.Reply(errTaskLost(m.ID, lost))
 		return
 	}
