@@ -199,3 +199,22 @@ func TestReattachOnlyHTTPSessions(t *testing.T) {
 		t.Errorf("a stateless connection's SessionRef = %q", id)
 	}
 }
+
+// An upstream that cannot be reached has not lost the session: the request fails as any
+// unreachable upstream's does, not with ErrSessionGone (the task is polled again later).
+func TestReattachUnreachableIsNotGone(t *testing.T) {
+	p := newSessionPeer(t, http.StatusNotFound)
+	o := p.options()
+	p.cs.Close() // the upstream is down
+	r, err := NewDialer().Reattach(o, "sid-1", "2025-11-25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err = r.Request(ctx, "tasks/get", json.RawMessage(`{"taskId":"t1"}`))
+	if err == nil || errors.Is(err, ErrSessionGone) {
+		t.Fatalf("tasks/get to an upstream that is down: %v, want a failure that is not ErrSessionGone", err)
+	}
+}

@@ -27,9 +27,10 @@ import (
 type taskVia struct {
 	conn *upstream.Conn
 	done func()
-	// lost answers the request when the upstream turns out not to know the reattached
-	// session (upstream.ErrSessionGone): the task is gone with it.
-	lost func(c *upstreamCall) string
+	// lost forgets the task when the upstream turns out not to know the reattached
+	// session (upstream.ErrSessionGone), and says why for the answer. It is not given the
+	// call: a call passed to a func value would escape to the heap on every path.
+	lost func() string
 }
 
 // noDone is the done of a live instance's connection: nothing to stop.
@@ -70,11 +71,9 @@ func chooseTaskVia(tasks *mcptask.Table, log *slog.Logger, s *session.Session, o
 	if err != nil {
 		return nil, gone(fmt.Sprintf("server %q cannot reach the upstream session that ran it: %v", r.Server, err))
 	}
-	lostFn := func(uc *upstreamCall) string {
-		why := gone(fmt.Sprintf("server %q no longer knows the upstream session that ran it (the server restarted, or ended or expired the session)", r.Server))
+	lostFn := func() string {
 		_ = tasks.Delete(owner, id)
-		_ = uc.out.Reply(errTaskLost(uc.m.ID, why))
-		return "error"
+		return gone(fmt.Sprintf("server %q no longer knows the upstream session that ran it (the server restarted, or ended or expired the session)", r.Server))
 	}
 	return &taskVia{conn: c, done: func() { _ = c.Close() }, lost: lostFn}, ""
 }
@@ -85,7 +84,8 @@ func (c *upstreamCall) taskLost(err error) (string, bool) {
 	if c.via == nil || c.via.lost == nil || !errors.Is(err, upstream.ErrSessionGone) {
 		return "", false
 	}
-	return c.via.lost(c), true
+	_ = c.out.Reply(errTaskLost(c.m.ID, c.via.lost()))
+	return "error", true
 }
 
 // errTaskLost answers a request about a task that is lost: to its owner only (anyone
