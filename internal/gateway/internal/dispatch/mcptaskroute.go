@@ -46,9 +46,9 @@ func (c *upstreamCall) acquire(ctx context.Context) (*upstream.Conn, func(), err
 	return c.s.Upstreams.Acquire(ctx, c.server)
 }
 
-// chooseTaskVia chooses the connection the requests about owner's task id (route r) go on, for
-// s. nil, "" for a route that names no instance (a stateless upstream's tasks are the
-// server's; routes recorded before instances were): the session's instance of the
+// chooseTaskVia chooses the connection the requests about owner's task id (route r) go
+// on, for s. nil, "" for a route that names no instance (a stateless upstream's tasks are
+// the server's; routes recorded before instances were): the session's instance of the
 // server serves it, as any request. lost is set (and via nil) when the instance that ran
 // the task is gone and its session cannot be reattached to: the caller answers it (and
 // forgets the route) or leaves the task out of a list. A reattached session the upstream
