@@ -146,8 +146,16 @@ func (c *Conn) failAll(err error) {
 	}
 }
 
-// Done is closed when the connection has ended.
-func (c *Conn) Done() <-chan struct{} { return c.tr.done() }
+// Done is closed when the connection has ended. A Conn that never had a transport (a
+// zero Conn, as unit tests make) has ended from the start.
+func (c *Conn) Done() <-chan struct{} {
+	if c.tr == nil {
+		ended := make(chan struct{})
+		close(ended)
+		return ended
+	}
+	return c.tr.done()
+}
 
 // Err says why the connection ended.
 func (c *Conn) Err() error { return c.tr.err() }

@@ -42,6 +42,11 @@ type streamTransport struct {
 	doneCh    chan struct{}
 	doneOnce  sync.Once
 	deadErr   error
+	// reattached: the session is another connection's (Dialer.Reattach); keepUntil: a
+	// task keeps the session until then (Conn.KeepSession). Either way close sends no
+	// DELETE (reattach.go).
+	reattached bool
+	keepUntil  time.Time
 }
 
 // newStreamable is a streamable HTTP transport whose GET streams and DELETE go through
@@ -218,6 +223,9 @@ func (t *streamTransport) post(ctx context.Context, msg []byte, rel *Call, authz
 		return &refused{status: resp.Status, challenges: resp.Challenges}
 	case resp.Status == http.StatusNotFound && t.hasSession():
 		resp.Discard()
+		if err := t.lostSession(resp.Status, nil); err != nil {
+			return err
+		}
 		t.die(errors.New("upstream ended the session (404)"))
 		return fmt.Errorf("%w: session ended by upstream", ErrClosed)
 	case resp.Status >= 300:
@@ -276,6 +284,9 @@ func (t *streamTransport) errorAnswer(resp *httpclient.Response, rel *Call) erro
 	b := resp.Body()
 	body, _ := io.ReadAll(io.LimitReader(b, 4096))
 	b.Close()
+	if err := t.lostSession(resp.Status, body); err != nil {
+		return err
+	}
 	// A JSON-RPC error body answers the request only if it carries the request's id;
 	// an id-less error (as some servers send for an unknown session) does not.
 	if rel != nil && len(body) > 0 && body[0] == '{' {
@@ -320,7 +331,7 @@ func (t *streamTransport) close() error {
 	t.mu.Lock()
 	sid := t.sessionID
 	t.mu.Unlock()
-	if sid != "" {
+	if sid != "" && !t.keeps() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.endpoint, nil)
 		if err == nil {

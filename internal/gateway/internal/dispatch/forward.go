@@ -40,6 +40,9 @@ type upstreamCall struct {
 	// header are the trace context header fields a streamable HTTP upstream gets with the
 	// request (set by the Observer; nil when tracing is off).
 	header []upstream.Header
+	// via is the connection of a request about a task, chosen for the task (nil: the
+	// session's instance of server; mcptaskroute.go).
+	via *taskVia
 }
 
 // fail answers the client's request with a failure of the path and returns outcome.
@@ -83,11 +86,14 @@ func (dp *Dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	// context, timer and cancel registration less per call. The client going away still
 	// ends the wait through ctx.
 	deadline := time.Now().Add(timeout)
-	conn, done, err := c.s.Upstreams.Acquire(ctx, c.server)
+	conn, done, err := c.acquire(ctx)
 	if err != nil {
 		return c.failUpstream("is unavailable", err)
 	}
 	defer done()
+	if o, ok := c.out.(*taskCreateOutbox); ok {
+		o.conn = conn // the instance that creates the task (mcptaskroute.go)
+	}
 	if conn.Stateless {
 		c.params = statelessParams(c.s, c.params)
 	}

@@ -56,9 +56,13 @@ func (dp *Dispatcher) taskList(ctx context.Context, s *session.Session, m *wire.
 // ok is false when its server failed to answer. A server that answers an error no longer
 // has the task: its route is forgotten.
 func (dp *Dispatcher) taskStatus(ctx context.Context, s *session.Session, m *wire.Msg, e mcptask.Entry, owner string) (json.RawMessage, bool) {
+	via, lost := chooseTaskVia(dp.tasks, dp.Log, s, owner, e.ID, e.Route)
+	if lost != "" {
+		return nil, false // left out; a request about it says why
+	}
 	var got collectOutbox
 	params := append(append([]byte(`{"taskId":`), wire.Quote(e.UpstreamID)...), '}')
-	dp.forward(ctx, &upstreamCall{s: s, m: m, server: e.Server, method: "tasks/get", params: params, out: &got})
+	dp.forward(ctx, &upstreamCall{s: s, m: m, server: e.Server, method: "tasks/get", params: params, out: &got, via: via})
 	var r wire.Msg
 	if got.msg == nil || wire.ParseInto(got.msg, &r) != nil {
 		return nil, false

@@ -84,8 +84,9 @@ type taskCreateOutbox struct {
 	s      *session.Session
 	server string
 	ttl    time.Duration
-	// conn is the upstream connection that answered (set by answer): the task's status
-	// notifications are taken from it only (mcptasklist.go, taskStatusNote).
+	// conn is the instance the call went to (forwardCall; mcptaskroute.go) and the
+	// connection that answered (answer): the task's route names it, and its status
+	// notifications are taken from it only (mcptasknotes.go).
 	conn *upstream.Conn
 }
 
@@ -104,7 +105,9 @@ func (o *taskCreateOutbox) Reply(msg []byte) error {
 	if ttl <= 0 {
 		ttl = o.ttl
 	}
-	id, err := o.dp.tasks.Add(taskOwner(o.s), mcptask.Route{Server: o.server, UpstreamID: upID, Session: o.s.ID}, ttl)
+	r := mcptask.Route{Server: o.server, UpstreamID: upID, Session: o.s.ID}
+	taskWhere(o.dp.tasks, &r, o.conn, ttl)
+	id, err := o.dp.tasks.Add(taskOwner(o.s), r, ttl)
 	if err != nil {
 		o.dp.Log.Warn("MCP task not recorded", "session", o.s.ID, "server", o.server, "err", err)
 		text := "mcpgw could not record the task: " + err.Error()
@@ -241,7 +244,8 @@ func (dp *Dispatcher) taskRequest(ctx context.Context, s *session.Session, m *wi
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
 	}
-	r, ok, err := dp.tasks.Get(taskOwner(s), id)
+	owner := taskOwner(s)
+	r, ok, err := dp.tasks.Get(owner, id)
 	if err != nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInternalError, "mcpgw could not read its task routes: "+err.Error(), nil))
 		return
@@ -263,7 +267,14 @@ func (dp *Dispatcher) taskRequest(ctx context.Context, s *session.Session, m *wi
 		b = append(append(b, `,"inputResponses":`...), inputs...)
 	}
 	b = append(b, '}')
-	dp.forward(ctx, &upstreamCall{s: s, m: m, server: r.Server, method: m.Method, params: b, prog: prog,
+	// Chosen last: a reattached connection is closed by forward, and nothing returns between.
+	via, lost := chooseTaskVia(dp.tasks, dp.Log, s, owner, id, r)
+	if lost != "" {
+		_ = dp.tasks.Delete(owner, id)
+		_ = out.Reply(errTaskLost(m.ID, lost))
+		return
+	}
+	dp.forward(ctx, &upstreamCall{s: s, m: m, server: r.Server, method: m.Method, params: b, prog: prog, via: via,
 		out: taskIDOutbox{Outbox: out, upID: r.UpstreamID, id: id}})
 }
 

@@ -31,6 +31,9 @@ func (c *upstreamCall) failUpstream(what string, err error) string {
 		c.needConsent(nc)
 		return outcomeConsent
 	}
+	if outcome, ok := c.taskLost(err); ok {
+		return outcome
+	}
 	return c.fail("unavailable", fmt.Sprintf("upstream %q %s: %v", c.server, what, err))
 }
 

@@ -53,6 +53,15 @@ type Route struct {
 	UpstreamID string    `json:"upstream_id"`
 	Session    string    `json:"session"`
 	Created    time.Time `json:"created"`
+	// Where the task runs (instance.go): Instance names the upstream instance that created
+	// it, in the process that did (Table.Instance); UpSession and UpVersion are that
+	// instance's streamable HTTP session (Mcp-Session-Id) and protocol version, by which
+	// the task is reached again once the instance is gone. All empty on a route of a
+	// stateless upstream, whose tasks are the server's, not a session's, and on routes
+	// recorded before they were kept.
+	Instance  string `json:"instance,omitempty"`
+	UpSession string `json:"up_session,omitempty"`
+	UpVersion string `json:"up_version,omitempty"`
 }
 
 // Entry is a route with its gateway id.
@@ -66,6 +75,8 @@ type Entry struct {
 type Table struct {
 	st   store.Credentials
 	back backIndex
+	// live are this process's instances that created tasks, by id (instance.go).
+	live liveInstances
 }
 
 // New is a table over st.
@@ -107,10 +118,7 @@ func (t *Table) Add(owner string, r Route, ttl time.Duration) (string, error) {
 	if len(list) >= MaxPerOwner {
 		return "", ErrTooMany
 	}
-	if ttl <= 0 {
-		ttl = DefaultTTL
-	}
-	ttl = min(ttl, MaxTTL)
+	ttl = Life(ttl)
 	if r.Created.IsZero() {
 		r.Created = time.Now().UTC()
 	}
@@ -121,6 +129,15 @@ func (t *Table) Add(owner string, r Route, ttl time.Duration) (string, error) {
 		return "", err
 	}
 	return id, nil
+}
+
+// Life is how long a route of a task of ttl lives: ttl cut to MaxTTL; DefaultTTL when
+// ttl is zero or less.
+func Life(ttl time.Duration) time.Duration {
+	if ttl <= 0 {
+		return DefaultTTL
+	}
+	return min(ttl, MaxTTL)
 }
 
 // Get is owner's route of id; ok is false for an id owner does not hold (unknown,
