@@ -27,13 +27,14 @@ func DefaultStartConcurrency() int { return max(4, 2*runtime.GOMAXPROCS(0)) }
 // tokens), so full is kept only below that: views of a dozen tersely described tools (the
 // conformance suite's 29-tool server lists in 1291), where a turn pays at most about 1.5k
 // tokens more and the client keeps every schema keyword as written; search beats thin on the
-// 502-tool catalogue (148k full tokens: 251k against 276k) and loses on the 67-tool one
-// (15k: 130k against 37k) and on every catalogue of 337-452 tools (99k-135k full tokens:
-// 250k-305k against 190k-250k). Thin's loop grows about 1.85x the full list's tokens and
-// search's is 250k-305k at 337-502 tools, so they cross near 135k-165k full tokens: 140000.
+// catalogues of 337-502 tools only when its results are short: with the structured ranking
+// of plugin tools (more finders, whose filter schemas are long, among the results) its loop
+// is 295k-372k there against thin's 190k-276k (99k-148k full tokens), and it loses on the
+// 67-tool one (15k: 139k against 37k). Thin's loop grows about 1.85x the full list's tokens
+// and search's is 295k-372k at 337-502 tools, so they cross near 160k-200k full tokens: 200000.
 const (
 	DefaultAutoFullMaxTokens = 2000
-	DefaultAutoThinMaxTokens = 140000
+	DefaultAutoThinMaxTokens = 200000
 )
 
 // The search form's results a query returns when it does not say (http.search.results),
