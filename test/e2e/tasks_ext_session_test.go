@@ -98,7 +98,7 @@ func TestMCPTasksExtensionOnSessionUpstream(t *testing.T) {
 	}
 
 	// Without the extension the tool, which runs only as a task, cannot be called.
-	if a := plainStatelessPost(t, url, tool, map[string]any{"topic": "x"}); a.Error == nil || a.Error.Code != -32021 || !strings.Contains(a.Error.Message, "io.modelcontextprotocol/tasks") {
-		t.Errorf("%s without the Tasks extension: %+v, want -32021 naming it", tool, a)
+	if a := plainStatelessPost(t, url, tool, map[string]any{"topic": "x"}); a.Status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32021 || !strings.Contains(a.Error.Message, "io.modelcontextprotocol/tasks") {
+		t.Errorf("%s without the Tasks extension: %+v, want HTTP 400, -32021 naming it", tool, a)
 	}
 }

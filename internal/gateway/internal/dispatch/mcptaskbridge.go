@@ -208,15 +208,25 @@ func (o *taskCreateOutbox) bridgeReply(m *wire.Msg) error {
 	return o.Outbox.Reply(swapID(wire.Result(m.ID, t.flat("task", id).Bytes()), t.id, id))
 }
 
-// bridgeRequest answers tasks/get, tasks/cancel and tasks/update about a task mcpgw made
-// for a stateless caller on a session-revision upstream (route r, the client's id id).
-func (dp *Dispatcher) bridgeRequest(ctx context.Context, s *session.Session, m *wire.Msg, owner, id string, r mcptask.Route, out Outbox) {
+// bridgedTask is a request about a task mcpgw made for a stateless caller on a
+// session-revision upstream: route r, the client's id id, its owner.
+type bridgedTask struct {
+	dp        *Dispatcher
+	s         *session.Session
+	m         *wire.Msg
+	owner, id string
+	r         mcptask.Route
+}
+
+// answer answers tasks/get, tasks/cancel and tasks/update about the task.
+func (b *bridgedTask) answer(ctx context.Context, out Outbox) {
+	m, id, r := b.m, b.id, b.r
 	if m.Method == "tasks/update" {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: this task runs on server "+strconv.Quote(r.Server)+
 			", of a session revision (SEP-1686 tasks), which takes a task's input while its result is awaited, not with tasks/update", nil))
 		return
 	}
-	ans, fail := dp.bridgeAsk(ctx, s, m, owner, id, r, m.Method)
+	ans, fail := b.ask(ctx, m.Method)
 	if fail != nil {
 		_ = out.Reply(fail)
 		return
@@ -228,7 +238,7 @@ func (dp *Dispatcher) bridgeRequest(ctx context.Context, s *session.Session, m *
 	}
 	o := t.flat("complete", id)
 	if m.Method == "tasks/get" && (t.status == "completed" || t.status == "failed") {
-		res, fail := dp.bridgeAsk(ctx, s, m, owner, id, r, "tasks/result")
+		res, fail := b.ask(ctx, "tasks/result")
 		if fail != nil {
 			_ = out.Reply(fail)
 			return
@@ -242,11 +252,12 @@ func (dp *Dispatcher) bridgeRequest(ctx context.Context, s *session.Session, m *
 	_ = out.Reply(swapID(wire.Result(m.ID, o.Bytes()), r.UpstreamID, id))
 }
 
-// bridgeAsk sends method about r's task to its upstream (on the instance chosen for it)
+// ask sends method about r's task to its upstream (on the instance chosen for it)
 // and returns the answer; fail is the client's answer instead when the
 // task is lost, the request failed, or the upstream answered an error to a request other
 // than tasks/result (relayed with the client's id in it).
-func (dp *Dispatcher) bridgeAsk(ctx context.Context, s *session.Session, m *wire.Msg, owner, id string, r mcptask.Route, method string) (*wire.Msg, []byte) {
+func (b *bridgedTask) ask(ctx context.Context, method string) (*wire.Msg, []byte) {
+	dp, s, m, owner, id, r := b.dp, b.s, b.m, b.owner, b.id, b.r
 	via, lost := chooseTaskVia(dp.tasks, dp.Log, s, owner, id, r)
 	if lost != "" {
 		_ = dp.tasks.Delete(owner, id)

@@ -272,7 +272,7 @@ func (dp *Dispatcher) taskRequest(ctx context.Context, s *session.Session, m *wi
 		return
 	}
 	if r.Bridge {
-		dp.bridgeRequest(ctx, s, m, owner, id, r, out)
+		(&bridgedTask{dp: dp, s: s, m: m, owner: owner, id: id, r: r}).answer(ctx, out)
 		return
 	}
 	b := append([]byte(`{"taskId":`), wire.Quote(r.UpstreamID)...)
