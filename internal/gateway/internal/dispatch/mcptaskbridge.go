@@ -30,20 +30,33 @@ import (
 const bridgeTTL = 10 * time.Minute
 
 // taskSupport is a tool definition's execution.taskSupport ("" when it has none, or the
-// definition cannot be read).
+// definition cannot be read). Member names are matched exactly and may not repeat
+// (encoding/json would take "TaskSupport", or the last of two).
 func taskSupport(def json.RawMessage) string {
 	if !bytes.Contains(def, []byte(`"taskSupport"`)) {
 		return ""
 	}
-	var d struct {
-		Execution struct {
-			TaskSupport string `json:"taskSupport"`
-		} `json:"execution"`
-	}
-	if json.Unmarshal(def, &d) != nil {
+	var exec []byte
+	if wire.StrictMembers(def, func(k, v []byte) error {
+		if string(k) == "execution" {
+			exec = v
+		}
+		return nil
+	}) != nil || exec == nil {
 		return ""
 	}
-	return d.Execution.TaskSupport
+	var support string
+	if wire.StrictMembers(exec, func(k, v []byte) error {
+		if string(k) != "taskSupport" {
+			return nil
+		}
+		var err error
+		support, err = wire.StrictString(v)
+		return err
+	}) != nil {
+		return ""
+	}
+	return support
 }
 
 // bridgeCall runs before a stateless caller's tools/call goes to conn, a session-revision
