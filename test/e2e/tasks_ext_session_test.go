@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -43,38 +44,50 @@ func plainStatelessPost(t *testing.T, url, name string, args map[string]any) tas
 	return a
 }
 
-func TestMCPTasksExtensionOnSessionUpstream(t *testing.T) {
-	g := tasksGateway(t, "naming: {prefix: never}\n")
-	url := g.Base + "/mcp"
-	const tool = "simulate-research-query"
-	start := func(topic string) string {
-		t.Helper()
-		a := taskPost(t, url, "a1", "tools/call", tool, map[string]any{"name": tool, "arguments": map[string]any{"topic": topic}})
-		var id, rt, st string
-		var ttl, poll float64
-		if a.Result != nil {
-			_ = json.Unmarshal(a.Result["taskId"], &id)
-			_ = json.Unmarshal(a.Result["resultType"], &rt)
-			_ = json.Unmarshal(a.Result["status"], &st)
-			_ = json.Unmarshal(a.Result["ttlMs"], &ttl)
-			_ = json.Unmarshal(a.Result["pollIntervalMs"], &poll)
-		}
-		if rt != "task" || !strings.HasPrefix(id, "mcpgw-task-") || st != "working" || ttl <= 0 || poll <= 0 || a.Result["task"] != nil {
-			t.Fatalf("%s for a caller of the Tasks extension: %+v %v; want a flat task under a gateway id", tool, a, a.Result)
-		}
-		return id
-	}
+// researchTool is server-everything's tool that runs only as a task (taskSupport "required").
+const researchTool = "simulate-research-query"
 
-	id := start("quantum computing")
-	done := taskAwait(t, url, "a1", id, "completed")
+// startResearch starts researchTool on topic through url as agent, a caller of the Tasks
+// extension, and returns the gateway's id of the flat task it is answered.
+func startResearch(t *testing.T, url, agent, topic string) string {
+	t.Helper()
+	a := taskPost(t, url, agent, "tools/call", researchTool, map[string]any{"name": researchTool, "arguments": map[string]any{"topic": topic}})
+	var id, rt, st string
+	var ttl, poll float64
+	if a.Result != nil {
+		_ = json.Unmarshal(a.Result["taskId"], &id)
+		_ = json.Unmarshal(a.Result["resultType"], &rt)
+		_ = json.Unmarshal(a.Result["status"], &st)
+		_ = json.Unmarshal(a.Result["ttlMs"], &ttl)
+		_ = json.Unmarshal(a.Result["pollIntervalMs"], &poll)
+	}
+	if rt != "task" || !strings.HasPrefix(id, "mcpgw-task-") || st != "working" || ttl <= 0 || poll <= 0 || a.Result["task"] != nil {
+		t.Fatalf("%s for a caller of the Tasks extension: %+v %v; want a flat task under a gateway id", researchTool, a, a.Result)
+	}
+	return id
+}
+
+// researchReport checks that a completed task's tasks/get holds the report on topic inline.
+func researchReport(t *testing.T, done taskAnswer, topic string) {
+	t.Helper()
 	var res struct {
 		Content []struct {
 			Text string `json:"text"`
 		} `json:"content"`
 	}
-	if err := json.Unmarshal(done.Result["result"], &res); err != nil || len(res.Content) == 0 || !strings.Contains(res.Content[0].Text, "Research Report: quantum computing") {
-		t.Errorf("tasks/get of the completed task holds no research report inline: %s (%v)", done.Result["result"], err)
+	if err := json.Unmarshal(done.Result["result"], &res); err != nil || len(res.Content) == 0 || !strings.Contains(res.Content[0].Text, "Research Report: "+topic) {
+		t.Errorf("tasks/get of the completed task holds no research report on %q inline: %s (%v)", topic, done.Result["result"], err)
 	}
+}
+
+func TestMCPTasksExtensionOnSessionUpstream(t *testing.T) {
+	g := tasksGateway(t, "naming: {prefix: never}\n")
+	url := g.Base + "/mcp"
+	start := func(topic string) string { t.Helper(); return startResearch(t, url, "a1", topic) }
+
+	id := start("quantum computing")
+	done := taskAwait(t, url, "a1", id, "completed")
+	researchReport(t, done, "quantum computing")
 	if id2 := string(done.Result["taskId"]); id2 != `"`+id+`"` {
 		t.Errorf("tasks/get names task %s, want %s", id2, id)
 	}
@@ -98,7 +111,22 @@ func TestMCPTasksExtensionOnSessionUpstream(t *testing.T) {
 	}
 
 	// Without the extension the tool, which runs only as a task, cannot be called.
-	if a := plainStatelessPost(t, url, tool, map[string]any{"topic": "x"}); a.Status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32021 || !strings.Contains(a.Error.Message, "io.modelcontextprotocol/tasks") {
-		t.Errorf("%s without the Tasks extension: %+v, want HTTP 400, -32021 naming it", tool, a)
+	if a := plainStatelessPost(t, url, researchTool, map[string]any{"topic": "x"}); a.Status != http.StatusBadRequest || a.Error == nil || a.Error.Code != -32021 || !strings.Contains(a.Error.Message, "io.modelcontextprotocol/tasks") {
+		t.Errorf("%s without the Tasks extension: %+v, want HTTP 400, -32021 naming it", researchTool, a)
 	}
+}
+
+// TestMCPTasksExtensionOnSessionUpstreamRestart: such a task's route names the upstream
+// session that runs it (server-everything over streamableHttp); the gateway restarted on
+// its bbolt state dir reattaches to it and still translates: polled to completed with the
+// report inline, another agent -32602.
+func TestMCPTasksExtensionOnSessionUpstreamRestart(t *testing.T) {
+	needGatewayBin(t)
+	up := startServerEverythingNode(t, "streamableHttp")
+	g := startGatewayChecked(t, fmt.Sprintf(reattachConfig, "store: bolt\nnaming: {prefix: never}", yamlQuote(up), "", "everything"))
+	id := startResearch(t, g.URL, "a1", "restarts")
+	g.Proc.Stop()
+	g2 := sessRestartGateway(t, g, "mcpgw-2")
+	researchReport(t, taskAwait(t, g2.URL, "a1", id, "completed"), "restarts")
+	taskUnknownFor(t, g2.URL, "a2", id)
 }
