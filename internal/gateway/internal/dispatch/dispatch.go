@@ -214,7 +214,7 @@ func (dp *Dispatcher) callTool(ctx context.Context, s *session.Session, m *wire.
 		b = append(b, `,"_meta":`...)
 		b = append(b, meta...)
 	}
-	if b, out, err = withTask(taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server}, p.Task, b); err != nil {
+	if b, out, err = withTask(taskCreateOutbox{Outbox: out, dp: dp, s: s, server: t.Server, def: t.Def}, p.Task, b); err != nil {
 		_ = out.Reply(wire.Error(m.ID, wire.CodeInvalidParams, "Invalid params: "+err.Error(), nil))
 		return
 	}
@@ -261,7 +261,7 @@ func withTask(o taskCreateOutbox, param json.RawMessage, b []byte) ([]byte, Outb
 		b = append(b, `,"task":`...)
 		b = append(b, task...)
 		rec := o // on the heap only here: a call without a task allocates nothing for it
-		rec.ttl = ttl
+		rec.ttl, rec.def = ttl, nil
 		return b, &rec, nil
 	}
 	if o.s.Transport == "stateless" {

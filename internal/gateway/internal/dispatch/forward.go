@@ -93,6 +93,12 @@ func (dp *Dispatcher) forwardCall(ctx context.Context, c *upstreamCall) string {
 	defer done()
 	if o, ok := c.out.(*taskCreateOutbox); ok {
 		o.conn = conn // the instance that creates the task (mcptaskroute.go)
+		if o.def != nil && !conn.Stateless {
+			// A stateless caller's call to a session-revision upstream (mcptaskbridge.go).
+			if outcome, done := o.bridgeCall(c); done {
+				return outcome
+			}
+		}
 	}
 	if conn.Stateless {
 		c.params = statelessParams(c.s, c.params)

@@ -88,6 +88,11 @@ type taskCreateOutbox struct {
 	// connection that answered (answer): the task's route names it, and its status
 	// notifications are taken from it only (mcptasknotes.go).
 	conn *upstream.Conn
+	// def is the tool's definition, for a stateless caller's call made with no task
+	// param: bridgeCall reads its execution.taskSupport once the upstream is known, and
+	// sets bridge when it makes the call a task (mcptaskbridge.go).
+	def    json.RawMessage
+	bridge bool
 }
 
 func (o *taskCreateOutbox) Reply(msg []byte) error {
@@ -98,6 +103,9 @@ func (o *taskCreateOutbox) Reply(msg []byte) error {
 	if wire.ParseInto(msg, &m) != nil || m.Result == nil {
 		return o.Outbox.Reply(msg)
 	}
+	if o.bridge {
+		return o.bridgeReply(&m)
+	}
 	upID, ttl, ok := createdTask(m.Result)
 	if !ok {
 		return o.Outbox.Reply(msg)
@@ -105,7 +113,16 @@ func (o *taskCreateOutbox) Reply(msg []byte) error {
 	if ttl <= 0 {
 		ttl = o.ttl
 	}
-	r := mcptask.Route{Server: o.server, UpstreamID: upID, Session: o.s.ID}
+	id, fail := o.record(&m, mcptask.Route{Server: o.server, UpstreamID: upID, Session: o.s.ID}, ttl)
+	if fail != nil {
+		return o.Outbox.Reply(fail)
+	}
+	return o.Outbox.Reply(swapID(msg, upID, id))
+}
+
+// record records the task of route r that the upstream created, with the instance that
+// did, for ttl; it returns the client's id, or the answer to give instead.
+func (o *taskCreateOutbox) record(m *wire.Msg, r mcptask.Route, ttl time.Duration) (string, []byte) {
 	taskWhere(o.dp.tasks, &r, o.conn, ttl)
 	id, err := o.dp.tasks.Add(taskOwner(o.s), r, ttl)
 	if err != nil {
@@ -114,12 +131,12 @@ func (o *taskCreateOutbox) Reply(msg []byte) error {
 		if errors.Is(err, mcptask.ErrTooMany) {
 			text = err.Error()
 		}
-		return o.Outbox.Reply(wire.Error(m.ID, wire.CodeInternalError, text, nil))
+		return "", wire.Error(m.ID, wire.CodeInternalError, text, nil)
 	}
 	if o.conn != nil {
-		o.dp.tasks.Bind(weak.Make(o.conn), upID, id, o.s.ID, ttl)
+		o.dp.tasks.Bind(weak.Make(o.conn), r.UpstreamID, id, o.s.ID, ttl)
 	}
-	return o.Outbox.Reply(swapID(msg, upID, id))
+	return id, nil
 }
 
 // createdTask reads a CreateTaskResult's task id and ttl; ok is false for any other result.
@@ -252,6 +269,10 @@ func (dp *Dispatcher) taskRequest(ctx context.Context, s *session.Session, m *wi
 	}
 	if !ok {
 		_ = out.Reply(errUnknownTask(m.ID))
+		return
+	}
+	if r.Bridge {
+		(&bridgedTask{dp: dp, s: s, m: m, owner: owner, id: id, r: r}).answer(ctx, out)
 		return
 	}
 	b := append([]byte(`{"taskId":`), wire.Quote(r.UpstreamID)...)

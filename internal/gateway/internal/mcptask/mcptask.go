@@ -62,6 +62,10 @@ type Route struct {
 	Instance  string `json:"instance,omitempty"`
 	UpSession string `json:"up_session,omitempty"`
 	UpVersion string `json:"up_version,omitempty"`
+	// Bridge marks a task mcpgw made for a stateless caller of the Tasks extension on an
+	// upstream of a session revision (SEP-1686): its requests are translated
+	// (dispatch/mcptaskbridge.go).
+	Bridge bool `json:"bridge,omitempty"`
 }
 
 // Entry is a route with its gateway id.

@@ -136,3 +136,33 @@ func TestRoutesOutliveTheProcessOnBolt(t *testing.T) {
 		t.Fatalf("after reopening: %+v %v %v", r, ok, err)
 	}
 }
+
+// TestBridgedRouteOutlivesTheProcessOnBolt: a translated task's route (a stateless caller's
+// task on a session-revision upstream) keeps its mark and where it runs across a restart,
+// so that the restarted gateway still translates it and reattaches to its session.
+func TestBridgedRouteOutlivesTheProcessOnBolt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcpgw.db")
+	st, err := store.OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Owner("p", "a", "")
+	want := Route{Server: "ev", UpstreamID: "u", Session: "st", Instance: "i-1", UpSession: "up-s", UpVersion: "2025-11-25", Bridge: true}
+	id, err := New(st).Add(o, want, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	st, err = store.OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r, ok, err := New(st).Get(o, id)
+	r.Created = time.Time{}
+	if err != nil || !ok || r != want {
+		t.Fatalf("after reopening: %+v %v %v, want %+v", r, ok, err, want)
+	}
+}
