@@ -43,7 +43,9 @@ func parseObject(body []byte) (object, error) {
 	if _, err := dec.Token(); err != nil {
 		return nil, fmt.Errorf("oauth: malformed JSON: %w", err)
 	}
-	if len(bytes.TrimSpace(body[dec.InputOffset():])) != 0 {
+	// Only JSON's own whitespace may follow (RFC 8259: space, tab, LF, CR); bytes.TrimSpace
+	// would also pass a form feed or a Unicode space that encoding/json refuses.
+	if len(bytes.Trim(body[dec.InputOffset():], " \t\n\r")) != 0 {
 		return nil, fmt.Errorf("oauth: data after the JSON object")
 	}
 	return obj, nil
