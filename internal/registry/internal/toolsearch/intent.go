@@ -9,7 +9,9 @@ import (
 // (opWeights): "how many" and "number of" count; "every row" truncates; a request led by a
 // verb of an operation (add, book, register, log … create; change, move, approve … update;
 // remove, cancel … delete; fetch … get; search, look … find; list, browse … list) asks for
-// it, and so does such a word anywhere else in a request that is no question; then "all", "every" and
+// it, as does one leading a later clause (the pump is broken, report it) or a phrasal verb
+// (take him off the list: delete; put off the start: update), and so does such a word
+// anywhere else in a request that is no question; then "all", "every" and
 // "upcoming" list, "details", "id" or a number get, and a question (which, who, what, is …)
 // finds. A request in nouns alone reads: find, list, get, in that order, close together, so
 // a table's three read tools share its top places.
@@ -22,7 +24,8 @@ func intentOf(query string) [numOps]float64 {
 	switch {
 	case strings.Contains(lower, "how many") || asksCount(ws) || has([]string{"count", "total", "altogether"}):
 		return opWeights(opCount)
-	case has([]string{"truncate"}) || strings.Contains(lower, "every row") || strings.Contains(lower, "all rows") || strings.Contains(lower, "all the rows"):
+	case has([]string{"truncate"}) || strings.Contains(lower, "every row") || strings.Contains(lower, "all rows") || strings.Contains(lower, "all the rows") ||
+		(has(emptyVerbs()) && has([]string{"all", "every", "everything"})):
 		return opWeights(opTruncate)
 	}
 	lists := [...]struct {
@@ -32,9 +35,12 @@ func intentOf(query string) [numOps]float64 {
 	if len(ws) > 0 && slices.Contains(readVerbs(), ws[0]) && namesRecord(ws) {
 		return opWeights(opGet)
 	}
-	if len(ws) > 0 {
+	for _, lead := range clauseLeads(lower) {
+		if op := phrasalOp(lead); op >= 0 {
+			return opWeights(op)
+		}
 		for _, l := range lists {
-			if slices.Contains(l.words, ws[0]) {
+			if slices.Contains(l.words, lead[0]) {
 				return opWeights(l.op)
 			}
 		}
@@ -131,14 +137,15 @@ func createVerbs() []string {
 	return []string{"create", "add", "register", "new", "publish", "submit", "insert", "post", "book", "sign", "log",
 		"record", "make", "enter", "report", "lend", "loan", "reserve", "schedule", "order", "enrol", "enroll", "open",
 		"raise", "lodge", "file", "note", "issue", "write", "give", "send", "hire", "rent", "claim", "apply", "request",
-		"admit", "invite", "ask", "put", "start", "set", "let"}
+		"admit", "invite", "ask", "put", "start", "set", "let", "sell", "buy", "purchase"}
 }
 
 // updateVerbs lead requests that change a record; the first eight ask for it anywhere.
 func updateVerbs() []string {
 	return []string{"update", "change", "edit", "modify", "reassign", "amend", "alter", "reschedule", "move",
 		"approve", "reject", "answer", "mark", "assign", "correct", "fix", "rename", "extend", "renew", "close",
-		"complete", "finish", "return", "pay", "qualify"}
+		"complete", "finish", "return", "pay", "qualify", "freeze", "pause", "suspend", "resume", "postpone",
+		"defer", "delay", "keep"}
 }
 
 // deleteVerbs lead requests that remove a record; the first eight ask for it anywhere.
@@ -156,3 +163,47 @@ func findVerbs() []string {
 
 // listVerbs lead requests for every record.
 func listVerbs() []string { return []string{"list", "show", "browse", "page", "enumerate"} }
+
+// clauseLeads are the words of each clause of a request that starts with a word (a clause
+// ends at a comma, a semicolon, a colon, a full stop, a question or exclamation mark or a
+// dash), less a leading courtesy or link word (please, then, and, so, now, just): an
+// imperative leads its clause, wherever the clause stands.
+func clauseLeads(lower string) [][]string {
+	var leads [][]string
+	for _, clause := range strings.FieldsFunc(lower, func(r rune) bool {
+		return strings.ContainsRune(",;:.!?–—", r)
+	}) {
+		ws := words(clause)
+		for len(ws) > 0 && slices.Contains([]string{"please", "then", "and", "so", "now", "just", "also", "but"}, ws[0]) {
+			ws = ws[1:]
+		}
+		if len(ws) > 0 {
+			leads = append(leads, ws)
+		}
+	}
+	return leads
+}
+
+// phrasalOp is the operation a clause led by a phrasal verb asks for, or -1: "take … off"
+// and "cross … off" remove, "put … off" and "push … back" move a record, "sign … up" and
+// "write … down" make one. The particle may stand up to three words after the verb (take
+// Tom off the class).
+func phrasalOp(ws []string) int {
+	if len(ws) < 2 {
+		return -1
+	}
+	particle := func(p string) bool { return slices.Contains(ws[1:min(len(ws), 5)], p) }
+	switch {
+	case (ws[0] == "take" || ws[0] == "cross" || ws[0] == "strike") && particle("off"):
+		return opDelete
+	case (ws[0] == "put" && particle("off")) || (ws[0] == "push" && particle("back")):
+		return opUpdate
+	case (ws[0] == "sign" && particle("up")) || (ws[0] == "write" && particle("down")):
+		return opCreate
+	}
+	return -1
+}
+
+// emptyVerbs, said of all or every record, empty a table (wipe every old check-in, clear
+// out all the bookings).
+func emptyVerbs() []string { return []string{"wipe", "clear", "empty", "purge", "truncate"} }

@@ -64,6 +64,19 @@ func TestIntentOf(t *testing.T) {
 		{"upcoming events", opList},
 		{"orders", opFind},
 		{"", opFind},
+		// An imperative leading a later clause, a phrasal verb, an emptying verb with "all".
+		{"the pump is broken, report it", opCreate},
+		{"the boiler was serviced today; please log it", opCreate},
+		{"the repair is done, mark it completed", opUpdate},
+		{"Kofi has left, take him off our list", opDelete},
+		{"take Tom off the yoga class", opDelete},
+		{"put off the start date by a year", opUpdate},
+		{"sign Maria up for swimming", opCreate},
+		{"wipe every old check-in record", opTruncate},
+		{"clear out all the bookings", opTruncate},
+		{"clear the flag on order 4", opGet},
+		{"is the pump broken, and who reported it", opFind},
+		{"take a look at the open orders", opFind},
 	} {
 		w := intentOf(c.query)
 		best := 0
