@@ -39,12 +39,12 @@ func TestRankConfidence(t *testing.T) {
 // word's first letters, else the first tools; never an empty answer while there are tools.
 func TestRankNeverEmpty(t *testing.T) {
 	ix := rankFixture()
-	if hits := ix.Search("vehiclezz", 3); len(hits) != 0 {
-		t.Fatalf("Search(vehiclezz) = %v; the fixture is meant to have no match", hits)
+	if hits := ix.Search("vehiqq", 3); len(hits) != 0 {
+		t.Fatalf("Search(vehiqq) = %v; the fixture is meant to have no match", hits)
 	}
-	hits, conf := ix.Rank("vehiclezz", 3)
+	hits, conf := ix.Rank("vehiqq", 3)
 	if conf != None || len(hits) != 1 || hits[0].Doc != 2 {
-		t.Errorf("Rank(vehiclezz) = %v, %s; want fleet_v1_vehicles_find at none", hits, conf)
+		t.Errorf("Rank(vehiqq) = %v, %s; want fleet_v1_vehicles_find at none", hits, conf)
 	}
 	// Nothing shares even a word's first letters: one tool, the view's first, not k of
 	// them. Any tool is as likely as another, and each is a whole definition the model

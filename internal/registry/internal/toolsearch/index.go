@@ -28,7 +28,9 @@
 //
 // A query term that the fixed synonym table (synonyms.go) links to other words also
 // matches those, at SynonymWeight of an exact match's score; per document the better of
-// the exact and synonym scores counts, never their sum. The priors are in
+// the exact and synonym scores counts, never their sum. A query term no document has also
+// matches its kin, terms that differ from it only in their last letters (kin.go: prescribed
+// / prescription), at the same weight. The priors are in
 // priors.go (a question or a request for a number reads; a verb-led request that names no
 // operation favours the tool that creates); Rank (confidence.go) never answers empty and
 // says how sure it is. Parameters over half the documents share are left out. Text is cut
@@ -97,6 +99,7 @@ type Index struct {
 	explicit map[string]bool      // stems that name an operation other than create
 	requests map[string]bool      // words that, leading a query, ask for something done (requestVerbs)
 	res      *resources           // the plugin tools' resources and operations (structured.go), or nil
+	byPrefix map[string][]string  // the first kinLen letters of a term → the terms that start so (kin.go)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -221,6 +224,7 @@ func New(docs []Doc) *Index {
 			ix.postings[t] = append(ix.postings[t], posting{doc: int32(i), inName: inName, score: idf * tf / (K1 + tf)})
 		}
 	}
+	ix.byPrefix = prefixTable(ix.postings)
 	ix.res = newResources(docs)
 	return ix
 }
@@ -305,6 +309,11 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 		}
 		for _, s := range ix.synonyms[t] {
 			touched = ix.scoreTerm(s, SynonymWeight, best, touched)
+		}
+		if len(ix.postings[t]) == 0 {
+			for _, s := range ix.kin(t) {
+				touched = ix.scoreTerm(s, SynonymWeight, best, touched)
+			}
 		}
 		for _, d := range touched {
 			lexical[d]++
