@@ -26,6 +26,7 @@ func evalCatalogues() []evalCatalogue {
 		{"small", "queries.json", 17, 17}, {"medium", "queries.json", 48, 48}, {"large", "queries.json", 105, 105},
 		{"services", "queries-services.json", 20, 22}, {"trades", "queries-trades.json", 26, 27},
 		{"care", "queries-care.json", 26, 30}, {"civic", "queries-civic.json", 30, 33},
+		{"travel", "queries-travel.json", 20, 23}, {"homes", "queries-homes.json", 26, 29},
 	}
 }
 
