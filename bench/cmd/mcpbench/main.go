@@ -118,7 +118,7 @@ func cmdRun(args []string) error {
 	soak := fs.Duration("soak", 30*time.Second, "S7: how long sessions are churned per gateway")
 	npmDir := fs.String("npm", "", "directory holding node_modules with the npm gateways (bench/npm/install.sh DIR; make bench passes .cache/bench-npm); empty: npm baselines are skipped")
 	nodeBin := fs.String("node", "", "node binary for the npm gateways (default: test/e2e's Node 22 if installed, else node on PATH)")
-	t1Only := fs.String("t1-catalogues", "", "T1: comma-separated catalogues to run (small, medium, large, services, trades, care, civic); empty: all")
+	t1Only := fs.String("t1-catalogues", "", "T1: comma-separated catalogues to run (small, medium, large, services, trades, care, civic, travel, homes); empty: all")
 	t1Dump := fs.String("t1-dump", "", "T1: write each catalogue's full tool list to DIR/<catalogue>.json.gz, as toolsearch's testdata/catalogues holds them")
 	if err := fs.Parse(args); err != nil {
 		return err

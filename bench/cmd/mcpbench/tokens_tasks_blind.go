@@ -11,15 +11,15 @@ const (
 	catCivic = "civic"
 )
 
-// blindCatalogues are the care and civic catalogues: the npm servers and three sql
-// domains each.
+// blindCatalogues are the care and civic catalogues (the npm servers and three sql
+// domains each), then travel and homes.
 func blindCatalogues() []tokenCatalogue {
-	return []tokenCatalogue{
+	return append([]tokenCatalogue{
 		{Name: catCare, Filesystem: true, Domains: []string{"vet", "leisure", "dental"},
 			QuerySet: "bench/tokens/queries-care.json", Tasks: careTasks},
 		{Name: catCivic, Filesystem: true, Domains: []string{"water", "museum", "admissions"},
 			QuerySet: "bench/tokens/queries-civic.json", Tasks: civicTasks},
-	}
+	}, blindCatalogues2()...)
 }
 
 func careTasks(string) []loopTask {
