@@ -158,8 +158,8 @@ func commonPrefix(a, b string) int {
 func TestMapBuys(t *testing.T) {
 	sets := map[string]string{"small": "queries.json", "medium": "queries.json", "large": "queries.json",
 		"services": "queries-services.json", "trades": "queries-trades.json",
-		"care": "queries-care.json", "civic": "queries-civic.json"}
-	for _, name := range []string{"small", "medium", "large", "services", "trades", "care", "civic"} {
+		"care": "queries-care.json", "civic": "queries-civic.json", "travel": "queries-travel.json", "homes": "queries-homes.json"}
+	for _, name := range []string{"small", "medium", "large", "services", "trades", "care", "civic", "travel", "homes"} {
 		t.Run(name, func(t *testing.T) {
 			tools := evalTools(t, name)
 			v := evalView(tools)
