@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
 # How long `make test` runs each fuzz target: enough to replay the corpus and try a few
 # hundred thousand inputs; `make fuzz` runs them for FUZZTIME.
-FUZZ_SMOKE ?= 4s
+FUZZ_SMOKE ?= 3s
 E2E_TIMEOUT ?= 20m
 UNIT_TIMEOUT ?= 10m
 # Extra arguments for the e2e go test, e.g. make test-e2e E2E_ARGS='-run TestHarness -v'
@@ -39,11 +39,10 @@ GO_FILES  = $(shell find . -name '*.go' -not -path './test/e2e/node_modules/*' -
 .PHONY: check-rules build install run peers test vet cross dist dist-check test-unit test-e2e fuzz bench lint check-require-peers clean distclean everything-server
 
 # The OS/arch pairs mcpgw is released for (docs/platforms.md); `cross` checks each one but
-# the host's, `dist` archives them all.
+# the host's (with go vet), `dist` builds and archives them all.
 PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
-CROSS_TARGETS ?= darwin/arm64 windows/amd64
 VET_TARGETS   ?= darwin/arm64 windows/amd64
-# cross and dist build with the same flags, so dist reuses what cross compiled.
+# cross vets and dist builds with the same flags, so dist reuses the dependencies vet compiled.
 CROSS_FLAGS   := -trimpath
 DIST          ?= dist
 DIST_ENV       = VERSION=$(VERSION) GO=$(GO) DIST=$(DIST) DIST_TARGETS='$(PLATFORMS)'
@@ -103,21 +102,16 @@ test:
 vet:
 	$(GO) vet ./...
 
-## cross: go build with GOOS/GOARCH set for each of CROSS_TARGETS, and go vet (test files
-## included) for each of VET_TARGETS, so that a call only one OS has cannot come back.
-## Vet runs once per OS other than the host's: no file of ours is arch-specific (the
-## builds still catch a library type that differs by arch), and each vet pass type-checks
-## the whole module and its tests again inside make test's 30 minutes. test/e2e reads /proc and runs the Linux peers: it is not
-## vetted for other OSes. One build per OS is enough here: dist-check, which make test runs
-## next, builds every command for every PLATFORMS pair (both arches of each OS) with the
-## same -trimpath, so cross adds only the packages no command imports, which have no
-## arch-specific file either.
+## cross: go vet (test files included) with GOOS/GOARCH set for each of VET_TARGETS, so
+## that a call only one OS has cannot come back. Vet type-checks every package and its tests
+## as the compiler would, so a separate go build per OS adds nothing but time: dist-check,
+## which make test runs next, builds every command for every PLATFORMS pair (both arches
+## of each OS) with the same -trimpath. Vet runs once per OS other than the host's: no file
+## of ours is arch-specific (dist-check's builds still catch a library type that differs
+## by arch), and each vet pass type-checks the whole module and its tests again inside
+## make test's 30 minutes. test/e2e reads /proc and runs the Linux peers: it is not
+## vetted for other OSes.
 cross:
-	for t in $(CROSS_TARGETS); do \
-		os=$${t%/*}; arch=$${t#*/}; \
-		echo "cross: build $$t"; \
-		GOOS=$$os GOARCH=$$arch CGO_ENABLED=0 $(GO) build $(CROSS_FLAGS) ./...; \
-	done
 	for t in $(VET_TARGETS); do \
 		os=$${t%/*}; arch=$${t#*/}; pkgs=./...; \
 		if [ "$$os" != linux ]; then pkgs=$$($(GO) list ./... | grep -v '/test/e2e'); fi; \

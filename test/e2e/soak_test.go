@@ -1,7 +1,7 @@
 package e2e
 
 // The soak: mixed load on one gateway for a bounded time, then a check that it gave back
-// what it took. By default the load runs 80 s (the whole test about two minutes, inside
+// what it took. By default the load runs 50 s (the whole test about a minute and a half, inside
 // `make test`); MCPGW_SOAK=10m (any Go duration) runs it longer:
 //
 //	MCPGW_SOAK=10m make test-e2e E2E_ARGS='-run TestSoak -v'
@@ -38,7 +38,7 @@ import (
 
 const (
 	// soakDefault is the load phase inside make test.
-	soakDefault = 80 * time.Second
+	soakDefault = 50 * time.Second
 	// soakWarmup is the short run of the same load before the baseline.
 	soakWarmup = 15 * time.Second
 	// soakKillEvery is the pace of kill -9 of per-session instances.
