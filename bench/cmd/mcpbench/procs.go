@@ -161,8 +161,6 @@ func startPlain(dir, name, bin string, args []string, env []string) (*proc, erro
 	return p, nil
 }
 
-func (p *proc) pid() int { return p.cmd.Process.Pid }
-
 // stop sends SIGTERM to the child, waits up to 5 s, then SIGKILLs it and its group.
 func (p *proc) stop() {
 	if p == nil {
