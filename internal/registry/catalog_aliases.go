@@ -37,6 +37,10 @@ func SkillsSettings(settings []json.RawMessage) json.RawMessage {
 // SkillsExtension is catalog.SkillsExtension.
 const SkillsExtension = catalog.SkillsExtension
 
+// SearchUsual is how many of an agent's most-used tools a search whose words match nothing
+// returns (View.SearchRanked).
+const SearchUsual = catalog.SearchUsual
+
 // Catalog is catalog.Catalog.
 type Catalog = catalog.Catalog
 

@@ -107,8 +107,9 @@ agents:
 		{"op": "call", "name": sum, "args": map[string]any{"a": 2, "b": 40}},
 		{"op": "call", "name": lfSearch, "args": map[string]any{"query": "read the contents of a text file", "limit": 3}},
 		{"op": "call", "name": lfSearch, "args": map[string]any{"query": "x", "limit": 99}},
+		{"op": "call", "name": lfSearch, "args": map[string]any{"query": "qqqzzz wwwxxx"}},
 	}, ClientOptions{Headers: []string{"X-Agent-ID: a1", "X-MCP-Handshake: search"}, Timeout: 90 * time.Second})
-	if !rep.OK || len(rep.Results) != 4 {
+	if !rep.OK || len(rep.Results) != 5 {
 		t.Fatalf("client run: %+v", rep)
 	}
 	slices.Sort(rep.Tools)
@@ -143,6 +144,10 @@ agents:
 	}
 	if text, isErr := toolResultText(rep.Results[3].Result); !isErr || !strings.Contains(text, "limit") {
 		t.Errorf("search with limit 99: want an isError result naming limit, got %s", rep.Results[3].Result)
+	}
+	// Words that match nothing get the agent's most-used tool, the one it called above.
+	if names, _ := searchFound(t, rep.Results[4].Result); len(names) != 1 || names[0] != sum {
+		t.Errorf("search for words that match nothing after calling %s: %v, want it alone", sum, names)
 	}
 
 	// The audit log and the metrics carry the real name of the call made after a search.

@@ -12,6 +12,7 @@ import (
 	"github.com/mcpgw/mcpgw/config"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/listform"
 	"github.com/mcpgw/mcpgw/internal/gateway/internal/session"
+	"github.com/mcpgw/mcpgw/internal/gateway/internal/toolrank"
 	"github.com/mcpgw/mcpgw/internal/registry"
 	"github.com/mcpgw/mcpgw/internal/store"
 	"github.com/mcpgw/mcpgw/internal/wire"
@@ -169,9 +170,16 @@ func (l *toolLists) describeTools(s *session.Session, m *wire.Msg, args json.Raw
 }
 
 // searchTools answers search_tools: the full definitions of the tools of the session's view
-// that best match the query.
+// that best match the query. When no word of it matches, the agent's most-used tools are
+// the candidates, for a session (a stateless request's answer follows from its own input
+// and authorization alone, as its lists do).
 func (l *toolLists) searchTools(s *session.Session, m *wire.Msg, args json.RawMessage, out Outbox) {
-	res, found := listform.SearchResult(s.View(), args, l.host.Policy().HTTP.Search.Results)
+	v := s.View()
+	var usual func() []int
+	if s.Transport != "stateless" {
+		usual = func() []int { return toolrank.Usual(v.Tools, l.ranks.Ranking(s.Rec.Agent), registry.SearchUsual) }
+	}
+	res, found := listform.SearchResult(v, args, l.host.Policy().HTTP.Search.Results, usual)
 	l.log.Debug("search_tools", "session", s.ID, "agent", s.Rec.Agent, "found", found)
 	_ = out.Reply(wire.Result(m.ID, res))
 }

@@ -227,14 +227,16 @@ func readSearchArgs(args json.RawMessage, results int) (searchArgs, error) {
 }
 
 // SearchResult is search_tools' result over view v for the call's arguments; results is
-// the number of definitions returned when the call gives no limit. It also returns the
-// names found, best first, for the caller's log.
-func SearchResult(v *registry.View, args json.RawMessage, results int) (json.RawMessage, []string) {
+// the number of definitions returned when the call gives no limit, and usual, when not
+// nil, the view's tools (indexes into v.Tools) the caller uses most, best first: the
+// candidates when no word of the query matches (registry.View.SearchRanked). It also
+// returns the names found, best first, for the caller's log.
+func SearchResult(v *registry.View, args json.RawMessage, results int, usual func() []int) (json.RawMessage, []string) {
 	a, err := readSearchArgs(args, results)
 	if err != nil {
 		return ToolError(err.Error()), nil
 	}
-	found, confidence := v.SearchRanked(a.query, a.limit)
+	found, confidence := v.SearchRanked(a.query, a.limit, usual)
 	defs := make([]json.RawMessage, 0, len(found))
 	names := make([]string, 0, len(found))
 	for _, t := range found {
@@ -253,7 +255,7 @@ func searchResult(defs []json.RawMessage, confidence string) json.RawMessage {
 	case len(defs) == 0:
 		content = append(content, map[string]string{"type": "text", "text": "no tool is available to this session"})
 	case confidence == "none":
-		content = append(content, map[string]string{"type": "text", "text": "no tool matches the query; these are the nearest candidates. Try other words, or the catalogue's own nouns from this tool's description"})
+		content = append(content, map[string]string{"type": "text", "text": "no tool matches the query; these are candidates (tools sharing a word's first letters, else the ones this agent uses most). Try other words, or the catalogue's own nouns from this tool's description"})
 	}
 	b, _ := json.Marshal(map[string]any{
 		"content":           content,

@@ -116,7 +116,7 @@ func TestDescribeBounds(t *testing.T) {
 }
 
 // search_tools' result carries the ranking's confidence, and tells the model in words
-// when the tools found are only the nearest candidates.
+// when the tools found are only candidates.
 func TestSearchResultConfidence(t *testing.T) {
 	def := json.RawMessage(`{"name":"a"}`)
 	for _, c := range []struct {
@@ -125,7 +125,7 @@ func TestSearchResultConfidence(t *testing.T) {
 		note       string
 	}{
 		{[]json.RawMessage{def}, "high", ""},
-		{[]json.RawMessage{def}, "none", "nearest candidates"},
+		{[]json.RawMessage{def}, "none", "the ones this agent uses most"},
 		{nil, "none", "no tool is available"},
 	} {
 		var r struct {

@@ -89,3 +89,26 @@ func Page(tools []*registry.Tool, chosen []bool, extra ...json.RawMessage) *regi
 	b = append(b, "]}"...)
 	return &registry.Page{Bytes: b, Tokens: registry.CountTokens(b)}
 }
+
+// Usual is the indexes in tools of the first max keys of ranking (store.ToolUseKey) that
+// tools holds, most used first: the candidates a search whose words match nothing answers
+// with.
+func Usual(tools []*registry.Tool, ranking []string, max int) []int {
+	if len(ranking) == 0 || max <= 0 {
+		return nil
+	}
+	at := make(map[string]int, len(tools))
+	for i, t := range tools {
+		at[store.ToolUseKey(t.Server, t.Name)] = i
+	}
+	var out []int
+	for _, k := range ranking {
+		if len(out) == max {
+			break
+		}
+		if i, ok := at[k]; ok {
+			out = append(out, i)
+		}
+	}
+	return out
+}

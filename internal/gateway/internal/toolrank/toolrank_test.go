@@ -94,6 +94,24 @@ func TestPick(t *testing.T) {
 	}
 }
 
+// Usual is the ranked tools the view holds, most used first, at most max; a ranked tool
+// the view lacks is skipped.
+func TestUsual(t *testing.T) {
+	ts := tools("a", "b", "c", "d")
+	ranking := []string{store.ToolUseKey("s", "gone"), store.ToolUseKey("s", "d"), store.ToolUseKey("x", "a"), store.ToolUseKey("s", "b"), store.ToolUseKey("s", "a")}
+	for _, c := range []struct {
+		max  int
+		want []int
+	}{{0, nil}, {1, []int{3}}, {2, []int{3, 1}}, {5, []int{3, 1, 0}}} {
+		if got := Usual(ts, ranking, c.max); !slices.Equal(got, c.want) {
+			t.Errorf("Usual(max %d) = %v, want %v", c.max, got, c.want)
+		}
+	}
+	if got := Usual(ts, nil, 3); got != nil {
+		t.Errorf("Usual with no ranking = %v", got)
+	}
+}
+
 // The list's bytes depend only on the set chosen, not on the ranking's order: a change of
 // order among the same most-used tools leaves the list byte for byte as it was (prompt
 // caches keep hitting), and the same input gives the same bytes.

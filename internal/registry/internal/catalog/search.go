@@ -10,6 +10,10 @@ import (
 	"github.com/mcpgw/mcpgw/internal/registry/internal/toolsearch"
 )
 
+// SearchUsual is how many of the usual tools SearchRanked returns at most when no word of
+// the query matches.
+const SearchUsual = toolsearch.UsualMax
+
 // viewSearch is a view's search index, built on the first Search.
 type viewSearch struct {
 	once sync.Once
@@ -25,9 +29,11 @@ func (v *View) Search(query string, k int) []*Tool {
 
 // SearchRanked is Search that returns candidates even when no tool matches (while the view
 // has tools), and how sure the ranking is: "high", "medium" or "none" (nothing matched;
-// see toolsearch.Index.Rank).
-func (v *View) SearchRanked(query string, k int) ([]*Tool, string) {
-	hits, conf := v.index().Rank(query, k)
+// see toolsearch.Index.RankOr). When not even a word's first letters match, the
+// candidates are the first of usual's tools (indexes into v.Tools, best first; nil for
+// none), else the view's first tool.
+func (v *View) SearchRanked(query string, k int, usual func() []int) ([]*Tool, string) {
+	hits, conf := v.index().RankOr(query, k, usual)
 	return v.tools(hits), string(conf)
 }
 

@@ -42,11 +42,20 @@ const ClearLead = 1.25
 // in for each other when nothing matches (maintenance / maint_window).
 const prefixLen = 4
 
+// UsualMax is how many of the usual documents RankOr returns when no word matches.
+const UsualMax = 3
+
 // Rank is Search that never comes back empty while the index has documents and k > 0:
 // when no document matches, it returns those sharing a word's first prefixLen letters
 // with the query (less those under KeepShare of the best), or else the first document
 // alone, at confidence None. It also says how sure the ranking is.
-func (ix *Index) Rank(query string, k int) ([]Hit, Confidence) {
+func (ix *Index) Rank(query string, k int) ([]Hit, Confidence) { return ix.RankOr(query, k, nil) }
+
+// RankOr is Rank that, when not even a word's first letters match, returns the first
+// UsualMax (at most k) of the documents usual gives, best first (the agent's most-used
+// tools, which are likelier than the catalogue's first one), before falling back to the
+// first document. usual is called only then; nil or an empty answer leaves Rank's.
+func (ix *Index) RankOr(query string, k int, usual func() []int) ([]Hit, Confidence) {
 	if ix == nil || k <= 0 || ix.n == 0 {
 		return nil, None
 	}
@@ -54,17 +63,17 @@ func (ix *Index) Rank(query string, k int) ([]Hit, Confidence) {
 	hits = cut(hits)
 	switch {
 	case len(hits) == 0:
-		return ix.fallback(query, k), None
+		return ix.fallback(query, k, usual), None
 	case coverage >= 0.5 && (len(hits) == 1 || hits[0].Score >= ClearLead*hits[1].Score):
 		return hits, High
 	}
 	return hits, Medium
 }
 
-// fallback ranks by shared first letters, else returns the first document (score 0): with
-// no clue which tool is meant, one definition costs the model less than k, and the
-// answer's text asks it for other words.
-func (ix *Index) fallback(query string, k int) []Hit {
+// fallback ranks by shared first letters, else returns the usual documents, else the
+// first document (score 0): with no clue which tool is meant, one definition costs the
+// model less than k, and the answer's text asks it for other words.
+func (ix *Index) fallback(query string, k int, usual func() []int) []Hit {
 	var stems []string
 	for _, t := range Tokens(query) {
 		if len(t) >= prefixLen {
@@ -92,6 +101,20 @@ func (ix *Index) fallback(query string, k int) []Hit {
 	}
 	if len(matched) > 0 {
 		return cut(ix.best(matched, scores, make([]int32, ix.n), k))
+	}
+	if usual != nil {
+		var hits []Hit
+		for _, d := range usual() {
+			if len(hits) == min(k, UsualMax) {
+				break
+			}
+			if d >= 0 && d < ix.n && !slices.ContainsFunc(hits, func(h Hit) bool { return h.Doc == d }) {
+				hits = append(hits, Hit{Doc: d})
+			}
+		}
+		if len(hits) > 0 {
+			return hits
+		}
 	}
 	return []Hit{{Doc: 0}}
 }

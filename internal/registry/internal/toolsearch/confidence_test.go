@@ -1,6 +1,9 @@
 package toolsearch
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func rankFixture() *Index {
 	return New([]Doc{
@@ -60,5 +63,53 @@ func TestRankNeverEmpty(t *testing.T) {
 	}
 	if hits, _ := New(nil).Rank("file", 3); hits != nil {
 		t.Errorf("an empty index gave %v", hits)
+	}
+}
+
+// RankOr answers a query that matches nothing, not even by first letters, with the usual
+// documents (in their order, at most UsualMax and k, out-of-range and repeated ones
+// skipped) and asks for them only then.
+func TestRankOrUsual(t *testing.T) {
+	ix := rankFixture()
+	calls := 0
+	usual := func(ds ...int) func() []int {
+		return func() []int { calls++; return ds }
+	}
+	for _, c := range []struct {
+		query string
+		k     int
+		usual []int
+		want  []int
+		asked bool
+	}{
+		{"qqqzzz", 3, []int{3, 1}, []int{3, 1}, true},
+		{"qqqzzz", 5, []int{2, 2, -1, 9, 1, 0, 3}, []int{2, 1, 0}, true},
+		{"qqqzzz", 1, []int{3, 1}, []int{3}, true},
+		{"qqqzzz", 3, []int{}, []int{0}, true},
+		{"qqqzzz", 3, []int{7}, []int{0}, true},
+		{"read a file", 3, []int{3}, nil, false},
+		{"vehiqq", 3, []int{3}, []int{2}, false},
+	} {
+		calls = 0
+		hits, conf := ix.RankOr(c.query, c.k, usual(c.usual...))
+		var got []int
+		for _, h := range hits {
+			got = append(got, h.Doc)
+		}
+		if c.asked != (calls == 1) || calls > 1 {
+			t.Errorf("RankOr(%q, %v): usual called %d times", c.query, c.usual, calls)
+		}
+		if c.want == nil {
+			if conf == None {
+				t.Errorf("RankOr(%q) = %v at none; want a match", c.query, got)
+			}
+			continue
+		}
+		if conf != None || !slices.Equal(got, c.want) {
+			t.Errorf("RankOr(%q, k %d, usual %v) = %v, %s; want %v at none", c.query, c.k, c.usual, got, conf, c.want)
+		}
+	}
+	if hits, _ := ix.RankOr("qqqzzz", 3, nil); len(hits) != 1 || hits[0].Doc != 0 {
+		t.Errorf("RankOr with no usual = %v, want the first document", hits)
 	}
 }
