@@ -132,6 +132,7 @@ func newResources(docs []Doc) *resources {
 		return nil
 	}
 	rs.index = New(rdocs)
+	rs.index.tables = true
 	return rs
 }
 
