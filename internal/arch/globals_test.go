@@ -54,8 +54,6 @@ var allowedGlobals = map[string]string{
 	"internal/registry.ErrRetired":                         "sentinel error",
 	"internal/registry/internal/catalog.errBadCursor":      "sentinel error",
 	"internal/registry/internal/catalog.o200k":             "the tokenizer (an embedded vocabulary), built once on first use and never written after (sync.OnceValue)",
-	"internal/registry/internal/toolsearch.useBin":         "embedded file (word vectors distilled from a sentence encoder; only with -tags usevectors), never written",
-	"internal/registry/internal/toolsearch.theVectors":     "the word vectors decoded from the embedded file once on first use, never written after (sync.OnceValue; only with -tags usevectors)",
 	"internal/upstream.ErrClosed":                          "sentinel error",
 	"internal/upstream.ErrStreamEnded":                     "sentinel error",
 	"internal/upstream.errNoInProcess":                     "sentinel error",

@@ -37,10 +37,6 @@
 // into terms by Tokens. A plugin table's tools (connection_domain_v1_table_operation) are
 // ranked apart, by their table's score in an index of tables times the weight of their
 // operation for the request's form (structured.go, intent.go), in the same ranking.
-//
-// Built with -tags usevectors, the index also embeds word vectors distilled from a
-// sentence encoder and ranks plugin tables by meaning (semantic.go, vectors.go); measured
-// and left out of the default build (docs/performance.md), the code stays switchable.
 package toolsearch
 
 import (
@@ -104,8 +100,6 @@ type Index struct {
 	requests map[string]bool      // words that, leading a query, ask for something done (requestVerbs)
 	res      *resources           // the plugin tools' resources and operations (structured.go), or nil
 	byPrefix map[string][]string  // the first kinLen letters of a term → the terms that start so (kin.go)
-	sem      *semanticIndex       // the word vectors' view of the index (semantic.go)
-	tables   bool                 // the index of a catalogue's plugin resources (structured.go)
 }
 
 // posting is one document a term occurs in, with the term's full BM25F score there
@@ -231,7 +225,6 @@ func New(docs []Doc) *Index {
 		}
 	}
 	ix.byPrefix = prefixTable(ix.postings)
-	ix.sem = newSemanticIndex(ix, docs)
 	ix.res = newResources(docs)
 	return ix
 }
@@ -306,10 +299,6 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 	counts := make([]int32, 2*ix.n)
 	named, lexical := counts[:ix.n], counts[ix.n:] // per document, query terms in its own name; matched by word
 	var touched, matched []int32
-	var qw map[string]string // the query's words by term, for word bridging (semantic.go)
-	if ix.sem.bridging() {
-		qw = queryWords(query)
-	}
 	for _, t := range terms {
 		touched = touched[:0]
 		touched = ix.scoreTerm(t, 1, best, touched)
@@ -329,7 +318,6 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 		for _, d := range touched {
 			lexical[d]++
 		}
-		touched = ix.scoreSemantic(qw[t], t, best, touched)
 		for _, d := range touched {
 			if scores[d] == 0 {
 				matched = append(matched, d)
@@ -338,7 +326,6 @@ func (ix *Index) rank(query string, k int) ([]Hit, float64) {
 			best[d] = 0
 		}
 	}
-	matched = ix.sentence(query, matched, scores)
 	if len(matched) == 0 {
 		return nil, 0
 	}

@@ -132,7 +132,6 @@ func newResources(docs []Doc) *resources {
 		return nil
 	}
 	rs.index = New(rdocs)
-	rs.index.tables = true
 	return rs
 }
 
