@@ -10,7 +10,7 @@ LDFLAGS   := -s -w -X main.version=$(VERSION)
 FUZZTIME  ?= 30s
 # How long `make test` runs each fuzz target: enough to replay the corpus and try a few
 # hundred thousand inputs; `make fuzz` runs them for FUZZTIME.
-FUZZ_SMOKE ?= 3s
+FUZZ_SMOKE ?= 2s
 E2E_TIMEOUT ?= 20m
 UNIT_TIMEOUT ?= 10m
 # Extra arguments for the e2e go test, e.g. make test-e2e E2E_ARGS='-run TestHarness -v'
