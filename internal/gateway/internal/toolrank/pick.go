@@ -30,10 +30,7 @@ func Pick(tools []*registry.Tool, pin func(*registry.Tool) bool, ranking []strin
 		}
 	}
 	if len(ranking) > 0 && n < max {
-		at := make(map[string]int, len(tools))
-		for i, t := range tools {
-			at[store.ToolUseKey(t.Server, t.Name)] = i
-		}
+		at := keyIndex(tools)
 		for _, k := range ranking {
 			if n == max {
 				return chosen
@@ -97,10 +94,7 @@ func Usual(tools []*registry.Tool, ranking []string, max int) []int {
 	if len(ranking) == 0 || max <= 0 {
 		return nil
 	}
-	at := make(map[string]int, len(tools))
-	for i, t := range tools {
-		at[store.ToolUseKey(t.Server, t.Name)] = i
-	}
+	at := keyIndex(tools)
 	var out []int
 	for _, k := range ranking {
 		if len(out) == max {
@@ -111,4 +105,13 @@ func Usual(tools []*registry.Tool, ranking []string, max int) []int {
 		}
 	}
 	return out
+}
+
+// keyIndex maps each tool's usage key (store.ToolUseKey) to its index in tools.
+func keyIndex(tools []*registry.Tool) map[string]int {
+	at := make(map[string]int, len(tools))
+	for i, t := range tools {
+		at[store.ToolUseKey(t.Server, t.Name)] = i
+	}
+	return at
 }
